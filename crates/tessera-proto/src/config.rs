@@ -1,0 +1,140 @@
+//! How an engine is set up: its role, the versions it speaks, who it is.
+
+use std::time::Duration;
+
+use tessera_types::{JsonObject, ProtocolVersion};
+
+/// Which side of the conversation an engine plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Serves tools, resources and prompts; answers `initialize` and `server/discover`.
+    Server,
+    /// Connects to a server; answers `ping` and the server's requests (roots, sampling, elicitation).
+    Client,
+}
+
+/// What a server says about itself in `initialize` and `server/discover`.
+#[derive(Debug, Clone, Default)]
+pub struct ServerIdentity {
+    /// `serverInfo`: an `Implementation` object (name, version, optional title, icons…).
+    pub info: JsonObject,
+    /// `capabilities`: a `ServerCapabilities` object.
+    pub capabilities: JsonObject,
+    /// Optional instructions for the model.
+    pub instructions: Option<String>,
+    /// `ttlMs` of the `server/discover` result (2026-07-28 cache hint).
+    pub discover_ttl: Duration,
+}
+
+/// What a client says about itself in `initialize` and every modern request.
+#[derive(Debug, Clone, Default)]
+pub struct ClientIdentity {
+    /// `clientInfo`: an `Implementation` object.
+    pub info: JsonObject,
+    /// `capabilities`: a `ClientCapabilities` object.
+    pub capabilities: JsonObject,
+}
+
+/// Timeouts for requests this engine sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// How long to wait for a response (restarted by each progress
+    /// notification when [`RequestOptions::reset_on_progress`](crate::RequestOptions) is set).
+    pub request: Option<Duration>,
+    /// The hard limit, whatever progress arrives.
+    pub maximum: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            request: Some(Duration::from_secs(60)),
+            maximum: Some(Duration::from_secs(600)),
+        }
+    }
+}
+
+/// Engine configuration.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Server or client.
+    pub role: Role,
+    /// The protocol versions this side accepts, any order.
+    pub versions: Vec<ProtocolVersion>,
+    /// The server's identity (server role).
+    pub server: ServerIdentity,
+    /// The client's identity (client role).
+    pub client: ClientIdentity,
+    /// Request methods the application serves beyond those the engine answers
+    /// itself (`initialize`, `ping`, `server/discover`, `logging/setLevel`).
+    /// A request for any other method gets `-32601`.
+    pub methods: Vec<String>,
+    /// Default timeouts for outgoing requests.
+    pub timeouts: Timeouts,
+    /// How long a client waits for an answer to its `server/discover` probe
+    /// before it assumes a legacy server.
+    pub probe_timeout: Duration,
+    /// How many ids of cancelled or timed-out requests are remembered so that
+    /// their late responses are dropped quietly.
+    pub cancelled_memory: usize,
+}
+
+impl EngineConfig {
+    /// A server configuration speaking every known version.
+    pub fn server(identity: ServerIdentity) -> Self {
+        EngineConfig {
+            role: Role::Server,
+            versions: ProtocolVersion::ALL.to_vec(),
+            server: identity,
+            client: ClientIdentity::default(),
+            methods: Vec::new(),
+            timeouts: Timeouts::default(),
+            probe_timeout: Duration::from_secs(5),
+            cancelled_memory: 1024,
+        }
+    }
+
+    /// A client configuration speaking every known version.
+    pub fn client(identity: ClientIdentity) -> Self {
+        EngineConfig {
+            role: Role::Client,
+            client: identity,
+            server: ServerIdentity::default(),
+            ..EngineConfig::server(ServerIdentity::default())
+        }
+    }
+
+    /// Sets the application-served request methods.
+    pub fn with_methods<I, S>(mut self, methods: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.methods = methods.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Restricts the accepted versions.
+    pub fn with_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+        self.versions = versions.into_iter().collect();
+        self
+    }
+
+    /// The newest accepted version of an era.
+    pub fn latest(&self, era: tessera_types::Era) -> Option<ProtocolVersion> {
+        self.versions.iter().copied().filter(|v| v.era() == era).max()
+    }
+
+    /// Whether a version is accepted.
+    pub fn supports(&self, v: ProtocolVersion) -> bool {
+        self.versions.contains(&v)
+    }
+
+    /// Accepted versions as wire strings, newest first.
+    pub fn version_strings(&self) -> Vec<String> {
+        let mut v = self.versions.clone();
+        v.sort();
+        v.dedup();
+        v.into_iter().rev().map(|v| v.as_str().to_owned()).collect()
+    }
+}

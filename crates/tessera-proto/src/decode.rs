@@ -1,0 +1,289 @@
+//! Turning bytes into JSON-RPC messages, with the right error for each kind of
+//! bad input.
+//!
+//! | input                                                        | outcome                     |
+//! |--------------------------------------------------------------|-----------------------------|
+//! | not JSON (or nested deeper than serde_json allows)           | `-32700`, id `null`         |
+//! | JSON, but not an object or array                             | `-32600`, id `null`         |
+//! | `[]`                                                         | `-32600`, id `null`         |
+//! | object without a string `method`, or with `jsonrpc` ≠ "2.0"  | `-32600`                    |
+//! | `id` that is null, a float, a bool, an object or an array    | `-32600`, id `null`         |
+//! | `params` that is not an object                               | `-32600`                    |
+//! | non-empty array                                              | [`Inbound::Batch`]          |
+//!
+//! Whether a batch is *allowed* depends on the negotiated version; that is the
+//! engine's decision, not the decoder's.
+
+use serde_json::{Map, Value};
+use tessera_types::{
+    ErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    JsonRpcResultResponse, JsonRpcVersion, RequestId,
+};
+
+/// What one frame (a stdio line, an HTTP body) decoded into.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inbound {
+    /// One valid message.
+    Message(JsonRpcMessage),
+    /// A JSON array: a batch, each element decoded on its own.
+    Batch(Vec<Decoded>),
+    /// Bad input that deserves an error response (with the id when it could be read).
+    Invalid(Rejection),
+}
+
+/// One element of a batch.
+pub type Decoded = Result<JsonRpcMessage, Rejection>;
+
+/// Input that is not a valid message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// The request id, when one could be read. `None` means respond with `id: null`.
+    pub id: Option<RequestId>,
+    /// The error to answer with.
+    pub error: ErrorObject,
+    /// True when the bad input was a response (or a notification): it must not
+    /// be answered, only dropped and reported.
+    pub silent: bool,
+}
+
+impl Rejection {
+    fn answer(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Rejection {
+            id,
+            error,
+            silent: false,
+        }
+    }
+
+    fn silent(error: ErrorObject) -> Self {
+        Rejection {
+            id: None,
+            error,
+            silent: true,
+        }
+    }
+}
+
+/// Decodes one frame of bytes.
+pub fn decode(bytes: &[u8]) -> Inbound {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(value) => decode_value(value),
+        Err(e) => Inbound::Invalid(Rejection::answer(
+            None,
+            ErrorObject::parse_error(format!("Parse error: {e}")),
+        )),
+    }
+}
+
+/// Decodes an already-parsed JSON value.
+pub fn decode_value(value: Value) -> Inbound {
+    match value {
+        Value::Array(items) if items.is_empty() => Inbound::Invalid(Rejection::answer(
+            None,
+            ErrorObject::invalid_request("Invalid Request: empty batch"),
+        )),
+        Value::Array(items) => Inbound::Batch(items.into_iter().map(decode_single).collect()),
+        other => match decode_single(other) {
+            Ok(m) => Inbound::Message(m),
+            Err(r) => Inbound::Invalid(r),
+        },
+    }
+}
+
+fn read_id(v: &Value) -> Result<RequestId, &'static str> {
+    match v {
+        Value::String(s) => Ok(RequestId::String(s.clone())),
+        Value::Number(n) => n
+            .as_i64()
+            .map(RequestId::Number)
+            .ok_or("id must be a string or an integer, not a fractional or out-of-range number"),
+        Value::Null => Err("id must not be null"),
+        _ => Err("id must be a string or an integer"),
+    }
+}
+
+fn invalid(id: Option<RequestId>, why: impl std::fmt::Display) -> Rejection {
+    Rejection::answer(
+        id,
+        ErrorObject::invalid_request(format!("Invalid Request: {why}")),
+    )
+}
+
+/// Decodes one element: an object that must be a request, notification or response.
+pub fn decode_single(value: Value) -> Decoded {
+    let Value::Object(mut obj) = value else {
+        return Err(invalid(None, "a message must be a JSON object"));
+    };
+    let id_value = obj.remove("id");
+    let id = match &id_value {
+        None => None,
+        Some(v) => Some(read_id(v)),
+    };
+    // The id to echo in an error: only a valid one.
+    let echo_id = id.as_ref().and_then(|r| r.as_ref().ok().cloned());
+
+    match obj.get("jsonrpc") {
+        Some(Value::String(s)) if s == "2.0" => {}
+        Some(_) => return Err(invalid(echo_id, "jsonrpc must be \"2.0\"")),
+        None => return Err(invalid(echo_id, "missing jsonrpc member")),
+    }
+
+    if let Some(method) = obj.remove("method") {
+        let Value::String(method) = method else {
+            return Err(invalid(echo_id, "method must be a string"));
+        };
+        let params = match obj.remove("params") {
+            None => None,
+            Some(Value::Object(p)) => Some(p),
+            Some(_) => return Err(invalid(echo_id, "params must be an object")),
+        };
+        return match id {
+            None => Ok(JsonRpcMessage::Notification(JsonRpcNotification {
+                jsonrpc: JsonRpcVersion,
+                method,
+                params,
+            })),
+            Some(Ok(id)) => Ok(JsonRpcMessage::Request(JsonRpcRequest {
+                jsonrpc: JsonRpcVersion,
+                id,
+                method,
+                params,
+            })),
+            Some(Err(why)) => Err(invalid(None, why)),
+        };
+    }
+
+    if let Some(result) = obj.remove("result") {
+        let id = match id {
+            Some(Ok(id)) => id,
+            _ => {
+                return Err(Rejection::silent(ErrorObject::invalid_request(
+                    "response without a valid id",
+                )));
+            }
+        };
+        let Value::Object(result) = result else {
+            return Err(Rejection::silent(ErrorObject::invalid_request(
+                "result must be an object",
+            )));
+        };
+        return Ok(JsonRpcMessage::Result(JsonRpcResultResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result,
+        }));
+    }
+
+    if let Some(error) = obj.remove("error") {
+        let id = match (id_value.as_ref(), id) {
+            (None, _) | (Some(Value::Null), _) => None,
+            (_, Some(Ok(id))) => Some(id),
+            _ => {
+                return Err(Rejection::silent(ErrorObject::invalid_request(
+                    "error response with an invalid id",
+                )));
+            }
+        };
+        return match serde_json::from_value::<ErrorObject>(error) {
+            Ok(error) => Ok(JsonRpcMessage::Error(JsonRpcErrorResponse {
+                jsonrpc: JsonRpcVersion,
+                id,
+                error,
+            })),
+            Err(e) => Err(Rejection::silent(ErrorObject::invalid_request(format!(
+                "malformed error object: {e}"
+            )))),
+        };
+    }
+
+    Err(invalid(
+        echo_id,
+        "a message needs a method (request or notification) or a result or error (response)",
+    ))
+}
+
+/// Reads `params._meta` as an object, if present.
+pub fn meta(params: Option<&Map<String, Value>>) -> Option<&Map<String, Value>> {
+    params?.get("_meta")?.as_object()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_types::ErrorCode;
+
+    fn rejected(bytes: &str) -> Rejection {
+        match decode(bytes.as_bytes()) {
+            Inbound::Invalid(r) => r,
+            other => panic!("expected rejection for {bytes}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parse_errors() {
+        for s in ["", "{", "nope", "{\"a\":}", "\u{0}"] {
+            let r = rejected(s);
+            assert_eq!(r.error.code, ErrorCode::PARSE_ERROR.0, "{s}");
+            assert_eq!(r.id, None);
+        }
+        let deep = "[".repeat(10_000);
+        assert_eq!(rejected(&deep).error.code, ErrorCode::PARSE_ERROR.0);
+    }
+
+    #[test]
+    fn invalid_requests() {
+        let cases = [
+            ("1", None),
+            ("\"x\"", None),
+            ("[]", None),
+            ("{\"jsonrpc\":\"2.0\",\"id\":1}", Some(RequestId::Number(1))),
+            ("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", Some(RequestId::Number(1))),
+            ("{\"id\":\"a\",\"method\":\"x\"}", Some(RequestId::from("a"))),
+            ("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"x\"}", None),
+            ("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"x\"}", None),
+            ("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"x\"}", None),
+            ("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"x\"}", None),
+            ("{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"x\"}", None),
+            ("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":7}", Some(RequestId::Number(2))),
+            ("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":[1]}", Some(RequestId::Number(3))),
+            ("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":\"s\"}", Some(RequestId::Number(3))),
+        ];
+        for (s, id) in cases {
+            let r = rejected(s);
+            assert_eq!(r.error.code, ErrorCode::INVALID_REQUEST.0, "{s}");
+            assert_eq!(r.id, id, "{s}");
+            assert!(!r.silent, "{s}");
+        }
+    }
+
+    #[test]
+    fn valid_messages() {
+        let m = decode(br#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#);
+        assert!(matches!(m, Inbound::Message(JsonRpcMessage::Request(_))));
+        let m = decode(br#"{"jsonrpc":"2.0","method":"n","params":{}}"#);
+        assert!(matches!(m, Inbound::Message(JsonRpcMessage::Notification(_))));
+        let m = decode(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert!(matches!(m, Inbound::Message(JsonRpcMessage::Result(_))));
+        let m = decode(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#);
+        assert!(matches!(m, Inbound::Message(JsonRpcMessage::Error(_))));
+        let m = decode(br#"[{"jsonrpc":"2.0","id":1,"method":"a"}, 5]"#);
+        match m {
+            Inbound::Batch(items) => {
+                assert!(items[0].is_ok());
+                assert!(items[1].is_err());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_responses_are_silent() {
+        for s in [
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+        ] {
+            assert!(rejected(s).silent, "{s}");
+        }
+    }
+}

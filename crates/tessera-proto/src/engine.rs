@@ -1,0 +1,722 @@
+//! The engine: one MCP conversation as a value.
+//!
+//! The driver feeds it bytes or messages with [`Engine::handle_bytes`] and
+//! [`Engine::handle_message`], tells it the time with every call, and drains
+//! [`Engine::poll_transmit`] (messages to write) and [`Engine::poll_event`]
+//! (work for the application). [`Engine::poll_timeout`] is the next instant at
+//! which [`Engine::handle_timeout`] must be called.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tessera_types::{
+    Era, ErrorObject, JsonObject, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId,
+};
+
+use crate::config::{EngineConfig, Role};
+use crate::decode::{self, Inbound};
+use crate::error::{CallError, SendError};
+use crate::event::{Event, Outbound, Transmit};
+use crate::pending::{Pending, PendingKind, PendingTable, RequestOptions};
+use crate::session::{Session, level_passes};
+
+/// Reserved `_meta` keys the engine reads and writes.
+pub mod meta_keys {
+    /// Protocol version of a modern request.
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// Client capabilities of a modern request.
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// Client identity of a modern request.
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// Per-request minimum log level (modern).
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    /// Server identity on modern results.
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    /// Subscription correlation on `subscriptions/listen` notifications.
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+    /// Progress token.
+    pub const PROGRESS_TOKEN: &str = "progressToken";
+}
+use meta_keys as mk;
+
+/// An incoming request being handled.
+#[derive(Debug, Clone)]
+pub(crate) struct Inflight {
+    pub era: Era,
+    pub progress_token: Option<ProgressToken>,
+    pub last_progress: Option<f64>,
+    pub cancelled: bool,
+    pub batch: Option<u64>,
+    pub log_level: Option<String>,
+    pub method: String,
+}
+
+#[derive(Debug, Default)]
+struct Batch {
+    waiting: HashSet<RequestId>,
+    responses: Vec<JsonRpcMessage>,
+}
+
+/// The client's connection state machine.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Connect {
+    Idle,
+    Probing { version: ProtocolVersion, retried: bool },
+    Initializing,
+    Connected { era: Era, version: ProtocolVersion },
+    Failed,
+}
+
+/// How a client connects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectMode {
+    /// Probe with `server/discover`; fall back to `initialize` for a legacy server.
+    Auto,
+    /// Only the legacy handshake, asking for this version.
+    Legacy(ProtocolVersion),
+    /// Only the modern era at this version (still sends `server/discover` to
+    /// learn the server's capabilities).
+    Modern(ProtocolVersion),
+}
+
+/// One MCP conversation, either role, both eras. No I/O, no clock.
+#[derive(Debug)]
+pub struct Engine {
+    pub(crate) config: Arc<EngineConfig>,
+    transmits: VecDeque<Transmit>,
+    events: VecDeque<Event>,
+    pending: PendingTable,
+    pub(crate) inflight: HashMap<RequestId, Inflight>,
+    pub(crate) session: Session,
+    batches: HashMap<u64, Batch>,
+    next_batch: u64,
+    pub(crate) connect: Connect,
+    connect_mode: ConnectMode,
+    closed: bool,
+}
+
+impl Engine {
+    /// A new engine.
+    pub fn new(config: impl Into<Arc<EngineConfig>>) -> Self {
+        Engine {
+            config: config.into(),
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            pending: PendingTable::default(),
+            inflight: HashMap::new(),
+            session: Session::default(),
+            batches: HashMap::new(),
+            next_batch: 0,
+            connect: Connect::Idle,
+            connect_mode: ConnectMode::Auto,
+            closed: false,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Replaces the server's identity (capabilities change when tools are added at run time).
+    pub fn set_server_identity(&mut self, identity: crate::ServerIdentity) {
+        Arc::make_mut(&mut self.config).server = identity;
+    }
+
+    /// Replaces the application-served methods.
+    pub fn set_methods(&mut self, methods: Vec<String>) {
+        Arc::make_mut(&mut self.config).methods = methods;
+    }
+
+    /// The next message to write, if any.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event for the driver, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`Engine::handle_timeout`] must next be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.pending.next_deadline()
+    }
+
+    /// The negotiated legacy version (after `initialize`), if any.
+    pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
+        self.session.version
+    }
+
+    /// Client role: the era and version once connected.
+    pub fn connection(&self) -> Option<(Era, ProtocolVersion)> {
+        match self.connect {
+            Connect::Connected { era, version } => Some((era, version)),
+            _ => None,
+        }
+    }
+
+    /// How many requests this side is waiting on.
+    pub fn pending_requests(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// How many incoming requests are being handled.
+    pub fn inflight_requests(&self) -> usize {
+        self.inflight.len()
+    }
+
+    pub(crate) fn push_event(&mut self, e: Event) {
+        self.events.push_back(e);
+    }
+
+    pub(crate) fn transmit(&mut self, message: JsonRpcMessage, related: Option<RequestId>) {
+        self.transmits.push_back(Transmit {
+            message: Outbound::Single(message),
+            related,
+        });
+    }
+
+    // ----------------------------------------------------------------- input
+
+    /// Feeds one frame of bytes (a stdio line, an HTTP body).
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        let inbound = decode::decode(bytes);
+        self.handle_inbound(now, inbound);
+    }
+
+    /// Feeds one decoded frame.
+    pub fn handle_inbound(&mut self, now: Instant, inbound: Inbound) {
+        match inbound {
+            Inbound::Message(m) => self.handle_message_in(now, m, None),
+            Inbound::Invalid(r) => self.reject(r, None),
+            Inbound::Batch(items) => self.handle_batch(now, items),
+        }
+    }
+
+    /// Feeds one valid message.
+    pub fn handle_message(&mut self, now: Instant, message: JsonRpcMessage) {
+        self.handle_message_in(now, message, None)
+    }
+
+    fn reject(&mut self, r: decode::Rejection, batch: Option<u64>) {
+        if r.silent {
+            self.push_event(Event::ProtocolViolation(r.error.message));
+        } else {
+            self.answer(r.id, Err(r.error), batch);
+        }
+    }
+
+    fn batches_allowed(&self) -> Option<ProtocolVersion> {
+        let v = self.session.version.or(match self.connect {
+            Connect::Connected { version, .. } => Some(version),
+            _ => None,
+        });
+        v.filter(|v| v.allows_batches())
+    }
+
+    fn handle_batch(&mut self, now: Instant, items: Vec<decode::Decoded>) {
+        if self.batches_allowed().is_none() {
+            let why = match self.session.version {
+                Some(v) => format!("JSON-RPC batches are not allowed in protocol version {v}"),
+                None => "JSON-RPC batches are only allowed after negotiating protocol version 2025-03-26".to_owned(),
+            };
+            self.answer(None, Err(ErrorObject::invalid_request(why)), None);
+            return;
+        }
+        let batch_id = self.next_batch;
+        self.next_batch += 1;
+        let mut batch = Batch::default();
+        let mut ids = HashSet::new();
+        for item in &items {
+            if let Ok(JsonRpcMessage::Request(r)) = item {
+                if !ids.insert(r.id.clone()) {
+                    continue;
+                }
+                batch.waiting.insert(r.id.clone());
+            }
+        }
+        self.batches.insert(batch_id, batch);
+        for item in items {
+            match item {
+                Ok(JsonRpcMessage::Request(r)) if r.method == "initialize" => {
+                    self.answer(
+                        Some(r.id),
+                        Err(ErrorObject::invalid_request(
+                            "initialize must not be part of a JSON-RPC batch",
+                        )),
+                        Some(batch_id),
+                    );
+                }
+                Ok(m) => self.handle_message_in(now, m, Some(batch_id)),
+                Err(r) if r.silent => self.push_event(Event::ProtocolViolation(r.error.message)),
+                Err(r) => {
+                    // An unreadable element still gets its own error entry.
+                    let b = self.batches.get_mut(&batch_id).expect("batch exists");
+                    b.responses
+                        .push(JsonRpcMessage::error(r.id.clone(), r.error.clone()));
+                }
+            }
+        }
+        self.flush_batch(batch_id);
+    }
+
+    fn flush_batch(&mut self, batch_id: u64) {
+        let done = self
+            .batches
+            .get(&batch_id)
+            .is_some_and(|b| b.waiting.is_empty());
+        if done {
+            if let Some(b) = self.batches.remove(&batch_id) {
+                if !b.responses.is_empty() {
+                    self.transmits.push_back(Transmit {
+                        message: Outbound::Batch(b.responses),
+                        related: None,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Sends (or collects into a batch) the answer to a request.
+    pub(crate) fn answer(
+        &mut self,
+        id: Option<RequestId>,
+        outcome: Result<JsonObject, ErrorObject>,
+        batch: Option<u64>,
+    ) {
+        let message = match outcome {
+            Ok(result) => match id.clone() {
+                Some(id) => JsonRpcMessage::result(id, result),
+                None => return,
+            },
+            Err(e) => JsonRpcMessage::error(id.clone(), e),
+        };
+        match batch.and_then(|b| self.batches.get_mut(&b).map(|x| (b, x))) {
+            Some((b, batch)) => {
+                if let Some(id) = &id {
+                    batch.waiting.remove(id);
+                }
+                batch.responses.push(message);
+                self.flush_batch(b);
+            }
+            None => self.transmit(message, id),
+        }
+    }
+
+    fn handle_message_in(&mut self, now: Instant, m: JsonRpcMessage, batch: Option<u64>) {
+        if self.closed {
+            return;
+        }
+        match m {
+            JsonRpcMessage::Request(r) => self.on_request(now, r.id, r.method, r.params, batch),
+            JsonRpcMessage::Notification(n) => self.on_notification(now, n.method, n.params),
+            JsonRpcMessage::Result(r) => self.on_response(now, r.id, Ok(r.result)),
+            JsonRpcMessage::Error(e) => match e.id {
+                Some(id) => self.on_response(now, id, Err(e.error)),
+                None => self.push_event(Event::ProtocolViolation(format!(
+                    "peer reported an error for an unreadable message: {}",
+                    e.error
+                ))),
+            },
+        }
+    }
+
+    fn on_notification(&mut self, now: Instant, method: String, params: Option<JsonObject>) {
+        match method.as_str() {
+            "notifications/cancelled" => {
+                let Some(id) = params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok())
+                else {
+                    return;
+                };
+                let reason = params
+                    .as_ref()
+                    .and_then(|p| p.get("reason"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                if let Some(f) = self.inflight.get_mut(&id) {
+                    if f.method == "initialize" || f.cancelled {
+                        return;
+                    }
+                    f.cancelled = true;
+                    let batch = f.batch;
+                    // A cancelled request gets no response; a batch stops waiting for it.
+                    if let Some(b) = batch.and_then(|b| self.batches.get_mut(&b).map(|x| (b, x))) {
+                        b.1.waiting.remove(&id);
+                        let b = b.0;
+                        self.flush_batch(b);
+                    }
+                    self.push_event(Event::Cancelled { id, reason });
+                }
+            }
+            "notifications/progress" => {
+                let Some(p) = params else { return };
+                let Some(token) = p
+                    .get("progressToken")
+                    .and_then(|v| serde_json::from_value::<ProgressToken>(v.clone()).ok())
+                else {
+                    return;
+                };
+                if let Some(id) = self.pending.on_progress(&token, now) {
+                    self.push_event(Event::Progress { id, params: p });
+                }
+            }
+            "notifications/initialized" if self.config.role == Role::Server => {
+                if let Some(version) = self.session.version {
+                    if !self.session.initialized {
+                        self.session.initialized = true;
+                        self.push_event(Event::Initialized { version });
+                    }
+                }
+            }
+            _ => self.push_event(Event::Notification { method, params }),
+        }
+    }
+
+    fn on_response(&mut self, now: Instant, id: RequestId, outcome: Result<JsonObject, ErrorObject>) {
+        let Some(p) = self.pending.remove(&id) else {
+            if !self.pending.was_cancelled(&id) {
+                self.push_event(Event::ProtocolViolation(format!(
+                    "response to unknown request id {id}"
+                )));
+            }
+            return;
+        };
+        match p.kind {
+            PendingKind::User => self.push_event(Event::Response {
+                id,
+                outcome: outcome.map_err(CallError::Remote),
+            }),
+            PendingKind::Probe => self.on_probe_answer(now, outcome),
+            PendingKind::Initialize => self.on_initialize_answer(now, outcome),
+        }
+    }
+
+    // ---------------------------------------------------------------- output
+
+    /// Sends a request to the peer. Returns its id; the outcome arrives as
+    /// [`Event::Response`].
+    pub fn send_request(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<RequestId, SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if self.config.role == Role::Server {
+            let modern_only = options
+                .related
+                .as_ref()
+                .and_then(|r| self.inflight.get(r))
+                .is_some_and(|f| f.era == Era::Modern);
+            if modern_only {
+                return Err(SendError::NotAllowed(format!(
+                    "a 2026-07-28 server cannot send {method} to the client; use an input-required result"
+                )));
+            }
+            if self.session.version.is_none() && method != "ping" {
+                return Err(SendError::NotReady("the client has not initialized"));
+            }
+        }
+        self.send_request_kind(now, method, params, options, PendingKind::User)
+    }
+
+    pub(crate) fn send_request_kind(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+        kind: PendingKind,
+    ) -> Result<RequestId, SendError> {
+        let id = self.pending.next_id();
+        let mut params = params;
+        if self.config.role == Role::Client {
+            if let Connect::Connected {
+                era: Era::Modern,
+                version,
+            } = self.connect
+            {
+                self.add_modern_meta(params.get_or_insert_with(JsonObject::new), version);
+            }
+        }
+        let progress_token = if options.progress {
+            let token = id.clone();
+            meta_of(params.get_or_insert_with(JsonObject::new))
+                .insert(mk::PROGRESS_TOKEN.into(), serde_json::to_value(&token).unwrap_or_default());
+            Some(token)
+        } else {
+            None
+        };
+        let t = self.config.timeouts;
+        let (timeout, max) = if options.no_timeout {
+            (None, None)
+        } else {
+            (options.timeout.or(t.request), options.max_timeout.or(t.maximum))
+        };
+        self.pending.insert(
+            id.clone(),
+            Pending {
+                method: method.to_owned(),
+                kind,
+                sent_at: now,
+                deadline: timeout.map(|t| now + t),
+                hard_deadline: max.map(|t| now + t),
+                timeout,
+                reset_on_progress: options.reset_on_progress,
+                progress_token,
+            },
+        );
+        self.transmit(
+            JsonRpcMessage::request(id.clone(), method, params),
+            options.related,
+        );
+        Ok(id)
+    }
+
+    /// Adds the modern per-request `_meta` fields (client role).
+    pub(crate) fn add_modern_meta(&self, params: &mut JsonObject, version: ProtocolVersion) {
+        let meta = meta_of(params);
+        meta.insert(mk::PROTOCOL_VERSION.into(), json!(version.as_str()));
+        meta.entry(mk::CLIENT_CAPABILITIES)
+            .or_insert_with(|| Value::Object(self.config.client.capabilities.clone()));
+        if !self.config.client.info.is_empty() {
+            meta.entry(mk::CLIENT_INFO)
+                .or_insert_with(|| Value::Object(self.config.client.info.clone()));
+        }
+    }
+
+    /// Sends a notification. `related` ties it to an incoming request (progress,
+    /// logs) so per-request transports can route it.
+    pub fn notify(
+        &mut self,
+        method: &str,
+        params: Option<JsonObject>,
+        related: Option<RequestId>,
+    ) -> Result<(), SendError> {
+        if self.closed {
+            return Err(SendError::Closed);
+        }
+        if let Some(r) = &related {
+            match self.inflight.get(r) {
+                Some(f) if !f.cancelled => {}
+                _ => {
+                    return Err(SendError::NotAllowed(format!(
+                        "request {r} is no longer in progress"
+                    )));
+                }
+            }
+        }
+        self.transmit(JsonRpcMessage::notification(method, params), related);
+        Ok(())
+    }
+
+    /// Reports progress on an incoming request. Sent only when the caller gave a
+    /// progress token, while the request is in progress, and when `progress`
+    /// is greater than the last value sent. Returns whether it was sent.
+    pub fn notify_progress(
+        &mut self,
+        request: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> bool {
+        let Some(f) = self.inflight.get_mut(request) else {
+            return false;
+        };
+        let Some(token) = f.progress_token.clone() else {
+            return false;
+        };
+        if f.cancelled || !progress.is_finite() || f.last_progress.is_some_and(|l| progress <= l) {
+            return false;
+        }
+        f.last_progress = Some(progress);
+        let mut p = JsonObject::new();
+        p.insert("progressToken".into(), serde_json::to_value(token).unwrap_or_default());
+        p.insert("progress".into(), json!(progress));
+        if let Some(t) = total {
+            p.insert("total".into(), json!(t));
+        }
+        if let Some(m) = message {
+            p.insert("message".into(), json!(m));
+        }
+        self.transmit(
+            JsonRpcMessage::notification("notifications/progress", Some(p)),
+            Some(request.clone()),
+        );
+        true
+    }
+
+    /// Sends a `notifications/message` log entry if the level passes the
+    /// filter: the session's `logging/setLevel` (legacy; everything when none was
+    /// set) or the related request's `_meta` log level (modern; nothing when the
+    /// request did not ask). Returns whether it was sent.
+    pub fn notify_log(
+        &mut self,
+        level: &str,
+        logger: Option<&str>,
+        data: Value,
+        related: Option<&RequestId>,
+    ) -> bool {
+        let inflight = related.and_then(|r| self.inflight.get(r));
+        if related.is_some() && inflight.is_none_or(|f| f.cancelled) {
+            return false;
+        }
+        let minimum = match inflight {
+            Some(f) if f.era == Era::Modern => match &f.log_level {
+                Some(l) => Some(l.clone()),
+                None => return false,
+            },
+            _ => self.session.log_level.clone(),
+        };
+        if minimum.is_some_and(|m| !level_passes(level, &m)) {
+            return false;
+        }
+        let mut p = JsonObject::new();
+        p.insert("level".into(), json!(level));
+        if let Some(l) = logger {
+            p.insert("logger".into(), json!(l));
+        }
+        p.insert("data".into(), data);
+        self.transmit(
+            JsonRpcMessage::notification("notifications/message", Some(p)),
+            related.cloned(),
+        );
+        true
+    }
+
+    /// Answers an incoming request. A cancelled or unknown request gets nothing.
+    /// In the modern era `resultType: "complete"` is added when missing, and a
+    /// server adds its `serverInfo` to `_meta`. Returns whether a response was sent.
+    pub fn respond(&mut self, id: &RequestId, outcome: Result<JsonObject, ErrorObject>) -> bool {
+        let Some(f) = self.inflight.remove(id) else {
+            return false;
+        };
+        if f.cancelled || self.closed {
+            return false;
+        }
+        let outcome = outcome.map(|mut r| {
+            if f.era == Era::Modern {
+                self.shape_modern_result(&mut r);
+            }
+            r
+        });
+        self.answer(Some(id.clone()), outcome, f.batch);
+        true
+    }
+
+    pub(crate) fn shape_modern_result(&self, r: &mut JsonObject) {
+        r.entry("resultType").or_insert_with(|| json!("complete"));
+        if self.config.role == Role::Server && !self.config.server.info.is_empty() {
+            meta_of(r)
+                .entry(mk::SERVER_INFO)
+                .or_insert_with(|| Value::Object(self.config.server.info.clone()));
+        }
+    }
+
+    /// Cancels a request this side sent: forgets it, drops its late answer and
+    /// tells the peer with `notifications/cancelled` (never for `initialize`).
+    /// Returns whether the request was pending.
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> bool {
+        let Some(p) = self.pending.remove(id) else {
+            return false;
+        };
+        self.pending
+            .remember_cancelled(id.clone(), self.config.cancelled_memory);
+        if p.method != "initialize" {
+            self.send_cancelled(id, reason);
+        }
+        true
+    }
+
+    fn send_cancelled(&mut self, id: &RequestId, reason: Option<&str>) {
+        let mut p = JsonObject::new();
+        p.insert("requestId".into(), serde_json::to_value(id).unwrap_or_default());
+        if let Some(r) = reason {
+            p.insert("reason".into(), json!(r));
+        }
+        self.transmit(
+            JsonRpcMessage::notification("notifications/cancelled", Some(p)),
+            None,
+        );
+    }
+
+    /// Fails every request whose deadline has passed (and tells the peer).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for (id, p) in self.pending.expire(now) {
+            self.pending
+                .remember_cancelled(id.clone(), self.config.cancelled_memory);
+            let elapsed = now.saturating_duration_since(p.sent_at);
+            match p.kind {
+                PendingKind::User => {
+                    if p.method != "initialize" {
+                        self.send_cancelled(&id, Some("request timed out"));
+                    }
+                    self.push_event(Event::Response {
+                        id,
+                        outcome: Err(CallError::Timeout(elapsed)),
+                    });
+                }
+                PendingKind::Probe => {
+                    self.send_cancelled(&id, Some("no answer to server/discover; assuming a legacy server"));
+                    self.start_initialize(now);
+                }
+                PendingKind::Initialize => {
+                    self.connect = Connect::Failed;
+                    self.push_event(Event::ConnectFailed(CallError::Timeout(elapsed)));
+                }
+            }
+        }
+    }
+
+    /// The transport closed: every pending request fails with
+    /// [`CallError::Closed`], and nothing more is sent.
+    pub fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        for (id, p) in self.pending.drain() {
+            match p.kind {
+                PendingKind::User => self.push_event(Event::Response {
+                    id,
+                    outcome: Err(CallError::Closed),
+                }),
+                _ => self.push_event(Event::ConnectFailed(CallError::Closed)),
+            }
+        }
+        self.inflight.clear();
+    }
+
+    /// Whether [`Engine::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    pub(crate) fn connect_mode(&self) -> ConnectMode {
+        self.connect_mode
+    }
+
+    pub(crate) fn set_connect_mode(&mut self, m: ConnectMode) {
+        self.connect_mode = m;
+    }
+}
+
+/// `params._meta` as a mutable object, created when missing (or not an object).
+pub(crate) fn meta_of(params: &mut JsonObject) -> &mut JsonObject {
+    let slot = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if !slot.is_object() {
+        *slot = Value::Object(JsonObject::new());
+    }
+    slot.as_object_mut().expect("just made an object")
+}

@@ -1,0 +1,144 @@
+//! What the engine hands back to its driver.
+
+use std::sync::Arc;
+
+use tessera_types::{Era, JsonObject, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId};
+
+use crate::error::CallError;
+
+/// A message (or batch) to write to the transport.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transmit {
+    /// What to write.
+    pub message: Outbound,
+    /// The incoming request this message belongs to, if any: its response, or a
+    /// progress/log notification or server-to-client request issued while handling
+    /// it. Transports with per-request streams (Streamable HTTP) route on it.
+    pub related: Option<RequestId>,
+}
+
+/// One message or a batch of them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outbound {
+    /// A single message.
+    Single(JsonRpcMessage),
+    /// A JSON-RPC batch (only in reply to a batch, on versions that allow them).
+    Batch(Vec<JsonRpcMessage>),
+}
+
+impl Outbound {
+    /// Serialises to bytes without a trailing newline.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Serialising these types cannot fail: every map key is a string.
+        match self {
+            Outbound::Single(m) => serde_json::to_vec(m).unwrap_or_default(),
+            Outbound::Batch(b) => serde_json::to_vec(b).unwrap_or_default(),
+        }
+    }
+
+    /// The single message, if this is not a batch.
+    pub fn as_single(&self) -> Option<&JsonRpcMessage> {
+        match self {
+            Outbound::Single(m) => Some(m),
+            Outbound::Batch(_) => None,
+        }
+    }
+}
+
+/// What an incoming request is known to be about, beyond its method and params.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestContext {
+    /// The era this request is served in.
+    pub era: Era,
+    /// The protocol version: the negotiated one (legacy) or the request's own (modern).
+    pub version: ProtocolVersion,
+    /// `_meta.progressToken`, if the caller asked for progress.
+    pub progress_token: Option<ProgressToken>,
+    /// The peer's capabilities: from `initialize` (legacy) or from this request's `_meta` (modern).
+    pub peer_capabilities: Arc<JsonObject>,
+    /// The peer's `Implementation` info, when known.
+    pub peer_info: Option<Arc<JsonObject>>,
+    /// The request's `_meta`, if any.
+    pub meta: Option<JsonObject>,
+    /// The minimum log level asked for this request (modern: `_meta`
+    /// `io.modelcontextprotocol/logLevel`; legacy: the session's `logging/setLevel`).
+    pub log_level: Option<String>,
+}
+
+/// A request from the peer for the application to handle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncomingRequest {
+    /// Its id; answer with [`Engine::respond`](crate::Engine::respond).
+    pub id: RequestId,
+    /// The method.
+    pub method: String,
+    /// The params.
+    pub params: Option<JsonObject>,
+    /// Era, version, capabilities and `_meta`.
+    pub context: RequestContext,
+}
+
+/// What the connection turned out to be (client role).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Connected {
+    /// Legacy or modern.
+    pub era: Era,
+    /// The version in use.
+    pub version: ProtocolVersion,
+    /// The server's `Implementation` info.
+    pub server_info: JsonObject,
+    /// The server's capabilities.
+    pub server_capabilities: JsonObject,
+    /// The server's instructions, if any.
+    pub instructions: Option<String>,
+    /// The whole `initialize` or `server/discover` result.
+    pub result: JsonObject,
+}
+
+/// Something the driver must act on.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The peer sent a request for the application.
+    Request(IncomingRequest),
+    /// The peer sent a notification for the application (handle them in order).
+    Notification {
+        /// The method.
+        method: String,
+        /// The params.
+        params: Option<JsonObject>,
+    },
+    /// The peer cancelled one of its requests: stop the handler; its answer will be dropped.
+    Cancelled {
+        /// The cancelled request.
+        id: RequestId,
+        /// The peer's reason, if given.
+        reason: Option<String>,
+    },
+    /// A request this side sent got its outcome.
+    Response {
+        /// The id it was sent with.
+        id: RequestId,
+        /// The result, or why there is none.
+        outcome: Result<JsonObject, CallError>,
+    },
+    /// Progress for a request this side sent.
+    Progress {
+        /// The request the progress is about.
+        id: RequestId,
+        /// The `notifications/progress` params.
+        params: JsonObject,
+    },
+    /// Server role: a legacy client finished the handshake (`notifications/initialized`).
+    Initialized {
+        /// The negotiated version.
+        version: ProtocolVersion,
+    },
+    /// Client role: the connection is ready.
+    Connected(Connected),
+    /// Client role: the connection could not be set up.
+    ConnectFailed(CallError),
+    /// The peer sent something wrong that gets no answer (a malformed response,
+    /// a response to an unknown id). For logs.
+    ProtocolViolation(String),
+}

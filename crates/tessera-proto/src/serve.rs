@@ -1,0 +1,362 @@
+//! Incoming requests: era detection, the legacy lifecycle, the modern
+//! per-request checks, and the methods the engine answers itself.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tessera_types::{Era, ErrorCode, ErrorObject, JsonObject, ProtocolVersion, RequestId};
+
+use crate::config::Role;
+use crate::decode;
+use crate::engine::{Engine, Inflight, meta_keys as mk};
+use crate::event::{Event, IncomingRequest, RequestContext};
+use crate::session::level_rank;
+
+/// Methods that exist only in the legacy era and are refused in a modern request.
+const LEGACY_ONLY: [&str; 5] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// Methods that exist only in the modern era.
+const MODERN_ONLY: [&str; 2] = ["server/discover", "subscriptions/listen"];
+
+fn not_in_version(method: &str, v: ProtocolVersion) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method} is not part of protocol version {v}"),
+    )
+}
+
+impl Engine {
+    pub(crate) fn on_request(
+        &mut self,
+        _now: Instant,
+        id: RequestId,
+        method: String,
+        params: Option<JsonObject>,
+        batch: Option<u64>,
+    ) {
+        if self.inflight.contains_key(&id) {
+            self.answer(
+                Some(id.clone()),
+                Err(ErrorObject::invalid_request(format!(
+                    "Invalid Request: id {id} is already used by a request in progress"
+                ))),
+                batch,
+            );
+            return;
+        }
+        match self.config.role {
+            Role::Client => self.on_request_as_client(id, method, params, batch),
+            Role::Server => self.on_request_as_server(id, method, params, batch),
+        }
+    }
+
+    fn on_request_as_client(
+        &mut self,
+        id: RequestId,
+        method: String,
+        params: Option<JsonObject>,
+        batch: Option<u64>,
+    ) {
+        if method == "ping" {
+            self.answer(Some(id), Ok(JsonObject::new()), batch);
+            return;
+        }
+        if !self.config.methods.iter().any(|m| *m == method) {
+            self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
+            return;
+        }
+        let (era, version) = self
+            .connection()
+            .unwrap_or((Era::Legacy, ProtocolVersion::LATEST_LEGACY));
+        let context = RequestContext {
+            era,
+            version,
+            progress_token: progress_token(params.as_ref()),
+            peer_capabilities: self.session.peer_capabilities.clone(),
+            peer_info: self.session.peer_info.clone(),
+            meta: decode::meta(params.as_ref()).cloned(),
+            log_level: None,
+        };
+        self.start(id, method, params, context, batch);
+    }
+
+    fn on_request_as_server(
+        &mut self,
+        id: RequestId,
+        method: String,
+        params: Option<JsonObject>,
+        batch: Option<u64>,
+    ) {
+        let meta = decode::meta(params.as_ref());
+        if let Some(v) = meta.and_then(|m| m.get(mk::PROTOCOL_VERSION)) {
+            let Some(requested) = v.as_str() else {
+                let e = ErrorObject::invalid_params(format!(
+                    "_meta {} must be a string",
+                    mk::PROTOCOL_VERSION
+                ));
+                self.answer(Some(id), Err(e), batch);
+                return;
+            };
+            match ProtocolVersion::parse(requested).filter(|v| self.config.supports(*v)) {
+                None => {
+                    let e = self.unsupported_version(requested);
+                    self.answer(Some(id), Err(e), batch);
+                    return;
+                }
+                Some(v) if v.era() == Era::Modern => {
+                    self.serve_modern(id, method, params, v, batch);
+                    return;
+                }
+                // A legacy version in `_meta`: served by the session below.
+                Some(_) => {}
+            }
+        }
+        self.serve_legacy(id, method, params, batch);
+    }
+
+    /// The `-32022` error for a version this server does not speak.
+    pub fn unsupported_version(&self, requested: &str) -> ErrorObject {
+        ErrorObject::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version: {requested}"),
+        )
+        .with_data(json!({
+            "supported": self.config.version_strings(),
+            "requested": requested,
+        }))
+    }
+
+    fn serve_modern(
+        &mut self,
+        id: RequestId,
+        method: String,
+        params: Option<JsonObject>,
+        version: ProtocolVersion,
+        batch: Option<u64>,
+    ) {
+        let meta = decode::meta(params.as_ref()).cloned().unwrap_or_default();
+        let Some(Value::Object(caps)) = meta.get(mk::CLIENT_CAPABILITIES) else {
+            let e = ErrorObject::invalid_params(format!(
+                "Invalid params: _meta {} is required (an object) on every {version} request",
+                mk::CLIENT_CAPABILITIES
+            ));
+            self.answer(Some(id), Err(e), batch);
+            return;
+        };
+        let caps = Arc::new(caps.clone());
+        let info = meta
+            .get(mk::CLIENT_INFO)
+            .and_then(Value::as_object)
+            .map(|o| Arc::new(o.clone()));
+        let log_level = match meta.get(mk::LOG_LEVEL) {
+            None => None,
+            Some(Value::String(l)) if level_rank(l).is_some() => Some(l.clone()),
+            Some(other) => {
+                let e = ErrorObject::invalid_params(format!(
+                    "Invalid params: _meta {} must be a logging level, got {other}",
+                    mk::LOG_LEVEL
+                ));
+                self.answer(Some(id), Err(e), batch);
+                return;
+            }
+        };
+        if method == "server/discover" {
+            let r = self.discover_result();
+            self.answer(Some(id), Ok(r), batch);
+            return;
+        }
+        if LEGACY_ONLY.contains(&method.as_str()) {
+            self.answer(Some(id), Err(not_in_version(&method, version)), batch);
+            return;
+        }
+        if !self.config.methods.iter().any(|m| *m == method) {
+            self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
+            return;
+        }
+        let context = RequestContext {
+            era: Era::Modern,
+            version,
+            progress_token: progress_token(params.as_ref()),
+            peer_capabilities: caps,
+            peer_info: info,
+            meta: Some(meta),
+            log_level,
+        };
+        self.start(id, method, params, context, batch);
+    }
+
+    /// The `server/discover` result, shaped for 2026-07-28.
+    pub fn discover_result(&self) -> JsonObject {
+        let s = &self.config.server;
+        let mut r = JsonObject::new();
+        r.insert("supportedVersions".into(), json!(self.config.version_strings()));
+        r.insert("capabilities".into(), Value::Object(s.capabilities.clone()));
+        if let Some(i) = &s.instructions {
+            r.insert("instructions".into(), json!(i));
+        }
+        r.insert(
+            "ttlMs".into(),
+            json!(u64::try_from(s.discover_ttl.as_millis()).unwrap_or(u64::MAX)),
+        );
+        r.insert("cacheScope".into(), json!("public"));
+        self.shape_modern_result(&mut r);
+        r
+    }
+
+    fn serve_legacy(
+        &mut self,
+        id: RequestId,
+        method: String,
+        params: Option<JsonObject>,
+        batch: Option<u64>,
+    ) {
+        match method.as_str() {
+            "initialize" => {
+                let outcome = self.initialize(params.as_ref());
+                self.answer(Some(id), outcome, batch);
+                return;
+            }
+            "ping" => {
+                self.answer(Some(id), Ok(JsonObject::new()), batch);
+                return;
+            }
+            _ => {}
+        }
+        let Some(version) = self.session.version else {
+            let e = ErrorObject::invalid_params(format!(
+                "Invalid params: {method} before initialization; send initialize first \
+                 (protocol versions up to 2025-11-25) or put _meta {} and {} in every request (2026-07-28)",
+                mk::PROTOCOL_VERSION,
+                mk::CLIENT_CAPABILITIES
+            ));
+            self.answer(Some(id), Err(e), batch);
+            return;
+        };
+        if MODERN_ONLY.contains(&method.as_str()) {
+            self.answer(Some(id), Err(not_in_version(&method, version)), batch);
+            return;
+        }
+        if method == "logging/setLevel" && self.config.server.capabilities.contains_key("logging")
+        {
+            let level = params.as_ref().and_then(|p| p.get("level"));
+            let outcome = match level {
+                Some(Value::String(l)) if level_rank(l).is_some() => {
+                    self.session.log_level = Some(l.clone());
+                    Ok(JsonObject::new())
+                }
+                Some(other) => Err(ErrorObject::invalid_params(format!(
+                    "Invalid params: unknown logging level {other}; expected one of debug, info, \
+                     notice, warning, error, critical, alert, emergency"
+                ))),
+                None => Err(ErrorObject::invalid_params(
+                    "Invalid params: logging/setLevel needs a level",
+                )),
+            };
+            self.answer(Some(id), outcome, batch);
+            return;
+        }
+        if !self.config.methods.iter().any(|m| *m == method) {
+            self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
+            return;
+        }
+        let context = RequestContext {
+            era: Era::Legacy,
+            version,
+            progress_token: progress_token(params.as_ref()),
+            peer_capabilities: self.session.peer_capabilities.clone(),
+            peer_info: self.session.peer_info.clone(),
+            meta: decode::meta(params.as_ref()).cloned(),
+            log_level: self.session.log_level.clone(),
+        };
+        self.start(id, method, params, context, batch);
+    }
+
+    fn initialize(&mut self, params: Option<&JsonObject>) -> Result<JsonObject, ErrorObject> {
+        if self.session.version.is_some() {
+            return Err(ErrorObject::invalid_request(
+                "Invalid Request: initialize was already done on this connection",
+            ));
+        }
+        let params = params.ok_or_else(|| {
+            ErrorObject::invalid_params("Invalid params: initialize needs params")
+        })?;
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                ErrorObject::invalid_params("Invalid params: initialize needs a protocolVersion string")
+            })?;
+        let caps = match params.get("capabilities") {
+            None => JsonObject::new(),
+            Some(Value::Object(c)) => c.clone(),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: capabilities must be an object",
+                ));
+            }
+        };
+        let info = params.get("clientInfo").and_then(Value::as_object).cloned();
+        let version = ProtocolVersion::parse(requested)
+            .filter(|v| v.era() == Era::Legacy && self.config.supports(*v))
+            .or_else(|| self.config.latest(Era::Legacy))
+            .ok_or_else(|| {
+                ErrorObject::invalid_request(format!(
+                    "This server does not speak the initialize handshake; it supports protocol versions {}",
+                    self.config.version_strings().join(", ")
+                ))
+            })?;
+        self.session.version = Some(version);
+        self.session.peer_capabilities = Arc::new(caps);
+        self.session.peer_info = info.map(Arc::new);
+        let s = &self.config.server;
+        let mut r = JsonObject::new();
+        r.insert("protocolVersion".into(), json!(version.as_str()));
+        r.insert("capabilities".into(), Value::Object(s.capabilities.clone()));
+        r.insert("serverInfo".into(), Value::Object(s.info.clone()));
+        if let Some(i) = &s.instructions {
+            r.insert("instructions".into(), json!(i));
+        }
+        Ok(r)
+    }
+
+    fn start(
+        &mut self,
+        id: RequestId,
+        method: String,
+        params: Option<JsonObject>,
+        context: RequestContext,
+        batch: Option<u64>,
+    ) {
+        self.inflight.insert(
+            id.clone(),
+            Inflight {
+                era: context.era,
+                progress_token: context.progress_token.clone(),
+                last_progress: None,
+                cancelled: false,
+                batch,
+                log_level: context.log_level.clone(),
+                method: method.clone(),
+            },
+        );
+        self.push_event(Event::Request(IncomingRequest {
+            id,
+            method,
+            params,
+            context,
+        }));
+    }
+}
+
+fn progress_token(params: Option<&JsonObject>) -> Option<RequestId> {
+    decode::meta(params)?
+        .get(mk::PROGRESS_TOKEN)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+}
