@@ -122,7 +122,11 @@ impl EngineConfig {
 
     /// The newest accepted version of an era.
     pub fn latest(&self, era: tessera_types::Era) -> Option<ProtocolVersion> {
-        self.versions.iter().copied().filter(|v| v.era() == era).max()
+        self.versions
+            .iter()
+            .copied()
+            .filter(|v| v.era() == era)
+            .max()
     }
 
     /// Whether a version is accepted.

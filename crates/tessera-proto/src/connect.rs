@@ -24,6 +24,10 @@ impl Engine {
     /// `initialize`.
     pub fn connect(&mut self, now: Instant, mode: ConnectMode) {
         self.set_connect_mode(mode);
+        if self.is_closed() {
+            self.fail(CallError::Closed);
+            return;
+        }
         match mode {
             ConnectMode::Legacy(_) => self.start_initialize(now),
             ConnectMode::Modern(v) => self.start_probe(now, v, false),
@@ -44,13 +48,25 @@ impl Engine {
             ..RequestOptions::default()
         };
         // The engine is not closed here (connect is the first call), so this cannot fail.
-        let _ = self.send_request_kind(now, "server/discover", Some(params), options, PendingKind::Probe);
+        let _ = self.send_request_kind(
+            now,
+            "server/discover",
+            Some(params),
+            options,
+            PendingKind::Probe,
+        );
     }
 
     pub(crate) fn start_initialize(&mut self, now: Instant) {
+        self.start_initialize_with(now, None);
+    }
+
+    /// Sends `initialize`, asking for `preferred` (a legacy version the server
+    /// listed and this client speaks) when known, else the newest legacy version.
+    fn start_initialize_with(&mut self, now: Instant, preferred: Option<ProtocolVersion>) {
         let version = match self.connect_mode() {
             ConnectMode::Legacy(v) => Some(v),
-            _ => self.config.latest(Era::Legacy),
+            _ => preferred.or_else(|| self.config.latest(Era::Legacy)),
         };
         let Some(version) = version else {
             self.fail(CallError::Remote(ErrorObject::new(
@@ -73,7 +89,10 @@ impl Engine {
             "capabilities".into(),
             Value::Object(self.config.client.capabilities.clone()),
         );
-        params.insert("clientInfo".into(), Value::Object(self.config.client.info.clone()));
+        params.insert(
+            "clientInfo".into(),
+            Value::Object(self.config.client.info.clone()),
+        );
         let _ = self.send_request_kind(
             now,
             "initialize",
@@ -98,20 +117,34 @@ impl Engine {
             .max()
     }
 
-    pub(crate) fn on_probe_answer(&mut self, now: Instant, outcome: Result<JsonObject, ErrorObject>) {
-        let Connect::Probing { version: probed, retried } = self.connect.clone() else {
+    pub(crate) fn on_probe_answer(
+        &mut self,
+        now: Instant,
+        outcome: Result<JsonObject, ErrorObject>,
+    ) {
+        let Connect::Probing {
+            version: probed,
+            retried,
+        } = self.connect.clone()
+        else {
             return;
         };
         match outcome {
             Ok(result) => {
-                let Some(offered) = result.get("supportedVersions").and_then(Value::as_array).cloned()
+                let Some(offered) = result
+                    .get("supportedVersions")
+                    .and_then(Value::as_array)
+                    .cloned()
                 else {
                     // Not a DiscoverResult: a legacy server that answered anyway.
                     self.start_initialize(now);
                     return;
                 };
                 if let Some(v) = self.pick(&offered, Era::Modern) {
-                    self.connect = Connect::Connected { era: Era::Modern, version: v };
+                    self.connect = Connect::Connected {
+                        era: Era::Modern,
+                        version: v,
+                    };
                     let server_info = result
                         .get("_meta")
                         .and_then(|m| m.get(mk::SERVER_INFO))
@@ -137,8 +170,8 @@ impl Engine {
                         instructions,
                         result,
                     }));
-                } else if self.pick(&offered, Era::Legacy).is_some() {
-                    self.start_initialize(now);
+                } else if let Some(v) = self.pick(&offered, Era::Legacy) {
+                    self.start_initialize_with(now, Some(v));
                 } else {
                     self.fail(no_common_version(&offered));
                 }
@@ -151,9 +184,10 @@ impl Engine {
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
+                let legacy = self.pick(&offered, Era::Legacy);
                 match self.pick(&offered, Era::Modern) {
                     Some(v) if v != probed && !retried => self.start_probe(now, v, true),
-                    _ if self.pick(&offered, Era::Legacy).is_some() => self.start_initialize(now),
+                    _ if legacy.is_some() => self.start_initialize_with(now, legacy),
                     _ => self.fail(no_common_version(&offered)),
                 }
             }
@@ -197,7 +231,10 @@ impl Engine {
         self.session.initialized = true;
         self.session.peer_capabilities = Arc::new(caps.clone());
         self.session.peer_info = Some(Arc::new(server_info.clone()));
-        self.connect = Connect::Connected { era: Era::Legacy, version };
+        self.connect = Connect::Connected {
+            era: Era::Legacy,
+            version,
+        };
         self.transmit(
             tessera_types::JsonRpcMessage::notification("notifications/initialized", None),
             None,
@@ -220,6 +257,9 @@ impl Engine {
 fn no_common_version(offered: &[Value]) -> CallError {
     CallError::Remote(ErrorObject::new(
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-        format!("no protocol version in common; the server supports {}", Value::Array(offered.to_vec())),
+        format!(
+            "no protocol version in common; the server supports {}",
+            Value::Array(offered.to_vec())
+        ),
     ))
 }

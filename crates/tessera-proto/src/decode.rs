@@ -10,6 +10,13 @@
 //! | `id` that is null, a float, a bool, an object or an array    | `-32600`, id `null`         |
 //! | `params` that is not an object                               | `-32600`                    |
 //! | non-empty array                                              | [`Inbound::Batch`]          |
+//! | a malformed response (`result` or `error`, no `method`)       | dropped, never answered     |
+//!
+//! A malformed response (a missing or wrong `jsonrpc`, a missing or invalid
+//! `id` on a result, a `result` that is not an object, a malformed `error`) is
+//! a [`Rejection`] with `silent` set: answering it would send a response to a
+//! response, which the peer could mistake for the answer to one of its own
+//! requests with the same id.
 //!
 //! Whether a batch is *allowed* depends on the negotiated version; that is the
 //! engine's decision, not the decoder's.
@@ -115,15 +122,19 @@ pub fn decode_single(value: Value) -> Decoded {
         return Err(invalid(None, "a message must be a JSON object"));
     };
     let id_value = obj.remove("id");
-    let id = match &id_value {
-        None => None,
-        Some(v) => Some(read_id(v)),
-    };
+    let id = id_value.as_ref().map(read_id);
     // The id to echo in an error: only a valid one.
     let echo_id = id.as_ref().and_then(|r| r.as_ref().ok().cloned());
+    let is_response =
+        !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"));
 
     match obj.get("jsonrpc") {
         Some(Value::String(s)) if s == "2.0" => {}
+        _ if is_response => {
+            return Err(Rejection::silent(ErrorObject::invalid_request(
+                "response with a missing or wrong jsonrpc member",
+            )));
+        }
         Some(_) => return Err(invalid(echo_id, "jsonrpc must be \"2.0\"")),
         None => return Err(invalid(echo_id, "missing jsonrpc member")),
     }
@@ -237,16 +248,31 @@ mod tests {
             ("\"x\"", None),
             ("[]", None),
             ("{\"jsonrpc\":\"2.0\",\"id\":1}", Some(RequestId::Number(1))),
-            ("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", Some(RequestId::Number(1))),
-            ("{\"id\":\"a\",\"method\":\"x\"}", Some(RequestId::from("a"))),
+            (
+                "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}",
+                Some(RequestId::Number(1)),
+            ),
+            (
+                "{\"id\":\"a\",\"method\":\"x\"}",
+                Some(RequestId::from("a")),
+            ),
             ("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"x\"}", None),
             ("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"x\"}", None),
             ("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"x\"}", None),
             ("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"x\"}", None),
             ("{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"x\"}", None),
-            ("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":7}", Some(RequestId::Number(2))),
-            ("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":[1]}", Some(RequestId::Number(3))),
-            ("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":\"s\"}", Some(RequestId::Number(3))),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":7}",
+                Some(RequestId::Number(2)),
+            ),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":[1]}",
+                Some(RequestId::Number(3)),
+            ),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"x\",\"params\":\"s\"}",
+                Some(RequestId::Number(3)),
+            ),
         ];
         for (s, id) in cases {
             let r = rejected(s);
@@ -261,7 +287,10 @@ mod tests {
         let m = decode(br#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#);
         assert!(matches!(m, Inbound::Message(JsonRpcMessage::Request(_))));
         let m = decode(br#"{"jsonrpc":"2.0","method":"n","params":{}}"#);
-        assert!(matches!(m, Inbound::Message(JsonRpcMessage::Notification(_))));
+        assert!(matches!(
+            m,
+            Inbound::Message(JsonRpcMessage::Notification(_))
+        ));
         let m = decode(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
         assert!(matches!(m, Inbound::Message(JsonRpcMessage::Result(_))));
         let m = decode(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#);

@@ -57,15 +57,25 @@ pub(crate) struct Inflight {
 struct Batch {
     waiting: HashSet<RequestId>,
     responses: Vec<JsonRpcMessage>,
+    /// Set once every element has been handled: the batch is sent only then,
+    /// so an answer given while its elements are still being read cannot send
+    /// it early (and later elements always find it).
+    sealed: bool,
 }
 
 /// The client's connection state machine.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Connect {
     Idle,
-    Probing { version: ProtocolVersion, retried: bool },
+    Probing {
+        version: ProtocolVersion,
+        retried: bool,
+    },
     Initializing,
-    Connected { era: Era, version: ProtocolVersion },
+    Connected {
+        era: Era,
+        version: ProtocolVersion,
+    },
     Failed,
 }
 
@@ -189,6 +199,9 @@ impl Engine {
 
     /// Feeds one decoded frame.
     pub fn handle_inbound(&mut self, now: Instant, inbound: Inbound) {
+        if self.closed {
+            return;
+        }
         match inbound {
             Inbound::Message(m) => self.handle_message_in(now, m, None),
             Inbound::Invalid(r) => self.reject(r, None),
@@ -229,18 +242,27 @@ impl Engine {
         let batch_id = self.next_batch;
         self.next_batch += 1;
         let mut batch = Batch::default();
-        let mut ids = HashSet::new();
         for item in &items {
             if let Ok(JsonRpcMessage::Request(r)) = item {
-                if !ids.insert(r.id.clone()) {
-                    continue;
-                }
                 batch.waiting.insert(r.id.clone());
             }
         }
         self.batches.insert(batch_id, batch);
+        let mut seen = HashSet::new();
         for item in items {
             match item {
+                Ok(JsonRpcMessage::Request(r)) if !seen.insert(r.id.clone()) => {
+                    // A second request with the same id in one batch: refused on
+                    // its own, without touching the wait for the first one.
+                    let b = self.batches.get_mut(&batch_id).expect("batch exists");
+                    b.responses.push(JsonRpcMessage::error(
+                        Some(r.id.clone()),
+                        ErrorObject::invalid_request(format!(
+                            "Invalid Request: id {} is used twice in one batch",
+                            r.id
+                        )),
+                    ));
+                }
                 Ok(JsonRpcMessage::Request(r)) if r.method == "initialize" => {
                     self.answer(
                         Some(r.id),
@@ -260,6 +282,9 @@ impl Engine {
                 }
             }
         }
+        if let Some(b) = self.batches.get_mut(&batch_id) {
+            b.sealed = true;
+        }
         self.flush_batch(batch_id);
     }
 
@@ -267,7 +292,7 @@ impl Engine {
         let done = self
             .batches
             .get(&batch_id)
-            .is_some_and(|b| b.waiting.is_empty());
+            .is_some_and(|b| b.sealed && b.waiting.is_empty());
         if done {
             if let Some(b) = self.batches.remove(&batch_id) {
                 if !b.responses.is_empty() {
@@ -378,7 +403,12 @@ impl Engine {
         }
     }
 
-    fn on_response(&mut self, now: Instant, id: RequestId, outcome: Result<JsonObject, ErrorObject>) {
+    fn on_response(
+        &mut self,
+        now: Instant,
+        id: RequestId,
+        outcome: Result<JsonObject, ErrorObject>,
+    ) {
         let Some(p) = self.pending.remove(&id) else {
             if !self.pending.was_cancelled(&id) {
                 self.push_event(Event::ProtocolViolation(format!(
@@ -422,7 +452,7 @@ impl Engine {
                     "a 2026-07-28 server cannot send {method} to the client; use an input-required result"
                 )));
             }
-            if self.session.version.is_none() && method != "ping" {
+            if !self.session.initialized && method != "ping" {
                 return Err(SendError::NotReady("the client has not initialized"));
             }
         }
@@ -450,8 +480,10 @@ impl Engine {
         }
         let progress_token = if options.progress {
             let token = id.clone();
-            meta_of(params.get_or_insert_with(JsonObject::new))
-                .insert(mk::PROGRESS_TOKEN.into(), serde_json::to_value(&token).unwrap_or_default());
+            meta_of(params.get_or_insert_with(JsonObject::new)).insert(
+                mk::PROGRESS_TOKEN.into(),
+                serde_json::to_value(&token).unwrap_or_default(),
+            );
             Some(token)
         } else {
             None
@@ -460,7 +492,10 @@ impl Engine {
         let (timeout, max) = if options.no_timeout {
             (None, None)
         } else {
-            (options.timeout.or(t.request), options.max_timeout.or(t.maximum))
+            (
+                options.timeout.or(t.request),
+                options.max_timeout.or(t.maximum),
+            )
         };
         self.pending.insert(
             id.clone(),
@@ -540,7 +575,10 @@ impl Engine {
         }
         f.last_progress = Some(progress);
         let mut p = JsonObject::new();
-        p.insert("progressToken".into(), serde_json::to_value(token).unwrap_or_default());
+        p.insert(
+            "progressToken".into(),
+            serde_json::to_value(token).unwrap_or_default(),
+        );
         p.insert("progress".into(), json!(progress));
         if let Some(t) = total {
             p.insert("total".into(), json!(t));
@@ -566,6 +604,9 @@ impl Engine {
         data: Value,
         related: Option<&RequestId>,
     ) -> bool {
+        if self.closed {
+            return false;
+        }
         let inflight = related.and_then(|r| self.inflight.get(r));
         if related.is_some() && inflight.is_none_or(|f| f.cancelled) {
             return false;
@@ -634,12 +675,20 @@ impl Engine {
         if p.method != "initialize" {
             self.send_cancelled(id, reason);
         }
+        if p.kind != PendingKind::User {
+            // The connection attempt rode on this request: it is over.
+            self.connect = Connect::Failed;
+            self.push_event(Event::ConnectFailed(CallError::Cancelled));
+        }
         true
     }
 
     fn send_cancelled(&mut self, id: &RequestId, reason: Option<&str>) {
         let mut p = JsonObject::new();
-        p.insert("requestId".into(), serde_json::to_value(id).unwrap_or_default());
+        p.insert(
+            "requestId".into(),
+            serde_json::to_value(id).unwrap_or_default(),
+        );
         if let Some(r) = reason {
             p.insert("reason".into(), json!(r));
         }
@@ -666,7 +715,10 @@ impl Engine {
                     });
                 }
                 PendingKind::Probe => {
-                    self.send_cancelled(&id, Some("no answer to server/discover; assuming a legacy server"));
+                    self.send_cancelled(
+                        &id,
+                        Some("no answer to server/discover; assuming a legacy server"),
+                    );
                     self.start_initialize(now);
                 }
                 PendingKind::Initialize => {

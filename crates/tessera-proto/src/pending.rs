@@ -149,6 +149,9 @@ impl PendingTable {
             })
             .map(|(id, _)| id.clone())
             .collect();
+        // Oldest id first, so that events come out in a reproducible order.
+        let mut due = due;
+        due.sort();
         due.into_iter()
             .filter_map(|id| self.remove(&id).map(|p| (id, p)))
             .collect()
@@ -157,6 +160,8 @@ impl PendingTable {
     /// Removes every pending request (the connection closed).
     pub fn drain(&mut self) -> Vec<(RequestId, Pending)> {
         self.by_token.clear();
-        self.map.drain().collect()
+        let mut all: Vec<_> = self.map.drain().collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
     }
 }

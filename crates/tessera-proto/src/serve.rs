@@ -68,7 +68,7 @@ impl Engine {
             self.answer(Some(id), Ok(JsonObject::new()), batch);
             return;
         }
-        if !self.config.methods.iter().any(|m| *m == method) {
+        if !self.config.methods.contains(&method) {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
@@ -176,7 +176,7 @@ impl Engine {
             self.answer(Some(id), Err(not_in_version(&method, version)), batch);
             return;
         }
-        if !self.config.methods.iter().any(|m| *m == method) {
+        if !self.config.methods.contains(&method) {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
@@ -196,7 +196,10 @@ impl Engine {
     pub fn discover_result(&self) -> JsonObject {
         let s = &self.config.server;
         let mut r = JsonObject::new();
-        r.insert("supportedVersions".into(), json!(self.config.version_strings()));
+        r.insert(
+            "supportedVersions".into(),
+            json!(self.config.version_strings()),
+        );
         r.insert("capabilities".into(), Value::Object(s.capabilities.clone()));
         if let Some(i) = &s.instructions {
             r.insert("instructions".into(), json!(i));
@@ -243,8 +246,7 @@ impl Engine {
             self.answer(Some(id), Err(not_in_version(&method, version)), batch);
             return;
         }
-        if method == "logging/setLevel" && self.config.server.capabilities.contains_key("logging")
-        {
+        if method == "logging/setLevel" && self.config.server.capabilities.contains_key("logging") {
             let level = params.as_ref().and_then(|p| p.get("level"));
             let outcome = match level {
                 Some(Value::String(l)) if level_rank(l).is_some() => {
@@ -262,7 +264,7 @@ impl Engine {
             self.answer(Some(id), outcome, batch);
             return;
         }
-        if !self.config.methods.iter().any(|m| *m == method) {
+        if !self.config.methods.contains(&method) {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
@@ -291,7 +293,9 @@ impl Engine {
             .get("protocolVersion")
             .and_then(Value::as_str)
             .ok_or_else(|| {
-                ErrorObject::invalid_params("Invalid params: initialize needs a protocolVersion string")
+                ErrorObject::invalid_params(
+                    "Invalid params: initialize needs a protocolVersion string",
+                )
             })?;
         let caps = match params.get("capabilities") {
             None => JsonObject::new(),

@@ -1,1 +1,36 @@
-//! tessera-runtime
+//! The tokio runtime of Tessera: drives the sans-IO [`tessera_proto::Engine`]
+//! over real transports.
+//!
+//! - [`spawn`] runs a connection over any newline-delimited byte stream pair
+//!   and returns a [`Peer`] handle; [`serve_stdio`] does it on stdin/stdout.
+//! - [`ChildProcess`] starts a server as a child process for the client side
+//!   of stdio, and shuts it down the way the spec asks (close stdin, wait,
+//!   SIGTERM, SIGKILL).
+//! - A [`Service`] handles what the peer sends: requests concurrently, each with
+//!   a cancellation token that fires on `notifications/cancelled`;
+//!   notifications in order.
+//!
+//! ```no_run
+//! use tessera_proto::{EngineConfig, ServerIdentity};
+//! use tessera_runtime::{ConnectionOptions, NoService, serve_stdio};
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let (_peer, task) = serve_stdio(EngineConfig::server(ServerIdentity::default()), NoService, ConnectionOptions::default());
+//! task.await.expect("driver task")?;
+//! # Ok(()) }
+//! ```
+
+mod child;
+mod driver;
+pub mod lines;
+mod peer;
+mod service;
+mod stdio;
+mod transport;
+
+pub use child::{ChildCommand, ChildPipes, ChildProcess};
+pub use driver::{ConnectionOptions, spawn, spawn_transport};
+pub use peer::{Peer, PeerError, PeerInfo};
+pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
+pub use stdio::serve_stdio;
+pub use transport::{ChannelTransport, Incoming, LineTransport, Transport};

@@ -1,1 +1,53 @@
-//! tessera-server
+//! The server side of Tessera, the Model Context Protocol for Rust.
+//!
+//! Build a [`Server`] from tools whose handlers are plain async functions.
+//! Each parameter of a handler is an extractor ([`Args<T>`] for the typed
+//! arguments, [`RequestContext`] for progress, logs, cancellation and the
+//! negotiated version, [`State<S>`] for shared state); the return value is
+//! anything that converts into a tool result ([`IntoToolResult`]).
+//!
+//! ```no_run
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use tessera_server::{Args, Server, tool};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Echo {
+//!     /// The text to send back.
+//!     text: String,
+//! }
+//!
+//! async fn echo(Args(a): Args<Echo>) -> String {
+//!     a.text
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! Server::builder()
+//!     .name_version("echo-server", "1.0.0")
+//!     .tool(tool("echo").description("Sends the text back").handler(echo))
+//!     .build()?
+//!     .serve_stdio()
+//!     .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The arguments are validated against the tool's `inputSchema` before the
+//! handler runs: a mismatch is an `isError` result that names the field, so the
+//! model can correct itself. Capabilities are derived from what is registered.
+
+mod context;
+mod error;
+mod extract;
+mod handler;
+mod response;
+pub mod schema;
+mod server;
+mod tool;
+
+pub use context::RequestContext;
+pub use error::BuildError;
+pub use extract::{Args, FromToolCall, RawArgs, State, ToolCall};
+pub use handler::ToolHandler;
+pub use response::{IntoToolResult, Structured};
+pub use server::{Server, ServerBuilder};
+pub use tool::{ToolBuilder, ToolRoute, check_tool_name, tool};

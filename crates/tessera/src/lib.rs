@@ -1,1 +1,37 @@
-//! tessera
+//! Tessera: the Model Context Protocol for Rust.
+//!
+//! This facade re-exports the Tessera crates behind additive features:
+//!
+//! | module | crate | feature |
+//! |---|---|---|
+//! | [`types`] | `tessera-types`: protocol types for every version | always |
+//! | [`proto`] | `tessera-proto`: the sans-IO engine | always |
+//! | [`runtime`] | `tessera-runtime`: tokio driver, stdio and child-process transports | always |
+//! | [`server`] | `tessera-server`: the server builder, extractors, tools | `server` |
+//! | [`client`] | `tessera-client`: the client | `client` |
+//!
+//! ```no_run
+//! use tessera::server::{Args, Server, tool};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Echo { text: String }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! Server::builder()
+//!     .tool(tool("echo").description("Echo").handler(|Args(e): Args<Echo>| async move { e.text }))
+//!     .build()?
+//!     .serve_stdio()
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+pub use tessera_proto as proto;
+pub use tessera_runtime as runtime;
+pub use tessera_types as types;
+
+#[cfg(feature = "client")]
+pub use tessera_client as client;
+#[cfg(feature = "macros")]
+pub use tessera_macros as macros;
+#[cfg(feature = "server")]
+pub use tessera_server as server;

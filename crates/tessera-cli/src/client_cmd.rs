@@ -1,0 +1,196 @@
+//! The client verbs: `tessera list` and `tessera call`.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+use tessera::client::{ChildCommand, Client, ClientError};
+use tessera::types::{CallToolResult, ContentBlock};
+
+use crate::Failure;
+use crate::target::Target;
+
+/// What `tessera list` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListWhat {
+    /// Tools.
+    Tools,
+}
+
+/// `tessera list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// What to list.
+    what: ListWhat,
+    /// Print the raw JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// The server: an http(s) URL (positional), or `-- COMMAND ARGS...`.
+    #[arg(value_name = "URL")]
+    positional: Vec<String>,
+    /// The stdio server to start.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+/// `tessera call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool to call, then optionally its JSON arguments, then an http(s) URL
+    /// (or `-- COMMAND ARGS...` after everything).
+    #[arg(value_name = "TOOL [JSON-ARGS] [URL]", required = true, num_args = 1..=3)]
+    positional: Vec<String>,
+    /// Print the raw JSON result.
+    #[arg(long)]
+    json: bool,
+    /// The stdio server to start.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+async fn connect(target: Target) -> Result<Client, Failure> {
+    match target {
+        Target::Command(words) => {
+            let mut words = words.into_iter();
+            let program = words
+                .next()
+                .ok_or_else(|| Failure::Usage("empty command after --".into()))?;
+            let cmd = ChildCommand::new(program.clone(), words);
+            Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
+                .connect_child(&cmd)
+                .await
+                .map_err(|e| {
+                    Failure::Runtime(
+                        anyhow::Error::new(e)
+                            .context(format!("connecting to {}", program.to_string_lossy())),
+                    )
+                })
+        }
+        Target::Url(url) => Err(Failure::Usage(format!(
+            "{url}: HTTP targets are not supported yet; use `-- COMMAND ARGS...` to start a stdio server"
+        ))),
+    }
+}
+
+fn remote_failure(e: ClientError) -> Failure {
+    match e.remote() {
+        Some(r) => Failure::Runtime(anyhow::anyhow!("server error {}: {}", r.code, r.message)),
+        None => Failure::Runtime(anyhow::Error::new(e)),
+    }
+}
+
+/// Runs `tessera list`.
+pub async fn list(a: ListArgs) -> Result<ExitCode, Failure> {
+    let mut positional = a.positional;
+    let target = Target::resolve(&mut positional, a.command)?;
+    if let Some(extra) = positional.first() {
+        return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
+    }
+    let client = connect(target).await?;
+    let outcome = match a.what {
+        ListWhat::Tools => client.list_tools().await,
+    };
+    client.close().await;
+    let tools = outcome.map_err(remote_failure)?;
+    if a.json {
+        let v = serde_json::json!({ "tools": tools });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).context("serialising")?
+        );
+    } else if tools.is_empty() {
+        println!("(no tools)");
+    } else {
+        let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+        for t in &tools {
+            let desc = t
+                .description
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
+            println!("{:width$}  {}", t.name, desc);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `tessera call`.
+pub async fn call(a: CallArgs) -> Result<ExitCode, Failure> {
+    let mut positional = a.positional;
+    let target = Target::resolve(&mut positional, a.command)?;
+    let mut words = positional.into_iter();
+    let tool = words
+        .next()
+        .ok_or_else(|| Failure::Usage("missing the tool name".into()))?;
+    let args = match words.next() {
+        None => Value::Object(Default::default()),
+        Some(text) => {
+            let v: Value = serde_json::from_str(&text)
+                .map_err(|e| Failure::Usage(format!("JSON-ARGS is not valid JSON: {e}")))?;
+            if !v.is_object() {
+                return Err(Failure::Usage(
+                    "JSON-ARGS must be a JSON object, like '{\"text\":\"hi\"}'".into(),
+                ));
+            }
+            v
+        }
+    };
+    if let Some(extra) = words.next() {
+        return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
+    }
+    let client = connect(target).await?;
+    let outcome = client.call_tool(&tool, args).await;
+    client.close().await;
+    let result = outcome.map_err(remote_failure)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).context("serialising")?
+        );
+    } else {
+        print_result(&result);
+    }
+    Ok(if result.is_error == Some(true) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_result(r: &CallToolResult) {
+    let failed = r.is_error == Some(true);
+    let mut out = String::new();
+    for block in &r.content {
+        match block {
+            ContentBlock::Text(t) => out.push_str(&t.text),
+            ContentBlock::Image(i) => out.push_str(&format!(
+                "[image {}, {} base64 chars]",
+                i.mime_type,
+                i.data.len()
+            )),
+            ContentBlock::Audio(a) => out.push_str(&format!(
+                "[audio {}, {} base64 chars]",
+                a.mime_type,
+                a.data.len()
+            )),
+            ContentBlock::ResourceLink(l) => out.push_str(&format!("[resource link {}]", l.uri)),
+            other => out.push_str(&serde_json::to_string(other).unwrap_or_default()),
+        }
+        out.push('\n');
+    }
+    if r.content.is_empty() {
+        if let Some(s) = &r.structured_content {
+            out.push_str(&serde_json::to_string_pretty(s).unwrap_or_default());
+            out.push('\n');
+        }
+    }
+    if failed {
+        eprint!("tool error: {out}");
+    } else {
+        print!("{out}");
+    }
+}

@@ -1,0 +1,366 @@
+//! The driver: runs an [`Engine`] over a line transport on tokio.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use tessera_proto::{Engine, EngineConfig, Event};
+use tessera_types::{ErrorObject, RequestId};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::peer::{Command, Peer, PeerError, PeerInfo, ProgressSink};
+use crate::service::{Notification, Request, Service};
+use crate::transport::{Incoming, LineTransport, Transport};
+
+/// Limits and timing of a connection.
+#[derive(Debug, Clone)]
+pub struct ConnectionOptions {
+    /// The largest message accepted, in bytes; a longer line is refused with a
+    /// `-32600` error and skipped.
+    pub max_message_size: usize,
+    /// After the peer closes its side, how long requests still being handled
+    /// may take to finish before they are cancelled.
+    pub drain_timeout: Duration,
+}
+
+impl Default for ConnectionOptions {
+    fn default() -> Self {
+        ConnectionOptions {
+            max_message_size: 16 * 1024 * 1024,
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+struct Outgoing {
+    ticket: u64,
+    reply: oneshot::Sender<Result<tessera_types::JsonObject, PeerError>>,
+    progress: Option<ProgressSink>,
+}
+
+fn now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// Starts a connection over a reader and a writer of newline-delimited JSON-RPC
+/// (stdio, a child process, a socket). Returns the [`Peer`] handle and the task
+/// that runs it; the task ends when either side closes.
+pub fn spawn<R, W, S>(
+    config: EngineConfig,
+    reader: R,
+    writer: W,
+    service: S,
+    options: ConnectionOptions,
+) -> (Peer, JoinHandle<std::io::Result<()>>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    S: Service,
+{
+    let transport = LineTransport::new(reader, writer, options.max_message_size);
+    spawn_transport(config, transport, service, options)
+}
+
+/// Starts a connection over any [`Transport`].
+pub fn spawn_transport<T, S>(
+    config: EngineConfig,
+    transport: T,
+    service: S,
+    options: ConnectionOptions,
+) -> (Peer, JoinHandle<std::io::Result<()>>)
+where
+    T: Transport,
+    S: Service,
+{
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (info_tx, info_rx) = watch::channel(PeerInfo::default());
+    let peer = Peer::new(tx, info_rx);
+    let mut config = config;
+    config.methods = service.methods();
+    let driver = Driver {
+        engine: Engine::new(config),
+        service: Arc::new(service),
+        peer: peer.clone(),
+        commands: rx,
+        info: info_tx,
+        outgoing: HashMap::new(),
+        tickets: HashMap::new(),
+        handlers: HashMap::new(),
+        connect_reply: None,
+        notifications: None,
+        options,
+    };
+    let handle = tokio::spawn(driver.run(transport));
+    (peer, handle)
+}
+
+struct Driver<S> {
+    engine: Engine,
+    service: Arc<S>,
+    peer: Peer,
+    commands: mpsc::UnboundedReceiver<Command>,
+    info: watch::Sender<PeerInfo>,
+    outgoing: HashMap<RequestId, Outgoing>,
+    tickets: HashMap<u64, RequestId>,
+    handlers: HashMap<RequestId, CancellationToken>,
+    connect_reply: Option<oneshot::Sender<Result<tessera_proto::Connected, PeerError>>>,
+    notifications: Option<mpsc::UnboundedSender<Notification>>,
+    options: ConnectionOptions,
+}
+
+impl<S: Service> Driver<S> {
+    async fn run<T: Transport>(mut self, mut transport: T) -> std::io::Result<()> {
+        let (ntx, mut nrx) = mpsc::unbounded_channel::<Notification>();
+        let service = self.service.clone();
+        // Notifications are handled one at a time, in arrival order.
+        let notif_task = tokio::spawn(async move {
+            while let Some(n) = nrx.recv().await {
+                let _ = AssertUnwindSafe(service.handle_notification(n))
+                    .catch_unwind()
+                    .await;
+            }
+        });
+        self.notifications = Some(ntx);
+        let mut out = Vec::new();
+        let mut eof_at: Option<tokio::time::Instant> = None;
+        let mut result = Ok(());
+        loop {
+            self.process_events();
+            while let Some(t) = self.engine.poll_transmit() {
+                out.push(t);
+            }
+            if !out.is_empty() {
+                if let Err(e) = transport.send(&mut out).await {
+                    if e.kind() != std::io::ErrorKind::BrokenPipe {
+                        result = Err(e);
+                    }
+                    break;
+                }
+            }
+            if self.engine.is_closed() {
+                break;
+            }
+            if let Some(at) = eof_at {
+                // The peer closed its side: finish what is in progress, then stop.
+                if self.handlers.is_empty() || tokio::time::Instant::now() >= at {
+                    break;
+                }
+            }
+            let deadline = self
+                .engine
+                .poll_timeout()
+                .map(tokio::time::Instant::from_std)
+                .into_iter()
+                .chain(eof_at)
+                .min();
+            tokio::select! {
+                biased;
+                cmd = self.commands.recv() => match cmd {
+                    Some(c) => self.apply(c),
+                    None => break,
+                },
+                frame = transport.recv(), if eof_at.is_none() => match frame {
+                    Ok(Some(Incoming::Bytes(bytes))) => self.engine.handle_bytes(now(), &bytes),
+                    Ok(Some(Incoming::Decoded(inbound))) => self.engine.handle_inbound(now(), inbound),
+                    Ok(Some(Incoming::TooLong { len, limit })) => {
+                        let e = ErrorObject::invalid_request(format!(
+                            "Invalid Request: message of {len} bytes exceeds the limit of {limit} bytes"
+                        ));
+                        out.push(tessera_proto::Transmit {
+                            message: tessera_proto::Outbound::Single(
+                                tessera_types::JsonRpcMessage::error(None, e),
+                            ),
+                            related: None,
+                        });
+                    }
+                    Ok(None) | Err(_) => {
+                        eof_at = Some(tokio::time::Instant::now() + self.options.drain_timeout);
+                        // Nothing more will arrive: requests we sent cannot be answered.
+                        self.fail_outgoing();
+                    }
+                },
+                _ = sleep_until(deadline), if deadline.is_some() => {
+                    self.engine.handle_timeout(now());
+                }
+            }
+        }
+        self.engine.close();
+        self.process_events();
+        for (_, token) in self.handlers.drain() {
+            token.cancel();
+        }
+        self.fail_outgoing();
+        if let Some(r) = self.connect_reply.take() {
+            let _ = r.send(Err(PeerError::Closed));
+        }
+        self.notifications = None;
+        transport.close().await;
+        notif_task.abort();
+        result
+    }
+
+    fn fail_outgoing(&mut self) {
+        for (_, o) in self.outgoing.drain() {
+            let _ = o.reply.send(Err(PeerError::Closed));
+        }
+        self.tickets.clear();
+    }
+
+    fn process_events(&mut self) {
+        while let Some(ev) = self.engine.poll_event() {
+            match ev {
+                Event::Request(r) => self.start_handler(r),
+                Event::Notification { method, params } => {
+                    if let Some(n) = &self.notifications {
+                        let _ = n.send(Notification {
+                            method,
+                            params,
+                            peer: self.peer.clone(),
+                        });
+                    }
+                }
+                Event::Cancelled { id, reason } => {
+                    tracing::debug!(%id, ?reason, "peer cancelled a request");
+                    if let Some(t) = self.handlers.get(&id) {
+                        t.cancel();
+                    }
+                }
+                Event::Response { id, outcome } => {
+                    if let Some(o) = self.outgoing.remove(&id) {
+                        self.tickets.remove(&o.ticket);
+                        let _ = o.reply.send(outcome.map_err(PeerError::Call));
+                    }
+                }
+                Event::Progress { id, params } => {
+                    if let Some(p) = self.outgoing.get(&id).and_then(|o| o.progress.as_ref()) {
+                        let _ = p.send(params);
+                    }
+                }
+                Event::Initialized { version } => {
+                    self.service.on_initialized(self.peer.clone(), version);
+                }
+                Event::Connected(c) => {
+                    self.info.send_modify(|i| i.connected = Some(c.clone()));
+                    if let Some(r) = self.connect_reply.take() {
+                        let _ = r.send(Ok(c));
+                    }
+                }
+                Event::ConnectFailed(e) => {
+                    if let Some(r) = self.connect_reply.take() {
+                        let _ = r.send(Err(PeerError::Call(e)));
+                    }
+                }
+                Event::ProtocolViolation(what) => {
+                    tracing::debug!(%what, "ignored a bad message from the peer");
+                }
+                other => tracing::debug!(?other, "unhandled engine event"),
+            }
+        }
+    }
+
+    fn start_handler(&mut self, r: tessera_proto::IncomingRequest) {
+        let token = CancellationToken::new();
+        self.handlers.insert(r.id.clone(), token.clone());
+        let id = r.id.clone();
+        let peer = self.peer.clone();
+        let fut = self
+            .service
+            .handle_request(Request::new(r, peer.clone(), token.clone()));
+        tokio::spawn(async move {
+            tokio::select! {
+                out = AssertUnwindSafe(fut).catch_unwind() => {
+                    let outcome = out.unwrap_or_else(|_| {
+                        Err(ErrorObject::internal("Internal error: the request handler panicked"))
+                    });
+                    peer.respond(id, outcome);
+                }
+                _ = token.cancelled() => {
+                    // The engine sends nothing for a cancelled request; this only clears it.
+                    peer.respond(id, Err(ErrorObject::internal("cancelled")));
+                }
+            }
+        });
+    }
+
+    fn apply(&mut self, c: Command) {
+        match c {
+            Command::Request {
+                ticket,
+                method,
+                params,
+                options,
+                reply,
+                progress,
+            } => match self.engine.send_request(now(), &method, params, options) {
+                Ok(id) => {
+                    self.tickets.insert(ticket, id.clone());
+                    self.outgoing.insert(
+                        id,
+                        Outgoing {
+                            ticket,
+                            reply,
+                            progress,
+                        },
+                    );
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(PeerError::Send(e.to_string())));
+                }
+            },
+            Command::CancelRequest { ticket, reason } => {
+                if let Some(id) = self.tickets.remove(&ticket) {
+                    self.outgoing.remove(&id);
+                    self.engine.cancel(&id, reason.as_deref());
+                }
+            }
+            Command::Notify {
+                method,
+                params,
+                related,
+            } => {
+                if let Err(e) = self.engine.notify(&method, params, related) {
+                    tracing::debug!(%method, %e, "notification not sent");
+                }
+            }
+            Command::Progress {
+                id,
+                progress,
+                total,
+                message,
+            } => {
+                self.engine
+                    .notify_progress(&id, progress, total, message.as_deref());
+            }
+            Command::Log {
+                level,
+                logger,
+                data,
+                related,
+            } => {
+                self.engine
+                    .notify_log(&level, logger.as_deref(), data, related.as_ref());
+            }
+            Command::Respond { id, outcome } => {
+                self.handlers.remove(&id);
+                self.engine.respond(&id, outcome);
+            }
+            Command::Connect { mode, reply } => {
+                self.connect_reply = Some(reply);
+                self.engine.connect(now(), mode);
+            }
+            Command::Close => self.engine.close(),
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}

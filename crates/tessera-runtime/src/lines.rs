@@ -1,0 +1,129 @@
+//! Newline-delimited framing with a size limit.
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// One frame read from a line transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A complete line, without its newline (and without a trailing `\r`).
+    Line(BytesMut),
+    /// A line longer than the limit; its bytes were discarded.
+    TooLong {
+        /// How many bytes the line had (at least).
+        len: usize,
+    },
+}
+
+/// Reads newline-delimited frames. Cancel-safe: partial lines stay buffered
+/// between calls to [`LineReader::next`].
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: R,
+    buf: BytesMut,
+    scanned: usize,
+    max: usize,
+    discarding: Option<usize>,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Wraps a reader; lines longer than `max` bytes are reported as [`Frame::TooLong`].
+    pub fn new(inner: R, max: usize) -> Self {
+        LineReader {
+            inner,
+            buf: BytesMut::with_capacity(8 * 1024),
+            scanned: 0,
+            max: max.max(1),
+            discarding: None,
+            eof: false,
+        }
+    }
+
+    /// The next frame; `None` at end of input. Blank lines are skipped.
+    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            if let Some(pos) = self.buf[self.scanned..].iter().position(|b| *b == b'\n') {
+                let end = self.scanned + pos;
+                let mut line = self.buf.split_to(end + 1);
+                self.scanned = 0;
+                line.truncate(end);
+                if line.last() == Some(&b'\r') {
+                    line.truncate(line.len() - 1);
+                }
+                if let Some(skipped) = self.discarding.take() {
+                    return Ok(Some(Frame::TooLong {
+                        len: skipped + line.len(),
+                    }));
+                }
+                if line.len() > self.max {
+                    return Ok(Some(Frame::TooLong { len: line.len() }));
+                }
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Ok(Some(Frame::Line(line)));
+            }
+            self.scanned = self.buf.len();
+            if self.buf.len() > self.max {
+                let n = self.buf.len();
+                *self.discarding.get_or_insert(0) += n;
+                self.buf.advance(n);
+                self.scanned = 0;
+            }
+            if self.eof {
+                if self.discarding.is_some() {
+                    let len = self.discarding.take().unwrap_or(0) + self.buf.len();
+                    self.buf.clear();
+                    return Ok(Some(Frame::TooLong { len }));
+                }
+                if self.buf.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(None);
+                }
+                // A last line without a newline still counts.
+                let line = self.buf.split();
+                self.scanned = 0;
+                return Ok(Some(Frame::Line(line)));
+            }
+            self.buf.reserve(8 * 1024);
+            if self.inner.read_buf(&mut self.buf).await? == 0 {
+                self.eof = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
+        let mut r = LineReader::new(input, max);
+        let mut out = Vec::new();
+        while let Some(f) = r.next().await.unwrap() {
+            out.push(f);
+        }
+        out
+    }
+
+    fn line(s: &str) -> Frame {
+        Frame::Line(BytesMut::from(s.as_bytes()))
+    }
+
+    #[tokio::test]
+    async fn splits_lines() {
+        assert_eq!(
+            frames(b"a\nbb\r\n\n  \nccc", 100).await,
+            vec![line("a"), line("bb"), line("ccc")]
+        );
+    }
+
+    #[tokio::test]
+    async fn reports_long_lines_and_goes_on() {
+        let mut input = vec![b'x'; 50_000];
+        input.extend_from_slice(b"\nok\n");
+        let f = frames(&input, 1000).await;
+        assert!(matches!(f[0], Frame::TooLong { len } if len >= 50_000));
+        assert_eq!(f[1], line("ok"));
+    }
+}

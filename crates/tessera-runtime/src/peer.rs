@@ -1,0 +1,260 @@
+//! [`Peer`]: a cloneable handle to a running connection.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+use tessera_proto::{CallError, ConnectMode, Connected, RequestOptions};
+use tessera_types::{ErrorObject, JsonObject, RequestId};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Why a call through a [`Peer`] failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PeerError {
+    /// The request reached the peer and failed (error response, timeout…).
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The engine refused to send it.
+    #[error("cannot send: {0}")]
+    Send(String),
+    /// The connection is gone.
+    #[error("connection closed")]
+    Closed,
+}
+
+impl PeerError {
+    /// The peer's JSON-RPC error, if that is what this is.
+    pub fn remote(&self) -> Option<&ErrorObject> {
+        match self {
+            PeerError::Call(CallError::Remote(e)) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Connection state as seen from outside the driver.
+#[derive(Debug, Clone, Default)]
+pub struct PeerInfo {
+    /// Client role: what the connection turned out to be, once connected.
+    pub connected: Option<Connected>,
+}
+
+pub(crate) type ProgressSink = mpsc::UnboundedSender<JsonObject>;
+
+pub(crate) enum Command {
+    Request {
+        ticket: u64,
+        method: String,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+        reply: oneshot::Sender<Result<JsonObject, PeerError>>,
+        progress: Option<ProgressSink>,
+    },
+    CancelRequest {
+        ticket: u64,
+        reason: Option<String>,
+    },
+    Notify {
+        method: String,
+        params: Option<JsonObject>,
+        related: Option<RequestId>,
+    },
+    Progress {
+        id: RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    Log {
+        level: String,
+        logger: Option<String>,
+        data: Value,
+        related: Option<RequestId>,
+    },
+    Respond {
+        id: RequestId,
+        outcome: Result<JsonObject, ErrorObject>,
+    },
+    Connect {
+        mode: ConnectMode,
+        reply: oneshot::Sender<Result<Connected, PeerError>>,
+    },
+    Close,
+}
+
+/// A cloneable handle to a running connection: send requests and
+/// notifications, report progress, log, close.
+#[derive(Clone)]
+pub struct Peer {
+    pub(crate) commands: mpsc::UnboundedSender<Command>,
+    tickets: Arc<AtomicU64>,
+    pub(crate) info: watch::Receiver<PeerInfo>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer").finish_non_exhaustive()
+    }
+}
+
+impl Peer {
+    pub(crate) fn new(
+        commands: mpsc::UnboundedSender<Command>,
+        info: watch::Receiver<PeerInfo>,
+    ) -> Self {
+        Peer {
+            commands,
+            tickets: Arc::new(AtomicU64::new(0)),
+            info,
+        }
+    }
+
+    /// Whether the connection is still running.
+    pub fn is_open(&self) -> bool {
+        !self.commands.is_closed()
+    }
+
+    /// Client role: what the connection turned out to be, once connected.
+    pub fn connected(&self) -> Option<Connected> {
+        self.info.borrow().connected.clone()
+    }
+
+    /// Sends a request and waits for its result. Dropping the returned future
+    /// before it completes cancels the request (the peer is told).
+    pub async fn request(
+        &self,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<JsonObject, PeerError> {
+        self.request_inner(method.into(), params, options, None)
+            .await
+    }
+
+    /// Like [`Peer::request`], asking for progress: each `notifications/progress`
+    /// params object is sent to `progress`.
+    pub async fn request_with_progress(
+        &self,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+        mut options: RequestOptions,
+        progress: mpsc::UnboundedSender<JsonObject>,
+    ) -> Result<JsonObject, PeerError> {
+        options.progress = true;
+        self.request_inner(method.into(), params, options, Some(progress))
+            .await
+    }
+
+    async fn request_inner(
+        &self,
+        method: String,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+        progress: Option<ProgressSink>,
+    ) -> Result<JsonObject, PeerError> {
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        let (reply, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Request {
+                ticket,
+                method,
+                params,
+                options,
+                reply,
+                progress,
+            })
+            .map_err(|_| PeerError::Closed)?;
+        let mut guard = CancelOnDrop {
+            commands: &self.commands,
+            ticket,
+            armed: true,
+        };
+        let out = rx.await.unwrap_or(Err(PeerError::Closed));
+        guard.armed = false;
+        out
+    }
+
+    /// Sends a notification. `related` ties it to an incoming request.
+    pub fn notify(
+        &self,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+        related: Option<RequestId>,
+    ) -> Result<(), PeerError> {
+        self.commands
+            .send(Command::Notify {
+                method: method.into(),
+                params,
+                related,
+            })
+            .map_err(|_| PeerError::Closed)
+    }
+
+    /// Reports progress on an incoming request.
+    pub fn progress(
+        &self,
+        id: RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
+        let _ = self.commands.send(Command::Progress {
+            id,
+            progress,
+            total,
+            message,
+        });
+    }
+
+    /// Sends a log message (filtered by the level the client asked for).
+    pub fn log(
+        &self,
+        level: impl Into<String>,
+        logger: Option<String>,
+        data: Value,
+        related: Option<RequestId>,
+    ) {
+        let _ = self.commands.send(Command::Log {
+            level: level.into(),
+            logger,
+            data,
+            related,
+        });
+    }
+
+    pub(crate) fn respond(&self, id: RequestId, outcome: Result<JsonObject, ErrorObject>) {
+        let _ = self.commands.send(Command::Respond { id, outcome });
+    }
+
+    /// Client role: connects (era probe, handshake) and waits for the outcome.
+    pub async fn connect(&self, mode: ConnectMode) -> Result<Connected, PeerError> {
+        let (reply, rx) = oneshot::channel();
+        self.commands
+            .send(Command::Connect { mode, reply })
+            .map_err(|_| PeerError::Closed)?;
+        rx.await.unwrap_or(Err(PeerError::Closed))
+    }
+
+    /// Closes the connection.
+    pub fn close(&self) {
+        let _ = self.commands.send(Command::Close);
+    }
+}
+
+struct CancelOnDrop<'a> {
+    commands: &'a mpsc::UnboundedSender<Command>,
+    ticket: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.commands.send(Command::CancelRequest {
+                ticket: self.ticket,
+                reason: Some("the caller stopped waiting".into()),
+            });
+        }
+    }
+}

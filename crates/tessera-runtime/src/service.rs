@@ -1,0 +1,123 @@
+//! The application side of a connection: what handles the peer's requests
+//! and notifications.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tessera_proto::{IncomingRequest, RequestContext};
+use tessera_types::{ErrorObject, JsonObject, ProtocolVersion, RequestId};
+use tokio_util::sync::CancellationToken;
+
+use crate::peer::Peer;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a request handler returns: a result object or a JSON-RPC error.
+pub type HandlerResult = Result<JsonObject, ErrorObject>;
+
+/// Handles what the peer sends. Requests run concurrently, each in its own
+/// task; notifications are handed over one at a time, in arrival order.
+pub trait Service: Send + Sync + 'static {
+    /// The request methods this service handles (beyond the lifecycle methods
+    /// the engine answers itself). Anything else gets `-32601`.
+    fn methods(&self) -> Vec<String>;
+
+    /// Handles one request. `request.cancellation()` fires when the peer
+    /// cancels it; the answer to a cancelled request is never sent.
+    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult>;
+
+    /// Handles one notification.
+    fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
+        let _ = notification;
+        Box::pin(async {})
+    }
+
+    /// Called when a legacy client completes the handshake (server role).
+    fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
+        let _ = (peer, version);
+    }
+}
+
+/// A request from the peer, with what a handler needs to act on it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The request id.
+    pub id: RequestId,
+    /// The method.
+    pub method: String,
+    /// The params.
+    pub params: Option<JsonObject>,
+    /// Era, version, peer capabilities, `_meta`.
+    pub context: RequestContext,
+    /// The connection, for progress, logs and requests back to the peer.
+    pub peer: Peer,
+    /// Fires when the peer cancels this request or the connection closes.
+    pub cancel: CancellationToken,
+}
+
+impl Request {
+    pub(crate) fn new(r: IncomingRequest, peer: Peer, cancel: CancellationToken) -> Self {
+        Request {
+            id: r.id,
+            method: r.method,
+            params: r.params,
+            context: r.context,
+            peer,
+            cancel,
+        }
+    }
+
+    /// The cancellation token of this request.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Reports progress (sent only if the caller gave a progress token, and only
+    /// while the request is in progress; values must increase).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.peer
+            .progress(self.id.clone(), progress, total, message);
+    }
+}
+
+/// A notification from the peer.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method.
+    pub method: String,
+    /// The params.
+    pub params: Option<JsonObject>,
+    /// The connection.
+    pub peer: Peer,
+}
+
+/// A service that serves nothing (every request gets `-32601`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoService;
+
+impl Service for NoService {
+    fn methods(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+        let m = request.method;
+        Box::pin(async move { Err(ErrorObject::method_not_found(&m)) })
+    }
+}
+
+impl<S: Service + ?Sized> Service for Arc<S> {
+    fn methods(&self) -> Vec<String> {
+        (**self).methods()
+    }
+    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+        (**self).handle_request(request)
+    }
+    fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
+        (**self).handle_notification(notification)
+    }
+    fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
+        (**self).on_initialized(peer, version)
+    }
+}

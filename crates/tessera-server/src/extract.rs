@@ -1,0 +1,113 @@
+//! Extractors: the parameters a handler function can take.
+//!
+//! A tool handler is an async function whose parameters each implement
+//! [`FromToolCall`]: [`Args`] (the typed arguments, whose JSON Schema becomes
+//! the tool's `inputSchema`), [`RequestContext`](crate::RequestContext),
+//! [`State`], [`Peer`](tessera_runtime::Peer) and
+//! [`CancellationToken`](tokio_util::sync::CancellationToken).
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tessera_types::{CallToolResult, JsonObject};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::RequestContext;
+use crate::schema::schema_for;
+
+/// Everything a tool call carries, before extraction.
+#[derive(Debug)]
+pub struct ToolCall<S> {
+    /// The `arguments` object (taken by [`Args`]).
+    pub arguments: Option<JsonObject>,
+    /// The request context.
+    pub context: RequestContext,
+    /// The server's shared state.
+    pub state: Arc<S>,
+}
+
+/// Something a tool handler can take as a parameter.
+pub trait FromToolCall<S>: Sized + Send {
+    /// Extracts the value; an `Err` becomes the call's result (an `isError` result).
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult>;
+
+    /// The `inputSchema` this extractor implies, if it reads the arguments.
+    fn input_schema() -> Option<JsonObject> {
+        None
+    }
+}
+
+/// The tool's arguments, deserialised into `T`. `T`'s JSON Schema (generated
+/// with schemars) is the tool's `inputSchema`, and arguments are validated
+/// against it before the handler runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args<T>(pub T);
+
+impl<S, T> FromToolCall<S> for Args<T>
+where
+    T: DeserializeOwned + JsonSchema + Send,
+{
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        let args = Value::Object(call.arguments.take().unwrap_or_default());
+        serde_json::from_value(args)
+            .map(Args)
+            .map_err(|e| CallToolResult::error(format!("Invalid arguments: {e}")))
+    }
+
+    fn input_schema() -> Option<JsonObject> {
+        Some(schema_for::<T>())
+    }
+}
+
+/// The raw `arguments` object, unchecked (the tool's schema says any object).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawArgs(pub JsonObject);
+
+impl<S> FromToolCall<S> for RawArgs {
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        Ok(RawArgs(call.arguments.take().unwrap_or_default()))
+    }
+}
+
+/// The server's shared state, as given to `Server::with_state`.
+#[derive(Debug)]
+pub struct State<S>(pub Arc<S>);
+
+impl<S> Clone for State<S> {
+    fn clone(&self) -> Self {
+        State(self.0.clone())
+    }
+}
+
+impl<S> std::ops::Deref for State<S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        &self.0
+    }
+}
+
+impl<S: Send + Sync> FromToolCall<S> for State<S> {
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        Ok(State(call.state.clone()))
+    }
+}
+
+impl<S> FromToolCall<S> for RequestContext {
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        Ok(call.context.clone())
+    }
+}
+
+impl<S> FromToolCall<S> for tessera_runtime::Peer {
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        Ok(call.context.peer().clone())
+    }
+}
+
+impl<S> FromToolCall<S> for CancellationToken {
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        Ok(call.context.cancellation().clone())
+    }
+}
