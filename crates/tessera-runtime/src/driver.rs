@@ -107,7 +107,7 @@ struct Driver<S> {
     info: watch::Sender<PeerInfo>,
     outgoing: HashMap<RequestId, Outgoing>,
     tickets: HashMap<u64, RequestId>,
-    handlers: HashMap<RequestId, CancellationToken>,
+    handlers: HashMap<RequestId, (CancellationToken, bool)>,
     connect_reply: Option<oneshot::Sender<Result<tessera_proto::Connected, PeerError>>>,
     notifications: Option<mpsc::UnboundedSender<Notification>>,
     options: ConnectionOptions,
@@ -180,6 +180,13 @@ impl<S: Service> Driver<S> {
                     }
                     Ok(None) | Err(_) => {
                         eof_at = Some(tokio::time::Instant::now() + self.options.drain_timeout);
+                        // Long-lived subscriptions end with the connection; other
+                        // requests in progress may still finish.
+                        for (token, long_lived) in self.handlers.values() {
+                            if *long_lived {
+                                token.cancel();
+                            }
+                        }
                         // Nothing more will arrive: requests we sent cannot be answered.
                         self.fail_outgoing();
                     }
@@ -191,7 +198,7 @@ impl<S: Service> Driver<S> {
         }
         self.engine.close();
         self.process_events();
-        for (_, token) in self.handlers.drain() {
+        for (_, (token, _)) in self.handlers.drain() {
             token.cancel();
         }
         self.fail_outgoing();
@@ -226,7 +233,7 @@ impl<S: Service> Driver<S> {
                 }
                 Event::Cancelled { id, reason } => {
                     tracing::debug!(%id, ?reason, "peer cancelled a request");
-                    if let Some(t) = self.handlers.get(&id) {
+                    if let Some((t, _)) = self.handlers.get(&id) {
                         t.cancel();
                     }
                 }
@@ -265,7 +272,9 @@ impl<S: Service> Driver<S> {
 
     fn start_handler(&mut self, r: tessera_proto::IncomingRequest) {
         let token = CancellationToken::new();
-        self.handlers.insert(r.id.clone(), token.clone());
+        let long_lived = r.method == "subscriptions/listen";
+        self.handlers
+            .insert(r.id.clone(), (token.clone(), long_lived));
         let id = r.id.clone();
         let peer = self.peer.clone();
         let fut = self

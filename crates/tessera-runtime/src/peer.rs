@@ -110,6 +110,11 @@ impl Peer {
         }
     }
 
+    /// Whether two handles lead to the same connection.
+    pub fn same_connection(&self, other: &Peer) -> bool {
+        self.commands.same_channel(&other.commands)
+    }
+
     /// Whether the connection is still running.
     pub fn is_open(&self) -> bool {
         !self.commands.is_closed()

@@ -35,10 +35,16 @@
 //! handler runs: a mismatch is an `isError` result that names the field, so the
 //! model can correct itself. Capabilities are derived from what is registered.
 
+mod completion;
 mod context;
 mod error;
 mod extract;
 mod handler;
+pub mod hub;
+mod listen;
+pub mod pagination;
+mod prompt;
+mod resource;
 mod response;
 pub mod schema;
 mod server;

@@ -1,41 +1,76 @@
-//! [`Server`] and [`ServerBuilder`].
+//! [`Server`] and [`ServerBuilder`]: the registry of what a server offers and
+//! the dispatch of requests to it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tessera_proto::{EngineConfig, ServerIdentity};
-use tessera_runtime::{BoxFuture, ConnectionOptions, HandlerResult, Peer, Request, Service};
+use tessera_runtime::{
+    BoxFuture, ConnectionOptions, HandlerResult, Notification, Peer, Request, Service,
+};
 use tessera_types::{
-    CallToolRequestParams, CallToolResult, ErrorObject, Implementation, JsonObject,
-    ListToolsResult, ServerCapabilities, ToolsCapability,
+    Era, ErrorObject, Implementation, JsonObject, ProtocolVersion, ServerCapabilities,
 };
 
+use crate::completion::CompletionRegistry;
 use crate::context::RequestContext;
 use crate::error::BuildError;
-use crate::extract::ToolCall;
-use crate::tool::{RegisteredTool, ToolRoute};
+use crate::hub::{Hub, ListKind};
+use crate::pagination::Pager;
+use crate::prompt::PromptRegistry;
+use crate::resource::ResourceRegistry;
+use crate::tool::{ToolRegistry, ToolRoute};
+
+/// Everything a server offers. Each feature keeps its own part.
+pub(crate) struct Registry<S> {
+    pub tools: ToolRegistry<S>,
+    pub resources: ResourceRegistry<S>,
+    pub prompts: PromptRegistry<S>,
+    pub completions: CompletionRegistry<S>,
+}
+
+impl<S> Default for Registry<S> {
+    fn default() -> Self {
+        Registry {
+            tools: ToolRegistry::default(),
+            resources: ResourceRegistry::default(),
+            prompts: PromptRegistry::default(),
+            completions: CompletionRegistry::default(),
+        }
+    }
+}
+
+/// Settings that shape answers rather than content.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub page_size: usize,
+    pub cache_ttl: Duration,
+    pub cache_scope: &'static str,
+    pub logging: bool,
+}
 
 /// Builds a [`Server`].
 pub struct ServerBuilder<S = ()> {
-    info: Implementation,
-    instructions: Option<String>,
-    state: Arc<S>,
-    tools: Vec<ToolRoute<S>>,
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) state: Arc<S>,
+    pub(crate) registry: Registry<S>,
+    pub(crate) errors: Vec<BuildError>,
+    pub(crate) settings: Settings,
 }
 
 impl<S> std::fmt::Debug for ServerBuilder<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
             .field("info", &self.info)
-            .field("tools", &self.tools.len())
             .finish_non_exhaustive()
     }
 }
 
 impl<S: Send + Sync + 'static> ServerBuilder<S> {
-    /// Sets the server's `Implementation` info (name, version, title…).
+    /// Sets the server's `Implementation` info (name, version, title, icons…).
     pub fn info(mut self, info: Implementation) -> Self {
         self.info = info;
         self
@@ -56,50 +91,74 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
 
     /// Registers a tool (see [`tool`](crate::tool())).
     pub fn tool(mut self, route: ToolRoute<S>) -> Self {
-        self.tools.push(route);
+        if let Err(e) = self.registry.tools.add(route) {
+            self.errors.push(e);
+        }
+        self
+    }
+
+    /// Items per page of every list method (default 100).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.settings.page_size = n.max(1);
+        self
+    }
+
+    /// The `ttlMs` cache hint on cacheable 2026-07-28 results (default 60 s).
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.settings.cache_ttl = ttl;
+        self
+    }
+
+    /// Marks cacheable results `cacheScope: "private"` (for answers that depend
+    /// on who asks); the default is `"public"`.
+    pub fn private_cache(mut self) -> Self {
+        self.settings.cache_scope = "private";
+        self
+    }
+
+    /// Whether the server offers logging (`logging/setLevel` and
+    /// `notifications/message`); on by default.
+    pub fn logging(mut self, on: bool) -> Self {
+        self.settings.logging = on;
         self
     }
 
     /// Checks every definition and builds the server.
-    pub fn build(self) -> Result<Server<S>, BuildError> {
-        let mut tools = Vec::with_capacity(self.tools.len());
-        let mut index = HashMap::new();
-        for route in self.tools {
-            let name = route.tool.name.clone();
-            if index.contains_key(&name) {
-                return Err(BuildError::DuplicateTool(name));
-            }
-            index.insert(name, tools.len());
-            tools.push(Arc::new(RegisteredTool::new(route)?));
+    pub fn build(mut self) -> Result<Server<S>, BuildError> {
+        if let Some(e) = self.errors.into_iter().next() {
+            return Err(e);
         }
+        self.registry.resources.finish()?;
+        self.registry.prompts.finish()?;
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,
                 instructions: self.instructions,
                 state: self.state,
-                registry: RwLock::new(Registry { tools, index }),
+                pager: Pager::new(self.settings.page_size),
+                settings: self.settings,
+                registry: RwLock::new(self.registry),
+                hub: Hub::default(),
             }),
         })
     }
 }
 
-struct Registry<S> {
-    tools: Vec<Arc<RegisteredTool<S>>>,
-    index: HashMap<String, usize>,
-}
-
-struct Inner<S> {
+pub(crate) struct Inner<S> {
     info: Implementation,
     instructions: Option<String>,
-    state: Arc<S>,
-    registry: RwLock<Registry<S>>,
+    pub(crate) state: Arc<S>,
+    pub(crate) registry: RwLock<Registry<S>>,
+    pub(crate) pager: Pager,
+    pub(crate) hub: Hub,
+    pub(crate) settings: Settings,
 }
 
-/// An MCP server: what it offers and how it answers. Cheap to clone; serve it
-/// on stdio with [`Server::serve_stdio`] or on any transport through
-/// [`tessera_runtime::spawn`].
+/// An MCP server: what it offers and how it answers, for both eras. Cheap to
+/// clone; serve it on stdio with [`Server::serve_stdio`] or on any transport
+/// through [`tessera_runtime::spawn`].
 pub struct Server<S = ()> {
-    inner: Arc<Inner<S>>,
+    pub(crate) inner: Arc<Inner<S>>,
 }
 
 impl<S> Clone for Server<S> {
@@ -133,7 +192,14 @@ impl<S: Send + Sync + 'static> Server<S> {
             info: Implementation::new("tessera-server", env!("CARGO_PKG_VERSION")),
             instructions: None,
             state: Arc::new(state),
-            tools: Vec::new(),
+            registry: Registry::default(),
+            errors: Vec::new(),
+            settings: Settings {
+                page_size: 100,
+                cache_ttl: Duration::from_secs(60),
+                cache_scope: "public",
+                logging: true,
+            },
         }
     }
 
@@ -142,12 +208,45 @@ impl<S: Send + Sync + 'static> Server<S> {
         &self.inner.info
     }
 
+    /// The shared state.
+    pub fn state(&self) -> &Arc<S> {
+        &self.inner.state
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Registry<S>> {
+        // A poisoned lock only means a panic elsewhere mid-update; the data is still usable.
+        self.inner
+            .registry
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Registry<S>> {
+        self.inner
+            .registry
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn hub(&self) -> &Hub {
+        &self.inner.hub
+    }
+
+    pub(crate) fn pager(&self) -> &Pager {
+        &self.inner.pager
+    }
+
     /// The capabilities, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
         let reg = self.read();
         let mut caps = ServerCapabilities::default();
-        if !reg.tools.is_empty() {
-            caps.tools = Some(ToolsCapability::default());
+        reg.tools.declare(&mut caps);
+        reg.resources.declare(&mut caps);
+        reg.prompts.declare(&mut caps);
+        reg.completions
+            .declare(&mut caps, &reg.prompts, &reg.resources);
+        if self.inner.settings.logging {
+            caps.logging = Some(JsonObject::new());
         }
         caps
     }
@@ -158,7 +257,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             info: to_object(&self.inner.info),
             capabilities: to_object(&self.capabilities()),
             instructions: self.inner.instructions.clone(),
-            discover_ttl: std::time::Duration::from_secs(300),
+            discover_ttl: self.inner.settings.cache_ttl,
         })
     }
 
@@ -184,99 +283,92 @@ impl<S: Send + Sync + 'static> Server<S> {
         tessera_runtime::spawn(config, reader, writer, self, ConnectionOptions::default())
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry<S>> {
-        // A poisoned lock only means a panic elsewhere mid-update; the data is still usable.
-        self.inner
-            .registry
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Adds a tool while serving; clients that asked are told the list changed.
+    pub fn add_tool(&self, route: ToolRoute<S>) -> Result<(), BuildError> {
+        self.write().tools.add(route)?;
+        self.hub().list_changed(ListKind::Tools);
+        Ok(())
     }
 
-    fn list_tools(&self) -> HandlerResult {
-        let reg = self.read();
-        let result = ListToolsResult::new(reg.tools.iter().map(|t| t.tool.clone()).collect());
-        Ok(to_object(&result))
-    }
-
-    fn call_tool(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        let params: CallToolRequestParams = match tessera_types::decode_params(r.params.as_ref()) {
-            Ok(p) => p,
-            Err(e) => {
-                return Box::pin(async move {
-                    Err(ErrorObject::invalid_params(format!(
-                        "Invalid params for tools/call: {e}"
-                    )))
-                });
-            }
-        };
-        let tool = {
-            let reg = self.read();
-            reg.index.get(&params.name).map(|i| reg.tools[*i].clone())
-        };
-        let Some(tool) = tool else {
-            let name = params.name;
-            return Box::pin(async move {
-                Err(ErrorObject::invalid_params(format!("Unknown tool: {name}")))
-            });
-        };
-        let args = Value::Object(params.arguments.clone().unwrap_or_default());
-        if let Err(problem) = tool.input.check(&args) {
-            let name = params.name;
-            return Box::pin(async move {
-                Ok(to_object(&CallToolResult::error(format!(
-                    "Invalid arguments for tool {name}: {problem}"
-                ))))
-            });
+    /// Removes a tool while serving; returns whether it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.write().tools.remove(name);
+        if removed {
+            self.hub().list_changed(ListKind::Tools);
         }
-        let call = ToolCall {
-            arguments: params.arguments,
-            context: RequestContext::from_request(&r),
-            state: self.inner.state.clone(),
-        };
-        let fut = (tool.handler)(call);
-        Box::pin(async move {
-            let result = fut.await;
-            if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
-                let structured = result.structured_content.clone().unwrap_or(Value::Null);
-                if let Err(problem) = v.check(&structured) {
-                    return Err(ErrorObject::internal(format!(
-                        "Internal error: tool {} returned output that does not match its outputSchema: {problem}",
-                        tool.tool.name
-                    )));
-                }
-            }
-            Ok(to_object(&result))
-        })
+        removed
+    }
+
+    /// Tells every client that asked that a resource changed
+    /// (`notifications/resources/updated`).
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.hub().resource_updated(uri);
+    }
+
+    /// Tells every client that asked that a list changed.
+    pub fn notify_list_changed(&self, kind: ListKind) {
+        self.hub().list_changed(kind);
+    }
+
+    /// Sets the 2026-07-28 cache hints (`ttlMs`, `cacheScope`) on a cacheable
+    /// result; earlier versions have no such fields.
+    pub(crate) fn cache_hints(&self, ctx: &RequestContext, result: &mut JsonObject) {
+        if ctx.era() == Era::Modern {
+            let ms = u64::try_from(self.inner.settings.cache_ttl.as_millis()).unwrap_or(u64::MAX);
+            result.insert("ttlMs".into(), json!(ms));
+            result.insert("cacheScope".into(), json!(self.inner.settings.cache_scope));
+        }
+    }
+
+    /// The methods served, derived from what is registered.
+    fn served_methods(&self) -> Vec<String> {
+        let reg = self.read();
+        let mut m: Vec<&str> = Vec::new();
+        m.extend(reg.tools.methods());
+        m.extend(reg.resources.methods());
+        m.extend(reg.prompts.methods());
+        m.extend(reg.completions.methods(&reg.prompts, &reg.resources));
+        m.push("subscriptions/listen");
+        m.into_iter().map(str::to_owned).collect()
     }
 }
 
-fn to_object<T: Serialize>(v: &T) -> JsonObject {
+pub(crate) fn to_object<T: Serialize>(v: &T) -> JsonObject {
     match serde_json::to_value(v) {
         Ok(Value::Object(o)) => o,
         _ => JsonObject::new(),
     }
 }
 
+/// A finished future for an immediate answer.
+pub(crate) fn ready(r: HandlerResult) -> BoxFuture<'static, HandlerResult> {
+    Box::pin(async move { r })
+}
+
 impl<S: Send + Sync + 'static> Service for Server<S> {
     fn methods(&self) -> Vec<String> {
-        let mut m = Vec::new();
-        if !self.read().tools.is_empty() {
-            m.extend(["tools/list".to_owned(), "tools/call".to_owned()]);
-        }
-        m
+        self.served_methods()
     }
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        match request.method.as_str() {
-            "tools/list" => {
-                let r = self.list_tools();
-                Box::pin(async move { r })
-            }
-            "tools/call" => self.call_tool(request),
-            other => {
-                let e = ErrorObject::method_not_found(other);
-                Box::pin(async move { Err(e) })
-            }
+        let method = request.method.as_str();
+        match method {
+            "tools/list" | "tools/call" => self.handle_tools(request),
+            "subscriptions/listen" => self.listen(request),
+            m if m.starts_with("resources/") => self.handle_resources(request),
+            m if m.starts_with("prompts/") => self.handle_prompts(request),
+            "completion/complete" => self.handle_completion(request),
+            other => ready(Err(ErrorObject::method_not_found(other))),
         }
+    }
+
+    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        tracing::debug!(method = %n.method, "notification from the client");
+        Box::pin(async {})
+    }
+
+    fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
+        tracing::debug!(%version, "legacy session initialized");
+        self.hub().add_session(peer);
     }
 }

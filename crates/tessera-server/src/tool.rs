@@ -2,14 +2,21 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-use tessera_runtime::BoxFuture;
-use tessera_types::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use std::collections::HashMap;
 
+use serde_json::Value;
+use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_types::{
+    CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, ServerCapabilities, Tool,
+    ToolAnnotations, ToolsCapability,
+};
+
+use crate::context::RequestContext;
 use crate::error::BuildError;
 use crate::extract::ToolCall;
 use crate::handler::ToolHandler;
 use crate::schema::{Validator, empty_object_schema};
+use crate::server::{Server, ready, to_object};
 
 type ErasedHandler<S> =
     Arc<dyn Fn(ToolCall<S>) -> BoxFuture<'static, CallToolResult> + Send + Sync>;
@@ -163,6 +170,147 @@ impl<S> RegisteredTool<S> {
             input,
             output,
             handler: route.handler,
+        })
+    }
+}
+
+/// The tools of a server, in registration order (a deterministic order, so
+/// clients and model prompt caches see a stable list).
+pub(crate) struct ToolRegistry<S> {
+    tools: Vec<Arc<RegisteredTool<S>>>,
+    index: HashMap<String, usize>,
+}
+
+impl<S> Default for ToolRegistry<S> {
+    fn default() -> Self {
+        ToolRegistry {
+            tools: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<S> ToolRegistry<S> {
+    pub fn add(&mut self, route: ToolRoute<S>) -> Result<(), BuildError> {
+        if self.index.contains_key(&route.tool.name) {
+            return Err(BuildError::DuplicateTool(route.tool.name));
+        }
+        let t = RegisteredTool::new(route)?;
+        self.index.insert(t.tool.name.clone(), self.tools.len());
+        self.tools.push(Arc::new(t));
+        Ok(())
+    }
+
+    pub fn remove(&mut self, name: &str) -> bool {
+        let Some(i) = self.index.remove(name) else {
+            return false;
+        };
+        self.tools.remove(i);
+        for (n, t) in self.tools.iter().enumerate().skip(i) {
+            self.index.insert(t.tool.name.clone(), n);
+        }
+        true
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<RegisteredTool<S>>> {
+        self.index.get(name).map(|i| self.tools[*i].clone())
+    }
+
+    pub fn definitions(&self) -> Vec<Tool> {
+        self.tools.iter().map(|t| t.tool.clone()).collect()
+    }
+
+    pub fn declare(&self, caps: &mut ServerCapabilities) {
+        if !self.tools.is_empty() {
+            caps.tools = Some(ToolsCapability {
+                list_changed: Some(true),
+            });
+        }
+    }
+
+    pub fn methods(&self) -> Vec<&'static str> {
+        if self.tools.is_empty() {
+            Vec::new()
+        } else {
+            vec!["tools/list", "tools/call"]
+        }
+    }
+}
+
+impl<S: Send + Sync + 'static> Server<S> {
+    pub(crate) fn handle_tools(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        match r.method.as_str() {
+            "tools/list" => ready(self.list_tools(&r)),
+            _ => self.call_tool(r),
+        }
+    }
+
+    fn list_tools(&self, r: &Request) -> HandlerResult {
+        let ctx = RequestContext::from_request(r);
+        let cursor = r
+            .params
+            .as_ref()
+            .and_then(|p| p.get("cursor"))
+            .map(|c| {
+                c.as_str().ok_or_else(|| {
+                    ErrorObject::invalid_params("Invalid params: cursor must be a string")
+                })
+            })
+            .transpose()?;
+        let all = self.read().tools.definitions();
+        let (page, next) = self.pager().page("tools/list", &all, cursor)?;
+        let mut result = JsonObject::new();
+        result.insert(
+            "tools".into(),
+            serde_json::to_value(page).unwrap_or_default(),
+        );
+        if let Some(n) = next {
+            result.insert("nextCursor".into(), Value::String(n));
+        }
+        self.cache_hints(&ctx, &mut result);
+        Ok(result)
+    }
+
+    fn call_tool(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        let params: CallToolRequestParams = match tessera_types::decode_params(r.params.as_ref()) {
+            Ok(p) => p,
+            Err(e) => {
+                return ready(Err(ErrorObject::invalid_params(format!(
+                    "Invalid params for tools/call: {e}"
+                ))));
+            }
+        };
+        let Some(tool) = self.read().tools.get(&params.name) else {
+            return ready(Err(ErrorObject::invalid_params(format!(
+                "Unknown tool: {}",
+                params.name
+            ))));
+        };
+        let args = Value::Object(params.arguments.clone().unwrap_or_default());
+        if let Err(problem) = tool.input.check(&args) {
+            return ready(Ok(to_object(&CallToolResult::error(format!(
+                "Invalid arguments for tool {}: {problem}",
+                params.name
+            )))));
+        }
+        let call = ToolCall {
+            arguments: params.arguments,
+            context: RequestContext::from_request(&r),
+            state: self.inner.state.clone(),
+        };
+        let fut = (tool.handler)(call);
+        Box::pin(async move {
+            let result = fut.await;
+            if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
+                let structured = result.structured_content.clone().unwrap_or(Value::Null);
+                if let Err(problem) = v.check(&structured) {
+                    return Err(ErrorObject::internal(format!(
+                        "Internal error: tool {} returned output that does not match its outputSchema: {problem}",
+                        tool.tool.name
+                    )));
+                }
+            }
+            Ok(to_object(&result))
         })
     }
 }

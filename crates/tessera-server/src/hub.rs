@@ -1,0 +1,207 @@
+//! Who gets told when something changes: legacy sessions (list_changed,
+//! `resources/subscribe`) and modern `subscriptions/listen` streams.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use tessera_runtime::Peer;
+use tessera_types::{JsonObject, RequestId};
+
+/// A list whose changes are announced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+    /// `notifications/resources/list_changed`.
+    Resources,
+}
+
+impl ListKind {
+    fn method(self) -> &'static str {
+        match self {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+        }
+    }
+}
+
+/// What a `subscriptions/listen` stream asked for (and was granted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Tool list changes.
+    pub tools: bool,
+    /// Prompt list changes.
+    pub prompts: bool,
+    /// Resource list changes.
+    pub resources: bool,
+    /// Updates of these resource URIs.
+    pub resource_uris: BTreeSet<String>,
+}
+
+impl Filter {
+    fn wants(&self, kind: ListKind) -> bool {
+        match kind {
+            ListKind::Tools => self.tools,
+            ListKind::Prompts => self.prompts,
+            ListKind::Resources => self.resources,
+        }
+    }
+}
+
+struct Session {
+    peer: Peer,
+    resource_uris: BTreeSet<String>,
+}
+
+struct Listener {
+    key: u64,
+    peer: Peer,
+    request: RequestId,
+    filter: Filter,
+}
+
+#[derive(Default)]
+struct State {
+    sessions: Vec<Session>,
+    listeners: Vec<Listener>,
+    next_key: u64,
+}
+
+/// The registry of everyone listening for changes.
+#[derive(Default)]
+pub struct Hub {
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub").finish_non_exhaustive()
+    }
+}
+
+impl Hub {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A legacy session finished its handshake.
+    pub fn add_session(&self, peer: Peer) {
+        let mut s = self.lock();
+        s.sessions.retain(|x| x.peer.is_open());
+        s.sessions.push(Session {
+            peer,
+            resource_uris: BTreeSet::new(),
+        });
+    }
+
+    /// `resources/subscribe` from a legacy session.
+    pub fn subscribe(&self, peer: &Peer, uri: &str) {
+        let mut s = self.lock();
+        match s.sessions.iter_mut().find(|x| x.peer.same_connection(peer)) {
+            Some(x) => {
+                x.resource_uris.insert(uri.to_owned());
+            }
+            None => s.sessions.push(Session {
+                peer: peer.clone(),
+                resource_uris: BTreeSet::from([uri.to_owned()]),
+            }),
+        }
+    }
+
+    /// `resources/unsubscribe` from a legacy session.
+    pub fn unsubscribe(&self, peer: &Peer, uri: &str) {
+        let mut s = self.lock();
+        if let Some(x) = s.sessions.iter_mut().find(|x| x.peer.same_connection(peer)) {
+            x.resource_uris.remove(uri);
+        }
+    }
+
+    /// A `subscriptions/listen` stream opened; returns a key for [`Hub::remove_listener`].
+    pub fn add_listener(&self, peer: Peer, request: RequestId, filter: Filter) -> u64 {
+        let mut s = self.lock();
+        s.next_key += 1;
+        let key = s.next_key;
+        s.listeners.push(Listener {
+            key,
+            peer,
+            request,
+            filter,
+        });
+        key
+    }
+
+    /// A `subscriptions/listen` stream ended.
+    pub fn remove_listener(&self, key: u64) {
+        self.lock().listeners.retain(|l| l.key != key);
+    }
+
+    /// Announces a list change to every legacy session and every listener that asked.
+    pub fn list_changed(&self, kind: ListKind) {
+        let mut s = self.lock();
+        s.sessions.retain(|x| x.peer.is_open());
+        s.listeners.retain(|l| l.peer.is_open());
+        for x in &s.sessions {
+            let _ = x.peer.notify(kind.method(), None, None);
+        }
+        for l in s.listeners.iter().filter(|l| l.filter.wants(kind)) {
+            let _ = l.peer.notify(
+                kind.method(),
+                Some(tagged(&l.request, JsonObject::new())),
+                Some(l.request.clone()),
+            );
+        }
+    }
+
+    /// Announces that a resource changed to whoever subscribed to it.
+    pub fn resource_updated(&self, uri: &str) {
+        let mut s = self.lock();
+        s.sessions.retain(|x| x.peer.is_open());
+        s.listeners.retain(|l| l.peer.is_open());
+        let mut params = JsonObject::new();
+        params.insert("uri".into(), json!(uri));
+        for x in s.sessions.iter().filter(|x| x.resource_uris.contains(uri)) {
+            let _ = x.peer.notify(
+                "notifications/resources/updated",
+                Some(params.clone()),
+                None,
+            );
+        }
+        for l in s
+            .listeners
+            .iter()
+            .filter(|l| l.filter.resource_uris.contains(uri))
+        {
+            let _ = l.peer.notify(
+                "notifications/resources/updated",
+                Some(tagged(&l.request, params.clone())),
+                Some(l.request.clone()),
+            );
+        }
+    }
+
+    /// How many legacy sessions and listeners are registered.
+    pub fn counts(&self) -> (usize, usize) {
+        let s = self.lock();
+        (s.sessions.len(), s.listeners.len())
+    }
+}
+
+/// Adds `_meta.io.modelcontextprotocol/subscriptionId` to notification params.
+pub fn tagged(request: &RequestId, mut params: JsonObject) -> JsonObject {
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Value::Object(m) = meta {
+        m.insert(
+            tessera_proto::meta_keys::SUBSCRIPTION_ID.into(),
+            serde_json::to_value(request).unwrap_or(Value::Null),
+        );
+    }
+    params
+}

@@ -1,0 +1,114 @@
+//! `subscriptions/listen` (2026-07-28): a long-lived request whose response
+//! stream carries the change notifications the client opted in to.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_types::{Era, ErrorObject, JsonObject};
+
+use crate::hub::{Filter, tagged};
+use crate::server::{Server, ready};
+
+impl<S: Send + Sync + 'static> Server<S> {
+    /// Serves `subscriptions/listen`: acknowledges with the granted filter,
+    /// then forwards matching notifications, each tagged with the
+    /// subscription id, until the client cancels.
+    pub(crate) fn listen(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        if r.context.era != Era::Modern {
+            return ready(Err(ErrorObject::method_not_found("subscriptions/listen")));
+        }
+        let requested = match r.params.as_ref().and_then(|p| p.get("notifications")) {
+            Some(Value::Object(f)) => f.clone(),
+            Some(_) => {
+                return ready(Err(ErrorObject::invalid_params(
+                    "Invalid params: notifications must be an object",
+                )));
+            }
+            None => {
+                return ready(Err(ErrorObject::invalid_params(
+                    "Invalid params: subscriptions/listen needs a notifications filter",
+                )));
+            }
+        };
+        let (filter, granted) = match self.grant(&requested) {
+            Ok(x) => x,
+            Err(e) => return ready(Err(e)),
+        };
+        let server = self.clone();
+        Box::pin(async move {
+            let mut ack = JsonObject::new();
+            ack.insert("notifications".into(), Value::Object(granted));
+            let _ = r.peer.notify(
+                "notifications/subscriptions/acknowledged",
+                Some(tagged(&r.id, ack)),
+                Some(r.id.clone()),
+            );
+            let key = server
+                .hub()
+                .add_listener(r.peer.clone(), r.id.clone(), filter);
+            r.cancel.cancelled().await;
+            server.hub().remove_listener(key);
+            // Only a server-initiated end is answered; a cancelled request gets
+            // no response (the engine drops it).
+            Ok(tagged(&r.id, JsonObject::new()))
+        })
+    }
+
+    /// The part of the filter this server can honour, and its JSON form.
+    fn grant(&self, requested: &JsonObject) -> Result<(Filter, JsonObject), ErrorObject> {
+        let caps = self.capabilities();
+        let flag = |key: &str| -> Result<bool, ErrorObject> {
+            match requested.get(key) {
+                None => Ok(false),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(_) => Err(ErrorObject::invalid_params(format!(
+                    "Invalid params: notifications.{key} must be a boolean"
+                ))),
+            }
+        };
+        let mut filter = Filter {
+            tools: flag("toolsListChanged")? && caps.tools.is_some(),
+            prompts: flag("promptsListChanged")? && caps.prompts.is_some(),
+            resources: flag("resourcesListChanged")? && caps.resources.is_some(),
+            resource_uris: BTreeSet::new(),
+        };
+        match requested.get("resourceSubscriptions") {
+            None => {}
+            Some(Value::Array(uris)) => {
+                for u in uris {
+                    let Some(u) = u.as_str() else {
+                        return Err(ErrorObject::invalid_params(
+                            "Invalid params: notifications.resourceSubscriptions must be strings",
+                        ));
+                    };
+                    if caps.resources.is_some() {
+                        filter.resource_uris.insert(u.to_owned());
+                    }
+                }
+            }
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: notifications.resourceSubscriptions must be an array",
+                ));
+            }
+        }
+        let mut granted = JsonObject::new();
+        if filter.tools {
+            granted.insert("toolsListChanged".into(), json!(true));
+        }
+        if filter.prompts {
+            granted.insert("promptsListChanged".into(), json!(true));
+        }
+        if filter.resources {
+            granted.insert("resourcesListChanged".into(), json!(true));
+        }
+        if !filter.resource_uris.is_empty() {
+            granted.insert(
+                "resourceSubscriptions".into(),
+                json!(filter.resource_uris.iter().collect::<Vec<_>>()),
+            );
+        }
+        Ok((filter, granted))
+    }
+}

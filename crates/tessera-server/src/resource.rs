@@ -1,0 +1,40 @@
+//! Resources and resource templates.
+
+use std::marker::PhantomData;
+
+use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_types::{ErrorObject, ServerCapabilities};
+
+use crate::error::BuildError;
+use crate::server::{Server, ready};
+
+/// The resources and templates of a server.
+pub(crate) struct ResourceRegistry<S> {
+    _state: PhantomData<fn() -> S>,
+}
+
+impl<S> Default for ResourceRegistry<S> {
+    fn default() -> Self {
+        ResourceRegistry {
+            _state: PhantomData,
+        }
+    }
+}
+
+impl<S> ResourceRegistry<S> {
+    pub fn finish(&mut self) -> Result<(), BuildError> {
+        Ok(())
+    }
+
+    pub fn declare(&self, _caps: &mut ServerCapabilities) {}
+
+    pub fn methods(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+}
+
+impl<S: Send + Sync + 'static> Server<S> {
+    pub(crate) fn handle_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        ready(Err(ErrorObject::method_not_found(&r.method)))
+    }
+}
