@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tessera_runtime::Peer;
+use tessera_proto::RequestOptions;
+use tessera_runtime::{Peer, PeerError};
 use tessera_types::{Era, JsonObject, ProtocolVersion, RequestId};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
@@ -64,6 +65,29 @@ impl RequestContext {
     /// The client's `Implementation` info, when it sent one.
     pub fn client_info(&self) -> Option<&JsonObject> {
         self.proto.peer_info.as_deref()
+    }
+
+    /// Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …).
+    pub fn client_has(&self, capability: &str) -> bool {
+        self.proto.peer_capabilities.contains_key(capability)
+    }
+
+    /// Sends a request to the client on behalf of this request (legacy era:
+    /// sampling, elicitation, roots, ping) and waits for its result. On
+    /// Streamable HTTP it travels on this request's response stream.
+    pub async fn request_client(
+        &self,
+        method: &str,
+        params: Option<JsonObject>,
+    ) -> Result<JsonObject, PeerError> {
+        let options = RequestOptions {
+            related: Some(self.id.clone()),
+            ..RequestOptions::default()
+        };
+        tokio::select! {
+            r = self.peer.request(method, params, options) => r,
+            _ = self.cancel.cancelled() => Err(PeerError::Call(tessera_proto::CallError::Cancelled)),
+        }
     }
 
     /// The connection, for requests and notifications to the client.

@@ -26,6 +26,8 @@ pub struct ToolCall<S> {
     pub context: RequestContext,
     /// The server's shared state.
     pub state: Arc<S>,
+    /// The server itself (to add or remove tools while serving).
+    pub server: crate::Server<S>,
 }
 
 /// Something a tool handler can take as a parameter.
@@ -109,5 +111,11 @@ impl<S> FromToolCall<S> for tessera_runtime::Peer {
 impl<S> FromToolCall<S> for CancellationToken {
     fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
         Ok(call.context.cancellation().clone())
+    }
+}
+
+impl<S: Send + Sync + 'static> FromToolCall<S> for crate::Server<S> {
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        Ok(call.server.clone())
     }
 }

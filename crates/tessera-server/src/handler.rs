@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use tessera_runtime::BoxFuture;
-use tessera_types::{CallToolResult, JsonObject};
+use tessera_types::{CallToolResult, ErrorObject, JsonObject};
 
 use crate::extract::{FromToolCall, ToolCall};
 use crate::response::IntoToolResult;
@@ -15,7 +15,7 @@ use crate::response::IntoToolResult;
 /// it is inferred.
 pub trait ToolHandler<M, S>: Clone + Send + Sync + 'static {
     /// Runs the handler on a call.
-    fn call(&self, call: ToolCall<S>) -> BoxFuture<'static, CallToolResult>;
+    fn call(&self, call: ToolCall<S>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>;
 
     /// The `inputSchema` implied by the parameters (the first that reads the arguments).
     fn input_schema() -> Option<JsonObject>;
@@ -35,15 +35,15 @@ macro_rules! impl_handler {
             $($t: FromToolCall<S> + 'static,)*
         {
             #[allow(non_snake_case, unused_mut, unused_variables)]
-            fn call(&self, mut call: ToolCall<S>) -> BoxFuture<'static, CallToolResult> {
+            fn call(&self, mut call: ToolCall<S>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> {
                 $(
                     let $t = match $t::from_tool_call(&mut call) {
                         Ok(v) => v,
-                        Err(e) => return Box::pin(async move { e }),
+                        Err(e) => return Box::pin(async move { Ok(e) }),
                     };
                 )*
                 let fut = (self)($($t,)*);
-                Box::pin(async move { fut.await.into_tool_result() })
+                Box::pin(async move { fut.await.into_outcome() })
             }
 
             fn input_schema() -> Option<JsonObject> {

@@ -54,6 +54,14 @@ pub use context::RequestContext;
 pub use error::BuildError;
 pub use extract::{Args, FromToolCall, RawArgs, State, ToolCall};
 pub use handler::ToolHandler;
-pub use response::{IntoToolResult, Structured};
+pub use response::{IntoToolResult, ProtocolError, Structured};
 pub use server::{Server, ServerBuilder};
 pub use tool::{ToolBuilder, ToolRoute, check_tool_name, tool};
+pub use completion::{
+    CompletionHandler, CompletionRequest, CompletionTarget, FromCompletionRequest, IntoCompletion,
+    MAX_COMPLETION_VALUES, complete_from,
+};
+pub use prompt::{
+    FromPromptGet, IntoPromptResult, PromptArgs, PromptArgsMap, PromptBuilder, PromptGet,
+    PromptHandler, PromptRoute, check_prompt_name, prompt,
+};

@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use tessera_types::{CallToolResult, ContentBlock, JsonObject};
+use tessera_types::{CallToolResult, ContentBlock, ErrorObject, JsonObject};
 
 use crate::schema::schema_for;
 
@@ -17,9 +17,19 @@ use crate::schema::schema_for;
 /// - `Result<T, E>`: `Ok` converts `T`; `Err` becomes an `isError` result
 ///   with the error's message, which the model can read and act on.
 /// - [`CallToolResult`]: as is.
+/// - `Result<T, ProtocolError>`: `Err` becomes a JSON-RPC error response
+///   instead of a tool result (for errors about the request, not the tool's work).
 pub trait IntoToolResult {
     /// The conversion.
     fn into_tool_result(self) -> CallToolResult;
+
+    /// The conversion, for return types that may also answer with a JSON-RPC error.
+    fn into_outcome(self) -> Result<CallToolResult, ErrorObject>
+    where
+        Self: Sized,
+    {
+        Ok(self.into_tool_result())
+    }
 
     /// The `outputSchema` implied by the return type.
     fn output_schema() -> Option<JsonObject> {
@@ -96,5 +106,40 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Structured<T> {
 
     fn output_schema() -> Option<JsonObject> {
         Some(schema_for::<T>())
+    }
+}
+
+/// A JSON-RPC error returned by a handler: the request itself fails (for
+/// example `-32602`), rather than the tool reporting an `isError` result.
+///
+/// Return `Result<T, ProtocolError>` from a handler to use it. (It does not
+/// implement `Display`, so that it is told apart from ordinary errors, which
+/// become `isError` results.)
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtocolError(pub ErrorObject);
+
+impl From<ErrorObject> for ProtocolError {
+    fn from(e: ErrorObject) -> Self {
+        ProtocolError(e)
+    }
+}
+
+impl<T: IntoToolResult> IntoToolResult for Result<T, ProtocolError> {
+    fn into_tool_result(self) -> CallToolResult {
+        match self {
+            Ok(t) => t.into_tool_result(),
+            Err(e) => CallToolResult::error(e.0.message),
+        }
+    }
+
+    fn into_outcome(self) -> Result<CallToolResult, ErrorObject> {
+        match self {
+            Ok(t) => t.into_outcome(),
+            Err(e) => Err(e.0),
+        }
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        T::output_schema()
     }
 }

@@ -18,8 +18,9 @@ use crate::handler::ToolHandler;
 use crate::schema::{Validator, empty_object_schema};
 use crate::server::{Server, ready, to_object};
 
-type ErasedHandler<S> =
-    Arc<dyn Fn(ToolCall<S>) -> BoxFuture<'static, CallToolResult> + Send + Sync>;
+type ErasedHandler<S> = Arc<
+    dyn Fn(ToolCall<S>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> + Send + Sync,
+>;
 
 /// Starts describing a tool called `name`.
 pub fn tool(name: impl Into<String>) -> ToolBuilder {
@@ -27,6 +28,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         tool: Tool::new(name, empty_object_schema()),
         input_schema_set: false,
         output_schema_set: false,
+        requires: Vec::new(),
     }
 }
 
@@ -36,6 +38,7 @@ pub struct ToolBuilder {
     tool: Tool,
     input_schema_set: bool,
     output_schema_set: bool,
+    requires: Vec<String>,
 }
 
 impl ToolBuilder {
@@ -71,6 +74,15 @@ impl ToolBuilder {
         self
     }
 
+    /// Declares that the tool needs a client capability (such as `sampling` or
+    /// `elicitation`). A call from a client that did not declare it is refused
+    /// before the handler runs: `-32021` with `data.requiredCapabilities` in
+    /// 2026-07-28, an `isError` result in earlier versions.
+    pub fn requires_client_capability(mut self, capability: impl Into<String>) -> Self {
+        self.requires.push(capability.into());
+        self
+    }
+
     /// Edits the definition directly (icons, `_meta`, execution, …).
     pub fn edit(mut self, f: impl FnOnce(&mut Tool)) -> Self {
         f(&mut self.tool);
@@ -93,6 +105,7 @@ impl ToolBuilder {
         }
         ToolRoute {
             tool: self.tool,
+            requires: self.requires,
             handler: Arc::new(move |call| handler.call(call)),
         }
     }
@@ -101,6 +114,7 @@ impl ToolBuilder {
 /// A tool ready to register: its definition and its handler.
 pub struct ToolRoute<S> {
     pub(crate) tool: Tool,
+    pub(crate) requires: Vec<String>,
     pub(crate) handler: ErasedHandler<S>,
 }
 
@@ -122,6 +136,7 @@ impl<S> ToolRoute<S> {
 /// A registered tool: definition, compiled validators, handler.
 pub(crate) struct RegisteredTool<S> {
     pub tool: Tool,
+    pub requires: Vec<String>,
     pub input: Validator,
     pub output: Option<Validator>,
     pub handler: ErasedHandler<S>,
@@ -167,6 +182,7 @@ impl<S> RegisteredTool<S> {
         };
         Ok(RegisteredTool {
             tool: route.tool,
+            requires: route.requires,
             input,
             output,
             handler: route.handler,
@@ -286,6 +302,34 @@ impl<S: Send + Sync + 'static> Server<S> {
                 params.name
             ))));
         };
+        let missing: Vec<&String> = tool
+            .requires
+            .iter()
+            .filter(|c| !r.context.peer_capabilities.contains_key(c.as_str()))
+            .collect();
+        if !missing.is_empty() {
+            let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+            if r.context.era == tessera_types::Era::Modern {
+                let required: JsonObject = names
+                    .iter()
+                    .map(|n| ((*n).to_owned(), Value::Object(JsonObject::new())))
+                    .collect();
+                return ready(Err(ErrorObject::new(
+                    tessera_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!(
+                        "Missing required client capability: tool {} needs {}",
+                        params.name,
+                        names.join(", ")
+                    ),
+                )
+                .with_data(serde_json::json!({ "requiredCapabilities": required }))));
+            }
+            return ready(Ok(to_object(&CallToolResult::error(format!(
+                "Tool {} needs the client capability {}, which this client did not declare",
+                params.name,
+                names.join(", ")
+            )))));
+        }
         let args = Value::Object(params.arguments.clone().unwrap_or_default());
         if let Err(problem) = tool.input.check(&args) {
             return ready(Ok(to_object(&CallToolResult::error(format!(
@@ -297,10 +341,11 @@ impl<S: Send + Sync + 'static> Server<S> {
             arguments: params.arguments,
             context: RequestContext::from_request(&r),
             state: self.inner.state.clone(),
+            server: self.clone(),
         };
         let fut = (tool.handler)(call);
         Box::pin(async move {
-            let result = fut.await;
+            let result = fut.await?;
             if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
                 let structured = result.structured_content.clone().unwrap_or(Value::Null);
                 if let Err(problem) = v.check(&structured) {

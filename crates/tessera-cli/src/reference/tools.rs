@@ -1,0 +1,465 @@
+//! The reference server's tools: `echo`, `add`, and every tool the official
+//! conformance suite calls.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tessera::server::{
+    Args, ProtocolError, RequestContext, Server, ServerBuilder, ToolRoute, tool,
+};
+use tessera::types::{
+    ContentBlock, EmbeddedResource, ErrorObject, ImageContent, JsonObject, TextResourceContents,
+};
+
+use super::media::{PNG, png_base64, wav_base64};
+
+/// Arguments of `echo`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EchoArgs {
+    /// The text to send back.
+    pub text: String,
+}
+
+/// Arguments of `add`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AddArgs {
+    /// The first addend.
+    pub a: f64,
+    /// The second addend.
+    pub b: f64,
+}
+
+/// Arguments of `test_sampling`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SamplingArgs {
+    /// The prompt to send to the client's model.
+    pub prompt: String,
+}
+
+/// Arguments of `test_elicitation`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ElicitationArgs {
+    /// The message to show the user.
+    pub message: String,
+}
+
+async fn echo(Args(a): Args<EchoArgs>) -> String {
+    a.text
+}
+
+async fn add(Args(x): Args<AddArgs>) -> String {
+    format_number(x.a + x.b)
+}
+
+/// Prints whole numbers without a fractional part (`5`, not `5.0`).
+pub fn format_number(n: f64) -> String {
+    if n.is_finite() && n.fract() == 0.0 && n.abs() < 9.0e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+async fn simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+async fn image_content() -> ContentBlock {
+    ContentBlock::Image(ImageContent::from_bytes(PNG, "image/png"))
+}
+
+async fn audio_content() -> ContentBlock {
+    ContentBlock::audio(wav_base64(), "audio/wav")
+}
+
+fn embedded() -> ContentBlock {
+    ContentBlock::Resource(EmbeddedResource::new(
+        TextResourceContents::new(
+            "test://embedded-resource",
+            "This is an embedded resource content.",
+        )
+        .with_mime_type("text/plain"),
+    ))
+}
+
+async fn embedded_resource() -> ContentBlock {
+    embedded()
+}
+
+async fn multiple_content_types() -> Vec<ContentBlock> {
+    vec![
+        ContentBlock::text("Multiple content types test:"),
+        ContentBlock::image(png_base64(), "image/png"),
+        embedded(),
+    ]
+}
+
+async fn tool_with_logging(ctx: RequestContext) -> &'static str {
+    for (i, line) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.log("info", Some("test_tool_with_logging"), json!(line));
+    }
+    "Logging test completed"
+}
+
+async fn tool_with_progress(ctx: RequestContext) -> String {
+    for (i, p) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.progress(p, Some(100.0), Some(&format!("Completed step {}", i + 1)));
+    }
+    format!(
+        "Progress test completed ({} progress token)",
+        if ctx.wants_progress() {
+            "with"
+        } else {
+            "without"
+        }
+    )
+}
+
+async fn error_handling() -> Result<String, String> {
+    Err("This tool intentionally returns an error for testing".into())
+}
+
+async fn sampling(ctx: RequestContext, Args(a): Args<SamplingArgs>) -> Result<String, String> {
+    let params = object(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": a.prompt}}],
+        "maxTokens": 100
+    }));
+    let r = ctx
+        .request_client("sampling/createMessage", Some(params))
+        .await
+        .map_err(|e| format!("sampling failed: {e}"))?;
+    let text = r
+        .get("content")
+        .and_then(|c| c.get("text"))
+        .and_then(Value::as_str)
+        .unwrap_or("(no text)");
+    Ok(format!("LLM response: {text}"))
+}
+
+async fn elicit(ctx: &RequestContext, message: &str, schema: Value) -> Result<String, String> {
+    let params = object(json!({ "message": message, "requestedSchema": schema }));
+    let r = ctx
+        .request_client("elicitation/create", Some(params))
+        .await
+        .map_err(|e| format!("elicitation failed: {e}"))?;
+    let action = r.get("action").and_then(Value::as_str).unwrap_or("unknown");
+    let content = r.get("content").cloned().unwrap_or(Value::Null);
+    Ok(format!("User response: action={action}, content={content}"))
+}
+
+async fn elicitation(
+    ctx: RequestContext,
+    Args(a): Args<ElicitationArgs>,
+) -> Result<String, String> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    });
+    elicit(&ctx, &a.message, schema).await
+}
+
+async fn elicitation_defaults(ctx: RequestContext) -> Result<String, String> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active"
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        }
+    });
+    elicit(
+        &ctx,
+        "Please review and update the form fields with defaults",
+        schema,
+    )
+    .await
+}
+
+async fn elicitation_enums(ctx: RequestContext) -> Result<String, String> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {
+                "type": "string",
+                "description": "Choose an option",
+                "enum": ["option1", "option2", "option3"]
+            },
+            "titledSingle": {
+                "type": "string",
+                "description": "Choose a titled option",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"}
+                ]
+            },
+            "legacyEnum": {
+                "type": "string",
+                "description": "Choose a legacy option",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]
+            },
+            "untitledMulti": {
+                "type": "array",
+                "description": "Choose multiple options",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+            },
+            "titledMulti": {
+                "type": "array",
+                "description": "Choose multiple titled options",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}
+                    ]
+                }
+            }
+        }
+    });
+    elicit(&ctx, "Please select options from the enum fields", schema).await
+}
+
+/// The input schema of `json_schema_2020_12_tool`: 2020-12 keywords that a
+/// server must pass through untouched.
+fn schema_2020_12() -> JsonObject {
+    object(json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    }))
+}
+
+async fn json_schema_tool(tessera::server::RawArgs(args): tessera::server::RawArgs) -> String {
+    format!("Received: {}", Value::Object(args))
+}
+
+/// Arguments of the `x-mcp-header` tool.
+async fn custom_header(tessera::server::RawArgs(args): tessera::server::RawArgs) -> String {
+    let value = args.get("value").and_then(Value::as_str).unwrap_or("");
+    format!("value={value}")
+}
+
+async fn missing_capability() -> &'static str {
+    "sampling capability present"
+}
+
+async fn logging_tool(ctx: RequestContext) -> &'static str {
+    ctx.log(
+        "info",
+        Some("test_logging_tool"),
+        json!("test_logging_tool was called"),
+    );
+    "Logged (if the request asked for a log level)"
+}
+
+async fn trigger_tool_change(server: Server) -> Result<String, ProtocolError> {
+    // Toggle a tool so the list really changes.
+    if !server.remove_tool("test_dynamic_tool") {
+        server
+            .add_tool(dynamic_tool())
+            .map_err(|e| ProtocolError(ErrorObject::internal(e.to_string())))?;
+    }
+    Ok("Tool list changed".into())
+}
+
+async fn trigger_prompt_change(server: Server) -> Result<String, ProtocolError> {
+    server.notify_list_changed(tessera::server::hub::ListKind::Prompts);
+    Ok("Prompt list changed".into())
+}
+
+async fn dynamic() -> &'static str {
+    "This tool was added at run time"
+}
+
+fn dynamic_tool() -> ToolRoute<()> {
+    tool("test_dynamic_tool")
+        .description("A tool added and removed at run time by test_trigger_tool_change")
+        .handler(dynamic)
+}
+
+fn object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(o) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Registers every tool.
+pub fn register(b: ServerBuilder<()>) -> ServerBuilder<()> {
+    let header_schema = object(json!({
+        "type": "object",
+        "properties": {
+            "value": {"type": "string", "description": "Mirrored into the Mcp-Param-Value header", "x-mcp-header": "Value"}
+        },
+        "required": ["value"]
+    }));
+    b.tool(
+        tool("echo")
+            .description("Sends the given text back")
+            .handler(echo),
+    )
+    .tool(
+        tool("add")
+            .description("Adds two numbers and returns the sum as text")
+            .handler(add),
+    )
+    .tool(
+        tool("test_simple_text")
+            .description("Returns a simple text response")
+            .handler(simple_text),
+    )
+    .tool(
+        tool("test_image_content")
+            .description("Returns a PNG image")
+            .handler(image_content),
+    )
+    .tool(
+        tool("test_audio_content")
+            .description("Returns a WAV audio clip")
+            .handler(audio_content),
+    )
+    .tool(
+        tool("test_embedded_resource")
+            .description("Returns an embedded text resource")
+            .handler(embedded_resource),
+    )
+    .tool(
+        tool("test_multiple_content_types")
+            .description("Returns text, an image and an embedded resource")
+            .handler(multiple_content_types),
+    )
+    .tool(
+        tool("test_tool_with_logging")
+            .description("Sends three log messages while it runs")
+            .handler(tool_with_logging),
+    )
+    .tool(
+        tool("test_tool_with_progress")
+            .description("Reports progress 0, 50 and 100 of 100")
+            .handler(tool_with_progress),
+    )
+    .tool(
+        tool("test_error_handling")
+            .description("Always fails with an isError result")
+            .handler(error_handling),
+    )
+    .tool(
+        tool("test_sampling")
+            .description("Asks the client's model to answer a prompt (sampling)")
+            .requires_client_capability("sampling")
+            .handler(sampling),
+    )
+    .tool(
+        tool("test_elicitation")
+            .description("Asks the user for a username and an email (elicitation)")
+            .requires_client_capability("elicitation")
+            .handler(elicitation),
+    )
+    .tool(
+        tool("test_elicitation_sep1034_defaults")
+            .description("Elicits a form whose fields have default values (SEP-1034)")
+            .requires_client_capability("elicitation")
+            .handler(elicitation_defaults),
+    )
+    .tool(
+        tool("test_elicitation_sep1330_enums")
+            .description("Elicits every kind of enum field (SEP-1330)")
+            .requires_client_capability("elicitation")
+            .handler(elicitation_enums),
+    )
+    .tool(
+        tool("json_schema_2020_12_tool")
+            .description("Takes arguments described with JSON Schema 2020-12 keywords")
+            .input_schema(schema_2020_12())
+            .handler(json_schema_tool),
+    )
+    .tool(
+        tool("test_custom_header")
+            .description("Takes a value mirrored into an HTTP header (x-mcp-header)")
+            .input_schema(header_schema)
+            .handler(custom_header),
+    )
+    .tool(
+        tool("test_missing_capability")
+            .description("Needs the client's sampling capability")
+            .requires_client_capability("sampling")
+            .handler(missing_capability),
+    )
+    .tool(
+        tool("test_logging_tool")
+            .description("Logs one message, only if the request asked for a log level")
+            .handler(logging_tool),
+    )
+    .tool(
+        tool("test_trigger_tool_change")
+            .description("Adds or removes test_dynamic_tool, changing the tool list")
+            .handler(trigger_tool_change),
+    )
+    .tool(
+        tool("test_trigger_prompt_change")
+            .description("Announces a prompt list change")
+            .handler(trigger_prompt_change),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_plainly() {
+        assert_eq!(format_number(5.0), "5");
+        assert_eq!(format_number(2.5), "2.5");
+        assert_eq!(format_number(-3.0), "-3");
+    }
+
+    #[test]
+    fn the_2020_12_schema_compiles() {
+        tessera::server::schema::Validator::new(&schema_2020_12()).unwrap();
+    }
+}
