@@ -48,8 +48,10 @@ pub struct Rejection {
     pub id: Option<RequestId>,
     /// The error to answer with.
     pub error: ErrorObject,
-    /// True when the bad input was a response (or a notification): it must not
-    /// be answered, only dropped and reported.
+    /// True when the bad input was a response (`result` or `error`, no
+    /// `method`): it must not be answered, only dropped and reported. A
+    /// malformed request or notification is answered (with `id: null` when no
+    /// valid id could be read), as JSON-RPC 2.0 does.
     pub silent: bool,
 }
 
@@ -311,8 +313,15 @@ mod tests {
             r#"{"jsonrpc":"2.0","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":5}"#,
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            r#"{"id":1,"result":{}}"#,
+            r#"{"jsonrpc":2,"id":1,"error":{"code":1,"message":"m"}}"#,
         ] {
             assert!(rejected(s).silent, "{s}");
         }
+        // Not a response (no result or error): still answered, id echoed.
+        let r = rejected(r#"{"jsonrpc":"1.0","id":1}"#);
+        assert!(!r.silent);
+        assert_eq!(r.id, Some(RequestId::Number(1)));
     }
 }

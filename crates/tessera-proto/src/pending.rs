@@ -165,3 +165,115 @@ impl PendingTable {
         all
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(now: Instant, timeout: Option<u64>, max: Option<u64>, token: bool) -> Pending {
+        Pending {
+            method: "m".into(),
+            kind: PendingKind::User,
+            sent_at: now,
+            deadline: timeout.map(|t| now + Duration::from_millis(t)),
+            hard_deadline: max.map(|t| now + Duration::from_millis(t)),
+            timeout: timeout.map(Duration::from_millis),
+            reset_on_progress: true,
+            progress_token: token.then(|| RequestId::from("tok")),
+        }
+    }
+
+    #[test]
+    fn next_id_skips_ids_in_flight_and_remembered() {
+        let now = Instant::now();
+        let mut t = PendingTable::default();
+        t.insert(RequestId::Number(1), pending(now, None, None, false));
+        t.remember_cancelled(RequestId::Number(3), 10);
+        assert_eq!(t.next_id(), RequestId::Number(2));
+        assert_eq!(t.next_id(), RequestId::Number(4));
+        // Wrapping around never hands out an id still in use.
+        t.next_id = i64::MAX - 1;
+        t.insert(RequestId::Number(i64::MAX), pending(now, None, None, false));
+        t.insert(RequestId::Number(i64::MIN), pending(now, None, None, false));
+        assert_eq!(t.next_id(), RequestId::Number(i64::MIN + 1));
+    }
+
+    #[test]
+    fn cancelled_memory_is_bounded_and_forgets_the_oldest() {
+        let mut t = PendingTable::default();
+        for n in 0..5 {
+            t.remember_cancelled(RequestId::Number(n), 3);
+        }
+        t.remember_cancelled(RequestId::Number(4), 3); // already known: no change
+        assert!(!t.was_cancelled(&RequestId::Number(1)));
+        assert!(t.was_cancelled(&RequestId::Number(2)));
+        assert!(t.was_cancelled(&RequestId::Number(4)));
+        assert_eq!(t.cancelled_order.len(), 3);
+        // A capacity of zero still remembers the last one.
+        t.remember_cancelled(RequestId::Number(9), 0);
+        assert!(t.was_cancelled(&RequestId::Number(9)));
+        assert_eq!(t.cancelled.len(), 1);
+    }
+
+    #[test]
+    fn progress_restarts_only_the_soft_deadline() {
+        let now = Instant::now();
+        let mut t = PendingTable::default();
+        let id = RequestId::Number(7);
+        t.insert(id.clone(), pending(now, Some(100), Some(250), true));
+        assert_eq!(t.next_deadline(), Some(now + Duration::from_millis(100)));
+        let later = now + Duration::from_millis(90);
+        assert_eq!(
+            t.on_progress(&RequestId::from("tok"), later),
+            Some(id.clone())
+        );
+        assert_eq!(t.next_deadline(), Some(now + Duration::from_millis(190)));
+        let later = now + Duration::from_millis(180);
+        t.on_progress(&RequestId::from("tok"), later);
+        assert_eq!(t.next_deadline(), Some(now + Duration::from_millis(250)));
+        assert_eq!(t.on_progress(&RequestId::from("other"), later), None);
+
+        // Without reset_on_progress the deadline stays put.
+        let mut p = pending(now, Some(100), None, true);
+        p.reset_on_progress = false;
+        let mut t = PendingTable::default();
+        t.insert(id.clone(), p);
+        assert_eq!(
+            t.on_progress(&RequestId::from("tok"), now + Duration::from_millis(50)),
+            Some(id)
+        );
+        assert_eq!(t.next_deadline(), Some(now + Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn expire_and_drain_come_out_in_id_order_and_forget_tokens() {
+        let now = Instant::now();
+        let mut t = PendingTable::default();
+        for n in [5, 1, 3] {
+            t.insert(RequestId::Number(n), pending(now, Some(10), None, false));
+        }
+        t.insert(RequestId::Number(9), pending(now, Some(1_000), None, true));
+        assert!(t.expire(now + Duration::from_millis(9)).is_empty());
+        let due: Vec<RequestId> = t
+            .expire(now + Duration::from_millis(10))
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(due, [1, 3, 5].map(RequestId::Number));
+        assert_eq!(t.len(), 1);
+        let all = t.drain();
+        assert_eq!(all.len(), 1);
+        assert_eq!(t.on_progress(&RequestId::from("tok"), now), None);
+        assert_eq!(t.next_deadline(), None);
+    }
+
+    #[test]
+    fn remove_forgets_the_progress_token() {
+        let now = Instant::now();
+        let mut t = PendingTable::default();
+        t.insert(RequestId::Number(1), pending(now, None, None, true));
+        assert!(t.remove(&RequestId::Number(1)).is_some());
+        assert!(t.remove(&RequestId::Number(1)).is_none());
+        assert_eq!(t.on_progress(&RequestId::from("tok"), now), None);
+    }
+}

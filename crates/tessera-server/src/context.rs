@@ -3,9 +3,15 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use serde_json::json;
 use tessera_proto::RequestOptions;
 use tessera_runtime::{Peer, PeerError};
-use tessera_types::{Era, JsonObject, ProtocolVersion, RequestId};
+use tessera_types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Era,
+    JsonObject, ListRootsResult, ProtocolVersion, RequestId,
+};
+
+use crate::mrtr::{InputError, InputState};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 /// The request being handled: its id and `_meta`, the negotiated era and
@@ -18,6 +24,7 @@ pub struct RequestContext {
     pub(crate) peer: Peer,
     pub(crate) cancel: CancellationToken,
     pub(crate) proto: tessera_proto::RequestContext,
+    pub(crate) input: Option<Arc<InputState>>,
 }
 
 impl RequestContext {
@@ -28,6 +35,7 @@ impl RequestContext {
             peer: r.peer.clone(),
             cancel: r.cancel.clone(),
             proto: r.context.clone(),
+            input: None,
         }
     }
 
@@ -90,6 +98,107 @@ impl RequestContext {
         }
     }
 
+    /// Asks the user through the client (`elicitation/create`), in either era
+    /// (see [the `mrtr` module](crate::mrtr)). The question's key is numbered in
+    /// asking order; use [`RequestContext::elicit_as`] to choose it.
+    pub async fn elicit(&self, params: impl Into<ElicitRequestParams>) -> Result<ElicitResult, InputError> {
+        self.elicit_inner(None, params.into()).await
+    }
+
+    /// [`RequestContext::elicit`] with an explicit `inputRequests` key.
+    pub async fn elicit_as(
+        &self,
+        key: &str,
+        params: impl Into<ElicitRequestParams>,
+    ) -> Result<ElicitResult, InputError> {
+        self.elicit_inner(Some(key.to_owned()), params.into()).await
+    }
+
+    async fn elicit_inner(
+        &self,
+        key: Option<String>,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, InputError> {
+        let url = matches!(params, ElicitRequestParams::Url(_));
+        if url && self.client_has("elicitation") {
+            let declared_url = self
+                .client_capabilities()
+                .get("elicitation")
+                .and_then(|e| e.get("url"))
+                .is_some();
+            if !declared_url {
+                return Err(InputError::MissingCapability("elicitation.url".into()));
+            }
+        }
+        let params = to_object(&params);
+        decode(self.ask(key, "elicitation/create", Some(params), "elicitation").await?)
+    }
+
+    /// Asks the client's model (`sampling/createMessage`), in either era.
+    pub async fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, InputError> {
+        decode(self.ask(None, "sampling/createMessage", Some(to_object(&params)), "sampling").await?)
+    }
+
+    /// [`RequestContext::sample`] with an explicit `inputRequests` key.
+    pub async fn sample_as(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, InputError> {
+        decode(
+            self.ask(Some(key.to_owned()), "sampling/createMessage", Some(to_object(&params)), "sampling")
+                .await?,
+        )
+    }
+
+    /// Asks the client for its roots (`roots/list`), in either era.
+    pub async fn roots(&self) -> Result<ListRootsResult, InputError> {
+        decode(self.ask(None, "roots/list", None, "roots").await?)
+    }
+
+    /// [`RequestContext::roots`] with an explicit `inputRequests` key.
+    pub async fn roots_as(&self, key: &str) -> Result<ListRootsResult, InputError> {
+        decode(self.ask(Some(key.to_owned()), "roots/list", None, "roots").await?)
+    }
+
+    /// Asks the client anything it can answer (`method` needs `capability`),
+    /// in either era; returns the raw result.
+    pub async fn ask(
+        &self,
+        key: Option<String>,
+        method: &str,
+        params: Option<JsonObject>,
+        capability: &str,
+    ) -> Result<JsonObject, InputError> {
+        let modern = self.input.as_ref().filter(|i| i.modern);
+        if !self.client_has(capability) {
+            if let Some(input) = modern {
+                // Stop here: the server answers -32021.
+                input.lacks(capability);
+                return std::future::pending().await;
+            }
+            return Err(InputError::MissingCapability(capability.to_owned()));
+        }
+        let Some(input) = modern else {
+            return Ok(self.request_client(method, params).await?);
+        };
+        let key = key.unwrap_or_else(|| input.next_key());
+        if let Some(answer) = input.answers.get(&key) {
+            return match answer {
+                serde_json::Value::Object(o) => Ok(o.clone()),
+                _ => Err(InputError::Malformed(format!("inputResponses.{key} is not an object"))),
+            };
+        }
+        let mut request = JsonObject::new();
+        request.insert("method".into(), json!(method));
+        if let Some(p) = params {
+            request.insert("params".into(), serde_json::Value::Object(p));
+        }
+        input.ask(key, serde_json::Value::Object(request));
+        // The server stops the handler here and answers input_required.
+        std::future::pending().await
+    }
+
     /// The connection, for requests and notifications to the client.
     pub fn peer(&self) -> &Peer {
         &self.peer
@@ -131,4 +240,15 @@ impl RequestContext {
     pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
         self.cancel.cancelled()
     }
+}
+
+fn to_object<T: serde::Serialize>(v: &T) -> JsonObject {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(o: JsonObject) -> Result<T, InputError> {
+    serde_json::from_value(serde_json::Value::Object(o)).map_err(|e| InputError::Malformed(e.to_string()))
 }

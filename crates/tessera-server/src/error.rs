@@ -10,6 +10,9 @@ pub enum BuildError {
     /// Two tools share a name.
     #[error("two tools are named {0:?}; tool names must be unique")]
     DuplicateTool(String),
+    /// `request_state_keys` was given an empty key ring.
+    #[error("request_state_keys needs at least one key")]
+    NoStateKeys,
     /// A schema could not be compiled.
     #[error("tool {tool:?} has an invalid schema: {problem}")]
     InvalidSchema {

@@ -42,6 +42,7 @@ mod extract;
 mod handler;
 pub mod hub;
 mod listen;
+pub mod mrtr;
 pub mod pagination;
 mod prompt;
 mod resource;
@@ -64,4 +65,10 @@ pub use completion::{
 pub use prompt::{
     FromPromptGet, IntoPromptResult, PromptArgs, PromptArgsMap, PromptBuilder, PromptGet,
     PromptHandler, PromptRoute, check_prompt_name, prompt,
+};
+pub use resource::{
+    Blob, FromResourceRead, FsResources, IntoResourceContents, JsonContents, MAX_MATCH_LEN,
+    ResourceBuilder, ResourceError, ResourceHandler, ResourceProvider, ResourceRead,
+    ResourceRoute, ResourceTemplateBuilder, ResourceTemplateRoute, TemplateError, Uri,
+    UriTemplate, UriVars, VarValue, Vars, guess_mime_type, resource, resource_template,
 };

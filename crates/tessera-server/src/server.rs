@@ -18,6 +18,7 @@ use crate::completion::CompletionRegistry;
 use crate::context::RequestContext;
 use crate::error::BuildError;
 use crate::hub::{Hub, ListKind};
+use crate::mrtr::StateSealer;
 use crate::pagination::Pager;
 use crate::prompt::PromptRegistry;
 use crate::resource::ResourceRegistry;
@@ -59,6 +60,7 @@ pub struct ServerBuilder<S = ()> {
     pub(crate) registry: Registry<S>,
     pub(crate) errors: Vec<BuildError>,
     pub(crate) settings: Settings,
+    pub(crate) sealer: Option<StateSealer>,
 }
 
 impl<S> std::fmt::Debug for ServerBuilder<S> {
@@ -123,6 +125,19 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// The keys that seal `requestState` (2026-07-28 multi round-trip
+    /// requests) and how long a state stays valid. The first key seals, every
+    /// key opens: add a new key in front to rotate. Instances behind one
+    /// endpoint must share keys. By default a random key (valid for this
+    /// process only) and 10 minutes.
+    pub fn request_state_keys(mut self, keys: Vec<[u8; 32]>, ttl: Duration) -> Self {
+        match StateSealer::with_keys(keys, ttl) {
+            Some(s) => self.sealer = Some(s),
+            None => self.errors.push(BuildError::NoStateKeys),
+        }
+        self
+    }
+
     /// Checks every definition and builds the server.
     pub fn build(mut self) -> Result<Server<S>, BuildError> {
         if let Some(e) = self.errors.into_iter().next() {
@@ -139,6 +154,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 settings: self.settings,
                 registry: RwLock::new(self.registry),
                 hub: Hub::default(),
+                sealer: self
+                    .sealer
+                    .unwrap_or_else(|| StateSealer::random(Duration::from_secs(600))),
             }),
         })
     }
@@ -152,6 +170,7 @@ pub(crate) struct Inner<S> {
     pub(crate) pager: Pager,
     pub(crate) hub: Hub,
     pub(crate) settings: Settings,
+    pub(crate) sealer: StateSealer,
 }
 
 /// An MCP server: what it offers and how it answers, for both eras. Cheap to
@@ -194,6 +213,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             state: Arc::new(state),
             registry: Registry::default(),
             errors: Vec::new(),
+            sealer: None,
             settings: Settings {
                 page_size: 100,
                 cache_ttl: Duration::from_secs(60),

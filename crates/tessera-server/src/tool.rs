@@ -337,25 +337,38 @@ impl<S: Send + Sync + 'static> Server<S> {
                 params.name
             )))));
         }
+        let input = match self.prepare_input(&r) {
+            Ok(i) => i,
+            Err(e) => return ready(Err(e)),
+        };
+        let mut context = RequestContext::from_request(&r);
+        context.input = Some(input.clone());
         let call = ToolCall {
             arguments: params.arguments,
-            context: RequestContext::from_request(&r),
+            context,
             state: self.inner.state.clone(),
             server: self.clone(),
         };
         let fut = (tool.handler)(call);
+        let server = self.clone();
+        let principal = crate::mrtr::principal(&r);
         Box::pin(async move {
-            let result = fut.await?;
-            if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
-                let structured = result.structured_content.clone().unwrap_or(Value::Null);
-                if let Err(problem) = v.check(&structured) {
-                    return Err(ErrorObject::internal(format!(
-                        "Internal error: tool {} returned output that does not match its outputSchema: {problem}",
-                        tool.tool.name
-                    )));
+            let run = async move {
+                let result = fut.await?;
+                if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
+                    let structured = result.structured_content.clone().unwrap_or(Value::Null);
+                    if let Err(problem) = v.check(&structured) {
+                        return Err(ErrorObject::internal(format!(
+                            "Internal error: tool {} returned output that does not match its outputSchema: {problem}",
+                            tool.tool.name
+                        )));
+                    }
                 }
-            }
-            Ok(to_object(&result))
+                Ok(to_object(&result))
+            };
+            server
+                .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
+                .await
         })
     }
 }

@@ -121,6 +121,41 @@ pub struct JsonRpcErrorResponse {
     pub error: ErrorObject,
 }
 
+/// A response: success or error (schema `JSONRPCResponse` of 2025-11-25
+/// and later; earlier schemas use that name for the success case only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JsonRpcResponse {
+    /// A successful response.
+    Result(JsonRpcResultResponse),
+    /// An error response.
+    Error(JsonRpcErrorResponse),
+}
+
+impl JsonRpcResponse {
+    /// The id of the request this answers (`None` for an error about an
+    /// unreadable request).
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            JsonRpcResponse::Result(r) => Some(&r.id),
+            JsonRpcResponse::Error(e) => e.id.as_ref(),
+        }
+    }
+}
+
+impl From<JsonRpcResponse> for JsonRpcMessage {
+    fn from(r: JsonRpcResponse) -> Self {
+        match r {
+            JsonRpcResponse::Result(r) => JsonRpcMessage::Result(r),
+            JsonRpcResponse::Error(e) => JsonRpcMessage::Error(e),
+        }
+    }
+}
+
+/// A JSON-RPC batch: an array of messages (2025-03-26 only, schemas
+/// `JSONRPCBatchRequest` and `JSONRPCBatchResponse`).
+pub type JsonRpcBatch = Vec<JsonRpcMessage>;
+
 /// Any single JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

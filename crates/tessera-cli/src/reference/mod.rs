@@ -3,6 +3,7 @@
 //! so that it reads as the example of everything.
 
 mod media;
+mod mrtr;
 mod tools;
 
 use tessera::server::{BuildError, Server};
@@ -12,5 +13,5 @@ pub fn server() -> Result<Server, BuildError> {
     let b = Server::builder()
         .name_version("tessera-reference", env!("CARGO_PKG_VERSION"))
         .instructions("The Tessera reference server: echo, add, and the conformance fixtures.");
-    tools::register(b).build()
+    mrtr::register(tools::register(b)).build()
 }

@@ -135,30 +135,26 @@ async fn error_handling() -> Result<String, String> {
 }
 
 async fn sampling(ctx: RequestContext, Args(a): Args<SamplingArgs>) -> Result<String, String> {
-    let params = object(json!({
-        "messages": [{"role": "user", "content": {"type": "text", "text": a.prompt}}],
-        "maxTokens": 100
-    }));
     let r = ctx
-        .request_client("sampling/createMessage", Some(params))
+        .sample(super::mrtr::sampling(&a.prompt, 100)?)
         .await
         .map_err(|e| format!("sampling failed: {e}"))?;
-    let text = r
-        .get("content")
-        .and_then(|c| c.get("text"))
+    let content = serde_json::to_value(&r.content).unwrap_or(Value::Null);
+    let text = content
+        .get("text")
         .and_then(Value::as_str)
         .unwrap_or("(no text)");
     Ok(format!("LLM response: {text}"))
 }
 
 async fn elicit(ctx: &RequestContext, message: &str, schema: Value) -> Result<String, String> {
-    let params = object(json!({ "message": message, "requestedSchema": schema }));
     let r = ctx
-        .request_client("elicitation/create", Some(params))
+        .elicit(super::mrtr::form(message, schema)?)
         .await
         .map_err(|e| format!("elicitation failed: {e}"))?;
-    let action = r.get("action").and_then(Value::as_str).unwrap_or("unknown");
-    let content = r.get("content").cloned().unwrap_or(Value::Null);
+    let answer = serde_json::to_value(&r).unwrap_or(Value::Null);
+    let action = answer.get("action").and_then(Value::as_str).unwrap_or("unknown");
+    let content = answer.get("content").cloned().unwrap_or(Value::Null);
     Ok(format!("User response: action={action}, content={content}"))
 }
 
@@ -391,25 +387,21 @@ pub fn register(b: ServerBuilder<()>) -> ServerBuilder<()> {
     .tool(
         tool("test_sampling")
             .description("Asks the client's model to answer a prompt (sampling)")
-            .requires_client_capability("sampling")
             .handler(sampling),
     )
     .tool(
         tool("test_elicitation")
             .description("Asks the user for a username and an email (elicitation)")
-            .requires_client_capability("elicitation")
             .handler(elicitation),
     )
     .tool(
         tool("test_elicitation_sep1034_defaults")
             .description("Elicits a form whose fields have default values (SEP-1034)")
-            .requires_client_capability("elicitation")
             .handler(elicitation_defaults),
     )
     .tool(
         tool("test_elicitation_sep1330_enums")
             .description("Elicits every kind of enum field (SEP-1330)")
-            .requires_client_capability("elicitation")
             .handler(elicitation_enums),
     )
     .tool(

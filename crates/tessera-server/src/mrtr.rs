@@ -1,0 +1,447 @@
+//! Asking the client for input with the same code in both eras.
+//!
+//! A handler calls [`RequestContext::elicit`](crate::RequestContext::elicit),
+//! [`sample`](crate::RequestContext::sample) or
+//! [`roots`](crate::RequestContext::roots) and awaits the answer:
+//!
+//! - **Legacy peer** (up to 2025-11-25): the server sends
+//!   `elicitation/create`, `sampling/createMessage` or `roots/list` to the client
+//!   and the call returns the client's result.
+//! - **Modern peer** (2026-07-28, multi round-trip requests): the server cannot
+//!   send requests. The first time the handler asks, the call never returns;
+//!   the server stops the handler and answers the original request with an
+//!   `InputRequiredResult` listing what it needs, plus a sealed `requestState`.
+//!   The client fulfils the requests and retries with `inputResponses` and the
+//!   state. The handler then runs again from the start: each question it asks
+//!   again is answered at once, from the state (earlier rounds) or from the
+//!   retry's `inputResponses` (this round), until it asks something new or
+//!   finishes.
+//!
+//! So handler code is straight-line in both eras. Because the handler re-runs
+//! in the modern era, work it does *before* its questions is done again on each
+//! round: keep that work free of side effects, or do it after the questions.
+//!
+//! Each question has a key (the `inputRequests` key). By default keys are
+//! numbered in the order the handler asks (`input-1`, `input-2`, …), which is
+//! stable as long as the handler asks in the same order each time; the `*_as`
+//! variants take an explicit key. Questions asked concurrently (with `join!`)
+//! are all sent in one `InputRequiredResult`.
+//!
+//! `requestState` is an HMAC-SHA256-sealed record of the answers so far, bound
+//! to the method, a digest of the request's parameters, an expiry and (when
+//! authenticated) the principal. A tampered, expired or misapplied state is
+//! refused with `-32602` before the handler runs. Keys come from a key ring:
+//! the first key seals, every key opens, so keys can be rotated.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tessera_runtime::PeerError;
+use tessera_types::{ErrorCode, ErrorObject, JsonObject};
+use tokio::sync::Notify;
+
+/// Why a question to the client got no answer.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The client did not declare the capability the question needs.
+    #[error("the client did not declare the {0} capability")]
+    MissingCapability(String),
+    /// The request to the client failed (legacy era).
+    #[error("the client could not answer: {0}")]
+    Peer(#[from] PeerError),
+    /// The client's answer does not have the expected shape.
+    #[error("the client's answer is malformed: {0}")]
+    Malformed(String),
+}
+
+/// Seals and opens `requestState`.
+#[derive(Clone)]
+pub struct StateSealer {
+    keys: Vec<[u8; 32]>,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for StateSealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateSealer")
+            .field("keys", &self.keys.len())
+            .field("ttl", &self.ttl)
+            .finish()
+    }
+}
+
+/// What a sealed state says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenedState {
+    /// The answers of earlier rounds, by key.
+    pub answers: BTreeMap<String, Value>,
+}
+
+impl StateSealer {
+    /// A sealer with a fresh random key (state does not survive a restart, and
+    /// is not shared between instances: give every instance the same keys with
+    /// [`StateSealer::with_keys`] behind a load balancer).
+    pub fn random(ttl: Duration) -> Self {
+        let mut key = [0u8; 32];
+        rand::rng().fill_bytes(&mut key);
+        StateSealer {
+            keys: vec![key],
+            ttl,
+        }
+    }
+
+    /// A sealer with a key ring: the first key seals, any key opens.
+    pub fn with_keys(keys: Vec<[u8; 32]>, ttl: Duration) -> Option<Self> {
+        (!keys.is_empty()).then_some(StateSealer { keys, ttl })
+    }
+
+    fn mac(key: &[u8; 32], data: &[u8]) -> Hmac<Sha256> {
+        // HMAC takes keys of any length: this cannot fail.
+        let mut m = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("any key length");
+        m.update(data);
+        m
+    }
+
+    /// Seals the answers so far for a request.
+    pub fn seal(
+        &self,
+        method: &str,
+        digest: &str,
+        principal: Option<&str>,
+        answers: &BTreeMap<String, Value>,
+        now: SystemTime,
+    ) -> String {
+        let exp = now
+            .checked_add(self.ttl)
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(u64::MAX, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let payload = json!({"v": 1, "m": method, "d": digest, "e": exp, "p": principal, "a": answers});
+        let body = URL_SAFE_NO_PAD.encode(payload.to_string());
+        let tag = Self::mac(&self.keys[0], body.as_bytes()).finalize().into_bytes();
+        format!("{body}.{}", URL_SAFE_NO_PAD.encode(tag))
+    }
+
+    /// Opens a state presented with a request, checking its seal, expiry,
+    /// method, parameter digest and principal.
+    pub fn open(
+        &self,
+        state: &str,
+        method: &str,
+        digest: &str,
+        principal: Option<&str>,
+        now: SystemTime,
+    ) -> Result<OpenedState, ErrorObject> {
+        let bad = |why: &str| {
+            ErrorObject::invalid_params(format!("Invalid params: requestState rejected ({why})"))
+        };
+        let (body, tag) = state.split_once('.').ok_or_else(|| bad("malformed"))?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| bad("malformed"))?;
+        let sealed_by_us = self
+            .keys
+            .iter()
+            .any(|k| Self::mac(k, body.as_bytes()).verify_slice(&tag).is_ok());
+        if !sealed_by_us {
+            return Err(bad("integrity check failed"));
+        }
+        let payload = URL_SAFE_NO_PAD.decode(body).map_err(|_| bad("malformed"))?;
+        let v: Value = serde_json::from_slice(&payload).map_err(|_| bad("malformed"))?;
+        if v.get("v") != Some(&json!(1)) {
+            return Err(bad("unknown format"));
+        }
+        let now_ms = now
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        if v.get("e").and_then(Value::as_u64).is_none_or(|e| e < now_ms) {
+            return Err(bad("expired"));
+        }
+        if v.get("m").and_then(Value::as_str) != Some(method) {
+            return Err(bad("issued for another method"));
+        }
+        if v.get("d").and_then(Value::as_str) != Some(digest) {
+            return Err(bad("issued for other parameters"));
+        }
+        if v.get("p").and_then(Value::as_str) != principal {
+            return Err(bad("issued to another principal"));
+        }
+        let answers = match v.get("a") {
+            Some(Value::Object(a)) => a.clone().into_iter().collect(),
+            _ => return Err(bad("malformed")),
+        };
+        Ok(OpenedState { answers })
+    }
+}
+
+/// The digest a state is bound to: the request's params without `_meta`,
+/// `inputResponses` and `requestState` (keys sorted, so it is canonical).
+pub fn params_digest(params: Option<&JsonObject>) -> String {
+    let mut p = params.cloned().unwrap_or_default();
+    p.remove("_meta");
+    p.remove("inputResponses");
+    p.remove("requestState");
+    let text = Value::Object(p).to_string();
+    let d = Sha256::digest(text.as_bytes());
+    URL_SAFE_NO_PAD.encode(&d[..16])
+}
+
+/// The questions and answers of one request.
+#[derive(Debug)]
+pub(crate) struct InputState {
+    pub modern: bool,
+    pub answers: BTreeMap<String, Value>,
+    pending: Mutex<BTreeMap<String, Value>>,
+    missing: Mutex<BTreeSet<String>>,
+    pub needed: Notify,
+    next: AtomicU64,
+}
+
+/// What the handler left unanswered when it stopped (modern era).
+#[derive(Debug, Default)]
+pub(crate) struct Unanswered {
+    pub requests: BTreeMap<String, Value>,
+    pub missing_capabilities: BTreeSet<String>,
+}
+
+impl InputState {
+    pub fn new(modern: bool, answers: BTreeMap<String, Value>) -> Self {
+        InputState {
+            modern,
+            answers,
+            pending: Mutex::new(BTreeMap::new()),
+            missing: Mutex::new(BTreeSet::new()),
+            needed: Notify::new(),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    pub fn next_key(&self) -> String {
+        format!("input-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    /// Records a question the client must answer in the next round.
+    pub fn ask(&self, key: String, request: Value) {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, request);
+        self.needed.notify_one();
+    }
+
+    /// Records a capability the handler needed and the client lacks.
+    pub fn lacks(&self, capability: &str) {
+        self.missing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(capability.to_owned());
+        self.needed.notify_one();
+    }
+
+    pub fn take_unanswered(&self) -> Unanswered {
+        Unanswered {
+            requests: std::mem::take(
+                &mut *self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+            missing_capabilities: std::mem::take(
+                &mut *self
+                    .missing
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
+        }
+    }
+}
+
+/// The `-32021` error for capabilities a modern client did not declare.
+pub(crate) fn missing_capability_error(caps: &BTreeSet<String>) -> ErrorObject {
+    let required: JsonObject = caps
+        .iter()
+        .map(|c| (c.clone(), Value::Object(JsonObject::new())))
+        .collect();
+    ErrorObject::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "Missing required client capability: {}",
+            caps.iter().cloned().collect::<Vec<_>>().join(", ")
+        ),
+    )
+    .with_data(json!({ "requiredCapabilities": required }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers() -> BTreeMap<String, Value> {
+        BTreeMap::from([("user_name".to_owned(), json!({"action": "accept"}))])
+    }
+
+    #[test]
+    fn seals_and_opens() {
+        let s = StateSealer::random(Duration::from_secs(60));
+        let now = SystemTime::now();
+        let st = s.seal("tools/call", "d1", None, &answers(), now);
+        let o = s.open(&st, "tools/call", "d1", None, now).unwrap();
+        assert_eq!(o.answers, answers());
+    }
+
+    #[test]
+    fn refuses_tampering_and_misuse() {
+        let s = StateSealer::random(Duration::from_secs(60));
+        let now = SystemTime::now();
+        let st = s.seal("tools/call", "d1", Some("alice"), &answers(), now);
+        let err = |r: Result<OpenedState, ErrorObject>| r.unwrap_err().code;
+        assert_eq!(err(s.open(&format!("{st}-TAMPERED"), "tools/call", "d1", Some("alice"), now)), -32602);
+        assert_eq!(err(s.open(&st, "prompts/get", "d1", Some("alice"), now)), -32602);
+        assert_eq!(err(s.open(&st, "tools/call", "d2", Some("alice"), now)), -32602);
+        assert_eq!(err(s.open(&st, "tools/call", "d1", Some("bob"), now)), -32602);
+        assert_eq!(err(s.open(&st, "tools/call", "d1", None, now)), -32602);
+        let later = now + Duration::from_secs(120);
+        assert_eq!(err(s.open(&st, "tools/call", "d1", Some("alice"), later)), -32602);
+        // Another server's key.
+        let other = StateSealer::random(Duration::from_secs(60));
+        assert_eq!(err(other.open(&st, "tools/call", "d1", Some("alice"), now)), -32602);
+        // Flipping one byte of the body.
+        let (body, tag) = st.split_once('.').unwrap();
+        let mut raw = URL_SAFE_NO_PAD.decode(body).unwrap();
+        raw[5] ^= 1;
+        let forged = format!("{}.{tag}", URL_SAFE_NO_PAD.encode(raw));
+        assert_eq!(err(s.open(&forged, "tools/call", "d1", Some("alice"), now)), -32602);
+    }
+
+    #[test]
+    fn key_rotation() {
+        let old = [7u8; 32];
+        let new = [9u8; 32];
+        let before = StateSealer::with_keys(vec![old], Duration::from_secs(60)).unwrap();
+        let after = StateSealer::with_keys(vec![new, old], Duration::from_secs(60)).unwrap();
+        let now = SystemTime::now();
+        let st = before.seal("tools/call", "d", None, &answers(), now);
+        assert!(after.open(&st, "tools/call", "d", None, now).is_ok());
+        let retired = StateSealer::with_keys(vec![new], Duration::from_secs(60)).unwrap();
+        assert!(retired.open(&st, "tools/call", "d", None, now).is_err());
+    }
+
+    #[test]
+    fn digest_ignores_round_fields() {
+        let a: JsonObject = serde_json::from_value(json!({"name": "t", "arguments": {"x": 1}})).unwrap();
+        let mut b = a.clone();
+        b.insert("requestState".into(), json!("s"));
+        b.insert("inputResponses".into(), json!({}));
+        b.insert("_meta".into(), json!({"k": 1}));
+        assert_eq!(params_digest(Some(&a)), params_digest(Some(&b)));
+        let mut c = a.clone();
+        c.insert("arguments".into(), json!({"x": 2}));
+        assert_ne!(params_digest(Some(&a)), params_digest(Some(&c)));
+    }
+}
+
+impl<S: Send + Sync + 'static> crate::Server<S> {
+    /// Reads the answers a request brings (modern era: the sealed
+    /// `requestState` and the `inputResponses`), refusing bad state with
+    /// `-32602` before any handler runs.
+    pub(crate) fn prepare_input(
+        &self,
+        r: &tessera_runtime::Request,
+    ) -> Result<std::sync::Arc<InputState>, ErrorObject> {
+        if r.context.era != tessera_types::Era::Modern {
+            return Ok(std::sync::Arc::new(InputState::new(false, BTreeMap::new())));
+        }
+        let params = r.params.as_ref();
+        let mut answers = match params.and_then(|p| p.get("requestState")) {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(Value::String(s)) => {
+                self.inner
+                    .sealer
+                    .open(
+                        s,
+                        &r.method,
+                        &params_digest(params),
+                        principal(r).as_deref(),
+                        SystemTime::now(),
+                    )?
+                    .answers
+            }
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: requestState must be a string",
+                ));
+            }
+        };
+        match params.and_then(|p| p.get("inputResponses")) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(responses)) => {
+                for (k, v) in responses {
+                    if !v.is_object() {
+                        return Err(ErrorObject::invalid_params(format!(
+                            "Invalid params: inputResponses.{k} must be an object"
+                        )));
+                    }
+                    answers.insert(k.clone(), v.clone());
+                }
+            }
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: inputResponses must be an object",
+                ));
+            }
+        }
+        Ok(std::sync::Arc::new(InputState::new(true, answers)))
+    }
+
+    /// Runs a handler that may ask for input. When it stops for input (modern
+    /// era), answers with an `InputRequiredResult` (or `-32021` when it needed
+    /// a capability the client lacks).
+    pub(crate) async fn run_with_input<F>(
+        &self,
+        method: &str,
+        params: Option<&JsonObject>,
+        principal: Option<String>,
+        input: std::sync::Arc<InputState>,
+        handler: F,
+    ) -> Result<JsonObject, ErrorObject>
+    where
+        F: std::future::Future<Output = Result<JsonObject, ErrorObject>>,
+    {
+        tokio::pin!(handler);
+        tokio::select! {
+            biased;
+            out = &mut handler => out,
+            _ = input.needed.notified() => {
+                let un = input.take_unanswered();
+                if !un.missing_capabilities.is_empty() {
+                    return Err(missing_capability_error(&un.missing_capabilities));
+                }
+                let state = self.inner.sealer.seal(
+                    method,
+                    &params_digest(params),
+                    principal.as_deref(),
+                    &input.answers,
+                    SystemTime::now(),
+                );
+                let mut r = JsonObject::new();
+                r.insert("resultType".into(), json!("input_required"));
+                r.insert("inputRequests".into(), Value::Object(un.requests.into_iter().collect()));
+                r.insert("requestState".into(), json!(state));
+                Ok(r)
+            }
+        }
+    }
+}
+
+/// The authenticated principal of a request, when there is one. Requests over
+/// stdio and unauthenticated HTTP have none; the state is then bound to the
+/// method, parameters and expiry only.
+pub(crate) fn principal(_r: &tessera_runtime::Request) -> Option<String> {
+    None
+}
