@@ -1,47 +1,59 @@
-//! Argument completion (`completion/complete`).
+//! Argument completion (`completion/complete`): suggestions for the
+//! arguments of prompts and the variables of resource templates.
+//!
+//! A provider is a plain async function taking a [`CompletionRequest`] (and
+//! any other [`FromCompletionRequest`] extractor) and returning the matching
+//! values, usually a `Vec<String>` ([`IntoCompletion`]). Filtering by what the
+//! user typed is the provider's job ([`complete_from`] does the common prefix
+//! match); the server sends at most 100 values and sets `total` and `hasMore`.
+//!
+//! ```
+//! use tessera_server::{CompletionRequest, Server, prompt};
+//!
+//! async fn review(code: tessera_server::PromptArgsMap) -> String {
+//!     format!("Please review: {}", code.0.get("code").cloned().unwrap_or_default())
+//! }
+//!
+//! async fn languages(req: CompletionRequest) -> Vec<String> {
+//!     req.complete_from(["python", "rust", "ruby"])
+//! }
+//!
+//! let server = Server::builder()
+//!     .prompt(
+//!         prompt("code_review")
+//!             .argument("code", "The code to review", true)
+//!             .argument("language", "Its language", false)
+//!             .handler(review)
+//!             .complete("language", languages),
+//!     )
+//!     .build()
+//!     .unwrap();
+//! assert!(server.capabilities().completions.is_some());
+//! ```
+//!
+//! The `completions` capability (and the method) is offered when some prompt
+//! has arguments, some resource template exists, or some provider is
+//! registered. A prompt argument or template variable that exists but has no
+//! provider is answered with an empty list.
 
-use std::marker::PhantomData;
+mod handler;
+mod registry;
+mod request;
 
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
-use tessera_types::{ErrorObject, ServerCapabilities};
+pub use handler::{CompletionHandler, IntoCompletion, MAX_COMPLETION_VALUES};
+pub use request::{CompletionRequest, CompletionTarget, FromCompletionRequest, complete_from};
 
-use crate::prompt::PromptRegistry;
-use crate::resource::ResourceRegistry;
-use crate::server::{Server, ready};
+pub(crate) use handler::{ErasedCompleter, erase};
+pub(crate) use registry::CompletionRegistry;
 
-/// The completion providers of a server.
-pub(crate) struct CompletionRegistry<S> {
-    _state: PhantomData<fn() -> S>,
-}
+use crate::error::BuildError;
 
-impl<S> Default for CompletionRegistry<S> {
-    fn default() -> Self {
-        CompletionRegistry {
-            _state: PhantomData,
-        }
-    }
-}
-
-impl<S> CompletionRegistry<S> {
-    pub fn declare(
-        &self,
-        _caps: &mut ServerCapabilities,
-        _prompts: &PromptRegistry<S>,
-        _resources: &ResourceRegistry<S>,
-    ) {
-    }
-
-    pub fn methods(
-        &self,
-        _prompts: &PromptRegistry<S>,
-        _resources: &ResourceRegistry<S>,
-    ) -> Vec<&'static str> {
-        Vec::new()
-    }
-}
-
-impl<S: Send + Sync + 'static> Server<S> {
-    pub(crate) fn handle_completion(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        ready(Err(ErrorObject::method_not_found(&r.method)))
+/// The build error of a completion provider registered for something that
+/// does not exist (or twice).
+pub(crate) fn completion_error(target: &str, problem: &str) -> BuildError {
+    // BuildError has no completion variant yet; InvalidSchema carries a free-form problem.
+    BuildError::InvalidSchema {
+        tool: target.to_owned(),
+        problem: format!("completion provider: {problem}"),
     }
 }

@@ -1,24 +1,109 @@
-//! Resources and resource templates.
+//! Resources and resource templates: definitions, handlers, providers, and
+//! the `resources/*` methods.
+//!
+//! A fixed resource is registered with [`resource`], a family of resources
+//! with an RFC 6570 [`resource_template`], and many resources at once with a
+//! [`ResourceProvider`] such as [`FsResources`]. Handlers are async
+//! functions whose parameters are extractors ([`Uri`], [`Vars<T>`],
+//! [`UriVars`], [`State<S>`](crate::State), [`RequestContext`], …) and whose
+//! output converts into contents ([`IntoResourceContents`]).
+//!
+//! `resources/read` looks for the URI among the registered resources (exact
+//! match), then asks the providers, then tries the templates in
+//! registration order; the first that matches answers. When nothing does,
+//! the answer is "resource not found": `-32002` up to 2025-11-25, `-32602`
+//! in 2026-07-28, both with `data: {"uri": …}`.
 
-use std::marker::PhantomData;
+mod builder;
+mod extract;
+mod fs;
+mod handler;
+mod provider;
+mod response;
+mod template;
+mod uri;
+mod vars;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
-use tessera_types::{ErrorObject, ServerCapabilities};
+use tessera_types::{
+    Era, ErrorObject, JsonObject, ReadResourceRequestParams, Resource, ResourceRequestParams,
+    ResourceTemplate, ResourcesCapability, ServerCapabilities,
+};
 
+pub use builder::{
+    ResourceBuilder, ResourceRoute, ResourceTemplateBuilder, ResourceTemplateRoute, resource,
+    resource_template,
+};
+pub use extract::{FromResourceRead, ResourceRead, Uri, UriVars, Vars};
+pub use fs::{FsResources, guess_mime_type};
+pub use handler::ResourceHandler;
+pub use provider::ResourceProvider;
+pub use response::{Blob, IntoResourceContents, JsonContents, ResourceError};
+pub use template::{MAX_MATCH_LEN, TemplateError, UriTemplate, VarValue};
+
+use builder::ErasedReader;
+use uri::check_uri;
+
+use crate::context::RequestContext;
 use crate::error::BuildError;
-use crate::server::{Server, ready};
+use crate::hub::ListKind;
+use crate::server::{Server, ServerBuilder, ready, to_object};
 
-/// The resources and templates of a server.
+/// A build error about a resource. `BuildError` has no resource variants
+/// yet, so this borrows the free-form `InvalidSchema` one.
+fn resource_error(subject: &str, problem: impl std::fmt::Display) -> BuildError {
+    BuildError::InvalidSchema {
+        tool: subject.to_owned(),
+        problem: format!("resource: {problem}"),
+    }
+}
+
+struct RegisteredResource<S> {
+    resource: Resource,
+    handler: ErasedReader<S>,
+}
+
+struct RegisteredTemplate<S> {
+    template: ResourceTemplate,
+    parsed: UriTemplate,
+    handler: ErasedReader<S>,
+}
+
+struct RegisteredProvider {
+    provider: Arc<dyn ResourceProvider>,
+    templates: Vec<(ResourceTemplate, Option<UriTemplate>)>,
+}
+
+/// The resources, templates and providers of a server, in registration
+/// order (a deterministic order for listing and pagination).
 pub(crate) struct ResourceRegistry<S> {
-    _state: PhantomData<fn() -> S>,
+    resources: Vec<Arc<RegisteredResource<S>>>,
+    index: HashMap<String, usize>,
+    templates: Vec<Arc<RegisteredTemplate<S>>>,
+    providers: Vec<Arc<RegisteredProvider>>,
+    enabled: bool,
 }
 
 impl<S> Default for ResourceRegistry<S> {
     fn default() -> Self {
         ResourceRegistry {
-            _state: PhantomData,
+            resources: Vec::new(),
+            index: HashMap::new(),
+            templates: Vec::new(),
+            providers: Vec::new(),
+            enabled: false,
         }
     }
+}
+
+/// What answers a `resources/read`, found under the registry lock.
+enum Source<S> {
+    Fixed(Arc<RegisteredResource<S>>),
+    Chain(Vec<Arc<RegisteredProvider>>, Vec<Arc<RegisteredTemplate<S>>>),
 }
 
 impl<S> ResourceRegistry<S> {
@@ -26,15 +111,483 @@ impl<S> ResourceRegistry<S> {
         Ok(())
     }
 
-    pub fn declare(&self, _caps: &mut ServerCapabilities) {}
+    fn offered(&self) -> bool {
+        self.enabled
+            || !self.resources.is_empty()
+            || !self.templates.is_empty()
+            || !self.providers.is_empty()
+    }
+
+    pub fn declare(&self, caps: &mut ServerCapabilities) {
+        if self.offered() {
+            caps.resources = Some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
+            });
+        }
+    }
 
     pub fn methods(&self) -> Vec<&'static str> {
-        Vec::new()
+        if self.offered() {
+            vec![
+                "resources/list",
+                "resources/read",
+                "resources/templates/list",
+                "resources/subscribe",
+                "resources/unsubscribe",
+            ]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Declares the `resources` capability even while nothing is registered
+    /// (for servers that add resources at run time).
+    pub fn enable(&mut self) {
+        self.enabled = true;
+    }
+
+    pub fn add(&mut self, route: ResourceRoute<S>) -> Result<(), BuildError> {
+        let uri = &route.resource.uri;
+        check_uri(uri).map_err(|p| resource_error(uri, format!("invalid URI {uri:?}: {p}")))?;
+        if route.resource.name.is_empty() {
+            return Err(resource_error(uri, "the resource name must not be empty"));
+        }
+        if self.index.contains_key(uri) {
+            return Err(resource_error(
+                uri,
+                format!("two resources have the URI {uri:?}; URIs must be unique"),
+            ));
+        }
+        self.index.insert(uri.clone(), self.resources.len());
+        self.resources.push(Arc::new(RegisteredResource {
+            resource: route.resource,
+            handler: route.handler,
+        }));
+        Ok(())
+    }
+
+    pub fn remove(&mut self, uri: &str) -> bool {
+        let Some(i) = self.index.remove(uri) else {
+            return false;
+        };
+        self.resources.remove(i);
+        for (n, r) in self.resources.iter().enumerate().skip(i) {
+            self.index.insert(r.resource.uri.clone(), n);
+        }
+        true
+    }
+
+    pub fn add_template(&mut self, route: ResourceTemplateRoute<S>) -> Result<(), BuildError> {
+        let source = &route.template.uri_template;
+        let parsed = UriTemplate::parse(source).map_err(|e| resource_error(source, e))?;
+        if route.template.name.is_empty() {
+            return Err(resource_error(source, "the template name must not be empty"));
+        }
+        if self.templates.iter().any(|t| t.template.uri_template == *source) {
+            return Err(resource_error(
+                source,
+                format!("two resource templates are {source:?}; templates must be unique"),
+            ));
+        }
+        self.templates.push(Arc::new(RegisteredTemplate {
+            template: route.template,
+            parsed,
+            handler: route.handler,
+        }));
+        Ok(())
+    }
+
+    pub fn remove_template(&mut self, uri_template: &str) -> bool {
+        let before = self.templates.len();
+        self.templates
+            .retain(|t| t.template.uri_template != uri_template);
+        self.templates.len() != before
+    }
+
+    pub fn add_provider(&mut self, provider: Arc<dyn ResourceProvider>) {
+        let templates = provider
+            .templates()
+            .into_iter()
+            .map(|t| {
+                let parsed = UriTemplate::parse(&t.uri_template).ok();
+                (t, parsed)
+            })
+            .collect();
+        self.providers.push(Arc::new(RegisteredProvider {
+            provider,
+            templates,
+        }));
+    }
+
+    /// Whether any resource template is registered (the providers' included).
+    pub fn has_templates(&self) -> bool {
+        !self.templates.is_empty() || self.providers.iter().any(|p| !p.templates.is_empty())
+    }
+
+    /// Whether `template` is a registered URI template (exactly as written)
+    /// with a variable called `var`. Used by argument completion.
+    pub fn has_template_variable(&self, template: &str, var: &str) -> bool {
+        self.templates
+            .iter()
+            .filter(|t| t.template.uri_template == template)
+            .any(|t| t.parsed.has_variable(var))
+            || self
+                .providers
+                .iter()
+                .flat_map(|p| p.templates.iter())
+                .filter(|(t, _)| t.uri_template == template)
+                .any(|(_, parsed)| parsed.as_ref().is_some_and(|p| p.has_variable(var)))
+    }
+
+    /// The registered resources' definitions (providers' not included).
+    pub fn definitions(&self) -> Vec<Resource> {
+        self.resources.iter().map(|r| r.resource.clone()).collect()
+    }
+
+    /// Every template definition: registered ones, then the providers'.
+    pub fn template_definitions(&self) -> Vec<ResourceTemplate> {
+        self.templates
+            .iter()
+            .map(|t| t.template.clone())
+            .chain(
+                self.providers
+                    .iter()
+                    .flat_map(|p| p.templates.iter().map(|(t, _)| t.clone())),
+            )
+            .collect()
+    }
+
+    fn source(&self, uri: &str) -> Source<S> {
+        match self.index.get(uri) {
+            Some(i) => Source::Fixed(self.resources[*i].clone()),
+            None => Source::Chain(self.providers.clone(), self.templates.clone()),
+        }
     }
 }
 
+impl<S: Send + Sync + 'static> ServerBuilder<S> {
+    /// Registers a resource (see [`resource`](crate::resource())).
+    pub fn resource(mut self, route: ResourceRoute<S>) -> Self {
+        if let Err(e) = self.registry.resources.add(route) {
+            self.errors.push(e);
+        }
+        self
+    }
+
+    /// Registers a resource template (see
+    /// [`resource_template`](crate::resource_template())); an invalid RFC
+    /// 6570 template fails the build.
+    pub fn resource_template(mut self, route: ResourceTemplateRoute<S>) -> Self {
+        if let Err(e) = self.registry.resources.add_template(route) {
+            self.errors.push(e);
+        }
+        self
+    }
+
+    /// Registers a source of many resources, such as [`FsResources`].
+    pub fn resources_from(mut self, provider: impl ResourceProvider) -> Self {
+        self.registry.resources.add_provider(Arc::new(provider));
+        self
+    }
+
+    /// Declares the `resources` capability even if nothing is registered
+    /// yet, for servers that add resources while serving (capabilities are
+    /// fixed when a connection starts).
+    pub fn enable_resources(mut self) -> Self {
+        self.registry.resources.enable();
+        self
+    }
+}
+
+/// Reads the optional `cursor` param of a list request.
+fn cursor_of(r: &Request) -> Result<Option<String>, ErrorObject> {
+    r.params
+        .as_ref()
+        .and_then(|p| p.get("cursor"))
+        .map(|c| {
+            c.as_str().map(str::to_owned).ok_or_else(|| {
+                ErrorObject::invalid_params("Invalid params: cursor must be a string")
+            })
+        })
+        .transpose()
+}
+
+fn invalid_uri(uri: &str, problem: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid params: invalid resource URI: {problem}"))
+        .with_data(json!({ "uri": uri }))
+}
+
 impl<S: Send + Sync + 'static> Server<S> {
+    /// Adds a resource while serving; clients that asked are told the list
+    /// changed. The `resources` capability must have been declared when the
+    /// connection started (register something at build time, or call
+    /// [`ServerBuilder::enable_resources`]).
+    pub fn add_resource(&self, route: ResourceRoute<S>) -> Result<(), BuildError> {
+        self.write().resources.add(route)?;
+        self.hub().list_changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes a resource while serving; returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.write().resources.remove(uri);
+        if removed {
+            self.hub().list_changed(ListKind::Resources);
+        }
+        removed
+    }
+
+    /// Adds a resource template while serving; clients that asked are told
+    /// the resource list changed.
+    pub fn add_resource_template(&self, route: ResourceTemplateRoute<S>) -> Result<(), BuildError> {
+        self.write().resources.add_template(route)?;
+        self.hub().list_changed(ListKind::Resources);
+        Ok(())
+    }
+
+    /// Removes the resource template `uri_template` (as written) while
+    /// serving; returns whether it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = self.write().resources.remove_template(uri_template);
+        if removed {
+            self.hub().list_changed(ListKind::Resources);
+        }
+        removed
+    }
+
     pub(crate) fn handle_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        ready(Err(ErrorObject::method_not_found(&r.method)))
+        match r.method.as_str() {
+            "resources/list" => self.list_resources(r),
+            "resources/templates/list" => ready(self.list_resource_templates(&r)),
+            "resources/read" => self.read_resource(r),
+            "resources/subscribe" => ready(self.resource_subscription(&r, true)),
+            "resources/unsubscribe" => ready(self.resource_subscription(&r, false)),
+            other => ready(Err(ErrorObject::method_not_found(other))),
+        }
+    }
+
+    /// Adds the cache hints the result does not set already; results that
+    /// are not complete (`input_required`) get none.
+    fn add_cache_hints(&self, ctx: &RequestContext, result: &mut JsonObject) {
+        match result.get("resultType") {
+            None => {}
+            Some(Value::String(t)) if t == "complete" => {}
+            Some(_) => return,
+        }
+        let mut hints = JsonObject::new();
+        self.cache_hints(ctx, &mut hints);
+        for (k, v) in hints {
+            result.entry(k).or_insert(v);
+        }
+    }
+
+    fn list_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        let ctx = RequestContext::from_request(&r);
+        let cursor = match cursor_of(&r) {
+            Ok(c) => c,
+            Err(e) => return ready(Err(e)),
+        };
+        let (mut all, providers) = {
+            let reg = self.read();
+            (reg.resources.definitions(), reg.resources.providers.clone())
+        };
+        let server = self.clone();
+        Box::pin(async move {
+            for p in providers {
+                let listed = p
+                    .provider
+                    .list()
+                    .await
+                    .map_err(|e| e.into_error_object(None, ctx.era()))?;
+                all.extend(listed);
+            }
+            let (page, next) = server
+                .pager()
+                .page("resources/list", &all, cursor.as_deref())?;
+            let mut result = JsonObject::new();
+            result.insert(
+                "resources".into(),
+                serde_json::to_value(page).unwrap_or_default(),
+            );
+            if let Some(n) = next {
+                result.insert("nextCursor".into(), Value::String(n));
+            }
+            server.add_cache_hints(&ctx, &mut result);
+            Ok(result)
+        })
+    }
+
+    fn list_resource_templates(&self, r: &Request) -> HandlerResult {
+        let ctx = RequestContext::from_request(r);
+        let cursor = cursor_of(r)?;
+        let all = self.read().resources.template_definitions();
+        let (page, next) = self
+            .pager()
+            .page("resources/templates/list", &all, cursor.as_deref())?;
+        let mut result = JsonObject::new();
+        result.insert(
+            "resourceTemplates".into(),
+            serde_json::to_value(page).unwrap_or_default(),
+        );
+        if let Some(n) = next {
+            result.insert("nextCursor".into(), Value::String(n));
+        }
+        self.add_cache_hints(&ctx, &mut result);
+        Ok(result)
+    }
+
+    fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        let params: ReadResourceRequestParams = match tessera_types::decode_params(r.params.as_ref())
+        {
+            Ok(p) => p,
+            Err(e) => {
+                return ready(Err(ErrorObject::invalid_params(format!(
+                    "Invalid params for resources/read: {e}"
+                ))));
+            }
+        };
+        let uri = params.uri;
+        if let Err(problem) = check_uri(&uri) {
+            return ready(Err(invalid_uri(&uri, problem)));
+        }
+        let ctx = RequestContext::from_request(&r);
+        let era = ctx.era();
+        let source = self.read().resources.source(&uri);
+        let state = self.inner.state.clone();
+        let server = self.clone();
+        Box::pin(async move {
+            let read = |template: Option<&RegisteredTemplate<S>>, vars, mime: Option<&String>| {
+                ResourceRead {
+                    uri: uri.clone(),
+                    template: template.map(|t| t.template.uri_template.clone()),
+                    variables: vars,
+                    mime_type: mime.cloned(),
+                    context: ctx.clone(),
+                    state: state.clone(),
+                }
+            };
+            let outcome = match source {
+                Source::Fixed(res) => {
+                    let input = read(None, HashMap::new(), res.resource.mime_type.as_ref());
+                    (res.handler)(input).await
+                }
+                Source::Chain(providers, templates) => {
+                    let claimed = providers.iter().find_map(|p| p.provider.read(&uri, &ctx));
+                    match claimed {
+                        Some(fut) => fut.await,
+                        None => {
+                            let matched = templates
+                                .iter()
+                                .find_map(|t| t.parsed.match_uri(&uri).map(|v| (t, v)));
+                            match matched {
+                                Some((t, vars)) => {
+                                    let input =
+                                        read(Some(t), vars, t.template.mime_type.as_ref());
+                                    (t.handler)(input).await
+                                }
+                                None => Err(ResourceError::NotFound),
+                            }
+                        }
+                    }
+                }
+            };
+            let result = outcome.map_err(|e| e.into_error_object(Some(&uri), era))?;
+            let mut object = to_object(&result);
+            match era {
+                Era::Modern => server.add_cache_hints(&ctx, &mut object),
+                Era::Legacy => {
+                    for key in ["resultType", "ttlMs", "cacheScope"] {
+                        object.remove(key);
+                    }
+                }
+            }
+            Ok(object)
+        })
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` (legacy sessions;
+    /// 2026-07-28 clients use `subscriptions/listen`).
+    fn resource_subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
+        if r.context.era == Era::Modern {
+            return Err(ErrorObject::method_not_found(&r.method));
+        }
+        let params: ResourceRequestParams = tessera_types::decode_params(r.params.as_ref())
+            .map_err(|e| {
+                ErrorObject::invalid_params(format!("Invalid params for {}: {e}", r.method))
+            })?;
+        check_uri(&params.uri).map_err(|p| invalid_uri(&params.uri, p))?;
+        if subscribe {
+            self.hub().subscribe(&r.peer, &params.uri);
+        } else {
+            self.hub().unsubscribe(&r.peer, &params.uri);
+        }
+        Ok(JsonObject::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn hello() -> &'static str {
+        "hello"
+    }
+
+    #[test]
+    fn registry_checks_and_queries() {
+        let mut reg: ResourceRegistry<()> = ResourceRegistry::default();
+        let mut caps = ServerCapabilities::default();
+        reg.declare(&mut caps);
+        assert!(caps.resources.is_none());
+        assert!(reg.methods().is_empty());
+
+        reg.add(resource("x://a", "a").handler(hello)).unwrap();
+        assert!(reg.add(resource("x://a", "again").handler(hello)).is_err());
+        assert!(reg.add(resource("not a uri", "bad").handler(hello)).is_err());
+        assert!(reg.add(resource("x://b", "").handler(hello)).is_err());
+        reg.add_template(resource_template("x://items/{id}{?v}", "item").handler(hello))
+            .unwrap();
+        assert!(
+            reg.add_template(resource_template("x://items/{id}{?v}", "dup").handler(hello))
+                .is_err()
+        );
+        assert!(
+            reg.add_template(resource_template("x://{bad", "bad").handler(hello))
+                .is_err()
+        );
+        assert!(reg.has_templates());
+        assert!(reg.has_template_variable("x://items/{id}{?v}", "id"));
+        assert!(reg.has_template_variable("x://items/{id}{?v}", "v"));
+        assert!(!reg.has_template_variable("x://items/{id}{?v}", "w"));
+        assert!(!reg.has_template_variable("x://other/{id}", "id"));
+
+        reg.declare(&mut caps);
+        assert_eq!(
+            caps.resources,
+            Some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true)
+            })
+        );
+        assert_eq!(reg.methods().len(), 5);
+
+        reg.add(resource("x://c", "c").handler(hello)).unwrap();
+        assert!(reg.remove("x://a"));
+        assert!(!reg.remove("x://a"));
+        let uris: Vec<String> = reg.definitions().into_iter().map(|r| r.uri).collect();
+        assert_eq!(uris, ["x://c"]);
+        assert!(matches!(reg.source("x://c"), Source::Fixed(_)));
+        assert!(reg.remove_template("x://items/{id}{?v}"));
+        assert!(!reg.has_templates());
+    }
+
+    #[test]
+    fn enabled_without_anything() {
+        let mut reg: ResourceRegistry<()> = ResourceRegistry::default();
+        reg.enable();
+        let mut caps = ServerCapabilities::default();
+        reg.declare(&mut caps);
+        assert!(caps.resources.is_some());
     }
 }

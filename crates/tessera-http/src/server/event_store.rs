@@ -1,0 +1,202 @@
+//! Resumability: SSE event ids and the [`EventStore`] that keeps sent events
+//! so that a client reconnecting with `Last-Event-ID` gets what it missed.
+//!
+//! An event id names its stream and its position in it: `"{stream}-{seq}"`.
+//! Stream 0 of a session is its standalone (GET) stream; every POST that
+//! answers with SSE gets the next stream number. Replay after `S-N` only
+//! returns events of stream `S` with a sequence number above `N`, so a
+//! message is never replayed on a stream it did not belong to.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use tessera_runtime::BoxFuture;
+
+/// The id of one SSE event: its stream and its sequence number in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId {
+    /// The stream (0 = the session's standalone GET stream).
+    pub stream: u64,
+    /// The position in the stream, from 0 (the priming event).
+    pub seq: u64,
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.stream, self.seq)
+    }
+}
+
+/// A `Last-Event-ID` this server did not issue.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an event id of this server: {0:?}")]
+pub struct BadEventId(pub String);
+
+impl FromStr for EventId {
+    type Err = BadEventId;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadEventId(s.to_owned());
+        let (a, b) = s.trim().split_once('-').ok_or_else(bad)?;
+        Ok(EventId {
+            stream: a.parse().map_err(|_| bad())?,
+            seq: b.parse().map_err(|_| bad())?,
+        })
+    }
+}
+
+/// One stored event: its id and its `data` (one JSON-RPC message; empty for
+/// a priming event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// The event id.
+    pub id: EventId,
+    /// The data.
+    pub data: Bytes,
+}
+
+/// Keeps the events sent on a session's SSE streams for replay.
+///
+/// Implementations must be bounded: a store that grows without limit lets a
+/// client that never reconnects consume memory.
+pub trait EventStore: Send + Sync + 'static {
+    /// Records an event sent (or to be sent) on a stream of `session`.
+    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()>;
+
+    /// The events of `after.stream` with a sequence number above `after.seq`,
+    /// oldest first. Events already evicted are simply missing.
+    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>>;
+
+    /// Forgets everything about a session (it ended).
+    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()>;
+}
+
+/// A bounded in-memory [`EventStore`]: the last `per_session` events of each
+/// session (oldest evicted first), for at most `sessions` sessions (the
+/// least recently written session is evicted first).
+#[derive(Debug)]
+pub struct InMemoryEventStore {
+    per_session: usize,
+    sessions: usize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    events: HashMap<String, VecDeque<StoredEvent>>,
+    /// Session ids, least recently written first.
+    order: VecDeque<String>,
+}
+
+impl InMemoryEventStore {
+    /// A store keeping `per_session` events for each of at most `sessions` sessions.
+    pub fn new(per_session: usize, sessions: usize) -> Self {
+        InMemoryEventStore {
+            per_session: per_session.max(1),
+            sessions: sessions.max(1),
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many events are held in total (for tests and metrics).
+    pub fn len(&self) -> usize {
+        self.lock().events.values().map(VecDeque::len).sum()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for InMemoryEventStore {
+    /// 256 events per session, 1024 sessions.
+    fn default() -> Self {
+        InMemoryEventStore::new(256, 1024)
+    }
+}
+
+impl EventStore for InMemoryEventStore {
+    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()> {
+        let mut g = self.lock();
+        if !g.events.contains_key(session) {
+            if g.order.len() >= self.sessions {
+                if let Some(old) = g.order.pop_front() {
+                    g.events.remove(&old);
+                }
+            }
+            g.order.push_back(session.to_owned());
+        } else if g.order.back().map(String::as_str) != Some(session) {
+            g.order.retain(|s| s != session);
+            g.order.push_back(session.to_owned());
+        }
+        let q = g.events.entry(session.to_owned()).or_default();
+        if q.len() >= self.per_session {
+            q.pop_front();
+        }
+        q.push_back(event);
+        Box::pin(async {})
+    }
+
+    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
+        let out: Vec<StoredEvent> = self
+            .lock()
+            .events
+            .get(session)
+            .map(|q| {
+                q.iter()
+                    .filter(|e| e.id.stream == after.stream && e.id.seq > after.seq)
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        Box::pin(async move { out })
+    }
+
+    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
+        let mut g = self.lock();
+        g.events.remove(session);
+        g.order.retain(|s| s != session);
+        Box::pin(async {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(stream: u64, seq: u64) -> StoredEvent {
+        StoredEvent {
+            id: EventId { stream, seq },
+            data: Bytes::from(format!("{stream}/{seq}")),
+        }
+    }
+
+    #[tokio::test]
+    async fn replays_one_stream_and_stays_bounded() {
+        let s = InMemoryEventStore::new(3, 2);
+        for seq in 0..4 {
+            s.store("a", ev(1, seq)).await;
+        }
+        s.store("a", ev(2, 0)).await;
+        // 3 per session: 1-0 and 1-1 were evicted.
+        let r = s.replay_after("a", EventId { stream: 1, seq: 0 }).await;
+        assert_eq!(r.iter().map(|e| e.id.seq).collect::<Vec<_>>(), vec![2, 3]);
+        s.store("b", ev(0, 0)).await;
+        s.store("c", ev(0, 0)).await; // evicts session a
+        assert!(s.replay_after("a", EventId { stream: 1, seq: 0 }).await.is_empty());
+        assert_eq!(s.len(), 2);
+        s.remove_session("b").await;
+        assert_eq!(s.len(), 1);
+        assert_eq!("12-7".parse::<EventId>().unwrap(), EventId { stream: 12, seq: 7 });
+        assert!("x".parse::<EventId>().is_err());
+    }
+}

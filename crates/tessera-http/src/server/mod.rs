@@ -1,0 +1,532 @@
+//! The Streamable HTTP server: [`McpHttp`], a tower `Service` that serves MCP
+//! on one endpoint (mount it at any path, in hyper or inside an axum app),
+//! plus [`serve`] for a ready-made hyper server with graceful shutdown.
+//!
+//! One endpoint serves both eras at once:
+//!
+//! - **2025-03-26 … 2025-11-25** (legacy): `initialize` opens a session
+//!   (`Mcp-Session-Id`), one engine per session; POST, GET (standalone SSE
+//!   stream) and DELETE; SSE event ids and replay after `Last-Event-ID`.
+//! - **2026-07-28** (modern): a POST whose `_meta` (and `MCP-Protocol-Version`
+//!   header) name 2026-07-28 is served statelessly by a fresh engine, after the
+//!   `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` header checks.
+//! - **2024-11-05** (HTTP+SSE): `GET /sse` + `POST /message?sessionId=…`.
+//!
+//! Module map: `guard` (Host/Origin), `body` (response body, limited reads),
+//! `reply` (response helpers), `event_store` (resumability), `session` (one
+//! legacy session: engine + message router), `streamable` (the legacy-era
+//! endpoint), `modern` (2026-07-28 checks), `single` (an engine per POST),
+//! `legacy_sse` (2024-11-05), `serve` (hyper server), `control` (stream
+//! control from handlers).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tessera_proto::EngineConfig;
+use tessera_runtime::{BoxFuture, ChannelTransport, ConnectionOptions, Peer, Service};
+use tessera_types::ProtocolVersion;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+mod body;
+mod control;
+mod event_store;
+mod guard;
+mod legacy_sse;
+mod modern;
+mod reply;
+mod serve;
+mod session;
+mod single;
+mod streamable;
+
+#[cfg(feature = "axum")]
+mod axum_mount;
+
+pub use body::McpBody;
+pub use control::{CLOSE_SSE_STREAM_METHOD, close_sse_stream};
+pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
+pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
+pub use serve::serve;
+
+/// Makes the application side of a connection: one [`Service`] and its
+/// [`EngineConfig`] for every legacy session and every stateless POST.
+///
+/// Implemented for closures `Fn() -> (EngineConfig, S)` and, with the
+/// `tessera-server` feature, for [`tessera_server::Server`] (cloned).
+pub trait ServiceFactory: Send + Sync + 'static {
+    /// The service type.
+    type Service: Service;
+    /// A fresh service and its engine configuration.
+    fn make(&self) -> (EngineConfig, Self::Service);
+}
+
+impl<F, S> ServiceFactory for F
+where
+    F: Fn() -> (EngineConfig, S) + Send + Sync + 'static,
+    S: Service,
+{
+    type Service = S;
+    fn make(&self) -> (EngineConfig, S) {
+        self()
+    }
+}
+
+#[cfg(feature = "tessera-server")]
+impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
+    type Service = tessera_server::Server<St>;
+    fn make(&self) -> (EngineConfig, Self::Service) {
+        (self.engine_config(), self.clone())
+    }
+}
+
+/// A factory with its service type erased: spawns a driver over a transport.
+trait Spawner: Send + Sync {
+    fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer;
+}
+
+struct FactorySpawner<F>(F);
+
+impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
+    fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer {
+        let (config, service) = self.0.make();
+        let (peer, _task) = tessera_runtime::spawn_transport(config, transport, service, options);
+        peer
+    }
+}
+
+/// How a request that gets a response is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResponseMode {
+    /// `application/json` when the response is the first message the handler
+    /// produces; an SSE stream as soon as it sends a notification or request
+    /// first (progress, logs, sampling…).
+    #[default]
+    Auto,
+    /// Always an SSE stream (with a priming event).
+    Sse,
+    /// Always `application/json`; notifications and requests issued while
+    /// handling a legacy request go to the session's standalone GET stream.
+    Json,
+}
+
+/// The paths of the 2024-11-05 HTTP+SSE transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacySsePaths {
+    /// The path of the SSE stream (`GET`), e.g. `/sse`.
+    pub sse: String,
+    /// The path messages are POSTed to, e.g. `/message`.
+    pub message: String,
+}
+
+/// Settings of an [`McpHttp`] (see the builder methods for their meaning).
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub endpoint_path: Option<String>,
+    pub legacy_sse: Option<LegacySsePaths>,
+    pub stateless: bool,
+    pub response_mode: ResponseMode,
+    pub guard: HostGuard,
+    pub max_body: usize,
+    pub idle_timeout: Option<Duration>,
+    pub max_sessions: usize,
+    pub stream_buffer: usize,
+    pub standalone_backlog: usize,
+    pub keep_alive: Option<Duration>,
+    pub retry: Option<Duration>,
+    pub event_store: Option<Arc<dyn EventStore>>,
+    pub drain_timeout: Duration,
+    pub validate_param_headers: bool,
+    /// The versions the engine speaks (from the factory's configuration).
+    pub versions: Vec<ProtocolVersion>,
+}
+
+/// Shared by every clone of one [`McpHttp`].
+pub(crate) struct Shared {
+    pub config: Config,
+    spawner: Box<dyn Spawner>,
+    pub sessions: session::Registry,
+    /// Requests in progress (for graceful shutdown).
+    pub inflight: TaskTracker,
+    /// Fires to end every open stream (shutdown).
+    pub closing: CancellationToken,
+    shutting_down: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn spawn_engine(&self, transport: ChannelTransport) -> Peer {
+        self.spawner.spawn(
+            transport,
+            ConnectionOptions {
+                max_message_size: self.config.max_body,
+                drain_timeout: self.config.drain_timeout,
+            },
+        )
+    }
+
+    /// The supported versions as wire strings, newest first.
+    pub(crate) fn version_strings(&self) -> Vec<String> {
+        let mut v = self.config.versions.clone();
+        v.sort();
+        v.dedup();
+        v.into_iter().rev().map(|v| v.as_str().to_owned()).collect()
+    }
+
+    pub(crate) fn supports(&self, v: ProtocolVersion) -> bool {
+        self.config.versions.contains(&v)
+    }
+}
+
+/// The MCP Streamable HTTP endpoint as a tower `Service`.
+///
+/// Cheap to clone; every clone serves the same sessions. Build it with
+/// [`McpHttp::builder`]:
+///
+/// ```no_run
+/// use tessera_http::McpHttp;
+/// use tessera_server::{Server, tool};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = Server::builder()
+///     .tool(tool("hello").handler(|| async { "hi" }))
+///     .build()?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8001").await?;
+/// let mcp = McpHttp::builder(server)
+///     .bind_address(listener.local_addr()?)
+///     .endpoint_path("/mcp")
+///     .build();
+/// tessera_http::serve(listener, mcp, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+/// # Ok(()) }
+/// ```
+///
+/// Inside axum, mount it like any service:
+/// `axum::Router::new().route_service("/mcp", mcp.clone())`.
+#[derive(Clone)]
+pub struct McpHttp {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for McpHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttp")
+            .field("sessions", &self.session_count())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpHttp {
+    /// Starts building an endpoint whose sessions and requests are served by
+    /// what `factory` makes.
+    pub fn builder<F: ServiceFactory>(factory: F) -> McpHttpBuilder {
+        let versions = factory.make().0.versions;
+        McpHttpBuilder {
+            config: Config {
+                endpoint_path: None,
+                legacy_sse: Some(LegacySsePaths {
+                    sse: "/sse".into(),
+                    message: "/message".into(),
+                }),
+                stateless: false,
+                response_mode: ResponseMode::Auto,
+                guard: HostGuard::default(),
+                max_body: 4 * 1024 * 1024,
+                idle_timeout: Some(Duration::from_secs(30 * 60)),
+                max_sessions: 1024,
+                stream_buffer: 256,
+                standalone_backlog: 64,
+                keep_alive: Some(Duration::from_secs(15)),
+                retry: Some(Duration::from_secs(1)),
+                event_store: Some(Arc::new(InMemoryEventStore::default())),
+                drain_timeout: Duration::from_secs(10),
+                validate_param_headers: true,
+                versions,
+            },
+            spawner: Box::new(FactorySpawner(factory)),
+        }
+    }
+
+    /// How many sessions (Streamable HTTP and HTTP+SSE) are live.
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// Whether [`McpHttp::shutdown`] has started.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shared.shutting_down.load(Ordering::Acquire)
+    }
+
+    /// Graceful shutdown: new requests get `503`; requests in progress may
+    /// finish (up to the drain timeout); then every stream and session is
+    /// closed.
+    pub async fn shutdown(&self) {
+        self.shared.shutting_down.store(true, Ordering::Release);
+        self.shared.inflight.close();
+        let drain = self.shared.config.drain_timeout;
+        if tokio::time::timeout(drain, self.shared.inflight.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(?drain, "requests still running at the end of the drain timeout");
+        }
+        self.shared.closing.cancel();
+        for s in self.shared.sessions.all() {
+            s.terminate();
+        }
+    }
+
+    async fn handle<B>(self, req: http::Request<B>) -> reply::HttpResponse
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let shared = &self.shared;
+        let host = req
+            .headers()
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
+        let origin = req.headers().get(http::header::ORIGIN).map(|o| {
+            o.to_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|_| "(not visible ASCII)".into())
+        });
+        if let Err(r) = shared.config.guard.check(host.as_deref(), origin.as_deref()) {
+            tracing::debug!(header = r.header, value = %r.value, "refused by the Host/Origin check");
+            return reply::refuse(
+                http::StatusCode::FORBIDDEN,
+                format!(
+                    "Forbidden: {} {:?} is not allowed (DNS-rebinding protection); allowed: {}. \
+                     To accept it, add it to the allowed {}s (tessera serve --allow-{} VALUE, \
+                     or McpHttpBuilder::allowed_{}s)",
+                    r.header,
+                    r.value,
+                    r.allowed,
+                    r.header.to_ascii_lowercase(),
+                    r.header.to_ascii_lowercase(),
+                    r.header.to_ascii_lowercase(),
+                ),
+            );
+        }
+        if self.is_shutting_down() {
+            return reply::refuse(
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: the server is shutting down",
+            );
+        }
+        let path = req.uri().path().to_owned();
+        if let Some(paths) = &shared.config.legacy_sse {
+            if path == paths.sse {
+                return legacy_sse::open(shared, req).await;
+            }
+            if path == paths.message {
+                return legacy_sse::message(shared, req).await;
+            }
+        }
+        if let Some(p) = &shared.config.endpoint_path {
+            if path != *p {
+                return reply::refuse(
+                    http::StatusCode::NOT_FOUND,
+                    format!("Not Found: the MCP endpoint is {p}"),
+                );
+            }
+        }
+        streamable::handle(shared, req).await
+    }
+}
+
+impl<B> tower::Service<http::Request<B>> for McpHttp
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = http::Response<McpBody>;
+    type Error = std::convert::Infallible;
+    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move { Ok(this.handle(req).await) })
+    }
+}
+
+/// Builds an [`McpHttp`]. Every setting has a safe default.
+pub struct McpHttpBuilder {
+    config: Config,
+    spawner: Box<dyn Spawner>,
+}
+
+impl std::fmt::Debug for McpHttpBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttpBuilder")
+            .field("endpoint_path", &self.config.endpoint_path)
+            .field("stateless", &self.config.stateless)
+            .field("response_mode", &self.config.response_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpHttpBuilder {
+    /// Serves the MCP endpoint only at `path` (other paths get 404). By
+    /// default the endpoint answers on any path, so it can be mounted anywhere.
+    pub fn endpoint_path(mut self, path: impl Into<String>) -> Self {
+        self.config.endpoint_path = Some(path.into());
+        self
+    }
+
+    /// The paths of the 2024-11-05 HTTP+SSE transport (default `/sse` and
+    /// `/message`); `None` turns it off.
+    pub fn legacy_sse(mut self, paths: Option<LegacySsePaths>) -> Self {
+        self.config.legacy_sse = paths;
+        self
+    }
+
+    /// Stateless mode: no sessions; every POST gets a fresh engine (legacy
+    /// requests need no `initialize`), GET and DELETE get 405.
+    pub fn stateless(mut self, on: bool) -> Self {
+        self.config.stateless = on;
+        self
+    }
+
+    /// JSON, SSE or automatic responses (default [`ResponseMode::Auto`]).
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.config.response_mode = mode;
+        self
+    }
+
+    /// Derives the Host/Origin allow-lists from the address the server is
+    /// bound to (see [`HostGuard::for_bind`]). Without it: loopback names only.
+    pub fn bind_address(mut self, addr: SocketAddr) -> Self {
+        self.config.guard = HostGuard::for_bind(addr);
+        self
+    }
+
+    /// Accepts exactly these `Host` values (`name` or `name:port`).
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.config.guard.hosts = HostPolicy::List(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts any `Host` (only behind a proxy that checks it).
+    pub fn allow_any_host(mut self) -> Self {
+        self.config.guard.hosts = HostPolicy::Any;
+        self
+    }
+
+    /// Accepts exactly these `Origin` values (`scheme://host[:port]`).
+    pub fn allowed_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.config.guard.origins =
+            OriginPolicy::List(origins.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepts any `Origin`.
+    pub fn allow_any_origin(mut self) -> Self {
+        self.config.guard.origins = OriginPolicy::Any;
+        self
+    }
+
+    /// Replaces the whole Host/Origin guard.
+    pub fn host_guard(mut self, guard: HostGuard) -> Self {
+        self.config.guard = guard;
+        self
+    }
+
+    /// The largest request body accepted (default 4 MiB); larger gets 413.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.config.max_body = bytes.max(1);
+        self
+    }
+
+    /// How long a session may stay idle (no request, no open stream) before
+    /// it is closed (default 30 minutes; `None` = never).
+    pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.idle_timeout = timeout;
+        self
+    }
+
+    /// The most sessions alive at once (default 1024); a new one beyond it gets 503.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.config.max_sessions = n;
+        self
+    }
+
+    /// How many events may wait for a slow client on one stream (default
+    /// 256); when full, the stream is closed (the client can resume it).
+    pub fn stream_buffer(mut self, events: usize) -> Self {
+        self.config.stream_buffer = events.max(1);
+        self
+    }
+
+    /// How many unrelated messages are kept for a session without an open GET
+    /// stream (default 64; the oldest are dropped).
+    pub fn standalone_backlog(mut self, messages: usize) -> Self {
+        self.config.standalone_backlog = messages;
+        self
+    }
+
+    /// The SSE keep-alive comment interval (default 15 s; `None` = off).
+    pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
+        self.config.keep_alive = every;
+        self
+    }
+
+    /// The `retry:` value sent on resumable SSE streams (default 1 s).
+    pub fn retry_interval(mut self, retry: Option<Duration>) -> Self {
+        self.config.retry = retry;
+        self
+    }
+
+    /// Where sent events are kept for replay (default: a bounded
+    /// [`InMemoryEventStore`]); `None` turns resumability off (no event ids).
+    pub fn event_store(mut self, store: Option<Arc<dyn EventStore>>) -> Self {
+        self.config.event_store = store;
+        self
+    }
+
+    /// How long requests in progress may run on after shutdown or a closed
+    /// connection (default 10 s).
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.config.drain_timeout = timeout;
+        self
+    }
+
+    /// Whether 2026-07-28 `tools/call` requests get their `Mcp-Param-*`
+    /// headers checked against the tool's `x-mcp-header` parameters (default
+    /// on; it costs one in-process `tools/list` per call).
+    pub fn validate_param_headers(mut self, on: bool) -> Self {
+        self.config.validate_param_headers = on;
+        self
+    }
+
+    /// Builds the service.
+    pub fn build(self) -> McpHttp {
+        let max = self.config.max_sessions;
+        McpHttp {
+            shared: Arc::new(Shared {
+                config: self.config,
+                spawner: self.spawner,
+                sessions: session::Registry::new(max),
+                inflight: TaskTracker::new(),
+                closing: CancellationToken::new(),
+                shutting_down: AtomicBool::new(false),
+            }),
+        }
+    }
+}

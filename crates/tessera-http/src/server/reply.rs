@@ -1,0 +1,90 @@
+//! Building responses: JSON bodies, JSON-RPC errors, 202, SSE headers.
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use tessera_types::{ErrorCode, ErrorObject, JsonRpcMessage, RequestId};
+
+use super::body::McpBody;
+
+/// The response type of the service.
+pub(crate) type HttpResponse = Response<McpBody>;
+
+/// A response with a JSON body.
+pub(crate) fn json(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {
+    let mut r = Response::new(McpBody::full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// A JSON-RPC error response carried with an HTTP error status.
+pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+    let msg = JsonRpcMessage::error(id, error);
+    json(status, serde_json::to_vec(&msg).unwrap_or_default())
+}
+
+/// An HTTP error with a JSON-RPC error body (`-32600`, id null) whose message
+/// says what is wrong and what to change.
+pub(crate) fn refuse(status: StatusCode, message: impl Into<String>) -> HttpResponse {
+    rpc_error(
+        status,
+        None,
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
+    )
+}
+
+/// `202 Accepted`, no body.
+pub(crate) fn accepted() -> HttpResponse {
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = StatusCode::ACCEPTED;
+    r
+}
+
+/// `405 Method Not Allowed` with an `Allow` header.
+pub(crate) fn method_not_allowed(allow: &'static str, why: &str) -> HttpResponse {
+    let mut r = refuse(StatusCode::METHOD_NOT_ALLOWED, why);
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+/// A `200` SSE response around `body`.
+pub(crate) fn sse(body: McpBody) -> HttpResponse {
+    let mut r = Response::new(body);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// Adds `Mcp-Session-Id`.
+pub(crate) fn with_session(mut r: HttpResponse, session: &str) -> HttpResponse {
+    if let Ok(v) = HeaderValue::from_str(session) {
+        r.headers_mut().insert(crate::headers::MCP_SESSION_ID, v);
+    }
+    r
+}
+
+/// The HTTP status of a 2026-07-28 JSON-RPC error answer: `-32601` is 404;
+/// the envelope and header errors are 400; handler errors ride on 200.
+pub(crate) fn modern_status(message: &JsonRpcMessage) -> StatusCode {
+    match message {
+        JsonRpcMessage::Error(e) => match ErrorCode(e.error.code) {
+            ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+            ErrorCode::PARSE_ERROR
+            | ErrorCode::INVALID_REQUEST
+            | ErrorCode::HEADER_MISMATCH
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        },
+        _ => StatusCode::OK,
+    }
+}

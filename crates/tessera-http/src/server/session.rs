@@ -1,0 +1,734 @@
+//! One legacy session: an engine driver over a [`ChannelTransport`] and the
+//! router task that sends each outgoing message to exactly one stream.
+//!
+//! The router is an actor: it owns every stream of the session, and the HTTP
+//! handlers talk to it with [`Command`]s. Commands are served before
+//! transmits, so a request is always registered before its answer can arrive.
+//!
+//! Routing: a transmit `related` to a registered request goes to that
+//! request's POST stream (its response ends the stream); anything else goes
+//! to the standalone stream (stream 0: the GET stream, or the backlog while
+//! none is open). A request whose first message is its response is answered
+//! as JSON (in [`ResponseMode::Auto`]).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tessera_proto::decode::Inbound;
+use tessera_proto::{Outbound, Transmit};
+use tessera_runtime::{ChannelTransport, Incoming, Peer};
+use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::event_store::{EventId, EventStore, StoredEvent};
+use super::{ResponseMode, Shared, control};
+use crate::sse::{self, SseEvent};
+
+/// What kind of session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SessionKind {
+    /// Streamable HTTP (2025-03-26 … 2025-11-25).
+    Streamable,
+    /// HTTP+SSE (2024-11-05): one SSE stream carries everything.
+    Sse,
+}
+
+/// How a registered request is answered.
+pub(crate) enum FirstReply {
+    /// One JSON body (the response).
+    Json(Bytes),
+    /// An SSE stream.
+    Sse(mpsc::Receiver<Bytes>),
+}
+
+/// Why a request could not be registered.
+#[derive(Debug)]
+pub(crate) enum RegisterError {
+    /// An id is already in progress in this session.
+    Duplicate(RequestId),
+    /// Batches need protocol version 2025-03-26.
+    BatchNotAllowed(Option<ProtocolVersion>),
+}
+
+pub(crate) enum Command {
+    Register {
+        ids: Vec<RequestId>,
+        batch: bool,
+        mode: ResponseMode,
+        ack: oneshot::Sender<Result<(), RegisterError>>,
+        first: oneshot::Sender<FirstReply>,
+    },
+    OpenGet {
+        last: Option<EventId>,
+        reply: oneshot::Sender<mpsc::Receiver<Bytes>>,
+    },
+}
+
+/// The live sessions.
+pub(crate) struct Registry {
+    sessions: Mutex<HashMap<Arc<str>, Arc<SessionHandle>>>,
+    max: usize,
+}
+
+impl Registry {
+    pub(crate) fn new(max: usize) -> Self {
+        Registry {
+            sessions: Mutex::new(HashMap::new()),
+            max,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Arc<SessionHandle>>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<SessionHandle>> {
+        self.lock().get(id).cloned()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub(crate) fn all(&self) -> Vec<Arc<SessionHandle>> {
+        self.lock().values().cloned().collect()
+    }
+
+    fn remove(&self, id: &str) {
+        self.lock().remove(id);
+    }
+}
+
+/// The cap on live sessions was reached.
+#[derive(Debug)]
+pub(crate) struct Full(pub usize);
+
+/// What the HTTP handlers hold of a session.
+pub(crate) struct SessionHandle {
+    pub id: Arc<str>,
+    pub kind: SessionKind,
+    inbound: mpsc::Sender<Incoming>,
+    commands: mpsc::UnboundedSender<Command>,
+    peer: Peer,
+    /// Fires when the session ends (DELETE, expiry, shutdown, engine gone).
+    pub ended: CancellationToken,
+    last_activity: Mutex<Instant>,
+}
+
+impl SessionHandle {
+    /// Records activity (a request arrived).
+    pub(crate) fn touch(&self) {
+        *self
+            .last_activity
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+    }
+
+    fn last_activity(&self) -> Instant {
+        *self
+            .last_activity
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Hands a frame to the engine. `false` when the session is gone.
+    pub(crate) async fn forward(&self, inbound: Inbound) -> bool {
+        self.touch();
+        !self.ended.is_cancelled() && self.inbound.send(Incoming::Decoded(inbound)).await.is_ok()
+    }
+
+    /// Registers a request (or the requests of a batch) before it is
+    /// forwarded; the returned receiver gets its answer.
+    pub(crate) async fn register(
+        &self,
+        ids: Vec<RequestId>,
+        batch: bool,
+        mode: ResponseMode,
+    ) -> Option<Result<oneshot::Receiver<FirstReply>, RegisterError>> {
+        self.touch();
+        let (ack, ack_rx) = oneshot::channel();
+        let (first, first_rx) = oneshot::channel();
+        self.commands
+            .send(Command::Register {
+                ids,
+                batch,
+                mode,
+                ack,
+                first,
+            })
+            .ok()?;
+        match ack_rx.await.ok()? {
+            Ok(()) => Some(Ok(first_rx)),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Opens the standalone stream, or resumes a stream after `last`.
+    pub(crate) async fn open_get(&self, last: Option<EventId>) -> Option<mpsc::Receiver<Bytes>> {
+        self.touch();
+        let (reply, rx) = oneshot::channel();
+        self.commands.send(Command::OpenGet { last, reply }).ok()?;
+        rx.await.ok()
+    }
+
+    /// Ends the session: its engine is closed (handlers cancelled), its
+    /// streams end, and its id is forgotten.
+    pub(crate) fn terminate(&self) {
+        self.ended.cancel();
+        self.peer.close();
+    }
+}
+
+/// Starts a session: engine, router, registry entry. For an HTTP+SSE
+/// session, `sse_sink` is its one stream.
+pub(crate) fn spawn(
+    shared: &Arc<Shared>,
+    kind: SessionKind,
+    sse_sink: Option<mpsc::Sender<Bytes>>,
+) -> Result<Arc<SessionHandle>, Full> {
+    let id: Arc<str> = new_session_id().into();
+    let (transport, inbound, transmits) = ChannelTransport::new(64);
+    let (commands, commands_rx) = mpsc::unbounded_channel();
+    let ended = CancellationToken::new();
+    {
+        let mut map = shared.sessions.lock();
+        if map.len() >= shared.sessions.max {
+            return Err(Full(shared.sessions.max));
+        }
+        let peer = shared.spawn_engine(transport);
+        let handle = Arc::new(SessionHandle {
+            id: id.clone(),
+            kind,
+            inbound,
+            commands,
+            peer,
+            ended: ended.clone(),
+            last_activity: Mutex::new(Instant::now()),
+        });
+        map.insert(id.clone(), handle);
+    }
+    let handle = shared.sessions.get(&id).ok_or(Full(shared.sessions.max))?;
+    let c = &shared.config;
+    let resumable = kind == SessionKind::Streamable && c.event_store.is_some();
+    let mut streams = HashMap::new();
+    streams.insert(
+        0,
+        StreamState {
+            seq: 0,
+            sink: sse_sink,
+        },
+    );
+    let router = Router {
+        session: id,
+        kind,
+        shared: Arc::downgrade(shared),
+        handle: Arc::downgrade(&handle),
+        store: if resumable { c.event_store.clone() } else { None },
+        retry: c.retry,
+        stream_buffer: c.stream_buffer,
+        backlog_cap: c.standalone_backlog,
+        idle_timeout: c.idle_timeout,
+        ended,
+        commands: commands_rx,
+        transmits,
+        routes: HashMap::new(),
+        by_request: HashMap::new(),
+        next_route: 0,
+        streams,
+        next_stream: 1,
+        backlog: VecDeque::new(),
+        negotiated: None,
+    };
+    tokio::spawn(router.run());
+    Ok(handle)
+}
+
+/// A fresh session id: 32 characters from a CSPRNG, visible ASCII only.
+pub(crate) fn new_session_id() -> String {
+    use rand::Rng;
+    use rand::distr::Alphanumeric;
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(32)
+        .map(char::from)
+        .collect()
+}
+
+enum RouteState {
+    Pending {
+        first: oneshot::Sender<FirstReply>,
+        mode: ResponseMode,
+    },
+    Stream(u64),
+}
+
+struct Route {
+    state: RouteState,
+    ids: Vec<RequestId>,
+    batch: bool,
+}
+
+struct StreamState {
+    /// The next sequence number.
+    seq: u64,
+    /// The connection currently attached, if any.
+    sink: Option<mpsc::Sender<Bytes>>,
+}
+
+struct Router {
+    session: Arc<str>,
+    kind: SessionKind,
+    shared: Weak<Shared>,
+    handle: Weak<SessionHandle>,
+    store: Option<Arc<dyn EventStore>>,
+    retry: Option<Duration>,
+    stream_buffer: usize,
+    backlog_cap: usize,
+    idle_timeout: Option<Duration>,
+    ended: CancellationToken,
+    commands: mpsc::UnboundedReceiver<Command>,
+    transmits: mpsc::UnboundedReceiver<Transmit>,
+    routes: HashMap<u64, Route>,
+    by_request: HashMap<RequestId, u64>,
+    next_route: u64,
+    /// Open (unfinished) streams; 0 is the standalone stream.
+    streams: HashMap<u64, StreamState>,
+    next_stream: u64,
+    /// Standalone messages not yet delivered to any GET stream.
+    backlog: VecDeque<Bytes>,
+    negotiated: Option<ProtocolVersion>,
+}
+
+impl Router {
+    async fn run(mut self) {
+        if self.kind == SessionKind::Sse {
+            self.announce_endpoint();
+        }
+        let legacy_sink = self.streams.get(&0).and_then(|s| s.sink.clone());
+        loop {
+            let idle_at = self.idle_deadline();
+            tokio::select! {
+                biased;
+                _ = self.ended.cancelled() => break,
+                _ = closed(legacy_sink.as_ref()), if legacy_sink.is_some() => {
+                    tracing::debug!(session = %self.session, "HTTP+SSE client went away");
+                    break;
+                }
+                cmd = self.commands.recv() => match cmd {
+                    Some(c) => self.command(c).await,
+                    None => break,
+                },
+                t = self.transmits.recv() => match t {
+                    Some(t) => {
+                        self.route(t).await;
+                        if self.kind == SessionKind::Sse && self.streams.get(&0).is_none_or(|s| s.sink.is_none()) {
+                            break;
+                        }
+                    }
+                    None => break,
+                },
+                _ = sleep_until(idle_at), if idle_at.is_some() => {
+                    if self.busy() {
+                        if let Some(h) = self.handle.upgrade() { h.touch(); }
+                    } else if self.idle_deadline().is_some_and(|d| d <= Instant::now()) {
+                        tracing::debug!(session = %self.session, "session expired after being idle");
+                        break;
+                    }
+                }
+            }
+        }
+        drop(legacy_sink);
+        self.finish().await;
+    }
+
+    async fn finish(&mut self) {
+        self.ended.cancel();
+        if let Some(h) = self.handle.upgrade() {
+            h.peer.close();
+        }
+        if let Some(s) = self.shared.upgrade() {
+            s.sessions.remove(&self.session);
+        }
+        if let Some(store) = &self.store {
+            store.remove_session(&self.session).await;
+        }
+        // Dropping the sinks and the pending answers ends every stream.
+        self.streams.clear();
+        self.routes.clear();
+    }
+
+    fn idle_deadline(&self) -> Option<Instant> {
+        let t = self.idle_timeout?;
+        let h = self.handle.upgrade()?;
+        Some(h.last_activity() + t)
+    }
+
+    /// Whether a request is in progress or a stream is open.
+    fn busy(&self) -> bool {
+        !self.routes.is_empty()
+            || self
+                .streams
+                .values()
+                .any(|s| s.sink.as_ref().is_some_and(|k| !k.is_closed()))
+    }
+
+    fn announce_endpoint(&mut self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let path = shared
+            .config
+            .legacy_sse
+            .as_ref()
+            .map_or("/message", |p| p.message.as_str());
+        let url = format!("{path}?sessionId={}", self.session);
+        let ev = SseEvent::data(url.as_bytes()).event("endpoint").to_bytes();
+        self.deliver(0, ev);
+    }
+
+    async fn command(&mut self, c: Command) {
+        match c {
+            Command::Register {
+                ids,
+                batch,
+                mode,
+                ack,
+                first,
+            } => {
+                if batch && !self.negotiated.is_some_and(|v| v.allows_batches()) {
+                    let _ = ack.send(Err(RegisterError::BatchNotAllowed(self.negotiated)));
+                    return;
+                }
+                let mut seen = HashSet::new();
+                if let Some(dup) = ids
+                    .iter()
+                    .find(|id| self.by_request.contains_key(*id) || !seen.insert(*id))
+                {
+                    let _ = ack.send(Err(RegisterError::Duplicate(dup.clone())));
+                    return;
+                }
+                let key = self.next_route;
+                self.next_route += 1;
+                for id in &ids {
+                    self.by_request.insert(id.clone(), key);
+                }
+                self.routes.insert(
+                    key,
+                    Route {
+                        state: RouteState::Pending { first, mode },
+                        ids,
+                        batch,
+                    },
+                );
+                if mode == ResponseMode::Sse {
+                    self.start_stream(key);
+                }
+                let _ = ack.send(Ok(()));
+            }
+            Command::OpenGet { last, reply } => {
+                let rx = self.open_get(last).await;
+                let _ = reply.send(rx);
+            }
+        }
+    }
+
+    /// Turns a pending route into an SSE stream (priming event first).
+    fn start_stream(&mut self, key: u64) -> Option<u64> {
+        let route = self.routes.get_mut(&key)?;
+        let stream = self.next_stream;
+        let (tx, rx) = mpsc::channel(self.stream_buffer);
+        let old = std::mem::replace(&mut route.state, RouteState::Stream(stream));
+        if let RouteState::Pending { first, .. } = old {
+            let _ = first.send(FirstReply::Sse(rx));
+        }
+        self.next_stream += 1;
+        self.streams.insert(
+            stream,
+            StreamState {
+                seq: 0,
+                sink: Some(tx),
+            },
+        );
+        if self.store.is_some() {
+            self.prime(stream);
+        }
+        Some(stream)
+    }
+
+    /// The priming event: an id and empty data (and `retry:`), so the client
+    /// can resume even before the first message.
+    fn prime(&mut self, stream: u64) {
+        let Some(s) = self.streams.get_mut(&stream) else {
+            return;
+        };
+        let id = EventId {
+            stream,
+            seq: s.seq,
+        };
+        s.seq += 1;
+        let id = id.to_string();
+        let mut ev = SseEvent::data(b"").id(&id);
+        if let Some(r) = self.retry {
+            ev = ev.retry(r);
+        }
+        let bytes = ev.to_bytes();
+        self.deliver(stream, bytes);
+    }
+
+    async fn open_get(&mut self, last: Option<EventId>) -> mpsc::Receiver<Bytes> {
+        let mut replay = Vec::new();
+        let target = match (last, &self.store) {
+            (Some(last), Some(store)) => {
+                replay = store.replay_after(&self.session, last).await;
+                Some(last.stream)
+            }
+            _ => None,
+        };
+        let (tx, rx) = mpsc::channel(self.stream_buffer + replay.len() + self.backlog.len() + 1);
+        for e in &replay {
+            let id = e.id.to_string();
+            let _ = tx.try_send(SseEvent::data(&e.data).id(&id).to_bytes());
+        }
+        match target {
+            Some(stream) if stream != 0 => {
+                // Resuming a POST stream: attach if the request is still going.
+                if let Some(s) = self.streams.get_mut(&stream) {
+                    s.sink = Some(tx);
+                }
+                // Otherwise the replay was all there is: the stream ends.
+            }
+            _ => {
+                if target.is_some() {
+                    self.backlog.clear();
+                } else {
+                    for b in self.backlog.drain(..) {
+                        let _ = tx.try_send(b);
+                    }
+                }
+                self.streams.entry(0).or_insert(StreamState { seq: 0, sink: None }).sink = Some(tx);
+                if target.is_none() && self.store.is_some() {
+                    self.prime(0);
+                }
+            }
+        }
+        rx
+    }
+
+    async fn route(&mut self, t: Transmit) {
+        let related = t.related.clone();
+        if let Outbound::Single(JsonRpcMessage::Notification(n)) = &t.message {
+            if n.method == control::CLOSE_SSE_STREAM_METHOD {
+                let retry = control::retry_of(n.params.as_ref()).or(self.retry);
+                if let Some(id) = related {
+                    self.close_stream_of(&id, retry);
+                }
+                return;
+            }
+        }
+        if self.kind == SessionKind::Sse {
+            let bytes = Bytes::from(t.message.to_bytes());
+            let ev = SseEvent::data(&bytes).event("message").to_bytes();
+            self.deliver(0, ev);
+            return;
+        }
+        self.note_initialize(&t);
+        let (key, is_final) = match &t.message {
+            Outbound::Single(m) => {
+                let key = related.as_ref().and_then(|r| self.by_request.get(r)).copied();
+                let is_final = key.is_some_and(|k| {
+                    let r = &self.routes[&k];
+                    !r.batch && is_response_to(m, related.as_ref())
+                });
+                (key, is_final)
+            }
+            Outbound::Batch(items) => {
+                let key = items
+                    .iter()
+                    .filter(|m| is_response(m))
+                    .find_map(|m| m.id().and_then(|id| self.by_request.get(id)))
+                    .copied();
+                (key, key.is_some())
+            }
+        };
+        let bytes = Bytes::from(t.message.to_bytes());
+        let Some(key) = key else {
+            if matches!(t.message, Outbound::Single(ref m) if is_response(m)) {
+                tracing::debug!(session = %self.session, "dropped a response nobody waits for");
+                return;
+            }
+            self.emit(0, bytes).await;
+            return;
+        };
+        let state = match &self.routes[&key].state {
+            RouteState::Pending { mode, .. } => Some(*mode),
+            RouteState::Stream(s) => {
+                let s = *s;
+                self.emit(s, bytes).await;
+                if is_final {
+                    self.end_route(key);
+                }
+                return;
+            }
+        };
+        match state {
+            Some(ResponseMode::Json) | Some(ResponseMode::Auto) if is_final => {
+                if let Some(route) = self.end_route(key) {
+                    if let RouteState::Pending { first, .. } = route.state {
+                        let _ = first.send(FirstReply::Json(bytes));
+                    }
+                }
+            }
+            Some(ResponseMode::Json) => self.emit(0, bytes).await,
+            _ => {
+                if let Some(s) = self.start_stream(key) {
+                    self.emit(s, bytes).await;
+                    if is_final {
+                        self.end_route(key);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Learns the negotiated version from a successful `initialize` result.
+    fn note_initialize(&mut self, t: &Transmit) {
+        if self.negotiated.is_some() {
+            return;
+        }
+        if let Outbound::Single(JsonRpcMessage::Result(r)) = &t.message {
+            if let Some(v) = r
+                .result
+                .get("protocolVersion")
+                .and_then(|v| v.as_str())
+                .and_then(ProtocolVersion::parse)
+            {
+                if r.result.contains_key("serverInfo") {
+                    self.negotiated = Some(v);
+                }
+            }
+        }
+    }
+
+    /// The request is answered: forget its route; its stream ends once the
+    /// connection has written what is queued.
+    fn end_route(&mut self, key: u64) -> Option<Route> {
+        let route = self.routes.remove(&key)?;
+        for id in &route.ids {
+            self.by_request.remove(id);
+        }
+        if let RouteState::Stream(s) = route.state {
+            self.streams.remove(&s);
+        }
+        Some(route)
+    }
+
+    /// SEP-1699: closes the connection of a request's stream without ending
+    /// the stream; the client resumes it with GET and `Last-Event-ID`.
+    fn close_stream_of(&mut self, id: &RequestId, retry: Option<Duration>) {
+        if self.store.is_none() {
+            tracing::debug!(%id, "close-stream asked, but resumability is off: ignored");
+            return;
+        }
+        let Some(key) = self.by_request.get(id).copied() else {
+            return;
+        };
+        let stream = match self.routes[&key].state {
+            RouteState::Stream(s) => s,
+            RouteState::Pending { .. } => match self.start_stream(key) {
+                Some(s) => s,
+                None => return,
+            },
+        };
+        if let Some(r) = retry {
+            self.deliver(stream, sse::retry_field(r));
+        }
+        if let Some(s) = self.streams.get_mut(&stream) {
+            s.sink = None;
+        }
+    }
+
+    /// Sends one message on a stream, with an event id when resumable.
+    async fn emit(&mut self, stream: u64, data: Bytes) {
+        let Some(s) = self.streams.get_mut(&stream) else {
+            return;
+        };
+        let bytes = match &self.store {
+            Some(store) => {
+                let id = EventId { stream, seq: s.seq };
+                s.seq += 1;
+                store
+                    .store(
+                        &self.session,
+                        StoredEvent {
+                            id,
+                            data: data.clone(),
+                        },
+                    )
+                    .await;
+                SseEvent::data(&data).id(&id.to_string()).to_bytes()
+            }
+            None => SseEvent::data(&data).to_bytes(),
+        };
+        self.deliver(stream, bytes);
+    }
+
+    /// Puts encoded bytes on a stream's connection. A full queue (a slow or
+    /// vanished client) drops the connection; the events stay replayable.
+    fn deliver(&mut self, stream: u64, bytes: Bytes) {
+        let Some(s) = self.streams.get_mut(&stream) else {
+            return;
+        };
+        let delivered = match &s.sink {
+            Some(sink) => match sink.try_send(bytes.clone()) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(session = %self.session, stream, "client too slow: closing its SSE stream");
+                    s.sink = None;
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    s.sink = None;
+                    false
+                }
+            },
+            None => false,
+        };
+        if !delivered && stream == 0 && self.kind == SessionKind::Streamable {
+            if self.backlog.len() >= self.backlog_cap {
+                self.backlog.pop_front();
+                tracing::debug!(session = %self.session, "standalone backlog full: dropped the oldest message");
+            }
+            if self.backlog_cap > 0 {
+                self.backlog.push_back(bytes);
+            }
+        }
+    }
+}
+
+fn is_response(m: &JsonRpcMessage) -> bool {
+    matches!(m, JsonRpcMessage::Result(_) | JsonRpcMessage::Error(_))
+}
+
+fn is_response_to(m: &JsonRpcMessage, id: Option<&RequestId>) -> bool {
+    is_response(m) && id.is_some() && m.id() == id
+}
+
+async fn closed(sink: Option<&mpsc::Sender<Bytes>>) {
+    match sink {
+        Some(s) => s.closed().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,447 @@
+//! The MCP endpoint: method dispatch, the POST checks shared by both eras,
+//! and the legacy (2025-03-26 … 2025-11-25) session handling.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{HeaderMap, Method, StatusCode};
+use tessera_proto::decode::{self, Inbound};
+use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
+
+use super::body::{McpBody, ReadError, read_limited};
+use super::event_store::EventId;
+use super::modern::{self, Era};
+use super::reply::{self, HttpResponse};
+use super::session::{self, FirstReply, RegisterError, SessionHandle, SessionKind};
+use super::{ResponseMode, Shared, single};
+use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+
+/// Serves one request on the MCP endpoint.
+pub(crate) async fn handle<B>(shared: &Arc<Shared>, req: http::Request<B>) -> HttpResponse
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = req.into_parts();
+    match parts.method {
+        Method::POST => post(shared, parts, body).await,
+        Method::GET => get(shared, &parts).await,
+        Method::DELETE => delete(shared, &parts).await,
+        _ => reply::method_not_allowed(
+            "GET, POST, DELETE",
+            "Method Not Allowed: the MCP endpoint takes POST (messages), GET (a stream) and DELETE (end a session)",
+        ),
+    }
+}
+
+/// Whether the `Accept` header admits `media` (`type/subtype`), wildcards included.
+pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let (ty, _) = media.split_once('/').unwrap_or((media, ""));
+    headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut parts = range.split(';');
+            let m = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                let p = p.trim().replace(' ', "");
+                p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
+            });
+            !refused && (m == media || m == "*/*" || m == format!("{ty}/*"))
+        })
+}
+
+/// Whether the `Content-Type` is JSON.
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// One header's value as text; `Err` when it is repeated or not visible ASCII.
+pub(crate) fn single_header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+    let mut values = headers.get_all(name).iter();
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(format!("the {name} header appears more than once"));
+    }
+    first
+        .to_str()
+        .map(|s| Some(s.trim_matches([' ', '\t'])))
+        .map_err(|_| format!("the {name} header contains characters that are not visible ASCII"))
+}
+
+fn protocol_version_header(headers: &HeaderMap) -> Option<ProtocolVersion> {
+    single_header(headers, MCP_PROTOCOL_VERSION)
+        .ok()
+        .flatten()
+        .and_then(ProtocolVersion::parse)
+}
+
+/// Reads and decodes a POST body: 413 past the limit, 400 (`-32700`) for bad
+/// JSON, 400 with the decoder's error for an invalid message.
+pub(crate) async fn read_message<B>(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: B,
+) -> Result<Inbound, HttpResponse>
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limit = shared.config.max_body;
+    let too_large = || {
+        reply::refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "Payload Too Large: the body exceeds the limit of {limit} bytes \
+                 (tessera serve --max-body-bytes, or McpHttpBuilder::max_body_bytes)"
+            ),
+        )
+    };
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let bytes = match read_limited(body, limit).await {
+        Ok(b) => b,
+        Err(ReadError::TooLarge) => return Err(too_large()),
+        Err(ReadError::Io(e)) => {
+            return Err(reply::refuse(
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: could not read the body: {e}"),
+            ));
+        }
+    };
+    let value: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(reply::rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorObject::parse_error(format!("Parse error: {e}")),
+            ));
+        }
+    };
+    match decode::decode_value(value) {
+        Inbound::Invalid(r) => Err(reply::rpc_error(StatusCode::BAD_REQUEST, r.id, r.error)),
+        other => Ok(other),
+    }
+}
+
+async fn post<B>(shared: &Arc<Shared>, parts: Parts, body: B) -> HttpResponse
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let headers = &parts.headers;
+    if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
+        return reply::refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: a POST to the MCP endpoint must accept both application/json \
+             and text/event-stream (send Accept: application/json, text/event-stream)",
+        );
+    }
+    if !is_json(headers) {
+        return reply::refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: the body must be JSON (Content-Type: application/json)",
+        );
+    }
+    let inbound = match read_message(shared, headers, body).await {
+        Ok(i) => i,
+        Err(r) => return r,
+    };
+    match modern::detect(shared, headers, &inbound) {
+        Err(r) => r,
+        Ok(Era::Modern(version)) => match inbound {
+            Inbound::Message(m) => modern::post(shared, headers, m, version).await,
+            _ => reply::refuse(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: protocol version 2026-07-28 has no JSON-RPC batches",
+            ),
+        },
+        Ok(Era::Legacy) if shared.config.stateless => {
+            let version = protocol_version_header(headers).unwrap_or(ProtocolVersion::V2025_03_26);
+            single::legacy_stateless(shared, inbound, version).await
+        }
+        Ok(Era::Legacy) => session_post(shared, headers, inbound).await,
+    }
+}
+
+fn session_id(headers: &HeaderMap) -> Result<Option<&str>, HttpResponse> {
+    single_header(headers, MCP_SESSION_ID)
+        .map_err(|e| reply::refuse(StatusCode::BAD_REQUEST, format!("Bad Request: {e}")))
+}
+
+fn missing_session() -> HttpResponse {
+    reply::refuse(
+        StatusCode::BAD_REQUEST,
+        "Bad Request: the Mcp-Session-Id header is required; POST initialize (without it) to open a session",
+    )
+}
+
+fn unknown_session(id: &str) -> HttpResponse {
+    reply::refuse(
+        StatusCode::NOT_FOUND,
+        format!("Not Found: session {id:?} does not exist or has ended; POST initialize to open a new one"),
+    )
+}
+
+fn lookup(shared: &Shared, headers: &HeaderMap) -> Result<Arc<SessionHandle>, HttpResponse> {
+    let Some(id) = session_id(headers)? else {
+        return Err(missing_session());
+    };
+    match shared.sessions.get(id) {
+        Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => Ok(s),
+        _ => Err(unknown_session(id)),
+    }
+}
+
+async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inbound) -> HttpResponse {
+    let sid = match session_id(headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let (None, Inbound::Message(JsonRpcMessage::Request(r))) = (sid, &inbound) {
+        if r.method == "initialize" {
+            let r = r.clone();
+            return initialize(shared, r).await;
+        }
+    }
+    let session = match lookup(shared, headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let mode = shared.config.response_mode;
+    match &inbound {
+        Inbound::Message(JsonRpcMessage::Request(r)) => {
+            let ids = vec![r.id.clone()];
+            request(shared, &session, ids, false, inbound, mode).await
+        }
+        Inbound::Batch(items) => {
+            let ids: Vec<RequestId> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Ok(JsonRpcMessage::Request(r)) => Some(r.id.clone()),
+                    _ => None,
+                })
+                .collect();
+            if ids.is_empty() {
+                forward(&session, inbound).await
+            } else {
+                request(shared, &session, ids, true, inbound, mode).await
+            }
+        }
+        _ => forward(&session, inbound).await,
+    }
+}
+
+/// A notification or response: handed to the engine, answered 202.
+async fn forward(session: &SessionHandle, inbound: Inbound) -> HttpResponse {
+    if session.forward(inbound).await {
+        reply::accepted()
+    } else {
+        unknown_session(&session.id)
+    }
+}
+
+/// How a registered request ended up being answered.
+enum Answer {
+    Json(Bytes),
+    Sse(HttpResponse),
+}
+
+async fn request(
+    shared: &Shared,
+    session: &SessionHandle,
+    ids: Vec<RequestId>,
+    batch: bool,
+    inbound: Inbound,
+    mode: ResponseMode,
+) -> HttpResponse {
+    match answer(shared, session, ids, batch, inbound, mode).await {
+        Ok(Answer::Json(b)) => reply::with_session(reply::json(StatusCode::OK, b), &session.id),
+        Ok(Answer::Sse(r)) => reply::with_session(r, &session.id),
+        Err(r) => r,
+    }
+}
+
+async fn answer(
+    shared: &Shared,
+    session: &SessionHandle,
+    ids: Vec<RequestId>,
+    batch: bool,
+    inbound: Inbound,
+    mode: ResponseMode,
+) -> Result<Answer, HttpResponse> {
+    let token = shared.inflight.token();
+    let first = match session.register(ids, batch, mode).await {
+        None => return Err(unknown_session(&session.id)),
+        Some(Err(RegisterError::Duplicate(id))) => {
+            return Err(reply::rpc_error(
+                StatusCode::BAD_REQUEST,
+                Some(id.clone()),
+                ErrorObject::invalid_request(format!(
+                    "Invalid Request: id {id} is already used by a request in progress in this session"
+                )),
+            ));
+        }
+        Some(Err(RegisterError::BatchNotAllowed(v))) => {
+            return Err(reply::refuse(
+                StatusCode::BAD_REQUEST,
+                match v {
+                    Some(v) => format!("Invalid Request: JSON-RPC batches are not allowed in protocol version {v}"),
+                    None => "Invalid Request: JSON-RPC batches are only allowed after negotiating protocol version 2025-03-26".to_owned(),
+                },
+            ));
+        }
+        Some(Ok(first)) => first,
+    };
+    if !session.forward(inbound).await {
+        return Err(unknown_session(&session.id));
+    }
+    match first.await {
+        Ok(FirstReply::Json(b)) => Ok(Answer::Json(b)),
+        Ok(FirstReply::Sse(rx)) => {
+            let c = &shared.config;
+            let body = McpBody::sse(rx, c.keep_alive, Some(shared.closing.clone()), vec![Box::new(token)]);
+            Ok(Answer::Sse(reply::sse(body)))
+        }
+        Err(_) => Err(unknown_session(&session.id)),
+    }
+}
+
+async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest) -> HttpResponse {
+    let session = match session::spawn(shared, SessionKind::Streamable, None) {
+        Ok(s) => s,
+        Err(session::Full(n)) => {
+            return reply::refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "Service Unavailable: {n} sessions are open, the limit; end unused ones with \
+                     DELETE, or raise it (tessera serve --max-sessions, McpHttpBuilder::max_sessions)"
+                ),
+            );
+        }
+    };
+    let ids = vec![r.id.clone()];
+    let inbound = Inbound::Message(JsonRpcMessage::Request(r));
+    // The handshake is always answered as JSON (it has nothing to stream).
+    match answer(shared, &session, ids, false, inbound, ResponseMode::Auto).await {
+        Ok(Answer::Json(b)) => {
+            let ok = matches!(
+                serde_json::from_slice::<JsonRpcMessage>(&b),
+                Ok(JsonRpcMessage::Result(_))
+            );
+            if ok {
+                reply::with_session(reply::json(StatusCode::OK, b), &session.id)
+            } else {
+                session.terminate();
+                reply::json(StatusCode::OK, b)
+            }
+        }
+        Ok(Answer::Sse(r)) => reply::with_session(r, &session.id),
+        Err(r) => {
+            session.terminate();
+            r
+        }
+    }
+}
+
+fn modern_header(headers: &HeaderMap) -> bool {
+    protocol_version_header(headers).is_some_and(|v| v.era() == tessera_types::Era::Modern)
+}
+
+async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
+    let headers = &parts.headers;
+    if modern_header(headers) {
+        return reply::method_not_allowed(
+            "POST",
+            "Method Not Allowed: protocol version 2026-07-28 has no GET stream; use subscriptions/listen",
+        );
+    }
+    if shared.config.stateless {
+        return reply::method_not_allowed(
+            "POST",
+            "Method Not Allowed: this server is stateless and offers no standalone stream",
+        );
+    }
+    if !accepts(headers, "text/event-stream") {
+        return reply::refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: a GET to the MCP endpoint opens an SSE stream (send Accept: text/event-stream)",
+        );
+    }
+    let session = match lookup(shared, headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let last = single_header(headers, LAST_EVENT_ID)
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<EventId>().ok());
+    let Some(rx) = session.open_get(last).await else {
+        return unknown_session(&session.id);
+    };
+    let c = &shared.config;
+    let body = McpBody::sse(rx, c.keep_alive, Some(shared.closing.clone()), Vec::new());
+    reply::with_session(reply::sse(body), &session.id)
+}
+
+async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
+    let headers = &parts.headers;
+    if modern_header(headers) {
+        return reply::method_not_allowed(
+            "POST",
+            "Method Not Allowed: protocol version 2026-07-28 has no sessions to delete",
+        );
+    }
+    if shared.config.stateless {
+        return reply::method_not_allowed(
+            "POST",
+            "Method Not Allowed: this server is stateless and has no sessions",
+        );
+    }
+    match lookup(shared, headers) {
+        Ok(s) => {
+            s.terminate();
+            let mut r = http::Response::new(McpBody::empty());
+            *r.status_mut() = StatusCode::OK;
+            r
+        }
+        Err(r) => r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(accept: &str) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        m.insert(http::header::ACCEPT, accept.parse().unwrap());
+        m
+    }
+
+    #[test]
+    fn accept_rules() {
+        assert!(accepts(&h("application/json, text/event-stream"), "text/event-stream"));
+        assert!(accepts(&h("text/event-stream;q=0.9"), "text/event-stream"));
+        assert!(accepts(&h("*/*"), "application/json"));
+        assert!(accepts(&h("application/*"), "application/json"));
+        assert!(!accepts(&h("application/json"), "text/event-stream"));
+        assert!(!accepts(&h("text/event-stream; q=0"), "text/event-stream"));
+        assert!(!accepts(&HeaderMap::new(), "application/json"));
+    }
+}

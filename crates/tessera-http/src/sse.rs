@@ -1,0 +1,279 @@
+//! Server-Sent Events: the encoder the server writes with and an incremental
+//! decoder (for clients and tests), per the WHATWG event-stream format.
+//!
+//! ```
+//! use tessera_http::sse::{SseDecoder, SseEvent};
+//!
+//! let mut wire = Vec::new();
+//! SseEvent::data(br#"{"jsonrpc":"2.0","method":"ping"}"#).id("3-1").encode_into(&mut wire);
+//! let mut decoder = SseDecoder::new();
+//! let frames = decoder.feed(&wire);
+//! assert_eq!(frames[0].id.as_deref(), Some("3-1"));
+//! assert_eq!(frames[0].data, r#"{"jsonrpc":"2.0","method":"ping"}"#);
+//! ```
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+/// One event to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent<'a> {
+    /// `id:` — the event id a client echoes in `Last-Event-ID`.
+    pub id: Option<&'a str>,
+    /// `event:` — the event type (absent means `message`).
+    pub event: Option<&'a str>,
+    /// `data:` — the payload; every line becomes its own `data:` line.
+    pub data: &'a [u8],
+    /// `retry:` — how long a client waits before reconnecting.
+    pub retry: Option<Duration>,
+}
+
+impl<'a> SseEvent<'a> {
+    /// An event carrying `data`.
+    pub fn data(data: &'a [u8]) -> Self {
+        SseEvent {
+            id: None,
+            event: None,
+            data,
+            retry: None,
+        }
+    }
+
+    /// Sets the id.
+    pub fn id(mut self, id: &'a str) -> Self {
+        self.id = Some(id);
+        self
+    }
+
+    /// Sets the event type.
+    pub fn event(mut self, event: &'a str) -> Self {
+        self.event = Some(event);
+        self
+    }
+
+    /// Sets the reconnection delay.
+    pub fn retry(mut self, retry: Duration) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+
+    /// Appends the encoded event (terminated by a blank line) to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        // Ids and event names are ours, but never let a line break through.
+        if let Some(id) = self.id {
+            out.extend_from_slice(b"id: ");
+            push_single_line(out, id);
+            out.push(b'\n');
+        }
+        if let Some(event) = self.event {
+            out.extend_from_slice(b"event: ");
+            push_single_line(out, event);
+            out.push(b'\n');
+        }
+        if let Some(retry) = self.retry {
+            out.extend_from_slice(format!("retry: {}\n", retry.as_millis()).as_bytes());
+        }
+        if self.data.is_empty() {
+            out.extend_from_slice(b"data: \n");
+        } else {
+            for line in split_lines(self.data) {
+                out.extend_from_slice(b"data: ");
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+        }
+        out.push(b'\n');
+    }
+
+    /// The encoded event.
+    pub fn to_bytes(&self) -> Bytes {
+        let mut out = Vec::with_capacity(self.data.len() + 32);
+        self.encode_into(&mut out);
+        Bytes::from(out)
+    }
+}
+
+/// A comment line (`: text`), which clients ignore; used as a keep-alive.
+pub fn comment(text: &str) -> Bytes {
+    let mut out = Vec::with_capacity(text.len() + 4);
+    out.push(b':');
+    if !text.is_empty() {
+        out.push(b' ');
+        push_single_line(&mut out, text);
+    }
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// A bare `retry:` field (no event is dispatched for it).
+pub fn retry_field(retry: Duration) -> Bytes {
+    Bytes::from(format!("retry: {}\n\n", retry.as_millis()))
+}
+
+fn push_single_line(out: &mut Vec<u8>, s: &str) {
+    out.extend(s.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
+}
+
+fn split_lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    data.split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+}
+
+/// One decoded block of fields, ended by a blank line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SseFrame {
+    /// The `id:` field of this block, if any.
+    pub id: Option<String>,
+    /// The `event:` field, if any.
+    pub event: Option<String>,
+    /// The `data:` lines joined with `\n` (empty for a priming event).
+    pub data: String,
+    /// The `retry:` field in milliseconds, if any.
+    pub retry: Option<u64>,
+}
+
+/// An incremental event-stream parser: feed it bytes as they arrive, get back
+/// every complete block. Comment lines are skipped; a block with no field at
+/// all is not reported.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    buf: Vec<u8>,
+    current: SseFrame,
+    has_field: bool,
+    has_data: bool,
+    /// A `\r` ended the last chunk: a `\n` starting the next one belongs to it.
+    pending_cr: bool,
+}
+
+impl SseDecoder {
+    /// A new decoder.
+    pub fn new() -> Self {
+        SseDecoder::default()
+    }
+
+    /// Feeds bytes; returns the blocks they complete.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseFrame> {
+        let mut out = Vec::new();
+        let mut bytes = bytes;
+        if self.pending_cr {
+            self.pending_cr = false;
+            if let Some(rest) = bytes.strip_prefix(b"\n") {
+                bytes = rest;
+            }
+        }
+        self.buf.extend_from_slice(bytes);
+        let mut start = 0;
+        let mut i = 0;
+        while i < self.buf.len() {
+            let b = self.buf[i];
+            if b == b'\n' || b == b'\r' {
+                let line = self.buf[start..i].to_vec();
+                let mut next = i + 1;
+                if b == b'\r' {
+                    if next < self.buf.len() {
+                        if self.buf[next] == b'\n' {
+                            next += 1;
+                        }
+                    } else {
+                        self.pending_cr = true;
+                    }
+                }
+                if let Some(frame) = self.line(&line) {
+                    out.push(frame);
+                }
+                start = next;
+                i = next;
+            } else {
+                i += 1;
+            }
+        }
+        self.buf.drain(..start);
+        out
+    }
+
+    fn line(&mut self, line: &[u8]) -> Option<SseFrame> {
+        if line.is_empty() {
+            if !self.has_field {
+                return None;
+            }
+            self.has_field = false;
+            self.has_data = false;
+            return Some(std::mem::take(&mut self.current));
+        }
+        if line[0] == b':' {
+            return None;
+        }
+        let (name, value) = match line.iter().position(|b| *b == b':') {
+            Some(p) => {
+                let v = &line[p + 1..];
+                (&line[..p], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        let value = String::from_utf8_lossy(value).into_owned();
+        match name {
+            b"data" => {
+                if self.has_data {
+                    self.current.data.push('\n');
+                }
+                self.current.data.push_str(&value);
+                self.has_data = true;
+            }
+            b"id" if !value.contains('\0') => self.current.id = Some(value),
+            b"event" => self.current.event = Some(value),
+            b"retry" => match value.parse() {
+                Ok(ms) => self.current.retry = Some(ms),
+                Err(_) => return None,
+            },
+            _ => return None,
+        }
+        self.has_field = true;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_fields_and_multiline_data() {
+        let e = SseEvent::data(b"a\nb")
+            .id("1-2")
+            .event("message")
+            .retry(Duration::from_millis(500));
+        assert_eq!(
+            e.to_bytes(),
+            Bytes::from_static(b"id: 1-2\nevent: message\nretry: 500\ndata: a\ndata: b\n\n")
+        );
+        assert_eq!(
+            SseEvent::data(b"").id("0-0").to_bytes(),
+            Bytes::from_static(b"id: 0-0\ndata: \n\n")
+        );
+        assert_eq!(comment(""), Bytes::from_static(b":\n\n"));
+    }
+
+    #[test]
+    fn decodes_across_chunks_and_line_endings() {
+        let mut d = SseDecoder::new();
+        assert!(d.feed(b"id: 7\r").is_empty());
+        assert!(d.feed(b"\ndata: {\"a\"").is_empty());
+        let f = d.feed(b":1}\r\n\r\n: keep-alive\n\nretry: 300\ndata:\n\nevent: endpoint\ndata: /m?x=1\n\n");
+        assert_eq!(f.len(), 3);
+        assert_eq!(f[0].id.as_deref(), Some("7"));
+        assert_eq!(f[0].data, "{\"a\":1}");
+        assert_eq!(f[1].retry, Some(300));
+        assert_eq!(f[1].data, "");
+        assert_eq!(f[2].event.as_deref(), Some("endpoint"));
+        assert_eq!(f[2].data, "/m?x=1");
+    }
+
+    #[test]
+    fn round_trips() {
+        let mut wire = Vec::new();
+        SseEvent::data(b"x\r\ny").id("a").encode_into(&mut wire);
+        let f = SseDecoder::new().feed(&wire);
+        assert_eq!(f[0].data, "x\ny");
+    }
+}

@@ -1,0 +1,393 @@
+#!/usr/bin/env bash
+# Interop checks for the tessera binary against the official MCP SDKs and servers.
+#
+#   tests/interop/run.sh [--list] [--no-controls] [--keep] [FILTER...]
+#   tests/interop/run.sh --setup      only install node_modules and .venv, then exit
+#
+# FILTER: shell glob(s) matched against case names (e.g. 'py-sdk/*' or '*everything*').
+# Environment:
+#   TESSERA_BIN         tessera binary to test (default: build with `cargo build -p tessera-cli`
+#                       and use $CARGO_TARGET_DIR/debug/tessera, i.e. target/debug/tessera)
+#   INTEROP_TIMEOUT     seconds per case (default 60)
+#   INTEROP_CONTROLS=0  skip the control cases (official clients against official servers,
+#                       which prove the harness itself works)
+#   INTEROP_OUT         folder for per-case logs (default: a new folder under $TMPDIR)
+#   PYTHON              interpreter used to create .venv (default: python3.11, else python3)
+#
+# Installs what is missing: node_modules (npm ci from package-lock.json) and .venv
+# (pip install -r requirements.txt). Prints PASS/FAIL per case and, last,
+# `interop: N passed, M failed`. Exits 0 only when M = 0.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+TIMEOUT="${INTEROP_TIMEOUT:-60}"
+CONTROLS="${INTEROP_CONTROLS:-1}"
+LIST_ONLY=0
+SETUP_ONLY=0
+KEEP=0
+FILTERS=()
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --list) LIST_ONLY=1 ;;
+    --setup) SETUP_ONLY=1 ;;
+    --no-controls) CONTROLS=0 ;;
+    --keep) KEEP=1 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+    *) FILTERS+=("$1") ;;
+  esac
+  shift
+done
+
+PASSED=0
+FAILED=0
+EVERYTHING_JS="$HERE/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+VENV_PY="$HERE/.venv/bin/python"
+REFERENCE_PY="$HERE/fixtures/reference_server.py"
+
+# ---------------------------------------------------------------- case table
+# name | needs (node, py, tessera; comma separated) | function
+CASES=(
+  "ts-sdk/legacy|node,tessera|case_ts_sdk"
+  "py-sdk/legacy|py,tessera|case_py_legacy"
+  "py-sdk/2026-07-28-discover|py,tessera|case_py_discover"
+  "py-sdk/2026-07-28-pinned|py,tessera|case_py_pinned"
+  "cli/list-tools-everything|node,tessera|case_cli_list_everything"
+  "cli/list-tools-json-everything|node,tessera|case_cli_list_json_everything"
+  "cli/call-echo-everything|node,tessera|case_cli_call_echo_everything"
+  "cli/call-echo-json-everything|node,tessera|case_cli_call_echo_json_everything"
+  "cli/call-get-sum-everything|node,tessera|case_cli_call_sum_everything"
+  "cli/call-unknown-tool-exit-1|node,tessera|case_cli_unknown_tool"
+  "cli/call-bad-json-exit-2|node,tessera|case_cli_bad_json"
+  "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
+  "cli/call-echo-py-reference|py,tessera|case_cli_call_reference"
+  "control/ts-sdk-everything|node|case_control_ts_everything"
+  "control/ts-sdk-py-reference|node,py|case_control_ts_reference"
+  "control/py-sdk-py-reference-legacy|py|case_control_py_reference_legacy"
+  "control/py-sdk-py-reference-discover|py|case_control_py_reference_discover"
+)
+
+selected() { # NAME -> 0 if the case is to run
+  local name="$1" f
+  if [ "$CONTROLS" = "0" ] && [[ "$name" == control/* ]]; then return 1; fi
+  [ ${#FILTERS[@]} -eq 0 ] && return 0
+  for f in "${FILTERS[@]}"; do
+    # shellcheck disable=SC2053
+    [[ "$name" == $f ]] && return 0
+  done
+  return 1
+}
+
+if [ "$LIST_ONLY" = 1 ]; then
+  for c in "${CASES[@]}"; do
+    name="${c%%|*}"
+    selected "$name" && echo "$name"
+  done
+  exit 0
+fi
+
+if [ -n "${INTEROP_OUT:-}" ]; then
+  OUT="$INTEROP_OUT"
+  mkdir -p "$OUT"
+else
+  OUT="$(mktemp -d "${TMPDIR:-/tmp}/tessera-interop.XXXXXX")"
+fi
+
+say() { printf '%s\n' "$*"; }
+indent() { sed 's/^/    | /'; }
+
+# --------------------------------------------------------------------- setup
+# Each setup step sets READY_<x>=1 or records why it is not ready.
+READY_node=0; WHY_node=""
+READY_py=0; WHY_py=""
+READY_tessera=0; WHY_tessera=""
+
+sha_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+setup_node() {
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    WHY_node="node/npm not installed"; return
+  fi
+  local stamp="$HERE/node_modules/.tessera-lock.sha256" want
+  want="$(sha_of "$HERE/package-lock.json")"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -f "$EVERYTHING_JS" ]; then
+    say "setup: npm ci in tests/interop"
+    if ! (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error) >"$OUT/setup-npm.log" 2>&1; then
+      WHY_node="npm ci failed (see $OUT/setup-npm.log)"
+      tail -n 20 "$OUT/setup-npm.log" | indent
+      return
+    fi
+    echo "$want" >"$stamp"
+  fi
+  READY_node=1
+}
+
+pick_python() {
+  local cand
+  for cand in "${PYTHON:-}" python3.11 python3.12 python3.13 python3; do
+    [ -n "$cand" ] || continue
+    command -v "$cand" >/dev/null 2>&1 || continue
+    if "$cand" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 1)' >/dev/null 2>&1; then
+      echo "$cand"; return 0
+    fi
+  done
+  return 1
+}
+
+setup_py() {
+  local stamp="$HERE/.venv/.tessera-requirements.sha256" want py
+  want="$(sha_of "$HERE/requirements.txt")"
+  if [ -x "$VENV_PY" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    READY_py=1; return
+  fi
+  if ! py="$(pick_python)"; then
+    WHY_py="no Python >= 3.10 with the venv module found"; return
+  fi
+  say "setup: creating tests/interop/.venv with $py and installing requirements.txt"
+  rm -rf "$HERE/.venv"
+  if ! { "$py" -m venv "$HERE/.venv" && "$VENV_PY" -m pip install --disable-pip-version-check -q -r "$HERE/requirements.txt"; } \
+      >"$OUT/setup-venv.log" 2>&1; then
+    WHY_py="venv/pip install failed (see $OUT/setup-venv.log)"
+    tail -n 20 "$OUT/setup-venv.log" | indent
+    return
+  fi
+  echo "$want" >"$stamp"
+  READY_py=1
+}
+
+setup_tessera() {
+  if [ -n "${TESSERA_BIN:-}" ]; then
+    TESSERA="$TESSERA_BIN"
+  else
+    local target="${CARGO_TARGET_DIR:-$ROOT/target}"
+    case "$target" in /*) ;; *) target="$ROOT/$target" ;; esac
+    TESSERA="$target/debug/tessera"
+    # Always ask cargo: a no-op when the binary is fresh, and never tests a stale one.
+    say "setup: cargo build -p tessera-cli"
+    if ! (cd "$ROOT" && cargo build -q -p tessera-cli) >"$OUT/setup-cargo.log" 2>&1; then
+      tail -n 30 "$OUT/setup-cargo.log" | indent
+      if [ -x "$TESSERA" ]; then
+        say "setup: build failed; testing the existing $TESSERA"
+      else
+        WHY_tessera="cargo build -p tessera-cli failed (see $OUT/setup-cargo.log)"; return
+      fi
+    fi
+  fi
+  if [ ! -x "$TESSERA" ]; then
+    WHY_tessera="tessera binary not found at $TESSERA"; return
+  fi
+  READY_tessera=1
+}
+
+needs_of() { # union of needs over the selected cases
+  local c name needs
+  for c in "${CASES[@]}"; do
+    name="${c%%|*}"; needs="${c#*|}"; needs="${needs%%|*}"
+    selected "$name" && echo "$needs" | tr ',' '\n'
+  done | sort -u
+}
+if [ "$SETUP_ONLY" = 1 ]; then
+  setup_node; setup_py
+  [ "$READY_node" = 1 ] || say "setup: node: $WHY_node"
+  [ "$READY_py" = 1 ] || say "setup: python: $WHY_py"
+  if [ "$READY_node" = 1 ] && [ "$READY_py" = 1 ]; then
+    rm -rf "$OUT"; say "setup: node_modules and .venv are ready"
+  fi
+  exit $(( READY_node == 1 && READY_py == 1 ? 0 : 1 ))
+fi
+NEEDS="$(needs_of)"
+grep -qx node <<<"$NEEDS" && setup_node
+grep -qx py <<<"$NEEDS" && setup_py
+grep -qx tessera <<<"$NEEDS" && setup_tessera
+
+# ------------------------------------------------------------------- helpers
+# run_cmd LABEL CMD... : runs CMD with the per-case timeout and no stdin.
+# Sets RC, and STDOUT/STDERR to the files holding its output.
+run_cmd() {
+  local label="$1"; shift
+  STDOUT="$CASE_DIR/$label.out"; STDERR="$CASE_DIR/$label.err"
+  {
+    printf '$'; printf ' %q' "$@"; printf '\n'
+  } >>"$CASE_LOG"
+  timeout -k 5 "$TIMEOUT" "$@" </dev/null >"$STDOUT" 2>"$STDERR"
+  RC=$?
+  {
+    echo "[exit $RC]"
+    echo "--- stdout"; cat "$STDOUT"
+    echo "--- stderr"; cat "$STDERR"
+  } >>"$CASE_LOG"
+  if [ "$RC" = 124 ] || [ "$RC" = 137 ]; then
+    REASON="timed out after ${TIMEOUT}s: $(printf '%q ' "$@")"
+    return 1
+  fi
+  return 0
+}
+
+# Reason from a client's own "FAIL ..." line (first line of it), else a generic one.
+client_reason() {
+  local line
+  line="$(grep -h -m1 '^FAIL ' "$STDERR" "$STDOUT" 2>/dev/null | head -n1)"
+  if [ -n "$line" ]; then REASON="${line#FAIL }"; else REASON="exit $RC, $(tail -n1 "$STDERR" | cut -c1-200)"; fi
+}
+
+# run_client CMD... : a client script that exits 0 on success and prints FAIL on error.
+run_client() {
+  run_cmd client "$@" || return 1
+  if [ "$RC" != 0 ]; then client_reason; return 1; fi
+  return 0
+}
+
+# JSON query with node: jq_node FILE 'JS-EXPRESSION over v' -> prints result, fails on exception.
+json_eval() {
+  node -e '
+    const fs = require("fs");
+    let v;
+    try { v = JSON.parse(fs.readFileSync(process.argv[1], "utf8")); }
+    catch (e) { console.error("not JSON: " + e.message); process.exit(3); }
+    const r = (new Function("v", "return (" + process.argv[2] + ");"))(v);
+    if (r === false || r === undefined || r === null) process.exit(1);
+    if (r !== true) console.log(typeof r === "string" ? r : JSON.stringify(r));
+  ' "$1" "$2"
+}
+
+first_line() { head -c 300 "$1" | head -n1; }
+
+# -------------------------------------------------------------------- cases
+everything_cmd=(node "$EVERYTHING_JS" stdio)
+reference_cmd=("$VENV_PY" "$REFERENCE_PY")
+
+case_ts_sdk() { run_client node "$HERE/ts_client.mjs" -- "$TESSERA" serve --stdio; }
+case_py_legacy() { run_client "$VENV_PY" "$HERE/py_client.py" --mode legacy -- "$TESSERA" serve --stdio; }
+case_py_discover() { run_client "$VENV_PY" "$HERE/py_client.py" --mode discover -- "$TESSERA" serve --stdio; }
+case_py_pinned() { run_client "$VENV_PY" "$HERE/py_client.py" --mode pinned -- "$TESSERA" serve --stdio; }
+
+case_control_ts_everything() { run_client node "$HERE/ts_client.mjs" --profile everything -- "${everything_cmd[@]}"; }
+case_control_ts_reference() { run_client node "$HERE/ts_client.mjs" -- "${reference_cmd[@]}"; }
+case_control_py_reference_legacy() { run_client "$VENV_PY" "$HERE/py_client.py" --mode legacy -- "${reference_cmd[@]}"; }
+case_control_py_reference_discover() { run_client "$VENV_PY" "$HERE/py_client.py" --mode discover -- "${reference_cmd[@]}"; }
+
+# expect_exit WANT : checks RC of the last run_cmd.
+expect_exit() {
+  if [ "$RC" != "$1" ]; then
+    REASON="exit $RC, expected $1; stderr: $(first_line "$STDERR")"
+    return 1
+  fi
+}
+
+# expect_stdout_has TEXT
+expect_stdout_has() {
+  if ! grep -qF -- "$1" "$STDOUT"; then
+    REASON="stdout lacks $(printf '%q' "$1"); stdout starts: $(first_line "$STDOUT")"
+    return 1
+  fi
+}
+
+list_tools_human() { # SERVER-CMD... ; expects tool names $WANT_TOOLS in the listing
+  run_cmd list "$TESSERA" list tools -- "$@" || return 1
+  expect_exit 0 || return 1
+  local t
+  for t in $WANT_TOOLS; do
+    if ! grep -qE "(^|[^A-Za-z0-9_-])$t([^A-Za-z0-9_-]|$)" "$STDOUT"; then
+      REASON="tool $t not in the listing; stdout starts: $(first_line "$STDOUT")"
+      return 1
+    fi
+  done
+}
+
+case_cli_list_everything() { WANT_TOOLS="echo get-sum" list_tools_human "${everything_cmd[@]}"; }
+case_cli_list_reference() { WANT_TOOLS="echo add" list_tools_human "${reference_cmd[@]}"; }
+
+case_cli_list_json_everything() {
+  run_cmd list "$TESSERA" list tools --json -- "${everything_cmd[@]}" || return 1
+  expect_exit 0 || return 1
+  local r
+  r="$(json_eval "$STDOUT" 'Array.isArray(v.tools) && (v.tools.find(t => t.name === "echo") || {}).inputSchema ? true : "tools[] has no echo tool with an inputSchema"' 2>&1)"
+  if [ $? != 0 ] || [ -n "$r" ]; then REASON="--json output: ${r:-unexpected shape}; stdout starts: $(first_line "$STDOUT")"; return 1; fi
+}
+
+case_cli_call_echo_everything() {
+  run_cmd call "$TESSERA" call echo '{"message":"hi"}' -- "${everything_cmd[@]}" || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "Echo: hi"
+}
+
+case_cli_call_echo_json_everything() {
+  run_cmd call "$TESSERA" call echo '{"message":"hi"}' --json -- "${everything_cmd[@]}" || return 1
+  expect_exit 0 || return 1
+  local r
+  r="$(json_eval "$STDOUT" 'Array.isArray(v.content) && v.content[0] && v.content[0].type === "text" && v.content[0].text === "Echo: hi" ? true : "content[0] is not the text \"Echo: hi\""' 2>&1)"
+  if [ $? != 0 ] || [ -n "$r" ]; then REASON="--json output: ${r:-unexpected shape}; stdout starts: $(first_line "$STDOUT")"; return 1; fi
+}
+
+case_cli_call_sum_everything() {
+  run_cmd call "$TESSERA" call get-sum '{"a":2,"b":3}' -- "${everything_cmd[@]}" || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "5"
+}
+
+case_cli_call_reference() {
+  run_cmd call "$TESSERA" call echo '{"text":"hi from tessera"}' -- "${reference_cmd[@]}" || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "hi from tessera"
+}
+
+# The two exit-code cases first make a good call, so that a binary that always
+# exits 1 (or 2) cannot pass them.
+good_call_first() {
+  run_cmd good-call "$TESSERA" call echo '{"message":"hi"}' -- "${everything_cmd[@]}" || return 1
+  if [ "$RC" != 0 ] || ! grep -qF "Echo: hi" "$STDOUT"; then
+    REASON="the good call (echo {\"message\":\"hi\"}) already failed: exit $RC, stdout starts: $(first_line "$STDOUT"), stderr: $(first_line "$STDERR")"
+    return 1
+  fi
+}
+
+# server-everything answers an unknown tool with a result {isError: true}; the CLI
+# must report that as a failed call (exit 1).
+case_cli_unknown_tool() {
+  good_call_first || return 1
+  run_cmd call "$TESSERA" call no-such-tool '{}' -- "${everything_cmd[@]}" || return 1
+  expect_exit 1
+}
+
+# Arguments that are not JSON are a usage error (exit 2).
+case_cli_bad_json() {
+  good_call_first || return 1
+  run_cmd call "$TESSERA" call echo '{"message":' -- "${everything_cmd[@]}" || return 1
+  expect_exit 2
+}
+
+# ---------------------------------------------------------------------- run
+say "interop: tessera=${TESSERA:-n/a} logs=$OUT timeout=${TIMEOUT}s"
+for c in "${CASES[@]}"; do
+  name="${c%%|*}"; rest="${c#*|}"; needs="${rest%%|*}"; fn="${rest#*|}"
+  selected "$name" || continue
+  REASON=""
+  missing=""
+  for n in ${needs//,/ }; do
+    ready_var="READY_$n"; why_var="WHY_$n"
+    if [ "${!ready_var}" != 1 ]; then missing="${!why_var}"; break; fi
+  done
+  if [ -n "$missing" ]; then
+    FAILED=$((FAILED + 1)); say "FAIL $name (setup: $missing)"; continue
+  fi
+  CASE_DIR="$OUT/${name//\//__}"
+  mkdir -p "$CASE_DIR"
+  CASE_LOG="$CASE_DIR/log.txt"
+  : >"$CASE_LOG"
+  if "$fn"; then
+    PASSED=$((PASSED + 1)); say "PASS $name"
+  else
+    FAILED=$((FAILED + 1))
+    say "FAIL $name (${REASON:-failed})"
+    # Show the full exchange the case recorded, trimmed, to make the failure actionable.
+    tail -n 40 "$CASE_LOG" | cut -c1-400 | indent
+  fi
+done
+
+if [ "$KEEP" = 0 ] && [ -z "${INTEROP_OUT:-}" ] && [ "$FAILED" = 0 ]; then
+  rm -rf "$OUT"
+fi
+say "interop: $PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
