@@ -1,26 +1,196 @@
-//! `tessera serve`.
+//! `tessera serve`: the reference server on stdio or Streamable HTTP.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
+use tessera_http::{McpHttp, ResponseMode};
 
 use crate::Failure;
 
 /// `tessera serve`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+HTTP: one endpoint serves every protocol version at once: 2025-03-26 to 2025-11-25 with \
+sessions (Mcp-Session-Id, GET stream, DELETE, resumable SSE), 2026-07-28 statelessly, and \
+the 2024-11-05 HTTP+SSE pair at /sse and /message. Host and Origin are checked against the \
+bind address (a loopback bind accepts localhost, 127.0.0.1 and [::1] only).")]
 pub struct ServeArgs {
     /// Serve on stdin/stdout (newline-delimited JSON-RPC).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "http")]
     stdio: bool,
+
+    /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8001); the endpoint is http://ADDR/mcp.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+
+    /// The path of the MCP endpoint.
+    #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
+    path: String,
+
+    /// No sessions: every POST gets a fresh server; GET and DELETE answer 405.
+    #[arg(long, requires = "http")]
+    stateless: bool,
+
+    /// Answer every request with application/json, never an SSE stream.
+    #[arg(long, requires = "http", conflicts_with = "sse_response")]
+    json_response: bool,
+
+    /// Answer every request with an SSE stream (default: JSON unless the
+    /// handler sends notifications or requests first).
+    #[arg(long, requires = "http")]
+    sse_response: bool,
+
+    /// Accept this Host header value (name, or name:port; repeatable) instead of
+    /// the defaults derived from the bind address.
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+
+    /// Accept any Host header (only behind a proxy that checks it).
+    #[arg(long, requires = "http", conflicts_with = "allow_host")]
+    allow_any_host: bool,
+
+    /// Accept this Origin (scheme://host[:port]; repeatable) instead of the defaults.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+
+    /// Accept any Origin.
+    #[arg(long, requires = "http", conflicts_with = "allow_origin")]
+    allow_any_origin: bool,
+
+    /// The largest request body, in bytes (larger gets 413).
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024, requires = "http")]
+    max_body_bytes: usize,
+
+    /// Close a session after this many seconds without requests or open streams (0 = never).
+    #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
+    session_idle_timeout: u64,
+
+    /// The most sessions open at once (a new one beyond it gets 503).
+    #[arg(long, value_name = "N", default_value_t = 1024, requires = "http")]
+    max_sessions: usize,
+
+    /// Seconds between SSE keep-alive comments (0 = none).
+    #[arg(long, value_name = "SECS", default_value_t = 15, requires = "http")]
+    keep_alive: u64,
+
+    /// Do not serve the 2024-11-05 HTTP+SSE transport at /sse and /message.
+    #[arg(long, requires = "http")]
+    no_legacy_sse: bool,
 }
 
 /// Runs the reference server.
 pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
-    if !a.stdio {
-        return Err(Failure::Usage("choose a transport: --stdio".into()));
-    }
     let server = crate::reference::server().context("building the reference server")?;
+    if let Some(addr) = a.http.clone() {
+        return serve_http(a, addr, server).await;
+    }
+    if !a.stdio {
+        return Err(Failure::Usage(
+            "choose a transport: --stdio, or --http ADDR (e.g. --http 127.0.0.1:8001)".into(),
+        ));
+    }
     server.serve_stdio().await.context("serving on stdio")?;
     Ok(ExitCode::SUCCESS)
+}
+
+async fn serve_http(
+    a: ServeArgs,
+    addr: String,
+    server: tessera::server::Server,
+) -> Result<ExitCode, Failure> {
+    if !a.path.starts_with('/') {
+        return Err(Failure::Usage(format!(
+            "--path must start with '/': {:?}",
+            a.path
+        )));
+    }
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    let mode = if a.json_response {
+        ResponseMode::Json
+    } else if a.sse_response {
+        ResponseMode::Sse
+    } else {
+        ResponseMode::Auto
+    };
+    let mut b = McpHttp::builder(server)
+        .bind_address(local)
+        .endpoint_path(a.path.clone())
+        .stateless(a.stateless)
+        .response_mode(mode)
+        .max_body_bytes(a.max_body_bytes)
+        .session_idle_timeout(
+            (a.session_idle_timeout > 0).then(|| Duration::from_secs(a.session_idle_timeout)),
+        )
+        .max_sessions(a.max_sessions)
+        .keep_alive((a.keep_alive > 0).then(|| Duration::from_secs(a.keep_alive)));
+    if a.no_legacy_sse {
+        b = b.legacy_sse(None);
+    }
+    if a.allow_any_host {
+        b = b.allow_any_host();
+    } else if !a.allow_host.is_empty() {
+        b = b.allowed_hosts(a.allow_host.clone());
+    }
+    if a.allow_any_origin {
+        b = b.allow_any_origin();
+    } else if !a.allow_origin.is_empty() {
+        b = b.allowed_origins(a.allow_origin.clone());
+    }
+    let mcp = b.build();
+    let shown = if local.ip().is_unspecified() {
+        format!(
+            "{}:{}",
+            if local.is_ipv4() {
+                "127.0.0.1"
+            } else {
+                "[::1]"
+            },
+            local.port()
+        )
+    } else {
+        local.to_string()
+    };
+    eprintln!(
+        "tessera: serving MCP (Streamable HTTP{}) at http://{shown}{}{}",
+        if a.stateless { ", stateless" } else { "" },
+        a.path,
+        if a.no_legacy_sse {
+            String::new()
+        } else {
+            format!("; HTTP+SSE (2024-11-05) at http://{shown}/sse")
+        },
+    );
+    tessera_http::serve(listener, mcp, shutdown_signal())
+        .await
+        .context("serving HTTP")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    eprintln!("tessera: shutting down (finishing requests in progress)");
 }

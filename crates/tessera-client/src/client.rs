@@ -1,172 +1,117 @@
-//! [`Client`] and [`ClientBuilder`].
+//! [`Client`]: the connected handle, and the path every request takes
+//! (options, `_meta`, progress, the response cache, re-issue after a lost
+//! connection).
 
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tessera_proto::{ClientIdentity, ConnectMode, Connected, EngineConfig, RequestOptions};
-use tessera_runtime::{
-    ChildCommand, ChildProcess, ConnectionOptions, NoService, Notification, Peer, Service,
-};
+use tessera_proto::{ConnectMode, Connected, EngineConfig, meta_keys};
+use tessera_runtime::{ConnectionOptions, Peer};
 use tessera_types::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, Era, Implementation, JsonObject,
-    ListToolsResult, ProtocolVersion, Tool,
+    ClientCapabilities, Era, JsonObject, LoggingLevel, ProgressNotificationParams, ProtocolVersion,
 };
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::broadcast;
-use tokio::task::JoinHandle;
+use tokio::sync::{broadcast, mpsc};
 
+use crate::cache::{self, CacheStats};
+use crate::connect::{Conn, Connector};
 use crate::error::ClientError;
+use crate::events::{ClientEvent, EventStream};
+use crate::input::to_object;
+use crate::options::{CallOptions, ReconnectPolicy};
+use crate::service::Shared;
 
-/// Builds a [`Client`]: who it is, what it supports, how it connects.
+/// Methods that can be re-issued safely after the connection was lost
+/// (they change nothing on the server).
+pub(crate) const IDEMPOTENT_METHODS: [&str; 9] = [
+    "tools/list",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+    "server/discover",
+    "ping",
+];
+
+/// Settings fixed at build time.
 #[derive(Debug, Clone)]
-pub struct ClientBuilder {
-    info: Implementation,
-    capabilities: ClientCapabilities,
-    mode: ConnectMode,
-    versions: Vec<ProtocolVersion>,
-    request_timeout: Option<Duration>,
-    probe_timeout: Duration,
-    connection: ConnectionOptions,
+pub(crate) struct Settings {
+    pub max_rounds: usize,
+    pub max_pages: usize,
+    pub retry_idempotent: bool,
+    pub reconnect: ReconnectPolicy,
+    pub resubscribe: bool,
+    pub mode: ConnectMode,
+    pub engine: EngineConfig,
+    pub connection: ConnectionOptions,
 }
 
-impl ClientBuilder {
-    /// A client that calls itself `name` `version`.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        ClientBuilder {
-            info: Implementation::new(name, version),
-            capabilities: ClientCapabilities::default(),
-            mode: ConnectMode::Auto,
-            versions: ProtocolVersion::ALL.to_vec(),
-            request_timeout: Some(Duration::from_secs(60)),
-            probe_timeout: Duration::from_secs(5),
-            connection: ConnectionOptions::default(),
-        }
+/// Session state a legacy connection needs again after reconnecting.
+#[derive(Debug, Default)]
+pub(crate) struct Remembered {
+    pub log_level: Option<LoggingLevel>,
+    pub subscriptions: BTreeSet<String>,
+}
+
+pub(crate) struct ClientInner {
+    pub shared: Arc<Shared>,
+    pub conn: Mutex<Conn>,
+    pub reconnecting: tokio::sync::Mutex<()>,
+    pub connector: Option<Arc<dyn Connector>>,
+    pub settings: Settings,
+    pub remembered: Mutex<Remembered>,
+}
+
+impl ClientInner {
+    pub fn conn(&self) -> std::sync::MutexGuard<'_, Conn> {
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// How to pick the era and version: [`ConnectMode::Auto`] (the default)
-    /// probes with `server/discover` and falls back to `initialize`.
-    pub fn mode(mut self, mode: ConnectMode) -> Self {
-        self.mode = mode;
-        self
+    /// The current connection: its peer, generation and what it is.
+    pub fn current(&self) -> (Peer, u64, Arc<Connected>) {
+        let c = self.conn();
+        (c.peer.clone(), c.generation, c.connected.clone())
     }
 
-    /// Pins one protocol version (and its era).
-    pub fn protocol_version(mut self, v: ProtocolVersion) -> Self {
-        self.mode = match v.era() {
-            Era::Legacy => ConnectMode::Legacy(v),
-            Era::Modern => ConnectMode::Modern(v),
-        };
-        self
+    pub fn can_resubscribe(&self) -> bool {
+        self.settings.resubscribe && self.connector.is_some()
     }
 
-    /// The capabilities the client declares.
-    pub fn capabilities(mut self, caps: ClientCapabilities) -> Self {
-        self.capabilities = caps;
-        self
+    pub fn is_closing(&self) -> bool {
+        self.shared.closed.load(Ordering::SeqCst)
     }
 
-    /// The default timeout of each request (`None`: wait forever).
-    pub fn request_timeout(mut self, t: Option<Duration>) -> Self {
-        self.request_timeout = t;
-        self
+    pub fn remembered(&self) -> std::sync::MutexGuard<'_, Remembered> {
+        self.remembered
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// How long to wait for an answer to the `server/discover` probe before
-    /// assuming a legacy server.
-    pub fn probe_timeout(mut self, t: Duration) -> Self {
-        self.probe_timeout = t;
-        self
-    }
-
-    fn engine_config(&self) -> EngineConfig {
-        let mut c = EngineConfig::client(ClientIdentity {
-            info: to_object(&self.info),
-            capabilities: to_object(&self.capabilities),
-        })
-        .with_versions(self.versions.iter().copied());
-        c.timeouts.request = self.request_timeout;
-        c.probe_timeout = self.probe_timeout;
-        c
-    }
-
-    /// Starts a server as a child process and connects to it over its stdio.
-    pub async fn connect_child(self, cmd: &ChildCommand) -> Result<Client, ClientError> {
-        let (child, pipes) = ChildProcess::spawn(cmd)?;
-        let mut client = self.connect_io(pipes.stdout, pipes.stdin).await?;
-        client.child = Some(child);
-        Ok(client)
-    }
-
-    /// Connects over a reader/writer pair carrying newline-delimited JSON-RPC.
-    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
-    where
-        R: AsyncRead + Unpin + Send + 'static,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
-        let (notify_tx, _) = broadcast::channel(256);
-        let service = ClientService {
-            notifications: notify_tx.clone(),
-        };
-        let (peer, task) = tessera_runtime::spawn(
-            self.engine_config(),
-            reader,
-            writer,
-            service,
-            self.connection.clone(),
-        );
-        let connected = match peer.connect(self.mode).await {
-            Ok(c) => c,
-            Err(e) => {
-                peer.close();
-                return Err(ClientError::Connect(e));
-            }
-        };
-        Ok(Client {
-            peer,
-            connected,
-            notifications: notify_tx,
-            task: Some(task),
-            child: None,
-        })
+    /// Marks the client closed and wakes whoever waits for a new connection.
+    pub fn mark_closed(&self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        self.shared.generation.send_modify(|_| {});
     }
 }
 
-fn to_object<T: Serialize>(v: &T) -> JsonObject {
-    match serde_json::to_value(v) {
-        Ok(Value::Object(o)) => o,
-        _ => JsonObject::new(),
+impl Drop for ClientInner {
+    fn drop(&mut self) {
+        self.mark_closed();
+        self.conn().peer.close();
     }
 }
 
-struct ClientService {
-    notifications: broadcast::Sender<(String, Option<JsonObject>)>,
-}
-
-impl Service for ClientService {
-    fn methods(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    fn handle_request(
-        &self,
-        request: tessera_runtime::Request,
-    ) -> tessera_runtime::BoxFuture<'static, tessera_runtime::HandlerResult> {
-        NoService.handle_request(request)
-    }
-
-    fn handle_notification(&self, n: Notification) -> tessera_runtime::BoxFuture<'static, ()> {
-        let _ = self.notifications.send((n.method, n.params));
-        Box::pin(async {})
-    }
-}
-
-/// A connected MCP client.
+/// A connected MCP client. Cheap to clone: clones share the connection.
 ///
 /// ```no_run
-/// use tessera_client::ClientBuilder;
-/// use tessera_runtime::ChildCommand;
+/// use tessera_client::{ClientBuilder, ChildCommand};
 ///
 /// # async fn run() -> Result<(), tessera_client::ClientError> {
 /// let client = ClientBuilder::new("example", "1.0")
@@ -177,74 +122,145 @@ impl Service for ClientService {
 /// client.close().await;
 /// # Ok(()) }
 /// ```
+#[derive(Clone)]
 pub struct Client {
-    peer: Peer,
-    connected: Connected,
-    notifications: broadcast::Sender<(String, Option<JsonObject>)>,
-    task: Option<JoinHandle<std::io::Result<()>>>,
-    child: Option<ChildProcess>,
+    pub(crate) inner: Arc<ClientInner>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (_, generation, c) = self.inner.current();
         f.debug_struct("Client")
-            .field("era", &self.connected.era)
-            .field("version", &self.connected.version)
+            .field("era", &c.era)
+            .field("version", &c.version)
+            .field("generation", &generation)
             .finish_non_exhaustive()
     }
 }
 
 impl Client {
     /// Starts building a client.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
-        ClientBuilder::new(name, version)
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> crate::ClientBuilder {
+        crate::ClientBuilder::new(name, version)
+    }
+
+    fn connected(&self) -> Arc<Connected> {
+        self.inner.conn().connected.clone()
     }
 
     /// The era in use.
     pub fn era(&self) -> Era {
-        self.connected.era
+        self.connected().era
     }
 
     /// The protocol version in use.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.connected.version
+        self.connected().version
     }
 
     /// The server's `Implementation` info.
-    pub fn server_info(&self) -> &JsonObject {
-        &self.connected.server_info
+    pub fn server_info(&self) -> JsonObject {
+        self.connected().server_info.clone()
     }
 
     /// The server's capabilities, as sent.
-    pub fn server_capabilities(&self) -> &JsonObject {
-        &self.connected.server_capabilities
+    pub fn server_capabilities(&self) -> JsonObject {
+        self.connected().server_capabilities.clone()
     }
 
     /// The server's instructions, if any.
-    pub fn instructions(&self) -> Option<&str> {
-        self.connected.instructions.as_deref()
+    pub fn instructions(&self) -> Option<String> {
+        self.connected().instructions.clone()
     }
 
-    /// The underlying connection handle.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
+    /// The capabilities this client declares (derived from its handlers).
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.inner.shared.inputs.caps
     }
 
-    /// Notifications from the server (method, params), as they arrive.
+    /// The underlying connection handle (it changes on reconnection).
+    pub fn peer(&self) -> Peer {
+        self.inner.conn().peer.clone()
+    }
+
+    /// How many times the client connected (1 before any reconnection).
+    pub fn generation(&self) -> u64 {
+        self.inner.conn().generation
+    }
+
+    /// The process id of the server, for a client started with
+    /// [`ClientBuilder::connect_child`](crate::ClientBuilder::connect_child).
+    pub fn child_id(&self) -> Option<u32> {
+        self.inner.conn().child.as_ref().and_then(|c| c.id())
+    }
+
+    /// Whether the connection is still up.
+    pub fn is_connected(&self) -> bool {
+        let c = self.inner.conn();
+        c.peer.is_open() && !*c.done.borrow()
+    }
+
+    /// Completes when the current connection ends (the server exited, the
+    /// transport failed, or the client closed).
+    pub async fn closed(&self) {
+        let mut done = self.inner.conn().done.clone();
+        let _ = done.wait_for(|d| *d).await;
+    }
+
+    /// Notifications from the server (method, params), raw, as they arrive.
     pub fn notifications(&self) -> broadcast::Receiver<(String, Option<JsonObject>)> {
-        self.notifications.subscribe()
+        self.inner.shared.raw.subscribe()
     }
 
-    /// Sends any request and returns its raw result.
+    /// Typed events (progress, logs, list changes, resource updates, URL
+    /// elicitation completions, connection changes) from now on.
+    pub fn events(&self) -> EventStream {
+        EventStream::new(self.inner.shared.events.subscribe())
+    }
+
+    /// The response cache's counters (all zero when the cache is off).
+    pub fn cache_stats(&self) -> CacheStats {
+        self.inner
+            .shared
+            .cache
+            .as_ref()
+            .map(|c| c.stats())
+            .unwrap_or_default()
+    }
+
+    /// Empties the response cache.
+    pub fn clear_cache(&self) {
+        if let Some(c) = &self.inner.shared.cache {
+            c.clear();
+        }
+    }
+
+    /// Drops the cached results marked `cacheScope: "private"`: call it when
+    /// the authorisation context changes (another user, another token).
+    pub fn clear_private_cache(&self) {
+        if let Some(c) = &self.inner.shared.cache {
+            c.invalidate_private();
+        }
+    }
+
+    /// Sends any request and returns its raw result (no multi round-trip
+    /// handling: an `input_required` result is returned as it is).
     pub async fn request_raw(
         &self,
         method: &str,
         params: Option<JsonObject>,
     ) -> Result<JsonObject, ClientError> {
-        self.peer
-            .request(method, params, RequestOptions::default())
-            .await
-            .map_err(ClientError::Request)
+        self.send(method, params, &CallOptions::default()).await
+    }
+
+    /// [`Client::request_raw`] with options.
+    pub async fn request_raw_with(
+        &self,
+        method: &str,
+        params: Option<JsonObject>,
+        options: &CallOptions,
+    ) -> Result<JsonObject, ClientError> {
+        self.send(method, params, options).await
     }
 
     /// Sends a request with typed params and decodes the result.
@@ -253,60 +269,144 @@ impl Client {
         method: &str,
         params: &P,
     ) -> Result<R, ClientError> {
-        let params = to_object(params);
-        let raw = self.request_raw(method, Some(params)).await?;
-        serde_json::from_value(Value::Object(raw)).map_err(|source| ClientError::Decode {
-            method: method.to_owned(),
-            source,
-        })
+        let raw = self.request_raw(method, Some(to_object(params))).await?;
+        decode(method, raw)
     }
 
-    /// Lists every tool, following pagination cursors.
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let mut params = JsonObject::new();
-            if let Some(c) = &cursor {
-                params.insert("cursor".into(), Value::String(c.clone()));
-            }
-            let page: ListToolsResult = self.request("tools/list", &params).await?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                Some(c) if Some(&c) != cursor.as_ref() => cursor = Some(c),
-                _ => return Ok(tools),
-            }
-        }
-    }
-
-    /// Calls a tool with JSON arguments (an object, or `null` for none).
-    pub async fn call_tool(
+    /// The path of every request: the cache, `_meta` (log level, extra
+    /// entries), progress, and one re-issue after a lost connection for
+    /// idempotent methods when [`ClientBuilder::retry_idempotent`](crate::ClientBuilder::retry_idempotent) is on.
+    pub(crate) async fn send(
         &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallToolResult, ClientError> {
-        let mut params = CallToolRequestParams::new(name);
-        if let Value::Object(args) = arguments {
-            params.arguments = Some(args);
+        method: &str,
+        params: Option<JsonObject>,
+        options: &CallOptions,
+    ) -> Result<JsonObject, ClientError> {
+        let cache = self.inner.shared.cache.as_ref();
+        let key = cache.and_then(|_| cache::key(method, params.as_ref()));
+        if let (Some(c), Some(k)) = (cache, &key) {
+            if let Some(hit) = c.get(k) {
+                return Ok(hit);
+            }
         }
-        self.request("tools/call", &params).await
+        let retry = self.inner.settings.retry_idempotent
+            && self.inner.connector.is_some()
+            && IDEMPOTENT_METHODS.contains(&method);
+        let mut reissued = false;
+        loop {
+            let (peer, generation, connected) = self.inner.current();
+            let p = self.decorate(params.clone(), options, connected.era);
+            match self.send_on(&peer, method, p, options).await {
+                Ok(r) => {
+                    if let (Some(c), Some(k)) = (cache, key) {
+                        c.store(k, method, params.as_ref(), &r);
+                    }
+                    return Ok(r);
+                }
+                Err(e) if retry && !reissued && e.is_closed() => {
+                    reissued = true;
+                    tracing::debug!(%method, "connection lost; reconnecting to re-issue");
+                    self.reconnect_from(generation).await?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
-    /// Closes the connection and, for a child process, shuts it down
-    /// (close its stdin, wait, SIGTERM, SIGKILL).
-    pub async fn close(mut self) {
-        self.peer.close();
-        if let Some(t) = self.task.take() {
-            let _ = t.await;
+    /// Adds the per-request `_meta` entries.
+    fn decorate(
+        &self,
+        params: Option<JsonObject>,
+        options: &CallOptions,
+        era: Era,
+    ) -> Option<JsonObject> {
+        let level = match era {
+            Era::Modern => options.log_level.or(self.inner.remembered().log_level),
+            Era::Legacy => None,
+        };
+        if level.is_none() && options.meta.is_empty() {
+            return params;
         }
-        if let Some(c) = self.child.take() {
+        let mut p = params.unwrap_or_default();
+        let meta = p
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(JsonObject::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(JsonObject::new());
+        }
+        if let Value::Object(m) = meta {
+            for (k, v) in &options.meta {
+                m.insert(k.clone(), v.clone());
+            }
+            if let Some(l) = level {
+                m.insert(meta_keys::LOG_LEVEL.into(), Value::String(l.as_str().into()));
+            }
+        }
+        Some(p)
+    }
+
+    async fn send_on(
+        &self,
+        peer: &Peer,
+        method: &str,
+        params: Option<JsonObject>,
+        options: &CallOptions,
+    ) -> Result<JsonObject, ClientError> {
+        let ro = options.request_options();
+        if !ro.progress {
+            return peer
+                .request(method, params, ro)
+                .await
+                .map_err(ClientError::from_peer);
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let request = peer.request_with_progress(method, params, ro, tx);
+        tokio::pin!(request);
+        let out = loop {
+            tokio::select! {
+                biased;
+                Some(p) = rx.recv() => self.progress(p, options),
+                r = &mut request => break r,
+            }
+        };
+        while let Ok(p) = rx.try_recv() {
+            self.progress(p, options);
+        }
+        out.map_err(ClientError::from_peer)
+    }
+
+    fn progress(&self, params: JsonObject, options: &CallOptions) {
+        let Ok(p) = serde_json::from_value::<ProgressNotificationParams>(Value::Object(params))
+        else {
+            tracing::debug!("ignored a malformed progress notification");
+            return;
+        };
+        if let Some(cb) = &options.progress {
+            cb(p.clone());
+        }
+        let _ = self.inner.shared.events.send(ClientEvent::Progress(p));
+    }
+
+    /// Closes the connection and, for a child process, shuts it down (close
+    /// its stdin, wait, SIGTERM, SIGKILL). Requests in flight on any clone
+    /// fail with a closed-connection error.
+    pub async fn close(self) {
+        self.inner.mark_closed();
+        let (peer, mut done, child) = {
+            let mut c = self.inner.conn();
+            (c.peer.clone(), c.done.clone(), c.child.take())
+        };
+        peer.close();
+        let _ = done.wait_for(|d| *d).await;
+        if let Some(c) = child {
             let _ = c.shutdown().await;
         }
     }
 }
 
-impl Drop for Client {
-    fn drop(&mut self) {
-        self.peer.close();
-    }
+pub(crate) fn decode<R: DeserializeOwned>(method: &str, raw: JsonObject) -> Result<R, ClientError> {
+    serde_json::from_value(Value::Object(raw)).map_err(|source| ClientError::Decode {
+        method: method.to_owned(),
+        source,
+    })
 }

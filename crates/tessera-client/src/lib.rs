@@ -1,29 +1,111 @@
 //! The client side of Tessera, the Model Context Protocol for Rust.
 //!
-//! A [`Client`] connects to a server (a child process over stdio, or any
-//! reader/writer pair), detects its era with the `server/discover` probe and
-//! falls back to the `initialize` handshake for legacy servers, then lists and
-//! calls tools.
+//! A [`Client`] connects to a server (a child process over stdio, any
+//! reader/writer pair, or any [`Transport`](tessera_runtime::Transport)),
+//! detects its era with the `server/discover` probe and falls back to the
+//! `initialize` handshake for legacy servers. Then:
 //!
-//! ```no_run
-//! use tessera_client::Client;
-//! use tessera_runtime::ChildCommand;
+//! - **Lists** follow pagination cursors (with loop guards):
+//!   [`Client::list_tools`], [`Client::list_prompts`],
+//!   [`Client::list_resources`], [`Client::list_resource_templates`].
+//! - **Calls** — [`Client::call_tool`], [`Client::get_prompt`],
+//!   [`Client::read_resource`] — run the 2026-07-28 multi round-trip loop by
+//!   themselves: input requests are fulfilled through the same handlers that
+//!   answer a legacy server's requests, and the request is retried with the
+//!   answers and the server's `requestState` ([`mrtr`]). The `_once` forms let
+//!   the caller drive rounds by hand.
+//! - **Handlers** set on the [`ClientBuilder`] — roots, sampling (with the
+//!   tool-use pairing rules enforced), form elicitation (answers completed
+//!   with schema defaults and validated), URL elicitation consent (the
+//!   library never opens a URL) — define the declared capabilities; requests
+//!   for anything undeclared are refused unanswered.
+//! - **Per call** ([`CallOptions`]): a timeout restarted by progress under a
+//!   hard maximum, a progress callback, a 2026-07-28 log level. Dropping a
+//!   call's future cancels the request.
+//! - **Notifications** arrive as typed [`ClientEvent`]s ([`Client::events`]),
+//!   raw ([`Client::notifications`]), or per 2026-07-28 subscription
+//!   ([`Client::listen`]).
+//! - An optional **response cache** honours `ttlMs` and is invalidated by
+//!   change notifications ([`cache`]).
+//! - A child server that dies can be **reconnected** with backoff
+//!   ([`Client::reconnect`], [`connect`]).
 //!
-//! # async fn run() -> Result<(), tessera_client::ClientError> {
-//! let client = Client::builder("my-app", "0.1")
-//!     .connect_child(&ChildCommand::new("tessera", ["serve", "--stdio"]))
-//!     .await?;
-//! println!("{:?} {}", client.era(), client.protocol_version());
-//! for tool in client.list_tools().await? {
-//!     println!("{}", tool.name);
+//! ```
+//! use std::collections::BTreeMap;
+//! use tessera_client::{Client, FormRequest};
+//! use tessera_server::{RequestContext, Server, tool};
+//! use tessera_types::{ElicitResult, ElicitValue, ErrorObject, ProtocolVersion};
+//!
+//! // A server whose tool asks the user for their name.
+//! async fn greet(ctx: RequestContext) -> Result<String, String> {
+//!     let form = serde_json::from_value(serde_json::json!({
+//!         "message": "What is your name?",
+//!         "requestedSchema": {"type": "object", "properties": {
+//!             "name": {"type": "string"},
+//!             "greeting": {"type": "string", "default": "Hello"}
+//!         }, "required": ["name"]}
+//!     })).map_err(|e| e.to_string())?;
+//!     let answer = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+//!     let v = serde_json::to_value(answer.content).map_err(|e| e.to_string())?;
+//!     Ok(format!("{}, {}!", v["greeting"].as_str().unwrap_or("?"), v["name"].as_str().unwrap_or("?")))
 //! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder().tool(tool("greet").handler(greet)).build()?;
+//! let (client_io, server_io) = tokio::io::duplex(1 << 16);
+//! let (sr, sw) = tokio::io::split(server_io);
+//! let _serving = server.serve_io(sr, sw);
+//!
+//! // The client answers the form; the omitted "greeting" gets its default.
+//! let (cr, cw) = tokio::io::split(client_io);
+//! let client = Client::builder("my-app", "0.1")
+//!     .protocol_version(ProtocolVersion::V2026_07_28)
+//!     .elicitation(|form: FormRequest| async move {
+//!         println!("{}", form.message);
+//!         let name = BTreeMap::from([("name".to_owned(), ElicitValue::String("Ada".into()))]);
+//!         Ok::<_, ErrorObject>(ElicitResult::accept(name))
+//!     })
+//!     .connect_io(cr, cw)
+//!     .await?;
+//!
+//! // One call: the client answers the server's input request and retries.
+//! let result = client.call_tool("greet", serde_json::json!({})).await?;
+//! assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+//! client.close().await;
 //! # Ok(()) }
 //! ```
 
-mod client;
-mod error;
+#![forbid(unsafe_code)]
 
-pub use client::{Client, ClientBuilder};
+mod builder;
+pub mod cache;
+mod client;
+pub mod connect;
+mod elicitation;
+mod error;
+mod events;
+mod handler;
+mod input;
+mod listen;
+pub mod mrtr;
+mod options;
+mod pagination;
+mod requests;
+pub mod roots;
+mod sampling;
+mod service;
+
+pub use builder::ClientBuilder;
+pub use cache::CacheStats;
+pub use client::Client;
+pub use connect::{ChildConnector, Connector, Launch, Started};
 pub use error::ClientError;
+pub use events::{ClientEvent, EventStream};
+pub use handler::{
+    FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest, user_rejected,
+};
+pub use listen::{ListenEnd, ListenStream, SubscriptionNotification};
+pub use options::{CallOptions, ProgressCallback, ReconnectPolicy};
 pub use tessera_proto::ConnectMode;
 pub use tessera_runtime::ChildCommand;

@@ -64,12 +64,10 @@ pub fn decode_header_value(raw: &str) -> Result<String, HeaderValueError> {
 /// without surrounding whitespace and does not look like the sentinel,
 /// Base64-wrapped otherwise.
 pub fn encode_header_value(value: &str) -> String {
-    let safe = !value.is_empty()
-        && value.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && !value.starts_with(' ')
-        && !value.ends_with(' ')
-        && !(value.starts_with(PREFIX) && value.ends_with(SUFFIX));
-    if safe || value.is_empty() {
+    let visible = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let looks_encoded = value.starts_with(PREFIX) && value.ends_with(SUFFIX);
+    if value.is_empty() || (visible && !padded && !looks_encoded) {
         value.to_owned()
     } else {
         format!("{PREFIX}{}{SUFFIX}", STANDARD.encode(value))
@@ -84,7 +82,10 @@ mod tests {
     fn sentinel_rules() {
         assert_eq!(decode_header_value("  plain  ").unwrap(), "plain");
         assert_eq!(decode_header_value("=?base64?SGVsbG8=?=").unwrap(), "Hello");
-        assert_eq!(decode_header_value("=?base64?SGVsbG8=").unwrap(), "=?base64?SGVsbG8=");
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8=").unwrap(),
+            "=?base64?SGVsbG8="
+        );
         assert_eq!(decode_header_value("SGVsbG8=").unwrap(), "SGVsbG8=");
         assert!(decode_header_value("=?base64?SGVs!!!bG8=?=").is_err());
         assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
@@ -92,6 +93,9 @@ mod tests {
             encode_header_value("=?base64?literal?="),
             "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
         );
-        assert_eq!(encode_header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(
+            encode_header_value("line1\nline2"),
+            "=?base64?bGluZTEKbGluZTI=?="
+        );
     }
 }

@@ -259,7 +259,9 @@ mod tests {
         let mut d = SseDecoder::new();
         assert!(d.feed(b"id: 7\r").is_empty());
         assert!(d.feed(b"\ndata: {\"a\"").is_empty());
-        let f = d.feed(b":1}\r\n\r\n: keep-alive\n\nretry: 300\ndata:\n\nevent: endpoint\ndata: /m?x=1\n\n");
+        let f = d.feed(
+            b":1}\r\n\r\n: keep-alive\n\nretry: 300\ndata:\n\nevent: endpoint\ndata: /m?x=1\n\n",
+        );
         assert_eq!(f.len(), 3);
         assert_eq!(f[0].id.as_deref(), Some("7"));
         assert_eq!(f[0].data, "{\"a\":1}");

@@ -39,7 +39,10 @@ async fn mounts_in_an_axum_router_next_to_other_routes() {
     }
     let r = send(
         addr,
-        http::Request::get("/health").header("host", &host).body(Default::default()).unwrap(),
+        http::Request::get("/health")
+            .header("host", &host)
+            .body(Default::default())
+            .unwrap(),
     )
     .await;
     assert_eq!(body_bytes(r).await, "ok");

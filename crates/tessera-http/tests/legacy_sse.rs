@@ -10,19 +10,30 @@ use serde_json::json;
 async fn sse_and_message_round_trip() {
     let s = TestServer::start(|b| b).await;
     let r = s
-        .send(http::Request::get("/sse").header("host", s.host()).header("accept", "text/event-stream"), "")
+        .send(
+            http::Request::get("/sse")
+                .header("host", s.host())
+                .header("accept", "text/event-stream"),
+            "",
+        )
         .await;
     assert_eq!(r.status(), StatusCode::OK);
     let mut sse = Sse::new(r);
     let endpoint = sse.next().await.unwrap();
     assert_eq!(endpoint.event.as_deref(), Some("endpoint"));
-    assert!(endpoint.data.starts_with("/message?sessionId="), "{}", endpoint.data);
+    assert!(
+        endpoint.data.starts_with("/message?sessionId="),
+        "{}",
+        endpoint.data
+    );
     let post = |body: serde_json::Value| {
         let uri = endpoint.data.clone();
         let s = &s;
         async move {
             s.send_json(
-                http::Request::post(uri).header("host", s.host()).header("content-type", "application/json"),
+                http::Request::post(uri)
+                    .header("host", s.host())
+                    .header("content-type", "application/json"),
                 body,
             )
             .await
@@ -57,20 +68,29 @@ async fn message_needs_a_known_session() {
     let s = TestServer::start(|b| b).await;
     let r = s
         .send_json(
-            http::Request::post("/message?sessionId=nope").header("host", s.host()).header("content-type", "application/json"),
+            http::Request::post("/message?sessionId=nope")
+                .header("host", s.host())
+                .header("content-type", "application/json"),
             initialize(1, "2024-11-05"),
         )
         .await;
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     let r = s
         .send_json(
-            http::Request::post("/message").header("host", s.host()).header("content-type", "application/json"),
+            http::Request::post("/message")
+                .header("host", s.host())
+                .header("content-type", "application/json"),
             initialize(1, "2024-11-05"),
         )
         .await;
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     let r = s
-        .send(http::Request::get("/sse").header("host", "evil.example.com").header("accept", "text/event-stream"), "")
+        .send(
+            http::Request::get("/sse")
+                .header("host", "evil.example.com")
+                .header("accept", "text/event-stream"),
+            "",
+        )
         .await;
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
 }

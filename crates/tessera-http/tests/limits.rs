@@ -27,11 +27,15 @@ fn post(sid: Option<&str>, v: Value) -> Request<Full<Bytes>> {
     if let Some(s) = sid {
         b = b.header("mcp-session-id", s);
     }
-    b.body(Full::new(Bytes::from(serde_json::to_vec(&v).unwrap()))).unwrap()
+    b.body(Full::new(Bytes::from(serde_json::to_vec(&v).unwrap())))
+        .unwrap()
 }
 
 async fn open(app: &McpHttp) -> http::Response<McpBody> {
-    app.clone().oneshot(post(None, initialize(1, "2025-11-25"))).await.unwrap()
+    app.clone()
+        .oneshot(post(None, initialize(1, "2025-11-25")))
+        .await
+        .unwrap()
 }
 
 async fn settle(mut cond: impl FnMut() -> bool) {
@@ -60,7 +64,14 @@ async fn the_session_cap_answers_503_until_one_ends() {
         .header("mcp-session-id", &sid)
         .body(Full::new(Bytes::new()))
         .unwrap();
-    assert!(app.clone().oneshot(del).await.unwrap().status().is_success());
+    assert!(
+        app.clone()
+            .oneshot(del)
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
     settle(|| app.session_count() == 1).await;
     assert_eq!(open(&app).await.status(), StatusCode::OK);
 }
@@ -73,7 +84,14 @@ async fn idle_sessions_expire() {
     tokio::time::sleep(Duration::from_secs(30)).await;
     // Activity restarts the clock.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    assert_eq!(app.clone().oneshot(post(Some(&sid), list.clone())).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        app.clone()
+            .oneshot(post(Some(&sid), list.clone()))
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
     tokio::time::sleep(Duration::from_secs(45)).await;
     assert_eq!(app.session_count(), 1);
     tokio::time::sleep(Duration::from_secs(20)).await;
@@ -89,12 +107,19 @@ async fn a_slow_reader_loses_its_stream_not_the_server_memory() {
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     let init = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let _ = app.clone().oneshot(post(Some(&sid), init)).await.unwrap();
-    let r = app.clone().oneshot(post(Some(&sid), call(3, "progress", json!({}), true))).await.unwrap();
+    let r = app
+        .clone()
+        .oneshot(post(Some(&sid), call(3, "progress", json!({}), true)))
+        .await
+        .unwrap();
     // Do not read while the tool sends 6 notifications and its result.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let body = r.into_body().collect().await.unwrap().to_bytes();
     let text = String::from_utf8_lossy(&body);
     let events = text.matches("\n\n").count();
     assert!(events <= 2, "at most the buffer was kept: {text}");
-    assert!(!text.contains("\"result\""), "the stream was cut before the result");
+    assert!(
+        !text.contains("\"result\""),
+        "the stream was cut before the result"
+    );
 }

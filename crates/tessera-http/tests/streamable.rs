@@ -18,18 +18,27 @@ async fn initialize_issues_a_session_then_json_answers() {
     assert_eq!(r.status(), StatusCode::OK);
     assert!(content_type(&r).starts_with("application/json"));
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    assert!(sid.len() >= 32 && sid.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{sid}");
+    assert!(
+        sid.len() >= 32 && sid.bytes().all(|b| (0x21..=0x7e).contains(&b)),
+        "{sid}"
+    );
     let v = body_json(r).await;
     assert_eq!(v["result"]["protocolVersion"], LEGACY);
 
     let r = s
-        .send_json(s.in_session(&sid), json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send_json(
+            s.in_session(&sid),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
         .await;
     assert_eq!(r.status(), StatusCode::ACCEPTED);
     assert!(body_bytes(r).await.is_empty());
 
     let r = s
-        .send_json(s.in_session(&sid), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .send_json(
+            s.in_session(&sid),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
         .await;
     assert_eq!(r.status(), StatusCode::OK);
     assert!(content_type(&r).starts_with("application/json"));
@@ -43,31 +52,46 @@ async fn accept_and_content_type_are_checked() {
     let s = TestServer::start(|b| b).await;
     let only_json = s.post().header("accept", "application/json");
     // The builder appends: replace the Accept header entirely.
-    let mut req = only_json.body(http_body_util::Full::new(bytes::Bytes::from(
-        serde_json::to_vec(&initialize(1, LEGACY)).unwrap(),
-    )))
-    .unwrap();
-    req.headers_mut().insert("accept", "application/json".parse().unwrap());
+    let mut req = only_json
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            serde_json::to_vec(&initialize(1, LEGACY)).unwrap(),
+        )))
+        .unwrap();
+    req.headers_mut()
+        .insert("accept", "application/json".parse().unwrap());
     let r = send(s.addr, req).await;
     assert_eq!(r.status(), StatusCode::NOT_ACCEPTABLE);
     let v = body_json(r).await;
-    assert!(v["error"]["message"].as_str().unwrap().contains("text/event-stream"));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("text/event-stream")
+    );
 
     let mut req = s
         .post()
         .body(http_body_util::Full::new(bytes::Bytes::from_static(b"{}")))
         .unwrap();
-    req.headers_mut().insert("content-type", "text/plain".parse().unwrap());
+    req.headers_mut()
+        .insert("content-type", "text/plain".parse().unwrap());
     let r = send(s.addr, req).await;
     assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
 
     let sid = s.session(LEGACY).await;
-    let mut req = s.get().header("mcp-session-id", &sid).body(Default::default()).unwrap();
-    req.headers_mut().insert("accept", "application/json".parse().unwrap());
+    let mut req = s
+        .get()
+        .header("mcp-session-id", &sid)
+        .body(Default::default())
+        .unwrap();
+    req.headers_mut()
+        .insert("accept", "application/json".parse().unwrap());
     let r = send(s.addr, req).await;
     assert_eq!(r.status(), StatusCode::NOT_ACCEPTABLE);
 
-    let r = s.send(http::Request::put("/mcp").header("host", s.host()), "").await;
+    let r = s
+        .send(http::Request::put("/mcp").header("host", s.host()), "")
+        .await;
     assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert!(r.headers().contains_key("allow"));
 }
@@ -78,17 +102,28 @@ async fn session_rules_400_404_and_delete() {
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     let r = s.send_json(s.post(), list.clone()).await;
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
-    assert!(body_json(r).await["error"]["message"].as_str().unwrap().contains("Mcp-Session-Id"));
+    assert!(
+        body_json(r).await["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Mcp-Session-Id")
+    );
 
-    let r = s.send_json(s.in_session("no-such-session"), list.clone()).await;
+    let r = s
+        .send_json(s.in_session("no-such-session"), list.clone())
+        .await;
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
 
     let sid = s.session(LEGACY).await;
-    let r = s.send(http::Request::delete("/mcp").header("host", s.host()), "").await;
+    let r = s
+        .send(http::Request::delete("/mcp").header("host", s.host()), "")
+        .await;
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     let r = s
         .send(
-            http::Request::delete("/mcp").header("host", s.host()).header("mcp-session-id", &sid),
+            http::Request::delete("/mcp")
+                .header("host", s.host())
+                .header("mcp-session-id", &sid),
             "",
         )
         .await;
@@ -97,7 +132,9 @@ async fn session_rules_400_404_and_delete() {
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     let r = s
         .send(
-            http::Request::delete("/mcp").header("host", s.host()).header("mcp-session-id", &sid),
+            http::Request::delete("/mcp")
+                .header("host", s.host())
+                .header("mcp-session-id", &sid),
             "",
         )
         .await;
@@ -111,18 +148,35 @@ async fn protocol_version_header() {
     let sid = s.session(LEGACY).await;
     let list = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"});
     let r = s
-        .send_json(s.post().header("mcp-session-id", &sid).header("mcp-protocol-version", "1999-01-01"), list.clone())
+        .send_json(
+            s.post()
+                .header("mcp-session-id", &sid)
+                .header("mcp-protocol-version", "1999-01-01"),
+            list.clone(),
+        )
         .await;
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     let v = body_json(r).await;
     assert_eq!(v["error"]["code"], -32022);
     assert_eq!(v["id"], 7);
-    assert!(v["error"]["data"]["supported"].as_array().unwrap().contains(&json!(LEGACY)));
+    assert!(
+        v["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(LEGACY))
+    );
     // Absent: 2025-03-26 is assumed; an older supported version in the header is fine too.
-    let r = s.send_json(s.post().header("mcp-session-id", &sid), list.clone()).await;
+    let r = s
+        .send_json(s.post().header("mcp-session-id", &sid), list.clone())
+        .await;
     assert_eq!(r.status(), StatusCode::OK);
     let r = s
-        .send_json(s.post().header("mcp-session-id", &sid).header("mcp-protocol-version", "2025-03-26"), list)
+        .send_json(
+            s.post()
+                .header("mcp-session-id", &sid)
+                .header("mcp-protocol-version", "2025-03-26"),
+            list,
+        )
         .await;
     assert_eq!(r.status(), StatusCode::OK);
 }
@@ -147,13 +201,21 @@ async fn malformed_input_gets_400_with_json_rpc_errors() {
     let gate = s.send_json(s.in_session(&sid), call(40, "gate", json!({}), false));
     let dup = async {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        let r = s.send_json(s.in_session(&sid), call(40, "echo", json!({"text": "x"}), false)).await;
+        let r = s
+            .send_json(
+                s.in_session(&sid),
+                call(40, "echo", json!({"text": "x"}), false),
+            )
+            .await;
         assert_eq!(r.status(), StatusCode::BAD_REQUEST);
         assert_eq!(body_json(r).await["id"], 40);
         s.flags.gate.notify_one();
     };
     let (r, ()) = tokio::join!(gate, dup);
-    assert_eq!(body_json(r).await["result"]["content"][0]["text"], "gate opened");
+    assert_eq!(
+        body_json(r).await["result"]["content"][0]["text"],
+        "gate opened"
+    );
 }
 
 #[tokio::test]
@@ -162,20 +224,37 @@ async fn oversize_bodies_get_413() {
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"pad": "x".repeat(4096)}});
     let r = s.send_json(s.post(), big.clone()).await;
     assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    assert!(body_json(r).await["error"]["message"].as_str().unwrap().contains("max-body-bytes"));
+    assert!(
+        body_json(r).await["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max-body-bytes")
+    );
 
     // Without Content-Length (chunked): the streaming read stops at the limit.
     let (tx, body) = {
-        let (tx, rx) = tokio::sync::mpsc::channel::<Result<http_body::Frame<bytes::Bytes>, std::convert::Infallible>>(4);
+        let (tx, rx) = tokio::sync::mpsc::channel::<
+            Result<http_body::Frame<bytes::Bytes>, std::convert::Infallible>,
+        >(4);
         (tx, http_body_util::StreamBody::new(tokio_stream_from(rx)))
     };
     let stream = tokio::net::TcpStream::connect(s.addr).await.unwrap();
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
     tokio::spawn(conn);
     let req = s.post().body(body).unwrap();
     let send = tokio::spawn(async move { sender.send_request(req).await });
     for _ in 0..8 {
-        if tx.send(Ok(http_body::Frame::data(bytes::Bytes::from(vec![b' '; 512])))).await.is_err() {
+        if tx
+            .send(Ok(http_body::Frame::data(bytes::Bytes::from(vec![
+                b' ';
+                512
+            ]))))
+            .await
+            .is_err()
+        {
             break;
         }
     }
@@ -195,26 +274,45 @@ async fn host_and_origin_are_checked() {
     let s = TestServer::start(|b| b).await;
     let mut req = s
         .post()
-        .body(http_body_util::Full::new(bytes::Bytes::from(serde_json::to_vec(&initialize(1, LEGACY)).unwrap())))
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            serde_json::to_vec(&initialize(1, LEGACY)).unwrap(),
+        )))
         .unwrap();
-    req.headers_mut().insert("host", "evil.example.com".parse().unwrap());
+    req.headers_mut()
+        .insert("host", "evil.example.com".parse().unwrap());
     let r = send(s.addr, req).await;
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    let msg = body_json(r).await["error"]["message"].as_str().unwrap().to_owned();
+    let msg = body_json(r).await["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(msg.contains("--allow-host"), "{msg}");
 
     let r = s
-        .send_json(s.post().header("origin", "http://evil.example.com"), initialize(1, LEGACY))
+        .send_json(
+            s.post().header("origin", "http://evil.example.com"),
+            initialize(1, LEGACY),
+        )
         .await;
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    assert!(body_json(r).await["error"]["message"].as_str().unwrap().contains("--allow-origin"));
+    assert!(
+        body_json(r).await["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-origin")
+    );
 
     let mut req = s
         .post()
         .header("origin", format!("http://localhost:{}", s.addr.port()))
-        .body(http_body_util::Full::new(bytes::Bytes::from(serde_json::to_vec(&initialize(1, LEGACY)).unwrap())))
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            serde_json::to_vec(&initialize(1, LEGACY)).unwrap(),
+        )))
         .unwrap();
-    req.headers_mut().insert("host", format!("localhost:{}", s.addr.port()).parse().unwrap());
+    req.headers_mut().insert(
+        "host",
+        format!("localhost:{}", s.addr.port()).parse().unwrap(),
+    );
     let r = send(s.addr, req).await;
     assert_eq!(r.status(), StatusCode::OK);
 }
@@ -223,7 +321,9 @@ async fn host_and_origin_are_checked() {
 async fn notifications_stream_as_sse_with_priming_and_ids() {
     let s = TestServer::start(|b| b).await;
     let sid = s.session(LEGACY).await;
-    let r = s.send_json(s.in_session(&sid), call(3, "progress", json!({}), true)).await;
+    let r = s
+        .send_json(s.in_session(&sid), call(3, "progress", json!({}), true))
+        .await;
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(r.headers()["x-accel-buffering"], "no");
     let mut sse = Sse::new(r);
@@ -238,7 +338,10 @@ async fn notifications_stream_as_sse_with_priming_and_ids() {
     let mut logs = 0;
     let mut last = Value::Null;
     for f in &frames {
-        assert!(ids.insert(f.id.clone().expect("every event has an id")), "ids are unique");
+        assert!(
+            ids.insert(f.id.clone().expect("every event has an id")),
+            "ids are unique"
+        );
         let v: Value = serde_json::from_str(&f.data).unwrap();
         match v["method"].as_str() {
             Some("notifications/progress") => {
@@ -258,7 +361,9 @@ async fn notifications_stream_as_sse_with_priming_and_ids() {
 async fn closed_stream_resumes_on_get_with_last_event_id() {
     let s = TestServer::start(|b| b).await;
     let sid = s.session(LEGACY).await;
-    let r = s.send_json(s.in_session(&sid), call(9, "reconnect", json!({}), true)).await;
+    let r = s
+        .send_json(s.in_session(&sid), call(9, "reconnect", json!({}), true))
+        .await;
     let mut sse = Sse::new(r);
     let priming = sse.next().await.unwrap();
     let mut last_id = priming.id.clone().unwrap();
@@ -273,11 +378,19 @@ async fn closed_stream_resumes_on_get_with_last_event_id() {
             saw_result = true;
         }
     }
-    assert!(!saw_result, "the server closed the connection before the result");
+    assert!(
+        !saw_result,
+        "the server closed the connection before the result"
+    );
     assert_eq!(retry, Some(50), "the close carries the tool's retry");
 
     let r = s
-        .send(s.get().header("mcp-session-id", &sid).header("last-event-id", &last_id), "")
+        .send(
+            s.get()
+                .header("mcp-session-id", &sid)
+                .header("last-event-id", &last_id),
+            "",
+        )
         .await;
     assert_eq!(r.status(), StatusCode::OK);
     let mut sse = Sse::new(r);
@@ -286,7 +399,10 @@ async fn closed_stream_resumes_on_get_with_last_event_id() {
         assert!(id.is_some());
         got.push(v);
     }
-    let result = got.iter().find(|v| v["id"] == 9).expect("the result on the GET stream");
+    let result = got
+        .iter()
+        .find(|v| v["id"] == 9)
+        .expect("the result on the GET stream");
     assert_eq!(result["result"]["content"][0]["text"], "reconnected");
     // What was sent after the close but before the GET is replayed, exactly once.
     let after: Vec<_> = got
@@ -304,7 +420,12 @@ async fn several_post_streams_at_once_each_get_their_own_messages() {
         let s = &s;
         let sid = sid.clone();
         async move {
-            let r = s.send_json(s.in_session(&sid), call(100 + i, "progress", json!({}), true)).await;
+            let r = s
+                .send_json(
+                    s.in_session(&sid),
+                    call(100 + i, "progress", json!({}), true),
+                )
+                .await;
             assert_eq!(r.status(), StatusCode::OK);
             let mut sse = Sse::new(r);
             let mut msgs = Vec::new();
@@ -329,7 +450,9 @@ async fn several_post_streams_at_once_each_get_their_own_messages() {
 async fn server_requests_reach_the_client_and_its_answer_reaches_the_handler() {
     let s = TestServer::start(|b| b).await;
     let sid = s.session(LEGACY).await;
-    let r = s.send_json(s.in_session(&sid), call(5, "sample", json!({}), false)).await;
+    let r = s
+        .send_json(s.in_session(&sid), call(5, "sample", json!({}), false))
+        .await;
     let mut sse = Sse::new(r);
     let (_, req) = sse.next_json().await.unwrap();
     assert_eq!(req["method"], "sampling/createMessage");
@@ -341,7 +464,42 @@ async fn server_requests_reach_the_client_and_its_answer_reaches_the_handler() {
     let (_, result) = sse.next_json().await.unwrap();
     assert_eq!(result["id"], 5);
     assert_eq!(result["result"]["content"][0]["text"], "sampled!");
-    assert!(sse.next().await.is_none(), "the stream ends after the response");
+    assert!(
+        sse.next().await.is_none(),
+        "the stream ends after the response"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_request_ends_its_stream_without_a_response() {
+    let s = TestServer::start(|b| b).await;
+    let sid = s.session(LEGACY).await;
+    let r = s
+        .send_json(s.in_session(&sid), call(6, "wait_cancel", json!({}), true))
+        .await;
+    let mut sse = Sse::new(r);
+    let (_, v) = sse.next_json().await.unwrap();
+    assert_eq!(v["method"], "notifications/progress");
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 6}});
+    let r = s.send_json(s.in_session(&sid), cancel).await;
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    assert!(
+        sse.next_json().await.is_none(),
+        "the stream ends, with no response"
+    );
+    eventually(|| s.flags.cancelled.load(std::sync::atomic::Ordering::SeqCst)).await;
+
+    // Cancelled before anything was sent: the waiting POST is released.
+    let pending = s.send_json(s.in_session(&sid), call(7, "gate", json!({}), false));
+    let cancel = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let c = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}});
+        s.send_json(s.in_session(&sid), c).await
+    };
+    let (r, c) = tokio::join!(pending, cancel);
+    assert_eq!(c.status(), StatusCode::ACCEPTED);
+    assert!(Sse::new(r).rest().await.is_empty());
 }
 
 #[tokio::test]
@@ -349,8 +507,16 @@ async fn unrelated_messages_go_to_the_get_stream_only() {
     let s = TestServer::start(|b| b).await;
     let sid = s.session(LEGACY).await;
     // Sent while no GET stream is open: kept in the backlog.
-    let r = s.send_json(s.in_session(&sid), call(1, "notify_unrelated", json!({}), false)).await;
-    assert!(content_type(&r).starts_with("application/json"), "nothing related: JSON");
+    let r = s
+        .send_json(
+            s.in_session(&sid),
+            call(1, "notify_unrelated", json!({}), false),
+        )
+        .await;
+    assert!(
+        content_type(&r).starts_with("application/json"),
+        "nothing related: JSON"
+    );
     assert_eq!(body_json(r).await["result"]["content"][0]["text"], "sent");
     let r = s.send(s.get().header("mcp-session-id", &sid), "").await;
     assert_eq!(r.status(), StatusCode::OK);
@@ -358,7 +524,12 @@ async fn unrelated_messages_go_to_the_get_stream_only() {
     let (_, v) = get.next_json().await.unwrap();
     assert_eq!(v["method"], "notifications/tools/list_changed");
     // While the GET stream is open, it goes there directly.
-    let r = s.send_json(s.in_session(&sid), call(2, "notify_unrelated", json!({}), false)).await;
+    let r = s
+        .send_json(
+            s.in_session(&sid),
+            call(2, "notify_unrelated", json!({}), false),
+        )
+        .await;
     let _ = body_json(r).await;
     let (id, v) = get.next_json().await.unwrap();
     assert!(id.is_some());
@@ -369,13 +540,20 @@ async fn unrelated_messages_go_to_the_get_stream_only() {
 async fn json_only_and_sse_only_modes() {
     let s = TestServer::start(|b| b.response_mode(ResponseMode::Json)).await;
     let sid = s.session(LEGACY).await;
-    let r = s.send_json(s.in_session(&sid), call(3, "progress", json!({}), true)).await;
+    let r = s
+        .send_json(s.in_session(&sid), call(3, "progress", json!({}), true))
+        .await;
     assert!(content_type(&r).starts_with("application/json"));
     assert_eq!(body_json(r).await["result"]["content"][0]["text"], "done");
 
     let s = TestServer::start(|b| b.response_mode(ResponseMode::Sse)).await;
     let sid = s.session(LEGACY).await;
-    let r = s.send_json(s.in_session(&sid), json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})).await;
+    let r = s
+        .send_json(
+            s.in_session(&sid),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+        )
+        .await;
     let mut sse = Sse::new(r);
     assert_eq!(sse.next().await.unwrap().data, "", "priming event first");
     let (_, v) = sse.next_json().await.unwrap();
@@ -389,18 +567,30 @@ async fn stateless_mode_needs_no_session() {
     assert_eq!(r.status(), StatusCode::OK);
     assert!(!r.headers().contains_key("mcp-session-id"));
     let r = s
-        .send_json(s.post().header("mcp-protocol-version", LEGACY), call(2, "echo", json!({"text": "hi"}), false))
+        .send_json(
+            s.post().header("mcp-protocol-version", LEGACY),
+            call(2, "echo", json!({"text": "hi"}), false),
+        )
         .await;
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(body_json(r).await["result"]["content"][0]["text"], "hi");
-    let r = s.send_json(s.post(), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let r = s
+        .send_json(
+            s.post(),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
     assert_eq!(r.status(), StatusCode::ACCEPTED);
     let r = s.send(s.get(), "").await;
     assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
-    let r = s.send(http::Request::delete("/mcp").header("host", s.host()), "").await;
+    let r = s
+        .send(http::Request::delete("/mcp").header("host", s.host()), "")
+        .await;
     assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
     // Progress still streams.
-    let r = s.send_json(s.post(), call(3, "progress", json!({}), true)).await;
+    let r = s
+        .send_json(s.post(), call(3, "progress", json!({}), true))
+        .await;
     let mut sse = Sse::new(r);
     let mut last = Value::Null;
     while let Some((_, v)) = sse.next_json().await {
@@ -418,7 +608,12 @@ async fn batches_follow_the_negotiated_version() {
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "b"}}}
     ]);
     let r = s
-        .send_json(s.post().header("mcp-session-id", &sid).header("mcp-protocol-version", "2025-03-26"), batch.clone())
+        .send_json(
+            s.post()
+                .header("mcp-session-id", &sid)
+                .header("mcp-protocol-version", "2025-03-26"),
+            batch.clone(),
+        )
         .await;
     assert_eq!(r.status(), StatusCode::OK);
     let v = body_json(r).await;

@@ -221,7 +221,10 @@ fn unknown_key(meta: &ParseNestedMeta<'_>, site: Site, keys: &[&str]) -> syn::Er
         .join(", ");
     let shown = path_text(&meta.path);
     let mut msg = if keys.is_empty() {
-        format!("{} takes no argument here, so `{shown}` is unknown", site.attribute())
+        format!(
+            "{} takes no argument here, so `{shown}` is unknown",
+            site.attribute()
+        )
     } else {
         format!(
             "unknown {} argument `{shown}`; expected one of {expected}",
@@ -316,7 +319,8 @@ fn hints(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<Hint>> {
 
 /// `crate = "::tessera::server"` (a string, as in serde) or a bare path.
 fn crate_path(meta: &ParseNestedMeta<'_>) -> syn::Result<Path> {
-    const USAGE: &str = "`crate` takes the path of the tessera-server API, as in `crate = \"::tessera::server\"`";
+    const USAGE: &str =
+        "`crate` takes the path of the tessera-server API, as in `crate = \"::tessera::server\"`";
     if !meta.input.peek(Token![=]) {
         return Err(meta.error(USAGE));
     }
@@ -374,9 +378,8 @@ pub(crate) fn check_tool_name(name: &str, span: Span) -> syn::Result<()> {
 /// 1 to 128 characters, no control characters, no whitespace at either end.
 pub(crate) fn check_prompt_name(name: &str, span: Span) -> syn::Result<()> {
     let chars = name.chars().count();
-    let ok = (1..=128).contains(&chars)
-        && !name.chars().any(char::is_control)
-        && name.trim() == name;
+    let ok =
+        (1..=128).contains(&chars) && !name.chars().any(char::is_control) && name.trim() == name;
     if ok {
         Ok(())
     } else {

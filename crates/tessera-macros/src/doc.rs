@@ -43,3 +43,44 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
         Some(text.to_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn text(attrs: Vec<Attribute>) -> Option<String> {
+        doc_text(&attrs)
+    }
+
+    #[test]
+    fn line_comments_keep_paragraphs() {
+        let attrs: Vec<Attribute> = vec![
+            parse_quote!(#[doc = " Sends the text back."]),
+            parse_quote!(#[doc = ""]),
+            parse_quote!(#[doc = " Second paragraph,"]),
+            parse_quote!(#[doc = "   indented more."]),
+        ];
+        assert_eq!(
+            text(attrs).as_deref(),
+            Some("Sends the text back.\n\nSecond paragraph,\n  indented more.")
+        );
+    }
+
+    #[test]
+    fn block_comments_lose_their_indentation() {
+        let attrs: Vec<Attribute> =
+            vec![parse_quote!(#[doc = "\n    Line one.\n    Line two.\n    "])];
+        assert_eq!(text(attrs).as_deref(), Some("Line one.\nLine two."));
+    }
+
+    #[test]
+    fn no_doc_is_none() {
+        assert_eq!(text(vec![parse_quote!(#[inline])]), None);
+        assert_eq!(text(vec![parse_quote!(#[doc = "  "])]), None);
+        assert_eq!(
+            text(vec![parse_quote!(#[doc = include_str!("x.md")])]),
+            None
+        );
+    }
+}

@@ -56,8 +56,8 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenS
                 Err(_) => RouteKind::of(kind, &RouteArgs::default()),
             };
             let krate = args.as_ref().ok().and_then(|a| a.krate.clone());
-            let e = combine([args.err(), sig.err()].into_iter().flatten())
-                .expect("one of them failed");
+            let e =
+                combine([args.err(), sig.err()].into_iter().flatten()).expect("one of them failed");
             failed(&func, route, krate.as_ref(), e)
         }
     }
@@ -127,12 +127,7 @@ fn companion_ident(func: &ItemFn, kind: RouteKind) -> syn::Ident {
 
 /// The function as written, the errors, and a stand-in companion so that code
 /// calling it reports no second error.
-fn failed(
-    func: &ItemFn,
-    kind: RouteKind,
-    krate: Option<&syn::Path>,
-    e: syn::Error,
-) -> TokenStream {
+fn failed(func: &ItemFn, kind: RouteKind, krate: Option<&syn::Path>, e: syn::Error) -> TokenStream {
     let p = server_path(krate);
     let vis = &func.vis;
     let route_fn = companion_ident(func, kind);

@@ -4,7 +4,7 @@
 //! `ServerBuilder`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, GenericParam, Ident, ImplItem, ItemImpl, LitStr, Meta, Type};
@@ -290,7 +290,9 @@ fn route(p: &TokenStream, state: &TokenStream, m: &RouteMethod) -> TokenStream {
             quote!(#builder #attach)
         }
         Receiver::Ref => {
-            let handler = quote! {
+            // Spanned at the method's name, so that an error about the
+            // future (not `Send`, say) names the method, not `#[tools]`.
+            let handler = quote_spanned! {span=>
                 move |#(#names: #tys),*| {
                     let this = ::std::sync::Arc::clone(&this);
                     async move { this.#ident(#(#names),*).await }
@@ -303,7 +305,7 @@ fn route(p: &TokenStream, state: &TokenStream, m: &RouteMethod) -> TokenStream {
             }}
         }
         Receiver::Arc => {
-            let handler = quote! {
+            let handler = quote_spanned! {span=>
                 move |#(#names: #tys),*| Self::#ident(::std::sync::Arc::clone(&this), #(#names),*)
             };
             let attach = attach(state, &m.sig, handler, span);

@@ -159,7 +159,9 @@ pub(crate) fn describe(
 
 /// Names for the parameters of a generated closure: `arg0`, `arg1`, …
 pub(crate) fn param_names(sig: &HandlerSig) -> Vec<Ident> {
-    (0..sig.params.len()).map(|i| format_ident!("arg{i}")).collect()
+    (0..sig.params.len())
+        .map(|i| format_ident!("arg{i}"))
+        .collect()
 }
 
 /// `.handler::<_, (R, T1, …, Tn), S>(handler)`: attaches `handler`, naming the

@@ -55,14 +55,20 @@ pub(crate) fn read(sig: &Signature, kind: FnKind, attr: &str) -> syn::Result<Han
     if sig.asyncness.is_none() {
         errors.push(syn::Error::new(
             sig.fn_token.span,
-            format!("{what} must be an `async fn`: write `async fn {}`", sig.ident),
+            format!(
+                "{what} must be an `async fn`: write `async fn {}`",
+                sig.ident
+            ),
         ));
     }
     if let Some(c) = &sig.constness {
         errors.push(syn::Error::new(c.span, format!("{what} cannot be `const`")));
     }
     if let Some(u) = &sig.unsafety {
-        errors.push(syn::Error::new(u.span, format!("{what} cannot be `unsafe`")));
+        errors.push(syn::Error::new(
+            u.span,
+            format!("{what} cannot be `unsafe`"),
+        ));
     }
     if let Some(abi) = &sig.abi {
         errors.push(syn::Error::new_spanned(
@@ -110,7 +116,9 @@ pub(crate) fn read(sig: &Signature, kind: FnKind, attr: &str) -> syn::Result<Han
                 if let Type::ImplTrait(_) = ty {
                     errors.push(syn::Error::new_spanned(
                         &ty,
-                        format!("{what} cannot take `impl Trait` parameters: name the extractor type"),
+                        format!(
+                            "{what} cannot take `impl Trait` parameters: name the extractor type"
+                        ),
                     ));
                     continue;
                 }

@@ -136,7 +136,10 @@ async fn free_functions_become_tools() {
     assert_eq!(hints.destructive_hint, Some(false));
     assert_eq!(hints.idempotent_hint, Some(true));
     assert_eq!(hints.read_only_hint, None);
-    let out = a.output_schema.as_ref().expect("outputSchema from Structured<Total>");
+    let out = a
+        .output_schema
+        .as_ref()
+        .expect("outputSchema from Structured<Total>");
     assert!(out["properties"].get("total").is_some(), "{out:?}");
 
     let f = find(&tools, "fail");
@@ -221,7 +224,12 @@ async fn code_review(PromptArgs(r): PromptArgs<Review>) -> String {
 }
 
 /// The project's readme.
-#[resource(uri = "docs://readme", name = "readme", mime_type = "text/markdown", size = 9)]
+#[resource(
+    uri = "docs://readme",
+    name = "readme",
+    mime_type = "text/markdown",
+    size = 9
+)]
 async fn readme() -> &'static str {
     "# Tessera"
 }
@@ -252,7 +260,9 @@ async fn prompts_and_resources_from_functions() {
     assert_eq!(p["name"], "code_review");
     assert_eq!(p["title"], "Code review");
     assert_eq!(p["description"], "Asks for a code review.");
-    let args = p["arguments"].as_array().expect("arguments from PromptArgs<Review>");
+    let args = p["arguments"]
+        .as_array()
+        .expect("arguments from PromptArgs<Review>");
     assert_eq!(args[0]["name"], "code");
     assert_eq!(args[0]["required"], true);
     assert_eq!(args[1]["name"], "focus");
@@ -287,11 +297,13 @@ async fn prompts_and_resources_from_functions() {
     assert_eq!(read["contents"][0]["text"], "# Tessera");
     assert_eq!(read["contents"][0]["mimeType"], "text/markdown");
 
-    let read = raw(&client, "resources/read", json!({"uri": "users://7/profile"})).await;
-    assert_eq!(
-        read["contents"][0]["text"],
-        "user 7 at users://7/profile"
-    );
+    let read = raw(
+        &client,
+        "resources/read",
+        json!({"uri": "users://7/profile"}),
+    )
+    .await;
+    assert_eq!(read["contents"][0]["text"], "user 7 at users://7/profile");
 }
 
 // ------------------------------------------------------------- impl blocks
@@ -374,7 +386,10 @@ async fn impl_block_methods_become_routes() {
     assert_eq!(names, ["add_note", "count", "format_version"]);
     assert_eq!(Arc::clone(&notebook).prompt_routes::<()>().len(), 1);
     assert_eq!(Arc::clone(&notebook).resource_routes::<()>().len(), 1);
-    assert_eq!(Arc::clone(&notebook).resource_template_routes::<()>().len(), 1);
+    assert_eq!(
+        Arc::clone(&notebook).resource_template_routes::<()>().len(),
+        1
+    );
 
     let server = Arc::clone(&notebook)
         .register(Server::builder())
@@ -419,7 +434,12 @@ async fn impl_block_methods_become_routes() {
     );
     let read = raw(&client, "resources/read", json!({"uri": "notebook://all"})).await;
     assert_eq!(read["contents"][0]["text"], "a\nb");
-    let read = raw(&client, "resources/read", json!({"uri": "notebook://note/1"})).await;
+    let read = raw(
+        &client,
+        "resources/read",
+        json!({"uri": "notebook://note/1"}),
+    )
+    .await;
     assert_eq!(read["contents"][0]["text"], "b");
 }
 
@@ -481,7 +501,10 @@ async fn generic_impl_blocks_work_for_each_type() {
     let client = connect(&server).await;
     let tools = client.list_tools().await.expect("lists");
     let get = find(&tools, "get");
-    assert_eq!(get.description.as_deref(), Some("Looks a key up in the store."));
+    assert_eq!(
+        get.description.as_deref(),
+        Some("Looks a key up in the store.")
+    );
     assert_eq!(
         get.input_schema["properties"]["key"]["description"],
         "The key to look up."

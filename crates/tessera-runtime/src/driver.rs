@@ -305,8 +305,12 @@ impl<S: Service> Driver<S> {
                 options,
                 reply,
                 progress,
+                assigned,
             } => match self.engine.send_request(now(), &method, params, options) {
                 Ok(id) => {
+                    if let Some(a) = assigned {
+                        let _ = a.send(id.clone());
+                    }
                     self.tickets.insert(ticket, id.clone());
                     self.outgoing.insert(
                         id,

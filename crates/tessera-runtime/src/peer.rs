@@ -50,6 +50,7 @@ pub(crate) enum Command {
         options: RequestOptions,
         reply: oneshot::Sender<Result<JsonObject, PeerError>>,
         progress: Option<ProgressSink>,
+        assigned: Option<oneshot::Sender<RequestId>>,
     },
     CancelRequest {
         ticket: u64,
@@ -133,7 +134,22 @@ impl Peer {
         params: Option<JsonObject>,
         options: RequestOptions,
     ) -> Result<JsonObject, PeerError> {
-        self.request_inner(method.into(), params, options, None)
+        self.request_inner(method.into(), params, options, None, None)
+            .await
+    }
+
+    /// Like [`Peer::request`], also telling `assigned` the JSON-RPC id the
+    /// request is sent with, as soon as it is assigned (before any answer or
+    /// related notification can arrive). Used to correlate notifications that
+    /// name their request, such as `subscriptions/listen` streams.
+    pub async fn request_with_id(
+        &self,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+        assigned: oneshot::Sender<RequestId>,
+    ) -> Result<JsonObject, PeerError> {
+        self.request_inner(method.into(), params, options, None, Some(assigned))
             .await
     }
 
@@ -147,7 +163,7 @@ impl Peer {
         progress: mpsc::UnboundedSender<JsonObject>,
     ) -> Result<JsonObject, PeerError> {
         options.progress = true;
-        self.request_inner(method.into(), params, options, Some(progress))
+        self.request_inner(method.into(), params, options, Some(progress), None)
             .await
     }
 
@@ -157,6 +173,7 @@ impl Peer {
         params: Option<JsonObject>,
         options: RequestOptions,
         progress: Option<ProgressSink>,
+        assigned: Option<oneshot::Sender<RequestId>>,
     ) -> Result<JsonObject, PeerError> {
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         let (reply, rx) = oneshot::channel();
@@ -168,6 +185,7 @@ impl Peer {
                 options,
                 reply,
                 progress,
+                assigned,
             })
             .map_err(|_| PeerError::Closed)?;
         let mut guard = CancelOnDrop {

@@ -51,9 +51,8 @@ use crate::error::BuildError;
 /// The build error of a completion provider registered for something that
 /// does not exist (or twice).
 pub(crate) fn completion_error(target: &str, problem: &str) -> BuildError {
-    // BuildError has no completion variant yet; InvalidSchema carries a free-form problem.
-    BuildError::InvalidSchema {
-        tool: target.to_owned(),
-        problem: format!("completion provider: {problem}"),
+    BuildError::InvalidCompletion {
+        target: target.to_owned(),
+        problem: problem.to_owned(),
     }
 }

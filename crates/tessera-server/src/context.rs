@@ -101,7 +101,10 @@ impl RequestContext {
     /// Asks the user through the client (`elicitation/create`), in either era
     /// (see [the `mrtr` module](crate::mrtr)). The question's key is numbered in
     /// asking order; use [`RequestContext::elicit_as`] to choose it.
-    pub async fn elicit(&self, params: impl Into<ElicitRequestParams>) -> Result<ElicitResult, InputError> {
+    pub async fn elicit(
+        &self,
+        params: impl Into<ElicitRequestParams>,
+    ) -> Result<ElicitResult, InputError> {
         self.elicit_inner(None, params.into()).await
     }
 
@@ -131,12 +134,26 @@ impl RequestContext {
             }
         }
         let params = to_object(&params);
-        decode(self.ask(key, "elicitation/create", Some(params), "elicitation").await?)
+        decode(
+            self.ask(key, "elicitation/create", Some(params), "elicitation")
+                .await?,
+        )
     }
 
     /// Asks the client's model (`sampling/createMessage`), in either era.
-    pub async fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, InputError> {
-        decode(self.ask(None, "sampling/createMessage", Some(to_object(&params)), "sampling").await?)
+    pub async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, InputError> {
+        decode(
+            self.ask(
+                None,
+                "sampling/createMessage",
+                Some(to_object(&params)),
+                "sampling",
+            )
+            .await?,
+        )
     }
 
     /// [`RequestContext::sample`] with an explicit `inputRequests` key.
@@ -146,8 +163,13 @@ impl RequestContext {
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, InputError> {
         decode(
-            self.ask(Some(key.to_owned()), "sampling/createMessage", Some(to_object(&params)), "sampling")
-                .await?,
+            self.ask(
+                Some(key.to_owned()),
+                "sampling/createMessage",
+                Some(to_object(&params)),
+                "sampling",
+            )
+            .await?,
         )
     }
 
@@ -158,7 +180,10 @@ impl RequestContext {
 
     /// [`RequestContext::roots`] with an explicit `inputRequests` key.
     pub async fn roots_as(&self, key: &str) -> Result<ListRootsResult, InputError> {
-        decode(self.ask(Some(key.to_owned()), "roots/list", None, "roots").await?)
+        decode(
+            self.ask(Some(key.to_owned()), "roots/list", None, "roots")
+                .await?,
+        )
     }
 
     /// Asks the client anything it can answer (`method` needs `capability`),
@@ -186,7 +211,9 @@ impl RequestContext {
         if let Some(answer) = input.answers.get(&key) {
             return match answer {
                 serde_json::Value::Object(o) => Ok(o.clone()),
-                _ => Err(InputError::Malformed(format!("inputResponses.{key} is not an object"))),
+                _ => Err(InputError::Malformed(format!(
+                    "inputResponses.{key} is not an object"
+                ))),
             };
         }
         let mut request = JsonObject::new();
@@ -250,5 +277,6 @@ fn to_object<T: serde::Serialize>(v: &T) -> JsonObject {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(o: JsonObject) -> Result<T, InputError> {
-    serde_json::from_value(serde_json::Value::Object(o)).map_err(|e| InputError::Malformed(e.to_string()))
+    serde_json::from_value(serde_json::Value::Object(o))
+        .map_err(|e| InputError::Malformed(e.to_string()))
 }

@@ -13,6 +13,30 @@ pub enum BuildError {
     /// `request_state_keys` was given an empty key ring.
     #[error("request_state_keys needs at least one key")]
     NoStateKeys,
+    /// A resource or resource template is malformed or registered twice.
+    #[error("resource {uri:?}: {problem}")]
+    InvalidResource {
+        /// The URI or URI template.
+        uri: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A prompt is malformed or registered twice.
+    #[error("prompt {prompt:?}: {problem}")]
+    InvalidPrompt {
+        /// The prompt's name.
+        prompt: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A completion provider refers to something that does not exist.
+    #[error("completion provider for {target}: {problem}")]
+    InvalidCompletion {
+        /// What it completes (prompt argument or template variable).
+        target: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A schema could not be compiled.
     #[error("tool {tool:?} has an invalid schema: {problem}")]
     InvalidSchema {

@@ -122,9 +122,19 @@ impl Hub {
         }
     }
 
-    /// A `subscriptions/listen` stream opened; returns a key for [`Hub::remove_listener`].
-    pub fn add_listener(&self, peer: Peer, request: RequestId, filter: Filter) -> u64 {
+    /// A `subscriptions/listen` stream opened; returns a key for
+    /// [`Hub::remove_listener`]. `acknowledge` runs under the hub's lock before
+    /// the listener is registered, so the acknowledgement is the first message
+    /// of the subscription: no change can be announced in between.
+    pub fn add_listener(
+        &self,
+        peer: Peer,
+        request: RequestId,
+        filter: Filter,
+        acknowledge: impl FnOnce(&Peer),
+    ) -> u64 {
         let mut s = self.lock();
+        acknowledge(&peer);
         s.next_key += 1;
         let key = s.next_key;
         s.listeners.push(Listener {

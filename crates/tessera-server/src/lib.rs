@@ -51,24 +51,24 @@ pub mod schema;
 mod server;
 mod tool;
 
-pub use context::RequestContext;
-pub use error::BuildError;
-pub use extract::{Args, FromToolCall, RawArgs, State, ToolCall};
-pub use handler::ToolHandler;
-pub use response::{IntoToolResult, ProtocolError, Structured};
-pub use server::{Server, ServerBuilder};
-pub use tool::{ToolBuilder, ToolRoute, check_tool_name, tool};
 pub use completion::{
     CompletionHandler, CompletionRequest, CompletionTarget, FromCompletionRequest, IntoCompletion,
     MAX_COMPLETION_VALUES, complete_from,
 };
+pub use context::RequestContext;
+pub use error::BuildError;
+pub use extract::{Args, FromToolCall, RawArgs, State, ToolCall};
+pub use handler::ToolHandler;
 pub use prompt::{
     FromPromptGet, IntoPromptResult, PromptArgs, PromptArgsMap, PromptBuilder, PromptGet,
     PromptHandler, PromptRoute, check_prompt_name, prompt,
 };
 pub use resource::{
     Blob, FromResourceRead, FsResources, IntoResourceContents, JsonContents, MAX_MATCH_LEN,
-    ResourceBuilder, ResourceError, ResourceHandler, ResourceProvider, ResourceRead,
-    ResourceRoute, ResourceTemplateBuilder, ResourceTemplateRoute, TemplateError, Uri,
-    UriTemplate, UriVars, VarValue, Vars, guess_mime_type, resource, resource_template,
+    ResourceBuilder, ResourceError, ResourceHandler, ResourceProvider, ResourceRead, ResourceRoute,
+    ResourceTemplateBuilder, ResourceTemplateRoute, TemplateError, Uri, UriTemplate, UriVars,
+    VarValue, Vars, guess_mime_type, resource, resource_template,
 };
+pub use response::{IntoToolResult, ProtocolError, Structured};
+pub use server::{Server, ServerBuilder};
+pub use tool::{ToolBuilder, ToolRoute, check_tool_name, tool};

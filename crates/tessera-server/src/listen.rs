@@ -39,14 +39,16 @@ impl<S: Send + Sync + 'static> Server<S> {
         Box::pin(async move {
             let mut ack = JsonObject::new();
             ack.insert("notifications".into(), Value::Object(granted));
-            let _ = r.peer.notify(
-                "notifications/subscriptions/acknowledged",
-                Some(tagged(&r.id, ack)),
-                Some(r.id.clone()),
-            );
+            let id = r.id.clone();
             let key = server
                 .hub()
-                .add_listener(r.peer.clone(), r.id.clone(), filter);
+                .add_listener(r.peer.clone(), r.id.clone(), filter, |peer| {
+                    let _ = peer.notify(
+                        "notifications/subscriptions/acknowledged",
+                        Some(tagged(&id, ack)),
+                        Some(id.clone()),
+                    );
+                });
             r.cancel.cancelled().await;
             server.hub().remove_listener(key);
             // Only a server-initiated end is answered; a cancelled request gets

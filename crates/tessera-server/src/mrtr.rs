@@ -123,10 +123,15 @@ impl StateSealer {
         let exp = now
             .checked_add(self.ttl)
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(u64::MAX, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let payload = json!({"v": 1, "m": method, "d": digest, "e": exp, "p": principal, "a": answers});
+            .map_or(u64::MAX, |d| {
+                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+            });
+        let payload =
+            json!({"v": 1, "m": method, "d": digest, "e": exp, "p": principal, "a": answers});
         let body = URL_SAFE_NO_PAD.encode(payload.to_string());
-        let tag = Self::mac(&self.keys[0], body.as_bytes()).finalize().into_bytes();
+        let tag = Self::mac(&self.keys[0], body.as_bytes())
+            .finalize()
+            .into_bytes();
         format!("{body}.{}", URL_SAFE_NO_PAD.encode(tag))
     }
 
@@ -160,7 +165,10 @@ impl StateSealer {
         let now_ms = now
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        if v.get("e").and_then(Value::as_u64).is_none_or(|e| e < now_ms) {
+        if v.get("e")
+            .and_then(Value::as_u64)
+            .is_none_or(|e| e < now_ms)
+        {
             return Err(bad("expired"));
         }
         if v.get("m").and_then(Value::as_str) != Some(method) {
@@ -190,6 +198,19 @@ pub fn params_digest(params: Option<&JsonObject>) -> String {
     let text = Value::Object(p).to_string();
     let d = Sha256::digest(text.as_bytes());
     URL_SAFE_NO_PAD.encode(&d[..16])
+}
+
+/// The params without the multi round-trip fields (`inputResponses`,
+/// `requestState`), which [`crate::Server::prepare_input`] reads on its own:
+/// typed decoding of the rest must not fail on answers the server does not
+/// recognise (the spec says to ignore those).
+pub(crate) fn without_round_fields(params: Option<&JsonObject>) -> Option<JsonObject> {
+    params.map(|p| {
+        let mut p = p.clone();
+        p.remove("inputResponses");
+        p.remove("requestState");
+        p
+    })
 }
 
 /// The questions and answers of one request.
@@ -276,74 +297,6 @@ pub(crate) fn missing_capability_error(caps: &BTreeSet<String>) -> ErrorObject {
         ),
     )
     .with_data(json!({ "requiredCapabilities": required }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn answers() -> BTreeMap<String, Value> {
-        BTreeMap::from([("user_name".to_owned(), json!({"action": "accept"}))])
-    }
-
-    #[test]
-    fn seals_and_opens() {
-        let s = StateSealer::random(Duration::from_secs(60));
-        let now = SystemTime::now();
-        let st = s.seal("tools/call", "d1", None, &answers(), now);
-        let o = s.open(&st, "tools/call", "d1", None, now).unwrap();
-        assert_eq!(o.answers, answers());
-    }
-
-    #[test]
-    fn refuses_tampering_and_misuse() {
-        let s = StateSealer::random(Duration::from_secs(60));
-        let now = SystemTime::now();
-        let st = s.seal("tools/call", "d1", Some("alice"), &answers(), now);
-        let err = |r: Result<OpenedState, ErrorObject>| r.unwrap_err().code;
-        assert_eq!(err(s.open(&format!("{st}-TAMPERED"), "tools/call", "d1", Some("alice"), now)), -32602);
-        assert_eq!(err(s.open(&st, "prompts/get", "d1", Some("alice"), now)), -32602);
-        assert_eq!(err(s.open(&st, "tools/call", "d2", Some("alice"), now)), -32602);
-        assert_eq!(err(s.open(&st, "tools/call", "d1", Some("bob"), now)), -32602);
-        assert_eq!(err(s.open(&st, "tools/call", "d1", None, now)), -32602);
-        let later = now + Duration::from_secs(120);
-        assert_eq!(err(s.open(&st, "tools/call", "d1", Some("alice"), later)), -32602);
-        // Another server's key.
-        let other = StateSealer::random(Duration::from_secs(60));
-        assert_eq!(err(other.open(&st, "tools/call", "d1", Some("alice"), now)), -32602);
-        // Flipping one byte of the body.
-        let (body, tag) = st.split_once('.').unwrap();
-        let mut raw = URL_SAFE_NO_PAD.decode(body).unwrap();
-        raw[5] ^= 1;
-        let forged = format!("{}.{tag}", URL_SAFE_NO_PAD.encode(raw));
-        assert_eq!(err(s.open(&forged, "tools/call", "d1", Some("alice"), now)), -32602);
-    }
-
-    #[test]
-    fn key_rotation() {
-        let old = [7u8; 32];
-        let new = [9u8; 32];
-        let before = StateSealer::with_keys(vec![old], Duration::from_secs(60)).unwrap();
-        let after = StateSealer::with_keys(vec![new, old], Duration::from_secs(60)).unwrap();
-        let now = SystemTime::now();
-        let st = before.seal("tools/call", "d", None, &answers(), now);
-        assert!(after.open(&st, "tools/call", "d", None, now).is_ok());
-        let retired = StateSealer::with_keys(vec![new], Duration::from_secs(60)).unwrap();
-        assert!(retired.open(&st, "tools/call", "d", None, now).is_err());
-    }
-
-    #[test]
-    fn digest_ignores_round_fields() {
-        let a: JsonObject = serde_json::from_value(json!({"name": "t", "arguments": {"x": 1}})).unwrap();
-        let mut b = a.clone();
-        b.insert("requestState".into(), json!("s"));
-        b.insert("inputResponses".into(), json!({}));
-        b.insert("_meta".into(), json!({"k": 1}));
-        assert_eq!(params_digest(Some(&a)), params_digest(Some(&b)));
-        let mut c = a.clone();
-        c.insert("arguments".into(), json!({"x": 2}));
-        assert_ne!(params_digest(Some(&a)), params_digest(Some(&c)));
-    }
 }
 
 impl<S: Send + Sync + 'static> crate::Server<S> {
@@ -444,4 +397,100 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
 /// method, parameters and expiry only.
 pub(crate) fn principal(_r: &tessera_runtime::Request) -> Option<String> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers() -> BTreeMap<String, Value> {
+        BTreeMap::from([("user_name".to_owned(), json!({"action": "accept"}))])
+    }
+
+    #[test]
+    fn seals_and_opens() {
+        let s = StateSealer::random(Duration::from_secs(60));
+        let now = SystemTime::now();
+        let st = s.seal("tools/call", "d1", None, &answers(), now);
+        let o = s.open(&st, "tools/call", "d1", None, now).unwrap();
+        assert_eq!(o.answers, answers());
+    }
+
+    #[test]
+    fn refuses_tampering_and_misuse() {
+        let s = StateSealer::random(Duration::from_secs(60));
+        let now = SystemTime::now();
+        let st = s.seal("tools/call", "d1", Some("alice"), &answers(), now);
+        let err = |r: Result<OpenedState, ErrorObject>| r.unwrap_err().code;
+        assert_eq!(
+            err(s.open(
+                &format!("{st}-TAMPERED"),
+                "tools/call",
+                "d1",
+                Some("alice"),
+                now
+            )),
+            -32602
+        );
+        assert_eq!(
+            err(s.open(&st, "prompts/get", "d1", Some("alice"), now)),
+            -32602
+        );
+        assert_eq!(
+            err(s.open(&st, "tools/call", "d2", Some("alice"), now)),
+            -32602
+        );
+        assert_eq!(
+            err(s.open(&st, "tools/call", "d1", Some("bob"), now)),
+            -32602
+        );
+        assert_eq!(err(s.open(&st, "tools/call", "d1", None, now)), -32602);
+        let later = now + Duration::from_secs(120);
+        assert_eq!(
+            err(s.open(&st, "tools/call", "d1", Some("alice"), later)),
+            -32602
+        );
+        // Another server's key.
+        let other = StateSealer::random(Duration::from_secs(60));
+        assert_eq!(
+            err(other.open(&st, "tools/call", "d1", Some("alice"), now)),
+            -32602
+        );
+        // Flipping one byte of the body.
+        let (body, tag) = st.split_once('.').unwrap();
+        let mut raw = URL_SAFE_NO_PAD.decode(body).unwrap();
+        raw[5] ^= 1;
+        let forged = format!("{}.{tag}", URL_SAFE_NO_PAD.encode(raw));
+        assert_eq!(
+            err(s.open(&forged, "tools/call", "d1", Some("alice"), now)),
+            -32602
+        );
+    }
+
+    #[test]
+    fn key_rotation() {
+        let old = [7u8; 32];
+        let new = [9u8; 32];
+        let before = StateSealer::with_keys(vec![old], Duration::from_secs(60)).unwrap();
+        let after = StateSealer::with_keys(vec![new, old], Duration::from_secs(60)).unwrap();
+        let now = SystemTime::now();
+        let st = before.seal("tools/call", "d", None, &answers(), now);
+        assert!(after.open(&st, "tools/call", "d", None, now).is_ok());
+        let retired = StateSealer::with_keys(vec![new], Duration::from_secs(60)).unwrap();
+        assert!(retired.open(&st, "tools/call", "d", None, now).is_err());
+    }
+
+    #[test]
+    fn digest_ignores_round_fields() {
+        let a: JsonObject =
+            serde_json::from_value(json!({"name": "t", "arguments": {"x": 1}})).unwrap();
+        let mut b = a.clone();
+        b.insert("requestState".into(), json!("s"));
+        b.insert("inputResponses".into(), json!({}));
+        b.insert("_meta".into(), json!({"k": 1}));
+        assert_eq!(params_digest(Some(&a)), params_digest(Some(&b)));
+        let mut c = a.clone();
+        c.insert("arguments".into(), json!({"x": 2}));
+        assert_ne!(params_digest(Some(&a)), params_digest(Some(&c)));
+    }
 }

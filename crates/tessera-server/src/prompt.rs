@@ -72,9 +72,8 @@ use crate::error::BuildError;
 
 /// The build error of a prompt definition.
 pub(crate) fn prompt_error(prompt: &str, problem: &str) -> BuildError {
-    // BuildError has no prompt variant yet; InvalidSchema carries a free-form problem.
-    BuildError::InvalidSchema {
-        tool: prompt.to_owned(),
-        problem: format!("prompt: {problem}"),
+    BuildError::InvalidPrompt {
+        prompt: prompt.to_owned(),
+        problem: problem.to_owned(),
     }
 }

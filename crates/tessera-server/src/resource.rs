@@ -56,9 +56,9 @@ use crate::server::{Server, ServerBuilder, ready, to_object};
 /// A build error about a resource. `BuildError` has no resource variants
 /// yet, so this borrows the free-form `InvalidSchema` one.
 fn resource_error(subject: &str, problem: impl std::fmt::Display) -> BuildError {
-    BuildError::InvalidSchema {
-        tool: subject.to_owned(),
-        problem: format!("resource: {problem}"),
+    BuildError::InvalidResource {
+        uri: subject.to_owned(),
+        problem: problem.to_string(),
     }
 }
 
@@ -103,7 +103,10 @@ impl<S> Default for ResourceRegistry<S> {
 /// What answers a `resources/read`, found under the registry lock.
 enum Source<S> {
     Fixed(Arc<RegisteredResource<S>>),
-    Chain(Vec<Arc<RegisteredProvider>>, Vec<Arc<RegisteredTemplate<S>>>),
+    Chain(
+        Vec<Arc<RegisteredProvider>>,
+        Vec<Arc<RegisteredTemplate<S>>>,
+    ),
 }
 
 impl<S> ResourceRegistry<S> {
@@ -182,9 +185,16 @@ impl<S> ResourceRegistry<S> {
         let source = &route.template.uri_template;
         let parsed = UriTemplate::parse(source).map_err(|e| resource_error(source, e))?;
         if route.template.name.is_empty() {
-            return Err(resource_error(source, "the template name must not be empty"));
+            return Err(resource_error(
+                source,
+                "the template name must not be empty",
+            ));
         }
-        if self.templates.iter().any(|t| t.template.uri_template == *source) {
+        if self
+            .templates
+            .iter()
+            .any(|t| t.template.uri_template == *source)
+        {
             return Err(resource_error(
                 source,
                 format!("two resource templates are {source:?}; templates must be unique"),
@@ -313,6 +323,24 @@ fn cursor_of(r: &Request) -> Result<Option<String>, ErrorObject> {
         .transpose()
 }
 
+fn reader_input<S>(
+    uri: &str,
+    template: Option<&String>,
+    variables: HashMap<String, VarValue>,
+    mime_type: &Option<String>,
+    context: &RequestContext,
+    state: &Arc<S>,
+) -> ResourceRead<S> {
+    ResourceRead {
+        uri: uri.to_owned(),
+        template: template.cloned(),
+        variables,
+        mime_type: mime_type.clone(),
+        context: context.clone(),
+        state: state.clone(),
+    }
+}
+
 fn invalid_uri(uri: &str, problem: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("Invalid params: invalid resource URI: {problem}"))
         .with_data(json!({ "uri": uri }))
@@ -422,9 +450,9 @@ impl<S: Send + Sync + 'static> Server<S> {
         let ctx = RequestContext::from_request(r);
         let cursor = cursor_of(r)?;
         let all = self.read().resources.template_definitions();
-        let (page, next) = self
-            .pager()
-            .page("resources/templates/list", &all, cursor.as_deref())?;
+        let (page, next) =
+            self.pager()
+                .page("resources/templates/list", &all, cursor.as_deref())?;
         let mut result = JsonObject::new();
         result.insert(
             "resourceTemplates".into(),
@@ -438,8 +466,9 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        let params: ReadResourceRequestParams = match tessera_types::decode_params(r.params.as_ref())
-        {
+        let params: ReadResourceRequestParams = match tessera_types::decode_params(
+            crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
+        ) {
             Ok(p) => p,
             Err(e) => {
                 return ready(Err(ErrorObject::invalid_params(format!(
@@ -451,58 +480,76 @@ impl<S: Send + Sync + 'static> Server<S> {
         if let Err(problem) = check_uri(&uri) {
             return ready(Err(invalid_uri(&uri, problem)));
         }
-        let ctx = RequestContext::from_request(&r);
+        // 2026-07-28: the answers a retry brings (a handler may ask the client
+        // for input; bad sealed state is refused before any handler runs).
+        let input = match self.prepare_input(&r) {
+            Ok(i) => i,
+            Err(e) => return ready(Err(e)),
+        };
+        let mut ctx = RequestContext::from_request(&r);
+        ctx.input = Some(input.clone());
         let era = ctx.era();
         let source = self.read().resources.source(&uri);
         let state = self.inner.state.clone();
         let server = self.clone();
+        let principal = crate::mrtr::principal(&r);
         Box::pin(async move {
-            let read = |template: Option<&RegisteredTemplate<S>>, vars, mime: Option<&String>| {
-                ResourceRead {
-                    uri: uri.clone(),
-                    template: template.map(|t| t.template.uri_template.clone()),
-                    variables: vars,
-                    mime_type: mime.cloned(),
-                    context: ctx.clone(),
-                    state: state.clone(),
-                }
-            };
-            let outcome = match source {
-                Source::Fixed(res) => {
-                    let input = read(None, HashMap::new(), res.resource.mime_type.as_ref());
-                    (res.handler)(input).await
-                }
-                Source::Chain(providers, templates) => {
-                    let claimed = providers.iter().find_map(|p| p.provider.read(&uri, &ctx));
-                    match claimed {
-                        Some(fut) => fut.await,
-                        None => {
-                            let matched = templates
-                                .iter()
-                                .find_map(|t| t.parsed.match_uri(&uri).map(|v| (t, v)));
-                            match matched {
-                                Some((t, vars)) => {
-                                    let input =
-                                        read(Some(t), vars, t.template.mime_type.as_ref());
-                                    (t.handler)(input).await
+            let run = async {
+                let outcome = match source {
+                    Source::Fixed(res) => {
+                        let input = reader_input(
+                            &uri,
+                            None,
+                            HashMap::new(),
+                            &res.resource.mime_type,
+                            &ctx,
+                            &state,
+                        );
+                        (res.handler)(input).await
+                    }
+                    Source::Chain(providers, templates) => {
+                        let claimed = providers.iter().find_map(|p| p.provider.read(&uri, &ctx));
+                        match claimed {
+                            Some(fut) => fut.await,
+                            None => {
+                                let matched = templates
+                                    .iter()
+                                    .find_map(|t| t.parsed.match_uri(&uri).map(|v| (t, v)));
+                                match matched {
+                                    Some((t, vars)) => {
+                                        let input = reader_input(
+                                            &uri,
+                                            Some(&t.template.uri_template),
+                                            vars,
+                                            &t.template.mime_type,
+                                            &ctx,
+                                            &state,
+                                        );
+                                        (t.handler)(input).await
+                                    }
+                                    None => Err(ResourceError::NotFound),
                                 }
-                                None => Err(ResourceError::NotFound),
                             }
                         }
                     }
-                }
-            };
-            let result = outcome.map_err(|e| e.into_error_object(Some(&uri), era))?;
-            let mut object = to_object(&result);
-            match era {
-                Era::Modern => server.add_cache_hints(&ctx, &mut object),
-                Era::Legacy => {
-                    for key in ["resultType", "ttlMs", "cacheScope"] {
-                        object.remove(key);
+                };
+                let result = outcome.map_err(|e| e.into_error_object(Some(&uri), era))?;
+                let mut object = to_object(&result);
+                match era {
+                    Era::Modern => server.add_cache_hints(&ctx, &mut object),
+                    Era::Legacy => {
+                        for key in ["resultType", "ttlMs", "cacheScope"] {
+                            object.remove(key);
+                        }
                     }
                 }
-            }
-            Ok(object)
+                Ok(object)
+            };
+            // A handler that asks the client for input is answered with an
+            // InputRequiredResult in 2026-07-28 (without cache hints).
+            server
+                .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
+                .await
         })
     }
 
@@ -512,10 +559,12 @@ impl<S: Send + Sync + 'static> Server<S> {
         if r.context.era == Era::Modern {
             return Err(ErrorObject::method_not_found(&r.method));
         }
-        let params: ResourceRequestParams = tessera_types::decode_params(r.params.as_ref())
-            .map_err(|e| {
-                ErrorObject::invalid_params(format!("Invalid params for {}: {e}", r.method))
-            })?;
+        let params: ResourceRequestParams = tessera_types::decode_params(
+            crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
+        )
+        .map_err(|e| {
+            ErrorObject::invalid_params(format!("Invalid params for {}: {e}", r.method))
+        })?;
         check_uri(&params.uri).map_err(|p| invalid_uri(&params.uri, p))?;
         if subscribe {
             self.hub().subscribe(&r.peer, &params.uri);
@@ -544,7 +593,10 @@ mod tests {
 
         reg.add(resource("x://a", "a").handler(hello)).unwrap();
         assert!(reg.add(resource("x://a", "again").handler(hello)).is_err());
-        assert!(reg.add(resource("not a uri", "bad").handler(hello)).is_err());
+        assert!(
+            reg.add(resource("not a uri", "bad").handler(hello))
+                .is_err()
+        );
         assert!(reg.add(resource("x://b", "").handler(hello)).is_err());
         reg.add_template(resource_template("x://items/{id}{?v}", "item").handler(hello))
             .unwrap();

@@ -145,6 +145,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         }
         self.registry.resources.finish()?;
         self.registry.prompts.finish()?;
+        self.registry
+            .completions
+            .finish(&self.registry.prompts, &self.registry.resources)?;
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,

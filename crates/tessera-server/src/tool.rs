@@ -288,7 +288,9 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     fn call_tool(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        let params: CallToolRequestParams = match tessera_types::decode_params(r.params.as_ref()) {
+        let params: CallToolRequestParams = match tessera_types::decode_params(
+            crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
+        ) {
             Ok(p) => p,
             Err(e) => {
                 return ready(Err(ErrorObject::invalid_params(format!(

@@ -397,7 +397,6 @@ fn resource_templates_alone_offer_completion() {
 }
 
 #[test]
-#[ignore = "needs ServerBuilder::build to call CompletionRegistry::finish"]
 fn template_providers_are_checked_at_build_time() {
     let e = build_error(
         Server::builder()

@@ -61,8 +61,7 @@
 //! ```
 //! use serde_json::json;
 //! use tessera_types::{
-//!     CallToolRequest, CallToolResult, ClientRequest, JsonRpcMessage, ProtocolVersion,
-//!     RequestMeta, ResultType,
+//!     CallToolResult, ClientRequest, JsonRpcMessage, ProtocolVersion, RequestMeta, ResultType,
 //! };
 //!
 //! let wire = json!({
@@ -86,7 +85,8 @@
 //! };
 //! let meta = RequestMeta::from_meta(params.meta.as_ref()).unwrap();
 //!
-//! let mut result = CallToolResult::text(format!("Sunny in {}", params.arguments.unwrap()["city"]));
+//! let city = params.arguments.as_ref().and_then(|a| a["city"].as_str()).unwrap_or("?");
+//! let mut result = CallToolResult::text(format!("Sunny in {city}"));
 //! if meta.version() == Some(ProtocolVersion::V2026_07_28) {
 //!     result.result_type = Some(ResultType::Complete);
 //! }
@@ -95,10 +95,9 @@
 //!     serde_json::to_value(&reply).unwrap(),
 //!     json!({"jsonrpc": "2.0", "id": 7, "result": {
 //!         "resultType": "complete",
-//!         "content": [{"type": "text", "text": "Sunny in \"Paris\""}]
+//!         "content": [{"type": "text", "text": "Sunny in Paris"}]
 //!     }})
 //! );
-//! # let _ = CallToolRequest;
 //! ```
 
 mod macros;

@@ -47,7 +47,10 @@ async fn elicitation(ctx: RequestContext) -> Result<String, String> {
 
 async fn sampling_tool(ctx: RequestContext) -> Result<String, String> {
     let r = ctx
-        .sample_as("capital_question", sampling("What is the capital of France?", 100)?)
+        .sample_as(
+            "capital_question",
+            sampling("What is the capital of France?", 100)?,
+        )
         .await
         .map_err(|e| e.to_string())?;
     let text = serde_json::to_value(&r.content)
@@ -58,13 +61,17 @@ async fn sampling_tool(ctx: RequestContext) -> Result<String, String> {
 }
 
 async fn list_roots(ctx: RequestContext) -> Result<String, String> {
-    let r = ctx.roots_as("client_roots").await.map_err(|e| e.to_string())?;
+    let r = ctx
+        .roots_as("client_roots")
+        .await
+        .map_err(|e| e.to_string())?;
     let uris: Vec<&str> = r.roots.iter().map(|r| r.uri.as_str()).collect();
     Ok(format!("Roots: {}", uris.join(", ")))
 }
 
 async fn request_state(ctx: RequestContext) -> Result<String, String> {
-    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    let schema =
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
     let r = ctx
         .elicit_as("confirm", form("Please confirm", schema)?)
         .await
@@ -94,7 +101,10 @@ async fn multiple_inputs(ctx: RequestContext) -> Result<String, String> {
 
 async fn multi_round(ctx: RequestContext) -> Result<String, String> {
     let name = ctx
-        .elicit_as("step1", form("Step 1: What is your name?", one_field("name"))?)
+        .elicit_as(
+            "step1",
+            form("Step 1: What is your name?", one_field("name"))?,
+        )
         .await
         .map_err(|e| e.to_string())?;
     let color = ctx
@@ -112,7 +122,8 @@ async fn multi_round(ctx: RequestContext) -> Result<String, String> {
 }
 
 async fn tampered_state(ctx: RequestContext) -> Result<String, String> {
-    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    let schema =
+        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
     ctx.elicit_as("confirm", form("Please confirm", schema)?)
         .await
         .map_err(|e| e.to_string())?;
@@ -135,10 +146,19 @@ async fn capabilities(ctx: RequestContext) -> Result<String, String> {
         got.push("sampling");
     }
     if ctx.client_has("roots") {
-        ctx.roots_as("client_roots").await.map_err(|e| e.to_string())?;
+        ctx.roots_as("client_roots")
+            .await
+            .map_err(|e| e.to_string())?;
         got.push("roots");
     }
-    Ok(format!("Asked for: {}", if got.is_empty() { "nothing".into() } else { got.join(", ") }))
+    Ok(format!(
+        "Asked for: {}",
+        if got.is_empty() {
+            "nothing".into()
+        } else {
+            got.join(", ")
+        }
+    ))
 }
 
 async fn streaming_elicitation(ctx: RequestContext) -> Result<String, String> {

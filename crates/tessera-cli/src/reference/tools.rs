@@ -153,7 +153,10 @@ async fn elicit(ctx: &RequestContext, message: &str, schema: Value) -> Result<St
         .await
         .map_err(|e| format!("elicitation failed: {e}"))?;
     let answer = serde_json::to_value(&r).unwrap_or(Value::Null);
-    let action = answer.get("action").and_then(Value::as_str).unwrap_or("unknown");
+    let action = answer
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
     let content = answer.get("content").cloned().unwrap_or(Value::Null);
     Ok(format!("User response: action={action}, content={content}"))
 }

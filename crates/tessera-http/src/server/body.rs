@@ -141,9 +141,7 @@ impl SseStream {
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(b)) => {
                 if let Some((d, sleep)) = &mut self.keep_alive {
-                    sleep
-                        .as_mut()
-                        .reset(tokio::time::Instant::now() + *d);
+                    sleep.as_mut().reset(tokio::time::Instant::now() + *d);
                 }
                 return Poll::Ready(Some(b));
             }
@@ -161,9 +159,7 @@ impl SseStream {
         }
         if let Some((d, sleep)) = &mut self.keep_alive {
             if sleep.as_mut().poll(cx).is_ready() {
-                sleep
-                    .as_mut()
-                    .reset(tokio::time::Instant::now() + *d);
+                sleep.as_mut().reset(tokio::time::Instant::now() + *d);
                 return Poll::Ready(Some(sse::comment("")));
             }
         }
@@ -237,7 +233,10 @@ mod tests {
     #[tokio::test]
     async fn limits() {
         let body = http_body_util::Full::new(Bytes::from(vec![b'x'; 10]));
-        assert!(matches!(read_limited(body, 9).await, Err(ReadError::TooLarge)));
+        assert!(matches!(
+            read_limited(body, 9).await,
+            Err(ReadError::TooLarge)
+        ));
         let body = http_body_util::Full::new(Bytes::from(vec![b'x'; 10]));
         assert_eq!(read_limited(body, 10).await.unwrap().len(), 10);
     }

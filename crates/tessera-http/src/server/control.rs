@@ -17,7 +17,7 @@
 //!     tokio::time::sleep(Duration::from_millis(200)).await;
 //!     "reconnected".to_owned()
 //! }
-//! # let _ = tool("test_reconnection").handler(test_reconnection);
+//! # let _: tessera_server::ToolRoute<()> = tool("test_reconnection").handler(test_reconnection);
 //! ```
 //!
 //! Over other transports the notification is not intercepted: only call it

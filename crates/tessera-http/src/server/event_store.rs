@@ -192,11 +192,18 @@ mod tests {
         assert_eq!(r.iter().map(|e| e.id.seq).collect::<Vec<_>>(), vec![2, 3]);
         s.store("b", ev(0, 0)).await;
         s.store("c", ev(0, 0)).await; // evicts session a
-        assert!(s.replay_after("a", EventId { stream: 1, seq: 0 }).await.is_empty());
+        assert!(
+            s.replay_after("a", EventId { stream: 1, seq: 0 })
+                .await
+                .is_empty()
+        );
         assert_eq!(s.len(), 2);
         s.remove_session("b").await;
         assert_eq!(s.len(), 1);
-        assert_eq!("12-7".parse::<EventId>().unwrap(), EventId { stream: 12, seq: 7 });
+        assert_eq!(
+            "12-7".parse::<EventId>().unwrap(),
+            EventId { stream: 12, seq: 7 }
+        );
         assert!("x".parse::<EventId>().is_err());
     }
 }

@@ -237,15 +237,33 @@ mod tests {
     #[test]
     fn loopback_bind() {
         let g = HostGuard::for_bind("127.0.0.1:8001".parse().unwrap());
-        for h in ["localhost:8001", "127.0.0.1:8001", "[::1]:8001", "LOCALHOST", "127.0.0.1"] {
+        for h in [
+            "localhost:8001",
+            "127.0.0.1:8001",
+            "[::1]:8001",
+            "LOCALHOST",
+            "127.0.0.1",
+        ] {
             assert!(g.check(Some(h), None).is_ok(), "{h}");
         }
-        for h in ["evil.example.com", "localhost:9", "127.0.0.2:8001", "[::1]x", ""] {
+        for h in [
+            "evil.example.com",
+            "localhost:9",
+            "127.0.0.2:8001",
+            "[::1]x",
+            "",
+        ] {
             assert!(g.check(Some(h), None).is_err(), "{h}");
         }
         assert!(g.check(None, None).is_err());
-        assert!(g.check(Some("localhost:8001"), Some("http://localhost:3000")).is_ok());
-        assert!(g.check(Some("localhost:8001"), Some("http://evil.example.com")).is_err());
+        assert!(
+            g.check(Some("localhost:8001"), Some("http://localhost:3000"))
+                .is_ok()
+        );
+        assert!(
+            g.check(Some("localhost:8001"), Some("http://evil.example.com"))
+                .is_err()
+        );
         assert!(g.check(Some("localhost:8001"), Some("null")).is_err());
     }
 
@@ -253,8 +271,14 @@ mod tests {
     fn wildcard_and_lists() {
         let g = HostGuard::for_bind("0.0.0.0:80".parse().unwrap());
         assert!(g.check(Some("anything:1"), None).is_ok());
-        assert!(g.check(Some("a.example"), Some("https://a.example")).is_ok());
-        assert!(g.check(Some("a.example"), Some("https://b.example")).is_err());
+        assert!(
+            g.check(Some("a.example"), Some("https://a.example"))
+                .is_ok()
+        );
+        assert!(
+            g.check(Some("a.example"), Some("https://b.example"))
+                .is_err()
+        );
         let g = HostGuard {
             hosts: HostPolicy::List(vec!["mcp.example".into(), "10.0.0.1:8080".into()]),
             origins: OriginPolicy::List(vec!["https://app.example".into()]),
@@ -262,7 +286,13 @@ mod tests {
         assert!(g.check(Some("MCP.example:443"), None).is_ok());
         assert!(g.check(Some("10.0.0.1:8080"), None).is_ok());
         assert!(g.check(Some("10.0.0.1:9090"), None).is_err());
-        assert!(g.check(Some("mcp.example"), Some("https://app.example")).is_ok());
-        assert!(g.check(Some("mcp.example"), Some("https://evil.example")).is_err());
+        assert!(
+            g.check(Some("mcp.example"), Some("https://app.example"))
+                .is_ok()
+        );
+        assert!(
+            g.check(Some("mcp.example"), Some("https://evil.example"))
+                .is_err()
+        );
     }
 }

@@ -18,7 +18,10 @@ use super::streamable::{accepts, is_json, read_message};
 /// `GET /sse`: opens a session and its stream.
 pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> HttpResponse {
     if req.method() != Method::GET {
-        return reply::method_not_allowed("GET", "Method Not Allowed: GET this path to open an HTTP+SSE stream");
+        return reply::method_not_allowed(
+            "GET",
+            "Method Not Allowed: GET this path to open an HTTP+SSE stream",
+        );
     }
     if !accepts(req.headers(), "text/event-stream") {
         return reply::refuse(
@@ -29,7 +32,12 @@ pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> Http
     let (tx, rx) = mpsc::channel(shared.config.stream_buffer);
     match session::spawn(shared, SessionKind::Sse, Some(tx)) {
         Ok(_) => {
-            let body = McpBody::sse(rx, shared.config.keep_alive, Some(shared.closing.clone()), Vec::new());
+            let body = McpBody::sse(
+                rx,
+                shared.config.keep_alive,
+                Some(shared.closing.clone()),
+                Vec::new(),
+            );
             reply::sse(body)
         }
         Err(session::Full(n)) => reply::refuse(
@@ -70,7 +78,9 @@ where
         _ => {
             return reply::refuse(
                 StatusCode::NOT_FOUND,
-                format!("Not Found: session {id:?} does not exist or its stream has closed; GET the SSE path again"),
+                format!(
+                    "Not Found: session {id:?} does not exist or its stream has closed; GET the SSE path again"
+                ),
             );
         }
     };

@@ -270,7 +270,10 @@ impl McpHttp {
             .await
             .is_err()
         {
-            tracing::warn!(?drain, "requests still running at the end of the drain timeout");
+            tracing::warn!(
+                ?drain,
+                "requests still running at the end of the drain timeout"
+            );
         }
         self.shared.closing.cancel();
         for s in self.shared.sessions.all() {
@@ -295,13 +298,17 @@ impl McpHttp {
                 .map(str::to_owned)
                 .unwrap_or_else(|_| "(not visible ASCII)".into())
         });
-        if let Err(r) = shared.config.guard.check(host.as_deref(), origin.as_deref()) {
+        if let Err(r) = shared
+            .config
+            .guard
+            .check(host.as_deref(), origin.as_deref())
+        {
             tracing::debug!(header = r.header, value = %r.value, "refused by the Host/Origin check");
             return reply::refuse(
                 http::StatusCode::FORBIDDEN,
                 format!(
                     "Forbidden: {} {:?} is not allowed (DNS-rebinding protection); allowed: {}. \
-                     To accept it, add it to the allowed {}s (tessera serve --allow-{} VALUE, \
+                     To accept it, list it in the allowed {}s (tessera serve --allow-{} VALUE, \
                      or McpHttpBuilder::allowed_{}s)",
                     r.header,
                     r.value,

@@ -3,6 +3,9 @@
 //! header checks (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) that fail with
 //! `400` and `-32020` (HeaderMismatch).
 
+// Handlers refuse with a ready HTTP response; it is large, but built once per refused request.
+#![allow(clippy::result_large_err)]
+
 use std::sync::Arc;
 
 use http::{HeaderMap, StatusCode};
@@ -16,7 +19,9 @@ use tessera_types::{
 use super::reply::{self, HttpResponse};
 use super::streamable::single_header;
 use super::{Shared, single};
-use crate::headers::{MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, MCP_PROTOCOL_VERSION, decode_header_value};
+use crate::headers::{
+    MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, MCP_PROTOCOL_VERSION, decode_header_value,
+};
 
 /// Which era serves a POST.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,25 +36,36 @@ fn header_mismatch(id: Option<RequestId>, why: impl std::fmt::Display) -> HttpRe
     reply::rpc_error(
         StatusCode::BAD_REQUEST,
         id,
-        ErrorObject::new(ErrorCode::HEADER_MISMATCH, format!("Header mismatch: {why}")),
+        ErrorObject::new(
+            ErrorCode::HEADER_MISMATCH,
+            format!("Header mismatch: {why}"),
+        ),
     )
 }
 
 fn invalid_params(id: Option<RequestId>, why: impl Into<String>) -> HttpResponse {
-    reply::rpc_error(StatusCode::BAD_REQUEST, id, ErrorObject::invalid_params(why))
+    reply::rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        ErrorObject::invalid_params(why),
+    )
 }
 
 /// Decides the era of a POST from the `MCP-Protocol-Version` header and the
 /// body's `_meta` protocol version, refusing unsupported versions (`-32022`),
 /// disagreements (`-32020`) and a modern header without `_meta` (`-32602`).
-pub(crate) fn detect(shared: &Shared, headers: &HeaderMap, inbound: &Inbound) -> Result<Era, HttpResponse> {
+pub(crate) fn detect(
+    shared: &Shared,
+    headers: &HeaderMap,
+    inbound: &Inbound,
+) -> Result<Era, HttpResponse> {
     let (id, params) = match inbound {
         Inbound::Message(JsonRpcMessage::Request(r)) => (Some(r.id.clone()), r.params.as_ref()),
         Inbound::Message(JsonRpcMessage::Notification(n)) => (None, n.params.as_ref()),
         _ => (None, None),
     };
-    let header = single_header(headers, MCP_PROTOCOL_VERSION)
-        .map_err(|e| header_mismatch(id.clone(), e))?;
+    let header =
+        single_header(headers, MCP_PROTOCOL_VERSION).map_err(|e| header_mismatch(id.clone(), e))?;
     let header_version = match header {
         None => None,
         Some(h) => match ProtocolVersion::parse(h).filter(|v| shared.supports(*v)) {
@@ -63,14 +79,18 @@ pub(crate) fn detect(shared: &Shared, headers: &HeaderMap, inbound: &Inbound) ->
             }
         },
     };
-    let meta_version = tessera_proto::decode::meta(params).and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
+    let meta_version =
+        tessera_proto::decode::meta(params).and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
     let meta_version = match meta_version {
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
         Some(other) => {
             return Err(invalid_params(
                 id,
-                format!("Invalid params: _meta {} must be a string, got {other}", meta_keys::PROTOCOL_VERSION),
+                format!(
+                    "Invalid params: _meta {} must be a string, got {other}",
+                    meta_keys::PROTOCOL_VERSION
+                ),
             ));
         }
     };
@@ -89,13 +109,19 @@ pub(crate) fn detect(shared: &Shared, headers: &HeaderMap, inbound: &Inbound) ->
         }
         (Some(h), Some(m)) if m != h.as_str() => Err(header_mismatch(
             id,
-            format!("MCP-Protocol-Version header value '{h}' does not match body _meta value '{m}'"),
+            format!(
+                "MCP-Protocol-Version header value '{h}' does not match body _meta value '{m}'"
+            ),
         )),
         (Some(h), Some(_)) if h.era() == tessera_types::Era::Modern => Ok(Era::Modern(h)),
-        (None, Some(m)) if ProtocolVersion::parse(m).is_none_or(|v| v.era() == tessera_types::Era::Modern) => {
+        (None, Some(m))
+            if ProtocolVersion::parse(m).is_none_or(|v| v.era() == tessera_types::Era::Modern) =>
+        {
             Err(header_mismatch(
                 id,
-                format!("the MCP-Protocol-Version header is required (the body's _meta says '{m}')"),
+                format!(
+                    "the MCP-Protocol-Version header is required (the body's _meta says '{m}')"
+                ),
             ))
         }
         _ => Ok(Era::Legacy),
@@ -115,7 +141,10 @@ pub(crate) async fn post(
                 if h != n.method {
                     return header_mismatch(
                         None,
-                        format!("Mcp-Method header value '{h}' does not match body value '{}'", n.method),
+                        format!(
+                            "Mcp-Method header value '{h}' does not match body value '{}'",
+                            n.method
+                        ),
                     );
                 }
             }
@@ -150,11 +179,22 @@ fn name_source(r: &JsonRpcRequest) -> Option<(&'static str, Option<&Value>)> {
 
 /// `Mcp-Method` must equal the method; `Mcp-Name` must equal `params.name`
 /// or `params.uri` (after Base64 decoding).
-pub(crate) fn check_standard_headers(headers: &HeaderMap, r: &JsonRpcRequest) -> Result<(), String> {
+pub(crate) fn check_standard_headers(
+    headers: &HeaderMap,
+    r: &JsonRpcRequest,
+) -> Result<(), String> {
     match single_header(headers, MCP_METHOD)? {
-        None => return Err(format!("the Mcp-Method header is required (the body's method is '{}')", r.method)),
+        None => {
+            return Err(format!(
+                "the Mcp-Method header is required (the body's method is '{}')",
+                r.method
+            ));
+        }
         Some(h) if h != r.method => {
-            return Err(format!("Mcp-Method header value '{h}' does not match body value '{}'", r.method));
+            return Err(format!(
+                "Mcp-Method header value '{h}' does not match body value '{}'",
+                r.method
+            ));
         }
         Some(_) => {}
     }
@@ -162,16 +202,25 @@ pub(crate) fn check_standard_headers(headers: &HeaderMap, r: &JsonRpcRequest) ->
         let header = single_header(headers, MCP_NAME)?;
         match (header, body) {
             (None, Some(Value::String(b))) => {
-                return Err(format!("the Mcp-Name header is required for {} (the body's params.{key} is '{b}')", r.method));
+                return Err(format!(
+                    "the Mcp-Name header is required for {} (the body's params.{key} is '{b}')",
+                    r.method
+                ));
             }
             (Some(h), body) => {
                 let decoded = decode_header_value(h).map_err(|e| format!("Mcp-Name: {e}"))?;
                 match body {
                     Some(Value::String(b)) if *b == decoded => {}
                     Some(Value::String(b)) => {
-                        return Err(format!("Mcp-Name header value '{decoded}' does not match body value '{b}'"));
+                        return Err(format!(
+                            "Mcp-Name header value '{decoded}' does not match body value '{b}'"
+                        ));
                     }
-                    _ => return Err(format!("Mcp-Name header value '{decoded}' has no params.{key} to match in the body")),
+                    _ => {
+                        return Err(format!(
+                            "Mcp-Name header value '{decoded}' has no params.{key} to match in the body"
+                        ));
+                    }
                 }
             }
             (None, _) => {}
@@ -193,7 +242,10 @@ fn check_meta(r: &JsonRpcRequest) -> Result<(), String> {
     }
     if let Some(l) = meta.and_then(|m| m.get(meta_keys::LOG_LEVEL)) {
         if l.as_str().and_then(tessera_proto::level_rank).is_none() {
-            return Err(format!("Invalid params: _meta {} must be a logging level, got {l}", meta_keys::LOG_LEVEL));
+            return Err(format!(
+                "Invalid params: _meta {} must be a logging level, got {l}",
+                meta_keys::LOG_LEVEL
+            ));
         }
     }
     Ok(())
@@ -250,12 +302,17 @@ pub(crate) fn check_param_headers(
         match (value, header) {
             (None | Some(Value::Null), _) => {}
             (Some(v), None) => {
-                return Err(format!("the {display} header is required (the body's argument {} is {v})", p.path.join(".")));
+                return Err(format!(
+                    "the {display} header is required (the body's argument {} is {v})",
+                    p.path.join(".")
+                ));
             }
             (Some(v), Some(h)) => {
                 let decoded = decode_header_value(h).map_err(|e| format!("{display}: {e}"))?;
                 if !same_value(&v, &decoded) {
-                    return Err(format!("{display} header value '{decoded}' does not match body value {v}"));
+                    return Err(format!(
+                        "{display} header value '{decoded}' does not match body value {v}"
+                    ));
                 }
             }
         }
@@ -279,7 +336,11 @@ fn same_value(body: &Value, header: &str) -> bool {
 pub(crate) fn internal_meta(r: &JsonRpcRequest) -> JsonObject {
     let mut meta = JsonObject::new();
     if let Some(m) = tessera_proto::decode::meta(r.params.as_ref()) {
-        for key in [meta_keys::PROTOCOL_VERSION, meta_keys::CLIENT_CAPABILITIES, meta_keys::CLIENT_INFO] {
+        for key in [
+            meta_keys::PROTOCOL_VERSION,
+            meta_keys::CLIENT_CAPABILITIES,
+            meta_keys::CLIENT_INFO,
+        ] {
             if let Some(v) = m.get(key) {
                 meta.insert(key.into(), v.clone());
             }
@@ -308,13 +369,17 @@ mod tests {
         let ph = param_headers(&schema);
         assert_eq!(ph.len(), 3);
         let args: JsonObject =
-            serde_json::from_value(json!({"region": "us-west1", "n": 42, "deep": {"flag": true}})).unwrap();
+            serde_json::from_value(json!({"region": "us-west1", "n": 42, "deep": {"flag": true}}))
+                .unwrap();
         let mut h = HeaderMap::new();
         h.insert("mcp-param-region", "us-west1".parse().unwrap());
         h.insert("mcp-param-n", "42.0".parse().unwrap());
         h.insert("mcp-param-flag", "true".parse().unwrap());
         assert!(check_param_headers(&h, &ph, Some(&args)).is_ok());
-        h.insert("mcp-param-region", "=?base64?dXMtd2VzdDE=?=".parse().unwrap());
+        h.insert(
+            "mcp-param-region",
+            "=?base64?dXMtd2VzdDE=?=".parse().unwrap(),
+        );
         assert!(check_param_headers(&h, &ph, Some(&args)).is_ok());
         h.insert("mcp-param-region", "eu".parse().unwrap());
         assert!(check_param_headers(&h, &ph, Some(&args)).is_err());

@@ -21,7 +21,11 @@ pub(crate) fn json(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {
 }
 
 /// A JSON-RPC error response carried with an HTTP error status.
-pub(crate) fn rpc_error(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+pub(crate) fn rpc_error(
+    status: StatusCode,
+    id: Option<RequestId>,
+    error: ErrorObject,
+) -> HttpResponse {
     let msg = JsonRpcMessage::error(id, error);
     json(status, serde_json::to_vec(&msg).unwrap_or_default())
 }

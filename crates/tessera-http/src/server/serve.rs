@@ -53,7 +53,10 @@ where
     drop(listener);
     let grace = app.shared.config.drain_timeout + Duration::from_secs(1);
     let connections = async {
-        if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
+        if tokio::time::timeout(grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
             tracing::warn!("connections still open after the grace period; closing");
         }
     };

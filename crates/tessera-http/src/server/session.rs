@@ -43,6 +43,8 @@ pub(crate) enum FirstReply {
     Json(Bytes),
     /// An SSE stream.
     Sse(mpsc::Receiver<Bytes>),
+    /// The client cancelled the request: it gets no response.
+    Cancelled,
 }
 
 /// Why a request could not be registered.
@@ -66,6 +68,8 @@ pub(crate) enum Command {
         last: Option<EventId>,
         reply: oneshot::Sender<mpsc::Receiver<Bytes>>,
     },
+    /// The client sent `notifications/cancelled` for this request.
+    Cancelled(RequestId),
 }
 
 /// The live sessions.
@@ -177,6 +181,11 @@ impl SessionHandle {
         rx.await.ok()
     }
 
+    /// The client cancelled `id`: its stream ends without a response.
+    pub(crate) fn cancelled(&self, id: RequestId) {
+        let _ = self.commands.send(Command::Cancelled(id));
+    }
+
     /// Ends the session: its engine is closed (handlers cancelled), its
     /// streams end, and its id is forgotten.
     pub(crate) fn terminate(&self) {
@@ -229,7 +238,11 @@ pub(crate) fn spawn(
         kind,
         shared: Arc::downgrade(shared),
         handle: Arc::downgrade(&handle),
-        store: if resumable { c.event_store.clone() } else { None },
+        store: if resumable {
+            c.event_store.clone()
+        } else {
+            None
+        },
         retry: c.retry,
         stream_buffer: c.stream_buffer,
         backlog_cap: c.standalone_backlog,
@@ -435,6 +448,22 @@ impl Router {
                 let rx = self.open_get(last).await;
                 let _ = reply.send(rx);
             }
+            Command::Cancelled(id) => {
+                // The engine sends nothing for a cancelled request: end its
+                // route here, or its connection would wait forever.
+                let key = self.by_request.get(&id).copied();
+                if let Some(route) = key.and_then(|k| self.routes.get(&k)) {
+                    if !route.batch {
+                        if let Some(Route {
+                            state: RouteState::Pending { first, .. },
+                            ..
+                        }) = key.and_then(|k| self.end_route(k))
+                        {
+                            let _ = first.send(FirstReply::Cancelled);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -467,10 +496,7 @@ impl Router {
         let Some(s) = self.streams.get_mut(&stream) else {
             return;
         };
-        let id = EventId {
-            stream,
-            seq: s.seq,
-        };
+        let id = EventId { stream, seq: s.seq };
         s.seq += 1;
         let id = id.to_string();
         let mut ev = SseEvent::data(b"").id(&id);
@@ -511,7 +537,10 @@ impl Router {
                         let _ = tx.try_send(b);
                     }
                 }
-                self.streams.entry(0).or_insert(StreamState { seq: 0, sink: None }).sink = Some(tx);
+                self.streams
+                    .entry(0)
+                    .or_insert(StreamState { seq: 0, sink: None })
+                    .sink = Some(tx);
                 if target.is_none() && self.store.is_some() {
                     self.prime(0);
                 }
@@ -540,11 +569,13 @@ impl Router {
         self.note_initialize(&t);
         let (key, is_final) = match &t.message {
             Outbound::Single(m) => {
-                let key = related.as_ref().and_then(|r| self.by_request.get(r)).copied();
-                let is_final = key.is_some_and(|k| {
-                    let r = &self.routes[&k];
-                    !r.batch && is_response_to(m, related.as_ref())
-                });
+                let key = related
+                    .as_ref()
+                    .and_then(|r| self.by_request.get(r))
+                    .copied();
+                let is_final = key
+                    .and_then(|k| self.routes.get(&k))
+                    .is_some_and(|r| !r.batch && is_response_to(m, related.as_ref()));
                 (key, is_final)
             }
             Outbound::Batch(items) => {
@@ -565,7 +596,10 @@ impl Router {
             self.emit(0, bytes).await;
             return;
         };
-        let state = match &self.routes[&key].state {
+        let Some(route) = self.routes.get(&key) else {
+            return;
+        };
+        let state = match &route.state {
             RouteState::Pending { mode, .. } => Some(*mode),
             RouteState::Stream(s) => {
                 let s = *s;
@@ -638,9 +672,10 @@ impl Router {
         let Some(key) = self.by_request.get(id).copied() else {
             return;
         };
-        let stream = match self.routes[&key].state {
-            RouteState::Stream(s) => s,
-            RouteState::Pending { .. } => match self.start_stream(key) {
+        let stream = match self.routes.get(&key).map(|r| &r.state) {
+            None => return,
+            Some(RouteState::Stream(s)) => *s,
+            Some(RouteState::Pending { .. }) => match self.start_stream(key) {
                 Some(s) => s,
                 None => return,
             },

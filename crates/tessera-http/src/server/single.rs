@@ -70,7 +70,9 @@ impl OneShot {
         while let Some(t) = self.out.recv().await {
             match t.message {
                 Outbound::Single(JsonRpcMessage::Result(r)) if r.id == id => return Some(r.result),
-                Outbound::Single(JsonRpcMessage::Error(e)) if e.id.as_ref() == Some(&id) => return None,
+                Outbound::Single(JsonRpcMessage::Error(e)) if e.id.as_ref() == Some(&id) => {
+                    return None;
+                }
                 _ => {}
             }
         }
@@ -127,13 +129,18 @@ pub(crate) async fn modern(
         let params = r.params.as_ref();
         if let Some(tool) = params.and_then(|p| p.get("name")).and_then(|n| n.as_str()) {
             let wanted = engine.tool_param_headers(&r, tool).await;
-            let args = params.and_then(|p| p.get("arguments")).and_then(|a| a.as_object());
+            let args = params
+                .and_then(|p| p.get("arguments"))
+                .and_then(|a| a.as_object());
             if let Err(why) = modern::check_param_headers(&headers, &wanted, args) {
                 engine.peer.close();
                 return reply::rpc_error(
                     StatusCode::BAD_REQUEST,
                     Some(r.id.clone()),
-                    ErrorObject::new(ErrorCode::HEADER_MISMATCH, format!("Header mismatch: {why}")),
+                    ErrorObject::new(
+                        ErrorCode::HEADER_MISMATCH,
+                        format!("Header mismatch: {why}"),
+                    ),
                 );
             }
         }
@@ -167,13 +174,20 @@ pub(crate) async fn legacy_stateless(
             "clientInfo".into(),
             json!({"name": "stateless-http-client", "version": "0"}),
         );
-        let init = JsonRpcMessage::request(RequestId::from(STATELESS_INIT_ID), "initialize", Some(p));
+        let init =
+            JsonRpcMessage::request(RequestId::from(STATELESS_INIT_ID), "initialize", Some(p));
         let ok = engine.send(init).await
             && engine
-                .send(JsonRpcMessage::notification("notifications/initialized", None))
+                .send(JsonRpcMessage::notification(
+                    "notifications/initialized",
+                    None,
+                ))
                 .await;
         if !ok {
-            return reply::refuse(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error: the engine stopped");
+            return reply::refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal Server Error: the engine stopped",
+            );
         }
     }
     serve(shared, engine, r, Flavor::StatelessLegacy).await
@@ -190,12 +204,20 @@ fn final_for(t: &Transmit, id: &RequestId) -> bool {
         Outbound::Single(m @ (JsonRpcMessage::Result(_) | JsonRpcMessage::Error(_))) if m.id() == Some(id))
 }
 
-async fn serve(shared: &Arc<Shared>, mut engine: OneShot, r: JsonRpcRequest, flavor: Flavor) -> HttpResponse {
+async fn serve(
+    shared: &Arc<Shared>,
+    mut engine: OneShot,
+    r: JsonRpcRequest,
+    flavor: Flavor,
+) -> HttpResponse {
     let id = r.id.clone();
     let long_lived = r.method == "subscriptions/listen";
     let token = (!long_lived).then(|| shared.inflight.token());
     if !engine.send(JsonRpcMessage::Request(r)).await {
-        return reply::refuse(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error: the engine stopped");
+        return reply::refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error: the engine stopped",
+        );
     }
     let mode = shared.config.response_mode;
     let mut pending: Vec<Bytes> = Vec::new();
@@ -239,7 +261,12 @@ async fn serve(shared: &Arc<Shared>, mut engine: OneShot, r: JsonRpcRequest, fla
         guards.push(Box::new(t));
     }
     tokio::spawn(pump(engine, id, tx, gone, flavor));
-    let body = McpBody::sse(rx, shared.config.keep_alive, Some(shared.closing.clone()), guards);
+    let body = McpBody::sse(
+        rx,
+        shared.config.keep_alive,
+        Some(shared.closing.clone()),
+        guards,
+    );
     reply::sse(body)
 }
 
@@ -311,7 +338,10 @@ mod tests {
         assert!(!final_for(&t, &RequestId::Number(4)));
         let e = ErrorObject::internal("x");
         let t = Transmit {
-            message: Outbound::Single(JsonRpcMessage::error(Some(RequestId::from(STATELESS_INIT_ID)), e)),
+            message: Outbound::Single(JsonRpcMessage::error(
+                Some(RequestId::from(STATELESS_INIT_ID)),
+                e,
+            )),
             related: None,
         };
         assert!(skip(&t));

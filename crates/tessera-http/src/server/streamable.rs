@@ -1,6 +1,9 @@
 //! The MCP endpoint: method dispatch, the POST checks shared by both eras,
 //! and the legacy (2025-03-26 … 2025-11-25) session handling.
 
+// Handlers refuse with a ready HTTP response; it is large, but built once per refused request.
+#![allow(clippy::result_large_err)]
+
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -64,7 +67,10 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// One header's value as text; `Err` when it is repeated or not visible ASCII.
-pub(crate) fn single_header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+pub(crate) fn single_header<'a>(
+    headers: &'a HeaderMap,
+    name: &str,
+) -> Result<Option<&'a str>, String> {
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Ok(None);
@@ -194,7 +200,9 @@ fn missing_session() -> HttpResponse {
 fn unknown_session(id: &str) -> HttpResponse {
     reply::refuse(
         StatusCode::NOT_FOUND,
-        format!("Not Found: session {id:?} does not exist or has ended; POST initialize to open a new one"),
+        format!(
+            "Not Found: session {id:?} does not exist or has ended; POST initialize to open a new one"
+        ),
     )
 }
 
@@ -242,6 +250,20 @@ async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inboun
             } else {
                 request(shared, &session, ids, true, inbound, mode).await
             }
+        }
+        Inbound::Message(JsonRpcMessage::Notification(n))
+            if n.method == "notifications/cancelled" =>
+        {
+            let id = n
+                .params
+                .as_ref()
+                .and_then(|p| p.get("requestId"))
+                .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+            let r = forward(&session, inbound).await;
+            if let Some(id) = id {
+                session.cancelled(id);
+            }
+            r
         }
         _ => forward(&session, inbound).await,
     }
@@ -313,9 +335,24 @@ async fn answer(
     }
     match first.await {
         Ok(FirstReply::Json(b)) => Ok(Answer::Json(b)),
+        Ok(FirstReply::Cancelled) => {
+            // No response for a cancelled request: an empty stream that ends at once.
+            let (_, rx) = tokio::sync::mpsc::channel(1);
+            Ok(Answer::Sse(reply::sse(McpBody::sse(
+                rx,
+                None,
+                None,
+                Vec::new(),
+            ))))
+        }
         Ok(FirstReply::Sse(rx)) => {
             let c = &shared.config;
-            let body = McpBody::sse(rx, c.keep_alive, Some(shared.closing.clone()), vec![Box::new(token)]);
+            let body = McpBody::sse(
+                rx,
+                c.keep_alive,
+                Some(shared.closing.clone()),
+                vec![Box::new(token)],
+            );
             Ok(Answer::Sse(reply::sse(body)))
         }
         Err(_) => Err(unknown_session(&session.id)),
@@ -436,7 +473,10 @@ mod tests {
 
     #[test]
     fn accept_rules() {
-        assert!(accepts(&h("application/json, text/event-stream"), "text/event-stream"));
+        assert!(accepts(
+            &h("application/json, text/event-stream"),
+            "text/event-stream"
+        ));
         assert!(accepts(&h("text/event-stream;q=0.9"), "text/event-stream"));
         assert!(accepts(&h("*/*"), "application/json"));
         assert!(accepts(&h("application/*"), "application/json"));

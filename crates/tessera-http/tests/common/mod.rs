@@ -31,6 +31,17 @@ pub struct Flags {
     pub gate: tokio::sync::Notify,
 }
 
+/// Records a cancellation when dropped after the token fired.
+struct SetIfCancelled(Arc<Flags>, tokio_util::sync::CancellationToken);
+
+impl Drop for SetIfCancelled {
+    fn drop(&mut self) {
+        if self.1.is_cancelled() {
+            self.0.cancelled.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// A server with tools that exercise the transport.
 pub fn fixture(flags: Arc<Flags>) -> Server {
     let f1 = flags.clone();
@@ -40,9 +51,14 @@ pub fn fixture(flags: Arc<Flags>) -> Server {
         .tool(
             tool("echo")
                 .description("Echoes the text argument")
-                .input_schema(obj(json!({"type": "object", "properties": {"text": {"type": "string"}}})))
+                .input_schema(obj(
+                    json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+                ))
                 .handler(|RawArgs(a): RawArgs| async move {
-                    a.get("text").and_then(Value::as_str).unwrap_or("").to_owned()
+                    a.get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
                 }),
         )
         .tool(
@@ -90,8 +106,9 @@ pub fn fixture(flags: Arc<Flags>) -> Server {
                     let f = f2.clone();
                     async move {
                         ctx.progress(1.0, None, Some("waiting"));
+                        // The driver may drop this future as soon as the token fires.
+                        let _seen = SetIfCancelled(f, ctx.cancellation().clone());
                         ctx.cancelled().await;
-                        f.cancelled.store(true, Ordering::SeqCst);
                         "cancelled".to_owned()
                     }
                 }),
@@ -105,7 +122,15 @@ pub fn fixture(flags: Arc<Flags>) -> Server {
                     p.insert("maxTokens".into(), json!(10));
                     match ctx
                         .peer()
-                        .request("sampling/createMessage", Some(p), Default::default())
+                        .request(
+                            "sampling/createMessage",
+                            Some(p),
+                            tessera_proto::RequestOptions {
+                                // Routes the request on the POST stream of this call.
+                                related: Some(ctx.request_id().clone()),
+                                ..Default::default()
+                            },
+                        )
                         .await
                     {
                         Ok(r) => r
@@ -122,7 +147,9 @@ pub fn fixture(flags: Arc<Flags>) -> Server {
             tool("notify_unrelated")
                 .description("Sends a list_changed notification that belongs to no request")
                 .handler(|ctx: RequestContext| async move {
-                    let _ = ctx.peer().notify("notifications/tools/list_changed", None, None);
+                    let _ = ctx
+                        .peer()
+                        .notify("notifications/tools/list_changed", None, None);
                     "sent".to_owned()
                 }),
         )
@@ -209,7 +236,11 @@ impl TestServer {
             .header("accept", "text/event-stream")
     }
 
-    pub async fn send(&self, b: http::request::Builder, body: impl Into<Bytes>) -> Response<Incoming> {
+    pub async fn send(
+        &self,
+        b: http::request::Builder,
+        body: impl Into<Bytes>,
+    ) -> Response<Incoming> {
         send(self.addr, b.body(Full::new(body.into())).unwrap()).await
     }
 
@@ -226,7 +257,9 @@ impl TestServer {
         let _ = body_json(r).await;
         let r = self
             .send_json(
-                self.post().header("mcp-session-id", &sid).header("mcp-protocol-version", version),
+                self.post()
+                    .header("mcp-session-id", &sid)
+                    .header("mcp-protocol-version", version),
                 json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
             )
             .await;
@@ -287,14 +320,26 @@ pub fn modern_meta() -> Value {
 
 /// Sends one request on a fresh HTTP/1.1 connection.
 pub async fn send(addr: SocketAddr, req: Request<Full<Bytes>>) -> Response<Incoming> {
+    send_with_connection(addr, req).await.0
+}
+
+/// Like [`send`], also returning the connection task: aborting it closes the
+/// socket, as a client that goes away does.
+pub async fn send_with_connection(
+    addr: SocketAddr,
+    req: Request<Full<Bytes>>,
+) -> (Response<Incoming>, tokio::task::JoinHandle<()>) {
     let stream = TcpStream::connect(addr).await.expect("connect");
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .expect("handshake");
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let _ = conn.await;
     });
-    within(sender.send_request(req)).await.expect("response")
+    (
+        within(sender.send_request(req)).await.expect("response"),
+        task,
+    )
 }
 
 /// Fails the test when `f` takes more than 10 s.
@@ -315,12 +360,16 @@ pub async fn eventually(mut cond: impl FnMut() -> bool) {
 }
 
 pub async fn body_bytes(r: Response<Incoming>) -> Bytes {
-    within(r.into_body().collect()).await.expect("body").to_bytes()
+    within(r.into_body().collect())
+        .await
+        .expect("body")
+        .to_bytes()
 }
 
 pub async fn body_json(r: Response<Incoming>) -> Value {
     let b = body_bytes(r).await;
-    serde_json::from_slice(&b).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&b)))
+    serde_json::from_slice(&b)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&b)))
 }
 
 pub fn content_type(r: &Response<Incoming>) -> &str {
@@ -342,7 +391,11 @@ pub struct Sse {
 
 impl Sse {
     pub fn new(r: Response<Incoming>) -> Sse {
-        assert!(content_type(&r).starts_with("text/event-stream"), "not SSE: {:?}", r.headers());
+        assert!(
+            content_type(&r).starts_with("text/event-stream"),
+            "not SSE: {:?}",
+            r.headers()
+        );
         Sse {
             body: r.into_body(),
             decoder: SseDecoder::new(),

@@ -1,7 +1,7 @@
 use tessera_macros::tool;
 
-/// `name` is a string; hints are booleans.
-#[tool(name = ping, annotations(read_only = "yes"))]
+/// `name` is a string.
+#[tool(name = ping)]
 async fn ping() -> String {
     "pong".to_owned()
 }
@@ -10,6 +10,12 @@ async fn ping() -> String {
 #[tool(title = 3)]
 async fn pong() -> String {
     "ping".to_owned()
+}
+
+/// Hints are booleans.
+#[tool(annotations(read_only = "yes"))]
+async fn pang() -> String {
+    "pung".to_owned()
 }
 
 fn main() {}

@@ -79,7 +79,6 @@ impl<S> CompletionRegistry<S> {
     /// Checks that every provider names a registered template and one of its
     /// variables. Meant to run in `ServerBuilder::build`, after the resources
     /// are finished.
-    #[allow(dead_code)] // until `ServerBuilder::build` calls it
     pub fn finish(
         &self,
         _prompts: &PromptRegistry<S>,

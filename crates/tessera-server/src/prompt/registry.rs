@@ -414,7 +414,9 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     fn get_prompt(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        let params: GetPromptRequestParams = match tessera_types::decode_params(r.params.as_ref()) {
+        let params: GetPromptRequestParams = match tessera_types::decode_params(
+            crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
+        ) {
             Ok(p) => p,
             Err(e) => {
                 return ready(Err(ErrorObject::invalid_params(format!(

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use tessera_runtime::BoxFuture;
-use tessera_types::{Annotations, Icon, JsonObject, ReadResourceResult, Resource, ResourceTemplate};
+use tessera_types::{
+    Annotations, Icon, JsonObject, ReadResourceResult, Resource, ResourceTemplate,
+};
 
 use super::extract::ResourceRead;
 use super::handler::ResourceHandler;

@@ -146,6 +146,17 @@ impl FsResources {
         !self.include_hidden && name.starts_with('.')
     }
 
+    /// Whether a canonical path lies under the root, through no hidden
+    /// directory (unless hidden files are served).
+    fn servable(&self, canonical: &Path) -> bool {
+        match canonical.strip_prefix(&self.root) {
+            Ok(inside) => inside
+                .components()
+                .all(|c| c.as_os_str().to_str().is_some_and(|s| !self.hidden(s))),
+            Err(_) => false,
+        }
+    }
+
     /// The checked path of a URI under the base: refused, or a path under
     /// the root (not yet canonicalised).
     fn path_of(&self, relative: &str) -> Result<PathBuf, ResourceError> {
@@ -169,7 +180,8 @@ impl FsResources {
                 return Err(refuse("NUL byte"));
             }
             let mut parts = Path::new(&seg).components();
-            let single = matches!(parts.next(), Some(Component::Normal(_))) && parts.next().is_none();
+            let single =
+                matches!(parts.next(), Some(Component::Normal(_))) && parts.next().is_none();
             if !single {
                 return Err(refuse("`.` and `..` segments are not allowed"));
             }
@@ -182,16 +194,14 @@ impl FsResources {
     }
 
     /// Reads the file named by a relative URI path (blocking).
-    fn read_blocking(&self, uri: &str, relative: &str) -> Result<ReadResourceResult, ResourceError> {
+    fn read_blocking(
+        &self,
+        uri: &str,
+        relative: &str,
+    ) -> Result<ReadResourceResult, ResourceError> {
         let path = self.path_of(relative)?;
         let canonical = std::fs::canonicalize(&path).map_err(|_| ResourceError::NotFound)?;
-        let inside = canonical
-            .strip_prefix(&self.root)
-            .map_err(|_| ResourceError::NotFound)?;
-        let hidden_inside = inside
-            .components()
-            .any(|c| c.as_os_str().to_str().is_none_or(|s| self.hidden(s)));
-        if hidden_inside {
+        if !self.servable(&canonical) {
             return Err(ResourceError::NotFound);
         }
         let meta = std::fs::metadata(&canonical).map_err(|_| ResourceError::NotFound)?;
@@ -210,7 +220,9 @@ impl FsResources {
             }
             _ => ResourceError::internal("the file could not be read"),
         })?;
-        Ok(ReadResourceResult::new(vec![contents(uri, relative, bytes)]))
+        Ok(ReadResourceResult::new(vec![contents(
+            uri, relative, bytes,
+        )]))
     }
 
     /// Lists the files (blocking).
@@ -244,7 +256,7 @@ impl FsResources {
                 let meta = if kind.is_symlink() {
                     // Only files that stay inside the root; never directories (no cycles).
                     match std::fs::canonicalize(&path) {
-                        Ok(target) if target.starts_with(&self.root) => std::fs::metadata(&target),
+                        Ok(target) if self.servable(&target) => std::fs::metadata(&target),
                         _ => continue,
                     }
                 } else {
@@ -373,7 +385,9 @@ fn joined<T: Send + 'static>(
 impl ResourceProvider for FsResources {
     fn list(&self) -> BoxFuture<'static, Result<Vec<Resource>, ResourceError>> {
         let this = self.clone();
-        Box::pin(async move { joined(tokio::task::spawn_blocking(move || this.list_blocking()).await) })
+        Box::pin(
+            async move { joined(tokio::task::spawn_blocking(move || this.list_blocking()).await) },
+        )
     }
 
     fn templates(&self) -> Vec<ResourceTemplate> {

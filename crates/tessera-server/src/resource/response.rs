@@ -65,7 +65,9 @@ impl ResourceError {
             ResourceError::NotFound => {
                 ErrorObject::internal("Internal error: a resource source was not found")
             }
-            e @ ResourceError::InvalidParams(_) => with_uri(ErrorObject::invalid_params(e.to_string())),
+            e @ ResourceError::InvalidParams(_) => {
+                with_uri(ErrorObject::invalid_params(e.to_string()))
+            }
             e @ ResourceError::Internal(_) => ErrorObject::internal(e.to_string()),
             ResourceError::Rpc(e) => e,
         }
@@ -170,69 +172,114 @@ fn fill_in(mut c: ResourceContents, uri: &str, mime_type: Option<&str>) -> Resou
 }
 
 impl IntoResourceContents for String {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(text(uri, mime, self))
     }
 }
 
 impl IntoResourceContents for &'static str {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(text(uri, mime, self.to_owned()))
     }
 }
 
 impl IntoResourceContents for Cow<'static, str> {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(text(uri, mime, self.into_owned()))
     }
 }
 
 impl IntoResourceContents for Vec<u8> {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(blob(uri, mime, &self))
     }
 }
 
 impl IntoResourceContents for &'static [u8] {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(blob(uri, mime, self))
     }
 }
 
 impl IntoResourceContents for Blob {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(blob(uri, mime, &self.0))
     }
 }
 
 impl<T: Serialize> IntoResourceContents for JsonContents<T> {
-    fn into_contents(self, uri: &str, _mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
-        let body = serde_json::to_string(&self.0)
-            .map_err(|e| ResourceError::internal(format!("could not serialise the resource: {e}")))?;
+    fn into_contents(
+        self,
+        uri: &str,
+        _mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
+        let body = serde_json::to_string(&self.0).map_err(|e| {
+            ResourceError::internal(format!("could not serialise the resource: {e}"))
+        })?;
         Ok(text(uri, Some("application/json"), body))
     }
 }
 
 impl IntoResourceContents for ResourceContents {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(ReadResourceResult::new(vec![fill_in(self, uri, mime)]))
     }
 }
 
 impl IntoResourceContents for TextResourceContents {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         ResourceContents::Text(self).into_contents(uri, mime)
     }
 }
 
 impl IntoResourceContents for BlobResourceContents {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         ResourceContents::Blob(self).into_contents(uri, mime)
     }
 }
 
 impl IntoResourceContents for Vec<ResourceContents> {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(ReadResourceResult::new(
             self.into_iter().map(|c| fill_in(c, uri, mime)).collect(),
         ))
@@ -240,13 +287,21 @@ impl IntoResourceContents for Vec<ResourceContents> {
 }
 
 impl IntoResourceContents for ReadResourceResult {
-    fn into_contents(self, _uri: &str, _mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        _uri: &str,
+        _mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         Ok(self)
     }
 }
 
 impl<T: IntoResourceContents> IntoResourceContents for Option<T> {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         match self {
             Some(t) => t.into_contents(uri, mime),
             None => Err(ResourceError::NotFound),
@@ -255,7 +310,11 @@ impl<T: IntoResourceContents> IntoResourceContents for Option<T> {
 }
 
 impl<T: IntoResourceContents, E: Into<ResourceError>> IntoResourceContents for Result<T, E> {
-    fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<ReadResourceResult, ResourceError> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<ReadResourceResult, ResourceError> {
         match self {
             Ok(t) => t.into_contents(uri, mime),
             Err(e) => Err(e.into()),
@@ -279,7 +338,9 @@ mod tests {
             serde_json::to_value(&r).unwrap(),
             json!({"contents": [{"uri": "x://b", "mimeType": "application/octet-stream", "blob": "AQID"}]})
         );
-        let r = JsonContents(json!({"a": 1})).into_contents("x://c", Some("text/plain")).unwrap();
+        let r = JsonContents(json!({"a": 1}))
+            .into_contents("x://c", Some("text/plain"))
+            .unwrap();
         assert_eq!(
             serde_json::to_value(&r).unwrap(),
             json!({"contents": [{"uri": "x://c", "mimeType": "application/json", "text": "{\"a\":1}"}]})

@@ -5,36 +5,6 @@
 //! `{#var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}`, `{&var}`, several
 //! variables per expression (`{?a,b}`), the explode modifier (`{/path*}`)
 //! and the prefix modifier (`{var:3}`).
-//!
-//! # How a URI is matched
-//!
-//! Expansion loses information (an undefined variable and an empty one may
-//! expand alike, a list and a string too), so matching picks one reading:
-//!
-//! - Literal text must appear as is. Each expression takes the **shortest**
-//!   text that lets the rest of the template match (so `{+path}{?q}` leaves
-//!   the query to `{?q}`).
-//! - An expression never spans a character that cannot occur in its
-//!   expansion's position: `/`, `?` and `#` end `{var}`, `{.var}` and
-//!   `{;var}`; `?` and `#` end `{/var}`; `#` ends `{?var}` and `{&var}`.
-//!   `{+var}` and `{#var}` may contain anything. Other characters are
-//!   accepted even where the RFC would have encoded them, since clients do
-//!   not always encode.
-//! - Values are percent-decoded (and must then be UTF-8). A value of an
-//!   unreserved expansion (`{var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}`,
-//!   `{&var}`) that contains a raw `,` is a list ([`VarValue::List`]); so is
-//!   every exploded variable's value, except a named exploded variable
-//!   (`{?params*}`) that received pairs with other names, which is a
-//!   [`VarValue::Map`].
-//! - Variables of an unnamed expression with several variables (`{x,y}`,
-//!   `{/a,b}`) are assigned in order; those left over are undefined. An
-//!   exploded variable takes the pieces the others do not need.
-//! - Variables of a named expression (`{?a,b}`, `{;a,b}`) are found by name,
-//!   in any order; a name the template does not have makes the match fail,
-//!   unless an exploded variable of that expression collects it.
-//! - An empty expression leaves all its variables undefined (absent from the
-//!   result); `?a=` and `;a` give `a` the empty string.
-//! - A variable that appears twice must match the same value both times.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -45,11 +15,47 @@ use super::uri::{is_triplet, percent_decode, percent_encode};
 /// URIs longer than this are never matched (a bound on matching work).
 pub const MAX_MATCH_LEN: usize = 8 * 1024;
 
-/// How many candidate splits one match may try before giving up (no
-/// match). Only contrived templates (many adjacent expressions) come near.
+/// How many candidate splits one match may consider before giving up (no
+/// match). Only contrived templates (many adjacent expressions without
+/// literal text between them, on long URIs) come near.
 const MATCH_BUDGET: usize = 1 << 20;
 
 /// A parsed RFC 6570 URI template.
+///
+/// # How a URI is matched
+///
+/// Expansion loses information (an undefined variable and an empty one may
+/// expand alike, a list and a string too), so matching picks one reading:
+///
+/// - Literal text must appear as is. Each expression takes the **shortest**
+///   text that lets the rest of the template match (so `{+path}{?q}` leaves
+///   the query to `{?q}`).
+/// - An expression never spans a character that cannot occur in its
+///   expansion's position: `/`, `?` and `#` end `{var}`, `{.var}` and
+///   `{;var}`; `?` and `#` end `{/var}`; `#` ends `{?var}` and `{&var}`.
+///   `{+var}` and `{#var}` may contain anything. Other characters are
+///   accepted even where the RFC would have encoded them, since clients do
+///   not always encode.
+/// - Values are percent-decoded (and must then be UTF-8). A value of an
+///   unreserved expansion (`{var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}`,
+///   `{&var}`) that contains a raw `,` is a list ([`VarValue::List`]); so is
+///   every exploded variable's value, except a named exploded variable
+///   (`{?params*}`) that received pairs with other names, which is a
+///   [`VarValue::Map`].
+/// - Variables of an unnamed expression with several variables (`{x,y}`,
+///   `{/a,b}`) are assigned in order; those left over are undefined. An
+///   exploded variable takes the pieces the others do not need.
+/// - Variables of a named expression (`{?a,b}`, `{;a,b}`) are found by name,
+///   in any order; a name the template does not have makes the match fail,
+///   unless an exploded variable of that expression collects it.
+/// - An empty expression leaves all its variables undefined (absent from the
+///   result); `?a=` and `;a` give `a` the empty string.
+/// - A variable that appears twice must match the same value both times.
+/// - URIs longer than [`MAX_MATCH_LEN`] never match, nor do URIs that would
+///   need an unreasonable amount of backtracking (only contrived templates,
+///   with many adjacent expressions, come near that bound).
+///
+/// # Example
 ///
 /// ```
 /// use tessera_server::{UriTemplate, VarValue};
@@ -241,13 +247,19 @@ fn parse_varname(name: &str, at: usize) -> Result<(), TemplateError> {
     }
     let b = name.as_bytes();
     if b[0] == b'.' || b[b.len() - 1] == b'.' || name.contains("..") {
-        return Err(err(at, format!("variable name {name:?} has a misplaced '.'")));
+        return Err(err(
+            at,
+            format!("variable name {name:?} has a misplaced '.'"),
+        ));
     }
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
             if !is_triplet(b, i) {
-                return Err(err(at, format!("variable name {name:?} has a bad %-escape")));
+                return Err(err(
+                    at,
+                    format!("variable name {name:?} has a bad %-escape"),
+                ));
             }
             i += 3;
             continue;
@@ -399,8 +411,8 @@ impl UriTemplate {
     }
 
     /// Matches `uri` against the template; on success, the defined
-    /// variables and their percent-decoded values. See the [module
-    /// documentation](self) for how ambiguities are resolved.
+    /// variables and their percent-decoded values. See [`UriTemplate`] for
+    /// how ambiguities are resolved.
     pub fn match_uri(&self, uri: &str) -> Option<HashMap<String, VarValue>> {
         if uri.len() > MAX_MATCH_LEN {
             return None;
@@ -522,6 +534,9 @@ struct Matcher<'a> {
 
 impl Matcher<'_> {
     fn run(&mut self, part: usize, pos: usize) -> bool {
+        if self.budget == 0 {
+            return false;
+        }
         let Some(p) = self.parts.get(part) else {
             return pos == self.uri.len();
         };
@@ -540,32 +555,39 @@ impl Matcher<'_> {
         ok
     }
 
+    /// Whether part `part` can begin at byte `at`: a cheap necessary
+    /// condition that prunes most candidate splits.
+    fn can_start(&self, part: usize, at: usize) -> bool {
+        let rest = &self.uri[at..];
+        match self.parts.get(part) {
+            None => rest.is_empty(),
+            Some(Part::Literal(l)) => rest.starts_with(l.as_str()),
+            Some(Part::Expr { op, .. }) => {
+                op.first().is_empty()
+                    || rest.starts_with(op.first())
+                    || self.can_start(part + 1, at)
+            }
+        }
+    }
+
     fn expr(&mut self, part: usize, pos: usize, op: Op, specs: &[VarSpec]) -> bool {
         let rest = &self.uri[pos..];
         let stop = rest
             .bytes()
             .position(|b| op.stops().contains(&b))
             .unwrap_or(rest.len());
-        let next_literal = match self.parts.get(part + 1) {
-            Some(Part::Literal(l)) => Some(l.as_str()),
-            _ => None,
-        };
-        let last = part + 1 == self.parts.len();
         // Shortest first: each expression takes as little as the rest allows.
         for end in (0..=stop).filter(|e| rest.is_char_boundary(*e)) {
-            if last && end != rest.len() {
-                continue;
+            if self.budget == 0 {
+                return false;
             }
-            if next_literal.is_some_and(|l| !rest[end..].starts_with(l)) {
+            self.budget -= 1;
+            if !self.can_start(part + 1, pos + end) {
                 continue;
             }
             if self.memo && self.failed.contains(&(part + 1, pos + end)) {
                 continue;
             }
-            if self.budget == 0 {
-                return false;
-            }
-            self.budget -= 1;
             let Some(found) = match_expr(op, specs, &rest[..end]) else {
                 continue;
             };
@@ -743,7 +765,9 @@ mod tests {
     }
 
     fn vars(v: &[(&str, VarValue)]) -> HashMap<String, VarValue> {
-        v.iter().map(|(k, x)| ((*k).to_owned(), x.clone())).collect()
+        v.iter()
+            .map(|(k, x)| ((*k).to_owned(), x.clone()))
+            .collect()
     }
 
     #[track_caller]
@@ -830,28 +854,56 @@ mod tests {
     #[test]
     fn level_1_and_2() {
         matches("{var}", "value", &[("var", s("value"))]);
-        matches("{hello}", "Hello%20World%21", &[("hello", s("Hello World!"))]);
-        matches("{+hello}", "Hello%20World!", &[("hello", s("Hello World!"))]);
+        matches(
+            "{hello}",
+            "Hello%20World%21",
+            &[("hello", s("Hello World!"))],
+        );
+        matches(
+            "{+hello}",
+            "Hello%20World!",
+            &[("hello", s("Hello World!"))],
+        );
         matches("{+path}/here", "/foo/bar/here", &[("path", s("/foo/bar"))]);
-        matches("here?ref={+path}", "here?ref=/foo/bar", &[("path", s("/foo/bar"))]);
+        matches(
+            "here?ref={+path}",
+            "here?ref=/foo/bar",
+            &[("path", s("/foo/bar"))],
+        );
         matches("X{#var}", "X#value", &[("var", s("value"))]);
-        matches("X{#hello}", "X#Hello%20World!", &[("hello", s("Hello World!"))]);
+        matches(
+            "X{#hello}",
+            "X#Hello%20World!",
+            &[("hello", s("Hello World!"))],
+        );
         matches("X{#var}", "X", &[]);
         no_match("X{#var}", "Xvalue");
     }
 
     #[test]
     fn level_3() {
-        matches("map?{x,y}", "map?1024,768", &[("x", s("1024")), ("y", s("768"))]);
+        matches(
+            "map?{x,y}",
+            "map?1024,768",
+            &[("x", s("1024")), ("y", s("768"))],
+        );
         matches(
             "{x,hello,y}",
             "1024,Hello%20World%21,768",
-            &[("x", s("1024")), ("hello", s("Hello World!")), ("y", s("768"))],
+            &[
+                ("x", s("1024")),
+                ("hello", s("Hello World!")),
+                ("y", s("768")),
+            ],
         );
         matches(
             "{+x,hello,y}",
             "1024,Hello%20World!,768",
-            &[("x", s("1024")), ("hello", s("Hello World!")), ("y", s("768"))],
+            &[
+                ("x", s("1024")),
+                ("hello", s("Hello World!")),
+                ("y", s("768")),
+            ],
         );
         matches(
             "{+path,x}/here",
@@ -859,20 +911,32 @@ mod tests {
             &[("path", s("/foo/bar")), ("x", s("1024"))],
         );
         matches("X{.var}", "X.value", &[("var", s("value"))]);
-        matches("X{.x,y}", "X.1024.768", &[("x", s("1024")), ("y", s("768"))]);
+        matches(
+            "X{.x,y}",
+            "X.1024.768",
+            &[("x", s("1024")), ("y", s("768"))],
+        );
         matches("{/var}", "/value", &[("var", s("value"))]);
         matches(
             "{/var,x}/here",
             "/value/1024/here",
             &[("var", s("value")), ("x", s("1024"))],
         );
-        matches("{;x,y}", ";x=1024;y=768", &[("x", s("1024")), ("y", s("768"))]);
+        matches(
+            "{;x,y}",
+            ";x=1024;y=768",
+            &[("x", s("1024")), ("y", s("768"))],
+        );
         matches(
             "{;x,y,empty}",
             ";x=1024;y=768;empty",
             &[("x", s("1024")), ("y", s("768")), ("empty", s(""))],
         );
-        matches("{?x,y}", "?x=1024&y=768", &[("x", s("1024")), ("y", s("768"))]);
+        matches(
+            "{?x,y}",
+            "?x=1024&y=768",
+            &[("x", s("1024")), ("y", s("768"))],
+        );
         matches(
             "{?x,y,empty}",
             "?x=1024&y=768&empty=",
@@ -890,10 +954,26 @@ mod tests {
     fn level_4() {
         matches("{var:3}", "val", &[("var", s("val"))]);
         no_match("{var:3}", "value");
-        matches("{list}", "red,green,blue", &[("list", l(&["red", "green", "blue"]))]);
-        matches("{list*}", "red,green,blue", &[("list", l(&["red", "green", "blue"]))]);
-        matches("{/list*}", "/red/green/blue", &[("list", l(&["red", "green", "blue"]))]);
-        matches("X{.list*}", "X.red.green.blue", &[("list", l(&["red", "green", "blue"]))]);
+        matches(
+            "{list}",
+            "red,green,blue",
+            &[("list", l(&["red", "green", "blue"]))],
+        );
+        matches(
+            "{list*}",
+            "red,green,blue",
+            &[("list", l(&["red", "green", "blue"]))],
+        );
+        matches(
+            "{/list*}",
+            "/red/green/blue",
+            &[("list", l(&["red", "green", "blue"]))],
+        );
+        matches(
+            "X{.list*}",
+            "X.red.green.blue",
+            &[("list", l(&["red", "green", "blue"]))],
+        );
         matches(
             "{/list*,path:4}",
             "/red/green/blue/%2Ffoo",
@@ -933,9 +1013,17 @@ mod tests {
 
     #[test]
     fn resource_shaped_templates() {
-        matches("file:///{+path}", "file:///a/b/c.txt", &[("path", s("a/b/c.txt"))]);
+        matches(
+            "file:///{+path}",
+            "file:///a/b/c.txt",
+            &[("path", s("a/b/c.txt"))],
+        );
         matches("file:///{+path}", "file:///", &[]);
-        matches("users://{id}/profile", "users://42/profile", &[("id", s("42"))]);
+        matches(
+            "users://{id}/profile",
+            "users://42/profile",
+            &[("id", s("42"))],
+        );
         no_match("users://{id}/profile", "users://42/settings");
         no_match("users://{id}/profile", "users://4/2/profile");
         no_match("users://{id}/profile", "files://42/profile");
@@ -958,9 +1046,16 @@ mod tests {
         matches(
             "db://{table}{?limit,offset}",
             "db://users?offset=5&limit=10",
-            &[("table", s("users")), ("limit", s("10")), ("offset", s("5"))],
+            &[
+                ("table", s("users")),
+                ("limit", s("10")),
+                ("offset", s("5")),
+            ],
         );
-        no_match("db://{table}{?limit,offset}", "db://users?limit=1&order=asc");
+        no_match(
+            "db://{table}{?limit,offset}",
+            "db://users?limit=1&order=asc",
+        );
         no_match("db://{table}{?limit}", "db://users?limit=1&limit=2");
         no_match("db://{table}{?limit}", "db://users?limit=1&");
         // A reserved expansion leaves the query to the query expression.
@@ -974,13 +1069,21 @@ mod tests {
             "weather://S%C3%A3o%20Paulo/2025-01-01.json",
             &[("city", s("São Paulo")), ("date", s("2025-01-01"))],
         );
-        matches("x://{name}{.ext}", "x://report.tar.gz", &[("name", s("report")), ("ext", s("tar.gz"))]);
+        matches(
+            "x://{name}{.ext}",
+            "x://report.tar.gz",
+            &[("name", s("report")), ("ext", s("tar.gz"))],
+        );
         // Malformed escapes never match.
         no_match("x://{id}", "x://a%zz");
         no_match("x://{id}", "x://%FF");
         no_match("x://{/seg}", "x:///a/b");
         // Unencoded characters are accepted.
-        matches("x://{user}@{host}", "x://me@example.com", &[("user", s("me")), ("host", s("example.com"))]);
+        matches(
+            "x://{user}@{host}",
+            "x://me@example.com",
+            &[("user", s("me")), ("host", s("example.com"))],
+        );
         // Non-ASCII in the URI.
         matches("x://{w}", "x://été", &[("w", s("été"))]);
     }
@@ -1012,15 +1115,34 @@ mod tests {
     #[test]
     fn refuses_bad_templates() {
         for bad in [
-            "x://{", "x://}", "x://{}", "x://{a{b}}", "x://{=a}", "x://{!a}", "x://{a b}",
-            "x://{a:0}", "x://{a:10000}", "x://{a:}", "x://{a:x}", "x://{.}", "x://{a..b}",
-            "x://{a,}", "x://{%zz}", "x://{a-b}",
+            "x://{",
+            "x://}",
+            "x://{}",
+            "x://{a{b}}",
+            "x://{=a}",
+            "x://{!a}",
+            "x://{a b}",
+            "x://{a:0}",
+            "x://{a:10000}",
+            "x://{a:}",
+            "x://{a:x}",
+            "x://{.}",
+            "x://{a..b}",
+            "x://{a,}",
+            "x://{%zz}",
+            "x://{a-b}",
         ] {
             assert!(UriTemplate::parse(bad).is_err(), "{bad:?}");
         }
         let e = UriTemplate::parse("abc{").unwrap_err();
         assert_eq!(e.position, 3);
-        for good in ["x://{a.b}", "x://{a%20b}", "x://{_1}", "x://{a:9999}", "{a*}"] {
+        for good in [
+            "x://{a.b}",
+            "x://{a%20b}",
+            "x://{_1}",
+            "x://{a:9999}",
+            "{a*}",
+        ] {
             assert!(UriTemplate::parse(good).is_ok(), "{good:?}");
         }
     }

@@ -112,7 +112,10 @@ pub(crate) fn check_uri(uri: &str) -> Result<(), &'static str> {
         if b <= b' ' || b == 0x7f {
             return Err("URIs contain no spaces or control characters");
         }
-        if matches!(b, b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}') {
+        if matches!(
+            b,
+            b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}'
+        ) {
             return Err("the URI contains a character that URIs never contain");
         }
         if b == b'%' && !is_triplet(bytes, i) {

@@ -142,14 +142,17 @@ impl<'de> Deserializer<'de> for ValueDe {
                 return Err(de::Error::invalid_type(Unexpected::Map, &"a list"));
             }
         };
-        let mut seq =
-            SeqDeserializer::new(items.into_iter().map(|s| ValueDe(VarValue::String(s))));
+        let mut seq = SeqDeserializer::new(items.into_iter().map(|s| ValueDe(VarValue::String(s))));
         let out = visitor.visit_seq(&mut seq)?;
         seq.end()?;
         Ok(out)
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
         self.deserialize_seq(visitor)
     }
 
@@ -212,7 +215,9 @@ mod tests {
     use super::*;
 
     fn vars(v: &[(&str, VarValue)]) -> HashMap<String, VarValue> {
-        v.iter().map(|(k, x)| ((*k).to_owned(), x.clone())).collect()
+        v.iter()
+            .map(|(k, x)| ((*k).to_owned(), x.clone()))
+            .collect()
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
@@ -272,8 +277,11 @@ mod tests {
         assert!(e.to_string().contains("u32"), "{e}");
         let e = from_vars::<Id>(&HashMap::new()).unwrap_err();
         assert!(e.to_string().contains("missing field `id`"), "{e}");
-        let e = from_vars::<Id>(&vars(&[("id", VarValue::List(vec!["1".into(), "2".into()]))]))
-            .unwrap_err();
+        let e = from_vars::<Id>(&vars(&[(
+            "id",
+            VarValue::List(vec!["1".into(), "2".into()]),
+        )]))
+        .unwrap_err();
         assert!(e.to_string().contains("single value"), "{e}");
     }
 

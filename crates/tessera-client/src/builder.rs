@@ -1,0 +1,350 @@
+//! [`ClientBuilder`]: who the client is, what it answers, how it connects.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
+use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
+use tessera_types::{
+    ClientCapabilities, Era, Implementation, JsonObject, LoggingLevel, ProtocolVersion, Root,
+};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{broadcast, watch};
+
+use crate::cache::ResponseCache;
+use crate::client::{Client, ClientInner, Remembered, Settings};
+use crate::connect::{ChildConnector, Connector, Launch, Started, establish};
+use crate::error::ClientError;
+use crate::handler::{FormHandler, SamplingHandler, UrlConsent};
+use crate::input::{HandlerSet, Inputs};
+use crate::listen::Subscriptions;
+use crate::options::ReconnectPolicy;
+use crate::service::Shared;
+
+/// Builds a [`Client`]: who it is, what it supports, how it connects.
+///
+/// Capabilities are derived from the handlers: [`ClientBuilder::roots`]
+/// declares `roots` (with `listChanged`), [`ClientBuilder::sampling`]
+/// `sampling` (and `sampling.tools` with [`ClientBuilder::sampling_with_tools`]),
+/// [`ClientBuilder::elicitation`] `elicitation.form` and
+/// [`ClientBuilder::url_elicitation`] `elicitation.url`. The same handlers
+/// answer legacy server requests and 2026-07-28 input requests.
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    info: Implementation,
+    capabilities: ClientCapabilities,
+    mode: ConnectMode,
+    versions: Vec<ProtocolVersion>,
+    request_timeout: Option<Duration>,
+    max_request_timeout: Option<Duration>,
+    probe_timeout: Duration,
+    connection: ConnectionOptions,
+    handlers: HandlerSet,
+    errors: Vec<String>,
+    cache: bool,
+    max_rounds: usize,
+    max_pages: usize,
+    retry_idempotent: bool,
+    reconnect: ReconnectPolicy,
+    resubscribe: bool,
+    log_level: Option<LoggingLevel>,
+    event_capacity: usize,
+}
+
+impl ClientBuilder {
+    /// A client that calls itself `name` `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            capabilities: ClientCapabilities::default(),
+            mode: ConnectMode::Auto,
+            versions: ProtocolVersion::ALL.to_vec(),
+            request_timeout: Some(Duration::from_secs(60)),
+            max_request_timeout: Some(Duration::from_secs(600)),
+            probe_timeout: Duration::from_secs(5),
+            connection: ConnectionOptions::default(),
+            handlers: HandlerSet::default(),
+            errors: Vec::new(),
+            cache: false,
+            max_rounds: 10,
+            max_pages: 1000,
+            retry_idempotent: false,
+            reconnect: ReconnectPolicy::default(),
+            resubscribe: true,
+            log_level: None,
+            event_capacity: 1024,
+        }
+    }
+
+    /// Sets the whole `Implementation` info (title, icons, website…).
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// How to pick the era and version: [`ConnectMode::Auto`] (the default)
+    /// probes with `server/discover` and falls back to `initialize`.
+    pub fn mode(mut self, mode: ConnectMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Pins one protocol version (and its era).
+    pub fn protocol_version(mut self, v: ProtocolVersion) -> Self {
+        self.mode = match v.era() {
+            Era::Legacy => ConnectMode::Legacy(v),
+            Era::Modern => ConnectMode::Modern(v),
+        };
+        self
+    }
+
+    /// The protocol versions the client accepts (all known ones by default).
+    pub fn versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+        self.versions = versions.into_iter().collect();
+        self
+    }
+
+    /// Capabilities to declare besides those the handlers imply (experimental
+    /// ones, extensions). A capability declared here without a handler is
+    /// refused when used, except `roots`, answered with an empty list.
+    pub fn capabilities(mut self, caps: ClientCapabilities) -> Self {
+        self.capabilities = caps;
+        self
+    }
+
+    /// The default timeout of each request (`None`: wait forever); restarted
+    /// by progress on requests that ask for it.
+    pub fn request_timeout(mut self, t: Option<Duration>) -> Self {
+        self.request_timeout = t;
+        self
+    }
+
+    /// The default hard limit of each request, whatever progress arrives
+    /// (`None`: none; 10 minutes by default).
+    pub fn max_request_timeout(mut self, t: Option<Duration>) -> Self {
+        self.max_request_timeout = t;
+        self
+    }
+
+    /// How long to wait for an answer to the `server/discover` probe before
+    /// assuming a legacy server.
+    pub fn probe_timeout(mut self, t: Duration) -> Self {
+        self.probe_timeout = t;
+        self
+    }
+
+    /// Limits and timing of the connection (message size, drain time).
+    pub fn connection_options(mut self, options: ConnectionOptions) -> Self {
+        self.connection = options;
+        self
+    }
+
+    /// Exposes `roots` (`file://` URIs) and declares the `roots` capability.
+    /// Change them later with [`Client::set_roots`].
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        if let Err(e) = crate::roots::check_roots(&roots) {
+            self.errors.push(e);
+        }
+        self.handlers.roots = Some(roots);
+        self
+    }
+
+    /// Answers sampling requests with `handler` and declares `sampling`
+    /// (without tools: tool-enabled requests are refused).
+    pub fn sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self.handlers.sampling_tools = false;
+        self
+    }
+
+    /// Like [`ClientBuilder::sampling`], declaring `sampling.tools` as well:
+    /// requests may offer tools and carry tool use and tool result content
+    /// (checked against the pairing rules).
+    pub fn sampling_with_tools(mut self, handler: impl SamplingHandler) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self.handlers.sampling_tools = true;
+        self
+    }
+
+    /// Answers form-mode elicitations with `handler` and declares
+    /// `elicitation.form`. Accepted answers get the schema's defaults for
+    /// omitted fields (SEP-1034) and are validated against the requested
+    /// schema before they are sent.
+    pub fn elicitation(mut self, handler: impl FormHandler) -> Self {
+        self.handlers.form = Some(Arc::new(handler));
+        self
+    }
+
+    /// Asks the user's consent for URL-mode elicitations with `consent` and
+    /// declares `elicitation.url`. The library never opens a URL itself.
+    pub fn url_elicitation(mut self, consent: impl UrlConsent) -> Self {
+        self.handlers.url = Some(Arc::new(consent));
+        self
+    }
+
+    /// Turns on the response cache (off by default); see [`crate::cache`].
+    pub fn cache(mut self, on: bool) -> Self {
+        self.cache = on;
+        self
+    }
+
+    /// How many times a multi round-trip request is retried with input
+    /// before giving up with [`ClientError::TooManyRounds`] (default 10).
+    pub fn max_input_rounds(mut self, n: usize) -> Self {
+        self.max_rounds = n;
+        self
+    }
+
+    /// The most pages a list method follows (default 1000).
+    pub fn max_pages(mut self, n: usize) -> Self {
+        self.max_pages = n.max(1);
+        self
+    }
+
+    /// Re-issues idempotent requests (lists, reads, `prompts/get`,
+    /// completion, ping) once after reconnecting when the connection was lost
+    /// under them (off by default; needs a reconnectable connection).
+    pub fn retry_idempotent(mut self, on: bool) -> Self {
+        self.retry_idempotent = on;
+        self
+    }
+
+    /// How [`Client::reconnect`] retries.
+    pub fn reconnect_policy(mut self, policy: ReconnectPolicy) -> Self {
+        self.reconnect = policy;
+        self
+    }
+
+    /// Whether open [`ListenStream`](crate::ListenStream)s re-send
+    /// `subscriptions/listen` after a reconnection (on by default).
+    pub fn resubscribe_on_reconnect(mut self, on: bool) -> Self {
+        self.resubscribe = on;
+        self
+    }
+
+    /// The lowest log level asked of the server: `logging/setLevel` right
+    /// after connecting (legacy), the `_meta` log level of every request
+    /// (2026-07-28).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// How many events a slow [`EventStream`](crate::EventStream) may fall
+    /// behind before it skips the oldest (default 1024).
+    pub fn event_capacity(mut self, n: usize) -> Self {
+        self.event_capacity = n.max(1);
+        self
+    }
+
+    fn settings(&self, caps: &ClientCapabilities) -> Settings {
+        let mut engine = EngineConfig::client(ClientIdentity {
+            info: to_object(&self.info),
+            capabilities: to_object(caps),
+        })
+        .with_versions(self.versions.iter().copied());
+        engine.timeouts.request = self.request_timeout;
+        engine.timeouts.maximum = self.max_request_timeout;
+        engine.probe_timeout = self.probe_timeout;
+        Settings {
+            max_rounds: self.max_rounds,
+            max_pages: self.max_pages,
+            retry_idempotent: self.retry_idempotent,
+            reconnect: self.reconnect.clone(),
+            resubscribe: self.resubscribe,
+            mode: self.mode,
+            engine,
+            connection: self.connection.clone(),
+        }
+    }
+
+    /// Starts a server as a child process and connects to it over its stdio.
+    /// The client can [`reconnect`](Client::reconnect), re-spawning it.
+    pub async fn connect_child(self, cmd: &ChildCommand) -> Result<Client, ClientError> {
+        self.connect_with(ChildConnector::new(cmd.clone())).await
+    }
+
+    /// Connects with a [`Connector`], which also serves reconnections.
+    pub async fn connect_with(self, connector: impl Connector) -> Result<Client, ClientError> {
+        let connector: Arc<dyn Connector> = Arc::new(connector);
+        let first = connector.clone();
+        self.open(Some(connector), move |launch| first.start(launch))
+            .await
+    }
+
+    /// Connects over a reader/writer pair carrying newline-delimited JSON-RPC
+    /// (no reconnection).
+    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        self.open(None, move |launch| {
+            Box::pin(async move { Ok(launch.run_io(reader, writer)) })
+        })
+        .await
+    }
+
+    /// Connects over any [`Transport`] (no reconnection; implement
+    /// [`Connector`] for a transport that can be opened again).
+    pub async fn connect_transport<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
+        self.open(None, move |launch| {
+            Box::pin(async move { Ok(launch.run(transport)) })
+        })
+        .await
+    }
+
+    async fn open<F>(self, connector: Option<Arc<dyn Connector>>, first: F) -> Result<Client, ClientError>
+    where
+        F: FnOnce(Launch) -> BoxFuture<'static, std::io::Result<Started>>,
+    {
+        if let Some(e) = self.errors.first() {
+            return Err(ClientError::Config(e.clone()));
+        }
+        let caps = self.handlers.capabilities(&self.capabilities);
+        let settings = self.settings(&caps);
+        let (events, _) = broadcast::channel(self.event_capacity);
+        let (raw, _) = broadcast::channel(self.event_capacity.max(256));
+        let (generation, _) = watch::channel(1);
+        let shared = Arc::new(Shared {
+            inputs: Arc::new(Inputs::new(self.handlers.clone(), caps)),
+            events,
+            raw,
+            cache: self.cache.then(ResponseCache::default),
+            subscriptions: Arc::new(Subscriptions::default()),
+            generation,
+            closed: AtomicBool::new(false),
+        });
+        let started = first(Launch::new(&shared, &settings, 1)).await?;
+        let conn = establish(&shared, &settings, 1, started).await?;
+        let client = Client {
+            inner: Arc::new(ClientInner {
+                shared,
+                conn: Mutex::new(conn),
+                reconnecting: tokio::sync::Mutex::new(()),
+                connector,
+                settings,
+                remembered: Mutex::new(Remembered::default()),
+            }),
+        };
+        if let Some(level) = self.log_level {
+            match client.set_log_level(level).await {
+                // A server without logging: the level is still sent with
+                // modern requests and restored after reconnecting.
+                Ok(()) | Err(ClientError::Unsupported(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(client)
+    }
+}
+
+fn to_object<T: Serialize>(v: &T) -> JsonObject {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
+}

@@ -1,0 +1,366 @@
+//! What the client answers for the server, in both eras: legacy
+//! server-to-client requests and 2026-07-28 input requests go through the
+//! same checks and the same handlers.
+//!
+//! A request is first checked against what the client declared (a capability,
+//! an elicitation mode, sampling with tools); an undeclared one is refused
+//! (`-32601` for an unknown method, `-32602` for an undeclared mode or tool
+//! use, as the 2025-11-25 chapters say) and never reaches a handler.
+
+use std::sync::{Arc, RwLock};
+
+use futures::future::join_all;
+use serde_json::{Value, json};
+use tessera_types::{
+    ClientCapabilities, CreateMessageRequestParams, ElicitAction, ElicitRequestFormParams,
+    ElicitResult, ErrorCode, ErrorObject, InputResponse, InputResponses, JsonObject,
+    ListRootsResult, Root,
+};
+
+use crate::elicitation::{ElicitationTracker, finish_form_answer};
+use crate::error::ClientError;
+use crate::handler::{FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest};
+use crate::sampling;
+
+/// Why a request from the server is not answered.
+#[derive(Debug, Clone)]
+pub(crate) struct Refusal {
+    /// Set when the request needs something the client did not declare.
+    pub undeclared: Option<String>,
+    /// The error to answer with.
+    pub error: ErrorObject,
+}
+
+impl Refusal {
+    fn undeclared(what: impl Into<String>, error: ErrorObject) -> Self {
+        Refusal {
+            undeclared: Some(what.into()),
+            error,
+        }
+    }
+
+    fn invalid(error: ErrorObject) -> Self {
+        Refusal {
+            undeclared: None,
+            error,
+        }
+    }
+}
+
+/// The client's declared capabilities and the handlers behind them.
+pub(crate) struct Inputs {
+    pub caps: ClientCapabilities,
+    roots: RwLock<Vec<Root>>,
+    sampling: Option<Arc<dyn SamplingHandler>>,
+    form: Option<Arc<dyn FormHandler>>,
+    url: Option<Arc<dyn UrlConsent>>,
+    pub tracker: ElicitationTracker,
+}
+
+impl std::fmt::Debug for Inputs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inputs")
+            .field("caps", &self.caps)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The handlers a builder collected.
+#[derive(Clone, Default)]
+pub(crate) struct HandlerSet {
+    pub roots: Option<Vec<Root>>,
+    pub sampling: Option<Arc<dyn SamplingHandler>>,
+    pub sampling_tools: bool,
+    pub form: Option<Arc<dyn FormHandler>>,
+    pub url: Option<Arc<dyn UrlConsent>>,
+}
+
+impl std::fmt::Debug for HandlerSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerSet")
+            .field("roots", &self.roots)
+            .field("sampling", &self.sampling.is_some())
+            .field("sampling_tools", &self.sampling_tools)
+            .field("form", &self.form.is_some())
+            .field("url", &self.url.is_some())
+            .finish()
+    }
+}
+
+impl HandlerSet {
+    /// The capabilities: `base`, plus what each handler implies.
+    pub fn capabilities(&self, base: &ClientCapabilities) -> ClientCapabilities {
+        let mut caps = base.clone();
+        if self.roots.is_some() {
+            let r = caps.roots.get_or_insert_with(Default::default);
+            r.list_changed = Some(true);
+        }
+        if self.sampling.is_some() {
+            let s = caps.sampling.get_or_insert_with(Default::default);
+            if self.sampling_tools {
+                s.tools.get_or_insert_with(JsonObject::new);
+            }
+        }
+        if self.form.is_some() || self.url.is_some() {
+            let e = caps.elicitation.get_or_insert_with(Default::default);
+            if self.form.is_some() {
+                e.form.get_or_insert_with(JsonObject::new);
+            }
+            if self.url.is_some() {
+                e.url.get_or_insert_with(JsonObject::new);
+            }
+        }
+        caps
+    }
+}
+
+fn not_supported(method: &str, capability: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method} (the client did not declare the {capability} capability)"),
+    )
+    .with_data(json!({"reason": format!("Client does not have {capability} capability")}))
+}
+
+impl Inputs {
+    pub fn new(set: HandlerSet, caps: ClientCapabilities) -> Self {
+        Inputs {
+            caps,
+            roots: RwLock::new(set.roots.unwrap_or_default()),
+            sampling: set.sampling,
+            form: set.form,
+            url: set.url,
+            tracker: ElicitationTracker::default(),
+        }
+    }
+
+    /// The server-to-client methods the client answers (legacy era).
+    pub fn methods(&self) -> Vec<String> {
+        let mut m = Vec::new();
+        if self.caps.roots.is_some() {
+            m.push("roots/list".to_owned());
+        }
+        if self.caps.sampling.is_some() {
+            m.push("sampling/createMessage".to_owned());
+        }
+        if self.caps.elicitation.is_some() {
+            m.push("elicitation/create".to_owned());
+        }
+        m
+    }
+
+    pub fn roots(&self) -> Vec<Root> {
+        self.roots
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn set_roots(&self, roots: Vec<Root>) {
+        *self
+            .roots
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = roots;
+    }
+
+    /// Whether the client declared everything `method` with `params` needs.
+    pub fn check(&self, method: &str, params: Option<&JsonObject>) -> Result<(), Refusal> {
+        match method {
+            "roots/list" => {
+                if self.caps.roots.is_none() {
+                    return Err(Refusal::undeclared("roots/list", not_supported(method, "roots")));
+                }
+            }
+            "sampling/createMessage" => {
+                let Some(s) = &self.caps.sampling else {
+                    return Err(Refusal::undeclared(method, not_supported(method, "sampling")));
+                };
+                let p = parse_sampling(params).map_err(Refusal::invalid)?;
+                if sampling::uses_tools(&p) && s.tools.is_none() {
+                    return Err(Refusal::undeclared(
+                        "sampling/createMessage with tools",
+                        ErrorObject::invalid_params(
+                            "Invalid params: tools and tool content need the sampling.tools capability, \
+                             which this client did not declare",
+                        ),
+                    ));
+                }
+            }
+            "elicitation/create" => {
+                let Some(e) = &self.caps.elicitation else {
+                    return Err(Refusal::undeclared(method, not_supported(method, "elicitation")));
+                };
+                let mode = params.and_then(|p| p.get("mode"));
+                let (declared, name) = match mode {
+                    None => (e.supports_form(), "form"),
+                    Some(Value::String(m)) if m == "form" => (e.supports_form(), "form"),
+                    Some(Value::String(m)) if m == "url" => (e.supports_url(), "url"),
+                    Some(other) => {
+                        return Err(Refusal::invalid(ErrorObject::invalid_params(format!(
+                            "Invalid params: unknown elicitation mode {other}"
+                        ))));
+                    }
+                };
+                if !declared {
+                    return Err(Refusal::undeclared(
+                        format!("elicitation/create ({name} mode)"),
+                        ErrorObject::invalid_params(format!(
+                            "Invalid params: elicitation mode {name:?} is not supported by this client"
+                        )),
+                    ));
+                }
+            }
+            other => {
+                return Err(Refusal::undeclared(other, ErrorObject::method_not_found(other)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Answers a request that passed [`Inputs::check`].
+    pub async fn answer(
+        self: Arc<Self>,
+        method: String,
+        params: Option<JsonObject>,
+    ) -> Result<JsonObject, ErrorObject> {
+        self.check(&method, params.as_ref()).map_err(|r| r.error)?;
+        match method.as_str() {
+            "roots/list" => Ok(to_object(&ListRootsResult {
+                meta: None,
+                roots: self.roots(),
+            })),
+            "sampling/createMessage" => {
+                let p = parse_sampling(params.as_ref())?;
+                sampling::check_request(&p)?;
+                let handler = self.sampling.clone().ok_or_else(|| {
+                    ErrorObject::internal("Internal error: this client has no sampling handler")
+                })?;
+                let r = handler.create_message(p.clone()).await?;
+                sampling::check_result(&p, &r)?;
+                Ok(to_object(&r))
+            }
+            _ => self.elicit(params.unwrap_or_default()).await,
+        }
+    }
+
+    async fn elicit(&self, params: JsonObject) -> Result<JsonObject, ErrorObject> {
+        if params.get("mode").and_then(Value::as_str) == Some("url") {
+            let req = UrlRequest {
+                message: str_field(&params, "message")?,
+                url: str_field(&params, "url")?,
+                elicitation_id: params
+                    .get("elicitationId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
+            let consent = self.url.clone().ok_or_else(|| {
+                ErrorObject::internal("Internal error: this client has no URL consent handler")
+            })?;
+            let id = req.elicitation_id.clone();
+            let action = consent.consent(req).await?;
+            if let (ElicitAction::Accept, Some(id)) = (action, id) {
+                self.tracker.register(&id);
+            }
+            return Ok(to_object(&ElicitResult::action(action)));
+        }
+        let typed: ElicitRequestFormParams = serde_json::from_value(Value::Object(params.clone()))
+            .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?;
+        let raw_schema = params
+            .get("requestedSchema")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let handler = self.form.clone().ok_or_else(|| {
+            ErrorObject::internal("Internal error: this client has no form elicitation handler")
+        })?;
+        let answer = handler
+            .elicit(FormRequest {
+                message: typed.message,
+                requested_schema: typed.requested_schema,
+                raw_schema: raw_schema.clone(),
+            })
+            .await?;
+        let answer = finish_form_answer(&raw_schema, answer)?;
+        Ok(to_object(&answer))
+    }
+
+    /// Fulfils the `inputRequests` of an `input_required` result: checks every
+    /// request first (an undeclared one fails the whole round, unanswered),
+    /// then answers them all concurrently.
+    pub async fn fulfil(self: &Arc<Self>, requests: &JsonObject) -> Result<InputResponses, ClientError> {
+        let mut calls = Vec::new();
+        for (key, request) in requests {
+            let malformed = |why: &str| ClientError::Input {
+                key: key.clone(),
+                method: request
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned(),
+                error: ErrorObject::invalid_params(format!("Invalid params: {why}")),
+            };
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .ok_or_else(|| malformed("an input request needs a method"))?;
+            let params = match request.get("params") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(p)) => Some(p.clone()),
+                Some(_) => return Err(malformed("input request params must be an object")),
+            };
+            if let Err(r) = self.check(method, params.as_ref()) {
+                return Err(match r.undeclared {
+                    Some(what) => ClientError::UndeclaredInput {
+                        key: key.clone(),
+                        what,
+                    },
+                    None => ClientError::Input {
+                        key: key.clone(),
+                        method: method.to_owned(),
+                        error: r.error,
+                    },
+                });
+            }
+            calls.push((key.clone(), method.to_owned(), params));
+        }
+        let answers = join_all(calls.into_iter().map(|(key, method, params)| {
+            let this = self.clone();
+            async move {
+                let out = this.answer(method.clone(), params).await;
+                (key, method, out)
+            }
+        }))
+        .await;
+        let mut responses = InputResponses::new();
+        for (key, method, out) in answers {
+            let result = out.map_err(|error| ClientError::Input {
+                key: key.clone(),
+                method: method.clone(),
+                error,
+            })?;
+            let response: InputResponse = serde_json::from_value(Value::Object(result))
+                .map_err(|source| ClientError::Decode { method, source })?;
+            responses.insert(key, response);
+        }
+        Ok(responses)
+    }
+}
+
+fn parse_sampling(params: Option<&JsonObject>) -> Result<CreateMessageRequestParams, ErrorObject> {
+    serde_json::from_value(Value::Object(params.cloned().unwrap_or_default()))
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))
+}
+
+fn str_field(p: &JsonObject, name: &str) -> Result<String, ErrorObject> {
+    p.get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| ErrorObject::invalid_params(format!("Invalid params: {name} must be a string")))
+}
+
+pub(crate) fn to_object<T: serde::Serialize>(v: &T) -> JsonObject {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
+}

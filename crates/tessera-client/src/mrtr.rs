@@ -1,0 +1,187 @@
+//! Multi round-trip requests (2026-07-28): `tools/call`, `prompts/get` and
+//! `resources/read` may be answered with `resultType: "input_required"`.
+//!
+//! The automatic methods ([`Client::call_tool`], [`Client::get_prompt`],
+//! [`Client::read_resource`] and their `_with` forms) fulfil every input
+//! request through the client's handlers, then retry the original request
+//! (under a new JSON-RPC id) with `inputResponses` and the exact
+//! `requestState`, until the server completes or the round limit is reached.
+//! Input requests the client did not declare fail the call, unanswered. The
+//! `_once` forms send a single attempt and hand back the
+//! [`MrtrResult`] so the caller drives the rounds (with [`Client::fulfil`]).
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tessera_types::{
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
+    InputRequiredResult, InputResponses, JsonObject, MrtrResult, ReadResourceRequestParams,
+    ReadResourceResult, ResultType,
+};
+
+use crate::client::{Client, decode};
+use crate::error::ClientError;
+use crate::input::to_object;
+use crate::options::CallOptions;
+
+impl Client {
+    /// Runs the input rounds of one request.
+    async fn rounds<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        base: JsonObject,
+        options: &CallOptions,
+    ) -> Result<T, ClientError> {
+        let mut params = base.clone();
+        let mut rounds = 0;
+        loop {
+            let raw = self.send(method, Some(params), options).await?;
+            if ResultType::of(&raw) != ResultType::InputRequired {
+                return decode(method, raw);
+            }
+            if rounds >= self.inner.settings.max_rounds {
+                return Err(ClientError::TooManyRounds {
+                    method: method.to_owned(),
+                    rounds,
+                });
+            }
+            rounds += 1;
+            params = base.clone();
+            let protocol = |reason: &str| ClientError::Protocol {
+                method: method.to_owned(),
+                reason: reason.to_owned(),
+            };
+            let requests = raw.get("inputRequests");
+            let state = raw.get("requestState");
+            if requests.is_none() && state.is_none() {
+                return Err(protocol(
+                    "an input_required result has neither inputRequests nor requestState",
+                ));
+            }
+            match requests {
+                None => {}
+                Some(Value::Object(r)) => {
+                    let responses = self.inner.shared.inputs.fulfil(r).await?;
+                    params.insert("inputResponses".into(), Value::Object(to_object(&responses)));
+                }
+                Some(_) => return Err(protocol("inputRequests is not an object")),
+            }
+            match state {
+                None => {}
+                // Echoed exactly, never inspected.
+                Some(s @ Value::String(_)) => {
+                    params.insert("requestState".into(), s.clone());
+                }
+                Some(_) => return Err(protocol("requestState is not a string")),
+            }
+        }
+    }
+
+    async fn once<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: JsonObject,
+        options: &CallOptions,
+    ) -> Result<MrtrResult<T>, ClientError> {
+        let raw = self.send(method, Some(params), options).await?;
+        decode(method, raw)
+    }
+
+    /// Fulfils the input requests of an `input_required` result through the
+    /// client's handlers (for callers driving rounds with the `_once`
+    /// methods). Fails, answering nothing, if any request needs something the
+    /// client did not declare.
+    pub async fn fulfil(&self, result: &InputRequiredResult) -> Result<InputResponses, ClientError> {
+        match &result.input_requests {
+            None => Ok(InputResponses::new()),
+            Some(r) => {
+                let raw = to_object(r);
+                self.inner.shared.inputs.fulfil(&raw).await
+            }
+        }
+    }
+
+    /// Calls a tool with JSON arguments (an object, or `null` for none),
+    /// answering input requests as needed.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, ClientError> {
+        let mut params = CallToolRequestParams::new(name);
+        if let Value::Object(args) = arguments {
+            params.arguments = Some(args);
+        }
+        self.call_tool_with(params, &CallOptions::default()).await
+    }
+
+    /// Calls a tool with full params and options, answering input requests.
+    pub async fn call_tool_with(
+        &self,
+        params: CallToolRequestParams,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.rounds("tools/call", to_object(&params), options).await
+    }
+
+    /// Sends one `tools/call` attempt; the caller handles `input_required`.
+    pub async fn call_tool_once(
+        &self,
+        params: CallToolRequestParams,
+        options: &CallOptions,
+    ) -> Result<MrtrResult<CallToolResult>, ClientError> {
+        self.once("tools/call", to_object(&params), options).await
+    }
+
+    /// Gets a prompt, answering input requests as needed.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, ClientError> {
+        let mut params = GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params.arguments = Some(arguments);
+        }
+        self.get_prompt_with(params, &CallOptions::default()).await
+    }
+
+    /// Gets a prompt with full params and options, answering input requests.
+    pub async fn get_prompt_with(
+        &self,
+        params: GetPromptRequestParams,
+        options: &CallOptions,
+    ) -> Result<GetPromptResult, ClientError> {
+        self.rounds("prompts/get", to_object(&params), options).await
+    }
+
+    /// Sends one `prompts/get` attempt; the caller handles `input_required`.
+    pub async fn get_prompt_once(
+        &self,
+        params: GetPromptRequestParams,
+        options: &CallOptions,
+    ) -> Result<MrtrResult<GetPromptResult>, ClientError> {
+        self.once("prompts/get", to_object(&params), options).await
+    }
+
+    /// Reads a resource, answering input requests as needed.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        self.read_resource_with(ReadResourceRequestParams::new(uri), &CallOptions::default())
+            .await
+    }
+
+    /// Reads a resource with full params and options, answering input requests.
+    pub async fn read_resource_with(
+        &self,
+        params: ReadResourceRequestParams,
+        options: &CallOptions,
+    ) -> Result<ReadResourceResult, ClientError> {
+        self.rounds("resources/read", to_object(&params), options).await
+    }
+
+    /// Sends one `resources/read` attempt; the caller handles `input_required`.
+    pub async fn read_resource_once(
+        &self,
+        params: ReadResourceRequestParams,
+        options: &CallOptions,
+    ) -> Result<MrtrResult<ReadResourceResult>, ClientError> {
+        self.once("resources/read", to_object(&params), options).await
+    }
+}

@@ -1,0 +1,91 @@
+//! The client's side of a connection as a [`Service`]: answers the server's
+//! legacy requests (roots, sampling, elicitation) and takes in notifications
+//! (cache invalidation, URL elicitation completions, subscription streams,
+//! typed events, the raw notification channel).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde_json::Value;
+use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request, Service};
+use tessera_types::JsonObject;
+use tokio::sync::{broadcast, watch};
+
+use crate::cache::ResponseCache;
+use crate::events::{ClientEvent, subscription_id};
+use crate::input::Inputs;
+use crate::listen::Subscriptions;
+
+/// What every connection of a client shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub inputs: Arc<Inputs>,
+    pub events: broadcast::Sender<ClientEvent>,
+    pub raw: broadcast::Sender<(String, Option<JsonObject>)>,
+    pub cache: Option<ResponseCache>,
+    pub subscriptions: Arc<Subscriptions>,
+    /// The connection generation; bumped on every (re)connection, and
+    /// touched when the client closes.
+    pub generation: watch::Sender<u64>,
+    pub closed: AtomicBool,
+}
+
+/// The [`Service`] of one connection.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientService {
+    shared: Arc<Shared>,
+    generation: u64,
+}
+
+impl ClientService {
+    pub fn new(shared: Arc<Shared>, generation: u64) -> Self {
+        ClientService { shared, generation }
+    }
+
+    fn on_notification(&self, method: &str, params: Option<JsonObject>) {
+        let s = &self.shared;
+        let _ = s.raw.send((method.to_owned(), params.clone()));
+        if let Some(c) = &s.cache {
+            c.on_notification(method, params.as_ref());
+        }
+        if method == "notifications/elicitation/complete" {
+            let id = params
+                .as_ref()
+                .and_then(|p| p.get("elicitationId"))
+                .and_then(Value::as_str);
+            if let Some(id) = id {
+                if s.inputs.tracker.complete(id) {
+                    let _ = s.events.send(ClientEvent::ElicitationComplete {
+                        elicitation_id: id.to_owned(),
+                    });
+                }
+            }
+        }
+        if let Some(sub) = subscription_id(params.as_ref()) {
+            s.subscriptions
+                .route(self.generation, sub, method, params.clone());
+        }
+        if let Some(e) = ClientEvent::from_notification(method, params.as_ref()) {
+            let _ = s.events.send(e);
+        }
+    }
+}
+
+impl Service for ClientService {
+    fn methods(&self) -> Vec<String> {
+        self.shared.inputs.methods()
+    }
+
+    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+        let inputs = self.shared.inputs.clone();
+        Box::pin(async move {
+            // Undeclared requests are refused inside `answer`, before any handler runs.
+            inputs.answer(request.method, request.params).await
+        })
+    }
+
+    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        self.on_notification(&n.method, n.params);
+        Box::pin(async {})
+    }
+}
