@@ -290,14 +290,21 @@ impl ClientBuilder {
 
     /// Connects over any [`Transport`] (no reconnection; implement
     /// [`Connector`] for a transport that can be opened again).
-    pub async fn connect_transport<T: Transport>(self, transport: T) -> Result<Client, ClientError> {
+    pub async fn connect_transport<T: Transport>(
+        self,
+        transport: T,
+    ) -> Result<Client, ClientError> {
         self.open(None, move |launch| {
             Box::pin(async move { Ok(launch.run(transport)) })
         })
         .await
     }
 
-    async fn open<F>(self, connector: Option<Arc<dyn Connector>>, first: F) -> Result<Client, ClientError>
+    async fn open<F>(
+        self,
+        connector: Option<Arc<dyn Connector>>,
+        first: F,
+    ) -> Result<Client, ClientError>
     where
         F: FnOnce(Launch) -> BoxFuture<'static, std::io::Result<Started>>,
     {

@@ -101,12 +101,22 @@ impl ResponseCache {
     }
 
     /// Keeps a result if it says it may be kept.
-    pub fn store(&self, key: String, method: &str, params: Option<&JsonObject>, result: &JsonObject) {
+    pub fn store(
+        &self,
+        key: String,
+        method: &str,
+        params: Option<&JsonObject>,
+        result: &JsonObject,
+    ) {
         if result.get("resultType").and_then(Value::as_str) != Some("complete") {
             return;
         }
         // A negative or missing ttlMs counts as 0: immediately stale.
-        let Some(ttl) = result.get("ttlMs").and_then(Value::as_u64).filter(|t| *t > 0) else {
+        let Some(ttl) = result
+            .get("ttlMs")
+            .and_then(Value::as_u64)
+            .filter(|t| *t > 0)
+        else {
             return;
         };
         let scope = result
@@ -144,7 +154,8 @@ impl ResponseCache {
 
     /// Drops the entries marked `cacheScope: "private"`.
     pub fn invalidate_private(&self) {
-        self.lock().retain(|_, e| e.scope != Some(CacheScope::Private));
+        self.lock()
+            .retain(|_, e| e.scope != Some(CacheScope::Private));
     }
 
     /// Drops everything.
@@ -195,7 +206,13 @@ mod tests {
         assert_eq!(key("tools/list", Some(&a)), key("tools/list", Some(&b)));
         assert_ne!(key("tools/list", Some(&b)), key("tools/list", None));
         assert!(key("tools/call", None).is_none());
-        assert!(key("resources/read", Some(&obj(json!({"uri": "u", "requestState": "s"})))).is_none());
+        assert!(
+            key(
+                "resources/read",
+                Some(&obj(json!({"uri": "u", "requestState": "s"})))
+            )
+            .is_none()
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -207,20 +224,37 @@ mod tests {
         assert!(c.get(&k).is_some());
         c.invalidate_uri("file:///b");
         assert!(c.get(&k).is_some());
-        c.on_notification("notifications/resources/updated", Some(&obj(json!({"uri": "file:///a"}))));
+        c.on_notification(
+            "notifications/resources/updated",
+            Some(&obj(json!({"uri": "file:///a"}))),
+        );
         assert!(c.get(&k).is_none());
         // No hint, zero ttl, interim results: not kept.
-        for r in [json!({"resultType": "complete"}), json!({"resultType": "complete", "ttlMs": 0}),
-                  json!({"resultType": "input_required", "ttlMs": 10}), json!({"ttlMs": 10})] {
+        for r in [
+            json!({"resultType": "complete"}),
+            json!({"resultType": "complete", "ttlMs": 0}),
+            json!({"resultType": "input_required", "ttlMs": 10}),
+            json!({"ttlMs": 10}),
+        ] {
             c.store(k.clone(), "resources/read", Some(&p), &obj(r));
             assert!(c.get(&k).is_none());
         }
-        c.store(k.clone(), "resources/read", Some(&p), &obj(json!({"resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})));
+        c.store(
+            k.clone(),
+            "resources/read",
+            Some(&p),
+            &obj(json!({"resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})),
+        );
         tokio::time::advance(Duration::from_millis(999)).await;
         assert!(c.get(&k).is_some());
         tokio::time::advance(Duration::from_millis(1)).await;
         assert!(c.get(&k).is_none());
-        c.store(k.clone(), "resources/read", Some(&p), &obj(json!({"resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})));
+        c.store(
+            k.clone(),
+            "resources/read",
+            Some(&p),
+            &obj(json!({"resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})),
+        );
         c.invalidate_private();
         assert_eq!(c.stats().entries, 0);
     }

@@ -339,7 +339,10 @@ impl Client {
                 m.insert(k.clone(), v.clone());
             }
             if let Some(l) = level {
-                m.insert(meta_keys::LOG_LEVEL.into(), Value::String(l.as_str().into()));
+                m.insert(
+                    meta_keys::LOG_LEVEL.into(),
+                    Value::String(l.as_str().into()),
+                );
             }
         }
         Some(p)

@@ -50,7 +50,9 @@ pub(crate) fn finish_form_answer(
     let value = Value::Object(content);
     check_form(schema, &value)?;
     answer.content = Some(serde_json::from_value(value).map_err(|e| {
-        ErrorObject::internal(format!("Internal error: the form answer has unsupported values: {e}"))
+        ErrorObject::internal(format!(
+            "Internal error: the form answer has unsupported values: {e}"
+        ))
     })?);
     Ok(answer)
 }
@@ -64,7 +66,9 @@ pub(crate) fn check_form(schema: &JsonObject, content: &Value) -> Result<(), Err
         options = options.with_draft(jsonschema::Draft::Draft202012);
     }
     let validator = options.build(&schema_value).map_err(|e| {
-        ErrorObject::invalid_params(format!("Invalid params: requestedSchema is not a valid JSON Schema: {e}"))
+        ErrorObject::invalid_params(format!(
+            "Invalid params: requestedSchema is not a valid JSON Schema: {e}"
+        ))
     })?;
     let problems: Vec<String> = validator
         .iter_errors(content)
@@ -177,16 +181,18 @@ mod tests {
             },
             "required": ["email"]
         }));
-        let answer: ElicitResult =
-            serde_json::from_value(json!({"action": "accept", "content": {"email": "a@b.example"}}))
-                .unwrap();
+        let answer: ElicitResult = serde_json::from_value(
+            json!({"action": "accept", "content": {"email": "a@b.example"}}),
+        )
+        .unwrap();
         let done = finish_form_answer(&schema, answer).unwrap();
         assert_eq!(
             serde_json::to_value(done.content).unwrap(),
             json!({"name": "John Doe", "age": 30, "email": "a@b.example"})
         );
         let bad: ElicitResult =
-            serde_json::from_value(json!({"action": "accept", "content": {"email": "nope"}})).unwrap();
+            serde_json::from_value(json!({"action": "accept", "content": {"email": "nope"}}))
+                .unwrap();
         assert_eq!(finish_form_answer(&schema, bad).unwrap_err().code, -32603);
         let missing: ElicitResult =
             serde_json::from_value(json!({"action": "accept", "content": {}})).unwrap();

@@ -60,7 +60,9 @@ pub enum ClientError {
     /// The server asked for input the client never declared it supports
     /// (an undeclared capability or elicitation mode, or sampling with tools
     /// without `sampling.tools`). The client does not answer such requests.
-    #[error("the server asked for {what} (input request {key:?}), which this client did not declare")]
+    #[error(
+        "the server asked for {what} (input request {key:?}), which this client did not declare"
+    )]
     UndeclaredInput {
         /// The `inputRequests` key.
         key: String,
@@ -88,7 +90,9 @@ pub enum ClientError {
         cursor: String,
     },
     /// A paginated list had more pages than the configured limit.
-    #[error("{method} returned more than {pages} pages; raise ClientBuilder::max_pages if that is expected")]
+    #[error(
+        "{method} returned more than {pages} pages; raise ClientBuilder::max_pages if that is expected"
+    )]
     TooManyPages {
         /// The list method.
         method: String,
@@ -107,7 +111,9 @@ pub enum ClientError {
         error: ErrorObject,
     },
     /// The client was connected over a one-off transport and cannot reconnect.
-    #[error("this client cannot reconnect: it was connected over a one-off transport (use connect_child or connect_with)")]
+    #[error(
+        "this client cannot reconnect: it was connected over a one-off transport (use connect_child or connect_with)"
+    )]
     NotReconnectable,
     /// Every reconnection attempt failed.
     #[error("could not reconnect after {attempts} attempt(s): {last}")]
@@ -140,7 +146,10 @@ impl ClientError {
 
     /// Whether the request timed out.
     pub fn is_timeout(&self) -> bool {
-        matches!(self, ClientError::Request(PeerError::Call(CallError::Timeout(_))))
+        matches!(
+            self,
+            ClientError::Request(PeerError::Call(CallError::Timeout(_)))
+        )
     }
 
     pub(crate) fn from_peer(e: PeerError) -> ClientError {

@@ -3,8 +3,8 @@
 use futures::stream::BoxStream;
 use serde_json::Value;
 use tessera_types::{
-    Era, JsonObject, LoggingMessageNotificationParams, ProgressNotificationParams,
-    ProtocolVersion, RequestId,
+    Era, JsonObject, LoggingMessageNotificationParams, ProgressNotificationParams, ProtocolVersion,
+    RequestId,
 };
 use tokio::sync::broadcast;
 

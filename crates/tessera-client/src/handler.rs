@@ -85,7 +85,8 @@ impl FormRequest {
 /// request), so the application should check its form before returning.
 pub trait FormHandler: Send + Sync + 'static {
     /// Asks the user.
-    fn elicit(&self, request: FormRequest) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>>;
+    fn elicit(&self, request: FormRequest)
+    -> BoxFuture<'static, Result<ElicitResult, ErrorObject>>;
 }
 
 impl<F, Fut> FormHandler for F
@@ -93,7 +94,10 @@ where
     F: Fn(FormRequest) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
 {
-    fn elicit(&self, request: FormRequest) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
+    fn elicit(
+        &self,
+        request: FormRequest,
+    ) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
         Box::pin(self(request))
     }
 }
@@ -148,7 +152,8 @@ impl UrlRequest {
 /// dismissal.
 pub trait UrlConsent: Send + Sync + 'static {
     /// Shows the URL and asks.
-    fn consent(&self, request: UrlRequest) -> BoxFuture<'static, Result<ElicitAction, ErrorObject>>;
+    fn consent(&self, request: UrlRequest)
+    -> BoxFuture<'static, Result<ElicitAction, ErrorObject>>;
 }
 
 impl<F, Fut> UrlConsent for F
@@ -156,7 +161,10 @@ where
     F: Fn(UrlRequest) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<ElicitAction, ErrorObject>> + Send + 'static,
 {
-    fn consent(&self, request: UrlRequest) -> BoxFuture<'static, Result<ElicitAction, ErrorObject>> {
+    fn consent(
+        &self,
+        request: UrlRequest,
+    ) -> BoxFuture<'static, Result<ElicitAction, ErrorObject>> {
         Box::pin(self(request))
     }
 }
@@ -175,7 +183,10 @@ mod tests {
 
     #[test]
     fn host_and_suspicion() {
-        assert_eq!(url("https://mcp.example.com/x?y").host(), Some("mcp.example.com"));
+        assert_eq!(
+            url("https://mcp.example.com/x?y").host(),
+            Some("mcp.example.com")
+        );
         assert_eq!(url("https://u:p@h.example:8443/").host(), Some("h.example"));
         assert_eq!(url("https://[::1]:80/").host(), Some("::1"));
         assert_eq!(url("not a url").host(), None);

@@ -117,7 +117,9 @@ impl HandlerSet {
 fn not_supported(method: &str, capability: &str) -> ErrorObject {
     ErrorObject::new(
         ErrorCode::METHOD_NOT_FOUND,
-        format!("Method not found: {method} (the client did not declare the {capability} capability)"),
+        format!(
+            "Method not found: {method} (the client did not declare the {capability} capability)"
+        ),
     )
     .with_data(json!({"reason": format!("Client does not have {capability} capability")}))
 }
@@ -168,12 +170,18 @@ impl Inputs {
         match method {
             "roots/list" => {
                 if self.caps.roots.is_none() {
-                    return Err(Refusal::undeclared("roots/list", not_supported(method, "roots")));
+                    return Err(Refusal::undeclared(
+                        "roots/list",
+                        not_supported(method, "roots"),
+                    ));
                 }
             }
             "sampling/createMessage" => {
                 let Some(s) = &self.caps.sampling else {
-                    return Err(Refusal::undeclared(method, not_supported(method, "sampling")));
+                    return Err(Refusal::undeclared(
+                        method,
+                        not_supported(method, "sampling"),
+                    ));
                 };
                 let p = parse_sampling(params).map_err(Refusal::invalid)?;
                 if sampling::uses_tools(&p) && s.tools.is_none() {
@@ -188,7 +196,10 @@ impl Inputs {
             }
             "elicitation/create" => {
                 let Some(e) = &self.caps.elicitation else {
-                    return Err(Refusal::undeclared(method, not_supported(method, "elicitation")));
+                    return Err(Refusal::undeclared(
+                        method,
+                        not_supported(method, "elicitation"),
+                    ));
                 };
                 let mode = params.and_then(|p| p.get("mode"));
                 let (declared, name) = match mode {
@@ -211,7 +222,10 @@ impl Inputs {
                 }
             }
             other => {
-                return Err(Refusal::undeclared(other, ErrorObject::method_not_found(other)));
+                return Err(Refusal::undeclared(
+                    other,
+                    ErrorObject::method_not_found(other),
+                ));
             }
         }
         Ok(())
@@ -287,7 +301,10 @@ impl Inputs {
     /// Fulfils the `inputRequests` of an `input_required` result: checks every
     /// request first (an undeclared one fails the whole round, unanswered),
     /// then answers them all concurrently.
-    pub async fn fulfil(self: &Arc<Self>, requests: &JsonObject) -> Result<InputResponses, ClientError> {
+    pub async fn fulfil(
+        self: &Arc<Self>,
+        requests: &JsonObject,
+    ) -> Result<InputResponses, ClientError> {
         let mut calls = Vec::new();
         for (key, request) in requests {
             let malformed = |why: &str| ClientError::Input {
@@ -355,7 +372,9 @@ fn str_field(p: &JsonObject, name: &str) -> Result<String, ErrorObject> {
     p.get(name)
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| ErrorObject::invalid_params(format!("Invalid params: {name} must be a string")))
+        .ok_or_else(|| {
+            ErrorObject::invalid_params(format!("Invalid params: {name} must be a string"))
+        })
 }
 
 pub(crate) fn to_object<T: serde::Serialize>(v: &T) -> JsonObject {

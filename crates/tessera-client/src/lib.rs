@@ -34,11 +34,11 @@
 //! use std::collections::BTreeMap;
 //! use tessera_client::{Client, FormRequest};
 //! use tessera_server::{RequestContext, Server, tool};
-//! use tessera_types::{ElicitResult, ElicitValue, ErrorObject, ProtocolVersion};
+//! use tessera_types::{ElicitRequestParams, ElicitResult, ElicitValue, ErrorObject, ProtocolVersion};
 //!
 //! // A server whose tool asks the user for their name.
 //! async fn greet(ctx: RequestContext) -> Result<String, String> {
-//!     let form = serde_json::from_value(serde_json::json!({
+//!     let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
 //!         "message": "What is your name?",
 //!         "requestedSchema": {"type": "object", "properties": {
 //!             "name": {"type": "string"},

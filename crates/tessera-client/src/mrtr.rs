@@ -63,7 +63,10 @@ impl Client {
                 None => {}
                 Some(Value::Object(r)) => {
                     let responses = self.inner.shared.inputs.fulfil(r).await?;
-                    params.insert("inputResponses".into(), Value::Object(to_object(&responses)));
+                    params.insert(
+                        "inputResponses".into(),
+                        Value::Object(to_object(&responses)),
+                    );
                 }
                 Some(_) => return Err(protocol("inputRequests is not an object")),
             }
@@ -92,7 +95,10 @@ impl Client {
     /// client's handlers (for callers driving rounds with the `_once`
     /// methods). Fails, answering nothing, if any request needs something the
     /// client did not declare.
-    pub async fn fulfil(&self, result: &InputRequiredResult) -> Result<InputResponses, ClientError> {
+    pub async fn fulfil(
+        &self,
+        result: &InputRequiredResult,
+    ) -> Result<InputResponses, ClientError> {
         match &result.input_requests {
             None => Ok(InputResponses::new()),
             Some(r) => {
@@ -104,7 +110,11 @@ impl Client {
 
     /// Calls a tool with JSON arguments (an object, or `null` for none),
     /// answering input requests as needed.
-    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, ClientError> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ClientError> {
         let mut params = CallToolRequestParams::new(name);
         if let Value::Object(args) = arguments {
             params.arguments = Some(args);
@@ -149,7 +159,8 @@ impl Client {
         params: GetPromptRequestParams,
         options: &CallOptions,
     ) -> Result<GetPromptResult, ClientError> {
-        self.rounds("prompts/get", to_object(&params), options).await
+        self.rounds("prompts/get", to_object(&params), options)
+            .await
     }
 
     /// Sends one `prompts/get` attempt; the caller handles `input_required`.
@@ -173,7 +184,8 @@ impl Client {
         params: ReadResourceRequestParams,
         options: &CallOptions,
     ) -> Result<ReadResourceResult, ClientError> {
-        self.rounds("resources/read", to_object(&params), options).await
+        self.rounds("resources/read", to_object(&params), options)
+            .await
     }
 
     /// Sends one `resources/read` attempt; the caller handles `input_required`.
@@ -182,6 +194,7 @@ impl Client {
         params: ReadResourceRequestParams,
         options: &CallOptions,
     ) -> Result<MrtrResult<ReadResourceResult>, ClientError> {
-        self.once("resources/read", to_object(&params), options).await
+        self.once("resources/read", to_object(&params), options)
+            .await
     }
 }

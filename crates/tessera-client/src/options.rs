@@ -87,7 +87,10 @@ impl CallOptions {
 
     /// Asks for progress and calls `f` with each notification (also delivered
     /// as [`ClientEvent::Progress`](crate::ClientEvent::Progress)).
-    pub fn on_progress(mut self, f: impl Fn(ProgressNotificationParams) + Send + Sync + 'static) -> Self {
+    pub fn on_progress(
+        mut self,
+        f: impl Fn(ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
         self.progress = Some(Arc::new(f));
         self
     }
@@ -154,7 +157,10 @@ impl Default for ReconnectPolicy {
 impl ReconnectPolicy {
     /// The wait after failed attempt `n` (1-based).
     pub fn delay_after(&self, n: u32) -> Duration {
-        let factor = self.multiplier.max(1.0).powi(n.saturating_sub(1).min(64) as i32);
+        let factor = self
+            .multiplier
+            .max(1.0)
+            .powi(n.saturating_sub(1).min(64) as i32);
         let d = self.initial_delay.as_secs_f64() * factor;
         if !d.is_finite() || d >= self.max_delay.as_secs_f64() {
             self.max_delay
@@ -181,8 +187,14 @@ mod tests {
     fn progress_token_only_when_useful() {
         assert!(!CallOptions::new().wants_progress());
         assert!(CallOptions::new().on_progress(|_| {}).wants_progress());
-        assert!(CallOptions::new().reset_timeout_on_progress(true).wants_progress());
-        let o = CallOptions::new().reset_timeout_on_progress(false).request_options();
+        assert!(
+            CallOptions::new()
+                .reset_timeout_on_progress(true)
+                .wants_progress()
+        );
+        let o = CallOptions::new()
+            .reset_timeout_on_progress(false)
+            .request_options();
         assert!(!o.reset_on_progress && !o.progress);
     }
 }

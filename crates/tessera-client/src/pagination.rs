@@ -30,7 +30,9 @@ impl Client {
         if let Some(c) = cursor {
             params.insert("cursor".into(), Value::String(c.to_owned()));
         }
-        let raw = self.send(method, Some(params), &CallOptions::default()).await?;
+        let raw = self
+            .send(method, Some(params), &CallOptions::default())
+            .await?;
         decode(method, raw)
     }
 
@@ -91,7 +93,10 @@ impl Client {
     }
 
     /// One page of `tools/list`.
-    pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ClientError> {
+    pub async fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListToolsResult, ClientError> {
         self.page("tools/list", cursor).await
     }
 

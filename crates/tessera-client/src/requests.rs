@@ -22,9 +22,16 @@ impl Client {
     }
 
     /// Asks for completions of a prompt argument or resource template variable.
-    pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult, ClientError> {
+    pub async fn complete(
+        &self,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, ClientError> {
         let raw = self
-            .send("completion/complete", Some(to_object(&params)), &CallOptions::default())
+            .send(
+                "completion/complete",
+                Some(to_object(&params)),
+                &CallOptions::default(),
+            )
             .await?;
         decode("completion/complete", raw)
     }

@@ -88,7 +88,9 @@ pub(crate) fn check_request(p: &CreateMessageRequestParams) -> Result<(), ErrorO
         }
         for id in uses {
             if !pending.insert(id.to_owned()) {
-                return Err(bad(format!("message {i}: tool use id {id:?} appears twice")));
+                return Err(bad(format!(
+                    "message {i}: tool use id {id:?} appears twice"
+                )));
             }
         }
     }
@@ -106,7 +108,11 @@ pub(crate) fn check_result(
     p: &CreateMessageRequestParams,
     r: &CreateMessageResult,
 ) -> Result<(), ErrorObject> {
-    let fail = |m: String| Err(ErrorObject::internal(format!("Internal error: the sampling reply is invalid: {m}")));
+    let fail = |m: String| {
+        Err(ErrorObject::internal(format!(
+            "Internal error: the sampling reply is invalid: {m}"
+        )))
+    };
     let blocks = r.content.blocks();
     if blocks.iter().any(|b| matches!(b, Block::ToolResult(_))) {
         return fail("a reply cannot carry tool_result content".into());
@@ -133,7 +139,10 @@ pub(crate) fn check_result(
     let mut ids = BTreeSet::new();
     for u in uses {
         if !tools.iter().any(|t| t.name == u.name) {
-            return fail(format!("it uses the tool {:?}, which the request did not offer", u.name));
+            return fail(format!(
+                "it uses the tool {:?}, which the request did not offer",
+                u.name
+            ));
         }
         if !ids.insert(u.id.as_str()) {
             return fail(format!("tool use id {:?} appears twice", u.id));
@@ -201,7 +210,8 @@ mod tests {
     fn replies_use_only_offered_tools() {
         let p = conversation(json!([{"role": "user", "content": {"type": "text", "text": "q"}}]));
         let reply = |content: Value| -> CreateMessageResult {
-            serde_json::from_value(json!({"role": "assistant", "content": content, "model": "m"})).unwrap()
+            serde_json::from_value(json!({"role": "assistant", "content": content, "model": "m"}))
+                .unwrap()
         };
         check_result(&p, &reply(json!([use_("a")]))).unwrap();
         let other = json!([{"type": "tool_use", "id": "a", "name": "rm_rf", "input": {}}]);

@@ -101,39 +101,71 @@ async fn connect(b: ClientBuilder) -> Client {
 #[tokio::test]
 async fn undeclared_requests_get_the_spec_codes() {
     let bare = connect(builder(LEGACY)).await;
-    assert!(asked(&bare, "sampling/createMessage", sampling_params(hello(), false)).await.starts_with("error -32601"));
-    assert!(asked(&bare, "roots/list", Value::Null).await.starts_with("error -32601"));
-    assert!(asked(&bare, "elicitation/create", json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}})).await.starts_with("error -32601"));
+    assert!(
+        asked(
+            &bare,
+            "sampling/createMessage",
+            sampling_params(hello(), false)
+        )
+        .await
+        .starts_with("error -32601")
+    );
+    assert!(
+        asked(&bare, "roots/list", Value::Null)
+            .await
+            .starts_with("error -32601")
+    );
+    assert!(
+        asked(
+            &bare,
+            "elicitation/create",
+            json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}})
+        )
+        .await
+        .starts_with("error -32601")
+    );
     // ping is always answered.
     assert_eq!(asked(&bare, "ping", Value::Null).await, "{}");
 
     let form_only = connect(builder(LEGACY).elicitation(fill_required)).await;
-    let url = json!({"mode": "url", "elicitationId": "e1", "message": "m", "url": "https://x.example/"});
+    let url =
+        json!({"mode": "url", "elicitationId": "e1", "message": "m", "url": "https://x.example/"});
     let out = asked(&form_only, "elicitation/create", url).await;
     assert!(out.starts_with("error -32602"), "{out}");
 
-    let url_only = connect(builder(LEGACY).url_elicitation(|_u: UrlRequest| async {
-        Ok::<_, ErrorObject>(ElicitAction::Decline)
-    }))
-    .await;
+    let url_only =
+        connect(builder(LEGACY).url_elicitation(|_u: UrlRequest| async {
+            Ok::<_, ErrorObject>(ElicitAction::Decline)
+        }))
+        .await;
     let form = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}});
     let out = asked(&url_only, "elicitation/create", form).await;
     assert!(out.starts_with("error -32602"), "{out}");
 
     let no_tools = connect(builder(LEGACY).sampling(paris)).await;
-    let out = asked(&no_tools, "sampling/createMessage", sampling_params(hello(), true)).await;
+    let out = asked(
+        &no_tools,
+        "sampling/createMessage",
+        sampling_params(hello(), true),
+    )
+    .await;
     assert!(out.starts_with("error -32602"), "{out}");
     assert!(out.contains("sampling.tools"), "{out}");
 }
 
 #[tokio::test]
 async fn sampling_requests_follow_the_tool_rules() {
-    let client = connect(builder(LEGACY).sampling_with_tools(|p: CreateMessageRequestParams| async move {
-        if p.system_prompt.as_deref() == Some("reject") {
-            return Err(user_rejected("User rejected sampling request"));
-        }
-        Ok::<_, ErrorObject>(CreateMessageResult::text("m", format!("{} messages", p.messages.len())))
-    }))
+    let client = connect(builder(LEGACY).sampling_with_tools(
+        |p: CreateMessageRequestParams| async move {
+            if p.system_prompt.as_deref() == Some("reject") {
+                return Err(user_rejected("User rejected sampling request"));
+            }
+            Ok::<_, ErrorObject>(CreateMessageResult::text(
+                "m",
+                format!("{} messages", p.messages.len()),
+            ))
+        },
+    ))
     .await;
     let good = json!([
         {"role": "user", "content": {"type": "text", "text": "weather?"}},
@@ -144,18 +176,42 @@ async fn sampling_requests_follow_the_tool_rules() {
             {"type": "tool_result", "toolUseId": "a", "content": []},
             {"type": "tool_result", "toolUseId": "b", "content": []}]}
     ]);
-    let out = asked(&client, "sampling/createMessage", sampling_params(good.clone(), true)).await;
+    let out = asked(
+        &client,
+        "sampling/createMessage",
+        sampling_params(good.clone(), true),
+    )
+    .await;
     assert!(out.contains("3 messages"), "{out}");
 
     let mut missing = good.clone();
     missing[2]["content"].as_array_mut().unwrap().pop();
-    let out = asked(&client, "sampling/createMessage", sampling_params(missing, true)).await;
-    assert!(out.starts_with("error -32602") && out.contains("Tool result missing"), "{out}");
+    let out = asked(
+        &client,
+        "sampling/createMessage",
+        sampling_params(missing, true),
+    )
+    .await;
+    assert!(
+        out.starts_with("error -32602") && out.contains("Tool result missing"),
+        "{out}"
+    );
 
     let mut mixed = good.clone();
-    mixed[2]["content"].as_array_mut().unwrap().push(json!({"type": "text", "text": "x"}));
-    let out = asked(&client, "sampling/createMessage", sampling_params(mixed, true)).await;
-    assert!(out.starts_with("error -32602") && out.contains("mixed"), "{out}");
+    mixed[2]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "text", "text": "x"}));
+    let out = asked(
+        &client,
+        "sampling/createMessage",
+        sampling_params(mixed, true),
+    )
+    .await;
+    assert!(
+        out.starts_with("error -32602") && out.contains("mixed"),
+        "{out}"
+    );
 
     let mut p = sampling_params(hello(), false);
     p["systemPrompt"] = json!("reject");
@@ -172,12 +228,24 @@ async fn url_elicitation_and_its_completion() {
     .await;
     let mut events = client.events();
     let url = json!({"mode": "url", "elicitationId": "e1", "message": "Connect", "url": "https://x.example/"});
-    assert_eq!(asked(&client, "elicitation/create", url).await, r#"{"action":"accept"}"#);
+    assert_eq!(
+        asked(&client, "elicitation/create", url).await,
+        r#"{"action":"accept"}"#
+    );
 
     // Unknown ids are ignored; a known one completes once.
-    client.call_tool("complete", json!({"id": "unknown"})).await.unwrap();
-    client.call_tool("complete", json!({"id": "e1"})).await.unwrap();
-    client.call_tool("complete", json!({"id": "e1"})).await.unwrap();
+    client
+        .call_tool("complete", json!({"id": "unknown"}))
+        .await
+        .unwrap();
+    client
+        .call_tool("complete", json!({"id": "e1"}))
+        .await
+        .unwrap();
+    client
+        .call_tool("complete", json!({"id": "e1"}))
+        .await
+        .unwrap();
     bounded("completion", client.elicitation_completed("e1")).await;
     client.call_tool("marker", json!({})).await.unwrap();
     let mut completions = Vec::new();
@@ -206,7 +274,10 @@ async fn the_url_elicitation_required_error() {
     assert_eq!(elicitations[0].elicitation_id.as_deref(), Some("e-42"));
     let actions = client.consent_to_urls(&elicitations).await.unwrap();
     assert_eq!(actions, [ElicitAction::Accept]);
-    client.call_tool("complete", json!({"id": "e-42"})).await.unwrap();
+    client
+        .call_tool("complete", json!({"id": "e-42"}))
+        .await
+        .unwrap();
     bounded("completion", client.elicitation_completed("e-42")).await;
 }
 
@@ -223,7 +294,9 @@ async fn roots_changes_are_announced_in_the_legacy_era() {
         serde_json::to_value(client.capabilities()).unwrap(),
         json!({"roots": {"listChanged": true}})
     );
-    client.set_roots(vec![Root::new("file:///tmp/work")]).unwrap();
+    client
+        .set_roots(vec![Root::new("file:///tmp/work")])
+        .unwrap();
     let (method, _) = bounded("the notification", notes.recv()).await.unwrap();
     assert_eq!(method, "notifications/roots/list_changed");
     assert_eq!(client.roots(), [Root::new("file:///tmp/work")]);
@@ -235,7 +308,10 @@ async fn roots_changes_are_announced_in_the_legacy_era() {
     let bad = builder(LEGACY).roots(vec![Root::new("http://x/")]);
     let (a, _b) = tokio::io::duplex(64);
     let (r, w) = tokio::io::split(a);
-    assert!(matches!(bad.connect_io(r, w).await, Err(ClientError::Config(_))));
+    assert!(matches!(
+        bad.connect_io(r, w).await,
+        Err(ClientError::Config(_))
+    ));
 }
 
 #[tokio::test]

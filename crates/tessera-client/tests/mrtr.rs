@@ -26,7 +26,10 @@ fn tools_caps() -> Value {
 async fn scripted_tool<F>(
     builder: tessera_client::ClientBuilder,
     answer: F,
-) -> (tessera_client::Client, Arc<Mutex<Vec<(RequestId, JsonObject)>>>)
+) -> (
+    tessera_client::Client,
+    Arc<Mutex<Vec<(RequestId, JsonObject)>>>,
+)
 where
     F: Fn(usize, &JsonObject) -> Result<JsonObject, ErrorObject> + Send + Sync + 'static,
 {
@@ -54,7 +57,9 @@ fn done(text: &str) -> Result<JsonObject, ErrorObject> {
 #[tokio::test]
 async fn a_server_that_never_completes_hits_the_round_limit() {
     let (client, attempts) = scripted_tool(builder(MODERN).max_input_rounds(3), |_, _| {
-        Ok(obj(json!({"resultType": "input_required", "requestState": "again"})))
+        Ok(obj(
+            json!({"resultType": "input_required", "requestState": "again"}),
+        ))
     })
     .await;
     let e = client.call_tool("t", json!({"x": 1})).await.unwrap_err();
@@ -135,7 +140,9 @@ async fn undeclared_input_requests_are_refused_unanswered() {
             "elicitation/create (url mode)",
         ),
         (
-            builder(MODERN).url_elicitation(|_u: UrlRequest| async { Ok::<_, ErrorObject>(ElicitAction::Accept) }),
+            builder(MODERN).url_elicitation(|_u: UrlRequest| async {
+                Ok::<_, ErrorObject>(ElicitAction::Accept)
+            }),
             json!({"f": {"method": "elicitation/create", "params": {
                 "message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}}}),
             "elicitation/create (form mode)",
@@ -156,7 +163,9 @@ async fn undeclared_input_requests_are_refused_unanswered() {
     for (b, requests, what) in cases {
         let requests = Arc::new(requests);
         let (client, attempts) = scripted_tool(b, move |_, _| {
-            Ok(obj(json!({"resultType": "input_required", "inputRequests": *requests})))
+            Ok(obj(
+                json!({"resultType": "input_required", "inputRequests": *requests}),
+            ))
         })
         .await;
         match client.call_tool("t", json!({})).await.unwrap_err() {
@@ -216,7 +225,10 @@ async fn a_refused_input_fails_the_call_without_a_retry() {
     .await;
     match client.call_tool("t", json!({})).await.unwrap_err() {
         ClientError::Input { key, method, error } => {
-            assert_eq!((key.as_str(), method.as_str()), ("m", "sampling/createMessage"));
+            assert_eq!(
+                (key.as_str(), method.as_str()),
+                ("m", "sampling/createMessage")
+            );
             assert_eq!(error.code, -1);
         }
         other => panic!("unexpected {other}"),
@@ -344,23 +356,24 @@ async fn prompts_and_resources_run_the_same_loop() {
         |r| async move {
             let p = r.params.unwrap_or_default();
             if !p.contains_key("inputResponses") {
-                return Ok(obj(json!({"resultType": "input_required", "requestState": "s",
-                    "inputRequests": {"r": {"method": "roots/list"}}})));
+                return Ok(obj(
+                    json!({"resultType": "input_required", "requestState": "s",
+                    "inputRequests": {"r": {"method": "roots/list"}}}),
+                ));
             }
             let roots = p["inputResponses"]["r"]["roots"].as_array().unwrap().len();
             Ok(match r.method.as_str() {
                 "prompts/get" => obj(json!({"messages": [{"role": "user",
                     "content": {"type": "text", "text": format!("{roots} roots")}}]})),
-                _ => obj(json!({"contents": [{"uri": p["uri"], "text": format!("{roots} roots")}],
-                    "ttlMs": 0, "cacheScope": "private"})),
+                _ => obj(
+                    json!({"contents": [{"uri": p["uri"], "text": format!("{roots} roots")}],
+                    "ttlMs": 0, "cacheScope": "private"}),
+                ),
             })
         },
     )
     .await;
-    let prompt = client
-        .get_prompt("p", Default::default())
-        .await
-        .unwrap();
+    let prompt = client.get_prompt("p", Default::default()).await.unwrap();
     assert_eq!(prompt.messages[0].content.as_text(), Some("2 roots"));
     let read = client.read_resource("file:///x").await.unwrap();
     assert_eq!(

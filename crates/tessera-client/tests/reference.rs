@@ -41,19 +41,34 @@ async fn sampling_and_elicitation_tools_in_both_eras() {
 #[tokio::test]
 async fn every_input_required_tool_completes() {
     let cases = [
-        ("test_input_required_result_elicitation", "Hello, name-value!"),
-        ("test_input_required_result_sampling", "The model said: Paris"),
+        (
+            "test_input_required_result_elicitation",
+            "Hello, name-value!",
+        ),
+        (
+            "test_input_required_result_sampling",
+            "The model said: Paris",
+        ),
         (
             "test_input_required_result_list_roots",
             "Roots: file:///home/user/project, file:///home/user/notes",
         ),
-        ("test_input_required_result_request_state", "state-ok: confirmed=true"),
+        (
+            "test_input_required_result_request_state",
+            "state-ok: confirmed=true",
+        ),
         (
             "test_input_required_result_multiple_inputs",
             "Got name name-value, a greeting and 2 root(s)",
         ),
-        ("test_input_required_result_multi_round", "name-value likes color-value"),
-        ("test_input_required_result_tampered_state", "state verified"),
+        (
+            "test_input_required_result_multi_round",
+            "name-value likes color-value",
+        ),
+        (
+            "test_input_required_result_tampered_state",
+            "state verified",
+        ),
         (
             "test_input_required_result_capabilities",
             "Asked for: elicitation, sampling, roots",
@@ -74,10 +89,12 @@ async fn every_input_required_tool_completes() {
 async fn multi_round_asks_once_per_round_and_retries_with_new_ids() {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
-    let client = reference(builder(ProtocolVersion::V2026_07_28).elicitation(move |f: FormRequest| {
-        seen.lock().unwrap().push(f.message.clone());
-        fill_required(f)
-    }))
+    let client = reference(builder(ProtocolVersion::V2026_07_28).elicitation(
+        move |f: FormRequest| {
+            seen.lock().unwrap().push(f.message.clone());
+            fill_required(f)
+        },
+    ))
     .await;
     let r = client
         .call_tool("test_input_required_result_multi_round", json!({}))
@@ -86,7 +103,10 @@ async fn multi_round_asks_once_per_round_and_retries_with_new_ids() {
     assert_eq!(text(&r), "name-value likes color-value");
     assert_eq!(
         *asked.lock().unwrap(),
-        ["Step 1: What is your name?", "Step 2: What is your favorite color?"]
+        [
+            "Step 1: What is your name?",
+            "Step 2: What is your favorite color?"
+        ]
     );
     client.close().await;
 }
@@ -118,7 +138,11 @@ async fn rounds_by_hand_echo_the_state_and_refuse_a_tampered_one() {
     let mut retry = params;
     retry.input_responses = Some(responses);
     retry.request_state = Some(state);
-    match client.call_tool_once(retry, &CallOptions::new()).await.unwrap() {
+    match client
+        .call_tool_once(retry, &CallOptions::new())
+        .await
+        .unwrap()
+    {
         MrtrResult::Complete(r) => assert_eq!(text(&r), "state verified"),
         MrtrResult::InputRequired(_) => panic!("the exact state completes the call"),
     }
@@ -204,16 +228,21 @@ async fn progress_reaches_the_callback_and_the_event_stream() {
         let mut events = client.events();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
-        let options = CallOptions::new().on_progress(move |p| sink.lock().unwrap().push(p.progress));
+        let options =
+            CallOptions::new().on_progress(move |p| sink.lock().unwrap().push(p.progress));
         let r = client
-            .call_tool_with(CallToolRequestParams::new("test_tool_with_progress"), &options)
+            .call_tool_with(
+                CallToolRequestParams::new("test_tool_with_progress"),
+                &options,
+            )
             .await
             .unwrap();
         assert_eq!(text(&r), "Progress test completed (with progress token)");
         assert_eq!(*seen.lock().unwrap(), [0.0, 50.0, 100.0], "{v}");
         let mut from_events = Vec::new();
         while from_events.len() < 3 {
-            if let Some(ClientEvent::Progress(p)) = bounded("progress events", events.recv()).await {
+            if let Some(ClientEvent::Progress(p)) = bounded("progress events", events.recv()).await
+            {
                 from_events.push(p.progress);
             }
         }
@@ -235,7 +264,10 @@ async fn log_messages_arrive_as_events_in_both_eras() {
             tessera_types::Era::Modern => CallOptions::new().log_level(LoggingLevel::Info),
         };
         client
-            .call_tool_with(CallToolRequestParams::new("test_tool_with_logging"), &options)
+            .call_tool_with(
+                CallToolRequestParams::new("test_tool_with_logging"),
+                &options,
+            )
             .await
             .unwrap();
         let mut lines = Vec::new();
@@ -247,7 +279,11 @@ async fn log_messages_arrive_as_events_in_both_eras() {
         }
         assert_eq!(
             lines,
-            ["Tool execution started", "Tool processing data", "Tool execution completed"],
+            [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed"
+            ],
             "{v}"
         );
         client.close().await;
@@ -265,7 +301,9 @@ async fn a_legacy_list_change_is_an_event() {
         .await
         .unwrap();
     loop {
-        if bounded("the list_changed event", events.recv()).await == Some(ClientEvent::ToolListChanged) {
+        if bounded("the list_changed event", events.recv()).await
+            == Some(ClientEvent::ToolListChanged)
+        {
             break;
         }
     }
@@ -286,7 +324,11 @@ async fn new_roots_are_what_the_server_gets_next() {
             .await
             .unwrap();
         assert_eq!(text(&r), "Roots: file:///srv/data", "{v}");
-        assert!(client.set_roots(vec![Root::new("https://x.example/")]).is_err());
+        assert!(
+            client
+                .set_roots(vec![Root::new("https://x.example/")])
+                .is_err()
+        );
         client.close().await;
     }
 }
@@ -310,9 +352,15 @@ async fn reconnects_after_the_child_is_killed() {
         kill(first_pid);
         bounded("the connection to end", client.closed()).await;
         assert!(!client.is_connected());
-        let e = client.call_tool("echo", json!({"text": "x"})).await.unwrap_err();
+        let e = client
+            .call_tool("echo", json!({"text": "x"}))
+            .await
+            .unwrap_err();
         assert!(e.is_closed(), "{e}");
-        assert_eq!(bounded("disconnect event", events.recv()).await, Some(ClientEvent::Disconnected));
+        assert_eq!(
+            bounded("disconnect event", events.recv()).await,
+            Some(ClientEvent::Disconnected)
+        );
 
         bounded("reconnect", client.reconnect()).await.unwrap();
         assert_eq!(client.generation(), 2);
@@ -325,7 +373,10 @@ async fn reconnects_after_the_child_is_killed() {
                 version: v
             })
         );
-        let r = client.call_tool("echo", json!({"text": "back"})).await.unwrap();
+        let r = client
+            .call_tool("echo", json!({"text": "back"}))
+            .await
+            .unwrap();
         assert_eq!(text(&r), "back");
 
         // An idempotent request re-issues itself after a reconnection.
@@ -342,7 +393,10 @@ async fn reconnects_after_the_child_is_killed() {
 async fn a_one_off_transport_cannot_reconnect() {
     let server = tessera_server::Server::builder().build().unwrap();
     let client = in_process(&server, builder(ProtocolVersion::V2025_11_25)).await;
-    assert!(matches!(client.reconnect().await, Err(ClientError::NotReconnectable)));
+    assert!(matches!(
+        client.reconnect().await,
+        Err(ClientError::NotReconnectable)
+    ));
 }
 
 #[tokio::test]

@@ -79,9 +79,17 @@ async fn dropping_a_call_cancels_it_on_the_server() {
             // The call's future is dropped here.
         })
         .await;
-        let token = signals.token.lock().unwrap().clone().expect("the handler's token");
+        let token = signals
+            .token
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("the handler's token");
         bounded("the server's handler token to fire", token.cancelled()).await;
-        let r = client.call_tool("echo", json!({"text": "still here"})).await.unwrap();
+        let r = client
+            .call_tool("echo", json!({"text": "still here"}))
+            .await
+            .unwrap();
         assert_eq!(text(&r), "still here", "{v}");
         client.close().await;
     }
@@ -118,7 +126,10 @@ async fn without_reset_the_timeout_holds() {
         let options = CallOptions::new()
             .timeout(Duration::from_secs(60))
             .reset_timeout_on_progress(false);
-        let e = client.call_tool_with(ticks(4, 40), &options).await.unwrap_err();
+        let e = client
+            .call_tool_with(ticks(4, 40), &options)
+            .await
+            .unwrap_err();
         assert!(e.is_timeout(), "{e}");
         assert_eq!(start.elapsed().as_secs(), 60, "{v}");
         client.close().await;
@@ -136,10 +147,17 @@ async fn the_hard_maximum_wins_over_progress() {
             .timeout(Duration::from_secs(60))
             .max_timeout(Duration::from_secs(100))
             .on_progress(move |p| sink.lock().unwrap().push(p.progress));
-        let e = client.call_tool_with(ticks(4, 40), &options).await.unwrap_err();
+        let e = client
+            .call_tool_with(ticks(4, 40), &options)
+            .await
+            .unwrap_err();
         assert!(e.is_timeout(), "{e}");
         assert_eq!(start.elapsed().as_secs(), 100, "{v}");
-        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0], "progress at 40 s and 80 s");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [1.0, 2.0],
+            "progress at 40 s and 80 s"
+        );
         client.close().await;
     }
 }
@@ -152,7 +170,10 @@ async fn the_client_default_timeout_applies() {
     )
     .await;
     let start = Instant::now();
-    let e = client.call_tool_with(ticks(1, 30), &CallOptions::new()).await.unwrap_err();
+    let e = client
+        .call_tool_with(ticks(1, 30), &CallOptions::new())
+        .await
+        .unwrap_err();
     assert!(e.is_timeout(), "{e}");
     assert_eq!(start.elapsed().as_secs(), 10);
     let ok = client

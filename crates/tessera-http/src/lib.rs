@@ -36,6 +36,10 @@
 pub mod headers;
 pub mod sse;
 
+/// The `http` crate, for reading the [`http::HeaderMap`] that the server
+/// attaches to every request as an extension.
+pub use http;
+
 #[cfg(feature = "server")]
 mod server;
 

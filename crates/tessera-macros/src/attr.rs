@@ -220,17 +220,10 @@ fn unknown_key(meta: &ParseNestedMeta<'_>, site: Site, keys: &[&str]) -> syn::Er
         .collect::<Vec<_>>()
         .join(", ");
     let shown = path_text(&meta.path);
-    let mut msg = if keys.is_empty() {
-        format!(
-            "{} takes no argument here, so `{shown}` is unknown",
-            site.attribute()
-        )
-    } else {
-        format!(
-            "unknown {} argument `{shown}`; expected one of {expected}",
-            site.attribute()
-        )
-    };
+    let mut msg = format!(
+        "unknown {} argument `{shown}`; expected one of {expected}",
+        site.attribute()
+    );
     if matches!(site, Site::Method(_)) && (shown == "crate" || shown == "state") {
         msg.push_str(" (give `crate` and `state` on #[tools], for the whole impl block)");
     }

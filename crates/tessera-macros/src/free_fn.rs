@@ -27,16 +27,24 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenS
             );
             return with_error(item, e);
         }
-        Ok(other) => {
+        Ok(_) => {
             let e = syn::Error::new(
-                other.span(),
+                Span::call_site(),
                 format!(
                     "{attr_name} goes on an async fn (or, inside an impl block marked #[tools], on a method)"
                 ),
             );
             return with_error(item, e);
         }
-        Err(e) => return with_error(item, e),
+        Err(_) => {
+            let e = syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "{attr_name} goes on an async fn with a body (or, inside an impl block marked #[tools], on a method)"
+                ),
+            );
+            return with_error(item, e);
+        }
     };
     let args = attr::parse(args, Site::FreeFn(kind), Span::call_site());
     let sig = signature::read(&func.sig, FnKind::Free, attr_name);

@@ -94,6 +94,7 @@ where
         connect_reply: None,
         notifications: None,
         options,
+        frame_extensions: crate::Extensions::default(),
     };
     let handle = tokio::spawn(driver.run(transport));
     (peer, handle)
@@ -111,6 +112,7 @@ struct Driver<S> {
     connect_reply: Option<oneshot::Sender<Result<tessera_proto::Connected, PeerError>>>,
     notifications: Option<mpsc::UnboundedSender<Notification>>,
     options: ConnectionOptions,
+    frame_extensions: crate::Extensions,
 }
 
 impl<S: Service> Driver<S> {
@@ -165,6 +167,15 @@ impl<S: Service> Driver<S> {
                     None => break,
                 },
                 frame = transport.recv(), if eof_at.is_none() => match frame {
+                    Ok(Some(Incoming::WithExtensions { frame, extensions })) => {
+                        // Requests decoded from this frame get these extensions.
+                        self.frame_extensions = extensions;
+                        match *frame {
+                            Incoming::Bytes(bytes) => self.engine.handle_bytes(now(), &bytes),
+                            Incoming::Decoded(inbound) => self.engine.handle_inbound(now(), inbound),
+                            other => tracing::debug!(?other, "nested frame ignored"),
+                        }
+                    }
                     Ok(Some(Incoming::Bytes(bytes))) => self.engine.handle_bytes(now(), &bytes),
                     Ok(Some(Incoming::Decoded(inbound))) => self.engine.handle_inbound(now(), inbound),
                     Ok(Some(Incoming::TooLong { len, limit })) => {
@@ -268,6 +279,7 @@ impl<S: Service> Driver<S> {
                 other => tracing::debug!(?other, "unhandled engine event"),
             }
         }
+        self.frame_extensions = crate::Extensions::default();
     }
 
     fn start_handler(&mut self, r: tessera_proto::IncomingRequest) {
@@ -277,9 +289,12 @@ impl<S: Service> Driver<S> {
             .insert(r.id.clone(), (token.clone(), long_lived));
         let id = r.id.clone();
         let peer = self.peer.clone();
-        let fut = self
-            .service
-            .handle_request(Request::new(r, peer.clone(), token.clone()));
+        let fut = self.service.handle_request(Request::new(
+            r,
+            peer.clone(),
+            token.clone(),
+            self.frame_extensions.clone(),
+        ));
         tokio::spawn(async move {
             tokio::select! {
                 out = AssertUnwindSafe(fut).catch_unwind() => {

@@ -22,6 +22,7 @@
 
 mod child;
 mod driver;
+mod extensions;
 pub mod lines;
 mod peer;
 mod service;
@@ -30,6 +31,7 @@ mod transport;
 
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
 pub use driver::{ConnectionOptions, spawn, spawn_transport};
+pub use extensions::{Extensions, Principal};
 pub use peer::{Peer, PeerError, PeerInfo};
 pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
 pub use stdio::serve_stdio;

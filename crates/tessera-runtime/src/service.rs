@@ -55,10 +55,17 @@ pub struct Request {
     pub peer: Peer,
     /// Fires when the peer cancels this request or the connection closes.
     pub cancel: CancellationToken,
+    /// What the transport attached to this request (HTTP headers, claims…).
+    pub extensions: crate::Extensions,
 }
 
 impl Request {
-    pub(crate) fn new(r: IncomingRequest, peer: Peer, cancel: CancellationToken) -> Self {
+    pub(crate) fn new(
+        r: IncomingRequest,
+        peer: Peer,
+        cancel: CancellationToken,
+        extensions: crate::Extensions,
+    ) -> Self {
         Request {
             id: r.id,
             method: r.method,
@@ -66,6 +73,7 @@ impl Request {
             context: r.context,
             peer,
             cancel,
+            extensions,
         }
     }
 

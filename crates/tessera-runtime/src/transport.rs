@@ -17,6 +17,14 @@ pub enum Incoming {
     Bytes(BytesMut),
     /// An already decoded frame.
     Decoded(Inbound),
+    /// A frame with values for the handlers of the requests it carries (HTTP
+    /// headers, authentication, stream control).
+    WithExtensions {
+        /// The frame.
+        frame: Box<Incoming>,
+        /// What the handlers of its requests can read.
+        extensions: crate::Extensions,
+    },
     /// A frame that exceeded the size limit (answered with `-32600`).
     TooLong {
         /// Its size in bytes (at least).

@@ -25,6 +25,7 @@ pub struct RequestContext {
     pub(crate) cancel: CancellationToken,
     pub(crate) proto: tessera_proto::RequestContext,
     pub(crate) input: Option<Arc<InputState>>,
+    pub(crate) extensions: tessera_runtime::Extensions,
 }
 
 impl RequestContext {
@@ -36,7 +37,19 @@ impl RequestContext {
             cancel: r.cancel.clone(),
             proto: r.context.clone(),
             input: None,
+            extensions: r.extensions.clone(),
         }
+    }
+
+    /// What the transport attached to the request: for Streamable HTTP the
+    /// request's headers, for an authenticated request its claims.
+    pub fn extensions(&self) -> &tessera_runtime::Extensions {
+        &self.extensions
+    }
+
+    /// One extension by type.
+    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
     }
 
     /// The JSON-RPC id of the request.

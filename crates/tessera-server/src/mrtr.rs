@@ -392,11 +392,14 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
     }
 }
 
-/// The authenticated principal of a request, when there is one. Requests over
-/// stdio and unauthenticated HTTP have none; the state is then bound to the
-/// method, parameters and expiry only.
-pub(crate) fn principal(_r: &tessera_runtime::Request) -> Option<String> {
-    None
+/// The authenticated principal of a request, when the transport established
+/// one ([`tessera_runtime::Principal`]). Requests over stdio and
+/// unauthenticated HTTP have none; the state is then bound to the method,
+/// parameters and expiry only.
+pub(crate) fn principal(r: &tessera_runtime::Request) -> Option<String> {
+    r.extensions
+        .get::<tessera_runtime::Principal>()
+        .map(|p| p.0.clone())
 }
 
 #[cfg(test)]

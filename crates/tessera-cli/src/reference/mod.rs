@@ -4,6 +4,8 @@
 
 mod media;
 mod mrtr;
+mod prompts;
+mod resources;
 mod tools;
 
 use tessera::server::{BuildError, Server};
@@ -13,5 +15,8 @@ pub fn server() -> Result<Server, BuildError> {
     let b = Server::builder()
         .name_version("tessera-reference", env!("CARGO_PKG_VERSION"))
         .instructions("The Tessera reference server: echo, add, and the conformance fixtures.");
-    mrtr::register(tools::register(b)).build()
+    let b = tools::register(b);
+    let b = mrtr::register(b);
+    let b = resources::register(b);
+    prompts::register(b).build()
 }

@@ -311,6 +311,22 @@ async fn trigger_prompt_change(server: Server) -> Result<String, ProtocolError> 
     Ok("Prompt list changed".into())
 }
 
+async fn reconnection(ctx: RequestContext) -> &'static str {
+    // Over Streamable HTTP, ask the transport to close this request's SSE
+    // connection (with `retry: 500`) while the call goes on: the client
+    // resumes with GET + Last-Event-ID and gets the result there (SEP-1699).
+    // Other transports attach no HTTP headers and are left alone.
+    if ctx.extension::<tessera_http::http::HeaderMap>().is_some() {
+        let _ = tessera_http::close_sse_stream(
+            ctx.peer(),
+            ctx.request_id(),
+            Some(Duration::from_millis(500)),
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    "Reconnection test completed"
+}
+
 async fn dynamic() -> &'static str {
     "This tool was added at run time"
 }
@@ -434,6 +450,11 @@ pub fn register(b: ServerBuilder<()>) -> ServerBuilder<()> {
         tool("test_trigger_tool_change")
             .description("Adds or removes test_dynamic_tool, changing the tool list")
             .handler(trigger_tool_change),
+    )
+    .tool(
+        tool("test_reconnection")
+            .description("Closes its SSE stream mid-call so the client resumes it (HTTP)")
+            .handler(reconnection),
     )
     .tool(
         tool("test_trigger_prompt_change")

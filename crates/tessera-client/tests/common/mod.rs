@@ -76,13 +76,19 @@ pub fn builder(version: ProtocolVersion) -> ClientBuilder {
 
 /// Connects `builder` to the reference server.
 pub async fn reference(builder: ClientBuilder) -> Client {
-    bounded("connecting to the reference server", builder.connect_child(&reference_command()))
-        .await
-        .expect("connects to the reference server")
+    bounded(
+        "connecting to the reference server",
+        builder.connect_child(&reference_command()),
+    )
+    .await
+    .expect("connects to the reference server")
 }
 
 /// Serves `server` in-process and connects `builder` to it.
-pub async fn in_process<S: Send + Sync + 'static>(server: &Server<S>, builder: ClientBuilder) -> Client {
+pub async fn in_process<S: Send + Sync + 'static>(
+    server: &Server<S>,
+    builder: ClientBuilder,
+) -> Client {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_io);
     let _ = server.clone().serve_io(sr, sw);
@@ -149,9 +155,12 @@ where
     let (peer, _task) =
         tessera_runtime::spawn(config, sr, sw, service, ConnectionOptions::default());
     let (cr, cw) = tokio::io::split(client_io);
-    let client = bounded("connecting to the scripted server", builder.connect_io(cr, cw))
-        .await
-        .expect("connects to the scripted server");
+    let client = bounded(
+        "connecting to the scripted server",
+        builder.connect_io(cr, cw),
+    )
+    .await
+    .expect("connects to the scripted server");
     (client, peer, notes)
 }
 
@@ -177,7 +186,9 @@ pub fn text(r: &tessera_types::CallToolResult) -> String {
 pub fn fill_required(form: FormRequest) -> impl Future<Output = Result<ElicitResult, ErrorObject>> {
     let mut content = BTreeMap::new();
     for name in form.required() {
-        let kind = form.raw_schema["properties"][name]["type"].as_str().unwrap_or("string");
+        let kind = form.raw_schema["properties"][name]["type"]
+            .as_str()
+            .unwrap_or("string");
         let v = match kind {
             "boolean" => ElicitValue::Boolean(true),
             _ => ElicitValue::String(format!("{name}-value")),
@@ -188,8 +199,8 @@ pub fn fill_required(form: FormRequest) -> impl Future<Output = Result<ElicitRes
 }
 
 /// A sampling handler that answers `"Paris"` as model `test-model`.
-pub fn paris(_: CreateMessageRequestParams) -> impl Future<Output = Result<CreateMessageResult, ErrorObject>> {
-    async { Ok(CreateMessageResult::text("test-model", "Paris")) }
+pub async fn paris(_: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> {
+    Ok(CreateMessageResult::text("test-model", "Paris"))
 }
 
 /// Some roots.

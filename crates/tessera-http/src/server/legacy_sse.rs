@@ -95,7 +95,13 @@ where
         Ok(i) => i,
         Err(r) => return r,
     };
-    if session.forward(inbound).await {
+    if session
+        .forward_with(
+            inbound,
+            super::streamable::request_extensions(&parts.headers),
+        )
+        .await
+    {
         reply::accepted()
     } else {
         reply::refuse(StatusCode::NOT_FOUND, "Not Found: the session has ended")

@@ -18,6 +18,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Outbound, Transmit};
+use tessera_runtime::Extensions;
 use tessera_runtime::{ChannelTransport, Incoming, Peer};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
@@ -143,8 +144,22 @@ impl SessionHandle {
 
     /// Hands a frame to the engine. `false` when the session is gone.
     pub(crate) async fn forward(&self, inbound: Inbound) -> bool {
+        self.forward_with(inbound, Extensions::new()).await
+    }
+
+    /// Hands a frame to the engine with what its requests' handlers may read
+    /// (the HTTP headers). `false` when the session is gone.
+    pub(crate) async fn forward_with(&self, inbound: Inbound, extensions: Extensions) -> bool {
         self.touch();
-        !self.ended.is_cancelled() && self.inbound.send(Incoming::Decoded(inbound)).await.is_ok()
+        let frame = if extensions.is_empty() {
+            Incoming::Decoded(inbound)
+        } else {
+            Incoming::WithExtensions {
+                frame: Box::new(Incoming::Decoded(inbound)),
+                extensions,
+            }
+        };
+        !self.ended.is_cancelled() && self.inbound.send(frame).await.is_ok()
     }
 
     /// Registers a request (or the requests of a batch) before it is

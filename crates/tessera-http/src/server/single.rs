@@ -14,6 +14,7 @@ use http::{HeaderMap, StatusCode};
 use serde_json::json;
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Outbound, Transmit};
+use tessera_runtime::Extensions;
 use tessera_runtime::{ChannelTransport, Incoming, Peer};
 use tessera_types::{
     ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId,
@@ -32,6 +33,7 @@ const STATELESS_INIT_ID: &str = "tessera-http/stateless-initialize";
 
 /// An engine serving one POST.
 struct OneShot {
+    extensions: Extensions,
     inbound: mpsc::Sender<Incoming>,
     out: mpsc::UnboundedReceiver<Transmit>,
     peer: Peer,
@@ -43,6 +45,7 @@ impl OneShot {
         let (transport, inbound, out) = ChannelTransport::new(8);
         let peer = shared.spawn_engine(transport);
         OneShot {
+            extensions: Extensions::new(),
             inbound,
             out,
             peer,
@@ -55,6 +58,15 @@ impl OneShot {
             .send(Incoming::Decoded(Inbound::Message(m)))
             .await
             .is_ok()
+    }
+
+    /// Sends the client's request, with the extensions of its HTTP request.
+    async fn send_user(&self, m: JsonRpcMessage) -> bool {
+        let frame = Incoming::WithExtensions {
+            frame: Box::new(Incoming::Decoded(Inbound::Message(m))),
+            extensions: self.extensions.clone(),
+        };
+        self.inbound.send(frame).await.is_ok()
     }
 
     /// Sends an internal request and waits for its result, skipping anything else.
@@ -125,6 +137,7 @@ pub(crate) async fn modern(
     _version: ProtocolVersion,
 ) -> HttpResponse {
     let mut engine = OneShot::spawn(shared);
+    engine.extensions = super::streamable::request_extensions(&headers);
     if r.method == "tools/call" && shared.config.validate_param_headers {
         let params = r.params.as_ref();
         if let Some(tool) = params.and_then(|p| p.get("name")).and_then(|n| n.as_str()) {
@@ -152,6 +165,7 @@ pub(crate) async fn modern(
 /// handshake at `version` unless the request is `initialize` itself.
 pub(crate) async fn legacy_stateless(
     shared: &Arc<Shared>,
+    headers: &HeaderMap,
     inbound: Inbound,
     version: ProtocolVersion,
 ) -> HttpResponse {
@@ -165,7 +179,8 @@ pub(crate) async fn legacy_stateless(
             );
         }
     };
-    let engine = OneShot::spawn(shared);
+    let mut engine = OneShot::spawn(shared);
+    engine.extensions = super::streamable::request_extensions(headers);
     if r.method != "initialize" {
         let mut p = JsonObject::new();
         p.insert("protocolVersion".into(), json!(version.as_str()));
@@ -213,7 +228,7 @@ async fn serve(
     let id = r.id.clone();
     let long_lived = r.method == "subscriptions/listen";
     let token = (!long_lived).then(|| shared.inflight.token());
-    if !engine.send(JsonRpcMessage::Request(r)).await {
+    if !engine.send_user(JsonRpcMessage::Request(r)).await {
         return reply::refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Internal Server Error: the engine stopped",

@@ -10,6 +10,7 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderMap, Method, StatusCode};
 use tessera_proto::decode::{self, Inbound};
+use tessera_runtime::Extensions;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
 use super::body::{McpBody, ReadError, read_limited};
@@ -179,7 +180,7 @@ where
         },
         Ok(Era::Legacy) if shared.config.stateless => {
             let version = protocol_version_header(headers).unwrap_or(ProtocolVersion::V2025_03_26);
-            single::legacy_stateless(shared, inbound, version).await
+            single::legacy_stateless(shared, headers, inbound, version).await
         }
         Ok(Era::Legacy) => session_post(shared, headers, inbound).await,
     }
@@ -235,7 +236,16 @@ async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inboun
     match &inbound {
         Inbound::Message(JsonRpcMessage::Request(r)) => {
             let ids = vec![r.id.clone()];
-            request(shared, &session, ids, false, inbound, mode).await
+            request(
+                shared,
+                &session,
+                ids,
+                false,
+                inbound,
+                mode,
+                request_extensions(headers),
+            )
+            .await
         }
         Inbound::Batch(items) => {
             let ids: Vec<RequestId> = items
@@ -248,7 +258,16 @@ async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inboun
             if ids.is_empty() {
                 forward(&session, inbound).await
             } else {
-                request(shared, &session, ids, true, inbound, mode).await
+                request(
+                    shared,
+                    &session,
+                    ids,
+                    true,
+                    inbound,
+                    mode,
+                    request_extensions(headers),
+                )
+                .await
             }
         }
         Inbound::Message(JsonRpcMessage::Notification(n))
@@ -291,8 +310,9 @@ async fn request(
     batch: bool,
     inbound: Inbound,
     mode: ResponseMode,
+    extensions: Extensions,
 ) -> HttpResponse {
-    match answer(shared, session, ids, batch, inbound, mode).await {
+    match answer(shared, session, ids, batch, inbound, mode, extensions).await {
         Ok(Answer::Json(b)) => reply::with_session(reply::json(StatusCode::OK, b), &session.id),
         Ok(Answer::Sse(r)) => reply::with_session(r, &session.id),
         Err(r) => r,
@@ -306,6 +326,7 @@ async fn answer(
     batch: bool,
     inbound: Inbound,
     mode: ResponseMode,
+    extensions: Extensions,
 ) -> Result<Answer, HttpResponse> {
     let token = shared.inflight.token();
     let first = match session.register(ids, batch, mode).await {
@@ -330,7 +351,7 @@ async fn answer(
         }
         Some(Ok(first)) => first,
     };
-    if !session.forward(inbound).await {
+    if !session.forward_with(inbound, extensions).await {
         return Err(unknown_session(&session.id));
     }
     match first.await {
@@ -375,7 +396,17 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest) -> HttpResponse {
     let ids = vec![r.id.clone()];
     let inbound = Inbound::Message(JsonRpcMessage::Request(r));
     // The handshake is always answered as JSON (it has nothing to stream).
-    match answer(shared, &session, ids, false, inbound, ResponseMode::Auto).await {
+    match answer(
+        shared,
+        &session,
+        ids,
+        false,
+        inbound,
+        ResponseMode::Auto,
+        Extensions::new(),
+    )
+    .await
+    {
         Ok(Answer::Json(b)) => {
             let ok = matches!(
                 serde_json::from_slice::<JsonRpcMessage>(&b),
@@ -484,4 +515,12 @@ mod tests {
         assert!(!accepts(&h("text/event-stream; q=0"), "text/event-stream"));
         assert!(!accepts(&HeaderMap::new(), "application/json"));
     }
+}
+
+/// What the handlers of a request can read from its HTTP request: the headers
+/// (an [`http::HeaderMap`] extension).
+pub(crate) fn request_extensions(headers: &HeaderMap) -> Extensions {
+    let mut e = Extensions::new();
+    e.insert(headers.clone());
+    e
 }
