@@ -7,7 +7,8 @@
 #   cargo      cargo test --workspace --no-fail-fast (unit, integration and doc tests)
 #              with --nextest: cargo nextest run --workspace --no-fail-fast, then cargo test --workspace --doc
 #   interop    tests/interop/run.sh (official TypeScript/Python SDKs and server-everything)
-#   (conformance: not wired in yet, see the placeholder below)
+#   conformance the official conformance suite (0.1.16 and 0.2.0-alpha.12) against
+#              `tessera serve --http` and, through the stdio bridge, `tessera serve --stdio`
 #
 # Prints one summary line per stage and, last, the aggregate test count
 # `N passed, M failed`. A stage that fails without reporting any test (a build
@@ -127,14 +128,42 @@ if ! stage_skipped interop; then
 fi
 
 # ------------------------------------------------------------ stage: conformance
-# PLACEHOLDER, not wired in yet. When the server and client can take the suite,
-# add stages like these (each prints `conformance-<ver>: N passed, M failed`):
-#
-#   bash conformance/run-server.sh 0.1 --stdio "$TESSERA_BIN serve --stdio"
-#   bash conformance/run-server.sh next --stdio "$TESSERA_BIN serve --stdio"
-#   bash conformance/run-client.sh 0.1 "<tessera conformance client command>"
-#
-# and parse their last line the same way as the interop stage above.
+# The official conformance suite (conformance/, both pinned versions) against
+# `tessera serve --http` on a free loopback port, and against
+# `tessera serve --stdio` behind the stdio->HTTP bridge.
+conformance_run() { # NAME LOG CMD... : run one suite, record its closing line
+  local name="$1" log="$2"; shift 2
+  local start=$SECONDS st line p f
+  banner "conformance: $name"
+  : >"$log"
+  run_logged "$log" "$@"; st=$?
+  line="$(grep -E '^conformance-[a-z0-9.]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)"
+  p="$(sed -E 's/^[^:]+: ([0-9]+) passed.*/\1/' <<<"$line")"
+  f="$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")"
+  record "conformance $name" "$st" "${p:-0}" "${f:-0}" "scenarios" $((SECONDS - start))
+}
+
+if ! stage_skipped conformance; then
+  TESSERA_BIN="${TESSERA_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/tessera}"
+  cargo build -q -p tessera-cli </dev/null || echo "test-all.sh: building tessera-cli failed" >&2
+  PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+  "$TESSERA_BIN" serve --http "127.0.0.1:$PORT" >"$LOGS/http-server.log" 2>&1 &
+  SERVER_PID=$!
+  URL="http://127.0.0.1:$PORT/mcp"
+  # Wait (bounded) for the listener.
+  for _ in $(seq 1 100); do
+    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$PORT" 2>/dev/null && break
+    sleep 0.1
+  done
+  conformance_run "0.1.16 http" "$LOGS/conf-01.log" bash conformance/run-server.sh 0.1 "$URL"
+  conformance_run "0.2.0-alpha.12 http 2025-11-25" "$LOGS/conf-next-1125.log" \
+    bash conformance/run-server.sh next --spec-version 2025-11-25 "$URL"
+  conformance_run "0.2.0-alpha.12 http 2026-07-28" "$LOGS/conf-next-0728.log" \
+    bash conformance/run-server.sh next --spec-version 2026-07-28 "$URL"
+  kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
+  conformance_run "0.1.16 stdio bridge" "$LOGS/conf-01-stdio.log" \
+    bash conformance/run-server.sh 0.1 --stdio "$TESSERA_BIN serve --stdio"
+fi
 
 # ---------------------------------------------------------------------- summary
 banner "summary"

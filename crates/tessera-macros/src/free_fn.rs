@@ -4,7 +4,6 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
-use syn::spanned::Spanned;
 use syn::{Item, ItemFn, LitStr};
 
 use crate::attr::{self, Kind, RouteArgs, Site};
