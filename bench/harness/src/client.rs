@@ -145,6 +145,16 @@ impl Client {
         Ok(())
     }
 
+    /// Starts another conversation on the same connection (legacy era): a new
+    /// `initialize` handshake, forgetting the current session without ending
+    /// it. Returns the new session id, if the server gave one.
+    pub async fn open_another(&mut self) -> anyhow::Result<Option<String>> {
+        self.session = None;
+        self.version = HeaderValue::from_static(LEGACY_VERSION);
+        self.initialize().await?;
+        Ok(self.session_id().map(str::to_owned))
+    }
+
     /// The session id the server gave, if any.
     pub fn session_id(&self) -> Option<&str> {
         self.session.as_ref().and_then(|s| s.to_str().ok())
@@ -168,7 +178,7 @@ impl Client {
         self.version = HeaderValue::from_str(negotiated)?;
         self.session = headers.get("mcp-session-id").cloned();
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
-        let (status, _, _, bytes) = self.post(note, "notifications/initialized", None, false).await?;
+        let (status, _, _, bytes) = self.post(note, "notifications/initialized", None, true).await?;
         if !matches!(status, StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT) {
             bail!("notifications/initialized: HTTP {status}: {}", snippet(&bytes));
         }

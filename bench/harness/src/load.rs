@@ -264,23 +264,47 @@ pub struct SessionsResult {
     pub rss_after_kb: u64,
     /// `(after - before) / sessions`.
     pub kb_per_session: f64,
-    /// Handshakes per second while opening them (16 at a time).
+    /// Handshakes per second while opening them.
     pub opened_per_s: f64,
     /// Whether the server handed out session ids.
     pub server_has_sessions: bool,
 }
 
-/// Opens `n` legacy sessions (initialize + initialized; no call), holds them
-/// open, and measures the server's RSS before and after.
+/// Connections used to open the sessions of a memory run.
+pub const SESSION_CONNECTIONS: usize = 16;
+
+/// Opens `n` legacy sessions (initialize + initialized, no call) over
+/// [`SESSION_CONNECTIONS`] keep-alive connections, leaves them open (idle),
+/// and measures the server's RSS before and after. Few connections, so that
+/// the figure is the sessions' memory and not that of a thousand sockets.
 pub async fn open_sessions(target: &Arc<Target>, n: usize, pid: u32) -> anyhow::Result<(SessionsResult, Vec<Client>)> {
     settle().await;
     let before = procfs::rss_kb(pid).context("server RSS")?;
     let t = Instant::now();
-    let clients = open_clients(target, Era::Legacy, n).await?;
+    let conns = SESSION_CONNECTIONS.min(n);
+    let mut handles = Vec::with_capacity(conns);
+    for k in 0..conns {
+        let share = n / conns + usize::from(k < n % conns);
+        let target = target.clone();
+        handles.push(tokio::spawn(async move {
+            let mut c = Client::open(target, Era::Legacy).await?;
+            let mut ids = usize::from(c.session_id().is_some());
+            for _ in 1..share {
+                ids += usize::from(c.open_another().await?.is_some());
+            }
+            anyhow::Ok((c, ids))
+        }));
+    }
+    let mut clients = Vec::with_capacity(conns);
+    let mut with_ids = 0;
+    for h in handles {
+        let (c, ids) = h.await.context("session task")?.context("opening sessions")?;
+        clients.push(c);
+        with_ids += ids;
+    }
     let opened_per_s = n as f64 / t.elapsed().as_secs_f64();
     settle().await;
     let after = procfs::rss_kb(pid).context("server RSS")?;
-    let server_has_sessions = clients.iter().any(|c| c.session_id().is_some());
     Ok((
         SessionsResult {
             sessions: n,
@@ -288,7 +312,7 @@ pub async fn open_sessions(target: &Arc<Target>, n: usize, pid: u32) -> anyhow::
             rss_after_kb: after,
             kb_per_session: (after as f64 - before as f64) / n as f64,
             opened_per_s,
-            server_has_sessions,
+            server_has_sessions: with_ids == n,
         },
         clients,
     ))

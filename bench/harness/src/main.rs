@@ -289,6 +289,7 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     m.server_core = (!a.no_pin).then_some(a.server_core);
     m.client_core = a.client_core;
     m.machine = procfs::machine();
+    m.loadavg.push(procfs::loadavg());
     run::versions(&paths, &bench, &mut m.versions);
     for note in &a.version_notes {
         if let Some((k, v)) = note.split_once('=') {
@@ -316,6 +317,7 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         tessera_unavailable,
     };
     run::run(&plan, &mut results).await;
+    results.meta.loadavg.push(procfs::loadavg());
 
     let md = report::markdown(&results);
     let stem = format!("{}{}", started.replace(':', "-"), if smoke { "-smoke" } else { "" });

@@ -38,6 +38,12 @@ pub fn cpu_seconds(pid: u32) -> Option<f64> {
     cpu_ticks(pid).map(|t| t as f64 / clk_tck())
 }
 
+/// The 1, 5 and 15 minute load averages (/proc/loadavg).
+pub fn loadavg() -> String {
+    let l = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
 /// One line describing the machine: CPU model, logical CPUs, kernel.
 pub fn machine() -> String {
     let cpu = fs::read_to_string("/proc/cpuinfo")

@@ -192,13 +192,13 @@ pub fn targets(r: &Results) -> Vec<Target> {
         let p99 = |i| http(r, i, mode, c, |p| Some(p.p99_us / 1000.0));
         push(format!("{m}: req/s at c={c} ≥ 2× rmcp"), rps(Impl::Tessera), rps(Impl::Rmcp), &|q| q >= 2.0);
         push(format!("{m}: req/s at c={c} ≥ 0.5× floor"), rps(Impl::Tessera), rps(Impl::Floor), &|q| q >= 0.5);
-        push(format!("{m}: server CPU/req at c={c} ≤ 0.5× rmcp"), cpu(Impl::Tessera), cpu(Impl::Rmcp), &|q| q <= 0.5);
-        push(format!("{m}: server CPU/req at c={c} ≤ 2× floor"), cpu(Impl::Tessera), cpu(Impl::Floor), &|q| q <= 2.0);
-        push(format!("{m}: p99 at c={c} ≤ rmcp"), p99(Impl::Tessera), p99(Impl::Rmcp), &|q| q <= 1.0);
+        push(format!("{m}: server CPU µs/req at c={c} ≤ 0.5× rmcp"), cpu(Impl::Tessera), cpu(Impl::Rmcp), &|q| q <= 0.5);
+        push(format!("{m}: server CPU µs/req at c={c} ≤ 2× floor"), cpu(Impl::Tessera), cpu(Impl::Floor), &|q| q <= 2.0);
+        push(format!("{m}: p99 ms at c={c} ≤ rmcp"), p99(Impl::Tessera), p99(Impl::Rmcp), &|q| q <= 1.0);
     }
     if !r.memory.is_empty() {
         let kb = |i| mem(r, i, |m| m.kb_per_session);
-        push("memory per idle session ≤ 0.5× rmcp".into(), kb(Impl::Tessera), kb(Impl::Rmcp), &|q| q <= 0.5);
+        push("KB per idle session ≤ 0.5× rmcp".into(), kb(Impl::Tessera), kb(Impl::Rmcp), &|q| q <= 0.5);
     }
     if !r.stdio.is_empty() {
         let rt = |i| stdio(r, i, |s| Some(s.rps));
@@ -231,7 +231,13 @@ pub fn markdown(r: &Results) -> String {
         m.server_core.map_or("(none)".into(), |c| c.to_string()),
         m.client_core.map_or("(none)".into(), |c| c.to_string()),
     );
-    let _ = writeln!(s, "Machine: {}\n", m.machine);
+    let _ = writeln!(s, "Machine: {}  ", m.machine);
+    let _ = writeln!(
+        s,
+        "Load average (1/5/15 min) at start and end: {} (a load near or above the number of CPUs means \
+         other work competed with the benchmark).\n",
+        m.loadavg.join(" → ")
+    );
 
     let _ = writeln!(s, "## Results\n");
     let _ = writeln!(
@@ -252,7 +258,16 @@ pub fn markdown(r: &Results) -> String {
         let ratios = if matches!(row.unit, Unit::Count) {
             vec!["".to_owned(); 4]
         } else {
-            [Impl::Rmcp, Impl::Floor, Impl::Ts, Impl::Py].map(|o| fmt_ratio(ratio(t, row.values[idx(o)]))).to_vec()
+            [Impl::Rmcp, Impl::Floor, Impl::Ts, Impl::Py]
+                .map(|o| {
+                    // The floor keeps no session state: a ratio to its ~0 KB says nothing.
+                    if o == Impl::Floor && row.metric.starts_with("KB per idle session") {
+                        "—".to_owned()
+                    } else {
+                        fmt_ratio(ratio(t, row.values[idx(o)]))
+                    }
+                })
+                .to_vec()
         };
         let _ = writeln!(
             s,
@@ -290,7 +305,13 @@ pub fn markdown(r: &Results) -> String {
         let _ = writeln!(s, "| target | Tessera | other | ratio | met |");
         let _ = writeln!(s, "|---|---:|---:|---:|:---:|");
         for t in &ts {
-            let f = |v: Option<f64>| v.map_or("—".into(), |v| if v >= 100.0 { format!("{v:.0}") } else { format!("{v:.3}") });
+            let f = |v: Option<f64>| {
+                v.map_or("—".into(), |v| match v {
+                    v if v >= 100.0 => format!("{v:.0}"),
+                    v if v >= 10.0 => format!("{v:.1}"),
+                    v => format!("{v:.3}"),
+                })
+            };
             let met = match t.met {
                 Some(true) => "yes",
                 Some(false) => "**no**",
@@ -314,6 +335,9 @@ pub fn markdown(r: &Results) -> String {
 
     if !m.commands.is_empty() {
         let _ = writeln!(s, "\n## Server commands\n");
+        if let Some(c) = m.server_core {
+            let _ = writeln!(s, "Each runs as `taskset -c {c} COMMAND`.\n");
+        }
         for (k, v) in &m.commands {
             let _ = writeln!(s, "- {k}: `{v}`");
         }

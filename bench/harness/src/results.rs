@@ -54,6 +54,10 @@ pub struct Meta {
     pub client_core: Option<usize>,
     /// CPU, cores, kernel.
     pub machine: String,
+    /// /proc/loadavg when the run started and when it ended (other work on
+    /// the machine makes figures noisy; this shows how busy it was).
+    #[serde(default)]
+    pub loadavg: Vec<String>,
     /// Name → version of everything compared (and the tools that ran it).
     pub versions: BTreeMap<String, String>,
     /// "server/mode" → the command line used.

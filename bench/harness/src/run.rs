@@ -75,7 +75,7 @@ impl Plan {
     }
 
     fn memory_servers(&self) -> Vec<Impl> {
-        if !self.memory || !self.modes.contains(&Mode::LegacySse) {
+        if !self.memory {
             return Vec::new();
         }
         self.servers.iter().copied().filter(|&i| self.http_ok(i)).collect()
@@ -184,7 +184,11 @@ async fn http_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, mode: 
         Err(e) => return fail(results, format!("{e:#}")),
     };
     let cmd = plan.paths.http_cmd(imp, mode, addr).expect("configured");
-    results.meta.commands.entry(format!("{}/{}", imp.key(), mode.key())).or_insert_with(|| cmd.join(" "));
+    results.meta.commands.entry(format!("{}/{}", imp.key(), mode.key())).or_insert_with(|| {
+        cmd.join(" ")
+            .replace(&addr.to_string(), "127.0.0.1:PORT")
+            .replace(&format!("--port {}", addr.port()), "--port PORT")
+    });
     let log = plan.log_dir.join(format!("{}-{}-r{round}.log", imp.key(), mode.key()));
     let mut server = match RunningServer::start(&pinned(cmd, plan.server_core), addr, &log).await {
         Ok(s) => s,
@@ -304,8 +308,9 @@ async fn memory_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, roun
 
 async fn stdio_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, round: usize) {
     let what = format!("{}/stdio round {round}", imp.key());
-    let cmd = pinned(plan.paths.stdio_cmd(imp).expect("configured"), plan.server_core);
+    let cmd = plan.paths.stdio_cmd(imp).expect("configured");
     results.meta.commands.entry(format!("{}/stdio", imp.key())).or_insert_with(|| cmd.join(" "));
+    let cmd = pinned(cmd, plan.server_core);
     let log = plan.log_dir.join(format!("{}-stdio-r{round}.log", imp.key()));
     let mut cold = Vec::new();
     for _ in 0..plan.cold_starts {

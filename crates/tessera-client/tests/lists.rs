@@ -244,3 +244,40 @@ async fn a_refused_cursor_restarts_the_list_from_the_top() {
     let s = client.cache_stats();
     assert_eq!(s.hits, 1, "the first page came from the cache once");
 }
+
+#[tokio::test]
+async fn completion_and_ping_in_both_eras() {
+    for v in ERAS {
+        let (client, _, _) = scripted(
+            builder(v),
+            json!({"completions": {}, "prompts": {}}),
+            &["completion/complete"],
+            |r| async move {
+                let p = r.params.unwrap_or_default();
+                assert_eq!(p["ref"], json!({"type": "ref/prompt", "name": "code"}));
+                let prefix = p["argument"]["value"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let values: Vec<String> = ["python", "pytorch", "rust"]
+                    .into_iter()
+                    .filter(|l| l.starts_with(&prefix))
+                    .map(str::to_owned)
+                    .collect();
+                Ok(obj(
+                    json!({"completion": {"values": values, "hasMore": false}}),
+                ))
+            },
+        )
+        .await;
+        let params = serde_json::from_value(json!({
+            "ref": {"type": "ref/prompt", "name": "code"},
+            "argument": {"name": "language", "value": "py"}
+        }))
+        .unwrap();
+        let r = client.complete(params).await.unwrap();
+        assert_eq!(r.completion.values, ["python", "pytorch"], "{v}");
+        bounded("ping", client.ping()).await.unwrap();
+        client.close().await;
+    }
+}

@@ -31,6 +31,12 @@ pub struct ToolCall<S> {
 }
 
 /// Something a tool handler can take as a parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a tool handler",
+    label = "not a tool extractor",
+    note = "each parameter of a tool handler is an extractor (`FromToolCall<S>`), such as `Args<T>`, `RawArgs`, `RequestContext`, `State<S>`, `Peer` or `CancellationToken`",
+    note = "to take the tool's arguments, put them in a struct that derives `Deserialize` and `JsonSchema` and take `Args<ThatStruct>`"
+)]
 pub trait FromToolCall<S>: Sized + Send {
     /// Extracts the value; an `Err` becomes the call's result (an `isError` result).
     fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult>;

@@ -13,6 +13,12 @@ use crate::response::IntoToolResult;
 ///
 /// `M` is a marker that keeps the implementations for different arities apart;
 /// it is inferred.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool handler",
+    label = "not a tool handler",
+    note = "a tool handler is an async fn (or a closure returning a future) whose parameters, at most 6, implement `FromToolCall<S>`, whose output implements `IntoToolResult`, and whose future is `Send + 'static`",
+    note = "`#[tessera::macros::tool]` on the function reports which parameter or return type is at fault"
+)]
 pub trait ToolHandler<M, S>: Clone + Send + Sync + 'static {
     /// Runs the handler on a call.
     fn call(&self, call: ToolCall<S>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>;

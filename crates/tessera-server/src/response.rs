@@ -19,6 +19,11 @@ use crate::schema::schema_for;
 /// - [`CallToolResult`]: as is.
 /// - `Result<T, ProtocolError>`: `Err` becomes a JSON-RPC error response
 ///   instead of a tool result (for errors about the request, not the tool's work).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by a tool handler",
+    label = "not a tool result",
+    note = "a tool handler returns a type that implements `IntoToolResult`: `String`, `&'static str`, `()`, `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult`, `Structured<T>` (structured output, `T: Serialize + JsonSchema`), or a `Result` of one of these"
+)]
 pub trait IntoToolResult {
     /// The conversion.
     fn into_tool_result(self) -> CallToolResult;

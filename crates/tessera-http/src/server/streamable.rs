@@ -492,6 +492,14 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
     }
 }
 
+/// What the handlers of a request can read from its HTTP request: the headers
+/// (an [`http::HeaderMap`] extension).
+pub(crate) fn request_extensions(headers: &HeaderMap) -> Extensions {
+    let mut e = Extensions::new();
+    e.insert(headers.clone());
+    e
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,12 +523,4 @@ mod tests {
         assert!(!accepts(&h("text/event-stream; q=0"), "text/event-stream"));
         assert!(!accepts(&HeaderMap::new(), "application/json"));
     }
-}
-
-/// What the handlers of a request can read from its HTTP request: the headers
-/// (an [`http::HeaderMap`] extension).
-pub(crate) fn request_extensions(headers: &HeaderMap) -> Extensions {
-    let mut e = Extensions::new();
-    e.insert(headers.clone());
-    e
 }

@@ -30,6 +30,11 @@ pub struct PromptGet<S> {
 /// Something a prompt handler can take as a parameter: [`PromptArgs<T>`],
 /// [`PromptArgsMap`], [`RequestContext`], [`State<S>`],
 /// [`Peer`](tessera_runtime::Peer) or [`CancellationToken`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a prompt handler",
+    label = "not a prompt extractor",
+    note = "each parameter of a prompt handler is an extractor (`FromPromptGet<S>`), such as `PromptArgs<T>`, `PromptArgsMap`, `RequestContext`, `State<S>`, `Peer` or `CancellationToken`"
+)]
 pub trait FromPromptGet<S>: Sized + Send {
     /// Extracts the value; an `Err` becomes the JSON-RPC error of the request.
     fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject>;

@@ -14,6 +14,12 @@ use crate::prompt::response::IntoPromptResult;
 ///
 /// `M` is a marker that keeps the implementations for different arities
 /// apart; it is inferred.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a prompt handler",
+    label = "not a prompt handler",
+    note = "a prompt handler is an async fn (or a closure returning a future) whose parameters, at most 6, implement `FromPromptGet<S>`, whose output implements `IntoPromptResult`, and whose future is `Send + 'static`",
+    note = "`#[tessera::macros::prompt]` on the function reports which parameter or return type is at fault"
+)]
 pub trait PromptHandler<M, S>: Clone + Send + Sync + 'static {
     /// Runs the handler on a request.
     fn call(&self, get: PromptGet<S>) -> BoxFuture<'static, Result<GetPromptResult, ErrorObject>>;

@@ -19,6 +19,11 @@ use crate::response::ProtocolError;
 /// - `Result<T, E: Display>`: `Err` becomes `-32603` (Internal error) with
 ///   the error's message: the prompt could not be produced. (A prompt has no
 ///   `isError` result, unlike a tool.)
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by a prompt handler",
+    label = "not a prompt result",
+    note = "a prompt handler returns a type that implements `IntoPromptResult`: `String`, `&'static str`, `PromptMessage`, `Vec<PromptMessage>`, `GetPromptResult`, or a `Result` of one of these"
+)]
 pub trait IntoPromptResult {
     /// The conversion.
     fn into_prompt_result(self) -> Result<GetPromptResult, ErrorObject>;

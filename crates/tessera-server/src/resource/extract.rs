@@ -31,6 +31,11 @@ pub struct ResourceRead<S> {
 }
 
 /// Something a resource handler can take as a parameter.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a resource handler",
+    label = "not a resource extractor",
+    note = "each parameter of a resource handler is an extractor (`FromResourceRead<S>`), such as `Uri`, `Vars<T>`, `UriVars`, `RequestContext`, `State<S>`, `Peer` or `CancellationToken`"
+)]
 pub trait FromResourceRead<S>: Sized + Send {
     /// Extracts the value; an `Err` becomes the request's error response.
     fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError>;

@@ -14,6 +14,12 @@ use super::response::{IntoResourceContents, ResourceError};
 ///
 /// `M` is a marker that keeps the implementations for different arities
 /// apart; it is inferred.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource handler",
+    label = "not a resource handler",
+    note = "a resource handler is an async fn (or a closure returning a future) whose parameters, at most 6, implement `FromResourceRead<S>`, whose output implements `IntoResourceContents`, and whose future is `Send + 'static`",
+    note = "`#[tessera::macros::resource]` on the function reports which parameter or return type is at fault"
+)]
 pub trait ResourceHandler<M, S>: Clone + Send + Sync + 'static {
     /// Runs the handler on a read.
     fn call(

@@ -131,6 +131,11 @@ pub struct JsonContents<T>(pub T);
 /// - `Result<T, E>` where `E: Into<ResourceError>` (for example
 ///   [`ResourceError`], `std::io::Error`, [`ErrorObject`], `String`): `Err`
 ///   becomes a JSON-RPC error response (see [`ResourceError`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by a resource handler",
+    label = "not resource contents",
+    note = "a resource handler returns a type that implements `IntoResourceContents`: text (`String`, `&'static str`), bytes (`Vec<u8>`, `Blob`), `JsonContents<T>`, `ResourceContents`, `ReadResourceResult`, or an `Option` or `Result` of one of these"
+)]
 pub trait IntoResourceContents {
     /// The conversion, for a read of `uri` whose definition declares
     /// `mime_type`.
