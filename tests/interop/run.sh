@@ -61,6 +61,8 @@ CASES=(
   "cli/call-get-sum-everything|node,tessera|case_cli_call_sum_everything"
   "cli/call-unknown-tool-exit-1|node,tessera|case_cli_unknown_tool"
   "cli/call-bad-json-exit-2|node,tessera|case_cli_bad_json"
+  "cli/http-call-echo-everything|node,tessera|case_cli_http_everything"
+  "cli/http-list-and-call-tessera|tessera|case_cli_http_tessera"
   "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
   "cli/call-echo-py-reference|py,tessera|case_cli_call_reference"
   "control/ts-sdk-everything|node|case_control_ts_everything"
@@ -331,6 +333,53 @@ case_cli_call_reference() {
   run_cmd call "$TESSERA" call echo '{"text":"hi from tessera"}' -- "${reference_cmd[@]}" || return 1
   expect_exit 0 || return 1
   expect_stdout_has "hi from tessera"
+}
+
+# A server on a free loopback port for the HTTP cases; HTTP_PID and HTTP_URL are set.
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+start_http() { # PORT-ENV(yes|no) PATH CMD...
+  local use_env="$1" path="$2"; shift 2
+  local port; port="$(free_port)"
+  if [ "$use_env" = yes ]; then
+    PORT="$port" "$@" >"$OUT/http-server-$port.log" 2>&1 &
+  else
+    "$@" "127.0.0.1:$port" >"$OUT/http-server-$port.log" 2>&1 &
+  fi
+  HTTP_PID=$!
+  HTTP_URL="http://127.0.0.1:$port$path"
+  local i
+  for i in $(seq 1 100); do
+    node -e 'require("net").connect(+process.argv[1],"127.0.0.1").on("connect",()=>process.exit(0)).on("error",()=>process.exit(1))' "$port" && return 0
+    sleep 0.1
+  done
+  REASON="the HTTP server did not start (see $OUT/http-server-$port.log)"
+  return 1
+}
+stop_http() { kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null; }
+
+# `tessera call` over Streamable HTTP against the official server-everything
+# (a legacy server: the client falls back from server/discover to initialize).
+case_cli_http_everything() {
+  start_http yes /mcp node "$EVERYTHING_JS" streamableHttp || { stop_http; return 1; }
+  run_cmd call "$TESSERA" call echo '{"message":"hi over http"}' "$HTTP_URL"; local st=$?
+  stop_http
+  [ "$st" = 0 ] || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "Echo: hi over http"
+}
+
+# `tessera list` and `tessera call` against `tessera serve --http` (2026-07-28).
+case_cli_http_tessera() {
+  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  run_cmd list "$TESSERA" list tools "$HTTP_URL" || { stop_http; return 1; }
+  if [ "$RC" != 0 ] || ! grep -q '^echo ' "$STDOUT"; then
+    stop_http; REASON="list over http: exit $RC, stdout starts: $(first_line "$STDOUT")"; return 1
+  fi
+  run_cmd call "$TESSERA" call add '{"a":2,"b":40}' "$HTTP_URL"; local st=$?
+  stop_http
+  [ "$st" = 0 ] || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "42"
 }
 
 # The two exit-code cases first make a good call, so that a binary that always

@@ -68,9 +68,16 @@ async fn connect(target: Target) -> Result<Client, Failure> {
                     )
                 })
         }
-        Target::Url(url) => Err(Failure::Usage(format!(
-            "{url}: HTTP targets are not supported yet; use `-- COMMAND ARGS...` to start a stdio server"
-        ))),
+        Target::Url(url) => {
+            let transport = tessera_http::HttpClientTransport::new(&url)
+                .map_err(|e| Failure::Usage(e.to_string()))?;
+            Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
+                .connect_transport(transport)
+                .await
+                .map_err(|e| {
+                    Failure::Runtime(anyhow::Error::new(e).context(format!("connecting to {url}")))
+                })
+        }
     }
 }
 

@@ -40,8 +40,13 @@ pub mod sse;
 /// attaches to every request as an extension.
 pub use http;
 
+#[cfg(feature = "client")]
+mod client;
 #[cfg(feature = "server")]
 mod server;
+
+#[cfg(feature = "client")]
+pub use client::{HttpClientError, HttpClientTransport};
 
 #[cfg(feature = "server")]
 pub use server::{
