@@ -9,6 +9,8 @@
 //! | [`runtime`] | `tessera-runtime`: tokio driver, stdio and child-process transports | always |
 //! | [`server`] | `tessera-server`: the server builder, extractors, tools | `server` |
 //! | [`client`] | `tessera-client`: the client | `client` |
+//! | [`http`] | `tessera-http`: Streamable HTTP server and client, legacy HTTP+SSE | `http` |
+//! | [`macros`] | `tessera-macros`: `#[tool]`, `#[prompt]`, `#[resource]`, `#[tools]` | `macros` |
 //!
 //! ```no_run
 //! use tessera::server::{Args, Server, tool};
@@ -31,6 +33,8 @@ pub use tessera_types as types;
 
 #[cfg(feature = "client")]
 pub use tessera_client as client;
+#[cfg(feature = "http")]
+pub use tessera_http as http;
 #[cfg(feature = "macros")]
 pub use tessera_macros as macros;
 #[cfg(feature = "server")]
