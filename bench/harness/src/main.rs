@@ -247,7 +247,7 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         anyhow::ensure!(p.exists(), "{name} not found at {} (run bench/run.sh, which builds it)", p.display());
     }
     let tessera_unavailable = match &paths.tessera {
-        None => Some("no --tessera binary given".to_owned()),
+        None => Some("no tessera binary given (bench/run.sh --no-tessera, or mcp-bench run without --tessera)".to_owned()),
         Some(t) if !t.exists() => Some(format!("{} does not exist", t.display())),
         Some(_) => None,
     };

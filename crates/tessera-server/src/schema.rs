@@ -20,6 +20,63 @@ pub fn schema_for<T: JsonSchema>() -> JsonObject {
     obj
 }
 
+/// The draft-07 form of a 2020-12 schema, for old clients whose validators
+/// only know draft-07: `$defs` becomes `definitions` (and `$ref`s to it follow),
+/// `prefixItems` becomes the array form of `items` (with `items` turned into
+/// `additionalItems`), and a 2020-12 `$schema` names draft-07. Keywords that
+/// draft-07 lacks and that have no equivalent (`unevaluatedProperties`,
+/// `dependentSchemas`, …) are kept: draft-07 validators ignore unknown keywords.
+pub fn to_draft07(schema: &JsonObject) -> JsonObject {
+    match convert_draft07(Value::Object(schema.clone())) {
+        Value::Object(o) => o,
+        _ => schema.clone(),
+    }
+}
+
+fn convert_draft07(v: Value) -> Value {
+    match v {
+        Value::Object(o) => {
+            let mut out = JsonObject::new();
+            let prefix = o.contains_key("prefixItems");
+            for (k, v) in o {
+                let v = convert_draft07(v);
+                match k.as_str() {
+                    "$defs" => {
+                        out.insert("definitions".into(), v);
+                    }
+                    "$ref" => {
+                        let v = match v {
+                            Value::String(r) if r.starts_with("#/$defs/") => {
+                                Value::String(r.replacen("#/$defs/", "#/definitions/", 1))
+                            }
+                            other => other,
+                        };
+                        out.insert(k, v);
+                    }
+                    "$schema" if v.as_str().is_some_and(|s| s.contains("2020-12")) => {
+                        out.insert(
+                            k,
+                            Value::String("http://json-schema.org/draft-07/schema#".into()),
+                        );
+                    }
+                    "prefixItems" => {
+                        out.insert("items".into(), v);
+                    }
+                    "items" if prefix => {
+                        out.insert("additionalItems".into(), v);
+                    }
+                    _ => {
+                        out.insert(k, v);
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(convert_draft07).collect()),
+        other => other,
+    }
+}
+
 /// The schema of a tool that takes no arguments.
 pub fn empty_object_schema() -> JsonObject {
     let mut o = JsonObject::new();
@@ -73,5 +130,36 @@ impl Validator {
         } else {
             Err(problems.join("; "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn draft07_form() {
+        let s: JsonObject = serde_json::from_value(json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"p": {"type": "array", "prefixItems": [{"type": "number"}], "items": false}},
+            "properties": {"pt": {"$ref": "#/$defs/p"}}
+        }))
+        .unwrap();
+        let d = Value::Object(to_draft07(&s));
+        assert_eq!(d["$schema"], "http://json-schema.org/draft-07/schema#");
+        assert_eq!(d["properties"]["pt"]["$ref"], "#/definitions/p");
+        assert_eq!(d["definitions"]["p"]["items"], json!([{"type": "number"}]));
+        assert_eq!(d["definitions"]["p"]["additionalItems"], json!(false));
+        assert!(d.get("$defs").is_none());
+        // The result is a valid draft-07 schema that validates the same data.
+        let v = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(&d)
+            .unwrap();
+        assert!(v.is_valid(&json!({"pt": [1]})));
+        assert!(!v.is_valid(&json!({"pt": [1, 2]})));
+        assert!(!v.is_valid(&json!({"pt": ["x"]})));
     }
 }

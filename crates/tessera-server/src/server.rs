@@ -50,6 +50,7 @@ pub(crate) struct Settings {
     pub cache_ttl: Duration,
     pub cache_scope: &'static str,
     pub logging: bool,
+    pub draft07_before: Option<ProtocolVersion>,
 }
 
 /// Builds a [`Server`].
@@ -138,6 +139,15 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Sends tool schemas in their draft-07 form ([`to_draft07`](crate::schema::to_draft07))
+    /// to clients that negotiated a protocol version older than `version`
+    /// (for example `ProtocolVersion::V2025_11_25`, the first version that
+    /// names 2020-12 as the default dialect). Off by default.
+    pub fn draft07_schemas_before(mut self, version: ProtocolVersion) -> Self {
+        self.settings.draft07_before = Some(version);
+        self
+    }
+
     /// Checks every definition and builds the server.
     pub fn build(mut self) -> Result<Server<S>, BuildError> {
         if let Some(e) = self.errors.into_iter().next() {
@@ -222,6 +232,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 cache_ttl: Duration::from_secs(60),
                 cache_scope: "public",
                 logging: true,
+                draft07_before: None,
             },
         }
     }

@@ -273,7 +273,20 @@ impl<S: Send + Sync + 'static> Server<S> {
                 })
             })
             .transpose()?;
-        let all = self.read().tools.definitions();
+        let mut all = self.read().tools.definitions();
+        if self
+            .inner
+            .settings
+            .draft07_before
+            .is_some_and(|v| ctx.protocol_version() < v)
+        {
+            for t in &mut all {
+                t.input_schema = crate::schema::to_draft07(&t.input_schema);
+                if let Some(o) = &t.output_schema {
+                    t.output_schema = Some(crate::schema::to_draft07(o));
+                }
+            }
+        }
         let (page, next) = self.pager().page("tools/list", &all, cursor)?;
         let mut result = JsonObject::new();
         result.insert(

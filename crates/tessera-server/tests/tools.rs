@@ -1,0 +1,98 @@
+//! Tools through the public API: schemas per client version, argument
+//! validation, unknown tools, runtime changes.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tessera_client::Client;
+use tessera_server::{Args, Server, tool};
+use tessera_types::ProtocolVersion;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Line {
+    /// Where it starts.
+    from: Point,
+    /// Where it ends.
+    to: Point,
+}
+
+async fn length(Args(l): Args<Line>) -> String {
+    let d = ((l.to.x - l.from.x).powi(2) + (l.to.y - l.from.y).powi(2)).sqrt();
+    format!("{d}")
+}
+
+fn server() -> Server {
+    Server::builder()
+        .tool(
+            tool("length")
+                .description("Length of a line")
+                .handler(length),
+        )
+        .draft07_schemas_before(ProtocolVersion::V2025_11_25)
+        .build()
+        .unwrap()
+}
+
+async fn connect(server: &Server, version: ProtocolVersion) -> Client {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    let _ = server.clone().serve_io(sr, sw);
+    let (cr, cw) = tokio::io::split(client_io);
+    Client::builder("tool-tests", "1.0")
+        .protocol_version(version)
+        .connect_io(cr, cw)
+        .await
+        .expect("connects")
+}
+
+async fn schema(version: ProtocolVersion) -> Value {
+    let client = connect(&server(), version).await;
+    let tools = client.list_tools().await.unwrap();
+    Value::Object(tools[0].input_schema.clone())
+}
+
+#[tokio::test]
+async fn old_clients_get_draft07_schemas() {
+    let new = schema(ProtocolVersion::V2025_11_25).await;
+    assert!(new.get("$defs").is_some(), "{new}");
+    assert_eq!(new["properties"]["from"]["$ref"], "#/$defs/Point");
+    for v in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2024_11_05] {
+        let old = schema(v).await;
+        assert!(old.get("$defs").is_none(), "{old}");
+        assert!(old["definitions"]["Point"].is_object(), "{old}");
+        assert_eq!(old["properties"]["from"]["$ref"], "#/definitions/Point");
+    }
+}
+
+#[tokio::test]
+async fn arguments_are_checked_against_the_schema() {
+    for v in [ProtocolVersion::V2025_06_18, ProtocolVersion::V2026_07_28] {
+        let client = connect(&server(), v).await;
+        let ok = client
+            .call_tool(
+                "length",
+                json!({"from": {"x": 0, "y": 0}, "to": {"x": 3, "y": 4}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(ok.content[0].as_text(), Some("5"));
+        let bad = client
+            .call_tool("length", json!({"from": {"x": "zero", "y": 0}}))
+            .await
+            .unwrap();
+        assert_eq!(bad.is_error, Some(true));
+        let text = bad.content[0].as_text().unwrap();
+        assert!(
+            text.contains("/from/x") && text.contains("to"),
+            "names the fields: {text}"
+        );
+        let unknown = client.call_tool("nope", json!({})).await.unwrap_err();
+        assert_eq!(unknown.remote().map(|e| e.code), Some(-32602));
+    }
+}
