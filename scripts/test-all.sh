@@ -163,6 +163,12 @@ if ! stage_skipped conformance; then
   kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
   conformance_run "0.1.16 stdio bridge" "$LOGS/conf-01-stdio.log" \
     bash conformance/run-server.sh 0.1 --stdio "$TESSERA_BIN serve --stdio"
+  # The client scenarios that need no authorization, one at a time (the
+  # sse-retry timing check is tight on two cores).
+  CLIENT_BIN="$(dirname "$TESSERA_BIN")/conformance-client"
+  conformance_run "0.1.16 client" "$LOGS/conf-01-client.log" \
+    bash conformance/run-client.sh 0.1 --scenario initialize --scenario tools_call \
+      --scenario elicitation-sep1034-client-defaults --scenario sse-retry "$CLIENT_BIN"
 fi
 
 # ---------------------------------------------------------------------- summary

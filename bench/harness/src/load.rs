@@ -68,6 +68,13 @@ pub struct PointResult {
     pub server_cpu_s: Option<f64>,
     /// Server CPU microseconds per successful call.
     pub cpu_us_per_req: Option<f64>,
+    /// Share of one core the server used over the window (server CPU ÷
+    /// window): near 1 means the server was the bottleneck.
+    #[serde(default)]
+    pub server_busy: Option<f64>,
+    /// The harness's own CPU (load generator) per successful call, µs.
+    #[serde(default)]
+    pub client_cpu_us_per_req: Option<f64>,
     /// What the server answered `tools/call` with: `json` or `sse`.
     pub body: String,
     /// The first error seen, if any (warm-up included).
@@ -125,24 +132,28 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
     }
 
     let cpu = |pid: Option<u32>| pid.and_then(procfs::cpu_seconds);
-    let (w0, c0, w1, c1);
+    let (w0, c0, w1, c1, me0, me1);
     if let Some(max) = spec.max_requests {
         w0 = start;
         c0 = cpu(spec.pid);
+        me0 = procfs::cpu_seconds(std::process::id());
         while shared.completed.load(Ordering::Relaxed) < max && !handles.iter().all(|h| h.is_finished()) {
             tokio::time::sleep(Duration::from_millis(20)).await;
             tick(progress, label, &shared, start, 0);
         }
         w1 = Instant::now();
         c1 = cpu(spec.pid);
+        me1 = procfs::cpu_seconds(std::process::id());
     } else {
         sleep_ticking(spec.warmup, progress, label, &shared, start, 0).await;
         w0 = Instant::now();
         c0 = cpu(spec.pid);
+        me0 = procfs::cpu_seconds(std::process::id());
         let base = shared.completed.load(Ordering::Relaxed);
         sleep_ticking(spec.duration, progress, label, &shared, w0, base).await;
         w1 = Instant::now();
         c1 = cpu(spec.pid);
+        me1 = procfs::cpu_seconds(std::process::id());
     }
     shared.stop.store(true, Ordering::Relaxed);
 
@@ -181,6 +192,11 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
         max_us: us(latencies.last().copied().unwrap_or(0)),
         mean_us: if n > 0 { us(latencies.iter().sum::<u64>() / n) } else { 0.0 },
         cpu_us_per_req: server_cpu_s.filter(|_| n > 0).map(|c| c * 1e6 / n as f64),
+        server_busy: server_cpu_s.map(|c| c / seconds),
+        client_cpu_us_per_req: match (me0, me1) {
+            (Some(a), Some(b)) if n > 0 => Some((b - a) * 1e6 / n as f64),
+            _ => None,
+        },
         server_cpu_s,
         body: kind.as_str().to_owned(),
         first_error,

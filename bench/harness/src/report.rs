@@ -81,12 +81,13 @@ enum Unit {
     Mb,
     Kb,
     Count,
+    Pct,
 }
 
 impl Unit {
     fn fmt(self, v: f64) -> String {
         match self {
-            Unit::Rate | Unit::Count => format!("{v:.0}"),
+            Unit::Rate | Unit::Count | Unit::Pct => format!("{v:.0}"),
             Unit::Ms if v < 10.0 => format!("{v:.3}"),
             Unit::Ms => format!("{v:.1}"),
             Unit::Us | Unit::Mb | Unit::Kb => format!("{v:.1}"),
@@ -123,6 +124,9 @@ pub fn rows(r: &Results) -> Vec<Row> {
             rows.push(row(m, Some(c), "p99 ms ↓", Unit::Ms, |i| http(r, i, mode, c, |p| Some(p.p99_us / 1000.0))));
             rows.push(row(m, Some(c), "server CPU µs/req ↓", Unit::Us, |i| {
                 http(r, i, mode, c, |p| p.cpu_us_per_req)
+            }));
+            rows.push(row(m, Some(c), "server core busy %", Unit::Pct, |i| {
+                http(r, i, mode, c, |p| p.server_busy.map(|b| b * 100.0))
             }));
         }
         rows.push(row(m, None, "RSS after load MB ↓", Unit::Mb, |i| after_load(r, i, mode)));
@@ -255,7 +259,7 @@ pub fn markdown(r: &Results) -> String {
     for row in rows(r) {
         let vals: Vec<String> = row.values.iter().map(|v| v.map_or("—".into(), |v| row.unit.fmt(v))).collect();
         let t = row.values[idx(Impl::Tessera)];
-        let ratios = if matches!(row.unit, Unit::Count) {
+        let ratios = if matches!(row.unit, Unit::Count | Unit::Pct) {
             vec!["".to_owned(); 4]
         } else {
             [Impl::Rmcp, Impl::Floor, Impl::Ts, Impl::Py]

@@ -165,6 +165,20 @@ impl Shared {
         req
     }
 
+    /// Remembers the version an `initialize` answer negotiated.
+    fn note_version(&self, response: &Value) {
+        if let Some(v) = response
+            .get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+        {
+            *self
+                .version
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(v.to_owned());
+        }
+    }
+
     async fn deliver(&self, bytes: &[u8]) {
         let _ = self
             .inbound
@@ -285,7 +299,13 @@ async fn post(shared: Arc<Shared>, out: Outgoing) {
         return;
     }
     if is_sse && status.is_success() {
-        read_sse(&shared, response.into_body(), out.request_id.as_ref()).await;
+        read_sse(
+            &shared,
+            response.into_body(),
+            out.request_id.as_ref(),
+            is_initialize,
+        )
+        .await;
         return;
     }
     let body = match response.into_body().collect().await {
@@ -338,7 +358,12 @@ async fn post(shared: Arc<Shared>, out: Outgoing) {
 
 /// Reads an SSE response, feeding every message to the engine; resumes with
 /// GET + Last-Event-ID when the stream ends before `awaited`'s answer.
-async fn read_sse(shared: &Arc<Shared>, body: hyper::body::Incoming, awaited: Option<&RequestId>) {
+async fn read_sse(
+    shared: &Arc<Shared>,
+    body: hyper::body::Incoming,
+    awaited: Option<&RequestId>,
+    initialize: bool,
+) {
     let mut body = body;
     let mut attempts = 0;
     loop {
@@ -367,6 +392,9 @@ async fn read_sse(shared: &Arc<Shared>, body: hyper::body::Incoming, awaited: Op
                         .and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok());
                     if id.as_ref() == Some(want) && v.get("method").is_none() {
                         answered = true;
+                        if initialize {
+                            shared.note_version(&v);
+                        }
                     }
                 }
                 shared.deliver(ev.data.as_bytes()).await;
@@ -422,9 +450,10 @@ async fn read_sse(shared: &Arc<Shared>, body: hyper::body::Incoming, awaited: Op
     }
 }
 
-/// The standalone GET stream of a legacy session: the server's own requests
-/// and notifications.
-async fn listen(shared: Arc<Shared>) {
+/// Opens the standalone GET stream of a legacy session (the server's own
+/// requests and notifications) and returns its body once the server has
+/// answered, so that the stream is in place before the next request goes out.
+async fn open_listen(shared: &Arc<Shared>) -> Option<hyper::body::Incoming> {
     let mut req = shared.request(Method::GET, None, "text/event-stream");
     if let Some(v) = shared
         .version()
@@ -432,10 +461,9 @@ async fn listen(shared: Arc<Shared>) {
     {
         req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
     }
-    if let Ok(r) = shared.client.request(req).await {
-        if r.status().is_success() {
-            read_sse(&shared, r.into_body(), None).await;
-        }
+    match tokio::time::timeout(Duration::from_secs(5), shared.client.request(req)).await {
+        Ok(Ok(r)) if r.status().is_success() => Some(r.into_body()),
+        _ => None,
     }
 }
 
@@ -455,7 +483,10 @@ impl Transport for HttpClientTransport {
                 post(shared.clone(), o).await;
                 if !self.get_started && shared.session().is_some() {
                     self.get_started = true;
-                    self.tasks.spawn(listen(shared));
+                    if let Some(body) = open_listen(&shared).await {
+                        self.tasks
+                            .spawn(async move { read_sse(&shared, body, None, false).await });
+                    }
                 }
             } else {
                 self.tasks.spawn(post(shared, o));
