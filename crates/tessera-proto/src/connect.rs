@@ -123,7 +123,7 @@ impl Engine {
         outcome: Result<JsonObject, ErrorObject>,
     ) {
         let Connect::Probing {
-            version: probed,
+            version: _,
             retried,
         } = self.connect.clone()
         else {
@@ -186,7 +186,9 @@ impl Engine {
                     .unwrap_or_default();
                 let legacy = self.pick(&offered, Era::Legacy);
                 match self.pick(&offered, Era::Modern) {
-                    Some(v) if v != probed && !retried => self.start_probe(now, v, true),
+                    // Retry once with the newest version both list (it may be the
+                    // same one: the server may have refused only that attempt).
+                    Some(v) if !retried => self.start_probe(now, v, true),
                     _ if legacy.is_some() => self.start_initialize_with(now, legacy),
                     _ => self.fail(no_common_version(&offered)),
                 }

@@ -804,8 +804,6 @@ fn unsupported_version_without_anything_in_common_fails() {
         json!({"supported": ["3000-01-01"], "requested": "2026-07-28"}),
         json!({"requested": "2026-07-28"}),
         json!(null),
-        // Lists the very version that was refused: no second probe, no loop.
-        json!({"supported": ["2026-07-28"], "requested": "2026-07-28"}),
     ] {
         let (mut c, now, probe) = probing_client(ConnectMode::Auto);
         let mut error = json!({"code": -32022, "message": "Unsupported protocol version"});
@@ -988,4 +986,23 @@ fn a_legacy_session_and_modern_requests_coexist_on_a_dual_era_server() {
         json!({"jsonrpc":"2.0","id":3,"method":"server/discover"}),
     ));
     assert_eq!(error_code(&answer), ErrorCode::METHOD_NOT_FOUND.0);
+}
+
+#[test]
+fn a_refusal_that_lists_the_refused_version_is_retried_once() {
+    let (mut c, now, probe) = probing_client(ConnectMode::Auto);
+    let refuse = |id: &Value| {
+        json!({"jsonrpc":"2.0","id":id,"error":{"code":-32022,"message":"Unsupported protocol version",
+            "data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}})
+    };
+    feed(&mut c, now, &refuse(&probe["id"]));
+    // One second probe at the same version (no loop after that).
+    let again = only(drain(&mut c));
+    assert_eq!(again["method"], json!("server/discover"));
+    assert_ne!(again["id"], probe["id"]);
+    feed(&mut c, now, &refuse(&again["id"]));
+    assert!(drain(&mut c).is_empty());
+    let ev = events(&mut c);
+    assert_eq!(connect_failed(&ev).len(), 1);
+    assert_eq!(c.connection(), None);
 }
