@@ -61,6 +61,8 @@ CASES=(
   "cli/call-get-sum-everything|node,tessera|case_cli_call_sum_everything"
   "cli/call-unknown-tool-exit-1|node,tessera|case_cli_unknown_tool"
   "cli/call-bad-json-exit-2|node,tessera|case_cli_bad_json"
+  "ts-sdk/streamable-http|node,tessera|case_ts_sdk_http"
+  "ts-sdk/legacy-http-sse|node,tessera|case_ts_sdk_sse"
   "cli/http-call-echo-everything|node,tessera|case_cli_http_everything"
   "cli/http-list-and-call-tessera|tessera|case_cli_http_tessera"
   "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
@@ -366,6 +368,21 @@ case_cli_http_everything() {
   [ "$st" = 0 ] || return 1
   expect_exit 0 || return 1
   expect_stdout_has "Echo: hi over http"
+}
+
+# The official TypeScript SDK client against `tessera serve --http`: Streamable
+# HTTP, and the 2024-11-05 HTTP+SSE pair.
+case_ts_sdk_http() {
+  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  run_client node "$HERE/ts_client.mjs" --url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+case_ts_sdk_sse() {
+  start_http no /sse "$TESSERA" serve --http || { stop_http; return 1; }
+  run_client node "$HERE/ts_client.mjs" --sse-url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
 }
 
 # `tessera list` and `tessera call` against `tessera serve --http` (2026-07-28).

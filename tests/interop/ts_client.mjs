@@ -8,6 +8,8 @@
 //
 // Usage:
 //   node ts_client.mjs [--profile tessera|everything] [--timeout-ms N] -- CMD [ARGS...]
+//   node ts_client.mjs [--profile ...] --url http://HOST:PORT/mcp       (Streamable HTTP)
+//   node ts_client.mjs [--profile ...] --sse-url http://HOST:PORT/sse   (legacy HTTP+SSE)
 //
 // Profiles describe what the server under test is expected to offer:
 //   tessera     tools `echo` {text} -> same text, `add` {a,b} -> "5"   (default)
@@ -17,6 +19,8 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 
 // Protocol versions that tessera implements with the initialize handshake.
 const TESSERA_HANDSHAKE_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -53,6 +57,10 @@ function parseArgs(argv) {
     if (a === "--") {
       opts.command = argv.slice(i + 1);
       break;
+    } else if (a === "--url") {
+      opts.url = argv[++i];
+    } else if (a === "--sse-url") {
+      opts.sseUrl = argv[++i];
     } else if (a === "--profile") {
       opts.profile = argv[++i];
     } else if (a === "--timeout-ms") {
@@ -62,7 +70,9 @@ function parseArgs(argv) {
     }
     i++;
   }
-  if (!opts.command || opts.command.length === 0) usage("missing server command after --");
+  if (!opts.url && !opts.sseUrl && (!opts.command || opts.command.length === 0)) {
+    usage("missing server command after -- (or --url URL for Streamable HTTP, --sse-url URL for HTTP+SSE)");
+  }
   if (!PROFILES[opts.profile]) usage(`unknown profile ${JSON.stringify(opts.profile)}`);
   if (!(opts.timeoutMs > 0)) usage("--timeout-ms must be a positive number");
   return opts;
@@ -120,9 +130,13 @@ function clip(value, max = 2000) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const profile = PROFILES[opts.profile];
-  const [command, ...args] = opts.command;
+  const [command, ...args] = opts.command || [];
 
-  const stdio = new StdioClientTransport({ command, args, stderr: "pipe", env: { ...process.env } });
+  const stdio = opts.url
+    ? new StreamableHTTPClientTransport(new URL(opts.url))
+    : opts.sseUrl
+      ? new SSEClientTransport(new URL(opts.sseUrl))
+      : new StdioClientTransport({ command, args, stderr: "pipe", env: { ...process.env } });
   let serverStderr = "";
   stdio.stderr?.on("data", (chunk) => {
     serverStderr += chunk.toString();
