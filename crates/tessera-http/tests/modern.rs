@@ -199,7 +199,13 @@ async fn removed_and_unknown_methods_are_404_with_32601() {
 
 #[tokio::test]
 async fn mcp_param_headers_are_checked_against_the_arguments() {
-    let s = TestServer::start(|b| b).await;
+    // A tessera_server::Server factory reads the schema directly; a closure
+    // factory makes the transport ask the service with tools/list. Same rules.
+    check_param_headers(&TestServer::start(|b| b).await).await;
+    check_param_headers(&TestServer::start_via_closure(|b| b).await).await;
+}
+
+async fn check_param_headers(s: &TestServer) {
     let c = modern_call(
         20,
         "sql",

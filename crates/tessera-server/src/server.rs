@@ -324,6 +324,16 @@ impl<S: Send + Sync + 'static> Server<S> {
         Ok(())
     }
 
+    /// The current `inputSchema` of tool `name`, if it is registered (read
+    /// without a `tools/list` round trip; transports use it to check
+    /// `x-mcp-header` parameters).
+    pub fn tool_input_schema(&self, name: &str) -> Option<JsonObject> {
+        self.read()
+            .tools
+            .get(name)
+            .map(|t| t.tool.input_schema.clone())
+    }
+
     /// Removes a tool while serving; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.write().tools.remove(name);

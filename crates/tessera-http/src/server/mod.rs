@@ -28,7 +28,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tessera_proto::EngineConfig;
 use tessera_runtime::{BoxFuture, ChannelTransport, ConnectionOptions, Peer, Service};
-use tessera_types::ProtocolVersion;
+use tessera_types::{JsonObject, ProtocolVersion};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -63,6 +63,16 @@ pub trait ServiceFactory: Send + Sync + 'static {
     type Service: Service;
     /// A fresh service and its engine configuration.
     fn make(&self) -> (EngineConfig, Self::Service);
+
+    /// The `inputSchema` of tool `name`, when the factory can read it
+    /// directly: `Some(None)` for no such tool, `None` when it cannot tell
+    /// (the server then asks the service with an internal `tools/list`).
+    /// Used to check the `Mcp-Param-*` headers of 2026-07-28 `tools/call`
+    /// requests without listing every tool on every call.
+    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+        let _ = name;
+        None
+    }
 }
 
 impl<F, S> ServiceFactory for F
@@ -82,11 +92,16 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
     fn make(&self) -> (EngineConfig, Self::Service) {
         (self.engine_config(), self.clone())
     }
+
+    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+        Some(tessera_server::Server::tool_input_schema(self, name))
+    }
 }
 
 /// A factory with its service type erased: spawns a driver over a transport.
 trait Spawner: Send + Sync {
     fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer;
+    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>>;
 }
 
 struct FactorySpawner<F>(F);
@@ -96,6 +111,10 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
         let (config, service) = self.0.make();
         let (peer, _task) = tessera_runtime::spawn_transport(config, transport, service, options);
         peer
+    }
+
+    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+        self.0.tool_input_schema(name)
     }
 }
 
@@ -166,6 +185,11 @@ impl Shared {
                 drain_timeout: self.config.drain_timeout,
             },
         )
+    }
+
+    /// The `inputSchema` of a tool, when the factory can read it directly.
+    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+        self.spawner.tool_input_schema(name)
     }
 
     /// The supported versions as wire strings, newest first.

@@ -141,7 +141,14 @@ pub(crate) async fn modern(
     if r.method == "tools/call" && shared.config.validate_param_headers {
         let params = r.params.as_ref();
         if let Some(tool) = params.and_then(|p| p.get("name")).and_then(|n| n.as_str()) {
-            let wanted = engine.tool_param_headers(&r, tool).await;
+            let wanted = match shared.tool_input_schema(tool) {
+                // Read directly from the server: no tools/list per call.
+                Some(schema) => schema
+                    .as_ref()
+                    .map(modern::param_headers)
+                    .unwrap_or_default(),
+                None => engine.tool_param_headers(&r, tool).await,
+            };
             let args = params
                 .and_then(|p| p.get("arguments"))
                 .and_then(|a| a.as_object());

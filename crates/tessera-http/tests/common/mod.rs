@@ -190,12 +190,32 @@ pub struct TestServer {
 impl TestServer {
     /// Starts the fixture on 127.0.0.1:0 with the builder adjusted by `adjust`.
     pub async fn start(adjust: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder) -> TestServer {
+        Self::start_inner(false, adjust).await
+    }
+
+    /// Like [`TestServer::start`], with the fixture behind a plain closure
+    /// factory (which cannot read tool schemas directly).
+    #[allow(dead_code)]
+    pub async fn start_via_closure(
+        adjust: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder,
+    ) -> TestServer {
+        Self::start_inner(true, adjust).await
+    }
+
+    async fn start_inner(
+        closure: bool,
+        adjust: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder,
+    ) -> TestServer {
         let flags = Arc::new(Flags::default());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let builder = McpHttp::builder(fixture(flags.clone()))
-            .bind_address(addr)
-            .endpoint_path("/mcp");
+        let server = fixture(flags.clone());
+        let builder = if closure {
+            McpHttp::builder(move || (server.engine_config(), server.clone()))
+        } else {
+            McpHttp::builder(server)
+        };
+        let builder = builder.bind_address(addr).endpoint_path("/mcp");
         let mcp = adjust(builder).build();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(tessera_http::serve(listener, mcp.clone(), async move {
