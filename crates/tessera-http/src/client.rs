@@ -20,7 +20,7 @@
 //! Plain `http://` only: `https://` URLs are refused with a clear error (TLS
 //! is not built in yet).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -36,6 +36,7 @@ use tessera_types::{ErrorObject, JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::client_auth::{ChallengeOutcome, HttpAuth};
 use crate::headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, encode_header_value,
 };
@@ -63,8 +64,13 @@ struct Shared {
     session: Mutex<Option<String>>,
     version: Mutex<Option<String>>,
     extra_headers: HeaderMap,
+    auth: OnceLock<Arc<dyn HttpAuth>>,
     inbound: mpsc::Sender<Incoming>,
 }
+
+/// How many times one request is sent when the server keeps challenging it
+/// (the first attempt included).
+const MAX_AUTH_ATTEMPTS: usize = 4;
 
 /// A Streamable HTTP connection to one MCP endpoint, as a runtime
 /// [`Transport`] (hand it to `ClientBuilder::connect_transport`).
@@ -116,12 +122,21 @@ impl HttpClientTransport {
                 session: Mutex::new(None),
                 version: Mutex::new(None),
                 extra_headers: headers,
+                auth: OnceLock::new(),
                 inbound: tx,
             }),
             inbound: rx,
             tasks: JoinSet::new(),
             get_started: false,
         })
+    }
+
+    /// Sends every request through `auth` for credentials, and lets it
+    /// answer `401`/`403` challenges (see [`HttpAuth`]). Set it before the
+    /// transport is used; a second call is ignored.
+    pub fn with_auth(self, auth: Arc<dyn HttpAuth>) -> Self {
+        let _ = self.shared.auth.set(auth);
+        self
     }
 
     /// The session id the server issued, if any.
@@ -163,6 +178,43 @@ impl Shared {
             req.headers_mut().insert(k.clone(), v.clone());
         }
         req
+    }
+
+    /// Sends a request built by `build`, with the credentials of the
+    /// [`HttpAuth`] if there is one; on a 401/403 the hook may renew them and
+    /// the request is built and sent again (at most [`MAX_AUTH_ATTEMPTS`]
+    /// times in all).
+    async fn exchange(
+        &self,
+        build: impl Fn() -> Request<Full<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, String> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut req = build();
+            if let Some(auth) = self.auth.get() {
+                let (method, uri) = (req.method().clone(), req.uri().clone());
+                auth.authorize(&method, &uri, req.headers_mut()).await?;
+            }
+            let response = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| format!("HTTP request failed: {e}"))?;
+            let status = response.status();
+            let challenged = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
+            let Some(auth) = self.auth.get().filter(|_| challenged) else {
+                return Ok(response);
+            };
+            if attempt >= MAX_AUTH_ATTEMPTS {
+                return Ok(response);
+            }
+            match auth.challenge(&self.url, status, response.headers()).await {
+                ChallengeOutcome::Retry => continue,
+                ChallengeOutcome::Pass => return Ok(response),
+                ChallengeOutcome::Fail(why) => return Err(why),
+            }
+        }
     }
 
     /// Remembers the version an `initialize` answer negotiated.
@@ -238,42 +290,45 @@ fn describe(t: &Transmit) -> Outgoing {
 }
 
 async fn post(shared: Arc<Shared>, out: Outgoing) {
-    let mut req = shared.request(
-        Method::POST,
-        Some(out.body),
-        "application/json, text/event-stream",
-    );
-    let h = req.headers_mut();
     let version = out.modern_version.clone().or_else(|| shared.version());
-    if let Some(v) = version
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        h.insert(MCP_PROTOCOL_VERSION, v);
-    }
-    if out.modern_version.is_some() {
-        if let Some(m) = out
-            .method
-            .as_deref()
-            .and_then(|m| HeaderValue::from_str(m).ok())
-        {
-            h.insert(MCP_METHOD, m);
-        }
-        let named = matches!(
-            out.method.as_deref(),
-            Some("tools/call" | "prompts/get" | "resources/read")
+    let build = || {
+        let mut req = shared.request(
+            Method::POST,
+            Some(out.body.clone()),
+            "application/json, text/event-stream",
         );
-        if let (true, Some(n)) = (named, &out.name) {
-            if let Ok(v) = HeaderValue::from_str(&encode_header_value(n)) {
-                h.insert(MCP_NAME, v);
+        let h = req.headers_mut();
+        if let Some(v) = version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            h.insert(MCP_PROTOCOL_VERSION, v);
+        }
+        if out.modern_version.is_some() {
+            if let Some(m) = out
+                .method
+                .as_deref()
+                .and_then(|m| HeaderValue::from_str(m).ok())
+            {
+                h.insert(MCP_METHOD, m);
+            }
+            let named = matches!(
+                out.method.as_deref(),
+                Some("tools/call" | "prompts/get" | "resources/read")
+            );
+            if let (true, Some(n)) = (named, &out.name) {
+                if let Ok(v) = HeaderValue::from_str(&encode_header_value(n)) {
+                    h.insert(MCP_NAME, v);
+                }
             }
         }
-    }
-    let response = match shared.client.request(req).await {
+        req
+    };
+    let response = match shared.exchange(build).await {
         Ok(r) => r,
         Err(e) => {
             if let Some(id) = &out.request_id {
-                shared.fail(id, format!("HTTP request failed: {e}")).await;
+                shared.fail(id, e).await;
             }
             return;
         }
@@ -426,17 +481,20 @@ async fn read_sse(
         };
         attempts += 1;
         tokio::time::sleep(retry).await;
-        let mut req = shared.request(Method::GET, None, "text/event-stream");
-        if let Ok(v) = HeaderValue::from_str(&last) {
-            req.headers_mut().insert(LAST_EVENT_ID, v);
-        }
-        if let Some(v) = shared
-            .version()
-            .and_then(|v| HeaderValue::from_str(&v).ok())
-        {
-            req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
-        }
-        match shared.client.request(req).await {
+        let build = || {
+            let mut req = shared.request(Method::GET, None, "text/event-stream");
+            if let Ok(v) = HeaderValue::from_str(&last) {
+                req.headers_mut().insert(LAST_EVENT_ID, v);
+            }
+            if let Some(v) = shared
+                .version()
+                .and_then(|v| HeaderValue::from_str(&v).ok())
+            {
+                req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
+            }
+            req
+        };
+        match shared.exchange(build).await {
             Ok(r) if r.status().is_success() => body = r.into_body(),
             _ => {
                 if let Some(id) = awaited {
@@ -454,14 +512,17 @@ async fn read_sse(
 /// requests and notifications) and returns its body once the server has
 /// answered, so that the stream is in place before the next request goes out.
 async fn open_listen(shared: &Arc<Shared>) -> Option<hyper::body::Incoming> {
-    let mut req = shared.request(Method::GET, None, "text/event-stream");
-    if let Some(v) = shared
-        .version()
-        .and_then(|v| HeaderValue::from_str(&v).ok())
-    {
-        req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
-    }
-    match tokio::time::timeout(Duration::from_secs(5), shared.client.request(req)).await {
+    let build = || {
+        let mut req = shared.request(Method::GET, None, "text/event-stream");
+        if let Some(v) = shared
+            .version()
+            .and_then(|v| HeaderValue::from_str(&v).ok())
+        {
+            req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
+        }
+        req
+    };
+    match tokio::time::timeout(Duration::from_secs(5), shared.exchange(build)).await {
         Ok(Ok(r)) if r.status().is_success() => Some(r.into_body()),
         _ => None,
     }
@@ -498,11 +559,11 @@ impl Transport for HttpClientTransport {
     async fn close(&mut self) {
         self.tasks.abort_all();
         if self.shared.session().is_some() {
-            let req = self
-                .shared
-                .request(Method::DELETE, None, "application/json");
-            let _ =
-                tokio::time::timeout(Duration::from_secs(2), self.shared.client.request(req)).await;
+            let build = || {
+                self.shared
+                    .request(Method::DELETE, None, "application/json")
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.shared.exchange(build)).await;
         }
     }
 }

@@ -42,11 +42,15 @@ pub use http;
 
 #[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
+pub mod client_auth;
 #[cfg(feature = "server")]
 mod server;
 
 #[cfg(feature = "client")]
 pub use client::{HttpClientError, HttpClientTransport};
+#[cfg(feature = "client")]
+pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 
 #[cfg(feature = "server")]
 pub use server::{

@@ -1,0 +1,1 @@
+//! The client half of MCP authorization (work in progress).

@@ -1,0 +1,19 @@
+//! OAuth 2.1 authorization for Tessera, the Model Context Protocol for Rust.
+//!
+//! - [`metadata`]: the documents both halves exchange — RFC 9728 protected
+//!   resource metadata and RFC 8414 / OpenID Connect authorization server
+//!   metadata.
+//! - [`challenge`]: the `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3,
+//!   RFC 9728 §5.1), built by servers and parsed by clients.
+//! - With the `server` feature: the resource-server half.
+//! - With the `client` feature: the client half.
+
+#![forbid(unsafe_code)]
+
+pub mod challenge;
+pub mod metadata;
+
+#[cfg(feature = "client")]
+pub mod client;
+#[cfg(feature = "server")]
+pub mod server;

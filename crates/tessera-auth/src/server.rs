@@ -1,0 +1,1 @@
+//! The resource-server half of MCP authorization (work in progress).
