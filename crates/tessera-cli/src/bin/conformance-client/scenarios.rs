@@ -1,16 +1,13 @@
-//! The client the official MCP conformance suite drives:
-//! `conformance-client <server-url>`, with the scenario in
-//! `MCP_CONFORMANCE_SCENARIO` and, from suite 0.2, the protocol version in
-//! `MCP_CONFORMANCE_PROTOCOL_VERSION`. It uses the public client API only.
-
-use std::process::ExitCode;
+//! The conformance scenarios that need no authorization.
 
 use serde_json::json;
 use tessera::client::{Client, ClientBuilder, ClientError};
 use tessera::http::HttpClientTransport;
 use tessera::types::{ElicitResult, ProtocolVersion};
 
-fn builder() -> Result<ClientBuilder, String> {
+/// The client every scenario starts from: the suite's protocol version (if
+/// it names one) and an elicitation handler that accepts with defaults.
+pub(crate) fn builder() -> Result<ClientBuilder, String> {
     let b = Client::builder("tessera-conformance-client", env!("CARGO_PKG_VERSION")).elicitation(
         |_req| async move {
             // Accept and send nothing of our own: the client fills in the
@@ -27,7 +24,8 @@ fn builder() -> Result<ClientBuilder, String> {
     }
 }
 
-async fn run(url: &str, scenario: &str) -> Result<(), String> {
+/// Runs one scenario against the mock server at `url`.
+pub(crate) async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let transport = HttpClientTransport::new(url).map_err(|e| e.to_string())?;
     let client = builder()?
         .connect_transport(transport)
@@ -68,36 +66,4 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     .await;
     client.close().await;
     outcome
-}
-
-fn main() -> ExitCode {
-    let Some(url) = std::env::args().nth(1).filter(|u| u.starts_with("http")) else {
-        eprintln!("usage: conformance-client <server-url> (scenario in MCP_CONFORMANCE_SCENARIO)");
-        return ExitCode::from(2);
-    };
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TESSERA_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    match rt.block_on(run(&url, &scenario)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("conformance-client ({scenario}): {e}");
-            ExitCode::from(1)
-        }
-    }
 }
