@@ -56,5 +56,5 @@ pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 pub use server::{
     BadEventId, CLOSE_SSE_STREAM_METHOD, EventId, EventStore, HostGuard, HostPolicy,
     InMemoryEventStore, LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal,
-    ResponseMode, ServiceFactory, StoredEvent, close_sse_stream, serve,
+    ResponseMode, ServiceFactory, StoredEvent, close_sse_stream, serve, serve_with,
 };

@@ -3,8 +3,10 @@
 //! A tool handler is an async function whose parameters each implement
 //! [`FromToolCall`]: [`Args`] (the typed arguments, whose JSON Schema becomes
 //! the tool's `inputSchema`), [`RequestContext`](crate::RequestContext),
-//! [`State`], [`Peer`](tessera_runtime::Peer) and
-//! [`CancellationToken`](tokio_util::sync::CancellationToken).
+//! [`State`], [`Peer`](tessera_runtime::Peer),
+//! [`CancellationToken`](tokio_util::sync::CancellationToken) and
+//! [`Extension`] (a value the transport attached, such as the verified
+//! `tessera_auth::server::AuthInfo` of an HTTP request).
 
 use std::sync::Arc;
 
@@ -123,5 +125,42 @@ impl<S> FromToolCall<S> for CancellationToken {
 impl<S: Send + Sync + 'static> FromToolCall<S> for crate::Server<S> {
     fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
         Ok(call.server.clone())
+    }
+}
+
+/// A value of type `T` that the transport attached to the request (see
+/// [`RequestContext::extension`](crate::RequestContext::extension)), cloned.
+/// Over HTTP behind `tessera_auth::server::BearerAuthLayer`,
+/// `Extension<AuthInfo>` is the verified access token's claims and scopes.
+///
+/// A call without one is answered with an `isError` result before the
+/// handler runs; take `Option<Extension<T>>` to accept both.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extension<T>(pub T);
+
+impl<S, T> FromToolCall<S> for Extension<T>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        call.context
+            .extension::<T>()
+            .cloned()
+            .map(Extension)
+            .ok_or_else(|| {
+                CallToolResult::error(format!(
+                    "This tool needs request information that is missing ({})",
+                    std::any::type_name::<T>()
+                ))
+            })
+    }
+}
+
+impl<S, T> FromToolCall<S> for Option<Extension<T>>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
+        Ok(call.context.extension::<T>().cloned().map(Extension))
     }
 }

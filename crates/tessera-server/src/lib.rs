@@ -57,7 +57,7 @@ pub use completion::{
 };
 pub use context::RequestContext;
 pub use error::BuildError;
-pub use extract::{Args, FromToolCall, RawArgs, State, ToolCall};
+pub use extract::{Args, Extension, FromToolCall, RawArgs, State, ToolCall};
 pub use handler::ToolHandler;
 pub use prompt::{
     FromPromptGet, IntoPromptResult, PromptArgs, PromptArgsMap, PromptBuilder, PromptGet,

@@ -334,6 +334,14 @@ impl<S: Send + Sync + 'static> Server<S> {
             .map(|t| t.tool.input_schema.clone())
     }
 
+    /// The OAuth scopes tool `name` was declared to need
+    /// ([`ToolBuilder::scopes`](crate::ToolBuilder::scopes)); `None` if there
+    /// is no such tool. An authorization layer uses it to refuse a call whose
+    /// token lacks them.
+    pub fn tool_scopes(&self, name: &str) -> Option<Vec<String>> {
+        self.read().tools.get(name).map(|t| t.scopes.clone())
+    }
+
     /// Removes a tool while serving; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.write().tools.remove(name);

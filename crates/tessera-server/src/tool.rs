@@ -29,6 +29,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         input_schema_set: false,
         output_schema_set: false,
         requires: Vec::new(),
+        scopes: Vec::new(),
     }
 }
 
@@ -39,6 +40,7 @@ pub struct ToolBuilder {
     input_schema_set: bool,
     output_schema_set: bool,
     requires: Vec<String>,
+    scopes: Vec<String>,
 }
 
 impl ToolBuilder {
@@ -83,6 +85,26 @@ impl ToolBuilder {
         self
     }
 
+    /// Declares the OAuth scopes a caller's access token needs to call this
+    /// tool (all of them; a broader scope that implies one counts, see the
+    /// transport's scope rules).
+    ///
+    /// The server only records them ([`Server::tool_scopes`](crate::Server::tool_scopes));
+    /// the HTTP authorization layer enforces them before the request reaches
+    /// the server: `tessera_auth::server::BearerAuthLayer` reads them through
+    /// its `tool_scopes` rule and answers a `tools/call` whose token lacks one
+    /// with `403` and `WWW-Authenticate: Bearer error="insufficient_scope",
+    /// scope="…"` (step-up authorization), so the handler never runs.
+    /// Transports without authorization (stdio) do not check them.
+    pub fn scopes<I, T>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     /// Edits the definition directly (icons, `_meta`, execution, …).
     pub fn edit(mut self, f: impl FnOnce(&mut Tool)) -> Self {
         f(&mut self.tool);
@@ -106,6 +128,7 @@ impl ToolBuilder {
         ToolRoute {
             tool: self.tool,
             requires: self.requires,
+            scopes: self.scopes,
             handler: Arc::new(move |call| handler.call(call)),
         }
     }
@@ -115,6 +138,7 @@ impl ToolBuilder {
 pub struct ToolRoute<S> {
     pub(crate) tool: Tool,
     pub(crate) requires: Vec<String>,
+    pub(crate) scopes: Vec<String>,
     pub(crate) handler: ErasedHandler<S>,
 }
 
@@ -137,6 +161,7 @@ impl<S> ToolRoute<S> {
 pub(crate) struct RegisteredTool<S> {
     pub tool: Tool,
     pub requires: Vec<String>,
+    pub scopes: Vec<String>,
     pub input: Validator,
     pub output: Option<Validator>,
     pub handler: ErasedHandler<S>,
@@ -183,6 +208,7 @@ impl<S> RegisteredTool<S> {
         Ok(RegisteredTool {
             tool: route.tool,
             requires: route.requires,
+            scopes: route.scopes,
             input,
             output,
             handler: route.handler,

@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 mod body;
+mod carried;
 mod control;
 mod event_store;
 mod guard;
@@ -51,7 +52,7 @@ pub use body::McpBody;
 pub use control::{CLOSE_SSE_STREAM_METHOD, close_sse_stream};
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
-pub use serve::serve;
+pub use serve::{serve, serve_with};
 
 /// Makes the application side of a connection: one [`Service`] and its
 /// [`EngineConfig`] for every legacy session and every stateless POST.
@@ -383,9 +384,10 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
         let this = self.clone();
-        Box::pin(async move { Ok(this.handle(req).await) })
+        let carried = carried::take(&mut req);
+        Box::pin(async move { Ok(carried::scope(carried, this.handle(req)).await) })
     }
 }
 

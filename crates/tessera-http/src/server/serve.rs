@@ -22,6 +22,29 @@ pub async fn serve<F>(listener: TcpListener, app: McpHttp, shutdown: F) -> std::
 where
     F: Future<Output = ()> + Send,
 {
+    serve_with(listener, app.clone(), app, shutdown).await
+}
+
+/// Like [`serve`], but each connection runs `service`: `app` wrapped in tower
+/// layers (an authentication layer, for example). `app` is the [`McpHttp`]
+/// inside it, shut down gracefully with the server.
+pub async fn serve_with<S, B, F>(
+    listener: TcpListener,
+    app: McpHttp,
+    service: S,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    S: tower::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    F: Future<Output = ()> + Send,
+{
     let graceful = GracefulShutdown::new();
     let builder = auto::Builder::new(TokioExecutor::new());
     let mut shutdown = std::pin::pin!(shutdown);
@@ -41,7 +64,7 @@ where
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(%e, %peer, "could not set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(app.clone());
+        let service = TowerToHyperService::new(service.clone());
         let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {

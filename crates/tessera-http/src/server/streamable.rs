@@ -493,9 +493,10 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
 }
 
 /// What the handlers of a request can read from its HTTP request: the headers
-/// (an [`http::HeaderMap`] extension).
+/// (an [`http::HeaderMap`] extension), plus whatever an outer layer carried
+/// (see [`super::carried`]).
 pub(crate) fn request_extensions(headers: &HeaderMap) -> Extensions {
-    let mut e = Extensions::new();
+    let mut e = super::carried::current();
     e.insert(headers.clone());
     e
 }

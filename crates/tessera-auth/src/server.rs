@@ -1,1 +1,0 @@
-//! The resource-server half of MCP authorization (work in progress).

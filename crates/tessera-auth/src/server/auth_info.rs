@@ -1,0 +1,124 @@
+//! [`AuthInfo`]: what a verified access token says.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+use tessera_runtime::Principal;
+
+/// The verified claims of an access token, as the handlers of the request
+/// see them. The token itself is deliberately not kept: an MCP server must
+/// not pass the client's token on to other services.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AuthInfo {
+    /// The issuer (`iss`), if the token or introspection answer names it.
+    pub issuer: Option<String>,
+    /// The subject (`sub`): the user, or the client for `client_credentials`.
+    pub subject: Option<String>,
+    /// The OAuth client the token was issued to (`client_id`, or `azp`).
+    pub client_id: Option<String>,
+    /// The granted scopes.
+    pub scopes: Vec<String>,
+    /// The audiences (`aud`) the token names.
+    pub audience: Vec<String>,
+    /// When the token expires (`exp`), in seconds since the Unix epoch.
+    pub expires_at: Option<u64>,
+    /// Every claim (or every member of the introspection answer).
+    pub claims: Map<String, Value>,
+}
+
+impl AuthInfo {
+    /// Reads the registered claims out of a claim set (a JWT payload or an
+    /// RFC 7662 introspection answer). Scopes come from `scope` (a space
+    /// separated string, RFC 9068 / RFC 7662) or `scp` (a string or an array).
+    pub fn from_claims(claims: Map<String, Value>) -> AuthInfo {
+        let text = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
+        let scopes = match claims.get("scope").or_else(|| claims.get("scp")) {
+            Some(Value::String(s)) => s.split_ascii_whitespace().map(str::to_owned).collect(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let audience = match claims.get("aud") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        AuthInfo {
+            issuer: text("iss"),
+            subject: text("sub"),
+            client_id: text("client_id").or_else(|| text("azp")),
+            scopes,
+            audience,
+            expires_at: claims.get("exp").and_then(Value::as_u64),
+            claims,
+        }
+    }
+
+    /// Whether the token grants `scope` itself (no hierarchy applied; the
+    /// layer's [`ScopeRules`](super::ScopeRules) apply the hierarchy).
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+
+    /// When the token expires, if it says.
+    pub fn expires(&self) -> Option<SystemTime> {
+        self.expires_at.map(|s| UNIX_EPOCH + Duration::from_secs(s))
+    }
+
+    /// Who made the request: `"<issuer> <subject>"` (issuer and subject
+    /// together, since subjects are only unique per issuer), falling back to
+    /// the client id when the token has no subject. `None` if the token names
+    /// neither.
+    pub fn principal(&self) -> Option<Principal> {
+        let who = self.subject.as_ref().or(self.client_id.as_ref())?;
+        Some(Principal(match &self.issuer {
+            Some(iss) => format!("{iss} {who}"),
+            None => who.clone(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_registered_claims() {
+        let Value::Object(c) = json!({
+            "iss": "https://as", "sub": "alice", "azp": "cli", "aud": ["https://rs/mcp", "x"],
+            "scope": "files:read  files:write", "exp": 1700000000
+        }) else {
+            unreachable!()
+        };
+        let a = AuthInfo::from_claims(c);
+        assert_eq!(a.scopes, ["files:read", "files:write"]);
+        assert_eq!(a.audience, ["https://rs/mcp", "x"]);
+        assert_eq!(a.client_id.as_deref(), Some("cli"));
+        assert_eq!(a.principal(), Some(Principal("https://as alice".into())));
+        assert!(a.has_scope("files:write") && !a.has_scope("files"));
+        assert_eq!(
+            a.expires(),
+            Some(UNIX_EPOCH + Duration::from_secs(1_700_000_000))
+        );
+    }
+
+    #[test]
+    fn scp_array_and_no_subject() {
+        let Value::Object(c) = json!({"scp": ["a", 1, "b"], "client_id": "svc"}) else {
+            unreachable!()
+        };
+        let a = AuthInfo::from_claims(c);
+        assert_eq!(a.scopes, ["a", "b"]);
+        assert_eq!(a.principal(), Some(Principal("svc".into())));
+        assert_eq!(AuthInfo::from_claims(Map::new()).principal(), None);
+    }
+}

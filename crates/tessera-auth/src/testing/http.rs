@@ -1,0 +1,245 @@
+//! The HTTP side of the test authorization server.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use serde_json::{Map, Value, json};
+
+use super::{State, lock, now};
+
+type Answer = Response<Full<Bytes>>;
+
+/// Accepts connections until the task is aborted (connections end with it).
+pub(crate) async fn run(listener: tokio::net::TcpListener, state: Arc<State>) {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let state = state.clone();
+        connections.spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(route(&state, req).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+        // Reap finished connections.
+        while connections.try_join_next().is_some() {}
+    }
+}
+
+async fn route(state: &State, req: Request<Incoming>) -> Answer {
+    let path = req.uri().path().to_owned();
+    match (req.method().clone(), path.as_str()) {
+        (
+            Method::GET,
+            "/.well-known/oauth-authorization-server" | "/.well-known/openid-configuration",
+        ) => json_answer(StatusCode::OK, &metadata(state)),
+        (Method::GET, "/jwks") => {
+            state.jwks_requests.fetch_add(1, Ordering::Relaxed);
+            json_answer(StatusCode::OK, &jwks(state))
+        }
+        (Method::POST, "/token") => {
+            let (headers, form) = read_form(req).await;
+            token(state, &headers, &form)
+        }
+        (Method::POST, "/introspect") => {
+            let (headers, form) = read_form(req).await;
+            introspect(state, &headers, &form)
+        }
+        _ => json_answer(StatusCode::NOT_FOUND, &json!({"error": "not_found"})),
+    }
+}
+
+fn metadata(state: &State) -> Value {
+    let iss = &state.issuer;
+    json!({
+        "issuer": iss,
+        "authorization_endpoint": format!("{iss}/authorize"),
+        "token_endpoint": format!("{iss}/token"),
+        "jwks_uri": format!("{iss}/jwks"),
+        "introspection_endpoint": format!("{iss}/introspect"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["client_credentials"],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
+        "code_challenge_methods_supported": ["S256"],
+    })
+}
+
+fn jwks(state: &State) -> Value {
+    let k = lock(&state.keys);
+    let keys: Vec<Value> = k
+        .all
+        .iter()
+        .filter(|key| k.published.contains(&key.kid))
+        .filter_map(|key| serde_json::to_value(&key.jwk).ok())
+        .collect();
+    json!({ "keys": keys })
+}
+
+async fn read_form(req: Request<Incoming>) -> (http::HeaderMap, HashMap<String, String>) {
+    let (parts, body) = req.into_parts();
+    let bytes = body
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    let form = url::form_urlencoded::parse(&bytes).into_owned().collect();
+    (parts.headers, form)
+}
+
+/// The authenticated client id, by `client_secret_basic` or `client_secret_post`.
+fn client(
+    state: &State,
+    headers: &http::HeaderMap,
+    form: &HashMap<String, String>,
+) -> Option<String> {
+    let (id, secret) = if let Some(basic) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+    {
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(basic.trim())
+            .ok()?;
+        let text = String::from_utf8(raw).ok()?;
+        let (i, s) = text.split_once(':')?;
+        let dec = |x: &str| {
+            url::form_urlencoded::parse(format!("x={x}").as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+        };
+        (dec(i)?, dec(s)?)
+    } else {
+        (
+            form.get("client_id")?.clone(),
+            form.get("client_secret")?.clone(),
+        )
+    };
+    (lock(&state.clients).get(&id) == Some(&secret)).then_some(id)
+}
+
+fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String>) -> Answer {
+    let Some(client_id) = client(state, headers, form) else {
+        return json_answer(
+            StatusCode::UNAUTHORIZED,
+            &json!({"error": "invalid_client"}),
+        );
+    };
+    if form.get("grant_type").map(String::as_str) != Some("client_credentials") {
+        return json_answer(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": "unsupported_grant_type"}),
+        );
+    }
+    let Some(resource) = form.get("resource") else {
+        return json_answer(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": "invalid_target", "error_description": "resource is required"}),
+        );
+    };
+    let scope = form.get("scope").cloned().unwrap_or_default();
+    let t = now();
+    let n = state.next.fetch_add(1, Ordering::Relaxed);
+    let Value::Object(claims) = json!({
+        "iss": state.issuer, "sub": client_id, "client_id": client_id, "aud": resource,
+        "scope": scope, "iat": t, "exp": t + 3600, "jti": format!("jti-{n}"),
+    }) else {
+        unreachable!("a JSON object literal")
+    };
+    let key = {
+        let k = lock(&state.keys);
+        k.all.iter().find(|x| x.kid == k.current).cloned()
+    };
+    let Some(key) = key else {
+        return json_answer(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": "server_error"}),
+        );
+    };
+    json_answer(
+        StatusCode::OK,
+        &json!({
+            "access_token": key.sign(&claims),
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "scope": scope,
+        }),
+    )
+}
+
+fn introspect(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String>) -> Answer {
+    if client(state, headers, form).is_none() {
+        return json_answer(
+            StatusCode::UNAUTHORIZED,
+            &json!({"error": "invalid_client"}),
+        );
+    }
+    state.introspections.fetch_add(1, Ordering::Relaxed);
+    let inactive = json!({"active": false});
+    let Some(token) = form.get("token") else {
+        return json_answer(StatusCode::OK, &inactive);
+    };
+    if lock(&state.revoked).contains(token) {
+        return json_answer(StatusCode::OK, &inactive);
+    }
+    let claims = match lock(&state.opaque).get(token) {
+        Some(c) => Some(c.clone()),
+        None => verify_own(state, token),
+    };
+    let Some(mut claims) = claims else {
+        return json_answer(StatusCode::OK, &inactive);
+    };
+    if claims
+        .get("exp")
+        .and_then(Value::as_u64)
+        .is_some_and(|e| e <= now())
+    {
+        return json_answer(StatusCode::OK, &inactive);
+    }
+    claims.insert("active".into(), Value::Bool(true));
+    claims.insert("token_type".into(), Value::String("Bearer".into()));
+    json_answer(StatusCode::OK, &Value::Object(claims))
+}
+
+/// The claims of a JWT this server signed (signature checked, times not).
+fn verify_own(state: &State, token: &str) -> Option<Map<String, Value>> {
+    let header = jsonwebtoken::decode_header(token).ok()?;
+    let key = {
+        let k = lock(&state.keys);
+        k.all
+            .iter()
+            .find(|x| Some(&x.kid) == header.kid.as_ref())
+            .cloned()?
+    };
+    let decoding = jsonwebtoken::DecodingKey::from_jwk(&key.jwk).ok()?;
+    let mut v = jsonwebtoken::Validation::new(key.alg);
+    v.validate_exp = false;
+    v.validate_aud = false;
+    v.required_spec_claims.clear();
+    jsonwebtoken::decode::<Map<String, Value>>(token, &decoding, &v)
+        .ok()
+        .map(|d| d.claims)
+}
+
+fn json_answer(status: StatusCode, v: &Value) -> Answer {
+    let mut r = Response::new(Full::new(Bytes::from(v.to_string())));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}

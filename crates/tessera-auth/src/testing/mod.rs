@@ -1,0 +1,240 @@
+//! [`TestAuthorizationServer`]: a small, real OAuth 2.1 authorization server
+//! that runs in-process on a loopback port, for tests (feature `testing`).
+//!
+//! It serves:
+//!
+//! - `GET /.well-known/oauth-authorization-server` (RFC 8414 metadata;
+//!   also at `/.well-known/openid-configuration`);
+//! - `GET /jwks` (the published signing keys; requests are counted);
+//! - `POST /token`: the `client_credentials` grant for registered clients
+//!   (`client_secret_basic` or `client_secret_post`), with `scope` and the
+//!   RFC 8707 `resource` (which becomes the token's `aud`); the access token
+//!   is a JWT signed with the current key;
+//! - `POST /introspect` (RFC 7662, client authentication required): JWTs it
+//!   signed and opaque tokens it minted, `active: false` for anything else,
+//!   expired or revoked.
+//!
+//! Tests can also mint tokens directly ([`TestAuthorizationServer::token`],
+//! [`claims`](TestAuthorizationServer::claims) to start from valid claims),
+//! add unpublished keys and publish them later (key rotation), and revoke
+//! tokens.
+
+mod http;
+mod keys;
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::Algorithm;
+use serde_json::{Map, Value, json};
+
+pub use keys::TestKey;
+
+/// The state shared by the server's handlers and its handle.
+pub(crate) struct State {
+    pub issuer: String,
+    pub keys: Mutex<Keys>,
+    pub clients: Mutex<HashMap<String, String>>,
+    pub opaque: Mutex<HashMap<String, Map<String, Value>>>,
+    pub revoked: Mutex<HashSet<String>>,
+    pub jwks_requests: AtomicU64,
+    pub introspections: AtomicU64,
+    pub next: AtomicU64,
+}
+
+pub(crate) struct Keys {
+    /// Every key, in creation order.
+    pub all: Vec<TestKey>,
+    /// The kids in the published JWK Set.
+    pub published: Vec<String>,
+    /// The kid that signs issued tokens.
+    pub current: String,
+}
+
+/// A running test authorization server; stops when dropped.
+pub struct TestAuthorizationServer {
+    state: Arc<State>,
+    addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for TestAuthorizationServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestAuthorizationServer")
+            .field("issuer", &self.state.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for TestAuthorizationServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
+}
+
+impl TestAuthorizationServer {
+    /// Starts a server on `127.0.0.1:0` with one published `RS256` key
+    /// (`rs-1`, the current one) and one published `ES256` key (`es-1`), and
+    /// the clients `mcp-client` / `client-secret` and (for introspection)
+    /// `mcp-server` / `server-secret`.
+    pub async fn start() -> std::io::Result<TestAuthorizationServer> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let rs = TestKey::generate("rs-1", Algorithm::RS256, 0);
+        let es = TestKey::generate("es-1", Algorithm::ES256, 0);
+        let state = Arc::new(State {
+            issuer: format!("http://{addr}"),
+            keys: Mutex::new(Keys {
+                published: vec![rs.kid.clone(), es.kid.clone()],
+                current: rs.kid.clone(),
+                all: vec![rs, es],
+            }),
+            clients: Mutex::new(HashMap::from([
+                ("mcp-client".to_owned(), "client-secret".to_owned()),
+                ("mcp-server".to_owned(), "server-secret".to_owned()),
+            ])),
+            opaque: Mutex::new(HashMap::new()),
+            revoked: Mutex::new(HashSet::new()),
+            jwks_requests: AtomicU64::new(0),
+            introspections: AtomicU64::new(0),
+            next: AtomicU64::new(1),
+        });
+        let task = tokio::spawn(http::run(listener, state.clone()));
+        Ok(TestAuthorizationServer { state, addr, task })
+    }
+
+    /// The issuer identifier (`http://127.0.0.1:PORT`).
+    pub fn issuer(&self) -> String {
+        self.state.issuer.clone()
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The JWK Set URL.
+    pub fn jwks_uri(&self) -> String {
+        format!("{}/jwks", self.state.issuer)
+    }
+
+    /// The token endpoint.
+    pub fn token_endpoint(&self) -> String {
+        format!("{}/token", self.state.issuer)
+    }
+
+    /// The introspection endpoint.
+    pub fn introspection_endpoint(&self) -> String {
+        format!("{}/introspect", self.state.issuer)
+    }
+
+    /// How many times the JWK Set was requested.
+    pub fn jwks_requests(&self) -> u64 {
+        self.state.jwks_requests.load(Ordering::Relaxed)
+    }
+
+    /// How many introspection requests were answered.
+    pub fn introspections(&self) -> u64 {
+        self.state.introspections.load(Ordering::Relaxed)
+    }
+
+    /// Registers (or replaces) a confidential client.
+    pub fn register_client(&self, id: impl Into<String>, secret: impl Into<String>) {
+        lock(&self.state.clients).insert(id.into(), secret.into());
+    }
+
+    /// Valid access-token claims for `audience` with `scopes`: this issuer,
+    /// subject `user-1`, client `mcp-client`, issued now, expiring in an hour.
+    pub fn claims(&self, audience: &str, scopes: &[&str]) -> Map<String, Value> {
+        let t = now();
+        let n = self.state.next.fetch_add(1, Ordering::Relaxed);
+        let Value::Object(m) = json!({
+            "iss": self.state.issuer,
+            "sub": "user-1",
+            "client_id": "mcp-client",
+            "aud": audience,
+            "scope": scopes.join(" "),
+            "iat": t,
+            "exp": t + 3600,
+            "jti": format!("jti-{n}"),
+        }) else {
+            unreachable!("a JSON object literal")
+        };
+        m
+    }
+
+    /// Signs `claims` with the current key.
+    pub fn token(&self, claims: &Map<String, Value>) -> String {
+        let key = {
+            let k = lock(&self.state.keys);
+            k.all.iter().find(|x| x.kid == k.current).cloned()
+        };
+        key.expect("the current key exists").sign(claims)
+    }
+
+    /// Signs `claims` with the key `kid`.
+    pub fn token_with(&self, kid: &str, claims: &Map<String, Value>) -> String {
+        self.key(kid).expect("no such key").sign(claims)
+    }
+
+    /// Mints an opaque token (only introspection can tell what it is).
+    pub fn opaque_token(&self, claims: &Map<String, Value>) -> String {
+        let n = self.state.next.fetch_add(1, Ordering::Relaxed);
+        let token = format!("opaque-{n}-{}", now());
+        lock(&self.state.opaque).insert(token.clone(), claims.clone());
+        token
+    }
+
+    /// Introspection will call `token` inactive from now on.
+    pub fn revoke(&self, token: &str) {
+        lock(&self.state.revoked).insert(token.to_owned());
+    }
+
+    /// The key `kid`, if it exists.
+    pub fn key(&self, kid: &str) -> Option<TestKey> {
+        lock(&self.state.keys)
+            .all
+            .iter()
+            .find(|k| k.kid == kid)
+            .cloned()
+    }
+
+    /// Adds a key (`RS256` or `ES256`), published in the JWK Set or not.
+    pub fn add_key(&self, kid: &str, alg: Algorithm, publish: bool) -> TestKey {
+        let mut k = lock(&self.state.keys);
+        let key = TestKey::generate(kid, alg, k.all.len());
+        k.all.push(key.clone());
+        if publish {
+            k.published.push(kid.to_owned());
+        }
+        key
+    }
+
+    /// Publishes key `kid` in the JWK Set.
+    pub fn publish(&self, kid: &str) {
+        let mut k = lock(&self.state.keys);
+        if !k.published.iter().any(|p| p == kid) {
+            k.published.push(kid.to_owned());
+        }
+    }
+
+    /// Makes `kid` the key that signs issued tokens.
+    pub fn set_current(&self, kid: &str) {
+        lock(&self.state.keys).current = kid.to_owned();
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
