@@ -48,7 +48,10 @@ pub mod client_auth;
 mod server;
 
 #[cfg(feature = "client")]
-pub use client::{HttpClientError, HttpClientTransport};
+pub use client::{
+    HttpClientBuilder, HttpClientError, HttpClientTransport, HttpTransportKind, HttpTransportMode,
+    LegacySseClientTransport, known_transport,
+};
 #[cfg(feature = "client")]
 pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 

@@ -1,9 +1,9 @@
 //! The conformance scenarios that need no authorization.
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 use tessera::client::{Client, ClientBuilder, ClientError};
 use tessera::http::HttpClientTransport;
-use tessera::types::{ElicitResult, ProtocolVersion};
+use tessera::types::{ElicitResult, ProtocolVersion, Tool};
 
 /// The client every scenario starts from: the suite's protocol version (if
 /// it names one) and an elicitation handler that accepts with defaults.
@@ -31,39 +31,134 @@ pub(crate) async fn run(url: &str, scenario: &str) -> Result<(), String> {
         .connect_transport(transport)
         .await
         .map_err(|e: ClientError| format!("connect: {e}"))?;
-    let outcome = async {
-        match scenario {
-            "tools_call" => {
-                client.list_tools().await.map_err(|e| e.to_string())?;
-                let r = client
-                    .call_tool("add_numbers", json!({"a": 5, "b": 3}))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                eprintln!(
-                    "add_numbers: {:?}",
-                    r.content.first().and_then(|c| c.as_text())
-                );
-            }
-            "elicitation-sep1034-client-defaults" => {
-                client
-                    .call_tool("test_client_elicitation_defaults", json!({}))
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
-            "sse-retry" => {
-                client
-                    .call_tool("test_reconnection", json!({}))
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
-            _ => {
-                // initialize and anything else: connect and look around.
-                let _ = client.list_tools().await;
-            }
-        }
-        Ok::<(), String>(())
-    }
-    .await;
+    let outcome = play(&client, scenario).await;
     client.close().await;
     outcome
+}
+
+fn err(e: ClientError) -> String {
+    e.to_string()
+}
+
+/// The tool calls the suite asks for in `MCP_CONFORMANCE_CONTEXT`
+/// (`{"toolCalls": [{"name", "arguments"}]}`), if any.
+fn context_tool_calls() -> Vec<(String, Value)> {
+    let Ok(text) = std::env::var("MCP_CONFORMANCE_CONTEXT") else {
+        return Vec::new();
+    };
+    let Ok(ctx) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    ctx.get("toolCalls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|c| {
+                    let name = c.get("name")?.as_str()?.to_owned();
+                    Some((name, c.get("arguments").cloned().unwrap_or(json!({}))))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Plausible arguments for a tool: a value of the declared type for every
+/// property of its input schema.
+fn sample_arguments(tool: &Tool) -> Value {
+    let mut args = Map::new();
+    if let Some(Value::Object(props)) = tool.input_schema.get("properties") {
+        for (name, prop) in props {
+            let v = match prop.get("type").and_then(Value::as_str) {
+                Some("integer") => json!(1),
+                Some("number") => json!(1.5),
+                Some("boolean") => json!(true),
+                Some("object") => json!({}),
+                Some("array") => json!([]),
+                _ => json!("sample"),
+            };
+            args.insert(name.clone(), v);
+        }
+    }
+    Value::Object(args)
+}
+
+/// Plays one scenario on a connected client.
+async fn play(client: &Client, scenario: &str) -> Result<(), String> {
+    match scenario {
+        "tools_call" => {
+            client.list_tools().await.map_err(err)?;
+            let r = client
+                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .await
+                .map_err(err)?;
+            eprintln!(
+                "add_numbers: {:?}",
+                r.content.first().and_then(|c| c.as_text())
+            );
+        }
+        "elicitation-sep1034-client-defaults" => {
+            client
+                .call_tool("test_client_elicitation_defaults", json!({}))
+                .await
+                .map_err(err)?;
+        }
+        "sse-retry" => {
+            client
+                .call_tool("test_reconnection", json!({}))
+                .await
+                .map_err(err)?;
+        }
+        "http-custom-headers" => {
+            // tools/list first: it tells which parameters are mirrored.
+            client.list_tools().await.map_err(err)?;
+            for (name, args) in context_tool_calls() {
+                client.call_tool(&name, args).await.map_err(err)?;
+            }
+        }
+        "http-invalid-tool-headers" => {
+            // The transport leaves tools with invalid x-mcp-header
+            // annotations out of the list; call every tool that is left.
+            for tool in client.list_tools().await.map_err(err)? {
+                let args = sample_arguments(&tool);
+                client.call_tool(&tool.name, args).await.map_err(err)?;
+            }
+        }
+        "json-schema-2020-12-preservation" => {
+            let tools = client.list_tools().await.map_err(err)?;
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or("json_schema_2020_12_tool is not listed")?;
+            let schema = Value::Object(focal.input_schema.clone());
+            client
+                .call_tool("json_schema_echo", json!({ "schema": schema }))
+                .await
+                .map_err(err)?;
+        }
+        "sep-2322-client-request-state" => {
+            client.list_tools().await.map_err(err)?;
+            // An unrelated call while an input round is in flight must carry
+            // nothing of it.
+            let (a, b) = tokio::join!(
+                client.call_tool("test_mrtr_echo_state", json!({})),
+                client.call_tool("test_mrtr_unrelated", json!({})),
+            );
+            a.map_err(err)?;
+            b.map_err(err)?;
+            client
+                .call_tool("test_mrtr_no_state", json!({}))
+                .await
+                .map_err(err)?;
+            client
+                .call_tool("test_mrtr_no_result_type", json!({}))
+                .await
+                .map_err(err)?;
+        }
+        _ => {
+            // initialize and anything else: connect and look around.
+            let _ = client.list_tools().await;
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,410 @@
+//! The HTTP client: a [`Transport`] that speaks Streamable HTTP (every era),
+//! and falls back to the 2024-11-05 HTTP+SSE transport for servers that only
+//! have that.
+//!
+//! - **Session** (legacy era): the `Mcp-Session-Id` of the `initialize`
+//!   answer is kept and sent on every later request; `DELETE` ends it on
+//!   close. A `404` to a request carrying the session means the server
+//!   forgot it: the transport replays the handshake for a new session and
+//!   sends the request again ([`streamable`]).
+//! - **Headers**: `MCP-Protocol-Version` (the request's own `_meta` version in
+//!   2026-07-28, the negotiated one after `initialize`), in 2026-07-28
+//!   `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers of `x-mcp-header`
+//!   tool parameters (learnt from `tools/list`, which leaves out tools with
+//!   invalid annotations: [`tool_headers`]), plus any headers of the builder.
+//! - **Era detection**: the engine probes with `server/discover`. A server
+//!   that refuses it with an HTTP error whose body is not a JSON-RPC error gets
+//!   a synthesized JSON-RPC error for that request, so the engine falls back
+//!   to `initialize` (the spec's "inspect the 400 body" rule).
+//! - **Transport detection** ([`detect`]): a first POST refused with 400, 404
+//!   or 405 makes the transport GET the URL; an `endpoint` event there means
+//!   HTTP+SSE ([`legacy`]), and everything goes that way from then on.
+//! - **Streams**: SSE responses are parsed as they arrive; once a legacy
+//!   session exists, a `GET` stream carries the server's own requests and
+//!   notifications (a server that has none answers 405, which is fine). An
+//!   SSE response that ends before its answer is resumed with `GET` and
+//!   `Last-Event-ID`, after the server's `retry:` delay.
+//! - **TLS** ([`tls`]): `https://` with rustls (ring), the webpki roots and
+//!   any roots given to the builder.
+//! - **Auth**: every request goes through the [`HttpAuth`] hook, if set.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
+use http_body_util::BodyExt;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use rustls::pki_types::CertificateDer;
+use tessera_proto::Transmit;
+use tessera_runtime::{Incoming, Transport};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+mod detect;
+mod legacy;
+mod shared;
+mod streamable;
+mod tls;
+mod tool_headers;
+
+pub use detect::{HttpTransportKind, known_transport};
+pub use legacy::LegacySseClientTransport;
+
+use crate::client_auth::HttpAuth;
+use detect::{cached, forget, remember, suggests_legacy};
+use legacy::LegacyConn;
+use shared::{Outgoing, Shared, lock};
+
+/// Why an HTTP client transport could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpClientError {
+    /// The URL is not an absolute `http://` or `https://` URL.
+    #[error("invalid MCP server URL {url:?}: {why}")]
+    BadUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The TLS setup failed (a bad root certificate, for example).
+    #[error("TLS setup failed: {0}")]
+    Tls(String),
+}
+
+/// Which transport an [`HttpClientTransport`] speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum HttpTransportMode {
+    /// Streamable HTTP, falling back to HTTP+SSE when the server refuses it
+    /// (the spec's backwards-compatibility procedure; the default).
+    #[default]
+    Auto,
+    /// Streamable HTTP only.
+    Streamable,
+    /// The 2024-11-05 HTTP+SSE transport only.
+    LegacySse,
+}
+
+/// Sets up an [`HttpClientTransport`] (or a [`LegacySseClientTransport`]).
+#[derive(Clone)]
+pub struct HttpClientBuilder {
+    url: String,
+    headers: HeaderMap,
+    roots: Vec<CertificateDer<'static>>,
+    auth: Option<Arc<dyn HttpAuth>>,
+    mode: HttpTransportMode,
+}
+
+impl std::fmt::Debug for HttpClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClientBuilder")
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("extra_roots", &self.roots.len())
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClientBuilder {
+    /// Sends `name: value` with every request (replacing an earlier value).
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.insert(name, value);
+        self
+    }
+
+    /// Sends every header of `headers` with every request.
+    pub fn headers(mut self, headers: HeaderMap) -> Self {
+        for (k, v) in &headers {
+            self.headers.insert(k.clone(), v.clone());
+        }
+        self
+    }
+
+    /// Trusts `der` (a DER-encoded certificate) as a root for `https://`, on
+    /// top of the webpki roots.
+    pub fn add_root_certificate_der(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.roots.push(CertificateDer::from(der.into()));
+        self
+    }
+
+    /// Trusts every certificate of a PEM document as a root for `https://`.
+    pub fn add_root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, HttpClientError> {
+        self.roots.extend(tls::pem_certificates(pem)?);
+        Ok(self)
+    }
+
+    /// Sends every request through `auth` for credentials, and lets it
+    /// answer `401`/`403` challenges (see [`HttpAuth`]).
+    pub fn auth(mut self, auth: Arc<dyn HttpAuth>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Which transport to speak (default [`HttpTransportMode::Auto`]).
+    pub fn mode(mut self, mode: HttpTransportMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    fn shared(
+        self,
+    ) -> Result<(Arc<Shared>, mpsc::Receiver<Incoming>, HttpTransportMode), HttpClientError> {
+        let url = &self.url;
+        let bad = |why: &str| HttpClientError::BadUrl {
+            url: url.clone(),
+            why: why.to_owned(),
+        };
+        let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
+        if !matches!(uri.scheme_str(), Some("http" | "https")) {
+            return Err(bad("the URL must start with http:// or https://"));
+        }
+        if uri.host().is_none() {
+            return Err(bad("the URL has no host"));
+        }
+        let connector = tls::connector(&self.roots)?;
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        let (tx, rx) = mpsc::channel(256);
+        let shared = Shared::new(client, uri, self.headers, tx);
+        if let Some(auth) = self.auth {
+            let _ = shared.auth.set(auth);
+        }
+        Ok((Arc::new(shared), rx, self.mode))
+    }
+
+    /// The transport.
+    pub fn build(self) -> Result<HttpClientTransport, HttpClientError> {
+        let (shared, inbound, mode) = self.shared()?;
+        Ok(HttpClientTransport {
+            shared,
+            inbound,
+            tasks: JoinSet::new(),
+            get_started: false,
+            mode,
+            decided: mode == HttpTransportMode::Streamable,
+            legacy: None,
+        })
+    }
+
+    /// A [`LegacySseClientTransport`] for the URL (an SSE URL).
+    pub fn build_legacy(self) -> Result<LegacySseClientTransport, HttpClientError> {
+        let (shared, inbound, _) = self.shared()?;
+        Ok(LegacySseClientTransport::from_parts(shared, inbound))
+    }
+}
+
+/// An HTTP connection to one MCP server, as a runtime [`Transport`] (hand
+/// it to `ClientBuilder::connect_transport`): Streamable HTTP, or HTTP+SSE
+/// for servers that only speak that (see [`HttpTransportMode`]).
+pub struct HttpClientTransport {
+    shared: Arc<Shared>,
+    inbound: mpsc::Receiver<Incoming>,
+    tasks: JoinSet<()>,
+    get_started: bool,
+    mode: HttpTransportMode,
+    /// Whether the transport is known (no probe needed).
+    decided: bool,
+    /// The HTTP+SSE connection, when the server speaks that.
+    legacy: Option<LegacyConn>,
+}
+
+impl std::fmt::Debug for HttpClientTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClientTransport")
+            .field("url", &self.shared.url)
+            .field("mode", &self.mode)
+            .field("legacy_sse", &self.legacy.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClientTransport {
+    /// A transport for the endpoint at `url` (for example
+    /// `http://127.0.0.1:8000/mcp` or `https://example.com/mcp`).
+    pub fn new(url: &str) -> Result<Self, HttpClientError> {
+        Self::builder(url).build()
+    }
+
+    /// A builder for headers, TLS roots, auth and the transport mode.
+    pub fn builder(url: &str) -> HttpClientBuilder {
+        HttpClientBuilder {
+            url: url.to_owned(),
+            headers: HeaderMap::new(),
+            roots: Vec::new(),
+            auth: None,
+            mode: HttpTransportMode::Auto,
+        }
+    }
+
+    /// Like [`HttpClientTransport::new`], sending `headers` with every request
+    /// (for example `Authorization`).
+    pub fn with_headers(url: &str, headers: HeaderMap) -> Result<Self, HttpClientError> {
+        Self::builder(url).headers(headers).build()
+    }
+
+    /// Sends every request through `auth` for credentials, and lets it
+    /// answer `401`/`403` challenges (see [`HttpAuth`]). Set it before the
+    /// transport is used; a second call is ignored.
+    pub fn with_auth(self, auth: Arc<dyn HttpAuth>) -> Self {
+        let _ = self.shared.auth.set(auth);
+        self
+    }
+
+    /// The session id the server issued, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared.session()
+    }
+
+    /// The transport in use, once the first message went out.
+    pub fn transport_kind(&self) -> Option<HttpTransportKind> {
+        if self.legacy.is_some() {
+            Some(HttpTransportKind::LegacySse)
+        } else if self.decided {
+            Some(HttpTransportKind::Streamable)
+        } else {
+            None
+        }
+    }
+
+    /// Sends the first message when the transport is not known yet: over
+    /// HTTP+SSE if this URL spoke that before (or the mode says so), else
+    /// POSTed, probing for HTTP+SSE if the POST is refused.
+    async fn probe(&mut self, out: Outgoing) {
+        let shared = self.shared.clone();
+        let known = cached(&shared.url);
+        if self.mode == HttpTransportMode::LegacySse || known == Some(HttpTransportKind::LegacySse)
+        {
+            match legacy::open(&shared, legacy::ENDPOINT_TIMEOUT).await {
+                Ok(conn) => return self.use_legacy(conn, out).await,
+                Err(e) if self.mode == HttpTransportMode::LegacySse => {
+                    if let Some(id) = &out.request_id {
+                        shared.fail(id, e).await;
+                    }
+                    return;
+                }
+                Err(_) => forget(&shared.url),
+            }
+        }
+        let response = match streamable::send_post(&shared, &out, None).await {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some(id) = &out.request_id {
+                    shared.fail(id, e).await;
+                }
+                return;
+            }
+        };
+        let status = response.status();
+        if suggests_legacy(status) && known != Some(HttpTransportKind::Streamable) {
+            let headers = response.headers().clone();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            match legacy::open(&shared, legacy::ENDPOINT_TIMEOUT).await {
+                Ok(conn) => {
+                    remember(&shared.url, HttpTransportKind::LegacySse);
+                    return self.use_legacy(conn, out).await;
+                }
+                Err(why) => {
+                    tracing::debug!("no HTTP+SSE at {}: {why}", shared.url);
+                    remember(&shared.url, HttpTransportKind::Streamable);
+                    self.decided = true;
+                    if let Some(s) = headers
+                        .get(crate::headers::MCP_SESSION_ID)
+                        .and_then(|v| v.to_str().ok())
+                    {
+                        shared.set_session(Some(s.to_owned()));
+                    }
+                    streamable::handle_body(&shared, &out, status, &body).await;
+                    return;
+                }
+            }
+        }
+        if status.is_success() {
+            remember(&shared.url, HttpTransportKind::Streamable);
+            self.decided = true;
+        }
+        self.tasks.spawn(async move {
+            streamable::handle_response(&shared, &out, response).await;
+        });
+    }
+
+    async fn use_legacy(&mut self, conn: LegacyConn, out: Outgoing) {
+        self.decided = true;
+        let conn = self.legacy.insert(conn);
+        self.tasks.spawn(conn.post(self.shared.clone(), out));
+    }
+
+    /// Sends one message over Streamable HTTP.
+    async fn send_streamable(&mut self, o: Outgoing) {
+        let shared = self.shared.clone();
+        match o.method.as_deref() {
+            Some("initialize") => lock(&shared.handshake).0 = Some(o.body.clone()),
+            Some("notifications/initialized") => {
+                lock(&shared.handshake).1 = Some(o.body.clone());
+                // The handshake is done once the server has this
+                // notification: send it, then open the GET stream.
+                streamable::post(shared.clone(), o).await;
+                if !self.get_started && shared.session().is_some() {
+                    self.get_started = true;
+                    streamable::open_listen(&shared).await;
+                }
+                return;
+            }
+            _ => {}
+        }
+        self.tasks.spawn(streamable::post(shared, o));
+    }
+}
+
+impl Transport for HttpClientTransport {
+    async fn recv(&mut self) -> std::io::Result<Option<Incoming>> {
+        Ok(self.inbound.recv().await)
+    }
+
+    async fn send(&mut self, out: &mut Vec<Transmit>) -> std::io::Result<()> {
+        if self.legacy.is_some() {
+            legacy::send_all(&self.shared, &mut self.legacy, &mut self.tasks, out).await;
+            return Ok(());
+        }
+        let mut pending = std::mem::take(out).into_iter();
+        while let Some(t) = pending.next() {
+            let o = Outgoing::describe(&t, &self.shared);
+            if !self.decided {
+                if o.method.as_deref() == Some("initialize") {
+                    lock(&self.shared.handshake).0 = Some(o.body.clone());
+                }
+                self.probe(o).await;
+                if self.legacy.is_some() {
+                    let mut rest: Vec<Transmit> = pending.collect();
+                    legacy::send_all(&self.shared, &mut self.legacy, &mut self.tasks, &mut rest)
+                        .await;
+                    return Ok(());
+                }
+                continue;
+            }
+            self.send_streamable(o).await;
+        }
+        Ok(())
+    }
+
+    async fn close(&mut self) {
+        self.tasks.abort_all();
+        self.shared.stop_listen();
+        if self.legacy.take().is_some() {
+            return;
+        }
+        if self.shared.session().is_some() {
+            let build = || {
+                self.shared
+                    .request(Method::DELETE, None, "application/json")
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.shared.exchange(build)).await;
+        }
+    }
+}

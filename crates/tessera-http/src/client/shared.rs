@@ -1,0 +1,312 @@
+//! What every task of one HTTP client connection shares: the hyper client,
+//! the session, the negotiated version, the auth hook (every request goes
+//! through [`Shared::exchange`]), and the channel to the engine.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, Method, Request, StatusCode, Uri};
+use http_body_util::Full;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::Value;
+use tessera_proto::{Outbound, Transmit};
+use tessera_runtime::Incoming;
+use tessera_types::{ErrorObject, JsonRpcMessage, RequestId};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::tool_headers::{ToolHeaders, headers_for};
+use crate::client_auth::{ChallengeOutcome, HttpAuth};
+use crate::headers::MCP_SESSION_ID;
+
+/// The hyper client of a connection (`http://` and `https://`).
+pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// How many times one request is sent when the server keeps challenging it
+/// (the first attempt included).
+const MAX_AUTH_ATTEMPTS: usize = 4;
+
+/// Locks a mutex, ignoring poisoning (the data stays consistent: every
+/// critical section is a plain read or write).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The state of one connection.
+pub(crate) struct Shared {
+    pub client: HttpClient,
+    /// The URL the user gave (the MCP endpoint, or the legacy SSE URL).
+    pub url: Uri,
+    pub session: Mutex<Option<String>>,
+    pub version: Mutex<Option<String>>,
+    pub extra_headers: HeaderMap,
+    pub auth: OnceLock<Arc<dyn HttpAuth>>,
+    pub inbound: mpsc::Sender<Incoming>,
+    /// The engine's `initialize` request and `notifications/initialized`, to
+    /// replay when the server forgets the session.
+    pub handshake: Mutex<(Option<Bytes>, Option<Bytes>)>,
+    /// Held while a new session is being set up.
+    pub reinit: tokio::sync::Mutex<()>,
+    /// The standalone GET stream of the session, if one is open.
+    pub listen: Mutex<Option<AbortHandle>>,
+    /// The ids of `tools/list` requests whose answers are still to come.
+    pub tools_list_ids: Mutex<HashSet<RequestId>>,
+    /// What `tools/list` taught about `x-mcp-header` parameters.
+    pub tool_headers: Mutex<ToolHeaders>,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        client: HttpClient,
+        url: Uri,
+        extra_headers: HeaderMap,
+        inbound: mpsc::Sender<Incoming>,
+    ) -> Self {
+        Shared {
+            client,
+            url,
+            session: Mutex::new(None),
+            version: Mutex::new(None),
+            extra_headers,
+            auth: OnceLock::new(),
+            inbound,
+            handshake: Mutex::new((None, None)),
+            reinit: tokio::sync::Mutex::new(()),
+            listen: Mutex::new(None),
+            tools_list_ids: Mutex::new(HashSet::new()),
+            tool_headers: Mutex::new(ToolHeaders::default()),
+        }
+    }
+
+    pub(crate) fn session(&self) -> Option<String> {
+        lock(&self.session).clone()
+    }
+
+    pub(crate) fn set_session(&self, s: Option<String>) {
+        *lock(&self.session) = s;
+    }
+
+    pub(crate) fn version(&self) -> Option<String> {
+        lock(&self.version).clone()
+    }
+
+    /// A request to `uri` with the user's extra headers, and `session` as
+    /// `Mcp-Session-Id`.
+    pub(crate) fn request_to(
+        &self,
+        uri: &Uri,
+        method: Method,
+        body: Option<Bytes>,
+        accept: &str,
+        session: Option<&str>,
+    ) -> Request<Full<Bytes>> {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(uri.clone())
+            .header(http::header::ACCEPT, accept);
+        if body.is_some() {
+            b = b.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        if let Some(s) = session {
+            b = b.header(MCP_SESSION_ID, s);
+        }
+        let mut req = b
+            .body(Full::new(body.unwrap_or_default()))
+            .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())));
+        for (k, v) in &self.extra_headers {
+            req.headers_mut().insert(k.clone(), v.clone());
+        }
+        req
+    }
+
+    /// A request to the user's URL carrying the current session.
+    pub(crate) fn request(
+        &self,
+        method: Method,
+        body: Option<Bytes>,
+        accept: &str,
+    ) -> Request<Full<Bytes>> {
+        let session = self.session();
+        self.request_to(&self.url, method, body, accept, session.as_deref())
+    }
+
+    /// Sends a request built by `build`, with the credentials of the
+    /// [`HttpAuth`] if there is one; on a 401/403 the hook may renew them and
+    /// the request is built and sent again (at most [`MAX_AUTH_ATTEMPTS`]
+    /// times in all).
+    pub(crate) async fn exchange(
+        &self,
+        build: impl Fn() -> Request<Full<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, String> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut req = build();
+            if let Some(auth) = self.auth.get() {
+                let (method, uri) = (req.method().clone(), req.uri().clone());
+                auth.authorize(&method, &uri, req.headers_mut()).await?;
+            }
+            let response = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)))?;
+            let status = response.status();
+            let challenged = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
+            let Some(auth) = self.auth.get().filter(|_| challenged) else {
+                return Ok(response);
+            };
+            if attempt >= MAX_AUTH_ATTEMPTS {
+                return Ok(response);
+            }
+            match auth.challenge(&self.url, status, response.headers()).await {
+                ChallengeOutcome::Retry => continue,
+                ChallengeOutcome::Pass => return Ok(response),
+                ChallengeOutcome::Fail(why) => return Err(why),
+            }
+        }
+    }
+
+    /// Remembers the version an `initialize` answer negotiated.
+    pub(crate) fn note_version(&self, response: &Value) {
+        if let Some(v) = response
+            .get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(Value::as_str)
+        {
+            *lock(&self.version) = Some(v.to_owned());
+        }
+    }
+
+    /// Hands one message (or batch) from the server to the engine. Answers
+    /// to `tools/list` are read first: tools with invalid `x-mcp-header`
+    /// annotations are left out, and the others' mirrored parameters kept.
+    pub(crate) async fn deliver(&self, bytes: &[u8]) {
+        let rewritten = self.absorb_tools_list(bytes);
+        let bytes = rewritten.as_deref().unwrap_or(bytes);
+        let _ = self
+            .inbound
+            .send(Incoming::Bytes(BytesMut::from(bytes)))
+            .await;
+    }
+
+    fn absorb_tools_list(&self, bytes: &[u8]) -> Option<Vec<u8>> {
+        let mut ids = lock(&self.tools_list_ids);
+        if ids.is_empty() {
+            return None;
+        }
+        let mut v: Value = serde_json::from_slice(bytes).ok()?;
+        if v.get("method").is_some() {
+            return None;
+        }
+        let id: RequestId = serde_json::from_value(v.get("id")?.clone()).ok()?;
+        if !ids.remove(&id) {
+            return None;
+        }
+        drop(ids);
+        if lock(&self.tool_headers).absorb_list(&mut v) {
+            serde_json::to_vec(&v).ok()
+        } else {
+            None
+        }
+    }
+
+    /// Answers a request locally with an error (the server gave no JSON-RPC answer).
+    pub(crate) async fn fail(&self, id: &RequestId, message: String) {
+        lock(&self.tools_list_ids).remove(id);
+        let e = ErrorObject::internal(message);
+        let m = JsonRpcMessage::error(Some(id.clone()), e);
+        self.deliver(&serde_json::to_vec(&m).unwrap_or_default())
+            .await;
+    }
+
+    /// Stops the standalone GET stream, if one is open.
+    pub(crate) fn stop_listen(&self) {
+        if let Some(h) = lock(&self.listen).take() {
+            h.abort();
+        }
+    }
+}
+
+/// An error with its sources (hyper's own message is terse).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+/// What the transport needs to know of an outgoing message.
+pub(crate) struct Outgoing {
+    pub body: Bytes,
+    pub request_id: Option<RequestId>,
+    pub method: Option<String>,
+    /// The `_meta` protocol version of a 2026-07-28 message.
+    pub modern_version: Option<String>,
+    /// `params.name` or `params.uri`.
+    pub name: Option<String>,
+    /// The `Mcp-Param-*` headers of a 2026-07-28 `tools/call`.
+    pub param_headers: Vec<(http::HeaderName, http::HeaderValue)>,
+}
+
+impl Outgoing {
+    /// Reads what matters of `t`; notes a 2026-07-28 `tools/list` so that its
+    /// answer is read, and mirrors `x-mcp-header` parameters of a `tools/call`.
+    pub(crate) fn describe(t: &Transmit, shared: &Shared) -> Outgoing {
+        let body = Bytes::from(t.message.to_bytes());
+        let single = match &t.message {
+            Outbound::Single(m) => Some(m),
+            Outbound::Batch(_) => None,
+        };
+        let (request_id, method, params) = match single {
+            Some(JsonRpcMessage::Request(r)) => (
+                Some(r.id.clone()),
+                Some(r.method.clone()),
+                r.params.as_ref(),
+            ),
+            Some(JsonRpcMessage::Notification(n)) => {
+                (None, Some(n.method.clone()), n.params.as_ref())
+            }
+            _ => (None, None, None),
+        };
+        let modern_version = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(tessera_proto::meta_keys::PROTOCOL_VERSION))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let name = params
+            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut param_headers = Vec::new();
+        if modern_version.is_some() {
+            match (method.as_deref(), &request_id) {
+                (Some("tools/list"), Some(id)) => {
+                    lock(&shared.tools_list_ids).insert(id.clone());
+                }
+                (Some("tools/call"), _) => {
+                    let known = lock(&shared.tool_headers);
+                    if let Some(p) = name.as_deref().and_then(|n| known.get(n)) {
+                        param_headers = headers_for(p, params.and_then(|p| p.get("arguments")));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Outgoing {
+            body,
+            request_id,
+            method,
+            modern_version,
+            name,
+            param_headers,
+        }
+    }
+}

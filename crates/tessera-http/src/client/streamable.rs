@@ -1,0 +1,372 @@
+//! The Streamable HTTP exchanges: one POST per message (its answer a JSON
+//! body or an SSE stream), the standalone GET stream of a session, resuming
+//! a cut SSE stream, and a new session when the server forgot the old one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tessera_types::RequestId;
+
+use super::shared::{Outgoing, Shared, lock};
+use crate::headers::{
+    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, encode_header_value,
+};
+use crate::sse::SseDecoder;
+
+/// The `Accept` header of every POST.
+const ACCEPT_POST: &str = "application/json, text/event-stream";
+
+/// How long a replayed handshake may take.
+const REINIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// POSTs `out` to the endpoint with the headers of its era, carrying
+/// `session` as `Mcp-Session-Id`.
+pub(crate) async fn send_post(
+    shared: &Shared,
+    out: &Outgoing,
+    session: Option<&str>,
+) -> Result<http::Response<hyper::body::Incoming>, String> {
+    let version = out.modern_version.clone().or_else(|| shared.version());
+    let build = || {
+        let mut req = shared.request_to(
+            &shared.url,
+            Method::POST,
+            Some(out.body.clone()),
+            ACCEPT_POST,
+            session,
+        );
+        let h = req.headers_mut();
+        if let Some(v) = version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            h.insert(MCP_PROTOCOL_VERSION, v);
+        }
+        if out.modern_version.is_some() {
+            if let Some(m) = out
+                .method
+                .as_deref()
+                .and_then(|m| HeaderValue::from_str(m).ok())
+            {
+                h.insert(MCP_METHOD, m);
+            }
+            let named = matches!(
+                out.method.as_deref(),
+                Some("tools/call" | "prompts/get" | "resources/read")
+            );
+            if let (true, Some(n)) = (named, &out.name) {
+                if let Ok(v) = HeaderValue::from_str(&encode_header_value(n)) {
+                    h.insert(MCP_NAME, v);
+                }
+            }
+            for (name, value) in &out.param_headers {
+                h.insert(name.clone(), value.clone());
+            }
+        }
+        req
+    };
+    shared.exchange(build).await
+}
+
+/// Sends one message and hands its answer to the engine. A `404` to a
+/// request that carried a session means the server forgot the session: a
+/// new one is set up and the message sent again.
+pub(crate) async fn post(shared: Arc<Shared>, out: Outgoing) {
+    let session = shared.session();
+    let mut response = match send_post(&shared, &out, session.as_deref()).await {
+        Ok(r) => r,
+        Err(e) => return fail(&shared, &out, e).await,
+    };
+    let is_initialize = out.method.as_deref() == Some("initialize");
+    if let (StatusCode::NOT_FOUND, Some(stale), false) =
+        (response.status(), &session, is_initialize)
+    {
+        if let Err(e) = reinit(&shared, stale).await {
+            return fail(&shared, &out, format!("the session expired: {e}")).await;
+        }
+        let session = shared.session();
+        response = match send_post(&shared, &out, session.as_deref()).await {
+            Ok(r) => r,
+            Err(e) => return fail(&shared, &out, e).await,
+        };
+    }
+    handle_response(&shared, &out, response).await;
+}
+
+async fn fail(shared: &Shared, out: &Outgoing, message: String) {
+    if let Some(id) = &out.request_id {
+        shared.fail(id, message).await;
+    }
+}
+
+/// Reads the server's answer to `out`: notes the session, feeds a JSON-RPC
+/// body or an SSE stream to the engine, and turns anything else into an
+/// error answer.
+pub(crate) async fn handle_response(
+    shared: &Arc<Shared>,
+    out: &Outgoing,
+    response: http::Response<hyper::body::Incoming>,
+) {
+    let status = response.status();
+    if let Some(s) = response
+        .headers()
+        .get(crate::headers::MCP_SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+    {
+        shared.set_session(Some(s.to_owned()));
+    }
+    let is_sse = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let is_initialize = out.method.as_deref() == Some("initialize");
+    if status == StatusCode::ACCEPTED {
+        return;
+    }
+    if is_sse && status.is_success() {
+        read_sse(
+            shared,
+            response.into_body(),
+            out.request_id.as_ref(),
+            is_initialize,
+        )
+        .await;
+        return;
+    }
+    match response.into_body().collect().await {
+        Ok(b) => handle_body(shared, out, status, &b.to_bytes()).await,
+        Err(e) => {
+            fail(
+                shared,
+                out,
+                format!("reading the HTTP response failed: {e}"),
+            )
+            .await
+        }
+    }
+}
+
+/// Hands a whole (non-SSE) response body to the engine when it is JSON-RPC
+/// (a result, or an error with a 4xx status), and answers the request with
+/// an error otherwise.
+pub(crate) async fn handle_body(
+    shared: &Arc<Shared>,
+    out: &Outgoing,
+    status: StatusCode,
+    body: &Bytes,
+) {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let is_rpc = parsed.as_ref().is_some_and(|v| {
+        v.is_array()
+            || v.get("jsonrpc").is_some() && (v.get("result").is_some() || v.get("error").is_some())
+    });
+    if is_rpc {
+        if out.method.as_deref() == Some("initialize") {
+            if let Some(v) = &parsed {
+                shared.note_version(v);
+            }
+        }
+        shared.deliver(body).await;
+        return;
+    }
+    if status.is_success() && body.is_empty() {
+        return;
+    }
+    let text = String::from_utf8_lossy(body);
+    fail(
+        shared,
+        out,
+        format!(
+            "HTTP {status} from the server: {}",
+            text.chars().take(300).collect::<String>()
+        ),
+    )
+    .await;
+}
+
+/// Reads an SSE response, feeding every message to the engine; resumes with
+/// GET + Last-Event-ID when the stream ends before `awaited`'s answer.
+pub(crate) async fn read_sse(
+    shared: &Arc<Shared>,
+    body: hyper::body::Incoming,
+    awaited: Option<&RequestId>,
+    initialize: bool,
+) {
+    let mut body = body;
+    let mut attempts = 0;
+    loop {
+        let mut decoder = SseDecoder::new();
+        let mut last_id: Option<String> = None;
+        let mut retry = Duration::from_secs(1);
+        let mut answered = awaited.is_none();
+        while let Some(frame) = body.frame().await {
+            let Ok(frame) = frame else { break };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            for ev in decoder.feed(&data) {
+                if let Some(id) = ev.id {
+                    last_id = Some(id);
+                }
+                if let Some(r) = ev.retry {
+                    retry = Duration::from_millis(r);
+                }
+                if ev.data.is_empty() {
+                    continue;
+                }
+                if let (Some(want), Ok(v)) = (awaited, serde_json::from_str::<Value>(&ev.data)) {
+                    let id = v
+                        .get("id")
+                        .and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok());
+                    if id.as_ref() == Some(want) && v.get("method").is_none() {
+                        answered = true;
+                        if initialize {
+                            shared.note_version(&v);
+                        }
+                    }
+                }
+                shared.deliver(ev.data.as_bytes()).await;
+            }
+        }
+        if answered {
+            return;
+        }
+        let unanswered = "the server's event stream ended without an answer";
+        let (Some(last), true) = (last_id, attempts < 5) else {
+            if let Some(id) = awaited {
+                shared.fail(id, unanswered.into()).await;
+            }
+            return;
+        };
+        attempts += 1;
+        tokio::time::sleep(retry).await;
+        let build = || {
+            let mut req = shared.request(Method::GET, None, "text/event-stream");
+            if let Ok(v) = HeaderValue::from_str(&last) {
+                req.headers_mut().insert(LAST_EVENT_ID, v);
+            }
+            if let Some(v) = shared
+                .version()
+                .and_then(|v| HeaderValue::from_str(&v).ok())
+            {
+                req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
+            }
+            req
+        };
+        match shared.exchange(build).await {
+            Ok(r) if r.status().is_success() => body = r.into_body(),
+            _ => {
+                if let Some(id) = awaited {
+                    shared
+                        .fail(id, "could not resume the server's event stream".into())
+                        .await;
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// Opens the standalone GET stream of a legacy session (the server's own
+/// requests and notifications) once the server has answered, so that the
+/// stream is in place before the next request goes out. A server that has
+/// no such stream answers 405, which is fine.
+pub(crate) async fn open_listen(shared: &Arc<Shared>) {
+    let build = || {
+        let mut req = shared.request(Method::GET, None, "text/event-stream");
+        if let Some(v) = shared
+            .version()
+            .and_then(|v| HeaderValue::from_str(&v).ok())
+        {
+            req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
+        }
+        req
+    };
+    let body = match tokio::time::timeout(Duration::from_secs(5), shared.exchange(build)).await {
+        Ok(Ok(r)) if r.status().is_success() => r.into_body(),
+        _ => return,
+    };
+    let s = shared.clone();
+    let task = tokio::spawn(async move { read_sse(&s, body, None, false).await });
+    if let Some(old) = lock(&shared.listen).replace(task.abort_handle()) {
+        old.abort();
+    }
+}
+
+/// Sets up a new session after the server answered `404` to a request of
+/// session `stale`: replays the engine's `initialize` (without a session),
+/// then `notifications/initialized`, and reopens the GET stream. Several
+/// requests may fail at once; only the first sets up a session, the others
+/// find it done.
+async fn reinit(shared: &Arc<Shared>, stale: &str) -> Result<(), String> {
+    let _guard = shared.reinit.lock().await;
+    if shared.session().as_deref() != Some(stale) {
+        return Ok(());
+    }
+    let (init, initialized) = lock(&shared.handshake).clone();
+    let init = init.ok_or("no initialize request to replay")?;
+    shared.set_session(None);
+    shared.stop_listen();
+    let replay = async {
+        let build = || {
+            shared.request_to(
+                &shared.url,
+                Method::POST,
+                Some(init.clone()),
+                ACCEPT_POST,
+                None,
+            )
+        };
+        let r = shared.exchange(build).await?;
+        if !r.status().is_success() {
+            return Err(format!(
+                "the server refused the new initialize with HTTP {}",
+                r.status()
+            ));
+        }
+        let session = r
+            .headers()
+            .get(crate::headers::MCP_SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        // The answer (JSON or a short SSE stream) was already seen by the
+        // engine the first time: read it to its end and drop it.
+        let _ = r.into_body().collect().await;
+        shared.set_session(session.clone());
+        if let Some(note) = initialized {
+            let version = shared.version();
+            let build = || {
+                let mut req = shared.request_to(
+                    &shared.url,
+                    Method::POST,
+                    Some(note.clone()),
+                    ACCEPT_POST,
+                    session.as_deref(),
+                );
+                if let Some(v) = version
+                    .as_deref()
+                    .and_then(|v| HeaderValue::from_str(v).ok())
+                {
+                    req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
+                }
+                req
+            };
+            let r = shared.exchange(build).await?;
+            let _ = r.into_body().collect().await;
+        }
+        Ok::<_, String>(session.is_some())
+    };
+    let has_session = tokio::time::timeout(REINIT_TIMEOUT, replay)
+        .await
+        .map_err(|_| "the new initialize timed out".to_owned())??;
+    tracing::info!("the server forgot the session; a new one was set up");
+    if has_session {
+        open_listen(shared).await;
+    }
+    Ok(())
+}
