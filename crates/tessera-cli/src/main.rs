@@ -4,6 +4,7 @@
 mod client_cmd;
 mod reference;
 mod serve;
+mod serve_auth;
 mod target;
 
 use std::process::ExitCode;
