@@ -2,6 +2,7 @@
 //! any MCP server.
 
 mod client_cmd;
+mod http_opts;
 mod reference;
 mod serve;
 mod serve_auth;

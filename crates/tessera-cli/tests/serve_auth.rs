@@ -273,6 +273,33 @@ async fn jwt_with_keys_discovered_from_the_issuer() {
     // Still serving.
     let r = tools_list(&s, Some(&token)).await;
     assert_eq!(r.status(), 200);
+
+    // The CLI's own client, with the token given by -H.
+    let list = |extra: Vec<String>| {
+        let resource = resource.clone();
+        tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_tessera"))
+                .args(["list", "tools"])
+                .args(extra)
+                .arg(resource)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap()
+        })
+    };
+    let out = list(vec!["-H".into(), format!("Authorization: Bearer {token}")])
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("echo"));
+    let out = list(vec![]).await.unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("401"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -115,10 +115,15 @@ impl HttpClientBuilder {
         self
     }
 
-    /// Sends every header of `headers` with every request.
+    /// Sends every header of `headers` with every request. A name given
+    /// here replaces earlier values of that name; a name with several values
+    /// in `headers` is sent with all of them.
     pub fn headers(mut self, headers: HeaderMap) -> Self {
+        for name in headers.keys() {
+            self.headers.remove(name);
+        }
         for (k, v) in &headers {
-            self.headers.insert(k.clone(), v.clone());
+            self.headers.append(k.clone(), v.clone());
         }
         self
     }
