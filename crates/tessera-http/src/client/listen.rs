@@ -3,8 +3,8 @@
 //!
 //! It is opened once the handshake is done and kept open: when the server
 //! ends it, it is reopened with `Last-Event-ID` after the server's `retry:`
-//! delay (doubling, up to [`MAX_QUIET_RECONNECTS`] reopenings in a row that
-//! bring no event); when the server answers `404` (it forgot the session),
+//! delay (at least [`MIN_RETRY`], doubling for each reopening in a row that
+//! brings no event, at most [`MAX_QUIET_RECONNECTS`] of those); when the server answers `404` (it forgot the session),
 //! a new session is set up ([`renew_session`]) and the stream opened in it
 //! (at most [`MAX_RENEWALS`] times). A server without such a stream answers
 //! `405`, and the client goes on without one.
@@ -32,6 +32,10 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 /// The longest wait before reopening.
 const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// The shortest wait before reopening, whatever the server's `retry:` says
+/// (a server asking for `retry: 0` must not make the client spin).
+const MIN_RETRY: Duration = Duration::from_millis(100);
 
 /// How long one GET may take to be answered.
 const GET_TIMEOUT: Duration = Duration::from_secs(5);
@@ -155,7 +159,7 @@ async fn keep_open(shared: Arc<Shared>, mut session: String, first: Response) {
 /// reopening in a row, at most [`MAX_RETRY`].
 fn backoff(retry: Duration, quiet: u32) -> Duration {
     let factor = 1u32 << quiet.saturating_sub(1).min(6);
-    retry.saturating_mul(factor).min(MAX_RETRY)
+    retry.max(MIN_RETRY).saturating_mul(factor).min(MAX_RETRY)
 }
 
 /// Reads one GET stream to its end, handing every message to the engine and
@@ -197,5 +201,6 @@ mod tests {
         assert_eq!(backoff(r, 4), r * 8);
         assert_eq!(backoff(Duration::from_secs(20), 3), MAX_RETRY);
         assert_eq!(backoff(r, 40), r * 64);
+        assert_eq!(backoff(Duration::ZERO, 0), MIN_RETRY);
     }
 }
