@@ -4,9 +4,10 @@
 //! It is opened once the handshake is done and kept open: when the server
 //! ends it, it is reopened with `Last-Event-ID` after the server's `retry:`
 //! delay (at least [`MIN_RETRY`], doubling for each reopening in a row that
-//! brings no event, at most [`MAX_QUIET_RECONNECTS`] of those); when the server answers `404` (it forgot the session),
-//! a new session is set up ([`renew_session`]) and the stream opened in it
-//! (at most [`MAX_RENEWALS`] times). A server without such a stream answers
+//! brings no event, at most [`MAX_QUIET_RECONNECTS`] of those); when the
+//! server answers `404` (it forgot the session), a new session is set up
+//! ([`renew_session`]) and the stream opened in it (at most
+//! [`MAX_RENEWALS`] times). A server without such a stream answers
 //! `405`, and the client goes on without one.
 
 use std::sync::Arc;
