@@ -169,6 +169,22 @@ if ! stage_skipped conformance; then
   conformance_run "0.1.16 client" "$LOGS/conf-01-client.log" \
     bash conformance/run-client.sh 0.1 --scenario initialize --scenario tools_call \
       --scenario elicitation-sep1034-client-defaults --scenario sse-retry "$CLIENT_BIN"
+  # Suite 0.2.0-alpha.12: every client scenario of each wire that needs no
+  # authorization (the 4 sep-2640-* skills scenarios are an extension and
+  # belong to no version). Named one by one, so a scenario the suite drops or
+  # renames shows up as a failure here instead of silently not running.
+  conformance_run "0.2.0-alpha.12 client 2025-11-25" "$LOGS/conf-next-client-1125.log" \
+    bash conformance/run-client.sh next --spec-version 2025-11-25 \
+      --scenario initialize --scenario tools_call \
+      --scenario elicitation-sep1034-client-defaults --scenario sse-retry \
+      --scenario json-schema-2020-12-preservation "$CLIENT_BIN"
+  conformance_run "0.2.0-alpha.12 client 2026-07-28" "$LOGS/conf-next-client-0728.log" \
+    bash conformance/run-client.sh next --spec-version 2026-07-28 \
+      --scenario tools_call --scenario request-metadata \
+      --scenario sep-2322-client-request-state --scenario http-standard-headers \
+      --scenario http-custom-headers --scenario http-invalid-tool-headers \
+      --scenario json-schema-ref-no-deref --scenario json-schema-2020-12-preservation \
+      "$CLIENT_BIN"
 fi
 
 # ---------------------------------------------------------------------- summary

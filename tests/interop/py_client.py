@@ -1,10 +1,12 @@
 """Interop client built on the official Python MCP SDK (PyPI `mcp`, see requirements.txt).
 
     .venv/bin/python py_client.py --mode legacy|discover|pinned [--timeout S] -- CMD [ARGS...]
+    .venv/bin/python py_client.py --mode legacy|discover|pinned [--timeout S] --url URL
 
 Spawns CMD as a stdio MCP server (through stdio_tap.py, so the exchange is
-recorded), connects in the chosen mode, lists the tools, calls `echo`
-{"text": ...} and `add` {"a": 2, "b": 3}, and checks every answer.
+recorded), or connects to URL over Streamable HTTP (recording every request
+body the SDK POSTs), connects in the chosen mode, lists the tools, calls
+`echo` {"text": ...} and `add` {"a": 2, "b": 3}, and checks every answer.
 
 Modes (all supported by mcp 2.3.0's `Client(mode=...)`):
   legacy    mode="legacy": the initialize handshake; the negotiated version
@@ -32,6 +34,8 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Implementation
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -50,8 +54,13 @@ class CheckFailed(Exception):
 class Wire:
     """Reads the exchange that stdio_tap.py recorded."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, http: bool = False) -> None:
         self.path = path
+        self.http = http
+
+    def record(self, direction: str, line: str) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"dir": direction, "line": line}) + "\n")
 
     def messages(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
@@ -87,6 +96,8 @@ class Wire:
         )
         if resp is not None:
             received = clip(resp)
+        elif self.http:
+            received = "(responses are not recorded over HTTP)"
         else:
             exits = [m for d, m in self.messages() if d == "exit"]
             received = f"(no response; the server exited with status {exits[0]})" if exits else "(no response)"
@@ -103,12 +114,28 @@ def single_text(result: Any) -> str | None:
     return texts[0] if len(texts) == 1 else None
 
 
-async def run_checks(mode: str, command: list[str], timeout: float, wire: Wire) -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[str(HERE / "stdio_tap.py"), str(wire.path), "--", *command],
-        env=dict(os.environ),
-    )
+def http_transport(url: str, wire: Wire) -> Any:
+    """The SDK's Streamable HTTP transport, with every POSTed body recorded in `wire`."""
+
+    async def on_request(request: Any) -> None:
+        if request.method == "POST":
+            for line in request.content.decode("utf-8", errors="replace").splitlines():
+                wire.record("c2s", line)
+
+    http_client = create_mcp_http_client()
+    http_client.event_hooks = {"request": [on_request], "response": []}
+    return streamable_http_client(url, http_client=http_client)
+
+
+async def run_checks(mode: str, command: list[str], url: str | None, timeout: float, wire: Wire) -> None:
+    if url is not None:
+        params: Any = http_transport(url, wire)
+    else:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[str(HERE / "stdio_tap.py"), str(wire.path), "--", *command],
+            env=dict(os.environ),
+        )
     step, method = "connect", "initialize" if mode == "legacy" else "server/discover"
 
     def fail(why: str) -> None:
@@ -222,21 +249,24 @@ def main() -> int:
     parser.add_argument("--mode", choices=sorted(SDK_MODE), required=True)
     parser.add_argument("--timeout", type=float, default=15.0, help="per-request timeout in seconds")
     parser.add_argument("--keep-wire", metavar="FILE", help="record the exchange in FILE and keep it")
+    parser.add_argument("--url", help="a Streamable HTTP endpoint instead of a stdio command")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
     ns = parser.parse_args()
     command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
-    if not command:
-        parser.error("missing server command after --")
+    if not command and ns.url is None:
+        parser.error("missing server command after -- (or --url URL)")
+    if command and ns.url is not None:
+        parser.error("give either --url URL or -- CMD, not both")
 
     if HANDSHAKE_PROTOCOL_VERSIONS[-1] not in TESSERA_HANDSHAKE_VERSIONS:
         print(f"note: the SDK's newest handshake version is {HANDSHAKE_PROTOCOL_VERSIONS[-1]}", file=sys.stderr)
 
     with tempfile.TemporaryDirectory(prefix="py-interop-") as tmp:
-        wire = Wire(Path(ns.keep_wire) if ns.keep_wire else Path(tmp) / "wire.jsonl")
+        wire = Wire(Path(ns.keep_wire) if ns.keep_wire else Path(tmp) / "wire.jsonl", http=ns.url is not None)
         if ns.keep_wire:
             wire.path.write_text("", encoding="utf-8")
         try:
-            anyio.run(run_checks, ns.mode, command, ns.timeout, wire)
+            anyio.run(run_checks, ns.mode, command, ns.url, ns.timeout, wire)
         except CheckFailed as exc:
             print(f"FAIL {exc}", file=sys.stderr)
             return 1

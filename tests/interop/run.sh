@@ -64,6 +64,12 @@ CASES=(
   "ts-sdk/streamable-http|node,tessera|case_ts_sdk_http"
   "ts-sdk/legacy-http-sse|node,tessera|case_ts_sdk_sse"
   "cli/http-call-echo-everything|node,tessera|case_cli_http_everything"
+  "cli/http-list-tools-everything|node,tessera|case_cli_http_list_everything"
+  "cli/sse-list-tools-everything|node,tessera|case_cli_sse_list_everything"
+  "cli/sse-call-echo-everything|node,tessera|case_cli_sse_call_everything"
+  "py-sdk/http-legacy|py,tessera|case_py_http_legacy"
+  "py-sdk/http-2026-07-28-discover|py,tessera|case_py_http_discover"
+  "py-sdk/http-2026-07-28-pinned|py,tessera|case_py_http_pinned"
   "cli/http-list-and-call-tessera|tessera|case_cli_http_tessera"
   "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
   "cli/call-echo-py-reference|py,tessera|case_cli_call_reference"
@@ -369,6 +375,56 @@ case_cli_http_everything() {
   expect_exit 0 || return 1
   expect_stdout_has "Echo: hi over http"
 }
+
+# `tessera list tools` over Streamable HTTP against server-everything.
+case_cli_http_list_everything() {
+  start_http yes /mcp node "$EVERYTHING_JS" streamableHttp || { stop_http; return 1; }
+  WANT_TOOLS="echo get-sum" list_tools_url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+
+# The same two verbs against server-everything in its `sse` mode: the legacy
+# 2024-11-05 HTTP+SSE transport (GET /sse, POST /message). The URL is the SSE
+# one; the client's POST to it is refused and it falls back to HTTP+SSE.
+case_cli_sse_list_everything() {
+  start_http yes /sse node "$EVERYTHING_JS" sse || { stop_http; return 1; }
+  WANT_TOOLS="echo get-sum" list_tools_url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+case_cli_sse_call_everything() {
+  start_http yes /sse node "$EVERYTHING_JS" sse || { stop_http; return 1; }
+  run_cmd call "$TESSERA" call echo '{"message":"hi over sse"}' "$HTTP_URL"; local st=$?
+  stop_http
+  [ "$st" = 0 ] || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "Echo: hi over sse"
+}
+
+list_tools_url() { # URL ; expects tool names $WANT_TOOLS in the listing
+  run_cmd list "$TESSERA" list tools "$1" || return 1
+  expect_exit 0 || return 1
+  local t
+  for t in $WANT_TOOLS; do
+    if ! grep -qE "(^|[^A-Za-z0-9_-])$t([^A-Za-z0-9_-]|$)" "$STDOUT"; then
+      REASON="tool $t not in the listing; stdout starts: $(first_line "$STDOUT")"
+      return 1
+    fi
+  done
+}
+
+# The official Python SDK client against `tessera serve --http` over
+# Streamable HTTP, in each of its modes (see py_client.py).
+py_http() { # MODE
+  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  run_client "$VENV_PY" "$HERE/py_client.py" --mode "$1" --url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+case_py_http_legacy() { py_http legacy; }
+case_py_http_discover() { py_http discover; }
+case_py_http_pinned() { py_http pinned; }
 
 # The official TypeScript SDK client against `tessera serve --http`: Streamable
 # HTTP, and the 2024-11-05 HTTP+SSE pair.

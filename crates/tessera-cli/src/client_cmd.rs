@@ -10,6 +10,7 @@ use tessera::client::{ChildCommand, Client, ClientError};
 use tessera::types::{CallToolResult, ContentBlock};
 
 use crate::Failure;
+use crate::http_opts::HttpOptions;
 use crate::target::Target;
 
 /// What `tessera list` lists.
@@ -33,6 +34,8 @@ pub struct ListArgs {
     /// The stdio server to start.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
+    #[command(flatten)]
+    http: HttpOptions,
 }
 
 /// `tessera call`.
@@ -48,11 +51,14 @@ pub struct CallArgs {
     /// The stdio server to start.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
+    #[command(flatten)]
+    http: HttpOptions,
 }
 
-async fn connect(target: Target) -> Result<Client, Failure> {
+async fn connect(target: Target, http: &HttpOptions) -> Result<Client, Failure> {
     match target {
         Target::Command(words) => {
+            http.only_for_http()?;
             let mut words = words.into_iter();
             let program = words
                 .next()
@@ -69,8 +75,7 @@ async fn connect(target: Target) -> Result<Client, Failure> {
                 })
         }
         Target::Url(url) => {
-            let transport = tessera_http::HttpClientTransport::new(&url)
-                .map_err(|e| Failure::Usage(e.to_string()))?;
+            let transport = http.transport(&url)?;
             Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
                 .connect_transport(transport)
                 .await
@@ -95,7 +100,7 @@ pub async fn list(a: ListArgs) -> Result<ExitCode, Failure> {
     if let Some(extra) = positional.first() {
         return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
     }
-    let client = connect(target).await?;
+    let client = connect(target, &a.http).await?;
     let outcome = match a.what {
         ListWhat::Tools => client.list_tools().await,
     };
@@ -149,7 +154,7 @@ pub async fn call(a: CallArgs) -> Result<ExitCode, Failure> {
     if let Some(extra) = words.next() {
         return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
     }
-    let client = connect(target).await?;
+    let client = connect(target, &a.http).await?;
     let outcome = client.call_tool(&tool, args).await;
     client.close().await;
     let result = outcome.map_err(remote_failure)?;

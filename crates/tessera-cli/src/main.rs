@@ -2,8 +2,10 @@
 //! any MCP server.
 
 mod client_cmd;
+mod http_opts;
 mod reference;
 mod serve;
+mod serve_auth;
 mod target;
 
 use std::process::ExitCode;

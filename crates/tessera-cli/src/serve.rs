@@ -78,6 +78,9 @@ pub struct ServeArgs {
     /// Do not serve the 2024-11-05 HTTP+SSE transport at /sse and /message.
     #[arg(long, requires = "http")]
     no_legacy_sse: bool,
+
+    #[command(flatten)]
+    auth: Box<crate::serve_auth::AuthArgs>,
 }
 
 /// Runs the reference server.
@@ -85,6 +88,12 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
     let server = crate::reference::server().context("building the reference server")?;
     if let Some(addr) = a.http.clone() {
         return serve_http(a, addr, server).await;
+    }
+    if a.auth.auth_issuer.is_some() {
+        // clap lets --stdio (which conflicts with --http) switch off `requires`.
+        return Err(Failure::Usage(
+            "--auth-issuer protects HTTP only: use it with --http ADDR, not --stdio".into(),
+        ));
     }
     if !a.stdio {
         return Err(Failure::Usage(
@@ -117,6 +126,7 @@ async fn serve_http(
     } else {
         ResponseMode::Auto
     };
+    let scope_source = server.clone();
     let mut b = McpHttp::builder(server)
         .bind_address(local)
         .endpoint_path(a.path.clone())
@@ -155,6 +165,13 @@ async fn serve_http(
     } else {
         local.to_string()
     };
+    let protection = crate::serve_auth::protection(
+        &a.auth,
+        &format!("http://{shown}{}", a.path),
+        a.max_body_bytes,
+        move |name| scope_source.tool_scopes(name),
+    )
+    .await?;
     eprintln!(
         "tessera: serving MCP (Streamable HTTP{}) at http://{shown}{}{}",
         if a.stateless { ", stateless" } else { "" },
@@ -165,9 +182,15 @@ async fn serve_http(
             format!("; HTTP+SSE (2024-11-05) at http://{shown}/sse")
         },
     );
-    tessera_http::serve(listener, mcp, shutdown_signal())
-        .await
-        .context("serving HTTP")?;
+    match protection {
+        Some(p) => {
+            eprintln!("tessera: authorization: {}", p.summary);
+            let service = tower::Layer::layer(&p.layer, mcp.clone());
+            tessera_http::serve_with(listener, mcp, service, shutdown_signal()).await
+        }
+        None => tessera_http::serve(listener, mcp, shutdown_signal()).await,
+    }
+    .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,6 +2,14 @@
 //! `endpoint` event, `POST` every message to that URL (resolved against the
 //! SSE URL, same origin only), and read every answer from the event stream.
 //!
+//! When the server closes the event stream, the session is over (in this
+//! transport the stream is the session): the requests still waiting for an
+//! answer fail, and the client opens a new stream — a new session, into which
+//! it replays the engine's `initialize` and `notifications/initialized`, so
+//! the engine goes on unaware. It tries [`MAX_RECONNECTS`] times in a row,
+//! waiting [`RECONNECT_BACKOFF`] and doubling the wait each time; messages
+//! sent meanwhile wait for the new endpoint, and fail if the client gives up.
+//!
 //! [`LegacySseClientTransport`] speaks it directly; [`HttpClientTransport`]
 //! falls back to it when a server refuses Streamable HTTP
 //! (see [`super::detect`]).
@@ -18,7 +26,7 @@ use serde_json::Value;
 use tessera_proto::Transmit;
 use tessera_runtime::{Incoming, Transport};
 use tessera_types::RequestId;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
 use super::shared::{Outgoing, Shared, lock};
@@ -28,10 +36,31 @@ use crate::sse::{SseDecoder, SseFrame};
 /// How long the server may take to name its message endpoint.
 pub(crate) const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// An open HTTP+SSE connection: the event stream is being read, and
-/// messages go to `endpoint`.
+/// How many times in a row the client tries to open a new event stream after
+/// the server closed one.
+pub(crate) const MAX_RECONNECTS: u32 = 5;
+
+/// The wait before the first of those tries (doubled for each next one).
+pub(crate) const RECONNECT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// A stream that stayed open this long resets the count of tries.
+const STABLE: Duration = Duration::from_secs(10);
+
+/// Where messages go, as the reader task knows it.
+#[derive(Debug, Clone)]
+enum Link {
+    /// POST to this endpoint.
+    Ready(Uri),
+    /// A new event stream is being opened.
+    Reconnecting,
+    /// The client gave up, for this reason.
+    Gone(String),
+}
+
+/// An open HTTP+SSE connection: the event stream is being read (and
+/// reopened), and messages go to the endpoint it named.
 pub(crate) struct LegacyConn {
-    endpoint: Uri,
+    link: watch::Receiver<Link>,
     /// Requests sent and not answered yet (failed if the stream ends).
     pending: Arc<Mutex<HashSet<RequestId>>>,
     reader: AbortHandle,
@@ -61,9 +90,18 @@ pub(crate) fn resolve_endpoint(sse: &Uri, data: &str) -> Result<Uri, String> {
         .map_err(|_| format!("bad endpoint {joined}"))
 }
 
-/// Opens the event stream at the user's URL and waits (at most `wait`) for
-/// the `endpoint` event; the stream is then read in the background.
-pub(crate) async fn open(shared: &Arc<Shared>, wait: Duration) -> Result<LegacyConn, String> {
+/// An event stream that has named its endpoint: the body, the decoder's
+/// state and the events that came after the endpoint event.
+struct Stream {
+    body: hyper::body::Incoming,
+    decoder: SseDecoder,
+    early: Vec<SseFrame>,
+    endpoint: Uri,
+}
+
+/// GETs the event stream at the user's URL and waits (at most `wait`) for the
+/// `endpoint` event.
+async fn connect_stream(shared: &Arc<Shared>, wait: Duration) -> Result<Stream, String> {
     let deadline = tokio::time::Instant::now() + wait;
     let build = || shared.request_to(&shared.url, Method::GET, None, "text/event-stream", None);
     let r = tokio::time::timeout_at(deadline, shared.exchange(build))
@@ -103,39 +141,182 @@ pub(crate) async fn open(shared: &Arc<Shared>, wait: Duration) -> Result<LegacyC
         }
     }
     let endpoint = endpoint.ok_or("no endpoint event")?;
-    let pending = Arc::new(Mutex::new(HashSet::new()));
-    let reader = tokio::spawn(read(shared.clone(), body, decoder, early, pending.clone()));
-    Ok(LegacyConn {
+    Ok(Stream {
+        body,
+        decoder,
+        early,
         endpoint,
+    })
+}
+
+/// Opens the event stream at the user's URL and waits (at most `wait`) for
+/// the `endpoint` event; the stream is then read (and reopened when the
+/// server closes it) in the background.
+pub(crate) async fn open(shared: &Arc<Shared>, wait: Duration) -> Result<LegacyConn, String> {
+    let stream = connect_stream(shared, wait).await?;
+    let (tx, link) = watch::channel(Link::Ready(stream.endpoint.clone()));
+    let pending = Arc::new(Mutex::new(HashSet::new()));
+    let reader = tokio::spawn(run(shared.clone(), stream, pending.clone(), tx));
+    Ok(LegacyConn {
+        link,
         pending,
         reader: reader.abort_handle(),
     })
 }
 
-/// Reads the event stream to its end; then fails every unanswered request.
-async fn read(
+/// Reads the event stream; when the server closes it, fails the unanswered
+/// requests and opens a new one (see the module documentation).
+async fn run(
     shared: Arc<Shared>,
-    mut body: hyper::body::Incoming,
-    mut decoder: SseDecoder,
-    early: Vec<SseFrame>,
+    mut stream: Stream,
     pending: Arc<Mutex<HashSet<RequestId>>>,
+    link: watch::Sender<Link>,
 ) {
+    let mut tries = 0u32;
+    loop {
+        let opened = tokio::time::Instant::now();
+        let endpoint = stream.endpoint.clone();
+        read(&shared, stream, &pending).await;
+        link.send_replace(Link::Reconnecting);
+        let unanswered: Vec<RequestId> = lock(&pending).drain().collect();
+        for id in unanswered {
+            shared
+                .fail(&id, "the server closed its event stream".into())
+                .await;
+        }
+        if opened.elapsed() >= STABLE {
+            tries = 0;
+        }
+        tracing::info!("the server closed the HTTP+SSE event stream of {endpoint}; reconnecting");
+        let mut last = String::new();
+        stream = loop {
+            if tries >= MAX_RECONNECTS {
+                link.send_replace(Link::Gone(format!(
+                    "the server closed its event stream, and {MAX_RECONNECTS} tries to open a new one failed (last: {last})"
+                )));
+                return;
+            }
+            tokio::time::sleep(RECONNECT_BACKOFF.saturating_mul(1 << tries)).await;
+            tries += 1;
+            match reopen(&shared).await {
+                Ok(s) => break s,
+                Err(e) => {
+                    tracing::debug!("reopening the event stream failed: {e}");
+                    last = e;
+                }
+            }
+        };
+        link.send_replace(Link::Ready(stream.endpoint.clone()));
+    }
+}
+
+/// Opens a new event stream and replays the handshake into its session:
+/// `initialize` (its answer, which the engine already had, is read from the
+/// stream and dropped) and `notifications/initialized`.
+async fn reopen(shared: &Arc<Shared>) -> Result<Stream, String> {
+    let mut s = connect_stream(shared, ENDPOINT_TIMEOUT).await?;
+    let (init, initialized) = lock(&shared.handshake).clone();
+    let Some(init) = init else {
+        return Ok(s);
+    };
+    let init_id = serde_json::from_slice::<Value>(&init)
+        .ok()
+        .and_then(|v| serde_json::from_value::<RequestId>(v.get("id")?.clone()).ok())
+        .ok_or("the initialize request to replay has no id")?;
+    post_raw(shared, &s.endpoint, init).await?;
+    // Wait for its answer, handing anything else on to the engine.
+    let deadline = tokio::time::Instant::now() + ENDPOINT_TIMEOUT;
+    let mut answered = false;
+    let mut later = Vec::new();
+    let early = std::mem::take(&mut s.early);
+    let absorb = |ev: SseFrame, answered: &mut bool, later: &mut Vec<SseFrame>| {
+        if *answered {
+            later.push(ev);
+            return Ok(());
+        }
+        let v: Option<Value> = serde_json::from_str(&ev.data).ok();
+        let is_answer = v.as_ref().is_some_and(|v| {
+            v.get("method").is_none()
+                && v.get("id")
+                    .and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok())
+                    .as_ref()
+                    == Some(&init_id)
+        });
+        if !is_answer {
+            later.push(ev);
+            return Ok(());
+        }
+        if let Some(e) = v.as_ref().and_then(|v| v.get("error")) {
+            return Err(format!("the server refused the replayed initialize: {e}"));
+        }
+        *answered = true;
+        Ok(())
+    };
     for ev in early {
-        take(&shared, &pending, ev).await;
+        absorb(ev, &mut answered, &mut later)?;
+    }
+    while !answered {
+        let frame = tokio::time::timeout_at(deadline, s.body.frame())
+            .await
+            .map_err(|_| "no answer to the replayed initialize in time".to_owned())?
+            .ok_or("the event stream ended before the replayed initialize was answered")?
+            .map_err(|e| format!("reading the event stream failed: {e}"))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        for ev in s.decoder.feed(&data) {
+            absorb(ev, &mut answered, &mut later)?;
+        }
+    }
+    s.early = later;
+    if let Some(note) = initialized {
+        post_raw(shared, &s.endpoint, note).await?;
+    }
+    tracing::info!("a new HTTP+SSE session is open at {}", s.endpoint);
+    Ok(s)
+}
+
+/// POSTs `body` to `endpoint`; anything but a 2xx is an error.
+async fn post_raw(shared: &Shared, endpoint: &Uri, body: bytes::Bytes) -> Result<(), String> {
+    let build = || {
+        shared.request_to(
+            endpoint,
+            Method::POST,
+            Some(body.clone()),
+            "application/json, text/event-stream",
+            None,
+        )
+    };
+    let r = tokio::time::timeout(ENDPOINT_TIMEOUT, shared.exchange(build))
+        .await
+        .map_err(|_| format!("POST {endpoint} timed out"))??;
+    let status = r.status();
+    let _ = r.into_body().collect().await;
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(format!("POST {endpoint} answered HTTP {status}"))
+    }
+}
+
+/// Reads the event stream to its end, handing every message to the engine.
+async fn read(shared: &Shared, stream: Stream, pending: &Mutex<HashSet<RequestId>>) {
+    let Stream {
+        mut body,
+        mut decoder,
+        early,
+        ..
+    } = stream;
+    for ev in early {
+        take(shared, pending, ev).await;
     }
     while let Some(Ok(frame)) = body.frame().await {
         let Ok(data) = frame.into_data() else {
             continue;
         };
         for ev in decoder.feed(&data) {
-            take(&shared, &pending, ev).await;
+            take(shared, pending, ev).await;
         }
-    }
-    let unanswered: Vec<RequestId> = lock(&pending).drain().collect();
-    for id in unanswered {
-        shared
-            .fail(&id, "the server closed its event stream".into())
-            .await;
     }
 }
 
@@ -164,12 +345,21 @@ impl LegacyConn {
         shared: Arc<Shared>,
         out: Outgoing,
     ) -> impl Future<Output = ()> + Send + 'static {
-        if let Some(id) = &out.request_id {
-            lock(&self.pending).insert(id.clone());
-        }
-        let endpoint = self.endpoint.clone();
+        let mut link = self.link.clone();
         let pending = self.pending.clone();
         async move {
+            let endpoint = match endpoint(&mut link).await {
+                Ok(e) => e,
+                Err(why) => {
+                    if let Some(id) = &out.request_id {
+                        shared.fail(id, why).await;
+                    }
+                    return;
+                }
+            };
+            if let Some(id) = &out.request_id {
+                lock(&pending).insert(id.clone());
+            }
             let build = || {
                 shared.request_to(
                     &endpoint,
@@ -211,6 +401,20 @@ impl LegacyConn {
     }
 }
 
+/// The endpoint to POST to: at once, or once a new event stream is open.
+async fn endpoint(link: &mut watch::Receiver<Link>) -> Result<Uri, String> {
+    loop {
+        match &*link.borrow_and_update() {
+            Link::Ready(u) => return Ok(u.clone()),
+            Link::Gone(why) => return Err(why.clone()),
+            Link::Reconnecting => {}
+        }
+        if link.changed().await.is_err() {
+            return Err("the HTTP+SSE connection is closed".into());
+        }
+    }
+}
+
 /// A 2024-11-05 HTTP+SSE connection, as a runtime [`Transport`]. The event
 /// stream is opened when the first message goes out.
 pub struct LegacySseClientTransport {
@@ -224,7 +428,7 @@ impl std::fmt::Debug for LegacySseClientTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LegacySseClientTransport")
             .field("url", &self.shared.url)
-            .field("endpoint", &self.conn.as_ref().map(|c| &c.endpoint))
+            .field("endpoint", &self.endpoint())
             .finish_non_exhaustive()
     }
 }
@@ -248,7 +452,10 @@ impl LegacySseClientTransport {
 
     /// The URL messages are posted to, once the server named it.
     pub fn endpoint(&self) -> Option<String> {
-        self.conn.as_ref().map(|c| c.endpoint.to_string())
+        self.conn.as_ref().and_then(|c| match &*c.link.borrow() {
+            Link::Ready(u) => Some(u.to_string()),
+            _ => None,
+        })
     }
 }
 
@@ -261,6 +468,11 @@ pub(crate) async fn send_all(
 ) {
     for t in out.drain(..) {
         let o = Outgoing::describe(&t, shared);
+        match o.method.as_deref() {
+            Some("initialize") => lock(&shared.handshake).0 = Some(o.body.clone()),
+            Some("notifications/initialized") => lock(&shared.handshake).1 = Some(o.body.clone()),
+            _ => {}
+        }
         if conn.is_none() {
             match open(shared, ENDPOINT_TIMEOUT).await {
                 Ok(c) => *conn = Some(c),

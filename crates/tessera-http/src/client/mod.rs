@@ -21,9 +21,13 @@
 //!   HTTP+SSE ([`legacy`]), and everything goes that way from then on.
 //! - **Streams**: SSE responses are parsed as they arrive; once a legacy
 //!   session exists, a `GET` stream carries the server's own requests and
-//!   notifications (a server that has none answers 405, which is fine). An
-//!   SSE response that ends before its answer is resumed with `GET` and
-//!   `Last-Event-ID`, after the server's `retry:` delay.
+//!   notifications (a server that has none answers 405, which is fine); it is
+//!   reopened when the server ends it, and a `404` there sets up a new
+//!   session ([`listen`]). An SSE response that ends before its answer is
+//!   resumed with `GET` and `Last-Event-ID`, after the server's `retry:`
+//!   delay. An HTTP+SSE event stream the server closes is replaced by a new
+//!   one, with the handshake replayed, with backoff and a bounded number of
+//!   tries ([`legacy`]).
 //! - **TLS** ([`tls`]): `https://` with rustls (ring), the webpki roots and
 //!   any roots given to the builder.
 //! - **Auth**: every request goes through the [`HttpAuth`] hook, if set.
@@ -43,6 +47,7 @@ use tokio::task::JoinSet;
 
 mod detect;
 mod legacy;
+mod listen;
 mod shared;
 mod streamable;
 mod tls;
@@ -115,10 +120,15 @@ impl HttpClientBuilder {
         self
     }
 
-    /// Sends every header of `headers` with every request.
+    /// Sends every header of `headers` with every request. A name given
+    /// here replaces earlier values of that name; a name with several values
+    /// in `headers` is sent with all of them.
     pub fn headers(mut self, headers: HeaderMap) -> Self {
+        for name in headers.keys() {
+            self.headers.remove(name);
+        }
         for (k, v) in &headers {
-            self.headers.insert(k.clone(), v.clone());
+            self.headers.append(k.clone(), v.clone());
         }
         self
     }
@@ -352,7 +362,7 @@ impl HttpClientTransport {
                 streamable::post(shared.clone(), o).await;
                 if !self.get_started && shared.session().is_some() {
                     self.get_started = true;
-                    streamable::open_listen(&shared).await;
+                    listen::open_listen(&shared).await;
                 }
                 return;
             }

@@ -116,8 +116,12 @@ impl Shared {
         let mut req = b
             .body(Full::new(body.unwrap_or_default()))
             .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())));
+        let h = req.headers_mut();
+        for name in self.extra_headers.keys() {
+            h.remove(name);
+        }
         for (k, v) in &self.extra_headers {
-            req.headers_mut().insert(k.clone(), v.clone());
+            h.append(k.clone(), v.clone());
         }
         req
     }

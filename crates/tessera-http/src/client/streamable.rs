@@ -11,6 +11,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tessera_types::RequestId;
 
+use super::listen::open_listen;
 use super::shared::{Outgoing, Shared, lock};
 use crate::headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, encode_header_value,
@@ -272,46 +273,37 @@ pub(crate) async fn read_sse(
     }
 }
 
-/// Opens the standalone GET stream of a legacy session (the server's own
-/// requests and notifications) once the server has answered, so that the
-/// stream is in place before the next request goes out. A server that has
-/// no such stream answers 405, which is fine.
-pub(crate) async fn open_listen(shared: &Arc<Shared>) {
-    let build = || {
-        let mut req = shared.request(Method::GET, None, "text/event-stream");
-        if let Some(v) = shared
-            .version()
-            .and_then(|v| HeaderValue::from_str(&v).ok())
-        {
-            req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
-        }
-        req
-    };
-    let body = match tokio::time::timeout(Duration::from_secs(5), shared.exchange(build)).await {
-        Ok(Ok(r)) if r.status().is_success() => r.into_body(),
-        _ => return,
-    };
-    let s = shared.clone();
-    let task = tokio::spawn(async move { read_sse(&s, body, None, false).await });
-    if let Some(old) = lock(&shared.listen).replace(task.abort_handle()) {
-        old.abort();
+/// Sets up a new session after the server answered `404` to a request of
+/// session `stale`, and reopens the GET stream (see [`renew_session`]).
+async fn reinit(shared: &Arc<Shared>, stale: &str) -> Result<(), String> {
+    if renew_session(shared, stale, true).await? == Some(true) {
+        open_listen(shared).await;
     }
+    Ok(())
 }
 
-/// Sets up a new session after the server answered `404` to a request of
-/// session `stale`: replays the engine's `initialize` (without a session),
-/// then `notifications/initialized`, and reopens the GET stream. Several
-/// requests may fail at once; only the first sets up a session, the others
-/// find it done.
-async fn reinit(shared: &Arc<Shared>, stale: &str) -> Result<(), String> {
+/// Sets up a new session after the server answered `404` to a request (or
+/// the GET stream) of session `stale`: replays the engine's `initialize`
+/// (without a session), then `notifications/initialized`. Several requests
+/// may fail at once; only the first sets up a session, the others find it
+/// done (`Ok(None)`). `Ok(Some(true))`: a new session exists. With
+/// `stop_listen`, the GET stream of the old session is stopped first (the
+/// GET stream's own task passes `false`: it goes on by itself).
+pub(crate) async fn renew_session(
+    shared: &Arc<Shared>,
+    stale: &str,
+    stop_listen: bool,
+) -> Result<Option<bool>, String> {
     let _guard = shared.reinit.lock().await;
     if shared.session().as_deref() != Some(stale) {
-        return Ok(());
+        return Ok(None);
     }
     let (init, initialized) = lock(&shared.handshake).clone();
     let init = init.ok_or("no initialize request to replay")?;
     shared.set_session(None);
-    shared.stop_listen();
+    if stop_listen {
+        shared.stop_listen();
+    }
     let replay = async {
         let build = || {
             shared.request_to(
@@ -365,8 +357,5 @@ async fn reinit(shared: &Arc<Shared>, stale: &str) -> Result<(), String> {
         .await
         .map_err(|_| "the new initialize timed out".to_owned())??;
     tracing::info!("the server forgot the session; a new one was set up");
-    if has_session {
-        open_listen(shared).await;
-    }
-    Ok(())
+    Ok(Some(has_session))
 }

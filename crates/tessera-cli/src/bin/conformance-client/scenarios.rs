@@ -124,6 +124,23 @@ async fn play(client: &Client, scenario: &str) -> Result<(), String> {
                 client.call_tool(&tool.name, args).await.map_err(err)?;
             }
         }
+        "http-standard-headers" => {
+            // Every method whose Mcp-Method (and Mcp-Name) header is checked,
+            // on everything the mock server offers.
+            for tool in client.list_tools().await.map_err(err)? {
+                let args = sample_arguments(&tool);
+                client.call_tool(&tool.name, args).await.map_err(err)?;
+            }
+            for r in client.list_resources().await.map_err(err)? {
+                client.read_resource(&r.uri).await.map_err(err)?;
+            }
+            for p in client.list_prompts().await.map_err(err)? {
+                client
+                    .get_prompt(&p.name, Default::default())
+                    .await
+                    .map_err(err)?;
+            }
+        }
         "json-schema-2020-12-preservation" => {
             let tools = client.list_tools().await.map_err(err)?;
             let focal = tools
