@@ -71,6 +71,7 @@ async fn connect(target: Target) -> Result<Client, Failure> {
         Target::Url(url) => {
             let transport = tessera_http::HttpClientTransport::new(&url)
                 .map_err(|e| Failure::Usage(e.to_string()))?;
+            let transport = crate::login::with_stored_auth(transport, &url);
             Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
                 .connect_transport(transport)
                 .await
