@@ -175,7 +175,11 @@ if ! stage_skipped conformance; then
   auth_client_stage() { # NAME VERSION LOG
     local args=() s
     while read -r s; do args+=(--scenario "$s"); done < <(
-      HERE="$ROOT/conformance" bash -c '. "$HERE/lib/common.sh"; resolve_suite "$1" && list_scenarios client' _ "$2" | grep '^auth/')
+      HERE="$ROOT/conformance" bash -c '. "$HERE/lib/common.sh"; resolve_suite "$1" &&
+        ensure_installed >&2 && list_scenarios client' _ "$2" | grep '^auth/')
+    if [ ${#args[@]} -eq 0 ]; then
+      record "conformance $1" 1 0 0 "could not list the scenarios" 0; return
+    fi
     conformance_run "$1" "$3" bash conformance/run-client.sh "$2" "${args[@]}" "$CLIENT_BIN"
   }
   auth_client_stage "0.1.16 client auth" 0.1 "$LOGS/conf-01-client-auth.log"
