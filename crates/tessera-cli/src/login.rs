@@ -129,7 +129,10 @@ impl UserAgent for LoginRequired {
         "http://127.0.0.1/callback".into()
     }
 
-    fn authorize<'a>(&'a self, _url: &'a str) -> AuthFuture<'a, Result<CallbackParams, OAuthError>> {
+    fn authorize<'a>(
+        &'a self,
+        _url: &'a str,
+    ) -> AuthFuture<'a, Result<CallbackParams, OAuthError>> {
         let msg = format!(
             "the stored authorization is no longer valid: run `tessera login {}`",
             self.0
@@ -153,10 +156,13 @@ pub fn with_stored_auth(transport: HttpClientTransport, url: &str) -> HttpClient
             return transport;
         }
     }
-    let oauth = OAuthClient::builder(url, Grant::AuthorizationCode(Arc::new(LoginRequired(url.into()))))
-        .client_name("tessera-cli")
-        .store(Arc::new(store))
-        .build();
+    let oauth = OAuthClient::builder(
+        url,
+        Grant::AuthorizationCode(Arc::new(LoginRequired(url.into()))),
+    )
+    .client_name("tessera-cli")
+    .store(Arc::new(store))
+    .build();
     match oauth {
         Ok(o) => transport.with_auth(Arc::new(o)),
         Err(e) => {
