@@ -185,6 +185,21 @@ if ! stage_skipped conformance; then
       --scenario http-custom-headers --scenario http-invalid-tool-headers \
       --scenario json-schema-ref-no-deref --scenario json-schema-2020-12-preservation \
       "$CLIENT_BIN"
+  # The OAuth client scenarios (every auth/* scenario of each suite: 22 in
+  # 0.1.16 = suites auth, backcompat, draft, extensions; 33 in 0.2.0-alpha.12),
+  # one at a time: each starts mock authorization servers.
+  auth_client_stage() { # NAME VERSION LOG
+    local args=() s
+    while read -r s; do args+=(--scenario "$s"); done < <(
+      HERE="$ROOT/conformance" bash -c '. "$HERE/lib/common.sh"; resolve_suite "$1" &&
+        ensure_installed >&2 && list_scenarios client' _ "$2" | grep '^auth/')
+    if [ ${#args[@]} -eq 0 ]; then
+      record "conformance $1" 1 0 0 "could not list the scenarios" 0; return
+    fi
+    conformance_run "$1" "$3" bash conformance/run-client.sh "$2" "${args[@]}" "$CLIENT_BIN"
+  }
+  auth_client_stage "0.1.16 client auth" 0.1 "$LOGS/conf-01-client-auth.log"
+  auth_client_stage "0.2.0-alpha.12 client auth" next "$LOGS/conf-next-client-auth.log"
 fi
 
 # ---------------------------------------------------------------------- summary

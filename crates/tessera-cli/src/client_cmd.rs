@@ -76,6 +76,12 @@ async fn connect(target: Target, http: &HttpOptions) -> Result<Client, Failure> 
         }
         Target::Url(url) => {
             let transport = http.transport(&url)?;
+            // A token given with `-H Authorization: ...` wins over one stored by `tessera login`.
+            let transport = if http.header_map()?.contains_key("authorization") {
+                transport
+            } else {
+                crate::login::with_stored_auth(transport, &url)
+            };
             Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
                 .connect_transport(transport)
                 .await

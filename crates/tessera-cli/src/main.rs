@@ -3,6 +3,7 @@
 
 mod client_cmd;
 mod http_opts;
+mod login;
 mod reference;
 mod serve;
 mod serve_auth;
@@ -28,6 +29,8 @@ enum Command {
     List(client_cmd::ListArgs),
     /// Call a tool on a server.
     Call(client_cmd::CallArgs),
+    /// Authorize with an OAuth-protected server (browser, loopback redirect) and store the token.
+    Login(login::LoginArgs),
 }
 
 /// How a command failed, and so which exit code it gets.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
             Command::Serve(a) => serve::run(a).await,
             Command::List(a) => client_cmd::list(a).await,
             Command::Call(a) => client_cmd::call(a).await,
+            Command::Login(a) => login::login(a).await,
         }
     });
     match outcome {

@@ -13,9 +13,9 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use serde_json::{Map, Value, json};
 
-use super::{State, lock, now};
+use super::{State, code_flow, lock, now};
 
-type Answer = Response<Full<Bytes>>;
+pub(crate) type Answer = Response<Full<Bytes>>;
 
 /// Accepts connections until the task is aborted (connections end with it).
 pub(crate) async fn run(listener: tokio::net::TcpListener, state: Arc<State>) {
@@ -50,9 +50,26 @@ async fn route(state: &State, req: Request<Incoming>) -> Answer {
             state.jwks_requests.fetch_add(1, Ordering::Relaxed);
             json_answer(StatusCode::OK, &jwks(state))
         }
+        (Method::GET, "/authorize") => {
+            code_flow::authorize(state, req.uri().query().unwrap_or_default())
+        }
+        (Method::POST, "/register") => {
+            let bytes = req
+                .into_body()
+                .collect()
+                .await
+                .map(|c| c.to_bytes())
+                .unwrap_or_default();
+            code_flow::register(state, &bytes)
+        }
         (Method::POST, "/token") => {
             let (headers, form) = read_form(req).await;
-            token(state, &headers, &form)
+            match form.get("grant_type").map(String::as_str) {
+                Some("authorization_code" | "refresh_token") => {
+                    code_flow::token(state, &headers, &form)
+                }
+                _ => token(state, &headers, &form),
+            }
         }
         (Method::POST, "/introspect") => {
             let (headers, form) = read_form(req).await;
@@ -64,18 +81,25 @@ async fn route(state: &State, req: Request<Incoming>) -> Answer {
 
 fn metadata(state: &State) -> Value {
     let iss = &state.issuer;
-    json!({
+    let settings = lock(&state.settings).clone();
+    let mut m = json!({
         "issuer": iss,
         "authorization_endpoint": format!("{iss}/authorize"),
         "token_endpoint": format!("{iss}/token"),
+        "registration_endpoint": format!("{iss}/register"),
         "jwks_uri": format!("{iss}/jwks"),
         "introspection_endpoint": format!("{iss}/introspect"),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["client_credentials"],
-        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
         "code_challenge_methods_supported": ["S256"],
-    })
+        "authorization_response_iss_parameter_supported": settings.advertise_iss,
+    });
+    if let Some(s) = settings.scopes_supported {
+        m["scopes_supported"] = json!(s);
+    }
+    m
 }
 
 fn jwks(state: &State) -> Value {
@@ -98,6 +122,22 @@ async fn read_form(req: Request<Incoming>) -> (http::HeaderMap, HashMap<String, 
         .unwrap_or_default();
     let form = url::form_urlencoded::parse(&bytes).into_owned().collect();
     (parts.headers, form)
+}
+
+/// The client id of a token request: a confidential client authenticated
+/// by secret, or a registered public client naming itself.
+pub(crate) fn client_id_of(
+    state: &State,
+    headers: &http::HeaderMap,
+    form: &HashMap<String, String>,
+) -> Option<String> {
+    let has_secret =
+        headers.contains_key(header::AUTHORIZATION) || form.contains_key("client_secret");
+    if has_secret {
+        return client(state, headers, form);
+    }
+    let id = form.get("client_id")?;
+    lock(&state.public_clients).contains(id).then(|| id.clone())
 }
 
 /// The authenticated client id, by `client_secret_basic` or `client_secret_post`.
@@ -234,7 +274,7 @@ fn verify_own(state: &State, token: &str) -> Option<Map<String, Value>> {
         .map(|d| d.claims)
 }
 
-fn json_answer(status: StatusCode, v: &Value) -> Answer {
+pub(crate) fn json_answer(status: StatusCode, v: &Value) -> Answer {
     let mut r = Response::new(Full::new(Bytes::from(v.to_string())));
     *r.status_mut() = status;
     r.headers_mut().insert(

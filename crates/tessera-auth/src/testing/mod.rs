@@ -6,7 +6,12 @@
 //! - `GET /.well-known/oauth-authorization-server` (RFC 8414 metadata;
 //!   also at `/.well-known/openid-configuration`);
 //! - `GET /jwks` (the published signing keys; requests are counted);
-//! - `POST /token`: the `client_credentials` grant for registered clients
+//! - `GET /authorize`: the authorization endpoint; issues a code bound to
+//!   the PKCE `S256` challenge and redirects (with `state` and RFC 9207
+//!   `iss`; see [`CodeFlowSettings`] to make it misbehave);
+//! - `POST /register`: RFC 7591 dynamic client registration;
+//! - `POST /token`: the `authorization_code` grant (PKCE checked) and the
+//!   `refresh_token` grant, and the `client_credentials` grant for registered clients
 //!   (`client_secret_basic` or `client_secret_post`), with `scope` and the
 //!   RFC 8707 `resource` (which becomes the token's `aud`); the access token
 //!   is a JWT signed with the current key;
@@ -19,6 +24,7 @@
 //! add unpublished keys and publish them later (key rotation), and revoke
 //! tokens.
 
+mod code_flow;
 mod http;
 mod keys;
 
@@ -31,6 +37,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use jsonwebtoken::Algorithm;
 use serde_json::{Map, Value, json};
 
+pub use code_flow::{CodeFlowSettings, IssMode};
 pub use keys::TestKey;
 
 /// The state shared by the server's handlers and its handle.
@@ -43,6 +50,13 @@ pub(crate) struct State {
     pub jwks_requests: AtomicU64,
     pub introspections: AtomicU64,
     pub next: AtomicU64,
+    pub settings: Mutex<CodeFlowSettings>,
+    pub public_clients: Mutex<HashSet<String>>,
+    pub codes: Mutex<HashMap<String, code_flow::CodeGrant>>,
+    pub refresh: Mutex<HashMap<String, code_flow::RefreshGrant>>,
+    pub authorization_requests: Mutex<Vec<HashMap<String, String>>>,
+    pub token_requests: Mutex<HashMap<String, u64>>,
+    pub registrations: Mutex<Vec<Value>>,
 }
 
 pub(crate) struct Keys {
@@ -109,6 +123,13 @@ impl TestAuthorizationServer {
             jwks_requests: AtomicU64::new(0),
             introspections: AtomicU64::new(0),
             next: AtomicU64::new(1),
+            settings: Mutex::new(CodeFlowSettings::default()),
+            public_clients: Mutex::new(HashSet::new()),
+            codes: Mutex::new(HashMap::new()),
+            refresh: Mutex::new(HashMap::new()),
+            authorization_requests: Mutex::new(Vec::new()),
+            token_requests: Mutex::new(HashMap::new()),
+            registrations: Mutex::new(Vec::new()),
         });
         let task = tokio::spawn(http::run(listener, state.clone()));
         Ok(TestAuthorizationServer { state, addr, task })
@@ -147,6 +168,34 @@ impl TestAuthorizationServer {
     /// How many introspection requests were answered.
     pub fn introspections(&self) -> u64 {
         self.state.introspections.load(Ordering::Relaxed)
+    }
+
+    /// Changes how the code flow behaves (token lifetime, `iss`, …).
+    pub fn configure(&self, f: impl FnOnce(&mut CodeFlowSettings)) {
+        f(&mut lock(&self.state.settings));
+    }
+
+    /// The query of every authorization request so far.
+    pub fn authorization_requests(&self) -> Vec<HashMap<String, String>> {
+        lock(&self.state.authorization_requests).clone()
+    }
+
+    /// How many token requests with `grant_type` arrived (code and refresh grants).
+    pub fn token_requests(&self, grant_type: &str) -> u64 {
+        lock(&self.state.token_requests)
+            .get(grant_type)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The client metadata of every dynamic registration so far.
+    pub fn registrations(&self) -> Vec<Value> {
+        lock(&self.state.registrations).clone()
+    }
+
+    /// Registers a public client (token endpoint authentication `none`).
+    pub fn register_public_client(&self, id: impl Into<String>) {
+        lock(&self.state.public_clients).insert(id.into());
     }
 
     /// Registers (or replaces) a confidential client.

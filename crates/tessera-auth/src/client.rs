@@ -1,1 +1,0 @@
-//! The client half of MCP authorization (work in progress).

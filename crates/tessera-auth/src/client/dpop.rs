@@ -1,0 +1,144 @@
+//! DPoP (RFC 9449): a per-client key pair whose proofs bind access tokens
+//! to the client. A proof is a fresh `dpop+jwt` for each HTTP request,
+//! carrying the method, the URL (without query and fragment), for resource
+//! requests the access token's hash (`ath`), and the server's nonce when it
+//! asked for one.
+
+use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use p256::pkcs8::EncodePrivateKey as _;
+use rand::RngCore as _;
+use serde_json::{Value, json};
+
+use super::error::OAuthError;
+use super::pkce::{random_token, sha256_b64url};
+
+/// The `DPoP` header name.
+pub const DPOP_HEADER: &str = "dpop";
+/// The `DPoP-Nonce` header name.
+pub const DPOP_NONCE_HEADER: &str = "dpop-nonce";
+
+/// An ES256 key pair for DPoP proofs.
+#[derive(Clone)]
+pub struct DpopKey {
+    key: EncodingKey,
+    jwk: Jwk,
+    thumbprint: String,
+}
+
+impl std::fmt::Debug for DpopKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DpopKey")
+            .field("jkt", &self.thumbprint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The `htu` of a request: the URL without query and fragment.
+fn htu(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => url.split(['?', '#']).next().unwrap_or_default().to_owned(),
+    }
+}
+
+impl DpopKey {
+    /// A fresh P-256 key.
+    pub fn generate() -> Result<DpopKey, OAuthError> {
+        // A random scalar is a valid key except with negligible probability.
+        let secret = loop {
+            let mut bytes = [0u8; 32];
+            rand::rng().fill_bytes(&mut bytes);
+            if let Ok(k) = p256::SecretKey::from_slice(&bytes) {
+                break k;
+            }
+        };
+        let der = secret
+            .to_pkcs8_der()
+            .map_err(|e| OAuthError::Signing(e.to_string()))?;
+        let key = EncodingKey::from_ec_der(der.as_bytes());
+        let mut jwk = Jwk::from_encoding_key(&key, Algorithm::ES256)
+            .map_err(|e| OAuthError::Signing(e.to_string()))?;
+        // Only the public parameters go in the header.
+        jwk.common.key_algorithm = None;
+        let thumbprint = jwk.thumbprint(ThumbprintHash::SHA256);
+        Ok(DpopKey {
+            key,
+            jwk,
+            thumbprint,
+        })
+    }
+
+    /// The RFC 7638 SHA-256 thumbprint of the public key (`jkt`).
+    pub fn thumbprint(&self) -> &str {
+        &self.thumbprint
+    }
+
+    /// A proof for `method` on `url`, at `now` (Unix seconds), for a
+    /// resource request with `access_token`, echoing `nonce`.
+    pub fn proof(
+        &self,
+        method: &str,
+        url: &str,
+        access_token: Option<&str>,
+        nonce: Option<&str>,
+        now: u64,
+    ) -> Result<String, OAuthError> {
+        let mut header = Header::new(Algorithm::ES256);
+        header.typ = Some("dpop+jwt".into());
+        header.jwk = Some(self.jwk.clone());
+        let mut claims = json!({
+            "jti": random_token(16),
+            "htm": method,
+            "htu": htu(url),
+            "iat": now,
+        });
+        if let Some(t) = access_token {
+            claims["ath"] = Value::String(sha256_b64url(t.as_bytes()));
+        }
+        if let Some(n) = nonce {
+            claims["nonce"] = Value::String(n.to_owned());
+        }
+        jsonwebtoken::encode(&header, &claims, &self.key)
+            .map_err(|e| OAuthError::Signing(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine as _;
+
+    fn part(jwt: &str, i: usize) -> Value {
+        let seg = jwt.split('.').nth(i).unwrap();
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(seg)
+            .unwrap();
+        serde_json::from_slice(&raw).unwrap()
+    }
+
+    #[test]
+    fn proofs_are_fresh_and_well_formed() {
+        let k = DpopKey::generate().unwrap();
+        let a = k
+            .proof("POST", "http://h/mcp?x=1#f", Some("tok"), Some("n1"), 100)
+            .unwrap();
+        let b = k
+            .proof("POST", "http://h/mcp", Some("tok"), None, 100)
+            .unwrap();
+        let (ha, ca, cb) = (part(&a, 0), part(&a, 1), part(&b, 1));
+        assert_eq!(ha["typ"], "dpop+jwt");
+        assert_eq!(ha["alg"], "ES256");
+        assert_eq!(ha["jwk"]["kty"], "EC");
+        assert!(ha["jwk"].get("d").is_none());
+        assert_eq!(ca["htu"], "http://h/mcp");
+        assert_eq!(ca["nonce"], "n1");
+        assert_eq!(ca["ath"], sha256_b64url(b"tok"));
+        assert_ne!(ca["jti"], cb["jti"]);
+        assert_eq!(k.thumbprint().len(), 43);
+    }
+}

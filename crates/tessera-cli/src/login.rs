@@ -1,0 +1,173 @@
+//! `tessera login URL`: the OAuth authorization code flow in the user's
+//! browser, with a loopback redirect, and the stored token it leaves for
+//! the other client verbs (which refresh it when it expires).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use tessera::client::Client;
+use tessera_auth::client::{
+    CallbackParams, ClientCredentials, FileTokenStore, Grant, LoopbackBrowser, OAuthClient,
+    OAuthError, TokenStore, UserAgent,
+};
+use tessera_http::{AuthFuture, HttpClientTransport};
+
+use crate::Failure;
+
+/// `tessera login`.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The MCP server (an http(s) URL).
+    #[arg(value_name = "URL")]
+    url: String,
+    /// Also open the authorization URL in the system browser (it is always printed).
+    #[arg(long)]
+    open: bool,
+    /// The loopback port for the redirect (default: a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Seconds to wait for the browser to come back.
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    timeout: u64,
+    /// Request these scopes (space separated) instead of the server's.
+    #[arg(long)]
+    scope: Option<String>,
+    /// A pre-registered client id (else: registration or a metadata document).
+    #[arg(long, value_name = "ID")]
+    client_id: Option<String>,
+    /// The pre-registered client's secret (or set TESSERA_CLIENT_SECRET).
+    #[arg(long, value_name = "SECRET")]
+    client_secret: Option<String>,
+    /// The token file (default: $TESSERA_TOKEN_FILE, else tessera/tokens.json
+    /// under the user's configuration directory).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+}
+
+/// Where tokens are kept: `explicit`, else `$TESSERA_TOKEN_FILE`, else the
+/// user's configuration directory.
+fn token_file(explicit: Option<PathBuf>) -> Option<PathBuf> {
+    explicit
+        .or_else(|| std::env::var_os("TESSERA_TOKEN_FILE").map(PathBuf::from))
+        .or_else(FileTokenStore::default_path)
+}
+
+/// Runs `tessera login`.
+pub async fn login(a: LoginArgs) -> Result<ExitCode, Failure> {
+    if !(a.url.starts_with("http://") || a.url.starts_with("https://")) {
+        return Err(Failure::Usage(format!("{:?} is not an http(s) URL", a.url)));
+    }
+    let path = token_file(a.token_file).ok_or_else(|| {
+        Failure::Usage("no configuration directory: give --token-file FILE".into())
+    })?;
+    let browser = LoopbackBrowser::bind(a.port)
+        .await
+        .context("starting the redirect listener")?
+        .open_browser(a.open)
+        .timeout(Duration::from_secs(a.timeout));
+    let store = Arc::new(FileTokenStore::new(&path));
+    let mut b = OAuthClient::builder(&a.url, Grant::AuthorizationCode(Arc::new(browser)))
+        .client_name("tessera-cli")
+        .store(store);
+    if let Some(id) = a.client_id {
+        let secret = a
+            .client_secret
+            .or_else(|| std::env::var("TESSERA_CLIENT_SECRET").ok());
+        b = b.client(match secret {
+            Some(s) => ClientCredentials::confidential(id, s),
+            None => ClientCredentials::public(id),
+        });
+    }
+    if let Some(s) = a.scope {
+        b = b.scope(s);
+    }
+    let oauth = Arc::new(b.build().context("setting up OAuth")?);
+    // A new login replaces whatever was stored for this server.
+    oauth.logout().await.context("clearing the old token")?;
+    let transport = HttpClientTransport::new(&a.url)
+        .map_err(|e| Failure::Usage(e.to_string()))?
+        .with_auth(oauth.clone());
+    let client = Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
+        .connect_transport(transport)
+        .await
+        .with_context(|| format!("connecting to {}", a.url))?;
+    let listed = client.list_tools().await;
+    client.close().await;
+    let tools = listed.map_err(|e| anyhow::anyhow!("listing tools after login: {e}"))?;
+    match oauth.credentials().await.context("reading the new token")? {
+        Some(c) => {
+            let expiry = match c.tokens.expires_at {
+                Some(t) => format!(", expires at {t} (Unix time)"),
+                None => String::new(),
+            };
+            eprintln!(
+                "logged in to {} ({} tools); token stored in {}{expiry}",
+                a.url,
+                tools.len(),
+                path.display()
+            );
+        }
+        None => eprintln!(
+            "{} did not ask for authorization ({} tools); nothing stored",
+            a.url,
+            tools.len()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A user agent for the non-interactive verbs: a new authorization needs
+/// `tessera login`.
+struct LoginRequired(String);
+
+impl UserAgent for LoginRequired {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1/callback".into()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        _url: &'a str,
+    ) -> AuthFuture<'a, Result<CallbackParams, OAuthError>> {
+        let msg = format!(
+            "the stored authorization is no longer valid: run `tessera login {}`",
+            self.0
+        );
+        Box::pin(async move { Err(OAuthError::UserAgent(msg)) })
+    }
+}
+
+/// Installs the stored token for `url` (if `tessera login` left one) on
+/// `transport`; it is refreshed when it expires.
+pub fn with_stored_auth(transport: HttpClientTransport, url: &str) -> HttpClientTransport {
+    let Some(path) = token_file(None) else {
+        return transport;
+    };
+    let store = FileTokenStore::new(path);
+    match store.load(url) {
+        Ok(Some(_)) => {}
+        Ok(None) => return transport,
+        Err(e) => {
+            tracing::warn!("ignoring the token file: {e}");
+            return transport;
+        }
+    }
+    let oauth = OAuthClient::builder(
+        url,
+        Grant::AuthorizationCode(Arc::new(LoginRequired(url.into()))),
+    )
+    .client_name("tessera-cli")
+    .store(Arc::new(store))
+    .build();
+    match oauth {
+        Ok(o) => transport.with_auth(Arc::new(o)),
+        Err(e) => {
+            tracing::warn!("not using the stored token: {e}");
+            transport
+        }
+    }
+}
