@@ -95,6 +95,11 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
             "--auth-issuer protects HTTP only: use it with --http ADDR, not --stdio".into(),
         ));
     }
+    if let Some(flag) = http_only_flag(&a) {
+        return Err(Failure::Usage(format!(
+            "{flag} applies to --http only: use it with --http ADDR, not --stdio"
+        )));
+    }
     if !a.stdio {
         return Err(Failure::Usage(
             "choose a transport: --stdio, or --http ADDR (e.g. --http 127.0.0.1:8001)".into(),
@@ -102,6 +107,24 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
     }
     server.serve_stdio().await.context("serving on stdio")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The first HTTP-only option given without `--http` (the ones clap cannot tell from their
+/// defaults are left out).
+fn http_only_flag(a: &ServeArgs) -> Option<&'static str> {
+    [
+        (a.path != "/mcp", "--path"),
+        (a.stateless, "--stateless"),
+        (a.json_response, "--json-response"),
+        (a.sse_response, "--sse-response"),
+        (!a.allow_host.is_empty(), "--allow-host"),
+        (a.allow_any_host, "--allow-any-host"),
+        (!a.allow_origin.is_empty(), "--allow-origin"),
+        (a.allow_any_origin, "--allow-any-origin"),
+        (a.no_legacy_sse, "--no-legacy-sse"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
 }
 
 async fn serve_http(

@@ -231,3 +231,25 @@ fn an_oversized_line_is_refused_and_the_server_goes_on() {
     );
     assert_eq!(server.recv()["id"], 2);
 }
+
+#[test]
+fn http_only_options_are_refused_with_stdio() {
+    for flag in [
+        "--stateless",
+        "--allow-any-host",
+        "--json-response",
+        "--no-legacy-sse",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["serve", "--stdio", flag])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(flag) && err.contains("--http"),
+            "{flag}: {err}"
+        );
+    }
+}

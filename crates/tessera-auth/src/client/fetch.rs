@@ -59,16 +59,7 @@ async fn finish(url: &str, r: reqwest::Response) -> Result<Answer, OAuthError> {
 
 /// GET `url` asking for JSON.
 pub(crate) async fn get(http: &reqwest::Client, url: &str) -> Result<Answer, OAuthError> {
-    let r = http
-        .get(url)
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| OAuthError::Http {
-            url: url.to_owned(),
-            why: error_chain(&e),
-        })?;
-    finish(url, r).await
+    send(url, http.get(url)).await
 }
 
 /// GET `url` and parse a JSON object, or `None` when the server has no
@@ -94,22 +85,11 @@ pub(crate) async fn post_form(
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .finish();
-    let r = http
-        .post(url)
-        .headers(headers)
-        .header(
-            reqwest::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/x-www-form-urlencoded"),
-        )
-        .header(reqwest::header::ACCEPT, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| OAuthError::Http {
-            url: url.to_owned(),
-            why: error_chain(&e),
-        })?;
-    finish(url, r).await
+    let request = http.post(url).headers(headers).header(
+        reqwest::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-www-form-urlencoded"),
+    );
+    send(url, request.body(body)).await
 }
 
 /// POST a JSON body to `url`.
@@ -118,10 +98,13 @@ pub(crate) async fn post_json(
     url: &str,
     body: &Value,
 ) -> Result<Answer, OAuthError> {
-    let r = http
-        .post(url)
+    send(url, http.post(url).json(body)).await
+}
+
+/// Sends `request` (to `url`) asking for JSON, and reads the answer.
+async fn send(url: &str, request: reqwest::RequestBuilder) -> Result<Answer, OAuthError> {
+    let r = request
         .header(reqwest::header::ACCEPT, "application/json")
-        .json(body)
         .send()
         .await
         .map_err(|e| OAuthError::Http {
