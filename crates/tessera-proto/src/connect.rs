@@ -193,6 +193,12 @@ impl Engine {
                     _ => self.fail(no_common_version(&offered)),
                 }
             }
+            // A client pinned to the modern era has nothing to fall back to: report
+            // the probe's own error (a refused token, say) rather than a generic one.
+            Err(mut e) if matches!(self.connect_mode(), ConnectMode::Modern(_)) => {
+                e.message = format!("server/discover failed: {}", e.message);
+                self.fail(CallError::Remote(e));
+            }
             Err(_) => self.start_initialize(now),
         }
     }

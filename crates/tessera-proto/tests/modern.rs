@@ -34,6 +34,42 @@ fn served(s: &mut Engine, now: Instant, req: Value) -> tessera_proto::IncomingRe
 }
 
 #[test]
+fn a_client_pinned_to_the_modern_era_reports_the_probe_error() {
+    // No fallback to initialize: the connection fails with the server's own
+    // reason (say, a refused token) instead of a generic one.
+    let now = Instant::now();
+    let mut c = Engine::new(client_config());
+    c.connect(
+        now,
+        tessera_proto::ConnectMode::Modern(ProtocolVersion::V2026_07_28),
+    );
+    let probe = only(drain(&mut c));
+    assert_eq!(probe["method"], json!("server/discover"));
+    feed(
+        &mut c,
+        now,
+        &json!({"jsonrpc":"2.0","id":probe["id"],"error":{
+            "code": -32001, "message": "HTTP 401: invalid_token"
+        }}),
+    );
+    assert!(drain(&mut c).is_empty(), "no initialize");
+    let failed: Vec<_> = events(&mut c)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ConnectFailed(tessera_proto::CallError::Remote(e)) => Some(e),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].code, -32001);
+    assert!(
+        failed[0].message.contains("invalid_token"),
+        "{}",
+        failed[0].message
+    );
+}
+
+#[test]
 fn missing_protocol_version_before_initialize_is_invalid_params() {
     let (mut s, now) = server();
     let req = request_with_meta(
