@@ -155,6 +155,23 @@ impl Engine {
         self.pending.next_deadline()
     }
 
+    /// Server role: starts as if a legacy client had already completed the
+    /// handshake at `version` with these capabilities and `clientInfo`. For
+    /// transports that serve each request on its own (stateless HTTP), where
+    /// no `initialize` ever reaches this engine. No [`Event::Initialized`] is
+    /// raised: there is no session to announce.
+    pub fn assume_initialized(
+        &mut self,
+        version: ProtocolVersion,
+        peer_capabilities: Arc<JsonObject>,
+        peer_info: Option<Arc<JsonObject>>,
+    ) {
+        self.session.version = Some(version);
+        self.session.initialized = true;
+        self.session.peer_capabilities = peer_capabilities;
+        self.session.peer_info = peer_info;
+    }
+
     /// The negotiated legacy version (after `initialize`), if any.
     pub fn negotiated_version(&self) -> Option<ProtocolVersion> {
         self.session.version

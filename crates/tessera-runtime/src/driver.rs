@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use futures::stream::{FuturesUnordered, StreamExt};
 use tessera_proto::{Engine, EngineConfig, Event};
 use tessera_types::{ErrorObject, RequestId};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -14,7 +15,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::peer::{Command, Peer, PeerError, PeerInfo, ProgressSink};
-use crate::service::{Notification, Request, Service};
+use crate::service::{BoxFuture, HandlerResult, Notification, Request, Service};
 use crate::transport::{Incoming, LineTransport, Transport};
 
 /// Limits and timing of a connection.
@@ -95,6 +96,7 @@ where
         notifications: None,
         options,
         frame_extensions: crate::Extensions::default(),
+        running: FuturesUnordered::new(),
     };
     let handle = tokio::spawn(driver.run(transport));
     (peer, handle)
@@ -113,6 +115,9 @@ struct Driver<S> {
     notifications: Option<mpsc::UnboundedSender<Notification>>,
     options: ConnectionOptions,
     frame_extensions: crate::Extensions,
+    /// The request handlers in progress. They run concurrently as futures of
+    /// this task (no task per request, no channel back for the answer).
+    running: FuturesUnordered<BoxFuture<'static, (RequestId, HandlerResult)>>,
 }
 
 impl<S: Service> Driver<S> {
@@ -166,6 +171,11 @@ impl<S: Service> Driver<S> {
                     Some(c) => self.apply(c),
                     None => break,
                 },
+                // Before new frames, so that a busy peer cannot starve the handlers.
+                Some((id, outcome)) = self.running.next(), if !self.running.is_empty() => {
+                    self.handlers.remove(&id);
+                    self.engine.respond(&id, outcome);
+                }
                 frame = transport.recv(), if eof_at.is_none() => match frame {
                     Ok(Some(Incoming::WithExtensions { frame, extensions })) => {
                         // Requests decoded from this frame get these extensions.
@@ -288,27 +298,25 @@ impl<S: Service> Driver<S> {
         self.handlers
             .insert(r.id.clone(), (token.clone(), long_lived));
         let id = r.id.clone();
-        let peer = self.peer.clone();
         let fut = self.service.handle_request(Request::new(
             r,
-            peer.clone(),
+            self.peer.clone(),
             token.clone(),
             self.frame_extensions.clone(),
         ));
-        tokio::spawn(async move {
+        self.running.push(Box::pin(async move {
             tokio::select! {
+                biased;
+                // The engine sends nothing for a cancelled request; this only clears it.
+                _ = token.cancelled() => (id, Err(ErrorObject::internal("cancelled"))),
                 out = AssertUnwindSafe(fut).catch_unwind() => {
                     let outcome = out.unwrap_or_else(|_| {
                         Err(ErrorObject::internal("Internal error: the request handler panicked"))
                     });
-                    peer.respond(id, outcome);
-                }
-                _ = token.cancelled() => {
-                    // The engine sends nothing for a cancelled request; this only clears it.
-                    peer.respond(id, Err(ErrorObject::internal("cancelled")));
+                    (id, outcome)
                 }
             }
-        });
+        }));
     }
 
     fn apply(&mut self, c: Command) {
@@ -372,10 +380,6 @@ impl<S: Service> Driver<S> {
             } => {
                 self.engine
                     .notify_log(&level, logger.as_deref(), data, related.as_ref());
-            }
-            Command::Respond { id, outcome } => {
-                self.handlers.remove(&id);
-                self.engine.respond(&id, outcome);
             }
             Command::Connect { mode, reply } => {
                 self.connect_reply = Some(reply);

@@ -73,10 +73,6 @@ pub(crate) enum Command {
         data: Value,
         related: Option<RequestId>,
     },
-    Respond {
-        id: RequestId,
-        outcome: Result<JsonObject, ErrorObject>,
-    },
     Connect {
         mode: ConnectMode,
         reply: oneshot::Sender<Result<Connected, PeerError>>,
@@ -244,10 +240,6 @@ impl Peer {
             data,
             related,
         });
-    }
-
-    pub(crate) fn respond(&self, id: RequestId, outcome: Result<JsonObject, ErrorObject>) {
-        let _ = self.commands.send(Command::Respond { id, outcome });
     }
 
     /// Client role: connects (era probe, handshake) and waits for the outcome.

@@ -65,6 +65,16 @@ pub trait ServiceFactory: Send + Sync + 'static {
     /// A fresh service and its engine configuration.
     fn make(&self) -> (EngineConfig, Self::Service);
 
+    /// A service and its configuration for one request of a per-request
+    /// engine (2026-07-28, stateless servers), with
+    /// [`EngineConfig::methods`] filled in. Both may be shared between
+    /// requests; the default makes fresh ones with [`ServiceFactory::make`].
+    fn make_shared(&self) -> (Arc<EngineConfig>, Arc<Self::Service>) {
+        let (mut config, service) = self.make();
+        config.methods = service.methods();
+        (Arc::new(config), Arc::new(service))
+    }
+
     /// The `inputSchema` of tool `name`, when the factory can read it
     /// directly: `Some(None)` for no such tool, `None` when it cannot tell
     /// (the server then asks the service with an internal `tools/list`).
@@ -94,14 +104,24 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
         (self.engine_config(), self.clone())
     }
 
+    fn make_shared(&self) -> (Arc<EngineConfig>, Arc<Self::Service>) {
+        (self.shared_engine_config(), Arc::new(self.clone()))
+    }
+
     fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
         Some(tessera_server::Server::tool_input_schema(self, name))
     }
 }
 
-/// A factory with its service type erased: spawns a driver over a transport.
+/// A factory with its service type erased: spawns a driver over a
+/// transport, or serves one request with a per-request engine.
 trait Spawner: Send + Sync {
     fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer;
+    fn serve_single<'a>(
+        &'a self,
+        shared: &'a Arc<Shared>,
+        job: single::Job,
+    ) -> BoxFuture<'a, reply::HttpResponse>;
     fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>>;
 }
 
@@ -112,6 +132,15 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
         let (config, service) = self.0.make();
         let (peer, _task) = tessera_runtime::spawn_transport(config, transport, service, options);
         peer
+    }
+
+    fn serve_single<'a>(
+        &'a self,
+        shared: &'a Arc<Shared>,
+        job: single::Job,
+    ) -> BoxFuture<'a, reply::HttpResponse> {
+        let (config, service) = self.0.make_shared();
+        Box::pin(single::serve(shared, config, service, job))
     }
 
     fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
@@ -175,9 +204,16 @@ pub(crate) struct Shared {
     /// Fires to end every open stream (shutdown).
     pub closing: CancellationToken,
     shutting_down: AtomicBool,
+    /// Who a stateless legacy request's engine assumes it talks to.
+    pub stateless_client: single::StatelessClient,
 }
 
 impl Shared {
+    /// Serves one request with its own engine (see [`single`]).
+    pub(crate) async fn serve_single(self: &Arc<Self>, job: single::Job) -> reply::HttpResponse {
+        self.spawner.serve_single(self, job).await
+    }
+
     pub(crate) fn spawn_engine(&self, transport: ChannelTransport) -> Peer {
         self.spawner.spawn(
             transport,
@@ -559,6 +595,7 @@ impl McpHttpBuilder {
                 inflight: TaskTracker::new(),
                 closing: CancellationToken::new(),
                 shutting_down: AtomicBool::new(false),
+                stateless_client: single::StatelessClient::default(),
             }),
         }
     }

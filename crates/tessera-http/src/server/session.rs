@@ -46,6 +46,8 @@ pub(crate) enum FirstReply {
     Sse(mpsc::Receiver<Bytes>),
     /// The client cancelled the request: it gets no response.
     Cancelled,
+    /// The request was refused before it reached the engine.
+    Refused(RegisterError),
 }
 
 /// Why a request could not be registered.
@@ -58,11 +60,13 @@ pub(crate) enum RegisterError {
 }
 
 pub(crate) enum Command {
-    Register {
+    /// Registers the requests of a frame, then hands the frame to the engine
+    /// (so the route exists before any answer can arrive).
+    Submit {
         ids: Vec<RequestId>,
         batch: bool,
         mode: ResponseMode,
-        ack: oneshot::Sender<Result<(), RegisterError>>,
+        frame: Incoming,
         first: oneshot::Sender<FirstReply>,
     },
     OpenGet {
@@ -71,6 +75,8 @@ pub(crate) enum Command {
     },
     /// The client sent `notifications/cancelled` for this request.
     Cancelled(RequestId),
+    /// A frame without requests for the engine.
+    Forward(Incoming),
 }
 
 /// The live sessions.
@@ -118,7 +124,6 @@ pub(crate) struct Full(pub usize);
 pub(crate) struct SessionHandle {
     pub id: Arc<str>,
     pub kind: SessionKind,
-    inbound: mpsc::Sender<Incoming>,
     commands: mpsc::UnboundedSender<Command>,
     peer: Peer,
     /// Fires when the session ends (DELETE, expiry, shutdown, engine gone).
@@ -149,43 +154,44 @@ impl SessionHandle {
 
     /// Hands a frame to the engine with what its requests' handlers may read
     /// (the HTTP headers). `false` when the session is gone.
+    /// It goes through the router, like submitted requests, so that frames
+    /// reach the engine in the order they arrived.
     pub(crate) async fn forward_with(&self, inbound: Inbound, extensions: Extensions) -> bool {
         self.touch();
-        let frame = if extensions.is_empty() {
-            Incoming::Decoded(inbound)
-        } else {
-            Incoming::WithExtensions {
-                frame: Box::new(Incoming::Decoded(inbound)),
-                extensions,
-            }
-        };
-        !self.ended.is_cancelled() && self.inbound.send(frame).await.is_ok()
+        !self.ended.is_cancelled()
+            && self
+                .commands
+                .send(Command::Forward(frame(inbound, extensions)))
+                .is_ok()
     }
 
-    /// Registers a request (or the requests of a batch) before it is
-    /// forwarded; the returned receiver gets its answer.
-    pub(crate) async fn register(
+    /// Registers a request (or the requests of a batch) and hands its frame
+    /// to the engine, both through the router, in one step; the returned
+    /// receiver gets its answer (or why it was refused). `None` when the
+    /// session is gone.
+    pub(crate) fn submit(
         &self,
         ids: Vec<RequestId>,
         batch: bool,
         mode: ResponseMode,
-    ) -> Option<Result<oneshot::Receiver<FirstReply>, RegisterError>> {
+        inbound: Inbound,
+        extensions: Extensions,
+    ) -> Option<oneshot::Receiver<FirstReply>> {
         self.touch();
-        let (ack, ack_rx) = oneshot::channel();
+        if self.ended.is_cancelled() {
+            return None;
+        }
         let (first, first_rx) = oneshot::channel();
         self.commands
-            .send(Command::Register {
+            .send(Command::Submit {
                 ids,
                 batch,
                 mode,
-                ack,
+                frame: frame(inbound, extensions),
                 first,
             })
             .ok()?;
-        match ack_rx.await.ok()? {
-            Ok(()) => Some(Ok(first_rx)),
-            Err(e) => Some(Err(e)),
-        }
+        Some(first_rx)
     }
 
     /// Opens the standalone stream, or resumes a stream after `last`.
@@ -209,6 +215,17 @@ impl SessionHandle {
     }
 }
 
+fn frame(inbound: Inbound, extensions: Extensions) -> Incoming {
+    if extensions.is_empty() {
+        Incoming::Decoded(inbound)
+    } else {
+        Incoming::WithExtensions {
+            frame: Box::new(Incoming::Decoded(inbound)),
+            extensions,
+        }
+    }
+}
+
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
 /// session, `sse_sink` is its one stream.
 pub(crate) fn spawn(
@@ -229,7 +246,6 @@ pub(crate) fn spawn(
         let handle = Arc::new(SessionHandle {
             id: id.clone(),
             kind,
-            inbound,
             commands,
             peer,
             ended: ended.clone(),
@@ -249,6 +265,7 @@ pub(crate) fn spawn(
         },
     );
     let router = Router {
+        inbound,
         session: id,
         kind,
         shared: Arc::downgrade(shared),
@@ -310,6 +327,8 @@ struct StreamState {
 }
 
 struct Router {
+    /// Where submitted frames go (the engine's driver).
+    inbound: mpsc::Sender<Incoming>,
     session: Arc<str>,
     kind: SessionKind,
     shared: Weak<Shared>,
@@ -422,23 +441,29 @@ impl Router {
 
     async fn command(&mut self, c: Command) {
         match c {
-            Command::Register {
+            Command::Submit {
                 ids,
                 batch,
                 mode,
-                ack,
+                frame,
                 first,
             } => {
                 if batch && !self.negotiated.is_some_and(|v| v.allows_batches()) {
-                    let _ = ack.send(Err(RegisterError::BatchNotAllowed(self.negotiated)));
+                    let _ = first.send(FirstReply::Refused(RegisterError::BatchNotAllowed(
+                        self.negotiated,
+                    )));
                     return;
                 }
-                let mut seen = HashSet::new();
-                if let Some(dup) = ids
-                    .iter()
-                    .find(|id| self.by_request.contains_key(*id) || !seen.insert(*id))
-                {
-                    let _ = ack.send(Err(RegisterError::Duplicate(dup.clone())));
+                let duplicate = match ids.as_slice() {
+                    [id] => self.by_request.contains_key(id).then_some(id),
+                    _ => {
+                        let mut seen = HashSet::new();
+                        ids.iter()
+                            .find(|id| self.by_request.contains_key(*id) || !seen.insert(*id))
+                    }
+                };
+                if let Some(dup) = duplicate {
+                    let _ = first.send(FirstReply::Refused(RegisterError::Duplicate(dup.clone())));
                     return;
                 }
                 let key = self.next_route;
@@ -457,7 +482,13 @@ impl Router {
                 if mode == ResponseMode::Sse {
                     self.start_stream(key);
                 }
-                let _ = ack.send(Ok(()));
+                if self.inbound.send(frame).await.is_err() {
+                    // The engine is gone: so is the session.
+                    self.end_route(key);
+                }
+            }
+            Command::Forward(frame) => {
+                let _ = self.inbound.send(frame).await;
             }
             Command::OpenGet { last, reply } => {
                 let rx = self.open_get(last).await;

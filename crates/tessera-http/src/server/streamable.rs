@@ -151,25 +151,25 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let headers = &parts.headers;
-    if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
+    let headers = parts.headers;
+    if !(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream")) {
         return reply::refuse(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: a POST to the MCP endpoint must accept both application/json \
              and text/event-stream (send Accept: application/json, text/event-stream)",
         );
     }
-    if !is_json(headers) {
+    if !is_json(&headers) {
         return reply::refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Unsupported Media Type: the body must be JSON (Content-Type: application/json)",
         );
     }
-    let inbound = match read_message(shared, headers, body).await {
+    let inbound = match read_message(shared, &headers, body).await {
         Ok(i) => i,
         Err(r) => return r,
     };
-    match modern::detect(shared, headers, &inbound) {
+    match modern::detect(shared, &headers, &inbound) {
         Err(r) => r,
         Ok(Era::Modern(version)) => match inbound {
             Inbound::Message(m) => modern::post(shared, headers, m, version).await,
@@ -179,10 +179,36 @@ where
             ),
         },
         Ok(Era::Legacy) if shared.config.stateless => {
-            let version = protocol_version_header(headers).unwrap_or(ProtocolVersion::V2025_03_26);
-            single::legacy_stateless(shared, headers, inbound, version).await
+            let version =
+                protocol_version_header(&headers).unwrap_or(ProtocolVersion::V2025_03_26);
+            legacy_stateless(shared, headers, inbound, version).await
         }
         Ok(Era::Legacy) => session_post(shared, headers, inbound).await,
+    }
+}
+
+/// A request of a stateless server: its own engine, no session.
+async fn legacy_stateless(
+    shared: &Arc<Shared>,
+    headers: HeaderMap,
+    inbound: Inbound,
+    version: ProtocolVersion,
+) -> HttpResponse {
+    match inbound {
+        Inbound::Message(JsonRpcMessage::Request(r)) => {
+            shared
+                .serve_single(single::Job {
+                    flavor: single::Flavor::StatelessLegacy(version),
+                    headers,
+                    request: r,
+                })
+                .await
+        }
+        Inbound::Message(_) => reply::accepted(),
+        _ => reply::refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: a stateless server takes one message per POST, not a JSON-RPC batch",
+        ),
     }
 }
 
@@ -217,8 +243,8 @@ fn lookup(shared: &Shared, headers: &HeaderMap) -> Result<Arc<SessionHandle>, Ht
     }
 }
 
-async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inbound) -> HttpResponse {
-    let sid = match session_id(headers) {
+async fn session_post(shared: &Arc<Shared>, headers: HeaderMap, inbound: Inbound) -> HttpResponse {
+    let sid = match session_id(&headers) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -228,7 +254,7 @@ async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inboun
             return initialize(shared, r).await;
         }
     }
-    let session = match lookup(shared, headers) {
+    let session = match lookup(shared, &headers) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -329,32 +355,26 @@ async fn answer(
     extensions: Extensions,
 ) -> Result<Answer, HttpResponse> {
     let token = shared.inflight.token();
-    let first = match session.register(ids, batch, mode).await {
-        None => return Err(unknown_session(&session.id)),
-        Some(Err(RegisterError::Duplicate(id))) => {
-            return Err(reply::rpc_error(
-                StatusCode::BAD_REQUEST,
-                Some(id.clone()),
-                ErrorObject::invalid_request(format!(
-                    "Invalid Request: id {id} is already used by a request in progress in this session"
-                )),
-            ));
-        }
-        Some(Err(RegisterError::BatchNotAllowed(v))) => {
-            return Err(reply::refuse(
-                StatusCode::BAD_REQUEST,
-                match v {
-                    Some(v) => format!("Invalid Request: JSON-RPC batches are not allowed in protocol version {v}"),
-                    None => "Invalid Request: JSON-RPC batches are only allowed after negotiating protocol version 2025-03-26".to_owned(),
-                },
-            ));
-        }
-        Some(Ok(first)) => first,
-    };
-    if !session.forward_with(inbound, extensions).await {
+    let Some(first) = session.submit(ids, batch, mode, inbound, extensions) else {
         return Err(unknown_session(&session.id));
-    }
+    };
     match first.await {
+        Ok(FirstReply::Refused(RegisterError::Duplicate(id))) => Err(reply::rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(id.clone()),
+            ErrorObject::invalid_request(format!(
+                "Invalid Request: id {id} is already used by a request in progress in this session"
+            )),
+        )),
+        Ok(FirstReply::Refused(RegisterError::BatchNotAllowed(v))) => Err(reply::refuse(
+            StatusCode::BAD_REQUEST,
+            match v {
+                Some(v) => format!(
+                    "Invalid Request: JSON-RPC batches are not allowed in protocol version {v}"
+                ),
+                None => "Invalid Request: JSON-RPC batches are only allowed after negotiating protocol version 2025-03-26".to_owned(),
+            },
+        )),
         Ok(FirstReply::Json(b)) => Ok(Answer::Json(b)),
         Ok(FirstReply::Cancelled) => {
             // No response for a cancelled request: an empty stream that ends at once.
@@ -495,9 +515,9 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
 /// What the handlers of a request can read from its HTTP request: the headers
 /// (an [`http::HeaderMap`] extension), plus whatever an outer layer carried
 /// (see [`super::carried`]).
-pub(crate) fn request_extensions(headers: &HeaderMap) -> Extensions {
+pub(crate) fn request_extensions(headers: HeaderMap) -> Extensions {
     let mut e = super::carried::current();
-    e.insert(headers.clone());
+    e.insert(headers);
     e
 }
 
