@@ -1,6 +1,6 @@
 //! The driver: runs an [`Engine`] over a line transport on tokio.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,7 +93,8 @@ where
         tickets: HashMap::new(),
         handlers: HashMap::new(),
         connect_reply: None,
-        notifications: None,
+        notifications: VecDeque::new(),
+        notifying: None,
         options,
         frame_extensions: crate::Extensions::default(),
         running: FuturesUnordered::new(),
@@ -112,7 +113,10 @@ struct Driver<S> {
     tickets: HashMap<u64, RequestId>,
     handlers: HashMap<RequestId, (CancellationToken, bool)>,
     connect_reply: Option<oneshot::Sender<Result<tessera_proto::Connected, PeerError>>>,
-    notifications: Option<mpsc::UnboundedSender<Notification>>,
+    /// Notifications waiting for the one being handled (one at a time, in
+    /// arrival order, as a future of this task).
+    notifications: VecDeque<Notification>,
+    notifying: Option<BoxFuture<'static, ()>>,
     options: ConnectionOptions,
     frame_extensions: crate::Extensions,
     /// The request handlers in progress. They run concurrently as futures of
@@ -122,17 +126,6 @@ struct Driver<S> {
 
 impl<S: Service> Driver<S> {
     async fn run<T: Transport>(mut self, mut transport: T) -> std::io::Result<()> {
-        let (ntx, mut nrx) = mpsc::unbounded_channel::<Notification>();
-        let service = self.service.clone();
-        // Notifications are handled one at a time, in arrival order.
-        let notif_task = tokio::spawn(async move {
-            while let Some(n) = nrx.recv().await {
-                let _ = AssertUnwindSafe(service.handle_notification(n))
-                    .catch_unwind()
-                    .await;
-            }
-        });
-        self.notifications = Some(ntx);
         let mut out = Vec::new();
         let mut eof_at: Option<tokio::time::Instant> = None;
         let mut result = Ok(());
@@ -175,6 +168,9 @@ impl<S: Service> Driver<S> {
                 Some((id, outcome)) = self.running.next(), if !self.running.is_empty() => {
                     self.handlers.remove(&id);
                     self.engine.respond(&id, outcome);
+                }
+                _ = async { self.notifying.as_mut().expect("checked").await }, if self.notifying.is_some() => {
+                    self.next_notification();
                 }
                 frame = transport.recv(), if eof_at.is_none() => match frame {
                     Ok(Some(Incoming::WithExtensions { frame, extensions })) => {
@@ -226,9 +222,9 @@ impl<S: Service> Driver<S> {
         if let Some(r) = self.connect_reply.take() {
             let _ = r.send(Err(PeerError::Closed));
         }
-        self.notifications = None;
+        self.notifications.clear();
+        self.notifying = None;
         transport.close().await;
-        notif_task.abort();
         result
     }
 
@@ -244,12 +240,13 @@ impl<S: Service> Driver<S> {
             match ev {
                 Event::Request(r) => self.start_handler(r),
                 Event::Notification { method, params } => {
-                    if let Some(n) = &self.notifications {
-                        let _ = n.send(Notification {
-                            method,
-                            params,
-                            peer: self.peer.clone(),
-                        });
+                    self.notifications.push_back(Notification {
+                        method,
+                        params,
+                        peer: self.peer.clone(),
+                    });
+                    if self.notifying.is_none() {
+                        self.next_notification();
                     }
                 }
                 Event::Cancelled { id, reason } => {
@@ -290,6 +287,16 @@ impl<S: Service> Driver<S> {
             }
         }
         self.frame_extensions = crate::Extensions::default();
+    }
+
+    /// Starts handling the next waiting notification, if any.
+    fn next_notification(&mut self) {
+        self.notifying = self.notifications.pop_front().map(|n| {
+            let fut = AssertUnwindSafe(self.service.handle_notification(n)).catch_unwind();
+            Box::pin(async move {
+                let _ = fut.await;
+            }) as BoxFuture<'static, ()>
+        });
     }
 
     fn start_handler(&mut self, r: tessera_proto::IncomingRequest) {

@@ -85,9 +85,16 @@ pub struct InMemoryEventStore {
 
 #[derive(Debug, Default)]
 struct Inner {
-    events: HashMap<String, VecDeque<StoredEvent>>,
-    /// Session ids, least recently written first.
-    order: VecDeque<String>,
+    logs: HashMap<String, Log>,
+    /// Counts writes; a log's `written` is the count at its last write.
+    clock: u64,
+}
+
+/// The events of one session.
+#[derive(Debug, Default)]
+struct Log {
+    events: VecDeque<StoredEvent>,
+    written: u64,
 }
 
 impl InMemoryEventStore {
@@ -108,7 +115,7 @@ impl InMemoryEventStore {
 
     /// How many events are held in total (for tests and metrics).
     pub fn len(&self) -> usize {
-        self.lock().events.values().map(VecDeque::len).sum()
+        self.lock().logs.values().map(|l| l.events.len()).sum()
     }
 
     /// Whether nothing is held.
@@ -127,32 +134,42 @@ impl Default for InMemoryEventStore {
 impl EventStore for InMemoryEventStore {
     fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()> {
         let mut g = self.lock();
-        if !g.events.contains_key(session) {
-            if g.order.len() >= self.sessions {
-                if let Some(old) = g.order.pop_front() {
-                    g.events.remove(&old);
+        g.clock += 1;
+        let clock = g.clock;
+        let log = match g.logs.get_mut(session) {
+            Some(log) => log,
+            None => {
+                if g.logs.len() >= self.sessions {
+                    // Evict the least recently written session (a scan, only
+                    // when a new session finds the store full).
+                    let oldest = g
+                        .logs
+                        .iter()
+                        .min_by_key(|(_, l)| l.written)
+                        .map(|(k, _)| k.clone());
+                    if let Some(k) = oldest {
+                        g.logs.remove(&k);
+                    }
                 }
+                g.logs.entry(session.to_owned()).or_default()
             }
-            g.order.push_back(session.to_owned());
-        } else if g.order.back().map(String::as_str) != Some(session) {
-            g.order.retain(|s| s != session);
-            g.order.push_back(session.to_owned());
+        };
+        log.written = clock;
+        if log.events.len() >= self.per_session {
+            log.events.pop_front();
         }
-        let q = g.events.entry(session.to_owned()).or_default();
-        if q.len() >= self.per_session {
-            q.pop_front();
-        }
-        q.push_back(event);
+        log.events.push_back(event);
         Box::pin(async {})
     }
 
     fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
         let out: Vec<StoredEvent> = self
             .lock()
-            .events
+            .logs
             .get(session)
-            .map(|q| {
-                q.iter()
+            .map(|l| {
+                l.events
+                    .iter()
                     .filter(|e| e.id.stream == after.stream && e.id.seq > after.seq)
                     .cloned()
                     .collect()
@@ -162,9 +179,7 @@ impl EventStore for InMemoryEventStore {
     }
 
     fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
-        let mut g = self.lock();
-        g.events.remove(session);
-        g.order.retain(|s| s != session);
+        self.lock().logs.remove(session);
         Box::pin(async {})
     }
 }
