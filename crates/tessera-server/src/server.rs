@@ -366,6 +366,14 @@ impl<S: Send + Sync + 'static> Server<S> {
             .map(|t| t.tool.input_schema.clone())
     }
 
+    /// Like [`Server::tool_input_schema`], without copying the schema.
+    pub fn tool_input_schema_shared(&self, name: &str) -> Option<Arc<JsonObject>> {
+        self.read()
+            .tools
+            .get(name)
+            .map(|t| t.input_schema.clone())
+    }
+
     /// The OAuth scopes tool `name` was declared to need
     /// ([`ToolBuilder::scopes`](crate::ToolBuilder::scopes)); `None` if there
     /// is no such tool. An authorization layer uses it to refuse a call whose

@@ -161,6 +161,8 @@ impl<S> ToolRoute<S> {
 /// A registered tool: definition, compiled validators, handler.
 pub(crate) struct RegisteredTool<S> {
     pub tool: Tool,
+    /// `tool.input_schema`, shared with transports that read it per call.
+    pub input_schema: Arc<JsonObject>,
     pub requires: Vec<String>,
     pub scopes: Vec<String>,
     pub input: Validator,
@@ -207,6 +209,7 @@ impl<S> RegisteredTool<S> {
             None => None,
         };
         Ok(RegisteredTool {
+            input_schema: Arc::new(route.tool.input_schema.clone()),
             tool: route.tool,
             requires: route.requires,
             scopes: route.scopes,

@@ -80,7 +80,7 @@ pub trait ServiceFactory: Send + Sync + 'static {
     /// (the server then asks the service with an internal `tools/list`).
     /// Used to check the `Mcp-Param-*` headers of 2026-07-28 `tools/call`
     /// requests without listing every tool on every call.
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         let _ = name;
         None
     }
@@ -108,8 +108,8 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
         (self.shared_engine_config(), Arc::new(self.clone()))
     }
 
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
-        Some(tessera_server::Server::tool_input_schema(self, name))
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
+        Some(self.tool_input_schema_shared(name))
     }
 }
 
@@ -122,7 +122,7 @@ trait Spawner: Send + Sync {
         shared: &'a Arc<Shared>,
         job: single::Job,
     ) -> BoxFuture<'a, reply::HttpResponse>;
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>>;
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>>;
 }
 
 struct FactorySpawner<F>(F);
@@ -143,7 +143,7 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
         Box::pin(single::serve(shared, config, service, job))
     }
 
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         self.0.tool_input_schema(name)
     }
 }
@@ -225,7 +225,7 @@ impl Shared {
     }
 
     /// The `inputSchema` of a tool, when the factory can read it directly.
-    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         self.spawner.tool_input_schema(name)
     }
 
@@ -348,22 +348,19 @@ impl McpHttp {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let shared = &self.shared;
-        let host = req
-            .headers()
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .map(str::to_owned)
-            .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
-        let origin = req.headers().get(http::header::ORIGIN).map(|o| {
-            o.to_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|_| "(not visible ASCII)".into())
-        });
-        if let Err(r) = shared
-            .config
-            .guard
-            .check(host.as_deref(), origin.as_deref())
-        {
+        let checked = {
+            let host = req
+                .headers()
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .or_else(|| req.uri().authority().map(|a| a.as_str()));
+            let origin = req
+                .headers()
+                .get(http::header::ORIGIN)
+                .map(|o| o.to_str().unwrap_or("(not visible ASCII)"));
+            shared.config.guard.check(host, origin)
+        };
+        if let Err(r) = checked {
             tracing::debug!(header = r.header, value = %r.value, "refused by the Host/Origin check");
             return reply::refuse(
                 http::StatusCode::FORBIDDEN,
@@ -386,7 +383,7 @@ impl McpHttp {
                 "Service Unavailable: the server is shutting down",
             );
         }
-        let path = req.uri().path().to_owned();
+        let path = req.uri().path();
         if let Some(paths) = &shared.config.legacy_sse {
             if path == paths.sse {
                 return legacy_sse::open(shared, req).await;
@@ -396,7 +393,7 @@ impl McpHttp {
             }
         }
         if let Some(p) = &shared.config.endpoint_path {
-            if path != *p {
+            if path != p {
                 return reply::refuse(
                     http::StatusCode::NOT_FOUND,
                     format!("Not Found: the MCP endpoint is {p}"),

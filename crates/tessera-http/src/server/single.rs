@@ -174,7 +174,7 @@ async fn check_param_headers<S: Service>(
     let wanted = match shared.tool_input_schema(tool) {
         // Read directly from the server: no tools/list per call.
         Some(schema) => schema
-            .as_ref()
+            .as_deref()
             .map(modern::param_headers)
             .unwrap_or_default(),
         None => engine.tool_param_headers(r, tool).await,
