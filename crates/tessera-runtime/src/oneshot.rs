@@ -359,10 +359,16 @@ mod tests {
         let mut e = engine();
         e.handle(request(1, "echo"), crate::Extensions::new());
         let t = e.next().await.expect("an error");
-        assert!(matches!(t.message, Outbound::Single(JsonRpcMessage::Error(_))));
+        assert!(matches!(
+            t.message,
+            Outbound::Single(JsonRpcMessage::Error(_))
+        ));
         e.assume_initialized(ProtocolVersion::V2025_06_18, Arc::default(), None);
         e.handle(request(2, "wait"), crate::Extensions::new());
         e.cancel(&RequestId::Number(2), "gone");
-        assert!(e.next().await.is_none(), "a cancelled request gets no answer");
+        assert!(
+            e.next().await.is_none(),
+            "a cancelled request gets no answer"
+        );
     }
 }

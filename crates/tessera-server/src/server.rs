@@ -368,10 +368,7 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// Like [`Server::tool_input_schema`], without copying the schema.
     pub fn tool_input_schema_shared(&self, name: &str) -> Option<Arc<JsonObject>> {
-        self.read()
-            .tools
-            .get(name)
-            .map(|t| t.input_schema.clone())
+        self.read().tools.get(name).map(|t| t.input_schema.clone())
     }
 
     /// The OAuth scopes tool `name` was declared to need

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
-    CallToolResult, ErrorObject, JsonObject, ServerCapabilities, Tool,
-    ToolAnnotations, ToolsCapability,
+    CallToolResult, ErrorObject, JsonObject, ServerCapabilities, Tool, ToolAnnotations,
+    ToolsCapability,
 };
 
 use crate::context::RequestContext;

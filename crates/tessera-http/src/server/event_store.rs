@@ -26,7 +26,31 @@ pub struct EventId {
 
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.stream, self.seq)
+        let mut buf = [0u8; 41];
+        f.write_str(self.encode(&mut buf))
+    }
+}
+
+impl EventId {
+    /// Writes `stream-seq` into `buf` and returns it (no formatting
+    /// machinery: every SSE event of a resumable stream gets one).
+    pub(crate) fn encode<'a>(&self, buf: &'a mut [u8; 41]) -> &'a str {
+        let mut at = buf.len();
+        for (i, mut n) in [self.seq, self.stream].into_iter().enumerate() {
+            if i == 1 {
+                at -= 1;
+                buf[at] = b'-';
+            }
+            loop {
+                at -= 1;
+                buf[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        std::str::from_utf8(&buf[at..]).unwrap_or_default()
     }
 }
 
@@ -220,5 +244,11 @@ mod tests {
             EventId { stream: 12, seq: 7 }
         );
         assert!("x".parse::<EventId>().is_err());
+        let max = EventId {
+            stream: u64::MAX,
+            seq: 0,
+        };
+        assert_eq!(max.to_string(), format!("{}-0", u64::MAX));
+        assert_eq!(max.to_string().parse::<EventId>().unwrap(), max);
     }
 }

@@ -544,8 +544,8 @@ impl Router {
         };
         let id = EventId { stream, seq: s.seq };
         s.seq += 1;
-        let id = id.to_string();
-        let mut ev = SseEvent::data(b"").id(&id);
+        let mut buf = [0u8; 41];
+        let mut ev = SseEvent::data(b"").id(id.encode(&mut buf));
         if let Some(r) = self.retry {
             ev = ev.retry(r);
         }
@@ -752,7 +752,8 @@ impl Router {
                         },
                     )
                     .await;
-                SseEvent::data(&data).id(&id.to_string()).to_bytes()
+                let mut buf = [0u8; 41];
+                SseEvent::data(&data).id(id.encode(&mut buf)).to_bytes()
             }
             None => SseEvent::data(&data).to_bytes(),
         };

@@ -39,7 +39,8 @@ where
     }
 }
 
-/// Whether the `Accept` header admits `media` (`type/subtype`), wildcards included.
+/// Whether the `Accept` header admits `media` (`type/subtype`, lower case),
+/// wildcards included. Allocation-free: it runs twice on every POST.
 pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
     let (ty, _) = media.split_once('/').unwrap_or((media, ""));
     headers
@@ -49,13 +50,36 @@ pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
         .flat_map(|v| v.split(','))
         .any(|range| {
             let mut parts = range.split(';');
-            let m = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-            let refused = parts.any(|p| {
-                let p = p.trim().replace(' ', "");
-                p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
-            });
-            !refused && (m == media || m == "*/*" || m == format!("{ty}/*"))
+            let m = parts.next().unwrap_or("").trim();
+            let refused = parts.any(zero_quality);
+            let wildcard_subtype = m.len() == ty.len() + 2
+                && m.as_bytes()[..ty.len()].eq_ignore_ascii_case(ty.as_bytes())
+                && m.ends_with("/*");
+            !refused && (m.eq_ignore_ascii_case(media) || m == "*/*" || wildcard_subtype)
         })
+}
+
+/// Whether a media-range parameter is `q=0` (spaces ignored, up to three decimals).
+fn zero_quality(param: &str) -> bool {
+    let mut compact = param.bytes().filter(|b| *b != b' ');
+    if compact.next() != Some(b'q') || compact.next() != Some(b'=') || compact.next() != Some(b'0')
+    {
+        return false;
+    }
+    match compact.next() {
+        None => true,
+        Some(b'.') => {
+            let mut n = 0;
+            for b in compact {
+                if b != b'0' || n == 3 {
+                    return false;
+                }
+                n += 1;
+            }
+            n >= 1
+        }
+        Some(_) => false,
+    }
 }
 
 /// Whether the `Content-Type` is JSON.
@@ -179,8 +203,7 @@ where
             ),
         },
         Ok(Era::Legacy) if shared.config.stateless => {
-            let version =
-                protocol_version_header(&headers).unwrap_or(ProtocolVersion::V2025_03_26);
+            let version = protocol_version_header(&headers).unwrap_or(ProtocolVersion::V2025_03_26);
             legacy_stateless(shared, headers, inbound, version).await
         }
         Ok(Era::Legacy) => session_post(shared, headers, inbound).await,
@@ -543,5 +566,13 @@ mod tests {
         assert!(!accepts(&h("application/json"), "text/event-stream"));
         assert!(!accepts(&h("text/event-stream; q=0"), "text/event-stream"));
         assert!(!accepts(&HeaderMap::new(), "application/json"));
+        assert!(accepts(&h("Application/JSON"), "application/json"));
+        assert!(!accepts(
+            &h("text/event-stream;q = 0.00"),
+            "text/event-stream"
+        ));
+        assert!(accepts(&h("text/event-stream;q=0.5"), "text/event-stream"));
+        assert!(accepts(&h("text/event-stream;q=0."), "text/event-stream"));
+        assert!(!accepts(&h("textx/*"), "text/event-stream"));
     }
 }
