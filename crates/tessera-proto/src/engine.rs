@@ -6,7 +6,10 @@
 //! (work for the application). [`Engine::poll_timeout`] is the next instant at
 //! which [`Engine::handle_timeout`] must be called.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+// Seeded per process, like std's hasher, but several times faster on request ids.
+use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -115,9 +118,9 @@ impl Engine {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             pending: PendingTable::default(),
-            inflight: HashMap::new(),
+            inflight: HashMap::default(),
             session: Session::default(),
-            batches: HashMap::new(),
+            batches: HashMap::default(),
             next_batch: 0,
             connect: Connect::Idle,
             connect_mode: ConnectMode::Auto,
@@ -265,7 +268,7 @@ impl Engine {
             }
         }
         self.batches.insert(batch_id, batch);
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for item in items {
             match item {
                 Ok(JsonRpcMessage::Request(r)) if !seen.insert(r.id.clone()) => {

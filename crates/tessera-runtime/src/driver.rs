@@ -1,6 +1,8 @@
 //! The driver: runs an [`Engine`] over a line transport on tokio.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -89,9 +91,9 @@ where
         peer: peer.clone(),
         commands: rx,
         info: info_tx,
-        outgoing: HashMap::new(),
-        tickets: HashMap::new(),
-        handlers: HashMap::new(),
+        outgoing: HashMap::default(),
+        tickets: HashMap::default(),
+        handlers: HashMap::default(),
         connect_reply: None,
         notifications: VecDeque::new(),
         notifying: None,

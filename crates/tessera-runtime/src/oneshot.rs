@@ -8,7 +8,7 @@
 //! engine writes, in order. Handlers still get a working [`Peer`] for
 //! progress, logs and notifications.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -67,8 +67,8 @@ impl<S: Service> OneShot<S> {
             commands: rx,
             _info: info_tx,
             handlers: FuturesUnordered::new(),
-            tokens: HashMap::new(),
-            outgoing: HashMap::new(),
+            tokens: HashMap::default(),
+            outgoing: HashMap::default(),
             notifications: Vec::new(),
             extensions: crate::Extensions::new(),
         }

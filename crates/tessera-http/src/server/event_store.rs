@@ -7,7 +7,9 @@
 //! returns events of stream `S` with a sequence number above `N`, so a
 //! message is never replayed on a stream it did not belong to.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Mutex;

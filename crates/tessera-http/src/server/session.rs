@@ -11,7 +11,9 @@
 //! none is open). A request whose first message is its response is answered
 //! as JSON (in [`ResponseMode::Auto`]).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -88,7 +90,7 @@ pub(crate) struct Registry {
 impl Registry {
     pub(crate) fn new(max: usize) -> Self {
         Registry {
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::default()),
             max,
         }
     }
@@ -256,7 +258,7 @@ pub(crate) fn spawn(
     let handle = shared.sessions.get(&id).ok_or(Full(shared.sessions.max))?;
     let c = &shared.config;
     let resumable = kind == SessionKind::Streamable && c.event_store.is_some();
-    let mut streams = HashMap::new();
+    let mut streams = HashMap::default();
     streams.insert(
         0,
         StreamState {
@@ -282,8 +284,8 @@ pub(crate) fn spawn(
         ended,
         commands: commands_rx,
         transmits,
-        routes: HashMap::new(),
-        by_request: HashMap::new(),
+        routes: HashMap::default(),
+        by_request: HashMap::default(),
         next_route: 0,
         streams,
         next_stream: 1,
@@ -457,7 +459,7 @@ impl Router {
                 let duplicate = match ids.as_slice() {
                     [id] => self.by_request.contains_key(id).then_some(id),
                     _ => {
-                        let mut seen = HashSet::new();
+                        let mut seen = HashSet::default();
                         ids.iter()
                             .find(|id| self.by_request.contains_key(*id) || !seen.insert(*id))
                     }
