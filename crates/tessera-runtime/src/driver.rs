@@ -168,6 +168,11 @@ impl<S: Service> Driver<S> {
                 },
                 // Before new frames, so that a busy peer cannot starve the handlers.
                 Some((id, outcome)) = self.running.next(), if !self.running.is_empty() => {
+                    // What the handler sent through its peer (progress, logs)
+                    // goes out before its answer.
+                    while let Ok(c) = self.commands.try_recv() {
+                        self.apply(c);
+                    }
                     self.handlers.remove(&id);
                     self.engine.respond(&id, outcome);
                 }

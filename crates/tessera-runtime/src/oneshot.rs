@@ -147,6 +147,11 @@ impl<S: Service> OneShot<S> {
                 biased;
                 Some(c) = self.commands.recv() => self.apply(c),
                 Some((id, outcome)) = self.handlers.next() => {
+                    // What the handler sent through its peer (progress, logs)
+                    // goes out before its answer.
+                    while let Ok(c) = self.commands.try_recv() {
+                        self.apply(c);
+                    }
                     self.tokens.remove(&id);
                     self.engine.respond(&id, outcome);
                 }
@@ -319,9 +324,9 @@ mod tests {
                     r.cancel.cancelled().await;
                     return Err(ErrorObject::internal("cancelled"));
                 }
+                // Logged right before the answer: it must still go out first.
                 r.peer
                     .log("info", None, "working".into(), Some(r.id.clone()));
-                tokio::task::yield_now().await;
                 Ok(r.params.unwrap_or_default())
             })
         }
