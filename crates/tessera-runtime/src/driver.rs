@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::peer::{Command, Peer, PeerError, PeerInfo, ProgressSink};
+use crate::peer::{Command, OutgoingRequest, Peer, PeerError, PeerInfo, ProgressSink};
 use crate::service::{BoxFuture, HandlerResult, Notification, Request, Service};
 use crate::transport::{Incoming, LineTransport, Transport};
 
@@ -80,14 +80,30 @@ where
     T: Transport,
     S: Service,
 {
+    let mut config = config;
+    config.methods = service.methods();
+    spawn_shared(Arc::new(config), transport, Arc::new(service), options)
+}
+
+/// Starts a connection over any [`Transport`] with a configuration and a
+/// service shared between connections (nothing is rebuilt per connection).
+/// `config.methods` must already list the methods the service serves.
+pub fn spawn_shared<T, S>(
+    config: Arc<EngineConfig>,
+    transport: T,
+    service: Arc<S>,
+    options: ConnectionOptions,
+) -> (Peer, JoinHandle<std::io::Result<()>>)
+where
+    T: Transport,
+    S: Service,
+{
     let (tx, rx) = mpsc::unbounded_channel();
     let (info_tx, info_rx) = watch::channel(PeerInfo::default());
     let peer = Peer::new(tx, info_rx);
-    let mut config = config;
-    config.methods = service.methods();
     let driver = Driver {
         engine: Engine::new(config),
-        service: Arc::new(service),
+        service,
         peer: peer.clone(),
         commands: rx,
         info: info_tx,
@@ -335,33 +351,36 @@ impl<S: Service> Driver<S> {
 
     fn apply(&mut self, c: Command) {
         match c {
-            Command::Request {
-                ticket,
-                method,
-                params,
-                options,
-                reply,
-                progress,
-                assigned,
-            } => match self.engine.send_request(now(), &method, params, options) {
-                Ok(id) => {
-                    if let Some(a) = assigned {
-                        let _ = a.send(id.clone());
+            Command::Request(r) => {
+                let OutgoingRequest {
+                    ticket,
+                    method,
+                    params,
+                    options,
+                    reply,
+                    progress,
+                    assigned,
+                } = *r;
+                match self.engine.send_request(now(), &method, params, options) {
+                    Ok(id) => {
+                        if let Some(a) = assigned {
+                            let _ = a.send(id.clone());
+                        }
+                        self.tickets.insert(ticket, id.clone());
+                        self.outgoing.insert(
+                            id,
+                            Outgoing {
+                                ticket,
+                                reply,
+                                progress,
+                            },
+                        );
                     }
-                    self.tickets.insert(ticket, id.clone());
-                    self.outgoing.insert(
-                        id,
-                        Outgoing {
-                            ticket,
-                            reply,
-                            progress,
-                        },
-                    );
+                    Err(e) => {
+                        let _ = reply.send(Err(PeerError::Send(e.to_string())));
+                    }
                 }
-                Err(e) => {
-                    let _ = reply.send(Err(PeerError::Send(e.to_string())));
-                }
-            },
+            }
             Command::CancelRequest { ticket, reason } => {
                 if let Some(id) = self.tickets.remove(&ticket) {
                     self.outgoing.remove(&id);

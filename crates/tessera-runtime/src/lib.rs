@@ -32,7 +32,7 @@ mod stdio;
 mod transport;
 
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
-pub use driver::{ConnectionOptions, spawn, spawn_transport};
+pub use driver::{ConnectionOptions, spawn, spawn_shared, spawn_transport};
 pub use extensions::{Extensions, Principal};
 pub use oneshot::OneShot;
 pub use peer::{Peer, PeerError, PeerInfo};

@@ -19,7 +19,7 @@ use tessera_types::{ErrorObject, JsonObject, JsonRpcMessage, ProtocolVersion, Re
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::peer::{Command, Peer, PeerError, PeerInfo};
+use crate::peer::{Command, OutgoingRequest, Peer, PeerError, PeerInfo};
 use crate::service::{BoxFuture, HandlerResult, Notification, Request, Service};
 
 /// A handler that finished: its request and what it answered.
@@ -223,24 +223,27 @@ impl<S: Service> OneShot<S> {
 
     fn apply(&mut self, c: Command) {
         match c {
-            Command::Request {
-                method,
-                params,
-                options,
-                reply,
-                assigned,
-                ..
-            } => match self.engine.send_request(now(), &method, params, options) {
-                Ok(id) => {
-                    if let Some(a) = assigned {
-                        let _ = a.send(id.clone());
+            Command::Request(r) => {
+                let OutgoingRequest {
+                    method,
+                    params,
+                    options,
+                    reply,
+                    assigned,
+                    ..
+                } = *r;
+                match self.engine.send_request(now(), &method, params, options) {
+                    Ok(id) => {
+                        if let Some(a) = assigned {
+                            let _ = a.send(id.clone());
+                        }
+                        self.outgoing.insert(id, reply);
                     }
-                    self.outgoing.insert(id, reply);
+                    Err(e) => {
+                        let _ = reply.send(Err(PeerError::Send(e.to_string())));
+                    }
                 }
-                Err(e) => {
-                    let _ = reply.send(Err(PeerError::Send(e.to_string())));
-                }
-            },
+            }
             // A one-shot engine never waits on its own requests after the caller stops.
             Command::CancelRequest { .. } => {}
             Command::Notify {

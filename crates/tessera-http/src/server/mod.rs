@@ -129,8 +129,8 @@ struct FactorySpawner<F>(F);
 
 impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
     fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer {
-        let (config, service) = self.0.make();
-        let (peer, _task) = tessera_runtime::spawn_transport(config, transport, service, options);
+        let (config, service) = self.0.make_shared();
+        let (peer, _task) = tessera_runtime::spawn_shared(config, transport, service, options);
         peer
     }
 
