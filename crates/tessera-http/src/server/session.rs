@@ -61,16 +61,12 @@ pub(crate) enum RegisterError {
     BatchNotAllowed(Option<ProtocolVersion>),
 }
 
+/// What the HTTP handlers ask of a session's router. Kept small (frames are
+/// boxed): every session's command channel holds a block of these.
 pub(crate) enum Command {
     /// Registers the requests of a frame, then hands the frame to the engine
     /// (so the route exists before any answer can arrive).
-    Submit {
-        ids: Vec<RequestId>,
-        batch: bool,
-        mode: ResponseMode,
-        frame: Incoming,
-        first: oneshot::Sender<FirstReply>,
-    },
+    Submit(Box<Submit>),
     OpenGet {
         last: Option<EventId>,
         reply: oneshot::Sender<mpsc::Receiver<Bytes>>,
@@ -78,7 +74,16 @@ pub(crate) enum Command {
     /// The client sent `notifications/cancelled` for this request.
     Cancelled(RequestId),
     /// A frame without requests for the engine.
-    Forward(Incoming),
+    Forward(Box<Incoming>),
+}
+
+/// A frame with requests, and where their answer goes.
+pub(crate) struct Submit {
+    ids: Vec<RequestId>,
+    batch: bool,
+    mode: ResponseMode,
+    frame: Incoming,
+    first: oneshot::Sender<FirstReply>,
 }
 
 /// The live sessions.
@@ -163,7 +168,7 @@ impl SessionHandle {
         !self.ended.is_cancelled()
             && self
                 .commands
-                .send(Command::Forward(frame(inbound, extensions)))
+                .send(Command::Forward(Box::new(frame(inbound, extensions))))
                 .is_ok()
     }
 
@@ -185,13 +190,13 @@ impl SessionHandle {
         }
         let (first, first_rx) = oneshot::channel();
         self.commands
-            .send(Command::Submit {
+            .send(Command::Submit(Box::new(Submit {
                 ids,
                 batch,
                 mode,
                 frame: frame(inbound, extensions),
                 first,
-            })
+            })))
             .ok()?;
         Some(first_rx)
     }
@@ -443,13 +448,14 @@ impl Router {
 
     async fn command(&mut self, c: Command) {
         match c {
-            Command::Submit {
-                ids,
-                batch,
-                mode,
-                frame,
-                first,
-            } => {
+            Command::Submit(submit) => {
+                let Submit {
+                    ids,
+                    batch,
+                    mode,
+                    frame,
+                    first,
+                } = *submit;
                 if batch && !self.negotiated.is_some_and(|v| v.allows_batches()) {
                     let _ = first.send(FirstReply::Refused(RegisterError::BatchNotAllowed(
                         self.negotiated,
@@ -490,7 +496,7 @@ impl Router {
                 }
             }
             Command::Forward(frame) => {
-                let _ = self.inbound.send(frame).await;
+                let _ = self.inbound.send(*frame).await;
             }
             Command::OpenGet { last, reply } => {
                 let rx = self.open_get(last).await;
