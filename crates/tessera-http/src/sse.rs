@@ -72,7 +72,20 @@ impl<'a> SseEvent<'a> {
             out.push(b'\n');
         }
         if let Some(retry) = self.retry {
-            out.extend_from_slice(format!("retry: {}\n", retry.as_millis()).as_bytes());
+            out.extend_from_slice(b"retry: ");
+            let mut digits = [0u8; 39];
+            let mut at = digits.len();
+            let mut n = retry.as_millis();
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            out.extend_from_slice(&digits[at..]);
+            out.push(b'\n');
         }
         if self.data.is_empty() {
             out.extend_from_slice(b"data: \n");

@@ -58,8 +58,8 @@ pub struct RequestContext {
     pub peer_capabilities: Arc<JsonObject>,
     /// The peer's `Implementation` info, when known.
     pub peer_info: Option<Arc<JsonObject>>,
-    /// The request's `_meta`, if any.
-    pub meta: Option<JsonObject>,
+    /// The request's `_meta`, if any (shared: handlers' contexts copy it often).
+    pub meta: Option<Arc<JsonObject>>,
     /// The minimum log level asked for this request (modern: `_meta`
     /// `io.modelcontextprotocol/logLevel`; legacy: the session's `logging/setLevel`).
     pub log_level: Option<String>,

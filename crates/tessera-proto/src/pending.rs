@@ -1,7 +1,9 @@
 //! Requests this side has sent and not yet seen answered: id allocation,
 //! deadlines, progress routing and the memory of cancelled ids.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use tessera_types::{ProgressToken, RequestId};

@@ -81,7 +81,7 @@ impl Engine {
             progress_token: progress_token(params.as_ref()),
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: decode::meta(params.as_ref()).cloned(),
+            meta: decode::meta(params.as_ref()).cloned().map(Arc::new),
             log_level: None,
         };
         self.start(id, method, params, context, batch);
@@ -186,7 +186,7 @@ impl Engine {
             progress_token: progress_token(params.as_ref()),
             peer_capabilities: caps,
             peer_info: info,
-            meta: Some(meta),
+            meta: Some(Arc::new(meta)),
             log_level,
         };
         self.start(id, method, params, context, batch);
@@ -274,7 +274,7 @@ impl Engine {
             progress_token: progress_token(params.as_ref()),
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: decode::meta(params.as_ref()).cloned(),
+            meta: decode::meta(params.as_ref()).cloned().map(Arc::new),
             log_level: self.session.log_level.clone(),
         };
         self.start(id, method, params, context, batch);

@@ -1,11 +1,14 @@
 //! The driver: runs an [`Engine`] over a line transport on tokio.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
+
+use foldhash::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
+use futures::stream::{FuturesUnordered, StreamExt};
 use tessera_proto::{Engine, EngineConfig, Event};
 use tessera_types::{ErrorObject, RequestId};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -13,8 +16,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::peer::{Command, Peer, PeerError, PeerInfo, ProgressSink};
-use crate::service::{Notification, Request, Service};
+use crate::peer::{Command, OutgoingRequest, Peer, PeerError, PeerInfo, ProgressSink};
+use crate::service::{BoxFuture, HandlerResult, Notification, Request, Service};
 use crate::transport::{Incoming, LineTransport, Transport};
 
 /// Limits and timing of a connection.
@@ -77,24 +80,42 @@ where
     T: Transport,
     S: Service,
 {
+    let mut config = config;
+    config.methods = service.methods();
+    spawn_shared(Arc::new(config), transport, Arc::new(service), options)
+}
+
+/// Starts a connection over any [`Transport`] with a configuration and a
+/// service shared between connections (nothing is rebuilt per connection).
+/// `config.methods` must already list the methods the service serves.
+pub fn spawn_shared<T, S>(
+    config: Arc<EngineConfig>,
+    transport: T,
+    service: Arc<S>,
+    options: ConnectionOptions,
+) -> (Peer, JoinHandle<std::io::Result<()>>)
+where
+    T: Transport,
+    S: Service,
+{
     let (tx, rx) = mpsc::unbounded_channel();
     let (info_tx, info_rx) = watch::channel(PeerInfo::default());
     let peer = Peer::new(tx, info_rx);
-    let mut config = config;
-    config.methods = service.methods();
     let driver = Driver {
         engine: Engine::new(config),
-        service: Arc::new(service),
+        service,
         peer: peer.clone(),
         commands: rx,
         info: info_tx,
-        outgoing: HashMap::new(),
-        tickets: HashMap::new(),
-        handlers: HashMap::new(),
+        outgoing: HashMap::default(),
+        tickets: HashMap::default(),
+        handlers: HashMap::default(),
         connect_reply: None,
-        notifications: None,
+        notifications: VecDeque::new(),
+        notifying: None,
         options,
         frame_extensions: crate::Extensions::default(),
+        running: FuturesUnordered::new(),
     };
     let handle = tokio::spawn(driver.run(transport));
     (peer, handle)
@@ -110,24 +131,19 @@ struct Driver<S> {
     tickets: HashMap<u64, RequestId>,
     handlers: HashMap<RequestId, (CancellationToken, bool)>,
     connect_reply: Option<oneshot::Sender<Result<tessera_proto::Connected, PeerError>>>,
-    notifications: Option<mpsc::UnboundedSender<Notification>>,
+    /// Notifications waiting for the one being handled (one at a time, in
+    /// arrival order, as a future of this task).
+    notifications: VecDeque<Notification>,
+    notifying: Option<BoxFuture<'static, ()>>,
     options: ConnectionOptions,
     frame_extensions: crate::Extensions,
+    /// The request handlers in progress. They run concurrently as futures of
+    /// this task (no task per request, no channel back for the answer).
+    running: FuturesUnordered<BoxFuture<'static, (RequestId, HandlerResult)>>,
 }
 
 impl<S: Service> Driver<S> {
     async fn run<T: Transport>(mut self, mut transport: T) -> std::io::Result<()> {
-        let (ntx, mut nrx) = mpsc::unbounded_channel::<Notification>();
-        let service = self.service.clone();
-        // Notifications are handled one at a time, in arrival order.
-        let notif_task = tokio::spawn(async move {
-            while let Some(n) = nrx.recv().await {
-                let _ = AssertUnwindSafe(service.handle_notification(n))
-                    .catch_unwind()
-                    .await;
-            }
-        });
-        self.notifications = Some(ntx);
         let mut out = Vec::new();
         let mut eof_at: Option<tokio::time::Instant> = None;
         let mut result = Ok(());
@@ -166,6 +182,19 @@ impl<S: Service> Driver<S> {
                     Some(c) => self.apply(c),
                     None => break,
                 },
+                // Before new frames, so that a busy peer cannot starve the handlers.
+                Some((id, outcome)) = self.running.next(), if !self.running.is_empty() => {
+                    // What the handler sent through its peer (progress, logs)
+                    // goes out before its answer.
+                    while let Ok(c) = self.commands.try_recv() {
+                        self.apply(c);
+                    }
+                    self.handlers.remove(&id);
+                    self.engine.respond(&id, outcome);
+                }
+                _ = async { self.notifying.as_mut().expect("checked").await }, if self.notifying.is_some() => {
+                    self.next_notification();
+                }
                 frame = transport.recv(), if eof_at.is_none() => match frame {
                     Ok(Some(Incoming::WithExtensions { frame, extensions })) => {
                         // Requests decoded from this frame get these extensions.
@@ -216,9 +245,9 @@ impl<S: Service> Driver<S> {
         if let Some(r) = self.connect_reply.take() {
             let _ = r.send(Err(PeerError::Closed));
         }
-        self.notifications = None;
+        self.notifications.clear();
+        self.notifying = None;
         transport.close().await;
-        notif_task.abort();
         result
     }
 
@@ -234,12 +263,13 @@ impl<S: Service> Driver<S> {
             match ev {
                 Event::Request(r) => self.start_handler(r),
                 Event::Notification { method, params } => {
-                    if let Some(n) = &self.notifications {
-                        let _ = n.send(Notification {
-                            method,
-                            params,
-                            peer: self.peer.clone(),
-                        });
+                    self.notifications.push_back(Notification {
+                        method,
+                        params,
+                        peer: self.peer.clone(),
+                    });
+                    if self.notifying.is_none() {
+                        self.next_notification();
                     }
                 }
                 Event::Cancelled { id, reason } => {
@@ -282,64 +312,75 @@ impl<S: Service> Driver<S> {
         self.frame_extensions = crate::Extensions::default();
     }
 
+    /// Starts handling the next waiting notification, if any.
+    fn next_notification(&mut self) {
+        self.notifying = self.notifications.pop_front().map(|n| {
+            let fut = AssertUnwindSafe(self.service.handle_notification(n)).catch_unwind();
+            Box::pin(async move {
+                let _ = fut.await;
+            }) as BoxFuture<'static, ()>
+        });
+    }
+
     fn start_handler(&mut self, r: tessera_proto::IncomingRequest) {
         let token = CancellationToken::new();
         let long_lived = r.method == "subscriptions/listen";
         self.handlers
             .insert(r.id.clone(), (token.clone(), long_lived));
         let id = r.id.clone();
-        let peer = self.peer.clone();
         let fut = self.service.handle_request(Request::new(
             r,
-            peer.clone(),
+            self.peer.clone(),
             token.clone(),
             self.frame_extensions.clone(),
         ));
-        tokio::spawn(async move {
+        self.running.push(Box::pin(async move {
             tokio::select! {
+                biased;
+                // The engine sends nothing for a cancelled request; this only clears it.
+                _ = token.cancelled() => (id, Err(ErrorObject::internal("cancelled"))),
                 out = AssertUnwindSafe(fut).catch_unwind() => {
                     let outcome = out.unwrap_or_else(|_| {
                         Err(ErrorObject::internal("Internal error: the request handler panicked"))
                     });
-                    peer.respond(id, outcome);
-                }
-                _ = token.cancelled() => {
-                    // The engine sends nothing for a cancelled request; this only clears it.
-                    peer.respond(id, Err(ErrorObject::internal("cancelled")));
+                    (id, outcome)
                 }
             }
-        });
+        }));
     }
 
     fn apply(&mut self, c: Command) {
         match c {
-            Command::Request {
-                ticket,
-                method,
-                params,
-                options,
-                reply,
-                progress,
-                assigned,
-            } => match self.engine.send_request(now(), &method, params, options) {
-                Ok(id) => {
-                    if let Some(a) = assigned {
-                        let _ = a.send(id.clone());
+            Command::Request(r) => {
+                let OutgoingRequest {
+                    ticket,
+                    method,
+                    params,
+                    options,
+                    reply,
+                    progress,
+                    assigned,
+                } = *r;
+                match self.engine.send_request(now(), &method, params, options) {
+                    Ok(id) => {
+                        if let Some(a) = assigned {
+                            let _ = a.send(id.clone());
+                        }
+                        self.tickets.insert(ticket, id.clone());
+                        self.outgoing.insert(
+                            id,
+                            Outgoing {
+                                ticket,
+                                reply,
+                                progress,
+                            },
+                        );
                     }
-                    self.tickets.insert(ticket, id.clone());
-                    self.outgoing.insert(
-                        id,
-                        Outgoing {
-                            ticket,
-                            reply,
-                            progress,
-                        },
-                    );
+                    Err(e) => {
+                        let _ = reply.send(Err(PeerError::Send(e.to_string())));
+                    }
                 }
-                Err(e) => {
-                    let _ = reply.send(Err(PeerError::Send(e.to_string())));
-                }
-            },
+            }
             Command::CancelRequest { ticket, reason } => {
                 if let Some(id) = self.tickets.remove(&ticket) {
                     self.outgoing.remove(&id);
@@ -372,10 +413,6 @@ impl<S: Service> Driver<S> {
             } => {
                 self.engine
                     .notify_log(&level, logger.as_deref(), data, related.as_ref());
-            }
-            Command::Respond { id, outcome } => {
-                self.handlers.remove(&id);
-                self.engine.respond(&id, outcome);
             }
             Command::Connect { mode, reply } => {
                 self.connect_reply = Some(reply);

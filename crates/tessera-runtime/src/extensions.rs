@@ -3,19 +3,22 @@
 //! handler to read.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// A map from type to value, cheap to clone (values are shared).
+/// A map from type to value, cheap to clone: the entries live in one shared
+/// list, so a clone is a reference count (the list is copied only when a
+/// clone is changed). Maps hold a handful of entries; lookups scan them.
 #[derive(Clone, Default)]
 pub struct Extensions {
-    map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    entries: Option<Arc<Vec<Entry>>>,
 }
+
+type Entry = (TypeId, Arc<dyn Any + Send + Sync>);
 
 impl std::fmt::Debug for Extensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Extensions")
-            .field("len", &self.map.len())
+            .field("len", &self.entries.as_ref().map_or(0, |e| e.len()))
             .finish()
     }
 }
@@ -28,19 +31,46 @@ impl Extensions {
 
     /// Stores a value, replacing one of the same type.
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
-        self.map.insert(TypeId::of::<T>(), Arc::new(value));
+        let key = TypeId::of::<T>();
+        let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
+        let entries = Arc::make_mut(self.entries.get_or_insert_with(Default::default));
+        match entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => entries.push((key, value)),
+        }
+    }
+
+    /// Adds every entry of `other`, replacing entries of the same type.
+    pub fn extend(&mut self, other: &Extensions) {
+        let Some(theirs) = &other.entries else {
+            return;
+        };
+        if self.is_empty() {
+            self.entries = Some(theirs.clone());
+            return;
+        }
+        let entries = Arc::make_mut(self.entries.get_or_insert_with(Default::default));
+        for (key, value) in theirs.iter() {
+            match entries.iter_mut().find(|(k, _)| k == key) {
+                Some(slot) => slot.1 = value.clone(),
+                None => entries.push((*key, value.clone())),
+            }
+        }
     }
 
     /// The value of type `T`, if any.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
-        self.map
-            .get(&TypeId::of::<T>())
-            .and_then(|v| v.downcast_ref::<T>())
+        let key = TypeId::of::<T>();
+        self.entries
+            .as_ref()?
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v.downcast_ref::<T>())
     }
 
     /// Whether the map is empty.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.entries.as_ref().is_none_or(|e| e.is_empty())
     }
 }
 
@@ -64,7 +94,16 @@ mod tests {
         assert_eq!(e.get::<u32>(), Some(&7));
         assert_eq!(e.get::<String>().map(String::as_str), Some("x"));
         assert_eq!(e.get::<u64>(), None);
-        let c = e.clone();
+        let mut c = e.clone();
         assert_eq!(c.get::<u32>(), Some(&7));
+        // Changing a clone leaves the original alone.
+        c.insert(9u32);
+        assert_eq!(c.get::<u32>(), Some(&9));
+        assert_eq!(e.get::<u32>(), Some(&7));
+        let mut d = Extensions::new();
+        d.insert(1u64);
+        d.extend(&c);
+        assert_eq!(d.get::<u64>(), Some(&1));
+        assert_eq!(d.get::<u32>(), Some(&9));
     }
 }

@@ -9,6 +9,7 @@
 //! - A [`Service`] handles what the peer sends: requests concurrently, each with
 //!   a cancellation token that fires on `notifications/cancelled`;
 //!   notifications in order.
+//! - [`OneShot`] serves a request inside the caller's task (stateless HTTP).
 //!
 //! ```no_run
 //! use tessera_proto::{EngineConfig, ServerIdentity};
@@ -24,14 +25,16 @@ mod child;
 mod driver;
 mod extensions;
 pub mod lines;
+mod oneshot;
 mod peer;
 mod service;
 mod stdio;
 mod transport;
 
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
-pub use driver::{ConnectionOptions, spawn, spawn_transport};
+pub use driver::{ConnectionOptions, spawn, spawn_shared, spawn_transport};
 pub use extensions::{Extensions, Principal};
+pub use oneshot::OneShot;
 pub use peer::{Peer, PeerError, PeerInfo};
 pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
 pub use stdio::serve_stdio;

@@ -42,16 +42,21 @@ pub struct PeerInfo {
 
 pub(crate) type ProgressSink = mpsc::UnboundedSender<JsonObject>;
 
+/// A request a handler (or a client) sends to the peer.
+pub(crate) struct OutgoingRequest {
+    pub ticket: u64,
+    pub method: String,
+    pub params: Option<JsonObject>,
+    pub options: RequestOptions,
+    pub reply: oneshot::Sender<Result<JsonObject, PeerError>>,
+    pub progress: Option<ProgressSink>,
+    pub assigned: Option<oneshot::Sender<RequestId>>,
+}
+
+/// What a [`Peer`] asks of its connection. Kept small (the large request
+/// variant is boxed): every connection's channel holds a block of these.
 pub(crate) enum Command {
-    Request {
-        ticket: u64,
-        method: String,
-        params: Option<JsonObject>,
-        options: RequestOptions,
-        reply: oneshot::Sender<Result<JsonObject, PeerError>>,
-        progress: Option<ProgressSink>,
-        assigned: Option<oneshot::Sender<RequestId>>,
-    },
+    Request(Box<OutgoingRequest>),
     CancelRequest {
         ticket: u64,
         reason: Option<String>,
@@ -72,10 +77,6 @@ pub(crate) enum Command {
         logger: Option<String>,
         data: Value,
         related: Option<RequestId>,
-    },
-    Respond {
-        id: RequestId,
-        outcome: Result<JsonObject, ErrorObject>,
     },
     Connect {
         mode: ConnectMode,
@@ -178,7 +179,7 @@ impl Peer {
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         let (reply, rx) = oneshot::channel();
         self.commands
-            .send(Command::Request {
+            .send(Command::Request(Box::new(OutgoingRequest {
                 ticket,
                 method,
                 params,
@@ -186,7 +187,7 @@ impl Peer {
                 reply,
                 progress,
                 assigned,
-            })
+            })))
             .map_err(|_| PeerError::Closed)?;
         let mut guard = CancelOnDrop {
             commands: &self.commands,
@@ -244,10 +245,6 @@ impl Peer {
             data,
             related,
         });
-    }
-
-    pub(crate) fn respond(&self, id: RequestId, outcome: Result<JsonObject, ErrorObject>) {
-        let _ = self.commands.send(Command::Respond { id, outcome });
     }
 
     /// Client role: connects (era probe, handshake) and waits for the outcome.

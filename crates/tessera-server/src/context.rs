@@ -74,7 +74,7 @@ impl RequestContext {
 
     /// The request's `_meta`, if any.
     pub fn meta(&self) -> Option<&JsonObject> {
-        self.proto.meta.as_ref()
+        self.proto.meta.as_deref()
     }
 
     /// The client's declared capabilities (from `initialize` in the legacy era,

@@ -1,7 +1,7 @@
 //! [`Server`] and [`ServerBuilder`]: the registry of what a server offers and
 //! the dispatch of requests to it.
 
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -30,6 +30,9 @@ pub(crate) struct Registry<S> {
     pub resources: ResourceRegistry<S>,
     pub prompts: PromptRegistry<S>,
     pub completions: CompletionRegistry<S>,
+    /// The engine configuration derived from what is registered, built on
+    /// first use and forgotten on every change (see [`Server::write`]).
+    engine_config: OnceLock<Arc<EngineConfig>>,
 }
 
 impl<S> Default for Registry<S> {
@@ -39,6 +42,7 @@ impl<S> Default for Registry<S> {
             resources: ResourceRegistry::default(),
             prompts: PromptRegistry::default(),
             completions: CompletionRegistry::default(),
+            engine_config: OnceLock::new(),
         }
     }
 }
@@ -255,11 +259,16 @@ impl<S: Send + Sync + 'static> Server<S> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The registry for a change: the cached engine configuration is
+    /// dropped under the same lock, so no reader can keep a stale one.
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Registry<S>> {
-        self.inner
+        let mut reg = self
+            .inner
             .registry
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        reg.engine_config = OnceLock::new();
+        reg
     }
 
     pub(crate) fn hub(&self) -> &Hub {
@@ -272,7 +281,10 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// The capabilities, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
-        let reg = self.read();
+        self.capabilities_of(&self.read())
+    }
+
+    fn capabilities_of(&self, reg: &Registry<S>) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
         reg.tools.declare(&mut caps);
         reg.resources.declare(&mut caps);
@@ -293,6 +305,26 @@ impl<S: Send + Sync + 'static> Server<S> {
             instructions: self.inner.instructions.clone(),
             discover_ttl: self.inner.settings.cache_ttl,
         })
+    }
+
+    /// The engine configuration with the served methods filled in, shared:
+    /// built once and kept until a tool, resource or prompt is added or
+    /// removed. Transports that start an engine per request use it instead of
+    /// [`Server::engine_config`].
+    pub fn shared_engine_config(&self) -> Arc<EngineConfig> {
+        let reg = self.read();
+        reg.engine_config
+            .get_or_init(|| {
+                let mut config = EngineConfig::server(ServerIdentity {
+                    info: to_object(&self.inner.info),
+                    capabilities: to_object(&self.capabilities_of(&reg)),
+                    instructions: self.inner.instructions.clone(),
+                    discover_ttl: self.inner.settings.cache_ttl,
+                });
+                config.methods = self.served_methods_of(&reg);
+                Arc::new(config)
+            })
+            .clone()
     }
 
     /// Serves on stdin/stdout until stdin closes.
@@ -332,6 +364,11 @@ impl<S: Send + Sync + 'static> Server<S> {
             .tools
             .get(name)
             .map(|t| t.tool.input_schema.clone())
+    }
+
+    /// Like [`Server::tool_input_schema`], without copying the schema.
+    pub fn tool_input_schema_shared(&self, name: &str) -> Option<Arc<JsonObject>> {
+        self.read().tools.get(name).map(|t| t.input_schema.clone())
     }
 
     /// The OAuth scopes tool `name` was declared to need
@@ -374,7 +411,10 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// The methods served, derived from what is registered.
     fn served_methods(&self) -> Vec<String> {
-        let reg = self.read();
+        self.served_methods_of(&self.read())
+    }
+
+    fn served_methods_of(&self, reg: &Registry<S>) -> Vec<String> {
         let mut m: Vec<&str> = Vec::new();
         m.extend(reg.tools.methods());
         m.extend(reg.resources.methods());

@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
-    CallToolRequestParams, CallToolResult, ErrorObject, JsonObject, ServerCapabilities, Tool,
-    ToolAnnotations, ToolsCapability,
+    CallToolResult, ErrorObject, JsonObject, ServerCapabilities, Tool, ToolAnnotations,
+    ToolsCapability,
 };
 
 use crate::context::RequestContext;
@@ -160,6 +161,8 @@ impl<S> ToolRoute<S> {
 /// A registered tool: definition, compiled validators, handler.
 pub(crate) struct RegisteredTool<S> {
     pub tool: Tool,
+    /// `tool.input_schema`, shared with transports that read it per call.
+    pub input_schema: Arc<JsonObject>,
     pub requires: Vec<String>,
     pub scopes: Vec<String>,
     pub input: Validator,
@@ -206,6 +209,7 @@ impl<S> RegisteredTool<S> {
             None => None,
         };
         Ok(RegisteredTool {
+            input_schema: Arc::new(route.tool.input_schema.clone()),
             tool: route.tool,
             requires: route.requires,
             scopes: route.scopes,
@@ -213,6 +217,53 @@ impl<S> RegisteredTool<S> {
             output,
             handler: route.handler,
         })
+    }
+}
+
+/// What `tools/call` reads of its params before the handler runs.
+struct CallParams {
+    name: String,
+}
+
+/// Checks the shape of `tools/call` params without copying them (the typed
+/// form is [`CallToolRequestParams`]) and returns the tool's name.
+/// `inputResponses` and `requestState` are read on their own (see
+/// [`Server::prepare_input`](crate::Server)).
+fn call_params(params: Option<&JsonObject>) -> Result<&str, String> {
+    let Some(p) = params else {
+        return Err("missing field `name`".into());
+    };
+    let name = match p.get("name") {
+        Some(Value::String(n)) => n.as_str(),
+        Some(other) => return Err(format!("invalid type: {}, expected a string", kind(other))),
+        None => return Err("missing field `name`".into()),
+    };
+    for key in ["arguments", "_meta"] {
+        match p.get(key) {
+            None | Some(Value::Null) | Some(Value::Object(_)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "invalid type: {}, expected a map (field `{key}`)",
+                    kind(other)
+                ));
+            }
+        }
+    }
+    if let Some(task) = p.get("task").filter(|t| !t.is_null()) {
+        tessera_types::tasks::legacy::TaskMetadata::deserialize(task).map_err(|e| e.to_string())?;
+    }
+    Ok(name)
+}
+
+/// How serde names a JSON value's type in its errors.
+fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) => format!("number `{n}`"),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "sequence".into(),
+        Value::Object(_) => "map".into(),
     }
 }
 
@@ -326,17 +377,16 @@ impl<S: Send + Sync + 'static> Server<S> {
         Ok(result)
     }
 
-    fn call_tool(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        let params: CallToolRequestParams = match tessera_types::decode_params(
-            crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
-        ) {
-            Ok(p) => p,
+    fn call_tool(&self, mut r: Request) -> BoxFuture<'static, HandlerResult> {
+        let name = match call_params(r.params.as_ref()) {
+            Ok(name) => name.to_owned(),
             Err(e) => {
                 return ready(Err(ErrorObject::invalid_params(format!(
                     "Invalid params for tools/call: {e}"
                 ))));
             }
         };
+        let params = CallParams { name };
         let Some(tool) = self.read().tools.get(&params.name) else {
             return ready(Err(ErrorObject::invalid_params(format!(
                 "Unknown tool: {}",
@@ -371,8 +421,13 @@ impl<S: Send + Sync + 'static> Server<S> {
                 names.join(", ")
             )))));
         }
-        let args = Value::Object(params.arguments.clone().unwrap_or_default());
-        if let Err(problem) = tool.input.check(&args) {
+        let args = r.params.as_ref().and_then(|p| p.get("arguments"));
+        let empty = Value::Object(JsonObject::new());
+        let args_value = match args {
+            Some(v @ Value::Object(_)) => v,
+            _ => &empty,
+        };
+        if let Err(problem) = tool.input.check(args_value) {
             return ready(Ok(to_object(&CallToolResult::error(format!(
                 "Invalid arguments for tool {}: {problem}",
                 params.name
@@ -382,10 +437,21 @@ impl<S: Send + Sync + 'static> Server<S> {
             Ok(i) => i,
             Err(e) => return ready(Err(e)),
         };
+        // The arguments go to the handler as they are. Only a 2026-07-28 call
+        // may need its params again (to seal the state of an input-required
+        // result): it gets a copy; otherwise they are moved out.
+        let arguments = if r.context.era == tessera_types::Era::Modern {
+            args.and_then(Value::as_object).cloned()
+        } else {
+            match r.params.as_mut().and_then(|p| p.remove("arguments")) {
+                Some(Value::Object(o)) => Some(o),
+                _ => None,
+            }
+        };
         let mut context = RequestContext::from_request(&r);
         context.input = Some(input.clone());
         let call = ToolCall {
-            arguments: params.arguments,
+            arguments,
             context,
             state: self.inner.state.clone(),
             server: self.clone(),

@@ -7,7 +7,9 @@
 //! returns events of stream `S` with a sequence number above `N`, so a
 //! message is never replayed on a stream it did not belong to.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Mutex;
@@ -26,7 +28,31 @@ pub struct EventId {
 
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.stream, self.seq)
+        let mut buf = [0u8; 41];
+        f.write_str(self.encode(&mut buf))
+    }
+}
+
+impl EventId {
+    /// Writes `stream-seq` into `buf` and returns it (no formatting
+    /// machinery: every SSE event of a resumable stream gets one).
+    pub(crate) fn encode<'a>(&self, buf: &'a mut [u8; 41]) -> &'a str {
+        let mut at = buf.len();
+        for (i, mut n) in [self.seq, self.stream].into_iter().enumerate() {
+            if i == 1 {
+                at -= 1;
+                buf[at] = b'-';
+            }
+            loop {
+                at -= 1;
+                buf[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        std::str::from_utf8(&buf[at..]).unwrap_or_default()
     }
 }
 
@@ -85,9 +111,16 @@ pub struct InMemoryEventStore {
 
 #[derive(Debug, Default)]
 struct Inner {
-    events: HashMap<String, VecDeque<StoredEvent>>,
-    /// Session ids, least recently written first.
-    order: VecDeque<String>,
+    logs: HashMap<String, Log>,
+    /// Counts writes; a log's `written` is the count at its last write.
+    clock: u64,
+}
+
+/// The events of one session.
+#[derive(Debug, Default)]
+struct Log {
+    events: VecDeque<StoredEvent>,
+    written: u64,
 }
 
 impl InMemoryEventStore {
@@ -108,7 +141,7 @@ impl InMemoryEventStore {
 
     /// How many events are held in total (for tests and metrics).
     pub fn len(&self) -> usize {
-        self.lock().events.values().map(VecDeque::len).sum()
+        self.lock().logs.values().map(|l| l.events.len()).sum()
     }
 
     /// Whether nothing is held.
@@ -127,32 +160,42 @@ impl Default for InMemoryEventStore {
 impl EventStore for InMemoryEventStore {
     fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()> {
         let mut g = self.lock();
-        if !g.events.contains_key(session) {
-            if g.order.len() >= self.sessions {
-                if let Some(old) = g.order.pop_front() {
-                    g.events.remove(&old);
+        g.clock += 1;
+        let clock = g.clock;
+        let log = match g.logs.get_mut(session) {
+            Some(log) => log,
+            None => {
+                if g.logs.len() >= self.sessions {
+                    // Evict the least recently written session (a scan, only
+                    // when a new session finds the store full).
+                    let oldest = g
+                        .logs
+                        .iter()
+                        .min_by_key(|(_, l)| l.written)
+                        .map(|(k, _)| k.clone());
+                    if let Some(k) = oldest {
+                        g.logs.remove(&k);
+                    }
                 }
+                g.logs.entry(session.to_owned()).or_default()
             }
-            g.order.push_back(session.to_owned());
-        } else if g.order.back().map(String::as_str) != Some(session) {
-            g.order.retain(|s| s != session);
-            g.order.push_back(session.to_owned());
+        };
+        log.written = clock;
+        if log.events.len() >= self.per_session {
+            log.events.pop_front();
         }
-        let q = g.events.entry(session.to_owned()).or_default();
-        if q.len() >= self.per_session {
-            q.pop_front();
-        }
-        q.push_back(event);
+        log.events.push_back(event);
         Box::pin(async {})
     }
 
     fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
         let out: Vec<StoredEvent> = self
             .lock()
-            .events
+            .logs
             .get(session)
-            .map(|q| {
-                q.iter()
+            .map(|l| {
+                l.events
+                    .iter()
                     .filter(|e| e.id.stream == after.stream && e.id.seq > after.seq)
                     .cloned()
                     .collect()
@@ -162,9 +205,7 @@ impl EventStore for InMemoryEventStore {
     }
 
     fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
-        let mut g = self.lock();
-        g.events.remove(session);
-        g.order.retain(|s| s != session);
+        self.lock().logs.remove(session);
         Box::pin(async {})
     }
 }
@@ -205,5 +246,11 @@ mod tests {
             EventId { stream: 12, seq: 7 }
         );
         assert!("x".parse::<EventId>().is_err());
+        let max = EventId {
+            stream: u64::MAX,
+            seq: 0,
+        };
+        assert_eq!(max.to_string(), format!("{}-0", u64::MAX));
+        assert_eq!(max.to_string().parse::<EventId>().unwrap(), max);
     }
 }

@@ -98,7 +98,7 @@ where
     if session
         .forward_with(
             inbound,
-            super::streamable::request_extensions(&parts.headers),
+            super::streamable::request_extensions(parts.headers),
         )
         .await
     {

@@ -65,12 +65,22 @@ pub trait ServiceFactory: Send + Sync + 'static {
     /// A fresh service and its engine configuration.
     fn make(&self) -> (EngineConfig, Self::Service);
 
+    /// A service and its configuration for one request of a per-request
+    /// engine (2026-07-28, stateless servers), with
+    /// [`EngineConfig::methods`] filled in. Both may be shared between
+    /// requests; the default makes fresh ones with [`ServiceFactory::make`].
+    fn make_shared(&self) -> (Arc<EngineConfig>, Arc<Self::Service>) {
+        let (mut config, service) = self.make();
+        config.methods = service.methods();
+        (Arc::new(config), Arc::new(service))
+    }
+
     /// The `inputSchema` of tool `name`, when the factory can read it
     /// directly: `Some(None)` for no such tool, `None` when it cannot tell
     /// (the server then asks the service with an internal `tools/list`).
     /// Used to check the `Mcp-Param-*` headers of 2026-07-28 `tools/call`
     /// requests without listing every tool on every call.
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         let _ = name;
         None
     }
@@ -94,27 +104,46 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
         (self.engine_config(), self.clone())
     }
 
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
-        Some(tessera_server::Server::tool_input_schema(self, name))
+    fn make_shared(&self) -> (Arc<EngineConfig>, Arc<Self::Service>) {
+        (self.shared_engine_config(), Arc::new(self.clone()))
+    }
+
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
+        Some(self.tool_input_schema_shared(name))
     }
 }
 
-/// A factory with its service type erased: spawns a driver over a transport.
+/// A factory with its service type erased: spawns a driver over a
+/// transport, or serves one request with a per-request engine.
 trait Spawner: Send + Sync {
     fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer;
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>>;
+    fn serve_single<'a>(
+        &'a self,
+        shared: &'a Arc<Shared>,
+        job: single::Job,
+    ) -> BoxFuture<'a, reply::HttpResponse>;
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>>;
 }
 
 struct FactorySpawner<F>(F);
 
 impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
     fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer {
-        let (config, service) = self.0.make();
-        let (peer, _task) = tessera_runtime::spawn_transport(config, transport, service, options);
+        let (config, service) = self.0.make_shared();
+        let (peer, _task) = tessera_runtime::spawn_shared(config, transport, service, options);
         peer
     }
 
-    fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+    fn serve_single<'a>(
+        &'a self,
+        shared: &'a Arc<Shared>,
+        job: single::Job,
+    ) -> BoxFuture<'a, reply::HttpResponse> {
+        let (config, service) = self.0.make_shared();
+        Box::pin(single::serve(shared, config, service, job))
+    }
+
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         self.0.tool_input_schema(name)
     }
 }
@@ -175,9 +204,16 @@ pub(crate) struct Shared {
     /// Fires to end every open stream (shutdown).
     pub closing: CancellationToken,
     shutting_down: AtomicBool,
+    /// Who a stateless legacy request's engine assumes it talks to.
+    pub stateless_client: single::StatelessClient,
 }
 
 impl Shared {
+    /// Serves one request with its own engine (see [`single`]).
+    pub(crate) async fn serve_single(self: &Arc<Self>, job: single::Job) -> reply::HttpResponse {
+        self.spawner.serve_single(self, job).await
+    }
+
     pub(crate) fn spawn_engine(&self, transport: ChannelTransport) -> Peer {
         self.spawner.spawn(
             transport,
@@ -189,7 +225,7 @@ impl Shared {
     }
 
     /// The `inputSchema` of a tool, when the factory can read it directly.
-    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Option<JsonObject>> {
+    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         self.spawner.tool_input_schema(name)
     }
 
@@ -312,22 +348,19 @@ impl McpHttp {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let shared = &self.shared;
-        let host = req
-            .headers()
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .map(str::to_owned)
-            .or_else(|| req.uri().authority().map(|a| a.as_str().to_owned()));
-        let origin = req.headers().get(http::header::ORIGIN).map(|o| {
-            o.to_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|_| "(not visible ASCII)".into())
-        });
-        if let Err(r) = shared
-            .config
-            .guard
-            .check(host.as_deref(), origin.as_deref())
-        {
+        let checked = {
+            let host = req
+                .headers()
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .or_else(|| req.uri().authority().map(|a| a.as_str()));
+            let origin = req
+                .headers()
+                .get(http::header::ORIGIN)
+                .map(|o| o.to_str().unwrap_or("(not visible ASCII)"));
+            shared.config.guard.check(host, origin)
+        };
+        if let Err(r) = checked {
             tracing::debug!(header = r.header, value = %r.value, "refused by the Host/Origin check");
             return reply::refuse(
                 http::StatusCode::FORBIDDEN,
@@ -350,7 +383,7 @@ impl McpHttp {
                 "Service Unavailable: the server is shutting down",
             );
         }
-        let path = req.uri().path().to_owned();
+        let path = req.uri().path();
         if let Some(paths) = &shared.config.legacy_sse {
             if path == paths.sse {
                 return legacy_sse::open(shared, req).await;
@@ -360,7 +393,7 @@ impl McpHttp {
             }
         }
         if let Some(p) = &shared.config.endpoint_path {
-            if path != *p {
+            if path != p {
                 return reply::refuse(
                     http::StatusCode::NOT_FOUND,
                     format!("Not Found: the MCP endpoint is {p}"),
@@ -559,6 +592,7 @@ impl McpHttpBuilder {
                 inflight: TaskTracker::new(),
                 closing: CancellationToken::new(),
                 shutting_down: AtomicBool::new(false),
+                stateless_client: single::StatelessClient::default(),
             }),
         }
     }

@@ -131,13 +131,13 @@ pub(crate) fn detect(
 /// Serves a 2026-07-28 POST.
 pub(crate) async fn post(
     shared: &Arc<Shared>,
-    headers: &HeaderMap,
+    headers: HeaderMap,
     message: JsonRpcMessage,
     version: ProtocolVersion,
 ) -> HttpResponse {
     match message {
         JsonRpcMessage::Notification(n) => {
-            if let Some(h) = single_header(headers, MCP_METHOD).ok().flatten() {
+            if let Some(h) = single_header(&headers, MCP_METHOD).ok().flatten() {
                 if h != n.method {
                     return header_mismatch(
                         None,
@@ -152,13 +152,20 @@ pub(crate) async fn post(
             reply::accepted()
         }
         JsonRpcMessage::Request(r) => {
-            if let Err(why) = check_standard_headers(headers, &r) {
+            if let Err(why) = check_standard_headers(&headers, &r) {
                 return header_mismatch(Some(r.id.clone()), why);
             }
             if let Err(why) = check_meta(&r) {
                 return invalid_params(Some(r.id.clone()), why);
             }
-            single::modern(shared, headers.clone(), r, version).await
+            let _ = version;
+            shared
+                .serve_single(single::Job {
+                    flavor: single::Flavor::Modern,
+                    headers,
+                    request: r,
+                })
+                .await
         }
         JsonRpcMessage::Result(_) | JsonRpcMessage::Error(_) => reply::refuse(
             StatusCode::BAD_REQUEST,

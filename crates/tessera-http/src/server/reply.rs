@@ -1,10 +1,15 @@
 //! Building responses: JSON bodies, JSON-RPC errors, 202, SSE headers.
 
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use tessera_types::{ErrorCode, ErrorObject, JsonRpcMessage, RequestId};
 
 use super::body::McpBody;
+
+/// Header names this module writes, built once (a `&str` name is copied into
+/// a fresh allocation on every insert).
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+const MCP_SESSION_ID: HeaderName = HeaderName::from_static(crate::headers::MCP_SESSION_ID);
 
 /// The response type of the service.
 pub(crate) type HttpResponse = Response<McpBody>;
@@ -64,14 +69,14 @@ pub(crate) fn sse(body: McpBody) -> HttpResponse {
         HeaderValue::from_static("text/event-stream"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
     r
 }
 
 /// Adds `Mcp-Session-Id`.
 pub(crate) fn with_session(mut r: HttpResponse, session: &str) -> HttpResponse {
     if let Ok(v) = HeaderValue::from_str(session) {
-        r.headers_mut().insert(crate::headers::MCP_SESSION_ID, v);
+        r.headers_mut().insert(MCP_SESSION_ID, v);
     }
     r
 }

@@ -11,7 +11,9 @@
 //! none is open). A request whose first message is its response is answered
 //! as JSON (in [`ResponseMode::Auto`]).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -46,6 +48,8 @@ pub(crate) enum FirstReply {
     Sse(mpsc::Receiver<Bytes>),
     /// The client cancelled the request: it gets no response.
     Cancelled,
+    /// The request was refused before it reached the engine.
+    Refused(RegisterError),
 }
 
 /// Why a request could not be registered.
@@ -57,20 +61,29 @@ pub(crate) enum RegisterError {
     BatchNotAllowed(Option<ProtocolVersion>),
 }
 
+/// What the HTTP handlers ask of a session's router. Kept small (frames are
+/// boxed): every session's command channel holds a block of these.
 pub(crate) enum Command {
-    Register {
-        ids: Vec<RequestId>,
-        batch: bool,
-        mode: ResponseMode,
-        ack: oneshot::Sender<Result<(), RegisterError>>,
-        first: oneshot::Sender<FirstReply>,
-    },
+    /// Registers the requests of a frame, then hands the frame to the engine
+    /// (so the route exists before any answer can arrive).
+    Submit(Box<Submit>),
     OpenGet {
         last: Option<EventId>,
         reply: oneshot::Sender<mpsc::Receiver<Bytes>>,
     },
     /// The client sent `notifications/cancelled` for this request.
     Cancelled(RequestId),
+    /// A frame without requests for the engine.
+    Forward(Box<Incoming>),
+}
+
+/// A frame with requests, and where their answer goes.
+pub(crate) struct Submit {
+    ids: Vec<RequestId>,
+    batch: bool,
+    mode: ResponseMode,
+    frame: Incoming,
+    first: oneshot::Sender<FirstReply>,
 }
 
 /// The live sessions.
@@ -82,7 +95,7 @@ pub(crate) struct Registry {
 impl Registry {
     pub(crate) fn new(max: usize) -> Self {
         Registry {
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::default()),
             max,
         }
     }
@@ -118,7 +131,6 @@ pub(crate) struct Full(pub usize);
 pub(crate) struct SessionHandle {
     pub id: Arc<str>,
     pub kind: SessionKind,
-    inbound: mpsc::Sender<Incoming>,
     commands: mpsc::UnboundedSender<Command>,
     peer: Peer,
     /// Fires when the session ends (DELETE, expiry, shutdown, engine gone).
@@ -149,43 +161,44 @@ impl SessionHandle {
 
     /// Hands a frame to the engine with what its requests' handlers may read
     /// (the HTTP headers). `false` when the session is gone.
+    /// It goes through the router, like submitted requests, so that frames
+    /// reach the engine in the order they arrived.
     pub(crate) async fn forward_with(&self, inbound: Inbound, extensions: Extensions) -> bool {
         self.touch();
-        let frame = if extensions.is_empty() {
-            Incoming::Decoded(inbound)
-        } else {
-            Incoming::WithExtensions {
-                frame: Box::new(Incoming::Decoded(inbound)),
-                extensions,
-            }
-        };
-        !self.ended.is_cancelled() && self.inbound.send(frame).await.is_ok()
+        !self.ended.is_cancelled()
+            && self
+                .commands
+                .send(Command::Forward(Box::new(frame(inbound, extensions))))
+                .is_ok()
     }
 
-    /// Registers a request (or the requests of a batch) before it is
-    /// forwarded; the returned receiver gets its answer.
-    pub(crate) async fn register(
+    /// Registers a request (or the requests of a batch) and hands its frame
+    /// to the engine, both through the router, in one step; the returned
+    /// receiver gets its answer (or why it was refused). `None` when the
+    /// session is gone.
+    pub(crate) fn submit(
         &self,
         ids: Vec<RequestId>,
         batch: bool,
         mode: ResponseMode,
-    ) -> Option<Result<oneshot::Receiver<FirstReply>, RegisterError>> {
+        inbound: Inbound,
+        extensions: Extensions,
+    ) -> Option<oneshot::Receiver<FirstReply>> {
         self.touch();
-        let (ack, ack_rx) = oneshot::channel();
+        if self.ended.is_cancelled() {
+            return None;
+        }
         let (first, first_rx) = oneshot::channel();
         self.commands
-            .send(Command::Register {
+            .send(Command::Submit(Box::new(Submit {
                 ids,
                 batch,
                 mode,
-                ack,
+                frame: frame(inbound, extensions),
                 first,
-            })
+            })))
             .ok()?;
-        match ack_rx.await.ok()? {
-            Ok(()) => Some(Ok(first_rx)),
-            Err(e) => Some(Err(e)),
-        }
+        Some(first_rx)
     }
 
     /// Opens the standalone stream, or resumes a stream after `last`.
@@ -209,6 +222,17 @@ impl SessionHandle {
     }
 }
 
+fn frame(inbound: Inbound, extensions: Extensions) -> Incoming {
+    if extensions.is_empty() {
+        Incoming::Decoded(inbound)
+    } else {
+        Incoming::WithExtensions {
+            frame: Box::new(Incoming::Decoded(inbound)),
+            extensions,
+        }
+    }
+}
+
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
 /// session, `sse_sink` is its one stream.
 pub(crate) fn spawn(
@@ -229,7 +253,6 @@ pub(crate) fn spawn(
         let handle = Arc::new(SessionHandle {
             id: id.clone(),
             kind,
-            inbound,
             commands,
             peer,
             ended: ended.clone(),
@@ -240,7 +263,7 @@ pub(crate) fn spawn(
     let handle = shared.sessions.get(&id).ok_or(Full(shared.sessions.max))?;
     let c = &shared.config;
     let resumable = kind == SessionKind::Streamable && c.event_store.is_some();
-    let mut streams = HashMap::new();
+    let mut streams = HashMap::default();
     streams.insert(
         0,
         StreamState {
@@ -249,6 +272,7 @@ pub(crate) fn spawn(
         },
     );
     let router = Router {
+        inbound,
         session: id,
         kind,
         shared: Arc::downgrade(shared),
@@ -265,8 +289,8 @@ pub(crate) fn spawn(
         ended,
         commands: commands_rx,
         transmits,
-        routes: HashMap::new(),
-        by_request: HashMap::new(),
+        routes: HashMap::default(),
+        by_request: HashMap::default(),
         next_route: 0,
         streams,
         next_stream: 1,
@@ -310,6 +334,8 @@ struct StreamState {
 }
 
 struct Router {
+    /// Where submitted frames go (the engine's driver).
+    inbound: mpsc::Sender<Incoming>,
     session: Arc<str>,
     kind: SessionKind,
     shared: Weak<Shared>,
@@ -422,23 +448,30 @@ impl Router {
 
     async fn command(&mut self, c: Command) {
         match c {
-            Command::Register {
-                ids,
-                batch,
-                mode,
-                ack,
-                first,
-            } => {
+            Command::Submit(submit) => {
+                let Submit {
+                    ids,
+                    batch,
+                    mode,
+                    frame,
+                    first,
+                } = *submit;
                 if batch && !self.negotiated.is_some_and(|v| v.allows_batches()) {
-                    let _ = ack.send(Err(RegisterError::BatchNotAllowed(self.negotiated)));
+                    let _ = first.send(FirstReply::Refused(RegisterError::BatchNotAllowed(
+                        self.negotiated,
+                    )));
                     return;
                 }
-                let mut seen = HashSet::new();
-                if let Some(dup) = ids
-                    .iter()
-                    .find(|id| self.by_request.contains_key(*id) || !seen.insert(*id))
-                {
-                    let _ = ack.send(Err(RegisterError::Duplicate(dup.clone())));
+                let duplicate = match ids.as_slice() {
+                    [id] => self.by_request.contains_key(id).then_some(id),
+                    _ => {
+                        let mut seen = HashSet::default();
+                        ids.iter()
+                            .find(|id| self.by_request.contains_key(*id) || !seen.insert(*id))
+                    }
+                };
+                if let Some(dup) = duplicate {
+                    let _ = first.send(FirstReply::Refused(RegisterError::Duplicate(dup.clone())));
                     return;
                 }
                 let key = self.next_route;
@@ -457,7 +490,13 @@ impl Router {
                 if mode == ResponseMode::Sse {
                     self.start_stream(key);
                 }
-                let _ = ack.send(Ok(()));
+                if self.inbound.send(frame).await.is_err() {
+                    // The engine is gone: so is the session.
+                    self.end_route(key);
+                }
+            }
+            Command::Forward(frame) => {
+                let _ = self.inbound.send(*frame).await;
             }
             Command::OpenGet { last, reply } => {
                 let rx = self.open_get(last).await;
@@ -513,8 +552,8 @@ impl Router {
         };
         let id = EventId { stream, seq: s.seq };
         s.seq += 1;
-        let id = id.to_string();
-        let mut ev = SseEvent::data(b"").id(&id);
+        let mut buf = [0u8; 41];
+        let mut ev = SseEvent::data(b"").id(id.encode(&mut buf));
         if let Some(r) = self.retry {
             ev = ev.retry(r);
         }
@@ -721,7 +760,8 @@ impl Router {
                         },
                     )
                     .await;
-                SseEvent::data(&data).id(&id.to_string()).to_bytes()
+                let mut buf = [0u8; 41];
+                SseEvent::data(&data).id(id.encode(&mut buf)).to_bytes()
             }
             None => SseEvent::data(&data).to_bytes(),
         };

@@ -12,10 +12,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use serde_json::json;
-use tessera_proto::decode::Inbound;
-use tessera_proto::{Outbound, Transmit};
-use tessera_runtime::Extensions;
-use tessera_runtime::{ChannelTransport, Incoming, Peer};
+use tessera_proto::{EngineConfig, Outbound, Transmit};
+use tessera_runtime::{OneShot, Service};
 use tessera_types::{
     ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId,
 };
@@ -28,58 +26,37 @@ use super::reply::{self, HttpResponse};
 use super::{ResponseMode, Shared};
 use crate::sse::SseEvent;
 
-/// The id of the synthetic `initialize` of a stateless legacy request.
-const STATELESS_INIT_ID: &str = "tessera-http/stateless-initialize";
+/// Which world the request belongs to (for the HTTP status of errors and
+/// what a disconnect means).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// 2026-07-28 (headers already checked, except `Mcp-Param-*`).
+    Modern,
+    /// A request of a stateless server, at this negotiated version.
+    StatelessLegacy(ProtocolVersion),
+}
 
-/// An engine serving one POST.
-struct OneShot {
-    extensions: Extensions,
-    inbound: mpsc::Sender<Incoming>,
-    out: mpsc::UnboundedReceiver<Transmit>,
-    peer: Peer,
+/// One request to serve with its own engine.
+pub(crate) struct Job {
+    pub flavor: Flavor,
+    pub headers: HeaderMap,
+    pub request: JsonRpcRequest,
+}
+
+/// An engine serving one POST, run in the request's task.
+struct PerRequest<S> {
+    engine: OneShot<S>,
     internal: u64,
 }
 
-impl OneShot {
-    fn spawn(shared: &Shared) -> Self {
-        let (transport, inbound, out) = ChannelTransport::new(8);
-        let peer = shared.spawn_engine(transport);
-        OneShot {
-            extensions: Extensions::new(),
-            inbound,
-            out,
-            peer,
-            internal: 0,
-        }
-    }
-
-    async fn send(&self, m: JsonRpcMessage) -> bool {
-        self.inbound
-            .send(Incoming::Decoded(Inbound::Message(m)))
-            .await
-            .is_ok()
-    }
-
-    /// Sends the client's request, with the extensions of its HTTP request.
-    async fn send_user(&self, m: JsonRpcMessage) -> bool {
-        let frame = Incoming::WithExtensions {
-            frame: Box::new(Incoming::Decoded(Inbound::Message(m))),
-            extensions: self.extensions.clone(),
-        };
-        self.inbound.send(frame).await.is_ok()
-    }
-
+impl<S: Service> PerRequest<S> {
     /// Sends an internal request and waits for its result, skipping anything else.
     async fn call(&mut self, method: &str, params: JsonObject) -> Option<JsonObject> {
         self.internal += 1;
         let id = RequestId::String(format!("tessera-http/internal-{}", self.internal));
-        if !self
-            .send(JsonRpcMessage::request(id.clone(), method, Some(params)))
-            .await
-        {
-            return None;
-        }
-        while let Some(t) = self.out.recv().await {
+        let m = JsonRpcMessage::request(id.clone(), method, Some(params));
+        self.engine.handle(m, tessera_runtime::Extensions::new());
+        while let Some(t) = self.engine.next().await {
             match t.message {
                 Outbound::Single(JsonRpcMessage::Result(r)) if r.id == id => return Some(r.result),
                 Outbound::Single(JsonRpcMessage::Error(e)) if e.id.as_ref() == Some(&id) => {
@@ -121,104 +98,100 @@ impl OneShot {
     }
 }
 
-/// Which world the request belongs to (for the HTTP status of errors and
-/// what a disconnect means).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flavor {
-    Modern,
-    StatelessLegacy,
+/// The client of a stateless legacy request, as the skipped handshake would
+/// have introduced it.
+pub(crate) struct StatelessClient {
+    capabilities: Arc<JsonObject>,
+    info: Arc<JsonObject>,
 }
 
-/// Serves a 2026-07-28 request (headers already checked, except `Mcp-Param-*`).
-pub(crate) async fn modern(
+impl Default for StatelessClient {
+    fn default() -> Self {
+        let mut info = JsonObject::new();
+        info.insert("name".into(), json!("stateless-http-client"));
+        info.insert("version".into(), json!("0"));
+        StatelessClient {
+            capabilities: Arc::new(JsonObject::new()),
+            info: Arc::new(info),
+        }
+    }
+}
+
+/// Serves one request with a fresh engine over the shared configuration and
+/// service. A stateless legacy request starts from an assumed handshake at
+/// its version, unless it is `initialize` itself.
+pub(crate) async fn serve<S: Service>(
     shared: &Arc<Shared>,
-    headers: HeaderMap,
-    r: JsonRpcRequest,
-    _version: ProtocolVersion,
+    config: Arc<EngineConfig>,
+    service: Arc<S>,
+    job: Job,
 ) -> HttpResponse {
-    let mut engine = OneShot::spawn(shared);
-    engine.extensions = super::streamable::request_extensions(&headers);
-    if r.method == "tools/call" && shared.config.validate_param_headers {
-        let params = r.params.as_ref();
-        if let Some(tool) = params.and_then(|p| p.get("name")).and_then(|n| n.as_str()) {
-            let wanted = match shared.tool_input_schema(tool) {
-                // Read directly from the server: no tools/list per call.
-                Some(schema) => schema
-                    .as_ref()
-                    .map(modern::param_headers)
-                    .unwrap_or_default(),
-                None => engine.tool_param_headers(&r, tool).await,
-            };
-            let args = params
-                .and_then(|p| p.get("arguments"))
-                .and_then(|a| a.as_object());
-            if let Err(why) = modern::check_param_headers(&headers, &wanted, args) {
-                engine.peer.close();
-                return reply::rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Some(r.id.clone()),
-                    ErrorObject::new(
-                        ErrorCode::HEADER_MISMATCH,
-                        format!("Header mismatch: {why}"),
-                    ),
+    let Job {
+        flavor,
+        headers,
+        request: r,
+    } = job;
+    let mut engine = PerRequest {
+        engine: OneShot::new(config, service),
+        internal: 0,
+    };
+    match flavor {
+        Flavor::Modern => {
+            if let Err(response) = check_param_headers(shared, &mut engine, &headers, &r).await {
+                return response;
+            }
+        }
+        Flavor::StatelessLegacy(version) => {
+            if r.method != "initialize" {
+                let c = &shared.stateless_client;
+                engine.engine.assume_initialized(
+                    version,
+                    c.capabilities.clone(),
+                    Some(c.info.clone()),
                 );
             }
         }
     }
-    serve(shared, engine, r, Flavor::Modern).await
+    let extensions = super::streamable::request_extensions(headers);
+    answer(shared, engine.engine, r, extensions, flavor).await
 }
 
-/// Serves a request of a stateless server: a fresh engine, with a synthetic
-/// handshake at `version` unless the request is `initialize` itself.
-pub(crate) async fn legacy_stateless(
-    shared: &Arc<Shared>,
+/// 2026-07-28 `tools/call`: the `Mcp-Param-*` headers must mirror the
+/// arguments the tool marks with `x-mcp-header`.
+async fn check_param_headers<S: Service>(
+    shared: &Shared,
+    engine: &mut PerRequest<S>,
     headers: &HeaderMap,
-    inbound: Inbound,
-    version: ProtocolVersion,
-) -> HttpResponse {
-    let r = match inbound {
-        Inbound::Message(JsonRpcMessage::Request(r)) => r,
-        Inbound::Message(_) => return reply::accepted(),
-        _ => {
-            return reply::refuse(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: a stateless server takes one message per POST, not a JSON-RPC batch",
-            );
-        }
-    };
-    let mut engine = OneShot::spawn(shared);
-    engine.extensions = super::streamable::request_extensions(headers);
-    if r.method != "initialize" {
-        let mut p = JsonObject::new();
-        p.insert("protocolVersion".into(), json!(version.as_str()));
-        p.insert("capabilities".into(), json!({}));
-        p.insert(
-            "clientInfo".into(),
-            json!({"name": "stateless-http-client", "version": "0"}),
-        );
-        let init =
-            JsonRpcMessage::request(RequestId::from(STATELESS_INIT_ID), "initialize", Some(p));
-        let ok = engine.send(init).await
-            && engine
-                .send(JsonRpcMessage::notification(
-                    "notifications/initialized",
-                    None,
-                ))
-                .await;
-        if !ok {
-            return reply::refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal Server Error: the engine stopped",
-            );
-        }
+    r: &JsonRpcRequest,
+) -> Result<(), HttpResponse> {
+    if r.method != "tools/call" || !shared.config.validate_param_headers {
+        return Ok(());
     }
-    serve(shared, engine, r, Flavor::StatelessLegacy).await
-}
-
-fn skip(t: &Transmit) -> bool {
-    let init = RequestId::from(STATELESS_INIT_ID);
-    t.related.as_ref() == Some(&init)
-        || matches!(&t.message, Outbound::Single(m) if m.id() == Some(&init))
+    let params = r.params.as_ref();
+    let Some(tool) = params.and_then(|p| p.get("name")).and_then(|n| n.as_str()) else {
+        return Ok(());
+    };
+    let wanted = match shared.tool_input_schema(tool) {
+        // Read directly from the server: no tools/list per call.
+        Some(schema) => schema
+            .as_deref()
+            .map(modern::param_headers)
+            .unwrap_or_default(),
+        None => engine.tool_param_headers(r, tool).await,
+    };
+    let args = params
+        .and_then(|p| p.get("arguments"))
+        .and_then(|a| a.as_object());
+    modern::check_param_headers(headers, &wanted, args).map_err(|why| {
+        reply::rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(r.id.clone()),
+            ErrorObject::new(
+                ErrorCode::HEADER_MISMATCH,
+                format!("Header mismatch: {why}"),
+            ),
+        )
+    })
 }
 
 fn final_for(t: &Transmit, id: &RequestId) -> bool {
@@ -226,36 +199,28 @@ fn final_for(t: &Transmit, id: &RequestId) -> bool {
         Outbound::Single(m @ (JsonRpcMessage::Result(_) | JsonRpcMessage::Error(_))) if m.id() == Some(id))
 }
 
-async fn serve(
+async fn answer<S: Service>(
     shared: &Arc<Shared>,
-    mut engine: OneShot,
+    mut engine: OneShot<S>,
     r: JsonRpcRequest,
+    extensions: tessera_runtime::Extensions,
     flavor: Flavor,
 ) -> HttpResponse {
     let id = r.id.clone();
     let long_lived = r.method == "subscriptions/listen";
     let token = (!long_lived).then(|| shared.inflight.token());
-    if !engine.send_user(JsonRpcMessage::Request(r)).await {
-        return reply::refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Internal Server Error: the engine stopped",
-        );
-    }
+    engine.handle(JsonRpcMessage::Request(r), extensions);
     let mode = shared.config.response_mode;
-    let mut pending: Vec<Bytes> = Vec::new();
+    let mut pending: Option<Bytes> = None;
     if mode != ResponseMode::Sse {
         loop {
-            let Some(t) = engine.out.recv().await else {
+            let Some(t) = engine.next().await else {
                 return reply::refuse(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "Internal Server Error: the engine stopped before answering",
                 );
             };
-            if skip(&t) {
-                continue;
-            }
             if final_for(&t, &id) {
-                engine.peer.close();
                 let status = match (&t.message, flavor) {
                     (Outbound::Single(m), Flavor::Modern) => reply::modern_status(m),
                     _ => StatusCode::OK,
@@ -266,13 +231,13 @@ async fn serve(
                 tracing::debug!("no stream to carry a message of a per-request engine: dropped");
                 continue;
             }
-            pending.push(Bytes::from(t.message.to_bytes()));
+            pending = Some(Bytes::from(t.message.to_bytes()));
             break;
         }
     }
     // A stream: the pump task carries the rest until the response.
     let (tx, rx) = mpsc::channel(shared.config.stream_buffer);
-    for p in pending {
+    if let Some(p) = pending {
         let _ = tx.try_send(SseEvent::data(&p).to_bytes());
     }
     let gone = CancellationToken::new();
@@ -294,8 +259,8 @@ async fn serve(
 
 /// Carries the engine's messages to the stream until the response; a closed
 /// stream cancels a 2026-07-28 request.
-async fn pump(
-    mut engine: OneShot,
+async fn pump<S: Service>(
+    mut engine: OneShot<S>,
     id: RequestId,
     tx: mpsc::Sender<Bytes>,
     gone: CancellationToken,
@@ -306,20 +271,12 @@ async fn pump(
             biased;
             _ = gone.cancelled() => {
                 if flavor == Flavor::Modern {
-                    let mut p = JsonObject::new();
-                    p.insert("requestId".into(), serde_json::to_value(&id).unwrap_or_default());
-                    p.insert("reason".into(), json!("the client closed the response stream"));
-                    let _ = engine
-                        .send(JsonRpcMessage::notification("notifications/cancelled", Some(p)))
-                        .await;
+                    engine.cancel(&id, "the client closed the response stream");
                 }
                 break;
             }
-            t = engine.out.recv() => {
+            t = engine.next() => {
                 let Some(t) = t else { break };
-                if skip(&t) {
-                    continue;
-                }
                 let last = final_for(&t, &id);
                 if !last && t.related.as_ref() != Some(&id) {
                     continue;
@@ -339,9 +296,7 @@ async fn pump(
             }
         }
     }
-    // Closing the inbound side lets the driver finish; closing the peer stops it now.
-    drop(engine.inbound);
-    engine.peer.close();
+    // Dropping the engine cancels whatever is still running.
 }
 
 #[cfg(test)]
@@ -358,14 +313,5 @@ mod tests {
         };
         assert!(final_for(&t, &id));
         assert!(!final_for(&t, &RequestId::Number(4)));
-        let e = ErrorObject::internal("x");
-        let t = Transmit {
-            message: Outbound::Single(JsonRpcMessage::error(
-                Some(RequestId::from(STATELESS_INIT_ID)),
-                e,
-            )),
-            related: None,
-        };
-        assert!(skip(&t));
     }
 }

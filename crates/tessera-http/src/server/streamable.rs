@@ -39,7 +39,8 @@ where
     }
 }
 
-/// Whether the `Accept` header admits `media` (`type/subtype`), wildcards included.
+/// Whether the `Accept` header admits `media` (`type/subtype`, lower case),
+/// wildcards included. Allocation-free: it runs twice on every POST.
 pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
     let (ty, _) = media.split_once('/').unwrap_or((media, ""));
     headers
@@ -49,13 +50,36 @@ pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
         .flat_map(|v| v.split(','))
         .any(|range| {
             let mut parts = range.split(';');
-            let m = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-            let refused = parts.any(|p| {
-                let p = p.trim().replace(' ', "");
-                p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
-            });
-            !refused && (m == media || m == "*/*" || m == format!("{ty}/*"))
+            let m = parts.next().unwrap_or("").trim();
+            let refused = parts.any(zero_quality);
+            let wildcard_subtype = m.len() == ty.len() + 2
+                && m.as_bytes()[..ty.len()].eq_ignore_ascii_case(ty.as_bytes())
+                && m.ends_with("/*");
+            !refused && (m.eq_ignore_ascii_case(media) || m == "*/*" || wildcard_subtype)
         })
+}
+
+/// Whether a media-range parameter is `q=0` (spaces ignored, up to three decimals).
+fn zero_quality(param: &str) -> bool {
+    let mut compact = param.bytes().filter(|b| *b != b' ');
+    if compact.next() != Some(b'q') || compact.next() != Some(b'=') || compact.next() != Some(b'0')
+    {
+        return false;
+    }
+    match compact.next() {
+        None => true,
+        Some(b'.') => {
+            let mut n = 0;
+            for b in compact {
+                if b != b'0' || n == 3 {
+                    return false;
+                }
+                n += 1;
+            }
+            n >= 1
+        }
+        Some(_) => false,
+    }
 }
 
 /// Whether the `Content-Type` is JSON.
@@ -151,25 +175,25 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let headers = &parts.headers;
-    if !(accepts(headers, "application/json") && accepts(headers, "text/event-stream")) {
+    let headers = parts.headers;
+    if !(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream")) {
         return reply::refuse(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: a POST to the MCP endpoint must accept both application/json \
              and text/event-stream (send Accept: application/json, text/event-stream)",
         );
     }
-    if !is_json(headers) {
+    if !is_json(&headers) {
         return reply::refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Unsupported Media Type: the body must be JSON (Content-Type: application/json)",
         );
     }
-    let inbound = match read_message(shared, headers, body).await {
+    let inbound = match read_message(shared, &headers, body).await {
         Ok(i) => i,
         Err(r) => return r,
     };
-    match modern::detect(shared, headers, &inbound) {
+    match modern::detect(shared, &headers, &inbound) {
         Err(r) => r,
         Ok(Era::Modern(version)) => match inbound {
             Inbound::Message(m) => modern::post(shared, headers, m, version).await,
@@ -179,10 +203,35 @@ where
             ),
         },
         Ok(Era::Legacy) if shared.config.stateless => {
-            let version = protocol_version_header(headers).unwrap_or(ProtocolVersion::V2025_03_26);
-            single::legacy_stateless(shared, headers, inbound, version).await
+            let version = protocol_version_header(&headers).unwrap_or(ProtocolVersion::V2025_03_26);
+            legacy_stateless(shared, headers, inbound, version).await
         }
         Ok(Era::Legacy) => session_post(shared, headers, inbound).await,
+    }
+}
+
+/// A request of a stateless server: its own engine, no session.
+async fn legacy_stateless(
+    shared: &Arc<Shared>,
+    headers: HeaderMap,
+    inbound: Inbound,
+    version: ProtocolVersion,
+) -> HttpResponse {
+    match inbound {
+        Inbound::Message(JsonRpcMessage::Request(r)) => {
+            shared
+                .serve_single(single::Job {
+                    flavor: single::Flavor::StatelessLegacy(version),
+                    headers,
+                    request: r,
+                })
+                .await
+        }
+        Inbound::Message(_) => reply::accepted(),
+        _ => reply::refuse(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: a stateless server takes one message per POST, not a JSON-RPC batch",
+        ),
     }
 }
 
@@ -217,8 +266,8 @@ fn lookup(shared: &Shared, headers: &HeaderMap) -> Result<Arc<SessionHandle>, Ht
     }
 }
 
-async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inbound) -> HttpResponse {
-    let sid = match session_id(headers) {
+async fn session_post(shared: &Arc<Shared>, headers: HeaderMap, inbound: Inbound) -> HttpResponse {
+    let sid = match session_id(&headers) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -228,7 +277,7 @@ async fn session_post(shared: &Arc<Shared>, headers: &HeaderMap, inbound: Inboun
             return initialize(shared, r).await;
         }
     }
-    let session = match lookup(shared, headers) {
+    let session = match lookup(shared, &headers) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -329,32 +378,26 @@ async fn answer(
     extensions: Extensions,
 ) -> Result<Answer, HttpResponse> {
     let token = shared.inflight.token();
-    let first = match session.register(ids, batch, mode).await {
-        None => return Err(unknown_session(&session.id)),
-        Some(Err(RegisterError::Duplicate(id))) => {
-            return Err(reply::rpc_error(
-                StatusCode::BAD_REQUEST,
-                Some(id.clone()),
-                ErrorObject::invalid_request(format!(
-                    "Invalid Request: id {id} is already used by a request in progress in this session"
-                )),
-            ));
-        }
-        Some(Err(RegisterError::BatchNotAllowed(v))) => {
-            return Err(reply::refuse(
-                StatusCode::BAD_REQUEST,
-                match v {
-                    Some(v) => format!("Invalid Request: JSON-RPC batches are not allowed in protocol version {v}"),
-                    None => "Invalid Request: JSON-RPC batches are only allowed after negotiating protocol version 2025-03-26".to_owned(),
-                },
-            ));
-        }
-        Some(Ok(first)) => first,
-    };
-    if !session.forward_with(inbound, extensions).await {
+    let Some(first) = session.submit(ids, batch, mode, inbound, extensions) else {
         return Err(unknown_session(&session.id));
-    }
+    };
     match first.await {
+        Ok(FirstReply::Refused(RegisterError::Duplicate(id))) => Err(reply::rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(id.clone()),
+            ErrorObject::invalid_request(format!(
+                "Invalid Request: id {id} is already used by a request in progress in this session"
+            )),
+        )),
+        Ok(FirstReply::Refused(RegisterError::BatchNotAllowed(v))) => Err(reply::refuse(
+            StatusCode::BAD_REQUEST,
+            match v {
+                Some(v) => format!(
+                    "Invalid Request: JSON-RPC batches are not allowed in protocol version {v}"
+                ),
+                None => "Invalid Request: JSON-RPC batches are only allowed after negotiating protocol version 2025-03-26".to_owned(),
+            },
+        )),
         Ok(FirstReply::Json(b)) => Ok(Answer::Json(b)),
         Ok(FirstReply::Cancelled) => {
             // No response for a cancelled request: an empty stream that ends at once.
@@ -495,9 +538,9 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
 /// What the handlers of a request can read from its HTTP request: the headers
 /// (an [`http::HeaderMap`] extension), plus whatever an outer layer carried
 /// (see [`super::carried`]).
-pub(crate) fn request_extensions(headers: &HeaderMap) -> Extensions {
+pub(crate) fn request_extensions(headers: HeaderMap) -> Extensions {
     let mut e = super::carried::current();
-    e.insert(headers.clone());
+    e.insert(headers);
     e
 }
 
@@ -523,5 +566,13 @@ mod tests {
         assert!(!accepts(&h("application/json"), "text/event-stream"));
         assert!(!accepts(&h("text/event-stream; q=0"), "text/event-stream"));
         assert!(!accepts(&HeaderMap::new(), "application/json"));
+        assert!(accepts(&h("Application/JSON"), "application/json"));
+        assert!(!accepts(
+            &h("text/event-stream;q = 0.00"),
+            "text/event-stream"
+        ));
+        assert!(accepts(&h("text/event-stream;q=0.5"), "text/event-stream"));
+        assert!(accepts(&h("text/event-stream;q=0."), "text/event-stream"));
+        assert!(!accepts(&h("textx/*"), "text/event-stream"));
     }
 }
