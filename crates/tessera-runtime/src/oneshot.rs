@@ -246,32 +246,8 @@ impl<S: Service> OneShot<S> {
             }
             // A one-shot engine never waits on its own requests after the caller stops.
             Command::CancelRequest { .. } => {}
-            Command::Notify {
-                method,
-                params,
-                related,
-            } => {
-                if let Err(e) = self.engine.notify(&method, params, related) {
-                    tracing::debug!(%method, %e, "notification not sent");
-                }
-            }
-            Command::Progress {
-                id,
-                progress,
-                total,
-                message,
-            } => {
-                self.engine
-                    .notify_progress(&id, progress, total, message.as_deref());
-            }
-            Command::Log {
-                level,
-                logger,
-                data,
-                related,
-            } => {
-                self.engine
-                    .notify_log(&level, logger.as_deref(), data, related.as_ref());
+            notice @ (Command::Notify { .. } | Command::Progress { .. } | Command::Log { .. }) => {
+                let _ = notice.send_notice(&mut self.engine);
             }
             Command::Connect { reply, .. } => {
                 let _ = reply.send(Err(PeerError::Send(

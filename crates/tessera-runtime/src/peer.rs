@@ -85,6 +85,43 @@ pub(crate) enum Command {
     Close,
 }
 
+impl Command {
+    /// Hands a notice (a notification, progress or a log message) to `engine`
+    /// and returns `None`; gives any other command back for the caller's own
+    /// handling. Every connection flavour sends notices the same way.
+    pub(crate) fn send_notice(self, engine: &mut tessera_proto::Engine) -> Option<Command> {
+        match self {
+            Command::Notify {
+                method,
+                params,
+                related,
+            } => {
+                if let Err(e) = engine.notify(&method, params, related) {
+                    tracing::debug!(%method, %e, "notification not sent");
+                }
+            }
+            Command::Progress {
+                id,
+                progress,
+                total,
+                message,
+            } => {
+                engine.notify_progress(&id, progress, total, message.as_deref());
+            }
+            Command::Log {
+                level,
+                logger,
+                data,
+                related,
+            } => {
+                engine.notify_log(&level, logger.as_deref(), data, related.as_ref());
+            }
+            other => return Some(other),
+        }
+        None
+    }
+}
+
 /// A cloneable handle to a running connection: send requests and
 /// notifications, report progress, log, close.
 #[derive(Clone)]
