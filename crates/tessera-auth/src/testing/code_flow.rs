@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use http::{StatusCode, header};
 use serde_json::{Value, json};
 
-use super::http::{Answer, client_id_of, json_answer};
-use super::{State, lock, now};
+use super::http::{Answer, client_id_of, json_answer, server_error, sign_access_token};
+use super::{State, lock};
 
 /// What the RFC 9207 `iss` parameter of authorization responses holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -210,26 +210,18 @@ pub(crate) fn token(
         (g.scope, g.resource)
     };
     let settings = lock(&state.settings).clone();
-    let t = now();
-    let n = state.next.fetch_add(1, Ordering::Relaxed);
-    let Value::Object(claims) = json!({
-        "iss": state.issuer, "sub": "user-1", "client_id": client_id, "aud": resource,
-        "scope": scope, "iat": t, "exp": t + settings.access_token_ttl, "jti": format!("jti-{n}"),
-    }) else {
-        unreachable!("a JSON object literal")
-    };
-    let key = {
-        let k = lock(&state.keys);
-        k.all.iter().find(|x| x.kid == k.current).cloned()
-    };
-    let Some(key) = key else {
-        return json_answer(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &json!({"error": "server_error"}),
-        );
+    let Some((access_token, n)) = sign_access_token(
+        state,
+        "user-1",
+        &client_id,
+        &resource,
+        &scope,
+        settings.access_token_ttl,
+    ) else {
+        return server_error();
     };
     let mut body = json!({
-        "access_token": key.sign(&claims),
+        "access_token": access_token,
         "token_type": "Bearer",
         "expires_in": settings.access_token_ttl,
         "scope": scope,

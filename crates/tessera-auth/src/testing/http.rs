@@ -191,11 +191,38 @@ fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String
         );
     };
     let scope = form.get("scope").cloned().unwrap_or_default();
+    let Some((access_token, _)) =
+        sign_access_token(state, &client_id, &client_id, resource, &scope, 3600)
+    else {
+        return server_error();
+    };
+    json_answer(
+        StatusCode::OK,
+        &json!({
+            "access_token": access_token,
+            "token_type": "Bearer",
+            "expires_in": 3600,
+            "scope": scope,
+        }),
+    )
+}
+
+/// Signs an access token (a JWT with the current key) for `client_id`
+/// acting as `sub`, valid for `ttl` seconds; returns it with its serial
+/// number, or `None` when there is no current key.
+pub(crate) fn sign_access_token(
+    state: &State,
+    sub: &str,
+    client_id: &str,
+    resource: &str,
+    scope: &str,
+    ttl: u64,
+) -> Option<(String, u64)> {
     let t = now();
     let n = state.next.fetch_add(1, Ordering::Relaxed);
     let Value::Object(claims) = json!({
-        "iss": state.issuer, "sub": client_id, "client_id": client_id, "aud": resource,
-        "scope": scope, "iat": t, "exp": t + 3600, "jti": format!("jti-{n}"),
+        "iss": state.issuer, "sub": sub, "client_id": client_id, "aud": resource,
+        "scope": scope, "iat": t, "exp": t + ttl, "jti": format!("jti-{n}"),
     }) else {
         unreachable!("a JSON object literal")
     };
@@ -203,20 +230,15 @@ fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String
         let k = lock(&state.keys);
         k.all.iter().find(|x| x.kid == k.current).cloned()
     };
-    let Some(key) = key else {
-        return json_answer(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &json!({"error": "server_error"}),
-        );
-    };
+    let key = key?;
+    Some((key.sign(&claims), n))
+}
+
+/// The token endpoint's answer when it cannot sign.
+pub(crate) fn server_error() -> Answer {
     json_answer(
-        StatusCode::OK,
-        &json!({
-            "access_token": key.sign(&claims),
-            "token_type": "Bearer",
-            "expires_in": 3600,
-            "scope": scope,
-        }),
+        StatusCode::INTERNAL_SERVER_ERROR,
+        &json!({"error": "server_error"}),
     )
 }
 
