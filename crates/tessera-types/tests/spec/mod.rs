@@ -32,8 +32,8 @@ pub const SOURCES: [&str; 6] = [
     EXT_TASKS,
 ];
 
-/// The specification directory: `$TESSERA_SPEC_DIR`, else
-/// `<workspace root>/../shared/spec`.
+/// The specification directory: `$TESSERA_SPEC_DIR`, else the copy
+/// vendored in the repository, `<workspace root>/spec`.
 pub fn spec_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("TESSERA_SPEC_DIR") {
         let dir = PathBuf::from(dir);
@@ -45,10 +45,10 @@ pub fn spec_dir() -> PathBuf {
         return dir;
     }
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = workspace.join("../shared/spec");
+    let dir = workspace.join("spec");
     if !dir.join("schema").is_dir() {
         panic!(
-            "MCP specification not found at {} (looked for <workspace root>/../shared/spec). \
+            "MCP specification not found at {} (looked for <workspace root>/spec). \
              Set TESSERA_SPEC_DIR to the directory holding `schema/<version>/schema.json` \
              and `ext-tasks/schema.json`.",
             dir.display()
