@@ -49,6 +49,7 @@ mod resource;
 mod response;
 pub mod schema;
 mod server;
+pub mod task;
 mod tool;
 
 pub use completion::{

@@ -1,0 +1,57 @@
+//! Tasks: durable handles for long-running tool calls, in both designs.
+//!
+//! - **2025-11-25** (experimental tasks): the client asks for a task by adding
+//!   `task` to the `tools/call` params; the server answers at once with
+//!   `{task}` and the client polls `tasks/get`, fetches the payload with
+//!   `tasks/result`, lists with `tasks/list` and cancels with `tasks/cancel`.
+//! - **2026-07-28**, extension `io.modelcontextprotocol/tasks`: a client that
+//!   declares the extension on a request lets the server decide to answer
+//!   with `resultType: "task"`; the client polls `tasks/get` (the result is
+//!   inlined), answers input with `tasks/update` and cancels with
+//!   `tasks/cancel`.
+//!
+//! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default,
+//! [`SqliteTaskStore`] (feature `sqlite`) to survive a restart.
+
+pub mod contract;
+mod memory;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+mod store;
+
+pub use memory::MemoryTaskStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteTaskStore;
+pub use store::{TaskChange, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition};
+
+use rand::RngCore;
+use tessera_types::ErrorObject;
+
+/// A fresh task id: 128 random bits, URL-safe (unguessable, so an id alone
+/// reveals nothing about other tasks).
+pub fn new_task_id() -> String {
+    use base64::Engine as _;
+    let mut b = [0u8; 16];
+    rand::rng().fill_bytes(&mut b);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
+}
+
+/// The change recorded for a task that was running when its server stopped.
+pub(crate) fn restart_failure(message: &str) -> TaskChange {
+    TaskChange::failed(
+        ErrorObject::internal(format!("Internal error: {message}")),
+        Some(message.to_owned()),
+    )
+}
+
+/// Formats Unix milliseconds as an RFC 3339 / ISO 8601 UTC time.
+pub fn iso_time(ms: u64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
+}

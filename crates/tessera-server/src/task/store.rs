@@ -1,0 +1,272 @@
+//! The [`TaskStore`] trait: where tasks live between the request that
+//! created them and the last `tasks/get` before they expire.
+
+use futures::future::BoxFuture;
+use tessera_types::tasks::TaskStatus;
+use tessera_types::{ErrorObject, JsonObject};
+
+/// One stored task: its identity, owner, state and (when terminal) payload.
+///
+/// Times are Unix milliseconds; the store never reads a clock of its own,
+/// every operation is given `now_ms`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    /// The task's identifier (unguessable; see [`new_task_id`](super::new_task_id)).
+    pub task_id: String,
+    /// Who may see the task (a principal, a session or a client, see
+    /// [`TaskOwner`](super::TaskOwner)). Every read is scoped to it.
+    pub owner: String,
+    /// The method the task runs (`tools/call`).
+    pub method: String,
+    /// The current status.
+    pub status: TaskStatus,
+    /// A human-readable description of the state.
+    pub status_message: Option<String>,
+    /// Creation time.
+    pub created_at_ms: u64,
+    /// Time of the last change.
+    pub updated_at_ms: u64,
+    /// Lifetime from creation; `None` means unlimited.
+    pub ttl_ms: Option<u64>,
+    /// Suggested polling interval.
+    pub poll_interval_ms: Option<u64>,
+    /// Outstanding requests to the client (status `input_required`), keyed as
+    /// in `inputRequests`.
+    pub input_requests: Option<JsonObject>,
+    /// The final result (status `completed`).
+    pub result: Option<JsonObject>,
+    /// The JSON-RPC error the request ended with (status `failed`).
+    pub error: Option<ErrorObject>,
+}
+
+impl TaskRecord {
+    /// A new `working` task created at `now_ms`.
+    pub fn working(
+        task_id: impl Into<String>,
+        owner: impl Into<String>,
+        method: impl Into<String>,
+        now_ms: u64,
+        ttl_ms: Option<u64>,
+        poll_interval_ms: Option<u64>,
+    ) -> Self {
+        TaskRecord {
+            task_id: task_id.into(),
+            owner: owner.into(),
+            method: method.into(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+            ttl_ms,
+            poll_interval_ms,
+            input_requests: None,
+            result: None,
+            error: None,
+        }
+    }
+
+    /// Whether the task's lifetime is over at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.ttl_ms
+            .is_some_and(|ttl| now_ms >= self.created_at_ms.saturating_add(ttl))
+    }
+
+    /// Applies a change (the store checks that the task is not terminal first).
+    pub fn apply(&mut self, change: &TaskChange, now_ms: u64) {
+        self.status = change.status;
+        self.status_message = change.status_message.clone();
+        self.input_requests = change.input_requests.clone();
+        self.result = change.result.clone();
+        self.error = change.error.clone();
+        self.updated_at_ms = now_ms.max(self.updated_at_ms);
+    }
+}
+
+/// A status transition: the whole new state of the mutable members.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskChange {
+    /// The new status.
+    pub status: TaskStatus,
+    /// The new status message.
+    pub status_message: Option<String>,
+    /// Outstanding requests (only with `input_required`).
+    pub input_requests: Option<JsonObject>,
+    /// The result (only with `completed`).
+    pub result: Option<JsonObject>,
+    /// The error (only with `failed`).
+    pub error: Option<ErrorObject>,
+}
+
+impl TaskChange {
+    /// Back to (or still) `working`.
+    pub fn working(message: Option<String>) -> Self {
+        TaskChange {
+            status: TaskStatus::Working,
+            status_message: message,
+            input_requests: None,
+            result: None,
+            error: None,
+        }
+    }
+
+    /// Waiting for the client to answer `requests`.
+    pub fn input_required(requests: JsonObject) -> Self {
+        TaskChange {
+            status: TaskStatus::InputRequired,
+            status_message: Some("waiting for input from the client".into()),
+            input_requests: Some(requests),
+            result: None,
+            error: None,
+        }
+    }
+
+    /// Finished with `result`.
+    pub fn completed(result: JsonObject) -> Self {
+        TaskChange {
+            status: TaskStatus::Completed,
+            status_message: None,
+            input_requests: None,
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    /// Finished with a JSON-RPC error.
+    pub fn failed(error: ErrorObject, message: Option<String>) -> Self {
+        TaskChange {
+            status: TaskStatus::Failed,
+            status_message: message.or_else(|| Some(error.message.clone())),
+            input_requests: None,
+            result: None,
+            error: Some(error),
+        }
+    }
+
+    /// Cancelled by the client.
+    pub fn cancelled() -> Self {
+        TaskChange {
+            status: TaskStatus::Cancelled,
+            status_message: Some("cancelled by the client".into()),
+            input_requests: None,
+            result: None,
+            error: None,
+        }
+    }
+}
+
+/// What [`TaskStore::update`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transition {
+    /// The change was applied; the task as it is now.
+    Applied(TaskRecord),
+    /// The task was already terminal and is unchanged; the task as it is.
+    Terminal(TaskRecord),
+    /// No such task (never created, expired or swept).
+    NotFound,
+}
+
+/// One page of [`TaskStore::list`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskPage {
+    /// The tasks, oldest first.
+    pub tasks: Vec<TaskRecord>,
+    /// The cursor of the next page, if there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// A task with this id already exists.
+    #[error("a task with id {0} already exists")]
+    Duplicate(String),
+    /// The cursor was not issued by this store.
+    #[error("invalid cursor")]
+    InvalidCursor,
+    /// The backend failed (I/O, database, network).
+    #[error("task store backend error: {0}")]
+    Backend(String),
+}
+
+/// Durable storage of tasks.
+///
+/// The contract (checked by [`contract`](super::contract), which every
+/// implementation must pass):
+///
+/// - [`create`](TaskStore::create) returns only once the task is stored: a
+///   [`get`](TaskStore::get) that starts after it returns finds the task;
+/// - [`update`](TaskStore::update) is atomic: a task that is terminal
+///   (`completed`, `failed`, `cancelled`) never changes again, so of two racing
+///   transitions out of `working` exactly one wins;
+/// - a task is kept until `created + ttl`; after that every read treats it as
+///   absent, and [`sweep`](TaskStore::sweep) deletes it;
+/// - reads are scoped to the owner: another owner's task is `None`, exactly as
+///   a task that does not exist;
+/// - [`list`](TaskStore::list) pages one owner's live tasks, oldest first,
+///   with opaque cursors.
+///
+/// Methods return boxed futures, so networked stores (Redis) fit and the trait
+/// can be used as `Arc<dyn TaskStore>`.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new task. Fails with [`TaskStoreError::Duplicate`] when the id
+    /// is taken.
+    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>>;
+
+    /// The task `task_id` of `owner`, unless it does not exist, belongs to
+    /// someone else or has expired at `now_ms`.
+    fn get<'a>(
+        &'a self,
+        owner: &'a str,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+
+    /// Applies `change` to task `task_id` unless it is terminal or gone.
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        change: TaskChange,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Transition, TaskStoreError>>;
+
+    /// One page of `owner`'s live tasks (at most `limit`), after `cursor`.
+    fn list<'a>(
+        &'a self,
+        owner: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>>;
+
+    /// Deletes every task expired at `now_ms`; returns how many.
+    fn sweep(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
+
+    /// Marks every task that is not terminal as `failed` with `message` (an
+    /// internal error): called when a server starts, because the tasks a
+    /// previous process was running died with it. Returns how many. A store
+    /// shared by several live servers must scope this to the restarted one.
+    fn fail_unfinished<'a>(
+        &'a self,
+        message: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<usize, TaskStoreError>>;
+}
+
+/// Encodes a list cursor: the position after (`created_at_ms`, `task_id`).
+pub(crate) fn encode_cursor(created_at_ms: u64, task_id: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{created_at_ms}:{task_id}"))
+}
+
+/// Decodes a cursor made by [`encode_cursor`].
+pub(crate) fn decode_cursor(cursor: &str) -> Result<(u64, String), TaskStoreError> {
+    use base64::Engine as _;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| TaskStoreError::InvalidCursor)?;
+    let text = String::from_utf8(raw).map_err(|_| TaskStoreError::InvalidCursor)?;
+    let (t, id) = text.split_once(':').ok_or(TaskStoreError::InvalidCursor)?;
+    let t = t.parse().map_err(|_| TaskStoreError::InvalidCursor)?;
+    Ok((t, id.to_owned()))
+}
