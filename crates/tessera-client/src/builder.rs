@@ -9,7 +9,8 @@ use serde_json::Value;
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
 use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
 use tessera_types::{
-    ClientCapabilities, Era, Implementation, JsonObject, LoggingLevel, ProtocolVersion, Root,
+    ClientCapabilities, Era, ExtensionSettings, Implementation, JsonObject, LoggingLevel,
+    ProtocolVersion, Root,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, watch};
@@ -18,6 +19,7 @@ use crate::cache::ResponseCache;
 use crate::client::{Client, ClientInner, Remembered, Settings};
 use crate::connect::{ChildConnector, Connector, Launch, Started, establish};
 use crate::error::ClientError;
+use crate::extension::ClientExtension;
 use crate::handler::{FormHandler, SamplingHandler, UrlConsent};
 use crate::input::{HandlerSet, Inputs};
 use crate::listen::Subscriptions;
@@ -112,6 +114,24 @@ impl ClientBuilder {
     /// refused when used, except `roots`, answered with an empty list.
     pub fn capabilities(mut self, caps: ClientCapabilities) -> Self {
         self.capabilities = caps;
+        self
+    }
+
+    /// Supports a protocol extension (see [`ClientExtension`]): it is
+    /// declared under `capabilities.extensions` and answers its own server
+    /// requests and notifications. An identifier or a method registered
+    /// twice fails [`connect`](ClientBuilder::connect_transport).
+    pub fn extension(mut self, extension: impl ClientExtension) -> Self {
+        if let Err(e) = self.handlers.extensions.add(Arc::new(extension)) {
+            self.errors.push(e);
+        }
+        self
+    }
+
+    /// Declares extension `E` with `settings`, for extensions that add no
+    /// server-to-client methods (the client only calls the server's).
+    pub fn declare_extension<E: ExtensionSettings>(mut self, settings: &E) -> Self {
+        self.capabilities.declare_extension(settings);
         self
     }
 

@@ -19,6 +19,7 @@ use tessera_types::{
 
 use crate::elicitation::{ElicitationTracker, finish_form_answer};
 use crate::error::ClientError;
+use crate::extension::ClientExtensions;
 use crate::handler::{FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest};
 use crate::sampling;
 
@@ -55,6 +56,7 @@ pub(crate) struct Inputs {
     form: Option<Arc<dyn FormHandler>>,
     url: Option<Arc<dyn UrlConsent>>,
     pub tracker: ElicitationTracker,
+    pub extensions: ClientExtensions,
 }
 
 impl std::fmt::Debug for Inputs {
@@ -73,6 +75,7 @@ pub(crate) struct HandlerSet {
     pub sampling_tools: bool,
     pub form: Option<Arc<dyn FormHandler>>,
     pub url: Option<Arc<dyn UrlConsent>>,
+    pub extensions: ClientExtensions,
 }
 
 impl std::fmt::Debug for HandlerSet {
@@ -83,6 +86,7 @@ impl std::fmt::Debug for HandlerSet {
             .field("sampling_tools", &self.sampling_tools)
             .field("form", &self.form.is_some())
             .field("url", &self.url.is_some())
+            .field("extensions", &self.extensions)
             .finish()
     }
 }
@@ -110,6 +114,11 @@ impl HandlerSet {
                 e.url.get_or_insert_with(JsonObject::new);
             }
         }
+        for ext in &self.extensions.list {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(ext.id().to_owned(), ext.settings());
+        }
         caps
     }
 }
@@ -133,6 +142,7 @@ impl Inputs {
             form: set.form,
             url: set.url,
             tracker: ElicitationTracker::default(),
+            extensions: set.extensions,
         }
     }
 
@@ -148,6 +158,7 @@ impl Inputs {
         if self.caps.elicitation.is_some() {
             m.push("elicitation/create".to_owned());
         }
+        m.extend(self.extensions.methods());
         m
     }
 
@@ -221,6 +232,7 @@ impl Inputs {
                     ));
                 }
             }
+            other if self.extensions.serving(other).is_some() => {}
             other => {
                 return Err(Refusal::undeclared(
                     other,
@@ -238,6 +250,9 @@ impl Inputs {
         params: Option<JsonObject>,
     ) -> Result<JsonObject, ErrorObject> {
         self.check(&method, params.as_ref()).map_err(|r| r.error)?;
+        if let Some(ext) = self.extensions.serving(&method) {
+            return ext.handle_request(&method, params).await;
+        }
         match method.as_str() {
             "roots/list" => Ok(to_object(&ListRootsResult {
                 meta: None,

@@ -85,6 +85,7 @@ pub mod connect;
 mod elicitation;
 mod error;
 mod events;
+mod extension;
 mod handler;
 mod input;
 mod listen;
@@ -102,6 +103,7 @@ pub use client::Client;
 pub use connect::{ChildConnector, Connector, Launch, Started};
 pub use error::ClientError;
 pub use events::{ClientEvent, EventStream};
+pub use extension::ClientExtension;
 pub use handler::{
     FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest, user_rejected,
 };

@@ -44,6 +44,7 @@ impl ClientService {
 
     fn on_notification(&self, method: &str, params: Option<JsonObject>) {
         let s = &self.shared;
+        s.inputs.extensions.notify(method, params.as_ref());
         let _ = s.raw.send((method.to_owned(), params.clone()));
         if let Some(c) = &s.cache {
             c.on_notification(method, params.as_ref());

@@ -37,6 +37,14 @@ pub enum BuildError {
         /// What is wrong.
         problem: String,
     },
+    /// An extension is malformed or clashes with another one.
+    #[error("extension {id:?}: {problem}")]
+    InvalidExtension {
+        /// The extension identifier.
+        id: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A schema could not be compiled.
     #[error("tool {tool:?} has an invalid schema: {problem}")]
     InvalidSchema {

@@ -38,6 +38,7 @@
 mod completion;
 mod context;
 mod error;
+mod extension;
 mod extract;
 mod handler;
 pub mod hub;
@@ -58,6 +59,7 @@ pub use completion::{
 };
 pub use context::RequestContext;
 pub use error::BuildError;
+pub use extension::{ExtensionHost, ExtensionRequest, ServerExtension};
 pub use extract::{Args, Extension, FromToolCall, RawArgs, State, ToolCall};
 pub use handler::ToolHandler;
 pub use prompt::{

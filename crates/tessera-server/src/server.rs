@@ -17,6 +17,7 @@ use tessera_types::{
 use crate::completion::CompletionRegistry;
 use crate::context::RequestContext;
 use crate::error::BuildError;
+use crate::extension::{ExtensionHost, ExtensionRequest, ExtensionSet, Notifier, ServerExtension};
 use crate::hub::{Hub, ListKind};
 use crate::mrtr::StateSealer;
 use crate::pagination::Pager;
@@ -66,6 +67,7 @@ pub struct ServerBuilder<S = ()> {
     pub(crate) errors: Vec<BuildError>,
     pub(crate) settings: Settings,
     pub(crate) sealer: Option<StateSealer>,
+    pub(crate) extensions: ExtensionSet,
 }
 
 impl<S> std::fmt::Debug for ServerBuilder<S> {
@@ -100,6 +102,32 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     pub fn tool(mut self, route: ToolRoute<S>) -> Self {
         if let Err(e) = self.registry.tools.add(route) {
             self.errors.push(e);
+        }
+        self
+    }
+
+    /// Registers a protocol extension (see [`ServerExtension`]): it is
+    /// declared under `capabilities.extensions`, its methods are served, its
+    /// resources are listed and read with the others. Two extensions with
+    /// one identifier, or serving one method, fail the build.
+    pub fn extension(self, extension: impl ServerExtension) -> Self {
+        self.extension_arc(Arc::new(extension))
+    }
+
+    /// [`ServerBuilder::extension`] for an extension that is already shared
+    /// (the application keeps a handle on it, for example to reload it).
+    pub fn extension_arc(mut self, extension: Arc<dyn ServerExtension>) -> Self {
+        let id = extension.id().to_owned();
+        let provider = extension.resources();
+        match self.extensions.add(extension) {
+            Ok(()) => {
+                if let Some(p) = provider {
+                    self.registry.resources.add_provider(p);
+                }
+            }
+            Err(problem) => self
+                .errors
+                .push(BuildError::InvalidExtension { id, problem }),
         }
         self
     }
@@ -162,7 +190,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self.registry
             .completions
             .finish(&self.registry.prompts, &self.registry.resources)?;
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(Inner {
                 info: self.info,
                 instructions: self.instructions,
@@ -174,8 +202,26 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 sealer: self
                     .sealer
                     .unwrap_or_else(|| StateSealer::random(Duration::from_secs(600))),
+                extensions: self.extensions,
             }),
-        })
+        };
+        let weak = Arc::downgrade(&server.inner);
+        let notifier: std::sync::Weak<dyn Notifier> = weak;
+        for e in &server.inner.extensions.list {
+            e.attach(ExtensionHost {
+                notifier: notifier.clone(),
+            });
+        }
+        Ok(server)
+    }
+}
+
+impl<S: Send + Sync + 'static> Notifier for Inner<S> {
+    fn list_changed(&self, kind: ListKind) {
+        self.hub.list_changed(kind);
+    }
+    fn resource_updated(&self, uri: &str) {
+        self.hub.resource_updated(uri);
     }
 }
 
@@ -188,6 +234,7 @@ pub(crate) struct Inner<S> {
     pub(crate) hub: Hub,
     pub(crate) settings: Settings,
     pub(crate) sealer: StateSealer,
+    pub(crate) extensions: ExtensionSet,
 }
 
 /// An MCP server: what it offers and how it answers, for both eras. Cheap to
@@ -231,6 +278,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             registry: Registry::default(),
             errors: Vec::new(),
             sealer: None,
+            extensions: ExtensionSet::default(),
             settings: Settings {
                 page_size: 100,
                 cache_ttl: Duration::from_secs(60),
@@ -294,6 +342,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         if self.inner.settings.logging {
             caps.logging = Some(JsonObject::new());
         }
+        self.inner.extensions.declare(&mut caps);
         caps
     }
 
@@ -421,7 +470,13 @@ impl<S: Send + Sync + 'static> Server<S> {
         m.extend(reg.prompts.methods());
         m.extend(reg.completions.methods(&reg.prompts, &reg.resources));
         m.push("subscriptions/listen");
-        m.into_iter().map(str::to_owned).collect()
+        let mut out: Vec<String> = m.into_iter().map(str::to_owned).collect();
+        for (method, _) in &self.inner.extensions.methods {
+            if !out.contains(method) {
+                out.push(method.clone());
+            }
+        }
+        out
     }
 }
 
@@ -443,6 +498,61 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
     }
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+        if self.inner.extensions.list.is_empty() {
+            return self.handle_core(request);
+        }
+        let hooks = self.inner.extensions.result_hooks(&request.method);
+        let context = (!hooks.is_empty()).then(|| RequestContext::from_request(&request));
+        let answer = match self.inner.extensions.serving(&request.method) {
+            Some(ext) => {
+                let settings = &self.inner.settings;
+                ext.handle_request(ExtensionRequest {
+                    context: RequestContext::from_request(&request),
+                    pager: self.inner.pager.clone(),
+                    cache_ttl_ms: u64::try_from(settings.cache_ttl.as_millis()).unwrap_or(u64::MAX),
+                    cache_scope: settings.cache_scope,
+                    request,
+                })
+            }
+            None => self.handle_core(request),
+        };
+        let Some(context) = context else {
+            return answer;
+        };
+        Box::pin(async move {
+            let mut result = answer.await?;
+            // Results that ask for more input are not final: no hooks.
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                for h in &hooks {
+                    h.on_result(context.method(), &context, &mut result);
+                }
+            }
+            Ok(result)
+        })
+    }
+
+    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        tracing::debug!(method = %n.method, "notification from the client");
+        let takers = self.inner.extensions.notification_takers(&n.method);
+        if takers.is_empty() {
+            return Box::pin(async {});
+        }
+        Box::pin(async move {
+            for t in takers {
+                t.handle_notification(n.clone()).await;
+            }
+        })
+    }
+
+    fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
+        tracing::debug!(%version, "legacy session initialized");
+        self.hub().add_session(peer);
+    }
+}
+
+impl<S: Send + Sync + 'static> Server<S> {
+    /// The core features' dispatch.
+    fn handle_core(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         let method = request.method.as_str();
         match method {
             "tools/list" | "tools/call" => self.handle_tools(request),
@@ -452,15 +562,5 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
             "completion/complete" => self.handle_completion(request),
             other => ready(Err(ErrorObject::method_not_found(other))),
         }
-    }
-
-    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
-        tracing::debug!(method = %n.method, "notification from the client");
-        Box::pin(async {})
-    }
-
-    fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
-        tracing::debug!(%version, "legacy session initialized");
-        self.hub().add_session(peer);
     }
 }

@@ -1,0 +1,212 @@
+//! The public extension API, both roles and both eras: declarations read by
+//! the peer, extension methods in both directions, extension notifications,
+//! fields added to core results.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{ERAS, bounded, builder, in_process, obj};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tessera_client::ClientExtension;
+use tessera_runtime::{BoxFuture, HandlerResult, Notification};
+use tessera_server::{ExtensionRequest, RequestContext, Server, ServerExtension, tool};
+use tessera_types::{Era, ErrorObject, ExtensionSettings, JsonObject, settings_object};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DemoSettings {
+    #[serde(default)]
+    level: u32,
+}
+
+impl ExtensionSettings for DemoSettings {
+    const ID: &'static str = "com.example/demo";
+}
+
+/// The server half: `demo/echo` (answers with what the client declared),
+/// `demo/ask` (asks the client `demo/question` in the legacy era), takes
+/// `notifications/demo/poke`, adds `demo` to every `tools/list` result.
+#[derive(Default)]
+struct DemoServer {
+    pokes: Arc<Mutex<Vec<Option<JsonObject>>>>,
+}
+
+impl ServerExtension for DemoServer {
+    fn id(&self) -> &str {
+        DemoSettings::ID
+    }
+    fn settings(&self) -> JsonObject {
+        settings_object(&DemoSettings { level: 7 })
+    }
+    fn methods(&self) -> Vec<String> {
+        vec!["demo/echo".into(), "demo/ask".into()]
+    }
+    fn handle_request(&self, request: ExtensionRequest) -> BoxFuture<'static, HandlerResult> {
+        Box::pin(async move {
+            let ctx = request.context().clone();
+            let declared = ctx
+                .client_extension::<DemoSettings>()
+                .transpose()
+                .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+            let mut result = JsonObject::new();
+            match request.method() {
+                "demo/echo" => {
+                    result.insert("params".into(), Value::Object(request.params()));
+                    result.insert("clientLevel".into(), json!(declared.map(|d| d.level)));
+                    request.cache_hints(&mut result);
+                }
+                _ => {
+                    let _ = ctx.peer().notify("notifications/demo/tick", None, None);
+                    let answer = ctx
+                        .request_client("demo/question", Some(obj(json!({"q": "colour?"}))))
+                        .await
+                        .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                    result.insert("answer".into(), Value::Object(answer));
+                }
+            }
+            Ok(result)
+        })
+    }
+    fn notifications(&self) -> Vec<String> {
+        vec!["notifications/demo/poke".into()]
+    }
+    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        self.pokes.lock().unwrap().push(n.params);
+        Box::pin(async {})
+    }
+    fn result_methods(&self) -> Vec<String> {
+        vec!["tools/list".into()]
+    }
+    fn on_result(&self, _method: &str, context: &RequestContext, result: &mut JsonObject) {
+        result.insert(
+            "demo".into(),
+            json!({"clientDeclared": context.client_declares_extension(DemoSettings::ID)}),
+        );
+    }
+}
+
+/// The client half: declares level 3 and answers `demo/question`.
+struct DemoClient {
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientExtension for DemoClient {
+    fn id(&self) -> &str {
+        DemoSettings::ID
+    }
+    fn settings(&self) -> JsonObject {
+        settings_object(&DemoSettings { level: 3 })
+    }
+    fn methods(&self) -> Vec<String> {
+        vec!["demo/question".into()]
+    }
+    fn handle_request(
+        &self,
+        _method: &str,
+        params: Option<JsonObject>,
+    ) -> BoxFuture<'static, Result<JsonObject, ErrorObject>> {
+        Box::pin(async move {
+            let q = params
+                .and_then(|p| p.get("q").cloned())
+                .unwrap_or(Value::Null);
+            Ok(obj(json!({"asked": q, "reply": "blue"})))
+        })
+    }
+    fn notifications(&self) -> Vec<String> {
+        vec!["notifications/demo/tick".into()]
+    }
+    fn handle_notification(&self, method: &str, _params: Option<&JsonObject>) {
+        self.notes.lock().unwrap().push(method.to_owned());
+    }
+}
+
+async fn noop() -> &'static str {
+    "ok"
+}
+
+fn server(pokes: Arc<Mutex<Vec<Option<JsonObject>>>>) -> Server {
+    Server::builder()
+        .tool(tool("noop").handler(noop))
+        .extension(DemoServer { pokes })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn declarations_methods_and_result_fields_in_both_eras() {
+    for version in ERAS {
+        let pokes = Arc::new(Mutex::new(Vec::new()));
+        let notes = Arc::new(Mutex::new(Vec::new()));
+        let srv = server(pokes.clone());
+        let client = in_process(
+            &srv,
+            builder(version).extension(DemoClient {
+                notes: notes.clone(),
+            }),
+        )
+        .await;
+
+        // Each side reads the other's typed settings.
+        let declared = client.server_extension::<DemoSettings>().unwrap().unwrap();
+        assert_eq!(declared.level, 7, "{version}");
+        assert!(client.capabilities().has_extension(DemoSettings::ID));
+
+        // An extension method, with the client's declaration seen per request.
+        let r = bounded(
+            "demo/echo",
+            client.request_raw("demo/echo", Some(obj(json!({"x": 1})))),
+        )
+        .await
+        .unwrap();
+        assert_eq!(r["params"], json!({"x": 1}), "{version}");
+        assert_eq!(r["clientLevel"], json!(3), "{version}");
+        match version.era() {
+            Era::Modern => assert!(r.contains_key("ttlMs") && r.contains_key("cacheScope")),
+            Era::Legacy => assert!(!r.contains_key("ttlMs")),
+        }
+
+        // A core result with the extension's field.
+        let tools = bounded("tools/list", client.request_raw("tools/list", None))
+            .await
+            .unwrap();
+        assert_eq!(tools["demo"], json!({"clientDeclared": true}), "{version}");
+
+        // A server-to-client extension request (legacy sessions only: a
+        // 2026-07-28 server cannot send requests of its own).
+        if version.era() == Era::Legacy {
+            let r = bounded("demo/ask", client.request_raw("demo/ask", None))
+                .await
+                .unwrap();
+            assert_eq!(r["answer"], json!({"asked": "colour?", "reply": "blue"}));
+            // The notification sent before the answer reached the client extension.
+            assert_eq!(*notes.lock().unwrap(), ["notifications/demo/tick"]);
+        }
+
+        // An extension notification reaches the server extension (it is
+        // handled before the next request's answer in a legacy session).
+        let _ = client
+            .peer()
+            .notify("notifications/demo/poke", Some(obj(json!({"n": 1}))), None);
+        if version.era() == Era::Legacy {
+            bounded("ping", client.ping()).await.unwrap();
+            assert_eq!(pokes.lock().unwrap().len(), 1);
+        }
+
+        // Unknown methods stay unknown.
+        let e = bounded("demo/nope", client.request_raw("demo/nope", None)).await;
+        assert!(e.is_err());
+        client.close().await;
+    }
+}
+
+#[test]
+fn clashing_extensions_fail_the_build() {
+    let e = Server::builder()
+        .extension(DemoServer::default())
+        .extension(DemoServer::default())
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("registered twice"), "{e}");
+}
