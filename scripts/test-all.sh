@@ -6,6 +6,7 @@
 # Stages, run in this order; a failing stage does not stop the ones after it:
 #   cargo      cargo test --workspace --no-fail-fast (unit, integration and doc tests)
 #              with --nextest: cargo nextest run --workspace --no-fail-fast, then cargo test --workspace --doc
+#   examples   scripts/examples.sh (builds examples/ and runs each one briefly)
 #   interop    tests/interop/run.sh (official TypeScript/Python SDKs and server-everything)
 #   conformance the official conformance suite (0.1.16 and 0.2.0-alpha.12) against
 #              `tessera serve --http` and, through the stdio bridge, `tessera serve --stdio`
@@ -113,6 +114,18 @@ if ! stage_skipped cargo; then
     read -r p f ig < <(cargo_counts "$log")
     record cargo "$st" "$p" "$f" "$ig ignored" $((SECONDS - start))
   fi
+fi
+
+# --------------------------------------------------------------- stage: examples
+if ! stage_skipped examples; then
+  banner "scripts/examples.sh"
+  log="$LOGS/examples.log"; : >"$log"
+  start=$SECONDS
+  run_logged "$log" bash scripts/examples.sh; st=$?
+  line="$(grep -E '^examples: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)"
+  p="$(sed -E 's/^examples: ([0-9]+) passed.*/\1/' <<<"$line")"
+  f="$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")"
+  record examples "$st" "${p:-0}" "${f:-0}" "" $((SECONDS - start))
 fi
 
 # ---------------------------------------------------------------- stage: interop

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds every example of examples/ and runs each one briefly against a real
+# peer (the `tessera` binary, curl-like checks from Python), on loopback.
+#
+#   scripts/examples.sh        prints one line per check, then `examples: N passed, M failed`
+#
+# Uses $CARGO_TARGET_DIR (default ./target) and builds tessera-cli too.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+EX="$TARGET/debug/examples"
+TESSERA="$TARGET/debug/tessera"
+PASSED=0
+FAILED=0
+PIDS=()
+
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+check() { # NAME CMD... : the command must exit 0
+  local name="$1"; shift
+  if "$@"; then echo "PASS $name"; PASSED=$((PASSED + 1)); else echo "FAIL $name"; FAILED=$((FAILED + 1)); fi
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+# Waits (at most 10 s) until something listens on PORT.
+wait_port() {
+  python3 - "$1" <<'PY'
+import socket, sys, time
+deadline = time.time() + 10
+while time.time() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)
+PY
+}
+
+# GET or POST a URL; prints "STATUS\nHEADERS\n\nBODY".
+fetch() { # METHOD URL [BODY]
+  python3 - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+method, url = sys.argv[1], sys.argv[2]
+data = sys.argv[3].encode() if len(sys.argv) > 3 else None
+req = urllib.request.Request(url, data=data, method=method, headers={
+    "content-type": "application/json", "accept": "application/json, text/event-stream"})
+try:
+    r = urllib.request.urlopen(req, timeout=10)
+except urllib.error.HTTPError as e:
+    r = e
+print(r.status)
+print(str(r.headers).strip())
+print()
+print(r.read().decode())
+PY
+}
+
+cargo build -q -p tessera-examples --examples -p tessera-cli </dev/null || {
+  echo "FAIL building the examples"; echo "examples: 0 passed, 1 failed"; exit 1; }
+
+# echo_stdio: the README's server, called by the tessera client.
+check "echo_stdio answers tools/call" \
+  bash -c '[ "$(timeout 30 "$1" call echo "{\"text\":\"hi\"}" -- "$2")" = hi ]' _ "$TESSERA" "$EX/echo_stdio"
+
+# client_call: the example client against the example stdio server.
+check "client_call calls a stdio server" \
+  bash -c 'timeout 30 "$1" echo "{\"text\":\"yo\"}" -- "$2" | tail -n1 | grep -qx yo' _ "$EX/client_call" "$EX/echo_stdio"
+
+# http_axum: MCP beside another route in one axum router.
+PORT="$(free_port)"
+"$EX/http_axum" "127.0.0.1:$PORT" >/dev/null 2>&1 & PIDS+=($!)
+if wait_port "$PORT"; then
+  export -f fetch
+  check "http_axum serves its own /health route" \
+    bash -c 'fetch GET "$1" | tail -n1 | grep -qx ok' _ "http://127.0.0.1:$PORT/health"
+  check "http_axum serves MCP (tessera call)" \
+    bash -c '[ "$(timeout 30 "$1" call add "{\"a\":2,\"b\":3}" "$2")" = 5 ]' _ "$TESSERA" "http://127.0.0.1:$PORT/mcp"
+  check "client_call calls an HTTP server" \
+    bash -c 'timeout 30 "$1" add "{\"a\":20,\"b\":22}" "$2" | tail -n1 | grep -qx 42' _ "$EX/client_call" "http://127.0.0.1:$PORT/mcp"
+else
+  check "http_axum starts listening" false
+fi
+
+# oauth_server: no token gets 401 and the metadata that leads to the issuer.
+PORT="$(free_port)"
+"$EX/oauth_server" "127.0.0.1:$PORT" https://auth.example.com >/dev/null 2>&1 & PIDS+=($!)
+if wait_port "$PORT"; then
+  export -f fetch
+  check "oauth_server refuses a request without a token (401 + resource_metadata)" \
+    bash -c 'out="$(fetch POST "$1" "{}")"; [ "$(head -n1 <<<"$out")" = 401 ] && grep -qi "^www-authenticate: Bearer .*resource_metadata=" <<<"$out"' _ "http://127.0.0.1:$PORT/mcp"
+  check "oauth_server serves its protected resource metadata" \
+    bash -c 'fetch GET "$1" | tail -n1 | grep -q "\"authorization_servers\":\[\"https://auth.example.com\"\]"' _ "http://127.0.0.1:$PORT/.well-known/oauth-protected-resource/mcp"
+else
+  check "oauth_server starts listening" false
+fi
+
+# ask_user: one handler, elicitation answered by a legacy and a 2026-07-28 client.
+check "ask_user works in both eras" \
+  bash -c 'out="$(timeout 30 "$1")" && [ "$(grep -c "the tool answers: Hello, Ada!" <<<"$out")" = 2 ]' _ "$EX/ask_user"
+
+echo "examples: $PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
