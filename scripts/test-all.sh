@@ -9,7 +9,8 @@
 #   examples   scripts/examples.sh (builds examples/ and runs each one briefly)
 #   interop    tests/interop/run.sh (official TypeScript/Python SDKs and server-everything)
 #   conformance the official conformance suite (0.1.16 and 0.2.0-alpha.12) against
-#              `tessera serve --http` and, through the stdio bridge, `tessera serve --stdio`
+#              `tessera serve --http`, through the stdio bridge `tessera serve --stdio`,
+#              and through `tessera proxy --http` fronting `tessera serve --stdio`
 #
 # Prints one summary line per stage and, last, the aggregate test count
 # `N passed, M failed`. A stage that fails without reporting any test (a build
@@ -176,6 +177,22 @@ if ! stage_skipped conformance; then
   kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
   conformance_run "0.1.16 stdio bridge" "$LOGS/conf-01-stdio.log" \
     bash conformance/run-server.sh 0.1 --stdio "$TESSERA_BIN serve --stdio"
+  # The same three server suites through `tessera proxy --http` fronting
+  # `tessera serve --stdio`: the counts must equal the server's own.
+  PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+  "$TESSERA_BIN" proxy --http "127.0.0.1:$PORT" -- "$TESSERA_BIN" serve --stdio >"$LOGS/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  for _ in $(seq 1 100); do
+    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$PORT" 2>/dev/null && break
+    sleep 0.1
+  done
+  URL="http://127.0.0.1:$PORT/mcp"
+  conformance_run "0.1.16 proxy" "$LOGS/conf-01-proxy.log" bash conformance/run-server.sh 0.1 "$URL"
+  conformance_run "0.2.0-alpha.12 proxy 2025-11-25" "$LOGS/conf-next-1125-proxy.log" \
+    bash conformance/run-server.sh next --spec-version 2025-11-25 "$URL"
+  conformance_run "0.2.0-alpha.12 proxy 2026-07-28" "$LOGS/conf-next-0728-proxy.log" \
+    bash conformance/run-server.sh next --spec-version 2026-07-28 "$URL"
+  kill "$PROXY_PID" 2>/dev/null; wait "$PROXY_PID" 2>/dev/null
   # The client scenarios that need no authorization, one at a time (the
   # sse-retry timing check is tight on two cores).
   CLIENT_BIN="$(dirname "$TESSERA_BIN")/conformance-client"

@@ -4,6 +4,7 @@
 mod client_cmd;
 mod http_opts;
 mod login;
+mod proxy;
 mod reference;
 mod serve;
 mod serve_auth;
@@ -31,6 +32,8 @@ enum Command {
     Call(client_cmd::CallArgs),
     /// Authorize with an OAuth-protected server (browser, loopback redirect) and store the token.
     Login(login::LoginArgs),
+    /// Serve a server again: stdio over HTTP, HTTP on stdio, any era to any era.
+    Proxy(proxy::ProxyArgs),
 }
 
 /// How a command failed, and so which exit code it gets.
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
             Command::List(a) => client_cmd::list(a).await,
             Command::Call(a) => client_cmd::call(a).await,
             Command::Login(a) => login::login(a).await,
+            Command::Proxy(a) => proxy::run(a).await,
         }
     });
     match outcome {

@@ -218,7 +218,7 @@ async fn serve_http(
 }
 
 /// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         let mut term =

@@ -315,8 +315,14 @@ async fn reconnection(ctx: RequestContext) -> &'static str {
     // Over Streamable HTTP, ask the transport to close this request's SSE
     // connection (with `retry: 500`) while the call goes on: the client
     // resumes with GET + Last-Event-ID and gets the result there (SEP-1699).
-    // Other transports attach no HTTP headers and are left alone.
-    if ctx.extension::<tessera_http::http::HeaderMap>().is_some() {
+    // Other transports attach no HTTP headers and are left alone, unless the
+    // client is a proxy serving this request over HTTP (it declares so).
+    let proxied_http = ctx
+        .client_capabilities()
+        .get("experimental")
+        .and_then(|e| e.get(tessera_http::CLOSE_SSE_STREAM_CAPABILITY))
+        .is_some();
+    if ctx.extension::<tessera_http::http::HeaderMap>().is_some() || proxied_http {
         let _ = tessera_http::close_sse_stream(
             ctx.peer(),
             ctx.request_id(),

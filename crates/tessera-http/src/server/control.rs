@@ -34,6 +34,12 @@ use tessera_types::{JsonObject, RequestId};
 /// The reserved notification method the HTTP router intercepts.
 pub const CLOSE_SSE_STREAM_METHOD: &str = "notifications/tessera/http/closeSseStream";
 
+/// An `experimental` client capability: the client (a Tessera proxy whose own
+/// client is on Streamable HTTP) applies [`CLOSE_SSE_STREAM_METHOD`] to the
+/// HTTP stream of the request it forwarded. A handler whose request did not
+/// come over HTTP may send the notification when the client declares it.
+pub const CLOSE_SSE_STREAM_CAPABILITY: &str = "io.tessera/closeSseStream";
+
 /// Asks the HTTP transport to close the SSE connection of `request` (after a
 /// `retry:` field of `retry`, or the server's default) while the request goes
 /// on; the client resumes with `GET` + `Last-Event-ID`.

@@ -49,7 +49,7 @@ mod streamable;
 mod axum_mount;
 
 pub use body::McpBody;
-pub use control::{CLOSE_SSE_STREAM_METHOD, close_sse_stream};
+pub use control::{CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_METHOD, close_sse_stream};
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
 pub use serve::{serve, serve_with};
@@ -73,6 +73,15 @@ pub trait ServiceFactory: Send + Sync + 'static {
         let (mut config, service) = self.make();
         config.methods = service.methods();
         (Arc::new(config), Arc::new(service))
+    }
+
+    /// A service and its configuration for one legacy session (an
+    /// `initialize` conversation over Streamable HTTP or the 2024-11-05
+    /// HTTP+SSE pair). A factory whose service keeps per-session state (a
+    /// proxy holding one upstream session per downstream session) makes a
+    /// fresh one here; the default is [`ServiceFactory::make_shared`].
+    fn make_session(&self) -> (Arc<EngineConfig>, Arc<Self::Service>) {
+        self.make_shared()
     }
 
     /// The `inputSchema` of tool `name`, when the factory can read it
@@ -129,7 +138,7 @@ struct FactorySpawner<F>(F);
 
 impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
     fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer {
-        let (config, service) = self.0.make_shared();
+        let (config, service) = self.0.make_session();
         let (peer, _task) = tessera_runtime::spawn_shared(config, transport, service, options);
         peer
     }

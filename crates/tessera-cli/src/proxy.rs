@@ -1,0 +1,156 @@
+//! `tessera proxy`: serve a stdio server over Streamable HTTP, a remote
+//! server on stdio, or several servers behind one HTTP endpoint.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::Args;
+use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+
+use crate::Failure;
+use crate::http_opts::HttpOptions;
+use crate::target::Target;
+
+/// `tessera proxy`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  tessera proxy --http 127.0.0.1:8002 -- tessera serve --stdio
+  tessera proxy --stdio https://mcp.example.com/mcp
+
+Clients of every protocol version reach the upstream whatever version it speaks: a legacy \
+session gets its own upstream session, 2026-07-28 requests share one upstream connection, and \
+what cannot be translated between eras is refused with an error that says why. Over HTTP the \
+endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.")]
+pub struct ProxyArgs {
+    /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8002).
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    http: Option<String>,
+
+    /// Serve on this process's stdin/stdout.
+    #[arg(long)]
+    stdio: bool,
+
+    /// The path of the MCP endpoint (with --http).
+    #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
+    path: String,
+
+    /// Do not serve the 2024-11-05 HTTP+SSE transport at /sse and /message.
+    #[arg(long, requires = "http")]
+    no_legacy_sse: bool,
+
+    /// Seconds a forwarded request may wait for the upstream's answer,
+    /// restarted by each progress notification (0 = no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    timeout: u64,
+
+    /// The upstream: an http(s) URL.
+    #[arg(value_name = "URL")]
+    positional: Vec<String>,
+
+    /// The upstream: a stdio server to start.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+
+    #[command(flatten)]
+    upstream_http: HttpOptions,
+}
+
+fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Failure> {
+    match target {
+        Target::Command(words) => {
+            http.only_for_http()?;
+            let mut words = words.into_iter();
+            let program = words
+                .next()
+                .ok_or_else(|| Failure::Usage("empty command after --".into()))?;
+            Ok(UpstreamSpec::stdio(program, words))
+        }
+        Target::Url(url) => {
+            // Checked once here, so that building it again later cannot fail on the options.
+            http.transport(&url)?;
+            let own_auth = http.header_map()?.contains_key("authorization");
+            let http = http.clone();
+            let u = url.clone();
+            Ok(UpstreamSpec::http_with(url, move || {
+                let builder = http
+                    .apply(HttpClientTransport::builder(&u))
+                    .unwrap_or_else(|_| HttpClientTransport::builder(&u));
+                let t = builder.build()?;
+                // A token given with `-H Authorization: ...` wins over one stored by `tessera login`.
+                Ok(if own_auth {
+                    t
+                } else {
+                    crate::login::with_stored_auth(t, &u)
+                })
+            }))
+        }
+    }
+}
+
+/// Runs `tessera proxy`.
+pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
+    let mut positional = a.positional.clone();
+    let target = Target::resolve(&mut positional, a.command.clone())?;
+    if let Some(extra) = positional.first() {
+        return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
+    }
+    if a.http.is_none() && !a.stdio {
+        return Err(Failure::Usage(
+            "choose how to serve: --http ADDR (e.g. --http 127.0.0.1:8002) or --stdio".into(),
+        ));
+    }
+    let spec = upstream_spec(target, &a.upstream_http)?;
+    let options = UpstreamOptions {
+        request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
+        ..UpstreamOptions::default()
+    };
+    let described = spec.describe();
+    let proxy = Proxy::connect(spec, options)
+        .await
+        .with_context(|| format!("connecting to the upstream {described}"))?;
+    match a.http.clone() {
+        Some(addr) => serve_http(&a, &addr, proxy).await,
+        None => {
+            proxy.serve_stdio().await.context("serving on stdio")?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn serve_http(a: &ProxyArgs, addr: &str, proxy: Proxy) -> Result<ExitCode, Failure> {
+    if !a.path.starts_with('/') {
+        return Err(Failure::Usage(format!(
+            "--path must start with '/': {:?}",
+            a.path
+        )));
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    let mut b = McpHttp::builder(proxy.clone())
+        .bind_address(local)
+        .endpoint_path(a.path.clone());
+    if a.no_legacy_sse {
+        b = b.legacy_sse(None);
+    }
+    let mcp = b.build();
+    eprintln!(
+        "tessera: proxying {} at http://{local}{}",
+        proxy
+            .server_info()
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or("the upstream server"),
+        a.path
+    );
+    tessera_http::serve(listener, mcp, crate::serve::shutdown_signal())
+        .await
+        .context("serving HTTP")?;
+    proxy.close().await;
+    Ok(ExitCode::SUCCESS)
+}

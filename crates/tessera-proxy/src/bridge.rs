@@ -1,0 +1,397 @@
+//! [`Proxy`]: one upstream server served again, over any transport and in
+//! both eras.
+//!
+//! - Each legacy downstream session (an `initialize` conversation) gets its
+//!   own upstream session, opened at its first request with the client's
+//!   version and capabilities, and closed with it: session state (log level,
+//!   resource subscriptions, roots, the server's requests to the client)
+//!   stays one to one.
+//! - 2026-07-28 requests share one upstream connection (re-opened when it
+//!   dies), since they carry everything in `_meta`.
+//!
+//! When the upstream speaks only an older version, a 2026-07-28 client's
+//! listen streams are served by the proxy from the upstream's change
+//! notifications; when it speaks only 2026-07-28, a legacy client's
+//! input rounds are turned into ordinary requests to that client.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tessera_http::ServiceFactory;
+use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
+use tessera_runtime::{
+    BoxFuture, ConnectionOptions, HandlerResult, Notification, Request, Service,
+};
+use tessera_types::{Era, ErrorObject, JsonObject};
+
+use crate::calls::Calls;
+use crate::error::ProxyError;
+use crate::forward::forward;
+use crate::listen::{self, Listeners};
+use crate::route::{SessionSink, SharedSink};
+use crate::upstream::{
+    Upstream, UpstreamOptions, UpstreamSpec, all_client_capabilities, proxy_identity,
+};
+
+/// The request methods a proxy passes on (the upstream answers `-32601` for
+/// what it does not serve). `initialize`, `ping`, `server/discover` and
+/// `logging/setLevel` are answered by the proxy's own engine.
+pub(crate) const FORWARDED_METHODS: [&str; 15] = [
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+];
+
+struct Inner {
+    spec: UpstreamSpec,
+    options: UpstreamOptions,
+    config: Arc<EngineConfig>,
+    shared: tokio::sync::Mutex<Option<Arc<Upstream>>>,
+    calls: Arc<Calls>,
+    listeners: Arc<Listeners>,
+}
+
+/// A proxy in front of one upstream server. It is a
+/// [`tessera_http::ServiceFactory`]: give it to [`tessera_http::McpHttp`]
+/// to serve it over Streamable HTTP (and the 2024-11-05 HTTP+SSE pair), or
+/// call [`Proxy::serve_stdio`].
+///
+/// ```no_run
+/// use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let upstream = UpstreamSpec::stdio("tessera", ["serve", "--stdio"]);
+/// let proxy = Proxy::connect(upstream, UpstreamOptions::default()).await?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8002").await?;
+/// let mcp = tessera_http::McpHttp::builder(proxy)
+///     .bind_address(listener.local_addr()?)
+///     .endpoint_path("/mcp")
+///     .build();
+/// tessera_http::serve(listener, mcp, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Proxy {
+    inner: Arc<Inner>,
+    shared_service: Arc<ProxyService>,
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("upstream", &self.inner.spec)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Proxy {
+    /// Connects to the upstream once (to learn who it is and what it
+    /// offers; the connection is kept for 2026-07-28 requests) and returns
+    /// the proxy.
+    pub async fn connect(
+        spec: UpstreamSpec,
+        options: UpstreamOptions,
+    ) -> Result<Proxy, ProxyError> {
+        let calls = Arc::new(Calls::default());
+        let listeners = Arc::new(Listeners::default());
+        let first = open_shared(&spec, &options, &calls, &listeners).await?;
+        let c = &first.connected;
+        let identity = ServerIdentity {
+            info: c.server_info.clone(),
+            capabilities: c.server_capabilities.clone(),
+            instructions: c.instructions.clone(),
+            ..ServerIdentity::default()
+        };
+        let config = Arc::new(
+            EngineConfig::server(identity).with_methods(FORWARDED_METHODS.iter().copied()),
+        );
+        let inner = Arc::new(Inner {
+            spec,
+            options,
+            config,
+            shared: tokio::sync::Mutex::new(Some(Arc::new(first))),
+            calls,
+            listeners,
+        });
+        let shared_service = Arc::new(ProxyService {
+            inner: inner.clone(),
+            session: None,
+        });
+        Ok(Proxy {
+            inner,
+            shared_service,
+        })
+    }
+
+    /// The upstream server's `serverInfo`.
+    pub fn server_info(&self) -> &JsonObject {
+        &self.inner.config.server.info
+    }
+
+    /// The upstream server's capabilities (what the proxy declares).
+    pub fn capabilities(&self) -> &JsonObject {
+        &self.inner.config.server.capabilities
+    }
+
+    /// The era of the shared upstream connection (modern when the upstream
+    /// speaks 2026-07-28).
+    pub async fn upstream_era(&self) -> Option<Era> {
+        self.inner.shared.lock().await.as_ref().map(|u| u.era())
+    }
+
+    /// The engine configuration the proxy serves with.
+    pub fn engine_config(&self) -> EngineConfig {
+        (*self.inner.config).clone()
+    }
+
+    /// A service for one downstream connection (a legacy session gets its
+    /// own upstream session).
+    pub fn session_service(&self) -> ProxyService {
+        ProxyService {
+            inner: self.inner.clone(),
+            session: Some(Arc::new(SessionLink::default())),
+        }
+    }
+
+    /// Serves the proxy on this process's stdin/stdout until the client
+    /// closes it.
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        let (_peer, task) = tessera_runtime::serve_stdio(
+            self.engine_config(),
+            self.session_service(),
+            ConnectionOptions::default(),
+        );
+        let out = task.await.unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        self.close().await;
+        out
+    }
+
+    /// Closes the shared upstream connection.
+    pub async fn close(&self) {
+        if let Some(up) = self.inner.shared.lock().await.take() {
+            up.close().await;
+        }
+    }
+}
+
+async fn open_shared(
+    spec: &UpstreamSpec,
+    options: &UpstreamOptions,
+    calls: &Arc<Calls>,
+    listeners: &Arc<Listeners>,
+) -> Result<Upstream, ProxyError> {
+    let sink = Arc::new(SharedSink {
+        calls: calls.clone(),
+        listeners: listeners.clone(),
+        unsolicited: None,
+    });
+    Upstream::connect(
+        spec,
+        ConnectMode::Auto,
+        proxy_identity(all_client_capabilities()),
+        sink,
+        options,
+    )
+    .await
+}
+
+impl Inner {
+    /// The shared connection, re-opened if it died.
+    async fn shared(&self) -> Result<Arc<Upstream>, ErrorObject> {
+        let mut slot = self.shared.lock().await;
+        if let Some(up) = slot.as_ref() {
+            if up.is_open() {
+                return Ok(up.clone());
+            }
+        }
+        let up = open_shared(&self.spec, &self.options, &self.calls, &self.listeners)
+            .await
+            .map_err(|e| ErrorObject::internal(format!("upstream unavailable: {e}")))?;
+        let up = Arc::new(up);
+        *slot = Some(up.clone());
+        Ok(up)
+    }
+}
+
+/// One legacy session's upstream session.
+#[derive(Default)]
+struct SessionLink {
+    conn: tokio::sync::OnceCell<Arc<Upstream>>,
+    calls: Arc<Calls>,
+    /// The log level last sent upstream.
+    level: Mutex<Option<String>>,
+}
+
+impl SessionLink {
+    async fn upstream(&self, inner: &Inner, r: &Request) -> Result<Arc<Upstream>, ErrorObject> {
+        let up = self
+            .conn
+            .get_or_try_init(|| async {
+                let sink = || {
+                    Arc::new(SessionSink {
+                        calls: self.calls.clone(),
+                        session: r.peer.clone(),
+                    })
+                };
+                let mut caps = (*r.context.peer_capabilities).clone();
+                if r.extensions
+                    .get::<tessera_http::http::HeaderMap>()
+                    .is_some()
+                {
+                    // This client is on HTTP: the upstream may ask to close
+                    // its request's SSE stream (SEP-1699 polling).
+                    let exp = caps
+                        .entry("experimental")
+                        .or_insert_with(|| Value::Object(JsonObject::new()));
+                    if let Value::Object(e) = exp {
+                        e.insert(
+                            tessera_http::CLOSE_SSE_STREAM_CAPABILITY.into(),
+                            Value::Object(JsonObject::new()),
+                        );
+                    }
+                }
+                let legacy = Upstream::connect(
+                    &inner.spec,
+                    ConnectMode::Legacy(r.context.version),
+                    proxy_identity(caps.clone()),
+                    sink(),
+                    &inner.options,
+                )
+                .await;
+                let up = match legacy {
+                    Ok(up) => up,
+                    // A server that speaks only 2026-07-28: input rounds are
+                    // translated for this client.
+                    Err(first) => Upstream::connect(
+                        &inner.spec,
+                        ConnectMode::Auto,
+                        proxy_identity(caps),
+                        sink(),
+                        &inner.options,
+                    )
+                    .await
+                    .map_err(|_| first)?,
+                };
+                Ok::<_, ProxyError>(Arc::new(up))
+            })
+            .await
+            .map_err(|e| ErrorObject::internal(format!("upstream unavailable: {e}")))?
+            .clone();
+        if !up.is_open() {
+            return Err(ErrorObject::internal(
+                "the upstream server of this session has gone away; start a new session",
+            ));
+        }
+        self.sync_level(&up, r).await;
+        Ok(up)
+    }
+
+    /// Passes the session's `logging/setLevel` on to a legacy upstream.
+    async fn sync_level(&self, up: &Upstream, r: &Request) {
+        let Some(level) = r.context.log_level.clone() else {
+            return;
+        };
+        if up.era() != Era::Legacy || !up.connected.server_capabilities.contains_key("logging") {
+            return;
+        }
+        {
+            let mut sent = self.level.lock().unwrap_or_else(|e| e.into_inner());
+            if sent.as_deref() == Some(level.as_str()) {
+                return;
+            }
+            *sent = Some(level.clone());
+        }
+        let mut p = JsonObject::new();
+        p.insert("level".into(), Value::String(level));
+        if let Err(e) = up
+            .peer
+            .request("logging/setLevel", Some(p), RequestOptions::default())
+            .await
+        {
+            tracing::debug!(%e, "upstream refused logging/setLevel");
+        }
+    }
+}
+
+/// The downstream side of a [`Proxy`]: a [`tessera_runtime::Service`] that
+/// forwards every request upstream.
+#[derive(Clone)]
+pub struct ProxyService {
+    inner: Arc<Inner>,
+    session: Option<Arc<SessionLink>>,
+}
+
+impl std::fmt::Debug for ProxyService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyService")
+            .field("session", &self.session.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service for ProxyService {
+    fn methods(&self) -> Vec<String> {
+        FORWARDED_METHODS.iter().map(|m| (*m).to_owned()).collect()
+    }
+
+    fn handle_request(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        let me = self.clone();
+        Box::pin(async move {
+            let (up, calls) = match (&me.session, r.context.era) {
+                (Some(s), Era::Legacy) => (s.upstream(&me.inner, &r).await?, s.calls.clone()),
+                _ => (me.inner.shared().await?, me.inner.calls.clone()),
+            };
+            if r.method == "subscriptions/listen" {
+                let _guard = calls.enter(&r);
+                return match up.era() {
+                    Era::Modern => listen::forward(&up, &me.inner.listeners, &r).await,
+                    Era::Legacy => listen::translate(&up, &me.inner.listeners, &r).await,
+                };
+            }
+            forward(&up, &calls, &r, &r.method.clone(), r.params.clone()).await
+        })
+    }
+
+    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        let Some(s) = self.session.clone() else {
+            return Box::pin(async {});
+        };
+        Box::pin(async move {
+            if n.method == "notifications/roots/list_changed" {
+                if let Some(up) = s.conn.get() {
+                    if let Err(e) = up.peer.notify(n.method.clone(), n.params, None) {
+                        tracing::debug!(%e, "roots/list_changed not passed upstream");
+                    }
+                }
+            }
+        })
+    }
+}
+
+impl ServiceFactory for Proxy {
+    type Service = ProxyService;
+
+    fn make(&self) -> (EngineConfig, ProxyService) {
+        (self.engine_config(), self.session_service())
+    }
+
+    fn make_shared(&self) -> (Arc<EngineConfig>, Arc<ProxyService>) {
+        (self.inner.config.clone(), self.shared_service.clone())
+    }
+
+    fn make_session(&self) -> (Arc<EngineConfig>, Arc<ProxyService>) {
+        (self.inner.config.clone(), Arc::new(self.session_service()))
+    }
+}

@@ -1,0 +1,92 @@
+//! The downstream requests in flight on one upstream connection: where the
+//! upstream's own requests, logs and stream-control notifications go, since
+//! over stdio nothing in those messages says which request they belong to.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tessera_runtime::{Peer, Request};
+use tessera_types::{Era, RequestId};
+
+/// One forwarded request.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    key: u64,
+    /// The downstream connection.
+    pub peer: Peer,
+    /// The request's id downstream.
+    pub id: RequestId,
+    /// The downstream request's era.
+    pub era: Era,
+    /// The method.
+    pub method: String,
+}
+
+/// The requests in flight on one upstream connection.
+#[derive(Debug, Default)]
+pub(crate) struct Calls {
+    next: AtomicU64,
+    list: Mutex<Vec<Call>>,
+}
+
+/// Removes its call from the registry when dropped.
+pub(crate) struct CallGuard {
+    calls: Arc<Calls>,
+    key: u64,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if let Ok(mut l) = self.calls.list.lock() {
+            l.retain(|c| c.key != self.key);
+        }
+    }
+}
+
+impl Calls {
+    /// Registers a downstream request for as long as the guard lives.
+    pub fn enter(self: &Arc<Self>, r: &Request) -> CallGuard {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut l) = self.list.lock() {
+            l.push(Call {
+                key,
+                peer: r.peer.clone(),
+                id: r.id.clone(),
+                era: r.context.era,
+                method: r.method.clone(),
+            });
+        }
+        CallGuard {
+            calls: self.clone(),
+            key,
+        }
+    }
+
+    fn snapshot(&self) -> Vec<Call> {
+        self.list.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// The oldest request in flight that can cause server-to-client traffic
+    /// (anything but `subscriptions/listen`, which stays open).
+    pub fn oldest(&self) -> Option<Call> {
+        self.snapshot()
+            .into_iter()
+            .find(|c| c.method != "subscriptions/listen")
+    }
+
+    /// The only request in flight that can cause server-to-client traffic,
+    /// or how many there are when it is not exactly one.
+    pub fn sole(&self) -> Result<Call, usize> {
+        let mut v: Vec<Call> = self
+            .snapshot()
+            .into_iter()
+            .filter(|c| c.method != "subscriptions/listen")
+            .collect();
+        if v.len() == 1 {
+            Ok(v.remove(0))
+        } else {
+            Err(v.len())
+        }
+    }
+}

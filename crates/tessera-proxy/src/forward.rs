@@ -1,0 +1,195 @@
+//! Forwarding one downstream request to an upstream connection: `_meta`
+//! rewritten for the upstream's era, progress passed back, cancellation
+//! passed on, errors mapped, and (for a legacy client of a 2026-07-28
+//! server) the multi round-trip rounds turned into ordinary requests to the
+//! client.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tessera_proto::{CallError, RequestOptions, meta_keys};
+use tessera_runtime::{HandlerResult, PeerError, Request};
+use tessera_types::{Era, ErrorObject, JsonObject, ResultType};
+use tokio::sync::mpsc;
+
+use crate::calls::Calls;
+use crate::upstream::Upstream;
+
+/// The most input rounds the proxy runs for a legacy client before giving up.
+const MAX_ROUNDS: usize = 16;
+
+/// The `_meta` keys only 2026-07-28 requests carry.
+const MODERN_META: [&str; 4] = [
+    meta_keys::PROTOCOL_VERSION,
+    meta_keys::CLIENT_CAPABILITIES,
+    meta_keys::CLIENT_INFO,
+    meta_keys::LOG_LEVEL,
+];
+
+/// Rewrites a downstream request's params for the upstream connection.
+pub(crate) fn prepare(
+    mut params: Option<JsonObject>,
+    r: &Request,
+    upstream: Era,
+) -> Option<JsonObject> {
+    let p = params.get_or_insert_with(JsonObject::new);
+    let meta = p
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Value::Object(m) = meta {
+        // The upstream engine issues its own progress token when asked.
+        m.remove(meta_keys::PROGRESS_TOKEN);
+        match (r.context.era, upstream) {
+            (_, Era::Legacy) => {
+                for k in MODERN_META {
+                    m.remove(k);
+                }
+            }
+            (Era::Legacy, Era::Modern) => {
+                // Tell the 2026-07-28 server what the legacy client declared.
+                m.insert(
+                    meta_keys::CLIENT_CAPABILITIES.into(),
+                    Value::Object((*r.context.peer_capabilities).clone()),
+                );
+                if let Some(info) = &r.context.peer_info {
+                    m.insert(
+                        meta_keys::CLIENT_INFO.into(),
+                        Value::Object((**info).clone()),
+                    );
+                }
+                if let Some(level) = &r.context.log_level {
+                    m.insert(meta_keys::LOG_LEVEL.into(), Value::String(level.clone()));
+                }
+            }
+            (Era::Modern, Era::Modern) => {}
+        }
+        if m.is_empty() {
+            p.remove("_meta");
+        }
+    }
+    if p.is_empty() { None } else { params }
+}
+
+/// A proxy-side failure as the JSON-RPC error the client gets.
+pub(crate) fn peer_error(method: &str, e: PeerError) -> ErrorObject {
+    match e {
+        PeerError::Call(CallError::Remote(e)) => e,
+        PeerError::Call(CallError::Timeout(d)) => ErrorObject::internal(format!(
+            "the upstream server did not answer {method} within {} s",
+            d.as_secs_f64()
+        )),
+        PeerError::Call(CallError::Cancelled) => {
+            ErrorObject::internal(format!("{method} was cancelled"))
+        }
+        PeerError::Call(CallError::Closed) | PeerError::Closed => ErrorObject::internal(format!(
+            "the upstream server closed the connection before answering {method}"
+        )),
+        PeerError::Send(s) => ErrorObject::internal(format!("cannot send {method} upstream: {s}")),
+        other => ErrorObject::internal(format!("{method} failed upstream: {other}")),
+    }
+}
+
+/// Sends one request upstream and waits for its answer, passing progress
+/// back and giving up (which cancels it upstream) when the client cancels.
+pub(crate) async fn send(
+    up: &Upstream,
+    r: &Request,
+    method: &str,
+    params: Option<JsonObject>,
+) -> HandlerResult {
+    let options = RequestOptions::default();
+    let cancel = r.cancel.clone();
+    if r.context.progress_token.is_none() {
+        let call = up.peer.request(method, params, options);
+        return tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(ErrorObject::internal("cancelled by the client")),
+            out = call => out.map_err(|e| peer_error(method, e)),
+        };
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let call = up.peer.request_with_progress(method, params, options, tx);
+    tokio::pin!(call);
+    let out = loop {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+            Some(p) = rx.recv() => pass_progress(r, &p),
+            out = &mut call => break out,
+        }
+    };
+    while let Ok(p) = rx.try_recv() {
+        pass_progress(r, &p);
+    }
+    out.map_err(|e| peer_error(method, e))
+}
+
+fn pass_progress(r: &Request, p: &JsonObject) {
+    let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
+        return;
+    };
+    let total = p.get("total").and_then(Value::as_f64);
+    let message = p.get("message").and_then(Value::as_str).map(str::to_owned);
+    r.progress(progress, total, message);
+}
+
+/// Forwards `r` (as `method` with `params`) and returns the answer for the
+/// client, running the input rounds for a legacy client of a 2026-07-28
+/// upstream.
+pub(crate) async fn forward(
+    up: &Upstream,
+    calls: &Arc<Calls>,
+    r: &Request,
+    method: &str,
+    params: Option<JsonObject>,
+) -> HandlerResult {
+    let _guard = calls.enter(r);
+    let base = prepare(params, r, up.era());
+    if !(r.context.era == Era::Legacy && up.era() == Era::Modern) {
+        return send(up, r, method, base).await;
+    }
+    let mut params = base.clone();
+    for _ in 0..MAX_ROUNDS {
+        let result = send(up, r, method, params).await?;
+        if ResultType::of(&result) != ResultType::InputRequired {
+            let mut result = result;
+            result.remove("resultType");
+            return Ok(result);
+        }
+        let mut next = base.clone().unwrap_or_default();
+        if let Some(reqs) = result.get("inputRequests") {
+            let Value::Object(reqs) = reqs else {
+                return Err(ErrorObject::internal(
+                    "the upstream server sent an inputRequests that is not an object",
+                ));
+            };
+            let mut answers = JsonObject::new();
+            for (key, req) in reqs {
+                let m = req.get("method").and_then(Value::as_str).ok_or_else(|| {
+                    ErrorObject::internal(
+                        "the upstream server sent an input request without a method",
+                    )
+                })?;
+                let p = req.get("params").and_then(Value::as_object).cloned();
+                let options = RequestOptions {
+                    related: Some(r.id.clone()),
+                    ..RequestOptions::default()
+                };
+                let answer = r
+                    .peer
+                    .request(m, p, options)
+                    .await
+                    .map_err(|e| peer_error(m, e))?;
+                answers.insert(key.clone(), Value::Object(answer));
+            }
+            next.insert("inputResponses".into(), Value::Object(answers));
+        }
+        if let Some(state) = result.get("requestState") {
+            next.insert("requestState".into(), state.clone());
+        }
+        params = Some(next);
+    }
+    Err(ErrorObject::internal(format!(
+        "the upstream server asked for input more than {MAX_ROUNDS} times for one {method}"
+    )))
+}

@@ -1,0 +1,43 @@
+//! The gateway behind `tessera proxy`, for embedding: serve an MCP server
+//! again over another transport and in both protocol eras, or put several
+//! servers behind one endpoint.
+//!
+//! - [`Proxy`] fronts one upstream server ([`UpstreamSpec`]: a child
+//!   process over stdio, or a Streamable HTTP URL). It is a
+//!   [`tessera_http::ServiceFactory`], so [`tessera_http::McpHttp`] serves it
+//!   over Streamable HTTP and the 2024-11-05 HTTP+SSE pair, and
+//!   [`Proxy::serve_stdio`] serves it on stdio. Clients of every version
+//!   (2024-11-05 … 2026-07-28) reach an upstream of any version: `_meta` is
+//!   rewritten for the upstream's era, 2026-07-28 input rounds are run as
+//!   ordinary requests for a legacy client, listen streams are served from
+//!   a legacy upstream's change notifications, and what cannot be
+//!   translated is refused with an error that says why.
+//! - `Aggregator` puts several upstreams behind one endpoint, prefixing
+//!   tool, prompt and resource names with the upstream's name
+//!   (`NAME__tool`), with per-upstream timeouts, allow/deny lists for tools,
+//!   and reconnection: a dead upstream's tools disappear and come back.
+//!
+//! ```no_run
+//! use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // A remote server, offered on this process's stdio.
+//! let upstream = UpstreamSpec::http("https://mcp.example.com/mcp", Default::default());
+//! let proxy = Proxy::connect(upstream, UpstreamOptions::default()).await?;
+//! proxy.serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod bridge;
+mod calls;
+mod error;
+mod forward;
+mod listen;
+mod route;
+mod upstream;
+
+pub use bridge::{Proxy, ProxyService};
+pub use error::ProxyError;
+pub use upstream::{TransportMaker, UpstreamOptions, UpstreamSpec};

@@ -1,0 +1,375 @@
+//! `subscriptions/listen` (2026-07-28) through the proxy.
+//!
+//! - Upstream speaks 2026-07-28: the listen request is forwarded and its
+//!   notifications are passed back re-tagged with the client's request id.
+//! - Upstream speaks an older version: the proxy serves the stream itself,
+//!   granting what the upstream's capabilities allow, subscribing to
+//!   resources upstream (`resources/subscribe`, counted across listeners)
+//!   and turning the upstream's change notifications into tagged ones.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tessera_proto::{RequestOptions, meta_keys};
+use tessera_runtime::{HandlerResult, Peer, Request};
+use tessera_types::{Era, ErrorObject, JsonObject, RequestId};
+use tokio::sync::oneshot;
+
+use crate::forward::{peer_error, prepare};
+use crate::upstream::Upstream;
+
+/// Tagged notifications that arrived before their listener was registered
+/// (kept briefly; bounded).
+const ORPHANS: usize = 64;
+
+#[derive(Debug, Default, Clone)]
+struct Filter {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    uris: BTreeSet<String>,
+}
+
+impl Filter {
+    fn wants(&self, method: &str, params: Option<&JsonObject>) -> bool {
+        match method {
+            "notifications/tools/list_changed" => self.tools,
+            "notifications/prompts/list_changed" => self.prompts,
+            "notifications/resources/list_changed" => self.resources,
+            "notifications/resources/updated" => params
+                .and_then(|p| p.get("uri"))
+                .and_then(Value::as_str)
+                .is_some_and(|u| self.uris.contains(u)),
+            _ => false,
+        }
+    }
+}
+
+struct Listener {
+    key: u64,
+    peer: Peer,
+    id: RequestId,
+    /// The upstream listen request's id (forwarded streams).
+    upstream: Option<RequestId>,
+    filter: Filter,
+}
+
+#[derive(Default)]
+struct State {
+    next: u64,
+    list: Vec<Listener>,
+    orphans: VecDeque<(RequestId, String, Option<JsonObject>)>,
+    subscribed: HashMap<String, usize>,
+}
+
+/// The listen streams open through one upstream connection.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Listeners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listeners").finish_non_exhaustive()
+    }
+}
+
+struct ListenerGuard {
+    listeners: Arc<Listeners>,
+    key: u64,
+}
+
+impl Drop for ListenerGuard {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.listeners.state.lock() {
+            s.list.retain(|l| l.key != self.key);
+        }
+    }
+}
+
+/// Sets `_meta` subscription id of notification params to `id`.
+fn tag(id: &RequestId, params: Option<&JsonObject>) -> JsonObject {
+    let mut p = params.cloned().unwrap_or_default();
+    let meta = p
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(JsonObject::new());
+    }
+    if let Value::Object(m) = meta {
+        m.insert(
+            meta_keys::SUBSCRIPTION_ID.into(),
+            serde_json::to_value(id).unwrap_or(Value::Null),
+        );
+    }
+    p
+}
+
+fn subscription_of(params: Option<&JsonObject>) -> Option<RequestId> {
+    let v = params?
+        .get("_meta")?
+        .get(meta_keys::SUBSCRIPTION_ID)?
+        .clone();
+    serde_json::from_value(v).ok()
+}
+
+impl Listeners {
+    fn add(
+        self: &Arc<Self>,
+        peer: Peer,
+        id: RequestId,
+        upstream: Option<RequestId>,
+        filter: Filter,
+    ) -> ListenerGuard {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let key = s.next;
+        s.next += 1;
+        // Deliver what arrived before the listener was known.
+        if let Some(u) = &upstream {
+            let (mine, rest): (Vec<_>, Vec<_>) = s.orphans.drain(..).partition(|(o, _, _)| o == u);
+            s.orphans = rest.into();
+            for (_, method, params) in mine {
+                let _ = peer.notify(method, Some(tag(&id, params.as_ref())), Some(id.clone()));
+            }
+        }
+        s.list.push(Listener {
+            key,
+            peer,
+            id,
+            upstream,
+            filter,
+        });
+        ListenerGuard {
+            listeners: self.clone(),
+            key,
+        }
+    }
+
+    /// Passes on a notification of a forwarded listen stream; `false` when it
+    /// carries no subscription id.
+    pub fn route_tagged(&self, method: &str, params: Option<&JsonObject>) -> bool {
+        let Some(sub) = subscription_of(params) else {
+            return false;
+        };
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match s.list.iter().find(|l| l.upstream.as_ref() == Some(&sub)) {
+            Some(l) => {
+                let _ = l
+                    .peer
+                    .notify(method, Some(tag(&l.id, params)), Some(l.id.clone()));
+            }
+            None => {
+                if s.orphans.len() >= ORPHANS {
+                    s.orphans.pop_front();
+                }
+                s.orphans
+                    .push_back((sub, method.to_owned(), params.cloned()));
+            }
+        }
+        true
+    }
+
+    /// Turns an untagged change notification from a legacy upstream into
+    /// tagged ones on every translated stream that asked for it.
+    pub fn broadcast(&self, method: &str, params: Option<&JsonObject>) {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        for l in s.list.iter().filter(|l| l.upstream.is_none()) {
+            if l.filter.wants(method, params) {
+                let _ = l
+                    .peer
+                    .notify(method, Some(tag(&l.id, params)), Some(l.id.clone()));
+            }
+        }
+    }
+
+    /// Counts one more listener of `uri`; `true` for the first.
+    fn subscribe(&self, uri: &str) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let n = s.subscribed.entry(uri.to_owned()).or_insert(0);
+        *n += 1;
+        *n == 1
+    }
+
+    /// Counts one listener of `uri` less; `true` for the last.
+    fn unsubscribe(&self, uri: &str) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        match s.subscribed.get_mut(uri) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                s.subscribed.remove(uri);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Forwards a listen request to a 2026-07-28 upstream.
+pub(crate) async fn forward(
+    up: &Upstream,
+    listeners: &Arc<Listeners>,
+    r: &Request,
+) -> HandlerResult {
+    let (tx, rx) = oneshot::channel();
+    let params = prepare(r.params.clone(), r, Era::Modern);
+    let options = RequestOptions {
+        no_timeout: true,
+        ..RequestOptions::default()
+    };
+    let call = up
+        .peer
+        .request_with_id("subscriptions/listen", params, options, tx);
+    tokio::pin!(call);
+    let mut assigned = Some(rx);
+    let mut _guard = None;
+    loop {
+        tokio::select! {
+            biased;
+            _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+            id = async { assigned.as_mut().expect("guarded by the branch condition").await }, if assigned.is_some() => {
+                assigned = None;
+                if let Ok(id) = id {
+                    _guard = Some(listeners.add(r.peer.clone(), r.id.clone(), Some(id), Filter::default()));
+                }
+            }
+            out = &mut call => {
+                let result = out.map_err(|e| peer_error("subscriptions/listen", e))?;
+                return Ok(tag(&r.id, Some(&result)));
+            }
+        }
+    }
+}
+
+fn flag(requested: &JsonObject, key: &str) -> Result<bool, ErrorObject> {
+    match requested.get(key) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(ErrorObject::invalid_params(format!(
+            "Invalid params: notifications.{key} must be a boolean"
+        ))),
+    }
+}
+
+fn list_changed(caps: &JsonObject, kind: &str) -> bool {
+    caps.get(kind)
+        .and_then(|c| c.get("listChanged"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Serves a listen request in front of a legacy upstream.
+pub(crate) async fn translate(
+    up: &Upstream,
+    listeners: &Arc<Listeners>,
+    r: &Request,
+) -> HandlerResult {
+    let requested = match r.params.as_ref().and_then(|p| p.get("notifications")) {
+        Some(Value::Object(f)) => f.clone(),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: notifications must be an object",
+            ));
+        }
+        None => {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: subscriptions/listen needs a notifications filter",
+            ));
+        }
+    };
+    let caps = &up.connected.server_capabilities;
+    let mut filter = Filter {
+        tools: flag(&requested, "toolsListChanged")? && list_changed(caps, "tools"),
+        prompts: flag(&requested, "promptsListChanged")? && list_changed(caps, "prompts"),
+        resources: flag(&requested, "resourcesListChanged")? && list_changed(caps, "resources"),
+        uris: BTreeSet::new(),
+    };
+    let can_subscribe = caps
+        .get("resources")
+        .and_then(|c| c.get("subscribe"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    match requested.get("resourceSubscriptions") {
+        None => {}
+        Some(Value::Array(uris)) => {
+            for u in uris {
+                let Some(u) = u.as_str() else {
+                    return Err(ErrorObject::invalid_params(
+                        "Invalid params: notifications.resourceSubscriptions must be strings",
+                    ));
+                };
+                if can_subscribe {
+                    filter.uris.insert(u.to_owned());
+                }
+            }
+        }
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: notifications.resourceSubscriptions must be an array",
+            ));
+        }
+    }
+    let mut subscribed = Vec::new();
+    for uri in filter.uris.clone() {
+        if listeners.subscribe(&uri) {
+            let mut p = JsonObject::new();
+            p.insert("uri".into(), json!(uri));
+            if let Err(e) = up
+                .peer
+                .request("resources/subscribe", Some(p), RequestOptions::default())
+                .await
+            {
+                tracing::debug!(%uri, %e, "upstream refused a resource subscription");
+                listeners.unsubscribe(&uri);
+                filter.uris.remove(&uri);
+                continue;
+            }
+        }
+        subscribed.push(uri);
+    }
+    let mut granted = JsonObject::new();
+    for (on, key) in [
+        (filter.tools, "toolsListChanged"),
+        (filter.prompts, "promptsListChanged"),
+        (filter.resources, "resourcesListChanged"),
+    ] {
+        if on {
+            granted.insert(key.into(), json!(true));
+        }
+    }
+    if !filter.uris.is_empty() {
+        granted.insert(
+            "resourceSubscriptions".into(),
+            json!(filter.uris.iter().collect::<Vec<_>>()),
+        );
+    }
+    let guard = listeners.add(r.peer.clone(), r.id.clone(), None, filter);
+    let mut ack = JsonObject::new();
+    ack.insert("notifications".into(), Value::Object(granted));
+    let _ = r.peer.notify(
+        "notifications/subscriptions/acknowledged",
+        Some(tag(&r.id, Some(&ack))),
+        Some(r.id.clone()),
+    );
+    tokio::select! {
+        _ = r.cancel.cancelled() => {}
+        _ = up.peer_closed() => {}
+    }
+    drop(guard);
+    for uri in subscribed {
+        if listeners.unsubscribe(&uri) {
+            let mut p = JsonObject::new();
+            p.insert("uri".into(), json!(uri));
+            let peer = up.peer.clone();
+            tokio::spawn(async move {
+                let _ = peer
+                    .request("resources/unsubscribe", Some(p), RequestOptions::default())
+                    .await;
+            });
+        }
+    }
+    Ok(tag(&r.id, None))
+}

@@ -1,0 +1,177 @@
+//! Where the upstream server's own traffic goes: its requests (sampling,
+//! elicitation, roots), its logs, and its other notifications.
+//!
+//! - A legacy downstream session has its own upstream session
+//!   ([`SessionSink`]): everything goes to that one client, tied to its
+//!   oldest request in flight when there is one (so it travels on that
+//!   request's SSE stream) and on the session otherwise.
+//! - A shared upstream connection ([`SharedSink`]) serves many clients: a
+//!   request or log is passed on only when exactly one request is in flight
+//!   (anything else would guess), and change notifications go to the
+//!   `subscriptions/listen` streams that asked for them.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tessera_proto::RequestOptions;
+use tessera_runtime::{BoxFuture, HandlerResult, Peer};
+use tessera_types::{Era, ErrorObject, JsonObject};
+
+use crate::calls::{Call, Calls};
+use crate::forward::peer_error;
+use crate::listen::Listeners;
+use crate::upstream::Sink;
+
+/// The reserved notification a Tessera server sends to have the HTTP
+/// transport close a request's SSE stream (SEP-1699 polling); passed on so
+/// that the proxy's own HTTP endpoint closes the stream of the right request.
+const CLOSE_SSE_STREAM: &str = tessera_http::CLOSE_SSE_STREAM_METHOD;
+
+/// Hands a server-to-client request to `call`'s client (legacy era only).
+fn ask(
+    call: Option<Call>,
+    fallback: Option<Peer>,
+    method: String,
+    params: Option<JsonObject>,
+) -> BoxFuture<'static, HandlerResult> {
+    let (peer, related) = match call {
+        Some(c) if c.era == Era::Modern => {
+            return Box::pin(async move {
+                Err(ErrorObject::internal(format!(
+                    "cannot pass {method} to the client: it speaks 2026-07-28, where a server \
+                     asks for input in its result, and this upstream server speaks an older version"
+                )))
+            });
+        }
+        Some(c) => (c.peer, Some(c.id)),
+        None => match fallback {
+            Some(p) => (p, None),
+            None => {
+                return Box::pin(async move {
+                    Err(ErrorObject::internal(format!(
+                        "cannot pass {method} to a client: no request is in progress"
+                    )))
+                });
+            }
+        },
+    };
+    Box::pin(async move {
+        let options = RequestOptions {
+            related,
+            ..RequestOptions::default()
+        };
+        peer.request(method.clone(), params, options)
+            .await
+            .map_err(|e| peer_error(&method, e))
+    })
+}
+
+/// Passes on a `notifications/message`.
+fn log(call: Option<&Call>, fallback: Option<&Peer>, params: Option<&JsonObject>) {
+    let Some(p) = params else { return };
+    let level = p
+        .get("level")
+        .and_then(Value::as_str)
+        .unwrap_or("info")
+        .to_owned();
+    let logger = p.get("logger").and_then(Value::as_str).map(str::to_owned);
+    let data = p.get("data").cloned().unwrap_or(Value::Null);
+    match (call, fallback) {
+        (Some(c), _) => c.peer.log(level, logger, data, Some(c.id.clone())),
+        (None, Some(peer)) => peer.log(level, logger, data, None),
+        (None, None) => tracing::debug!("log message from upstream with no client to send it to"),
+    }
+}
+
+/// The upstream traffic of one legacy downstream session's own upstream
+/// session.
+pub(crate) struct SessionSink {
+    pub calls: Arc<Calls>,
+    pub session: Peer,
+}
+
+impl Sink for SessionSink {
+    fn request(
+        &self,
+        method: String,
+        params: Option<JsonObject>,
+    ) -> BoxFuture<'static, HandlerResult> {
+        ask(
+            self.calls.oldest(),
+            Some(self.session.clone()),
+            method,
+            params,
+        )
+    }
+
+    fn notification(&self, method: String, params: Option<JsonObject>) {
+        match method.as_str() {
+            "notifications/message" => log(
+                self.calls.oldest().as_ref(),
+                Some(&self.session),
+                params.as_ref(),
+            ),
+            CLOSE_SSE_STREAM => {
+                if let Some(c) = self.calls.oldest() {
+                    let _ = c.peer.notify(method, params, Some(c.id));
+                }
+            }
+            // The engine handles these itself.
+            "notifications/progress" | "notifications/cancelled" => {}
+            _ => {
+                let _ = self.session.notify(method, params, None);
+            }
+        }
+    }
+}
+
+/// What a shared connection does with notifications that belong to no
+/// request and no listen stream (an aggregator announces them to its
+/// sessions).
+pub(crate) type Unsolicited = Arc<dyn Fn(&str, Option<&JsonObject>) + Send + Sync>;
+
+/// The upstream traffic of a connection shared by many clients.
+pub(crate) struct SharedSink {
+    pub calls: Arc<Calls>,
+    pub listeners: Arc<Listeners>,
+    pub unsolicited: Option<Unsolicited>,
+}
+
+impl Sink for SharedSink {
+    fn request(
+        &self,
+        method: String,
+        params: Option<JsonObject>,
+    ) -> BoxFuture<'static, HandlerResult> {
+        match self.calls.sole() {
+            Ok(c) => ask(Some(c), None, method, params),
+            Err(n) => Box::pin(async move {
+                Err(ErrorObject::internal(format!(
+                    "cannot pass {method} to a client: {n} requests are in progress on this \
+                     shared connection and nothing says which one it belongs to"
+                )))
+            }),
+        }
+    }
+
+    fn notification(&self, method: String, params: Option<JsonObject>) {
+        if self.listeners.route_tagged(&method, params.as_ref()) {
+            return;
+        }
+        match method.as_str() {
+            "notifications/message" => log(self.calls.sole().ok().as_ref(), None, params.as_ref()),
+            CLOSE_SSE_STREAM => {
+                if let Ok(c) = self.calls.sole() {
+                    let _ = c.peer.notify(method, params, Some(c.id));
+                }
+            }
+            "notifications/progress" | "notifications/cancelled" => {}
+            _ => {
+                self.listeners.broadcast(&method, params.as_ref());
+                if let Some(u) = &self.unsolicited {
+                    u(&method, params.as_ref());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! One connection to an upstream server: a child process over stdio or a
+//! Streamable HTTP endpoint, driven by a client-role engine whose incoming
+//! traffic (the server's requests and notifications) goes to a [`Sink`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tessera_http::{HttpClientError, HttpClientTransport};
+use tessera_proto::{ClientIdentity, ConnectMode, Connected, EngineConfig};
+use tessera_runtime::{
+    BoxFuture, ChildCommand, ChildProcess, ConnectionOptions, HandlerResult, Notification, Peer,
+    Request, Service,
+};
+use tessera_types::{Era, JsonObject};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ProxyError;
+
+/// Builds a fresh HTTP client transport for an upstream (called for every
+/// upstream session the proxy opens, so that each gets its own MCP session).
+pub type TransportMaker =
+    Arc<dyn Fn() -> Result<HttpClientTransport, HttpClientError> + Send + Sync>;
+
+/// Where an upstream server is and how to reach it.
+#[derive(Clone)]
+pub enum UpstreamSpec {
+    /// A server started as a child process, spoken to over its stdin/stdout.
+    Stdio(ChildCommand),
+    /// A Streamable HTTP endpoint.
+    Http {
+        /// The endpoint URL (for messages).
+        url: String,
+        /// Makes the client transport (headers, TLS roots, authorization).
+        transport: TransportMaker,
+    },
+}
+
+impl std::fmt::Debug for UpstreamSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpstreamSpec::Stdio(c) => f.debug_tuple("Stdio").field(c).finish(),
+            UpstreamSpec::Http { url, .. } => f.debug_struct("Http").field("url", url).finish(),
+        }
+    }
+}
+
+impl UpstreamSpec {
+    /// A stdio server: `program` with `args`.
+    pub fn stdio<I, A>(program: impl Into<std::ffi::OsString>, args: I) -> Self
+    where
+        I: IntoIterator<Item = A>,
+        A: Into<std::ffi::OsString>,
+    {
+        UpstreamSpec::Stdio(ChildCommand::new(program, args))
+    }
+
+    /// A Streamable HTTP endpoint with extra headers on every request.
+    pub fn http(url: impl Into<String>, headers: tessera_http::http::HeaderMap) -> Self {
+        let url = url.into();
+        let u = url.clone();
+        UpstreamSpec::Http {
+            url,
+            transport: Arc::new(move || HttpClientTransport::with_headers(&u, headers.clone())),
+        }
+    }
+
+    /// A Streamable HTTP endpoint whose transports `make` builds (to add
+    /// authorization, TLS roots…).
+    pub fn http_with(
+        url: impl Into<String>,
+        make: impl Fn() -> Result<HttpClientTransport, HttpClientError> + Send + Sync + 'static,
+    ) -> Self {
+        UpstreamSpec::Http {
+            url: url.into(),
+            transport: Arc::new(make),
+        }
+    }
+
+    /// A short description for messages: the command line or the URL.
+    pub fn describe(&self) -> String {
+        match self {
+            UpstreamSpec::Stdio(c) => {
+                let mut s = c.program.to_string_lossy().into_owned();
+                for a in &c.args {
+                    s.push(' ');
+                    s.push_str(&a.to_string_lossy());
+                }
+                s
+            }
+            UpstreamSpec::Http { url, .. } => url.clone(),
+        }
+    }
+}
+
+/// Where the upstream's own requests and notifications go.
+pub(crate) trait Sink: Send + Sync + 'static {
+    /// A request from the upstream server (sampling, elicitation, roots).
+    fn request(
+        &self,
+        method: String,
+        params: Option<JsonObject>,
+    ) -> BoxFuture<'static, HandlerResult>;
+    /// A notification from the upstream server.
+    fn notification(&self, method: String, params: Option<JsonObject>);
+}
+
+/// The requests a server may send to its client.
+const SERVER_TO_CLIENT: [&str; 3] = ["sampling/createMessage", "elicitation/create", "roots/list"];
+
+struct UpstreamService(Arc<dyn Sink>);
+
+impl Service for UpstreamService {
+    fn methods(&self) -> Vec<String> {
+        SERVER_TO_CLIENT.iter().map(|m| (*m).to_owned()).collect()
+    }
+    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+        self.0.request(request.method, request.params)
+    }
+    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        self.0.notification(n.method, n.params);
+        Box::pin(async {})
+    }
+}
+
+/// Timeouts and identity of the connections a proxy opens upstream.
+#[derive(Debug, Clone)]
+pub struct UpstreamOptions {
+    /// How long a forwarded request may wait for its answer (restarted by
+    /// each progress notification); `None` waits as long as the client does.
+    pub request_timeout: Option<Duration>,
+    /// The hard limit of a forwarded request, whatever progress arrives.
+    pub max_request_timeout: Option<Duration>,
+    /// How long the `server/discover` probe waits before assuming a legacy
+    /// server.
+    pub probe_timeout: Duration,
+}
+
+impl Default for UpstreamOptions {
+    fn default() -> Self {
+        UpstreamOptions {
+            request_timeout: Some(Duration::from_secs(60)),
+            max_request_timeout: Some(Duration::from_secs(600)),
+            probe_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// An open connection to an upstream server.
+pub(crate) struct Upstream {
+    pub peer: Peer,
+    pub connected: Connected,
+    child: Mutex<Option<ChildProcess>>,
+    /// Fires when the connection's driver ends (the upstream went away).
+    closed: CancellationToken,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("version", &self.connected.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the proxy says about itself to upstream servers.
+pub(crate) fn proxy_identity(capabilities: JsonObject) -> ClientIdentity {
+    let mut info = JsonObject::new();
+    info.insert("name".into(), "tessera-proxy".into());
+    info.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    ClientIdentity { info, capabilities }
+}
+
+/// Every client capability a proxy can pass on (what the downstream client
+/// really supports is checked when a request arrives).
+pub(crate) fn all_client_capabilities() -> JsonObject {
+    let v = serde_json::json!({
+        "roots": {"listChanged": true},
+        "sampling": {},
+        "elicitation": {"form": {}, "url": {}}
+    });
+    match v {
+        serde_json::Value::Object(o) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+impl Upstream {
+    /// Opens a connection and completes the handshake.
+    pub async fn connect(
+        spec: &UpstreamSpec,
+        mode: ConnectMode,
+        identity: ClientIdentity,
+        sink: Arc<dyn Sink>,
+        options: &UpstreamOptions,
+    ) -> Result<Upstream, ProxyError> {
+        let mut config = EngineConfig::client(identity);
+        config.timeouts.request = options.request_timeout;
+        config.timeouts.maximum = options.max_request_timeout;
+        config.probe_timeout = options.probe_timeout;
+        let service = UpstreamService(sink);
+        let name = spec.describe();
+        let (peer, task, child) = match spec {
+            UpstreamSpec::Stdio(cmd) => {
+                let (child, pipes) =
+                    ChildProcess::spawn(cmd).map_err(|source| ProxyError::Spawn {
+                        upstream: name.clone(),
+                        source,
+                    })?;
+                let (peer, task) = tessera_runtime::spawn(
+                    config,
+                    pipes.stdout,
+                    pipes.stdin,
+                    service,
+                    ConnectionOptions::default(),
+                );
+                (peer, task, Some(child))
+            }
+            UpstreamSpec::Http { transport, .. } => {
+                let t = transport().map_err(|source| ProxyError::Http {
+                    upstream: name.clone(),
+                    source,
+                })?;
+                let (peer, task) = tessera_runtime::spawn_transport(
+                    config,
+                    t,
+                    service,
+                    ConnectionOptions::default(),
+                );
+                (peer, task, None)
+            }
+        };
+        let connected = match peer.connect(mode).await {
+            Ok(c) => c,
+            Err(e) => {
+                peer.close();
+                if let Some(c) = child {
+                    let _ = c.shutdown().await;
+                }
+                return Err(ProxyError::Connect {
+                    upstream: name,
+                    reason: e.to_string(),
+                });
+            }
+        };
+        Ok(Upstream {
+            peer,
+            connected,
+            child: Mutex::new(child),
+            closed: watch_end(task),
+        })
+    }
+
+    /// The era of this connection.
+    pub fn era(&self) -> Era {
+        self.connected.era
+    }
+
+    /// Whether the connection still runs.
+    pub fn is_open(&self) -> bool {
+        self.peer.is_open() && !self.closed.is_cancelled()
+    }
+
+    /// Completes when the connection has ended.
+    pub async fn peer_closed(&self) {
+        self.closed.cancelled().await
+    }
+
+    /// Closes the connection and shuts a child process down.
+    pub async fn close(&self) {
+        self.peer.close();
+        let child = self.child.lock().map(|mut c| c.take()).unwrap_or(None);
+        if let Some(c) = child {
+            let _ = c.shutdown().await;
+        }
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        // The child (if any) shuts down in the background as it drops.
+        self.peer.close();
+    }
+}
+
+/// A token that fires when the driver task ends.
+fn watch_end(task: JoinHandle<std::io::Result<()>>) -> CancellationToken {
+    let token = CancellationToken::new();
+    let t = token.clone();
+    tokio::spawn(async move {
+        let _ = task.await;
+        t.cancel();
+    });
+    token
+}

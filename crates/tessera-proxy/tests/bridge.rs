@@ -1,0 +1,339 @@
+//! The proxy between real Tessera clients and servers, in process, over
+//! loopback HTTP: every pairing of a legacy (2025-11-25) or modern
+//! (2026-07-28) client with an upstream that speaks both eras, only the
+//! legacy one, or only 2026-07-28.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tessera_client::{CallOptions, Client, ClientEvent, FormRequest};
+use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_proto::EngineConfig;
+use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+use tessera_server::{Args, RequestContext, Server, tool};
+use tessera_types::{
+    ElicitRequestParams, ElicitResult, ElicitValue, ErrorObject, LoggingLevel, ProtocolVersion,
+};
+use tokio_util::sync::CancellationToken;
+
+const BOUND: Duration = Duration::from_secs(20);
+
+async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(BOUND, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
+async fn echo(Args(a): Args<Text>) -> String {
+    a.text
+}
+
+async fn greet(ctx: RequestContext) -> Result<String, String> {
+    let form: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+        "message": "What is your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    }))
+    .map_err(|e| e.to_string())?;
+    let answer = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    let v = serde_json::to_value(answer.content).map_err(|e| e.to_string())?;
+    Ok(format!("Hello, {}!", v["name"].as_str().unwrap_or("?")))
+}
+
+async fn chatty(ctx: RequestContext) -> &'static str {
+    ctx.log("info", Some("chatty"), serde_json::json!("working"));
+    ctx.progress(1.0, Some(2.0), Some("half"));
+    ctx.progress(2.0, Some(2.0), Some("done"));
+    "finished"
+}
+
+fn upstream_server() -> Server {
+    Server::builder()
+        .name_version("upstream", "7.0.0")
+        .tool(
+            tool("echo")
+                .description("Sends the text back")
+                .handler(echo),
+        )
+        .tool(tool("greet").description("Asks for a name").handler(greet))
+        .tool(
+            tool("chatty")
+                .description("Logs and reports progress")
+                .handler(chatty),
+        )
+        .build()
+        .expect("builds the upstream server")
+}
+
+/// Serves `factory` on a free loopback port until `stop` fires; returns the endpoint URL.
+async fn serve<F: tessera_http::ServiceFactory>(factory: F, stop: &CancellationToken) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("address");
+    let mcp = McpHttp::builder(factory)
+        .bind_address(addr)
+        .endpoint_path("/mcp")
+        .build();
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
+    });
+    format!("http://{addr}/mcp")
+}
+
+/// Which versions the upstream speaks.
+#[derive(Clone, Copy, Debug)]
+enum Speaks {
+    Both,
+    LegacyOnly,
+    ModernOnly,
+}
+
+async fn upstream(speaks: Speaks, stop: &CancellationToken) -> String {
+    let server = upstream_server();
+    let versions: Vec<ProtocolVersion> = match speaks {
+        Speaks::Both => ProtocolVersion::ALL.to_vec(),
+        Speaks::LegacyOnly => ProtocolVersion::ALL
+            .iter()
+            .copied()
+            .filter(|v| *v < ProtocolVersion::V2026_07_28)
+            .collect(),
+        Speaks::ModernOnly => vec![ProtocolVersion::V2026_07_28],
+    };
+    serve(
+        move || -> (EngineConfig, Server) {
+            (
+                server.engine_config().with_versions(versions.clone()),
+                server.clone(),
+            )
+        },
+        stop,
+    )
+    .await
+}
+
+/// An upstream speaking `speaks`, a proxy in front of it, and the proxy's URL.
+async fn proxied(speaks: Speaks, stop: &CancellationToken) -> (Proxy, String) {
+    let up = upstream(speaks, stop).await;
+    let proxy = bounded(
+        "the proxy connecting upstream",
+        Proxy::connect(
+            UpstreamSpec::http(up, Default::default()),
+            UpstreamOptions::default(),
+        ),
+    )
+    .await
+    .expect("the proxy connects");
+    let url = serve(proxy.clone(), stop).await;
+    (proxy, url)
+}
+
+async fn client(url: &str, version: ProtocolVersion, name: &'static str) -> Client {
+    let t = HttpClientTransport::new(url).expect("transport");
+    bounded(
+        "connecting to the proxy",
+        Client::builder("bridge-test", "1.0")
+            .protocol_version(version)
+            .elicitation(move |_form: FormRequest| async move {
+                let mut c = BTreeMap::new();
+                c.insert("name".to_owned(), ElicitValue::String(name.into()));
+                Ok::<_, ErrorObject>(ElicitResult::accept(c))
+            })
+            .connect_transport(t),
+    )
+    .await
+    .expect("connects to the proxy")
+}
+
+async fn exercise(speaks: Speaks, version: ProtocolVersion) {
+    let stop = CancellationToken::new();
+    let (proxy, url) = proxied(speaks, &stop).await;
+    assert_eq!(proxy.server_info()["name"], "upstream");
+    let c = client(&url, version, "Ada").await;
+    assert_eq!(
+        c.protocol_version(),
+        version,
+        "{speaks:?}: the client's own version"
+    );
+    assert_eq!(c.server_info()["name"], "upstream");
+
+    let tools: Vec<String> = bounded("tools/list", c.list_tools())
+        .await
+        .expect("lists tools")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(tools, ["echo", "greet", "chatty"], "{speaks:?} {version}");
+
+    let r = bounded(
+        "echo",
+        c.call_tool("echo", serde_json::json!({"text": "hi"})),
+    )
+    .await
+    .expect("calls echo");
+    assert_eq!(r.content[0].as_text(), Some("hi"));
+
+    // A tool error from upstream arrives as it is.
+    let bad = bounded(
+        "echo without text",
+        c.call_tool("echo", serde_json::json!({})),
+    )
+    .await
+    .expect("an isError result, not a protocol error");
+    assert_eq!(bad.is_error, Some(true));
+
+    // Progress is passed back to the caller.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let mut options = CallOptions::new().on_progress(move |p| s.lock().unwrap().push(p.progress));
+    if version == ProtocolVersion::V2026_07_28 {
+        options = options.log_level(LoggingLevel::Info);
+    } else {
+        bounded("logging/setLevel", c.set_log_level(LoggingLevel::Info))
+            .await
+            .expect("sets the level");
+    }
+    let mut events = c.events();
+    let mut params = tessera_types::CallToolRequestParams::new("chatty");
+    params.arguments = Some(Default::default());
+    let r = bounded("chatty", c.call_tool_with(params, &options))
+        .await
+        .expect("calls chatty");
+    assert_eq!(r.content[0].as_text(), Some("finished"));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![1.0, 2.0],
+        "{speaks:?} {version}: progress"
+    );
+    let mut logged = false;
+    while let Some(e) = events.try_recv() {
+        if let ClientEvent::Log(m) = e {
+            logged |= m.data == serde_json::json!("working");
+        }
+    }
+    assert!(
+        logged,
+        "{speaks:?} {version}: the upstream's log message arrives"
+    );
+
+    c.close().await;
+    proxy.close().await;
+    stop.cancel();
+}
+
+/// Elicitation through the proxy, in each pairing where it can be carried.
+async fn elicit(speaks: Speaks, version: ProtocolVersion) -> Result<String, String> {
+    let stop = CancellationToken::new();
+    let (proxy, url) = proxied(speaks, &stop).await;
+    let c = client(&url, version, "Grace").await;
+    let out = bounded("greet", c.call_tool("greet", serde_json::json!({})))
+        .await
+        .map(|r| r.content[0].as_text().unwrap_or_default().to_owned())
+        .map_err(|e| e.to_string());
+    c.close().await;
+    proxy.close().await;
+    stop.cancel();
+    out
+}
+
+#[tokio::test]
+async fn legacy_client_through_to_a_server_of_both_eras() {
+    exercise(Speaks::Both, ProtocolVersion::V2025_11_25).await;
+}
+
+#[tokio::test]
+async fn modern_client_through_to_a_server_of_both_eras() {
+    exercise(Speaks::Both, ProtocolVersion::V2026_07_28).await;
+}
+
+#[tokio::test]
+async fn modern_client_through_to_a_legacy_only_server() {
+    exercise(Speaks::LegacyOnly, ProtocolVersion::V2026_07_28).await;
+}
+
+#[tokio::test]
+async fn legacy_client_through_to_a_modern_only_server() {
+    exercise(Speaks::ModernOnly, ProtocolVersion::V2025_11_25).await;
+}
+
+#[tokio::test]
+async fn oldest_client_through_to_a_modern_only_server() {
+    exercise(Speaks::ModernOnly, ProtocolVersion::V2025_03_26).await;
+}
+
+#[tokio::test]
+async fn elicitation_is_carried_between_eras() {
+    // Legacy client, legacy session upstream: elicitation/create is passed down.
+    assert_eq!(
+        elicit(Speaks::Both, ProtocolVersion::V2025_11_25)
+            .await
+            .as_deref(),
+        Ok("Hello, Grace!")
+    );
+    // Modern client, modern upstream: the input_required round passes through.
+    assert_eq!(
+        elicit(Speaks::Both, ProtocolVersion::V2026_07_28)
+            .await
+            .as_deref(),
+        Ok("Hello, Grace!")
+    );
+    // Legacy client, 2026-07-28-only upstream: the proxy runs the input round
+    // as an elicitation/create to the client.
+    assert_eq!(
+        elicit(Speaks::ModernOnly, ProtocolVersion::V2025_11_25)
+            .await
+            .as_deref(),
+        Ok("Hello, Grace!")
+    );
+}
+
+#[tokio::test]
+async fn modern_listen_stream_over_a_legacy_upstream() {
+    let stop = CancellationToken::new();
+    let server = upstream_server();
+    let legacy: Vec<ProtocolVersion> = ProtocolVersion::ALL
+        .iter()
+        .copied()
+        .filter(|v| *v < ProtocolVersion::V2026_07_28)
+        .collect();
+    let s2 = server.clone();
+    let up = serve(
+        move || -> (EngineConfig, Server) {
+            (s2.engine_config().with_versions(legacy.clone()), s2.clone())
+        },
+        &stop,
+    )
+    .await;
+    let proxy = Proxy::connect(
+        UpstreamSpec::http(up, Default::default()),
+        UpstreamOptions::default(),
+    )
+    .await
+    .expect("connects");
+    let url = serve(proxy.clone(), &stop).await;
+    let c = client(&url, ProtocolVersion::V2026_07_28, "x").await;
+    let filter: tessera_types::SubscriptionFilter =
+        serde_json::from_value(serde_json::json!({"toolsListChanged": true})).expect("filter");
+    let mut stream = bounded("listen", c.listen(filter)).await.expect("listens");
+    assert_eq!(
+        serde_json::to_value(stream.acknowledged()).expect("json"),
+        serde_json::json!({"toolsListChanged": true})
+    );
+    // A change upstream (a legacy list_changed) arrives on the stream.
+    server.notify_list_changed(tessera_server::hub::ListKind::Tools);
+    let n = bounded("the change notification", stream.recv())
+        .await
+        .expect("a notification");
+    assert_eq!(n.method, "notifications/tools/list_changed");
+    drop(stream);
+    c.close().await;
+    proxy.close().await;
+    stop.cancel();
+}
