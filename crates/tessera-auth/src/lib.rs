@@ -7,7 +7,7 @@
 //!   RFC 9728 §5.1), built by servers and parsed by clients.
 //! - With the `server` feature: the resource-server half.
 //! - With the `client` feature: the client half.
-//! - With the `testing` feature: [`testing::TestAuthorizationServer`], a
+//! - With the `testing` feature: `testing::TestAuthorizationServer`, a
 //!   small in-process authorization server for tests.
 
 #![forbid(unsafe_code)]

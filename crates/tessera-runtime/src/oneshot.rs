@@ -25,7 +25,7 @@ use crate::service::{BoxFuture, HandlerResult, Notification, Request, Service};
 /// A handler that finished: its request and what it answered.
 type Finished = (RequestId, HandlerResult);
 
-/// One engine run in the caller's task (see the [module docs](self)).
+/// One engine run in the caller's task.
 ///
 /// The configuration must list the methods the service serves (as
 /// [`EngineConfig::methods`]); it is shared, never rebuilt.

@@ -11,6 +11,7 @@
 //! | [`client`] | `tessera-client`: the client | `client` |
 //! | [`http`] | `tessera-http`: Streamable HTTP server and client, legacy HTTP+SSE | `http` |
 //! | [`macros`] | `tessera-macros`: `#[tool]`, `#[prompt]`, `#[resource]`, `#[tools]` | `macros` |
+//! | `auth` | `tessera-auth`: OAuth 2.1 resource server and client | `auth` |
 //!
 //! ```no_run
 //! use tessera::server::{Args, Server, tool};
@@ -31,6 +32,8 @@ pub use tessera_proto as proto;
 pub use tessera_runtime as runtime;
 pub use tessera_types as types;
 
+#[cfg(feature = "auth")]
+pub use tessera_auth as auth;
 #[cfg(feature = "client")]
 pub use tessera_client as client;
 #[cfg(feature = "http")]

@@ -4,7 +4,7 @@
 //! [`OAuthClient`] implements the HTTP client transport's
 //! [`HttpAuth`](tessera_http::HttpAuth) hook, so any `HttpClientTransport`
 //! gets OAuth by installing it. On a `401` it runs
-//! [discovery](discovery) (protected resource metadata, then RFC 8414 /
+//! [discovery] (protected resource metadata, then RFC 8414 /
 //! OpenID Connect metadata, or the 2025-03-26 fallbacks), obtains a client
 //! identity ([`ClientCredentials`] given up front, a client ID metadata
 //! document URL, or RFC 7591 registration), and runs the configured

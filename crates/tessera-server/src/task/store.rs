@@ -13,8 +13,8 @@ use tessera_types::{ErrorObject, JsonObject};
 pub struct TaskRecord {
     /// The task's identifier (unguessable; see [`new_task_id`](super::new_task_id)).
     pub task_id: String,
-    /// Who may see the task (a principal, a session or a client, see
-    /// [`TaskOwner`](super::TaskOwner)). Every read is scoped to it.
+    /// Who may see the task (a principal, a session or a client). Every
+    /// read is scoped to it.
     pub owner: String,
     /// The method the task runs (`tools/call`).
     pub method: String,
