@@ -71,6 +71,13 @@ check "echo_stdio answers tools/call" \
 check "client_call calls a stdio server" \
   bash -c 'timeout 30 "$1" echo "{\"text\":\"yo\"}" -- "$2" | tail -n1 | grep -qx yo' _ "$EX/client_call" "$EX/echo_stdio"
 
+for v in 2025-11-25 2026-07-28; do
+  check "pinned_call speaks $v to a stdio server" \
+    bash -c 'out="$(timeout 30 "$1" "$2" echo "{\"text\":\"yo\"}" -- "$3" serve --stdio)" &&
+      [ "$(printf "%s\n" "$out" | head -n1)" = "protocol version $2" ] &&
+      [ "$(printf "%s\n" "$out" | tail -n1)" = yo ]' _ "$EX/pinned_call" "$v" "$TESSERA"
+done
+
 # http_axum: MCP beside another route in one axum router.
 PORT="$(free_port)"
 "$EX/http_axum" "127.0.0.1:$PORT" >/dev/null 2>&1 & PIDS+=($!)

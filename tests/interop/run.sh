@@ -71,6 +71,10 @@ CASES=(
   "py-sdk/http-2026-07-28-discover|py,tessera|case_py_http_discover"
   "py-sdk/http-2026-07-28-pinned|py,tessera|case_py_http_pinned"
   "cli/http-list-and-call-tessera|tessera|case_cli_http_tessera"
+  "proxy/ts-sdk-http-everything|node,tessera|case_proxy_ts_http_everything"
+  "proxy/ts-sdk-sse-everything|node,tessera|case_proxy_ts_sse_everything"
+  "proxy/tessera-2026-07-28-everything|node,tessera|case_proxy_modern_everything"
+  "proxy/tessera-2025-11-25-everything|node,tessera|case_proxy_legacy_everything"
   "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
   "cli/call-echo-py-reference|py,tessera|case_cli_call_reference"
   "control/ts-sdk-everything|node|case_control_ts_everything"
@@ -175,8 +179,8 @@ setup_tessera() {
     case "$target" in /*) ;; *) target="$ROOT/$target" ;; esac
     TESSERA="$target/debug/tessera"
     # Always ask cargo: a no-op when the binary is fresh, and never tests a stale one.
-    say "setup: cargo build -p tessera-cli"
-    if ! (cd "$ROOT" && cargo build -q -p tessera-cli) >"$OUT/setup-cargo.log" 2>&1; then
+    say "setup: cargo build -p tessera-cli -p tessera-examples --example pinned_call"
+    if ! (cd "$ROOT" && cargo build -q -p tessera-cli -p tessera-examples --example pinned_call) >"$OUT/setup-cargo.log" 2>&1; then
       tail -n 30 "$OUT/setup-cargo.log" | indent
       if [ -x "$TESSERA" ]; then
         say "setup: build failed; testing the existing $TESSERA"
@@ -188,6 +192,8 @@ setup_tessera() {
   if [ ! -x "$TESSERA" ]; then
     WHY_tessera="tessera binary not found at $TESSERA"; return
   fi
+  PINNED="${PINNED_CALL_BIN:-$(dirname "$TESSERA")/examples/pinned_call}"
+
   READY_tessera=1
 }
 
@@ -345,11 +351,13 @@ case_cli_call_reference() {
 
 # A server on a free loopback port for the HTTP cases; HTTP_PID and HTTP_URL are set.
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-start_http() { # PORT-ENV(yes|no) PATH CMD...
+start_http() { # PORT-ENV(yes|no|proxy) PATH CMD...   (proxy: `tessera proxy --http ADDR -- CMD...`)
   local use_env="$1" path="$2"; shift 2
   local port; port="$(free_port)"
   if [ "$use_env" = yes ]; then
     PORT="$port" "$@" >"$OUT/http-server-$port.log" 2>&1 &
+  elif [ "$use_env" = proxy ]; then
+    "$TESSERA" proxy --http "127.0.0.1:$port" -- "$@" >"$OUT/http-server-$port.log" 2>&1 &
   else
     "$@" "127.0.0.1:$port" >"$OUT/http-server-$port.log" 2>&1 &
   fi
@@ -454,6 +462,41 @@ case_cli_http_tessera() {
   expect_exit 0 || return 1
   expect_stdout_has "42"
 }
+
+# Era bridging through `tessera proxy --http` in front of server-everything
+# (stdio, legacy only). The TypeScript SDK client speaks the legacy era over
+# Streamable HTTP and over the 2024-11-05 HTTP+SSE pair; the Tessera client
+# (examples/pinned_call) is pinned to one version with no fallback, so the
+# 2026-07-28 case passes only if the proxy translates.
+case_proxy_ts_http_everything() {
+  start_http proxy /mcp "${everything_cmd[@]}" || { stop_http; return 1; }
+  run_client node "$HERE/ts_client.mjs" --profile everything --url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+case_proxy_ts_sse_everything() {
+  start_http proxy /sse "${everything_cmd[@]}" || { stop_http; return 1; }
+  run_client node "$HERE/ts_client.mjs" --profile everything --sse-url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+pinned_everything() { # VERSION
+  if [ ! -x "$PINNED" ]; then REASON="examples/pinned_call not built: $PINNED"; return 1; fi
+  start_http proxy /mcp "${everything_cmd[@]}" || { stop_http; return 1; }
+  run_cmd echo "$PINNED" "$1" echo '{"message":"bridged"}' "$HTTP_URL"
+  local st=$? out1; out1="$STDOUT"
+  [ "$st" = 0 ] && run_cmd sum "$PINNED" "$1" get-sum '{"a":2,"b":3}' "$HTTP_URL"; st=$?
+  stop_http
+  [ "$st" = 0 ] || return 1
+  expect_exit 0 || return 1
+  if [ "$(head -n1 "$out1")" != "protocol version $1" ]; then
+    REASON="expected 'protocol version $1', got: $(first_line "$out1")"; return 1
+  fi
+  grep -qx "Echo: bridged" "$out1" || { REASON="echo: $(tail -n1 "$out1")"; return 1; }
+  grep -qE '(^|[^0-9])5([^0-9]|$)' "$STDOUT" || { REASON="get-sum: $(tail -n1 "$STDOUT")"; return 1; }
+}
+case_proxy_modern_everything() { pinned_everything 2026-07-28; }
+case_proxy_legacy_everything() { pinned_everything 2025-11-25; }
 
 # The two exit-code cases first make a good call, so that a binary that always
 # exits 1 (or 2) cannot pass them.
