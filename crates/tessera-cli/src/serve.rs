@@ -79,13 +79,27 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     no_legacy_sse: bool,
 
+    /// Serve the skills under DIR (Skills extension, `skill://` URIs; repeatable).
+    /// Changes on disk are picked up every few seconds.
+    #[arg(long = "skills", value_name = "DIR")]
+    skills: Vec<std::path::PathBuf>,
+
     #[command(flatten)]
     auth: Box<crate::serve_auth::AuthArgs>,
 }
 
 /// Runs the reference server.
 pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
-    let server = crate::reference::server().context("building the reference server")?;
+    let mut options = crate::reference::Options::default();
+    if !a.skills.is_empty() {
+        let skills = tessera::server::skills::Skills::from_dirs(a.skills.iter().cloned())
+            .context("loading the skills")?;
+        let skills = std::sync::Arc::new(skills);
+        // The watch stops with the process.
+        let _watch = skills.watch(Duration::from_secs(2));
+        options.skills = Some(skills);
+    }
+    let server = crate::reference::server(options).context("building the reference server")?;
     if let Some(addr) = a.http.clone() {
         return serve_http(a, addr, server).await;
     }

@@ -49,6 +49,7 @@ mod prompt;
 mod resource;
 mod response;
 pub mod schema;
+pub mod skills;
 mod server;
 pub mod task;
 mod tool;

@@ -21,7 +21,7 @@ mod handler;
 mod provider;
 mod response;
 mod template;
-mod uri;
+pub(crate) mod uri;
 mod vars;
 
 use std::collections::HashMap;

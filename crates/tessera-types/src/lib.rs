@@ -126,6 +126,7 @@ pub mod resource;
 pub mod result;
 pub mod roots;
 pub mod sampling;
+pub mod skills;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tool;
@@ -156,6 +157,7 @@ pub use resource::*;
 pub use result::*;
 pub use roots::*;
 pub use sampling::*;
+pub use skills::*;
 pub use subscriptions::*;
 pub use tasks::{
     CancelTaskRequest, CancelTaskResult, CreateTaskResult, DetailedTask, GetTaskRequest,

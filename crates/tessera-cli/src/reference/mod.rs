@@ -8,13 +8,26 @@ mod prompts;
 mod resources;
 mod tools;
 
+use std::sync::Arc;
+
+use tessera::server::skills::Skills;
 use tessera::server::{BuildError, Server};
 
+/// What `tessera serve` adds to the reference server.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// The Skills extension, when `--skills DIR` is given.
+    pub skills: Option<Arc<Skills>>,
+}
+
 /// Builds the reference server.
-pub fn server() -> Result<Server, BuildError> {
-    let b = Server::builder()
+pub fn server(options: Options) -> Result<Server, BuildError> {
+    let mut b = Server::builder()
         .name_version("tessera-reference", env!("CARGO_PKG_VERSION"))
         .instructions("The Tessera reference server: echo, add, and the conformance fixtures.");
+    if let Some(skills) = options.skills {
+        b = b.extension_arc(skills);
+    }
     let b = tools::register(b);
     let b = mrtr::register(b);
     let b = resources::register(b);

@@ -1,0 +1,160 @@
+//! The extension's methods (`skills/list`, `skills/get`,
+//! `resources/directory/read`) and the skill files as resources.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tessera_runtime::{BoxFuture, HandlerResult};
+use tessera_types::{
+    BlobResourceContents, ErrorObject, JsonObject, ReadResourceResult, Resource,
+    ResourceContents, TextResourceContents,
+};
+
+use super::Shared;
+use crate::context::RequestContext;
+use crate::extension::ExtensionRequest;
+use crate::resource::{ResourceError, ResourceProvider};
+
+/// The methods the extension serves.
+pub(crate) const METHODS: [&str; 3] = ["skills/list", "skills/get", "resources/directory/read"];
+
+pub(crate) fn handle(shared: Arc<Shared>, request: ExtensionRequest) -> BoxFuture<'static, HandlerResult> {
+    Box::pin(async move {
+        match request.method() {
+            "skills/list" => list(&shared, &request),
+            "skills/get" => get(&shared, &request),
+            "resources/directory/read" => directory(&shared, &request).await,
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    })
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+fn list(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
+    let all = shared.entries();
+    // Entries are atomic: a page holds whole entries.
+    let (page, next) = request.page("skills/list", &all)?;
+    let mut result = JsonObject::new();
+    result.insert("skills".into(), to_value(&page));
+    if let Some(n) = next {
+        result.insert("nextCursor".into(), Value::String(n));
+    }
+    request.cache_hints(&mut result);
+    Ok(result)
+}
+
+fn uri_param(request: &ExtensionRequest) -> Result<String, ErrorObject> {
+    match request.params().get("uri") {
+        Some(Value::String(u)) => Ok(u.clone()),
+        _ => Err(ErrorObject::invalid_params(format!(
+            "Invalid params for {}: uri must be a string",
+            request.method()
+        ))),
+    }
+}
+
+fn get(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
+    let uri = uri_param(request)?;
+    let skill = {
+        let catalog = shared.catalog();
+        catalog.by_uri.get(&uri).map(|i| catalog.skills[*i].clone())
+    }
+    .or_else(|| {
+        shared
+            .dynamic()
+            .iter()
+            .find(|d| d.uri == uri)
+            .map(|d| d.entry())
+    });
+    let Some(skill) = skill else {
+        return Err(ErrorObject::invalid_params(format!("No skill is served at {uri}"))
+            .with_data(json!({ "uri": uri })));
+    };
+    let mut result = JsonObject::new();
+    result.insert("skill".into(), to_value(&skill));
+    request.cache_hints(&mut result);
+    Ok(result)
+}
+
+async fn directory(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
+    let uri = uri_param(request)?;
+    let not_a_directory = || {
+        ErrorObject::invalid_params(format!("{uri} is not a directory resource"))
+            .with_data(json!({ "uri": uri }))
+    };
+    let children: Vec<Resource> = match shared.catalog().dirs.get(&uri) {
+        Some(c) => c.clone(),
+        None => {
+            let owner = shared.dynamic().into_iter().find(|d| d.owns(&uri));
+            let Some(owner) = owner else {
+                return Err(not_a_directory());
+            };
+            owner
+                .directory(&uri)
+                .await
+                .map_err(|e| e.into_error_object(Some(&uri), request.context().era()))?
+                .ok_or_else(not_a_directory)?
+        }
+    };
+    // The cursor is bound to this directory.
+    let (page, next) = request.page(&format!("resources/directory/read {uri}"), &children)?;
+    let mut result = JsonObject::new();
+    result.insert("resources".into(), to_value(&page));
+    if let Some(n) = next {
+        result.insert("nextCursor".into(), Value::String(n));
+    }
+    Ok(result)
+}
+
+/// The skill files as resources: every `SKILL.md` listed, every file read.
+pub(crate) struct SkillFiles(pub Arc<Shared>);
+
+fn contents(uri: &str, mime: String, bytes: Vec<u8>) -> ReadResourceResult {
+    let part = match String::from_utf8(bytes) {
+        Ok(text) => ResourceContents::Text(TextResourceContents::new(uri, text).with_mime_type(mime)),
+        Err(e) => {
+            let mut b = BlobResourceContents::from_bytes(uri, e.as_bytes());
+            b.mime_type = Some(mime);
+            ResourceContents::Blob(b)
+        }
+    };
+    ReadResourceResult::new(vec![part])
+}
+
+impl ResourceProvider for SkillFiles {
+    fn list(&self) -> BoxFuture<'static, Result<Vec<Resource>, ResourceError>> {
+        let mut listed = self.0.catalog().listed.clone();
+        listed.extend(self.0.dynamic().iter().map(|d| d.listed()));
+        listed.sort_by(|a, b| a.uri.cmp(&b.uri));
+        Box::pin(async move { Ok(listed) })
+    }
+
+    fn read(
+        &self,
+        uri: &str,
+        _context: &RequestContext,
+    ) -> Option<BoxFuture<'static, Result<ReadResourceResult, ResourceError>>> {
+        let file = self.0.catalog().files.get(uri).cloned();
+        let uri = uri.to_owned();
+        if let Some(file) = file {
+            return Some(Box::pin(async move {
+                let path = file.path.clone();
+                let bytes = tokio::task::spawn_blocking(move || std::fs::read(path))
+                    .await
+                    .map_err(ResourceError::internal)?
+                    .map_err(|_| ResourceError::NotFound)?;
+                Ok(contents(&uri, file.mime_type, bytes))
+            }));
+        }
+        let owner = self.0.dynamic().into_iter().find(|d| d.owns(&uri))?;
+        Some(Box::pin(async move {
+            match owner.read(&uri).await? {
+                Some((bytes, mime)) => Ok(contents(&uri, mime, bytes)),
+                None => Err(ResourceError::NotFound),
+            }
+        }))
+    }
+}
