@@ -161,7 +161,9 @@ if ! stage_skipped conformance; then
   TESSERA_BIN="${TESSERA_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/tessera}"
   cargo build -q -p tessera-cli </dev/null || echo "test-all.sh: building tessera-cli failed" >&2
   PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
-  "$TESSERA_BIN" serve --http "127.0.0.1:$PORT" >"$LOGS/http-server.log" 2>&1 &
+  # With the skills fixtures the Skills scenarios (sep-2640-*) expect.
+  "$TESSERA_BIN" serve --http "127.0.0.1:$PORT" --skills conformance/fixtures/skills \
+    >"$LOGS/http-server.log" 2>&1 &
   SERVER_PID=$!
   URL="http://127.0.0.1:$PORT/mcp"
   # Wait (bounded) for the listener.
@@ -174,6 +176,11 @@ if ! stage_skipped conformance; then
     bash conformance/run-server.sh next --spec-version 2025-11-25 "$URL"
   conformance_run "0.2.0-alpha.12 http 2026-07-28" "$LOGS/conf-next-0728.log" \
     bash conformance/run-server.sh next --spec-version 2026-07-28 "$URL"
+  # The Skills extension scenarios belong to no spec version: named one by
+  # one, run at the suite's default version.
+  conformance_run "0.2.0-alpha.12 http skills" "$LOGS/conf-next-skills.log" \
+    bash conformance/run-server.sh next --scenario sep-2640-skills-enumeration \
+      --scenario sep-2640-skills-manifest --scenario sep-2640-skills-directory "$URL"
   kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
   conformance_run "0.1.16 stdio bridge" "$LOGS/conf-01-stdio.log" \
     bash conformance/run-server.sh 0.1 --stdio "$TESSERA_BIN serve --stdio"

@@ -49,8 +49,8 @@ mod prompt;
 mod resource;
 mod response;
 pub mod schema;
-pub mod skills;
 mod server;
+pub mod skills;
 pub mod task;
 mod tool;
 

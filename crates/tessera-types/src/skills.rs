@@ -12,9 +12,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::JsonObject;
 use crate::extension::ExtensionSettings;
 use crate::resource::Resource;
-use crate::JsonObject;
 
 /// The extension identifier.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
@@ -219,7 +219,11 @@ pub fn parse_frontmatter(text: &str) -> Result<JsonObject, FrontmatterError> {
     let mut block = String::new();
     let mut closed = false;
     for line in lines {
-        if line.trim_end_matches(['\r', '\n']).trim_end_matches([' ', '\t']) == "---" {
+        if line
+            .trim_end_matches(['\r', '\n'])
+            .trim_end_matches([' ', '\t'])
+            == "---"
+        {
             closed = true;
             break;
         }
@@ -228,8 +232,8 @@ pub fn parse_frontmatter(text: &str) -> Result<JsonObject, FrontmatterError> {
     if !closed {
         return Err(FrontmatterError::Missing);
     }
-    let value: Value = serde_yaml_ng::from_str(&block)
-        .map_err(|e| FrontmatterError::Invalid(e.to_string()))?;
+    let value: Value =
+        serde_yaml_ng::from_str(&block).map_err(|e| FrontmatterError::Invalid(e.to_string()))?;
     let object = match value {
         Value::Object(o) => o,
         Value::Null => JsonObject::new(),
@@ -310,7 +314,10 @@ mod tests {
             json!({"name": "pdf", "description": "Fill PDFs", "license": "MIT",
                    "metadata": {"version": "2.1", "tags": ["a", "b"]}})
         );
-        assert_eq!(parse_frontmatter("no block"), Err(FrontmatterError::Missing));
+        assert_eq!(
+            parse_frontmatter("no block"),
+            Err(FrontmatterError::Missing)
+        );
         assert_eq!(
             parse_frontmatter("---\nname: x\n"),
             Err(FrontmatterError::Missing)
@@ -335,7 +342,10 @@ mod tests {
         for bad in ["", "-a", "a-", "a--b", "Upper", "a_b", &"x".repeat(65)] {
             assert!(!is_valid_skill_name(bad), "{bad}");
         }
-        assert_eq!(skill_name_of("skill://acme/billing/refunds/SKILL.md"), Some("refunds"));
+        assert_eq!(
+            skill_name_of("skill://acme/billing/refunds/SKILL.md"),
+            Some("refunds")
+        );
         assert_eq!(skill_name_of("skill://git/SKILL.md"), Some("git"));
         assert_eq!(skill_name_of("skill://git/README.md"), None);
     }

@@ -179,7 +179,9 @@ fn skill_files(
         if is_dir {
             skill_files(&path, prefix, out, depth + 1)?;
         } else {
-            let size = std::fs::metadata(&path).map_err(|e| io_error(&path, e))?.len();
+            let size = std::fs::metadata(&path)
+                .map_err(|e| io_error(&path, e))?
+                .len();
             out.push((prefix.clone(), path, size));
         }
         prefix.pop();
@@ -195,10 +197,7 @@ impl Catalog {
         for root in roots {
             let meta = std::fs::metadata(root).map_err(|e| io_error(root, e))?;
             if !meta.is_dir() {
-                return Err(io_error(
-                    root,
-                    std::io::Error::other("not a directory"),
-                ));
+                return Err(io_error(root, std::io::Error::other("not a directory")));
             }
             let mut found = Vec::new();
             find_skills(root, &mut Vec::new(), &mut found, 0)?;
@@ -290,7 +289,11 @@ impl Catalog {
         if self.by_uri.contains_key(&skill_md) {
             return Err(SkillsError::Duplicate(skill_md));
         }
-        self.listed.push(skill_md_resource(&skill_md, &frontmatter, Some(&self.files[&skill_md])));
+        self.listed.push(skill_md_resource(
+            &skill_md,
+            &frontmatter,
+            Some(&self.files[&skill_md]),
+        ));
         self.by_uri.insert(skill_md.clone(), self.skills.len());
         self.skills.push(Skill {
             uri: skill_md,
@@ -358,7 +361,12 @@ pub(crate) fn skill_md_resource(
     frontmatter: &tessera_types::JsonObject,
     file: Option<&FileEntry>,
 ) -> Resource {
-    let text = |k: &str| frontmatter.get(k).and_then(Value::as_str).map(str::to_owned);
+    let text = |k: &str| {
+        frontmatter
+            .get(k)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     Resource {
         uri: uri.to_owned(),
         name: text("name").unwrap_or_default(),

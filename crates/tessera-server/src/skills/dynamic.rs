@@ -62,8 +62,13 @@ impl DynamicEntry {
             problem,
         };
         let segments: Vec<String> = skill_path.split('/').map(str::to_owned).collect();
-        if segments.iter().any(|s| s.is_empty() || s == "." || s == "..") {
-            return Err(invalid("the skill path has an empty, . or .. segment".into()));
+        if segments
+            .iter()
+            .any(|s| s.is_empty() || s == "." || s == "..")
+        {
+            return Err(invalid(
+                "the skill path has an empty, . or .. segment".into(),
+            ));
         }
         let name = segments.last().cloned().unwrap_or_default();
         if !is_valid_skill_name(&name) {

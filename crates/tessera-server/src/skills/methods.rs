@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult};
 use tessera_types::{
-    BlobResourceContents, ErrorObject, JsonObject, ReadResourceResult, Resource,
-    ResourceContents, TextResourceContents,
+    BlobResourceContents, ErrorObject, JsonObject, ReadResourceResult, Resource, ResourceContents,
+    TextResourceContents,
 };
 
 use super::Shared;
@@ -18,7 +18,10 @@ use crate::resource::{ResourceError, ResourceProvider};
 /// The methods the extension serves.
 pub(crate) const METHODS: [&str; 3] = ["skills/list", "skills/get", "resources/directory/read"];
 
-pub(crate) fn handle(shared: Arc<Shared>, request: ExtensionRequest) -> BoxFuture<'static, HandlerResult> {
+pub(crate) fn handle(
+    shared: Arc<Shared>,
+    request: ExtensionRequest,
+) -> BoxFuture<'static, HandlerResult> {
     Box::pin(async move {
         match request.method() {
             "skills/list" => list(&shared, &request),
@@ -70,8 +73,10 @@ fn get(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
             .map(|d| d.entry())
     });
     let Some(skill) = skill else {
-        return Err(ErrorObject::invalid_params(format!("No skill is served at {uri}"))
-            .with_data(json!({ "uri": uri })));
+        return Err(
+            ErrorObject::invalid_params(format!("No skill is served at {uri}"))
+                .with_data(json!({ "uri": uri })),
+        );
     };
     let mut result = JsonObject::new();
     result.insert("skill".into(), to_value(&skill));
@@ -114,7 +119,9 @@ pub(crate) struct SkillFiles(pub Arc<Shared>);
 
 fn contents(uri: &str, mime: String, bytes: Vec<u8>) -> ReadResourceResult {
     let part = match String::from_utf8(bytes) {
-        Ok(text) => ResourceContents::Text(TextResourceContents::new(uri, text).with_mime_type(mime)),
+        Ok(text) => {
+            ResourceContents::Text(TextResourceContents::new(uri, text).with_mime_type(mime))
+        }
         Err(e) => {
             let mut b = BlobResourceContents::from_bytes(uri, e.as_bytes());
             b.mime_type = Some(mime);
