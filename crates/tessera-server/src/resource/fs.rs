@@ -335,45 +335,18 @@ fn contents(uri: &str, relative: &str, bytes: Vec<u8>) -> tessera_types::Resourc
         .into()
 }
 
-/// The MIME type of a file name, by its extension (a small table of common
-/// types); `None` when unknown.
+/// The MIME type of a file name, by its extension (the `mime_guess` table);
+/// `None` when unknown. One exception: `.ts` is TypeScript here, not an MPEG
+/// transport stream, since served directories are mostly source trees.
 pub fn guess_mime_type(name: &str) -> Option<&'static str> {
-    let ext = Path::new(name).extension()?.to_str()?.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "txt" | "text" | "log" => "text/plain",
-        "md" | "markdown" => "text/markdown",
-        "html" | "htm" => "text/html",
-        "css" => "text/css",
-        "csv" => "text/csv",
-        "js" | "mjs" => "text/javascript",
-        "ts" => "text/x-typescript",
-        "rs" => "text/x-rust",
-        "py" => "text/x-python",
-        "c" | "h" => "text/x-c",
-        "cpp" | "hpp" | "cc" => "text/x-c++",
-        "go" => "text/x-go",
-        "java" => "text/x-java",
-        "json" => "application/json",
-        "xml" => "application/xml",
-        "yaml" | "yml" => "application/yaml",
-        "toml" => "application/toml",
-        "sh" => "application/x-sh",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "ico" => "image/vnd.microsoft.icon",
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "gz" => "application/gzip",
-        "tar" => "application/x-tar",
-        "wasm" => "application/wasm",
-        "mp3" => "audio/mpeg",
-        "wav" => "audio/wav",
-        "mp4" => "video/mp4",
-        _ => return None,
-    })
+    let path = Path::new(name);
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ts"))
+    {
+        return Some("text/x-typescript");
+    }
+    mime_guess::from_path(path).first_raw()
 }
 
 fn joined<T: Send + 'static>(

@@ -1,95 +1,85 @@
-//! Small URI helpers: percent-encoding and -decoding, and the syntax check
-//! applied to every URI a client sends.
+//! URI helpers: percent-encoding and -decoding (on the `percent-encoding`
+//! crate) with the strictness and the RFC 6570 reserved set templates need,
+//! and the syntax check applied to every URI a client sends.
 
-/// `ALPHA / DIGIT / "-" / "." / "_" / "~"` (RFC 3986 §2.3).
-pub(crate) fn is_unreserved(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
-}
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
-/// `gen-delims / sub-delims` (RFC 3986 §2.2).
-pub(crate) fn is_reserved(b: u8) -> bool {
-    matches!(
-        b,
-        b':' | b'/'
-            | b'?'
-            | b'#'
-            | b'['
-            | b']'
-            | b'@'
-            | b'!'
-            | b'$'
-            | b'&'
-            | b'\''
-            | b'('
-            | b')'
-            | b'*'
-            | b'+'
-            | b','
-            | b';'
-            | b'='
-    )
-}
+/// Every byte but the unreserved ones, `ALPHA / DIGIT / "-" / "." / "_" /
+/// "~"` (RFC 3986 §2.3), is encoded.
+const NOT_UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
+/// As [`NOT_UNRESERVED`], but the reserved characters (`gen-delims` and
+/// `sub-delims`, RFC 3986 §2.2) are kept as well.
+const NOT_UNRESERVED_OR_RESERVED: &AsciiSet = &NOT_UNRESERVED
+    .remove(b':')
+    .remove(b'/')
+    .remove(b'?')
+    .remove(b'#')
+    .remove(b'[')
+    .remove(b']')
+    .remove(b'@')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=');
 
 /// Whether `s[i..]` starts with a well-formed `%XX` triplet.
 pub(crate) fn is_triplet(s: &[u8], i: usize) -> bool {
-    s.len() >= i + 3 && s[i] == b'%' && hex(s[i + 1]).is_some() && hex(s[i + 2]).is_some()
+    s.len() >= i + 3 && s[i] == b'%' && s[i + 1].is_ascii_hexdigit() && s[i + 2].is_ascii_hexdigit()
 }
 
 /// Decodes `%XX` triplets. `None` when a `%` does not start a triplet or the
-/// bytes are not UTF-8.
+/// bytes are not UTF-8 (the `percent-encoding` crate itself lets a stray `%`
+/// through, so that is checked first).
 pub(crate) fn percent_decode(s: &str) -> Option<String> {
-    if !s.contains('%') {
-        return Some(s.to_owned());
-    }
     let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hi = hex(*bytes.get(i + 1)?)?;
-            let lo = hex(*bytes.get(i + 2)?)?;
-            out.push(hi << 4 | lo);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let malformed = bytes
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'%' && !is_triplet(bytes, i));
+    if malformed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(|text| text.into_owned())
 }
 
 /// Percent-encodes every byte that is not unreserved; with `allow_reserved`
 /// reserved characters and existing `%XX` triplets are kept as they are
 /// (RFC 6570 "U+R").
 pub(crate) fn percent_encode(s: &str, allow_reserved: bool) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    if !allow_reserved {
+        return utf8_percent_encode(s, NOT_UNRESERVED).to_string();
+    }
+    // Encode the text between well-formed triplets, and copy the triplets.
     let bytes = s.as_bytes();
-    let mut out = String::with_capacity(bytes.len());
+    let mut out = String::with_capacity(s.len());
+    let mut from = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if is_unreserved(b) || (allow_reserved && is_reserved(b)) {
-            out.push(b as char);
-        } else if allow_reserved && is_triplet(bytes, i) {
+        if is_triplet(bytes, i) {
+            out.extend(utf8_percent_encode(&s[from..i], NOT_UNRESERVED_OR_RESERVED));
             out.push_str(&s[i..i + 3]);
             i += 3;
-            continue;
+            from = i;
         } else {
-            out.push('%');
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 15)] as char);
+            i += 1;
         }
-        i += 1;
     }
+    out.extend(utf8_percent_encode(&s[from..], NOT_UNRESERVED_OR_RESERVED));
     out
 }
 
