@@ -10,9 +10,14 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
 use tessera_http::AuthFuture;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 use url::Url;
 
 use super::error::OAuthError;
@@ -123,13 +128,20 @@ impl std::fmt::Debug for LoopbackBrowser {
     }
 }
 
-/// The largest request head the callback listener reads.
+/// The largest request head the callback listener accepts.
 const MAX_HEAD: usize = 16 * 1024;
+
+/// How long one browser connection may take to send its request head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The page shown in the browser once the redirect has arrived.
+const RECEIVED_PAGE: &str = "<!doctype html><title>tessera</title><p>Authorization received. \
+You can close this tab and return to the terminal.</p>";
 
 impl LoopbackBrowser {
     /// Listens on `127.0.0.1:port` (`0` picks a free port). The URL is
-    /// printed to stderr, no browser is opened, and the user has five
-    /// minutes.
+    /// logged (see [`on_url`](Self::on_url)), no browser is opened, and the
+    /// user has five minutes.
     pub async fn bind(port: u16) -> Result<LoopbackBrowser, OAuthError> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
             OAuthError::UserAgent(format!("cannot listen on 127.0.0.1:{port}: {e}"))
@@ -144,7 +156,7 @@ impl LoopbackBrowser {
             open: false,
             timeout: Duration::from_secs(300),
             announce: Box::new(|url| {
-                eprintln!("Open this URL in a browser to authorize:\n\n  {url}\n");
+                tracing::info!(url, "open this URL in a browser to authorize");
             }),
         })
     }
@@ -161,7 +173,8 @@ impl LoopbackBrowser {
         self
     }
 
-    /// How the URL is shown to the user (default: printed to stderr).
+    /// How the URL is shown to the user (default: an `info` event of
+    /// `tracing`; a CLI prints it instead).
     pub fn on_url(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.announce = Box::new(f);
         self
@@ -181,51 +194,76 @@ impl LoopbackBrowser {
             std::process::Command::new("xdg-open").arg(url).spawn()
         };
         if let Err(e) = attempt {
-            eprintln!("(could not open a browser: {e}; open the URL by hand)");
+            tracing::warn!(error = %e, "could not open a browser; open the URL by hand");
         }
     }
 
-    /// Waits for one request to `/callback` and answers it.
+    /// Serves HTTP/1.1 on the loopback listener until one request to
+    /// `/callback` arrives; anything else gets `404`. Connections run
+    /// concurrently (a browser may open several), each bounded by
+    /// [`HEAD_TIMEOUT`] and [`MAX_HEAD`], and all end with this call.
     async fn receive(&self) -> Result<CallbackParams, OAuthError> {
         let listener = self.listener.lock().await;
+        let (found_tx, mut found) = mpsc::channel::<CallbackParams>(1);
+        let mut connections = JoinSet::new();
         loop {
-            let (mut stream, _) = listener
-                .accept()
-                .await
-                .map_err(|e| OAuthError::UserAgent(e.to_string()))?;
-            let mut head = Vec::new();
-            let mut buf = [0u8; 2048];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < MAX_HEAD {
-                match stream.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let (stream, _) = accepted.map_err(|e| OAuthError::UserAgent(e.to_string()))?;
+                    let found_tx = found_tx.clone();
+                    let port = self.port;
+                    let service = hyper::service::service_fn(move |req| {
+                        let found_tx = found_tx.clone();
+                        async move { Ok::<_, std::convert::Infallible>(callback(req, port, &found_tx).await) }
+                    });
+                    connections.spawn(
+                        hyper::server::conn::http1::Builder::new()
+                            .timer(hyper_util::rt::TokioTimer::new())
+                            .header_read_timeout(HEAD_TIMEOUT)
+                            .max_buf_size(MAX_HEAD)
+                            .keep_alive(false)
+                            .serve_connection(TokioIo::new(stream), service),
+                    );
                 }
+                Some(params) = found.recv() => {
+                    // Let the browser's connection finish writing the page.
+                    while let Ok(Some(_)) = tokio::time::timeout(
+                        Duration::from_secs(1),
+                        connections.join_next(),
+                    ).await {}
+                    return Ok(params);
+                }
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
-            let text = String::from_utf8_lossy(&head);
-            let target = text
-                .lines()
-                .next()
-                .and_then(|l| l.split_whitespace().nth(1))
-                .unwrap_or("/");
-            let url = Url::parse(&format!("http://127.0.0.1:{}{target}", self.port)).ok();
-            let Some(url) = url.filter(|u| u.path() == "/callback") else {
-                let _ = stream
-                    .write_all(
-                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-                    )
-                    .await;
-                continue;
-            };
-            let page = "<!doctype html><title>tessera</title><p>Authorization received. You can close this tab and return to the terminal.</p>";
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
-                page.len()
-            );
-            let _ = stream.write_all(answer.as_bytes()).await;
-            let _ = stream.shutdown().await;
-            return Ok(query_params(&url));
         }
     }
+}
+
+/// Answers one request to the loopback listener: the redirect to
+/// `/callback` is handed over through `found`.
+async fn callback(
+    req: http::Request<Incoming>,
+    port: u16,
+    found: &mpsc::Sender<CallbackParams>,
+) -> http::Response<Full<Bytes>> {
+    let target = req
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    let url = Url::parse(&format!("http://127.0.0.1:{port}{target}")).ok();
+    let Some(url) = url.filter(|u| u.path() == "/callback") else {
+        let mut r = http::Response::new(Full::new(Bytes::new()));
+        *r.status_mut() = http::StatusCode::NOT_FOUND;
+        return r;
+    };
+    let _ = found.try_send(query_params(&url));
+    let mut r = http::Response::new(Full::new(Bytes::from_static(RECEIVED_PAGE.as_bytes())));
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    r
 }
 
 impl UserAgent for LoopbackBrowser {
@@ -251,5 +289,70 @@ impl UserAgent for LoopbackBrowser {
                     ))
                 })?
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn loopback_browser_receives_the_redirect_and_ignores_other_paths() {
+        let (shown_tx, shown) = std::sync::mpsc::channel::<String>();
+        let browser = LoopbackBrowser::bind(0)
+            .await
+            .unwrap()
+            .timeout(Duration::from_secs(30))
+            .on_url(move |url| shown_tx.send(url.to_owned()).unwrap());
+        let redirect = browser.redirect_uri();
+        assert_eq!(
+            redirect,
+            format!("http://127.0.0.1:{}/callback", browser.port())
+        );
+        let waiting =
+            tokio::spawn(
+                async move { browser.authorize("https://as.example/authorize?x=1").await },
+            );
+        let http = reqwest::Client::new();
+        let base = redirect.trim_end_matches("/callback");
+        // A stray request (a favicon, say) is answered 404 and changes nothing.
+        let stray = http
+            .get(format!("{base}/favicon.ico"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stray.status(), reqwest::StatusCode::NOT_FOUND);
+        let page = http
+            .get(format!("{redirect}?code=abc&state=s%201"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), reqwest::StatusCode::OK);
+        assert!(
+            page.text()
+                .await
+                .unwrap()
+                .contains("Authorization received")
+        );
+        let params = waiting.await.unwrap().unwrap();
+        assert_eq!(
+            params,
+            vec![
+                ("code".to_owned(), "abc".to_owned()),
+                ("state".to_owned(), "s 1".to_owned())
+            ]
+        );
+        assert_eq!(shown.recv().unwrap(), "https://as.example/authorize?x=1");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn loopback_browser_gives_up_after_its_timeout() {
+        let browser = LoopbackBrowser::bind(0)
+            .await
+            .unwrap()
+            .timeout(Duration::from_secs(5))
+            .on_url(|_| {});
+        let err = browser.authorize("https://as.example/a").await.unwrap_err();
+        assert!(matches!(err, OAuthError::Timeout(_)), "{err:?}");
     }
 }
