@@ -1,5 +1,8 @@
 //! Tessera: the Model Context Protocol for Rust.
 //!
+//! New here? Read the [`guide`]: concepts, a server, a client, HTTP and
+//! authorization, each with an example that compiles.
+//!
 //! This facade re-exports the Tessera crates behind additive features:
 //!
 //! | module | crate | feature |
@@ -27,6 +30,9 @@
 //!     .await?;
 //! # Ok(()) }
 //! ```
+
+#[cfg(all(feature = "server", feature = "client", feature = "http"))]
+pub mod guide;
 
 pub use tessera_proto as proto;
 pub use tessera_runtime as runtime;

@@ -1,0 +1,26 @@
+//! A guide to Tessera, to read top to bottom. Every example in it is
+//! compiled by the test suite.
+//!
+//! 1. [`concepts`]: eras, sessions and multi round-trip requests.
+//! 2. [`server`]: tools, resources, prompts and extractors.
+//! 3. [`client`]: connecting to any server and calling it.
+//! 4. [`http`]: Streamable HTTP, on its own or inside axum.
+//! 5. [`authorization`]: OAuth 2.1 on both sides.
+//!
+//! The repository's `examples/` folder holds the same ideas as programs
+//! (`cargo run -p tessera-examples --example NAME`).
+
+#[doc = include_str!("../guide/concepts.md")]
+pub mod concepts {}
+
+#[doc = include_str!("../guide/server.md")]
+pub mod server {}
+
+#[doc = include_str!("../guide/client.md")]
+pub mod client {}
+
+#[doc = include_str!("../guide/http.md")]
+pub mod http {}
+
+#[doc = include_str!("../guide/authorization.md")]
+pub mod authorization {}
