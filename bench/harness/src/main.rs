@@ -242,6 +242,7 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         python: a.python.clone().unwrap_or_else(|| bench.join("servers/py/.venv/bin/python")),
         py_server: bench.join("servers/py/server.py"),
         sse_flag: false,
+        per_client_flag: false,
     };
     for (name, p) in [("rmcp-echo", &paths.rmcp), ("floor", &paths.floor), ("server.mjs", &paths.ts_server)] {
         anyhow::ensure!(p.exists(), "{name} not found at {} (run bench/run.sh, which builds it)", p.display());
@@ -255,6 +256,7 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         (Some(t), None) => match servers::tessera_help(t) {
             Ok(help) => {
                 paths.sse_flag = help.contains("--sse-response");
+                paths.per_client_flag = help.contains("--max-sessions-per-client");
                 (!help.contains("--http")).then(|| {
                     format!("`{} serve --help` has no --http (its Streamable HTTP server is not built yet)", t.display())
                 })

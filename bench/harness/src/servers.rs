@@ -134,6 +134,10 @@ pub struct Paths {
     /// `tessera serve` has `--sse-response` (then the stateful mode uses it,
     /// so that every server answers that mode with SSE).
     pub sse_flag: bool,
+    /// `tessera serve` has `--max-sessions-per-client`: the memory run opens
+    /// 1,000 sessions from one address, past the default per-client cap of 256,
+    /// so the stateful mode raises it to the global cap.
+    pub per_client_flag: bool,
 }
 
 fn s(p: &Path) -> String {
@@ -152,6 +156,9 @@ impl Paths {
                 let mut c = v(&[&s(self.tessera.as_ref()?), "serve", "--http", &a]);
                 if self.sse_flag {
                     c.push("--sse-response".into());
+                }
+                if self.per_client_flag {
+                    c.extend(["--max-sessions-per-client".into(), "1024".into()]);
                 }
                 c
             }

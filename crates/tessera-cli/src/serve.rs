@@ -67,9 +67,59 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
     session_idle_timeout: u64,
 
-    /// The most sessions open at once (a new one beyond it gets 503).
+    /// The most sessions open at once; at the cap the least recently used idle
+    /// session is ended, and a new one gets 503 only when all are busy.
     #[arg(long, value_name = "N", default_value_t = 1024, requires = "http")]
     max_sessions: usize,
+
+    /// The most sessions one client (authenticated principal, else IP address)
+    /// may hold; checked before --max-sessions (429 when all of them are busy).
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "http")]
+    max_sessions_per_client: usize,
+
+    /// End a new session whose client sends nothing after initialize within
+    /// this many seconds (0 = only the idle timeout applies).
+    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
+    handshake_timeout: u64,
+
+    /// The most requests one session may have in progress (a batch counts each);
+    /// more wait up to 30 s for room, then get 429.
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "http")]
+    max_requests_per_session: usize,
+
+    /// The most messages in one JSON-RPC batch (a larger batch gets 400, none of it runs).
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "http")]
+    max_batch: usize,
+
+    /// Close a connection that has not sent a complete request head within this
+    /// many seconds (0 = no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
+    header_read_timeout: u64,
+
+    /// Answer 408 and close when a request body stops arriving for this many
+    /// seconds (0 = wait).
+    #[arg(long, value_name = "SECS", default_value_t = 30, requires = "http")]
+    body_read_timeout: u64,
+
+    /// Close a connection with no request in progress and no open stream after
+    /// this many seconds (0 = never).
+    #[arg(long, value_name = "SECS", default_value_t = 60, requires = "http")]
+    idle_connection_timeout: u64,
+
+    /// Drop a response or stream the peer does not read for this many seconds,
+    /// and close its connection (0 = wait).
+    #[arg(long, value_name = "SECS", default_value_t = 30, requires = "http")]
+    write_timeout: u64,
+
+    /// The most connections open at once (default: the file-descriptor limit
+    /// less a tenth, at least 64, of headroom); beyond it a new connection gets
+    /// 503 and is closed at once.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections: Option<usize>,
+
+    /// The most concurrent requests (HTTP/2 streams) on one connection.
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "http")]
+    max_streams_per_connection: u32,
 
     /// Seconds between SSE keep-alive comments (0 = none).
     #[arg(long, value_name = "SECS", default_value_t = 15, requires = "http")]
@@ -136,6 +186,7 @@ fn http_only_flag(a: &ServeArgs) -> Option<&'static str> {
         (!a.allow_origin.is_empty(), "--allow-origin"),
         (a.allow_any_origin, "--allow-any-origin"),
         (a.no_legacy_sse, "--no-legacy-sse"),
+        (a.max_connections.is_some(), "--max-connections"),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))
@@ -174,7 +225,19 @@ async fn serve_http(
             (a.session_idle_timeout > 0).then(|| Duration::from_secs(a.session_idle_timeout)),
         )
         .max_sessions(a.max_sessions)
-        .keep_alive((a.keep_alive > 0).then(|| Duration::from_secs(a.keep_alive)));
+        .max_sessions_per_client(a.max_sessions_per_client)
+        .handshake_timeout(secs(a.handshake_timeout))
+        .max_requests_per_session(a.max_requests_per_session)
+        .max_batch(a.max_batch)
+        .header_read_timeout(secs(a.header_read_timeout))
+        .body_read_timeout(secs(a.body_read_timeout))
+        .connection_idle_timeout(secs(a.idle_connection_timeout))
+        .write_timeout(secs(a.write_timeout))
+        .max_streams_per_connection(a.max_streams_per_connection)
+        .keep_alive(secs(a.keep_alive));
+    if let Some(n) = a.max_connections {
+        b = b.max_connections(n);
+    }
     if a.no_legacy_sse {
         b = b.legacy_sse(None);
     }
@@ -229,6 +292,11 @@ async fn serve_http(
     }
     .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Seconds as an optional duration: 0 means none.
+fn secs(n: u64) -> Option<Duration> {
+    (n > 0).then(|| Duration::from_secs(n))
 }
 
 /// Ctrl-C or SIGTERM.

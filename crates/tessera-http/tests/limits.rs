@@ -1,4 +1,6 @@
-//! Session cap, idle expiry and slow clients, driven through the tower
+//! Session caps (global and per client, with eviction of idle sessions), the
+//! handshake deadline, idle expiry, batch and in-flight limits, stalled
+//! bodies, principal binding and slow clients, driven through the tower
 //! Service directly on tokio's paused clock (no sockets, no sleeping).
 
 mod common;
@@ -48,32 +50,379 @@ async fn settle(mut cond: impl FnMut() -> bool) {
     panic!("condition not reached");
 }
 
+fn sid_of(r: &http::Response<McpBody>) -> String {
+    r.headers()["mcp-session-id"].to_str().unwrap().to_owned()
+}
+
+/// Sends `notifications/initialized` (the handshake is complete).
+async fn initialized(app: &McpHttp, sid: &str) {
+    let init = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = app.clone().oneshot(post(Some(sid), init)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+}
+
+/// Opens the standalone GET stream of a session (the session is busy while
+/// the returned response is alive).
+async fn open_stream(app: &McpHttp, sid: &str) -> http::Response<McpBody> {
+    let get = Request::get("/mcp")
+        .header("host", "localhost")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", sid)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let r = app.clone().oneshot(get).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    r
+}
+
 #[tokio::test(start_paused = true)]
-async fn the_session_cap_answers_503_until_one_ends() {
+async fn the_session_cap_answers_503_while_every_session_is_busy() {
     let app = app(|b| b.max_sessions(2));
     let a = open(&app).await;
     assert_eq!(a.status(), StatusCode::OK);
-    assert_eq!(open(&app).await.status(), StatusCode::OK);
+    let sa = sid_of(&a);
+    let b = open(&app).await;
+    let sb = sid_of(&b);
+    initialized(&app, &sa).await;
+    initialized(&app, &sb).await;
+    let stream_a = open_stream(&app, &sa).await;
+    let _stream_b = open_stream(&app, &sb).await;
     let full = open(&app).await;
     assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
     let body = full.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions"));
-    let sid = a.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    // Session a's stream closes: it is idle, and evicted for the newcomer.
+    drop(stream_a);
+    let c = open(&app).await;
+    assert_eq!(c.status(), StatusCode::OK);
+    settle(|| app.session_count() == 2).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = app
+        .clone()
+        .oneshot(post(Some(&sa), list.clone()))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND, "a was evicted");
+    let r = app.clone().oneshot(post(Some(&sb), list)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "b (busy) was kept");
+}
+
+#[tokio::test(start_paused = true)]
+async fn unused_sessions_never_lock_anyone_out() {
+    // The attack: open sessions up to the cap and never use them.
+    let app = app(|b| b.max_sessions(8));
+    for _ in 0..8 {
+        assert_eq!(open(&app).await.status(), StatusCode::OK);
+    }
+    // Someone else still gets in at once (the least recently used idle one goes).
+    let r = open(&app).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    initialized(&app, &sid_of(&r)).await;
+    // And sessions that never completed the handshake end within 10 s.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    settle(|| app.session_count() == 1).await;
+}
+
+fn from_addr(mut r: Request<Full<Bytes>>, ip: &str) -> Request<Full<Bytes>> {
+    let addr = format!("{ip}:40000").parse().unwrap();
+    r.extensions_mut().insert(tessera_http::RemoteAddr(addr));
+    r
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_per_client_cap_applies_before_the_global_one() {
+    let app = app(|b| b.max_sessions(100).max_sessions_per_client(2));
+    let open_from = |ip: &'static str| {
+        let app = app.clone();
+        async move {
+            app.oneshot(from_addr(post(None, initialize(1, "2025-11-25")), ip))
+                .await
+                .unwrap()
+        }
+    };
+    let a1 = open_from("10.0.0.1").await;
+    let a2 = open_from("10.0.0.1").await;
+    let (s1, s2) = (sid_of(&a1), sid_of(&a2));
+    initialized(&app, &s1).await;
+    initialized(&app, &s2).await;
+    let _busy1 = open_stream(&app, &s1).await;
+    let _busy2 = open_stream(&app, &s2).await;
+    // 10.0.0.1 holds two busy sessions: its third is refused with 429...
+    let r = open_from("10.0.0.1").await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("--max-sessions-per-client"));
+    // ...while another address is not affected.
+    assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
+    assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
+    // At its own cap with idle sessions, a client's oldest idle one makes room.
+    assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
+    settle(|| app.session_count() == 4).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn sessions_that_never_finish_the_handshake_expire_in_10_s() {
+    let app = app(|b| b);
+    let unused = open(&app).await;
+    let used = open(&app).await;
+    initialized(&app, &sid_of(&used)).await;
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    assert_eq!(app.session_count(), 2);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    settle(|| app.session_count() == 1).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = app
+        .clone()
+        .oneshot(post(Some(&sid_of(&unused)), list.clone()))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let r = app
+        .clone()
+        .oneshot(post(Some(&sid_of(&used)), list))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_over_the_limit_is_refused_whole() {
+    let app = app(|b| b.max_batch(3));
+    let r = app
+        .clone()
+        .oneshot(post(None, initialize(1, "2025-03-26")))
+        .await
+        .unwrap();
+    let sid = sid_of(&r);
+    initialized(&app, &sid).await;
+    let batch = |n: i64| {
+        Value::Array(
+            (0..n)
+                .map(|i| json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/list"}))
+                .collect(),
+        )
+    };
+    let r = app
+        .clone()
+        .oneshot(post(Some(&sid), batch(4)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let body: Value =
+        serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["error"]["code"], -32600);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-batch")
+    );
+    let r = app
+        .clone()
+        .oneshot(post(Some(&sid), batch(3)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body: Value =
+        serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body.as_array().map(Vec::len), Some(3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_beyond_the_session_limit_wait_then_get_429() {
+    let flags = Arc::new(Flags::default());
+    let app = McpHttp::builder(fixture(flags.clone()))
+        .max_requests_per_session(2)
+        .session_queue_timeout(Duration::from_secs(5))
+        .response_mode(tessera_http::ResponseMode::Json)
+        .build();
+    let r = open(&app).await;
+    let sid = sid_of(&r);
+    initialized(&app, &sid).await;
+    let gated = |id: i64| {
+        let app = app.clone();
+        let sid = sid.clone();
+        tokio::spawn(async move {
+            app.oneshot(post(Some(&sid), call(id, "gate", json!({}), false)))
+                .await
+                .unwrap()
+                .status()
+        })
+    };
+    let g1 = gated(10);
+    let g2 = gated(11);
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    // Two in progress: a third waits for room, then gives up with 429.
+    let third = app.clone().oneshot(post(
+        Some(&sid),
+        call(12, "echo", json!({"text": "x"}), false),
+    ));
+    let third = tokio::spawn(third);
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let r = third.await.unwrap().unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(r.headers().contains_key("retry-after"));
+    // A waiting request gets in as soon as one finishes.
+    let fourth = tokio::spawn(app.clone().oneshot(post(
+        Some(&sid),
+        call(13, "echo", json!({"text": "y"}), false),
+    )));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    flags.gate.notify_one();
+    assert_eq!(g1.await.unwrap(), StatusCode::OK);
+    let r = fourth.await.unwrap().unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    flags.gate.notify_one();
+    assert_eq!(g2.await.unwrap(), StatusCode::OK);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_body_that_stops_arriving_gets_408() {
+    use futures::StreamExt;
+    let app = app(|b| b.body_read_timeout(Some(Duration::from_secs(30))));
+    let frames = futures::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(
+        Bytes::from_static(b"{\"jsonrpc\""),
+    ))])
+    .chain(futures::stream::pending());
+    let req = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(http_body_util::StreamBody::new(frames))
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let r = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+    assert_eq!(r.headers()["connection"], "close");
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+}
+
+/// A request made by `who` (as an authentication layer would mark it).
+fn by(mut r: Request<Full<Bytes>>, who: &str) -> Request<Full<Bytes>> {
+    let mut e = tessera_runtime::Extensions::new();
+    e.insert(tessera_runtime::Principal(who.to_owned()));
+    r.extensions_mut().insert(e);
+    r
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_answers_only_the_principal_that_opened_it() {
+    let flags = Arc::new(Flags::default());
+    let app = McpHttp::builder(fixture(flags.clone()))
+        .response_mode(tessera_http::ResponseMode::Json)
+        .build();
+    let r = app
+        .clone()
+        .oneshot(by(post(None, initialize(1, "2025-11-25")), "alice"))
+        .await
+        .unwrap();
+    let sid = sid_of(&r);
+    let init = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = app
+        .clone()
+        .oneshot(by(post(Some(&sid), init), "alice"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    // Mallory presents alice's session id: 404, and the handler never runs.
+    let cancel_probe = call(5, "wait_cancel", json!({}), false);
+    for (req, what) in [
+        (
+            by(post(Some(&sid), cancel_probe.clone()), "mallory"),
+            "mallory's token",
+        ),
+        (post(Some(&sid), cancel_probe.clone()), "no token"),
+    ] {
+        let r = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{what}");
+    }
+    let get = Request::get("/mcp")
+        .header("host", "localhost")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &sid)
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    assert_eq!(
+        app.clone()
+            .oneshot(by(get, "mallory"))
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::NOT_FOUND
+    );
     let del = Request::delete("/mcp")
         .header("host", "localhost")
         .header("mcp-session-id", &sid)
         .body(Full::new(Bytes::new()))
         .unwrap();
-    assert!(
+    assert_eq!(
         app.clone()
-            .oneshot(del)
+            .oneshot(by(del, "mallory"))
             .await
             .unwrap()
-            .status()
-            .is_success()
+            .status(),
+        StatusCode::NOT_FOUND
     );
-    settle(|| app.session_count() == 1).await;
-    assert_eq!(open(&app).await.status(), StatusCode::OK);
+    // Alice's session is untouched and still hers.
+    let echo = call(6, "echo", json!({"text": "hi"}), false);
+    let r = app
+        .clone()
+        .oneshot(by(post(Some(&sid), echo), "alice"))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("hi"));
+    assert!(!flags.cancelled.load(std::sync::atomic::Ordering::SeqCst));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_http_sse_session_answers_only_the_principal_that_opened_it() {
+    let app = app(|b| b);
+    let get = Request::get("/sse")
+        .header("host", "localhost")
+        .header("accept", "text/event-stream")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let r = app.clone().oneshot(by(get, "alice")).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut body = r.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    let text = String::from_utf8_lossy(&first).into_owned();
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap()
+        .to_owned();
+    let msg = |who: &str| {
+        by(
+            Request::post(path.as_str())
+                .header("host", "localhost")
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(
+                    serde_json::to_vec(&initialize(1, "2024-11-05")).unwrap(),
+                )))
+                .unwrap(),
+            who,
+        )
+    };
+    assert_eq!(
+        app.clone().oneshot(msg("mallory")).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.clone().oneshot(msg("alice")).await.unwrap().status(),
+        StatusCode::ACCEPTED
+    );
+    // Alice's answer arrives on her stream; nothing of mallory's did.
+    let next = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    let text = String::from_utf8_lossy(&next);
+    assert!(
+        text.contains("\"id\":1") && text.contains("serverInfo"),
+        "{text}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -81,6 +430,7 @@ async fn idle_sessions_expire() {
     let app = app(|b| b.session_idle_timeout(Some(Duration::from_secs(60))));
     let r = open(&app).await;
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    initialized(&app, &sid).await;
     tokio::time::sleep(Duration::from_secs(30)).await;
     // Activity restarts the clock.
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});

@@ -28,7 +28,10 @@ const MODERN_ONLY: [&str; 2] = ["server/discover", "subscriptions/listen"];
 fn not_in_version(method: &str, v: ProtocolVersion) -> ErrorObject {
     ErrorObject::new(
         ErrorCode::METHOD_NOT_FOUND,
-        format!("Method not found: {method} is not part of protocol version {v}"),
+        format!(
+            "Method not found: {} is not part of protocol version {v}",
+            tessera_types::excerpt(method)
+        ),
     )
 }
 

@@ -390,7 +390,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         let Some(tool) = self.read().tools.get(&params.name) else {
             return ready(Err(ErrorObject::invalid_params(format!(
                 "Unknown tool: {}",
-                params.name
+                tessera_types::excerpt(&params.name)
             ))));
         };
         let missing: Vec<&String> = tool

@@ -266,11 +266,12 @@ impl ErrorObject {
         ErrorObject::new(ErrorCode::INVALID_REQUEST, message)
     }
 
-    /// `-32601`: no such method.
+    /// `-32601`: no such method. The name is quoted as [`excerpt`] of it:
+    /// a peer cannot make the error larger than a short prefix.
     pub fn method_not_found(method: &str) -> Self {
         ErrorObject::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
+            format!("Method not found: {}", excerpt(method)),
         )
     }
 
@@ -282,6 +283,21 @@ impl ErrorObject {
     /// `-32603`: the receiver failed.
     pub fn internal(message: impl Into<String>) -> Self {
         ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+}
+
+/// How many characters of peer-supplied text an error message quotes.
+pub const EXCERPT_CHARS: usize = 64;
+
+/// Peer-supplied text as error messages quote it: whole when it is at most
+/// [`EXCERPT_CHARS`] characters, else its first characters followed by how
+/// long it was, so an error never echoes more than a short prefix.
+pub fn excerpt(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => {
+            std::borrow::Cow::Owned(format!("{}… ({} bytes in all)", &text[..cut], text.len()))
+        }
     }
 }
 
@@ -330,6 +346,15 @@ impl From<ErrorCode> for i64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn errors_quote_only_a_short_prefix_of_peer_text() {
+        assert_eq!(excerpt("tools/list"), "tools/list");
+        let huge = "é".repeat(1 << 20);
+        let e = ErrorObject::method_not_found(&huge);
+        assert!(e.message.len() < 200, "{}", e.message.len());
+        assert!(e.message.contains("(2097152 bytes in all)"));
+    }
 
     #[test]
     fn messages_round_trip() {

@@ -53,6 +53,6 @@ pub use error::OAuthError;
 pub use oauth::{OAuthClient, OAuthClientBuilder};
 pub use pkce::Pkce;
 pub use registration::{AuthMethod, ClientCredentials};
-pub use store::{FileTokenStore, MemoryTokenStore, StoredCredentials, TokenStore};
+pub use store::{FileTokenStore, MemoryTokenStore, StoreLock, StoredCredentials, TokenStore};
 pub use token::{TokenSet, grant_type};
 pub use user_agent::{CallbackParams, HeadlessUserAgent, LoopbackBrowser, UserAgent};

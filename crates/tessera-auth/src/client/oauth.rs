@@ -258,8 +258,20 @@ impl OAuthClient {
         Ok(key)
     }
 
-    /// Refreshes the current tokens. On failure the tokens are dropped.
+    /// Refreshes the current tokens, once for every process sharing the
+    /// store: under the store's lock, tokens another process stored since
+    /// these were read are used as they are (or their refresh token is the
+    /// one spent), and the new tokens are stored with a compare-and-swap
+    /// against the refresh token spent. On failure the tokens are dropped
+    /// (from the store too, unless newer ones are there).
     pub(crate) async fn refresh_locked(&self, st: &mut State) -> Result<(), OAuthError> {
+        if st.creds.is_none() {
+            return Err(OAuthError::Unsupported("no tokens to refresh".into()));
+        }
+        let _held = self.store_lock().await?;
+        if self.adopt_stored(st) {
+            return Ok(());
+        }
         let Some(creds) = st.creds.clone() else {
             return Err(OAuthError::Unsupported("no tokens to refresh".into()));
         };
@@ -295,6 +307,8 @@ impl OAuthClient {
             pair("refresh_token", refresh.clone()),
             pair("resource", creds.resource.clone()),
         ];
+        let store = &self.config.store;
+        let url = &self.config.server_url;
         match ep.request(&params, unix_now).await {
             Ok(mut tokens) => {
                 if tokens.refresh_token.is_none() {
@@ -302,16 +316,62 @@ impl OAuthClient {
                 }
                 let mut next = creds.clone();
                 next.tokens = tokens;
-                self.save(st, next);
+                match store.compare_and_swap(url, Some(refresh), &next) {
+                    Ok(true) => {}
+                    Ok(false) => tracing::warn!(
+                        "the token store changed during a refresh: keeping the new tokens in memory only"
+                    ),
+                    Err(e) => tracing::warn!("could not store the tokens: {e}"),
+                }
+                st.creds = Some(next);
+                st.obtained_at = Some(Instant::now());
                 st.refreshed = true;
                 Ok(())
             }
             Err(e) => {
                 st.creds = None;
-                let _ = self.config.store.remove(&self.config.server_url);
+                let _ = store.remove_if(url, Some(refresh));
                 Err(e)
             }
         }
+    }
+
+    /// Takes the store's refresh lock (on a blocking thread: it may wait for
+    /// another process).
+    async fn store_lock(&self) -> Result<super::store::StoreLock, OAuthError> {
+        let store = self.config.store.clone();
+        let url = self.config.server_url.clone();
+        tokio::task::spawn_blocking(move || store.lock(&url))
+            .await
+            .map_err(|e| OAuthError::Store(format!("taking the token store's lock: {e}")))?
+    }
+
+    /// Uses the stored tokens instead of refreshing when another process
+    /// refreshed since ours were read: `true` when they are fresh enough;
+    /// otherwise ours are replaced by them (their refresh token is the live
+    /// one) and `false` is returned.
+    fn adopt_stored(&self, st: &mut State) -> bool {
+        let stored = match self.config.store.load(&self.config.server_url) {
+            Ok(Some(c)) if !c.tokens.is_dpop() => c,
+            _ => return false,
+        };
+        let ours = st.creds.as_ref().map(|c| &c.tokens);
+        let same = ours.is_some_and(|t| {
+            t.refresh_token == stored.tokens.refresh_token
+                && t.access_token == stored.tokens.access_token
+        });
+        if same {
+            return false;
+        }
+        let fresh = !stored
+            .tokens
+            .expires_within(unix_now(), self.config.refresh_skew_secs);
+        st.creds = Some(stored);
+        if fresh {
+            st.obtained_at = Some(Instant::now());
+            st.refreshed = true;
+        }
+        fresh
     }
 
     /// The scopes to ask for: the configured ones, else the challenge's,

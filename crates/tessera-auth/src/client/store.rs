@@ -52,6 +52,14 @@ impl StoredCredentials {
 }
 
 /// Keeps [`StoredCredentials`] per MCP server URL.
+///
+/// A refresh runs as: [`lock`](TokenStore::lock), [`load`](TokenStore::load)
+/// (another process may have refreshed already: its tokens are used as they
+/// are), the refresh grant, then
+/// [`compare_and_swap`](TokenStore::compare_and_swap) against the refresh
+/// token that was spent, so a rotated refresh token is never overwritten by a
+/// stale one; on failure [`remove_if`](TokenStore::remove_if) forgets the
+/// tokens only if they are still the ones that failed.
 pub trait TokenStore: Send + Sync + 'static {
     /// The credentials for `server_url`, if any.
     fn load(&self, server_url: &str) -> Result<Option<StoredCredentials>, OAuthError>;
@@ -59,6 +67,70 @@ pub trait TokenStore: Send + Sync + 'static {
     fn save(&self, server_url: &str, creds: &StoredCredentials) -> Result<(), OAuthError>;
     /// Forgets the credentials for `server_url`.
     fn remove(&self, server_url: &str) -> Result<(), OAuthError>;
+
+    /// Takes the store's lock for refreshing the credentials of
+    /// `server_url`, blocking until every other holder (in any process) has
+    /// let go; the lock is held until the returned guard is dropped. It is
+    /// called on a blocking thread. The default takes no lock (enough for a
+    /// store that lives in one process: [`OAuthClient`](super::OAuthClient)
+    /// already refreshes one at a time).
+    fn lock(&self, server_url: &str) -> Result<StoreLock, OAuthError> {
+        let _ = server_url;
+        Ok(StoreLock::none())
+    }
+
+    /// Stores `creds` only if the stored refresh token is still `expected`
+    /// (`None`: nothing is stored, or it has no refresh token); `false` when
+    /// something else was stored in the meantime (nothing is written then).
+    /// The default loads, compares and saves, which is atomic for callers
+    /// that hold [`lock`](TokenStore::lock).
+    fn compare_and_swap(
+        &self,
+        server_url: &str,
+        expected: Option<&str>,
+        creds: &StoredCredentials,
+    ) -> Result<bool, OAuthError> {
+        let current = self.load(server_url)?;
+        if current.and_then(|c| c.tokens.refresh_token).as_deref() != expected {
+            return Ok(false);
+        }
+        self.save(server_url, creds).map(|()| true)
+    }
+
+    /// Forgets the credentials for `server_url` only if their refresh token
+    /// is still `expected`; `false` when newer ones are stored (they stay).
+    fn remove_if(&self, server_url: &str, expected: Option<&str>) -> Result<bool, OAuthError> {
+        let Some(current) = self.load(server_url)? else {
+            return Ok(true);
+        };
+        if current.tokens.refresh_token.as_deref() != expected {
+            return Ok(false);
+        }
+        self.remove(server_url).map(|()| true)
+    }
+}
+
+/// A held [`TokenStore::lock`]; dropping it releases the lock.
+pub struct StoreLock(Option<Box<dyn Send>>);
+
+impl StoreLock {
+    /// A guard that holds nothing (for stores without a lock).
+    pub fn none() -> Self {
+        StoreLock(None)
+    }
+
+    /// A guard that releases the lock when `held` is dropped.
+    pub fn new(held: impl Send + 'static) -> Self {
+        StoreLock(Some(Box::new(held)))
+    }
+}
+
+impl std::fmt::Debug for StoreLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreLock")
+            .field("held", &self.0.is_some())
+            .finish()
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -103,6 +175,13 @@ struct FileContents {
 
 /// Keeps credentials in one JSON file, created with mode `0600` (in a
 /// directory created with `0700`) and replaced atomically on every write.
+///
+/// Several processes may share the file (`tessera login` and several
+/// `tessera` commands): a refresh holds an exclusive lock on a file beside
+/// it (`tokens.json.lock`, `flock(2)` on Unix), and its result is written
+/// with a compare-and-swap, so one process refreshes while the others wait
+/// and then use the tokens it stored. On other systems only the
+/// compare-and-swap applies.
 #[derive(Debug)]
 pub struct FileTokenStore {
     path: PathBuf,
@@ -226,5 +305,79 @@ impl TokenStore for FileTokenStore {
             self.write(&c)?;
         }
         Ok(())
+    }
+
+    fn lock(&self, _server_url: &str) -> Result<StoreLock, OAuthError> {
+        self.lock_file()
+    }
+
+    fn compare_and_swap(
+        &self,
+        server_url: &str,
+        expected: Option<&str>,
+        creds: &StoredCredentials,
+    ) -> Result<bool, OAuthError> {
+        let _g = lock(&self.guard);
+        let mut c = self.read()?;
+        let current = c
+            .servers
+            .get(server_url)
+            .and_then(|s| s.tokens.refresh_token.as_deref());
+        if current != expected {
+            return Ok(false);
+        }
+        c.servers.insert(server_url.to_owned(), creds.clone());
+        self.write(&c).map(|()| true)
+    }
+
+    fn remove_if(&self, server_url: &str, expected: Option<&str>) -> Result<bool, OAuthError> {
+        let _g = lock(&self.guard);
+        let mut c = self.read()?;
+        let Some(current) = c.servers.get(server_url) else {
+            return Ok(true);
+        };
+        if current.tokens.refresh_token.as_deref() != expected {
+            return Ok(false);
+        }
+        c.servers.remove(server_url);
+        self.write(&c).map(|()| true)
+    }
+}
+
+impl FileTokenStore {
+    /// The path of the lock file beside the token file.
+    fn lock_path(&self) -> PathBuf {
+        let mut name = self
+            .path
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_default();
+        name.push(".lock");
+        self.path.with_file_name(name)
+    }
+
+    #[cfg(unix)]
+    fn lock_file(&self) -> Result<StoreLock, OAuthError> {
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            create_private_dir(dir).map_err(|e| self.io_err("creating the directory of", e))?;
+        }
+        let path = self.lock_path();
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).write(true).create(true).truncate(false);
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            opts.mode(0o600);
+        }
+        let file = opts
+            .open(&path)
+            .map_err(|e| OAuthError::Store(format!("opening {}: {e}", path.display())))?;
+        let held = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| OAuthError::Store(format!("locking {}: {e}", path.display())))?;
+        Ok(StoreLock::new(held))
+    }
+
+    #[cfg(not(unix))]
+    fn lock_file(&self) -> Result<StoreLock, OAuthError> {
+        Ok(StoreLock::none())
     }
 }

@@ -193,6 +193,28 @@ impl TestAuthorizationServer {
         lock(&self.state.registrations).clone()
     }
 
+    /// Issues a refresh token for `client_id` (as the code grant would), for
+    /// tests that start from stored credentials. Refresh tokens rotate: each
+    /// one is accepted once; spending it again gets `invalid_grant`.
+    pub fn issue_refresh_token(&self, client_id: &str, scope: &str, resource: &str) -> String {
+        let n = self.state.next.fetch_add(1, Ordering::Relaxed);
+        let rt = format!("refresh-seeded-{n}");
+        lock(&self.state.refresh).insert(
+            rt.clone(),
+            code_flow::RefreshGrant {
+                client_id: client_id.to_owned(),
+                scope: scope.to_owned(),
+                resource: resource.to_owned(),
+            },
+        );
+        rt
+    }
+
+    /// Whether `refresh_token` is live (issued and not yet spent).
+    pub fn is_live_refresh_token(&self, refresh_token: &str) -> bool {
+        lock(&self.state.refresh).contains_key(refresh_token)
+    }
+
     /// Registers a public client (token endpoint authentication `none`).
     pub fn register_public_client(&self, id: impl Into<String>) {
         lock(&self.state.public_clients).insert(id.into());

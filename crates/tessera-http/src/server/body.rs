@@ -174,18 +174,31 @@ pub(crate) enum ReadError {
     TooLarge,
     /// The connection failed mid-body.
     Io(String),
+    /// Nothing arrived for this long.
+    Stalled(Duration),
 }
 
 /// Reads a whole body, refusing more than `limit` bytes (without buffering
-/// past the limit).
-pub(crate) async fn read_limited<B>(body: B, limit: usize) -> Result<Bytes, ReadError>
+/// past the limit) and giving up when no data arrives for `stall`.
+pub(crate) async fn read_limited<B>(
+    body: B,
+    limit: usize,
+    stall: Option<Duration>,
+) -> Result<Bytes, ReadError>
 where
     B: Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut body = std::pin::pin!(body);
     let mut buf = BytesMut::new();
-    while let Some(frame) = body.frame().await {
+    loop {
+        let next = match stall {
+            Some(t) => tokio::time::timeout(t, body.frame())
+                .await
+                .map_err(|_| ReadError::Stalled(t))?,
+            None => body.frame().await,
+        };
+        let Some(frame) = next else { break };
         let frame = frame.map_err(|e| ReadError::Io(e.into().to_string()))?;
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
@@ -234,10 +247,23 @@ mod tests {
     async fn limits() {
         let body = http_body_util::Full::new(Bytes::from(vec![b'x'; 10]));
         assert!(matches!(
-            read_limited(body, 9).await,
+            read_limited(body, 9, None).await,
             Err(ReadError::TooLarge)
         ));
         let body = http_body_util::Full::new(Bytes::from(vec![b'x'; 10]));
-        assert_eq!(read_limited(body, 10).await.unwrap().len(), 10);
+        assert_eq!(read_limited(body, 10, None).await.unwrap().len(), 10);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_body_that_stops_arriving_is_given_up() {
+        use futures::StreamExt;
+        // One byte, then nothing more, without the body ending.
+        let frames = futures::stream::iter([Ok::<_, std::io::Error>(Frame::data(
+            Bytes::from_static(b"{"),
+        ))])
+        .chain(futures::stream::pending());
+        let body = http_body_util::StreamBody::new(frames);
+        let r = read_limited(body, 100, Some(Duration::from_secs(30))).await;
+        assert!(matches!(r, Err(ReadError::Stalled(d)) if d == Duration::from_secs(30)));
     }
 }

@@ -35,3 +35,20 @@ pub(crate) async fn scope<F: Future>(carried: Option<Extensions>, f: F) -> F::Ou
 pub(crate) fn current() -> Extensions {
     CARRIED.try_with(Extensions::clone).unwrap_or_default()
 }
+
+/// The principal of the request being handled, if an outer layer
+/// authenticated one.
+pub(crate) fn principal() -> Option<tessera_runtime::Principal> {
+    CARRIED
+        .try_with(|e| e.get::<tessera_runtime::Principal>().cloned())
+        .ok()
+        .flatten()
+}
+
+/// Whether the request being handled was made by `owner` (the principal that
+/// opened a session; `None` for a session opened without authentication).
+pub(crate) fn made_by(owner: Option<&tessera_runtime::Principal>) -> bool {
+    CARRIED
+        .try_with(|e| e.get::<tessera_runtime::Principal>() == owner)
+        .unwrap_or(owner.is_none())
+}

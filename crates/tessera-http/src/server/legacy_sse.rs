@@ -7,13 +7,18 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{Method, StatusCode};
+use tessera_proto::decode::Inbound;
+use tessera_types::{JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 
 use super::Shared;
 use super::body::McpBody;
 use super::reply::{self, HttpResponse};
 use super::session::{self, SessionKind};
-use super::streamable::{accepts, is_json, read_message};
+use super::streamable::{
+    accepts, batch_too_large, client_key, completes_handshake, is_json, read_message, session_busy,
+    sessions_full,
+};
 
 /// `GET /sse`: opens a session and its stream.
 pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> HttpResponse {
@@ -30,23 +35,19 @@ pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> Http
         );
     }
     let (tx, rx) = mpsc::channel(shared.config.stream_buffer);
-    match session::spawn(shared, SessionKind::Sse, Some(tx)) {
-        Ok(_) => {
+    let client = client_key(req.extensions());
+    let owner = super::carried::principal();
+    match session::spawn(shared, SessionKind::Sse, Some(tx), client, owner) {
+        Ok(s) => {
             let body = McpBody::sse(
                 rx,
                 shared.config.keep_alive,
                 Some(shared.closing.clone()),
-                Vec::new(),
+                vec![Box::new(s.stream_opened())],
             );
             reply::sse(body)
         }
-        Err(session::Full(n)) => reply::refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "Service Unavailable: {n} sessions are open, the limit; raise it with \
-                 tessera serve --max-sessions (McpHttpBuilder::max_sessions)"
-            ),
-        ),
+        Err(full) => sessions_full(full),
     }
 }
 
@@ -74,7 +75,13 @@ where
         );
     };
     let session = match shared.sessions.get(&id) {
-        Some(s) if s.kind == SessionKind::Sse && !s.ended.is_cancelled() => s,
+        Some(s)
+            if s.kind == SessionKind::Sse
+                && !s.ended.is_cancelled()
+                && super::carried::made_by(s.owner.as_ref()) =>
+        {
+            s
+        }
         _ => {
             return reply::refuse(
                 StatusCode::NOT_FOUND,
@@ -95,16 +102,60 @@ where
         Ok(i) => i,
         Err(r) => return r,
     };
-    if session
-        .forward_with(
-            inbound,
-            super::streamable::request_extensions(parts.headers),
-        )
-        .await
-    {
+    if let Inbound::Batch(items) = &inbound {
+        if let Some(r) = batch_too_large(shared, items.len()) {
+            return r;
+        }
+    }
+    if completes_handshake(&inbound) {
+        session.mark_handshaken();
+    }
+    // Each request takes one of the session's in-flight permits until its
+    // answer goes out on the stream; at the limit the POST gets 429 at once.
+    let mut held = Vec::new();
+    for id in request_ids(&inbound) {
+        match session.try_reserve_one() {
+            Some(p) => held.push((id, p)),
+            None => return session_busy(session.max_inflight()),
+        }
+    }
+    let cancelled = cancelled_id(&inbound);
+    let extensions = super::streamable::request_extensions(parts.headers);
+    if session.forward_held(inbound, extensions, held) {
+        if let Some(id) = cancelled {
+            session.cancelled(id);
+        }
         reply::accepted()
     } else {
         reply::refuse(StatusCode::NOT_FOUND, "Not Found: the session has ended")
+    }
+}
+
+/// The ids of the requests in a frame.
+fn request_ids(inbound: &Inbound) -> Vec<RequestId> {
+    let id = |m: &JsonRpcMessage| match m {
+        JsonRpcMessage::Request(r) => Some(r.id.clone()),
+        _ => None,
+    };
+    match inbound {
+        Inbound::Message(m) => id(m).into_iter().collect(),
+        Inbound::Batch(items) => items.iter().flatten().filter_map(id).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The request a `notifications/cancelled` names.
+fn cancelled_id(inbound: &Inbound) -> Option<RequestId> {
+    match inbound {
+        Inbound::Message(JsonRpcMessage::Notification(n))
+            if n.method == "notifications/cancelled" =>
+        {
+            n.params
+                .as_ref()
+                .and_then(|p| p.get("requestId"))
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+        }
+        _ => None,
     }
 }
 

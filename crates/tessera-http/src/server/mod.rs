@@ -14,10 +14,14 @@
 //!
 //! Module map: `guard` (Host/Origin), `body` (response body, limited reads),
 //! `reply` (response helpers), `event_store` (resumability), `session` (one
-//! legacy session: engine + message router), `streamable` (the legacy-era
-//! endpoint), `modern` (2026-07-28 checks), `single` (an engine per POST),
-//! `legacy_sse` (2024-11-05), `serve` (hyper server), `control` (stream
-//! control from handlers).
+//! legacy session: engine + message router), `registry` (the live sessions,
+//! their caps and eviction), `streamable` (the legacy-era endpoint), `modern`
+//! (2026-07-28 checks), `single` (an engine per POST), `legacy_sse`
+//! (2024-11-05), `serve` (hyper server), `connection` (per-connection
+//! timeouts and the connection cap), `control` (stream control from handlers).
+//!
+//! Every limit has a safe default and a builder method; the crate README's
+//! "Limits" table lists them with what a peer sees when it hits one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -34,11 +38,13 @@ use tokio_util::task::TaskTracker;
 
 mod body;
 mod carried;
+mod connection;
 mod control;
 mod event_store;
 mod guard;
 mod legacy_sse;
 mod modern;
+mod registry;
 mod reply;
 mod serve;
 mod session;
@@ -49,6 +55,7 @@ mod streamable;
 mod axum_mount;
 
 pub use body::McpBody;
+pub use connection::RemoteAddr;
 pub use control::{CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_METHOD, close_sse_stream};
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
@@ -192,6 +199,17 @@ pub(crate) struct Config {
     pub max_body: usize,
     pub idle_timeout: Option<Duration>,
     pub max_sessions: usize,
+    pub max_sessions_per_client: usize,
+    pub handshake_timeout: Option<Duration>,
+    pub max_requests_per_session: usize,
+    pub session_queue_timeout: Duration,
+    pub max_batch: usize,
+    pub header_read_timeout: Option<Duration>,
+    pub body_read_timeout: Option<Duration>,
+    pub connection_idle_timeout: Option<Duration>,
+    pub write_timeout: Option<Duration>,
+    pub max_connections: Option<usize>,
+    pub max_streams_per_connection: u32,
     pub stream_buffer: usize,
     pub standalone_backlog: usize,
     pub keep_alive: Option<Duration>,
@@ -207,7 +225,7 @@ pub(crate) struct Config {
 pub(crate) struct Shared {
     pub config: Config,
     spawner: Box<dyn Spawner>,
-    pub sessions: session::Registry,
+    pub sessions: registry::Registry,
     /// Requests in progress (for graceful shutdown).
     pub inflight: TaskTracker,
     /// Fires to end every open stream (shutdown).
@@ -306,6 +324,17 @@ impl McpHttp {
                 max_body: 4 * 1024 * 1024,
                 idle_timeout: Some(Duration::from_secs(30 * 60)),
                 max_sessions: 1024,
+                max_sessions_per_client: 256,
+                handshake_timeout: Some(Duration::from_secs(10)),
+                max_requests_per_session: 256,
+                session_queue_timeout: Duration::from_secs(30),
+                max_batch: 100,
+                header_read_timeout: Some(Duration::from_secs(10)),
+                body_read_timeout: Some(Duration::from_secs(30)),
+                connection_idle_timeout: Some(Duration::from_secs(60)),
+                write_timeout: Some(Duration::from_secs(30)),
+                max_connections: None,
+                max_streams_per_connection: 100,
                 stream_buffer: 256,
                 standalone_backlog: 64,
                 keep_alive: Some(Duration::from_secs(15)),
@@ -536,9 +565,97 @@ impl McpHttpBuilder {
         self
     }
 
-    /// The most sessions alive at once (default 1024); a new one beyond it gets 503.
+    /// The most sessions alive at once (default 1024). At the cap the least
+    /// recently used idle session is ended to make room; when every session
+    /// is busy a new one gets 503.
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.config.max_sessions = n;
+        self
+    }
+
+    /// The most sessions one client may hold (default 256), checked before
+    /// [`max_sessions`](Self::max_sessions). A client is the authenticated
+    /// principal, else the peer's IP address ([`RemoteAddr`]). At the cap the
+    /// client's own least recently used idle session is ended; when all of
+    /// them are busy a new one gets 429.
+    pub fn max_sessions_per_client(mut self, n: usize) -> Self {
+        self.config.max_sessions_per_client = n.max(1);
+        self
+    }
+
+    /// How long a new session may wait for the client's first message after
+    /// `initialize` (`notifications/initialized`) before it is ended
+    /// (default 10 s; `None` = only the idle timeout applies).
+    pub fn handshake_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.handshake_timeout = timeout;
+        self
+    }
+
+    /// The most requests one session may have in progress (default 256; a
+    /// batch counts each request). Further requests wait up to
+    /// [`session_queue_timeout`](Self::session_queue_timeout) for room, then
+    /// get 429. On an HTTP+SSE session they get 429 at once.
+    pub fn max_requests_per_session(mut self, n: usize) -> Self {
+        self.config.max_requests_per_session = n.max(1);
+        self
+    }
+
+    /// How long a request may wait for room under
+    /// [`max_requests_per_session`](Self::max_requests_per_session) (default 30 s).
+    pub fn session_queue_timeout(mut self, wait: Duration) -> Self {
+        self.config.session_queue_timeout = wait;
+        self
+    }
+
+    /// The most messages in one JSON-RPC batch (default 100); a larger batch
+    /// gets 400 with `-32600` and none of it runs.
+    pub fn max_batch(mut self, messages: usize) -> Self {
+        self.config.max_batch = messages.max(1);
+        self
+    }
+
+    /// With [`serve`]: a connection that has not sent a complete request
+    /// head within this time is closed (default 10 s; HTTP/1).
+    pub fn header_read_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.header_read_timeout = timeout;
+        self
+    }
+
+    /// A request body that stops arriving for this long (between two reads)
+    /// gets 408 and its connection is closed (default 30 s; `None` = wait).
+    pub fn body_read_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.body_read_timeout = timeout;
+        self
+    }
+
+    /// With [`serve`]: a connection with no request in progress and no open
+    /// stream for this long is closed (default 60 s; `None` = never).
+    pub fn connection_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.connection_idle_timeout = timeout;
+        self
+    }
+
+    /// With [`serve`]: a response or stream the peer does not read for this
+    /// long (a write that cannot make progress) is dropped and its connection
+    /// closed (default 30 s; `None` = wait).
+    pub fn write_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.write_timeout = timeout;
+        self
+    }
+
+    /// With [`serve`]: the most connections open at once. Beyond it a new
+    /// connection gets an immediate `503` and is closed; open ones keep
+    /// working. Default: the process's file-descriptor limit less a headroom
+    /// of a tenth (at least 64) for everything else the process opens.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.config.max_connections = Some(n.max(1));
+        self
+    }
+
+    /// With [`serve`]: the most concurrent requests (HTTP/2 streams) on one
+    /// connection (default 100; HTTP/1 serves one at a time anyway).
+    pub fn max_streams_per_connection(mut self, n: u32) -> Self {
+        self.config.max_streams_per_connection = n.max(1);
         self
     }
 
@@ -593,11 +710,12 @@ impl McpHttpBuilder {
     /// Builds the service.
     pub fn build(self) -> McpHttp {
         let max = self.config.max_sessions;
+        let per_client = self.config.max_sessions_per_client;
         McpHttp {
             shared: Arc::new(Shared {
                 config: self.config,
                 spawner: self.spawner,
-                sessions: session::Registry::new(max),
+                sessions: registry::Registry::new(max, per_client),
                 inflight: TaskTracker::new(),
                 closing: CancellationToken::new(),
                 shutting_down: AtomicBool::new(false),

@@ -1,23 +1,30 @@
 //! [`serve`]: a ready-made hyper server (HTTP/1.1 and HTTP/2) for an
-//! [`McpHttp`], with graceful shutdown.
+//! [`McpHttp`], with graceful shutdown and the connection-level limits.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use super::McpHttp;
+use super::connection::{self, Activity, ConnLimits, Tracked, WatchedIo};
 
 /// Serves `app` on `listener` until `shutdown` completes, then shuts down
 /// gracefully: no new connections, requests in progress finish (up to the
 /// drain timeout), then open streams close and connections end.
 ///
 /// Every accepted connection gets `TCP_NODELAY` (SSE events are small and
-/// must not wait for Nagle's algorithm).
+/// must not wait for Nagle's algorithm) and the connection limits set on the
+/// [`McpHttpBuilder`](super::McpHttpBuilder): the header-read, idle and write
+/// timeouts, the cap on open connections (beyond it a new connection gets
+/// `503` and is closed at once) and on HTTP/2 streams per connection. Each
+/// request carries the peer's [`RemoteAddr`](super::RemoteAddr).
 pub async fn serve<F>(listener: TcpListener, app: McpHttp, shutdown: F) -> std::io::Result<()>
 where
     F: Future<Output = ()> + Send,
@@ -46,7 +53,21 @@ where
     F: Future<Output = ()> + Send,
 {
     let graceful = GracefulShutdown::new();
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let config = &app.shared.config;
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(config.max_streams_per_connection);
+    let limits = ConnLimits::from_config(config);
+    let max_connections = config
+        .max_connections
+        .unwrap_or_else(connection::default_max_connections);
+    let slots = Arc::new(Semaphore::new(max_connections));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -61,16 +82,28 @@ where
             },
             _ = &mut shutdown => break,
         };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            // At the cap: say so and close, without waiting for the peer.
+            tracing::debug!(%peer, max_connections, "connection refused: too many open connections");
+            let _ = stream.try_write(connection::OVER_CAPACITY);
+            drop(stream);
+            continue;
+        };
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(%e, %peer, "could not set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(service.clone());
-        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+        let activity = Activity::new();
+        let io = TokioIo::new(WatchedIo::new(stream, activity.clone()));
+        let service = TowerToHyperService::new(Tracked {
+            inner: service.clone(),
+            activity: activity.clone(),
+            peer,
+        });
+        let conn = builder.serve_connection_with_upgrades(io, service);
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(%e, %peer, "connection ended with an error");
-            }
+            connection::watch(conn, activity, limits, peer).await;
+            drop(slot);
         });
     }
     drop(listener);

@@ -12,22 +12,24 @@
 //! as JSON (in [`ResponseMode::Auto`]).
 
 use std::collections::VecDeque;
-
-use foldhash::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+
+use foldhash::{HashMap, HashSet};
 
 use bytes::Bytes;
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::Extensions;
-use tessera_runtime::{ChannelTransport, Incoming, Peer};
+use tessera_runtime::{ChannelTransport, Incoming, Peer, Principal};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::event_store::{EventId, EventStore, StoredEvent};
+use super::registry::{ClientKey, Full};
 use super::{ResponseMode, Shared, control};
 use crate::sse::{self, SseEvent};
 
@@ -73,8 +75,9 @@ pub(crate) enum Command {
     },
     /// The client sent `notifications/cancelled` for this request.
     Cancelled(RequestId),
-    /// A frame without requests for the engine.
-    Forward(Box<Incoming>),
+    /// A frame without requests for the engine (or, on an HTTP+SSE session,
+    /// with requests whose in-flight permits it carries, one per id).
+    Forward(Box<Incoming>, Vec<(RequestId, OwnedSemaphorePermit)>),
 }
 
 /// A frame with requests, and where their answer goes.
@@ -84,48 +87,9 @@ pub(crate) struct Submit {
     mode: ResponseMode,
     frame: Incoming,
     first: oneshot::Sender<FirstReply>,
+    /// The request's share of the session's in-flight limit, held until it is answered.
+    permit: OwnedSemaphorePermit,
 }
-
-/// The live sessions.
-pub(crate) struct Registry {
-    sessions: Mutex<HashMap<Arc<str>, Arc<SessionHandle>>>,
-    max: usize,
-}
-
-impl Registry {
-    pub(crate) fn new(max: usize) -> Self {
-        Registry {
-            sessions: Mutex::new(HashMap::default()),
-            max,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<str>, Arc<SessionHandle>>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<SessionHandle>> {
-        self.lock().get(id).cloned()
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    pub(crate) fn all(&self) -> Vec<Arc<SessionHandle>> {
-        self.lock().values().cloned().collect()
-    }
-
-    fn remove(&self, id: &str) {
-        self.lock().remove(id);
-    }
-}
-
-/// The cap on live sessions was reached.
-#[derive(Debug)]
-pub(crate) struct Full(pub usize);
 
 /// What the HTTP handlers hold of a session.
 pub(crate) struct SessionHandle {
@@ -136,6 +100,28 @@ pub(crate) struct SessionHandle {
     /// Fires when the session ends (DELETE, expiry, shutdown, engine gone).
     pub ended: CancellationToken,
     last_activity: Mutex<Instant>,
+    /// The principal that opened the session: every later request must be
+    /// made by the same one (`None`: opened without authentication).
+    pub owner: Option<Principal>,
+    /// Who the session counts against for the per-client cap.
+    pub client: ClientKey,
+    /// Set once the client has sent anything after `initialize`
+    /// (`notifications/initialized`, normally).
+    handshaken: AtomicBool,
+    /// Requests in progress may hold at most this many permits.
+    permits: Arc<Semaphore>,
+    max_inflight: usize,
+    /// Response streams (SSE bodies) currently open on this session.
+    streams_open: Arc<AtomicUsize>,
+}
+
+/// Counts an open response stream of a session while it is alive.
+pub(crate) struct StreamCount(Arc<AtomicUsize>);
+
+impl Drop for StreamCount {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl SessionHandle {
@@ -147,7 +133,50 @@ impl SessionHandle {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
     }
 
-    fn last_activity(&self) -> Instant {
+    /// Whether the session has neither a request in progress nor an open
+    /// stream (it may be evicted to make room).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.permits.available_permits() == self.max_inflight
+            && self.streams_open.load(Ordering::Acquire) == 0
+    }
+
+    /// The client sent something after `initialize`: the handshake deadline
+    /// no longer applies.
+    pub(crate) fn mark_handshaken(&self) {
+        self.handshaken.store(true, Ordering::Release);
+    }
+
+    fn is_handshaken(&self) -> bool {
+        self.handshaken.load(Ordering::Acquire)
+    }
+
+    /// Counts a response stream until the returned guard is dropped.
+    pub(crate) fn stream_opened(&self) -> StreamCount {
+        self.streams_open.fetch_add(1, Ordering::AcqRel);
+        StreamCount(self.streams_open.clone())
+    }
+
+    /// Waits (up to `wait`) for room for `n` more requests in progress.
+    /// `None` when the session stayed at its limit for that long.
+    pub(crate) async fn reserve(&self, n: usize, wait: Duration) -> Option<OwnedSemaphorePermit> {
+        let n = u32::try_from(n.clamp(1, self.max_inflight)).unwrap_or(u32::MAX);
+        tokio::time::timeout(wait, self.permits.clone().acquire_many_owned(n))
+            .await
+            .ok()?
+            .ok()
+    }
+
+    /// Room for one more request in progress, at once, or `None`.
+    pub(crate) fn try_reserve_one(&self) -> Option<OwnedSemaphorePermit> {
+        self.permits.clone().try_acquire_owned().ok()
+    }
+
+    /// The most requests this session may have in progress.
+    pub(crate) fn max_inflight(&self) -> usize {
+        self.max_inflight
+    }
+
+    pub(crate) fn last_activity(&self) -> Instant {
         *self
             .last_activity
             .lock()
@@ -168,7 +197,26 @@ impl SessionHandle {
         !self.ended.is_cancelled()
             && self
                 .commands
-                .send(Command::Forward(Box::new(frame(inbound, extensions))))
+                .send(Command::Forward(
+                    Box::new(frame(inbound, extensions)),
+                    Vec::new(),
+                ))
+                .is_ok()
+    }
+
+    /// Hands a frame of an HTTP+SSE session to the engine with the in-flight
+    /// permits of its requests (released as each is answered).
+    pub(crate) fn forward_held(
+        &self,
+        inbound: Inbound,
+        extensions: Extensions,
+        held: Vec<(RequestId, OwnedSemaphorePermit)>,
+    ) -> bool {
+        self.touch();
+        !self.ended.is_cancelled()
+            && self
+                .commands
+                .send(Command::Forward(Box::new(frame(inbound, extensions)), held))
                 .is_ok()
     }
 
@@ -183,6 +231,7 @@ impl SessionHandle {
         mode: ResponseMode,
         inbound: Inbound,
         extensions: Extensions,
+        permit: OwnedSemaphorePermit,
     ) -> Option<oneshot::Receiver<FirstReply>> {
         self.touch();
         if self.ended.is_cancelled() {
@@ -196,6 +245,7 @@ impl SessionHandle {
                 mode,
                 frame: frame(inbound, extensions),
                 first,
+                permit,
             })))
             .ok()?;
         Some(first_rx)
@@ -234,33 +284,36 @@ fn frame(inbound: Inbound, extensions: Extensions) -> Incoming {
 }
 
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
-/// session, `sse_sink` is its one stream.
+/// session, `sse_sink` is its one stream. `client` is who it counts against;
+/// `owner` the principal every later request must carry.
 pub(crate) fn spawn(
     shared: &Arc<Shared>,
     kind: SessionKind,
     sse_sink: Option<mpsc::Sender<Bytes>>,
+    client: ClientKey,
+    owner: Option<Principal>,
 ) -> Result<Arc<SessionHandle>, Full> {
     let id: Arc<str> = new_session_id().into();
     let (transport, inbound, transmits) = ChannelTransport::new(64);
     let (commands, commands_rx) = mpsc::unbounded_channel();
     let ended = CancellationToken::new();
-    {
-        let mut map = shared.sessions.lock();
-        if map.len() >= shared.sessions.max {
-            return Err(Full(shared.sessions.max));
-        }
-        let peer = shared.spawn_engine(transport);
-        let handle = Arc::new(SessionHandle {
+    let max_inflight = shared.config.max_requests_per_session.max(1);
+    let handle = shared.sessions.admit(&client, || {
+        Arc::new(SessionHandle {
             id: id.clone(),
             kind,
             commands,
-            peer,
+            peer: shared.spawn_engine(transport),
             ended: ended.clone(),
             last_activity: Mutex::new(Instant::now()),
-        });
-        map.insert(id.clone(), handle);
-    }
-    let handle = shared.sessions.get(&id).ok_or(Full(shared.sessions.max))?;
+            owner,
+            client: client.clone(),
+            handshaken: AtomicBool::new(false),
+            permits: Arc::new(Semaphore::new(max_inflight)),
+            max_inflight,
+            streams_open: Arc::new(AtomicUsize::new(0)),
+        })
+    })?;
     let c = &shared.config;
     let resumable = kind == SessionKind::Streamable && c.event_store.is_some();
     let mut streams = HashMap::default();
@@ -286,6 +339,8 @@ pub(crate) fn spawn(
         stream_buffer: c.stream_buffer,
         backlog_cap: c.standalone_backlog,
         idle_timeout: c.idle_timeout,
+        handshake_deadline: c.handshake_timeout.map(|t| Instant::now() + t),
+        sse_held: HashMap::default(),
         ended,
         commands: commands_rx,
         transmits,
@@ -324,6 +379,8 @@ struct Route {
     state: RouteState,
     ids: Vec<RequestId>,
     batch: bool,
+    /// Released (dropped) when the route ends.
+    _permit: OwnedSemaphorePermit,
 }
 
 struct StreamState {
@@ -345,6 +402,10 @@ struct Router {
     stream_buffer: usize,
     backlog_cap: usize,
     idle_timeout: Option<Duration>,
+    /// A session whose client has sent nothing after `initialize` by then ends.
+    handshake_deadline: Option<Instant>,
+    /// HTTP+SSE sessions: the in-flight permits of requests not yet answered.
+    sse_held: HashMap<RequestId, OwnedSemaphorePermit>,
     ended: CancellationToken,
     commands: mpsc::UnboundedReceiver<Command>,
     transmits: mpsc::UnboundedReceiver<Transmit>,
@@ -387,6 +448,13 @@ impl Router {
                     }
                     None => break,
                 },
+                _ = sleep_until(self.handshake_deadline), if self.handshake_deadline.is_some() => {
+                    self.handshake_deadline = None;
+                    if self.handle.upgrade().is_some_and(|h| !h.is_handshaken()) {
+                        tracing::debug!(session = %self.session, "session ended: no message after initialize within the handshake timeout");
+                        break;
+                    }
+                }
                 _ = sleep_until(idle_at), if idle_at.is_some() => {
                     if self.busy() {
                         if let Some(h) = self.handle.upgrade() { h.touch(); }
@@ -455,6 +523,7 @@ impl Router {
                     mode,
                     frame,
                     first,
+                    permit,
                 } = *submit;
                 if batch && !self.negotiated.is_some_and(|v| v.allows_batches()) {
                     let _ = first.send(FirstReply::Refused(RegisterError::BatchNotAllowed(
@@ -485,6 +554,7 @@ impl Router {
                         state: RouteState::Pending { first, mode },
                         ids,
                         batch,
+                        _permit: permit,
                     },
                 );
                 if mode == ResponseMode::Sse {
@@ -495,7 +565,8 @@ impl Router {
                     self.end_route(key);
                 }
             }
-            Command::Forward(frame) => {
+            Command::Forward(frame, held) => {
+                self.sse_held.extend(held);
                 let _ = self.inbound.send(*frame).await;
             }
             Command::OpenGet { last, reply } => {
@@ -503,6 +574,7 @@ impl Router {
                 let _ = reply.send(rx);
             }
             Command::Cancelled(id) => {
+                self.sse_held.remove(&id);
                 // The engine sends nothing for a cancelled request: end its
                 // route here, or its connection would wait forever.
                 let key = self.by_request.get(&id).copied();
@@ -615,6 +687,23 @@ impl Router {
             }
         }
         if self.kind == SessionKind::Sse {
+            match &t.message {
+                Outbound::Single(m) if is_response(m) => {
+                    if let Some(id) = m.id() {
+                        self.sse_held.remove(id);
+                    }
+                }
+                Outbound::Batch(items) => {
+                    for id in items
+                        .iter()
+                        .filter(|m| is_response(m))
+                        .filter_map(|m| m.id())
+                    {
+                        self.sse_held.remove(id);
+                    }
+                }
+                Outbound::Single(_) => {}
+            }
             let bytes = Bytes::from(t.message.to_bytes());
             let ev = SseEvent::data(&bytes).event("message").to_bytes();
             self.deliver(0, ev);

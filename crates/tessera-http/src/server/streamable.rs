@@ -14,8 +14,10 @@ use tessera_runtime::Extensions;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
 use super::body::{McpBody, ReadError, read_limited};
+use super::connection::RemoteAddr;
 use super::event_store::EventId;
 use super::modern::{self, Era};
+use super::registry::{ClientKey, Full};
 use super::reply::{self, HttpResponse};
 use super::session::{self, FirstReply, RegisterError, SessionHandle, SessionKind};
 use super::{ResponseMode, Shared, single};
@@ -144,9 +146,24 @@ where
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    let bytes = match read_limited(body, limit).await {
+    let bytes = match read_limited(body, limit, shared.config.body_read_timeout).await {
         Ok(b) => b,
         Err(ReadError::TooLarge) => return Err(too_large()),
+        Err(ReadError::Stalled(after)) => {
+            let mut r = reply::refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the body stopped arriving for {} s \
+                     (tessera serve --body-read-timeout, or McpHttpBuilder::body_read_timeout)",
+                    after.as_secs_f64()
+                ),
+            );
+            r.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+            return Err(r);
+        }
         Err(ReadError::Io(e)) => {
             return Err(reply::refuse(
                 StatusCode::BAD_REQUEST,
@@ -193,6 +210,7 @@ where
         Ok(i) => i,
         Err(r) => return r,
     };
+    let client = client_key(&parts.extensions);
     match modern::detect(shared, &headers, &inbound) {
         Err(r) => r,
         Ok(Era::Modern(version)) => match inbound {
@@ -206,8 +224,68 @@ where
             let version = protocol_version_header(&headers).unwrap_or(ProtocolVersion::V2025_03_26);
             legacy_stateless(shared, headers, inbound, version).await
         }
-        Ok(Era::Legacy) => session_post(shared, headers, inbound).await,
+        Ok(Era::Legacy) => session_post(shared, headers, inbound, client).await,
     }
+}
+
+/// Who a request counts against for the per-client session cap.
+pub(crate) fn client_key(extensions: &http::Extensions) -> ClientKey {
+    ClientKey::of(
+        super::carried::principal(),
+        extensions.get::<RemoteAddr>().map(|a| a.0.ip()),
+    )
+}
+
+/// The refusal of a new session when a cap is reached and nothing is idle.
+pub(crate) fn sessions_full(full: Full) -> HttpResponse {
+    match full {
+        Full::Global(n) => reply::refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "Service Unavailable: {n} sessions are open, the limit, and all are busy; end unused \
+                 ones with DELETE, or raise it (tessera serve --max-sessions, McpHttpBuilder::max_sessions)"
+            ),
+        ),
+        Full::Client(n) => reply::refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "Too Many Requests: this client holds {n} sessions, the per-client limit, and all are \
+                 busy; end unused ones with DELETE, or raise it (tessera serve \
+                 --max-sessions-per-client, McpHttpBuilder::max_sessions_per_client)"
+            ),
+        ),
+    }
+}
+
+/// The refusal of a batch larger than the limit (nothing of it runs).
+pub(crate) fn batch_too_large(shared: &Shared, len: usize) -> Option<HttpResponse> {
+    let max = shared.config.max_batch;
+    (len > max).then(|| {
+        reply::refuse(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Invalid Request: a batch of {len} messages exceeds the limit of {max} \
+                 (tessera serve --max-batch, or McpHttpBuilder::max_batch)"
+            ),
+        )
+    })
+}
+
+/// The refusal of a request when its session has too many in progress.
+pub(crate) fn session_busy(max: usize) -> HttpResponse {
+    let mut r = reply::refuse(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!(
+            "Too Many Requests: the session has {max} requests in progress, the limit; retry when \
+             some have finished, or raise it (tessera serve --max-requests-per-session, \
+             McpHttpBuilder::max_requests_per_session)"
+        ),
+    );
+    r.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    r
 }
 
 /// A request of a stateless server: its own engine, no session.
@@ -256,17 +334,44 @@ fn unknown_session(id: &str) -> HttpResponse {
     )
 }
 
+/// The session a request names. A session opened by another principal is
+/// answered exactly like one that does not exist (404): the handler never
+/// runs and the caller learns nothing about it.
 fn lookup(shared: &Shared, headers: &HeaderMap) -> Result<Arc<SessionHandle>, HttpResponse> {
     let Some(id) = session_id(headers)? else {
         return Err(missing_session());
     };
     match shared.sessions.get(id) {
-        Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => Ok(s),
+        Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => {
+            if super::carried::made_by(s.owner.as_ref()) {
+                Ok(s)
+            } else {
+                tracing::warn!(session = %s.id, "request for a session opened by another principal: refused");
+                Err(unknown_session(id))
+            }
+        }
         _ => Err(unknown_session(id)),
     }
 }
 
-async fn session_post(shared: &Arc<Shared>, headers: HeaderMap, inbound: Inbound) -> HttpResponse {
+/// Whether a frame sent after `initialize` completes the handshake: anything
+/// but a repeated `initialize` request does.
+pub(crate) fn completes_handshake(inbound: &Inbound) -> bool {
+    let not_initialize =
+        |m: &JsonRpcMessage| !matches!(m, JsonRpcMessage::Request(r) if r.method == "initialize");
+    match inbound {
+        Inbound::Message(m) => not_initialize(m),
+        Inbound::Batch(items) => items.iter().flatten().any(not_initialize),
+        _ => false,
+    }
+}
+
+async fn session_post(
+    shared: &Arc<Shared>,
+    headers: HeaderMap,
+    inbound: Inbound,
+    client: ClientKey,
+) -> HttpResponse {
     let sid = match session_id(&headers) {
         Ok(s) => s,
         Err(r) => return r,
@@ -274,13 +379,21 @@ async fn session_post(shared: &Arc<Shared>, headers: HeaderMap, inbound: Inbound
     if let (None, Inbound::Message(JsonRpcMessage::Request(r))) = (sid, &inbound) {
         if r.method == "initialize" {
             let r = r.clone();
-            return initialize(shared, r).await;
+            return initialize(shared, r, client).await;
+        }
+    }
+    if let Inbound::Batch(items) = &inbound {
+        if let Some(r) = batch_too_large(shared, items.len()) {
+            return r;
         }
     }
     let session = match lookup(shared, &headers) {
         Ok(s) => s,
         Err(r) => return r,
     };
+    if completes_handshake(&inbound) {
+        session.mark_handshaken();
+    }
     let mode = shared.config.response_mode;
     match &inbound {
         Inbound::Message(JsonRpcMessage::Request(r)) => {
@@ -378,7 +491,13 @@ async fn answer(
     extensions: Extensions,
 ) -> Result<Answer, HttpResponse> {
     let token = shared.inflight.token();
-    let Some(first) = session.submit(ids, batch, mode, inbound, extensions) else {
+    let Some(permit) = session
+        .reserve(ids.len(), shared.config.session_queue_timeout)
+        .await
+    else {
+        return Err(session_busy(session.max_inflight()));
+    };
+    let Some(first) = session.submit(ids, batch, mode, inbound, extensions, permit) else {
         return Err(unknown_session(&session.id));
     };
     match first.await {
@@ -415,7 +534,7 @@ async fn answer(
                 rx,
                 c.keep_alive,
                 Some(shared.closing.clone()),
-                vec![Box::new(token)],
+                vec![Box::new(token), Box::new(session.stream_opened())],
             );
             Ok(Answer::Sse(reply::sse(body)))
         }
@@ -423,18 +542,11 @@ async fn answer(
     }
 }
 
-async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest) -> HttpResponse {
-    let session = match session::spawn(shared, SessionKind::Streamable, None) {
+async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, client: ClientKey) -> HttpResponse {
+    let owner = super::carried::principal();
+    let session = match session::spawn(shared, SessionKind::Streamable, None, client, owner) {
         Ok(s) => s,
-        Err(session::Full(n)) => {
-            return reply::refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "Service Unavailable: {n} sessions are open, the limit; end unused ones with \
-                     DELETE, or raise it (tessera serve --max-sessions, McpHttpBuilder::max_sessions)"
-                ),
-            );
-        }
+        Err(full) => return sessions_full(full),
     };
     let ids = vec![r.id.clone()];
     let inbound = Inbound::Message(JsonRpcMessage::Request(r));
@@ -506,7 +618,12 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
         return unknown_session(&session.id);
     };
     let c = &shared.config;
-    let body = McpBody::sse(rx, c.keep_alive, Some(shared.closing.clone()), Vec::new());
+    let body = McpBody::sse(
+        rx,
+        c.keep_alive,
+        Some(shared.closing.clone()),
+        vec![Box::new(session.stream_opened())],
+    );
     reply::with_session(reply::sse(body), &session.id)
 }
 

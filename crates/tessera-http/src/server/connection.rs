@@ -1,0 +1,385 @@
+//! What [`serve`](super::serve) bounds per connection: the peer's address
+//! handed to the service ([`RemoteAddr`]), a watchdog that closes a
+//! connection idle for too long or whose peer stops reading, and the default
+//! cap on open connections (from the file-descriptor limit).
+//!
+//! The watchdog sees the connection through two small wrappers: the socket
+//! ([`WatchedIo`]) records since when a write has been unable to make
+//! progress, and the service ([`Tracked`]) counts the requests whose response
+//! (body included) is not finished yet.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http_body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Instant;
+
+use super::Config;
+
+/// The address of the peer a request came from. [`serve`](super::serve)
+/// puts it into every request's extensions; the per-client session cap keys
+/// on it when the request carries no authenticated principal. When you mount
+/// [`McpHttp`](super::McpHttp) in your own server, insert it yourself (from
+/// axum's `ConnectInfo`, say) to get the per-address cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RemoteAddr(pub SocketAddr);
+
+/// What the watchdog of one connection reads.
+pub(crate) struct Activity {
+    /// Requests whose response is not finished (or dropped) yet.
+    active: AtomicUsize,
+    /// When the last response finished (or the connection opened).
+    idle_since: Mutex<Instant>,
+    /// Since when a write has been waiting for the peer to read.
+    write_blocked_since: Mutex<Option<Instant>>,
+}
+
+impl Activity {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Activity {
+            active: AtomicUsize::new(0),
+            idle_since: Mutex::new(Instant::now()),
+            write_blocked_since: Mutex::new(None),
+        })
+    }
+
+    fn write_blocked(&self) {
+        let mut b = self
+            .write_blocked_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if b.is_none() {
+            *b = Some(Instant::now());
+        }
+    }
+
+    fn write_progressed(&self) {
+        *self
+            .write_blocked_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Why the connection should be closed now, if it should.
+    pub(crate) fn expired(&self, limits: &ConnLimits, now: Instant) -> Option<&'static str> {
+        if let (Some(t), Some(since)) = (
+            limits.write_timeout,
+            *self
+                .write_blocked_since
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        ) {
+            if now.saturating_duration_since(since) >= t {
+                return Some("the peer did not read for the write timeout");
+            }
+        }
+        if let Some(t) = limits.idle_timeout {
+            let idle_since = *self
+                .idle_since
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if self.active.load(Ordering::Acquire) == 0
+                && now.saturating_duration_since(idle_since) >= t
+            {
+                return Some("idle for the connection idle timeout");
+            }
+        }
+        None
+    }
+}
+
+/// Decrements the active count (and restarts the idle clock) when dropped.
+pub(crate) struct ActiveGuard(Arc<Activity>);
+
+impl ActiveGuard {
+    fn new(a: Arc<Activity>) -> Self {
+        a.active.fetch_add(1, Ordering::AcqRel);
+        ActiveGuard(a)
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        *self
+            .0
+            .idle_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The socket of a connection, noting when writes stall.
+pub(crate) struct WatchedIo<T> {
+    inner: T,
+    activity: Arc<Activity>,
+}
+
+impl<T> WatchedIo<T> {
+    pub(crate) fn new(inner: T, activity: Arc<Activity>) -> Self {
+        WatchedIo { inner, activity }
+    }
+
+    fn note<R>(&self, p: &Poll<R>) {
+        match p {
+            Poll::Pending => self.activity.write_blocked(),
+            Poll::Ready(_) => self.activity.write_progressed(),
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for WatchedIo<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for WatchedIo<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let p = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.note(&p);
+        p
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let p = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.note(&p);
+        p
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let p = Pin::new(&mut this.inner).poll_flush(cx);
+        this.note(&p);
+        p
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// The service of one connection: adds [`RemoteAddr`] to each request and
+/// counts requests until their response body is finished.
+#[derive(Clone)]
+pub(crate) struct Tracked<S> {
+    pub(crate) inner: S,
+    pub(crate) activity: Arc<Activity>,
+    pub(crate) peer: SocketAddr,
+}
+
+impl<S, ReqB, B> tower::Service<http::Request<ReqB>> for Tracked<S>
+where
+    S: tower::Service<http::Request<ReqB>, Response = http::Response<B>>,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<TrackedBody<B>>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: http::Request<ReqB>) -> Self::Future {
+        req.extensions_mut().insert(RemoteAddr(self.peer));
+        let guard = ActiveGuard::new(self.activity.clone());
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let resp = fut.await?;
+            Ok(resp.map(|inner| TrackedBody {
+                inner,
+                _guard: guard,
+            }))
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that keeps its request counted as active until it
+    /// is finished or dropped.
+    pub(crate) struct TrackedBody<B> {
+        #[pin]
+        inner: B,
+        _guard: ActiveGuard,
+    }
+}
+
+impl<B: Body> Body for TrackedBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        self.project().inner.poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The connection-level limits [`serve`](super::serve) applies.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnLimits {
+    pub idle_timeout: Option<Duration>,
+    pub write_timeout: Option<Duration>,
+}
+
+impl ConnLimits {
+    pub(crate) fn from_config(c: &Config) -> Self {
+        ConnLimits {
+            idle_timeout: c.connection_idle_timeout,
+            write_timeout: c.write_timeout,
+        }
+    }
+
+    /// How often the watchdog looks: a quarter of the shortest timeout,
+    /// between 10 ms and 5 s; `None` when nothing is watched.
+    pub(crate) fn tick(&self) -> Option<Duration> {
+        let shortest = [self.idle_timeout, self.write_timeout]
+            .into_iter()
+            .flatten()
+            .min()?;
+        Some((shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5)))
+    }
+}
+
+/// Drives a connection to its end, closing it (by dropping it) when the
+/// watchdog finds it idle too long or stuck on a peer that does not read.
+pub(crate) async fn watch<F, E>(
+    conn: F,
+    activity: Arc<Activity>,
+    limits: ConnLimits,
+    peer: SocketAddr,
+) where
+    F: Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
+    let mut conn = std::pin::pin!(conn);
+    let Some(tick) = limits.tick() else {
+        if let Err(e) = conn.await {
+            tracing::debug!(%e, %peer, "connection ended with an error");
+        }
+        return;
+    };
+    loop {
+        tokio::select! {
+            r = &mut conn => {
+                if let Err(e) = r {
+                    tracing::debug!(%e, %peer, "connection ended with an error");
+                }
+                return;
+            }
+            _ = tokio::time::sleep(tick) => {
+                if let Some(why) = activity.expired(&limits, Instant::now()) {
+                    tracing::debug!(%peer, why, "closing the connection");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The default cap on open connections: the soft file-descriptor limit less
+/// a tenth of it (at least 64) kept for everything else the process opens.
+pub(crate) fn default_max_connections() -> usize {
+    let soft = fd_limit().unwrap_or(1024);
+    let headroom = (soft / 10).max(64);
+    usize::try_from(soft.saturating_sub(headroom).max(16)).unwrap_or(usize::MAX)
+}
+
+#[cfg(unix)]
+fn fd_limit() -> Option<u64> {
+    let (soft, _hard) =
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).ok()?;
+    // RLIM_INFINITY: no real limit; keep a sane cap.
+    Some(soft.min(1 << 20))
+}
+
+#[cfg(not(unix))]
+fn fd_limit() -> Option<u64> {
+    None
+}
+
+/// What a connection beyond the cap gets before it is closed.
+pub(crate) const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
+connection: close\r\ncontent-type: text/plain\r\nretry-after: 1\r\ncontent-length: 96\r\n\r\n\
+Service Unavailable: too many open connections (tessera serve --max-connections raises the cap)\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn over_capacity_length_is_right() {
+        let text = std::str::from_utf8(OVER_CAPACITY).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.contains(&format!("content-length: {}", body.len())));
+    }
+
+    #[test]
+    fn the_default_cap_leaves_headroom() {
+        let n = default_max_connections() as u64;
+        let soft = fd_limit().unwrap_or(1024);
+        assert!(n < soft || soft < 80);
+        assert!(n >= 16);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_and_write_expiry() {
+        let limits = ConnLimits {
+            idle_timeout: Some(Duration::from_secs(60)),
+            write_timeout: Some(Duration::from_secs(30)),
+        };
+        let a = Activity::new();
+        assert!(a.expired(&limits, Instant::now()).is_none());
+        let g = ActiveGuard::new(a.clone());
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert!(a.expired(&limits, Instant::now()).is_none(), "busy");
+        a.write_blocked();
+        tokio::time::advance(Duration::from_secs(31)).await;
+        assert!(
+            a.expired(&limits, Instant::now()).is_some(),
+            "write stalled"
+        );
+        a.write_progressed();
+        drop(g);
+        assert!(
+            a.expired(&limits, Instant::now()).is_none(),
+            "just finished"
+        );
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert!(a.expired(&limits, Instant::now()).is_some(), "idle");
+    }
+}

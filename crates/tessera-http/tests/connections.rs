@@ -1,0 +1,144 @@
+//! Connection-level limits of `tessera_http::serve`, over real loopback
+//! sockets: the header-read timeout, the idle keep-alive timeout, the write
+//! timeout for a peer that does not read, and the cap on open connections.
+//! Each test waits for the server to act (the socket closing, a response),
+//! bounded by `within`; the timeouts under test are short.
+
+mod common;
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use common::{TestServer, body_json, call, within};
+
+/// Reads until the server closes the connection; returns what it sent.
+async fn read_to_close(s: &mut TcpStream) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf).await {
+            Ok(0) | Err(_) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_connection_that_trickles_its_headers_is_closed() {
+    let server = TestServer::start(|b| {
+        b.header_read_timeout(Some(Duration::from_millis(300)))
+            .connection_idle_timeout(None)
+    })
+    .await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0")
+        .await
+        .unwrap();
+    let trickle = async {
+        // A byte now and then does not keep it open.
+        for b in b".0.1\r\nX-Slow: yes" {
+            if s.write_all(&[*b]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    within(trickle).await;
+    let rest = within(read_to_close(&mut s)).await;
+    let text = String::from_utf8_lossy(&rest);
+    assert!(
+        rest.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "closed (or told 408): {text}"
+    );
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed() {
+    let server =
+        TestServer::start(|b| b.connection_idle_timeout(Some(Duration::from_millis(300)))).await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    let body = serde_json::to_vec(&common::initialize(1, common::LEGACY)).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        server.host(),
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(&body).await.unwrap();
+    let got = within(read_to_close(&mut s)).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.contains("serverInfo"),
+        "answered before it was closed: {text}"
+    );
+}
+
+#[tokio::test]
+async fn beyond_the_connection_cap_new_connections_get_503_at_once() {
+    let server = TestServer::start(|b| b.max_connections(2)).await;
+    let a = TcpStream::connect(server.addr).await.unwrap();
+    let b = TcpStream::connect(server.addr).await.unwrap();
+    let mut c = TcpStream::connect(server.addr).await.unwrap();
+    let got = within(read_to_close(&mut c)).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+    assert!(text.contains("--max-connections"), "{text}");
+    // The open ones keep working; once one closes there is room again.
+    drop(a);
+    drop(b);
+    let sid = within(server.session(common::LEGACY)).await;
+    let r = within(server.send_json(
+        server.in_session(&sid),
+        call(2, "echo", json!({"text": "still here"}), false),
+    ))
+    .await;
+    assert!(body_json(r).await.to_string().contains("still here"));
+}
+
+#[tokio::test]
+async fn a_peer_that_does_not_read_its_response_is_dropped() {
+    let server = TestServer::start(|b| {
+        b.write_timeout(Some(Duration::from_millis(300)))
+            .max_body_bytes(8 * 1024 * 1024)
+            .response_mode(tessera_http::ResponseMode::Json)
+    })
+    .await;
+    let sid = within(server.session(common::LEGACY)).await;
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    let mut s = within(sock.connect(server.addr)).await.unwrap();
+    // A 6 MB reply, far more than the socket buffers hold.
+    let text = "x".repeat(6 * 1024 * 1024);
+    let body = serde_json::to_vec(&call(2, "echo", json!({ "text": text }), false)).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMcp-Session-Id: {sid}\r\n\
+         Mcp-Protocol-Version: {}\r\nContent-Length: {}\r\n\r\n",
+        server.host(),
+        common::LEGACY,
+        body.len()
+    );
+    within(async {
+        s.write_all(head.as_bytes()).await.unwrap();
+        s.write_all(&body).await.unwrap();
+    })
+    .await;
+    // Wait for the reply to start (the handler has answered), then do not
+    // read for a second (the behaviour under test): the server's write
+    // stalls, and after the write timeout it drops the connection. What
+    // arrives afterwards is what the buffers held, not the whole reply.
+    let mut first = [0u8; 1];
+    assert_eq!(within(s.read(&mut first)).await.unwrap(), 1);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let got = within(read_to_close(&mut s)).await;
+    assert!(
+        got.len() < 6 * 1024 * 1024,
+        "the reply was cut short: {} bytes",
+        got.len()
+    );
+}
