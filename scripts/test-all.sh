@@ -222,6 +222,11 @@ if ! stage_skipped conformance; then
       --scenario http-custom-headers --scenario http-invalid-tool-headers \
       --scenario json-schema-ref-no-deref --scenario json-schema-2020-12-preservation \
       "$CLIENT_BIN"
+  # The Skills extension's client scenarios (no spec version: an extension).
+  conformance_run "0.2.0-alpha.12 client skills" "$LOGS/conf-next-client-skills.log" \
+    bash conformance/run-client.sh next --scenario sep-2640-client-no-prefetch \
+      --scenario sep-2640-client-verify-digest --scenario sep-2640-client-verify-size \
+      --scenario sep-2640-client-verify-frontmatter "$CLIENT_BIN"
   # The OAuth client scenarios (every auth/* scenario of each suite: 22 in
   # 0.1.16 = suites auth, backcompat, draft, extensions; 33 in 0.2.0-alpha.12),
   # one at a time: each starts mock authorization servers.

@@ -55,7 +55,7 @@ pub struct CallArgs {
     http: HttpOptions,
 }
 
-async fn connect(target: Target, http: &HttpOptions) -> Result<Client, Failure> {
+pub(crate) async fn connect(target: Target, http: &HttpOptions) -> Result<Client, Failure> {
     match target {
         Target::Command(words) => {
             http.only_for_http()?;
@@ -92,7 +92,7 @@ async fn connect(target: Target, http: &HttpOptions) -> Result<Client, Failure> 
     }
 }
 
-fn remote_failure(e: ClientError) -> Failure {
+pub(crate) fn remote_failure(e: ClientError) -> Failure {
     match e.remote() {
         Some(r) => Failure::Runtime(anyhow::anyhow!("server error {}: {}", r.code, r.message)),
         None => Failure::Runtime(anyhow::Error::new(e)),

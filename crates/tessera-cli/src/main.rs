@@ -8,6 +8,7 @@ mod proxy;
 mod reference;
 mod serve;
 mod serve_auth;
+mod skills_cmd;
 mod target;
 
 use std::process::ExitCode;
@@ -34,6 +35,8 @@ enum Command {
     Login(login::LoginArgs),
     /// Serve a server again: stdio over HTTP, HTTP on stdio, any era to any era.
     Proxy(proxy::ProxyArgs),
+    /// List, describe and read the skills a server publishes (Skills extension), verified.
+    Skills(skills_cmd::SkillsArgs),
 }
 
 /// How a command failed, and so which exit code it gets.
@@ -105,6 +108,7 @@ fn main() -> ExitCode {
             Command::Call(a) => client_cmd::call(a).await,
             Command::Login(a) => login::login(a).await,
             Command::Proxy(a) => proxy::run(a).await,
+            Command::Skills(a) => skills_cmd::run(a).await,
         }
     });
     match outcome {

@@ -89,6 +89,10 @@ pub enum ClientError {
         /// The repeated cursor.
         cursor: String,
     },
+    /// A skill or skill file did not match its entry (size, digest,
+    /// frontmatter, not listed, …); the content was not returned.
+    #[error("skill verification failed: {0}")]
+    SkillVerification(#[from] crate::skills::SkillVerificationError),
     /// A paginated list had more pages than the configured limit.
     #[error(
         "{method} returned more than {pages} pages; raise ClientBuilder::max_pages if that is expected"

@@ -96,6 +96,7 @@ mod requests;
 pub mod roots;
 mod sampling;
 mod service;
+pub mod skills;
 
 pub use builder::ClientBuilder;
 pub use cache::CacheStats;
@@ -109,5 +110,6 @@ pub use handler::{
 };
 pub use listen::{ListenEnd, ListenStream, SubscriptionNotification};
 pub use options::{CallOptions, ProgressCallback, ReconnectPolicy};
+pub use skills::{LoadedSkill, SkillCache, SkillKey, SkillVerificationError, VerificationProblem};
 pub use tessera_proto::ConnectMode;
 pub use tessera_runtime::ChildCommand;

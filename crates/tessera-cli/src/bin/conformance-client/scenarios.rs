@@ -172,6 +172,25 @@ async fn play(client: &Client, scenario: &str) -> Result<(), String> {
                 .await
                 .map_err(err)?;
         }
+        "sep-2640-client-no-prefetch" => {
+            // List only: a host fetches nothing before a skill is loaded.
+            let skills = client.skills_list().await.map_err(err)?;
+            eprintln!("skills listed: {}", skills.len());
+        }
+        s if s.starts_with("sep-2640-client-") => {
+            // Load each listed skill (SKILL.md checked against its entry:
+            // size, digest, frontmatter), then read its supporting files,
+            // each checked too. A mismatch stops here: nothing unverified
+            // is used, and no further file of that skill is read.
+            for skill in client.skills_list().await.map_err(err)? {
+                client.load_skill(&skill).await.map_err(err)?;
+                if let tessera::types::SkillResources::Files(files) = &skill.resources {
+                    for f in files.iter().filter(|f| f.uri != skill.uri) {
+                        client.read_skill_file(&skill, &f.uri).await.map_err(err)?;
+                    }
+                }
+            }
+        }
         _ => {
             // initialize and anything else: connect and look around.
             let _ = client.list_tools().await;
