@@ -20,11 +20,17 @@ use crate::target::Target;
 Examples:
   tessera proxy --http 127.0.0.1:8002 -- tessera serve --stdio
   tessera proxy --stdio https://mcp.example.com/mcp
+  tessera proxy --http 127.0.0.1:8003 --config servers.json
 
 Clients of every protocol version reach the upstream whatever version it speaks: a legacy \
 session gets its own upstream session, 2026-07-28 requests share one upstream connection, and \
 what cannot be translated between eras is refused with an error that says why. Over HTTP the \
-endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.")]
+endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.
+
+--config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \
+\"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\" and \
+\"denyTools\" per server): tools and prompts are offered as NAME__name, resource URIs as NAME+URI. \
+A server that dies loses its tools until it is reconnected (with backoff); the others go on.")]
 pub struct ProxyArgs {
     /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8002).
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
@@ -46,6 +52,10 @@ pub struct ProxyArgs {
     /// restarted by each progress notification (0 = no limit).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     timeout: u64,
+
+    /// Aggregate the servers listed in this mcpServers JSON file instead of one upstream.
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
 
     /// The upstream: an http(s) URL.
     #[arg(value_name = "URL")]
@@ -93,6 +103,9 @@ fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Fai
 
 /// Runs `tessera proxy`.
 pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
+    if let Some(path) = a.config.clone() {
+        return aggregate(&a, &path).await;
+    }
     let mut positional = a.positional.clone();
     let target = Target::resolve(&mut positional, a.command.clone())?;
     if let Some(extra) = positional.first() {
@@ -113,7 +126,17 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
         .await
         .with_context(|| format!("connecting to the upstream {described}"))?;
     match a.http.clone() {
-        Some(addr) => serve_http(&a, &addr, proxy).await,
+        Some(addr) => {
+            let name = proxy
+                .server_info()
+                .get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or("the upstream server")
+                .to_owned();
+            let out = serve_http(&a, &addr, proxy.clone(), &name).await;
+            proxy.close().await;
+            out
+        }
         None => {
             proxy.serve_stdio().await.context("serving on stdio")?;
             Ok(ExitCode::SUCCESS)
@@ -121,7 +144,46 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-async fn serve_http(a: &ProxyArgs, addr: &str, proxy: Proxy) -> Result<ExitCode, Failure> {
+/// Runs `tessera proxy --config FILE`.
+async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Failure> {
+    if !a.positional.is_empty() || !a.command.is_empty() {
+        return Err(Failure::Usage(
+            "--config lists the upstreams: give no URL or `-- COMMAND` with it".into(),
+        ));
+    }
+    let Some(addr) = a.http.clone() else {
+        return Err(Failure::Usage(
+            "--config serves over HTTP: add --http ADDR (e.g. --http 127.0.0.1:8003)".into(),
+        ));
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
+    let servers = tessera_proxy::parse_servers(&text)
+        .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
+    let options = UpstreamOptions {
+        request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
+        ..UpstreamOptions::default()
+    };
+    let aggregator = tessera_proxy::Aggregator::start(servers, options)
+        .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
+    let names = aggregator.names().join(", ");
+    let out = serve_http(
+        a,
+        &addr,
+        aggregator.clone(),
+        &format!("the upstreams {names}"),
+    )
+    .await;
+    aggregator.close();
+    out
+}
+
+async fn serve_http<F: tessera_http::ServiceFactory>(
+    a: &ProxyArgs,
+    addr: &str,
+    factory: F,
+    what: &str,
+) -> Result<ExitCode, Failure> {
     if !a.path.starts_with('/') {
         return Err(Failure::Usage(format!(
             "--path must start with '/': {:?}",
@@ -132,25 +194,16 @@ async fn serve_http(a: &ProxyArgs, addr: &str, proxy: Proxy) -> Result<ExitCode,
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
-    let mut b = McpHttp::builder(proxy.clone())
+    let mut b = McpHttp::builder(factory)
         .bind_address(local)
         .endpoint_path(a.path.clone());
     if a.no_legacy_sse {
         b = b.legacy_sse(None);
     }
     let mcp = b.build();
-    eprintln!(
-        "tessera: proxying {} at http://{local}{}",
-        proxy
-            .server_info()
-            .get("name")
-            .and_then(|n| n.as_str())
-            .unwrap_or("the upstream server"),
-        a.path
-    );
+    eprintln!("tessera: proxying {what} at http://{local}{}", a.path);
     tessera_http::serve(listener, mcp, crate::serve::shutdown_signal())
         .await
         .context("serving HTTP")?;
-    proxy.close().await;
     Ok(ExitCode::SUCCESS)
 }

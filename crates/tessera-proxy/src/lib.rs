@@ -12,7 +12,7 @@
 //!   ordinary requests for a legacy client, listen streams are served from
 //!   a legacy upstream's change notifications, and what cannot be
 //!   translated is refused with an error that says why.
-//! - `Aggregator` puts several upstreams behind one endpoint, prefixing
+//! - [`Aggregator`] puts several upstreams behind one endpoint, prefixing
 //!   tool, prompt and resource names with the upstream's name
 //!   (`NAME__tool`), with per-upstream timeouts, allow/deny lists for tools,
 //!   and reconnection: a dead upstream's tools disappear and come back.
@@ -30,14 +30,18 @@
 
 #![forbid(unsafe_code)]
 
+mod aggregate;
 mod bridge;
 mod calls;
+mod config;
 mod error;
 mod forward;
 mod listen;
 mod route;
 mod upstream;
 
+pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR};
 pub use bridge::{Proxy, ProxyService};
+pub use config::{ServerEntry, parse_servers};
 pub use error::ProxyError;
 pub use upstream::{TransportMaker, UpstreamOptions, UpstreamSpec};

@@ -89,7 +89,7 @@ impl Drop for ListenerGuard {
 }
 
 /// Sets `_meta` subscription id of notification params to `id`.
-fn tag(id: &RequestId, params: Option<&JsonObject>) -> JsonObject {
+pub(crate) fn tag(id: &RequestId, params: Option<&JsonObject>) -> JsonObject {
     let mut p = params.cloned().unwrap_or_default();
     let meta = p
         .entry("_meta")

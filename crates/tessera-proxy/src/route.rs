@@ -28,7 +28,7 @@ use crate::upstream::Sink;
 const CLOSE_SSE_STREAM: &str = tessera_http::CLOSE_SSE_STREAM_METHOD;
 
 /// Hands a server-to-client request to `call`'s client (legacy era only).
-fn ask(
+pub(crate) fn ask(
     call: Option<Call>,
     fallback: Option<Peer>,
     method: String,
@@ -67,7 +67,7 @@ fn ask(
 }
 
 /// Passes on a `notifications/message`.
-fn log(call: Option<&Call>, fallback: Option<&Peer>, params: Option<&JsonObject>) {
+pub(crate) fn log(call: Option<&Call>, fallback: Option<&Peer>, params: Option<&JsonObject>) {
     let Some(p) = params else { return };
     let level = p
         .get("level")

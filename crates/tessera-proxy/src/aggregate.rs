@@ -1,0 +1,848 @@
+//! [`Aggregator`]: several upstream servers behind one endpoint.
+//!
+//! Names are prefixed with the upstream's name: tools and prompts become
+//! `NAME__tool`, resource URIs `NAME+scheme:…` (a valid URI scheme, since a
+//! name is a letter followed by letters, digits and `-`). Each upstream has
+//! one pooled connection, watched by a supervisor task: when it dies its
+//! tools, prompts and resources disappear (clients are told the lists
+//! changed), and it is reconnected with backoff until it comes back.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tessera_http::ServiceFactory;
+use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
+use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
+use tessera_types::{Era, ErrorObject, JsonObject, ProtocolVersion, RequestId};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::bridge::FORWARDED_METHODS;
+use crate::calls::Calls;
+use crate::config::{ServerEntry, valid_name};
+use crate::error::ProxyError;
+use crate::forward::{forward, send};
+use crate::listen::tag;
+use crate::route::{ask, log};
+use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
+
+/// The separator between an upstream's name and a tool or prompt name.
+pub const NAME_SEPARATOR: &str = "__";
+/// The separator between an upstream's name and a resource URI.
+pub const URI_SEPARATOR: char = '+';
+
+/// The most pages read from one upstream for one list.
+const MAX_PAGES: usize = 100;
+const LIST_KINDS: [&str; 3] = [
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+];
+
+/// A `subscriptions/listen` stream served by the aggregator.
+struct Listener {
+    key: u64,
+    peer: Peer,
+    id: RequestId,
+    lists: bool,
+    uris: BTreeSet<String>,
+}
+
+/// Who hears about changes: legacy sessions and listen streams.
+#[derive(Default)]
+struct Hub {
+    next: std::sync::atomic::AtomicU64,
+    sessions: Mutex<Vec<(Peer, BTreeSet<String>)>>,
+    listeners: Mutex<Vec<Listener>>,
+    /// Upstream resource subscriptions, counted by prefixed URI.
+    subscribed: Mutex<HashMap<String, usize>>,
+}
+
+impl Hub {
+    /// Tells every session and listener that the lists may have changed.
+    fn lists_changed(&self) {
+        for m in LIST_KINDS {
+            self.announce_list(m);
+        }
+    }
+
+    fn announce_list(&self, method: &str) {
+        let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        s.retain(|(p, _)| p.is_open());
+        for (p, _) in s.iter() {
+            let _ = p.notify(method, None, None);
+        }
+        drop(s);
+        let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
+        for x in l.iter().filter(|x| x.lists) {
+            let _ = x
+                .peer
+                .notify(method, Some(tag(&x.id, None)), Some(x.id.clone()));
+        }
+    }
+
+    fn resource_updated(&self, uri: &str) {
+        let mut p = JsonObject::new();
+        p.insert("uri".into(), json!(uri));
+        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        for (peer, subs) in s.iter().filter(|(_, subs)| subs.contains(uri)) {
+            let _ = subs;
+            let _ = peer.notify("notifications/resources/updated", Some(p.clone()), None);
+        }
+        drop(s);
+        let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
+        for x in l.iter().filter(|x| x.uris.contains(uri)) {
+            let _ = x.peer.notify(
+                "notifications/resources/updated",
+                Some(tag(&x.id, Some(&p))),
+                Some(x.id.clone()),
+            );
+        }
+    }
+
+    /// A notification from upstream `name` that belongs to no request.
+    fn announce(&self, name: &str, method: &str, params: Option<&JsonObject>) {
+        if LIST_KINDS.contains(&method) {
+            self.announce_list(method);
+        } else if method == "notifications/resources/updated" {
+            if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
+                self.resource_updated(&format!("{name}{URI_SEPARATOR}{uri}"));
+            }
+        } else {
+            tracing::debug!(upstream = %name, %method, "notification not passed on: no client to send it to");
+        }
+    }
+
+    /// Counts one more subscriber of `uri`; `true` for the first.
+    fn subscribe(&self, uri: &str) -> bool {
+        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        let n = s.entry(uri.to_owned()).or_insert(0);
+        *n += 1;
+        *n == 1
+    }
+
+    /// Counts one subscriber of `uri` less; `true` for the last.
+    fn unsubscribe(&self, uri: &str) -> bool {
+        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        match s.get_mut(uri) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                s.remove(uri);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The traffic of one upstream's pooled connection.
+struct MemberSink {
+    name: String,
+    calls: Arc<Calls>,
+    hub: Arc<Hub>,
+}
+
+impl Sink for MemberSink {
+    fn request(
+        &self,
+        method: String,
+        params: Option<JsonObject>,
+    ) -> BoxFuture<'static, HandlerResult> {
+        match self.calls.sole() {
+            Ok(c) => ask(Some(c), None, method, params),
+            Err(n) => Box::pin(async move {
+                Err(ErrorObject::internal(format!(
+                    "cannot pass {method} to a client: {n} requests are in progress on this \
+                     pooled connection and nothing says which one it belongs to"
+                )))
+            }),
+        }
+    }
+
+    fn notification(&self, method: String, params: Option<JsonObject>) {
+        match method.as_str() {
+            "notifications/message" => log(self.calls.sole().ok().as_ref(), None, params.as_ref()),
+            "notifications/progress" | "notifications/cancelled" => {}
+            m if m == tessera_http::CLOSE_SSE_STREAM_METHOD => {}
+            _ => self.hub.announce(&self.name, &method, params.as_ref()),
+        }
+    }
+}
+
+/// One upstream of the aggregator.
+struct Member {
+    entry: ServerEntry,
+    options: UpstreamOptions,
+    conn: Mutex<Option<Arc<Upstream>>>,
+    calls: Arc<Calls>,
+    alive: watch::Sender<bool>,
+}
+
+impl Member {
+    fn current(&self) -> Option<Arc<Upstream>> {
+        self.conn
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .filter(|u| u.is_open())
+    }
+
+    fn upstream(&self) -> Result<Arc<Upstream>, ErrorObject> {
+        self.current().ok_or_else(|| {
+            ErrorObject::internal(format!(
+                "upstream {} is unavailable (reconnecting)",
+                self.entry.name
+            ))
+        })
+    }
+}
+
+struct Inner {
+    members: Vec<Arc<Member>>,
+    hub: Arc<Hub>,
+    config: Arc<EngineConfig>,
+    stop: CancellationToken,
+}
+
+/// Several upstream servers behind one endpoint (a
+/// [`tessera_http::ServiceFactory`], like [`crate::Proxy`]).
+///
+/// ```no_run
+/// use tessera_proxy::{Aggregator, UpstreamOptions, parse_servers};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let servers = parse_servers(r#"{"mcpServers": {
+///     "local": {"command": "tessera", "args": ["serve", "--stdio"]},
+///     "remote": {"url": "http://127.0.0.1:8001/mcp"}
+/// }}"#)?;
+/// let aggregator = Aggregator::start(servers, UpstreamOptions::default())?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8003").await?;
+/// let mcp = tessera_http::McpHttp::builder(aggregator.clone())
+///     .bind_address(listener.local_addr()?)
+///     .build();
+/// tessera_http::serve(listener, mcp, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+/// aggregator.close();
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Aggregator {
+    inner: Arc<Inner>,
+    service: Arc<AggregatorService>,
+}
+
+impl std::fmt::Debug for Aggregator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Aggregator")
+            .field("upstreams", &self.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Aggregator {
+    /// Starts a supervisor per upstream (each connects, and reconnects with
+    /// backoff whenever its connection ends) and returns at once; use
+    /// [`Aggregator::wait_connected`] to wait for the first connections.
+    pub fn start(
+        servers: Vec<ServerEntry>,
+        options: UpstreamOptions,
+    ) -> Result<Aggregator, ProxyError> {
+        let mut seen = BTreeSet::new();
+        for s in &servers {
+            if !valid_name(&s.name) {
+                return Err(ProxyError::Config(format!(
+                    "upstream name {:?}: a letter, then letters, digits and '-'",
+                    s.name
+                )));
+            }
+            if !seen.insert(s.name.clone()) {
+                return Err(ProxyError::Config(format!(
+                    "upstream name {:?} given twice",
+                    s.name
+                )));
+            }
+        }
+        if servers.is_empty() {
+            return Err(ProxyError::Config("no upstream server".into()));
+        }
+        let hub = Arc::new(Hub::default());
+        let members: Vec<Arc<Member>> = servers
+            .into_iter()
+            .map(|entry| {
+                let mut o = options.clone();
+                if entry.timeout.is_some() {
+                    o.request_timeout = entry.timeout;
+                }
+                Arc::new(Member {
+                    entry,
+                    options: o,
+                    conn: Mutex::new(None),
+                    calls: Arc::new(Calls::default()),
+                    alive: watch::channel(false).0,
+                })
+            })
+            .collect();
+        let mut info = JsonObject::new();
+        info.insert("name".into(), json!("tessera-proxy"));
+        info.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
+        let capabilities = match json!({
+            "tools": {"listChanged": true},
+            "prompts": {"listChanged": true},
+            "resources": {"subscribe": true, "listChanged": true},
+            "completions": {},
+            "logging": {}
+        }) {
+            Value::Object(o) => o,
+            _ => JsonObject::new(),
+        };
+        let names: Vec<&str> = members.iter().map(|m| m.entry.name.as_str()).collect();
+        let identity = ServerIdentity {
+            info,
+            capabilities,
+            instructions: Some(format!(
+                "This endpoint aggregates the MCP servers {}. Tool and prompt names are prefixed \
+                 with the server name and '__'; resource URIs with the server name and '+'.",
+                names.join(", ")
+            )),
+            ..ServerIdentity::default()
+        };
+        let config = Arc::new(
+            EngineConfig::server(identity).with_methods(FORWARDED_METHODS.iter().copied()),
+        );
+        let stop = CancellationToken::new();
+        for m in &members {
+            tokio::spawn(supervise(m.clone(), hub.clone(), stop.clone()));
+        }
+        let inner = Arc::new(Inner {
+            members,
+            hub,
+            config,
+            stop,
+        });
+        let service = Arc::new(AggregatorService {
+            inner: inner.clone(),
+        });
+        Ok(Aggregator { inner, service })
+    }
+
+    /// The upstream names, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.inner
+            .members
+            .iter()
+            .map(|m| m.entry.name.clone())
+            .collect()
+    }
+
+    /// Whether upstream `name` is connected now.
+    pub fn is_connected(&self, name: &str) -> bool {
+        self.member(name).is_some_and(|m| m.current().is_some())
+    }
+
+    /// Waits until upstream `name` is connected (`false` if there is no
+    /// such upstream or the aggregator was closed).
+    pub async fn wait_connected(&self, name: &str, connected: bool) -> bool {
+        let Some(m) = self.member(name) else {
+            return false;
+        };
+        let mut rx = m.alive.subscribe();
+        tokio::select! {
+            r = rx.wait_for(|a| *a == connected) => r.is_ok(),
+            _ = self.inner.stop.cancelled() => false,
+        }
+    }
+
+    fn member(&self, name: &str) -> Option<&Arc<Member>> {
+        self.inner.members.iter().find(|m| m.entry.name == name)
+    }
+
+    /// The engine configuration the aggregator serves with.
+    pub fn engine_config(&self) -> EngineConfig {
+        (*self.inner.config).clone()
+    }
+
+    /// Stops the supervisors and closes every upstream connection.
+    pub fn close(&self) {
+        self.inner.stop.cancel();
+    }
+}
+
+async fn supervise(member: Arc<Member>, hub: Arc<Hub>, stop: CancellationToken) {
+    const FIRST: Duration = Duration::from_millis(200);
+    const MOST: Duration = Duration::from_secs(5);
+    let mut delay = FIRST;
+    let spec = member.entry.spec.clone();
+    loop {
+        let sink = Arc::new(MemberSink {
+            name: member.entry.name.clone(),
+            calls: member.calls.clone(),
+            hub: hub.clone(),
+        });
+        let connecting = Upstream::connect(
+            &spec,
+            ConnectMode::Auto,
+            proxy_identity(all_client_capabilities()),
+            sink,
+            &member.options,
+        );
+        let outcome = tokio::select! {
+            o = connecting => o,
+            _ = stop.cancelled() => return,
+        };
+        match outcome {
+            Ok(up) => {
+                let up = Arc::new(up);
+                *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = Some(up.clone());
+                let _ = member.alive.send_replace(true);
+                hub.lists_changed();
+                delay = FIRST;
+                tracing::info!(upstream = %member.entry.name, "connected");
+                // A 2026-07-28 upstream tells of changes on a listen stream.
+                let listen = async {
+                    if up.era() == Era::Modern {
+                        let mut p = JsonObject::new();
+                        p.insert(
+                            "notifications".into(),
+                            json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}),
+                        );
+                        let options = RequestOptions {
+                            no_timeout: true,
+                            ..RequestOptions::default()
+                        };
+                        let _ = up
+                            .peer
+                            .request("subscriptions/listen", Some(p), options)
+                            .await;
+                    }
+                    std::future::pending::<()>().await
+                };
+                tokio::select! {
+                    _ = up.peer_closed() => {}
+                    _ = listen => {}
+                    _ = stop.cancelled() => {
+                        up.close().await;
+                        return;
+                    }
+                }
+                *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                let _ = member.alive.send_replace(false);
+                hub.lists_changed();
+                tracing::warn!(upstream = %member.entry.name, "connection lost; reconnecting");
+            }
+            Err(e) => tracing::warn!(upstream = %member.entry.name, %e, "cannot connect"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = stop.cancelled() => return,
+        }
+        delay = (delay * 2).min(MOST);
+    }
+}
+
+/// Prefixes `uri` with upstream `name`.
+fn prefix_uri(name: &str, uri: &str) -> String {
+    format!("{name}{URI_SEPARATOR}{uri}")
+}
+
+/// Prefixes the URI of a resource link or an embedded resource.
+fn prefix_block(name: &str, b: &mut Value) {
+    let uri = match b.get("type").and_then(Value::as_str) {
+        Some("resource_link") => b.get_mut("uri"),
+        Some("resource") => b.get_mut("resource").and_then(|r| r.get_mut("uri")),
+        _ => None,
+    };
+    if let Some(Value::String(u)) = uri {
+        *u = prefix_uri(name, u);
+    }
+}
+
+/// Prefixes the resource URIs in content: one block or an array of them.
+fn prefix_content(name: &str, content: Option<&mut Value>) {
+    match content {
+        Some(Value::Array(blocks)) => blocks.iter_mut().for_each(|b| prefix_block(name, b)),
+        Some(b @ Value::Object(_)) => prefix_block(name, b),
+        _ => {}
+    }
+}
+
+/// The downstream side of an [`Aggregator`].
+#[derive(Clone)]
+pub struct AggregatorService {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for AggregatorService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AggregatorService").finish_non_exhaustive()
+    }
+}
+
+fn param_str<'a>(params: Option<&'a JsonObject>, key: &str) -> Result<&'a str, ErrorObject> {
+    params
+        .and_then(|p| p.get(key))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            ErrorObject::invalid_params(format!("Invalid params: {key} must be a string"))
+        })
+}
+
+impl Inner {
+    fn by_name<'a>(&self, name: &'a str) -> Option<(&Arc<Member>, &'a str)> {
+        let (n, rest) = name.split_once(NAME_SEPARATOR)?;
+        let m = self.members.iter().find(|m| m.entry.name == n)?;
+        Some((m, rest))
+    }
+
+    fn by_uri<'a>(&self, uri: &'a str) -> Option<(&Arc<Member>, &'a str)> {
+        let (n, rest) = uri.split_once(URI_SEPARATOR)?;
+        let m = self.members.iter().find(|m| m.entry.name == n)?;
+        Some((m, rest))
+    }
+
+    /// Lists `key` items of every connected upstream, prefixed.
+    async fn list(&self, r: &Request, method: &str, key: &str) -> HandlerResult {
+        let fetches = self.members.iter().map(|m| async move {
+            let Some(up) = m.current() else {
+                return Vec::new();
+            };
+            let mut items = Vec::new();
+            let mut cursor: Option<Value> = None;
+            for _ in 0..MAX_PAGES {
+                let params = cursor.take().map(|c| {
+                    let mut p = JsonObject::new();
+                    p.insert("cursor".into(), c);
+                    p
+                });
+                match send(&up, r, method, params).await {
+                    Ok(mut page) => {
+                        if let Some(Value::Array(a)) = page.remove(key) {
+                            items.extend(a);
+                        }
+                        match page.remove("nextCursor") {
+                            Some(c @ Value::String(_)) => cursor = Some(c),
+                            _ => break,
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(upstream = %m.entry.name, %method, %e, "left out of the list");
+                        break;
+                    }
+                }
+            }
+            let name = &m.entry.name;
+            items
+                .into_iter()
+                .filter_map(|mut item| {
+                    let o = item.as_object_mut()?;
+                    let original = o.get("name").and_then(Value::as_str)?.to_owned();
+                    if key == "tools" && !m.entry.allows(&original) {
+                        return None;
+                    }
+                    o.insert("name".into(), json!(format!("{name}{NAME_SEPARATOR}{original}")));
+                    for k in ["uri", "uriTemplate"] {
+                        if let Some(Value::String(u)) = o.get_mut(k) {
+                            *u = prefix_uri(name, u);
+                        }
+                    }
+                    Some(item)
+                })
+                .collect::<Vec<_>>()
+        });
+        let all: Vec<Value> = futures::future::join_all(fetches)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut out = JsonObject::new();
+        out.insert(key.into(), Value::Array(all));
+        Ok(out)
+    }
+
+    /// Forwards a request addressed by a prefixed name or URI.
+    async fn routed(&self, r: &Request) -> HandlerResult {
+        let method = r.method.as_str();
+        let mut params = r.params.clone().unwrap_or_default();
+        let unknown = |what: &str, v: &str| {
+            ErrorObject::invalid_params(format!(
+                "Invalid params: unknown {what} {v:?} (names are NAME{NAME_SEPARATOR}{what}, URIs NAME{URI_SEPARATOR}URI, with NAME one of the upstreams)"
+            ))
+        };
+        let member = match method {
+            "tools/call" | "prompts/get" => {
+                let what = if method == "tools/call" {
+                    "tool"
+                } else {
+                    "prompt"
+                };
+                let full = param_str(Some(&params), "name")?.to_owned();
+                let (m, rest) = self.by_name(&full).ok_or_else(|| unknown(what, &full))?;
+                if what == "tool" && !m.entry.allows(rest) {
+                    return Err(unknown(what, &full));
+                }
+                params.insert("name".into(), json!(rest));
+                m
+            }
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                let full = param_str(Some(&params), "uri")?.to_owned();
+                let (m, rest) = self
+                    .by_uri(&full)
+                    .ok_or_else(|| unknown("resource", &full))?;
+                params.insert("uri".into(), json!(rest));
+                m
+            }
+            "completion/complete" => {
+                let reference = params
+                    .get_mut("ref")
+                    .and_then(Value::as_object_mut)
+                    .ok_or_else(|| {
+                        ErrorObject::invalid_params("Invalid params: ref must be an object")
+                    })?;
+                let key = match reference.get("type").and_then(Value::as_str) {
+                    Some("ref/prompt") => "name",
+                    Some("ref/resource") => "uri",
+                    _ => {
+                        return Err(ErrorObject::invalid_params(
+                            "Invalid params: unknown ref type",
+                        ));
+                    }
+                };
+                let full = param_str(Some(reference), key)?.to_owned();
+                let found = if key == "name" {
+                    self.by_name(&full)
+                } else {
+                    self.by_uri(&full)
+                };
+                let (m, rest) = found.ok_or_else(|| {
+                    unknown(if key == "name" { "prompt" } else { "resource" }, &full)
+                })?;
+                reference.insert(key.into(), json!(rest));
+                m
+            }
+            other => return Err(ErrorObject::method_not_found(other)),
+        };
+        let name = member.entry.name.clone();
+        let up = member.upstream()?;
+        let mut result = forward(&up, &member.calls, r, method, Some(params)).await?;
+        match method {
+            "tools/call" => prefix_content(&name, result.get_mut("content")),
+            "prompts/get" => {
+                if let Some(Value::Array(msgs)) = result.get_mut("messages") {
+                    for m in msgs {
+                        prefix_content(&name, m.get_mut("content"));
+                    }
+                }
+            }
+            "resources/read" => {
+                if let Some(Value::Array(contents)) = result.get_mut("contents") {
+                    for c in contents {
+                        if let Some(Value::String(u)) = c.get_mut("uri") {
+                            *u = prefix_uri(&name, u);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(result)
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` of a legacy session:
+    /// counted, so that the upstream is asked once per URI.
+    async fn subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
+        let uri = param_str(r.params.as_ref(), "uri")?.to_owned();
+        if self.by_uri(&uri).is_none() {
+            return Err(ErrorObject::invalid_params(format!(
+                "Invalid params: unknown resource {uri:?}"
+            )));
+        }
+        let changed = {
+            let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            match s.iter_mut().find(|(p, _)| p.same_connection(&r.peer)) {
+                Some((_, subs)) if subscribe => subs.insert(uri.clone()),
+                Some((_, subs)) => subs.remove(&uri),
+                None => true,
+            }
+        };
+        let ask_upstream = changed
+            && if subscribe {
+                self.hub.subscribe(&uri)
+            } else {
+                self.hub.unsubscribe(&uri)
+            };
+        if ask_upstream {
+            if let Err(e) = self.routed(r).await {
+                if subscribe {
+                    self.hub.unsubscribe(&uri);
+                }
+                return Err(e);
+            }
+        }
+        Ok(JsonObject::new())
+    }
+
+    /// `subscriptions/listen` (2026-07-28), served by the aggregator.
+    async fn listen(&self, r: &Request) -> HandlerResult {
+        let requested = match r.params.as_ref().and_then(|p| p.get("notifications")) {
+            Some(Value::Object(f)) => f.clone(),
+            _ => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: subscriptions/listen needs a notifications object",
+                ));
+            }
+        };
+        let flag = |k: &str| requested.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let lists =
+            flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged");
+        let mut uris = BTreeSet::new();
+        if let Some(Value::Array(a)) = requested.get("resourceSubscriptions") {
+            for u in a.iter().filter_map(Value::as_str) {
+                let Some((m, rest)) = self.by_uri(u) else {
+                    continue;
+                };
+                if self.hub.subscribe(u) {
+                    let Ok(up) = m.upstream() else {
+                        self.hub.unsubscribe(u);
+                        continue;
+                    };
+                    let mut p = JsonObject::new();
+                    p.insert("uri".into(), json!(rest));
+                    if up.era() == Era::Legacy
+                        && up
+                            .peer
+                            .request("resources/subscribe", Some(p), RequestOptions::default())
+                            .await
+                            .is_err()
+                    {
+                        self.hub.unsubscribe(u);
+                        continue;
+                    }
+                }
+                uris.insert(u.to_owned());
+            }
+        }
+        let mut granted = JsonObject::new();
+        for k in [
+            "toolsListChanged",
+            "promptsListChanged",
+            "resourcesListChanged",
+        ] {
+            if flag(k) {
+                granted.insert(k.into(), json!(true));
+            }
+        }
+        if !uris.is_empty() {
+            granted.insert(
+                "resourceSubscriptions".into(),
+                json!(uris.iter().collect::<Vec<_>>()),
+            );
+        }
+        let key = self
+            .hub
+            .next
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.hub
+            .listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Listener {
+                key,
+                peer: r.peer.clone(),
+                id: r.id.clone(),
+                lists,
+                uris: uris.clone(),
+            });
+        let mut ack = JsonObject::new();
+        ack.insert("notifications".into(), Value::Object(granted));
+        let _ = r.peer.notify(
+            "notifications/subscriptions/acknowledged",
+            Some(tag(&r.id, Some(&ack))),
+            Some(r.id.clone()),
+        );
+        r.cancel.cancelled().await;
+        self.hub
+            .listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|l| l.key != key);
+        for u in uris {
+            if self.hub.unsubscribe(&u) {
+                if let Some((m, rest)) = self.by_uri(&u) {
+                    if let Ok(up) = m.upstream() {
+                        let mut p = JsonObject::new();
+                        p.insert("uri".into(), json!(rest));
+                        tokio::spawn(async move {
+                            let _ = up
+                                .peer
+                                .request(
+                                    "resources/unsubscribe",
+                                    Some(p),
+                                    RequestOptions::default(),
+                                )
+                                .await;
+                        });
+                    }
+                }
+            }
+        }
+        Ok(tag(&r.id, None))
+    }
+}
+
+impl Service for AggregatorService {
+    fn methods(&self) -> Vec<String> {
+        FORWARDED_METHODS.iter().map(|m| (*m).to_owned()).collect()
+    }
+
+    fn handle_request(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            match r.method.as_str() {
+                "tools/list" => inner.list(&r, "tools/list", "tools").await,
+                "prompts/list" => inner.list(&r, "prompts/list", "prompts").await,
+                "resources/list" => inner.list(&r, "resources/list", "resources").await,
+                "resources/templates/list" => {
+                    inner
+                        .list(&r, "resources/templates/list", "resourceTemplates")
+                        .await
+                }
+                "resources/subscribe" => inner.subscription(&r, true).await,
+                "resources/unsubscribe" => inner.subscription(&r, false).await,
+                "subscriptions/listen" => inner.listen(&r).await,
+                _ => inner.routed(&r).await,
+            }
+        })
+    }
+
+    fn on_initialized(&self, peer: Peer, _version: ProtocolVersion) {
+        let mut s = self
+            .inner
+            .hub
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        s.retain(|(p, _)| p.is_open());
+        s.push((peer, BTreeSet::new()));
+    }
+}
+
+impl ServiceFactory for Aggregator {
+    type Service = AggregatorService;
+
+    fn make(&self) -> (EngineConfig, AggregatorService) {
+        (self.engine_config(), (*self.service).clone())
+    }
+
+    fn make_shared(&self) -> (Arc<EngineConfig>, Arc<AggregatorService>) {
+        (self.inner.config.clone(), self.service.clone())
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}

@@ -1,0 +1,228 @@
+//! The server list MCP clients share (`{"mcpServers": {NAME: …}}`), as the
+//! upstreams of an aggregating proxy.
+//!
+//! ```json
+//! {"mcpServers": {
+//!   "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+//!   "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer …"},
+//!              "timeout": 30, "allowTools": ["search"], "denyTools": []}
+//! }}
+//! ```
+//!
+//! Each entry is a stdio server (`command`, optional `args` and `env`) or a
+//! Streamable HTTP one (`url`, optional `headers`). The proxy also reads
+//! `timeout` (seconds per forwarded request), `allowTools` and `denyTools`
+//! (exact tool names, before prefixing); other keys are ignored, so the file
+//! other clients use works as it is.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::error::ProxyError;
+use crate::upstream::UpstreamSpec;
+
+#[derive(Deserialize)]
+struct File {
+    #[serde(rename = "mcpServers")]
+    servers: BTreeMap<String, Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    timeout: Option<f64>,
+    allow_tools: Option<Vec<String>>,
+    #[serde(default)]
+    deny_tools: Vec<String>,
+}
+
+/// One upstream of an aggregating proxy.
+#[derive(Debug, Clone)]
+pub struct ServerEntry {
+    /// Its name: the prefix of its tools and prompts (`NAME__tool`) and of
+    /// its resource URIs (`NAME+scheme:…`).
+    pub name: String,
+    /// How to reach it.
+    pub spec: UpstreamSpec,
+    /// The limit of each forwarded request (restarted by progress).
+    pub timeout: Option<Duration>,
+    /// Only these tools are offered (all when `None`).
+    pub allow_tools: Option<Vec<String>>,
+    /// These tools are never offered.
+    pub deny_tools: Vec<String>,
+}
+
+impl ServerEntry {
+    /// An upstream with no tool filter and the default timeout.
+    pub fn new(name: impl Into<String>, spec: UpstreamSpec) -> Self {
+        ServerEntry {
+            name: name.into(),
+            spec,
+            timeout: None,
+            allow_tools: None,
+            deny_tools: Vec::new(),
+        }
+    }
+
+    /// Whether the tool `name` (unprefixed) may be offered.
+    pub fn allows(&self, tool: &str) -> bool {
+        self.allow_tools
+            .as_ref()
+            .is_none_or(|a| a.iter().any(|t| t == tool))
+            && !self.deny_tools.iter().any(|t| t == tool)
+    }
+}
+
+/// Whether `name` can prefix names and URI schemes: a letter, then letters,
+/// digits and `-`.
+pub(crate) fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// Reads an `mcpServers` document.
+pub fn parse_servers(text: &str) -> Result<Vec<ServerEntry>, ProxyError> {
+    let file: File = serde_json::from_str(text)
+        .map_err(|e| ProxyError::Config(format!("not an mcpServers document: {e}")))?;
+    if file.servers.is_empty() {
+        return Err(ProxyError::Config("mcpServers lists no server".into()));
+    }
+    let mut out = Vec::new();
+    for (name, e) in file.servers {
+        let bad = |why: String| ProxyError::Config(format!("server {name:?}: {why}"));
+        if !valid_name(&name) {
+            return Err(bad(
+                "a name must start with a letter and hold only letters, digits and '-' \
+                 (it prefixes tool names and URI schemes)"
+                    .into(),
+            ));
+        }
+        let spec = match (e.command, e.url) {
+            (Some(command), None) => {
+                let mut c = tessera_runtime::ChildCommand::new(command, e.args);
+                c.env = e
+                    .env
+                    .into_iter()
+                    .map(|(k, v)| (k.into(), v.into()))
+                    .collect();
+                UpstreamSpec::Stdio(c)
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(bad(format!("url must be http:// or https://, not {url:?}")));
+                }
+                let mut headers = HeaderMap::new();
+                for (k, v) in e.headers {
+                    let n = HeaderName::try_from(k.as_str())
+                        .map_err(|_| bad(format!("bad header name {k:?}")))?;
+                    let v = HeaderValue::try_from(v.as_str())
+                        .map_err(|_| bad(format!("bad value for header {k:?}")))?;
+                    headers.append(n, v);
+                }
+                UpstreamSpec::http(url, headers)
+            }
+            (Some(_), Some(_)) => return Err(bad("give command or url, not both".into())),
+            (None, None) => return Err(bad("needs a command (stdio) or a url (HTTP)".into())),
+        };
+        let timeout = match e.timeout {
+            None => None,
+            Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
+            Some(t) => {
+                return Err(bad(format!(
+                    "timeout must be a positive number of seconds, not {t}"
+                )));
+            }
+        };
+        out.push(ServerEntry {
+            name,
+            spec,
+            timeout,
+            allow_tools: e.allow_tools,
+            deny_tools: e.deny_tools,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_both_kinds_and_the_proxy_keys() {
+        let s = parse_servers(
+            r#"{"mcpServers": {
+                "files": {"command": "srv", "args": ["-v"], "env": {"A": "1"}},
+                "web": {"url": "http://127.0.0.1:1/mcp", "headers": {"X-Key": "k"},
+                        "timeout": 2.5, "allowTools": ["a", "b"], "denyTools": ["b"], "type": "http"}
+            }}"#,
+        )
+        .expect("parses");
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].name, "files");
+        match &s[0].spec {
+            UpstreamSpec::Stdio(c) => {
+                assert_eq!(c.program, "srv");
+                assert_eq!(c.args, ["-v"]);
+                assert_eq!(c.env, [("A".into(), "1".into())]);
+            }
+            other => panic!("not stdio: {other:?}"),
+        }
+        assert!(
+            matches!(&s[1].spec, UpstreamSpec::Http { url, .. } if url == "http://127.0.0.1:1/mcp")
+        );
+        assert_eq!(s[1].timeout, Some(Duration::from_millis(2500)));
+        assert!(s[1].allows("a"));
+        assert!(!s[1].allows("b"), "deny wins");
+        assert!(!s[1].allows("c"), "not in the allow list");
+        assert!(s[0].allows("anything"));
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_use() {
+        for (doc, why) in [
+            (r#"{"mcpServers": {}}"#, "no server"),
+            (r#"{"servers": {}}"#, "not an mcpServers"),
+            (
+                r#"{"mcpServers": {"a__b": {"command": "x"}}}"#,
+                "must start with a letter",
+            ),
+            (
+                r#"{"mcpServers": {"1x": {"command": "x"}}}"#,
+                "must start with a letter",
+            ),
+            (r#"{"mcpServers": {"a": {}}}"#, "needs a command"),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "url": "http://h/"}}}"#,
+                "not both",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "ftp://h/"}}}"#,
+                "http:// or https://",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"Bad Name": "v"}}}}"#,
+                "bad header name",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "timeout": -1}}}"#,
+                "positive",
+            ),
+        ] {
+            let e = parse_servers(doc).expect_err(doc).to_string();
+            assert!(e.contains(why), "{doc}: {e}");
+        }
+    }
+}

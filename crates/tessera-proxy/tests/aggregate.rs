@@ -1,0 +1,270 @@
+//! Aggregation: the reference server over stdio and an in-process server over
+//! HTTP behind one endpoint, prefixed names, a deny list, and the stdio
+//! upstream killed mid-test (its tools disappear, the other upstream keeps
+//! working, and they come back when it has been restarted).
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tessera_client::{Client, ClientEvent};
+use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
+use tessera_runtime::ChildCommand;
+use tessera_server::{Args, Server, tool};
+use tessera_types::ProtocolVersion;
+use tokio_util::sync::CancellationToken;
+
+const BOUND: Duration = Duration::from_secs(30);
+
+async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(BOUND, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
+}
+
+/// The `tessera` binary (built once if missing, in this target directory).
+fn tessera_binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("test executable path");
+        let profile_dir = exe
+            .parent()
+            .and_then(|d| d.parent())
+            .expect("target profile directory")
+            .to_path_buf();
+        let bin = profile_dir.join("tessera");
+        if !bin.exists() {
+            let target_dir = profile_dir.parent().expect("target directory");
+            let status = std::process::Command::new(env!("CARGO"))
+                .args(["build", "-p", "tessera-cli"])
+                .env("CARGO_TARGET_DIR", target_dir)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("runs cargo build -p tessera-cli");
+            assert!(status.success(), "cargo build -p tessera-cli failed");
+        }
+        bin
+    })
+    .clone()
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
+async fn echo(Args(a): Args<Text>) -> String {
+    format!("web says {}", a.text)
+}
+
+async fn secret() -> &'static str {
+    "should not be reachable"
+}
+
+async fn serve_web(stop: &CancellationToken) -> String {
+    let server = Server::builder()
+        .name_version("web", "1.0.0")
+        .tool(tool("echo").description("Echoes").handler(echo))
+        .tool(
+            tool("secret")
+                .description("Denied by the proxy")
+                .handler(secret),
+        )
+        .build()
+        .expect("builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("address");
+    let mcp = McpHttp::builder(server).bind_address(addr).build();
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
+    });
+    format!("http://{addr}/mcp")
+}
+
+async fn tool_names(c: &Client) -> Vec<String> {
+    let mut v: Vec<String> = bounded("tools/list", c.list_tools())
+        .await
+        .expect("lists tools")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    v.sort();
+    v
+}
+
+async fn text_of(c: &Client, name: &str, args: serde_json::Value) -> String {
+    let r = bounded(name, c.call_tool(name, args)).await.expect(name);
+    assert_ne!(r.is_error, Some(true), "{name}: {:?}", r.content);
+    r.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_upstreams_one_killed_and_back() {
+    let stop = CancellationToken::new();
+    let web_url = serve_web(&stop).await;
+    let dir = std::env::temp_dir().join(format!("tessera-proxy-agg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let pid_file = dir.join("local.pid");
+    let down_file = dir.join("down");
+    // The wrapper records the server's PID (exec keeps it) so the test can
+    // kill it, and fails at once while the `down` file exists, so the test
+    // decides when the upstream may come back.
+    let script = format!(
+        "[ -e '{}' ] && exit 1; echo $$ > '{}'; exec '{}' serve --stdio",
+        down_file.display(),
+        pid_file.display(),
+        tessera_binary().display()
+    );
+    let mut local = ChildCommand::new("sh", ["-c", script.as_str()]);
+    local.inherit_stderr = false;
+    local.shutdown_grace = Duration::from_millis(300);
+    let mut web = ServerEntry::new("web", UpstreamSpec::http(web_url, Default::default()));
+    web.deny_tools = vec!["secret".into()];
+    web.timeout = Some(Duration::from_secs(5));
+    let agg = Aggregator::start(
+        vec![ServerEntry::new("local", UpstreamSpec::Stdio(local)), web],
+        UpstreamOptions::default(),
+    )
+    .expect("starts");
+    assert!(bounded("local connects", agg.wait_connected("local", true)).await);
+    assert!(bounded("web connects", agg.wait_connected("web", true)).await);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("address");
+    let mcp = McpHttp::builder(agg.clone()).bind_address(addr).build();
+    let s = stop.clone();
+    tokio::spawn(async move {
+        let _ = tessera_http::serve(listener, mcp, s.cancelled_owned()).await;
+    });
+    let url = format!("http://{addr}/mcp");
+    let connect = |v: ProtocolVersion| {
+        let url = url.clone();
+        async move {
+            bounded(
+                "connecting to the aggregator",
+                Client::builder("agg-test", "1.0")
+                    .protocol_version(v)
+                    .connect_transport(HttpClientTransport::new(&url).expect("transport")),
+            )
+            .await
+            .expect("connects")
+        }
+    };
+    let legacy = connect(ProtocolVersion::V2025_11_25).await;
+    let modern = connect(ProtocolVersion::V2026_07_28).await;
+    assert_eq!(legacy.server_info()["name"], "tessera-proxy");
+
+    for c in [&legacy, &modern] {
+        let names = tool_names(c).await;
+        assert!(names.contains(&"local__echo".to_owned()), "{names:?}");
+        assert!(names.contains(&"local__add".to_owned()), "{names:?}");
+        assert!(names.contains(&"web__echo".to_owned()), "{names:?}");
+        assert!(
+            !names.iter().any(|n| n == "web__secret"),
+            "denied tool listed: {names:?}"
+        );
+        assert!(
+            names
+                .iter()
+                .all(|n| n.starts_with("local__") || n.starts_with("web__"))
+        );
+        assert_eq!(
+            text_of(c, "local__add", serde_json::json!({"a": 2, "b": 3})).await,
+            "5"
+        );
+        assert_eq!(
+            text_of(c, "web__echo", serde_json::json!({"text": "hi"})).await,
+            "web says hi"
+        );
+        // Denied and unknown names are refused with -32602.
+        for bad in ["web__secret", "nowhere__echo", "echo"] {
+            let e = bounded(bad, c.call_tool(bad, serde_json::json!({})))
+                .await
+                .expect_err(bad);
+            assert_eq!(e.remote().map(|r| r.code), Some(-32602), "{bad}: {e}");
+        }
+    }
+
+    // Resources are prefixed NAME+URI and read back through the same name.
+    let resources = bounded("resources/list", legacy.list_resources())
+        .await
+        .expect("lists resources");
+    let uri = resources
+        .iter()
+        .map(|r| r.uri.clone())
+        .find(|u| u == "local+test://static-text")
+        .unwrap_or_else(|| panic!("no local+test://static-text in {resources:?}"));
+    let read = bounded("resources/read", legacy.read_resource(&uri))
+        .await
+        .expect("reads");
+    let first = serde_json::to_value(&read.contents[0]).expect("json");
+    assert_eq!(first["uri"], "local+test://static-text");
+
+    // Kill the stdio upstream, and keep it from restarting for now.
+    let mut events = legacy.events();
+    std::fs::write(&down_file, b"").expect("down file");
+    let pid = std::fs::read_to_string(&pid_file)
+        .expect("pid file")
+        .trim()
+        .to_owned();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", pid.as_str()])
+        .status()
+        .expect("runs kill");
+    assert!(killed.success());
+    assert!(bounded("local seen dead", agg.wait_connected("local", false)).await);
+    // A legacy session hears that the tool list changed.
+    bounded("the list_changed notification", async {
+        loop {
+            match events.recv().await {
+                Some(ClientEvent::ToolListChanged) => break,
+                Some(_) => continue,
+                None => panic!("event stream ended"),
+            }
+        }
+    })
+    .await;
+    // While it is down its tools are gone, calls to them fail at once, and
+    // the other upstream is untouched.
+    assert!(!agg.is_connected("local"));
+    for c in [&legacy, &modern] {
+        assert_eq!(tool_names(c).await, ["web__echo"]);
+        let e = bounded(
+            "a call to the dead upstream",
+            c.call_tool("local__add", serde_json::json!({"a": 1, "b": 1})),
+        )
+        .await
+        .expect_err("local is down");
+        assert!(e.to_string().contains("unavailable"), "{e}");
+        assert_eq!(
+            text_of(c, "web__echo", serde_json::json!({"text": "still"})).await,
+            "web says still"
+        );
+    }
+    std::fs::remove_file(&down_file).expect("removes the down file");
+
+    // It is restarted, and its tools come back.
+    assert!(bounded("local back", agg.wait_connected("local", true)).await);
+    assert_eq!(
+        text_of(&legacy, "local__add", serde_json::json!({"a": 20, "b": 22})).await,
+        "42"
+    );
+    assert!(
+        tool_names(&modern)
+            .await
+            .contains(&"local__echo".to_owned())
+    );
+
+    legacy.close().await;
+    modern.close().await;
+    agg.close();
+    stop.cancel();
+    let _ = std::fs::remove_dir_all(&dir);
+}
