@@ -397,3 +397,25 @@ async fn legacy_reconnection_is_bounded() {
     assert!(err.to_string().contains("tries to open a new one failed"));
     client.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_requests_in_flight_fail_at_once_when_the_stream_drops() {
+    let mock = start(legacy_script).await;
+    let client = Arc::new(legacy_client(&mock).await);
+    // The mock never answers tools/call: the call waits on the stream.
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("hang", json!({})).await });
+    mock.wait_for("POST tools/call k1").await;
+    let dropped = Instant::now();
+    mock.close_stream("k1");
+    let err = tokio::time::timeout(DEADLINE, call)
+        .await
+        .expect("the call does not hang")
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("retryable"), "{err}");
+    // Failed as soon as the stream ended, not after a request timeout.
+    assert!(dropped.elapsed() < Duration::from_secs(5), "{:?}", dropped.elapsed());
+    // The client reconnected; the next request goes to the new session.
+    assert_eq!(client.list_tools().await.unwrap()[0].name, "k2");
+}

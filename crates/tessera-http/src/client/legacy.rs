@@ -49,8 +49,8 @@ const STABLE: Duration = Duration::from_secs(10);
 /// Where messages go, as the reader task knows it.
 #[derive(Debug, Clone)]
 enum Link {
-    /// POST to this endpoint.
-    Ready(Uri),
+    /// POST to this endpoint, of the event stream of this generation.
+    Ready(Uri, u64),
     /// A new event stream is being opened.
     Reconnecting,
     /// The client gave up, for this reason.
@@ -62,9 +62,22 @@ enum Link {
 pub(crate) struct LegacyConn {
     link: watch::Receiver<Link>,
     /// Requests sent and not answered yet (failed if the stream ends).
-    pending: Arc<Mutex<HashSet<RequestId>>>,
+    pending: Arc<Mutex<Pending>>,
     reader: AbortHandle,
 }
+
+/// The requests waiting for an answer on the current event stream.
+#[derive(Default)]
+struct Pending {
+    /// Which event stream is current (incremented when one ends).
+    generation: u64,
+    ids: HashSet<RequestId>,
+}
+
+/// Why a request failed when the stream it waited on ended (it may be sent
+/// again: the client reconnects).
+const STREAM_CLOSED: &str =
+    "the server closed its event stream before answering (retryable: the client reconnects)";
 
 impl Drop for LegacyConn {
     fn drop(&mut self) {
@@ -154,8 +167,8 @@ async fn connect_stream(shared: &Arc<Shared>, wait: Duration) -> Result<Stream, 
 /// server closes it) in the background.
 pub(crate) async fn open(shared: &Arc<Shared>, wait: Duration) -> Result<LegacyConn, String> {
     let stream = connect_stream(shared, wait).await?;
-    let (tx, link) = watch::channel(Link::Ready(stream.endpoint.clone()));
-    let pending = Arc::new(Mutex::new(HashSet::new()));
+    let (tx, link) = watch::channel(Link::Ready(stream.endpoint.clone(), 0));
+    let pending = Arc::new(Mutex::new(Pending::default()));
     let reader = tokio::spawn(run(shared.clone(), stream, pending.clone(), tx));
     Ok(LegacyConn {
         link,
@@ -169,7 +182,7 @@ pub(crate) async fn open(shared: &Arc<Shared>, wait: Duration) -> Result<LegacyC
 async fn run(
     shared: Arc<Shared>,
     mut stream: Stream,
-    pending: Arc<Mutex<HashSet<RequestId>>>,
+    pending: Arc<Mutex<Pending>>,
     link: watch::Sender<Link>,
 ) {
     let mut tries = 0u32;
@@ -178,11 +191,15 @@ async fn run(
         let endpoint = stream.endpoint.clone();
         read(&shared, stream, &pending).await;
         link.send_replace(Link::Reconnecting);
-        let unanswered: Vec<RequestId> = lock(&pending).drain().collect();
+        // Every request waiting on this stream fails now; one being posted
+        // right now sees the new generation and fails at once too.
+        let unanswered: Vec<RequestId> = {
+            let mut p = lock(&pending);
+            p.generation += 1;
+            p.ids.drain().collect()
+        };
         for id in unanswered {
-            shared
-                .fail(&id, "the server closed its event stream".into())
-                .await;
+            shared.fail(&id, STREAM_CLOSED.into()).await;
         }
         if opened.elapsed() >= STABLE {
             tries = 0;
@@ -206,7 +223,8 @@ async fn run(
                 }
             }
         };
-        link.send_replace(Link::Ready(stream.endpoint.clone()));
+        let generation = lock(&pending).generation;
+        link.send_replace(Link::Ready(stream.endpoint.clone(), generation));
     }
 }
 
@@ -300,7 +318,7 @@ async fn post_raw(shared: &Shared, endpoint: &Uri, body: bytes::Bytes) -> Result
 }
 
 /// Reads the event stream to its end, handing every message to the engine.
-async fn read(shared: &Shared, stream: Stream, pending: &Mutex<HashSet<RequestId>>) {
+async fn read(shared: &Shared, stream: Stream, pending: &Mutex<Pending>) {
     let Stream {
         mut body,
         mut decoder,
@@ -320,7 +338,7 @@ async fn read(shared: &Shared, stream: Stream, pending: &Mutex<HashSet<RequestId
     }
 }
 
-async fn take(shared: &Shared, pending: &Mutex<HashSet<RequestId>>, ev: SseFrame) {
+async fn take(shared: &Shared, pending: &Mutex<Pending>, ev: SseFrame) {
     if !matches!(ev.event.as_deref(), None | Some("message")) || ev.data.is_empty() {
         return;
     }
@@ -330,7 +348,7 @@ async fn take(shared: &Shared, pending: &Mutex<HashSet<RequestId>>, ev: SseFrame
                 .get("id")
                 .and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok())
             {
-                lock(pending).remove(&id);
+                lock(pending).ids.remove(&id);
             }
         }
     }
@@ -348,7 +366,7 @@ impl LegacyConn {
         let mut link = self.link.clone();
         let pending = self.pending.clone();
         async move {
-            let endpoint = match endpoint(&mut link).await {
+            let (endpoint, generation) = match endpoint(&mut link).await {
                 Ok(e) => e,
                 Err(why) => {
                     if let Some(id) = &out.request_id {
@@ -358,7 +376,19 @@ impl LegacyConn {
                 }
             };
             if let Some(id) = &out.request_id {
-                lock(&pending).insert(id.clone());
+                let current = {
+                    let mut p = lock(&pending);
+                    let current = p.generation == generation;
+                    if current {
+                        p.ids.insert(id.clone());
+                    }
+                    current
+                };
+                if !current {
+                    // The stream this endpoint belongs to has just ended.
+                    shared.fail(id, STREAM_CLOSED.into()).await;
+                    return;
+                }
             }
             let build = || {
                 shared.request_to(
@@ -372,7 +402,7 @@ impl LegacyConn {
             let result = shared.exchange(build).await;
             let forget = || {
                 if let Some(id) = &out.request_id {
-                    lock(&pending).remove(id);
+                    lock(&pending).ids.remove(id);
                 }
             };
             match result {
@@ -401,11 +431,12 @@ impl LegacyConn {
     }
 }
 
-/// The endpoint to POST to: at once, or once a new event stream is open.
-async fn endpoint(link: &mut watch::Receiver<Link>) -> Result<Uri, String> {
+/// The endpoint to POST to and its stream's generation: at once, or once a
+/// new event stream is open.
+async fn endpoint(link: &mut watch::Receiver<Link>) -> Result<(Uri, u64), String> {
     loop {
         match &*link.borrow_and_update() {
-            Link::Ready(u) => return Ok(u.clone()),
+            Link::Ready(u, g) => return Ok((u.clone(), *g)),
             Link::Gone(why) => return Err(why.clone()),
             Link::Reconnecting => {}
         }
@@ -453,7 +484,7 @@ impl LegacySseClientTransport {
     /// The URL messages are posted to, once the server named it.
     pub fn endpoint(&self) -> Option<String> {
         self.conn.as_ref().and_then(|c| match &*c.link.borrow() {
-            Link::Ready(u) => Some(u.to_string()),
+            Link::Ready(u, _) => Some(u.to_string()),
             _ => None,
         })
     }
