@@ -10,6 +10,7 @@ use tessera::client::{ChildCommand, Client, ClientError};
 use tessera::types::{CallToolResult, ContentBlock};
 
 use crate::Failure;
+use crate::era::EraOption;
 use crate::http_opts::HttpOptions;
 use crate::target::Target;
 
@@ -36,6 +37,8 @@ pub struct ListArgs {
     command: Vec<OsString>,
     #[command(flatten)]
     http: HttpOptions,
+    #[command(flatten)]
+    era: EraOption,
 }
 
 /// `tessera call`.
@@ -53,9 +56,20 @@ pub struct CallArgs {
     command: Vec<OsString>,
     #[command(flatten)]
     http: HttpOptions,
+    #[command(flatten)]
+    era: EraOption,
 }
 
 pub(crate) async fn connect(target: Target, http: &HttpOptions) -> Result<Client, Failure> {
+    connect_in_era(target, http, EraOption::default()).await
+}
+
+/// Connects to `target`, speaking the era `era` asks for.
+pub(crate) async fn connect_in_era(
+    target: Target,
+    http: &HttpOptions,
+    era: EraOption,
+) -> Result<Client, Failure> {
     match target {
         Target::Command(words) => {
             http.only_for_http()?;
@@ -64,7 +78,7 @@ pub(crate) async fn connect(target: Target, http: &HttpOptions) -> Result<Client
                 .next()
                 .ok_or_else(|| Failure::Usage("empty command after --".into()))?;
             let cmd = ChildCommand::new(program.clone(), words);
-            Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
+            era.apply(Client::builder("tessera-cli", env!("CARGO_PKG_VERSION")))
                 .connect_child(&cmd)
                 .await
                 .map_err(|e| {
@@ -82,7 +96,7 @@ pub(crate) async fn connect(target: Target, http: &HttpOptions) -> Result<Client
             } else {
                 crate::login::with_stored_auth(transport, &url)
             };
-            Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
+            era.apply(Client::builder("tessera-cli", env!("CARGO_PKG_VERSION")))
                 .connect_transport(transport)
                 .await
                 .map_err(|e| {
@@ -106,7 +120,7 @@ pub async fn list(a: ListArgs) -> Result<ExitCode, Failure> {
     if let Some(extra) = positional.first() {
         return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
     }
-    let client = connect(target, &a.http).await?;
+    let client = connect_in_era(target, &a.http, a.era).await?;
     let outcome = match a.what {
         ListWhat::Tools => client.list_tools().await,
     };
@@ -160,7 +174,7 @@ pub async fn call(a: CallArgs) -> Result<ExitCode, Failure> {
     if let Some(extra) = words.next() {
         return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
     }
-    let client = connect(target, &a.http).await?;
+    let client = connect_in_era(target, &a.http, a.era).await?;
     let outcome = client.call_tool(&tool, args).await;
     client.close().await;
     let result = outcome.map_err(remote_failure)?;

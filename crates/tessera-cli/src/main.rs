@@ -2,6 +2,7 @@
 //! any MCP server.
 
 mod client_cmd;
+mod era;
 mod http_opts;
 mod login;
 mod proxy;

@@ -332,7 +332,7 @@ impl ClientBuilder {
             return Err(ClientError::Config(e.clone()));
         }
         let caps = self.handlers.capabilities(&self.capabilities);
-        let settings = self.settings(&caps);
+        let mut settings = self.settings(&caps);
         let (events, _) = broadcast::channel(self.event_capacity);
         let (raw, _) = broadcast::channel(self.event_capacity.max(256));
         let (generation, _) = watch::channel(1);
@@ -346,7 +346,30 @@ impl ClientBuilder {
             closed: AtomicBool::new(false),
         });
         let started = first(Launch::new(&shared, &settings, 1)).await?;
-        let conn = establish(&shared, &settings, 1, started).await?;
+        let conn = match establish(&shared, &settings, 1, started).await {
+            Ok(c) => c,
+            Err(e) => {
+                let legacy = settings.engine.latest(Era::Legacy);
+                match (&connector, legacy) {
+                    // Some legacy servers (rmcp up to 1.7) exit when they get
+                    // `server/discover`: start the server again and speak the
+                    // legacy handshake to it, and keep that verdict for this
+                    // client's reconnections.
+                    (Some(connector), Some(v))
+                        if settings.mode == ConnectMode::Auto && e.is_closed() =>
+                    {
+                        tracing::info!(
+                            "the server closed the connection on the server/discover probe; \
+                             starting it again with the initialize handshake ({v})"
+                        );
+                        settings.mode = ConnectMode::Legacy(v);
+                        let started = connector.start(Launch::new(&shared, &settings, 1)).await?;
+                        establish(&shared, &settings, 1, started).await?
+                    }
+                    _ => return Err(e),
+                }
+            }
+        };
         let client = Client {
             inner: Arc::new(ClientInner {
                 shared,

@@ -415,7 +415,11 @@ async fn legacy_requests_in_flight_fail_at_once_when_the_stream_drops() {
         .unwrap_err();
     assert!(err.to_string().contains("retryable"), "{err}");
     // Failed as soon as the stream ended, not after a request timeout.
-    assert!(dropped.elapsed() < Duration::from_secs(5), "{:?}", dropped.elapsed());
+    assert!(
+        dropped.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        dropped.elapsed()
+    );
     // The client reconnected; the next request goes to the new session.
     assert_eq!(client.list_tools().await.unwrap()[0].name, "k2");
 }
