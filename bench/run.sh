@@ -10,6 +10,7 @@
 #   --nice N       run the harness and the servers at this niceness (e.g. -10 on a busy machine)
 #   --skip-build   use what is already built
 #   --no-tessera   measure only the others (Tessera's columns stay empty)
+#   --no-proxy     skip the `tessera proxy` overhead comparison (bench/proxy.sh) run last
 #
 # Environment:
 #   TESSERA_BIN          use this tessera binary instead of building crates/tessera-cli
@@ -32,14 +33,18 @@ NODE="${NODE:-node}"
 
 SKIP_BUILD=0
 NO_TESSERA=0
+NO_PROXY=0
+SMOKE=0
 NICE=""
 PASS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) SKIP_BUILD=1 ;;
     --no-tessera) NO_TESSERA=1 ;;
+    --no-proxy) NO_PROXY=1 ;;
+    --smoke) SMOKE=1; PASS+=("$1") ;;
     --nice) NICE="$2"; shift ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) PASS+=("$1") ;;
   esac
   shift
@@ -141,5 +146,12 @@ set +e
   --log-dir "$BENCH_TARGET_DIR/logs" \
   "${PIN[@]}" "${TESSERA_ARGS[@]}" "${PASS[@]}"
 STATUS=$?
+if [ "$NO_TESSERA" = 0 ] && [ "$NO_PROXY" = 0 ]; then
+  say "the overhead of tessera proxy (bench/proxy.sh)"
+  PROXY_ARGS=(--skip-build)
+  [ "$SMOKE" = 1 ] && PROXY_ARGS+=(--smoke)
+  TESSERA_BIN="$TESSERA_BIN" BENCH_TARGET_DIR="$BENCH_TARGET_DIR" \
+    bash "$BENCH/proxy.sh" "${PROXY_ARGS[@]}" || STATUS=1
+fi
 set -e
 exit "$STATUS"

@@ -14,6 +14,7 @@
 //! notifications; when it speaks only 2026-07-28, a legacy client's
 //! input rounds are turned into ordinary requests to that client.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -28,7 +29,7 @@ use crate::calls::Calls;
 use crate::error::ProxyError;
 use crate::forward::forward;
 use crate::listen::{self, Listeners};
-use crate::route::{SessionSink, SharedSink};
+use crate::route::{SessionSink, SharedSink, Unsolicited};
 use crate::upstream::{
     Upstream, UpstreamOptions, UpstreamSpec, all_client_capabilities, proxy_identity,
 };
@@ -54,6 +55,46 @@ pub(crate) const FORWARDED_METHODS: [&str; 15] = [
     "tasks/cancel",
 ];
 
+/// The upstream's tool input schemas, for the `Mcp-Param-*` header checks
+/// of 2026-07-28 `tools/call` requests (without it, each call costs an
+/// internal `tools/list` upstream). Filled at start and by every
+/// `tools/list` that passes through; emptied by `tools/list_changed`.
+#[derive(Default)]
+pub(crate) struct ToolSchemas {
+    map: std::sync::RwLock<Option<HashMap<String, Arc<JsonObject>>>>,
+}
+
+impl ToolSchemas {
+    /// Records the tools of one `tools/list` page.
+    pub(crate) fn learn(&self, result: &JsonObject) {
+        let Some(Value::Array(tools)) = result.get("tools") else {
+            return;
+        };
+        let mut m = self.map.write().unwrap_or_else(|e| e.into_inner());
+        let map = m.get_or_insert_with(HashMap::new);
+        for t in tools {
+            let name = t.get("name").and_then(Value::as_str);
+            let schema = t.get("inputSchema").and_then(Value::as_object);
+            if let (Some(n), Some(s)) = (name, schema) {
+                map.insert(n.to_owned(), Arc::new(s.clone()));
+            }
+        }
+    }
+
+    /// Forgets everything (the upstream's tools changed).
+    pub(crate) fn forget(&self) {
+        *self.map.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<JsonObject>> {
+        self.map
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|m| m.get(name).cloned())
+    }
+}
+
 struct Inner {
     spec: UpstreamSpec,
     options: UpstreamOptions,
@@ -61,6 +102,7 @@ struct Inner {
     shared: tokio::sync::Mutex<Option<Arc<Upstream>>>,
     calls: Arc<Calls>,
     listeners: Arc<Listeners>,
+    schemas: Arc<ToolSchemas>,
 }
 
 /// A proxy in front of one upstream server. It is a
@@ -106,7 +148,11 @@ impl Proxy {
     ) -> Result<Proxy, ProxyError> {
         let calls = Arc::new(Calls::default());
         let listeners = Arc::new(Listeners::default());
-        let first = open_shared(&spec, &options, &calls, &listeners).await?;
+        let schemas = Arc::new(ToolSchemas::default());
+        let first = open_shared(&spec, &options, &calls, &listeners, &schemas).await?;
+        if first.connected.server_capabilities.contains_key("tools") {
+            learn_tools(&first, &schemas).await;
+        }
         let c = &first.connected;
         let identity = ServerIdentity {
             info: c.server_info.clone(),
@@ -124,6 +170,7 @@ impl Proxy {
             shared: tokio::sync::Mutex::new(Some(Arc::new(first))),
             calls,
             listeners,
+            schemas,
         });
         let shared_service = Arc::new(ProxyService {
             inner: inner.clone(),
@@ -186,16 +233,46 @@ impl Proxy {
     }
 }
 
+/// Reads every page of the upstream's tool list into `schemas`.
+async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
+    let mut cursor: Option<Value> = None;
+    for _ in 0..100 {
+        let params = cursor.take().map(|c| {
+            let mut p = JsonObject::new();
+            p.insert("cursor".into(), c);
+            p
+        });
+        match up
+            .peer
+            .request("tools/list", params, RequestOptions::default())
+            .await
+        {
+            Ok(page) => {
+                schemas.learn(&page);
+                match page.get("nextCursor") {
+                    Some(c @ Value::String(_)) => cursor = Some(c.clone()),
+                    _ => return,
+                }
+            }
+            Err(e) => {
+                tracing::debug!(%e, "tools/list at start failed");
+                return;
+            }
+        }
+    }
+}
+
 async fn open_shared(
     spec: &UpstreamSpec,
     options: &UpstreamOptions,
     calls: &Arc<Calls>,
     listeners: &Arc<Listeners>,
+    schemas: &Arc<ToolSchemas>,
 ) -> Result<Upstream, ProxyError> {
     let sink = Arc::new(SharedSink {
         calls: calls.clone(),
         listeners: listeners.clone(),
-        unsolicited: None,
+        unsolicited: Some(forget_on_change(schemas)),
     });
     Upstream::connect(
         spec,
@@ -216,9 +293,15 @@ impl Inner {
                 return Ok(up.clone());
             }
         }
-        let up = open_shared(&self.spec, &self.options, &self.calls, &self.listeners)
-            .await
-            .map_err(|e| ErrorObject::internal(format!("upstream unavailable: {e}")))?;
+        let up = open_shared(
+            &self.spec,
+            &self.options,
+            &self.calls,
+            &self.listeners,
+            &self.schemas,
+        )
+        .await
+        .map_err(|e| ErrorObject::internal(format!("upstream unavailable: {e}")))?;
         let up = Arc::new(up);
         *slot = Some(up.clone());
         Ok(up)
@@ -243,6 +326,7 @@ impl SessionLink {
                     Arc::new(SessionSink {
                         calls: self.calls.clone(),
                         session: r.peer.clone(),
+                        on_change: Some(forget_on_change(&inner.schemas)),
                     })
                 };
                 let mut caps = (*r.context.peer_capabilities).clone();
@@ -360,7 +444,11 @@ impl Service for ProxyService {
                     Era::Legacy => listen::translate(&up, &me.inner.listeners, &r).await,
                 };
             }
-            forward(&up, &calls, &r, &r.method.clone(), r.params.clone()).await
+            let out = forward(&up, &calls, &r, &r.method.clone(), r.params.clone()).await;
+            if let (Ok(result), "tools/list") = (&out, r.method.as_str()) {
+                me.inner.schemas.learn(result);
+            }
+            out
         })
     }
 
@@ -394,4 +482,20 @@ impl ServiceFactory for Proxy {
     fn make_session(&self) -> (Arc<EngineConfig>, Arc<ProxyService>) {
         (self.inner.config.clone(), Arc::new(self.session_service()))
     }
+
+    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
+        // Unknown here: let the HTTP layer ask (the list may be newer than
+        // what the proxy has seen).
+        self.inner.schemas.get(name).map(Some)
+    }
+}
+
+/// Forgets the tool schemas when the upstream says its tools changed.
+fn forget_on_change(schemas: &Arc<ToolSchemas>) -> Unsolicited {
+    let schemas = schemas.clone();
+    Arc::new(move |method: &str, _params: Option<&JsonObject>| {
+        if method == "notifications/tools/list_changed" {
+            schemas.forget();
+        }
+    })
 }

@@ -88,6 +88,8 @@ pub(crate) fn log(call: Option<&Call>, fallback: Option<&Peer>, params: Option<&
 pub(crate) struct SessionSink {
     pub calls: Arc<Calls>,
     pub session: Peer,
+    /// Also told of notifications that go to the session (the proxy's caches).
+    pub on_change: Option<Unsolicited>,
 }
 
 impl Sink for SessionSink {
@@ -119,6 +121,9 @@ impl Sink for SessionSink {
             // The engine handles these itself.
             "notifications/progress" | "notifications/cancelled" => {}
             _ => {
+                if let Some(u) = &self.on_change {
+                    u(&method, params.as_ref());
+                }
                 let _ = self.session.notify(method, params, None);
             }
         }
