@@ -134,8 +134,35 @@ pub struct ServeArgs {
     #[arg(long = "skills", value_name = "DIR")]
     skills: Vec<std::path::PathBuf>,
 
+    /// Where tasks live: `memory` (the default; lost on exit) or `sqlite:PATH`
+    /// (an SQLite file: finished tasks keep their results across a restart,
+    /// tasks running at a restart are reported failed).
+    #[arg(long, value_name = "STORE", default_value = "memory")]
+    task_store: String,
+
     #[command(flatten)]
     auth: Box<crate::serve_auth::AuthArgs>,
+}
+
+/// Opens the task store named by `--task-store`.
+fn task_store(spec: &str) -> Result<std::sync::Arc<dyn tessera::server::task::TaskStore>, Failure> {
+    use tessera::server::task::{MemoryTaskStore, SqliteTaskStore};
+    if spec == "memory" {
+        return Ok(std::sync::Arc::new(MemoryTaskStore::new()));
+    }
+    if let Some(path) = spec.strip_prefix("sqlite:") {
+        if path.is_empty() {
+            return Err(Failure::Usage(
+                "--task-store sqlite:PATH needs a file path (e.g. sqlite:tasks.db)".into(),
+            ));
+        }
+        let store = SqliteTaskStore::open(path)
+            .with_context(|| format!("opening the task store {path}"))?;
+        return Ok(std::sync::Arc::new(store));
+    }
+    Err(Failure::Usage(format!(
+        "--task-store {spec}: expected `memory` or `sqlite:PATH`"
+    )))
 }
 
 /// Runs the reference server.
@@ -149,7 +176,13 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
         let _watch = skills.watch(Duration::from_secs(2));
         options.skills = Some(skills);
     }
+    options.task_store = Some(task_store(&a.task_store)?);
     let server = crate::reference::server(options).context("building the reference server")?;
+    // Tasks a previous process left running are reported failed from the start.
+    server
+        .recover_tasks()
+        .await
+        .map_err(|e| anyhow::anyhow!("recovering tasks: {}", e.message))?;
     if let Some(addr) = a.http.clone() {
         return serve_http(a, addr, server).await;
     }

@@ -203,7 +203,10 @@ impl Engine {
             "supportedVersions".into(),
             json!(self.config.version_strings()),
         );
-        r.insert("capabilities".into(), Value::Object(s.capabilities.clone()));
+        let mut caps = s.capabilities.clone();
+        // 2025-11-25 `tasks` is replaced by the Tasks extension in 2026-07-28.
+        caps.remove("tasks");
+        r.insert("capabilities".into(), Value::Object(caps));
         if let Some(i) = &s.instructions {
             r.insert("instructions".into(), json!(i));
         }
@@ -325,7 +328,12 @@ impl Engine {
         let s = &self.config.server;
         let mut r = JsonObject::new();
         r.insert("protocolVersion".into(), json!(version.as_str()));
-        r.insert("capabilities".into(), Value::Object(s.capabilities.clone()));
+        let mut caps = s.capabilities.clone();
+        if version < ProtocolVersion::V2025_11_25 {
+            // Tasks arrived in 2025-11-25.
+            caps.remove("tasks");
+        }
+        r.insert("capabilities".into(), Value::Object(caps));
         r.insert("serverInfo".into(), Value::Object(s.info.clone()));
         if let Some(i) = &s.instructions {
             r.insert("instructions".into(), json!(i));

@@ -129,7 +129,11 @@ pub struct Peer {
     pub(crate) commands: mpsc::UnboundedSender<Command>,
     tickets: Arc<AtomicU64>,
     pub(crate) info: watch::Receiver<PeerInfo>,
+    connection: u64,
 }
+
+/// The source of [`Peer::connection_id`].
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 impl std::fmt::Debug for Peer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,7 +150,16 @@ impl Peer {
             commands,
             tickets: Arc::new(AtomicU64::new(0)),
             info,
+            connection: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
         }
+    }
+
+    /// A number that identifies the connection within this process (every
+    /// handle of one connection has the same; no two connections share one).
+    /// Servers use it to scope state to a session when there is no
+    /// authenticated principal.
+    pub fn connection_id(&self) -> u64 {
+        self.connection
     }
 
     /// Whether two handles lead to the same connection.

@@ -26,6 +26,7 @@ pub struct RequestContext {
     pub(crate) proto: tessera_proto::RequestContext,
     pub(crate) input: Option<Arc<InputState>>,
     pub(crate) extensions: tessera_runtime::Extensions,
+    pub(crate) task: Option<Arc<crate::task::live::TaskLink>>,
 }
 
 impl RequestContext {
@@ -38,7 +39,18 @@ impl RequestContext {
             proto: r.context.clone(),
             input: None,
             extensions: r.extensions.clone(),
+            task: None,
         }
+    }
+
+    /// The task this call runs as, once it has become one (a 2025-11-25
+    /// task-augmented call, or a 2026-07-28 call the server turned into a
+    /// task).
+    pub fn task_id(&self) -> Option<&str> {
+        self.task
+            .as_ref()
+            .filter(|t| t.is_detached())
+            .and_then(|t| t.id())
     }
 
     /// What the transport attached to the request: for Streamable HTTP the
@@ -101,14 +113,48 @@ impl RequestContext {
         method: &str,
         params: Option<JsonObject>,
     ) -> Result<JsonObject, PeerError> {
-        let options = RequestOptions {
-            related: Some(self.id.clone()),
-            ..RequestOptions::default()
+        let Some(task_id) = self.task_id().map(str::to_owned) else {
+            let options = RequestOptions {
+                related: Some(self.id.clone()),
+                ..RequestOptions::default()
+            };
+            return tokio::select! {
+                r = self.peer.request(method, params, options) => r,
+                _ = self.cancel.cancelled() => Err(PeerError::Call(tessera_proto::CallError::Cancelled)),
+            };
         };
-        tokio::select! {
-            r = self.peer.request(method, params, options) => r,
-            _ = self.cancel.cancelled() => Err(PeerError::Call(tessera_proto::CallError::Cancelled)),
+        // Inside a task (2025-11-25): the request carries the related-task
+        // metadata, travels on the session's own stream (the call that
+        // created the task is answered), and the task waits in input_required.
+        let mut params = params.unwrap_or_default();
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(JsonObject::new()));
+        if let Value::Object(m) = meta {
+            m.insert(
+                crate::task::RELATED_TASK.into(),
+                json!({ "taskId": task_id }),
+            );
         }
+        let hub = self.task.as_ref().map(|t| t.hub.clone());
+        if let Some(hub) = &hub {
+            let _ = hub
+                .apply(
+                    &task_id,
+                    crate::task::TaskChange::input_required(JsonObject::new()),
+                )
+                .await;
+        }
+        let out = tokio::select! {
+            r = self.peer.request(method, Some(params), RequestOptions::default()) => r,
+            _ = self.cancel.cancelled() => Err(PeerError::Call(tessera_proto::CallError::Cancelled)),
+        };
+        if let Some(hub) = &hub {
+            let _ = hub
+                .apply(&task_id, crate::task::TaskChange::working(None))
+                .await;
+        }
+        out
     }
 
     /// Asks the user through the client (`elicitation/create`), in either era
@@ -234,6 +280,14 @@ impl RequestContext {
         if let Some(p) = params {
             request.insert("params".into(), serde_json::Value::Object(p));
         }
+        if let Some(link) = self.task.as_ref().filter(|t| t.is_detached()) {
+            // A running task: the question waits in the task's inputRequests
+            // until tasks/update answers it.
+            return link
+                .input
+                .ask(key, serde_json::Value::Object(request))
+                .await;
+        }
         input.ask(key, serde_json::Value::Object(request));
         // The server stops the handler here and answers input_required.
         std::future::pending().await
@@ -252,18 +306,43 @@ impl RequestContext {
     /// Reports progress. Sent only when the client gave a progress token and
     /// `progress` is greater than the last value reported; never after the result.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(task_id) = self.task_id() {
+            // The call that created the task is answered: progress on a task
+            // (2025-11-25) goes out as a plain notification on the session,
+            // with the original token and the related-task metadata. The
+            // 2026-07-28 extension has no progress for tasks.
+            let Some(token) = self.proto.progress_token.as_ref() else {
+                return;
+            };
+            if self.era() == Era::Modern {
+                return;
+            }
+            let mut p = JsonObject::new();
+            p.insert("progressToken".into(), json!(token));
+            p.insert("progress".into(), json!(progress));
+            if let Some(t) = total {
+                p.insert("total".into(), json!(t));
+            }
+            if let Some(m) = message {
+                p.insert("message".into(), json!(m));
+            }
+            p.insert(
+                "_meta".into(),
+                json!({ crate::task::RELATED_TASK: { "taskId": task_id } }),
+            );
+            let _ = self.peer.notify("notifications/progress", Some(p), None);
+            return;
+        }
         self.peer
             .progress(self.id.clone(), progress, total, message.map(str::to_owned));
     }
 
     /// Sends a log message tied to this request, if the client's log level lets it through.
     pub fn log(&self, level: &str, logger: Option<&str>, data: Value) {
-        self.peer.log(
-            level,
-            logger.map(str::to_owned),
-            data,
-            Some(self.id.clone()),
-        );
+        // Inside a task the creating call is answered: logs go to the session.
+        let related = self.task_id().is_none().then(|| self.id.clone());
+        self.peer
+            .log(level, logger.map(str::to_owned), data, related);
     }
 
     /// The cancellation token: fires when the client cancels the request.

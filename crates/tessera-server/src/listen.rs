@@ -31,12 +31,21 @@ impl<S: Send + Sync + 'static> Server<S> {
                 )));
             }
         };
-        let (filter, granted) = match self.grant(&requested) {
+        let (filter, mut granted) = match self.grant(&requested) {
             Ok(x) => x,
             Err(e) => return ready(Err(e)),
         };
+        let task_ids = match self.grant_tasks(&r, &requested) {
+            Ok(ids) => ids,
+            Err(e) => return ready(Err(e)),
+        };
+        if !task_ids.is_empty() {
+            granted.insert("taskIds".into(), json!(task_ids.iter().collect::<Vec<_>>()));
+        }
         let server = self.clone();
+        let owner = crate::task::hub::owner_of(&r);
         Box::pin(async move {
+            let mut changes = server.tasks().watch();
             let mut ack = JsonObject::new();
             ack.insert("notifications".into(), Value::Object(granted));
             let id = r.id.clone();
@@ -49,12 +58,64 @@ impl<S: Send + Sync + 'static> Server<S> {
                         Some(id.clone()),
                     );
                 });
-            r.cancel.cancelled().await;
+            // Task status notifications (Tasks extension) for the granted
+            // ids the listener owns, each the task as tasks/get shows it.
+            loop {
+                tokio::select! {
+                    _ = r.cancel.cancelled() => break,
+                    change = changes.recv(), if !task_ids.is_empty() => match change {
+                        Ok(t) if task_ids.contains(&t.task_id) && t.owner == owner => {
+                            let _ = r.peer.notify(
+                                "notifications/tasks",
+                                Some(tagged(&r.id, crate::task::wire::notification(&t))),
+                                Some(r.id.clone()),
+                            );
+                        }
+                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            r.cancel.cancelled().await;
+                            break;
+                        }
+                    },
+                }
+            }
             server.hub().remove_listener(key);
             // Only a server-initiated end is answered; a cancelled request gets
             // no response (the engine drops it).
             Ok(tagged(&r.id, JsonObject::new()))
         })
+    }
+
+    /// The task ids to send `notifications/tasks` for: only to a client
+    /// that declared the Tasks extension on this request (`-32021` otherwise).
+    fn grant_tasks(
+        &self,
+        r: &Request,
+        requested: &JsonObject,
+    ) -> Result<BTreeSet<String>, ErrorObject> {
+        let ids = match requested.get("taskIds") {
+            None | Some(Value::Null) => return Ok(BTreeSet::new()),
+            Some(Value::Array(ids)) => ids,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: notifications.taskIds must be an array",
+                ));
+            }
+        };
+        if !crate::task::call::declares_extension(r) {
+            return Err(crate::task::call::extension_required(
+                "notifications.taskIds",
+            ));
+        }
+        ids.iter()
+            .map(|v| {
+                v.as_str().map(str::to_owned).ok_or_else(|| {
+                    ErrorObject::invalid_params(
+                        "Invalid params: notifications.taskIds must be strings",
+                    )
+                })
+            })
+            .collect()
     }
 
     /// The part of the filter this server can honour, and its JSON form.

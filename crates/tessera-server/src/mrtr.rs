@@ -372,23 +372,40 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
             out = &mut handler => out,
             _ = input.needed.notified() => {
                 let un = input.take_unanswered();
-                if !un.missing_capabilities.is_empty() {
-                    return Err(missing_capability_error(&un.missing_capabilities));
-                }
-                let state = self.inner.sealer.seal(
-                    method,
-                    &params_digest(params),
-                    principal.as_deref(),
-                    &input.answers,
-                    SystemTime::now(),
-                );
-                let mut r = JsonObject::new();
-                r.insert("resultType".into(), json!("input_required"));
-                r.insert("inputRequests".into(), Value::Object(un.requests.into_iter().collect()));
-                r.insert("requestState".into(), json!(state));
-                Ok(r)
+                self.input_required_result(method, params, principal, &input, un)
             }
         }
+    }
+
+    /// The answer for a handler that stopped to ask: an `InputRequiredResult`
+    /// with the sealed state, or `-32021` when it needed a capability the
+    /// client lacks.
+    pub(crate) fn input_required_result(
+        &self,
+        method: &str,
+        params: Option<&JsonObject>,
+        principal: Option<String>,
+        input: &InputState,
+        un: Unanswered,
+    ) -> Result<JsonObject, ErrorObject> {
+        if !un.missing_capabilities.is_empty() {
+            return Err(missing_capability_error(&un.missing_capabilities));
+        }
+        let state = self.inner.sealer.seal(
+            method,
+            &params_digest(params),
+            principal.as_deref(),
+            &input.answers,
+            SystemTime::now(),
+        );
+        let mut r = JsonObject::new();
+        r.insert("resultType".into(), json!("input_required"));
+        r.insert(
+            "inputRequests".into(),
+            Value::Object(un.requests.into_iter().collect()),
+        );
+        r.insert("requestState".into(), json!(state));
+        Ok(r)
     }
 }
 

@@ -68,6 +68,7 @@ pub struct ServerBuilder<S = ()> {
     pub(crate) settings: Settings,
     pub(crate) sealer: Option<StateSealer>,
     pub(crate) extensions: ExtensionSet,
+    pub(crate) tasks: crate::task::TaskSettings,
 }
 
 impl<S> std::fmt::Debug for ServerBuilder<S> {
@@ -180,6 +181,20 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Where tasks live ([`MemoryTaskStore`](crate::task::MemoryTaskStore) by
+    /// default; [`SqliteTaskStore`](crate::task::SqliteTaskStore) keeps them
+    /// across restarts).
+    pub fn task_store(mut self, store: std::sync::Arc<dyn crate::task::TaskStore>) -> Self {
+        self.tasks.store = store;
+        self
+    }
+
+    /// All task settings: store, lifetimes, polling interval, sweeping.
+    pub fn task_settings(mut self, settings: crate::task::TaskSettings) -> Self {
+        self.tasks = settings;
+        self
+    }
+
     /// Checks every definition and builds the server.
     pub fn build(mut self) -> Result<Server<S>, BuildError> {
         if let Some(e) = self.errors.into_iter().next() {
@@ -199,6 +214,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 settings: self.settings,
                 registry: RwLock::new(self.registry),
                 hub: Hub::default(),
+                tasks: crate::task::hub::TaskHub::new(self.tasks),
                 sealer: self
                     .sealer
                     .unwrap_or_else(|| StateSealer::random(Duration::from_secs(600))),
@@ -235,6 +251,7 @@ pub(crate) struct Inner<S> {
     pub(crate) settings: Settings,
     pub(crate) sealer: StateSealer,
     pub(crate) extensions: ExtensionSet,
+    pub(crate) tasks: Arc<crate::task::hub::TaskHub>,
 }
 
 /// An MCP server: what it offers and how it answers, for both eras. Cheap to
@@ -279,6 +296,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             errors: Vec::new(),
             sealer: None,
             extensions: ExtensionSet::default(),
+            tasks: crate::task::TaskSettings::default(),
             settings: Settings {
                 page_size: 100,
                 cache_ttl: Duration::from_secs(60),
@@ -327,6 +345,25 @@ impl<S: Send + Sync + 'static> Server<S> {
         &self.inner.pager
     }
 
+    pub(crate) fn tasks(&self) -> &Arc<crate::task::hub::TaskHub> {
+        &self.inner.tasks
+    }
+
+    /// Whether some tool can run as a task (then the server declares tasks:
+    /// `capabilities.tasks` for 2025-11-25, the `io.modelcontextprotocol/tasks`
+    /// extension for 2026-07-28).
+    pub fn offers_tasks(&self) -> bool {
+        self.read().tools.offers_tasks()
+    }
+
+    /// Fails the tasks a previous process left running (they are reported
+    /// `failed`, with [`RESTART_MESSAGE`](crate::task::RESTART_MESSAGE)) and
+    /// starts the sweeper of expired tasks. Done on first use anyway; call it
+    /// at startup so a restarted server reports them at once.
+    pub async fn recover_tasks(&self) -> Result<(), ErrorObject> {
+        self.tasks().ready().await
+    }
+
     /// The capabilities, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.capabilities_of(&self.read())
@@ -343,6 +380,18 @@ impl<S: Send + Sync + 'static> Server<S> {
             caps.logging = Some(JsonObject::new());
         }
         self.inner.extensions.declare(&mut caps);
+        if reg.tools.offers_tasks() {
+            caps.tasks = Some(tessera_types::ServerTasksCapability {
+                list: Some(JsonObject::new()),
+                cancel: Some(JsonObject::new()),
+                requests: Some(tessera_types::ServerTaskRequests {
+                    tools: Some(tessera_types::ToolsTaskRequests {
+                        call: Some(JsonObject::new()),
+                    }),
+                }),
+            });
+            caps = caps.with_extension(tessera_types::tasks::TASKS_EXTENSION);
+        }
         caps
     }
 
@@ -470,6 +519,15 @@ impl<S: Send + Sync + 'static> Server<S> {
         m.extend(reg.prompts.methods());
         m.extend(reg.completions.methods(&reg.prompts, &reg.resources));
         m.push("subscriptions/listen");
+        if reg.tools.offers_tasks() {
+            m.extend([
+                "tasks/get",
+                "tasks/update",
+                "tasks/cancel",
+                "tasks/result",
+                "tasks/list",
+            ]);
+        }
         let mut out: Vec<String> = m.into_iter().map(str::to_owned).collect();
         for (method, _) in &self.inner.extensions.methods {
             if !out.contains(method) {
@@ -557,6 +615,13 @@ impl<S: Send + Sync + 'static> Server<S> {
         match method {
             "tools/list" | "tools/call" => self.handle_tools(request),
             "subscriptions/listen" => self.listen(request),
+            "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" => {
+                if request.context.era == Era::Modern {
+                    self.handle_tasks_extension(request)
+                } else {
+                    self.handle_tasks_legacy(request)
+                }
+            }
             m if m.starts_with("resources/") => self.handle_resources(request),
             m if m.starts_with("prompts/") => self.handle_prompts(request),
             "completion/complete" => self.handle_completion(request),

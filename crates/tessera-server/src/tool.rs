@@ -18,6 +18,9 @@ use crate::extract::ToolCall;
 use crate::handler::ToolHandler;
 use crate::schema::{Validator, empty_object_schema};
 use crate::server::{Server, ready, to_object};
+use crate::task::TaskStart;
+use crate::task::call::{TaskCall, TaskPlan};
+use tessera_types::tool::TaskSupport;
 
 type ErasedHandler<S> = Arc<
     dyn Fn(ToolCall<S>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> + Send + Sync,
@@ -31,6 +34,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         output_schema_set: false,
         requires: Vec::new(),
         scopes: Vec::new(),
+        task_start: TaskStart::default(),
     }
 }
 
@@ -42,9 +46,31 @@ pub struct ToolBuilder {
     output_schema_set: bool,
     requires: Vec<String>,
     scopes: Vec<String>,
+    task_start: TaskStart,
 }
 
 impl ToolBuilder {
+    /// Whether the tool can run as a task: `Forbidden` (the default),
+    /// `Optional` or `Required`. Shown as `execution.taskSupport` to
+    /// 2025-11-25 clients. A 2025-11-25 call to a `required` tool without
+    /// `task`, or to a `forbidden` one with it, is refused with `-32601`; a
+    /// 2026-07-28 call to a `required` tool from a client that did not
+    /// declare the tasks extension with `-32021`. For a 2026-07-28 client
+    /// that declared it, an `optional` or `required` tool answers with a task
+    /// (see [`ToolBuilder::task_start`] for when).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.tool = self.tool.with_task_support(support);
+        self
+    }
+
+    /// When a 2026-07-28 call becomes a task ([`TaskStart::Immediately`] by
+    /// default; [`TaskStart::AfterInput`] gathers input through multi
+    /// round-trip rounds first).
+    pub fn task_start(mut self, start: TaskStart) -> Self {
+        self.task_start = start;
+        self
+    }
+
     /// The description shown to the model.
     pub fn description(mut self, d: impl Into<String>) -> Self {
         self.tool.description = Some(d.into());
@@ -130,6 +156,7 @@ impl ToolBuilder {
             tool: self.tool,
             requires: self.requires,
             scopes: self.scopes,
+            task_start: self.task_start,
             handler: Arc::new(move |call| handler.call(call)),
         }
     }
@@ -140,6 +167,7 @@ pub struct ToolRoute<S> {
     pub(crate) tool: Tool,
     pub(crate) requires: Vec<String>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) task_start: TaskStart,
     pub(crate) handler: ErasedHandler<S>,
 }
 
@@ -165,9 +193,21 @@ pub(crate) struct RegisteredTool<S> {
     pub input_schema: Arc<JsonObject>,
     pub requires: Vec<String>,
     pub scopes: Vec<String>,
+    pub task_start: TaskStart,
     pub input: Validator,
     pub output: Option<Validator>,
     pub handler: ErasedHandler<S>,
+}
+
+impl<S> RegisteredTool<S> {
+    /// The declared task support (`Forbidden` when absent).
+    pub fn task_support(&self) -> TaskSupport {
+        self.tool
+            .execution
+            .as_ref()
+            .and_then(|e| e.task_support)
+            .unwrap_or(TaskSupport::Forbidden)
+    }
 }
 
 /// Checks a tool name: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
@@ -213,6 +253,7 @@ impl<S> RegisteredTool<S> {
             tool: route.tool,
             requires: route.requires,
             scopes: route.scopes,
+            task_start: route.task_start,
             input,
             output,
             handler: route.handler,
@@ -313,6 +354,13 @@ impl<S> ToolRegistry<S> {
         self.tools.iter().map(|t| t.tool.clone()).collect()
     }
 
+    /// Whether some tool can run as a task.
+    pub fn offers_tasks(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|t| t.task_support() != TaskSupport::Forbidden)
+    }
+
     pub fn declare(&self, caps: &mut ServerCapabilities) {
         if !self.tools.is_empty() {
             caps.tools = Some(ToolsCapability {
@@ -351,6 +399,14 @@ impl<S: Send + Sync + 'static> Server<S> {
             })
             .transpose()?;
         let mut all = self.read().tools.definitions();
+        // `execution` (task support) exists in 2025-11-25 only.
+        if ctx.era() == tessera_types::Era::Modern
+            || ctx.protocol_version() < tessera_types::ProtocolVersion::V2025_11_25
+        {
+            for t in &mut all {
+                t.execution = None;
+            }
+        }
         if self
             .inner
             .settings
@@ -448,8 +504,24 @@ impl<S: Send + Sync + 'static> Server<S> {
                 _ => None,
             }
         };
+        let plan = match crate::task::call::plan(
+            &r,
+            &params.name,
+            tool.task_support(),
+            tool.task_start,
+            self.read().tools.offers_tasks(),
+        ) {
+            Ok(p) => p,
+            Err(e) => return ready(Err(e)),
+        };
         let mut context = RequestContext::from_request(&r);
         context.input = Some(input.clone());
+        let task =
+            (plan != TaskPlan::Inline).then(|| TaskCall::new(self.tasks().clone(), &r, plan));
+        if let Some(t) = &task {
+            context.cancel = t.cancel.clone();
+            context.task = Some(t.link.clone());
+        }
         let call = ToolCall {
             arguments,
             context,
@@ -473,9 +545,14 @@ impl<S: Send + Sync + 'static> Server<S> {
                 }
                 Ok(to_object(&result))
             };
-            server
-                .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
-                .await
+            match task {
+                Some(t) => t.run(server, &r, principal, input, Box::pin(run)).await,
+                None => {
+                    server
+                        .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
+                        .await
+                }
+            }
         })
     }
 }

@@ -6,6 +6,7 @@ mod media;
 mod mrtr;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -14,10 +15,21 @@ use tessera::server::skills::Skills;
 use tessera::server::{BuildError, Server};
 
 /// What `tessera serve` adds to the reference server.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Options {
     /// The Skills extension, when `--skills DIR` is given.
     pub skills: Option<Arc<Skills>>,
+    /// Where tasks live (`--task-store`; in memory when `None`).
+    pub task_store: Option<Arc<dyn tessera::server::task::TaskStore>>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("skills", &self.skills)
+            .field("task_store", &self.task_store.is_some())
+            .finish()
+    }
 }
 
 /// Builds the reference server.
@@ -28,8 +40,12 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     if let Some(skills) = options.skills {
         b = b.extension_arc(skills);
     }
+    if let Some(store) = options.task_store {
+        b = b.task_store(store);
+    }
     let b = tools::register(b);
     let b = mrtr::register(b);
+    let b = tasks::register(b);
     let b = resources::register(b);
     prompts::register(b).build()
 }

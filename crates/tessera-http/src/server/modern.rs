@@ -179,6 +179,8 @@ fn name_source(r: &JsonRpcRequest) -> Option<(&'static str, Option<&Value>)> {
     let key = match r.method.as_str() {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        // Tasks extension: routed by the task id.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return None,
     };
     Some((key, r.params.as_ref().and_then(|p| p.get(key))))

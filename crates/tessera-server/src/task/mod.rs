@@ -13,12 +13,21 @@
 //! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default,
 //! [`SqliteTaskStore`] (feature `sqlite`) to survive a restart.
 
+pub(crate) mod call;
 pub mod contract;
+mod extension;
+pub(crate) mod hub;
+mod legacy;
+pub(crate) mod live;
 mod memory;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;
+pub(crate) mod wire;
 
+pub use call::TaskStart;
+pub use hub::{RESTART_MESSAGE, TaskSettings};
+pub use legacy::RELATED_TASK;
 pub use memory::MemoryTaskStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;

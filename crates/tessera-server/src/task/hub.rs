@@ -1,0 +1,366 @@
+//! [`TaskHub`]: the server's task registry — the store, the clock, the tasks
+//! this process is running, and the fan-out of status changes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tessera_runtime::{Peer, Request};
+use tessera_types::{ErrorObject, JsonObject};
+use tokio::sync::{OnceCell, broadcast};
+use tokio_util::sync::CancellationToken;
+
+use super::live::TaskInput;
+use super::store::{TaskChange, TaskRecord, TaskStore, TaskStoreError, Transition};
+use super::wire;
+
+/// The message of tasks that were running when their server stopped.
+pub const RESTART_MESSAGE: &str =
+    "the server restarted while this task was running; its work was lost";
+
+/// How a server runs tasks: the store, lifetimes, polling hint and clock.
+#[derive(Clone)]
+pub struct TaskSettings {
+    /// Where tasks live.
+    pub store: Arc<dyn TaskStore>,
+    /// The lifetime given to a task whose client asked for none (default 1 hour).
+    pub default_ttl: Duration,
+    /// The longest lifetime a client may ask for (default 24 hours).
+    pub max_ttl: Duration,
+    /// The suggested polling interval (default 500 ms).
+    pub poll_interval: Duration,
+    /// How often expired tasks are deleted (default 60 s).
+    pub sweep_every: Duration,
+}
+
+impl std::fmt::Debug for TaskSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskSettings")
+            .field("default_ttl", &self.default_ttl)
+            .field("max_ttl", &self.max_ttl)
+            .field("poll_interval", &self.poll_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            store: Arc::new(super::MemoryTaskStore::new()),
+            default_ttl: Duration::from_secs(3600),
+            max_ttl: Duration::from_secs(24 * 3600),
+            poll_interval: Duration::from_millis(500),
+            sweep_every: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Wall-clock milliseconds that follow tokio's clock, so a paused test clock
+/// moves task lifetimes too.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    base_ms: u64,
+    start: tokio::time::Instant,
+}
+
+impl Clock {
+    fn new() -> Self {
+        let base_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Clock {
+            base_ms,
+            start: tokio::time::Instant::now(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        let e = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.base_ms.saturating_add(e)
+    }
+}
+
+/// A task this process is running.
+pub(crate) struct LiveTask {
+    /// Fires on `tasks/cancel`; the runner then drops the handler.
+    pub cancel: CancellationToken,
+    /// Questions the handler is waiting on (2026-07-28 tasks).
+    pub input: Arc<TaskInput>,
+    /// The session to send 2025-11-25 status notifications to.
+    pub notify: Option<Peer>,
+    /// Who owns the task.
+    pub owner: String,
+}
+
+/// The registry of tasks.
+pub(crate) struct TaskHub {
+    settings: TaskSettings,
+    clock: OnceCell<Clock>,
+    ready: OnceCell<()>,
+    live: Mutex<HashMap<String, Arc<LiveTask>>>,
+    changes: broadcast::Sender<Arc<TaskRecord>>,
+    me: Weak<TaskHub>,
+}
+
+impl TaskHub {
+    pub fn new(settings: TaskSettings) -> Arc<Self> {
+        Arc::new_cyclic(|me| TaskHub {
+            settings,
+            clock: OnceCell::new(),
+            ready: OnceCell::new(),
+            live: Mutex::new(HashMap::new()),
+            changes: broadcast::channel(256).0,
+            me: me.clone(),
+        })
+    }
+
+    /// Now, in Unix milliseconds (the clock starts on first use, inside the runtime).
+    pub fn now_ms(&self) -> u64 {
+        match self.clock.get() {
+            Some(c) => c.now_ms(),
+            None => {
+                let _ = self.clock.set(Clock::new());
+                self.clock.get().map_or(0, Clock::now_ms)
+            }
+        }
+    }
+
+    fn store(&self) -> &dyn TaskStore {
+        self.settings.store.as_ref()
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveTask>>> {
+        self.live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Once per process: fails the tasks a previous process left unfinished,
+    /// and starts the sweeper of expired tasks.
+    pub async fn ready(&self) -> Result<(), ErrorObject> {
+        self.ready
+            .get_or_try_init(|| async {
+                let n = self
+                    .store()
+                    .fail_unfinished(RESTART_MESSAGE, self.now_ms())
+                    .await
+                    .map_err(store_error)?;
+                if n > 0 {
+                    tracing::warn!(
+                        tasks = n,
+                        "tasks left running by a previous process marked failed"
+                    );
+                }
+                let hub = self.me.clone();
+                let every = self.settings.sweep_every.max(Duration::from_millis(10));
+                tokio::spawn(async move {
+                    let mut tick = tokio::time::interval(every);
+                    tick.tick().await;
+                    loop {
+                        tick.tick().await;
+                        let Some(hub) = hub.upgrade() else { return };
+                        if let Err(e) = hub.store().sweep(hub.now_ms()).await {
+                            tracing::warn!(error = %e, "sweeping expired tasks failed");
+                        }
+                    }
+                });
+                Ok(())
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// The lifetime of a new task, from the client's wish (2025-11-25 `ttl`).
+    pub fn ttl_for(&self, asked: Option<u64>) -> u64 {
+        let max = duration_ms(self.settings.max_ttl);
+        asked
+            .map(|t| t.min(max))
+            .unwrap_or_else(|| duration_ms(self.settings.default_ttl).min(max))
+            .max(1)
+    }
+
+    /// Stores a new task (durably, before anyone hears of it) and registers
+    /// it as running here.
+    pub async fn create(
+        &self,
+        owner: &str,
+        method: &str,
+        ttl_ms: u64,
+        notify: Option<Peer>,
+        cancel: CancellationToken,
+        input: Arc<TaskInput>,
+    ) -> Result<(TaskRecord, Arc<LiveTask>), ErrorObject> {
+        self.ready().await?;
+        let record = TaskRecord::working(
+            super::new_task_id(),
+            owner,
+            method,
+            self.now_ms(),
+            Some(ttl_ms),
+            Some(duration_ms(self.settings.poll_interval)),
+        );
+        self.store()
+            .create(record.clone())
+            .await
+            .map_err(store_error)?;
+        let live = Arc::new(LiveTask {
+            cancel,
+            input,
+            notify,
+            owner: owner.to_owned(),
+        });
+        self.live().insert(record.task_id.clone(), live.clone());
+        Ok((record, live))
+    }
+
+    /// Reads a task of `owner`.
+    pub async fn get(&self, owner: &str, task_id: &str) -> Result<Option<TaskRecord>, ErrorObject> {
+        self.ready().await?;
+        self.store()
+            .get(owner, task_id, self.now_ms())
+            .await
+            .map_err(store_error)
+    }
+
+    /// One page of `owner`'s tasks.
+    pub async fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<super::TaskPage, ErrorObject> {
+        self.ready().await?;
+        self.store()
+            .list(owner, cursor, limit, self.now_ms())
+            .await
+            .map_err(|e| match e {
+                TaskStoreError::InvalidCursor => {
+                    ErrorObject::invalid_params("Invalid params: invalid cursor")
+                }
+                e => store_error(e),
+            })
+    }
+
+    /// Applies a transition; on success tells the watchers.
+    pub async fn apply(
+        &self,
+        task_id: &str,
+        change: TaskChange,
+    ) -> Result<Transition, ErrorObject> {
+        let t = self
+            .store()
+            .update(task_id, change, self.now_ms())
+            .await
+            .map_err(store_error)?;
+        if let Transition::Applied(r) = &t {
+            self.announce(r);
+        }
+        Ok(t)
+    }
+
+    fn announce(&self, r: &TaskRecord) {
+        let notify = self.live().get(&r.task_id).and_then(|l| l.notify.clone());
+        if let Some(peer) = notify {
+            let _ = peer.notify(
+                "notifications/tasks/status",
+                Some(wire::legacy_task(r)),
+                None,
+            );
+        }
+        let _ = self.changes.send(Arc::new(r.clone()));
+    }
+
+    /// Status changes as they happen.
+    pub fn watch(&self) -> broadcast::Receiver<Arc<TaskRecord>> {
+        self.changes.subscribe()
+    }
+
+    /// The running task `task_id`, if this process runs it.
+    pub fn running(&self, task_id: &str) -> Option<Arc<LiveTask>> {
+        self.live().get(task_id).cloned()
+    }
+
+    /// Forgets a task that stopped running.
+    pub fn forget(&self, task_id: &str) {
+        self.live().remove(task_id);
+    }
+
+    /// Writes the outstanding questions of a running task to the store
+    /// (`input_required` with them, or back to `working` when none is left).
+    pub async fn publish_input(&self, task_id: &str, live: &LiveTask) -> Result<(), ErrorObject> {
+        let input = &live.input;
+        let _turn = input.publishing().await;
+        let pending = input.outstanding();
+        let change = if pending.is_empty() {
+            TaskChange::working(None)
+        } else {
+            TaskChange::input_required(pending)
+        };
+        // Only a change of state is written.
+        if let Some(current) = self.get(&live.owner, task_id).await? {
+            let same =
+                current.status == change.status && current.input_requests == change.input_requests;
+            if same || current.status.is_terminal() {
+                return Ok(());
+            }
+        }
+        self.apply(task_id, change).await.map(|_| ())
+    }
+
+    /// Records the outcome of a task's handler (a cancelled task stays cancelled).
+    pub async fn finish(&self, task_id: &str, out: Result<JsonObject, ErrorObject>, legacy: bool) {
+        let change = match out {
+            Ok(result) => {
+                let is_error = result.get("isError") == Some(&serde_json::Value::Bool(true));
+                if legacy && is_error {
+                    // 2025-11-25: a tool result with isError fails the task;
+                    // tasks/result still returns the result.
+                    TaskChange {
+                        status: tessera_types::tasks::TaskStatus::Failed,
+                        status_message: Some("the tool reported an error".into()),
+                        input_requests: None,
+                        result: Some(result),
+                        error: None,
+                    }
+                } else {
+                    TaskChange::completed(result)
+                }
+            }
+            Err(e) => TaskChange::failed(e, None),
+        };
+        if let Err(e) = self.apply(task_id, change).await {
+            tracing::warn!(task = task_id, error = %e.message, "could not record a task's outcome");
+        }
+    }
+}
+
+/// Who owns the tasks a request creates or reads: its authenticated
+/// principal; without one, its session (2025-11-25) or its client
+/// (2026-07-28, by `clientInfo.name`).
+pub(crate) fn owner_of(r: &Request) -> String {
+    if let Some(p) = r.extensions.get::<tessera_runtime::Principal>() {
+        return format!("principal:{}", p.0);
+    }
+    if r.context.era == tessera_types::Era::Legacy {
+        return format!("session:{}", r.peer.connection_id());
+    }
+    match r
+        .context
+        .peer_info
+        .as_ref()
+        .and_then(|i| i.get("name"))
+        .and_then(|n| n.as_str())
+    {
+        Some(name) => format!("client:{name}"),
+        None => "anonymous".to_owned(),
+    }
+}
+
+pub(crate) fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn store_error(e: TaskStoreError) -> ErrorObject {
+    tracing::warn!(error = %e, "task store");
+    ErrorObject::internal(format!("Internal error: task store: {e}"))
+}
