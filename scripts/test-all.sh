@@ -11,6 +11,8 @@
 #   conformance the official conformance suite (0.1.16 and 0.2.0-alpha.12) against
 #              `tessera serve --http`, through the stdio bridge `tessera serve --stdio`,
 #              and through `tessera proxy --http` fronting `tessera serve --stdio`
+#   tasks      the tasks-* scenarios of 0.2.0-alpha.12 against `tessera serve --http
+#              --task-store sqlite:FILE`
 #
 # Prints one summary line per stage and, last, the aggregate test count
 # `N passed, M failed`. A stage that fails without reporting any test (a build
@@ -242,6 +244,34 @@ if ! stage_skipped conformance; then
   }
   auth_client_stage "0.1.16 client auth" 0.1 "$LOGS/conf-01-client-auth.log"
   auth_client_stage "0.2.0-alpha.12 client auth" next "$LOGS/conf-next-client-auth.log"
+fi
+
+# ------------------------------------------------------------------ stage: tasks
+# The ten tasks-* server scenarios of 0.2.0-alpha.12 (SEP-2663, the Tasks
+# extension) against `tessera serve --http` with its tasks in an SQLite file,
+# named one by one (tasks-status-notifications is always skipped by this suite
+# version).
+if ! stage_skipped tasks; then
+  TESSERA_BIN="${TESSERA_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/tessera}"
+  cargo build -q -p tessera-cli </dev/null || echo "test-all.sh: building tessera-cli failed" >&2
+  PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+  rm -f "$LOGS/tasks.db"
+  "$TESSERA_BIN" serve --http "127.0.0.1:$PORT" --task-store "sqlite:$LOGS/tasks.db" \
+    >"$LOGS/tasks-server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do
+    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$PORT" 2>/dev/null && break
+    sleep 0.1
+  done
+  conformance_run "0.2.0-alpha.12 tasks (sqlite store)" "$LOGS/conf-tasks.log" \
+    bash conformance/run-server.sh next \
+      --scenario tasks-lifecycle --scenario tasks-capability-negotiation \
+      --scenario tasks-wire-fields --scenario tasks-request-state-removal \
+      --scenario tasks-mrtr-input --scenario tasks-request-headers \
+      --scenario tasks-dispatch-and-envelope --scenario tasks-status-notifications \
+      --scenario tasks-required-task-error --scenario tasks-mrtr-composition \
+      "http://127.0.0.1:$PORT/mcp"
+  kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
 fi
 
 # ---------------------------------------------------------------------- summary

@@ -128,6 +128,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares the Tasks extension (`io.modelcontextprotocol/tasks`), so a
+    /// 2026-07-28 server may answer a call with a task (see
+    /// [`Client::call_tool_as_task`](crate::Client::call_tool_as_task)).
+    pub fn tasks(mut self) -> Self {
+        self.capabilities
+            .declare_extension(&tessera_types::tasks::TasksExtensionCapability {});
+        self
+    }
+
     /// Declares extension `E` with `settings`, for extensions that add no
     /// server-to-client methods (the client only calls the server's).
     pub fn declare_extension<E: ExtensionSettings>(mut self, settings: &E) -> Self {

@@ -97,6 +97,7 @@ pub mod roots;
 mod sampling;
 mod service;
 pub mod skills;
+pub mod task;
 
 pub use builder::ClientBuilder;
 pub use cache::CacheStats;
@@ -111,5 +112,6 @@ pub use handler::{
 pub use listen::{ListenEnd, ListenStream, SubscriptionNotification};
 pub use options::{CallOptions, ProgressCallback, ReconnectPolicy};
 pub use skills::{LoadedSkill, SkillCache, SkillKey, SkillVerificationError, VerificationProblem};
+pub use task::{TaskHandle, TaskState, ToolCallOutcome};
 pub use tessera_proto::ConnectMode;
 pub use tessera_runtime::ChildCommand;

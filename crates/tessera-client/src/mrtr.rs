@@ -81,6 +81,24 @@ impl Client {
         }
     }
 
+    /// The input rounds of one request, for the task module.
+    pub(crate) async fn call_rounds<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        base: JsonObject,
+        options: &CallOptions,
+    ) -> Result<T, ClientError> {
+        self.rounds(method, base, options).await
+    }
+
+    /// Fulfils raw `inputRequests` through the client's handlers.
+    pub(crate) async fn fulfil_raw(
+        &self,
+        requests: &JsonObject,
+    ) -> Result<InputResponses, ClientError> {
+        self.inner.shared.inputs.fulfil(requests).await
+    }
+
     async fn once<T: DeserializeOwned>(
         &self,
         method: &str,

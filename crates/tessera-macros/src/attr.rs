@@ -62,7 +62,13 @@ impl Site {
     fn keys(self) -> Vec<&'static str> {
         let mut keys = match self {
             Site::FreeFn(k) | Site::Method(k) => match k {
-                Kind::Tool => vec!["name", "title", "description", "annotations"],
+                Kind::Tool => vec![
+                    "name",
+                    "title",
+                    "description",
+                    "annotations",
+                    "task_support",
+                ],
                 Kind::Prompt => vec!["name", "title", "description"],
                 Kind::Resource => vec![
                     "uri",
@@ -112,6 +118,8 @@ pub(crate) struct RouteArgs {
     pub size: Option<LitInt>,
     pub krate: Option<Path>,
     pub state: Option<Type>,
+    /// `task_support = "optional"`: the `TaskSupport` variant's name.
+    pub task_support: Option<&'static str>,
 }
 
 const HINTS: &[(&str, &str)] = &[
@@ -153,6 +161,20 @@ pub(crate) fn parse(tokens: TokenStream, site: Site, span: Span) -> syn::Result<
             "size" => args.size = Some(integer(&meta, "size", "1024")?),
             "crate" => args.krate = Some(crate_path(&meta)?),
             "state" => args.state = Some(state_type(&meta)?),
+            "task_support" => {
+                let v = string(&meta, "task_support", "optional")?;
+                args.task_support = Some(match v.value().as_str() {
+                    "forbidden" => "Forbidden",
+                    "optional" => "Optional",
+                    "required" => "Required",
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            v,
+                            "`task_support` is \"forbidden\", \"optional\" or \"required\"",
+                        ));
+                    }
+                });
+            }
             _ => unreachable!("keys are checked above"),
         }
         Ok(())

@@ -110,6 +110,7 @@ use attr::Kind;
 ///     title = "Add",              // display name
 ///     description = "Adds",       // default: the doc comment
 ///     annotations(read_only, destructive = false, idempotent, open_world),
+///     task_support = "optional", // "forbidden" (the default), "optional" or "required"
 ///     state = MyState,            // the server state, when the signature does not say
 ///     crate = "::tessera::server" // where the server API is (see the crate docs)
 /// )]

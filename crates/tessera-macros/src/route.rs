@@ -139,6 +139,10 @@ pub(crate) fn describe(
         let size = LitInt::new(size.base10_digits(), size.span());
         out = quote!(#out.size(#size));
     }
+    if let Some(v) = args.task_support {
+        let v = Ident::new(v, Span::call_site());
+        out = quote!(#out.task_support(#p::task::TaskSupport::#v));
+    }
     if !args.annotations.is_empty() {
         let sets = args.annotations.iter().map(|h| {
             let field = Ident::new(h.field, Span::call_site());

@@ -554,3 +554,22 @@ async fn impl_blocks_take_the_state_type_from_state_parameters() {
     let r = client.call_tool("hit", json!({})).await.expect("calls");
     assert_eq!(text(&r), "11");
 }
+
+/// Runs as a task only.
+#[tool(task_support = "required")]
+async fn long_job() -> &'static str {
+    "done"
+}
+
+#[test]
+fn task_support_reaches_the_definition() {
+    let route: tessera_server::ToolRoute<()> = long_job_tool();
+    let support = route
+        .definition()
+        .execution
+        .as_ref()
+        .and_then(|e| e.task_support);
+    assert_eq!(support, Some(tessera_server::task::TaskSupport::Required));
+    let plain: tessera_server::ToolRoute<()> = echo_tool();
+    assert!(plain.definition().execution.is_none());
+}

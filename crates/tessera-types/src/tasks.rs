@@ -58,6 +58,10 @@ impl TaskStatus {
 #[serde(deny_unknown_fields)]
 pub struct TasksExtensionCapability {}
 
+impl crate::extension::ExtensionSettings for TasksExtensionCapability {
+    const ID: &'static str = TASKS_EXTENSION;
+}
+
 /// A task's state (Tasks extension `Task`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

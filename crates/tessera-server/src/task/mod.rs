@@ -33,6 +33,9 @@ pub use memory::MemoryTaskStore;
 pub use sqlite::SqliteTaskStore;
 pub use store::{TaskChange, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition};
 
+/// Whether a tool can run as a task (re-exported for the `#[tool]` macro).
+pub use tessera_types::tool::TaskSupport;
+
 use rand::RngCore;
 use tessera_types::ErrorObject;
 

@@ -1,0 +1,179 @@
+//! `tessera serve --http … --task-store sqlite:FILE` survives `kill -9`: a
+//! task finished before the kill keeps its result, a task running at the
+//! kill is reported `failed` (never stuck in `working`). The real binary,
+//! driven over HTTP on the 2026-07-28 wire by the same client.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A `tessera serve` child process; killed when dropped.
+struct Served {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Starts the server on a free port and waits (bounded) until it listens.
+async fn start(store: &str) -> Served {
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .args(["--task-store", store])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the tessera binary starts");
+    let mut s = Served { child, port };
+    let until = Instant::now() + DEADLINE;
+    loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            panic!("tessera serve exited early ({st})");
+        }
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return s;
+        }
+        assert!(Instant::now() < until, "tessera serve not ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// One 2026-07-28 request from the client `restart-test`, declaring the
+/// Tasks extension; returns the JSON-RPC message.
+async fn rpc(s: &Served, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "restart-test", "version": "1"}
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let r = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/mcp", s.port))
+        .timeout(Duration::from_secs(10))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("mcp-name", name)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let sse = r
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|c| c.starts_with("text/event-stream"));
+    let text = r.text().await.unwrap();
+    if !sse {
+        return serde_json::from_str(&text).unwrap();
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no response in {text}"))
+}
+
+async fn sleep_task(s: &Served, ms: u64) -> String {
+    let r = rpc(
+        s,
+        "tools/call",
+        "sleep",
+        json!({"name": "sleep", "arguments": {"ms": ms}}),
+    )
+    .await;
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    r["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+async fn get(s: &Served, id: &str) -> Value {
+    rpc(s, "tasks/get", id, json!({"taskId": id})).await
+}
+
+#[tokio::test]
+async fn finished_tasks_survive_kill_9_and_running_ones_fail() {
+    let dir = std::env::temp_dir().join(format!(
+        "tessera-task-restart-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = format!("sqlite:{}", dir.join("tasks.db").display());
+
+    let mut first = start(&store).await;
+    let done = sleep_task(&first, 10).await;
+    let running = sleep_task(&first, 60_000).await;
+    // Wait (bounded) for the short one to finish.
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let t = get(&first, &done).await;
+        if t["result"]["status"] == "completed" {
+            break;
+        }
+        assert!(Instant::now() < until, "the 10 ms task did not finish: {t}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(get(&first, &running).await["result"]["status"], "working");
+    // kill -9 (SIGKILL on Unix): no chance to clean up.
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    drop(first);
+
+    let second = start(&store).await;
+    let t = get(&second, &done).await;
+    assert_eq!(t["result"]["status"], "completed", "{t}");
+    assert_eq!(
+        t["result"]["result"]["content"][0]["text"], "slept 10 ms",
+        "{t}"
+    );
+    let t = get(&second, &running).await;
+    assert_eq!(t["result"]["status"], "failed", "{t}");
+    let msg = t["result"]["statusMessage"].as_str().unwrap_or_default();
+    assert!(msg.contains("restarted"), "{t}");
+    assert_eq!(t["result"]["error"]["code"], -32603, "{t}");
+    // Another client does not see them.
+    let mut other = json!({"taskId": done});
+    other["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "someone-else", "version": "1"}
+    });
+    let r = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/mcp", second.port))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tasks/get")
+        .header("mcp-name", done.as_str())
+        .body(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": other}).to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(r.contains("-32602"), "{r}");
+    drop(second);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

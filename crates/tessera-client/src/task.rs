@@ -1,0 +1,321 @@
+//! Tool calls as tasks, in both designs.
+//!
+//! - **2025-11-25**: [`Client::call_tool_as_task`] adds `task: {ttl}` to the
+//!   call; the server answers `{task}`; the payload comes from `tasks/result`.
+//! - **2026-07-28** (extension `io.modelcontextprotocol/tasks`, declared with
+//!   [`ClientBuilder::tasks`](crate::ClientBuilder::tasks)): the same call
+//!   declares the extension; the server answers either the result itself or
+//!   `resultType: "task"`; `tasks/get` inlines the result, and the task's
+//!   `inputRequests` are answered through the client's elicitation and
+//!   sampling handlers with `tasks/update`.
+//!
+//! Either way the caller gets a [`ToolCallOutcome`]: a finished result, or a
+//! [`TaskHandle`] to poll ([`TaskHandle::status`]), await
+//! ([`TaskHandle::wait`], honouring the server's `pollInterval` with backoff)
+//! or cancel ([`TaskHandle::cancel`]).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tessera_proto::CallError;
+use tessera_runtime::PeerError;
+use tessera_types::tasks::TaskStatus;
+use tessera_types::{Era, ErrorObject, JsonObject, ResultType};
+
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::input::to_object;
+use crate::options::CallOptions;
+
+/// The answer to [`Client::call_tool_as_task`].
+#[derive(Debug)]
+pub enum ToolCallOutcome {
+    /// The server answered at once (the raw `CallToolResult`).
+    Done(JsonObject),
+    /// The server made the call a task.
+    Task(TaskHandle),
+}
+
+/// A task's state as `tasks/get` reports it (both designs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskState {
+    /// The task id.
+    pub task_id: String,
+    /// The status.
+    pub status: TaskStatus,
+    /// The server's description of the state.
+    pub status_message: Option<String>,
+    /// The suggested polling interval.
+    pub poll_interval: Option<Duration>,
+    /// Everything the server sent (`result`, `error`, `inputRequests`, times…).
+    pub raw: JsonObject,
+}
+
+impl TaskState {
+    fn from_raw(raw: JsonObject) -> Result<Self, ClientError> {
+        let bad = |reason: &str| ClientError::Protocol {
+            method: "tasks/get".into(),
+            reason: reason.into(),
+        };
+        let task_id = raw
+            .get("taskId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no taskId"))?
+            .to_owned();
+        let status: TaskStatus = raw
+            .get("status")
+            .cloned()
+            .and_then(|s| serde_json::from_value(s).ok())
+            .ok_or_else(|| bad("no valid status"))?;
+        let poll = raw
+            .get("pollIntervalMs")
+            .or_else(|| raw.get("pollInterval"))
+            .and_then(Value::as_u64)
+            .map(Duration::from_millis);
+        Ok(TaskState {
+            task_id,
+            status,
+            status_message: raw
+                .get("statusMessage")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            poll_interval: poll,
+            raw,
+        })
+    }
+}
+
+/// A task on the server: poll it, wait for it, cancel it. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct TaskHandle {
+    client: Client,
+    task_id: String,
+    poll_interval: Option<Duration>,
+}
+
+fn remote(e: ErrorObject) -> ClientError {
+    ClientError::Request(PeerError::Call(CallError::Remote(e)))
+}
+
+/// Polling bounds: the server's interval, or 500 ms, backing off ×1.5 up to 5 s
+/// while nothing changes.
+const DEFAULT_POLL: Duration = Duration::from_millis(500);
+const MAX_POLL: Duration = Duration::from_secs(5);
+
+impl Client {
+    /// Calls a tool as a task: asks for one (2025-11-25, with `ttl` in
+    /// milliseconds) or lets the server decide (2026-07-28; the client must
+    /// declare the extension, see [`ClientBuilder::tasks`](crate::ClientBuilder::tasks)).
+    /// Multi round-trip input before the task exists is answered through the
+    /// client's handlers.
+    pub async fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        ttl: Option<u64>,
+    ) -> Result<ToolCallOutcome, ClientError> {
+        let mut params = JsonObject::new();
+        params.insert("name".into(), json!(name));
+        params.insert(
+            "arguments".into(),
+            Value::Object(arguments.unwrap_or_default()),
+        );
+        if self.era() == Era::Legacy {
+            let mut t = JsonObject::new();
+            if let Some(ttl) = ttl {
+                t.insert("ttl".into(), json!(ttl));
+            }
+            params.insert("task".into(), Value::Object(t));
+            let raw = self.request_raw("tools/call", Some(params)).await?;
+            return Ok(match raw.get("task") {
+                Some(Value::Object(task)) => {
+                    ToolCallOutcome::Task(self.handle(TaskState::from_raw(task.clone())?))
+                }
+                _ => ToolCallOutcome::Done(raw),
+            });
+        }
+        let raw: JsonObject = self
+            .call_rounds("tools/call", params, &CallOptions::default())
+            .await?;
+        if ResultType::of(&raw) == ResultType::Task {
+            return Ok(ToolCallOutcome::Task(
+                self.handle(TaskState::from_raw(raw)?),
+            ));
+        }
+        Ok(ToolCallOutcome::Done(raw))
+    }
+
+    fn handle(&self, state: TaskState) -> TaskHandle {
+        TaskHandle {
+            client: self.clone(),
+            task_id: state.task_id,
+            poll_interval: state.poll_interval,
+        }
+    }
+
+    /// A handle on task `task_id` (created earlier, perhaps by another process).
+    pub fn task(&self, task_id: impl Into<String>) -> TaskHandle {
+        TaskHandle {
+            client: self.clone(),
+            task_id: task_id.into(),
+            poll_interval: None,
+        }
+    }
+
+    /// One page of this client's tasks (2025-11-25 `tasks/list`; the
+    /// 2026-07-28 extension has no listing).
+    pub async fn list_tasks(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<TaskState>, Option<String>), ClientError> {
+        let mut p = JsonObject::new();
+        if let Some(c) = cursor {
+            p.insert("cursor".into(), json!(c));
+        }
+        let raw = self.request_raw("tasks/list", Some(p)).await?;
+        let tasks = match raw.get("tasks") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_object)
+                .map(|t| TaskState::from_raw(t.clone()))
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => Vec::new(),
+        };
+        let next = raw
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok((tasks, next))
+    }
+}
+
+impl TaskHandle {
+    /// The task id.
+    pub fn id(&self) -> &str {
+        &self.task_id
+    }
+
+    fn id_params(&self) -> JsonObject {
+        let mut p = JsonObject::new();
+        p.insert("taskId".into(), json!(self.task_id));
+        p
+    }
+
+    /// The task's current state (`tasks/get`).
+    pub async fn status(&self) -> Result<TaskState, ClientError> {
+        let raw = self
+            .client
+            .request_raw("tasks/get", Some(self.id_params()))
+            .await?;
+        TaskState::from_raw(raw)
+    }
+
+    /// Cancels the task (`tasks/cancel`).
+    pub async fn cancel(&self) -> Result<(), ClientError> {
+        self.client
+            .request_raw("tasks/cancel", Some(self.id_params()))
+            .await
+            .map(|_| ())
+    }
+
+    /// The final result of a terminal task: the tool result, or the
+    /// JSON-RPC error the call ended with.
+    pub async fn result(&self) -> Result<JsonObject, ClientError> {
+        if self.client.era() == Era::Legacy {
+            // 2025-11-25: tasks/result waits for the end and returns the payload.
+            return self
+                .client
+                .request_raw("tasks/result", Some(self.id_params()))
+                .await;
+        }
+        let s = self.status().await?;
+        terminal_payload(&s).unwrap_or_else(|| {
+            Err(ClientError::Protocol {
+                method: "tasks/get".into(),
+                reason: format!("task {} is still {:?}", self.task_id, s.status),
+            })
+        })
+    }
+
+    /// Waits until the task ends and returns its result, polling at the
+    /// server's interval (backing off while nothing changes) and calling
+    /// `on_change` with each new state. A 2026-07-28 task waiting for input
+    /// is answered through the client's handlers (`tasks/update`); a
+    /// 2025-11-25 one through `tasks/result`, whose server requests the
+    /// handlers answer.
+    pub async fn wait(
+        &self,
+        mut on_change: impl FnMut(&TaskState),
+    ) -> Result<JsonObject, ClientError> {
+        let mut last: Option<(TaskStatus, Option<String>)> = None;
+        let mut delay = self.poll_interval.unwrap_or(DEFAULT_POLL);
+        loop {
+            let s = self.status().await?;
+            let key = (s.status, s.status_message.clone());
+            if last.as_ref() != Some(&key) {
+                on_change(&s);
+                last = Some(key);
+                delay = s
+                    .poll_interval
+                    .or(self.poll_interval)
+                    .unwrap_or(DEFAULT_POLL);
+            } else {
+                delay = (delay.mul_f64(1.5)).min(MAX_POLL);
+            }
+            if let Some(out) = terminal_payload(&s) {
+                return match (self.client.era(), s.status) {
+                    (Era::Legacy, TaskStatus::Completed | TaskStatus::Failed) => {
+                        self.result().await
+                    }
+                    _ => out,
+                };
+            }
+            if s.status == TaskStatus::InputRequired {
+                if self.client.era() == Era::Legacy {
+                    return self.result().await;
+                }
+                if let Some(Value::Object(requests)) = s.raw.get("inputRequests") {
+                    let responses = self.client.fulfil_raw(requests).await?;
+                    let mut p = self.id_params();
+                    p.insert(
+                        "inputResponses".into(),
+                        Value::Object(to_object(&responses)),
+                    );
+                    self.client.request_raw("tasks/update", Some(p)).await?;
+                    continue;
+                }
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+/// The outcome carried by a terminal 2026-07-28 state, if it is terminal.
+fn terminal_payload(s: &TaskState) -> Option<Result<JsonObject, ClientError>> {
+    match s.status {
+        TaskStatus::Completed => Some(Ok(s
+            .raw
+            .get("result")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default())),
+        TaskStatus::Failed => Some(Err(match s.raw.get("error") {
+            Some(e) => serde_json::from_value::<ErrorObject>(e.clone())
+                .map(remote)
+                .unwrap_or_else(|e| ClientError::Protocol {
+                    method: "tasks/get".into(),
+                    reason: format!("malformed error: {e}"),
+                }),
+            None => remote(ErrorObject::internal(
+                s.status_message
+                    .clone()
+                    .unwrap_or_else(|| "the task failed".into()),
+            )),
+        })),
+        TaskStatus::Cancelled => Some(Err(remote(ErrorObject::internal(format!(
+            "task {} was cancelled",
+            s.task_id
+        ))))),
+        TaskStatus::Working | TaskStatus::InputRequired => None,
+    }
+}
