@@ -51,6 +51,13 @@ pub struct CallArgs {
     /// Print the raw JSON result.
     #[arg(long)]
     json: bool,
+    /// Run the call as a task: print its id, show its status changes, print
+    /// its result; Ctrl-C cancels it.
+    #[arg(long)]
+    task: bool,
+    /// The task's lifetime in milliseconds (2025-11-25 servers; with --task).
+    #[arg(long, value_name = "MS", requires = "task")]
+    ttl: Option<u64>,
     /// The stdio server to start.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -70,6 +77,19 @@ pub(crate) async fn connect_in_era(
     http: &HttpOptions,
     era: EraOption,
 ) -> Result<Client, Failure> {
+    connect_with(target, http, era, false).await
+}
+
+/// [`connect_in_era`]; with `tasks` the client declares the Tasks extension
+/// (2026-07-28 servers may then answer with tasks).
+pub(crate) async fn connect_with(
+    target: Target,
+    http: &HttpOptions,
+    era: EraOption,
+    tasks: bool,
+) -> Result<Client, Failure> {
+    let builder = era.apply(Client::builder("tessera-cli", env!("CARGO_PKG_VERSION")));
+    let builder = if tasks { builder.tasks() } else { builder };
     match target {
         Target::Command(words) => {
             http.only_for_http()?;
@@ -78,15 +98,12 @@ pub(crate) async fn connect_in_era(
                 .next()
                 .ok_or_else(|| Failure::Usage("empty command after --".into()))?;
             let cmd = ChildCommand::new(program.clone(), words);
-            era.apply(Client::builder("tessera-cli", env!("CARGO_PKG_VERSION")))
-                .connect_child(&cmd)
-                .await
-                .map_err(|e| {
-                    Failure::Runtime(
-                        anyhow::Error::new(e)
-                            .context(format!("connecting to {}", program.to_string_lossy())),
-                    )
-                })
+            builder.connect_child(&cmd).await.map_err(|e| {
+                Failure::Runtime(
+                    anyhow::Error::new(e)
+                        .context(format!("connecting to {}", program.to_string_lossy())),
+                )
+            })
         }
         Target::Url(url) => {
             let transport = http.transport(&url)?;
@@ -96,12 +113,9 @@ pub(crate) async fn connect_in_era(
             } else {
                 crate::login::with_stored_auth(transport, &url)
             };
-            era.apply(Client::builder("tessera-cli", env!("CARGO_PKG_VERSION")))
-                .connect_transport(transport)
-                .await
-                .map_err(|e| {
-                    Failure::Runtime(anyhow::Error::new(e).context(format!("connecting to {url}")))
-                })
+            builder.connect_transport(transport).await.map_err(|e| {
+                Failure::Runtime(anyhow::Error::new(e).context(format!("connecting to {url}")))
+            })
         }
     }
 }
@@ -174,7 +188,13 @@ pub async fn call(a: CallArgs) -> Result<ExitCode, Failure> {
     if let Some(extra) = words.next() {
         return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
     }
-    let client = connect_in_era(target, &a.http, a.era).await?;
+    let client = connect_with(target, &a.http, a.era, a.task).await?;
+    if a.task {
+        let Value::Object(args) = args else {
+            return Err(Failure::Usage("JSON-ARGS must be a JSON object".into()));
+        };
+        return crate::task_cmd::call(client, &tool, args, a.ttl, a.json).await;
+    }
     let outcome = client.call_tool(&tool, args).await;
     client.close().await;
     let result = outcome.map_err(remote_failure)?;
@@ -193,7 +213,7 @@ pub async fn call(a: CallArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-fn print_result(r: &CallToolResult) {
+pub(crate) fn print_result(r: &CallToolResult) {
     let failed = r.is_error == Some(true);
     let mut out = String::new();
     for block in &r.content {

@@ -11,6 +11,7 @@ mod serve;
 mod serve_auth;
 mod skills_cmd;
 mod target;
+mod task_cmd;
 
 use std::process::ExitCode;
 
@@ -38,6 +39,8 @@ enum Command {
     Proxy(proxy::ProxyArgs),
     /// List, describe and read the skills a server publishes (Skills extension), verified.
     Skills(skills_cmd::SkillsArgs),
+    /// Follow tasks on a server: list, get, result, cancel.
+    Tasks(task_cmd::TasksArgs),
 }
 
 /// How a command failed, and so which exit code it gets.
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
             Command::List(a) => client_cmd::list(a).await,
             Command::Call(a) => client_cmd::call(a).await,
             Command::Login(a) => login::login(a).await,
+            Command::Tasks(a) => task_cmd::tasks(a).await,
             Command::Proxy(a) => proxy::run(a).await,
             Command::Skills(a) => skills_cmd::run(a).await,
         }

@@ -1,0 +1,213 @@
+//! Tasks from the command line: `tessera call … --task` and
+//! `tessera tasks list|get|result|cancel`.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use serde_json::Value;
+use tessera::client::task::TaskState;
+use tessera::client::{Client, ToolCallOutcome};
+use tessera::types::{CallToolResult, JsonObject};
+
+use crate::Failure;
+use crate::client_cmd::{connect_with, print_result, remote_failure};
+use crate::era::EraOption;
+use crate::http_opts::HttpOptions;
+use crate::target::Target;
+
+/// `tessera tasks`.
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    #[command(subcommand)]
+    what: TasksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum TasksCommand {
+    /// List your tasks (2025-11-25 servers; the 2026-07-28 extension has no listing).
+    List(TaskTarget),
+    /// Show a task's status.
+    Get(TaskIdTarget),
+    /// Wait for a task to end and print its result.
+    Result(TaskIdTarget),
+    /// Cancel a task.
+    Cancel(TaskIdTarget),
+}
+
+/// A server, as for `tessera call`.
+#[derive(Debug, Args)]
+struct TaskTarget {
+    /// An http(s) URL (or `-- COMMAND ARGS...` after everything).
+    #[arg(value_name = "URL")]
+    url: Option<String>,
+    /// Print raw JSON.
+    #[arg(long)]
+    json: bool,
+    /// The stdio server to start.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+    #[command(flatten)]
+    http: HttpOptions,
+}
+
+/// A task id and its server.
+#[derive(Debug, Args)]
+struct TaskIdTarget {
+    /// The task id.
+    #[arg(value_name = "TASK-ID")]
+    id: String,
+    #[command(flatten)]
+    target: TaskTarget,
+}
+
+async fn open(t: TaskTarget) -> Result<(Client, bool), Failure> {
+    let mut positional: Vec<String> = t.url.into_iter().collect();
+    let target = Target::resolve(&mut positional, t.command)?;
+    Ok((
+        connect_with(target, &t.http, EraOption::default(), true).await?,
+        t.json,
+    ))
+}
+
+fn describe(s: &TaskState) -> String {
+    let status = serde_json::to_value(s.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    match &s.status_message {
+        Some(m) => format!("{} {status}: {m}", s.task_id),
+        None => format!("{} {status}", s.task_id),
+    }
+}
+
+/// Runs `tessera tasks …`.
+pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
+    match a.what {
+        TasksCommand::List(t) => {
+            let (client, json) = open(t).await?;
+            let mut all = Vec::new();
+            let mut cursor: Option<String> = None;
+            // Bounded: a server that keeps handing out cursors is stopped.
+            for _ in 0..1000 {
+                let (page, next) = client
+                    .list_tasks(cursor.as_deref())
+                    .await
+                    .map_err(remote_failure)?;
+                all.extend(page);
+                match next {
+                    Some(n) if Some(&n) != cursor.as_ref() => cursor = Some(n),
+                    _ => break,
+                }
+            }
+            client.close().await;
+            for t in &all {
+                if json {
+                    println!("{}", Value::Object(t.raw.clone()));
+                } else {
+                    println!("{}", describe(t));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TasksCommand::Get(t) => {
+            let (client, json) = open(t.target).await?;
+            let s = client.task(&t.id).status().await;
+            client.close().await;
+            let s = s.map_err(remote_failure)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&s.raw).context("serialising")?
+                );
+            } else {
+                println!("{}", describe(&s));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TasksCommand::Result(t) => {
+            let (client, json) = open(t.target).await?;
+            let out = client.task(&t.id).wait(|_| {}).await;
+            client.close().await;
+            show(out.map_err(remote_failure)?, json)
+        }
+        TasksCommand::Cancel(t) => {
+            let (client, _) = open(t.target).await?;
+            let out = client.task(&t.id).cancel().await;
+            client.close().await;
+            out.map_err(remote_failure)?;
+            println!("{} cancelled", t.id);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn show(result: JsonObject, json: bool) -> Result<ExitCode, Failure> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).context("serialising")?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let r: CallToolResult = serde_json::from_value(Value::Object(result))
+        .context("the task's result is not a tool result")?;
+    print_result(&r);
+    Ok(if r.is_error == Some(true) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `tessera call TOOL ARGS --task TARGET`: prints the task id, shows each
+/// status change (a spinner on a terminal, one line per change otherwise),
+/// prints the result; Ctrl-C cancels the task.
+pub async fn call(
+    client: Client,
+    tool: &str,
+    args: JsonObject,
+    ttl: Option<u64>,
+    json: bool,
+) -> Result<ExitCode, Failure> {
+    let outcome = client.call_tool_as_task(tool, Some(args), ttl).await;
+    let handle = match outcome.map_err(remote_failure)? {
+        ToolCallOutcome::Done(result) => {
+            eprintln!("the server answered without a task");
+            client.close().await;
+            return show(result, json);
+        }
+        ToolCallOutcome::Task(h) => h,
+    };
+    eprintln!("task {}", handle.id());
+    let spinner = std::io::stderr().is_terminal().then(|| {
+        let p = indicatif::ProgressBar::new_spinner();
+        p.enable_steady_tick(Duration::from_millis(100));
+        p
+    });
+    let on_change = |s: &TaskState| match &spinner {
+        Some(p) => p.set_message(describe(s)),
+        None => eprintln!("{}", describe(s)),
+    };
+    let out = tokio::select! {
+        r = handle.wait(on_change) => r,
+        _ = tokio::signal::ctrl_c() => {
+            if let Some(p) = &spinner {
+                p.finish_and_clear();
+            }
+            let c = handle.cancel().await;
+            client.close().await;
+            c.map_err(remote_failure)?;
+            eprintln!("task {} cancelled", handle.id());
+            return Ok(ExitCode::from(130));
+        }
+    };
+    if let Some(p) = &spinner {
+        p.finish_and_clear();
+    }
+    client.close().await;
+    show(out.map_err(remote_failure)?, json)
+}

@@ -1,0 +1,123 @@
+//! The client's task API against an in-process server, in both eras: a call
+//! that becomes a task, awaited with the input it needs answered by the
+//! client's elicitation handler; a task cancelled through its handle.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{ERAS, bounded, builder, in_process};
+use serde_json::json;
+use tessera_client::ToolCallOutcome;
+use tessera_client::task::TaskState;
+use tessera_server::{RequestContext, Server, tool};
+use tessera_types::tasks::TaskStatus;
+use tessera_types::tool::TaskSupport;
+use tessera_types::{ElicitRequestParams, ElicitResult, ElicitValue, ErrorObject, ProtocolVersion};
+
+async fn ask_name(ctx: RequestContext) -> Result<String, String> {
+    let form: ElicitRequestParams = serde_json::from_value(json!({
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    }))
+    .unwrap();
+    let r = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    let name = serde_json::to_value(&r).unwrap()["content"]["name"]
+        .as_str()
+        .unwrap_or("?")
+        .to_owned();
+    Ok(format!(
+        "hello {name} from {}",
+        ctx.task_id().map_or("no task", |_| "a task")
+    ))
+}
+
+async fn forever(ctx: RequestContext) -> &'static str {
+    ctx.cancelled().await;
+    "stopped"
+}
+
+fn server() -> Server {
+    Server::builder()
+        .tool(
+            tool("ask_name")
+                .task_support(TaskSupport::Optional)
+                .handler(ask_name),
+        )
+        .tool(
+            tool("forever")
+                .task_support(TaskSupport::Required)
+                .handler(forever),
+        )
+        .build()
+        .unwrap()
+}
+
+fn client_builder(v: ProtocolVersion) -> tessera_client::ClientBuilder {
+    builder(v)
+        .tasks()
+        .elicitation(|_f: tessera_client::FormRequest| async move {
+            let content = BTreeMap::from([("name".to_owned(), ElicitValue::String("Ada".into()))]);
+            Ok::<_, ErrorObject>(ElicitResult::accept(content))
+        })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_is_awaited_with_its_input_answered() {
+    for v in ERAS {
+        let s = server();
+        let client = in_process(&s, client_builder(v)).await;
+        let out = bounded(
+            "the call",
+            client.call_tool_as_task("ask_name", None, Some(60_000)),
+        )
+        .await
+        .unwrap();
+        let ToolCallOutcome::Task(handle) = out else {
+            panic!("{v}: expected a task, got {out:?}");
+        };
+        let mut seen: Vec<TaskStatus> = Vec::new();
+        let result = bounded("the task", handle.wait(|s: &TaskState| seen.push(s.status)))
+            .await
+            .unwrap();
+        assert_eq!(
+            result["content"][0]["text"], "hello Ada from a task",
+            "{v}: {result:?}"
+        );
+        assert_eq!(seen.first(), Some(&TaskStatus::Working), "{v}: {seen:?}");
+        let s = handle.status().await.unwrap();
+        assert_eq!(s.status, TaskStatus::Completed, "{v}");
+        if v == ProtocolVersion::V2025_11_25 {
+            let (tasks, next) = client.list_tasks(None).await.unwrap();
+            assert_eq!(tasks.len(), 1);
+            assert_eq!(tasks[0].task_id, handle.id());
+            assert_eq!(next, None);
+        }
+        client.close().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_is_cancelled_through_its_handle() {
+    for v in ERAS {
+        let s = server();
+        let client = in_process(&s, client_builder(v)).await;
+        let ToolCallOutcome::Task(handle) = client
+            .call_tool_as_task("forever", None, None)
+            .await
+            .unwrap()
+        else {
+            panic!("{v}: expected a task");
+        };
+        assert_eq!(handle.status().await.unwrap().status, TaskStatus::Working);
+        handle.cancel().await.unwrap();
+        assert_eq!(
+            handle.status().await.unwrap().status,
+            TaskStatus::Cancelled,
+            "{v}"
+        );
+        let r = bounded("waiting on a cancelled task", handle.wait(|_| {})).await;
+        assert!(r.is_err(), "{v}: {r:?}");
+        client.close().await;
+    }
+}
