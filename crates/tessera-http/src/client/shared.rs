@@ -285,8 +285,15 @@ impl Outgoing {
             .and_then(|m| m.get(tessera_proto::meta_keys::PROTOCOL_VERSION))
             .and_then(Value::as_str)
             .map(str::to_owned);
+        // Mcp-Name mirrors params.name or params.uri, and for the Tasks
+        // extension's methods params.taskId.
+        let name_key = match method.as_deref() {
+            Some("tasks/get" | "tasks/update" | "tasks/cancel") => "taskId",
+            Some("resources/read") => "uri",
+            _ => "name",
+        };
         let name = params
-            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+            .and_then(|p| p.get(name_key).or_else(|| p.get("uri")))
             .and_then(Value::as_str)
             .map(str::to_owned);
         let mut param_headers = Vec::new();

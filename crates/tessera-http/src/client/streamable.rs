@@ -57,7 +57,14 @@ pub(crate) async fn send_post(
             }
             let named = matches!(
                 out.method.as_deref(),
-                Some("tools/call" | "prompts/get" | "resources/read")
+                Some(
+                    "tools/call"
+                        | "prompts/get"
+                        | "resources/read"
+                        | "tasks/get"
+                        | "tasks/update"
+                        | "tasks/cancel"
+                )
             );
             if let (true, Some(n)) = (named, &out.name) {
                 if let Ok(v) = HeaderValue::from_str(&encode_header_value(n)) {
