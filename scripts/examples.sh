@@ -63,6 +63,12 @@ PY
 cargo build -q -p tessera-examples --examples -p tessera-cli </dev/null || {
   echo "FAIL building the examples"; echo "examples: 0 passed, 1 failed"; exit 1; }
 
+# apps_server: an MCP App; a client that renders no views gets the text result
+# and never sees the app-only tool.
+check "apps_server answers roll_dice with text" \
+  bash -c 'timeout 30 "$1" call roll_dice "{}" -- "$2" | grep -q "You rolled a [1-6]\."' _ "$TESSERA" "$EX/apps_server"
+check "apps_server hides its app-only tool" \
+  bash -c 'out="$(timeout 30 "$1" list tools -- "$2")" && echo "$out" | grep -q roll_dice && ! echo "$out" | grep -q reroll' _ "$TESSERA" "$EX/apps_server"
 # echo_stdio: the README's server, called by the tessera client.
 check "echo_stdio answers tools/call" \
   bash -c '[ "$(timeout 30 "$1" call echo "{\"text\":\"hi\"}" -- "$2")" = hi ]' _ "$TESSERA" "$EX/echo_stdio"

@@ -78,6 +78,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod apps;
 mod builder;
 pub mod cache;
 mod client;

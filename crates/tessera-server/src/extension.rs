@@ -63,7 +63,7 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request};
-use tessera_types::{Era, ErrorObject, ExtensionSettings, JsonObject, ServerCapabilities};
+use tessera_types::{Era, ErrorObject, ExtensionSettings, JsonObject, ServerCapabilities, Tool};
 
 use crate::context::RequestContext;
 use crate::hub::ListKind;
@@ -129,6 +129,25 @@ pub trait ServerExtension: Send + Sync + 'static {
         let _ = (method, context, result);
     }
 
+    /// The methods (core or other extensions') whose requests
+    /// [`check_request`](ServerExtension::check_request) sees first.
+    fn guarded_methods(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Refuses a request to one of
+    /// [`guarded_methods`](ServerExtension::guarded_methods) before any
+    /// handler runs (the error is the answer).
+    fn check_request(
+        &self,
+        method: &str,
+        context: &RequestContext,
+        params: Option<&JsonObject>,
+    ) -> Result<(), ErrorObject> {
+        let _ = (method, context, params);
+        Ok(())
+    }
+
     /// Called once when the server is built, with a handle to announce
     /// changes while serving.
     fn attach(&self, host: ExtensionHost) {
@@ -155,6 +174,7 @@ impl std::fmt::Debug for ExtensionHost {
 pub(crate) trait Notifier: Send + Sync {
     fn list_changed(&self, kind: ListKind);
     fn resource_updated(&self, uri: &str);
+    fn tool(&self, name: &str) -> Option<Tool>;
 }
 
 impl ExtensionHost {
@@ -174,6 +194,11 @@ impl ExtensionHost {
         }
     }
 
+    /// The current definition of tool `name`, if the server has it.
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.notifier.upgrade()?.tool(name)
+    }
+
     /// Tells every client that subscribed to `uri` that it changed.
     pub fn resource_updated(&self, uri: &str) {
         if let Some(n) = self.notifier.upgrade() {
@@ -187,6 +212,9 @@ struct Detached;
 impl Notifier for Detached {
     fn list_changed(&self, _: ListKind) {}
     fn resource_updated(&self, _: &str) {}
+    fn tool(&self, _: &str) -> Option<Tool> {
+        None
+    }
 }
 
 /// A request for one of an extension's methods, with what the server
@@ -276,6 +304,8 @@ pub(crate) struct ExtensionSet {
     pub notifications: Vec<(String, usize)>,
     /// Result method → indexes in `list`.
     pub results: Vec<(String, usize)>,
+    /// Guarded method → indexes in `list`.
+    pub guards: Vec<(String, usize)>,
 }
 
 impl ExtensionSet {
@@ -304,6 +334,8 @@ impl ExtensionSet {
             .extend(ext.notifications().into_iter().map(|m| (m, index)));
         self.results
             .extend(ext.result_methods().into_iter().map(|m| (m, index)));
+        self.guards
+            .extend(ext.guarded_methods().into_iter().map(|m| (m, index)));
         self.list.push(ext);
         Ok(())
     }
@@ -332,6 +364,13 @@ impl ExtensionSet {
             .filter(|(m, _)| m == method)
             .map(|(_, i)| self.list[*i].clone())
             .collect()
+    }
+
+    pub fn guards(&self, method: &str) -> impl Iterator<Item = &Arc<dyn ServerExtension>> {
+        self.guards
+            .iter()
+            .filter(move |(m, _)| m == method)
+            .map(|(_, i)| &self.list[*i])
     }
 
     pub fn notification_takers(&self, method: &str) -> Vec<Arc<dyn ServerExtension>> {

@@ -35,6 +35,7 @@
 //! handler runs: a mismatch is an `isError` result that names the field, so the
 //! model can correct itself. Capabilities are derived from what is registered.
 
+pub mod apps;
 mod completion;
 mod context;
 mod error;

@@ -239,6 +239,13 @@ impl<S: Send + Sync + 'static> Notifier for Inner<S> {
     fn resource_updated(&self, uri: &str) {
         self.hub.resource_updated(uri);
     }
+    fn tool(&self, name: &str) -> Option<tessera_types::Tool> {
+        let reg = self
+            .registry
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        reg.tools.get(name).map(|t| t.tool.clone())
+    }
 }
 
 pub(crate) struct Inner<S> {
@@ -558,6 +565,19 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         if self.inner.extensions.list.is_empty() {
             return self.handle_core(request);
+        }
+        {
+            let mut guards = self.inner.extensions.guards(&request.method).peekable();
+            if guards.peek().is_some() {
+                let context = RequestContext::from_request(&request);
+                for g in guards {
+                    let checked =
+                        g.check_request(&request.method, &context, request.params.as_ref());
+                    if let Err(e) = checked {
+                        return ready(Err(e));
+                    }
+                }
+            }
         }
         let hooks = self.inner.extensions.result_hooks(&request.method);
         let context = (!hooks.is_empty()).then(|| RequestContext::from_request(&request));

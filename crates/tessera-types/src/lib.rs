@@ -103,6 +103,7 @@
 mod macros;
 mod number;
 
+pub mod apps;
 pub mod cache;
 pub mod cancel;
 pub mod capabilities;
@@ -132,6 +133,7 @@ pub mod tasks;
 pub mod tool;
 pub mod version;
 
+pub use apps::*;
 pub use cache::*;
 pub use cancel::*;
 pub use capabilities::*;

@@ -2,6 +2,7 @@
 //! the official conformance suite expects, written with the public API only,
 //! so that it reads as the example of everything.
 
+mod apps;
 mod media;
 mod mrtr;
 mod prompts;
@@ -44,6 +45,7 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
         b = b.task_store(store);
     }
     let b = tools::register(b);
+    let b = apps::register(b);
     let b = mrtr::register(b);
     let b = tasks::register(b);
     let b = resources::register(b);
