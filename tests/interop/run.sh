@@ -63,6 +63,7 @@ CASES=(
   "cli/call-bad-json-exit-2|node,tessera|case_cli_bad_json"
   "ts-sdk/streamable-http|node,tessera|case_ts_sdk_http"
   "ts-sdk/legacy-http-sse|node,tessera|case_ts_sdk_sse"
+  "ext-tasks/http-task-lifecycle|node,tessera|case_ext_tasks_http"
   "cli/http-call-echo-everything|node,tessera|case_cli_http_everything"
   "cli/http-list-tools-everything|node,tessera|case_cli_http_list_everything"
   "cli/sse-list-tools-everything|node,tessera|case_cli_sse_list_everything"
@@ -439,6 +440,14 @@ case_py_http_pinned() { py_http pinned; }
 case_ts_sdk_http() {
   start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
   run_client node "$HERE/ts_client.mjs" --url "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+# The official Tasks requester (@modelcontextprotocol/ext-tasks) drives a
+# `sleep` task to completion and another to cancellation (2025-11-25 tasks).
+case_ext_tasks_http() {
+  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  run_client node "$HERE/ext_tasks_client.mjs" --url "$HTTP_URL"; local st=$?
   stop_http
   return $st
 }
