@@ -64,6 +64,8 @@ CASES=(
   "ts-sdk/streamable-http|node,tessera|case_ts_sdk_http"
   "ts-sdk/legacy-http-sse|node,tessera|case_ts_sdk_sse"
   "ext-tasks/http-task-lifecycle|node,tessera|case_ext_tasks_http"
+  "ext-skills/ts-client-tessera-server|node,tessera|case_skills_ts_client"
+  "ext-skills/tessera-verify-ts-server|node,tessera|case_skills_ts_server"
   "cli/http-call-echo-everything|node,tessera|case_cli_http_everything"
   "cli/http-list-tools-everything|node,tessera|case_cli_http_list_everything"
   "cli/sse-list-tools-everything|node,tessera|case_cli_sse_list_everything"
@@ -450,6 +452,21 @@ case_ext_tasks_http() {
   run_client node "$HERE/ext_tasks_client.mjs" --url "$HTTP_URL"; local st=$?
   stop_http
   return $st
+}
+# Skills: the TypeScript SDK 2.4 skills client lists, gets and verifies every
+# file served by `tessera serve --http --skills`; `tessera skills list --verify`
+# checks every file served by the TypeScript SDK 2.4 skills server.
+case_skills_ts_client() {
+  start_http no /mcp "$TESSERA" serve --skills "$ROOT/conformance/fixtures/skills" --http \
+    || { stop_http; return 1; }
+  run_client node "$HERE/ts_skills_client.mjs" "$HTTP_URL"; local st=$?
+  stop_http
+  [ $st = 0 ] && grep -q '^ok: 4 skills, 11 files verified$' "$STDOUT"
+}
+case_skills_ts_server() {
+  run_cmd verify "$TESSERA" skills list --verify -- \
+    node "$HERE/ts_skills_server.mjs" "$ROOT/conformance/fixtures/skills" || return 1
+  [ "$RC" = 0 ] && [ "$(grep -c '^ok ' "$STDERR")" = 4 ]
 }
 case_ts_sdk_sse() {
   start_http no /sse "$TESSERA" serve --http || { stop_http; return 1; }

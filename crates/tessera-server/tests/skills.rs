@@ -95,7 +95,7 @@ fn tree() -> Scratch {
         "acme/billing/refunds/examples/email.md",
         "Grüße, {name}\n".as_bytes(),
     );
-    s.skill("pdf", "metadata:\n  version: \"2.1\"\n  tags: [a, b]\n");
+    s.skill("pdf", "metadata:\n  version: \"2.1\"\n  tags: \"a, b\"\n");
     s.write("pdf/assets/logo.png", PNG);
     s.write("pdf/templates/regional/eu.md", b"EU\n");
     s.skill("pdf/nested-one", "");
@@ -139,7 +139,7 @@ async fn entries_digests_nesting_and_reads_in_both_eras() {
         assert_eq!(
             Value::Object(skills[1].frontmatter.clone()),
             json!({"name": "pdf", "description": "The pdf skill",
-                   "metadata": {"version": "2.1", "tags": ["a", "b"]}})
+                   "metadata": {"version": "2.1", "tags": "a, b"}})
         );
         // The enclosing skill lists the nested skill's files too.
         let SkillResources::Files(pdf) = &skills[1].resources else {
@@ -391,6 +391,10 @@ fn limits_and_rules_are_enforced_at_load_naming_the_skill() {
     let dir = Scratch::new("names2");
     dir.skill("Bad_Name", "");
     assert!(Skills::from_dirs([&dir.0]).is_err());
+    let dir = Scratch::new("meta");
+    dir.skill("meta", "metadata:\n  tags: [a, b]\n");
+    let e = Skills::from_dirs([&dir.0]).unwrap_err();
+    assert!(e.to_string().contains("metadata"), "{e}");
     let dir = Scratch::new("names3");
     dir.write("nodesc/SKILL.md", b"---\nname: nodesc\n---\n");
     let e = Skills::from_dirs([&dir.0]).unwrap_err();

@@ -264,6 +264,21 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// Checks the Agent Skills rule on `metadata`: when present, a mapping
+/// from strings to strings.
+pub fn check_metadata(frontmatter: &JsonObject) -> Result<(), String> {
+    match frontmatter.get("metadata") {
+        None => Ok(()),
+        Some(Value::Object(m)) => match m.iter().find(|(_, v)| !v.is_string()) {
+            None => Ok(()),
+            Some((k, _)) => Err(format!(
+                "frontmatter metadata must map strings to strings ({k:?} is not a string)"
+            )),
+        },
+        Some(_) => Err("frontmatter metadata must be a mapping of strings to strings".into()),
+    }
+}
+
 /// Whether `name` follows the Agent Skills naming rules: 1 to 64
 /// characters of lowercase ASCII letters, digits and hyphens, no leading,
 /// trailing or doubled hyphen.

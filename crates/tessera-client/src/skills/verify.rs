@@ -111,6 +111,7 @@ pub fn check_entry(skill: &Skill) -> Result<(), SkillVerificationError> {
     if skill.description().is_empty() {
         return Err(bad("frontmatter.description is missing or empty".into()));
     }
+    tessera_types::check_metadata(&skill.frontmatter).map_err(bad)?;
     let SkillResources::Files(files) = &skill.resources else {
         return Ok(());
     };

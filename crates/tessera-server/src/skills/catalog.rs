@@ -264,6 +264,7 @@ impl Catalog {
                 let text = std::str::from_utf8(&bytes)
                     .map_err(|_| invalid("SKILL.md is not UTF-8 text".into()))?;
                 let fm = parse_frontmatter(text).map_err(|e| invalid(e.to_string()))?;
+                tessera_types::check_metadata(&fm).map_err(invalid)?;
                 if fm.get("name").and_then(Value::as_str) != Some(name.as_str()) {
                     return Err(invalid(format!(
                         "the frontmatter name {} does not match the directory name {name:?}",
