@@ -177,3 +177,108 @@ async fn finished_tasks_survive_kill_9_and_running_ones_fail() {
     drop(second);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `tessera call … --task` prints the task id, one line per status change
+/// (stderr is not a terminal here) and the result; `tessera tasks get` and
+/// `tessera tasks cancel` follow a task by id.
+#[tokio::test]
+async fn the_cli_runs_and_follows_tasks() {
+    let served = start("memory").await;
+    let url = format!("http://127.0.0.1:{}/mcp", served.port);
+    let bin = env!("CARGO_BIN_EXE_tessera");
+    let out = tokio::process::Command::new(bin)
+        .args(["call", "sleep", r#"{"ms":200}"#, "--task", &url])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "slept 200 ms");
+    let id = stderr
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("task "))
+        .unwrap_or_else(|| panic!("no task id first: {stderr}"))
+        .to_owned();
+    assert!(stderr.contains(&format!("{id} completed")), "{stderr}");
+    let out = tokio::process::Command::new(bin)
+        .args(["tasks", "get", &id, &url])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("{id} completed")
+    );
+    // A long task, cancelled by id from another process.
+    let running = sleep_task_as(&served, "tessera-cli").await;
+    let out = tokio::process::Command::new(bin)
+        .args(["tasks", "cancel", &running, &url])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tokio::process::Command::new(bin)
+        .args(["tasks", "get", &running, &url])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(line.starts_with(&format!("{running} cancelled")), "{line}");
+    // Unknown ids are an error, exit 1.
+    let out = tokio::process::Command::new(bin)
+        .args(["tasks", "get", "no-such-task", &url])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// A 60 s `sleep` task created by the client named `client` (the CLI's
+/// tasks are owned by its client name, `tessera-cli`).
+async fn sleep_task_as(s: &Served, client: &str) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "sleep", "arguments": {"ms": 60000},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1"}
+        }
+    }});
+    let text = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/mcp", s.port))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "sleep")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let v: Value = serde_json::from_str(&text)
+        .or_else(|_| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                .ok_or(())
+        })
+        .unwrap_or_else(|_| panic!("no JSON in {text}"));
+    v["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_owned()
+}
