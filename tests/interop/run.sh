@@ -59,7 +59,12 @@ CASES=(
   "cli/call-echo-everything|node,tessera|case_cli_call_echo_everything"
   "cli/call-echo-json-everything|node,tessera|case_cli_call_echo_json_everything"
   "cli/call-get-sum-everything|node,tessera|case_cli_call_sum_everything"
-  "cli/call-unknown-tool-exit-1|node,tessera|case_cli_unknown_tool"
+  "cli/call-unknown-tool-exit-5|node,tessera|case_cli_unknown_tool"
+  "cli/verbs-everything|node,tessera|case_cli_verbs_everything"
+  "cli/verbs-http-everything|node,tessera|case_cli_verbs_http_everything"
+  "cli/verbs-py-reference-legacy|py,tessera|case_cli_verbs_py_legacy"
+  "cli/verbs-py-reference-2026-07-28|py,tessera|case_cli_verbs_py_modern"
+  "cli/verbs-http-py-reference|py,tessera|case_cli_verbs_http_py"
   "cli/call-bad-json-exit-2|node,tessera|case_cli_bad_json"
   "ts-sdk/streamable-http|node,tessera|case_ts_sdk_http"
   "ts-sdk/legacy-http-sse|node,tessera|case_ts_sdk_sse"
@@ -535,11 +540,99 @@ good_call_first() {
 }
 
 # server-everything answers an unknown tool with a result {isError: true}; the CLI
-# must report that as a failed call (exit 1).
+# must report that as a tool error (exit 5; a JSON-RPC error would be exit 1).
 case_cli_unknown_tool() {
   good_call_first || return 1
   run_cmd call "$TESSERA" call no-such-tool '{}' -- "${everything_cmd[@]}" || return 1
+  expect_exit 5
+}
+
+# expect_json LABEL 'JS-EXPRESSION over v' : the last run_cmd exited 0 and its
+# stdout is one JSON document for which the expression holds.
+expect_json() {
+  expect_exit 0 || { REASON="$1: $REASON"; return 1; }
+  local r
+  r="$(json_eval "$STDOUT" "$2" 2>&1)"
+  if [ $? != 0 ] || [ -n "$r" ]; then
+    REASON="$1 --json: ${r:-check failed: $2}; stdout starts: $(first_line "$STDOUT")"
+    return 1
+  fi
+}
+
+# The JSON of v without the members a 2026-07-28 result adds (_meta,
+# resultType, ttlMs, cacheScope), for exact comparisons in both eras.
+STRIP='(({_meta, resultType, ttlMs, cacheScope, ...rest}) => JSON.stringify(rest))(v)'
+
+# tessera's verbs (list, read, get, complete, discover, ping, log-level) against
+# a server given as TARGET words; checks the --json documents exactly.
+verbs_everything() { # TARGET...
+  run_cmd list-prompts "$TESSERA" list prompts --json "$@" || return 1
+  expect_json "list prompts" 'v.prompts.some(p => p.name === "simple-prompt") && v.prompts.some(p => p.name === "args-prompt")' || return 1
+  run_cmd list-templates "$TESSERA" list templates --json "$@" || return 1
+  expect_json "list templates" 'v.resourceTemplates.some(t => t.uriTemplate === "demo://resource/dynamic/text/{resourceId}")' || return 1
+  run_cmd read "$TESSERA" read demo://resource/dynamic/text/3 --json "$@" || return 1
+  expect_json read 'v.contents.length === 1 && v.contents[0].uri === "demo://resource/dynamic/text/3" && v.contents[0].mimeType === "text/plain" && v.contents[0].text.startsWith("Resource 3: ")' || return 1
+  run_cmd get "$TESSERA" get simple-prompt --json "$@" || return 1
+  expect_json get "$STRIP"' === JSON.stringify({messages: [{content: {text: "This is a simple prompt without arguments.", type: "text"}, role: "user"}]})' || return 1
+  run_cmd get-args "$TESSERA" get args-prompt '{"city":"Paris"}' "$@" || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "Paris" || return 1
+  run_cmd complete "$TESSERA" complete prompt completable-prompt department E --json "$@" || return 1
+  expect_json complete "$STRIP"' === JSON.stringify({completion: {hasMore: false, total: 1, values: ["Engineering"]}})' || return 1
+  run_cmd discover "$TESSERA" discover --json "$@" || return 1
+  expect_json discover 'v.serverInfo.name === "mcp-servers/everything" && v.protocolVersion === "2025-11-25" && typeof v.capabilities.tools === "object"' || return 1
+  run_cmd ping "$TESSERA" ping --json "$@" || return 1
+  expect_json ping 'JSON.stringify(v) === "{}"' || return 1
+  run_cmd log-level "$TESSERA" log-level debug --for 0.5 --json "$@" || return 1
+  expect_json log-level 'JSON.stringify(v) === "{}"' || return 1
+  run_cmd read-missing "$TESSERA" read demo://no/such/resource "$@" || return 1
   expect_exit 1
+}
+case_cli_verbs_everything() { verbs_everything -- "${everything_cmd[@]}"; }
+case_cli_verbs_http_everything() {
+  start_http yes /mcp node "$EVERYTHING_JS" streamableHttp || { stop_http; return 1; }
+  verbs_everything "$HTTP_URL"; local st=$?
+  stop_http
+  return $st
+}
+
+# The same verbs against the Python SDK server (fixtures/reference_server.py).
+verbs_py() { # ERA TARGET...
+  local era="$1"; shift
+  run_cmd list-resources "$TESSERA" list resources --era "$era" --json "$@" || return 1
+  expect_json "list resources" 'v.resources.some(r => r.uri === "interop://greeting")' || return 1
+  run_cmd list-prompts "$TESSERA" list prompts --era "$era" "$@" || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "greet" || return 1
+  run_cmd read "$TESSERA" read interop://greeting --era "$era" --json "$@" || return 1
+  expect_json read "$STRIP"' === JSON.stringify({contents: [{mimeType: "text/plain", text: "Hello from the Python SDK", uri: "interop://greeting"}]})' || return 1
+  run_cmd get "$TESSERA" get greet '{"name":"Ada"}' --era "$era" --json "$@" || return 1
+  expect_json get "$STRIP"' === JSON.stringify({description: "Greets someone by name.", messages: [{content: {text: "Please greet Ada.", type: "text"}, role: "user"}]})' || return 1
+  run_cmd complete "$TESSERA" complete prompt greet name a --era "$era" --json "$@" || return 1
+  expect_json complete "$STRIP"' === JSON.stringify({completion: {values: ["ada", "alan"]}})' || return 1
+  run_cmd discover "$TESSERA" discover --era "$era" "$@" || return 1
+  expect_exit 0 || return 1
+  expect_stdout_has "server:       interop-reference 0.0.0" || return 1
+  run_cmd ping "$TESSERA" ping --era "$era" "$@" || return 1
+  expect_exit 0 || return 1
+  run_cmd call-missing "$TESSERA" call no_such_tool --era "$era" "$@" || return 1
+  [ "$RC" = 1 ] || [ "$RC" = 5 ] || { REASON="unknown tool: exit $RC, expected 1 or 5"; return 1; }
+}
+case_cli_verbs_py_legacy() { verbs_py legacy -- "${reference_cmd[@]}"; }
+case_cli_verbs_py_modern() { verbs_py modern -- "${reference_cmd[@]}"; }
+case_cli_verbs_http_py() {
+  local port; port="$(free_port)"
+  "$VENV_PY" "$REFERENCE_PY" --http "$port" >"$OUT/py-http-$port.log" 2>&1 &
+  HTTP_PID=$!
+  local i
+  for i in $(seq 1 100); do
+    node -e 'require("net").connect(+process.argv[1],"127.0.0.1").on("connect",()=>process.exit(0)).on("error",()=>process.exit(1))' "$port" && break
+    sleep 0.1
+  done
+  verbs_py legacy "http://127.0.0.1:$port/mcp"; local st=$?
+  [ "$st" = 0 ] && { verbs_py modern "http://127.0.0.1:$port/mcp"; st=$?; }
+  stop_http
+  return $st
 }
 
 # Arguments that are not JSON are a usage error (exit 2).

@@ -1,25 +1,36 @@
-//! `tessera`: serve the reference MCP server, and list or call the tools of
-//! any MCP server.
+//! `tessera`: serve the reference MCP server; list, read, get, complete,
+//! discover, ping and call any MCP server; load-test a tool.
 
-mod client_cmd;
-mod era;
+mod ask;
+mod bench;
+mod completions;
+mod config;
+mod connect;
+mod exit;
+mod form;
 mod http_opts;
 mod login;
+mod notices;
+mod output;
 mod proxy;
 mod reference;
+mod sampling;
 mod serve;
 mod serve_auth;
 mod skills_cmd;
 mod target;
 mod task_cmd;
+mod verbs;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+pub(crate) use exit::{Exit, Failure};
 
 /// Tessera: the Model Context Protocol for Rust.
 #[derive(Debug, Parser)]
-#[command(name = "tessera", version, about, long_about = None)]
+#[command(name = "tessera", about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -29,10 +40,24 @@ struct Cli {
 enum Command {
     /// Run the reference MCP server.
     Serve(serve::ServeArgs),
-    /// List what a server offers.
-    List(client_cmd::ListArgs),
+    /// List the tools, resources, resource templates or prompts of a server.
+    List(verbs::list::ListArgs),
     /// Call a tool on a server.
-    Call(client_cmd::CallArgs),
+    Call(verbs::call::CallArgs),
+    /// Read a resource.
+    Read(verbs::read::ReadArgs),
+    /// Get a prompt.
+    Get(verbs::get::GetArgs),
+    /// Complete a prompt argument or a resource template variable.
+    Complete(verbs::complete::CompleteArgs),
+    /// Show who a server is: name, version, era, protocol version, capabilities, instructions.
+    Discover(verbs::discover::DiscoverArgs),
+    /// Check that a server answers, and how fast.
+    Ping(verbs::ping::PingArgs),
+    /// Set a server's log level, then print what it logs.
+    LogLevel(verbs::log_level::LogLevelArgs),
+    /// Load-test one tool: req/s, latency percentiles, errors.
+    Bench(bench::BenchArgs),
     /// Authorize with an OAuth-protected server (browser, loopback redirect) and store the token.
     Login(login::LoginArgs),
     /// Serve a server again: stdio over HTTP, HTTP on stdio, any era to any era.
@@ -41,26 +66,63 @@ enum Command {
     Skills(skills_cmd::SkillsArgs),
     /// Follow tasks on a server: list, get, result, cancel.
     Tasks(task_cmd::TasksArgs),
+    /// Print a shell completion script (bash, zsh or fish).
+    Completions(completions::CompletionsArgs),
 }
 
-/// How a command failed, and so which exit code it gets.
-#[derive(Debug)]
-enum Failure {
-    /// Bad command-line arguments (exit 2).
-    Usage(String),
-    /// The server or the connection failed (exit 1).
-    Runtime(anyhow::Error),
+/// The client verbs, which take a TARGET and share the exit codes.
+const CLIENT_VERBS: [&str; 12] = [
+    "list",
+    "call",
+    "read",
+    "get",
+    "complete",
+    "discover",
+    "ping",
+    "log-level",
+    "bench",
+    "login",
+    "tasks",
+    "skills",
+];
+
+/// `tessera --version`: the version and the protocol versions spoken.
+fn version_text() -> String {
+    let versions: Vec<&str> = tessera::types::ProtocolVersion::ALL
+        .iter()
+        .map(|v| v.as_str())
+        .collect();
+    format!(
+        "{}\nprotocol versions: {} (legacy era: initialize handshake; {}: server/discover)",
+        env!("CARGO_PKG_VERSION"),
+        versions.join(", "),
+        tessera::types::ProtocolVersion::LATEST.as_str()
+    )
 }
 
-impl From<anyhow::Error> for Failure {
-    fn from(e: anyhow::Error) -> Self {
-        Failure::Runtime(e)
+/// The whole command line definition (also used for completions).
+fn command() -> clap::Command {
+    let table = Exit::help_table();
+    let mut cmd = Cli::command()
+        .version(version_text())
+        .after_help(format!(
+            "TARGET: an http(s) URL as the last word, `-- COMMAND ARGS...` (a stdio server to \
+             start), or --server NAME from the configuration file (--config FILE; default \
+             $TESSERA_CONFIG, else tessera/mcp.json under $XDG_CONFIG_HOME or ~/.config).\n\n{table}"
+        ));
+    for verb in CLIENT_VERBS {
+        let t = table.clone();
+        cmd = cmd.mut_subcommand(verb, move |s| s.after_help(t));
     }
+    cmd
 }
 
-fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
+fn parse() -> Result<Cli, ExitCode> {
+    let parsed = command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    match parsed {
+        Ok(c) => Ok(c),
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(
@@ -70,11 +132,13 @@ fn main() -> ExitCode {
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
                 let _ = e.print();
-                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                    ExitCode::from(2)
-                } else {
-                    ExitCode::SUCCESS
-                };
+                return Err(
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        Exit::Usage.into()
+                    } else {
+                        ExitCode::SUCCESS
+                    },
+                );
             }
             // One line: what is wrong.
             let text = e.to_string();
@@ -85,9 +149,19 @@ fn main() -> ExitCode {
                 .collect();
             eprintln!("{}", line.join(" ").trim_start_matches("error: "));
             eprintln!("(run `tessera --help` for usage)");
-            return ExitCode::from(2);
+            Err(Exit::Usage.into())
         }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match parse() {
+        Ok(c) => c,
+        Err(code) => return code,
     };
+    if let Command::Completions(a) = cli.command {
+        return completions::run(a, command());
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -102,29 +176,35 @@ fn main() -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
+            return Exit::Local.into();
         }
     };
     let outcome = runtime.block_on(async move {
         match cli.command {
             Command::Serve(a) => serve::run(a).await,
-            Command::List(a) => client_cmd::list(a).await,
-            Command::Call(a) => client_cmd::call(a).await,
-            Command::Login(a) => login::login(a).await,
-            Command::Tasks(a) => task_cmd::tasks(a).await,
+            Command::List(a) => verbs::list::run(a).await,
+            Command::Call(a) => verbs::call::run(a).await,
+            Command::Read(a) => verbs::read::run(a).await,
+            Command::Get(a) => verbs::get::run(a).await,
+            Command::Complete(a) => verbs::complete::run(a).await,
+            Command::Discover(a) => verbs::discover::run(a).await,
+            Command::Ping(a) => verbs::ping::run(a).await,
+            Command::LogLevel(a) => verbs::log_level::run(a).await,
+            Command::Bench(a) => bench::run(a).await,
+            Command::Login(a) => login::login(a).await.map_err(|f| match f {
+                Failure::Runtime(e) => Failure::Coded(Exit::Auth, e),
+                other => other,
+            }),
             Command::Proxy(a) => proxy::run(a).await,
             Command::Skills(a) => skills_cmd::run(a).await,
+            Command::Tasks(a) => task_cmd::tasks(a).await,
+            Command::Completions(_) => Ok(ExitCode::SUCCESS),
         }
     });
+    // Child servers and tasks are shut down with the runtime.
+    drop(runtime);
     match outcome {
         Ok(code) => code,
-        Err(Failure::Usage(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Runtime(e)) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
+        Err(f) => f.report(),
     }
 }

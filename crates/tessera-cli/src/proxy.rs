@@ -12,7 +12,7 @@ use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
 
 use crate::Failure;
 use crate::http_opts::HttpOptions;
-use crate::target::Target;
+use crate::target::{Target, TargetArgs};
 
 /// `tessera proxy`.
 #[derive(Debug, Args)]
@@ -71,15 +71,11 @@ pub struct ProxyArgs {
 
 fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Failure> {
     match target {
-        Target::Command(words) => {
+        Target::Command { program, args, .. } => {
             http.only_for_http()?;
-            let mut words = words.into_iter();
-            let program = words
-                .next()
-                .ok_or_else(|| Failure::Usage("empty command after --".into()))?;
-            Ok(UpstreamSpec::stdio(program, words))
+            Ok(UpstreamSpec::stdio(program, args))
         }
-        Target::Url(url) => {
+        Target::Url { url, .. } => {
             // Checked once here, so that building it again later cannot fail on the options.
             http.transport(&url)?;
             let own_auth = http.header_map()?.contains_key("authorization");
@@ -107,7 +103,11 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
         return aggregate(&a, &path).await;
     }
     let mut positional = a.positional.clone();
-    let target = Target::resolve(&mut positional, a.command.clone())?;
+    let words = TargetArgs {
+        command: a.command.clone(),
+        ..TargetArgs::default()
+    };
+    let target = words.resolve(&mut positional, 0)?;
     if let Some(extra) = positional.first() {
         return Err(Failure::Usage(format!("unexpected argument {extra:?}")));
     }

@@ -10,10 +10,10 @@ use clap::{Args, Subcommand};
 use tessera::client::{Client, ClientError};
 use tessera::types::{Skill, SkillResources};
 
-use crate::Failure;
-use crate::client_cmd::{connect, remote_failure};
+use crate::connect::{connect, remote_failure};
 use crate::http_opts::HttpOptions;
 use crate::target::Target;
+use crate::{Exit, Failure};
 
 /// `tessera skills`.
 #[derive(Debug, Args)]
@@ -28,7 +28,7 @@ enum SkillsVerb {
     /// and checks every file of every listed skill.
     List {
         /// Fetch every file of every listed skill and check it against the
-        /// entry (size, digest, SKILL.md frontmatter); exit 1 on any mismatch.
+        /// entry (size, digest, SKILL.md frontmatter); exit 7 on any mismatch.
         #[arg(long)]
         verify: bool,
         /// Print the entries as JSON.
@@ -135,11 +135,12 @@ pub async fn run(a: SkillsArgs) -> Result<ExitCode, Failure> {
 fn skills_failure(e: ClientError) -> Failure {
     match e {
         ClientError::SkillVerification(v) => {
-            Failure::Runtime(anyhow::anyhow!("verification failed: {v}"))
+            Failure::Coded(Exit::Protocol, anyhow::anyhow!("verification failed: {v}"))
         }
-        ClientError::Unsupported(what) => Failure::Runtime(anyhow::anyhow!(
-            "the server does not offer {what} (it did not declare the extension)"
-        )),
+        ClientError::Unsupported(what) => Failure::Coded(
+            Exit::Unsupported,
+            anyhow::anyhow!("the server does not offer {what} (it did not declare the extension)"),
+        ),
         other => remote_failure(other),
     }
 }
@@ -147,10 +148,13 @@ fn skills_failure(e: ClientError) -> Failure {
 async fn read(client: &Client, uri: &str, file: Option<&str>) -> Result<Vec<u8>, Failure> {
     let skill = client.skills_get(uri).await.map_err(skills_failure)?;
     if skill.resources == SkillResources::Dynamic {
-        return Err(Failure::Runtime(anyhow::anyhow!(
-            "{uri} is a dynamic skill: its entry has no digests, so its content cannot be \
+        return Err(Failure::Coded(
+            Exit::Unsupported,
+            anyhow::anyhow!(
+                "{uri} is a dynamic skill: its entry has no digests, so its content cannot be \
              verified and is not printed"
-        )));
+            ),
+        ));
     }
     match file {
         None | Some("SKILL.md") => Ok(client
@@ -232,7 +236,7 @@ async fn list(client: &Client, verify: bool, json: bool) -> Result<ExitCode, Fai
     }
     if failed > 0 {
         eprintln!("{failed} of {} skills failed verification", skills.len());
-        return Ok(ExitCode::from(1));
+        return Ok(Exit::Protocol.into());
     }
     Ok(ExitCode::SUCCESS)
 }

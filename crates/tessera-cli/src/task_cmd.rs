@@ -14,9 +14,10 @@ use tessera::client::{Client, ToolCallOutcome};
 use tessera::types::{CallToolResult, JsonObject};
 
 use crate::Failure;
-use crate::client_cmd::{connect_with, print_result, remote_failure};
-use crate::era::EraOption;
+use crate::connect::{connect_with, remote_failure};
+use crate::exit::Exit;
 use crate::http_opts::HttpOptions;
+use crate::output::print_result;
 use crate::target::Target;
 
 /// `tessera tasks`.
@@ -67,10 +68,7 @@ struct TaskIdTarget {
 async fn open(t: TaskTarget) -> Result<(Client, bool), Failure> {
     let mut positional: Vec<String> = t.url.into_iter().collect();
     let target = Target::resolve(&mut positional, t.command)?;
-    Ok((
-        connect_with(target, &t.http, EraOption::default(), true).await?,
-        t.json,
-    ))
+    Ok((connect_with(target, &t.http, true).await?, t.json))
 }
 
 fn describe(s: &TaskState) -> String {
@@ -157,7 +155,7 @@ fn show(result: JsonObject, json: bool) -> Result<ExitCode, Failure> {
         .context("the task's result is not a tool result")?;
     print_result(&r);
     Ok(if r.is_error == Some(true) {
-        ExitCode::from(1)
+        Exit::ToolError.into()
     } else {
         ExitCode::SUCCESS
     })
@@ -202,7 +200,7 @@ pub async fn call(
             client.close().await;
             c.map_err(remote_failure)?;
             eprintln!("task {} cancelled", handle.id());
-            return Ok(ExitCode::from(130));
+            return Ok(Exit::Interrupted.into());
         }
     };
     if let Some(p) = &spinner {

@@ -187,9 +187,9 @@ async fn cacert_trusts_a_private_root() {
     let pem_s = pem.display().to_string();
     let der_s = der.display().to_string();
 
-    // Not trusted without it: a runtime failure naming the certificate problem.
+    // Not trusted without it: a connection failure (exit 3) naming the certificate problem.
     let out = tessera(strings(&["call", "hello", &url])).await;
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).to_lowercase().contains("certificate"),
         "{}",

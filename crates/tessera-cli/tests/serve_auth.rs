@@ -296,8 +296,9 @@ async fn jwt_with_keys_discovered_from_the_issuer() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("echo"));
+    // Without a token: authorization needed, exit 4.
     let out = list(vec![]).await.unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(4));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("401"), "{err}");
 }
@@ -419,9 +420,9 @@ async fn introspection_with_a_wrong_secret_refuses_every_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn startup_errors_are_clear() {
-    // No authorization server behind the issuer: exit 1, saying what to do.
+    // No authorization server behind the issuer: a local failure (exit 11), saying what to do.
     let (code, err) = wait_exit(spawn(&["--auth-issuer", "http://127.0.0.1:1"], &[]));
-    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(code, Some(11), "{err}");
     assert!(
         err.contains("cannot read the authorization server metadata of http://127.0.0.1:1"),
         "{err}"

@@ -103,8 +103,9 @@ fn list_read_verify_and_tampering() {
         .set_modified(mtime)
         .unwrap();
 
+    // A file that does not match its entry: the server broke the protocol (exit 7).
     let out = tessera(&["skills", "list", "--verify", url]);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("FAILED") && err.contains("digest mismatch"),
@@ -118,7 +119,7 @@ fn list_read_verify_and_tampering() {
         "forms/FORMS.md",
         url,
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(7));
     assert!(out.stdout.is_empty(), "unverified content is never printed");
     assert!(String::from_utf8_lossy(&out.stderr).contains("verification failed"));
 

@@ -173,6 +173,12 @@ impl Client {
         self.connected().instructions.clone()
     }
 
+    /// The whole `initialize` (legacy) or `server/discover` (2026-07-28)
+    /// result the connection started with, exactly as the server sent it.
+    pub fn connect_result(&self) -> JsonObject {
+        self.connected().result.clone()
+    }
+
     /// The capabilities this client declares (derived from its handlers).
     pub fn capabilities(&self) -> &ClientCapabilities {
         &self.inner.shared.inputs.caps

@@ -126,6 +126,20 @@ impl Client {
         }
     }
 
+    /// Sends `method` (`tools/call`, `prompts/get` or `resources/read`, or
+    /// any other request) and runs its input rounds like
+    /// [`Client::call_tool`], returning the final result exactly as the
+    /// server sent it (unknown members kept), for callers that show or
+    /// forward the protocol result itself.
+    pub async fn request_with_input(
+        &self,
+        method: &str,
+        params: JsonObject,
+        options: &CallOptions,
+    ) -> Result<JsonObject, ClientError> {
+        self.rounds(method, params, options).await
+    }
+
     /// Calls a tool with JSON arguments (an object, or `null` for none),
     /// answering input requests as needed.
     pub async fn call_tool(

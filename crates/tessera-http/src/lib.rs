@@ -50,7 +50,7 @@ mod server;
 #[cfg(feature = "client")]
 pub use client::{
     HttpClientBuilder, HttpClientError, HttpClientTransport, HttpTransportKind, HttpTransportMode,
-    LegacySseClientTransport, known_transport,
+    LegacySseClientTransport, TRANSPORT_FAILURE_KEY, TransportFailure, known_transport,
 };
 #[cfg(feature = "client")]
 pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};

@@ -46,6 +46,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 mod detect;
+mod failure;
 mod legacy;
 mod listen;
 mod shared;
@@ -54,6 +55,7 @@ mod tls;
 mod tool_headers;
 
 pub use detect::{HttpTransportKind, known_transport};
+pub use failure::{TRANSPORT_FAILURE_KEY, TransportFailure};
 pub use legacy::LegacySseClientTransport;
 
 use crate::client_auth::HttpAuth;

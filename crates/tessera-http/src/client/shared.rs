@@ -14,7 +14,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::Incoming;
-use tessera_types::{ErrorObject, JsonRpcMessage, RequestId};
+use tessera_types::{JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -169,7 +169,9 @@ impl Shared {
             match auth.challenge(&self.url, status, response.headers()).await {
                 ChallengeOutcome::Retry => continue,
                 ChallengeOutcome::Pass => return Ok(response),
-                ChallengeOutcome::Fail(why) => return Err(why),
+                ChallengeOutcome::Fail(why) => {
+                    return Err(format!("HTTP {}: {why}", status.as_u16()));
+                }
             }
         }
     }
@@ -221,7 +223,7 @@ impl Shared {
     /// Answers a request locally with an error (the server gave no JSON-RPC answer).
     pub(crate) async fn fail(&self, id: &RequestId, message: String) {
         lock(&self.tools_list_ids).remove(id);
-        let e = ErrorObject::internal(message);
+        let e = super::failure::local_error(message);
         let m = JsonRpcMessage::error(Some(id.clone()), e);
         self.deliver(&serde_json::to_vec(&m).unwrap_or_default())
             .await;

@@ -1,0 +1,320 @@
+//! The options every client verb takes (`--json`, `--era`,
+//! `--protocol-version`, `--timeout`, `--log-level`, `--no-input`,
+//! `--sampling-command`, the target and HTTP options), and connecting with
+//! them.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use tessera::client::{CallOptions, ChildCommand, Client, ClientBuilder, ConnectMode};
+use tessera::types::{LoggingLevel, ProtocolVersion};
+
+use crate::exit::{Exit, Failure};
+use crate::http_opts::HttpOptions;
+use crate::notices::Notices;
+use crate::target::{Target, TargetArgs};
+
+/// Which era to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum EraChoice {
+    /// Only the `initialize` handshake (2024-11-05 … 2025-11-25).
+    Legacy,
+    /// Probe with `server/discover`, fall back to `initialize`.
+    #[default]
+    Auto,
+    /// Only 2026-07-28 (no handshake).
+    Modern,
+}
+
+/// A log level on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LevelArg {
+    /// debug
+    Debug,
+    /// info
+    Info,
+    /// notice
+    Notice,
+    /// warning
+    Warning,
+    /// error
+    Error,
+    /// critical
+    Critical,
+    /// alert
+    Alert,
+    /// emergency
+    Emergency,
+}
+
+impl From<LevelArg> for LoggingLevel {
+    fn from(l: LevelArg) -> LoggingLevel {
+        match l {
+            LevelArg::Debug => LoggingLevel::Debug,
+            LevelArg::Info => LoggingLevel::Info,
+            LevelArg::Notice => LoggingLevel::Notice,
+            LevelArg::Warning => LoggingLevel::Warning,
+            LevelArg::Error => LoggingLevel::Error,
+            LevelArg::Critical => LoggingLevel::Critical,
+            LevelArg::Alert => LoggingLevel::Alert,
+            LevelArg::Emergency => LoggingLevel::Emergency,
+        }
+    }
+}
+
+fn parse_version(s: &str) -> Result<ProtocolVersion, String> {
+    ProtocolVersion::parse(s).ok_or_else(|| {
+        let known: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
+        format!(
+            "unknown protocol version {s:?}; known: {}",
+            known.join(", ")
+        )
+    })
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !v.is_finite() || !(0.0..=1e7).contains(&v) {
+        return Err(format!(
+            "{s:?} is not a number of seconds between 0 and 10000000"
+        ));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// The options of every client verb.
+#[derive(Debug, Clone, Args)]
+pub struct ClientOptions {
+    /// Print exactly the protocol result as one JSON document on stdout,
+    /// nothing else (progress, logs and messages go to stderr).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Which era to speak: legacy (initialize handshake), auto (probe with
+    /// server/discover, fall back), modern (2026-07-28 only).
+    #[arg(long, value_enum, default_value_t = EraChoice::Auto)]
+    pub era: EraChoice,
+
+    /// Pin the protocol version (its era follows): 2024-11-05, 2025-03-26,
+    /// 2025-06-18, 2025-11-25 or 2026-07-28.
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    pub protocol_version: Option<ProtocolVersion>,
+
+    /// Seconds to wait for each answer (restarted by progress notifications;
+    /// 0 = wait as long as it takes).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, default_value = "60")]
+    pub timeout: Duration,
+
+    /// The lowest level of log messages to ask the server for (printed to
+    /// stderr). Legacy: logging/setLevel after connecting; 2026-07-28: the
+    /// log level of each request.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub log_level: Option<LevelArg>,
+
+    /// Never ask anything on the terminal: elicitation requests are refused.
+    #[arg(long)]
+    pub no_input: bool,
+
+    /// Answer sampling requests by running CMD (with `sh -c`): it gets the
+    /// request params as JSON on stdin and prints the result (a
+    /// CreateMessageResult in JSON, or plain text for the reply). Without it,
+    /// sampling requests are refused.
+    #[arg(long, value_name = "CMD")]
+    pub sampling_command: Option<String>,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    #[command(flatten)]
+    pub http: HttpOptions,
+}
+
+/// A connected client and what reports on it.
+pub struct Session {
+    /// The client.
+    pub client: Client,
+    /// Progress and log reporting.
+    pub notices: Notices,
+    /// What was connected to (for messages).
+    pub target: String,
+    timeout: Duration,
+    log_level: Option<LoggingLevel>,
+}
+
+impl ClientOptions {
+    /// How to pick the era and version.
+    pub fn mode(&self) -> Result<ConnectMode, Failure> {
+        Ok(match (self.era, self.protocol_version) {
+            (EraChoice::Auto, None) => ConnectMode::Auto,
+            (EraChoice::Legacy, None) => ConnectMode::Legacy(ProtocolVersion::LATEST_LEGACY),
+            (EraChoice::Modern, None) => ConnectMode::Modern(ProtocolVersion::LATEST),
+            (era, Some(v)) => {
+                let legacy = v.era() == tessera::types::Era::Legacy;
+                match (era, legacy) {
+                    (EraChoice::Auto, true) | (EraChoice::Legacy, true) => ConnectMode::Legacy(v),
+                    (EraChoice::Auto, false) | (EraChoice::Modern, false) => ConnectMode::Modern(v),
+                    _ => {
+                        return Err(Failure::Usage(format!(
+                            "--protocol-version {v} does not belong to --era {}",
+                            if legacy { "modern" } else { "legacy" }
+                        )));
+                    }
+                }
+            }
+        })
+    }
+
+    /// The per-call options: timeout, progress reporting, log level.
+    pub fn call_options(&self, session: &Session) -> CallOptions {
+        let mut o = CallOptions::new();
+        if session.timeout.is_zero() {
+            o = o.no_timeout();
+        } else {
+            o = o
+                .timeout(session.timeout)
+                .max_timeout(session.timeout.max(Duration::from_secs(600)));
+        }
+        let progress = session.notices.clone();
+        o = o.on_progress(move |p| progress.progress(&p));
+        if let Some(l) = session.log_level {
+            o = o.log_level(l);
+        }
+        o
+    }
+
+    /// The client builder with these options (era, timeouts, handlers).
+    pub fn builder(&self, notices: &Notices) -> Result<ClientBuilder, Failure> {
+        let mut b = Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
+            .mode(self.mode()?)
+            .event_capacity(4096);
+        if self.timeout.is_zero() {
+            b = b.request_timeout(None).max_request_timeout(None);
+        } else {
+            b = b
+                .request_timeout(Some(self.timeout))
+                .max_request_timeout(Some(self.timeout.max(Duration::from_secs(600))))
+                .probe_timeout(self.timeout.min(Duration::from_secs(5)));
+        }
+        if let Some(l) = self.log_level {
+            b = b.log_level(l.into());
+        }
+        Ok(crate::ask::install(b, self, notices))
+    }
+
+    /// Connects to `target`.
+    pub async fn connect_to(&self, target: Target) -> Result<Session, Failure> {
+        self.connect_with_tasks(target, false).await
+    }
+
+    /// Connects to `target`; with `tasks` the client declares the Tasks
+    /// extension.
+    pub async fn connect_with_tasks(
+        &self,
+        target: Target,
+        tasks: bool,
+    ) -> Result<Session, Failure> {
+        let notices = Notices::new(self.json);
+        let mut builder = self.builder(&notices)?;
+        if tasks {
+            builder = builder.tasks();
+        }
+        let shown = target.describe();
+        let connecting = async {
+            match target {
+                Target::Command { program, args, env } => {
+                    self.http.only_for_http()?;
+                    let mut cmd = ChildCommand::new(program, args);
+                    cmd.env = env;
+                    builder
+                        .connect_child(&cmd)
+                        .await
+                        .map_err(|e| Failure::client(e, format!("connecting to {shown}")))
+                }
+                Target::Url { url, headers } => {
+                    let mut http = self.http.clone();
+                    http.headers.extend(headers);
+                    let transport = http.transport(&url)?;
+                    // A token given with -H Authorization wins over one stored by `tessera login`.
+                    let transport = if http.header_map()?.contains_key("authorization") {
+                        transport
+                    } else {
+                        crate::login::with_stored_auth(transport, &url)
+                    };
+                    builder
+                        .connect_transport(transport)
+                        .await
+                        .map_err(|e| Failure::client(e, format!("connecting to {url}")))
+                }
+            }
+        };
+        let client = if self.timeout.is_zero() {
+            connecting.await?
+        } else {
+            // The probe, the handshake and starting a child, all bounded.
+            let limit = self.timeout + Duration::from_secs(5);
+            tokio::time::timeout(limit, connecting)
+                .await
+                .map_err(|_| {
+                    Failure::Coded(
+                        Exit::Timeout,
+                        anyhow::anyhow!("connecting to {shown}: no answer within {limit:?}"),
+                    )
+                })??
+        };
+        notices.watch(&client);
+        Ok(Session {
+            client,
+            notices,
+            target: shown,
+            timeout: self.timeout,
+            log_level: self.log_level.map(Into::into),
+        })
+    }
+}
+
+impl Session {
+    /// Closes the connection (shutting a child server down) and finishes the
+    /// progress display.
+    pub async fn close(self) {
+        self.client.close().await;
+        self.notices.drain().await;
+        self.notices.finish();
+    }
+}
+
+/// Connects to `target` with the defaults of every option but the HTTP
+/// ones (era `auto`, 60 s timeouts, no input), for commands that do not take
+/// [`ClientOptions`].
+pub async fn connect(target: Target, http: &HttpOptions) -> Result<Client, Failure> {
+    connect_with(target, http, false).await
+}
+
+/// [`connect`]; with `tasks` the client declares the Tasks extension
+/// (2026-07-28 servers may then answer with tasks).
+pub async fn connect_with(
+    target: Target,
+    http: &HttpOptions,
+    tasks: bool,
+) -> Result<Client, Failure> {
+    let opts = ClientOptions {
+        json: false,
+        era: EraChoice::Auto,
+        protocol_version: None,
+        timeout: Duration::from_secs(60),
+        log_level: None,
+        no_input: true,
+        sampling_command: None,
+        target: TargetArgs::default(),
+        http: http.clone(),
+    };
+    let session = opts.connect_with_tasks(target, tasks).await?;
+    Ok(session.client)
+}
+
+/// The failure of a request: the server's JSON-RPC error (exit 1) or what
+/// else went wrong, with its exit code.
+pub fn remote_failure(e: tessera::client::ClientError) -> Failure {
+    Failure::client(e, "the request failed")
+}

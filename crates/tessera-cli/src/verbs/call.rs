@@ -1,0 +1,81 @@
+//! `tessera call TOOL [JSON-ARGS] TARGET`.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Value, json};
+use tessera::types::JsonObject;
+
+use crate::connect::ClientOptions;
+use crate::exit::{Exit, Failure};
+use crate::output;
+
+/// `tessera call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool to call, then optionally its JSON arguments, then the
+    /// server's http(s) URL (or `-- COMMAND ARGS...` after everything).
+    #[arg(value_name = "TOOL [JSON-ARGS] [URL]", required = true, num_args = 1..=3)]
+    positional: Vec<String>,
+    /// Run the call as a task: print its id, show its status changes, print
+    /// its result; Ctrl-C cancels it.
+    #[arg(long)]
+    task: bool,
+    /// The task's lifetime in milliseconds (2025-11-25 servers; with --task).
+    #[arg(long, value_name = "MS", requires = "task")]
+    ttl: Option<u64>,
+    #[command(flatten)]
+    opts: ClientOptions,
+}
+
+/// The `tools/call` params for a tool and its JSON arguments text.
+pub fn params(tool: &str, args: Option<&str>) -> Result<JsonObject, Failure> {
+    let mut p = JsonObject::new();
+    p.insert("name".into(), json!(tool));
+    if let Some(text) = args {
+        let a = super::json_object(text, "JSON-ARGS", r#"{"text":"hi"}"#)?;
+        p.insert("arguments".into(), Value::Object(a));
+    }
+    Ok(p)
+}
+
+/// Runs `tessera call`.
+pub async fn run(a: CallArgs) -> Result<ExitCode, Failure> {
+    let mut words = a.positional;
+    let target = a.opts.target.resolve(&mut words, 1)?;
+    let mut words = words.into_iter();
+    let tool = words
+        .next()
+        .ok_or_else(|| Failure::Usage("missing the tool name".into()))?;
+    let args = words.next();
+    let params = params(&tool, args.as_deref())?;
+    super::no_more(words)?;
+    let s = a.opts.connect_with_tasks(target, a.task).await?;
+    if a.task {
+        let args = match params.get("arguments") {
+            Some(Value::Object(o)) => o.clone(),
+            _ => JsonObject::new(),
+        };
+        return crate::task_cmd::call(s.client, &tool, args, a.ttl, a.opts.json).await;
+    }
+    let call = a.opts.call_options(&s);
+    let r = s
+        .client
+        .request_with_input("tools/call", params, &call)
+        .await;
+    s.close().await;
+    let r = r.map_err(|e| Failure::client(e, format!("calling {tool}")))?;
+    let failed = r.get("isError").and_then(Value::as_bool) == Some(true);
+    if a.opts.json {
+        output::json_object(&r);
+    } else if failed {
+        eprint!("tool error: {}", output::tool_result(&r));
+    } else {
+        print!("{}", output::tool_result(&r));
+    }
+    Ok(if failed {
+        Exit::ToolError.into()
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,90 @@
+//! `tessera complete prompt NAME ARG [VALUE] TARGET` and
+//! `tessera complete resource URI_TEMPLATE VAR [VALUE] TARGET`.
+
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+use tessera::types::JsonObject;
+
+use crate::connect::ClientOptions;
+use crate::exit::Failure;
+use crate::output;
+
+/// What is completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompleteWhat {
+    /// An argument of a prompt (ref/prompt).
+    Prompt,
+    /// A variable of a resource template (ref/resource).
+    Resource,
+}
+
+/// `tessera complete`.
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// A prompt argument or a resource template variable.
+    what: CompleteWhat,
+    /// The prompt name (or URI template), the argument (or variable) name,
+    /// optionally the value typed so far, then the server's http(s) URL (or
+    /// `-- COMMAND ARGS...` or --server NAME).
+    #[arg(value_name = "NAME ARG [VALUE] [URL]", required = true, num_args = 1..=4)]
+    positional: Vec<String>,
+    /// Values of other arguments already chosen, as a JSON object of strings
+    /// (completion context).
+    #[arg(long, value_name = "JSON")]
+    context: Option<String>,
+    #[command(flatten)]
+    opts: ClientOptions,
+}
+
+/// The `completion/complete` params.
+pub fn params(
+    what: CompleteWhat,
+    name: &str,
+    arg: &str,
+    value: &str,
+    context: Option<&str>,
+) -> Result<JsonObject, Failure> {
+    let reference = match what {
+        CompleteWhat::Prompt => json!({"type": "ref/prompt", "name": name}),
+        CompleteWhat::Resource => json!({"type": "ref/resource", "uri": name}),
+    };
+    let mut p = JsonObject::new();
+    p.insert("ref".into(), reference);
+    p.insert("argument".into(), json!({"name": arg, "value": value}));
+    if let Some(text) = context {
+        let args = super::string_map(text, "--context")?;
+        p.insert("context".into(), json!({"arguments": Value::Object(args)}));
+    }
+    Ok(p)
+}
+
+/// Runs `tessera complete`.
+pub async fn run(a: CompleteArgs) -> Result<ExitCode, Failure> {
+    let mut words = a.positional;
+    let target = a.opts.target.resolve(&mut words, 2)?;
+    let mut words = words.into_iter();
+    let (Some(name), Some(arg)) = (words.next(), words.next()) else {
+        return Err(Failure::Usage(
+            "give the prompt name (or URI template) and the argument name".into(),
+        ));
+    };
+    let value = words.next().unwrap_or_default();
+    super::no_more(words)?;
+    let params = params(a.what, &name, &arg, &value, a.context.as_deref())?;
+    let s = a.opts.connect_to(target).await?;
+    let call = a.opts.call_options(&s);
+    let r = s
+        .client
+        .request_raw_with("completion/complete", Some(params), &call)
+        .await;
+    s.close().await;
+    let r = r.map_err(|e| Failure::client(e, "completion/complete"))?;
+    if a.opts.json {
+        output::json_object(&r);
+    } else {
+        print!("{}", output::completion_result(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}

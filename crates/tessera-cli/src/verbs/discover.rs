@@ -1,0 +1,150 @@
+//! `tessera discover TARGET`: who the server is, which era and version it
+//! speaks, its capabilities, extensions and instructions.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::Value;
+use tessera::types::{Era, JsonObject};
+
+use crate::connect::ClientOptions;
+use crate::exit::Failure;
+use crate::output;
+
+/// `tessera discover`.
+#[derive(Debug, Args)]
+pub struct DiscoverArgs {
+    /// The server's http(s) URL (or `-- COMMAND ARGS...` or --server NAME).
+    #[arg(value_name = "URL")]
+    positional: Vec<String>,
+    #[command(flatten)]
+    opts: ClientOptions,
+}
+
+/// Runs `tessera discover`. `--json` prints the result the connection
+/// started with: the `server/discover` result (2026-07-28) or the
+/// `initialize` result (legacy).
+pub async fn run(a: DiscoverArgs) -> Result<ExitCode, Failure> {
+    let mut words = a.positional;
+    let target = a.opts.target.resolve(&mut words, 0)?;
+    super::no_more(words.into_iter())?;
+    let s = a.opts.connect_to(target).await?;
+    let result = s.client.connect_result();
+    let era = s.client.era();
+    let version = s.client.protocol_version();
+    let info = s.client.server_info();
+    let caps = s.client.server_capabilities();
+    let instructions = s.client.instructions();
+    s.close().await;
+    if a.opts.json {
+        output::json_object(&result);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!(
+        "{}",
+        describe(
+            era,
+            version.as_str(),
+            &info,
+            &caps,
+            instructions.as_deref(),
+            &result
+        )
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn flags(v: &Value) -> String {
+    match v.as_object() {
+        Some(o) if !o.is_empty() => {
+            let inner: Vec<String> = o
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::Bool(true) => k.clone(),
+                    Value::Object(m) if m.is_empty() => k.clone(),
+                    other => format!("{k}={other}"),
+                })
+                .collect();
+            format!(" ({})", inner.join(", "))
+        }
+        _ => String::new(),
+    }
+}
+
+/// The readable description.
+pub fn describe(
+    era: Era,
+    version: &str,
+    info: &JsonObject,
+    caps: &JsonObject,
+    instructions: Option<&str>,
+    result: &JsonObject,
+) -> String {
+    let s = |k: &str| info.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut out = String::new();
+    let mut server = format!("{} {}", s("name"), s("version"));
+    if !s("title").is_empty() {
+        server.push_str(&format!(" ({})", s("title")));
+    }
+    let _ = writeln!(out, "server:       {}", server.trim());
+    let how = match era {
+        Era::Legacy => "legacy (initialize handshake)",
+        Era::Modern => "modern (server/discover, no session)",
+    };
+    let _ = writeln!(out, "era:          {how}");
+    let _ = writeln!(out, "protocol:     {version}");
+    if let Some(v) = result.get("supportedVersions").and_then(Value::as_array) {
+        let v: Vec<&str> = v.iter().filter_map(Value::as_str).collect();
+        let _ = writeln!(out, "supports:     {}", v.join(", "));
+    }
+    let standard: Vec<String> = caps
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "extensions" | "experimental"))
+        .map(|(k, v)| format!("{k}{}", flags(v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "capabilities: {}",
+        if standard.is_empty() {
+            "(none)".to_owned()
+        } else {
+            standard.join(", ")
+        }
+    );
+    for key in ["extensions", "experimental"] {
+        if let Some(ext) = caps.get(key).and_then(Value::as_object) {
+            let names: Vec<&str> = ext.keys().map(String::as_str).collect();
+            let _ = writeln!(out, "{:<14}{}", format!("{key}:"), names.join(", "));
+        }
+    }
+    if let Some(i) = instructions {
+        let _ = writeln!(out, "instructions: {}", i.replace('\n', "\n              "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn describes() {
+        let o = |v: Value| v.as_object().unwrap().clone();
+        let text = describe(
+            Era::Modern,
+            "2026-07-28",
+            &o(json!({"name": "srv", "version": "1.0"})),
+            &o(
+                json!({"tools": {"listChanged": true}, "logging": {}, "extensions": {"io.x/y": {}}}),
+            ),
+            Some("Be nice"),
+            &o(json!({"supportedVersions": ["2025-11-25", "2026-07-28"]})),
+        );
+        assert_eq!(
+            text,
+            "server:       srv 1.0\nera:          modern (server/discover, no session)\nprotocol:     2026-07-28\nsupports:     2025-11-25, 2026-07-28\ncapabilities: logging, tools (listChanged)\nextensions:   io.x/y\ninstructions: Be nice\n"
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! `tessera get PROMPT [ARGS_JSON] TARGET`.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::{Value, json};
+use tessera::types::JsonObject;
+
+use crate::connect::ClientOptions;
+use crate::exit::Failure;
+use crate::output;
+
+/// `tessera get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// The prompt's name, then optionally its arguments as a JSON object of
+    /// strings, then the server's http(s) URL (or `-- COMMAND ARGS...` or
+    /// --server NAME).
+    #[arg(value_name = "PROMPT [ARGS_JSON] [URL]", required = true, num_args = 1..=3)]
+    positional: Vec<String>,
+    #[command(flatten)]
+    opts: ClientOptions,
+}
+
+/// Runs `tessera get`.
+pub async fn run(a: GetArgs) -> Result<ExitCode, Failure> {
+    let mut words = a.positional;
+    let target = a.opts.target.resolve(&mut words, 1)?;
+    let mut words = words.into_iter();
+    let name = words
+        .next()
+        .ok_or_else(|| Failure::Usage("missing the prompt name".into()))?;
+    let mut params = JsonObject::new();
+    params.insert("name".into(), json!(name));
+    if let Some(text) = words.next() {
+        let args = super::string_map(&text, "ARGS_JSON")?;
+        params.insert("arguments".into(), Value::Object(args));
+    }
+    super::no_more(words)?;
+    let s = a.opts.connect_to(target).await?;
+    let call = a.opts.call_options(&s);
+    let r = s
+        .client
+        .request_with_input("prompts/get", params, &call)
+        .await;
+    s.close().await;
+    let r = r.map_err(|e| Failure::client(e, format!("getting the prompt {name}")))?;
+    if a.opts.json {
+        output::json_object(&r);
+    } else {
+        print!("{}", output::prompt_result(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,48 @@
+//! The client verbs: each parses its words, connects with the common
+//! [`ClientOptions`](crate::connect::ClientOptions), sends one request and
+//! prints its result (`--json`: exactly the protocol result).
+
+pub mod call;
+pub mod complete;
+pub mod discover;
+pub mod get;
+pub mod list;
+pub mod log_level;
+pub mod ping;
+pub mod read;
+
+use serde_json::Value;
+use tessera::types::JsonObject;
+
+use crate::exit::Failure;
+
+/// Refuses words left over after a verb took its own.
+pub fn no_more(mut words: impl Iterator<Item = String>) -> Result<(), Failure> {
+    match words.next() {
+        Some(extra) => Err(Failure::Usage(format!("unexpected argument {extra:?}"))),
+        None => Ok(()),
+    }
+}
+
+/// Parses a JSON object argument (`what` names it in errors).
+pub fn json_object(text: &str, what: &str, example: &str) -> Result<JsonObject, Failure> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Failure::Usage(format!("{what} is not valid JSON: {e}")))?;
+    match v {
+        Value::Object(o) => Ok(o),
+        _ => Err(Failure::Usage(format!(
+            "{what} must be a JSON object, like '{example}'"
+        ))),
+    }
+}
+
+/// Parses a JSON object of strings (prompt arguments, completion context).
+pub fn string_map(text: &str, what: &str) -> Result<JsonObject, Failure> {
+    let o = json_object(text, what, r#"{"name":"value"}"#)?;
+    if let Some((k, _)) = o.iter().find(|(_, v)| !v.is_string()) {
+        return Err(Failure::Usage(format!(
+            "{what}: the value of {k:?} must be a string (MCP prompt arguments are strings)"
+        )));
+    }
+    Ok(o)
+}

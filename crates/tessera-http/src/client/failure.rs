@@ -1,0 +1,76 @@
+//! Errors the HTTP client makes up itself when the server gives no JSON-RPC
+//! answer (the connection failed, an HTTP error status, a stream that ended):
+//! the request is answered locally with `-32603` and a marker in `data`, so a
+//! caller can tell them from errors the server sent.
+
+use serde_json::{Value, json};
+use tessera_types::ErrorObject;
+
+/// The `data` member that marks a locally made transport error.
+pub const TRANSPORT_FAILURE_KEY: &str = "io.tessera/transportFailure";
+
+/// What went wrong on the HTTP level, read back from a marked error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransportFailure {
+    /// The HTTP status the server answered with, when there was an answer.
+    pub status: Option<u16>,
+}
+
+impl TransportFailure {
+    /// Whether the server asked for (other) credentials: HTTP 401 or 403.
+    pub fn is_auth(&self) -> bool {
+        matches!(self.status, Some(401 | 403))
+    }
+
+    /// Reads the marker of an error answered by the HTTP client itself;
+    /// `None` for an error the server sent.
+    pub fn of(error: &ErrorObject) -> Option<TransportFailure> {
+        let marker = error.data.as_ref()?.get(TRANSPORT_FAILURE_KEY)?;
+        let status = marker
+            .get("status")
+            .and_then(Value::as_u64)
+            .and_then(|s| u16::try_from(s).ok());
+        Some(TransportFailure { status })
+    }
+}
+
+/// The error answering a request the server did not answer. The status is
+/// the first `HTTP NNN` the message names (the client's own messages put it
+/// there), if any.
+pub(crate) fn local_error(message: String) -> ErrorObject {
+    let status = leading_status(&message);
+    let mut e = ErrorObject::internal(message);
+    e.data = Some(json!({ TRANSPORT_FAILURE_KEY: { "status": status } }));
+    e
+}
+
+fn leading_status(message: &str) -> Option<u16> {
+    let at = message.find("HTTP ")?;
+    let digits: String = message[at + 5..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    (digits.len() == 3).then(|| digits.parse().ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_and_reads_back() {
+        let e = local_error("HTTP 401 Unauthorized from the server: no".into());
+        assert_eq!(e.code, ErrorObject::internal("").code);
+        let f = TransportFailure::of(&e).unwrap();
+        assert_eq!(f.status, Some(401));
+        assert!(f.is_auth());
+        let e = local_error("HTTP request failed: connection refused".into());
+        assert_eq!(
+            TransportFailure::of(&e),
+            Some(TransportFailure { status: None })
+        );
+        let e = local_error("GET /sse answered HTTP 404 Not Found without an event stream".into());
+        assert_eq!(TransportFailure::of(&e).unwrap().status, Some(404));
+        assert_eq!(TransportFailure::of(&ErrorObject::internal("boom")), None);
+    }
+}
