@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the cargo-fuzz targets in fuzz/ (libFuzzer, outside the workspace).
+#
+#   bash scripts/fuzz.sh --smoke              every target for a few seconds (what CI runs)
+#   bash scripts/fuzz.sh --seconds 600        every target for 10 minutes each
+#   bash scripts/fuzz.sh --seconds 60 sse     one target
+#
+# The stable toolchain is enough: cargo-fuzz needs nightly flags, which
+# RUSTC_BOOTSTRAP=1 allows. cargo-fuzz is installed (cargo install) when
+# missing. The committed seeds in fuzz/corpus/TARGET are read, never written:
+# new inputs go to a working corpus under the target directory
+# ($FUZZ_TARGET_DIR, default /var/tmp/tessera-fuzz). A crash stops the run
+# and leaves its input in fuzz/artifacts/TARGET; turn it into a regression
+# test. The last line is "N passed, M failed" (a target passes when it ran
+# without a crash).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SECONDS_EACH=600
+TARGETS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) SECONDS_EACH=5; shift ;;
+    --seconds) SECONDS_EACH="$2"; shift 2 ;;
+    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    *) TARGETS+=("$1"); shift ;;
+  esac
+done
+
+export RUSTC_BOOTSTRAP=1
+export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-/var/tmp/tessera-fuzz}"
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "fuzz: installing cargo-fuzz" >&2
+  cargo install cargo-fuzz --locked --version 0.13.2 >&2
+fi
+
+cd "$ROOT/fuzz"
+if [ ${#TARGETS[@]} -eq 0 ]; then
+  mapfile -t TARGETS < <(cargo fuzz list)
+fi
+echo "fuzz: building ${#TARGETS[@]} targets" >&2
+cargo fuzz build -O >&2
+
+passed=0
+failed=0
+for t in "${TARGETS[@]}"; do
+  work="$CARGO_TARGET_DIR/corpus/$t"
+  mkdir -p "$work"
+  log="$CARGO_TARGET_DIR/fuzz-$t.log"
+  if cargo fuzz run -O "$t" "$work" "corpus/$t" -- \
+      -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      >"$log" 2>&1; then
+    passed=$((passed + 1))
+    status=ok
+  else
+    failed=$((failed + 1))
+    status=CRASH
+  fi
+  runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 || true)
+  echo "fuzz: $t: $status, ${runs:-?} executions in ${SECONDS_EACH}s (log: $log)"
+  if [ "$status" = CRASH ]; then
+    tail -30 "$log" >&2
+  fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
