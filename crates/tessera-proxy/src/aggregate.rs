@@ -25,7 +25,7 @@ use crate::config::{ServerEntry, valid_name};
 use crate::error::ProxyError;
 use crate::forward::{forward, send};
 use crate::listen::tag;
-use crate::route::{ask, log};
+use crate::route::{ask_sole, log};
 use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
 /// The separator between an upstream's name and a tool or prompt name.
@@ -153,15 +153,7 @@ impl Sink for MemberSink {
         method: String,
         params: Option<JsonObject>,
     ) -> BoxFuture<'static, HandlerResult> {
-        match self.calls.sole() {
-            Ok(c) => ask(Some(c), None, method, params),
-            Err(n) => Box::pin(async move {
-                Err(ErrorObject::internal(format!(
-                    "cannot pass {method} to a client: {n} requests are in progress on this \
-                     pooled connection and nothing says which one it belongs to"
-                )))
-            }),
-        }
+        ask_sole(&self.calls, "pooled", method, params)
     }
 
     fn notification(&self, method: String, params: Option<JsonObject>) {

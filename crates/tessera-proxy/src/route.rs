@@ -27,6 +27,27 @@ use crate::upstream::Sink;
 /// that the proxy's own HTTP endpoint closes the stream of the right request.
 const CLOSE_SSE_STREAM: &str = tessera_http::CLOSE_SSE_STREAM_METHOD;
 
+/// Hands a server-to-client request on a connection that several clients
+/// share (`kind` names it in the error) to the client of the one request in
+/// progress; with several in progress nothing says whose it is, so it is
+/// refused.
+pub(crate) fn ask_sole(
+    calls: &Calls,
+    kind: &'static str,
+    method: String,
+    params: Option<JsonObject>,
+) -> BoxFuture<'static, HandlerResult> {
+    match calls.sole() {
+        Ok(c) => ask(Some(c), None, method, params),
+        Err(n) => Box::pin(async move {
+            Err(ErrorObject::internal(format!(
+                "cannot pass {method} to a client: {n} requests are in progress on this \
+                 {kind} connection and nothing says which one it belongs to"
+            )))
+        }),
+    }
+}
+
 /// Hands a server-to-client request to `call`'s client (legacy era only).
 pub(crate) fn ask(
     call: Option<Call>,
@@ -148,15 +169,7 @@ impl Sink for SharedSink {
         method: String,
         params: Option<JsonObject>,
     ) -> BoxFuture<'static, HandlerResult> {
-        match self.calls.sole() {
-            Ok(c) => ask(Some(c), None, method, params),
-            Err(n) => Box::pin(async move {
-                Err(ErrorObject::internal(format!(
-                    "cannot pass {method} to a client: {n} requests are in progress on this \
-                     shared connection and nothing says which one it belongs to"
-                )))
-            }),
-        }
+        ask_sole(&self.calls, "shared", method, params)
     }
 
     fn notification(&self, method: String, params: Option<JsonObject>) {
