@@ -10,6 +10,9 @@
 //!   a cancellation token that fires on `notifications/cancelled`;
 //!   notifications in order.
 //! - [`OneShot`] serves a request inside the caller's task (stateless HTTP).
+//! - [`shared`]: the [`SessionState`] of a legacy session, the [`SessionStore`]
+//!   that keeps it and the [`Bus`] between instances, for serving one
+//!   endpoint from several processes.
 //!
 //! ```no_run
 //! use tessera_proto::{EngineConfig, ServerIdentity};
@@ -28,6 +31,7 @@ pub mod lines;
 mod oneshot;
 mod peer;
 mod service;
+pub mod shared;
 mod stdio;
 mod transport;
 
@@ -37,5 +41,8 @@ pub use extensions::{Extensions, Principal};
 pub use oneshot::OneShot;
 pub use peer::{Peer, PeerError, PeerInfo};
 pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
+pub use shared::{
+    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionState, SessionStore, StoreError,
+};
 pub use stdio::serve_stdio;
 pub use transport::{ChannelTransport, Incoming, LineTransport, Transport};

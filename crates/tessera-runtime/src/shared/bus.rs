@@ -1,0 +1,254 @@
+//! [`Bus`]: messages between the instances serving one endpoint; [`LocalBus`]
+//! for one process.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use foldhash::HashMap;
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+
+use super::store::StoreError;
+use crate::BoxFuture;
+
+/// A publish/subscribe channel between server instances, by topic.
+///
+/// Delivery is at most once and not persisted: a message reaches the
+/// subscriptions that exist when it is published (the publisher's own
+/// included), in the order one publisher published them. Payloads are opaque
+/// bytes; topics are short strings (the users of a bus namespace them). The
+/// rules are checked by [`super::bus_contract`].
+pub trait Bus: Send + Sync + 'static {
+    /// Sends `payload` to every current subscription of `topic`. Returns once
+    /// the bus has taken the message (not when subscribers have read it).
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Bytes,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Subscribes to `topic`. Every message published after this returns is
+    /// delivered to the subscription; dropping it unsubscribes.
+    fn subscribe<'a>(
+        &'a self,
+        topic: &'a str,
+    ) -> BoxFuture<'a, Result<BusSubscription, StoreError>>;
+}
+
+impl<B: Bus + ?Sized> Bus for Arc<B> {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Bytes,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).publish(topic, payload)
+    }
+    fn subscribe<'a>(
+        &'a self,
+        topic: &'a str,
+    ) -> BoxFuture<'a, Result<BusSubscription, StoreError>> {
+        (**self).subscribe(topic)
+    }
+}
+
+/// The messages of one subscription, a [`Stream`] of payloads. Dropping it
+/// unsubscribes. It ends when the bus is gone (a networked bus that lost its
+/// connection ends its subscriptions; their owners subscribe again).
+pub struct BusSubscription {
+    inner: Pin<Box<dyn Stream<Item = Bytes> + Send>>,
+}
+
+impl std::fmt::Debug for BusSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BusSubscription").finish_non_exhaustive()
+    }
+}
+
+impl BusSubscription {
+    /// A subscription reading `stream` (which unsubscribes when dropped).
+    pub fn new(stream: impl Stream<Item = Bytes> + Send + 'static) -> Self {
+        BusSubscription {
+            inner: Box::pin(stream),
+        }
+    }
+
+    /// A subscription reading a channel; `on_drop` runs when it is dropped
+    /// (to unsubscribe).
+    pub fn from_channel(
+        receiver: mpsc::Receiver<Bytes>,
+        on_drop: impl FnOnce() + Send + 'static,
+    ) -> Self {
+        BusSubscription::new(Channel {
+            receiver,
+            on_drop: Some(Box::new(on_drop)),
+        })
+    }
+
+    /// The next message, `None` when the subscription ended.
+    pub async fn recv(&mut self) -> Option<Bytes> {
+        self.inner.next().await
+    }
+}
+
+impl Stream for BusSubscription {
+    type Item = Bytes;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+struct Channel {
+    receiver: mpsc::Receiver<Bytes>,
+    on_drop: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl Stream for Channel {
+    type Item = Bytes;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        self.receiver.poll_recv(cx)
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_drop.take() {
+            f();
+        }
+    }
+}
+
+/// An in-process [`Bus`]: for one process, and for tests that run several
+/// instances in one process (clone it, or share it in an `Arc`). Each
+/// subscription buffers up to `capacity` messages; a subscriber that falls
+/// further behind loses the newest (with a warning), as a networked bus
+/// drops a client whose output buffer overflows.
+#[derive(Debug, Clone)]
+pub struct LocalBus {
+    inner: Arc<Topics>,
+}
+
+#[derive(Debug)]
+struct Topics {
+    capacity: usize,
+    map: Mutex<TopicMap>,
+}
+
+#[derive(Debug, Default)]
+struct TopicMap {
+    next: u64,
+    topics: HashMap<String, Vec<(u64, mpsc::Sender<Bytes>)>>,
+}
+
+impl Topics {
+    fn lock(&self) -> MutexGuard<'_, TopicMap> {
+        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl LocalBus {
+    /// A bus whose subscriptions buffer up to 4,096 messages each.
+    pub fn new() -> Self {
+        LocalBus::with_capacity(4096)
+    }
+
+    /// A bus whose subscriptions buffer up to `capacity` messages each.
+    pub fn with_capacity(capacity: usize) -> Self {
+        LocalBus {
+            inner: Arc::new(Topics {
+                capacity: capacity.max(1),
+                map: Mutex::new(TopicMap::default()),
+            }),
+        }
+    }
+
+    /// How many subscriptions `topic` has.
+    pub fn subscribers(&self, topic: &str) -> usize {
+        self.inner.lock().topics.get(topic).map_or(0, Vec::len)
+    }
+}
+
+impl Default for LocalBus {
+    fn default() -> Self {
+        LocalBus::new()
+    }
+}
+
+impl Bus for LocalBus {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Bytes,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let mut g = self.inner.lock();
+        if let Some(subs) = g.topics.get_mut(topic) {
+            subs.retain(|(_, tx)| match tx.try_send(payload.clone()) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(topic, "bus subscriber too slow: message dropped");
+                    true
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            });
+            if subs.is_empty() {
+                g.topics.remove(topic);
+            }
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn subscribe<'a>(
+        &'a self,
+        topic: &'a str,
+    ) -> BoxFuture<'a, Result<BusSubscription, StoreError>> {
+        let (tx, rx) = mpsc::channel(self.inner.capacity);
+        let key = {
+            let mut g = self.inner.lock();
+            g.next += 1;
+            let key = g.next;
+            g.topics
+                .entry(topic.to_owned())
+                .or_default()
+                .push((key, tx));
+            key
+        };
+        let topics = Arc::downgrade(&self.inner);
+        let topic_owned = topic.to_owned();
+        let sub = BusSubscription::from_channel(rx, move || {
+            let Some(topics) = topics.upgrade() else {
+                return;
+            };
+            let mut g = topics.lock();
+            if let Some(subs) = g.topics.get_mut(&topic_owned) {
+                subs.retain(|(k, _)| *k != key);
+                if subs.is_empty() {
+                    g.topics.remove(&topic_owned);
+                }
+            }
+        });
+        Box::pin(std::future::ready(Ok(sub)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn meets_the_contract() {
+        super::super::bus_contract::run(&LocalBus::new()).await;
+    }
+
+    #[tokio::test]
+    async fn dropping_unsubscribes() {
+        let bus = LocalBus::new();
+        let a = bus.subscribe("t").await.unwrap();
+        let _b = bus.subscribe("t").await.unwrap();
+        assert_eq!(bus.subscribers("t"), 2);
+        drop(a);
+        assert_eq!(bus.subscribers("t"), 1);
+        drop(_b);
+        assert_eq!(bus.subscribers("t"), 0);
+    }
+}

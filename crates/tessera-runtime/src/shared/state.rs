@@ -1,0 +1,114 @@
+//! [`SessionState`]: what a legacy session needs to go on in a fresh process.
+
+use serde::{Deserialize, Serialize};
+use tessera_types::{JsonObject, ProtocolVersion};
+
+/// The stored state of one legacy session: everything a fresh process needs
+/// to carry on serving it, and nothing tied to a connection.
+///
+/// Serialised with stable field names (camelCase, below) and a format number
+/// (`"v"`); fields added later are optional, and unknown fields are ignored,
+/// so instances of neighbouring releases can share a store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// The format of this record ([`SessionState::FORMAT`] when written).
+    #[serde(rename = "v")]
+    pub format: u32,
+    /// The session id (`Mcp-Session-Id`).
+    pub id: String,
+    /// Counts the saves of this session: every save writes one more than the
+    /// state it started from, so a reader can tell a newer copy from an older.
+    #[serde(default)]
+    pub revision: u64,
+    /// The protocol version negotiated by `initialize`.
+    pub protocol_version: ProtocolVersion,
+    /// The client's `clientInfo` from `initialize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_info: Option<JsonObject>,
+    /// The client's capabilities from `initialize`.
+    #[serde(default)]
+    pub client_capabilities: JsonObject,
+    /// Whether `notifications/initialized` has arrived.
+    #[serde(default)]
+    pub initialized: bool,
+    /// The minimum level set by `logging/setLevel`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<String>,
+    /// The authenticated principal (subject) the session is bound to: every
+    /// request of the session must be made by it. `None`: opened without
+    /// authentication.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
+    /// Who the session counts against for per-client limits (the transport's
+    /// key: a principal or a peer address), as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key: Option<String>,
+    /// Data the server keeps per session, by key (for example
+    /// `tessera-server`'s resource subscriptions). Opaque to the store.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub data: JsonObject,
+}
+
+impl SessionState {
+    /// The format number this release writes.
+    pub const FORMAT: u32 = 1;
+
+    /// The state of a session whose `initialize` was just answered at `version`.
+    pub fn new(id: impl Into<String>, protocol_version: ProtocolVersion) -> Self {
+        SessionState {
+            format: Self::FORMAT,
+            id: id.into(),
+            revision: 0,
+            protocol_version,
+            client_info: None,
+            client_capabilities: JsonObject::new(),
+            initialized: false,
+            log_level: None,
+            principal: None,
+            client_key: None,
+            data: JsonObject::new(),
+        }
+    }
+
+    /// Serialises the state (JSON).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Reads a state written by [`SessionState::to_bytes`] (this release or a
+    /// neighbouring one).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, crate::StoreError> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| crate::StoreError::Corrupt(format!("session state: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn field_names_are_stable() {
+        let mut s = SessionState::new("abc", ProtocolVersion::V2025_06_18);
+        s.log_level = Some("warning".into());
+        s.principal = Some("alice".into());
+        s.initialized = true;
+        s.data.insert("x".into(), json!([1]));
+        let v: serde_json::Value = serde_json::from_slice(&s.to_bytes()).unwrap();
+        assert_eq!(
+            v,
+            json!({"v": 1, "id": "abc", "revision": 0, "protocolVersion": "2025-06-18",
+                   "clientCapabilities": {}, "initialized": true, "logLevel": "warning",
+                   "principal": "alice", "data": {"x": [1]}})
+        );
+        assert_eq!(SessionState::from_bytes(&s.to_bytes()).unwrap(), s);
+        // Unknown fields of a newer release are ignored; missing optional ones default.
+        let newer = br#"{"v":2,"id":"a","protocolVersion":"2025-11-25","future":1}"#;
+        let old = SessionState::from_bytes(newer).unwrap();
+        assert_eq!(old.format, 2);
+        assert!(!old.initialized);
+        assert!(SessionState::from_bytes(b"{").is_err());
+    }
+}
