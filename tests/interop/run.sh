@@ -83,6 +83,7 @@ CASES=(
   "proxy/ts-sdk-sse-everything|node,tessera|case_proxy_ts_sse_everything"
   "proxy/tessera-2026-07-28-everything|node,tessera|case_proxy_modern_everything"
   "proxy/tessera-2025-11-25-everything|node,tessera|case_proxy_legacy_everything"
+  "proxy/sse-upstream-everything|node,tessera|case_proxy_sse_upstream_everything"
   "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
   "cli/call-echo-py-reference|py,tessera|case_cli_call_reference"
   "control/ts-sdk-everything|node|case_control_ts_everything"
@@ -528,6 +529,25 @@ pinned_everything() { # VERSION
 }
 case_proxy_modern_everything() { pinned_everything 2026-07-28; }
 case_proxy_legacy_everything() { pinned_everything 2025-11-25; }
+
+# server-everything in its `sse` mode (HTTP+SSE only, a legacy server) as the
+# upstream of `tessera proxy --http URL`: tessera called through the proxy,
+# pinned to 2025-11-25 and to 2026-07-28.
+case_proxy_sse_upstream_everything() {
+  start_http yes /sse node "$EVERYTHING_JS" sse || { stop_http; return 1; }
+  local up_pid="$HTTP_PID" up_url="$HTTP_URL" st=0 v
+  if ! start_http no /mcp "$TESSERA" proxy "$up_url" --http; then
+    stop_http; kill "$up_pid" 2>/dev/null; wait "$up_pid" 2>/dev/null; return 1
+  fi
+  for v in 2025-11-25 2026-07-28; do
+    run_cmd "call-$v" "$TESSERA" call --protocol-version "$v" echo "{\"message\":\"sse via $v\"}" "$HTTP_URL" || { st=1; break; }
+    expect_exit 0 || { st=1; break; }
+    expect_stdout_has "Echo: sse via $v" || { st=1; break; }
+  done
+  stop_http
+  kill "$up_pid" 2>/dev/null; wait "$up_pid" 2>/dev/null
+  return $st
+}
 
 # The two exit-code cases first make a good call, so that a binary that always
 # exits 1 (or 2) cannot pass them.
