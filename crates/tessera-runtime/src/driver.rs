@@ -176,6 +176,7 @@ impl<S: Service> Driver<S> {
                 .into_iter()
                 .chain(eof_at)
                 .min();
+            self.publish_outstanding();
             tokio::select! {
                 biased;
                 cmd = self.commands.recv() => match cmd {
@@ -247,8 +248,17 @@ impl<S: Service> Driver<S> {
         }
         self.notifications.clear();
         self.notifying = None;
+        self.publish_outstanding();
         transport.close().await;
         result
+    }
+
+    fn publish_outstanding(&self) {
+        self.peer.outstanding.publish(crate::peer::Outstanding {
+            sent: self.engine.pending_requests(),
+            waiting: self.outgoing.len(),
+            handling: self.engine.inflight_requests(),
+        });
     }
 
     fn fail_outgoing(&mut self) {
