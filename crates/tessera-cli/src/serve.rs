@@ -140,6 +140,27 @@ pub struct ServeArgs {
     #[arg(long, value_name = "STORE", default_value = "memory")]
     task_store: String,
 
+    /// Keep all shared state in Redis (redis://HOST:PORT[/DB]): tasks, resumable
+    /// streams and the requestState key ring, so that several instances serve
+    /// one endpoint behind a load balancer.
+    #[arg(long, value_name = "URL", env = "TESSERA_REDIS_URL")]
+    redis: Option<String>,
+
+    /// The prefix of every Redis key (instances of one endpoint share it).
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "tessera:",
+        requires = "redis"
+    )]
+    redis_prefix: String,
+
+    /// This instance's id in Redis, stable across its restarts: after a restart
+    /// only its own unfinished tasks are reported failed (default: the host
+    /// name and the --http address; a random id with --stdio or port 0).
+    #[arg(long, value_name = "ID", requires = "redis")]
+    instance_id: Option<String>,
+
     #[command(flatten)]
     auth: Box<crate::serve_auth::AuthArgs>,
 }
@@ -165,6 +186,40 @@ fn task_store(spec: &str) -> Result<std::sync::Arc<dyn tessera::server::task::Ta
     )))
 }
 
+/// Connects to Redis for `--redis URL`.
+async fn connect_redis(url: &str, a: &ServeArgs) -> Result<tessera_redis::Redis, Failure> {
+    let mut options = tessera_redis::Redis::options(url).prefix(a.redis_prefix.clone());
+    if let Some(id) = a.instance_id.clone().or_else(|| default_instance_id(a)) {
+        options = options.instance_id(id);
+    }
+    let redis = options
+        .connect()
+        .await
+        .with_context(|| "connecting to Redis (--redis / TESSERA_REDIS_URL)")?;
+    eprintln!(
+        "tessera: state in Redis (prefix {:?}, instance {:?})",
+        redis.prefix(),
+        redis.instance_id()
+    );
+    Ok(redis)
+}
+
+/// `HOST/ADDR` for `--http ADDR` with a fixed port: stable across restarts.
+fn default_instance_id(a: &ServeArgs) -> Option<String> {
+    let addr = a.http.as_deref()?;
+    let port = addr.rsplit_once(':').map(|(_, p)| p)?;
+    if port == "0" {
+        return None;
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".to_owned());
+    Some(format!("{host}/{addr}"))
+}
+
 /// Runs the reference server.
 pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
     let mut options = crate::reference::Options::default();
@@ -176,7 +231,20 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
         let _watch = skills.watch(Duration::from_secs(2));
         options.skills = Some(skills);
     }
-    options.task_store = Some(task_store(&a.task_store)?);
+    if let Some(url) = &a.redis {
+        if a.task_store != "memory" {
+            return Err(Failure::Usage(format!(
+                "--task-store {} and --redis: with --redis, tasks live in Redis",
+                a.task_store
+            )));
+        }
+        let redis = connect_redis(url, &a).await?;
+        options.task_store = Some(std::sync::Arc::new(redis.task_store()));
+        options.redis = Some(redis);
+    } else {
+        options.task_store = Some(task_store(&a.task_store)?);
+    }
+    let redis = options.redis.clone();
     let server = crate::reference::server(options).context("building the reference server")?;
     // Tasks a previous process left running are reported failed from the start.
     server
@@ -184,7 +252,7 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
         .await
         .map_err(|e| anyhow::anyhow!("recovering tasks: {}", e.message))?;
     if let Some(addr) = a.http.clone() {
-        return serve_http(a, addr, server).await;
+        return serve_http(a, addr, server, redis).await;
     }
     if a.auth.auth_issuer.is_some() {
         // clap lets --stdio (which conflicts with --http) switch off `requires`.
@@ -229,6 +297,7 @@ async fn serve_http(
     a: ServeArgs,
     addr: String,
     server: tessera::server::Server,
+    redis: Option<tessera_redis::Redis>,
 ) -> Result<ExitCode, Failure> {
     if !a.path.starts_with('/') {
         return Err(Failure::Usage(format!(
@@ -283,6 +352,9 @@ async fn serve_http(
         b = b.allow_any_origin();
     } else if !a.allow_origin.is_empty() {
         b = b.allowed_origins(a.allow_origin.clone());
+    }
+    if let Some(redis) = &redis {
+        b = redis.install(b);
     }
     let mcp = b.build();
     let shown = if local.ip().is_unspecified() {

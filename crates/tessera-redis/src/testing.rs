@@ -1,10 +1,13 @@
-//! A private `redis-server` for tests (feature `testing`).
+//! Private services for tests (feature `testing`): `redis-server` and HAProxy.
 //!
 //! [`RedisServer::start`] runs the `redis-server` of the Debian package of
 //! that name (or the program named by `TESSERA_REDIS_SERVER`) on a free
 //! loopback port, with persistence off and its own temporary directory,
 //! waits until it answers `PING`, and stops it (by its pid) when dropped.
-//! Nothing assumes a Redis that is already running.
+//! [`Haproxy::start`] runs `haproxy` (Debian package `haproxy`, or the
+//! program named by `TESSERA_HAPROXY`) in front of given backends,
+//! round-robin per request and without stickiness. Nothing assumes a
+//! service that is already running.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -172,4 +175,138 @@ impl Drop for RedisServer {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// An HAProxy process balancing HTTP requests over backends round-robin
+/// (each request on its own, no stickiness), stopped when dropped.
+#[derive(Debug)]
+pub struct Haproxy {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Haproxy {
+    /// Starts HAProxy on a free loopback port in front of `backends` and
+    /// waits until it accepts connections. Backends are health-checked
+    /// every 500 ms; a request to a dead one is dispatched to another.
+    pub fn start(backends: &[SocketAddr]) -> Result<Haproxy, String> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tessera-haproxy-{}-{}-{:08x}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed),
+            rand::random::<u32>()
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let mut proxy = Haproxy {
+            child: None,
+            port: 0,
+            dir,
+        };
+        let mut last = String::new();
+        for _ in 0..5 {
+            let port = free_port().map_err(|e| format!("finding a free port: {e}"))?;
+            match proxy.spawn_on(port, backends) {
+                Ok(()) => return Ok(proxy),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    fn spawn_on(&mut self, port: u16, backends: &[SocketAddr]) -> Result<(), String> {
+        let cfg = self.dir.join("haproxy.cfg");
+        std::fs::write(&cfg, haproxy_config(port, backends))
+            .map_err(|e| format!("writing {}: {e}", cfg.display()))?;
+        let program = std::env::var("TESSERA_HAPROXY").unwrap_or_else(|_| "haproxy".to_owned());
+        let log = std::fs::File::create(self.dir.join("haproxy.log"))
+            .map_err(|e| format!("creating the HAProxy log: {e}"))?;
+        let mut child = Command::new(&program)
+            .arg("-db")
+            .arg("-f")
+            .arg(&cfg)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| {
+                format!("cannot run {program}: {e} (install the Debian package haproxy, or set TESSERA_HAPROXY)")
+            })?;
+        let deadline = Instant::now() + READY_WITHIN;
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                let text =
+                    std::fs::read_to_string(self.dir.join("haproxy.log")).unwrap_or_default();
+                return Err(format!("haproxy on port {port} exited ({status}): {text}"));
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                self.child = Some(child);
+                self.port = port;
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "haproxy on port {port} did not listen within {READY_WITHIN:?}"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+}
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// An HAProxy configuration: HTTP mode, round-robin per request, long
+/// tunnels for SSE streams, health checks and redispatch.
+pub fn haproxy_config(port: u16, backends: &[SocketAddr]) -> String {
+    let mut cfg = format!(
+        "global
+    maxconn 4096
+
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 120s
+    timeout server 120s
+    timeout tunnel 1h
+    retries 2
+    option redispatch
+
+frontend mcp
+    bind 127.0.0.1:{port}
+    default_backend tessera
+
+backend tessera
+    balance roundrobin
+"
+    );
+    for (i, b) in backends.iter().enumerate() {
+        cfg.push_str(&format!(
+            "    server s{} {b} check inter 500ms fall 2 rise 1\n",
+            i + 1
+        ));
+    }
+    cfg
 }

@@ -15,6 +15,7 @@
 //! | [`http`] | `tessera-http`: Streamable HTTP server and client, legacy HTTP+SSE | `http` |
 //! | [`macros`] | `tessera-macros`: `#[tool]`, `#[prompt]`, `#[resource]`, `#[tools]` | `macros` |
 //! | `auth` | `tessera-auth`: OAuth 2.1 resource server and client | `auth` |
+//! | `redis` | `tessera-redis`: tasks, resumable streams and MRTR keys in Redis, for several instances | `redis` |
 //!
 //! ```no_run
 //! use tessera::server::{Args, Server, tool};
@@ -46,5 +47,7 @@ pub use tessera_client as client;
 pub use tessera_http as http;
 #[cfg(feature = "macros")]
 pub use tessera_macros as macros;
+#[cfg(feature = "redis")]
+pub use tessera_redis as redis;
 #[cfg(feature = "server")]
 pub use tessera_server as server;

@@ -22,6 +22,8 @@ pub struct Options {
     pub skills: Option<Arc<Skills>>,
     /// Where tasks live (`--task-store`; in memory when `None`).
     pub task_store: Option<Arc<dyn tessera::server::task::TaskStore>>,
+    /// Shared state on Redis (`--redis`): tasks and the requestState key ring.
+    pub redis: Option<tessera_redis::Redis>,
 }
 
 impl std::fmt::Debug for Options {
@@ -29,6 +31,7 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("skills", &self.skills)
             .field("task_store", &self.task_store.is_some())
+            .field("redis", &self.redis)
             .finish()
     }
 }
@@ -43,6 +46,9 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     }
     if let Some(store) = options.task_store {
         b = b.task_store(store);
+    }
+    if let Some(redis) = &options.redis {
+        b = redis.install(b);
     }
     let b = tools::register(b);
     let b = apps::register(b);

@@ -1,0 +1,218 @@
+//! Three `tessera serve --http --redis` instances sharing one Redis (a
+//! private redis-server), alone and behind HAProxy round-robin without
+//! stickiness: a 2026-07-28 multi round-trip request goes on from instance
+//! to instance, a task created on one is read and finished on the others,
+//! and the restart of one instance fails only its own running tasks.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tessera_redis::testing::{Haproxy, RedisServer};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A `tessera serve` child process; killed when dropped.
+struct Instance {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Instance {
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Starts an instance on `port` and waits (bounded) until it listens.
+async fn start(redis: &str, port: u16) -> Instance {
+    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .args(["--redis", redis, "--redis-prefix", "cluster-test:"])
+        // The balancer's Host (127.0.0.1 on its own port).
+        .args(["--allow-host", "127.0.0.1", "--allow-host", "localhost"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the tessera binary starts");
+    let mut s = Instance { child, port };
+    let until = Instant::now() + DEADLINE;
+    loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            panic!("tessera serve exited early ({st})");
+        }
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return s;
+        }
+        assert!(Instant::now() < until, "tessera serve not ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// One 2026-07-28 request from the client `cluster-test` to `url`; returns
+/// the JSON-RPC response.
+async fn rpc(url: &str, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+        "io.modelcontextprotocol/clientInfo": {"name": "cluster-test", "version": "1"}
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let r = reqwest::Client::new()
+        .post(url)
+        .timeout(Duration::from_secs(10))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .header("mcp-name", name)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let text = r.text().await.unwrap();
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        return v;
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no response in {text}"))
+}
+
+const MULTI_ROUND: &str = "test_input_required_result_multi_round";
+
+/// The three rounds of the two-question tool, each sent to the next URL.
+async fn multi_round(urls: [&str; 3]) -> Value {
+    let call = |extra: Value| {
+        let mut p = json!({"name": MULTI_ROUND, "arguments": {}});
+        if let (Value::Object(p), Value::Object(e)) = (&mut p, extra) {
+            p.extend(e);
+        }
+        p
+    };
+    let r1 = rpc(urls[0], "tools/call", MULTI_ROUND, call(json!({}))).await;
+    assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
+    let r2 = rpc(
+        urls[1],
+        "tools/call",
+        MULTI_ROUND,
+        call(json!({
+            "requestState": r1["result"]["requestState"],
+            "inputResponses": {"step1": {"action": "accept", "content": {"name": "Ada"}}}
+        })),
+    )
+    .await;
+    assert_eq!(r2["result"]["resultType"], "input_required", "{r2}");
+    rpc(
+        urls[2],
+        "tools/call",
+        MULTI_ROUND,
+        call(json!({
+            "requestState": r2["result"]["requestState"],
+            "inputResponses": {"step2": {"action": "accept", "content": {"color": "green"}}}
+        })),
+    )
+    .await
+}
+
+async fn sleep_task(url: &str, ms: u64) -> String {
+    let r = rpc(
+        url,
+        "tools/call",
+        "sleep",
+        json!({"name": "sleep", "arguments": {"ms": ms}}),
+    )
+    .await;
+    assert_eq!(r["result"]["resultType"], "task", "{r}");
+    r["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+async fn task(url: &str, id: &str) -> Value {
+    rpc(url, "tasks/get", id, json!({"taskId": id})).await["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_instance_serves_any_modern_request() {
+    let redis = RedisServer::start().expect("start redis-server");
+    let mut nodes = Vec::new();
+    for _ in 0..3 {
+        nodes.push(start(&redis.url(), free_port()).await);
+    }
+    let addrs: Vec<SocketAddr> = nodes.iter().map(Instance::addr).collect();
+    let balancer = Haproxy::start(&addrs).expect("start haproxy");
+    let lb = format!("http://127.0.0.1:{}/mcp", balancer.port());
+    let urls: Vec<String> = nodes.iter().map(Instance::url).collect();
+
+    // A multi round-trip request whose rounds go to three instances.
+    let r = multi_round([&urls[0], &urls[1], &urls[2]]).await;
+    assert_eq!(r["result"]["content"][0]["text"], "Ada likes green", "{r}");
+    // The same through the balancer, several times over.
+    for _ in 0..3 {
+        let r = multi_round([&lb, &lb, &lb]).await;
+        assert_eq!(r["result"]["content"][0]["text"], "Ada likes green", "{r}");
+    }
+
+    // A task created on one instance finishes there and is read on the others.
+    let done = sleep_task(&urls[0], 10).await;
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let t = task(&urls[1], &done).await;
+        if t["status"] == "completed" {
+            assert_eq!(t["result"]["content"][0]["text"], "slept 10 ms", "{t}");
+            break;
+        }
+        assert!(Instant::now() < until, "the task did not finish: {t}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(task(&lb, &done).await["status"], "completed");
+
+    // Instance 0 is killed and comes back on the same address (same instance
+    // id): its running task is failed, instance 1's goes on.
+    let on_0 = sleep_task(&urls[0], 60_000).await;
+    let on_1 = sleep_task(&urls[1], 60_000).await;
+    assert_eq!(task(&urls[2], &on_0).await["status"], "working");
+    let port0 = nodes[0].port;
+    drop(nodes.remove(0));
+    nodes.insert(0, start(&redis.url(), port0).await);
+    let t = task(&urls[2], &on_0).await;
+    assert_eq!(t["status"], "failed", "{t}");
+    assert!(
+        t["statusMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("restarted"),
+        "{t}"
+    );
+    assert_eq!(task(&urls[2], &on_1).await["status"], "working");
+    assert_eq!(task(&urls[0], &done).await["status"], "completed");
+    // Cancel from a third instance.
+    let c = rpc(&urls[2], "tasks/cancel", &on_1, json!({"taskId": on_1})).await;
+    assert!(c.get("result").is_some(), "{c}");
+    assert_eq!(task(&lb, &on_1).await["status"], "cancelled");
+}
