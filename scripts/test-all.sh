@@ -13,6 +13,8 @@
 #              and through `tessera proxy --http` fronting `tessera serve --stdio`
 #   tasks      the tasks-* scenarios of 0.2.0-alpha.12 against `tessera serve --http
 #              --task-store sqlite:FILE`
+#   cluster    the conformance suite through HAProxy in front of three
+#              `tessera serve --http --redis` instances (scripts/cluster.sh)
 #
 # Prints one summary line per stage and, last, the aggregate test count
 # `N passed, M failed`. A stage that fails without reporting any test (a build
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --nextest) USE_NEXTEST=1 ;;
     --skip) shift; SKIP+="${1:-} " ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test-all.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -274,6 +276,25 @@ if ! stage_skipped tasks; then
   kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
 fi
 
+# ---------------------------------------------------------------- stage: cluster
+# The official conformance suite through HAProxy (round-robin per request, no
+# stickiness) in front of three `tessera serve --http --redis` instances sharing
+# a private redis-server: scripts/cluster.sh up|down. Each request may land on
+# another instance, so the counts prove that any instance serves any request.
+if ! stage_skipped cluster; then
+  TESSERA_BIN="${TESSERA_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/tessera}"
+  cargo build -q -p tessera-cli </dev/null || echo "test-all.sh: building tessera-cli failed" >&2
+  export TESSERA_BIN
+  CLUSTER_DIR="$LOGS/cluster"
+  if URL="$(TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh up 2>"$LOGS/cluster-up.log")"; then
+    conformance_run "0.2.0-alpha.12 cluster 2026-07-28" "$LOGS/conf-next-0728-cluster.log" \
+      bash conformance/run-server.sh next --spec-version 2026-07-28 "$URL"
+    TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh down 2>>"$LOGS/cluster-up.log"
+  else
+    cat "$LOGS/cluster-up.log" >&2
+    record cluster 1 0 0 "the cluster did not start" 0
+  fi
+fi
 # ---------------------------------------------------------------------- summary
 banner "summary"
 for s in "${SUMMARY[@]}"; do echo "$s"; done
