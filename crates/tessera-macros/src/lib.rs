@@ -56,7 +56,7 @@
 //! A route is generic over the server's state `S` (`ToolRoute<S>`, as in
 //! `Server::with_state(S)`) unless the handler decides it: a `State<X>`
 //! parameter makes the route a `ToolRoute<X>`. An extractor of your own that
-//! implements `FromToolCall<X>` only for one `X` cannot be seen from the
+//! implements `FromRequest<X, B>` only for one state `X` cannot be seen from the
 //! signature: say `state = X` in the attribute.
 //!
 //! # Where the server API is found
@@ -80,7 +80,7 @@
 //! trait's marker type (`.handler::<_, (R, T1, …), S>(f)`) instead of letting
 //! rustc infer it, so that rustc reports the cause at the function's name —
 //! "the trait bound `Point: JsonSchema` is not satisfied … required for
-//! `Args<Point>` to implement `FromToolCall<S>`", "future cannot be sent
+//! `Args<Point>` to implement `FromRequest<S, ToolCall>`", "future cannot be sent
 //! between threads safely … has type `Rc<i32>` which is not `Send`", "the
 //! trait bound `Report: IntoToolResult` is not satisfied" — rather than "the
 //! trait `ToolHandler<_, _>` is not implemented for fn item", which names

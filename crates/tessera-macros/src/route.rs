@@ -176,7 +176,7 @@ pub(crate) fn param_names(sig: &HandlerSig) -> Vec<Ident> {
 /// and `ResourceHandler`. Naming it selects the one impl that fits, so a
 /// mistake is reported as its cause — "the trait bound `Point: JsonSchema` is
 /// not satisfied … required for `Args<Point>` to implement
-/// `FromToolCall<S>`", "future cannot be sent between threads safely",
+/// `FromRequest<S, ToolCall>`", "future cannot be sent between threads safely",
 /// "`Report: IntoToolResult` is not satisfied" — instead of "`fn item:
 /// ToolHandler<_, _>` is not satisfied", which names neither the parameter
 /// nor the reason. The error points at `span` (the function's name).

@@ -2,7 +2,7 @@
 //! arguments of prompts and the variables of resource templates.
 //!
 //! A provider is a plain async function taking a [`CompletionRequest`] (and
-//! any other [`FromCompletionRequest`] extractor) and returning the matching
+//! any other [`FromRequest`](crate::FromRequest) extractor) and returning the matching
 //! values, usually a `Vec<String>` ([`IntoCompletion`]). Filtering by what the
 //! user typed is the provider's job ([`complete_from`] does the common prefix
 //! match); the server sends at most 100 values and sets `total` and `hasMore`.
@@ -41,7 +41,7 @@ mod registry;
 mod request;
 
 pub use handler::{CompletionHandler, IntoCompletion, MAX_COMPLETION_VALUES};
-pub use request::{CompletionRequest, CompletionTarget, FromCompletionRequest, complete_from};
+pub use request::{CompletionRequest, CompletionTarget, complete_from};
 
 pub(crate) use handler::{ErasedCompleter, erase};
 pub(crate) use registry::CompletionRegistry;

@@ -1,166 +1,164 @@
-//! Extractors: the parameters a handler function can take.
-//!
-//! A tool handler is an async function whose parameters each implement
-//! [`FromToolCall`]: [`Args`] (the typed arguments, whose JSON Schema becomes
-//! the tool's `inputSchema`), [`RequestContext`](crate::RequestContext),
-//! [`State`], [`Peer`](tessera_runtime::Peer),
-//! [`CancellationToken`](tokio_util::sync::CancellationToken) and
-//! [`Extension`] (a value the transport attached, such as the verified
-//! `tessera_auth::server::AuthInfo` of an HTTP request).
+//! Extractors: the parameters a handler function can take (see
+//! [`FromRequest`]).
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-use tessera_types::{CallToolResult, JsonObject};
-use tokio_util::sync::CancellationToken;
+use tessera_types::ErrorObject;
 
 use crate::context::RequestContext;
-use crate::schema::schema_for;
 
-/// Everything a tool call carries, before extraction.
+mod parts;
+mod tool;
+
+pub use parts::{Extension, State};
+pub use tool::{Args, RawArgs, ToolCall};
+
+/// What every request carries, whatever its kind: the context (era,
+/// version, peer, cancellation, progress, extensions), the shared state and
+/// the server itself.
 #[derive(Debug)]
-pub struct ToolCall<S> {
-    /// The `arguments` object (taken by [`Args`]).
-    pub arguments: Option<JsonObject>,
+pub struct RequestParts<S> {
     /// The request context.
     pub context: RequestContext,
-    /// The server's shared state.
+    /// The server's shared state, as given to `Server::with_state`.
     pub state: Arc<S>,
-    /// The server itself (to add or remove tools while serving).
+    /// The server (to add or remove tools, prompts or resources while serving).
     pub server: crate::Server<S>,
 }
 
-/// Something a tool handler can take as a parameter.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a parameter of a tool handler",
-    label = "not a tool extractor",
-    note = "each parameter of a tool handler is an extractor (`FromToolCall<S>`), such as `Args<T>`, `RawArgs`, `RequestContext`, `State<S>`, `Peer` or `CancellationToken`",
-    note = "to take the tool's arguments, put them in a struct that derives `Deserialize` and `JsonSchema` and take `Args<ThatStruct>`"
-)]
-pub trait FromToolCall<S>: Sized + Send {
-    /// Extracts the value; an `Err` becomes the call's result (an `isError` result).
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult>;
+impl<S> RequestParts<S> {
+    /// The parts of a request `server` is answering.
+    pub(crate) fn new(server: &crate::Server<S>, context: RequestContext) -> Self {
+        RequestParts {
+            context,
+            state: server.inner.state.clone(),
+            server: server.clone(),
+        }
+    }
+}
 
-    /// The `inputSchema` this extractor implies, if it reads the arguments.
-    fn input_schema() -> Option<JsonObject> {
+/// One request as its handler's extractors see it: the [`RequestParts`]
+/// every request has and the feature's body `B`.
+#[derive(Debug)]
+pub struct HandlerInput<S, B> {
+    /// What every request has.
+    pub parts: RequestParts<S>,
+    /// What this kind of request carries (the tool's arguments, the prompt's
+    /// name and arguments, the URI read, the argument completed).
+    pub body: B,
+}
+
+/// The body of a kind of request a handler answers: [`ToolCall`],
+/// [`PromptGet`](crate::PromptGet), [`ResourceRead`](crate::ResourceRead) or
+/// [`CompletionRequest`](crate::CompletionRequest).
+pub trait RequestBody: Send + 'static {
+    /// What an extractor can declare about the handler it is a parameter
+    /// of: a tool's `inputSchema`, a prompt's arguments; `()` for the others.
+    type Declaration;
+}
+
+/// Something a handler can take as a parameter.
+///
+/// Every handler (tool, prompt, resource, completion) is an async function
+/// whose parameters each implement one trait, [`FromRequest<S, B>`]: `S` is
+/// the server's shared state and `B` the body of the request the handler
+/// answers ([`ToolCall`], [`PromptGet`](crate::PromptGet),
+/// [`ResourceRead`](crate::ResourceRead) or
+/// [`CompletionRequest`](crate::CompletionRequest)).
+///
+/// - Extractors generic over `B` read only the [`RequestParts`] every request
+///   has, so they work in every kind of handler: [`RequestContext`],
+///   [`Peer`](tessera_runtime::Peer),
+///   [`CancellationToken`](tokio_util::sync::CancellationToken), [`State<S>`],
+///   [`Server<S>`](crate::Server) and [`Extension<T>`] (a value the transport
+///   attached, such as the verified `tessera_auth::server::AuthInfo` of an
+///   HTTP request).
+/// - Each feature has its body extractors: [`Args<T>`] and [`RawArgs`] for
+///   tools, [`PromptArgs<T>`](crate::PromptArgs) and
+///   [`PromptArgsMap`](crate::PromptArgsMap) for prompts,
+///   [`Uri`](crate::Uri), [`Vars<T>`](crate::Vars) and
+///   [`UriVars`](crate::UriVars) for resources, and
+///   [`CompletionRequest`](crate::CompletionRequest) itself for completions.
+///
+/// An extractor of your own implements `FromRequest<S, B>` for every `B` to
+/// work everywhere (as the built-in part extractors do), or for one body to
+/// read that feature's body:
+///
+/// ```
+/// use tessera_server::{FromRequest, HandlerInput, Rejection, RequestBody};
+///
+/// struct Db { rows: u32 }
+///
+/// /// The row count of the server's database, in any handler.
+/// struct Rows(u32);
+///
+/// impl<B: RequestBody> FromRequest<Db, B> for Rows {
+///     fn from_request(input: &mut HandlerInput<Db, B>) -> Result<Self, Rejection> {
+///         Ok(Rows(input.parts.state.rows))
+///     }
+/// }
+/// ```
+///
+/// (One trait, generic over the body, rather than a separate parts trait
+/// bridged by a blanket impl: the blanket impl would overlap with the body
+/// extractors' impls unless a marker type parameter told them apart, and
+/// with that marker a mistake such as `Args<T>` over a `T` without
+/// `JsonSchema` would be reported as "`Args<T>` is not an extractor" instead
+/// of naming the missing `JsonSchema`.)
+///
+/// An `Err` answers the request without running the handler: an `isError`
+/// result for a tool call, a JSON-RPC error otherwise.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of a handler",
+    label = "not an extractor",
+    note = "every handler can take `RequestContext`, `State<S>`, `Peer`, `CancellationToken`, `Server<S>` or `Extension<T>`; a tool handler also `Args<T>` or `RawArgs`, a prompt handler `PromptArgs<T>` or `PromptArgsMap`, a resource handler `Uri`, `Vars<T>` or `UriVars`, a completion handler `CompletionRequest`",
+    note = "to take a tool's arguments, put them in a struct that derives `Deserialize` and `JsonSchema` and take `Args<ThatStruct>`"
+)]
+pub trait FromRequest<S, B: RequestBody>: Sized + Send {
+    /// Extracts the value.
+    fn from_request(input: &mut HandlerInput<S, B>) -> Result<Self, Rejection>;
+
+    /// What this extractor declares about its handler (a tool's
+    /// `inputSchema`, a prompt's arguments), if it reads the body's
+    /// arguments. The first parameter that declares something wins.
+    fn declaration() -> Option<B::Declaration> {
         None
     }
 }
 
-/// The tool's arguments, deserialised into `T`. `T`'s JSON Schema (generated
-/// with schemars) is the tool's `inputSchema`, and arguments are validated
-/// against it before the handler runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Args<T>(pub T);
+/// Why an extractor refused a request; the handler does not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// The request does not fit the handler (arguments of the wrong shape):
+    /// `-32602`, or an `isError` result for a tool call.
+    InvalidParams(String),
+    /// The server cannot serve it (a value the handler needs is missing):
+    /// `-32603`, or an `isError` result for a tool call.
+    Internal(String),
+}
 
-impl<S, T> FromToolCall<S> for Args<T>
-where
-    T: DeserializeOwned + JsonSchema + Send,
-{
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        let args = Value::Object(call.arguments.take().unwrap_or_default());
-        serde_json::from_value(args)
-            .map(Args)
-            .map_err(|e| CallToolResult::error(format!("Invalid arguments: {e}")))
+impl Rejection {
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            Rejection::InvalidParams(m) | Rejection::Internal(m) => m,
+        }
     }
 
-    fn input_schema() -> Option<JsonObject> {
-        Some(schema_for::<T>())
+    /// The JSON-RPC error of a prompt, resource or completion request.
+    pub fn into_error_object(self) -> ErrorObject {
+        match self {
+            Rejection::InvalidParams(m) => ErrorObject::invalid_params(m),
+            Rejection::Internal(m) => ErrorObject::internal(m),
+        }
     }
 }
 
-/// The raw `arguments` object, unchecked (the tool's schema says any object).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RawArgs(pub JsonObject);
-
-impl<S> FromToolCall<S> for RawArgs {
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        Ok(RawArgs(call.arguments.take().unwrap_or_default()))
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
     }
 }
 
-/// The server's shared state, as given to `Server::with_state`.
-#[derive(Debug)]
-pub struct State<S>(pub Arc<S>);
-
-impl<S> Clone for State<S> {
-    fn clone(&self) -> Self {
-        State(self.0.clone())
-    }
-}
-
-impl<S> std::ops::Deref for State<S> {
-    type Target = S;
-    fn deref(&self) -> &S {
-        &self.0
-    }
-}
-
-impl<S: Send + Sync> FromToolCall<S> for State<S> {
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        Ok(State(call.state.clone()))
-    }
-}
-
-impl<S> FromToolCall<S> for RequestContext {
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        Ok(call.context.clone())
-    }
-}
-
-impl<S> FromToolCall<S> for tessera_runtime::Peer {
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        Ok(call.context.peer().clone())
-    }
-}
-
-impl<S> FromToolCall<S> for CancellationToken {
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        Ok(call.context.cancellation().clone())
-    }
-}
-
-impl<S: Send + Sync + 'static> FromToolCall<S> for crate::Server<S> {
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        Ok(call.server.clone())
-    }
-}
-
-/// A value of type `T` that the transport attached to the request (see
-/// [`RequestContext::extension`](crate::RequestContext::extension)), cloned.
-/// Over HTTP behind `tessera_auth::server::BearerAuthLayer`,
-/// `Extension<AuthInfo>` is the verified access token's claims and scopes.
-///
-/// A call without one is answered with an `isError` result before the
-/// handler runs; take `Option<Extension<T>>` to accept both.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Extension<T>(pub T);
-
-impl<S, T> FromToolCall<S> for Extension<T>
-where
-    T: Clone + Send + Sync + 'static,
-{
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        call.context
-            .extension::<T>()
-            .cloned()
-            .map(Extension)
-            .ok_or_else(|| {
-                CallToolResult::error(format!(
-                    "This tool needs request information that is missing ({})",
-                    std::any::type_name::<T>()
-                ))
-            })
-    }
-}
-
-impl<S, T> FromToolCall<S> for Option<Extension<T>>
-where
-    T: Clone + Send + Sync + 'static,
-{
-    fn from_tool_call(call: &mut ToolCall<S>) -> Result<Self, CallToolResult> {
-        Ok(call.context.extension::<T>().cloned().map(Extension))
-    }
-}
+impl std::error::Error for Rejection {}

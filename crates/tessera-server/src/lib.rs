@@ -56,21 +56,24 @@ pub mod task;
 mod tool;
 
 pub use completion::{
-    CompletionHandler, CompletionRequest, CompletionTarget, FromCompletionRequest, IntoCompletion,
-    MAX_COMPLETION_VALUES, complete_from,
+    CompletionHandler, CompletionRequest, CompletionTarget, IntoCompletion, MAX_COMPLETION_VALUES,
+    complete_from,
 };
 pub use context::RequestContext;
 pub use error::BuildError;
 pub use extension::{ExtensionHost, ExtensionRequest, ServerExtension};
-pub use extract::{Args, Extension, FromToolCall, RawArgs, State, ToolCall};
+pub use extract::{
+    Args, Extension, FromRequest, HandlerInput, RawArgs, Rejection, RequestBody, RequestParts,
+    State, ToolCall,
+};
 pub use handler::ToolHandler;
 pub use prompt::{
-    FromPromptGet, IntoPromptResult, PromptArgs, PromptArgsMap, PromptBuilder, PromptGet,
-    PromptHandler, PromptRoute, check_prompt_name, prompt,
+    IntoPromptResult, PromptArgs, PromptArgsMap, PromptBuilder, PromptGet, PromptHandler,
+    PromptRoute, check_prompt_name, prompt,
 };
 pub use resource::{
-    Blob, FromResourceRead, FsResources, IntoResourceContents, JsonContents, MAX_MATCH_LEN,
-    ResourceBuilder, ResourceError, ResourceHandler, ResourceProvider, ResourceRead, ResourceRoute,
+    Blob, FsResources, IntoResourceContents, JsonContents, MAX_MATCH_LEN, ResourceBuilder,
+    ResourceError, ResourceHandler, ResourceProvider, ResourceRead, ResourceRoute,
     ResourceTemplateBuilder, ResourceTemplateRoute, TemplateError, Uri, UriTemplate, UriVars,
     VarValue, Vars, guess_mime_type, resource, resource_template,
 };

@@ -2,7 +2,7 @@
 //! filled in with arguments.
 //!
 //! Describe a prompt with [`prompt`], attach an async handler whose
-//! parameters are extractors ([`FromPromptGet`]: [`PromptArgs<T>`],
+//! parameters are extractors ([`FromRequest`](crate::FromRequest): [`PromptArgs<T>`],
 //! [`PromptArgsMap`], [`RequestContext`](crate::RequestContext),
 //! [`State<S>`](crate::State), …) and whose return value converts into the
 //! messages ([`IntoPromptResult`]), then register it with
@@ -61,7 +61,7 @@ mod registry;
 mod response;
 
 pub use builder::{PromptBuilder, PromptRoute, prompt};
-pub use extract::{FromPromptGet, PromptArgs, PromptArgsMap, PromptGet};
+pub use extract::{PromptArgs, PromptArgsMap, PromptGet};
 pub use handler::PromptHandler;
 pub use registry::check_prompt_name;
 pub use response::IntoPromptResult;

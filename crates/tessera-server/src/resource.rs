@@ -38,7 +38,7 @@ pub use builder::{
     ResourceBuilder, ResourceRoute, ResourceTemplateBuilder, ResourceTemplateRoute, resource,
     resource_template,
 };
-pub use extract::{FromResourceRead, ResourceRead, Uri, UriVars, Vars};
+pub use extract::{ResourceRead, Uri, UriVars, Vars};
 pub use fs::{FsResources, guess_mime_type};
 pub use handler::ResourceHandler;
 pub use provider::ResourceProvider;
@@ -50,6 +50,7 @@ use uri::check_uri;
 
 use crate::context::RequestContext;
 use crate::error::BuildError;
+use crate::extract::{HandlerInput, RequestParts};
 use crate::hub::ListKind;
 use crate::server::{Server, ServerBuilder, ready, to_object};
 
@@ -329,15 +330,16 @@ fn reader_input<S>(
     variables: HashMap<String, VarValue>,
     mime_type: &Option<String>,
     context: &RequestContext,
-    state: &Arc<S>,
-) -> ResourceRead<S> {
-    ResourceRead {
-        uri: uri.to_owned(),
-        template: template.cloned(),
-        variables,
-        mime_type: mime_type.clone(),
-        context: context.clone(),
-        state: state.clone(),
+    server: &Server<S>,
+) -> HandlerInput<S, ResourceRead> {
+    HandlerInput {
+        parts: RequestParts::new(server, context.clone()),
+        body: ResourceRead {
+            uri: uri.to_owned(),
+            template: template.cloned(),
+            variables,
+            mime_type: mime_type.clone(),
+        },
     }
 }
 
@@ -490,7 +492,6 @@ impl<S: Send + Sync + 'static> Server<S> {
         ctx.input = Some(input.clone());
         let era = ctx.era();
         let source = self.read().resources.source(&uri);
-        let state = self.inner.state.clone();
         let server = self.clone();
         let principal = crate::mrtr::principal(&r);
         Box::pin(async move {
@@ -503,7 +504,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                             HashMap::new(),
                             &res.resource.mime_type,
                             &ctx,
-                            &state,
+                            &server,
                         );
                         (res.handler)(input).await
                     }
@@ -523,7 +524,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                                             vars,
                                             &t.template.mime_type,
                                             &ctx,
-                                            &state,
+                                            &server,
                                         );
                                         (t.handler)(input).await
                                     }

@@ -14,7 +14,7 @@ use tessera_types::{
 
 use crate::context::RequestContext;
 use crate::error::BuildError;
-use crate::extract::ToolCall;
+use crate::extract::{HandlerInput, RequestParts, ToolCall};
 use crate::handler::ToolHandler;
 use crate::schema::{Validator, empty_object_schema};
 use crate::server::{Server, ready, to_object};
@@ -23,7 +23,9 @@ use crate::task::call::{TaskCall, TaskPlan};
 use tessera_types::tool::TaskSupport;
 
 type ErasedHandler<S> = Arc<
-    dyn Fn(ToolCall<S>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>> + Send + Sync,
+    dyn Fn(HandlerInput<S, ToolCall>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>
+        + Send
+        + Sync,
 >;
 
 /// Starts describing a tool called `name`.
@@ -522,11 +524,9 @@ impl<S: Send + Sync + 'static> Server<S> {
             context.cancel = t.cancel.clone();
             context.task = Some(t.link.clone());
         }
-        let call = ToolCall {
-            arguments,
-            context,
-            state: self.inner.state.clone(),
-            server: self.clone(),
+        let call = HandlerInput {
+            parts: RequestParts::new(self, context),
+            body: ToolCall { arguments },
         };
         let fut = (tool.handler)(call);
         let server = self.clone();

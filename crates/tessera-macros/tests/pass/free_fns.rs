@@ -6,10 +6,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tessera_macros::{prompt, resource, tool};
 use tessera_server::{
-    Args, FromToolCall, IntoToolResult, PromptArgsMap, RawArgs, RequestContext, Server, State,
-    ToolCall, UriVars,
+    Args, FromRequest, HandlerInput, IntoToolResult, PromptArgsMap, RawArgs, Rejection,
+    RequestBody, RequestContext, Server, State, UriVars,
 };
-use tessera_types::CallToolResult;
 
 mod handlers {
     use super::*;
@@ -54,13 +53,20 @@ struct Db {
     rows: u32,
 }
 
-/// An extractor of the user's own, for servers whose state is a `Db`.
+/// An extractor of the user's own, for servers whose state is a `Db`; generic
+/// over the body, so every kind of handler can take it.
 struct Rows(u32);
 
-impl FromToolCall<Db> for Rows {
-    fn from_tool_call(call: &mut ToolCall<Db>) -> Result<Self, CallToolResult> {
-        Ok(Rows(call.state.rows))
+impl<B: RequestBody> FromRequest<Db, B> for Rows {
+    fn from_request(input: &mut HandlerInput<Db, B>) -> Result<Self, Rejection> {
+        Ok(Rows(input.parts.state.rows))
     }
+}
+
+/// The same extractor in a prompt handler.
+#[prompt(state = Db)]
+async fn row_count(Rows(n): Rows) -> String {
+    format!("{n} rows")
 }
 
 /// Needs `state = Db`: nothing in the signature says which state `Rows` wants.
@@ -106,6 +112,7 @@ fn main() {
     Server::with_state(Db { rows: 3 })
         .tool(r)
         .tool(rows_again_tool())
+        .prompt(row_count_prompt())
         .build()
         .expect("builds");
     let p = raw_prompt_prompt::<()>();

@@ -1,14 +1,15 @@
-//! [`CompletionHandler`]: plain async functions as completion providers, and
+//! [`CompletionHandler`]: plain async functions as completion providers
+//! (implemented in `crate::handler`, with the other kinds of handler), and
 //! [`IntoCompletion`]: what they may return.
 
 use std::fmt::Display;
-use std::future::Future;
 use std::sync::Arc;
 
 use tessera_runtime::BoxFuture;
 use tessera_types::{CompleteResult, Completion, ErrorObject};
 
-use crate::completion::request::{CompletionRequest, FromCompletionRequest};
+use crate::completion::request::CompletionRequest;
+use crate::extract::HandlerInput;
 use crate::response::ProtocolError;
 
 /// The most values one `completion/complete` result may carry.
@@ -96,8 +97,8 @@ pub(crate) fn limit(mut result: CompleteResult) -> CompleteResult {
 }
 
 /// An async function usable as a completion provider: every parameter
-/// implements [`FromCompletionRequest`] (usually just one
-/// [`CompletionRequest`]) and the output implements [`IntoCompletion`].
+/// implements [`FromRequest<S, CompletionRequest>`](crate::FromRequest)
+/// (usually just one [`CompletionRequest`]) and the output implements [`IntoCompletion`].
 ///
 /// ```
 /// use tessera_server::CompletionRequest;
@@ -114,49 +115,15 @@ pub trait CompletionHandler<M, S>: Clone + Send + Sync + 'static {
     /// Runs the handler.
     fn call(
         &self,
-        request: CompletionRequest,
-        state: Arc<S>,
+        input: HandlerInput<S, CompletionRequest>,
     ) -> BoxFuture<'static, Result<CompleteResult, ErrorObject>>;
 }
 
-macro_rules! impl_completion_handler {
-    ($($t:ident),*) => {
-        impl<F, Fut, R, S, $($t,)*> CompletionHandler<(R, $($t,)*), S> for F
-        where
-            F: Fn($($t,)*) -> Fut + Clone + Send + Sync + 'static,
-            Fut: Future<Output = R> + Send + 'static,
-            R: IntoCompletion,
-            S: Send + Sync + 'static,
-            $($t: FromCompletionRequest<S> + 'static,)*
-        {
-            #[allow(non_snake_case, unused_variables)]
-            fn call(
-                &self,
-                request: CompletionRequest,
-                state: Arc<S>,
-            ) -> BoxFuture<'static, Result<CompleteResult, ErrorObject>> {
-                $(
-                    let $t = match $t::from_completion_request(&request, &state) {
-                        Ok(v) => v,
-                        Err(e) => return Box::pin(async move { Err(e) }),
-                    };
-                )*
-                let fut = (self)($($t,)*);
-                Box::pin(async move { fut.await.into_completion() })
-            }
-        }
-    };
-}
-
-impl_completion_handler!();
-impl_completion_handler!(T1);
-impl_completion_handler!(T1, T2);
-impl_completion_handler!(T1, T2, T3);
-impl_completion_handler!(T1, T2, T3, T4);
-
 /// A completion provider with its types erased.
 pub(crate) type ErasedCompleter<S> = Arc<
-    dyn Fn(CompletionRequest, Arc<S>) -> BoxFuture<'static, Result<CompleteResult, ErrorObject>>
+    dyn Fn(
+            HandlerInput<S, CompletionRequest>,
+        ) -> BoxFuture<'static, Result<CompleteResult, ErrorObject>>
         + Send
         + Sync,
 >;
@@ -167,7 +134,7 @@ where
     H: CompletionHandler<M, S>,
     S: Send + Sync + 'static,
 {
-    Arc::new(move |request, state| handler.call(request, state))
+    Arc::new(move |input| handler.call(input))
 }
 
 #[cfg(test)]

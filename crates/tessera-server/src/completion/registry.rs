@@ -17,6 +17,7 @@ use crate::completion::handler::{CompletionHandler, ErasedCompleter, erase, limi
 use crate::completion::request::{CompletionRequest, CompletionTarget};
 use crate::context::RequestContext;
 use crate::error::BuildError;
+use crate::extract::{HandlerInput, RequestParts};
 use crate::prompt::PromptRegistry;
 use crate::resource::ResourceRegistry;
 use crate::server::{Server, ServerBuilder, ready, to_object};
@@ -238,14 +239,16 @@ impl<S: Send + Sync + 'static> Server<S> {
         let Some(handler) = handler else {
             return ready(Ok(to_object(&limit(CompleteResult::new(Vec::new())))));
         };
-        let request = CompletionRequest {
-            target,
-            argument,
-            value: params.argument.value,
-            arguments: params.context.and_then(|c| c.arguments).unwrap_or_default(),
-            context: RequestContext::from_request(&r),
+        let input = HandlerInput {
+            parts: RequestParts::new(self, RequestContext::from_request(&r)),
+            body: CompletionRequest {
+                target,
+                argument,
+                value: params.argument.value,
+                arguments: params.context.and_then(|c| c.arguments).unwrap_or_default(),
+            },
         };
-        let fut = handler(request, self.inner.state.clone());
+        let fut = handler(input);
         Box::pin(async move { Ok(to_object(&limit(fut.await?))) })
     }
 }

@@ -1,14 +1,9 @@
-//! [`CompletionRequest`]: what a completion handler is asked, and the
-//! extractors a completion handler can take.
+//! [`CompletionRequest`]: what a completion handler is asked (the body of
+//! a `completion/complete`, itself an extractor).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use tessera_types::ErrorObject;
-use tokio_util::sync::CancellationToken;
-
-use crate::context::RequestContext;
-use crate::extract::State;
+use crate::extract::{FromRequest, HandlerInput, Rejection, RequestBody};
 
 /// What is being completed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +15,10 @@ pub enum CompletionTarget {
     ResourceTemplate(String),
 }
 
-/// One `completion/complete` request, as a completion handler sees it.
+/// One `completion/complete` request, as a completion handler sees it: the
+/// body of the request (its context, state and server are in the
+/// [`RequestParts`](crate::RequestParts); take [`RequestContext`](crate::RequestContext)
+/// as another parameter to read them).
 #[derive(Debug, Clone)]
 pub struct CompletionRequest {
     /// The prompt or resource template whose argument is being completed.
@@ -32,8 +30,6 @@ pub struct CompletionRequest {
     /// The values of the other arguments the user already chose
     /// (`context.arguments`; empty when the client sent none).
     pub arguments: BTreeMap<String, String>,
-    /// The request context (era, version, cancellation, logging, …).
-    pub context: RequestContext,
 }
 
 impl CompletionRequest {
@@ -78,50 +74,14 @@ where
     exact
 }
 
-/// Something a completion handler can take as a parameter:
-/// [`CompletionRequest`], [`State<S>`], [`RequestContext`] or
-/// [`CancellationToken`].
-pub trait FromCompletionRequest<S>: Sized + Send {
-    /// Extracts the value; an `Err` becomes the JSON-RPC error of the request.
-    fn from_completion_request(
-        request: &CompletionRequest,
-        state: &Arc<S>,
-    ) -> Result<Self, ErrorObject>;
+impl RequestBody for CompletionRequest {
+    /// Completion extractors declare nothing.
+    type Declaration = ();
 }
 
-impl<S> FromCompletionRequest<S> for CompletionRequest {
-    fn from_completion_request(
-        request: &CompletionRequest,
-        _state: &Arc<S>,
-    ) -> Result<Self, ErrorObject> {
-        Ok(request.clone())
-    }
-}
-
-impl<S: Send + Sync> FromCompletionRequest<S> for State<S> {
-    fn from_completion_request(
-        _request: &CompletionRequest,
-        state: &Arc<S>,
-    ) -> Result<Self, ErrorObject> {
-        Ok(State(state.clone()))
-    }
-}
-
-impl<S> FromCompletionRequest<S> for RequestContext {
-    fn from_completion_request(
-        request: &CompletionRequest,
-        _state: &Arc<S>,
-    ) -> Result<Self, ErrorObject> {
-        Ok(request.context.clone())
-    }
-}
-
-impl<S> FromCompletionRequest<S> for CancellationToken {
-    fn from_completion_request(
-        request: &CompletionRequest,
-        _state: &Arc<S>,
-    ) -> Result<Self, ErrorObject> {
-        Ok(request.context.cancellation().clone())
+impl<S> FromRequest<S, CompletionRequest> for CompletionRequest {
+    fn from_request(input: &mut HandlerInput<S, CompletionRequest>) -> Result<Self, Rejection> {
+        Ok(input.body.clone())
     }
 }
 

@@ -1,48 +1,29 @@
-//! Extractors: the parameters a prompt handler can take.
+//! The body of a `prompts/get` and the extractors that read it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tessera_types::{ErrorObject, JsonObject, PromptArgument};
-use tokio_util::sync::CancellationToken;
+use tessera_types::{JsonObject, PromptArgument};
 
-use crate::context::RequestContext;
-use crate::extract::State;
+use crate::extract::{FromRequest, HandlerInput, Rejection, RequestBody};
 use crate::schema::schema_for;
 
-/// Everything a `prompts/get` request carries, before extraction. The
-/// arguments have been checked against the prompt's declaration.
-#[derive(Debug)]
-pub struct PromptGet<S> {
+/// The body of a `prompts/get`: what it carries beyond the
+/// [`RequestParts`](crate::RequestParts). The arguments have been checked
+/// against the prompt's declaration.
+#[derive(Debug, Clone)]
+pub struct PromptGet {
     /// The prompt's name.
     pub name: String,
     /// The argument values (all strings, as the protocol has them).
     pub arguments: BTreeMap<String, String>,
-    /// The request context.
-    pub context: RequestContext,
-    /// The server's shared state.
-    pub state: Arc<S>,
 }
 
-/// Something a prompt handler can take as a parameter: [`PromptArgs<T>`],
-/// [`PromptArgsMap`], [`RequestContext`], [`State<S>`],
-/// [`Peer`](tessera_runtime::Peer) or [`CancellationToken`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a parameter of a prompt handler",
-    label = "not a prompt extractor",
-    note = "each parameter of a prompt handler is an extractor (`FromPromptGet<S>`), such as `PromptArgs<T>`, `PromptArgsMap`, `RequestContext`, `State<S>`, `Peer` or `CancellationToken`"
-)]
-pub trait FromPromptGet<S>: Sized + Send {
-    /// Extracts the value; an `Err` becomes the JSON-RPC error of the request.
-    fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject>;
-
-    /// The prompt arguments this extractor implies, if it reads the arguments.
-    fn arguments() -> Option<Vec<PromptArgument>> {
-        None
-    }
+impl RequestBody for PromptGet {
+    /// The prompt's `arguments`.
+    type Declaration = Vec<PromptArgument>;
 }
 
 /// The prompt's arguments, deserialised into `T`.
@@ -59,24 +40,22 @@ pub trait FromPromptGet<S>: Sized + Send {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptArgs<T>(pub T);
 
-impl<S, T> FromPromptGet<S> for PromptArgs<T>
+impl<S, T> FromRequest<S, PromptGet> for PromptArgs<T>
 where
     T: DeserializeOwned + JsonSchema + Send,
 {
-    fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject> {
+    fn from_request(input: &mut HandlerInput<S, PromptGet>) -> Result<Self, Rejection> {
+        let get = &input.body;
         let schema = schema_for::<T>();
         let object = typed_values(&schema, &get.arguments);
         serde_json::from_value(Value::Object(object))
             .map(PromptArgs)
             .map_err(|e| {
-                ErrorObject::invalid_params(format!(
-                    "Invalid arguments for prompt {}: {e}",
-                    get.name
-                ))
+                Rejection::InvalidParams(format!("Invalid arguments for prompt {}: {e}", get.name))
             })
     }
 
-    fn arguments() -> Option<Vec<PromptArgument>> {
+    fn declaration() -> Option<Vec<PromptArgument>> {
         arguments_from_schema(&schema_for::<T>())
     }
 }
@@ -88,38 +67,16 @@ where
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptArgsMap(pub HashMap<String, String>);
 
-impl<S> FromPromptGet<S> for PromptArgsMap {
-    fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject> {
+impl<S> FromRequest<S, PromptGet> for PromptArgsMap {
+    fn from_request(input: &mut HandlerInput<S, PromptGet>) -> Result<Self, Rejection> {
         Ok(PromptArgsMap(
-            get.arguments
+            input
+                .body
+                .arguments
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         ))
-    }
-}
-
-impl<S: Send + Sync> FromPromptGet<S> for State<S> {
-    fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject> {
-        Ok(State(get.state.clone()))
-    }
-}
-
-impl<S> FromPromptGet<S> for RequestContext {
-    fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject> {
-        Ok(get.context.clone())
-    }
-}
-
-impl<S> FromPromptGet<S> for tessera_runtime::Peer {
-    fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject> {
-        Ok(get.context.peer().clone())
-    }
-}
-
-impl<S> FromPromptGet<S> for CancellationToken {
-    fn from_prompt_get(get: &mut PromptGet<S>) -> Result<Self, ErrorObject> {
-        Ok(get.context.cancellation().clone())
     }
 }
 

@@ -13,6 +13,7 @@ use tessera_types::{
 use crate::completion::{ErasedCompleter, completion_error};
 use crate::context::RequestContext;
 use crate::error::BuildError;
+use crate::extract::{HandlerInput, RequestParts};
 use crate::hub::ListKind;
 use crate::prompt::builder::PromptRoute;
 use crate::prompt::extract::PromptGet;
@@ -443,11 +444,12 @@ impl<S: Send + Sync + 'static> Server<S> {
         let mut context = RequestContext::from_request(&r);
         context.input = Some(input.clone());
         let version = context.protocol_version();
-        let get = PromptGet {
-            name: params.name,
-            arguments,
-            context,
-            state: self.inner.state.clone(),
+        let get = HandlerInput {
+            parts: RequestParts::new(self, context),
+            body: PromptGet {
+                name: params.name,
+                arguments,
+            },
         };
         let fut = (prompt.handler)(get);
         let server = self.clone();

@@ -11,9 +11,12 @@ use tessera_types::{
 use super::extract::ResourceRead;
 use super::handler::ResourceHandler;
 use super::response::ResourceError;
+use crate::extract::HandlerInput;
 
 pub(crate) type ErasedReader<S> = Arc<
-    dyn Fn(ResourceRead<S>) -> BoxFuture<'static, Result<ReadResourceResult, ResourceError>>
+    dyn Fn(
+            HandlerInput<S, ResourceRead>,
+        ) -> BoxFuture<'static, Result<ReadResourceResult, ResourceError>>
         + Send
         + Sync,
 >;
@@ -128,7 +131,7 @@ impl ResourceBuilder {
     }
 
     /// Attaches the handler: an async function whose parameters are
-    /// extractors ([`FromResourceRead`](crate::FromResourceRead)) and whose
+    /// extractors ([`FromRequest`](crate::FromRequest)) and whose
     /// output converts into contents
     /// ([`IntoResourceContents`](crate::IntoResourceContents)).
     pub fn handler<H, M, S>(self, handler: H) -> ResourceRoute<S>
@@ -138,7 +141,7 @@ impl ResourceBuilder {
     {
         ResourceRoute {
             resource: self.resource,
-            handler: Arc::new(move |read| handler.call(read)),
+            handler: Arc::new(move |input| handler.call(input)),
         }
     }
 }
@@ -225,7 +228,7 @@ impl ResourceTemplateBuilder {
     {
         ResourceTemplateRoute {
             template: self.template,
-            handler: Arc::new(move |read| handler.call(read)),
+            handler: Arc::new(move |input| handler.call(input)),
         }
     }
 }

@@ -1,21 +1,17 @@
-//! Extractors of resource handlers: what a handler function can take as
-//! parameters.
+//! The body of a `resources/read` and the extractors that read it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use tokio_util::sync::CancellationToken;
 
-use super::response::ResourceError;
 use super::template::VarValue;
 use super::vars::from_vars;
-use crate::context::RequestContext;
-use crate::extract::State;
+use crate::extract::{FromRequest, HandlerInput, Rejection, RequestBody};
 
-/// Everything a `resources/read` carries, before extraction.
-#[derive(Debug)]
-pub struct ResourceRead<S> {
+/// The body of a `resources/read`: what it carries beyond the
+/// [`RequestParts`](crate::RequestParts).
+#[derive(Debug, Clone)]
+pub struct ResourceRead {
     /// The URI asked for.
     pub uri: String,
     /// The URI template that matched (`None` for a fixed resource).
@@ -24,21 +20,11 @@ pub struct ResourceRead<S> {
     pub variables: HashMap<String, VarValue>,
     /// The MIME type declared by the resource or template.
     pub mime_type: Option<String>,
-    /// The request context.
-    pub context: RequestContext,
-    /// The server's shared state.
-    pub state: Arc<S>,
 }
 
-/// Something a resource handler can take as a parameter.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a parameter of a resource handler",
-    label = "not a resource extractor",
-    note = "each parameter of a resource handler is an extractor (`FromResourceRead<S>`), such as `Uri`, `Vars<T>`, `UriVars`, `RequestContext`, `State<S>`, `Peer` or `CancellationToken`"
-)]
-pub trait FromResourceRead<S>: Sized + Send {
-    /// Extracts the value; an `Err` becomes the request's error response.
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError>;
+impl RequestBody for ResourceRead {
+    /// Resource extractors declare nothing.
+    type Declaration = ();
 }
 
 /// The URI being read.
@@ -52,9 +38,9 @@ impl std::ops::Deref for Uri {
     }
 }
 
-impl<S> FromResourceRead<S> for Uri {
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError> {
-        Ok(Uri(read.uri.clone()))
+impl<S> FromRequest<S, ResourceRead> for Uri {
+    fn from_request(input: &mut HandlerInput<S, ResourceRead>) -> Result<Self, Rejection> {
+        Ok(Uri(input.body.uri.clone()))
     }
 }
 
@@ -70,10 +56,11 @@ impl<S> FromResourceRead<S> for Uri {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Vars<T>(pub T);
 
-impl<S, T: DeserializeOwned + Send> FromResourceRead<S> for Vars<T> {
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError> {
+impl<S, T: DeserializeOwned + Send> FromRequest<S, ResourceRead> for Vars<T> {
+    fn from_request(input: &mut HandlerInput<S, ResourceRead>) -> Result<Self, Rejection> {
+        let read = &input.body;
         from_vars(&read.variables).map(Vars).map_err(|e| {
-            ResourceError::InvalidParams(match &read.template {
+            Rejection::InvalidParams(match &read.template {
                 Some(t) => format!("the URI does not fit the template {t}: {e}"),
                 None => format!("the resource has no such variables: {e}"),
             })
@@ -87,37 +74,15 @@ impl<S, T: DeserializeOwned + Send> FromResourceRead<S> for Vars<T> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UriVars(pub HashMap<String, String>);
 
-impl<S> FromResourceRead<S> for UriVars {
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError> {
+impl<S> FromRequest<S, ResourceRead> for UriVars {
+    fn from_request(input: &mut HandlerInput<S, ResourceRead>) -> Result<Self, Rejection> {
         Ok(UriVars(
-            read.variables
+            input
+                .body
+                .variables
                 .iter()
                 .map(|(k, v)| (k.clone(), v.joined()))
                 .collect(),
         ))
-    }
-}
-
-impl<S: Send + Sync> FromResourceRead<S> for State<S> {
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError> {
-        Ok(State(read.state.clone()))
-    }
-}
-
-impl<S> FromResourceRead<S> for RequestContext {
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError> {
-        Ok(read.context.clone())
-    }
-}
-
-impl<S> FromResourceRead<S> for tessera_runtime::Peer {
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError> {
-        Ok(read.context.peer().clone())
-    }
-}
-
-impl<S> FromResourceRead<S> for CancellationToken {
-    fn from_resource_read(read: &mut ResourceRead<S>) -> Result<Self, ResourceError> {
-        Ok(read.context.cancellation().clone())
     }
 }
