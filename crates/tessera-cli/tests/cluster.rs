@@ -216,3 +216,59 @@ async fn any_instance_serves_any_modern_request() {
     assert!(c.get("result").is_some(), "{c}");
     assert_eq!(task(&lb, &on_1).await["status"], "cancelled");
 }
+
+/// Redis goes away under a running instance: a 2026-07-28 request that needs
+/// no shared state is answered as before, one that needs the task store gets
+/// an error at once (no hang), and once a new redis-server listens on the
+/// same port the instance uses it again without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_requests_survive_a_redis_outage() {
+    let mut redis = RedisServer::start().expect("start redis-server");
+    let node = start(&redis.url(), free_port()).await;
+    let url = node.url();
+    let echo = json!({"name": "echo", "arguments": {"text": "hi"}});
+    assert_eq!(
+        rpc(&url, "tools/call", "echo", echo.clone()).await["result"]["content"][0]["text"],
+        "hi"
+    );
+    redis.kill();
+    let r = rpc(&url, "tools/call", "echo", echo.clone()).await;
+    assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+    // The task store is down: an error within a few seconds, not a hang.
+    let started = Instant::now();
+    let r = rpc(
+        &url,
+        "tools/call",
+        "sleep",
+        json!({"name": "sleep", "arguments": {"ms": 10}}),
+    )
+    .await;
+    assert!(r.get("error").is_some(), "{r}");
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("unavailable"), "{r}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    // Redis is back (empty: persistence is off): tasks work again.
+    redis.restart().expect("restart redis-server");
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let r = rpc(
+            &url,
+            "tools/call",
+            "sleep",
+            json!({"name": "sleep", "arguments": {"ms": 10}}),
+        )
+        .await;
+        if r["result"]["resultType"] == "task" {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the task store did not come back: {r}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
