@@ -11,6 +11,7 @@
 #   --skip-build   use what is already built
 #   --no-tessera   measure only the others (Tessera's columns stay empty)
 #   --no-proxy     skip the `tessera proxy` overhead comparison (bench/proxy.sh) run last
+#   --soak         run the soak instead (bench/soak.sh; takes --minutes N, default 10)
 #
 # Environment:
 #   TESSERA_BIN          use this tessera binary instead of building crates/tessera-cli
@@ -31,6 +32,14 @@ BENCH_TARGET_DIR="${BENCH_TARGET_DIR:-$BENCH/target}"
 TESSERA_TARGET_DIR="${TESSERA_TARGET_DIR:-$BENCH/target/tessera}"
 NODE="${NODE:-node}"
 
+for a in "$@"; do
+  if [ "$a" = "--soak" ]; then
+    SOAK_ARGS=()
+    for b in "$@"; do [ "$b" = "--soak" ] || SOAK_ARGS+=("$b"); done
+    exec bash "$(dirname "${BASH_SOURCE[0]}")/soak.sh" "${SOAK_ARGS[@]}"
+  fi
+done
+
 SKIP_BUILD=0
 NO_TESSERA=0
 NO_PROXY=0
@@ -44,7 +53,7 @@ while [ $# -gt 0 ]; do
     --no-proxy) NO_PROXY=1 ;;
     --smoke) SMOKE=1; PASS+=("$1") ;;
     --nice) NICE="$2"; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) PASS+=("$1") ;;
   esac
   shift

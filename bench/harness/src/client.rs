@@ -185,6 +185,27 @@ impl Client {
         Ok(())
     }
 
+    /// Speaks in the legacy session `id` from now on (a session opened by
+    /// [`Client::open_another`] on this or another connection).
+    pub fn switch_session(&mut self, id: &str) -> anyhow::Result<()> {
+        self.session = Some(HeaderValue::from_str(id)?);
+        Ok(())
+    }
+
+    /// Sends a notification the server accepts and ignores
+    /// (`notifications/cancelled` for a request that does not exist).
+    pub async fn notify(&mut self) -> anyhow::Result<()> {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":0,"reason":"bench"{}}}}}"#,
+            self.meta()
+        );
+        let (status, _, _, bytes) = self.post(body, "notifications/cancelled", None, true).await?;
+        if !matches!(status, StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT) {
+            bail!("notifications/cancelled: HTTP {status}: {}", snippet(&bytes));
+        }
+        Ok(())
+    }
+
     fn take_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;

@@ -5,6 +5,7 @@
 //! mcp-bench load --url http://127.0.0.1:PORT/mcp ...        one load point against a running server
 //! mcp-bench sessions --url ... --pid PID --count N          memory per session of a running server
 //! mcp-bench stdio -- COMMAND ARGS...                        stdio round trips + cold start of one server
+//! mcp-bench soak --tessera BIN [--minutes N]                RSS and fds of tessera serve --http under mixed load
 //! mcp-bench report RESULTS.json                             re-render a report
 //! ```
 //! `bench/run.sh` builds everything and calls `mcp-bench run` pinned to core 1.
@@ -16,6 +17,7 @@ mod report;
 mod results;
 mod run;
 mod servers;
+mod soak;
 mod sse;
 mod stdio;
 
@@ -48,6 +50,9 @@ enum Cmd {
     Sessions(SessionsArgs),
     /// Stdio round trips and cold start of one server command; prints JSON.
     Stdio(StdioArgs),
+    /// A long mixed run against `tessera serve --http`: RSS and open file
+    /// descriptors must stay flat, with no errors (bench/soak.sh).
+    Soak(SoakArgs),
     /// Render the Markdown report of a results JSON file.
     Report {
         /// A results .json written by `run`.
@@ -185,6 +190,53 @@ struct StdioArgs {
     command: Vec<String>,
 }
 
+#[derive(clap::Args)]
+struct SoakArgs {
+    /// The tessera binary.
+    #[arg(long)]
+    tessera: PathBuf,
+    /// Minutes to run (at least 3 for a verdict).
+    #[arg(long, default_value_t = 10.0)]
+    minutes: f64,
+    /// Legacy sessions kept open.
+    #[arg(long, default_value_t = 1000)]
+    sessions: usize,
+    /// Keep-alive connections the legacy sessions share (one worker each).
+    #[arg(long, default_value_t = 50)]
+    connections: usize,
+    /// 2026-07-28 clients (one worker each).
+    #[arg(long, default_value_t = 10)]
+    modern_clients: usize,
+    /// Workers opening and dropping streams.
+    #[arg(long, default_value_t = 4)]
+    stream_workers: usize,
+    /// Milliseconds between two actions of one worker.
+    #[arg(long, default_value_t = 100)]
+    pace_ms: u64,
+    /// The bench directory.
+    #[arg(long, default_value = "bench")]
+    bench_dir: PathBuf,
+    /// Where the report goes (default: BENCH_DIR/results).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+}
+
+async fn cmd_soak(a: SoakArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(a.sessions > 0 && a.connections > 0, "nothing to run");
+    let cfg = soak::SoakConfig {
+        tessera: a.tessera,
+        minutes: a.minutes,
+        sessions: a.sessions,
+        connections: a.connections.min(a.sessions),
+        modern_clients: a.modern_clients,
+        stream_workers: a.stream_workers,
+        pace: Duration::from_millis(a.pace_ms),
+        out_dir: a.out_dir.unwrap_or_else(|| a.bench_dir.join("results")),
+        log_dir: a.bench_dir.join("target/logs"),
+    };
+    Ok(if soak::run(cfg).await? { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -193,6 +245,7 @@ async fn main() -> ExitCode {
         Cmd::Load(a) => cmd_load(a).await,
         Cmd::Sessions(a) => cmd_sessions(a).await,
         Cmd::Stdio(a) => cmd_stdio(a).await,
+        Cmd::Soak(a) => cmd_soak(a).await,
         Cmd::Report { file } => cmd_report(&file),
     };
     match r {
