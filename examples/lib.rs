@@ -7,5 +7,5 @@
 //! | `echo_stdio` | the twenty-line server of the README, on stdio |
 //! | `http_axum` | an MCP endpoint mounted inside an axum router beside other routes |
 //! | `oauth_server` | the same endpoint behind OAuth 2.1 bearer tokens |
-//! | `client_call` | a client that connects to any server and calls one tool |
+//! | `client_call` | a client that connects to any server and calls one tool (`--version V` pins the protocol version) |
 //! | `ask_user` | a handler that asks the user (elicitation), in both eras |

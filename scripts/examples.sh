@@ -60,7 +60,7 @@ print(r.read().decode())
 PY
 }
 
-cargo build -q -p tessera-examples --examples -p tessera-cli </dev/null || {
+cargo build -q -p tessera-examples -p tessera-cli --examples --bins </dev/null || {
   echo "FAIL building the examples"; echo "examples: 0 passed, 1 failed"; exit 1; }
 
 # apps_server: an MCP App; a client that renders no views gets the text result
@@ -78,10 +78,10 @@ check "client_call calls a stdio server" \
   bash -c 'timeout 30 "$1" echo "{\"text\":\"yo\"}" -- "$2" | tail -n1 | grep -qx yo' _ "$EX/client_call" "$EX/echo_stdio"
 
 for v in 2025-11-25 2026-07-28; do
-  check "pinned_call speaks $v to a stdio server" \
-    bash -c 'out="$(timeout 30 "$1" "$2" echo "{\"text\":\"yo\"}" -- "$3" serve --stdio)" &&
-      [ "$(printf "%s\n" "$out" | head -n1)" = "protocol version $2" ] &&
-      [ "$(printf "%s\n" "$out" | tail -n1)" = yo ]' _ "$EX/pinned_call" "$v" "$TESSERA"
+  check "client_call --version $v speaks $v to a stdio server" \
+    bash -c 'out="$(timeout 30 "$1" --version "$2" echo "{\"text\":\"yo\"}" -- "$3" serve --stdio)" &&
+      [[ "$(printf "%s\n" "$out" | head -n1)" == *", protocol version $2" ]] &&
+      [ "$(printf "%s\n" "$out" | tail -n1)" = yo ]' _ "$EX/client_call" "$v" "$TESSERA"
 done
 
 # http_axum: MCP beside another route in one axum router.

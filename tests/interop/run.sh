@@ -83,6 +83,7 @@ CASES=(
   "proxy/ts-sdk-sse-everything|node,tessera|case_proxy_ts_sse_everything"
   "proxy/tessera-2026-07-28-everything|node,tessera|case_proxy_modern_everything"
   "proxy/tessera-2025-11-25-everything|node,tessera|case_proxy_legacy_everything"
+  "proxy/sse-upstream-everything|node,tessera|case_proxy_sse_upstream_everything"
   "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
   "cli/call-echo-py-reference|py,tessera|case_cli_call_reference"
   "control/ts-sdk-everything|node|case_control_ts_everything"
@@ -187,8 +188,8 @@ setup_tessera() {
     case "$target" in /*) ;; *) target="$ROOT/$target" ;; esac
     TESSERA="$target/debug/tessera"
     # Always ask cargo: a no-op when the binary is fresh, and never tests a stale one.
-    say "setup: cargo build -p tessera-cli -p tessera-examples --example pinned_call"
-    if ! (cd "$ROOT" && cargo build -q -p tessera-cli -p tessera-examples --example pinned_call) >"$OUT/setup-cargo.log" 2>&1; then
+    say "setup: cargo build -p tessera-cli -p tessera-examples --bin tessera --example client_call"
+    if ! (cd "$ROOT" && cargo build -q -p tessera-cli -p tessera-examples --bin tessera --example client_call) >"$OUT/setup-cargo.log" 2>&1; then
       tail -n 30 "$OUT/setup-cargo.log" | indent
       if [ -x "$TESSERA" ]; then
         say "setup: build failed; testing the existing $TESSERA"
@@ -200,7 +201,7 @@ setup_tessera() {
   if [ ! -x "$TESSERA" ]; then
     WHY_tessera="tessera binary not found at $TESSERA"; return
   fi
-  PINNED="${PINNED_CALL_BIN:-$(dirname "$TESSERA")/examples/pinned_call}"
+  CLIENT_CALL="${CLIENT_CALL_BIN:-$(dirname "$TESSERA")/examples/client_call}"
 
   READY_tessera=1
 }
@@ -497,7 +498,7 @@ case_cli_http_tessera() {
 # Era bridging through `tessera proxy --http` in front of server-everything
 # (stdio, legacy only). The TypeScript SDK client speaks the legacy era over
 # Streamable HTTP and over the 2024-11-05 HTTP+SSE pair; the Tessera client
-# (examples/pinned_call) is pinned to one version with no fallback, so the
+# (examples/client_call --version V) is pinned to one version with no fallback, so the
 # 2026-07-28 case passes only if the proxy translates.
 case_proxy_ts_http_everything() {
   start_http proxy /mcp "${everything_cmd[@]}" || { stop_http; return 1; }
@@ -512,22 +513,41 @@ case_proxy_ts_sse_everything() {
   return $st
 }
 pinned_everything() { # VERSION
-  if [ ! -x "$PINNED" ]; then REASON="examples/pinned_call not built: $PINNED"; return 1; fi
+  if [ ! -x "$CLIENT_CALL" ]; then REASON="examples/client_call not built: $CLIENT_CALL"; return 1; fi
   start_http proxy /mcp "${everything_cmd[@]}" || { stop_http; return 1; }
-  run_cmd echo "$PINNED" "$1" echo '{"message":"bridged"}' "$HTTP_URL"
+  run_cmd echo "$CLIENT_CALL" --version "$1" echo '{"message":"bridged"}' "$HTTP_URL"
   local st=$? out1; out1="$STDOUT"
-  [ "$st" = 0 ] && run_cmd sum "$PINNED" "$1" get-sum '{"a":2,"b":3}' "$HTTP_URL"; st=$?
+  [ "$st" = 0 ] && run_cmd sum "$CLIENT_CALL" --version "$1" get-sum '{"a":2,"b":3}' "$HTTP_URL"; st=$?
   stop_http
   [ "$st" = 0 ] || return 1
   expect_exit 0 || return 1
-  if [ "$(head -n1 "$out1")" != "protocol version $1" ]; then
-    REASON="expected 'protocol version $1', got: $(first_line "$out1")"; return 1
+  if [[ "$(head -n1 "$out1")" != *", protocol version $1" ]]; then
+    REASON="expected '..., protocol version $1', got: $(first_line "$out1")"; return 1
   fi
   grep -qx "Echo: bridged" "$out1" || { REASON="echo: $(tail -n1 "$out1")"; return 1; }
   grep -qE '(^|[^0-9])5([^0-9]|$)' "$STDOUT" || { REASON="get-sum: $(tail -n1 "$STDOUT")"; return 1; }
 }
 case_proxy_modern_everything() { pinned_everything 2026-07-28; }
 case_proxy_legacy_everything() { pinned_everything 2025-11-25; }
+
+# server-everything in its `sse` mode (HTTP+SSE only, a legacy server) as the
+# upstream of `tessera proxy --http URL`: tessera called through the proxy,
+# pinned to 2025-11-25 and to 2026-07-28.
+case_proxy_sse_upstream_everything() {
+  start_http yes /sse node "$EVERYTHING_JS" sse || { stop_http; return 1; }
+  local up_pid="$HTTP_PID" up_url="$HTTP_URL" st=0 v
+  if ! start_http no /mcp "$TESSERA" proxy "$up_url" --http; then
+    stop_http; kill "$up_pid" 2>/dev/null; wait "$up_pid" 2>/dev/null; return 1
+  fi
+  for v in 2025-11-25 2026-07-28; do
+    run_cmd "call-$v" "$TESSERA" call --protocol-version "$v" echo "{\"message\":\"sse via $v\"}" "$HTTP_URL" || { st=1; break; }
+    expect_exit 0 || { st=1; break; }
+    expect_stdout_has "Echo: sse via $v" || { st=1; break; }
+  done
+  stop_http
+  kill "$up_pid" 2>/dev/null; wait "$up_pid" 2>/dev/null
+  return $st
+}
 
 # The two exit-code cases first make a good call, so that a binary that always
 # exits 1 (or 2) cannot pass them.

@@ -8,6 +8,7 @@
 //! changed), and it is reconnected with backoff until it comes back.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,6 +26,7 @@ use crate::config::{ServerEntry, valid_name};
 use crate::error::ProxyError;
 use crate::forward::{forward, send};
 use crate::listen::tag;
+use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
 use crate::route::{ask_sole, log};
 use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
@@ -33,7 +35,7 @@ pub const NAME_SEPARATOR: &str = "__";
 /// The separator between an upstream's name and a resource URI.
 pub const URI_SEPARATOR: char = '+';
 
-/// The most pages read from one upstream for one list.
+/// The most upstream pages read to serve one page of a combined list.
 const MAX_PAGES: usize = 100;
 const LIST_KINDS: [&str; 3] = [
     "notifications/tools/list_changed",
@@ -196,6 +198,8 @@ impl Member {
 
 struct Inner {
     members: Vec<Arc<Member>>,
+    /// Items per page of the combined lists.
+    page_size: AtomicUsize,
     hub: Arc<Hub>,
     config: Arc<EngineConfig>,
     stop: CancellationToken,
@@ -311,6 +315,7 @@ impl Aggregator {
         }
         let inner = Arc::new(Inner {
             members,
+            page_size: AtomicUsize::new(DEFAULT_PAGE_SIZE),
             hub,
             config,
             stop,
@@ -319,6 +324,13 @@ impl Aggregator {
             inner: inner.clone(),
         });
         Ok(Aggregator { inner, service })
+    }
+
+    /// Sets how many items a page of a combined list holds (at least 1;
+    /// 100 by default). The lists are the upstreams' lists one after the
+    /// other; each page ends with a `nextCursor` until the last.
+    pub fn set_page_size(&self, items: usize) {
+        self.inner.page_size.store(items.max(1), Ordering::Relaxed);
     }
 
     /// The upstream names, in order.
@@ -473,6 +485,61 @@ impl std::fmt::Debug for AggregatorService {
     }
 }
 
+/// One page of an upstream's `key` list (from its `cursor`), filtered by
+/// the tool allow/deny lists and prefixed, with the upstream's next cursor;
+/// `None` when the upstream is down or the request failed.
+async fn upstream_page(
+    m: &Member,
+    r: &Request,
+    method: &str,
+    key: &str,
+    cursor: Option<String>,
+) -> Option<(Vec<Value>, Option<String>)> {
+    let up = m.current()?;
+    let params = cursor.map(|c| {
+        let mut p = JsonObject::new();
+        p.insert("cursor".into(), json!(c));
+        p
+    });
+    let mut page = match send(&up, r, method, params).await {
+        Ok(page) => page,
+        Err(e) => {
+            tracing::warn!(upstream = %m.entry.name, %method, %e, "left out of the list");
+            return None;
+        }
+    };
+    let next = match page.remove("nextCursor") {
+        Some(Value::String(c)) => Some(c),
+        _ => None,
+    };
+    let items = match page.remove(key) {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    let name = &m.entry.name;
+    let items = items
+        .into_iter()
+        .filter_map(|mut item| {
+            let o = item.as_object_mut()?;
+            let original = o.get("name").and_then(Value::as_str)?.to_owned();
+            if key == "tools" && !m.entry.allows(&original) {
+                return None;
+            }
+            o.insert(
+                "name".into(),
+                json!(format!("{name}{NAME_SEPARATOR}{original}")),
+            );
+            for k in ["uri", "uriTemplate"] {
+                if let Some(Value::String(u)) = o.get_mut(k) {
+                    *u = prefix_uri(name, u);
+                }
+            }
+            Some(item)
+        })
+        .collect();
+    Some((items, next))
+}
+
 fn param_str<'a>(params: Option<&'a JsonObject>, key: &str) -> Result<&'a str, ErrorObject> {
     params
         .and_then(|p| p.get(key))
@@ -495,62 +562,60 @@ impl Inner {
         Some((m, rest))
     }
 
-    /// Lists `key` items of every connected upstream, prefixed.
+    /// One page of the combined `key` list: the connected upstreams' items
+    /// in configuration order, prefixed (see [`crate::pages`]). An upstream
+    /// that is down or fails is left out, and the page goes on with the next.
     async fn list(&self, r: &Request, method: &str, key: &str) -> HandlerResult {
-        let fetches = self.members.iter().map(|m| async move {
-            let Some(up) = m.current() else {
-                return Vec::new();
-            };
-            let mut items = Vec::new();
-            let mut cursor: Option<Value> = None;
-            for _ in 0..MAX_PAGES {
-                let params = cursor.take().map(|c| {
-                    let mut p = JsonObject::new();
-                    p.insert("cursor".into(), c);
-                    p
-                });
-                match send(&up, r, method, params).await {
-                    Ok(mut page) => {
-                        if let Some(Value::Array(a)) = page.remove(key) {
-                            items.extend(a);
-                        }
-                        match page.remove("nextCursor") {
-                            Some(c @ Value::String(_)) => cursor = Some(c),
-                            _ => break,
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(upstream = %m.entry.name, %method, %e, "left out of the list");
-                        break;
-                    }
-                }
+        let size = self.page_size.load(Ordering::Relaxed).max(1);
+        let (mut index, mut cursor, mut skip) = match requested_cursor(r.params.as_ref())? {
+            None => (0, None, 0),
+            Some(c) => {
+                let p = Position::open(method, c)?;
+                let i = self
+                    .members
+                    .iter()
+                    .position(|m| m.entry.name == p.upstream)
+                    .ok_or_else(|| {
+                        ErrorObject::invalid_params(format!(
+                            "Invalid params: invalid cursor for {method}"
+                        ))
+                    })?;
+                (i, p.cursor, p.skip)
             }
-            let name = &m.entry.name;
-            items
-                .into_iter()
-                .filter_map(|mut item| {
-                    let o = item.as_object_mut()?;
-                    let original = o.get("name").and_then(Value::as_str)?.to_owned();
-                    if key == "tools" && !m.entry.allows(&original) {
-                        return None;
-                    }
-                    o.insert("name".into(), json!(format!("{name}{NAME_SEPARATOR}{original}")));
-                    for k in ["uri", "uriTemplate"] {
-                        if let Some(Value::String(u)) = o.get_mut(k) {
-                            *u = prefix_uri(name, u);
-                        }
-                    }
-                    Some(item)
-                })
-                .collect::<Vec<_>>()
-        });
-        let all: Vec<Value> = futures::future::join_all(fetches)
-            .await
-            .into_iter()
-            .flatten()
-            .collect();
+        };
+        let mut items: Vec<Value> = Vec::new();
+        // Upstream pages read for this page, bounded so that upstreams
+        // answering empty pages cannot keep one request going.
+        let mut reads = 0;
+        while index < self.members.len() && items.len() < size && reads < MAX_PAGES {
+            let m = &self.members[index];
+            reads += 1;
+            let Some((page, next)) = upstream_page(m, r, method, key, cursor.clone()).await else {
+                (index, cursor, skip) = (index + 1, None, 0);
+                continue;
+            };
+            let take = page.len().saturating_sub(skip).min(size - items.len());
+            items.extend(page.iter().skip(skip).take(take).cloned());
+            if skip + take < page.len() {
+                skip += take;
+                break;
+            }
+            match next {
+                Some(c) => (cursor, skip) = (Some(c), 0),
+                None => (index, cursor, skip) = (index + 1, None, 0),
+            }
+        }
         let mut out = JsonObject::new();
-        out.insert(key.into(), Value::Array(all));
+        out.insert(key.into(), Value::Array(items));
+        if let Some(m) = self.members.get(index) {
+            let next = Position {
+                method: method.to_owned(),
+                upstream: m.entry.name.clone(),
+                cursor,
+                skip,
+            };
+            out.insert("nextCursor".into(), json!(next.seal()));
+        }
         Ok(out)
     }
 

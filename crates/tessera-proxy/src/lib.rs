@@ -16,6 +16,8 @@
 //!   tool, prompt and resource names with the upstream's name
 //!   (`NAME__tool`), with per-upstream timeouts, allow/deny lists for tools,
 //!   and reconnection: a dead upstream's tools disappear and come back.
+//!   Its lists are paginated: the upstreams' lists one after the other,
+//!   [`Aggregator::set_page_size`] items a page.
 //!
 //! ```no_run
 //! use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
@@ -37,6 +39,7 @@ mod config;
 mod error;
 mod forward;
 mod listen;
+mod pages;
 mod route;
 mod upstream;
 

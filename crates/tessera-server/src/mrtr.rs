@@ -34,8 +34,8 @@
 //! the first key seals, every key opens, so keys can be rotated.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -63,17 +63,48 @@ pub enum InputError {
     Malformed(String),
 }
 
+/// Where a [`StateSealer`] reads its key ring, on every seal and open: a
+/// shared ring that rotates (for example one kept in Redis, so that every
+/// instance behind a load balancer seals and opens with the same keys).
+///
+/// [`ring`](StateKeySource::ring) is called once per seal and once per open,
+/// so it must be cheap: hand out a ring refreshed in the background, never
+/// wait for a network round trip.
+pub trait StateKeySource: Send + Sync + 'static {
+    /// The ring as it is now: the key that seals first, then every other key
+    /// that still opens. An empty ring makes the sealer use a key of its own
+    /// (valid on this process only) until keys appear.
+    fn ring(&self) -> Arc<[[u8; 32]]>;
+}
+
+/// The keys of a [`StateSealer`].
+#[derive(Clone)]
+enum Keys {
+    /// A ring given once (the default: one random key).
+    Fixed(Arc<[[u8; 32]]>),
+    /// A ring read from a source on every use, with a key of this process for
+    /// when the source has none.
+    Source {
+        source: Arc<dyn StateKeySource>,
+        fallback: [u8; 32],
+    },
+}
+
 /// Seals and opens `requestState`.
 #[derive(Clone)]
 pub struct StateSealer {
-    keys: Vec<[u8; 32]>,
+    keys: Keys,
     ttl: Duration,
 }
 
 impl std::fmt::Debug for StateSealer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys = match &self.keys {
+            Keys::Fixed(k) => format!("{} fixed", k.len()),
+            Keys::Source { .. } => "from a source".to_owned(),
+        };
         f.debug_struct("StateSealer")
-            .field("keys", &self.keys.len())
+            .field("keys", &keys)
             .field("ttl", &self.ttl)
             .finish()
     }
@@ -91,17 +122,50 @@ impl StateSealer {
     /// is not shared between instances: give every instance the same keys with
     /// [`StateSealer::with_keys`] behind a load balancer).
     pub fn random(ttl: Duration) -> Self {
-        let mut key = [0u8; 32];
-        rand::rng().fill_bytes(&mut key);
         StateSealer {
-            keys: vec![key],
+            keys: Keys::Fixed(Arc::new([random_key()])),
             ttl,
         }
     }
 
     /// A sealer with a key ring: the first key seals, any key opens.
     pub fn with_keys(keys: Vec<[u8; 32]>, ttl: Duration) -> Option<Self> {
-        (!keys.is_empty()).then_some(StateSealer { keys, ttl })
+        (!keys.is_empty()).then(|| StateSealer {
+            keys: Keys::Fixed(keys.into()),
+            ttl,
+        })
+    }
+
+    /// A sealer that reads its ring from `source` on every seal and open
+    /// (a ring shared by several instances, rotated elsewhere).
+    pub fn from_source(source: Arc<dyn StateKeySource>, ttl: Duration) -> Self {
+        StateSealer {
+            keys: Keys::Source {
+                source,
+                fallback: random_key(),
+            },
+            ttl,
+        }
+    }
+
+    /// How long a sealed state stays valid.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Runs `f` on the current ring (never empty).
+    fn with_ring<R>(&self, f: impl FnOnce(&[[u8; 32]]) -> R) -> R {
+        match &self.keys {
+            Keys::Fixed(keys) => f(keys),
+            Keys::Source { source, fallback } => {
+                let ring = source.ring();
+                if ring.is_empty() {
+                    f(std::slice::from_ref(fallback))
+                } else {
+                    f(&ring)
+                }
+            }
+        }
     }
 
     fn mac(key: &[u8; 32], data: &[u8]) -> Hmac<Sha256> {
@@ -129,9 +193,11 @@ impl StateSealer {
         let payload =
             json!({"v": 1, "m": method, "d": digest, "e": exp, "p": principal, "a": answers});
         let body = URL_SAFE_NO_PAD.encode(payload.to_string());
-        let tag = Self::mac(&self.keys[0], body.as_bytes())
-            .finalize()
-            .into_bytes();
+        let tag = self.with_ring(|keys| {
+            // `with_ring` never hands out an empty ring.
+            let key = keys.first().copied().unwrap_or_default();
+            Self::mac(&key, body.as_bytes()).finalize().into_bytes()
+        });
         format!("{body}.{}", URL_SAFE_NO_PAD.encode(tag))
     }
 
@@ -150,10 +216,10 @@ impl StateSealer {
         };
         let (body, tag) = state.split_once('.').ok_or_else(|| bad("malformed"))?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| bad("malformed"))?;
-        let sealed_by_us = self
-            .keys
-            .iter()
-            .any(|k| Self::mac(k, body.as_bytes()).verify_slice(&tag).is_ok());
+        let sealed_by_us = self.with_ring(|keys| {
+            keys.iter()
+                .any(|k| Self::mac(k, body.as_bytes()).verify_slice(&tag).is_ok())
+        });
         if !sealed_by_us {
             return Err(bad("integrity check failed"));
         }
@@ -186,6 +252,13 @@ impl StateSealer {
         };
         Ok(OpenedState { answers })
     }
+}
+
+/// 32 random bytes.
+fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    rand::rng().fill_bytes(&mut key);
+    key
 }
 
 /// The digest a state is bound to: the request's params without `_meta`,
@@ -498,6 +571,40 @@ mod tests {
         assert!(after.open(&st, "tools/call", "d", None, now).is_ok());
         let retired = StateSealer::with_keys(vec![new], Duration::from_secs(60)).unwrap();
         assert!(retired.open(&st, "tools/call", "d", None, now).is_err());
+    }
+
+    /// A ring that a test rotates by hand.
+    struct Rotating(Mutex<Arc<[[u8; 32]]>>);
+
+    impl StateKeySource for Rotating {
+        fn ring(&self) -> Arc<[[u8; 32]]> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    #[test]
+    fn keys_from_a_source() {
+        let ttl = Duration::from_secs(60);
+        let ring = Arc::new(Rotating(Mutex::new(Arc::new([[1u8; 32]]))));
+        let a = StateSealer::from_source(ring.clone(), ttl);
+        let b = StateSealer::from_source(ring.clone(), ttl);
+        let now = SystemTime::now();
+        let st = a.seal("tools/call", "d", None, &answers(), now);
+        assert!(b.open(&st, "tools/call", "d", None, now).is_ok());
+        // Rotation: a new key seals, the old one still opens.
+        *ring.0.lock().unwrap() = Arc::new([[2u8; 32], [1u8; 32]]);
+        let st2 = a.seal("tools/call", "d", None, &answers(), now);
+        assert!(b.open(&st, "tools/call", "d", None, now).is_ok());
+        let only_new = StateSealer::with_keys(vec![[2u8; 32]], ttl).unwrap();
+        assert!(only_new.open(&st2, "tools/call", "d", None, now).is_ok());
+        // Retired: the old state no longer opens.
+        *ring.0.lock().unwrap() = Arc::new([[2u8; 32]]);
+        assert!(b.open(&st, "tools/call", "d", None, now).is_err());
+        // An empty ring falls back to a key of the sealer's own.
+        *ring.0.lock().unwrap() = Arc::new([]);
+        let st3 = a.seal("tools/call", "d", None, &answers(), now);
+        assert!(a.open(&st3, "tools/call", "d", None, now).is_ok());
+        assert!(b.open(&st3, "tools/call", "d", None, now).is_err());
     }
 
     #[test]

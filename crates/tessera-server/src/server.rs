@@ -172,6 +172,18 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Reads the `requestState` key ring from `source` on every seal and
+    /// open (a ring shared by every instance behind one endpoint and rotated
+    /// there, such as `tessera-redis`'s), with states valid for `ttl`.
+    pub fn request_state_key_source(
+        mut self,
+        source: Arc<dyn crate::mrtr::StateKeySource>,
+        ttl: Duration,
+    ) -> Self {
+        self.sealer = Some(StateSealer::from_source(source, ttl));
+        self
+    }
+
     /// Sends tool schemas in their draft-07 form ([`to_draft07`](crate::schema::to_draft07))
     /// to clients that negotiated a protocol version older than `version`
     /// (for example `ProtocolVersion::V2025_11_25`, the first version that

@@ -1,0 +1,220 @@
+//! [`RedisEventStore`]: resumable SSE streams in Redis, so that a client
+//! reconnecting with `Last-Event-ID` gets what it missed from any instance.
+//!
+//! Each SSE stream of a session is one Redis Stream,
+//! `{prefix}ev:{session}:{stream}`, whose entry ids are `0-{seq + 1}` (so
+//! entries sort by sequence number and a replay is one `XRANGE` from an
+//! exclusive start) and whose one field `d` holds the event's data. Each
+//! append trims the stream to the newest `per_stream` entries (`MAXLEN`) and
+//! pushes its TTL to `ttl` from now; a set `{prefix}evs:{session}` names the
+//! session's streams (same TTL) so that ending the session deletes them all.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use redis::{Script, Value};
+use tessera_http::{EventId, EventStore, StoredEvent};
+use tessera_runtime::BoxFuture;
+
+use crate::connection::Redis;
+use crate::error::Error;
+
+/// Deletes a session's streams. KEYS: the session's set of streams.
+const REMOVE: &str = r"
+local streams = redis.call('SMEMBERS', KEYS[1])
+for _, k in ipairs(streams) do redis.call('DEL', k) end
+redis.call('DEL', KEYS[1])
+return #streams
+";
+
+/// Resumable SSE streams in Redis (see the module documentation for the
+/// layout). Appends and replays are one round trip each; failures are
+/// logged and the event is not kept (the live stream is unaffected), and a
+/// replay that fails returns nothing.
+#[derive(Clone)]
+pub struct RedisEventStore {
+    redis: Redis,
+    per_stream: usize,
+    ttl_ms: u64,
+    remove: Arc<Script>,
+}
+
+impl std::fmt::Debug for RedisEventStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisEventStore")
+            .field("redis", &self.redis)
+            .field("per_stream", &self.per_stream)
+            .field("ttl_ms", &self.ttl_ms)
+            .finish()
+    }
+}
+
+impl Redis {
+    /// The event store of this instance (retention from
+    /// [`RedisOptions::event_retention`](crate::RedisOptions::event_retention)).
+    pub fn event_store(&self) -> RedisEventStore {
+        let o = self.settings();
+        RedisEventStore {
+            redis: self.clone(),
+            per_stream: o.events_per_stream,
+            ttl_ms: u64::try_from(o.event_ttl.as_millis()).unwrap_or(u64::MAX),
+            remove: Arc::new(Script::new(REMOVE)),
+        }
+    }
+}
+
+impl RedisEventStore {
+    fn stream_key(&self, session: &str, stream: u64) -> String {
+        self.redis.key(&format!("ev:{session}:{stream}"))
+    }
+
+    fn index_key(&self, session: &str) -> String {
+        self.redis.key(&format!("evs:{session}"))
+    }
+
+    /// Appends one event (see [`EventStore::store`]), reporting failures.
+    pub async fn try_store(&self, session: &str, event: &StoredEvent) -> Result<(), Error> {
+        let key = self.stream_key(session, event.id.stream);
+        let index = self.index_key(session);
+        let id = format!("0-{}", event.id.seq.saturating_add(1));
+        let (per_stream, ttl) = (self.per_stream, self.ttl_ms);
+        let data = event.data.as_ref();
+        self.redis
+            .run(|mut c| async move {
+                redis::pipe()
+                    .cmd("XADD")
+                    .arg(&key)
+                    .arg("MAXLEN")
+                    .arg("=")
+                    .arg(per_stream)
+                    .arg(&id)
+                    .arg("d")
+                    .arg(data)
+                    .ignore()
+                    .cmd("PEXPIRE")
+                    .arg(&key)
+                    .arg(ttl)
+                    .ignore()
+                    .cmd("SADD")
+                    .arg(&index)
+                    .arg(&key)
+                    .ignore()
+                    .cmd("PEXPIRE")
+                    .arg(&index)
+                    .arg(ttl)
+                    .ignore()
+                    .exec_async(&mut c)
+                    .await
+            })
+            .await
+    }
+
+    /// The events of `after.stream` after `after.seq` (see
+    /// [`EventStore::replay_after`]), reporting failures.
+    pub async fn try_replay_after(
+        &self,
+        session: &str,
+        after: EventId,
+    ) -> Result<Vec<StoredEvent>, Error> {
+        let key = self.stream_key(session, after.stream);
+        let start = format!("(0-{}", after.seq.saturating_add(1));
+        let reply: Value = self
+            .redis
+            .run(|mut c| async move {
+                redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg(&start)
+                    .arg("+")
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        decode_range(after.stream, reply)
+    }
+
+    /// Deletes every stream of `session`, reporting failures.
+    pub async fn try_remove_session(&self, session: &str) -> Result<(), Error> {
+        let index = self.index_key(session);
+        let script = self.remove.clone();
+        self.redis
+            .run(|mut c| async move { script.key(&index).invoke_async::<i64>(&mut c).await })
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Reads an `XRANGE` reply: `[[id, [field, value, …]], …]`.
+fn decode_range(stream: u64, reply: Value) -> Result<Vec<StoredEvent>, Error> {
+    let bad = |what: &str| Error::Corrupt(format!("event stream entry: {what}"));
+    let Value::Array(entries) = reply else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let Value::Array(parts) = entry else {
+            return Err(bad("not an array"));
+        };
+        let [id, fields] = parts.as_slice() else {
+            return Err(bad("not [id, fields]"));
+        };
+        let id = match id {
+            Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+            Value::SimpleString(s) => s.clone(),
+            _ => return Err(bad("id")),
+        };
+        let seq = id
+            .strip_prefix("0-")
+            .and_then(|n| n.parse::<u64>().ok())
+            .and_then(|n| n.checked_sub(1))
+            .ok_or_else(|| bad("id"))?;
+        let Value::Array(fields) = fields else {
+            return Err(bad("fields"));
+        };
+        let data = fields
+            .chunks(2)
+            .find_map(|kv| match kv {
+                [Value::BulkString(k), Value::BulkString(v)] if k == b"d" => {
+                    Some(Bytes::from(v.clone()))
+                }
+                _ => None,
+            })
+            .ok_or_else(|| bad("no data"))?;
+        out.push(StoredEvent {
+            id: EventId { stream, seq },
+            data,
+        });
+    }
+    Ok(out)
+}
+
+impl EventStore for RedisEventStore {
+    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()> {
+        let session = session.to_owned();
+        Box::pin(async move {
+            if let Err(e) = self.try_store(&session, &event).await {
+                tracing::warn!(error = %e, event = %event.id, "SSE event not kept for replay");
+            }
+        })
+    }
+
+    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
+        let session = session.to_owned();
+        Box::pin(async move {
+            self.try_replay_after(&session, after)
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, after = %after, "SSE replay failed");
+                    Vec::new()
+                })
+        })
+    }
+
+    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
+        let session = session.to_owned();
+        Box::pin(async move {
+            if let Err(e) = self.try_remove_session(&session).await {
+                tracing::warn!(error = %e, "SSE streams of an ended session not deleted");
+            }
+        })
+    }
+}
