@@ -3,7 +3,7 @@
 //! `--sampling-command`, the target and HTTP options), and connecting with
 //! them.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use clap::{Args, ValueEnum};
 use tessera::client::{CallOptions, ChildCommand, Client, ClientBuilder, ConnectMode};
@@ -209,14 +209,51 @@ impl ClientOptions {
     }
 
     /// Connects to `target`; with `tasks` the client declares the Tasks
-    /// extension.
+    /// extension. With `--era auto` the verdict of an earlier run is used
+    /// when the target was found legacy-only ([`crate::era_cache`]).
     pub async fn connect_with_tasks(
         &self,
         target: Target,
         tasks: bool,
     ) -> Result<Session, Failure> {
+        let probing = matches!(self.mode()?, ConnectMode::Auto);
+        if !probing {
+            return self.attempt(target, tasks, None).await;
+        }
+        let cache = crate::era_cache::EraCache::open();
+        let key = crate::era_cache::key(&target);
+        if cache.is_legacy(&key, SystemTime::now()) {
+            let legacy = ConnectMode::Legacy(ProtocolVersion::LATEST_LEGACY);
+            match self.attempt(target.clone(), tasks, Some(legacy)).await {
+                Ok(session) => return Ok(session),
+                // A timeout is not a sign the server changed: do not wait twice.
+                Err(e @ Failure::Coded(Exit::Timeout, _)) => return Err(e),
+                Err(e) => {
+                    tracing::info!(
+                        "connecting with the remembered legacy verdict failed ({e:?}); probing again"
+                    );
+                    cache.record(&key, false, SystemTime::now());
+                }
+            }
+        }
+        let session = self.attempt(target, tasks, None).await?;
+        let legacy = session.client.era() == tessera::types::Era::Legacy;
+        cache.record(&key, legacy, SystemTime::now());
+        Ok(session)
+    }
+
+    /// One connection attempt, in `mode` if given, else the options' mode.
+    async fn attempt(
+        &self,
+        target: Target,
+        tasks: bool,
+        mode: Option<ConnectMode>,
+    ) -> Result<Session, Failure> {
         let notices = Notices::new(self.json);
         let mut builder = self.builder(&notices)?;
+        if let Some(m) = mode {
+            builder = builder.mode(m);
+        }
         if tasks {
             builder = builder.tasks();
         }

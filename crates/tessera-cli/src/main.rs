@@ -6,6 +6,7 @@ mod bench;
 mod completions;
 mod config;
 mod connect;
+mod era_cache;
 mod exit;
 mod form;
 mod http_opts;

@@ -171,7 +171,23 @@ pub async fn call(
     ttl: Option<u64>,
     json: bool,
 ) -> Result<ExitCode, Failure> {
-    let outcome = client.call_tool_as_task(tool, Some(args), ttl).await;
+    // The Ctrl-C handler is in place before the task is asked for, so that a
+    // Ctrl-C from now on cancels the task instead of killing the process.
+    let mut interrupt = std::pin::pin!(tokio::signal::ctrl_c());
+    std::future::poll_fn(|cx| {
+        let _ = interrupt.as_mut().poll(cx);
+        std::task::Poll::Ready(())
+    })
+    .await;
+    let outcome = tokio::select! {
+        o = client.call_tool_as_task(tool, Some(args), ttl) => o,
+        _ = interrupt.as_mut() => {
+            // Dropping the request tells the server it is cancelled.
+            client.close().await;
+            eprintln!("interrupted before the server answered");
+            return Ok(Exit::Interrupted.into());
+        }
+    };
     let handle = match outcome.map_err(remote_failure)? {
         ToolCallOutcome::Done(result) => {
             eprintln!("the server answered without a task");
@@ -192,7 +208,7 @@ pub async fn call(
     };
     let out = tokio::select! {
         r = handle.wait(on_change) => r,
-        _ = tokio::signal::ctrl_c() => {
+        _ = interrupt.as_mut() => {
             if let Some(p) = &spinner {
                 p.finish_and_clear();
             }

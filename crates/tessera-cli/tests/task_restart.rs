@@ -2,6 +2,8 @@
 //! task finished before the kill keeps its result, a task running at the
 //! kill is reported `failed` (never stuck in `working`). The real binary,
 //! driven over HTTP on the 2026-07-28 wire by the same client.
+//! Also the CLI's task commands: `tessera call … --task` followed to the
+//! end or interrupted with Ctrl-C (the task is cancelled), and `tessera tasks`.
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -281,4 +283,72 @@ async fn sleep_task_as(s: &Served, client: &str) -> String {
         .as_str()
         .unwrap_or_else(|| panic!("{v}"))
         .to_owned()
+}
+
+/// Ctrl-C during `tessera call … --task`: the CLI sends `tasks/cancel`, says
+/// so and exits 130; on the 2026-07-28 wire the server then reports the task
+/// `cancelled` to another `tessera tasks get` (legacy tasks belong to the
+/// session, which has ended, so there the acknowledged cancel is the proof).
+#[tokio::test]
+async fn ctrl_c_cancels_the_task() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    let served = start("memory").await;
+    let url = format!("http://127.0.0.1:{}/mcp", served.port);
+    let bin = env!("CARGO_BIN_EXE_tessera");
+    for era in ["modern", "legacy"] {
+        let mut child = tokio::process::Command::new(bin)
+            .args([
+                "call",
+                "sleep",
+                r#"{"ms":60000}"#,
+                "--task",
+                "--era",
+                era,
+                &url,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = tokio::time::timeout(DEADLINE, lines.next_line())
+            .await
+            .expect("the task id within the deadline")
+            .unwrap()
+            .unwrap_or_default();
+        let id = first
+            .strip_prefix("task ")
+            .unwrap_or_else(|| panic!("{era}: no task id first: {first:?}"))
+            .to_owned();
+        let pid = child.id().expect("running").to_string();
+        let kill = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(kill.success());
+        let mut rest = Vec::new();
+        let status = tokio::time::timeout(DEADLINE, async {
+            while let Ok(Some(l)) = lines.next_line().await {
+                rest.push(l);
+            }
+            child.wait().await.unwrap()
+        })
+        .await
+        .expect("tessera exits within the deadline after Ctrl-C");
+        assert_eq!(status.code(), Some(130), "{era}: {rest:?}");
+        assert!(
+            rest.iter().any(|l| l == &format!("task {id} cancelled")),
+            "{era}: {rest:?}"
+        );
+        if era == "modern" {
+            let out = tokio::process::Command::new(bin)
+                .args(["tasks", "get", &id, &url])
+                .stdin(Stdio::null())
+                .output()
+                .await
+                .unwrap();
+            let line = String::from_utf8_lossy(&out.stdout);
+            assert!(line.starts_with(&format!("{id} cancelled")), "{line}");
+        }
+    }
 }

@@ -137,6 +137,20 @@ impl ClientBuilder {
         self
     }
 
+    /// Lets the server send `sampling/createMessage` and `elicitation/create`
+    /// as tasks (2025-11-25): declares `tasks.requests.sampling.createMessage`
+    /// (with a sampling handler) and `tasks.requests.elicitation.create`
+    /// (with an elicitation handler), plus `tasks.list` and `tasks.cancel`.
+    /// Such a request is answered at once with a task while the handler runs;
+    /// the server follows it with `tasks/get`, `tasks/result`, `tasks/list`
+    /// and `tasks/cancel` (which stops the handler). Tasks are kept until
+    /// their `ttl` (at most an hour), at most [`MAX_RECEIVED_TASKS`](crate::MAX_RECEIVED_TASKS)
+    /// at once. Without a sampling or elicitation handler nothing is declared.
+    pub fn receive_tasks(mut self) -> Self {
+        self.handlers.task_receiver = true;
+        self
+    }
+
     /// Declares extension `E` with `settings`, for extensions that add no
     /// server-to-client methods (the client only calls the server's).
     pub fn declare_extension<E: ExtensionSettings>(mut self, settings: &E) -> Self {

@@ -11,6 +11,9 @@ use std::sync::{Arc, RwLock};
 
 use futures::future::join_all;
 use serde_json::{Value, json};
+use tessera_types::capabilities::{
+    ClientTaskRequests, ClientTasksCapability, ElicitationTaskRequests, SamplingTaskRequests,
+};
 use tessera_types::{
     ClientCapabilities, CreateMessageRequestParams, ElicitAction, ElicitRequestFormParams,
     ElicitResult, ErrorCode, ErrorObject, InputResponse, InputResponses, JsonObject,
@@ -21,6 +24,7 @@ use crate::elicitation::{ElicitationTracker, finish_form_answer};
 use crate::error::ClientError;
 use crate::extension::ClientExtensions;
 use crate::handler::{FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest};
+use crate::receiver::{TaskReceiver, take_task};
 use crate::sampling;
 
 /// Why a request from the server is not answered.
@@ -57,6 +61,8 @@ pub(crate) struct Inputs {
     url: Option<Arc<dyn UrlConsent>>,
     pub tracker: ElicitationTracker,
     pub extensions: ClientExtensions,
+    /// The tasks run for the server, when the client is a task receiver.
+    receiver: Option<Arc<TaskReceiver>>,
 }
 
 impl std::fmt::Debug for Inputs {
@@ -76,6 +82,9 @@ pub(crate) struct HandlerSet {
     pub form: Option<Arc<dyn FormHandler>>,
     pub url: Option<Arc<dyn UrlConsent>>,
     pub extensions: ClientExtensions,
+    /// Whether sampling and elicitation requests may be sent as tasks
+    /// (2025-11-25).
+    pub task_receiver: bool,
 }
 
 impl std::fmt::Debug for HandlerSet {
@@ -87,6 +96,7 @@ impl std::fmt::Debug for HandlerSet {
             .field("form", &self.form.is_some())
             .field("url", &self.url.is_some())
             .field("extensions", &self.extensions)
+            .field("task_receiver", &self.task_receiver)
             .finish()
     }
 }
@@ -114,6 +124,21 @@ impl HandlerSet {
                 e.url.get_or_insert_with(JsonObject::new);
             }
         }
+        let elicits = self.form.is_some() || self.url.is_some();
+        if self.task_receiver && (self.sampling.is_some() || elicits) {
+            caps.tasks = Some(ClientTasksCapability {
+                list: Some(JsonObject::new()),
+                cancel: Some(JsonObject::new()),
+                requests: Some(ClientTaskRequests {
+                    sampling: self.sampling.is_some().then(|| SamplingTaskRequests {
+                        create_message: Some(JsonObject::new()),
+                    }),
+                    elicitation: elicits.then(|| ElicitationTaskRequests {
+                        create: Some(JsonObject::new()),
+                    }),
+                }),
+            });
+        }
         for ext in &self.extensions.list {
             caps.extensions
                 .get_or_insert_with(Default::default)
@@ -135,7 +160,10 @@ fn not_supported(method: &str, capability: &str) -> ErrorObject {
 
 impl Inputs {
     pub fn new(set: HandlerSet, caps: ClientCapabilities) -> Self {
+        let receiver =
+            (caps.tasks.is_some() && set.task_receiver).then(|| Arc::new(TaskReceiver::default()));
         Inputs {
+            receiver,
             caps,
             roots: RwLock::new(set.roots.unwrap_or_default()),
             sampling: set.sampling,
@@ -157,6 +185,9 @@ impl Inputs {
         }
         if self.caps.elicitation.is_some() {
             m.push("elicitation/create".to_owned());
+        }
+        if self.receiver.is_some() {
+            m.extend(crate::receiver::METHODS.iter().map(|s| (*s).to_owned()));
         }
         m.extend(self.extensions.methods());
         m
@@ -243,8 +274,39 @@ impl Inputs {
         Ok(())
     }
 
-    /// Answers a request that passed [`Inputs::check`].
+    /// Answers a request from the server: the task methods of a task
+    /// receiver, a sampling or elicitation request asking to run as a task
+    /// (answered at once with `{task}`), or at once through
+    /// [`Inputs::answer_now`].
     pub async fn answer(
+        self: Arc<Self>,
+        method: String,
+        mut params: Option<JsonObject>,
+    ) -> Result<JsonObject, ErrorObject> {
+        if let Some(r) = self.receiver.clone() {
+            match method.as_str() {
+                "tasks/get" => return r.get(params.as_ref()),
+                "tasks/list" => return Ok(r.list()),
+                "tasks/cancel" => return r.cancel(params.as_ref()),
+                "tasks/result" => return r.result(params.as_ref()).await,
+                "sampling/createMessage" | "elicitation/create" => {
+                    self.check(&method, params.as_ref()).map_err(|r| r.error)?;
+                    if let Some(ttl) = take_task(&mut params)? {
+                        let this = self.clone();
+                        return r.create(
+                            ttl,
+                            Box::pin(async move { this.answer_now(method, params).await }),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.answer_now(method, params).await
+    }
+
+    /// Answers a request that passed [`Inputs::check`] now.
+    async fn answer_now(
         self: Arc<Self>,
         method: String,
         params: Option<JsonObject>,

@@ -93,6 +93,7 @@ mod listen;
 pub mod mrtr;
 mod options;
 mod pagination;
+mod receiver;
 mod requests;
 pub mod roots;
 mod sampling;
@@ -112,6 +113,7 @@ pub use handler::{
 };
 pub use listen::{ListenEnd, ListenStream, SubscriptionNotification};
 pub use options::{CallOptions, ProgressCallback, ReconnectPolicy};
+pub use receiver::MAX_TASKS as MAX_RECEIVED_TASKS;
 pub use skills::{LoadedSkill, SkillCache, SkillKey, SkillVerificationError, VerificationProblem};
 pub use task::{TaskHandle, TaskState, ToolCallOutcome};
 pub use tessera_proto::ConnectMode;

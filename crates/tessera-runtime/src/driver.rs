@@ -241,6 +241,7 @@ impl<S: Service> Driver<S> {
                 .into_iter()
                 .chain(eof_at)
                 .min();
+            self.publish_outstanding();
             tokio::select! {
                 biased;
                 cmd = self.commands.recv() => match cmd {
@@ -312,6 +313,7 @@ impl<S: Service> Driver<S> {
         }
         self.notifications.clear();
         self.notifying = None;
+        self.publish_outstanding();
         transport.close().await;
         result
     }
@@ -333,6 +335,14 @@ impl<S: Service> Driver<S> {
             data,
         });
         self.info.send_modify(|i| i.session = Some(export));
+    }
+
+    fn publish_outstanding(&self) {
+        self.peer.outstanding.publish(crate::peer::Outstanding {
+            sent: self.engine.pending_requests(),
+            waiting: self.outgoing.len(),
+            handling: self.engine.inflight_requests(),
+        });
     }
 
     fn fail_outgoing(&mut self) {

@@ -33,13 +33,14 @@ mod peer;
 mod service;
 pub mod shared;
 mod stdio;
+pub mod testing;
 mod transport;
 
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
 pub use driver::{ConnectionOptions, spawn, spawn_restored, spawn_shared, spawn_transport};
 pub use extensions::{Extensions, Principal};
 pub use oneshot::OneShot;
-pub use peer::{Peer, PeerError, PeerInfo};
+pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
 pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
 pub use shared::{
     Bus, BusSubscription, LocalBus, MemorySessionStore, SessionExport, SessionState, SessionStore,

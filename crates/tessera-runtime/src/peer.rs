@@ -1,7 +1,7 @@
 //! [`Peer`]: a cloneable handle to a running connection.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use serde_json::Value;
 use tessera_proto::{CallError, ConnectMode, Connected, RequestOptions};
@@ -29,6 +29,43 @@ impl PeerError {
         match self {
             PeerError::Call(CallError::Remote(e)) => Some(e),
             _ => None,
+        }
+    }
+}
+
+/// What a connection has in progress, as its driver last published it (see
+/// [`Peer::outstanding`]). Tests read it to check that nothing leaks: after
+/// every call has returned, all three are zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outstanding {
+    /// Requests sent to the peer and not answered yet (the engine's count).
+    pub sent: usize,
+    /// Callers waiting for the answer to a request they sent.
+    pub waiting: usize,
+    /// Requests from the peer being handled here, not answered yet.
+    pub handling: usize,
+}
+
+/// The cells a driver publishes [`Outstanding`] into.
+#[derive(Debug, Default)]
+pub(crate) struct OutstandingCells {
+    sent: AtomicUsize,
+    waiting: AtomicUsize,
+    handling: AtomicUsize,
+}
+
+impl OutstandingCells {
+    pub(crate) fn publish(&self, o: Outstanding) {
+        self.sent.store(o.sent, Ordering::Relaxed);
+        self.waiting.store(o.waiting, Ordering::Relaxed);
+        self.handling.store(o.handling, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> Outstanding {
+        Outstanding {
+            sent: self.sent.load(Ordering::Relaxed),
+            waiting: self.waiting.load(Ordering::Relaxed),
+            handling: self.handling.load(Ordering::Relaxed),
         }
     }
 }
@@ -138,6 +175,7 @@ pub struct Peer {
     tickets: Arc<AtomicU64>,
     pub(crate) info: watch::Receiver<PeerInfo>,
     connection: u64,
+    pub(crate) outstanding: Arc<OutstandingCells>,
 }
 
 /// The source of [`Peer::connection_id`].
@@ -159,7 +197,16 @@ impl Peer {
             tickets: Arc::new(AtomicU64::new(0)),
             info,
             connection: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+            outstanding: Arc::default(),
         }
+    }
+
+    /// What the connection has in progress: requests sent and not answered,
+    /// callers waiting, requests from the peer being handled. Published by
+    /// the driver each time it waits for something to happen, and zeroed
+    /// when it stops.
+    pub fn outstanding(&self) -> Outstanding {
+        self.outstanding.read()
     }
 
     /// A number that identifies the connection within this process (every

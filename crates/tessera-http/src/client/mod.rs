@@ -63,6 +63,10 @@ use detect::{cached, forget, remember, suggests_legacy};
 use legacy::LegacyConn;
 use shared::{Outgoing, Shared, lock};
 
+/// How long the first message waits for its answer's headers before the
+/// next messages are sent anyway (see `HttpClientTransport::probe`).
+const FIRST_ANSWER_WAIT: Duration = Duration::from_secs(2);
+
 /// Why an HTTP client transport could not be made.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -299,7 +303,37 @@ impl HttpClientTransport {
                 Err(_) => forget(&shared.url),
             }
         }
-        let response = match streamable::send_post(&shared, &out, None).await {
+        // The first POST decides the transport, so later messages wait for
+        // its answer, but not for long: a server that never answers (one that
+        // ignores the `server/discover` probe) must not hold back the
+        // `initialize` the client falls back to. Past the wait, the POST goes
+        // on in the background and the next message probes again.
+        let mut first = Box::pin({
+            let shared = shared.clone();
+            async move { (streamable::send_post(&shared, &out, None).await, out) }
+        });
+        let (answer, out) = match tokio::time::timeout(FIRST_ANSWER_WAIT, &mut first).await {
+            Ok(done) => done,
+            Err(_) => {
+                tracing::debug!(
+                    "no answer to the first POST to {} within {FIRST_ANSWER_WAIT:?}; going on",
+                    shared.url
+                );
+                self.tasks.spawn(async move {
+                    let (answer, out) = first.await;
+                    match answer {
+                        Ok(response) => streamable::handle_response(&shared, &out, response).await,
+                        Err(e) => {
+                            if let Some(id) = &out.request_id {
+                                shared.fail(id, e).await;
+                            }
+                        }
+                    }
+                });
+                return;
+            }
+        };
+        let response = match answer {
             Ok(r) => r,
             Err(e) => {
                 if let Some(id) = &out.request_id {
