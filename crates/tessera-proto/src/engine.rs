@@ -23,7 +23,7 @@ use crate::decode::{self, Inbound};
 use crate::error::{CallError, SendError};
 use crate::event::{Event, Outbound, Transmit};
 use crate::pending::{Pending, PendingKind, PendingTable, RequestOptions};
-use crate::session::{Session, level_passes};
+use crate::session::{Session, SessionSnapshot, level_passes};
 
 /// Reserved `_meta` keys the engine reads and writes.
 pub mod meta_keys {
@@ -158,21 +158,49 @@ impl Engine {
         self.pending.next_deadline()
     }
 
-    /// Server role: starts as if a legacy client had already completed the
-    /// handshake at `version` with these capabilities and `clientInfo`. For
-    /// transports that serve each request on its own (stateless HTTP), where
-    /// no `initialize` ever reaches this engine. No [`Event::Initialized`] is
-    /// raised: there is no session to announce.
-    pub fn assume_initialized(
-        &mut self,
-        version: ProtocolVersion,
-        peer_capabilities: Arc<JsonObject>,
-        peer_info: Option<Arc<JsonObject>>,
-    ) {
-        self.session.version = Some(version);
-        self.session.initialized = true;
-        self.session.peer_capabilities = peer_capabilities;
-        self.session.peer_info = peer_info;
+    /// Server role: the state of the legacy session once `initialize` has
+    /// been answered (`None` before), for [`Engine::restore_session`] in a
+    /// fresh engine, here or in another process.
+    pub fn session_snapshot(&self) -> Option<SessionSnapshot> {
+        let s = &self.session;
+        Some(SessionSnapshot {
+            version: s.version?,
+            initialized: s.initialized,
+            peer_capabilities: s.peer_capabilities.clone(),
+            peer_info: s.peer_info.clone(),
+            log_level: s.log_level.clone(),
+        })
+    }
+
+    /// Server role: carries on a legacy session whose handshake was answered
+    /// elsewhere (by an engine now dropped, or another process), as
+    /// [`Engine::session_snapshot`] saw it; or, for transports that serve each
+    /// request on its own (stateless HTTP), starts as if a client had
+    /// completed the handshake. No [`Event::Initialized`] is raised: the
+    /// session was announced where it began. On a running engine, it replaces
+    /// the session's state (requests in progress are kept).
+    pub fn restore_session(&mut self, snapshot: SessionSnapshot) {
+        let s = &mut self.session;
+        s.version = Some(snapshot.version);
+        s.initialized = snapshot.initialized;
+        s.peer_capabilities = snapshot.peer_capabilities;
+        s.peer_info = snapshot.peer_info;
+        s.log_level = snapshot.log_level;
+        s.revision += 1;
+    }
+
+    /// Counts the changes of the legacy session's state (the handshake,
+    /// `notifications/initialized`, `logging/setLevel`, a restore): when it
+    /// moves, [`Engine::session_snapshot`] has something new to store.
+    pub fn session_revision(&self) -> u64 {
+        self.session.revision
+    }
+
+    /// Numbers the requests this side sends from `base + 1` on. Engines that
+    /// take turns serving one session (in several processes) each get their
+    /// own range, so the peer never sees two requests with one id.
+    pub fn set_request_id_base(&mut self, base: i64) {
+        self.pending.set_base(base);
     }
 
     /// The negotiated legacy version (after `initialize`), if any.
@@ -415,6 +443,7 @@ impl Engine {
                 if let Some(version) = self.session.version {
                     if !self.session.initialized {
                         self.session.initialized = true;
+                        self.session.revision += 1;
                         self.push_event(Event::Initialized { version });
                     }
                 }

@@ -49,5 +49,5 @@ pub use engine::{ConnectMode, Engine, meta_keys};
 pub use error::{CallError, SendError};
 pub use event::{Connected, Event, IncomingRequest, Outbound, RequestContext, Transmit};
 pub use pending::RequestOptions;
-pub use session::{level_passes, level_rank};
+pub use session::{SessionSnapshot, level_passes, level_rank};
 pub use tessera_types::{Era, ProtocolVersion};

@@ -74,6 +74,11 @@ pub(crate) struct PendingTable {
 
 impl PendingTable {
     /// A fresh id, never one in flight and never one used before by this table.
+    /// The next id handed out is `base + 1` (or the first free one after it).
+    pub fn set_base(&mut self, base: i64) {
+        self.next_id = base;
+    }
+
     pub fn next_id(&mut self) -> RequestId {
         loop {
             self.next_id = self.next_id.wrapping_add(1);

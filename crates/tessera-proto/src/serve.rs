@@ -257,6 +257,7 @@ impl Engine {
             let outcome = match level {
                 Some(Value::String(l)) if level_rank(l).is_some() => {
                     self.session.log_level = Some(l.clone());
+                    self.session.revision += 1;
                     Ok(JsonObject::new())
                 }
                 Some(other) => Err(ErrorObject::invalid_params(format!(
@@ -325,6 +326,7 @@ impl Engine {
         self.session.version = Some(version);
         self.session.peer_capabilities = Arc::new(caps);
         self.session.peer_info = info.map(Arc::new);
+        self.session.revision += 1;
         let s = &self.config.server;
         let mut r = JsonObject::new();
         r.insert("protocolVersion".into(), json!(version.as_str()));

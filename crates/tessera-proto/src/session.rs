@@ -17,6 +17,52 @@ pub(crate) struct Session {
     pub peer_info: Option<Arc<JsonObject>>,
     /// The level set by `logging/setLevel` (server role).
     pub log_level: Option<String>,
+    /// Counts the changes of the fields above (see [`crate::Engine::session_revision`]).
+    pub revision: u64,
+}
+
+/// What a server engine knows of its legacy session once the handshake is
+/// answered: enough for a fresh engine to carry on the same session
+/// ([`crate::Engine::session_snapshot`], [`crate::Engine::restore_session`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionSnapshot {
+    /// The negotiated version.
+    pub version: ProtocolVersion,
+    /// Whether `notifications/initialized` has arrived.
+    pub initialized: bool,
+    /// The client's capabilities from `initialize`.
+    pub peer_capabilities: Arc<JsonObject>,
+    /// The client's `clientInfo` from `initialize`.
+    pub peer_info: Option<Arc<JsonObject>>,
+    /// The level set by `logging/setLevel`, if any.
+    pub log_level: Option<String>,
+}
+
+impl SessionSnapshot {
+    /// A session at `version` whose client has sent `notifications/initialized`,
+    /// with no capabilities, no `clientInfo` and no log level (set the public
+    /// fields for more).
+    pub fn new(version: ProtocolVersion) -> Self {
+        SessionSnapshot {
+            version,
+            initialized: true,
+            peer_capabilities: Arc::default(),
+            peer_info: None,
+            log_level: None,
+        }
+    }
+
+    /// With these client capabilities and `clientInfo`.
+    pub fn with_peer(
+        mut self,
+        capabilities: Arc<JsonObject>,
+        info: Option<Arc<JsonObject>>,
+    ) -> Self {
+        self.peer_capabilities = capabilities;
+        self.peer_info = info;
+        self
+    }
 }
 
 /// The severity order of `LoggingLevel` (RFC 5424), lowest first.

@@ -29,6 +29,15 @@ pub struct ConnectionOptions {
     /// After the peer closes its side, how long requests still being handled
     /// may take to finish before they are cancelled.
     pub drain_timeout: Duration,
+    /// Server role: export the legacy session's state after every change
+    /// (the handshake, `logging/setLevel`, [`Peer::session_changed`]) to
+    /// [`PeerInfo::session`](crate::PeerInfo::session), before the message
+    /// that follows the change is written. For transports that store
+    /// sessions (HTTP); off by default.
+    pub export_session: bool,
+    /// The requests this side sends are numbered from `request_id_base + 1`
+    /// (see [`Engine::set_request_id_base`]); 0 by default.
+    pub request_id_base: i64,
 }
 
 impl Default for ConnectionOptions {
@@ -36,6 +45,8 @@ impl Default for ConnectionOptions {
         ConnectionOptions {
             max_message_size: 16 * 1024 * 1024,
             drain_timeout: Duration::from_secs(10),
+            export_session: false,
+            request_id_base: 0,
         }
     }
 }
@@ -98,11 +109,58 @@ where
     T: Transport,
     S: Service,
 {
+    spawn_inner(config, transport, service, options, None)
+}
+
+/// Like [`spawn_shared`], for a server connection that carries on a legacy
+/// session from its stored `state` (begun in another process, or in a
+/// connection since closed): the engine starts as the handshake left it
+/// ([`Engine::restore_session`]) and the service takes its data back
+/// ([`Service::on_restored`]). The client notices nothing.
+pub fn spawn_restored<T, S>(
+    config: Arc<EngineConfig>,
+    transport: T,
+    service: Arc<S>,
+    options: ConnectionOptions,
+    state: &crate::SessionState,
+) -> (Peer, JoinHandle<std::io::Result<()>>)
+where
+    T: Transport,
+    S: Service,
+{
+    spawn_inner(config, transport, service, options, Some(state))
+}
+
+fn spawn_inner<T, S>(
+    config: Arc<EngineConfig>,
+    transport: T,
+    service: Arc<S>,
+    options: ConnectionOptions,
+    restore: Option<&crate::SessionState>,
+) -> (Peer, JoinHandle<std::io::Result<()>>)
+where
+    T: Transport,
+    S: Service,
+{
     let (tx, rx) = mpsc::unbounded_channel();
     let (info_tx, info_rx) = watch::channel(PeerInfo::default());
     let peer = Peer::new(tx, info_rx);
+    let mut engine = Engine::new(config);
+    engine.set_request_id_base(options.request_id_base);
+    if let Some(state) = restore {
+        engine.restore_session(state.snapshot());
+        service.on_restored(
+            peer.clone(),
+            state.protocol_version,
+            state.initialized,
+            &state.data,
+        );
+    }
+    let exported = engine.session_revision();
     let driver = Driver {
-        engine: Engine::new(config),
+        engine,
+        exported,
+        data_revision: 0,
         service,
         peer: peer.clone(),
         commands: rx,
@@ -123,6 +181,10 @@ where
 
 struct Driver<S> {
     engine: Engine,
+    /// The session revision (engine's plus `data_revision`) last exported.
+    exported: u64,
+    /// Counts [`Peer::session_changed`] calls.
+    data_revision: u64,
     service: Arc<S>,
     peer: Peer,
     commands: mpsc::UnboundedReceiver<Command>,
@@ -149,6 +211,9 @@ impl<S: Service> Driver<S> {
         let mut result = Ok(());
         loop {
             self.process_events();
+            if self.options.export_session {
+                self.export_session();
+            }
             while let Some(t) = self.engine.poll_transmit() {
                 out.push(t);
             }
@@ -251,6 +316,25 @@ impl<S: Service> Driver<S> {
         self.publish_outstanding();
         transport.close().await;
         result
+    }
+
+    /// Publishes the session's state when it changed since the last export.
+    fn export_session(&mut self) {
+        let revision = self.engine.session_revision() + self.data_revision;
+        if revision == self.exported {
+            return;
+        }
+        let Some(snapshot) = self.engine.session_snapshot() else {
+            return;
+        };
+        self.exported = revision;
+        let data = self.service.session_data(&self.peer);
+        let export = Arc::new(crate::SessionExport {
+            revision,
+            snapshot,
+            data,
+        });
+        self.info.send_modify(|i| i.session = Some(export));
     }
 
     fn publish_outstanding(&self) {
@@ -403,6 +487,18 @@ impl<S: Service> Driver<S> {
             Command::Connect { mode, reply } => {
                 self.connect_reply = Some(reply);
                 self.engine.connect(now(), mode);
+            }
+            Command::SessionChanged => self.data_revision += 1,
+            Command::ApplySession(state) => {
+                self.engine.restore_session(state.snapshot());
+                self.service.on_restored(
+                    self.peer.clone(),
+                    state.protocol_version,
+                    state.initialized,
+                    &state.data,
+                );
+                // What came from elsewhere is not exported back.
+                self.exported = self.engine.session_revision() + self.data_revision;
             }
             Command::Close => self.engine.close(),
         }

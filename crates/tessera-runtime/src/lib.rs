@@ -37,13 +37,14 @@ pub mod testing;
 mod transport;
 
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
-pub use driver::{ConnectionOptions, spawn, spawn_shared, spawn_transport};
+pub use driver::{ConnectionOptions, spawn, spawn_restored, spawn_shared, spawn_transport};
 pub use extensions::{Extensions, Principal};
 pub use oneshot::OneShot;
 pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
 pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
 pub use shared::{
-    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionState, SessionStore, StoreError,
+    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionExport, SessionState, SessionStore,
+    StoreError,
 };
 pub use stdio::serve_stdio;
 pub use transport::{ChannelTransport, Incoming, LineTransport, Transport};

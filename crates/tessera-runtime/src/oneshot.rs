@@ -15,7 +15,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tessera_proto::{Engine, EngineConfig, Event, Transmit};
-use tessera_types::{ErrorObject, JsonObject, JsonRpcMessage, ProtocolVersion, RequestId};
+use tessera_types::{ErrorObject, JsonObject, JsonRpcMessage, RequestId};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -74,16 +74,10 @@ impl<S: Service> OneShot<S> {
         }
     }
 
-    /// Starts as if a legacy client had completed the handshake (see
-    /// [`Engine::assume_initialized`]).
-    pub fn assume_initialized(
-        &mut self,
-        version: ProtocolVersion,
-        peer_capabilities: Arc<JsonObject>,
-        peer_info: Option<Arc<JsonObject>>,
-    ) {
-        self.engine
-            .assume_initialized(version, peer_capabilities, peer_info);
+    /// Carries on a legacy session, or starts as if a client had completed
+    /// the handshake (see [`Engine::restore_session`]).
+    pub fn restore_session(&mut self, snapshot: tessera_proto::SessionSnapshot) {
+        self.engine.restore_session(snapshot);
     }
 
     /// The handle handlers get (closing it ends [`OneShot::next`]).
@@ -245,7 +239,7 @@ impl<S: Service> OneShot<S> {
                 }
             }
             // A one-shot engine never waits on its own requests after the caller stops.
-            Command::CancelRequest { .. } => {}
+            Command::CancelRequest { .. } | Command::SessionChanged | Command::ApplySession(_) => {}
             notice @ (Command::Notify { .. } | Command::Progress { .. } | Command::Log { .. }) => {
                 let _ = notice.send_notice(&mut self.engine);
             }
@@ -326,7 +320,9 @@ mod tests {
     async fn serves_a_request_after_an_assumed_handshake() {
         let mut e = engine();
         assert_eq!(Era::Legacy, ProtocolVersion::V2025_11_25.era());
-        e.assume_initialized(ProtocolVersion::V2025_11_25, Arc::default(), None);
+        e.restore_session(tessera_proto::SessionSnapshot::new(
+            ProtocolVersion::V2025_11_25,
+        ));
         e.handle(request(1, "echo"), crate::Extensions::new());
         let log = e.next().await.expect("the log message");
         assert_eq!(log.related, Some(RequestId::Number(1)));
@@ -347,7 +343,9 @@ mod tests {
             t.message,
             Outbound::Single(JsonRpcMessage::Error(_))
         ));
-        e.assume_initialized(ProtocolVersion::V2025_06_18, Arc::default(), None);
+        e.restore_session(tessera_proto::SessionSnapshot::new(
+            ProtocolVersion::V2025_06_18,
+        ));
         e.handle(request(2, "wait"), crate::Extensions::new());
         e.cancel(&RequestId::Number(2), "gone");
         assert!(

@@ -75,6 +75,10 @@ impl OutstandingCells {
 pub struct PeerInfo {
     /// Client role: what the connection turned out to be, once connected.
     pub connected: Option<Connected>,
+    /// Server role, when the connection was started with
+    /// [`ConnectionOptions::export_session`](crate::ConnectionOptions::export_session):
+    /// the legacy session's state after its latest change.
+    pub session: Option<Arc<crate::SessionExport>>,
 }
 
 pub(crate) type ProgressSink = mpsc::UnboundedSender<JsonObject>;
@@ -119,6 +123,10 @@ pub(crate) enum Command {
         mode: ConnectMode,
         reply: oneshot::Sender<Result<Connected, PeerError>>,
     },
+    /// The service's per-session data changed ([`Peer::session_changed`]).
+    SessionChanged,
+    /// Take this stored state as the session's (it changed elsewhere).
+    ApplySession(Box<crate::SessionState>),
     Close,
 }
 
@@ -351,6 +359,28 @@ impl Peer {
             .send(Command::Connect { mode, reply })
             .map_err(|_| PeerError::Closed)?;
         rx.await.unwrap_or(Err(PeerError::Closed))
+    }
+
+    /// Server role: tells the connection that what the service keeps about
+    /// this legacy session (see [`Service::session_data`](crate::Service::session_data))
+    /// changed, so that the session's stored state is brought up to date
+    /// before the answer of the request being handled is sent.
+    pub fn session_changed(&self) {
+        let _ = self.commands.send(Command::SessionChanged);
+    }
+
+    /// Server role: takes `state` as the legacy session's state (it changed
+    /// in another process): the engine's part (log level, handshake) and the
+    /// service's part ([`Service::on_restored`](crate::Service::on_restored)).
+    /// Requests in progress are kept.
+    pub fn apply_session_state(&self, state: crate::SessionState) {
+        let _ = self.commands.send(Command::ApplySession(Box::new(state)));
+    }
+
+    /// Server role: a receiver of [`PeerInfo`] changes (the session state
+    /// exported after each change; see [`PeerInfo::session`]).
+    pub fn info(&self) -> watch::Receiver<PeerInfo> {
+        self.info.clone()
     }
 
     /// Closes the connection.

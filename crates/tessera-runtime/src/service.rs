@@ -38,6 +38,32 @@ pub trait Service: Send + Sync + 'static {
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         let _ = (peer, version);
     }
+
+    /// What this service keeps about the legacy session of `peer` that must
+    /// be stored with it (the `data` of a [`SessionState`](crate::SessionState):
+    /// resource subscriptions, for example), by key. Called when the
+    /// session's state is exported; after changing such data, a handler calls
+    /// [`Peer::session_changed`].
+    fn session_data(&self, peer: &Peer) -> JsonObject {
+        let _ = peer;
+        JsonObject::new()
+    }
+
+    /// A legacy session is carried on by this connection from stored state
+    /// (it began in another process, or in an engine since dropped), or its
+    /// stored state changed elsewhere: `data` is what
+    /// [`Service::session_data`] gave, `initialized` whether the client has
+    /// sent `notifications/initialized`. Replaces what the service keeps
+    /// about the session (it may be called more than once per connection).
+    fn on_restored(
+        &self,
+        peer: Peer,
+        version: ProtocolVersion,
+        initialized: bool,
+        data: &JsonObject,
+    ) {
+        let _ = (peer, version, initialized, data);
+    }
 }
 
 /// A request from the peer, with what a handler needs to act on it.
@@ -127,5 +153,17 @@ impl<S: Service + ?Sized> Service for Arc<S> {
     }
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         (**self).on_initialized(peer, version)
+    }
+    fn session_data(&self, peer: &Peer) -> JsonObject {
+        (**self).session_data(peer)
+    }
+    fn on_restored(
+        &self,
+        peer: Peer,
+        version: ProtocolVersion,
+        initialized: bool,
+        data: &JsonObject,
+    ) {
+        (**self).on_restored(peer, version, initialized, data)
     }
 }

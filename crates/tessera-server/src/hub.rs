@@ -114,6 +114,30 @@ impl Hub {
         }
     }
 
+    /// A legacy session carried on from stored state (or whose stored state
+    /// changed elsewhere): registered, with exactly these subscriptions.
+    pub fn restore_session(&self, peer: &Peer, resource_uris: BTreeSet<String>) {
+        let mut s = self.lock();
+        s.sessions.retain(|x| x.peer.is_open());
+        match s.sessions.iter_mut().find(|x| x.peer.same_connection(peer)) {
+            Some(x) => x.resource_uris = resource_uris,
+            None => s.sessions.push(Session {
+                peer: peer.clone(),
+                resource_uris,
+            }),
+        }
+    }
+
+    /// The resource URIs a legacy session subscribed to.
+    pub fn subscriptions_of(&self, peer: &Peer) -> BTreeSet<String> {
+        self.lock()
+            .sessions
+            .iter()
+            .find(|x| x.peer.same_connection(peer))
+            .map(|x| x.resource_uris.clone())
+            .unwrap_or_default()
+    }
+
     /// `resources/unsubscribe` from a legacy session.
     pub fn unsubscribe(&self, peer: &Peer, uri: &str) {
         let mut s = self.lock();

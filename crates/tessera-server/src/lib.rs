@@ -78,5 +78,5 @@ pub use resource::{
     VarValue, Vars, guess_mime_type, resource, resource_template,
 };
 pub use response::{IntoToolResult, ProtocolError, Structured};
-pub use server::{Server, ServerBuilder};
+pub use server::{SUBSCRIPTIONS_KEY, Server, ServerBuilder};
 pub use tool::{ToolBuilder, ToolRoute, check_tool_name, tool};

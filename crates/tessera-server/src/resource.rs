@@ -572,6 +572,8 @@ impl<S: Send + Sync + 'static> Server<S> {
         } else {
             self.hub().unsubscribe(&r.peer, &params.uri);
         }
+        // The session's stored state carries its subscriptions.
+        r.peer.session_changed();
         Ok(JsonObject::new())
     }
 }

@@ -638,7 +638,43 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
         tracing::debug!(%version, "legacy session initialized");
         self.hub().add_session(peer);
     }
+
+    fn session_data(&self, peer: &Peer) -> JsonObject {
+        let uris: Vec<Value> = self
+            .hub()
+            .subscriptions_of(peer)
+            .into_iter()
+            .map(Value::String)
+            .collect();
+        let mut data = JsonObject::new();
+        data.insert(SUBSCRIPTIONS_KEY.into(), Value::Array(uris));
+        data
+    }
+
+    fn on_restored(
+        &self,
+        peer: Peer,
+        version: ProtocolVersion,
+        initialized: bool,
+        data: &JsonObject,
+    ) {
+        let uris: std::collections::BTreeSet<String> = data
+            .get(SUBSCRIPTIONS_KEY)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|u| u.as_str().map(str::to_owned))
+            .collect();
+        if initialized || !uris.is_empty() {
+            tracing::debug!(%version, subscriptions = uris.len(), "legacy session restored");
+            self.hub().restore_session(&peer, uris);
+        }
+    }
 }
+
+/// The key of a legacy session's resource subscriptions in its stored data
+/// ([`tessera_runtime::SessionState::data`]): an array of URIs.
+pub const SUBSCRIPTIONS_KEY: &str = "tessera-server/subscriptions";
 
 impl<S: Send + Sync + 'static> Server<S> {
     /// The core features' dispatch.

@@ -247,6 +247,7 @@ impl Shared {
             ConnectionOptions {
                 max_message_size: self.config.max_body,
                 drain_timeout: self.config.drain_timeout,
+                ..Default::default()
             },
         )
     }

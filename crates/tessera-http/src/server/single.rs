@@ -144,10 +144,9 @@ pub(crate) async fn serve<S: Service>(
         Flavor::StatelessLegacy(version) => {
             if r.method != "initialize" {
                 let c = &shared.stateless_client;
-                engine.engine.assume_initialized(
-                    version,
-                    c.capabilities.clone(),
-                    Some(c.info.clone()),
+                engine.engine.restore_session(
+                    tessera_proto::SessionSnapshot::new(version)
+                        .with_peer(c.capabilities.clone(), Some(c.info.clone())),
                 );
             }
         }

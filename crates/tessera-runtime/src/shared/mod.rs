@@ -50,5 +50,5 @@ mod state;
 mod store;
 
 pub use bus::{Bus, BusSubscription, LocalBus};
-pub use state::SessionState;
+pub use state::{SessionExport, SessionState};
 pub use store::{MemorySessionStore, SessionStore, StoreError};

@@ -1,7 +1,23 @@
 //! [`SessionState`]: what a legacy session needs to go on in a fresh process.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+use tessera_proto::SessionSnapshot;
 use tessera_types::{JsonObject, ProtocolVersion};
+
+/// A connection's legacy session as its driver exported it after a change
+/// (see [`PeerInfo::session`](crate::PeerInfo::session)): the engine's part
+/// and the service's data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionExport {
+    /// Moves with every change the export reflects.
+    pub revision: u64,
+    /// The engine's part.
+    pub snapshot: SessionSnapshot,
+    /// What [`Service::session_data`](crate::Service::session_data) gave.
+    pub data: JsonObject,
+}
 
 /// The stored state of one legacy session: everything a fresh process needs
 /// to carry on serving it, and nothing tied to a connection.
@@ -68,6 +84,33 @@ impl SessionState {
             principal: None,
             client_key: None,
             data: JsonObject::new(),
+        }
+    }
+
+    /// The engine's part of the state, for
+    /// [`Engine::restore_session`](tessera_proto::Engine::restore_session).
+    pub fn snapshot(&self) -> SessionSnapshot {
+        let mut s = SessionSnapshot::new(self.protocol_version).with_peer(
+            Arc::new(self.client_capabilities.clone()),
+            self.client_info.clone().map(Arc::new),
+        );
+        s.initialized = self.initialized;
+        s.log_level = self.log_level.clone();
+        s
+    }
+
+    /// Takes the engine's and the service's part from a connection's
+    /// [`SessionExport`] (the data keys the export has replace those here;
+    /// others, a transport's own, stay).
+    pub fn update_from(&mut self, export: &SessionExport) {
+        let s = &export.snapshot;
+        self.protocol_version = s.version;
+        self.initialized = s.initialized;
+        self.client_capabilities = (*s.peer_capabilities).clone();
+        self.client_info = s.peer_info.as_deref().cloned();
+        self.log_level = s.log_level.clone();
+        for (k, v) in &export.data {
+            self.data.insert(k.clone(), v.clone());
         }
     }
 
