@@ -1,15 +1,28 @@
 //! Who gets told when something changes: legacy sessions (list_changed,
 //! `resources/subscribe`) and modern `subscriptions/listen` streams.
+//!
+//! When several instances serve one endpoint, [`Server::share_events`]
+//! links their hubs over a [`Bus`]: each change announced here is published
+//! on the [`EVENTS_TOPIC`] and announced by every other instance to its own
+//! sessions and listeners, exactly as if it had happened there.
+//!
+//! [`Server::share_events`]: crate::Server::share_events
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use tessera_runtime::{Bus, StoreError};
+use tokio::sync::mpsc;
 
 use serde_json::{Value, json};
 use tessera_runtime::Peer;
 use tessera_types::{JsonObject, RequestId};
 
 /// A list whose changes are announced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum ListKind {
     /// `notifications/tools/list_changed`.
     Tools,
@@ -17,6 +30,30 @@ pub enum ListKind {
     Prompts,
     /// `notifications/resources/list_changed`.
     Resources,
+}
+
+/// The bus topic of server-wide events (see the module documentation).
+pub const EVENTS_TOPIC: &str = "tessera/events";
+
+/// A server-wide event as it travels between instances.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Event {
+    ListChanged(ListKind),
+    ResourceUpdated(String),
+}
+
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    /// The publishing hub.
+    o: u64,
+    e: Event,
+}
+
+/// A hub's link to the others.
+struct Link {
+    origin: u64,
+    out: mpsc::UnboundedSender<Bytes>,
 }
 
 impl ListKind {
@@ -75,6 +112,7 @@ struct State {
 #[derive(Default)]
 pub struct Hub {
     state: Mutex<State>,
+    link: OnceLock<Link>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -175,8 +213,60 @@ impl Hub {
         self.lock().listeners.retain(|l| l.key != key);
     }
 
-    /// Announces a list change to every legacy session and every listener that asked.
+    /// Links this hub to the hubs of other instances over `bus` (see the
+    /// module documentation). Returns once the subscription is in place;
+    /// linking twice does nothing.
+    pub async fn link(self: &std::sync::Arc<Self>, bus: std::sync::Arc<dyn Bus>) -> Result<(), StoreError> {
+        if self.link.get().is_some() {
+            return Ok(());
+        }
+        let mut sub = bus.subscribe(EVENTS_TOPIC).await?;
+        let (out, mut outgoing) = mpsc::unbounded_channel::<Bytes>();
+        let origin: u64 = rand::random();
+        if self.link.set(Link { origin, out }).is_err() {
+            return Ok(());
+        }
+        // One publisher keeps the events in order.
+        let publisher = bus.clone();
+        tokio::spawn(async move {
+            while let Some(b) = outgoing.recv().await {
+                if let Err(e) = publisher.publish(EVENTS_TOPIC, b).await {
+                    tracing::warn!(%e, "a server-wide event could not be shared with other instances");
+                }
+            }
+        });
+        let hub = std::sync::Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Some(b) = sub.recv().await {
+                let Some(hub) = hub.upgrade() else { break };
+                match serde_json::from_slice::<Envelope>(&b) {
+                    Ok(e) if e.o == origin => {}
+                    Ok(e) => match e.e {
+                        Event::ListChanged(kind) => hub.announce_list_changed(kind),
+                        Event::ResourceUpdated(uri) => hub.announce_resource_updated(&uri),
+                    },
+                    Err(e) => tracing::warn!(%e, "unreadable server-wide event: ignored"),
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn share(&self, e: Event) {
+        if let Some(link) = self.link.get() {
+            let bytes = serde_json::to_vec(&Envelope { o: link.origin, e }).unwrap_or_default();
+            let _ = link.out.send(Bytes::from(bytes));
+        }
+    }
+
+    /// Announces a list change to every legacy session and every listener
+    /// that asked (on every linked instance).
     pub fn list_changed(&self, kind: ListKind) {
+        self.announce_list_changed(kind);
+        self.share(Event::ListChanged(kind));
+    }
+
+    fn announce_list_changed(&self, kind: ListKind) {
         let mut s = self.lock();
         s.sessions.retain(|x| x.peer.is_open());
         s.listeners.retain(|l| l.peer.is_open());
@@ -192,8 +282,14 @@ impl Hub {
         }
     }
 
-    /// Announces that a resource changed to whoever subscribed to it.
+    /// Announces that a resource changed to whoever subscribed to it (on
+    /// every linked instance).
     pub fn resource_updated(&self, uri: &str) {
+        self.announce_resource_updated(uri);
+        self.share(Event::ResourceUpdated(uri.to_owned()));
+    }
+
+    fn announce_resource_updated(&self, uri: &str) {
         let mut s = self.lock();
         s.sessions.retain(|x| x.peer.is_open());
         s.listeners.retain(|l| l.peer.is_open());

@@ -225,7 +225,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 pager: Pager::new(self.settings.page_size),
                 settings: self.settings,
                 registry: RwLock::new(self.registry),
-                hub: Hub::default(),
+                hub: Arc::new(Hub::default()),
                 tasks: crate::task::hub::TaskHub::new(self.tasks),
                 sealer: self
                     .sealer
@@ -266,7 +266,7 @@ pub(crate) struct Inner<S> {
     pub(crate) state: Arc<S>,
     pub(crate) registry: RwLock<Registry<S>>,
     pub(crate) pager: Pager,
-    pub(crate) hub: Hub,
+    pub(crate) hub: Arc<Hub>,
     pub(crate) settings: Settings,
     pub(crate) sealer: StateSealer,
     pub(crate) extensions: ExtensionSet,
@@ -358,6 +358,23 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     pub(crate) fn hub(&self) -> &Hub {
         &self.inner.hub
+    }
+
+    /// Shares server-wide events — a resource updated, a list changed — with
+    /// the other instances serving the same endpoint over `bus` (topic
+    /// [`EVENTS_TOPIC`](crate::hub::EVENTS_TOPIC)): each instance tells its
+    /// own legacy sessions and `subscriptions/listen` streams of the changes
+    /// announced on any of them. The returned future resolves once this
+    /// instance listens (it spawns two tasks; call it inside a tokio
+    /// runtime); calling it again does nothing. `tessera-http` calls it when
+    /// its builder is given a bus.
+    pub fn share_events(
+        &self,
+        bus: Arc<dyn tessera_runtime::Bus>,
+    ) -> impl std::future::Future<Output = Result<(), tessera_runtime::StoreError>> + Send + 'static
+    {
+        let hub = self.inner.hub.clone();
+        async move { hub.link(bus).await }
     }
 
     pub(crate) fn pager(&self) -> &Pager {

@@ -31,13 +31,17 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use tessera_proto::EngineConfig;
-use tessera_runtime::{BoxFuture, ChannelTransport, ConnectionOptions, Peer, Service};
+use tessera_runtime::{
+    Bus, BoxFuture, ChannelTransport, ConnectionOptions, MemorySessionStore, Peer, Service,
+    SessionState, SessionStore, StoreError,
+};
 use tessera_types::{JsonObject, ProtocolVersion};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 mod body;
 mod carried;
+mod cluster;
 mod connection;
 mod control;
 mod event_store;
@@ -100,6 +104,15 @@ pub trait ServiceFactory: Send + Sync + 'static {
         let _ = name;
         None
     }
+
+    /// Shares the service's server-wide events (a resource updated, a list
+    /// changed) with the other instances on `bus`; resolves once this
+    /// instance listens. Called once, when the endpoint is given a bus
+    /// ([`McpHttpBuilder::bus`]); the default shares nothing.
+    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+        let _ = bus;
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 impl<F, S> ServiceFactory for F
@@ -127,26 +140,46 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
     fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         Some(self.tool_input_schema_shared(name))
     }
+
+    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+        Box::pin(tessera_server::Server::share_events(self, bus))
+    }
 }
 
 /// A factory with its service type erased: spawns a driver over a
 /// transport, or serves one request with a per-request engine.
 trait Spawner: Send + Sync {
-    fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer;
+    fn spawn(
+        &self,
+        transport: ChannelTransport,
+        options: ConnectionOptions,
+        restore: Option<&SessionState>,
+    ) -> Peer;
     fn serve_single<'a>(
         &'a self,
         shared: &'a Arc<Shared>,
         job: single::Job,
     ) -> BoxFuture<'a, reply::HttpResponse>;
     fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>>;
+    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>>;
 }
 
 struct FactorySpawner<F>(F);
 
 impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
-    fn spawn(&self, transport: ChannelTransport, options: ConnectionOptions) -> Peer {
+    fn spawn(
+        &self,
+        transport: ChannelTransport,
+        options: ConnectionOptions,
+        restore: Option<&SessionState>,
+    ) -> Peer {
         let (config, service) = self.0.make_session();
-        let (peer, _task) = tessera_runtime::spawn_shared(config, transport, service, options);
+        let (peer, _task) = match restore {
+            Some(state) => {
+                tessera_runtime::spawn_restored(config, transport, service, options, state)
+            }
+            None => tessera_runtime::spawn_shared(config, transport, service, options),
+        };
         peer
     }
 
@@ -161,6 +194,10 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
 
     fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
         self.0.tool_input_schema(name)
+    }
+
+    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+        self.0.share_events(bus)
     }
 }
 
@@ -217,6 +254,8 @@ pub(crate) struct Config {
     pub event_store: Option<Arc<dyn EventStore>>,
     pub drain_timeout: Duration,
     pub validate_param_headers: bool,
+    pub session_store: Arc<dyn SessionStore>,
+    pub bus: Option<Arc<dyn Bus>>,
     /// The versions the engine speaks (from the factory's configuration).
     pub versions: Vec<ProtocolVersion>,
 }
@@ -233,6 +272,10 @@ pub(crate) struct Shared {
     shutting_down: AtomicBool,
     /// Who a stateless legacy request's engine assumes it talks to.
     pub stateless_client: single::StatelessClient,
+    /// This instance among those serving the endpoint (the session store and bus).
+    pub cluster: Arc<cluster::Cluster>,
+    /// Set once the service's events are shared over the bus.
+    linked: tokio::sync::OnceCell<()>,
 }
 
 impl Shared {
@@ -241,15 +284,36 @@ impl Shared {
         self.spawner.serve_single(self, job).await
     }
 
-    pub(crate) fn spawn_engine(&self, transport: ChannelTransport) -> Peer {
+    pub(crate) fn spawn_engine(
+        &self,
+        transport: ChannelTransport,
+        kind: session::SessionKind,
+        restore: Option<&SessionState>,
+    ) -> Peer {
         self.spawner.spawn(
             transport,
             ConnectionOptions {
                 max_message_size: self.config.max_body,
                 drain_timeout: self.config.drain_timeout,
-                ..Default::default()
+                export_session: kind == session::SessionKind::Streamable,
+                request_id_base: self.cluster.request_id_base(),
             },
+            restore,
         )
+    }
+
+    /// Shares the service's events over the bus (once; at once without one).
+    pub(crate) async fn link(&self) {
+        let Some(bus) = &self.cluster.bus else {
+            return;
+        };
+        self.linked
+            .get_or_init(|| async {
+                if let Err(e) = self.spawner.share_events(bus.clone()).await {
+                    tracing::warn!(%e, "server-wide events are not shared with the other instances");
+                }
+            })
+            .await;
     }
 
     /// The `inputSchema` of a tool, when the factory can read it directly.
@@ -343,6 +407,8 @@ impl McpHttp {
                 event_store: Some(Arc::new(InMemoryEventStore::default())),
                 drain_timeout: Duration::from_secs(10),
                 validate_param_headers: true,
+                session_store: Arc::new(MemorySessionStore::default()),
+                bus: None,
                 versions,
             },
             spawner: Box::new(FactorySpawner(factory)),
@@ -352,6 +418,13 @@ impl McpHttp {
     /// How many sessions (Streamable HTTP and HTTP+SSE) are live.
     pub fn session_count(&self) -> usize {
         self.shared.sessions.len()
+    }
+
+    /// With a bus ([`McpHttpBuilder::bus`]): waits until this instance hears
+    /// the server-wide events of the others (it happens by itself on the
+    /// first request; call it to be sure before serving).
+    pub async fn ready(&self) {
+        self.shared.link().await;
     }
 
     /// Whether [`McpHttp::shutdown`] has started.
@@ -377,7 +450,7 @@ impl McpHttp {
         }
         self.shared.closing.cancel();
         for s in self.shared.sessions.all() {
-            s.terminate();
+            s.terminate_as(session::EndReason::Shutdown);
         }
     }
 
@@ -421,6 +494,9 @@ impl McpHttp {
                 http::StatusCode::SERVICE_UNAVAILABLE,
                 "Service Unavailable: the server is shutting down",
             );
+        }
+        if shared.cluster.bus.is_some() && !shared.linked.initialized() {
+            shared.link().await;
         }
         let path = req.uri().path();
         if let Some(paths) = &shared.config.legacy_sse {
@@ -693,6 +769,29 @@ impl McpHttpBuilder {
         self
     }
 
+    /// Where the state of legacy (Streamable HTTP) sessions is kept (default:
+    /// a bounded [`MemorySessionStore`]). Instances that serve one endpoint
+    /// share one store (and a [`bus`](Self::bus)) so that any of them serves
+    /// any session; with a persistent store, sessions outlive a restart.
+    /// When the store is down, requests that need it get `503` with a
+    /// JSON-RPC error, and 2026-07-28 requests (which need none) go on.
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.config.session_store = store;
+        self
+    }
+
+    /// The bus between the instances serving one endpoint (default: none,
+    /// a lone instance). With it, an instance serves the sessions begun on
+    /// the others: answers to server-to-client requests, cancellations,
+    /// messages for a standalone stream held elsewhere, session deletion and
+    /// server-wide events travel over it. Use the same
+    /// [`session_store`](Self::session_store) and
+    /// [`event_store`](Self::event_store) on every instance.
+    pub fn bus(mut self, bus: Arc<dyn Bus>) -> Self {
+        self.config.bus = Some(bus);
+        self
+    }
+
     /// How long requests in progress may run on after shutdown or a closed
     /// connection (default 10 s).
     pub fn drain_timeout(mut self, timeout: Duration) -> Self {
@@ -712,8 +811,19 @@ impl McpHttpBuilder {
     pub fn build(self) -> McpHttp {
         let max = self.config.max_sessions;
         let per_client = self.config.max_sessions_per_client;
+        let ttl = self
+            .config
+            .idle_timeout
+            .unwrap_or(Duration::from_secs(24 * 60 * 60));
+        let cluster = Arc::new(cluster::Cluster::new(
+            self.config.session_store.clone(),
+            self.config.bus.clone(),
+            ttl,
+        ));
         McpHttp {
             shared: Arc::new(Shared {
+                cluster,
+                linked: tokio::sync::OnceCell::new(),
                 config: self.config,
                 spawner: self.spawner,
                 sessions: registry::Registry::new(max, per_client),

@@ -79,8 +79,32 @@ impl Registry {
         self.lock().values().cloned().collect()
     }
 
-    pub(crate) fn remove(&self, id: &str) {
-        self.lock().remove(id);
+    /// Removes session `id` if it is still `handle` (a newer copy restored
+    /// under the same id stays).
+    pub(crate) fn remove_if(&self, id: &str, handle: &std::sync::Weak<SessionHandle>) {
+        let mut map = self.lock();
+        if map
+            .get(id)
+            .is_some_and(|h| std::ptr::eq(Arc::as_ptr(h), handle.as_ptr()))
+        {
+            map.remove(id);
+        }
+    }
+
+    /// Like [`Registry::admit`] for a session with a known id: when one is
+    /// already registered under `id`, it is returned and `make` does not run.
+    pub(crate) fn admit_as(
+        &self,
+        id: &str,
+        client: &ClientKey,
+        make: impl FnOnce() -> Arc<SessionHandle>,
+    ) -> Result<Arc<SessionHandle>, Full> {
+        if let Some(h) = self.lock().get(id) {
+            if !h.ended.is_cancelled() {
+                return Ok(h.clone());
+            }
+        }
+        self.admit(client, make)
     }
 
     /// Makes room for one more session of `client` (evicting idle sessions

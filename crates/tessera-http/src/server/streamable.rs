@@ -19,7 +19,8 @@ use super::event_store::EventId;
 use super::modern::{self, Era};
 use super::registry::{ClientKey, Full};
 use super::reply::{self, HttpResponse};
-use super::session::{self, FirstReply, RegisterError, SessionHandle, SessionKind};
+use super::cluster::{self, Note};
+use super::session::{self, EndReason, FirstReply, RegisterError, SessionHandle, SessionKind};
 use super::{ResponseMode, Shared, single};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 
@@ -334,24 +335,73 @@ fn unknown_session(id: &str) -> HttpResponse {
     )
 }
 
-/// The session a request names. A session opened by another principal is
-/// answered exactly like one that does not exist (404): the handler never
-/// runs and the caller learns nothing about it.
-fn lookup(shared: &Shared, headers: &HeaderMap) -> Result<Arc<SessionHandle>, HttpResponse> {
+/// The refusal of a request that needs the session store while it is down.
+pub(crate) fn store_unavailable(e: &tessera_runtime::StoreError) -> HttpResponse {
+    let mut r = reply::rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        None,
+        cluster::store_down(e),
+    );
+    r.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    r
+}
+
+/// The session a request names: the local copy, or one restored from the
+/// session store (see [`super::cluster`]). A session opened by another
+/// principal is answered exactly like one that does not exist (404): the
+/// handler never runs and the caller learns nothing about it.
+async fn lookup(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    client: ClientKey,
+) -> Result<Arc<SessionHandle>, HttpResponse> {
     let Some(id) = session_id(headers)? else {
         return Err(missing_session());
     };
-    match shared.sessions.get(id) {
-        Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => {
-            if super::carried::made_by(s.owner.as_ref()) {
-                Ok(s)
-            } else {
-                tracing::warn!(session = %s.id, "request for a session opened by another principal: refused");
-                Err(unknown_session(id))
-            }
-        }
-        _ => Err(unknown_session(id)),
+    let s = match shared.sessions.get(id) {
+        Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => s,
+        Some(_) => return Err(unknown_session(id)),
+        None => restore(shared, id, client).await?,
+    };
+    if super::carried::made_by(s.owner.as_ref()) {
+        s.refresh_stored(&shared.cluster);
+        Ok(s)
+    } else {
+        tracing::warn!(session = %s.id, "request for a session opened by another principal: refused");
+        Err(unknown_session(id))
     }
+}
+
+/// A local copy of a session this instance does not hold, from its stored
+/// state (404 when there is none; 503 when the store is down).
+async fn restore(
+    shared: &Arc<Shared>,
+    id: &str,
+    client: ClientKey,
+) -> Result<Arc<SessionHandle>, HttpResponse> {
+    // Ids this server issues are 32 visible ASCII characters: anything much
+    // longer is not worth a store round trip.
+    if id.is_empty() || id.len() > 128 {
+        return Err(unknown_session(id));
+    }
+    let state = match shared.cluster.store.load(id).await {
+        Ok(Some(state)) if state.id == id => state,
+        Ok(_) => return Err(unknown_session(id)),
+        Err(e) => {
+            tracing::warn!(session = %id, %e, "session store unavailable");
+            return Err(store_unavailable(&e));
+        }
+    };
+    let owner = state.principal.clone().map(tessera_runtime::Principal);
+    if !super::carried::made_by(owner.as_ref()) {
+        tracing::warn!(session = %id, "request for a session opened by another principal: refused");
+        return Err(unknown_session(id));
+    }
+    tracing::debug!(session = %id, "session restored from the session store");
+    session::restore(shared, state, client).map_err(sessions_full)
 }
 
 /// Whether a frame sent after `initialize` completes the handshake: anything
@@ -387,7 +437,7 @@ async fn session_post(
             return r;
         }
     }
-    let session = match lookup(shared, &headers) {
+    let session = match lookup(shared, &headers, client).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -440,11 +490,44 @@ async fn session_post(
                 .as_ref()
                 .and_then(|p| p.get("requestId"))
                 .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+            let message = shared
+                .cluster
+                .bus
+                .is_some()
+                .then(|| serde_json::to_vec(&n).ok().and_then(|b| Note::raw(&b)))
+                .flatten();
             let r = forward(&session, inbound).await;
             if let Some(id) = id {
                 session.cancelled(id);
             }
+            // The request may be running on another instance.
+            if let Some(message) = message {
+                if let Err(e) = shared
+                    .cluster
+                    .publish(&session.id, Note::Cancelled { message })
+                    .await
+                {
+                    tracing::warn!(session = %session.id, %e, "a cancellation could not reach the other instances");
+                }
+            }
             r
+        }
+        Inbound::Message(m @ (JsonRpcMessage::Result(_) | JsonRpcMessage::Error(_)))
+            if m.id().and_then(|id| shared.cluster.elsewhere(id)).is_some() =>
+        {
+            // The answer to a request another instance sent: it goes there.
+            let to = m.id().and_then(|id| shared.cluster.elsewhere(id)).unwrap_or(0);
+            let Some(message) = serde_json::to_vec(m).ok().and_then(|b| Note::raw(&b)) else {
+                return reply::accepted();
+            };
+            match shared
+                .cluster
+                .publish(&session.id, Note::Response { to, message })
+                .await
+            {
+                Ok(()) => reply::accepted(),
+                Err(e) => store_unavailable(&e),
+            }
         }
         _ => forward(&session, inbound).await,
     }
@@ -544,6 +627,7 @@ async fn answer(
 
 async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, client: ClientKey) -> HttpResponse {
     let owner = super::carried::principal();
+    let request_id = r.id.clone();
     let session = match session::spawn(shared, SessionKind::Streamable, None, client, owner) {
         Ok(s) => s,
         Err(full) => return sessions_full(full),
@@ -567,7 +651,20 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, client: ClientKey) 
                 serde_json::from_slice::<JsonRpcMessage>(&b),
                 Ok(JsonRpcMessage::Result(_))
             );
-            if ok {
+            if let (true, Some(e)) = (ok, session.store_error()) {
+                // Nobody else could serve the session: there is none.
+                session.terminate();
+                let mut r = reply::rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Some(request_id),
+                    cluster::store_down(&e),
+                );
+                r.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    http::HeaderValue::from_static("1"),
+                );
+                r
+            } else if ok {
                 reply::with_session(reply::json(StatusCode::OK, b), &session.id)
             } else {
                 session.terminate();
@@ -606,7 +703,7 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Not Acceptable: a GET to the MCP endpoint opens an SSE stream (send Accept: text/event-stream)",
         );
     }
-    let session = match lookup(shared, headers) {
+    let session = match lookup(shared, headers, client_key(&parts.extensions)).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -641,9 +738,16 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Method Not Allowed: this server is stateless and has no sessions",
         );
     }
-    match lookup(shared, headers) {
+    match lookup(shared, headers, client_key(&parts.extensions)).await {
         Ok(s) => {
-            s.terminate();
+            // Gone from the store first: no instance restores it after this.
+            if let Err(e) = shared.cluster.store.remove(&s.id).await {
+                return store_unavailable(&e);
+            }
+            if let Err(e) = shared.cluster.publish(&s.id, Note::Ended).await {
+                tracing::warn!(session = %s.id, %e, "other instances were not told the session ended");
+            }
+            s.terminate_as(EndReason::Deleted);
             let mut r = http::Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::OK;
             r

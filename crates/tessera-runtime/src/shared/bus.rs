@@ -57,7 +57,9 @@ impl<B: Bus + ?Sized> Bus for Arc<B> {
 /// unsubscribes. It ends when the bus is gone (a networked bus that lost its
 /// connection ends its subscriptions; their owners subscribe again).
 pub struct BusSubscription {
-    inner: Pin<Box<dyn Stream<Item = Bytes> + Send>>,
+    // In a mutex only to be `Sync` (it is only reached through `&mut self`,
+    // with `get_mut`, never locked).
+    inner: Mutex<Pin<Box<dyn Stream<Item = Bytes> + Send>>>,
 }
 
 impl std::fmt::Debug for BusSubscription {
@@ -70,7 +72,7 @@ impl BusSubscription {
     /// A subscription reading `stream` (which unsubscribes when dropped).
     pub fn new(stream: impl Stream<Item = Bytes> + Send + 'static) -> Self {
         BusSubscription {
-            inner: Box::pin(stream),
+            inner: Mutex::new(Box::pin(stream)),
         }
     }
 
@@ -88,14 +90,18 @@ impl BusSubscription {
 
     /// The next message, `None` when the subscription ended.
     pub async fn recv(&mut self) -> Option<Bytes> {
-        self.inner.next().await
+        self.stream().next().await
+    }
+
+    fn stream(&mut self) -> &mut Pin<Box<dyn Stream<Item = Bytes> + Send>> {
+        self.inner.get_mut().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl Stream for BusSubscription {
     type Item = Bytes;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        self.inner.as_mut().poll_next(cx)
+        self.stream().as_mut().poll_next(cx)
     }
 }
 

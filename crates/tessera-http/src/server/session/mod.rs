@@ -10,9 +10,15 @@
 //! to the standalone stream (stream 0: the GET stream, or the backlog while
 //! none is open). A request whose first message is its response is answered
 //! as JSON (in [`ResponseMode::Auto`]).
+//!
+//! A Streamable HTTP session also has a part in the state shared between
+//! instances (`link`: its stored state, its bus topic, who holds its
+//! standalone stream); see [`super::cluster`] for how state moves.
+
+mod link;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -22,7 +28,7 @@ use bytes::Bytes;
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::Extensions;
-use tessera_runtime::{ChannelTransport, Incoming, Peer, Principal};
+use tessera_runtime::{ChannelTransport, Incoming, Peer, Principal, SessionState, StoreError};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -91,6 +97,20 @@ pub(crate) struct Submit {
     permit: OwnedSemaphorePermit,
 }
 
+/// How a session ended, which decides what is forgotten with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum EndReason {
+    /// This instance ended it (idle, evicted, handshake timeout, engine gone).
+    Local = 0,
+    /// The client deleted it (here).
+    Deleted = 1,
+    /// The server is shutting down.
+    Shutdown = 2,
+    /// The client deleted it through another instance.
+    Remote = 3,
+}
+
 /// What the HTTP handlers hold of a session.
 pub(crate) struct SessionHandle {
     pub id: Arc<str>,
@@ -113,6 +133,15 @@ pub(crate) struct SessionHandle {
     max_inflight: usize,
     /// Response streams (SSE bodies) currently open on this session.
     streams_open: Arc<AtomicUsize>,
+    /// When the handle was made (the clock of `stored_at`).
+    born: Instant,
+    /// When the stored state was last saved or its TTL refreshed, in ms
+    /// since `born`.
+    stored_at: AtomicU64,
+    /// Why the session ended ([`EndReason`]).
+    end: AtomicU8,
+    /// Why the state of the handshake could not be stored (it then fails).
+    store_error: Mutex<Option<StoreError>>,
 }
 
 /// Counts an open response stream of a session while it is alive.
@@ -267,8 +296,74 @@ impl SessionHandle {
     /// Ends the session: its engine is closed (handlers cancelled), its
     /// streams end, and its id is forgotten.
     pub(crate) fn terminate(&self) {
+        self.terminate_as(EndReason::Local);
+    }
+
+    /// Ends the session for `reason` (see [`EndReason`]).
+    pub(crate) fn terminate_as(&self, reason: EndReason) {
+        let _ = self.end.compare_exchange(
+            EndReason::Local as u8,
+            reason as u8,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
         self.ended.cancel();
         self.peer.close();
+    }
+
+    fn end_reason(&self) -> EndReason {
+        match self.end.load(Ordering::Acquire) {
+            1 => EndReason::Deleted,
+            2 => EndReason::Shutdown,
+            3 => EndReason::Remote,
+            _ => EndReason::Local,
+        }
+    }
+
+    /// Why the handshake's state could not be stored, if it could not.
+    pub(crate) fn store_error(&self) -> Option<StoreError> {
+        self.store_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn millis(&self) -> u64 {
+        u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The stored state was just saved (its TTL starts again).
+    fn stored_now(&self) {
+        self.stored_at.store(self.millis(), Ordering::Release);
+    }
+
+    /// Refreshes the stored state's TTL when a quarter of it has passed
+    /// since the last save or refresh (in the background: the request does
+    /// not wait for it).
+    pub(crate) fn refresh_stored(&self, cluster: &Arc<super::cluster::Cluster>) {
+        if self.kind != SessionKind::Streamable {
+            return;
+        }
+        let now = self.millis();
+        let last = self.stored_at.load(Ordering::Acquire);
+        let every = u64::try_from(cluster.touch_every().as_millis()).unwrap_or(u64::MAX);
+        if now.saturating_sub(last) < every
+            || self
+                .stored_at
+                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return;
+        }
+        let cluster = cluster.clone();
+        let id = self.id.clone();
+        tokio::spawn(async move {
+            match cluster.store.touch(&id, cluster.ttl).await {
+                Ok(true) => {}
+                Ok(false) => tracing::debug!(session = %id, "stored session state is gone"),
+                Err(e) => tracing::warn!(session = %id, %e, "could not refresh the session's stored state"),
+            }
+        });
     }
 }
 
@@ -293,37 +388,95 @@ pub(crate) fn spawn(
     client: ClientKey,
     owner: Option<Principal>,
 ) -> Result<Arc<SessionHandle>, Full> {
-    let id: Arc<str> = new_session_id().into();
-    let (transport, inbound, transmits) = ChannelTransport::new(64);
-    let (commands, commands_rx) = mpsc::unbounded_channel();
+    start(shared, kind, sse_sink, client, owner, None)
+}
+
+/// Starts a local copy of a Streamable HTTP session from its stored state
+/// (it began on another instance, or in a copy since ended). Two requests
+/// restoring one session at once get the same copy.
+pub(crate) fn restore(
+    shared: &Arc<Shared>,
+    state: SessionState,
+    client: ClientKey,
+) -> Result<Arc<SessionHandle>, Full> {
+    let owner = state.principal.clone().map(Principal);
+    start(
+        shared,
+        SessionKind::Streamable,
+        None,
+        client,
+        owner,
+        Some(state),
+    )
+}
+
+fn start(
+    shared: &Arc<Shared>,
+    kind: SessionKind,
+    sse_sink: Option<mpsc::Sender<Bytes>>,
+    client: ClientKey,
+    owner: Option<Principal>,
+    restored: Option<SessionState>,
+) -> Result<Arc<SessionHandle>, Full> {
+    let id: Arc<str> = match &restored {
+        Some(s) => s.id.as_str().into(),
+        None => new_session_id().into(),
+    };
     let ended = CancellationToken::new();
     let max_inflight = shared.config.max_requests_per_session.max(1);
-    let handle = shared.sessions.admit(&client, || {
+    let mut channels = None;
+    let handle = shared.sessions.admit_as(&id, &client, || {
+        let (transport, inbound, transmits) = ChannelTransport::new(64);
+        let (commands, commands_rx) = mpsc::unbounded_channel();
+        channels = Some((inbound, transmits, commands_rx));
+        let born = Instant::now();
         Arc::new(SessionHandle {
             id: id.clone(),
             kind,
             commands,
-            peer: shared.spawn_engine(transport),
+            peer: shared.spawn_engine(transport, kind, restored.as_ref()),
             ended: ended.clone(),
-            last_activity: Mutex::new(Instant::now()),
-            owner,
+            last_activity: Mutex::new(born),
+            owner: owner.clone(),
             client: client.clone(),
-            handshaken: AtomicBool::new(false),
+            handshaken: AtomicBool::new(restored.is_some()),
             permits: Arc::new(Semaphore::new(max_inflight)),
             max_inflight,
             streams_open: Arc::new(AtomicUsize::new(0)),
+            born,
+            stored_at: AtomicU64::new(0),
+            end: AtomicU8::new(EndReason::Local as u8),
+            store_error: Mutex::new(None),
         })
     })?;
+    let Some((inbound, transmits, commands_rx)) = channels else {
+        // Another request restored this session first.
+        return Ok(handle);
+    };
     let c = &shared.config;
     let resumable = kind == SessionKind::Streamable && c.event_store.is_some();
+    let standalone = match kind {
+        SessionKind::Streamable => shared.cluster.stream_base(),
+        SessionKind::Sse => 0,
+    };
     let mut streams = HashMap::default();
     streams.insert(
-        0,
+        standalone,
         StreamState {
             seq: 0,
             sink: sse_sink,
         },
     );
+    let negotiated = restored.as_ref().map(|s| s.protocol_version);
+    let link = (kind == SessionKind::Streamable).then(|| {
+        Box::new(link::Link::new(
+            shared.cluster.clone(),
+            &handle,
+            owner,
+            &client,
+            restored,
+        ))
+    });
     let router = Router {
         inbound,
         session: id,
@@ -339,7 +492,11 @@ pub(crate) fn spawn(
         stream_buffer: c.stream_buffer,
         backlog_cap: c.standalone_backlog,
         idle_timeout: c.idle_timeout,
-        handshake_deadline: c.handshake_timeout.map(|t| Instant::now() + t),
+        handshake_deadline: if handle.is_handshaken() {
+            None
+        } else {
+            c.handshake_timeout.map(|t| Instant::now() + t)
+        },
         sse_held: HashMap::default(),
         ended,
         commands: commands_rx,
@@ -348,9 +505,11 @@ pub(crate) fn spawn(
         by_request: HashMap::default(),
         next_route: 0,
         streams,
-        next_stream: 1,
+        standalone,
+        next_stream: standalone + 1,
         backlog: VecDeque::new(),
-        negotiated: None,
+        negotiated,
+        link,
     };
     tokio::spawn(router.run());
     Ok(handle)
@@ -412,12 +571,17 @@ struct Router {
     routes: HashMap<u64, Route>,
     by_request: HashMap<RequestId, u64>,
     next_route: u64,
-    /// Open (unfinished) streams; 0 is the standalone stream.
+    /// Open (unfinished) streams, the standalone stream among them.
     streams: HashMap<u64, StreamState>,
+    /// The number of the standalone stream (0 for a lone instance; see
+    /// [`super::cluster`]).
+    standalone: u64,
     next_stream: u64,
     /// Standalone messages not yet delivered to any GET stream.
     backlog: VecDeque<Bytes>,
     negotiated: Option<ProtocolVersion>,
+    /// The session's part in the shared state (Streamable HTTP sessions).
+    link: Option<Box<link::Link>>,
 }
 
 impl Router {
@@ -425,7 +589,10 @@ impl Router {
         if self.kind == SessionKind::Sse {
             self.announce_endpoint();
         }
-        let legacy_sink = self.streams.get(&0).and_then(|s| s.sink.clone());
+        let legacy_sink = self.streams.get(&self.standalone).and_then(|s| s.sink.clone());
+        if let Some(link) = &mut self.link {
+            link.subscribe(&self.session).await;
+        }
         loop {
             let idle_at = self.idle_deadline();
             tokio::select! {
@@ -439,10 +606,11 @@ impl Router {
                     Some(c) => self.command(c).await,
                     None => break,
                 },
+                note = link::next_note(&mut self.link) => self.on_note(note).await,
                 t = self.transmits.recv() => match t {
                     Some(t) => {
                         self.route(t).await;
-                        if self.kind == SessionKind::Sse && self.streams.get(&0).is_none_or(|s| s.sink.is_none()) {
+                        if self.kind == SessionKind::Sse && self.streams.get(&self.standalone).is_none_or(|s| s.sink.is_none()) {
                             break;
                         }
                     }
@@ -471,13 +639,34 @@ impl Router {
 
     async fn finish(&mut self) {
         self.ended.cancel();
+        let reason = self
+            .handle
+            .upgrade()
+            .map_or(EndReason::Local, |h| h.end_reason());
         if let Some(h) = self.handle.upgrade() {
             h.peer.close();
         }
-        if let Some(s) = self.shared.upgrade() {
-            s.sessions.remove(&self.session);
+        let shared = self.shared.upgrade();
+        if let Some(s) = &shared {
+            s.sessions.remove_if(&self.session, &self.handle);
         }
-        if let Some(store) = &self.store {
+        // The session is over for good when the client deleted it, or when
+        // this lone instance ended it; a copy among several (or one shutting
+        // down) leaves the shared state to the others and to its TTL.
+        let alone = shared.as_ref().is_none_or(|s| s.cluster.bus.is_none());
+        let over = match reason {
+            EndReason::Deleted => true,
+            EndReason::Local => alone,
+            EndReason::Shutdown | EndReason::Remote => false,
+        };
+        if over && reason == EndReason::Local && self.kind == SessionKind::Streamable {
+            if let Some(s) = &shared {
+                if let Err(e) = s.cluster.store.remove(&self.session).await {
+                    tracing::warn!(session = %self.session, %e, "could not remove the session's stored state");
+                }
+            }
+        }
+        if let (true, Some(store)) = (over, &self.store) {
             store.remove_session(&self.session).await;
         }
         // Dropping the sinks and the pending answers ends every stream.
@@ -511,7 +700,7 @@ impl Router {
             .map_or("/message", |p| p.message.as_str());
         let url = format!("{path}?sessionId={}", self.session);
         let ev = SseEvent::data(url.as_bytes()).event("endpoint").to_bytes();
-        self.deliver(0, ev);
+        self.deliver(self.standalone, ev);
     }
 
     async fn command(&mut self, c: Command) {
@@ -648,7 +837,7 @@ impl Router {
             let _ = tx.try_send(SseEvent::data(&e.data).id(&id).to_bytes());
         }
         match target {
-            Some(stream) if stream != 0 => {
+            Some(stream) if !is_standalone(stream) => {
                 // Resuming a POST stream: attach if the request is still going.
                 if let Some(s) = self.streams.get_mut(&stream) {
                     s.sink = Some(tx);
@@ -656,7 +845,8 @@ impl Router {
                 // Otherwise the replay was all there is: the stream ends.
             }
             _ => {
-                if target.is_some() {
+                if target == Some(self.standalone) {
+                    // What waited here was stored, and replayed above.
                     self.backlog.clear();
                 } else {
                     for b in self.backlog.drain(..) {
@@ -664,12 +854,13 @@ impl Router {
                     }
                 }
                 self.streams
-                    .entry(0)
+                    .entry(self.standalone)
                     .or_insert(StreamState { seq: 0, sink: None })
                     .sink = Some(tx);
                 if target.is_none() && self.store.is_some() {
-                    self.prime(0);
+                    self.prime(self.standalone);
                 }
+                self.claim_standalone().await;
             }
         }
         rx
@@ -706,8 +897,12 @@ impl Router {
             }
             let bytes = Bytes::from(t.message.to_bytes());
             let ev = SseEvent::data(&bytes).event("message").to_bytes();
-            self.deliver(0, ev);
+            self.deliver(self.standalone, ev);
             return;
+        }
+        if self.link.as_ref().is_some_and(|l| l.changed()) {
+            // Stored before the message that follows the change leaves.
+            self.save_state().await;
         }
         self.note_initialize(&t);
         let (key, is_final) = match &t.message {
@@ -736,7 +931,7 @@ impl Router {
                 tracing::debug!(session = %self.session, "dropped a response nobody waits for");
                 return;
             }
-            self.emit(0, bytes).await;
+            self.unrelated(&t.message, bytes).await;
             return;
         };
         let Some(route) = self.routes.get(&key) else {
@@ -761,7 +956,7 @@ impl Router {
                     }
                 }
             }
-            Some(ResponseMode::Json) => self.emit(0, bytes).await,
+            Some(ResponseMode::Json) => self.unrelated(&t.message, bytes).await,
             _ => {
                 if let Some(s) = self.start_stream(key) {
                     self.emit(s, bytes).await;
@@ -878,7 +1073,7 @@ impl Router {
             },
             None => false,
         };
-        if !delivered && stream == 0 && self.kind == SessionKind::Streamable {
+        if !delivered && stream == self.standalone && self.kind == SessionKind::Streamable {
             if self.backlog.len() >= self.backlog_cap {
                 self.backlog.pop_front();
                 tracing::debug!(session = %self.session, "standalone backlog full: dropped the oldest message");
@@ -888,6 +1083,12 @@ impl Router {
             }
         }
     }
+}
+
+/// Whether a stream number names a standalone (GET) stream (see
+/// [`super::cluster`]: its lower 32 bits are 0).
+fn is_standalone(stream: u64) -> bool {
+    stream & u64::from(u32::MAX) == 0
 }
 
 fn is_response(m: &JsonRpcMessage) -> bool {
