@@ -161,6 +161,7 @@ where
         engine,
         exported,
         data_revision: 0,
+        synced: Vec::new(),
         service,
         peer: peer.clone(),
         commands: rx,
@@ -185,6 +186,8 @@ struct Driver<S> {
     exported: u64,
     /// Counts [`Peer::session_changed`] calls.
     data_revision: u64,
+    /// Senders of [`Incoming::Synced`] frames handled in this turn.
+    synced: Vec<oneshot::Sender<()>>,
     service: Arc<S>,
     peer: Peer,
     commands: mpsc::UnboundedReceiver<Command>,
@@ -213,6 +216,9 @@ impl<S: Service> Driver<S> {
             self.process_events();
             if self.options.export_session {
                 self.export_session();
+            }
+            for done in self.synced.drain(..) {
+                let _ = done.send(());
             }
             while let Some(t) = self.engine.poll_transmit() {
                 out.push(t);
@@ -273,6 +279,14 @@ impl<S: Service> Driver<S> {
                     }
                     Ok(Some(Incoming::Bytes(bytes))) => self.engine.handle_bytes(now(), &bytes),
                     Ok(Some(Incoming::Decoded(inbound))) => self.engine.handle_inbound(now(), inbound),
+                    Ok(Some(Incoming::Synced { frame, done })) => {
+                        match *frame {
+                            Incoming::Bytes(bytes) => self.engine.handle_bytes(now(), &bytes),
+                            Incoming::Decoded(inbound) => self.engine.handle_inbound(now(), inbound),
+                            other => tracing::debug!(?other, "nested frame ignored"),
+                        }
+                        self.synced.push(done);
+                    }
                     Ok(Some(Incoming::TooLong { len, limit })) => {
                         let e = ErrorObject::invalid_request(format!(
                             "Invalid Request: message of {len} bytes exceeds the limit of {limit} bytes"

@@ -25,6 +25,16 @@ pub enum Incoming {
         /// What the handlers of its requests can read.
         extensions: crate::Extensions,
     },
+    /// A frame whose sender waits until the engine has handled it: `done`
+    /// fires once it has (and, with
+    /// [`ConnectionOptions::export_session`](crate::ConnectionOptions::export_session),
+    /// once the session state it changed is exported).
+    Synced {
+        /// The frame (bytes or decoded).
+        frame: Box<Incoming>,
+        /// Fired when the frame is handled.
+        done: tokio::sync::oneshot::Sender<()>,
+    },
     /// A frame that exceeded the size limit (answered with `-32600`).
     TooLong {
         /// Its size in bytes (at least).

@@ -216,7 +216,10 @@ impl Hub {
     /// Links this hub to the hubs of other instances over `bus` (see the
     /// module documentation). Returns once the subscription is in place;
     /// linking twice does nothing.
-    pub async fn link(self: &std::sync::Arc<Self>, bus: std::sync::Arc<dyn Bus>) -> Result<(), StoreError> {
+    pub async fn link(
+        self: &std::sync::Arc<Self>,
+        bus: std::sync::Arc<dyn Bus>,
+    ) -> Result<(), StoreError> {
         if self.link.get().is_some() {
             return Ok(());
         }

@@ -147,9 +147,7 @@ impl Cluster {
     /// The instance that sent request `id` to the client, when it is
     /// another one.
     pub(crate) fn elsewhere(&self, id: &RequestId) -> Option<u32> {
-        if self.bus.is_none() {
-            return None;
-        }
+        self.bus.as_ref()?;
         match id {
             RequestId::Number(n) if *n > 0 => {
                 let tag = u32::try_from(*n >> 32).ok()?;
@@ -273,13 +271,20 @@ mod tests {
         assert_eq!(other.elsewhere(&RequestId::String("x".into())), None);
         let state = SessionState::new("s", ProtocolVersion::V2025_11_25);
         let note = Note::State(Box::new(state.clone()));
-        let bytes = serde_json::to_vec(&Envelope { o: c.origin, n: note }).unwrap();
+        let bytes = serde_json::to_vec(&Envelope {
+            o: c.origin,
+            n: note,
+        })
+        .unwrap();
         assert!(c.read(&bytes).is_none(), "own messages are skipped");
         assert!(matches!(other.read(&bytes), Some(Note::State(s)) if *s == state));
         let raw = Note::raw(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap();
         let bytes = serde_json::to_vec(&Envelope {
             o: c.origin,
-            n: Note::Response { to: 7, message: raw },
+            n: Note::Response {
+                to: 7,
+                message: raw,
+            },
         })
         .unwrap();
         match other.read(&bytes) {

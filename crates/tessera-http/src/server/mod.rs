@@ -32,7 +32,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tessera_proto::EngineConfig;
 use tessera_runtime::{
-    Bus, BoxFuture, ChannelTransport, ConnectionOptions, MemorySessionStore, Peer, Service,
+    BoxFuture, Bus, ChannelTransport, ConnectionOptions, MemorySessionStore, Peer, Service,
     SessionState, SessionStore, StoreError,
 };
 use tessera_types::{JsonObject, ProtocolVersion};

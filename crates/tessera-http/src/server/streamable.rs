@@ -14,12 +14,12 @@ use tessera_runtime::Extensions;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
 use super::body::{McpBody, ReadError, read_limited};
+use super::cluster::{self, Note};
 use super::connection::RemoteAddr;
 use super::event_store::EventId;
 use super::modern::{self, Era};
 use super::registry::{ClientKey, Full};
 use super::reply::{self, HttpResponse};
-use super::cluster::{self, Note};
 use super::session::{self, EndReason, FirstReply, RegisterError, SessionHandle, SessionKind};
 use super::{ResponseMode, Shared, single};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
@@ -527,6 +527,16 @@ async fn session_post(
             {
                 Ok(()) => reply::accepted(),
                 Err(e) => store_unavailable(&e),
+            }
+        }
+        Inbound::Message(JsonRpcMessage::Notification(n))
+            if n.method == <tessera_types::InitializedNotification as tessera_types::Notification>::METHOD =>
+        {
+            // Stored before the 202: the next request may go to another instance.
+            if session.forward_synced(inbound).await {
+                reply::accepted()
+            } else {
+                unknown_session(&session.id)
             }
         }
         _ => forward(&session, inbound).await,

@@ -202,14 +202,30 @@ impl TestServer {
         Self::start_inner(true, adjust).await
     }
 
+    /// Starts `server` (instead of the fixture) on 127.0.0.1:0.
+    pub async fn start_with(
+        server: Server,
+        adjust: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder,
+    ) -> TestServer {
+        Self::start_server(server, Arc::new(Flags::default()), false, adjust).await
+    }
+
     async fn start_inner(
         closure: bool,
         adjust: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder,
     ) -> TestServer {
         let flags = Arc::new(Flags::default());
+        Self::start_server(fixture(flags.clone()), flags, closure, adjust).await
+    }
+
+    async fn start_server(
+        server: Server,
+        flags: Arc<Flags>,
+        closure: bool,
+        adjust: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder,
+    ) -> TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let server = fixture(flags.clone());
         let builder = if closure {
             McpHttp::builder(move || (server.engine_config(), server.clone()))
         } else {

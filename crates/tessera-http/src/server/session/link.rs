@@ -88,19 +88,40 @@ impl Link {
     }
 }
 
-/// The next note on the session's topic (never, without a subscription).
-pub(super) async fn next_note(link: &mut Option<Box<Link>>) -> Bytes {
+/// What a session's link has for its router.
+pub(super) enum Event {
+    /// A note on the session's topic.
+    Note(Bytes),
+    /// The core exported a change of the session's state.
+    Exported,
+}
+
+/// The next note on the session's topic, or the next export of the core
+/// (never, for a session without a link).
+pub(super) async fn next_event(link: &mut Option<Box<Link>>) -> Event {
     let Some(l) = link.as_mut() else {
         return std::future::pending().await;
     };
-    if let Some(sub) = l.sub.as_mut() {
-        if let Some(b) = sub.recv().await {
-            return b;
-        }
-        tracing::warn!("the bus ended a session subscription");
-        l.sub = None;
+    let Link { sub, info, .. } = &mut **l;
+    tokio::select! {
+        note = async {
+            match sub.as_mut() {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        } => match note {
+            Some(b) => Event::Note(b),
+            None => {
+                tracing::warn!("the bus ended a session subscription");
+                *sub = None;
+                std::future::pending().await
+            }
+        },
+        changed = info.changed() => match changed {
+            Ok(()) => Event::Exported,
+            Err(_) => std::future::pending().await,
+        },
     }
-    std::future::pending().await
 }
 
 impl Router {
@@ -228,7 +249,10 @@ impl Router {
                 match link.remote_holder() {
                     // It moved on: pass it along (once).
                     Some(holder) if holder != to => {
-                        let note = Note::Standalone { to: holder, message };
+                        let note = Note::Standalone {
+                            to: holder,
+                            message,
+                        };
                         let _ = link.cluster.publish(&self.session, note).await;
                     }
                     _ => self.emit(self.standalone, bytes).await,

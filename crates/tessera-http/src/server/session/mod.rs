@@ -81,6 +81,8 @@ pub(crate) enum Command {
     },
     /// The client sent `notifications/cancelled` for this request.
     Cancelled(RequestId),
+    /// Stores what the engine exported, if anything, then answers.
+    Save(oneshot::Sender<()>),
     /// A frame without requests for the engine (or, on an HTTP+SSE session,
     /// with requests whose in-flight permits it carries, one per id).
     Forward(Box<Incoming>, Vec<(RequestId, OwnedSemaphorePermit)>),
@@ -233,6 +235,33 @@ impl SessionHandle {
                 .is_ok()
     }
 
+    /// Hands a frame to the engine and waits until it is handled and the
+    /// session state it changed is stored (`notifications/initialized`: the
+    /// client may send its next request to another instance at once).
+    /// `false` when the session is gone.
+    pub(crate) async fn forward_synced(&self, inbound: Inbound) -> bool {
+        self.touch();
+        let (done, handled) = oneshot::channel();
+        let frame = Incoming::Synced {
+            frame: Box::new(Incoming::Decoded(inbound)),
+            done,
+        };
+        if self.ended.is_cancelled()
+            || self
+                .commands
+                .send(Command::Forward(Box::new(frame), Vec::new()))
+                .is_err()
+            || handled.await.is_err()
+        {
+            return !self.ended.is_cancelled();
+        }
+        let (saved, stored) = oneshot::channel();
+        if self.commands.send(Command::Save(saved)).is_ok() {
+            let _ = stored.await;
+        }
+        true
+    }
+
     /// Hands a frame of an HTTP+SSE session to the engine with the in-flight
     /// permits of its requests (released as each is answered).
     pub(crate) fn forward_held(
@@ -361,7 +390,9 @@ impl SessionHandle {
             match cluster.store.touch(&id, cluster.ttl).await {
                 Ok(true) => {}
                 Ok(false) => tracing::debug!(session = %id, "stored session state is gone"),
-                Err(e) => tracing::warn!(session = %id, %e, "could not refresh the session's stored state"),
+                Err(e) => {
+                    tracing::warn!(session = %id, %e, "could not refresh the session's stored state")
+                }
             }
         });
     }
@@ -589,7 +620,10 @@ impl Router {
         if self.kind == SessionKind::Sse {
             self.announce_endpoint();
         }
-        let legacy_sink = self.streams.get(&self.standalone).and_then(|s| s.sink.clone());
+        let legacy_sink = self
+            .streams
+            .get(&self.standalone)
+            .and_then(|s| s.sink.clone());
         if let Some(link) = &mut self.link {
             link.subscribe(&self.session).await;
         }
@@ -606,7 +640,10 @@ impl Router {
                     Some(c) => self.command(c).await,
                     None => break,
                 },
-                note = link::next_note(&mut self.link) => self.on_note(note).await,
+                event = link::next_event(&mut self.link) => match event {
+                    link::Event::Note(note) => self.on_note(note).await,
+                    link::Event::Exported => self.save_state().await,
+                },
                 t = self.transmits.recv() => match t {
                     Some(t) => {
                         self.route(t).await;
@@ -757,6 +794,12 @@ impl Router {
             Command::Forward(frame, held) => {
                 self.sse_held.extend(held);
                 let _ = self.inbound.send(*frame).await;
+            }
+            Command::Save(done) => {
+                if self.link.as_ref().is_some_and(|l| l.changed()) {
+                    self.save_state().await;
+                }
+                let _ = done.send(());
             }
             Command::OpenGet { last, reply } => {
                 let rx = self.open_get(last).await;
