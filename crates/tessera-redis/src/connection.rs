@@ -89,7 +89,7 @@ impl RedisOptions {
             .set_max_delay(1_000);
         let manager = tokio::time::timeout(
             self.op_timeout,
-            ConnectionManager::new_with_config(client, config),
+            ConnectionManager::new_with_config(client.clone(), config),
         )
         .await
         .map_err(|_| Error::Unavailable(format!("no answer from {}", redact(&self.url))))?
@@ -108,6 +108,7 @@ impl RedisOptions {
         .await?;
         Ok(Redis {
             inner: Arc::new(Shared {
+                client,
                 conn,
                 options: self,
                 instance,
@@ -163,6 +164,8 @@ pub struct Redis {
 
 /// What every clone of a [`Redis`] shares.
 pub(crate) struct Shared {
+    /// For connections of their own (the bus's pub/sub connection).
+    pub(crate) client: redis::Client,
     pub(crate) conn: Conn,
     pub(crate) options: RedisOptions,
     pub(crate) instance: String,
