@@ -25,7 +25,7 @@ use tessera_runtime::BoxFuture;
 use tessera_runtime::{Bus, BusSubscription, StoreError};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::connection::Redis;
+use crate::connection::{Conn, Redis};
 use crate::error::Error;
 
 /// How many messages one subscription holds before it loses the newest.
@@ -33,14 +33,15 @@ const QUEUE: usize = 1024;
 
 /// Messages between instances over Redis pub/sub (see the module
 /// documentation). Cheap to clone; the subscription task stops when the
-/// last clone is dropped.
+/// last clone (and the [`Redis`] handle that made it) is dropped.
 #[derive(Clone)]
 pub struct RedisBus {
     inner: Arc<BusInner>,
 }
 
 struct BusInner {
-    redis: Redis,
+    conn: Conn,
+    timeout: Duration,
     channel_prefix: String,
     local: Arc<Local>,
     commands: mpsc::UnboundedSender<Command>,
@@ -107,21 +108,28 @@ enum Command {
 }
 
 impl Redis {
-    /// A bus for this instance: starts the task that owns its pub/sub
-    /// connection (reconnected with backoff when lost). Make one per
-    /// instance and clone it: each call opens a connection of its own.
+    /// The bus of this instance (one per [`Redis`] handle and its clones):
+    /// the first call starts the task that owns its pub/sub connection
+    /// (reconnected with backoff when lost). Needs a tokio runtime.
     pub fn bus(&self) -> RedisBus {
-        let (commands, rx) = mpsc::unbounded_channel();
-        let local = Arc::new(Local::default());
-        tokio::spawn(drive(self.clone(), local.clone(), rx));
-        RedisBus {
-            inner: Arc::new(BusInner {
-                redis: self.clone(),
-                channel_prefix: self.key("bus:"),
-                local,
-                commands,
-            }),
-        }
+        self.inner
+            .bus
+            .get_or_init(|| {
+                let (commands, rx) = mpsc::unbounded_channel();
+                let local = Arc::new(Local::default());
+                let timeout = self.settings().op_timeout;
+                tokio::spawn(drive(self.inner.client.clone(), timeout, local.clone(), rx));
+                RedisBus {
+                    inner: Arc::new(BusInner {
+                        conn: self.inner.conn.clone(),
+                        timeout,
+                        channel_prefix: self.key("bus:"),
+                        local,
+                        commands,
+                    }),
+                }
+            })
+            .clone()
     }
 }
 
@@ -144,7 +152,7 @@ impl Bus for RedisBus {
         Box::pin(async move {
             let channel = self.channel(topic);
             self.inner
-                .redis
+                .conn
                 .run(|mut c| async move {
                     redis::cmd("PUBLISH")
                         .arg(&channel)
@@ -186,7 +194,7 @@ impl Bus for RedisBus {
             commands
                 .send(Command::Subscribe(channel, ack))
                 .map_err(|_| StoreError::Unavailable("the bus task has stopped".into()))?;
-            let timeout = self.inner.redis.settings().op_timeout;
+            let timeout = self.inner.timeout;
             match tokio::time::timeout(timeout, answer).await {
                 Ok(Ok(Ok(()))) => Ok(subscription),
                 Ok(Ok(Err(e))) => Err(store_error(e)),
@@ -201,14 +209,15 @@ impl Bus for RedisBus {
 
 /// The subscription task: owns the pub/sub connection for as long as a
 /// [`RedisBus`] clone holds the command sender.
-async fn drive(redis: Redis, local: Arc<Local>, mut commands: mpsc::UnboundedReceiver<Command>) {
+async fn drive(
+    client: redis::Client,
+    timeout: Duration,
+    local: Arc<Local>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
     let mut backoff = Duration::from_millis(100);
     loop {
-        let connected = tokio::time::timeout(
-            redis.settings().op_timeout,
-            redis.inner.client.get_async_pubsub(),
-        )
-        .await;
+        let connected = tokio::time::timeout(timeout, client.get_async_pubsub()).await;
         let pubsub = match connected {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => {

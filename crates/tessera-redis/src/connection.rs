@@ -113,6 +113,7 @@ impl RedisOptions {
                 options: self,
                 instance,
                 ring,
+                bus: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -170,6 +171,8 @@ pub(crate) struct Shared {
     pub(crate) options: RedisOptions,
     pub(crate) instance: String,
     pub(crate) ring: Arc<RedisKeyRing>,
+    /// The instance's bus, made on first use.
+    pub(crate) bus: std::sync::OnceLock<crate::RedisBus>,
 }
 
 impl std::fmt::Debug for Redis {
