@@ -154,6 +154,13 @@ async fn input_for_a_task_on_one_server_answered_through_the_other() {
         )
         .await;
     assert!(u.get("result").is_some(), "{u}");
+    // Acknowledged only once the running server has recorded the answer:
+    // a read right after it no longer lists the question.
+    let t = b.call("tasks/get", json!({"taskId": id})).await;
+    assert!(
+        t["result"]["inputRequests"].get("name").is_none(),
+        "answered question still listed: {t}"
+    );
     let done = b.until(&id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "hello Ada", "{done}");
 }

@@ -4,7 +4,9 @@
 //! [`TaskSettings`](super::TaskSettings), the instances tell each other:
 //!
 //! - `tessera/task/{id}`: the instance running task `id` listens here for
-//!   the answers of a `tasks/update` (`{"answer": {…}}`) and for
+//!   the answers of a `tasks/update` (`{"answer": {…}, "reply": topic}`;
+//!   once it has recorded them it publishes to the reply topic, which the
+//!   relaying instance waits for before acknowledging) and for
 //!   `tasks/cancel` (`{"cancel": true}`) made elsewhere;
 //! - `tessera/tasks/changed`: every applied transition
 //!   (`{"id": …, "owner": …, "from": …}`), so that `tasks/result` waiters and
@@ -16,6 +18,7 @@
 //! interval.
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -32,11 +35,37 @@ pub(crate) fn task_topic(id: &str) -> String {
 /// The topic of applied transitions.
 pub(crate) const CHANGED: &str = "tessera/tasks/changed";
 
-/// Asks the instance running task `id` to deliver `responses`.
+/// How long a relayed `tasks/update` waits for the running instance to
+/// record the answers, so that a `tasks/get` after the acknowledgement
+/// (on any instance) sees them.
+const ANSWER_RECORDED_WITHIN: Duration = Duration::from_secs(2);
+
+/// Asks the instance running task `id` to deliver `responses`, and waits
+/// (bounded) until it has recorded them.
 pub(crate) async fn send_answer(bus: &dyn Bus, id: &str, responses: &JsonObject) {
-    let msg = json!({"answer": responses}).to_string();
+    let reply = format!("tessera/task-reply/{}", super::new_task_id());
+    let mut done = match bus.subscribe(&reply).await {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(task = id, error = %e, "not waiting for the running instance");
+            None
+        }
+    };
+    let msg = json!({"answer": responses, "reply": reply}).to_string();
     if let Err(e) = bus.publish(&task_topic(id), Bytes::from(msg)).await {
         tracing::warn!(task = id, error = %e, "tasks/update not relayed to the running instance");
+        return;
+    }
+    if let Some(done) = done.as_mut() {
+        if tokio::time::timeout(ANSWER_RECORDED_WITHIN, done.recv())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                task = id,
+                "the running instance did not confirm the answers in time"
+            );
+        }
     }
 }
 
@@ -87,6 +116,9 @@ pub(crate) async fn serve_task(
                     if let Err(e) = hub.publish_input(&id, &live).await {
                         tracing::warn!(task = %id, error = %e.message, "task input not recorded");
                     }
+                }
+                if let Some(Value::String(reply)) = m.get("reply") {
+                    let _ = bus.publish(reply, Bytes::from_static(b"recorded")).await;
                 }
             }
         }
