@@ -139,6 +139,7 @@ PY
 CONFIGS=(direct proxy-stdio proxy-http)
 MODES=(legacy-sse modern)
 : >"$LOGS/points"
+START_LOAD="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 for round in $(seq 1 "$ROUNDS"); do
   order=("${CONFIGS[@]}")
   if [ $((round % 2)) = 0 ]; then order=(proxy-http proxy-stdio direct); fi
@@ -154,9 +155,11 @@ mkdir -p "$BENCH/results"
 STAMP="$(date -u +%Y-%m-%dT%H-%M-%SZ)"
 SUFFIX=""; [ "$SMOKE" = 1 ] && SUFFIX="-smoke"
 REPORT="$BENCH/results/$STAMP-proxy$SUFFIX.md"
-python3 - "$LOGS/points" "$CONCURRENCY" "$ROUNDS" "$DURATION" "$TESSERA_BIN" >"$REPORT" <<'PY'
+LOAD_BEFORE="$START_LOAD"
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+python3 - "$LOGS/points" "$CONCURRENCY" "$ROUNDS" "$DURATION" "$TESSERA_BIN" "$LOAD_BEFORE" "$LOAD_AFTER" "$(nproc)" >"$REPORT" <<'PY'
 import statistics, sys
-points, conc, rounds, duration, binary = sys.argv[1:6]
+points, conc, rounds, duration, binary, load_before, load_after, cpus = sys.argv[1:9]
 rows = {}
 errors = 0
 for line in open(points):
@@ -169,6 +172,8 @@ def med(config, mode, i):
     return statistics.median(v) if v else float("nan")
 print(f"# `tessera proxy` overhead: tools/call echo, concurrency {conc}, medians of {rounds} round(s) of {duration} s\n")
 print(f"Binary: `{binary}`. Servers and proxy on core 0, load generator on core 1.\n")
+print(f"Machine load average (1, 5, 15 min) on {cpus} CPUs: {load_before} before, {load_after} after. "
+      "Other work on the machine skews the figures; compare runs on an idle machine.\n")
 print("| mode | upstream of the proxy | direct req/s | proxied req/s | ratio | direct p50 µs | proxied p50 µs | added p50 µs | proxied p99 µs |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 for mode in ("legacy-sse", "modern"):

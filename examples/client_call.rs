@@ -56,8 +56,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => return Err(USAGE.into()),
     };
-    let info = client.server_info();
-    let name = info.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+    let name = client.server_info().name;
     println!(
         "connected to {name}, protocol version {}",
         client.protocol_version()

@@ -289,6 +289,13 @@ if ! stage_skipped cluster; then
   if URL="$(TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh up 2>"$LOGS/cluster-up.log")"; then
     conformance_run "0.2.0-alpha.12 cluster 2026-07-28" "$LOGS/conf-next-0728-cluster.log" \
       bash conformance/run-server.sh next --spec-version 2026-07-28 "$URL"
+    conformance_run "0.2.0-alpha.12 cluster tasks" "$LOGS/conf-tasks-cluster.log" \
+      bash conformance/run-server.sh next \
+        --scenario tasks-lifecycle --scenario tasks-capability-negotiation \
+        --scenario tasks-wire-fields --scenario tasks-request-state-removal \
+        --scenario tasks-mrtr-input --scenario tasks-request-headers \
+        --scenario tasks-dispatch-and-envelope --scenario tasks-status-notifications \
+        --scenario tasks-required-task-error --scenario tasks-mrtr-composition "$URL"
     TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh down 2>>"$LOGS/cluster-up.log"
   else
     cat "$LOGS/cluster-up.log" >&2

@@ -171,6 +171,18 @@ async fn an_http_sse_only_server_is_a_proxy_upstream() {
         let c = connect(&url, v).await;
         assert_eq!(c.protocol_version(), v);
         assert_eq!(text(&c, "hello").await, "hello from 2024", "{v}");
+        // A 2026-07-28 list needs caching hints the old server never gives:
+        // the proxy adds the cautious ones.
+        let page = bounded("tools/list", c.list_tools_page(None))
+            .await
+            .expect("lists");
+        if v == ProtocolVersion::V2026_07_28 {
+            assert_eq!(page.ttl_ms, Some(0));
+            assert_eq!(
+                serde_json::to_value(page.cache_scope).unwrap(),
+                serde_json::json!("private")
+            );
+        }
         c.close().await;
     }
     drop(proxy);

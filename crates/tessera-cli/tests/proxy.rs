@@ -84,7 +84,7 @@ async fn a_remote_server_on_stdio_in_both_eras() {
         .await
         .expect("connects");
         assert_eq!(c.protocol_version(), v);
-        assert_eq!(c.server_info()["name"], "web");
+        assert_eq!(c.server_info().name, "web");
         assert_eq!(text(&c, "hello", serde_json::json!({})).await, "hello");
         assert_eq!(
             text(&c, "headers", serde_json::json!({})).await,

@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tessera_proto::{ConnectMode, Connected, EngineConfig, meta_keys};
 use tessera_runtime::{ConnectionOptions, Peer};
 use tessera_types::{
-    ClientCapabilities, Era, JsonObject, LoggingLevel, ProgressNotificationParams, ProtocolVersion,
+    ClientCapabilities, Era, Implementation, JsonObject, LoggingLevel, ProgressNotificationParams,
+    ProtocolVersion, ServerCapabilities,
 };
 use tokio::sync::{broadcast, mpsc};
 
@@ -158,13 +158,29 @@ impl Client {
         self.connected().version
     }
 
-    /// The server's `Implementation` info.
-    pub fn server_info(&self) -> JsonObject {
-        self.connected().server_info.clone()
+    /// The server's name, version and other `Implementation` details. A
+    /// server that sent a malformed `serverInfo` gets the parts that could be
+    /// read (empty strings otherwise); the raw object is in
+    /// [`Client::connect_result`].
+    pub fn server_info(&self) -> Implementation {
+        let raw = &self.connected().server_info;
+        decode_lenient(raw).unwrap_or_else(|| {
+            let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            Implementation::new(text("name"), text("version"))
+        })
     }
 
-    /// The server's capabilities, as sent.
-    pub fn server_capabilities(&self) -> JsonObject {
+    /// The server's capabilities. Capabilities this version of Tessera does
+    /// not model are kept in `experimental` and `extensions` as sent; a
+    /// malformed object reads as no capabilities (the raw object is in
+    /// [`Client::connect_result`]).
+    pub fn server_capabilities(&self) -> ServerCapabilities {
+        decode_lenient(&self.connected().server_capabilities).unwrap_or_default()
+    }
+
+    /// The server's capabilities as sent (what the crate checks for
+    /// capabilities it does not model).
+    pub(crate) fn server_capabilities_raw(&self) -> JsonObject {
         self.connected().server_capabilities.clone()
     }
 
@@ -213,13 +229,18 @@ impl Client {
         let _ = done.wait_for(|d| *d).await;
     }
 
-    /// Notifications from the server (method, params), raw, as they arrive.
+    /// Notifications from the server (method, params) exactly as they arrive,
+    /// `_meta` included: for tests and tools that need the wire form; read
+    /// [`Client::events`] otherwise.
     pub fn notifications(&self) -> broadcast::Receiver<(String, Option<JsonObject>)> {
         self.inner.shared.raw.subscribe()
     }
 
-    /// Typed events (progress, logs, list changes, resource updates, URL
-    /// elicitation completions, connection changes) from now on.
+    /// Everything the server tells the client, typed, from now on: progress,
+    /// logs, list changes, resource updates, URL elicitation completions and
+    /// connection changes; any other notification arrives as
+    /// [`ClientEvent::Other`] with its method and params. A
+    /// [`ClientExtension`](crate::ClientExtension) also receives its own.
     pub fn events(&self) -> EventStream {
         EventStream::new(self.inner.shared.events.subscribe())
     }
@@ -269,14 +290,15 @@ impl Client {
         self.send(method, params, options).await
     }
 
-    /// Sends a request with typed params and decodes the result.
-    pub async fn request<P: Serialize, R: DeserializeOwned>(
+    /// Sends a request named by its marker type from `tessera_types` (its
+    /// method, params and result types) and decodes the result:
+    /// `client.request::<PingRequest>(&RequestParams::default())`.
+    pub async fn request<R: tessera_types::Request>(
         &self,
-        method: &str,
-        params: &P,
-    ) -> Result<R, ClientError> {
-        let raw = self.request_raw(method, Some(to_object(params))).await?;
-        decode(method, raw)
+        params: &R::Params,
+    ) -> Result<R::Result, ClientError> {
+        let raw = self.request_raw(R::METHOD, Some(to_object(params))).await?;
+        decode(R::METHOD, raw)
     }
 
     /// The path of every request: the cache, `_meta` (log level, extra
@@ -418,4 +440,9 @@ pub(crate) fn decode<R: DeserializeOwned>(method: &str, raw: JsonObject) -> Resu
         method: method.to_owned(),
         source,
     })
+}
+
+/// `raw` decoded as `T`, or `None` when it does not fit.
+fn decode_lenient<T: DeserializeOwned>(raw: &JsonObject) -> Option<T> {
+    serde_json::from_value(Value::Object(raw.clone())).ok()
 }

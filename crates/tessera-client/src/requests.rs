@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tessera_proto::RequestOptions;
 use tessera_types::{
     CompleteRequestParams, CompleteResult, DiscoverResult, ElicitAction, ElicitRequestURLParams,
@@ -18,7 +18,7 @@ use crate::options::CallOptions;
 
 impl Client {
     fn server_has(&self, capability: &str) -> bool {
-        self.server_capabilities().contains_key(capability)
+        self.server_capabilities_raw().contains_key(capability)
     }
 
     /// Asks for completions of a prompt argument or resource template variable.
@@ -45,9 +45,8 @@ impl Client {
         self.require_legacy("resources/subscribe", "listen()")?;
         let subscribable = self
             .server_capabilities()
-            .get("resources")
-            .and_then(|r| r.get("subscribe"))
-            .and_then(Value::as_bool)
+            .resources
+            .and_then(|r| r.subscribe)
             == Some(true);
         if !subscribable {
             return Err(ClientError::Unsupported("resource subscriptions".into()));

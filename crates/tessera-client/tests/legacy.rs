@@ -55,7 +55,7 @@ async fn needs_url() -> Result<String, ProtocolError> {
 /// Logs "marker": notifications are handled in order, so every event before
 /// it has been delivered once it arrives.
 async fn marker(ctx: RequestContext) -> &'static str {
-    ctx.log("info", None, json!("marker"));
+    ctx.log(tessera_types::LoggingLevel::Info, None, json!("marker"));
     "marked"
 }
 

@@ -25,6 +25,7 @@ use crate::calls::Calls;
 use crate::config::{ServerEntry, valid_name};
 use crate::error::ProxyError;
 use crate::forward::{forward, send};
+use crate::hints::Hints;
 use crate::listen::tag;
 use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
 use crate::route::{ask_sole, log};
@@ -486,15 +487,16 @@ impl std::fmt::Debug for AggregatorService {
 }
 
 /// One page of an upstream's `key` list (from its `cursor`), filtered by
-/// the tool allow/deny lists and prefixed, with the upstream's next cursor;
-/// `None` when the upstream is down or the request failed.
+/// the tool allow/deny lists and prefixed, with the upstream's next cursor
+/// and its caching hints (`ttlMs`, `cacheScope`); `None` when the upstream
+/// is down or the request failed.
 async fn upstream_page(
     m: &Member,
     r: &Request,
     method: &str,
     key: &str,
     cursor: Option<String>,
-) -> Option<(Vec<Value>, Option<String>)> {
+) -> Option<(Vec<Value>, Option<String>, JsonObject)> {
     let up = m.current()?;
     let params = cursor.map(|c| {
         let mut p = JsonObject::new();
@@ -537,7 +539,13 @@ async fn upstream_page(
             Some(item)
         })
         .collect();
-    Some((items, next))
+    let mut hints = JsonObject::new();
+    for k in ["ttlMs", "cacheScope"] {
+        if let Some(v) = page.remove(k) {
+            hints.insert(k.into(), v);
+        }
+    }
+    Some((items, next, hints))
 }
 
 fn param_str<'a>(params: Option<&'a JsonObject>, key: &str) -> Result<&'a str, ErrorObject> {
@@ -584,16 +592,20 @@ impl Inner {
             }
         };
         let mut items: Vec<Value> = Vec::new();
+        let mut hints = Hints::default();
         // Upstream pages read for this page, bounded so that upstreams
         // answering empty pages cannot keep one request going.
         let mut reads = 0;
         while index < self.members.len() && items.len() < size && reads < MAX_PAGES {
             let m = &self.members[index];
             reads += 1;
-            let Some((page, next)) = upstream_page(m, r, method, key, cursor.clone()).await else {
+            let Some((page, next, page_hints)) =
+                upstream_page(m, r, method, key, cursor.clone()).await
+            else {
                 (index, cursor, skip) = (index + 1, None, 0);
                 continue;
             };
+            hints.add(&page_hints);
             let take = page.len().saturating_sub(skip).min(size - items.len());
             items.extend(page.iter().skip(skip).take(take).cloned());
             if skip + take < page.len() {
@@ -607,6 +619,9 @@ impl Inner {
         }
         let mut out = JsonObject::new();
         out.insert(key.into(), Value::Array(items));
+        if r.context.era == Era::Modern {
+            hints.write(&mut out);
+        }
         if let Some(m) = self.members.get(index) {
             let next = Position {
                 method: method.to_owned(),

@@ -146,7 +146,11 @@ pub(crate) async fn forward(
     let _guard = calls.enter(r);
     let base = prepare(params, r, up.era());
     if !(r.context.era == Era::Legacy && up.era() == Era::Modern) {
-        return send(up, r, method, base).await;
+        let mut out = send(up, r, method, base).await?;
+        if r.context.era == Era::Modern {
+            crate::hints::complete(method, &mut out);
+        }
+        return Ok(out);
     }
     let mut params = base.clone();
     for _ in 0..MAX_ROUNDS {

@@ -38,6 +38,7 @@ mod calls;
 mod config;
 mod error;
 mod forward;
+mod hints;
 mod listen;
 mod pages;
 mod route;

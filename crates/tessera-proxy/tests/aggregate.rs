@@ -159,7 +159,7 @@ async fn two_upstreams_one_killed_and_back() {
     };
     let legacy = connect(ProtocolVersion::V2025_11_25).await;
     let modern = connect(ProtocolVersion::V2026_07_28).await;
-    assert_eq!(legacy.server_info()["name"], "tessera-proxy");
+    assert_eq!(legacy.server_info().name, "tessera-proxy");
 
     for c in [&legacy, &modern] {
         let names = tool_names(c).await;

@@ -1,7 +1,7 @@
 //! The aggregator's combined lists are paginated: the upstreams' lists one
 //! after the other (each upstream itself paginating, one with a deny list),
 //! cut into pages of the aggregator's size, with cursors that only the list
-//! they came from accepts.
+//! they came from accepts; 2026-07-28 pages carry the combined caching hints.
 
 use std::time::Duration;
 
@@ -94,6 +94,17 @@ async fn combined_lists_come_in_pages() {
             let page = bounded("a page", client.list_tools_page(cursor.as_deref()))
                 .await
                 .expect("lists a page");
+            // 2026-07-28 pages carry the upstreams' caching hints combined
+            // (both are Tessera servers: 60 s, public); legacy pages none.
+            if version == ProtocolVersion::V2026_07_28 {
+                assert_eq!(page.ttl_ms, Some(60_000), "{version}");
+                assert_eq!(
+                    serde_json::to_value(page.cache_scope).expect("serialises"),
+                    serde_json::json!("public")
+                );
+            } else {
+                assert_eq!(page.ttl_ms, None, "{version}");
+            }
             pages.push(page.tools.into_iter().map(|t| t.name).collect());
             match page.next_cursor {
                 Some(c) => {

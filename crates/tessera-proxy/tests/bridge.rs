@@ -47,7 +47,11 @@ async fn greet(ctx: RequestContext) -> Result<String, String> {
 }
 
 async fn chatty(ctx: RequestContext) -> &'static str {
-    ctx.log("info", Some("chatty"), serde_json::json!("working"));
+    ctx.log(
+        tessera_types::LoggingLevel::Info,
+        Some("chatty"),
+        serde_json::json!("working"),
+    );
     ctx.progress(1.0, Some(2.0), Some("half"));
     ctx.progress(2.0, Some(2.0), Some("done"));
     "finished"
@@ -162,7 +166,7 @@ async fn exercise(speaks: Speaks, version: ProtocolVersion) {
         version,
         "{speaks:?}: the client's own version"
     );
-    assert_eq!(c.server_info()["name"], "upstream");
+    assert_eq!(c.server_info().name, "upstream");
 
     let tools: Vec<String> = bounded("tools/list", c.list_tools())
         .await

@@ -89,7 +89,7 @@ impl RedisOptions {
             .set_max_delay(1_000);
         let manager = tokio::time::timeout(
             self.op_timeout,
-            ConnectionManager::new_with_config(client, config),
+            ConnectionManager::new_with_config(client.clone(), config),
         )
         .await
         .map_err(|_| Error::Unavailable(format!("no answer from {}", redact(&self.url))))?
@@ -108,10 +108,12 @@ impl RedisOptions {
         .await?;
         Ok(Redis {
             inner: Arc::new(Shared {
+                client,
                 conn,
                 options: self,
                 instance,
                 ring,
+                bus: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -163,10 +165,14 @@ pub struct Redis {
 
 /// What every clone of a [`Redis`] shares.
 pub(crate) struct Shared {
+    /// For connections of their own (the bus's pub/sub connection).
+    pub(crate) client: redis::Client,
     pub(crate) conn: Conn,
     pub(crate) options: RedisOptions,
     pub(crate) instance: String,
     pub(crate) ring: Arc<RedisKeyRing>,
+    /// The instance's bus, made on first use.
+    pub(crate) bus: std::sync::OnceLock<crate::RedisBus>,
 }
 
 impl std::fmt::Debug for Redis {

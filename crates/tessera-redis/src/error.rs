@@ -42,3 +42,14 @@ impl From<Error> for tessera_server::task::TaskStoreError {
         tessera_server::task::TaskStoreError::Backend(e.to_string())
     }
 }
+
+impl From<Error> for tessera_runtime::StoreError {
+    fn from(e: Error) -> Self {
+        use tessera_runtime::StoreError;
+        match e {
+            Error::Unavailable(m) => StoreError::Unavailable(m),
+            Error::Corrupt(m) => StoreError::Corrupt(m),
+            Error::InvalidUrl(m) | Error::Backend(m) => StoreError::Backend(m),
+        }
+    }
+}

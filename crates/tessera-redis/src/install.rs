@@ -9,8 +9,10 @@ use crate::connection::Redis;
 
 /// A builder whose state [`Redis::install`] can put on Redis.
 ///
-/// - [`ServerBuilder`]: tasks ([`RedisTaskStore`](crate::RedisTaskStore))
-///   and the `requestState` key ring ([`RedisKeyRing`](crate::RedisKeyRing),
+/// - [`ServerBuilder`]: tasks ([`RedisTaskStore`](crate::RedisTaskStore),
+///   with the instance's [`RedisBus`](crate::RedisBus) relaying task input,
+///   cancellation and status changes between instances) and the
+///   `requestState` key ring ([`RedisKeyRing`](crate::RedisKeyRing),
 ///   with the lifetime of [`RedisOptions::request_state_ttl`](crate::RedisOptions::request_state_ttl)).
 /// - [`McpHttpBuilder`]: resumable SSE streams
 ///   ([`RedisEventStore`](crate::RedisEventStore)).
@@ -22,6 +24,7 @@ pub trait Install: Sized {
 impl<S: Send + Sync + 'static> Install for ServerBuilder<S> {
     fn install_redis(self, redis: &Redis) -> Self {
         self.task_store(Arc::new(redis.task_store()))
+            .task_bus(Arc::new(redis.bus()))
             .request_state_key_source(redis.key_ring(), redis.settings().state_ttl)
     }
 }

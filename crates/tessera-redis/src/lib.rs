@@ -12,7 +12,12 @@
 //!   stream, bounded by length and TTL; `Last-Event-ID` replays anywhere;
 //! - [`RedisKeyRing`]: the `requestState` key ring of 2026-07-28 multi
 //!   round-trip requests, rotated in Redis: a state sealed by one instance
-//!   opens on every other.
+//!   opens on every other;
+//! - [`RedisSessionStore`]: the stored state of legacy sessions
+//!   ([`tessera_runtime::SessionStore`]), one key per session with its TTL;
+//! - [`RedisBus`]: messages between instances
+//!   ([`tessera_runtime::Bus`]) over Redis pub/sub, one connection for all
+//!   of an instance's subscriptions.
 //!
 //! [`Redis::install`] puts a server builder's and an HTTP builder's state on
 //! Redis in one call each. When Redis cannot be reached, each operation
@@ -41,21 +46,25 @@
 //! The scripts name some keys from the prefix, so a standalone Redis (or a
 //! single primary with replicas) is needed, not Redis Cluster.
 
+mod bus;
 mod connection;
 mod error;
 mod event_store;
 mod install;
 mod key_ring;
+mod session_store;
 mod task_scripts;
 mod task_store;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use bus::RedisBus;
 pub use connection::{Redis, RedisOptions};
 pub use error::Error;
 pub use event_store::RedisEventStore;
 pub use install::Install;
 pub use key_ring::RedisKeyRing;
+pub use session_store::RedisSessionStore;
 pub use task_store::RedisTaskStore;
 
 /// The `redis` crate this one is built on.

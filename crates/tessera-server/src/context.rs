@@ -8,7 +8,7 @@ use tessera_proto::RequestOptions;
 use tessera_runtime::{Peer, PeerError};
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Era,
-    JsonObject, ListRootsResult, ProtocolVersion, RequestId,
+    JsonObject, ListRootsResult, LoggingLevel, ProtocolVersion, RequestId,
 };
 
 use crate::mrtr::{InputError, InputState};
@@ -338,11 +338,11 @@ impl RequestContext {
     }
 
     /// Sends a log message tied to this request, if the client's log level lets it through.
-    pub fn log(&self, level: &str, logger: Option<&str>, data: Value) {
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
         // Inside a task the creating call is answered: logs go to the session.
         let related = self.task_id().is_none().then(|| self.id.clone());
         self.peer
-            .log(level, logger.map(str::to_owned), data, related);
+            .log(level.as_str(), logger.map(str::to_owned), data, related);
     }
 
     /// The cancellation token: fires when the client cancels the request.

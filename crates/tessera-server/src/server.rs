@@ -201,6 +201,14 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// The bus over which instances sharing one task store relay task
+    /// input, cancellation and status changes (see
+    /// [`TaskSettings::bus`](crate::task::TaskSettings::bus)).
+    pub fn task_bus(mut self, bus: std::sync::Arc<dyn tessera_runtime::Bus>) -> Self {
+        self.tasks.bus = Some(bus);
+        self
+    }
+
     /// All task settings: store, lifetimes, polling interval, sweeping.
     pub fn task_settings(mut self, settings: crate::task::TaskSettings) -> Self {
         self.tasks = settings;

@@ -109,7 +109,7 @@ async fn declares_list_changed_and_lists_in_registration_order() {
     for v in ERAS {
         let client = connect(&server, v).await;
         assert_eq!(
-            client.server_capabilities()["prompts"],
+            serde_json::to_value(client.server_capabilities().prompts).unwrap(),
             json!({"listChanged": true}),
             "{v}"
         );

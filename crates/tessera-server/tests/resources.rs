@@ -241,7 +241,7 @@ async fn capability_is_declared() {
     for v in ERAS {
         let c = connect(&s, v).await;
         assert_eq!(
-            c.server_capabilities()["resources"],
+            serde_json::to_value(c.server_capabilities().resources).unwrap(),
             json!({"subscribe": true, "listChanged": true}),
             "{v}"
         );

@@ -6,6 +6,8 @@
 //! 3. [`client`]: connecting to any server and calling it.
 //! 4. [`http`]: Streamable HTTP, on its own or inside axum.
 //! 5. [`authorization`]: OAuth 2.1 on both sides.
+//! 6. [`tasks`]: tool calls that run long, in both designs.
+//! 7. [`extensions`]: adding to the protocol; skills and MCP Apps.
 //!
 //! The repository's `examples/` folder holds the same ideas as programs
 //! (`cargo run -p tessera-examples --example NAME`).
@@ -24,3 +26,9 @@ pub mod http {}
 
 #[doc = include_str!("../guide/authorization.md")]
 pub mod authorization {}
+
+#[doc = include_str!("../guide/tasks.md")]
+pub mod tasks {}
+
+#[doc = include_str!("../guide/extensions.md")]
+pub mod extensions {}

@@ -108,7 +108,11 @@ async fn tool_with_logging(ctx: RequestContext) -> &'static str {
         if i > 0 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        ctx.log("info", Some("test_tool_with_logging"), json!(line));
+        ctx.log(
+            tessera::types::LoggingLevel::Info,
+            Some("test_tool_with_logging"),
+            json!(line),
+        );
     }
     "Logging test completed"
 }
@@ -289,7 +293,7 @@ async fn missing_capability() -> &'static str {
 
 async fn logging_tool(ctx: RequestContext) -> &'static str {
     ctx.log(
-        "info",
+        tessera::types::LoggingLevel::Info,
         Some("test_logging_tool"),
         json!("test_logging_tool was called"),
     );

@@ -33,8 +33,8 @@ pub async fn run(a: DiscoverArgs) -> Result<ExitCode, Failure> {
     let result = s.client.connect_result();
     let era = s.client.era();
     let version = s.client.protocol_version();
-    let info = s.client.server_info();
-    let caps = s.client.server_capabilities();
+    let info = as_object(&s.client.server_info());
+    let caps = as_object(&s.client.server_capabilities());
     let instructions = s.client.instructions();
     s.close().await;
     if a.opts.json {
@@ -53,6 +53,14 @@ pub async fn run(a: DiscoverArgs) -> Result<ExitCode, Failure> {
         )
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A typed value as the JSON object it serialises to.
+fn as_object<T: serde::Serialize>(v: &T) -> JsonObject {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
 }
 
 fn flags(v: &Value) -> String {

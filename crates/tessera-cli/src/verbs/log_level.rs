@@ -59,7 +59,7 @@ pub async fn run(a: LogLevelArgs) -> Result<ExitCode, Failure> {
             ),
         ));
     }
-    if !s.client.server_capabilities().contains_key("logging") {
+    if s.client.server_capabilities().logging.is_none() {
         s.close().await;
         return Err(Failure::Coded(
             Exit::Unsupported,

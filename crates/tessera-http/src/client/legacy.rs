@@ -106,7 +106,7 @@ pub(crate) fn resolve_endpoint(sse: &Uri, data: &str) -> Result<Uri, String> {
 /// An event stream that has named its endpoint: the body, the decoder's
 /// state and the events that came after the endpoint event.
 struct Stream {
-    body: hyper::body::Incoming,
+    body: reqwest::Body,
     decoder: SseDecoder,
     early: Vec<SseFrame>,
     endpoint: Uri,

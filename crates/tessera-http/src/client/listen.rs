@@ -41,7 +41,7 @@ const MIN_RETRY: Duration = Duration::from_millis(100);
 /// How long one GET may take to be answered.
 const GET_TIMEOUT: Duration = Duration::from_secs(5);
 
-type Response = http::Response<hyper::body::Incoming>;
+type Response = super::shared::Response;
 
 /// GETs the stream of the current session, resuming after `last_id`.
 async fn get(shared: &Shared, last_id: Option<&str>) -> Result<Response, String> {

@@ -37,8 +37,6 @@ use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use http_body_util::BodyExt;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use rustls::pki_types::CertificateDer;
 use tessera_proto::Transmit;
 use tessera_runtime::{Incoming, Transport};
@@ -180,8 +178,7 @@ impl HttpClientBuilder {
         if uri.host().is_none() {
             return Err(bad("the URL has no host"));
         }
-        let connector = tls::connector(&self.roots)?;
-        let client = Client::builder(TokioExecutor::new()).build(connector);
+        let client = tls::client(&self.roots)?;
         let (tx, rx) = mpsc::channel(256);
         let shared = Shared::new(client, uri, self.headers, tx);
         if let Some(auth) = self.auth {

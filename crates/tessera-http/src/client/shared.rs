@@ -1,4 +1,4 @@
-//! What every task of one HTTP client connection shares: the hyper client,
+//! What every task of one HTTP client connection shares: the HTTP client,
 //! the session, the negotiated version, the auth hook (every request goes
 //! through [`Shared::exchange`]), and the channel to the engine.
 
@@ -7,10 +7,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
-use http_body_util::Full;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::Incoming;
@@ -22,8 +18,12 @@ use super::tool_headers::{ToolHeaders, headers_for};
 use crate::client_auth::{ChallengeOutcome, HttpAuth};
 use crate::headers::MCP_SESSION_ID;
 
-/// The hyper client of a connection (`http://` and `https://`).
-pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// The HTTP client of a connection (`http://` and `https://`; see `tls`).
+pub(crate) type HttpClient = reqwest::Client;
+
+/// A response as the transport reads it: `http` types, the body read frame
+/// by frame.
+pub(crate) type Response = http::Response<reqwest::Body>;
 
 /// How many times one request is sent when the server keeps challenging it
 /// (the first attempt included).
@@ -102,7 +102,7 @@ impl Shared {
         body: Option<Bytes>,
         accept: &str,
         session: Option<&str>,
-    ) -> Request<Full<Bytes>> {
+    ) -> Request<Bytes> {
         let mut b = Request::builder()
             .method(method)
             .uri(uri.clone())
@@ -114,8 +114,8 @@ impl Shared {
             b = b.header(MCP_SESSION_ID, s);
         }
         let mut req = b
-            .body(Full::new(body.unwrap_or_default()))
-            .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())));
+            .body(body.unwrap_or_default())
+            .unwrap_or_else(|_| Request::new(Bytes::new()));
         let h = req.headers_mut();
         for name in self.extra_headers.keys() {
             h.remove(name);
@@ -132,7 +132,7 @@ impl Shared {
         method: Method,
         body: Option<Bytes>,
         accept: &str,
-    ) -> Request<Full<Bytes>> {
+    ) -> Request<Bytes> {
         let session = self.session();
         self.request_to(&self.url, method, body, accept, session.as_deref())
     }
@@ -143,8 +143,8 @@ impl Shared {
     /// times in all).
     pub(crate) async fn exchange(
         &self,
-        build: impl Fn() -> Request<Full<Bytes>>,
-    ) -> Result<http::Response<hyper::body::Incoming>, String> {
+        build: impl Fn() -> Request<Bytes>,
+    ) -> Result<Response, String> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -153,11 +153,14 @@ impl Shared {
                 let (method, uri) = (req.method().clone(), req.uri().clone());
                 auth.authorize(&method, &uri, req.headers_mut()).await?;
             }
-            let response = self
-                .client
-                .request(req)
-                .await
+            let req = reqwest::Request::try_from(req)
                 .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)))?;
+            let response: Response = self
+                .client
+                .execute(req)
+                .await
+                .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)))?
+                .into();
             let status = response.status();
             let challenged = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
             let Some(auth) = self.auth.get().filter(|_| challenged) else {
@@ -237,7 +240,7 @@ impl Shared {
     }
 }
 
-/// An error with its sources (hyper's own message is terse).
+/// An error with its sources (the HTTP client's own message is terse).
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();

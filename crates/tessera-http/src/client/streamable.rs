@@ -30,7 +30,7 @@ pub(crate) async fn send_post(
     shared: &Shared,
     out: &Outgoing,
     session: Option<&str>,
-) -> Result<http::Response<hyper::body::Incoming>, String> {
+) -> Result<super::shared::Response, String> {
     let version = out.modern_version.clone().or_else(|| shared.version());
     let build = || {
         let mut req = shared.request_to(
@@ -117,7 +117,7 @@ async fn fail(shared: &Shared, out: &Outgoing, message: String) {
 pub(crate) async fn handle_response(
     shared: &Arc<Shared>,
     out: &Outgoing,
-    response: http::Response<hyper::body::Incoming>,
+    response: super::shared::Response,
 ) {
     let status = response.status();
     if let Some(s) = response
@@ -201,7 +201,7 @@ pub(crate) async fn handle_body(
 /// GET + Last-Event-ID when the stream ends before `awaited`'s answer.
 pub(crate) async fn read_sse(
     shared: &Arc<Shared>,
-    body: hyper::body::Incoming,
+    body: reqwest::Body,
     awaited: Option<&RequestId>,
     initialize: bool,
 ) {

@@ -1,10 +1,17 @@
-//! TLS for the HTTP client: rustls on the ring provider, trusting the
-//! webpki (Mozilla) roots plus any roots the builder was given.
+//! The HTTP client: reqwest, with TLS by rustls on the ring provider,
+//! trusting the webpki (Mozilla) roots plus any roots the builder was given.
+//!
+//! reqwest is the workspace's one HTTP client (tessera-auth's OAuth client
+//! and the CLI use it too), so a binary links one HTTP client stack (reqwest
+//! over hyper and hyper-rustls) and one TLS setup (rustls + ring). It was
+//! chosen over a hand-driven hyper-util client because the OAuth side needs
+//! what reqwest already does well (forms, JSON, timeouts), while the MCP
+//! transport needs only what reqwest exposes as plain `http` types: the
+//! response converts into an `http::Response` whose body is read frame by
+//! frame for SSE.
 
 use std::sync::{Arc, OnceLock};
 
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::connect::HttpConnector;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
@@ -44,10 +51,12 @@ fn config(
         .with_no_client_auth())
 }
 
-/// A connector for `http://` and `https://` URLs.
-pub(crate) fn connector(
+/// A client for `http://` and `https://` URLs. Like a bare hyper client it
+/// follows no redirects, reads no proxy settings from the environment and
+/// speaks HTTP/1.1.
+pub(crate) fn client(
     extra_roots: &[CertificateDer<'static>],
-) -> Result<HttpsConnector<HttpConnector>, HttpClientError> {
+) -> Result<reqwest::Client, HttpClientError> {
     // The default configuration is built once per process.
     static DEFAULT: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     let config = if extra_roots.is_empty() {
@@ -58,12 +67,12 @@ pub(crate) fn connector(
     } else {
         Arc::new(config(extra_roots)?)
     };
-    let mut http = HttpConnector::new();
-    http.set_nodelay(true);
-    http.enforce_http(false);
-    Ok(HttpsConnectorBuilder::new()
-        .with_tls_config(Arc::unwrap_or_clone(config))
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(http))
+    reqwest::Client::builder()
+        .use_preconfigured_tls(Arc::unwrap_or_clone(config))
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .tcp_nodelay(true)
+        .http1_only()
+        .build()
+        .map_err(|e| HttpClientError::Tls(format!("cannot set up the HTTP client: {e}")))
 }

@@ -67,7 +67,11 @@ pub fn fixture(flags: Arc<Flags>) -> Server {
                 .handler(|ctx: RequestContext| async move {
                     for i in 1..=3 {
                         ctx.progress(f64::from(i), Some(3.0), Some("step"));
-                        ctx.log("info", Some("fixture"), json!(format!("step {i}")));
+                        ctx.log(
+                            tessera_types::LoggingLevel::Info,
+                            Some("fixture"),
+                            json!(format!("step {i}")),
+                        );
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
                     "done".to_owned()

@@ -69,6 +69,9 @@ impl<S: Send + Sync + 'static> Server<S> {
                         if live.input.answer(&responses) > 0 {
                             hub.publish_input(&id, &live).await?;
                         }
+                    } else if let Some(bus) = hub.bus() {
+                        // Another instance runs it.
+                        super::relay::send_answer(bus.as_ref(), &id, &responses).await;
                     }
                     Ok(JsonObject::new())
                 }
@@ -80,6 +83,8 @@ impl<S: Send + Sync + 'static> Server<S> {
                         {
                             if let Some(live) = hub.running(&id) {
                                 live.cancel.cancel();
+                            } else if let Some(bus) = hub.bus() {
+                                super::relay::send_cancel(bus.as_ref(), &id).await;
                             }
                         }
                     }

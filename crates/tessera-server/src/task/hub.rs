@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tessera_runtime::{Peer, Request};
+use tessera_runtime::{Bus, Peer, Request};
 use tessera_types::{ErrorObject, JsonObject};
 use tokio::sync::{OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use super::live::TaskInput;
+use super::relay;
 use super::store::{TaskChange, TaskRecord, TaskStore, TaskStoreError, Transition};
 use super::wire;
 
@@ -31,6 +32,12 @@ pub struct TaskSettings {
     pub poll_interval: Duration,
     /// How often expired tasks are deleted (default 60 s).
     pub sweep_every: Duration,
+    /// Instances sharing one store tell each other about tasks over this
+    /// bus (default none: one instance): a `tasks/update` or `tasks/cancel`
+    /// that reaches an instance other than the one running the task is
+    /// relayed to it, and every status change reaches the `tasks/result`
+    /// waiters and `subscriptions/listen` streams of every instance.
+    pub bus: Option<Arc<dyn Bus>>,
 }
 
 impl std::fmt::Debug for TaskSettings {
@@ -39,6 +46,7 @@ impl std::fmt::Debug for TaskSettings {
             .field("default_ttl", &self.default_ttl)
             .field("max_ttl", &self.max_ttl)
             .field("poll_interval", &self.poll_interval)
+            .field("bus", &self.bus.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -51,6 +59,7 @@ impl Default for TaskSettings {
             max_ttl: Duration::from_secs(24 * 3600),
             poll_interval: Duration::from_millis(500),
             sweep_every: Duration::from_secs(60),
+            bus: None,
         }
     }
 }
@@ -99,6 +108,10 @@ pub(crate) struct TaskHub {
     ready: OnceCell<()>,
     live: Mutex<HashMap<String, Arc<LiveTask>>>,
     changes: broadcast::Sender<Arc<TaskRecord>>,
+    /// The bus listeners of the tasks running here, by task id.
+    relays: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
+    /// This hub's id on the bus (its own announcements are skipped).
+    origin: String,
     me: Weak<TaskHub>,
 }
 
@@ -110,6 +123,8 @@ impl TaskHub {
             ready: OnceCell::new(),
             live: Mutex::new(HashMap::new()),
             changes: broadcast::channel(256).0,
+            relays: Mutex::new(HashMap::new()),
+            origin: super::new_task_id(),
             me: me.clone(),
         })
     }
@@ -150,6 +165,9 @@ impl TaskHub {
                         tasks = n,
                         "tasks left running by a previous process marked failed"
                     );
+                }
+                if let Some(bus) = self.bus() {
+                    relay::watch_changes(bus.clone(), self.me.clone()).await;
                 }
                 let hub = self.me.clone();
                 let every = self.settings.sweep_every.max(Duration::from_millis(10));
@@ -210,7 +228,50 @@ impl TaskHub {
             owner: owner.to_owned(),
         });
         self.live().insert(record.task_id.clone(), live.clone());
+        if let Some(bus) = self.bus() {
+            // Listening before anyone hears of the task: a tasks/update or
+            // tasks/cancel that reaches another instance is not missed.
+            let id = record.task_id.clone();
+            if let Some(h) = relay::serve_task(
+                bus.clone(),
+                self.me.clone(),
+                id.clone(),
+                Arc::downgrade(&live),
+            )
+            .await
+            {
+                self.relays().insert(id, h);
+            }
+        }
         Ok((record, live))
+    }
+
+    /// The bus shared with other instances, if any.
+    pub fn bus(&self) -> Option<&Arc<dyn Bus>> {
+        self.settings.bus.as_ref()
+    }
+
+    fn relays(&self) -> std::sync::MutexGuard<'_, HashMap<String, tokio::task::JoinHandle<()>>> {
+        self.relays
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// This hub's id on the bus.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// A transition announced by another instance: this hub's watchers get
+    /// the task as the store has it now.
+    pub async fn heard_change(&self, owner: &str, task_id: &str) {
+        match self.store().get(owner, task_id, self.now_ms()).await {
+            Ok(Some(r)) => {
+                let _ = self.changes.send(Arc::new(r));
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(task = task_id, error = %e, "task change not read"),
+        }
     }
 
     /// Reads a task of `owner`.
@@ -268,6 +329,12 @@ impl TaskHub {
             );
         }
         let _ = self.changes.send(Arc::new(r.clone()));
+        if let Some(bus) = self.bus().cloned() {
+            let (id, owner, origin) = (r.task_id.clone(), r.owner.clone(), self.origin.clone());
+            tokio::spawn(async move {
+                relay::send_changed(bus.as_ref(), &origin, &id, &owner).await;
+            });
+        }
     }
 
     /// Status changes as they happen.
@@ -283,6 +350,9 @@ impl TaskHub {
     /// Forgets a task that stopped running.
     pub fn forget(&self, task_id: &str) {
         self.live().remove(task_id);
+        if let Some(h) = self.relays().remove(task_id) {
+            h.abort();
+        }
     }
 
     /// Writes the outstanding questions of a running task to the store

@@ -74,6 +74,8 @@ impl<S: Send + Sync + 'static> Server<S> {
                         Transition::Applied(now) => {
                             if let Some(live) = hub.running(&id) {
                                 live.cancel.cancel();
+                            } else if let Some(bus) = hub.bus() {
+                                super::relay::send_cancel(bus.as_ref(), &id).await;
                             }
                             Ok(wire::legacy_task(&now))
                         }

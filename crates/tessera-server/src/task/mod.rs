@@ -20,6 +20,7 @@ pub(crate) mod hub;
 mod legacy;
 pub(crate) mod live;
 mod memory;
+pub(crate) mod relay;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 mod store;

@@ -1,0 +1,79 @@
+//! The typed client API: `server_info()` and `server_capabilities()` as
+//! structs, `request::<R>()` named by the request's marker type, and a
+//! handler's log level given as a `LoggingLevel`.
+
+use serde_json::json;
+use tessera_client::{Client, ClientEvent};
+use tessera_server::{RequestContext, Server, tool};
+use tessera_types::{ListToolsRequest, LoggingLevel, PaginatedRequestParams, ProtocolVersion};
+
+async fn chatty(ctx: RequestContext) -> &'static str {
+    ctx.log(LoggingLevel::Warning, Some("chatty"), json!("careful"));
+    "done"
+}
+
+async fn connect(server: &Server, version: ProtocolVersion) -> Client {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    let _ = server.clone().serve_io(sr, sw);
+    let (cr, cw) = tokio::io::split(client_io);
+    Client::builder("typed-tests", "1.0")
+        .protocol_version(version)
+        .connect_io(cr, cw)
+        .await
+        .expect("connects")
+}
+
+#[tokio::test]
+async fn server_info_capabilities_and_requests_are_typed() {
+    let server = Server::builder()
+        .name_version("typed-server", "2.1.0")
+        .tool(tool("chatty").handler(chatty))
+        .build()
+        .unwrap();
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let client = connect(&server, version).await;
+        let info = client.server_info();
+        assert_eq!(
+            (info.name.as_str(), info.version.as_str()),
+            ("typed-server", "2.1.0")
+        );
+        let caps = client.server_capabilities();
+        assert!(caps.tools.is_some(), "{version}");
+        assert!(caps.prompts.is_none(), "{version}");
+
+        let listed = client
+            .request::<ListToolsRequest>(&PaginatedRequestParams::default())
+            .await
+            .expect("tools/list");
+        assert_eq!(listed.tools[0].name, "chatty");
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn a_handler_logs_at_a_typed_level() {
+    let server = Server::builder()
+        .tool(tool("chatty").handler(chatty))
+        .build()
+        .unwrap();
+    let client = connect(&server, ProtocolVersion::V2025_11_25).await;
+    client
+        .set_log_level(LoggingLevel::Debug)
+        .await
+        .expect("logging/setLevel");
+    let mut events = client.events();
+    client.call_tool("chatty", json!({})).await.expect("call");
+    loop {
+        match events.recv().await.expect("the connection is open") {
+            ClientEvent::Log(log) => {
+                assert_eq!(log.level, LoggingLevel::Warning);
+                assert_eq!(log.logger.as_deref(), Some("chatty"));
+                assert_eq!(log.data, json!("careful"));
+                break;
+            }
+            _ => continue,
+        }
+    }
+    client.close().await;
+}
