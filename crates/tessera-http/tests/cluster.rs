@@ -80,6 +80,7 @@ impl SessionStore for Flaky {
 struct Marks {
     calls: AtomicUsize,
     cancelled: AtomicBool,
+    gate: tokio::sync::Notify,
 }
 
 /// Records a cancellation when dropped after the token fired.
@@ -100,6 +101,7 @@ fn server(marks: Arc<Marks>) -> Server {
     let slot = me.clone();
     let m1 = marks.clone();
     let m2 = marks.clone();
+    let m3 = marks.clone();
     let server = Server::builder()
         .name_version("cluster-fixture", "1.0.0")
         .tool(tool("echo").handler(move |ctx: RequestContext| {
@@ -132,6 +134,15 @@ fn server(marks: Arc<Marks>) -> Server {
                 let _seen = Cancelled(m, ctx.cancellation().clone());
                 ctx.cancelled().await;
                 "cancelled".to_owned()
+            }
+        }))
+        .tool(tool("gated").handler(move |ctx: RequestContext| {
+            let m = m3.clone();
+            async move {
+                ctx.progress(1.0, Some(2.0), Some("before the gate"));
+                m.gate.notified().await;
+                ctx.progress(2.0, Some(2.0), Some("after the gate"));
+                "through".to_owned()
             }
         }))
         .tool(tool("steps").handler(|ctx: RequestContext| async move {
@@ -480,6 +491,40 @@ async fn event_ids_are_unique_and_replay_anywhere() {
     let (id3, m3) = resumed.next_json().await.expect("a new event on C");
     assert_eq!(m3["method"], "notifications/message");
     assert!(![&id1, &id2].contains(&&id3));
+}
+
+#[tokio::test]
+async fn a_post_stream_resumed_on_another_instance_goes_on_there() {
+    let t = Trio::start().await;
+    let sid = t.session(0).await;
+    // A call on A streams its first progress; the client's connection drops.
+    let r = t.call(0, &sid, 2, "gated").await;
+    let mut first = Sse::new(r);
+    let (id, m) = first.next_json().await.expect("progress 1");
+    assert_eq!(m["params"]["progress"], 1.0);
+    drop(first);
+    // It resumes on B while the request still runs on A.
+    let mut resumed = t.get(1, &sid, id.as_deref()).await;
+    t.marks[0].gate.notify_one();
+    let (id2, m2) = resumed.next_json().await.expect("progress 2, relayed");
+    assert_eq!(m2["params"]["progress"], 2.0);
+    let (id3, done) = resumed.next_json().await.expect("the result, relayed");
+    assert_eq!(done["id"], 2);
+    assert_eq!(text_of(&done), "through");
+    assert!(
+        resumed.next_json().await.is_none(),
+        "the stream ends with its response"
+    );
+    // The ids are A's, in order.
+    let seq = |id: &Option<String>| -> (String, u64) {
+        let (s, n) = id.as_deref().unwrap().split_once('-').unwrap();
+        (s.to_owned(), n.parse().unwrap())
+    };
+    let (s1, n1) = seq(&id);
+    let (s2, n2) = seq(&id2);
+    let (s3, n3) = seq(&id3);
+    assert!(s1 == s2 && s2 == s3, "one stream");
+    assert!(n1 < n2 && n2 < n3, "in order");
 }
 
 /// A request with `principal` carried in, as an authentication layer does.

@@ -52,6 +52,10 @@
 //!   the same event, so copies that do not hold the stream drop theirs: the
 //!   client gets each exactly once.
 //! - `Ended`: the session was deleted.
+//! - `Attach { to }`, `StreamEvent { to }`, `StreamEnd { to }`: a POST
+//!   stream resumed (`Last-Event-ID`) on an instance other than the one
+//!   running its request is relayed there until the request is answered
+//!   (see `session::resume`).
 //!
 //! `tessera/events` (published and read by `tessera-server` when the factory
 //! is a `Server`) carries server-wide events — a resource updated, a list
@@ -227,10 +231,34 @@ struct Envelope {
 #[serde(rename_all = "camelCase")]
 pub(crate) enum Note {
     State(Box<SessionState>),
-    Response { to: u32, message: Box<RawValue> },
-    Cancelled { message: Box<RawValue> },
-    Standalone { to: u32, message: Box<RawValue> },
+    Response {
+        to: u32,
+        message: Box<RawValue>,
+    },
+    Cancelled {
+        message: Box<RawValue>,
+    },
+    Standalone {
+        to: u32,
+        message: Box<RawValue>,
+    },
     Ended,
+    Attach {
+        to: u32,
+        stream: u64,
+        after: u64,
+        from: u32,
+    },
+    StreamEvent {
+        to: u32,
+        stream: u64,
+        seq: u64,
+        message: Box<RawValue>,
+    },
+    StreamEnd {
+        to: u32,
+        stream: u64,
+    },
 }
 
 impl Note {

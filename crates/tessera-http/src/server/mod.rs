@@ -14,7 +14,9 @@
 //!
 //! Module map: `guard` (Host/Origin), `body` (response body, limited reads),
 //! `reply` (response helpers), `event_store` (resumability), `session` (one
-//! legacy session: engine + message router), `registry` (the live sessions,
+//! legacy session: engine + message router; its handle, its link to the
+//! shared state, stream resumption), `cluster` (several instances serving one
+//! endpoint: the session store, the bus, instance tags), `registry` (the live sessions,
 //! their caps and eviction), `streamable` (the legacy-era endpoint), `modern`
 //! (2026-07-28 checks), `single` (an engine per POST), `legacy_sse`
 //! (2024-11-05), `serve` (hyper server), `connection` (per-connection

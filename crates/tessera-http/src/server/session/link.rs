@@ -76,6 +76,10 @@ impl Link {
         }
     }
 
+    pub(super) fn cluster(&self) -> &Arc<Cluster> {
+        &self.cluster
+    }
+
     /// Whether the core exported a change not saved yet (one atomic load).
     pub(super) fn changed(&self) -> bool {
         self.info.has_changed().unwrap_or(false)
@@ -88,40 +92,19 @@ impl Link {
     }
 }
 
-/// What a session's link has for its router.
-pub(super) enum Event {
-    /// A note on the session's topic.
-    Note(Bytes),
-    /// The core exported a change of the session's state.
-    Exported,
-}
-
-/// The next note on the session's topic, or the next export of the core
-/// (never, for a session without a link).
-pub(super) async fn next_event(link: &mut Option<Box<Link>>) -> Event {
+/// The next note on the session's topic (never, without a subscription).
+pub(super) async fn next_note(link: &mut Option<Box<Link>>) -> Bytes {
     let Some(l) = link.as_mut() else {
         return std::future::pending().await;
     };
-    let Link { sub, info, .. } = &mut **l;
-    tokio::select! {
-        note = async {
-            match sub.as_mut() {
-                Some(s) => s.recv().await,
-                None => std::future::pending().await,
-            }
-        } => match note {
-            Some(b) => Event::Note(b),
-            None => {
-                tracing::warn!("the bus ended a session subscription");
-                *sub = None;
-                std::future::pending().await
-            }
-        },
-        changed = info.changed() => match changed {
-            Ok(()) => Event::Exported,
-            Err(_) => std::future::pending().await,
-        },
+    if let Some(sub) = l.sub.as_mut() {
+        if let Some(b) = sub.recv().await {
+            return b;
+        }
+        tracing::warn!("the bus ended a session subscription");
+        l.sub = None;
     }
+    std::future::pending().await
 }
 
 impl Router {
@@ -264,7 +247,24 @@ impl Router {
                     h.terminate_as(EndReason::Remote);
                 }
             }
-            Note::Response { .. } | Note::Standalone { .. } => {}
+            Note::Attach {
+                to,
+                stream,
+                after,
+                from,
+            } if to == tag => self.on_attach(stream, after, from).await,
+            Note::StreamEvent {
+                to,
+                stream,
+                seq,
+                message,
+            } if to == tag => self.on_stream_event(stream, seq, message.get().as_bytes()),
+            Note::StreamEnd { to, stream } if to == tag => self.on_stream_end(stream),
+            Note::Response { .. }
+            | Note::Standalone { .. }
+            | Note::Attach { .. }
+            | Note::StreamEvent { .. }
+            | Note::StreamEnd { .. } => {}
         }
     }
 

@@ -15,20 +15,20 @@
 //! instances (`link`: its stored state, its bus topic, who holds its
 //! standalone stream); see [`super::cluster`] for how state moves.
 
+mod handle;
 mod link;
+mod resume;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use foldhash::{HashMap, HashSet};
 
 use bytes::Bytes;
-use tessera_proto::decode::Inbound;
 use tessera_proto::{Outbound, Transmit};
-use tessera_runtime::Extensions;
-use tessera_runtime::{ChannelTransport, Incoming, Peer, Principal, SessionState, StoreError};
+use tessera_runtime::{ChannelTransport, Incoming, Principal, SessionState};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -99,315 +99,7 @@ pub(crate) struct Submit {
     permit: OwnedSemaphorePermit,
 }
 
-/// How a session ended, which decides what is forgotten with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum EndReason {
-    /// This instance ended it (idle, evicted, handshake timeout, engine gone).
-    Local = 0,
-    /// The client deleted it (here).
-    Deleted = 1,
-    /// The server is shutting down.
-    Shutdown = 2,
-    /// The client deleted it through another instance.
-    Remote = 3,
-}
-
-/// What the HTTP handlers hold of a session.
-pub(crate) struct SessionHandle {
-    pub id: Arc<str>,
-    pub kind: SessionKind,
-    commands: mpsc::UnboundedSender<Command>,
-    peer: Peer,
-    /// Fires when the session ends (DELETE, expiry, shutdown, engine gone).
-    pub ended: CancellationToken,
-    last_activity: Mutex<Instant>,
-    /// The principal that opened the session: every later request must be
-    /// made by the same one (`None`: opened without authentication).
-    pub owner: Option<Principal>,
-    /// Who the session counts against for the per-client cap.
-    pub client: ClientKey,
-    /// Set once the client has sent anything after `initialize`
-    /// (`notifications/initialized`, normally).
-    handshaken: AtomicBool,
-    /// Requests in progress may hold at most this many permits.
-    permits: Arc<Semaphore>,
-    max_inflight: usize,
-    /// Response streams (SSE bodies) currently open on this session.
-    streams_open: Arc<AtomicUsize>,
-    /// When the handle was made (the clock of `stored_at`).
-    born: Instant,
-    /// When the stored state was last saved or its TTL refreshed, in ms
-    /// since `born`.
-    stored_at: AtomicU64,
-    /// Why the session ended ([`EndReason`]).
-    end: AtomicU8,
-    /// Why the state of the handshake could not be stored (it then fails).
-    store_error: Mutex<Option<StoreError>>,
-}
-
-/// Counts an open response stream of a session while it is alive.
-pub(crate) struct StreamCount(Arc<AtomicUsize>);
-
-impl Drop for StreamCount {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-impl SessionHandle {
-    /// Records activity (a request arrived).
-    pub(crate) fn touch(&self) {
-        *self
-            .last_activity
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
-    }
-
-    /// Whether the session has neither a request in progress nor an open
-    /// stream (it may be evicted to make room).
-    pub(crate) fn is_idle(&self) -> bool {
-        self.permits.available_permits() == self.max_inflight
-            && self.streams_open.load(Ordering::Acquire) == 0
-    }
-
-    /// The client sent something after `initialize`: the handshake deadline
-    /// no longer applies.
-    pub(crate) fn mark_handshaken(&self) {
-        self.handshaken.store(true, Ordering::Release);
-    }
-
-    fn is_handshaken(&self) -> bool {
-        self.handshaken.load(Ordering::Acquire)
-    }
-
-    /// Counts a response stream until the returned guard is dropped.
-    pub(crate) fn stream_opened(&self) -> StreamCount {
-        self.streams_open.fetch_add(1, Ordering::AcqRel);
-        StreamCount(self.streams_open.clone())
-    }
-
-    /// Waits (up to `wait`) for room for `n` more requests in progress.
-    /// `None` when the session stayed at its limit for that long.
-    pub(crate) async fn reserve(&self, n: usize, wait: Duration) -> Option<OwnedSemaphorePermit> {
-        let n = u32::try_from(n.clamp(1, self.max_inflight)).unwrap_or(u32::MAX);
-        tokio::time::timeout(wait, self.permits.clone().acquire_many_owned(n))
-            .await
-            .ok()?
-            .ok()
-    }
-
-    /// Room for one more request in progress, at once, or `None`.
-    pub(crate) fn try_reserve_one(&self) -> Option<OwnedSemaphorePermit> {
-        self.permits.clone().try_acquire_owned().ok()
-    }
-
-    /// The most requests this session may have in progress.
-    pub(crate) fn max_inflight(&self) -> usize {
-        self.max_inflight
-    }
-
-    pub(crate) fn last_activity(&self) -> Instant {
-        *self
-            .last_activity
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Hands a frame to the engine. `false` when the session is gone.
-    pub(crate) async fn forward(&self, inbound: Inbound) -> bool {
-        self.forward_with(inbound, Extensions::new()).await
-    }
-
-    /// Hands a frame to the engine with what its requests' handlers may read
-    /// (the HTTP headers). `false` when the session is gone.
-    /// It goes through the router, like submitted requests, so that frames
-    /// reach the engine in the order they arrived.
-    pub(crate) async fn forward_with(&self, inbound: Inbound, extensions: Extensions) -> bool {
-        self.touch();
-        !self.ended.is_cancelled()
-            && self
-                .commands
-                .send(Command::Forward(
-                    Box::new(frame(inbound, extensions)),
-                    Vec::new(),
-                ))
-                .is_ok()
-    }
-
-    /// Hands a frame to the engine and waits until it is handled and the
-    /// session state it changed is stored (`notifications/initialized`: the
-    /// client may send its next request to another instance at once).
-    /// `false` when the session is gone.
-    pub(crate) async fn forward_synced(&self, inbound: Inbound) -> bool {
-        self.touch();
-        let (done, handled) = oneshot::channel();
-        let frame = Incoming::Synced {
-            frame: Box::new(Incoming::Decoded(inbound)),
-            done,
-        };
-        if self.ended.is_cancelled()
-            || self
-                .commands
-                .send(Command::Forward(Box::new(frame), Vec::new()))
-                .is_err()
-            || handled.await.is_err()
-        {
-            return !self.ended.is_cancelled();
-        }
-        let (saved, stored) = oneshot::channel();
-        if self.commands.send(Command::Save(saved)).is_ok() {
-            let _ = stored.await;
-        }
-        true
-    }
-
-    /// Hands a frame of an HTTP+SSE session to the engine with the in-flight
-    /// permits of its requests (released as each is answered).
-    pub(crate) fn forward_held(
-        &self,
-        inbound: Inbound,
-        extensions: Extensions,
-        held: Vec<(RequestId, OwnedSemaphorePermit)>,
-    ) -> bool {
-        self.touch();
-        !self.ended.is_cancelled()
-            && self
-                .commands
-                .send(Command::Forward(Box::new(frame(inbound, extensions)), held))
-                .is_ok()
-    }
-
-    /// Registers a request (or the requests of a batch) and hands its frame
-    /// to the engine, both through the router, in one step; the returned
-    /// receiver gets its answer (or why it was refused). `None` when the
-    /// session is gone.
-    pub(crate) fn submit(
-        &self,
-        ids: Vec<RequestId>,
-        batch: bool,
-        mode: ResponseMode,
-        inbound: Inbound,
-        extensions: Extensions,
-        permit: OwnedSemaphorePermit,
-    ) -> Option<oneshot::Receiver<FirstReply>> {
-        self.touch();
-        if self.ended.is_cancelled() {
-            return None;
-        }
-        let (first, first_rx) = oneshot::channel();
-        self.commands
-            .send(Command::Submit(Box::new(Submit {
-                ids,
-                batch,
-                mode,
-                frame: frame(inbound, extensions),
-                first,
-                permit,
-            })))
-            .ok()?;
-        Some(first_rx)
-    }
-
-    /// Opens the standalone stream, or resumes a stream after `last`.
-    pub(crate) async fn open_get(&self, last: Option<EventId>) -> Option<mpsc::Receiver<Bytes>> {
-        self.touch();
-        let (reply, rx) = oneshot::channel();
-        self.commands.send(Command::OpenGet { last, reply }).ok()?;
-        rx.await.ok()
-    }
-
-    /// The client cancelled `id`: its stream ends without a response.
-    pub(crate) fn cancelled(&self, id: RequestId) {
-        let _ = self.commands.send(Command::Cancelled(id));
-    }
-
-    /// Ends the session: its engine is closed (handlers cancelled), its
-    /// streams end, and its id is forgotten.
-    pub(crate) fn terminate(&self) {
-        self.terminate_as(EndReason::Local);
-    }
-
-    /// Ends the session for `reason` (see [`EndReason`]).
-    pub(crate) fn terminate_as(&self, reason: EndReason) {
-        let _ = self.end.compare_exchange(
-            EndReason::Local as u8,
-            reason as u8,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        self.ended.cancel();
-        self.peer.close();
-    }
-
-    fn end_reason(&self) -> EndReason {
-        match self.end.load(Ordering::Acquire) {
-            1 => EndReason::Deleted,
-            2 => EndReason::Shutdown,
-            3 => EndReason::Remote,
-            _ => EndReason::Local,
-        }
-    }
-
-    /// Why the handshake's state could not be stored, if it could not.
-    pub(crate) fn store_error(&self) -> Option<StoreError> {
-        self.store_error
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-
-    fn millis(&self) -> u64 {
-        u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
-
-    /// The stored state was just saved (its TTL starts again).
-    fn stored_now(&self) {
-        self.stored_at.store(self.millis(), Ordering::Release);
-    }
-
-    /// Refreshes the stored state's TTL when a quarter of it has passed
-    /// since the last save or refresh (in the background: the request does
-    /// not wait for it).
-    pub(crate) fn refresh_stored(&self, cluster: &Arc<super::cluster::Cluster>) {
-        if self.kind != SessionKind::Streamable {
-            return;
-        }
-        let now = self.millis();
-        let last = self.stored_at.load(Ordering::Acquire);
-        let every = u64::try_from(cluster.touch_every().as_millis()).unwrap_or(u64::MAX);
-        if now.saturating_sub(last) < every
-            || self
-                .stored_at
-                .compare_exchange(last, now, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-        {
-            return;
-        }
-        let cluster = cluster.clone();
-        let id = self.id.clone();
-        tokio::spawn(async move {
-            match cluster.store.touch(&id, cluster.ttl).await {
-                Ok(true) => {}
-                Ok(false) => tracing::debug!(session = %id, "stored session state is gone"),
-                Err(e) => {
-                    tracing::warn!(session = %id, %e, "could not refresh the session's stored state")
-                }
-            }
-        });
-    }
-}
-
-fn frame(inbound: Inbound, extensions: Extensions) -> Incoming {
-    if extensions.is_empty() {
-        Incoming::Decoded(inbound)
-    } else {
-        Incoming::WithExtensions {
-            frame: Box::new(Incoming::Decoded(inbound)),
-            extensions,
-        }
-    }
-}
+pub(crate) use handle::{EndReason, SessionHandle};
 
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
 /// session, `sse_sink` is its one stream. `client` is who it counts against;
@@ -491,13 +183,7 @@ fn start(
         SessionKind::Sse => 0,
     };
     let mut streams = HashMap::default();
-    streams.insert(
-        standalone,
-        StreamState {
-            seq: 0,
-            sink: sse_sink,
-        },
-    );
+    streams.insert(standalone, StreamState::new(sse_sink));
     let negotiated = restored.as_ref().map(|s| s.protocol_version);
     let link = (kind == SessionKind::Streamable).then(|| {
         Box::new(link::Link::new(
@@ -541,6 +227,7 @@ fn start(
         backlog: VecDeque::new(),
         negotiated,
         link,
+        relay_ends: Vec::new(),
     };
     tokio::spawn(router.run());
     Ok(handle)
@@ -578,6 +265,18 @@ struct StreamState {
     seq: u64,
     /// The connection currently attached, if any.
     sink: Option<mpsc::Sender<Bytes>>,
+    /// Whether the stream's connection is on another instance (see [`resume`]).
+    relay: resume::Relay,
+}
+
+impl StreamState {
+    fn new(sink: Option<mpsc::Sender<Bytes>>) -> Self {
+        StreamState {
+            seq: 0,
+            sink,
+            relay: resume::Relay::Here,
+        }
+    }
 }
 
 struct Router {
@@ -613,6 +312,8 @@ struct Router {
     negotiated: Option<ProtocolVersion>,
     /// The session's part in the shared state (Streamable HTTP sessions).
     link: Option<Box<link::Link>>,
+    /// Streams relayed to another instance that ended, to tell it.
+    relay_ends: Vec<(u32, u64)>,
 }
 
 impl Router {
@@ -628,7 +329,24 @@ impl Router {
             link.subscribe(&self.session).await;
         }
         loop {
+            // A change the core exported without a message to follow it (a
+            // notification) is stored before anything else happens.
+            if self.link.as_ref().is_some_and(|l| l.changed()) {
+                self.save_state().await;
+            }
+            if !self.relay_ends.is_empty() {
+                self.end_relays().await;
+            }
             let idle_at = self.idle_deadline();
+            let relay_at = if self
+                .link
+                .as_ref()
+                .is_some_and(|l| l.cluster().bus.is_some())
+            {
+                self.relay_deadline()
+            } else {
+                None
+            };
             tokio::select! {
                 biased;
                 _ = self.ended.cancelled() => break,
@@ -640,10 +358,7 @@ impl Router {
                     Some(c) => self.command(c).await,
                     None => break,
                 },
-                event = link::next_event(&mut self.link) => match event {
-                    link::Event::Note(note) => self.on_note(note).await,
-                    link::Event::Exported => self.save_state().await,
-                },
+                note = link::next_note(&mut self.link) => self.on_note(note).await,
                 t = self.transmits.recv() => match t {
                     Some(t) => {
                         self.route(t).await;
@@ -660,6 +375,7 @@ impl Router {
                         break;
                     }
                 }
+                _ = sleep_until(relay_at), if relay_at.is_some() => self.expire_relays(),
                 _ = sleep_until(idle_at), if idle_at.is_some() => {
                     if self.busy() {
                         if let Some(h) = self.handle.upgrade() { h.touch(); }
@@ -835,13 +551,7 @@ impl Router {
             let _ = first.send(FirstReply::Sse(rx));
         }
         self.next_stream += 1;
-        self.streams.insert(
-            stream,
-            StreamState {
-                seq: 0,
-                sink: Some(tx),
-            },
-        );
+        self.streams.insert(stream, StreamState::new(Some(tx)));
         if self.store.is_some() {
             self.prime(stream);
         }
@@ -863,50 +573,6 @@ impl Router {
         }
         let bytes = ev.to_bytes();
         self.deliver(stream, bytes);
-    }
-
-    async fn open_get(&mut self, last: Option<EventId>) -> mpsc::Receiver<Bytes> {
-        let mut replay = Vec::new();
-        let target = match (last, &self.store) {
-            (Some(last), Some(store)) => {
-                replay = store.replay_after(&self.session, last).await;
-                Some(last.stream)
-            }
-            _ => None,
-        };
-        let (tx, rx) = mpsc::channel(self.stream_buffer + replay.len() + self.backlog.len() + 1);
-        for e in &replay {
-            let id = e.id.to_string();
-            let _ = tx.try_send(SseEvent::data(&e.data).id(&id).to_bytes());
-        }
-        match target {
-            Some(stream) if !is_standalone(stream) => {
-                // Resuming a POST stream: attach if the request is still going.
-                if let Some(s) = self.streams.get_mut(&stream) {
-                    s.sink = Some(tx);
-                }
-                // Otherwise the replay was all there is: the stream ends.
-            }
-            _ => {
-                if target == Some(self.standalone) {
-                    // What waited here was stored, and replayed above.
-                    self.backlog.clear();
-                } else {
-                    for b in self.backlog.drain(..) {
-                        let _ = tx.try_send(b);
-                    }
-                }
-                self.streams
-                    .entry(self.standalone)
-                    .or_insert(StreamState { seq: 0, sink: None })
-                    .sink = Some(tx);
-                if target.is_none() && self.store.is_some() {
-                    self.prime(self.standalone);
-                }
-                self.claim_standalone().await;
-            }
-        }
-        rx
     }
 
     async fn route(&mut self, t: Transmit) {
@@ -1038,7 +704,13 @@ impl Router {
             self.by_request.remove(id);
         }
         if let RouteState::Stream(s) = route.state {
-            self.streams.remove(&s);
+            if let Some(StreamState {
+                relay: resume::Relay::To(to),
+                ..
+            }) = self.streams.remove(&s)
+            {
+                self.relay_ends.push((to, s));
+            }
         }
         Some(route)
     }
@@ -1074,6 +746,7 @@ impl Router {
         let Some(s) = self.streams.get_mut(&stream) else {
             return;
         };
+        let relay = s.relay;
         let bytes = match &self.store {
             Some(store) => {
                 let id = EventId { stream, seq: s.seq };
@@ -1087,6 +760,10 @@ impl Router {
                         },
                     )
                     .await;
+                if let resume::Relay::To(to) = relay {
+                    self.relay_event(to, id, &data).await;
+                    return;
+                }
                 let mut buf = [0u8; 41];
                 SseEvent::data(&data).id(id.encode(&mut buf)).to_bytes()
             }
