@@ -672,7 +672,9 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
             .map(Value::String)
             .collect();
         let mut data = JsonObject::new();
-        data.insert(SUBSCRIPTIONS_KEY.into(), Value::Array(uris));
+        if !uris.is_empty() {
+            data.insert(SUBSCRIPTIONS_KEY.into(), Value::Array(uris));
+        }
         data
     }
 

@@ -27,9 +27,10 @@
 //!   copy ending on its own (idle, evicted, shutdown) leaves the stored state
 //!   alone; `DELETE` removes it from the store and tells every copy to end.
 //!
-//! Without a bus the instance is alone: it still saves to the store (an
-//! evicted session comes back from it, and a persistent store outlives a
-//! restart), and nothing is published.
+//! Without a bus the instance is alone and nothing is published. Given a
+//! store (a persistent one, say), it still saves there, so that sessions
+//! outlive a restart; with the default in-memory store it stores nothing,
+//! since nothing could read it back (a session that ends locally is over).
 //!
 //! # Topics
 //!
@@ -92,6 +93,11 @@ const SESSION_TOPIC: &str = "tessera/session/";
 pub(crate) struct Cluster {
     pub store: Arc<dyn SessionStore>,
     pub bus: Option<Arc<dyn Bus>>,
+    /// Whether session state is stored at all: with a bus, or a store the
+    /// builder was given. A lone instance with the default in-memory store
+    /// would only write what nobody can read (every local end of a session
+    /// removes it, and the process holds the only copy): it stores nothing.
+    pub stores: bool,
     /// This instance's tag (in request ids and stream numbers); 0 when alone.
     pub tag: u32,
     /// Tells this instance's messages from the others'.
@@ -117,14 +123,17 @@ fn fresh_tag() -> u32 {
 }
 
 impl Cluster {
+    /// `store`: the one the builder was given, if any.
     pub(crate) fn new(
-        store: Arc<dyn SessionStore>,
+        store: Option<Arc<dyn SessionStore>>,
         bus: Option<Arc<dyn Bus>>,
         ttl: Duration,
     ) -> Self {
         let tag = if bus.is_some() { fresh_tag() } else { 0 };
         Cluster {
-            store,
+            stores: store.is_some() || bus.is_some(),
+            store: store
+                .unwrap_or_else(|| Arc::new(tessera_runtime::MemorySessionStore::default())),
             bus,
             tag,
             origin: rand::random(),
@@ -285,11 +294,12 @@ mod tests {
     #[test]
     fn notes_round_trip_and_ids_name_their_instance() {
         let c = Cluster::new(
-            Arc::new(tessera_runtime::MemorySessionStore::default()),
+            None,
             Some(Arc::new(tessera_runtime::LocalBus::new())),
             Duration::from_secs(60),
         );
-        let mut other = Cluster::new(c.store.clone(), c.bus.clone(), c.ttl);
+        assert!(c.stores);
+        let mut other = Cluster::new(Some(c.store.clone()), c.bus.clone(), c.ttl);
         assert_ne!(c.tag, other.tag);
         assert_ne!(c.tag, 0);
         let mine = RequestId::Number(c.request_id_base() + 3);

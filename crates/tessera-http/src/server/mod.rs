@@ -34,8 +34,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use tessera_proto::EngineConfig;
 use tessera_runtime::{
-    BoxFuture, Bus, ChannelTransport, ConnectionOptions, MemorySessionStore, Peer, Service,
-    SessionState, SessionStore, StoreError,
+    BoxFuture, Bus, ChannelTransport, ConnectionOptions, Peer, Service, SessionState, SessionStore,
+    StoreError,
 };
 use tessera_types::{JsonObject, ProtocolVersion};
 use tokio_util::sync::CancellationToken;
@@ -256,7 +256,7 @@ pub(crate) struct Config {
     pub event_store: Option<Arc<dyn EventStore>>,
     pub drain_timeout: Duration,
     pub validate_param_headers: bool,
-    pub session_store: Arc<dyn SessionStore>,
+    pub session_store: Option<Arc<dyn SessionStore>>,
     pub bus: Option<Arc<dyn Bus>>,
     /// The versions the engine speaks (from the factory's configuration).
     pub versions: Vec<ProtocolVersion>,
@@ -297,7 +297,7 @@ impl Shared {
             ConnectionOptions {
                 max_message_size: self.config.max_body,
                 drain_timeout: self.config.drain_timeout,
-                export_session: kind == session::SessionKind::Streamable,
+                export_session: kind == session::SessionKind::Streamable && self.cluster.stores,
                 request_id_base: self.cluster.request_id_base(),
             },
             restore,
@@ -409,7 +409,7 @@ impl McpHttp {
                 event_store: Some(Arc::new(InMemoryEventStore::default())),
                 drain_timeout: Duration::from_secs(10),
                 validate_param_headers: true,
-                session_store: Arc::new(MemorySessionStore::default()),
+                session_store: None,
                 bus: None,
                 versions,
             },
@@ -772,13 +772,15 @@ impl McpHttpBuilder {
     }
 
     /// Where the state of legacy (Streamable HTTP) sessions is kept (default:
-    /// a bounded [`MemorySessionStore`]). Instances that serve one endpoint
-    /// share one store (and a [`bus`](Self::bus)) so that any of them serves
-    /// any session; with a persistent store, sessions outlive a restart.
+    /// a bounded [`tessera_runtime::MemorySessionStore`], which a lone
+    /// instance without a [`bus`](Self::bus) leaves empty: nothing could read
+    /// it back). Instances that serve one endpoint share one store (and a
+    /// bus) so that any of them serves any session; with a persistent store,
+    /// sessions outlive a restart.
     /// When the store is down, requests that need it get `503` with a
     /// JSON-RPC error, and 2026-07-28 requests (which need none) go on.
     pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
-        self.config.session_store = store;
+        self.config.session_store = Some(store);
         self
     }
 

@@ -364,7 +364,8 @@ async fn lookup(
     let s = match shared.sessions.get(id) {
         Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => s,
         Some(_) => return Err(unknown_session(id)),
-        None => restore(shared, id, client).await?,
+        // Boxed: the rare path keeps its state off every request's future.
+        None => Box::pin(restore(shared, id, client)).await?,
     };
     if super::carried::made_by(s.owner.as_ref()) {
         s.refresh_stored(&shared.cluster);
@@ -384,7 +385,7 @@ async fn restore(
 ) -> Result<Arc<SessionHandle>, HttpResponse> {
     // Ids this server issues are 32 visible ASCII characters: anything much
     // longer is not worth a store round trip.
-    if id.is_empty() || id.len() > 128 {
+    if !shared.cluster.stores || id.is_empty() || id.len() > 128 {
         return Err(unknown_session(id));
     }
     let state = match shared.cluster.store.load(id).await {
@@ -751,8 +752,10 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
     match lookup(shared, headers, client_key(&parts.extensions)).await {
         Ok(s) => {
             // Gone from the store first: no instance restores it after this.
-            if let Err(e) = shared.cluster.store.remove(&s.id).await {
-                return store_unavailable(&e);
+            if shared.cluster.stores {
+                if let Err(e) = shared.cluster.store.remove(&s.id).await {
+                    return store_unavailable(&e);
+                }
             }
             if let Err(e) = shared.cluster.publish(&s.id, Note::Ended).await {
                 tracing::warn!(session = %s.id, %e, "other instances were not told the session ended");

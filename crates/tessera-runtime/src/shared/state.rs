@@ -100,8 +100,8 @@ impl SessionState {
     }
 
     /// Takes the engine's and the service's part from a connection's
-    /// [`SessionExport`] (the data keys the export has replace those here;
-    /// others, a transport's own, stay).
+    /// [`SessionExport`]: the export's data replaces `data` whole (a
+    /// transport that keeps keys of its own there puts them back).
     pub fn update_from(&mut self, export: &SessionExport) {
         let s = &export.snapshot;
         self.protocol_version = s.version;
@@ -109,9 +109,7 @@ impl SessionState {
         self.client_capabilities = (*s.peer_capabilities).clone();
         self.client_info = s.peer_info.as_deref().cloned();
         self.log_level = s.log_level.clone();
-        for (k, v) in &export.data {
-            self.data.insert(k.clone(), v.clone());
-        }
+        self.data.clone_from(&export.data);
     }
 
     /// Serialises the state (JSON).

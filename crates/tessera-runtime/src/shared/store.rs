@@ -80,8 +80,10 @@ impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
 
 /// A bounded, expiring in-memory [`SessionStore`] for one process (the
 /// default). It holds at most `capacity` sessions: when full, expired ones
-/// are swept, then the one closest to expiry is dropped. Time is tokio's
-/// clock, so tests can run it on a paused clock.
+/// are swept, then the one closest to expiry is dropped. States are kept
+/// serialised (a few hundred bytes each; they are read back only when a
+/// session is restored). Time is tokio's clock, so tests can run it on a
+/// paused clock.
 #[derive(Debug)]
 pub struct MemorySessionStore {
     capacity: usize,
@@ -90,7 +92,7 @@ pub struct MemorySessionStore {
 
 #[derive(Debug)]
 struct Entry {
-    state: SessionState,
+    state: Box<[u8]>,
     expires: Instant,
 }
 
@@ -144,8 +146,11 @@ impl SessionStore for MemorySessionStore {
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>> {
         let now = Instant::now();
         let mut g = self.lock();
-        let out = Self::live(&mut g, id, now).then(|| g[id].state.clone());
-        ready(Ok(out))
+        let out = match Self::live(&mut g, id, now) {
+            true => SessionState::from_bytes(&g[id].state).map(Some),
+            false => Ok(None),
+        };
+        ready(out)
     }
 
     fn save<'a>(
@@ -155,9 +160,10 @@ impl SessionStore for MemorySessionStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let now = Instant::now();
         let expires = now + ttl;
+        let bytes = state.to_bytes().into_boxed_slice();
         let mut g = self.lock();
         if let Some(e) = g.get_mut(state.id.as_str()) {
-            e.state.clone_from(state);
+            e.state = bytes;
             e.expires = expires;
             return ready(Ok(()));
         }
@@ -176,7 +182,7 @@ impl SessionStore for MemorySessionStore {
         g.insert(
             state.id.clone(),
             Entry {
-                state: state.clone(),
+                state: bytes,
                 expires,
             },
         );

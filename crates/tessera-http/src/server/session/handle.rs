@@ -54,15 +54,13 @@ pub(crate) struct SessionHandle {
     pub(super) max_inflight: usize,
     /// Response streams (SSE bodies) currently open on this session.
     pub(super) streams_open: Arc<AtomicUsize>,
-    /// When the handle was made (the clock of `stored_at`).
-    pub(super) born: Instant,
     /// When the stored state was last saved or its TTL refreshed, in ms
-    /// since `born`.
+    /// since the process's first session.
     pub(super) stored_at: AtomicU64,
     /// Why the session ended ([`EndReason`]).
     pub(super) end: AtomicU8,
     /// Why the state of the handshake could not be stored (it then fails).
-    pub(super) store_error: Mutex<Option<StoreError>>,
+    pub(super) store_error: std::sync::OnceLock<Box<StoreError>>,
 }
 
 /// Counts an open response stream of a session while it is alive.
@@ -270,14 +268,13 @@ impl SessionHandle {
 
     /// Why the handshake's state could not be stored, if it could not.
     pub(crate) fn store_error(&self) -> Option<StoreError> {
-        self.store_error
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.store_error.get().map(|e| (**e).clone())
     }
 
     pub(super) fn millis(&self) -> u64 {
-        u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX)
+        static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        let epoch = *EPOCH.get_or_init(Instant::now);
+        u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The stored state was just saved (its TTL starts again).
@@ -289,7 +286,7 @@ impl SessionHandle {
     /// since the last save or refresh (in the background: the request does
     /// not wait for it).
     pub(crate) fn refresh_stored(&self, cluster: &Arc<super::super::cluster::Cluster>) {
-        if self.kind != SessionKind::Streamable {
+        if self.kind != SessionKind::Streamable || !cluster.stores {
             return;
         }
         let now = self.millis();

@@ -2,12 +2,16 @@
 //! its stored [`SessionState`], its bus topic, and who holds its standalone
 //! stream (see [`super::super::cluster`] for the design).
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
+
+use futures::Stream;
 
 use bytes::Bytes;
 use tessera_proto::Outbound;
 use tessera_proto::decode::{self, Inbound};
-use tessera_runtime::{BusSubscription, Incoming, Peer, PeerInfo, Principal, SessionState};
+use tessera_runtime::{BusSubscription, Incoming, Peer, PeerInfo, SessionState};
 use tessera_types::{JsonRpcMessage, RequestId};
 use tokio::sync::watch;
 
@@ -21,44 +25,44 @@ pub(crate) struct Link {
     /// The core's session exports.
     info: watch::Receiver<PeerInfo>,
     peer: Peer,
-    /// The stored state as this copy last saved or took it (`None` until the
-    /// handshake is answered, for a session that began here).
-    state: Option<SessionState>,
+    /// With a bus: the stored state as this copy last saved or took it
+    /// (`None` until the handshake is answered, for a session that began
+    /// here). A lone instance keeps only `revision`: each save is built
+    /// from the core's export.
+    state: Option<Box<SessionState>>,
+    /// The revision of the stored state this copy knows.
+    revision: u64,
+    /// Whether the state was stored once (the handshake).
+    saved: bool,
     /// The session's topic (with a bus).
     sub: Option<BusSubscription>,
     /// The instance holding the standalone stream (0: not known).
     holder: u32,
-    principal: Option<String>,
-    client_key: Option<String>,
 }
 
 impl Link {
     pub(super) fn new(
         cluster: Arc<Cluster>,
         handle: &SessionHandle,
-        owner: Option<Principal>,
-        client: &ClientKey,
         restored: Option<SessionState>,
     ) -> Self {
         let mut info = handle.peer.info();
         info.mark_unchanged();
         let holder = restored.as_ref().map_or(0, cluster::holder_of);
-        if restored.is_some() {
+        let revision = restored.as_ref().map_or(0, |s| s.revision);
+        let saved = restored.is_some();
+        if saved {
             handle.stored_now();
         }
         Link {
+            state: restored.filter(|_| cluster.bus.is_some()).map(Box::new),
+            revision,
+            saved,
             cluster,
             info,
             peer: handle.peer.clone(),
-            state: restored,
             sub: None,
             holder,
-            principal: owner.map(|p| p.0),
-            client_key: match client {
-                ClientKey::Principal(p) => Some(format!("principal:{}", p.0)),
-                ClientKey::Addr(a) => Some(format!("addr:{a}")),
-                ClientKey::Unknown => None,
-            },
         }
     }
 
@@ -93,18 +97,28 @@ impl Link {
 }
 
 /// The next note on the session's topic (never, without a subscription).
-pub(super) async fn next_note(link: &mut Option<Box<Link>>) -> Bytes {
-    let Some(l) = link.as_mut() else {
-        return std::future::pending().await;
-    };
-    if let Some(sub) = l.sub.as_mut() {
-        if let Some(b) = sub.recv().await {
-            return b;
+/// A `poll_fn` rather than an `async fn`: it is built on every turn of the
+/// router, whose future holds it.
+pub(super) fn next_note(
+    link: &mut Option<Box<Link>>,
+) -> impl std::future::Future<Output = Bytes> + Send + '_ {
+    std::future::poll_fn(move |cx| {
+        let Some(l) = link.as_mut() else {
+            return Poll::Pending;
+        };
+        let Some(sub) = l.sub.as_mut() else {
+            return Poll::Pending;
+        };
+        match Pin::new(sub).poll_next(cx) {
+            Poll::Ready(Some(b)) => Poll::Ready(b),
+            Poll::Ready(None) => {
+                tracing::warn!("the bus ended a session subscription");
+                l.sub = None;
+                Poll::Pending
+            }
+            Poll::Pending => Poll::Pending,
         }
-        tracing::warn!("the bus ended a session subscription");
-        l.sub = None;
-    }
-    std::future::pending().await
+    })
 }
 
 impl Router {
@@ -118,38 +132,52 @@ impl Router {
         let Some(export) = export else {
             return;
         };
-        let first = link.state.is_none();
-        let state = link.state.get_or_insert_with(|| {
+        let first = !link.saved;
+        let handle = self.handle.upgrade();
+        let mut state = link.state.take().unwrap_or_else(|| {
             let mut s = SessionState::new(&*self.session, export.snapshot.version);
-            s.principal = link.principal.clone();
-            s.client_key = link.client_key.clone();
-            s.data
-                .insert(HOLDER_KEY.into(), serde_json::json!(link.cluster.tag));
-            s
+            if let Some(h) = &handle {
+                s.principal = h.owner.as_ref().map(|p| p.0.clone());
+                s.client_key = match &h.client {
+                    ClientKey::Principal(p) => Some(format!("principal:{}", p.0)),
+                    ClientKey::Addr(a) => Some(format!("addr:{a}")),
+                    ClientKey::Unknown => None,
+                };
+            }
+            Box::new(s)
         });
         state.update_from(&export);
-        state.revision += 1;
-        if first {
-            link.holder = link.cluster.tag;
+        state.revision = link.revision + 1;
+        let shared = link.cluster.bus.is_some();
+        if shared {
+            if first {
+                link.holder = link.cluster.tag;
+            }
+            state
+                .data
+                .insert(HOLDER_KEY.into(), serde_json::json!(link.holder));
         }
         self.negotiated = Some(state.protocol_version);
-        let handle = self.handle.upgrade();
-        if let Err(e) = link.cluster.store.save(state, link.cluster.ttl).await {
+        let saved = link.cluster.store.save(&state, link.cluster.ttl).await;
+        if shared {
+            link.state = Some(state.clone());
+        }
+        if let Err(e) = saved {
             tracing::warn!(session = %self.session, %e, "could not store the session's state");
             if first {
                 if let Some(h) = &handle {
-                    *h.store_error
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                    let _ = h.store_error.set(Box::new(e));
                 }
             }
             return;
         }
+        link.saved = true;
+        link.revision = state.revision;
         if let Some(h) = &handle {
             h.stored_now();
         }
-        if link.cluster.bus.is_some() {
-            let note = Note::State(Box::new(state.clone()));
+        if shared {
+            let note = Note::State(state);
             if let Err(e) = link.cluster.publish(&self.session, note).await {
                 tracing::warn!(session = %self.session, %e, "could not tell the other instances of a session change");
             }
@@ -170,7 +198,7 @@ impl Router {
             }
             if let (Some(link), Some(raw)) = (&self.link, Note::raw(&bytes)) {
                 let note = Note::Standalone { to, message: raw };
-                if let Err(e) = link.cluster.publish(&self.session, note).await {
+                if let Err(e) = Box::pin(link.cluster.publish(&self.session, note)).await {
                     tracing::warn!(session = %self.session, %e, "a message for the standalone stream held by another instance was lost");
                 }
             }
@@ -194,11 +222,12 @@ impl Router {
             return;
         };
         state.data.insert(HOLDER_KEY.into(), serde_json::json!(tag));
-        state.revision += 1;
+        state.revision = link.revision + 1;
+        link.revision = state.revision;
         if let Err(e) = link.cluster.store.save(state, link.cluster.ttl).await {
             tracing::warn!(session = %self.session, %e, "could not store who holds the standalone stream");
         }
-        let note = Note::State(Box::new(state.clone()));
+        let note = Note::State(state.clone());
         if let Err(e) = link.cluster.publish(&self.session, note).await {
             tracing::warn!(session = %self.session, %e, "could not tell the other instances where the standalone stream is");
         }
@@ -273,13 +302,11 @@ impl Router {
         let Some(link) = self.link.as_mut() else {
             return;
         };
-        if link
-            .state
-            .as_ref()
-            .is_some_and(|mine| mine.revision >= state.revision)
-        {
+        if link.saved && link.revision >= state.revision {
             return;
         }
+        link.saved = true;
+        link.revision = state.revision;
         link.holder = cluster::holder_of(&state);
         self.negotiated = Some(state.protocol_version);
         if let Some(h) = self.handle.upgrade() {
@@ -289,7 +316,7 @@ impl Router {
             h.stored_now();
         }
         link.peer.apply_session_state(state.clone());
-        link.state = Some(state);
+        link.state = Some(Box::new(state));
     }
 }
 

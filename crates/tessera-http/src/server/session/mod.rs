@@ -152,24 +152,22 @@ fn start(
         let (transport, inbound, transmits) = ChannelTransport::new(64);
         let (commands, commands_rx) = mpsc::unbounded_channel();
         channels = Some((inbound, transmits, commands_rx));
-        let born = Instant::now();
         Arc::new(SessionHandle {
             id: id.clone(),
             kind,
             commands,
             peer: shared.spawn_engine(transport, kind, restored.as_ref()),
             ended: ended.clone(),
-            last_activity: Mutex::new(born),
+            last_activity: Mutex::new(Instant::now()),
             owner: owner.clone(),
             client: client.clone(),
             handshaken: AtomicBool::new(restored.is_some()),
             permits: Arc::new(Semaphore::new(max_inflight)),
             max_inflight,
             streams_open: Arc::new(AtomicUsize::new(0)),
-            born,
             stored_at: AtomicU64::new(0),
             end: AtomicU8::new(EndReason::Local as u8),
-            store_error: Mutex::new(None),
+            store_error: std::sync::OnceLock::new(),
         })
     })?;
     let Some((inbound, transmits, commands_rx)) = channels else {
@@ -185,15 +183,8 @@ fn start(
     let mut streams = HashMap::default();
     streams.insert(standalone, StreamState::new(sse_sink));
     let negotiated = restored.as_ref().map(|s| s.protocol_version);
-    let link = (kind == SessionKind::Streamable).then(|| {
-        Box::new(link::Link::new(
-            shared.cluster.clone(),
-            &handle,
-            owner,
-            &client,
-            restored,
-        ))
-    });
+    let link = (kind == SessionKind::Streamable && shared.cluster.stores)
+        .then(|| Box::new(link::Link::new(shared.cluster.clone(), &handle, restored)));
     let router = Router {
         inbound,
         session: id,
@@ -228,6 +219,7 @@ fn start(
         negotiated,
         link,
         relay_ends: Vec::new(),
+        relay_waits: Vec::new(),
     };
     tokio::spawn(router.run());
     Ok(handle)
@@ -314,6 +306,9 @@ struct Router {
     link: Option<Box<link::Link>>,
     /// Streams relayed to another instance that ended, to tell it.
     relay_ends: Vec<(u32, u64)>,
+    /// Streams resumed here waiting for their owner's first answer, with
+    /// the deadline after which they end.
+    relay_waits: Vec<(u64, Instant)>,
 }
 
 impl Router {
@@ -332,21 +327,13 @@ impl Router {
             // A change the core exported without a message to follow it (a
             // notification) is stored before anything else happens.
             if self.link.as_ref().is_some_and(|l| l.changed()) {
-                self.save_state().await;
+                Box::pin(self.save_state()).await;
             }
             if !self.relay_ends.is_empty() {
-                self.end_relays().await;
+                Box::pin(self.end_relays()).await;
             }
             let idle_at = self.idle_deadline();
-            let relay_at = if self
-                .link
-                .as_ref()
-                .is_some_and(|l| l.cluster().bus.is_some())
-            {
-                self.relay_deadline()
-            } else {
-                None
-            };
+            let relay_at = self.relay_waits.iter().map(|(_, d)| *d).min();
             tokio::select! {
                 biased;
                 _ = self.ended.cancelled() => break,
@@ -358,7 +345,7 @@ impl Router {
                     Some(c) => self.command(c).await,
                     None => break,
                 },
-                note = link::next_note(&mut self.link) => self.on_note(note).await,
+                note = link::next_note(&mut self.link) => Box::pin(self.on_note(note)).await,
                 t = self.transmits.recv() => match t {
                     Some(t) => {
                         self.route(t).await;
@@ -375,8 +362,14 @@ impl Router {
                         break;
                     }
                 }
-                _ = sleep_until(relay_at), if relay_at.is_some() => self.expire_relays(),
-                _ = sleep_until(idle_at), if idle_at.is_some() => {
+                // One timer for both deadlines (a timer is large, and built every turn).
+                _ = sleep_until(earliest(idle_at, relay_at)), if idle_at.is_some() || relay_at.is_some() => {
+                    if relay_at.is_some_and(|d| d <= Instant::now()) {
+                        self.expire_relays();
+                    }
+                    if idle_at.is_none_or(|d| d > Instant::now()) {
+                        continue;
+                    }
                     if self.busy() {
                         if let Some(h) = self.handle.upgrade() { h.touch(); }
                     } else if self.idle_deadline().is_some_and(|d| d <= Instant::now()) {
@@ -412,7 +405,7 @@ impl Router {
             EndReason::Local => alone,
             EndReason::Shutdown | EndReason::Remote => false,
         };
-        if over && reason == EndReason::Local && self.kind == SessionKind::Streamable {
+        if over && reason == EndReason::Local && self.link.is_some() {
             if let Some(s) = &shared {
                 if let Err(e) = s.cluster.store.remove(&self.session).await {
                     tracing::warn!(session = %self.session, %e, "could not remove the session's stored state");
@@ -513,12 +506,12 @@ impl Router {
             }
             Command::Save(done) => {
                 if self.link.as_ref().is_some_and(|l| l.changed()) {
-                    self.save_state().await;
+                    Box::pin(self.save_state()).await;
                 }
                 let _ = done.send(());
             }
             Command::OpenGet { last, reply } => {
-                let rx = self.open_get(last).await;
+                let rx = Box::pin(self.open_get(last)).await;
                 let _ = reply.send(rx);
             }
             Command::Cancelled(id) => {
@@ -611,7 +604,7 @@ impl Router {
         }
         if self.link.as_ref().is_some_and(|l| l.changed()) {
             // Stored before the message that follows the change leaves.
-            self.save_state().await;
+            Box::pin(self.save_state()).await;
         }
         self.note_initialize(&t);
         let (key, is_final) = match &t.message {
@@ -761,7 +754,7 @@ impl Router {
                     )
                     .await;
                 if let resume::Relay::To(to) = relay {
-                    self.relay_event(to, id, &data).await;
+                    Box::pin(self.relay_event(to, id, &data)).await;
                     return;
                 }
                 let mut buf = [0u8; 41];
@@ -823,6 +816,13 @@ async fn closed(sink: Option<&mpsc::Sender<Bytes>>) {
     match sink {
         Some(s) => s.closed().await,
         None => std::future::pending().await,
+    }
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -36,9 +36,9 @@ pub(super) enum Relay {
     Here,
     /// Resumed on instance `n`: its events go there.
     To(u32),
-    /// Owned by another instance, resumed here; until the owner's first
-    /// answer, it ends at the deadline.
-    From(Option<Instant>),
+    /// Owned by another instance, resumed here (until the owner's first
+    /// answer, it ends at a deadline kept in the router's `relay_waits`).
+    From,
 }
 
 /// The instance tag a stream number carries.
@@ -124,9 +124,10 @@ impl Router {
             StreamState {
                 seq: after + 1,
                 sink: Some(tx),
-                relay: Relay::From(Some(Instant::now() + RELAY_WAIT)),
+                relay: Relay::From,
             },
         );
+        self.relay_waits.push((stream, Instant::now() + RELAY_WAIT));
     }
 
     /// Owner side: instance `from` resumed `stream` after `after`.
@@ -191,10 +192,10 @@ impl Router {
         let Some(s) = self.streams.get_mut(&stream) else {
             return;
         };
-        if !matches!(s.relay, Relay::From(_)) {
+        if s.relay != Relay::From {
             return;
         }
-        s.relay = Relay::From(None);
+        self.relay_waits.retain(|(w, _)| *w != stream);
         if seq < s.seq {
             return; // replayed already
         }
@@ -210,36 +211,28 @@ impl Router {
         if self
             .streams
             .get(&stream)
-            .is_some_and(|s| matches!(s.relay, Relay::From(_)))
+            .is_some_and(|s| s.relay == Relay::From)
         {
             // Dropping the sink ends the response once it is written.
             self.streams.remove(&stream);
+            self.relay_waits.retain(|(w, _)| *w != stream);
         }
-    }
-
-    /// The earliest deadline of a stream waiting for its owner's answer.
-    pub(super) fn relay_deadline(&self) -> Option<Instant> {
-        self.streams
-            .values()
-            .filter_map(|s| match s.relay {
-                Relay::From(d) => d,
-                _ => None,
-            })
-            .min()
     }
 
     /// Ends the resumed streams whose owner did not answer in time.
     pub(super) fn expire_relays(&mut self) {
         let now = Instant::now();
-        self.streams.retain(|stream, s| match s.relay {
-            Relay::From(Some(d)) if d <= now => {
-                tracing::debug!(
-                    stream,
-                    "the instance holding a resumed stream did not answer: it ends"
-                );
-                false
+        let streams = &mut self.streams;
+        self.relay_waits.retain(|(stream, deadline)| {
+            if *deadline > now {
+                return true;
             }
-            _ => true,
+            tracing::debug!(
+                stream,
+                "the instance holding a resumed stream did not answer: it ends"
+            );
+            streams.remove(stream);
+            false
         });
     }
 }
