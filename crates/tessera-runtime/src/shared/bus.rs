@@ -15,9 +15,10 @@ use crate::BoxFuture;
 
 /// A publish/subscribe channel between server instances, by topic.
 ///
-/// Delivery is at most once and not persisted: a message reaches the
-/// subscriptions that exist when it is published (the publisher's own
-/// included), in the order one publisher published them. Payloads are opaque
+/// Delivery is at most once and not persisted: a message reaches every
+/// subscription made before it was published (the publisher's own
+/// included), in the order one publisher published them; one made while it
+/// was in flight may get it too. Payloads are opaque
 /// bytes; topics are short strings (the users of a bus namespace them). The
 /// rules are checked by [`super::bus_contract`].
 pub trait Bus: Send + Sync + 'static {

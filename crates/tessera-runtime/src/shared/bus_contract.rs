@@ -117,7 +117,9 @@ pub async fn keeps_order<B: Bus + ?Sized>(bus: &B) {
 }
 
 /// Dropping a subscription unsubscribes it; the topic's other subscriptions
-/// and later subscriptions go on working.
+/// and later subscriptions go on working. (A message published just before a
+/// subscription was made may still reach it: delivery is promised only for
+/// what is published after `subscribe` returns.)
 pub async fn unsubscribes_on_drop<B: Bus + ?Sized>(bus: &B) {
     let gone = bus.subscribe("contract/drop").await.expect("subscribe");
     let mut stays = bus.subscribe("contract/drop").await.expect("subscribe");
@@ -137,10 +139,17 @@ pub async fn unsubscribes_on_drop<B: Bus + ?Sized>(bus: &B) {
     bus.publish("contract/drop", Bytes::from_static(b"c"))
         .await
         .expect("publish");
+    // "b" was published before this subscription: a networked bus may still
+    // have it in flight on a connection subscribed to the topic (the drop's
+    // unsubscription travels too), so it may arrive, once, before "c".
+    let mut got = next(&mut again, "resubscribe").await;
+    if got == Bytes::from_static(b"b") {
+        got = next(&mut again, "resubscribe").await;
+    }
     assert_eq!(
-        next(&mut again, "resubscribe").await,
+        got,
         Bytes::from_static(b"c"),
-        "a new subscription must not see messages published before it"
+        "a new subscription gets what is published after it"
     );
 }
 
