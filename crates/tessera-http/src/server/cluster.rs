@@ -17,6 +17,8 @@
 //!   before writing the next message. The TTL is the session idle timeout;
 //!   while the session is used, each instance refreshes it at most once per
 //!   quarter of it ([`SessionStore::touch`]).
+//! - Only Streamable HTTP sessions are shared; a 2024-11-05 HTTP+SSE session
+//!   lives on the instance holding its one stream.
 //! - A request naming a session this instance does not hold loads the state
 //!   and restores a local copy of the session: a connection core that starts
 //!   where the handshake left it, with the stored log level and the server's
@@ -51,7 +53,10 @@
 //!   where the latest GET opened). Server-wide notifications
 //!   (`resources/updated`, `*/list_changed`) are produced by every copy from
 //!   the same event, so copies that do not hold the stream drop theirs: the
-//!   client gets each exactly once.
+//!   client gets each exactly once. (So a handler that sends one of those
+//!   notifications itself, unrelated to its request, rather than through the
+//!   server's change announcements, reaches the client only when it runs on
+//!   the holder.)
 //! - `Ended`: the session was deleted.
 //! - `Attach { to }`, `StreamEvent { to }`, `StreamEnd { to }`: a POST
 //!   stream resumed (`Last-Event-ID`) on an instance other than the one

@@ -285,7 +285,10 @@ impl SessionHandle {
     /// Refreshes the stored state's TTL when a quarter of it has passed
     /// since the last save or refresh (in the background: the request does
     /// not wait for it).
-    pub(crate) fn refresh_stored(&self, cluster: &Arc<super::super::cluster::Cluster>) {
+    /// With a bus, a session whose stored state is gone (deleted through an
+    /// instance whose note did not arrive, or expired unused everywhere) ends
+    /// here too.
+    pub(crate) fn refresh_stored(self: &Arc<Self>, cluster: &Arc<super::super::cluster::Cluster>) {
         if self.kind != SessionKind::Streamable || !cluster.stores {
             return;
         }
@@ -302,9 +305,16 @@ impl SessionHandle {
         }
         let cluster = cluster.clone();
         let id = self.id.clone();
+        let handle = Arc::downgrade(self);
         tokio::spawn(async move {
             match cluster.store.touch(&id, cluster.ttl).await {
                 Ok(true) => {}
+                Ok(false) if cluster.bus.is_some() => {
+                    tracing::debug!(session = %id, "stored session state is gone: the session ended elsewhere");
+                    if let Some(h) = handle.upgrade() {
+                        h.terminate_as(EndReason::Remote);
+                    }
+                }
                 Ok(false) => tracing::debug!(session = %id, "stored session state is gone"),
                 Err(e) => {
                     tracing::warn!(session = %id, %e, "could not refresh the session's stored state")
