@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use tessera::types::methods;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -279,7 +280,7 @@ async fn load(
                 let t0 = Instant::now();
                 let r = tokio::time::timeout_at(
                     deadline,
-                    client.request_raw_with("tools/call", Some(params.clone()), &call),
+                    client.request_raw_with(methods::TOOLS_CALL, Some(params.clone()), &call),
                 )
                 .await;
                 let Ok(r) = r else {

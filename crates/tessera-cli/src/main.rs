@@ -24,6 +24,7 @@ mod task_cmd;
 mod verbs;
 
 use std::process::ExitCode;
+use tessera::types::methods;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -79,7 +80,7 @@ const CLIENT_VERBS: [&str; 12] = [
     "get",
     "complete",
     "discover",
-    "ping",
+    methods::PING,
     "log-level",
     "bench",
     "login",

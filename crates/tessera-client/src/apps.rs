@@ -3,6 +3,7 @@
 //! `ClientBuilder::declare_extension(&UiSettings::html())`; a server then
 //! shows its app-only tools too (the host keeps them from the model).
 
+use tessera_types::methods;
 use tessera_types::{
     APP_MIME_TYPE, ResourceContents, Tool, ToolUiMeta, UiResourceMeta, UiVisibility,
 };
@@ -36,7 +37,7 @@ impl Client {
             .and_then(|m| m.resource_uri)
             .ok_or_else(|| ClientError::Unsupported(format!("a view for tool {}", tool.name)))?;
         let bad = |reason: String| ClientError::Protocol {
-            method: "resources/read".into(),
+            method: methods::RESOURCES_READ.into(),
             reason,
         };
         if !uri.starts_with("ui://") {

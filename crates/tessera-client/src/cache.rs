@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tessera_types::methods;
 
 use serde_json::Value;
 use tessera_types::{CacheScope, JsonObject};
@@ -22,12 +23,12 @@ use tokio::time::Instant;
 
 /// Methods whose results may be cached.
 pub const CACHEABLE_METHODS: [&str; 6] = [
-    "server/discover",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
+    methods::SERVER_DISCOVER,
+    methods::TOOLS_LIST,
+    methods::PROMPTS_LIST,
+    methods::RESOURCES_LIST,
+    methods::RESOURCES_TEMPLATES_LIST,
+    methods::RESOURCES_READ,
 ];
 
 /// Counters of the response cache.
@@ -149,7 +150,7 @@ impl ResponseCache {
     /// Drops the `resources/read` entries of `uri`.
     pub fn invalidate_uri(&self, uri: &str) {
         self.lock()
-            .retain(|_, e| !(e.method == "resources/read" && e.uri.as_deref() == Some(uri)));
+            .retain(|_, e| !(e.method == methods::RESOURCES_READ && e.uri.as_deref() == Some(uri)));
     }
 
     /// Drops the entries marked `cacheScope: "private"`.
@@ -166,13 +167,17 @@ impl ResponseCache {
     /// Applies a notification: list changes and resource updates invalidate.
     pub fn on_notification(&self, method: &str, params: Option<&JsonObject>) {
         match method {
-            "notifications/tools/list_changed" => self.invalidate_method("tools/list"),
-            "notifications/prompts/list_changed" => self.invalidate_method("prompts/list"),
-            "notifications/resources/list_changed" => {
-                self.invalidate_method("resources/list");
-                self.invalidate_method("resources/templates/list");
+            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => {
+                self.invalidate_method(methods::TOOLS_LIST)
             }
-            "notifications/resources/updated" => {
+            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => {
+                self.invalidate_method(methods::PROMPTS_LIST)
+            }
+            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => {
+                self.invalidate_method(methods::RESOURCES_LIST);
+                self.invalidate_method(methods::RESOURCES_TEMPLATES_LIST);
+            }
+            methods::NOTIFICATIONS_RESOURCES_UPDATED => {
                 if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
                     self.invalidate_uri(uri);
                 }
@@ -194,6 +199,7 @@ impl ResponseCache {
 mod tests {
     use super::*;
     use serde_json::json;
+    use tessera_types::methods;
 
     fn obj(v: Value) -> JsonObject {
         v.as_object().cloned().unwrap()
@@ -203,12 +209,18 @@ mod tests {
     fn keys_ignore_meta_and_refuse_retries() {
         let a = obj(json!({"cursor": "c", "_meta": {"x": 1}}));
         let b = obj(json!({"cursor": "c"}));
-        assert_eq!(key("tools/list", Some(&a)), key("tools/list", Some(&b)));
-        assert_ne!(key("tools/list", Some(&b)), key("tools/list", None));
-        assert!(key("tools/call", None).is_none());
+        assert_eq!(
+            key(methods::TOOLS_LIST, Some(&a)),
+            key(methods::TOOLS_LIST, Some(&b))
+        );
+        assert_ne!(
+            key(methods::TOOLS_LIST, Some(&b)),
+            key(methods::TOOLS_LIST, None)
+        );
+        assert!(key(methods::TOOLS_CALL, None).is_none());
         assert!(
             key(
-                "resources/read",
+                methods::RESOURCES_READ,
                 Some(&obj(json!({"uri": "u", "requestState": "s"})))
             )
             .is_none()
@@ -219,13 +231,13 @@ mod tests {
     async fn ttl_scope_and_invalidation() {
         let c = ResponseCache::default();
         let p = obj(json!({"uri": "file:///a"}));
-        let k = key("resources/read", Some(&p)).unwrap();
-        c.store(k.clone(), "resources/read", Some(&p), &obj(json!({"contents": [], "resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})));
+        let k = key(methods::RESOURCES_READ, Some(&p)).unwrap();
+        c.store(k.clone(), methods::RESOURCES_READ, Some(&p), &obj(json!({"contents": [], "resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})));
         assert!(c.get(&k).is_some());
         c.invalidate_uri("file:///b");
         assert!(c.get(&k).is_some());
         c.on_notification(
-            "notifications/resources/updated",
+            methods::NOTIFICATIONS_RESOURCES_UPDATED,
             Some(&obj(json!({"uri": "file:///a"}))),
         );
         assert!(c.get(&k).is_none());
@@ -236,12 +248,12 @@ mod tests {
             json!({"resultType": "input_required", "ttlMs": 10}),
             json!({"ttlMs": 10}),
         ] {
-            c.store(k.clone(), "resources/read", Some(&p), &obj(r));
+            c.store(k.clone(), methods::RESOURCES_READ, Some(&p), &obj(r));
             assert!(c.get(&k).is_none());
         }
         c.store(
             k.clone(),
-            "resources/read",
+            methods::RESOURCES_READ,
             Some(&p),
             &obj(json!({"resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})),
         );
@@ -251,7 +263,7 @@ mod tests {
         assert!(c.get(&k).is_none());
         c.store(
             k.clone(),
-            "resources/read",
+            methods::RESOURCES_READ,
             Some(&p),
             &obj(json!({"resultType": "complete", "ttlMs": 1000, "cacheScope": "private"})),
         );

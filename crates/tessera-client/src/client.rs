@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use tessera_types::methods;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -27,15 +28,15 @@ use crate::service::Shared;
 /// Methods that can be re-issued safely after the connection was lost
 /// (they change nothing on the server).
 pub(crate) const IDEMPOTENT_METHODS: [&str; 9] = [
-    "tools/list",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    "server/discover",
-    "ping",
+    methods::TOOLS_LIST,
+    methods::PROMPTS_LIST,
+    methods::PROMPTS_GET,
+    methods::RESOURCES_LIST,
+    methods::RESOURCES_TEMPLATES_LIST,
+    methods::RESOURCES_READ,
+    methods::COMPLETION_COMPLETE,
+    methods::SERVER_DISCOVER,
+    methods::PING,
 ];
 
 /// Settings fixed at build time.

@@ -20,6 +20,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_proto::RequestOptions;
@@ -260,7 +261,11 @@ impl Client {
             let mut p = JsonObject::new();
             p.insert("level".into(), json!(l.as_str()));
             if let Err(e) = peer
-                .request("logging/setLevel", Some(p), RequestOptions::default())
+                .request(
+                    methods::LOGGING_SET_LEVEL,
+                    Some(p),
+                    RequestOptions::default(),
+                )
                 .await
             {
                 tracing::debug!(error = %e, "could not restore the log level");
@@ -270,7 +275,11 @@ impl Client {
             let mut p = JsonObject::new();
             p.insert("uri".into(), Value::String(uri.clone()));
             if let Err(e) = peer
-                .request("resources/subscribe", Some(p), RequestOptions::default())
+                .request(
+                    methods::RESOURCES_SUBSCRIBE,
+                    Some(p),
+                    RequestOptions::default(),
+                )
                 .await
             {
                 tracing::debug!(%uri, error = %e, "could not restore a resource subscription");

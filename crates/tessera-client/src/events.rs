@@ -2,6 +2,7 @@
 
 use futures::stream::BoxStream;
 use serde_json::Value;
+use tessera_types::methods;
 use tessera_types::{
     Era, JsonObject, LoggingMessageNotificationParams, ProgressNotificationParams, ProtocolVersion,
     RequestId,
@@ -61,14 +62,14 @@ impl ClientEvent {
     pub(crate) fn from_notification(method: &str, params: Option<&JsonObject>) -> Option<Self> {
         let decode = |p: Option<&JsonObject>| p.map(|p| Value::Object(p.clone()));
         Some(match method {
-            "notifications/message" => match decode(params).map(serde_json::from_value) {
+            methods::NOTIFICATIONS_MESSAGE => match decode(params).map(serde_json::from_value) {
                 Some(Ok(p)) => ClientEvent::Log(p),
                 _ => other(method, params),
             },
-            "notifications/tools/list_changed" => ClientEvent::ToolListChanged,
-            "notifications/prompts/list_changed" => ClientEvent::PromptListChanged,
-            "notifications/resources/list_changed" => ClientEvent::ResourceListChanged,
-            "notifications/resources/updated" => {
+            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => ClientEvent::ToolListChanged,
+            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => ClientEvent::PromptListChanged,
+            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => ClientEvent::ResourceListChanged,
+            methods::NOTIFICATIONS_RESOURCES_UPDATED => {
                 match params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
                     Some(uri) => ClientEvent::ResourceUpdated {
                         uri: uri.to_owned(),
@@ -76,7 +77,7 @@ impl ClientEvent {
                     None => other(method, params),
                 }
             }
-            "notifications/elicitation/complete" => return None,
+            methods::NOTIFICATIONS_ELICITATION_COMPLETE => return None,
             _ => other(method, params),
         })
     }

@@ -8,6 +8,7 @@
 //! use, as the 2025-11-25 chapters say) and never reaches a handler.
 
 use std::sync::{Arc, RwLock};
+use tessera_types::methods;
 
 use futures::future::join_all;
 use serde_json::{Value, json};
@@ -178,13 +179,13 @@ impl Inputs {
     pub fn methods(&self) -> Vec<String> {
         let mut m = Vec::new();
         if self.caps.roots.is_some() {
-            m.push("roots/list".to_owned());
+            m.push(methods::ROOTS_LIST.to_owned());
         }
         if self.caps.sampling.is_some() {
-            m.push("sampling/createMessage".to_owned());
+            m.push(methods::SAMPLING_CREATE_MESSAGE.to_owned());
         }
         if self.caps.elicitation.is_some() {
-            m.push("elicitation/create".to_owned());
+            m.push(methods::ELICITATION_CREATE.to_owned());
         }
         if self.receiver.is_some() {
             m.extend(crate::receiver::METHODS.iter().map(|s| (*s).to_owned()));
@@ -210,15 +211,15 @@ impl Inputs {
     /// Whether the client declared everything `method` with `params` needs.
     pub fn check(&self, method: &str, params: Option<&JsonObject>) -> Result<(), Refusal> {
         match method {
-            "roots/list" => {
+            methods::ROOTS_LIST => {
                 if self.caps.roots.is_none() {
                     return Err(Refusal::undeclared(
-                        "roots/list",
+                        methods::ROOTS_LIST,
                         not_supported(method, "roots"),
                     ));
                 }
             }
-            "sampling/createMessage" => {
+            methods::SAMPLING_CREATE_MESSAGE => {
                 let Some(s) = &self.caps.sampling else {
                     return Err(Refusal::undeclared(
                         method,
@@ -236,7 +237,7 @@ impl Inputs {
                     ));
                 }
             }
-            "elicitation/create" => {
+            methods::ELICITATION_CREATE => {
                 let Some(e) = &self.caps.elicitation else {
                     return Err(Refusal::undeclared(
                         method,
@@ -285,11 +286,11 @@ impl Inputs {
     ) -> Result<JsonObject, ErrorObject> {
         if let Some(r) = self.receiver.clone() {
             match method.as_str() {
-                "tasks/get" => return r.get(params.as_ref()),
-                "tasks/list" => return Ok(r.list()),
-                "tasks/cancel" => return r.cancel(params.as_ref()),
-                "tasks/result" => return r.result(params.as_ref()).await,
-                "sampling/createMessage" | "elicitation/create" => {
+                methods::TASKS_GET => return r.get(params.as_ref()),
+                methods::TASKS_LIST => return Ok(r.list()),
+                methods::TASKS_CANCEL => return r.cancel(params.as_ref()),
+                methods::TASKS_RESULT => return r.result(params.as_ref()).await,
+                methods::SAMPLING_CREATE_MESSAGE | methods::ELICITATION_CREATE => {
                     self.check(&method, params.as_ref()).map_err(|r| r.error)?;
                     if let Some(ttl) = take_task(&mut params)? {
                         let this = self.clone();
@@ -316,11 +317,11 @@ impl Inputs {
             return ext.handle_request(&method, params).await;
         }
         match method.as_str() {
-            "roots/list" => Ok(to_object(&ListRootsResult {
+            methods::ROOTS_LIST => Ok(to_object(&ListRootsResult {
                 meta: None,
                 roots: self.roots(),
             })),
-            "sampling/createMessage" => {
+            methods::SAMPLING_CREATE_MESSAGE => {
                 let p = parse_sampling(params.as_ref())?;
                 sampling::check_request(&p)?;
                 let handler = self.sampling.clone().ok_or_else(|| {

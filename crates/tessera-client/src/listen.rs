@@ -11,6 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
+use tessera_types::methods;
 
 use futures::Stream;
 use serde_json::Value;
@@ -303,7 +304,8 @@ impl Subscription {
             no_timeout: true,
             ..RequestOptions::default()
         };
-        let request = peer.request_with_id("subscriptions/listen", Some(params), options, id_tx);
+        let request =
+            peer.request_with_id(methods::SUBSCRIPTIONS_LISTEN, Some(params), options, id_tx);
         tokio::pin!(request);
         let id = tokio::select! {
             id = id_rx => match id {
@@ -328,7 +330,7 @@ impl Subscription {
     }
 
     fn deliver(&self, n: SubscriptionNotification, ack: &mut Option<AckSender>) {
-        if n.method == "notifications/subscriptions/acknowledged" {
+        if n.method == methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED {
             if let Some(a) = ack.take() {
                 let granted = n
                     .params

@@ -11,6 +11,7 @@
 //! [`MrtrResult`] so the caller drives the rounds (with [`Client::fulfil`]).
 
 use std::collections::BTreeMap;
+use tessera_types::methods;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -160,7 +161,8 @@ impl Client {
         params: CallToolRequestParams,
         options: &CallOptions,
     ) -> Result<CallToolResult, ClientError> {
-        self.rounds("tools/call", to_object(&params), options).await
+        self.rounds(methods::TOOLS_CALL, to_object(&params), options)
+            .await
     }
 
     /// Sends one `tools/call` attempt; the caller handles `input_required`.
@@ -169,7 +171,8 @@ impl Client {
         params: CallToolRequestParams,
         options: &CallOptions,
     ) -> Result<MrtrResult<CallToolResult>, ClientError> {
-        self.once("tools/call", to_object(&params), options).await
+        self.once(methods::TOOLS_CALL, to_object(&params), options)
+            .await
     }
 
     /// Gets a prompt, answering input requests as needed.
@@ -191,7 +194,7 @@ impl Client {
         params: GetPromptRequestParams,
         options: &CallOptions,
     ) -> Result<GetPromptResult, ClientError> {
-        self.rounds("prompts/get", to_object(&params), options)
+        self.rounds(methods::PROMPTS_GET, to_object(&params), options)
             .await
     }
 
@@ -201,7 +204,8 @@ impl Client {
         params: GetPromptRequestParams,
         options: &CallOptions,
     ) -> Result<MrtrResult<GetPromptResult>, ClientError> {
-        self.once("prompts/get", to_object(&params), options).await
+        self.once(methods::PROMPTS_GET, to_object(&params), options)
+            .await
     }
 
     /// Reads a resource, answering input requests as needed.
@@ -216,7 +220,7 @@ impl Client {
         params: ReadResourceRequestParams,
         options: &CallOptions,
     ) -> Result<ReadResourceResult, ClientError> {
-        self.rounds("resources/read", to_object(&params), options)
+        self.rounds(methods::RESOURCES_READ, to_object(&params), options)
             .await
     }
 
@@ -226,7 +230,7 @@ impl Client {
         params: ReadResourceRequestParams,
         options: &CallOptions,
     ) -> Result<MrtrResult<ReadResourceResult>, ClientError> {
-        self.once("resources/read", to_object(&params), options)
+        self.once(methods::RESOURCES_READ, to_object(&params), options)
             .await
     }
 }

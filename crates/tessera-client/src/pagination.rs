@@ -8,6 +8,7 @@
 //! the list is fetched again from the start, once.
 
 use std::collections::HashSet;
+use tessera_types::methods;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -97,13 +98,15 @@ impl Client {
         &self,
         cursor: Option<&str>,
     ) -> Result<ListToolsResult, ClientError> {
-        self.page("tools/list", cursor).await
+        self.page(methods::TOOLS_LIST, cursor).await
     }
 
     /// Every tool, following pagination cursors.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.collect("tools/list", |p: ListToolsResult| (p.tools, p.next_cursor))
-            .await
+        self.collect(methods::TOOLS_LIST, |p: ListToolsResult| {
+            (p.tools, p.next_cursor)
+        })
+        .await
     }
 
     /// One page of `prompts/list`.
@@ -111,12 +114,12 @@ impl Client {
         &self,
         cursor: Option<&str>,
     ) -> Result<ListPromptsResult, ClientError> {
-        self.page("prompts/list", cursor).await
+        self.page(methods::PROMPTS_LIST, cursor).await
     }
 
     /// Every prompt, following pagination cursors.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.collect("prompts/list", |p: ListPromptsResult| {
+        self.collect(methods::PROMPTS_LIST, |p: ListPromptsResult| {
             (p.prompts, p.next_cursor)
         })
         .await
@@ -127,12 +130,12 @@ impl Client {
         &self,
         cursor: Option<&str>,
     ) -> Result<ListResourcesResult, ClientError> {
-        self.page("resources/list", cursor).await
+        self.page(methods::RESOURCES_LIST, cursor).await
     }
 
     /// Every resource, following pagination cursors.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.collect("resources/list", |p: ListResourcesResult| {
+        self.collect(methods::RESOURCES_LIST, |p: ListResourcesResult| {
             (p.resources, p.next_cursor)
         })
         .await
@@ -143,13 +146,13 @@ impl Client {
         &self,
         cursor: Option<&str>,
     ) -> Result<ListResourceTemplatesResult, ClientError> {
-        self.page("resources/templates/list", cursor).await
+        self.page(methods::RESOURCES_TEMPLATES_LIST, cursor).await
     }
 
     /// Every resource template, following pagination cursors.
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
         self.collect(
-            "resources/templates/list",
+            methods::RESOURCES_TEMPLATES_LIST,
             |p: ListResourceTemplatesResult| (p.resource_templates, p.next_cursor),
         )
         .await

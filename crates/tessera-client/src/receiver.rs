@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tessera_types::methods;
 
 use rand::RngCore as _;
 use serde_json::{Value, json};
@@ -60,7 +61,12 @@ impl std::fmt::Debug for TaskReceiver {
 }
 
 /// The server-to-client methods of a task receiver.
-pub(crate) const METHODS: [&str; 4] = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
+pub(crate) const METHODS: [&str; 4] = [
+    methods::TASKS_GET,
+    methods::TASKS_RESULT,
+    methods::TASKS_LIST,
+    methods::TASKS_CANCEL,
+];
 
 fn now_iso() -> String {
     let nanos = SystemTime::now()

@@ -2,6 +2,7 @@
 //! subscriptions and log level, ping, discovery, roots, URL elicitation.
 
 use std::time::Duration;
+use tessera_types::methods;
 
 use serde_json::json;
 use tessera_proto::RequestOptions;
@@ -28,12 +29,12 @@ impl Client {
     ) -> Result<CompleteResult, ClientError> {
         let raw = self
             .send(
-                "completion/complete",
+                methods::COMPLETION_COMPLETE,
                 Some(to_object(&params)),
                 &CallOptions::default(),
             )
             .await?;
-        decode("completion/complete", raw)
+        decode(methods::COMPLETION_COMPLETE, raw)
     }
 
     /// Subscribes to updates of a resource (legacy `resources/subscribe`;
@@ -42,7 +43,7 @@ impl Client {
     /// and invalidate the cached reads of that resource. The subscription is
     /// restored after a reconnection.
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
-        self.require_legacy("resources/subscribe", "listen()")?;
+        self.require_legacy(methods::RESOURCES_SUBSCRIBE, "listen()")?;
         let subscribable = self
             .server_capabilities()
             .resources
@@ -53,20 +54,28 @@ impl Client {
         }
         let mut p = JsonObject::new();
         p.insert("uri".into(), json!(uri));
-        self.send("resources/subscribe", Some(p), &CallOptions::default())
-            .await?;
+        self.send(
+            methods::RESOURCES_SUBSCRIBE,
+            Some(p),
+            &CallOptions::default(),
+        )
+        .await?;
         self.inner.remembered().subscriptions.insert(uri.to_owned());
         Ok(())
     }
 
     /// Ends a legacy resource subscription (`resources/unsubscribe`).
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
-        self.require_legacy("resources/unsubscribe", "dropping the ListenStream")?;
+        self.require_legacy(methods::RESOURCES_UNSUBSCRIBE, "dropping the ListenStream")?;
         self.inner.remembered().subscriptions.remove(uri);
         let mut p = JsonObject::new();
         p.insert("uri".into(), json!(uri));
-        self.send("resources/unsubscribe", Some(p), &CallOptions::default())
-            .await?;
+        self.send(
+            methods::RESOURCES_UNSUBSCRIBE,
+            Some(p),
+            &CallOptions::default(),
+        )
+        .await?;
         Ok(())
     }
 
@@ -94,7 +103,7 @@ impl Client {
         }
         let mut p = JsonObject::new();
         p.insert("level".into(), json!(level.as_str()));
-        self.send("logging/setLevel", Some(p), &CallOptions::default())
+        self.send(methods::LOGGING_SET_LEVEL, Some(p), &CallOptions::default())
             .await?;
         Ok(())
     }
@@ -104,8 +113,8 @@ impl Client {
     pub async fn ping(&self) -> Result<Duration, ClientError> {
         let started = tokio::time::Instant::now();
         let method = match self.era() {
-            Era::Legacy => "ping",
-            Era::Modern => "server/discover",
+            Era::Legacy => methods::PING,
+            Era::Modern => methods::SERVER_DISCOVER,
         };
         let peer = self.peer();
         peer.request(method, None, RequestOptions::default())
@@ -124,9 +133,9 @@ impl Client {
             )));
         }
         let raw = self
-            .send("server/discover", None, &CallOptions::default())
+            .send(methods::SERVER_DISCOVER, None, &CallOptions::default())
             .await?;
-        decode("server/discover", raw)
+        decode(methods::SERVER_DISCOVER, raw)
     }
 
     /// The roots currently exposed.
@@ -148,7 +157,7 @@ impl Client {
         self.inner.shared.inputs.set_roots(roots);
         if self.era() == Era::Legacy {
             self.peer()
-                .notify("notifications/roots/list_changed", None, None)
+                .notify(methods::NOTIFICATIONS_ROOTS_LIST_CHANGED, None, None)
                 .map_err(ClientError::Request)?;
         }
         Ok(())
@@ -175,7 +184,7 @@ impl Client {
                 .inner
                 .shared
                 .inputs
-                .check("elicitation/create", Some(&params));
+                .check(methods::ELICITATION_CREATE, Some(&params));
             if let Err(r) = check {
                 return Err(ClientError::UndeclaredInput {
                     key: e.elicitation_id.clone().unwrap_or_default(),
@@ -187,11 +196,11 @@ impl Client {
                 .shared
                 .inputs
                 .clone()
-                .answer("elicitation/create".into(), Some(params))
+                .answer(methods::ELICITATION_CREATE.into(), Some(params))
                 .await
                 .map_err(|error| ClientError::Input {
                     key: e.elicitation_id.clone().unwrap_or_default(),
-                    method: "elicitation/create".into(),
+                    method: methods::ELICITATION_CREATE.into(),
                     error,
                 })?;
             let action = answer

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use tessera_types::methods;
 
 use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request, Service};
@@ -49,7 +50,7 @@ impl ClientService {
         if let Some(c) = &s.cache {
             c.on_notification(method, params.as_ref());
         }
-        if method == "notifications/elicitation/complete" {
+        if method == methods::NOTIFICATIONS_ELICITATION_COMPLETE {
             let id = params
                 .as_ref()
                 .and_then(|p| p.get("elicitationId"))

@@ -15,6 +15,7 @@
 //! or cancel ([`TaskHandle::cancel`]).
 
 use std::time::Duration;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_proto::CallError;
@@ -54,7 +55,7 @@ pub struct TaskState {
 impl TaskState {
     fn from_raw(raw: JsonObject) -> Result<Self, ClientError> {
         let bad = |reason: &str| ClientError::Protocol {
-            method: "tasks/get".into(),
+            method: methods::TASKS_GET.into(),
             reason: reason.into(),
         };
         let task_id = raw
@@ -126,7 +127,7 @@ impl Client {
                 t.insert("ttl".into(), json!(ttl));
             }
             params.insert("task".into(), Value::Object(t));
-            let raw = self.request_raw("tools/call", Some(params)).await?;
+            let raw = self.request_raw(methods::TOOLS_CALL, Some(params)).await?;
             return Ok(match raw.get("task") {
                 Some(Value::Object(task)) => {
                     ToolCallOutcome::Task(self.handle(TaskState::from_raw(task.clone())?))
@@ -135,7 +136,7 @@ impl Client {
             });
         }
         let raw: JsonObject = self
-            .call_rounds("tools/call", params, &CallOptions::default())
+            .call_rounds(methods::TOOLS_CALL, params, &CallOptions::default())
             .await?;
         if ResultType::of(&raw) == ResultType::Task {
             return Ok(ToolCallOutcome::Task(
@@ -172,7 +173,7 @@ impl Client {
         if let Some(c) = cursor {
             p.insert("cursor".into(), json!(c));
         }
-        let raw = self.request_raw("tasks/list", Some(p)).await?;
+        let raw = self.request_raw(methods::TASKS_LIST, Some(p)).await?;
         let tasks = match raw.get("tasks") {
             Some(Value::Array(a)) => a
                 .iter()
@@ -205,7 +206,7 @@ impl TaskHandle {
     pub async fn status(&self) -> Result<TaskState, ClientError> {
         let raw = self
             .client
-            .request_raw("tasks/get", Some(self.id_params()))
+            .request_raw(methods::TASKS_GET, Some(self.id_params()))
             .await?;
         TaskState::from_raw(raw)
     }
@@ -213,7 +214,7 @@ impl TaskHandle {
     /// Cancels the task (`tasks/cancel`).
     pub async fn cancel(&self) -> Result<(), ClientError> {
         self.client
-            .request_raw("tasks/cancel", Some(self.id_params()))
+            .request_raw(methods::TASKS_CANCEL, Some(self.id_params()))
             .await
             .map(|_| ())
     }
@@ -225,13 +226,13 @@ impl TaskHandle {
             // 2025-11-25: tasks/result waits for the end and returns the payload.
             return self
                 .client
-                .request_raw("tasks/result", Some(self.id_params()))
+                .request_raw(methods::TASKS_RESULT, Some(self.id_params()))
                 .await;
         }
         let s = self.status().await?;
         terminal_payload(&s).unwrap_or_else(|| {
             Err(ClientError::Protocol {
-                method: "tasks/get".into(),
+                method: methods::TASKS_GET.into(),
                 reason: format!("task {} is still {:?}", self.task_id, s.status),
             })
         })
@@ -281,7 +282,9 @@ impl TaskHandle {
                         "inputResponses".into(),
                         Value::Object(to_object(&responses)),
                     );
-                    self.client.request_raw("tasks/update", Some(p)).await?;
+                    self.client
+                        .request_raw(methods::TASKS_UPDATE, Some(p))
+                        .await?;
                     continue;
                 }
             }
@@ -303,7 +306,7 @@ fn terminal_payload(s: &TaskState) -> Option<Result<JsonObject, ClientError>> {
             Some(e) => serde_json::from_value::<ErrorObject>(e.clone())
                 .map(remote)
                 .unwrap_or_else(|e| ClientError::Protocol {
-                    method: "tasks/get".into(),
+                    method: methods::TASKS_GET.into(),
                     reason: format!("malformed error: {e}"),
                 }),
             None => remote(ErrorObject::internal(

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::time::Instant;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_types::{Era, ErrorCode, ErrorObject, JsonObject, ProtocolVersion};
@@ -50,7 +51,7 @@ impl Engine {
         // The engine is not closed here (connect is the first call), so this cannot fail.
         let _ = self.send_request_kind(
             now,
-            "server/discover",
+            methods::SERVER_DISCOVER,
             Some(params),
             options,
             PendingKind::Probe,
@@ -95,7 +96,7 @@ impl Engine {
         );
         let _ = self.send_request_kind(
             now,
-            "initialize",
+            methods::INITIALIZE,
             Some(params),
             RequestOptions::default(),
             PendingKind::Initialize,
@@ -244,7 +245,7 @@ impl Engine {
             version,
         };
         self.transmit(
-            tessera_types::JsonRpcMessage::notification("notifications/initialized", None),
+            tessera_types::JsonRpcMessage::notification(methods::NOTIFICATIONS_INITIALIZED, None),
             None,
         );
         let instructions = result

@@ -7,6 +7,7 @@
 //! which [`Engine::handle_timeout`] must be called.
 
 use std::collections::VecDeque;
+use tessera_types::methods;
 
 // Seeded per process, like std's hasher, but several times faster on request ids.
 use foldhash::{HashMap, HashSet};
@@ -311,7 +312,7 @@ impl Engine {
                         )),
                     ));
                 }
-                Ok(JsonRpcMessage::Request(r)) if r.method == "initialize" => {
+                Ok(JsonRpcMessage::Request(r)) if r.method == methods::INITIALIZE => {
                     self.answer(
                         Some(r.id),
                         Err(ErrorObject::invalid_request(
@@ -399,7 +400,7 @@ impl Engine {
 
     fn on_notification(&mut self, now: Instant, method: String, params: Option<JsonObject>) {
         match method.as_str() {
-            "notifications/cancelled" => {
+            methods::NOTIFICATIONS_CANCELLED => {
                 let Some(id) = params
                     .as_ref()
                     .and_then(|p| p.get("requestId"))
@@ -413,7 +414,7 @@ impl Engine {
                     .and_then(Value::as_str)
                     .map(str::to_owned);
                 if let Some(f) = self.inflight.get_mut(&id) {
-                    if f.method == "initialize" || f.cancelled {
+                    if f.method == methods::INITIALIZE || f.cancelled {
                         return;
                     }
                     f.cancelled = true;
@@ -427,7 +428,7 @@ impl Engine {
                     self.push_event(Event::Cancelled { id, reason });
                 }
             }
-            "notifications/progress" => {
+            methods::NOTIFICATIONS_PROGRESS => {
                 let Some(p) = params else { return };
                 let Some(token) = p
                     .get("progressToken")
@@ -439,7 +440,7 @@ impl Engine {
                     self.push_event(Event::Progress { id, params: p });
                 }
             }
-            "notifications/initialized" if self.config.role == Role::Server => {
+            methods::NOTIFICATIONS_INITIALIZED if self.config.role == Role::Server => {
                 if let Some(version) = self.session.version {
                     if !self.session.initialized {
                         self.session.initialized = true;
@@ -501,7 +502,7 @@ impl Engine {
                     "a 2026-07-28 server cannot send {method} to the client; use an input-required result"
                 )));
             }
-            if !self.session.initialized && method != "ping" {
+            if !self.session.initialized && method != methods::PING {
                 return Err(SendError::NotReady("the client has not initialized"));
             }
         }
@@ -636,7 +637,7 @@ impl Engine {
             p.insert("message".into(), json!(m));
         }
         self.transmit(
-            JsonRpcMessage::notification("notifications/progress", Some(p)),
+            JsonRpcMessage::notification(methods::NOTIFICATIONS_PROGRESS, Some(p)),
             Some(request.clone()),
         );
         true
@@ -677,7 +678,7 @@ impl Engine {
         }
         p.insert("data".into(), data);
         self.transmit(
-            JsonRpcMessage::notification("notifications/message", Some(p)),
+            JsonRpcMessage::notification(methods::NOTIFICATIONS_MESSAGE, Some(p)),
             related.cloned(),
         );
         true
@@ -721,7 +722,7 @@ impl Engine {
         };
         self.pending
             .remember_cancelled(id.clone(), self.config.cancelled_memory);
-        if p.method != "initialize" {
+        if p.method != methods::INITIALIZE {
             self.send_cancelled(id, reason);
         }
         if p.kind != PendingKind::User {
@@ -742,7 +743,7 @@ impl Engine {
             p.insert("reason".into(), json!(r));
         }
         self.transmit(
-            JsonRpcMessage::notification("notifications/cancelled", Some(p)),
+            JsonRpcMessage::notification(methods::NOTIFICATIONS_CANCELLED, Some(p)),
             None,
         );
     }
@@ -755,7 +756,7 @@ impl Engine {
             let elapsed = now.saturating_duration_since(p.sent_at);
             match p.kind {
                 PendingKind::User => {
-                    if p.method != "initialize" {
+                    if p.method != methods::INITIALIZE {
                         self.send_cancelled(&id, Some("request timed out"));
                     }
                     self.push_event(Event::Response {

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::time::Instant;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_types::{Era, ErrorCode, ErrorObject, JsonObject, ProtocolVersion, RequestId};
@@ -15,15 +16,15 @@ use crate::session::level_rank;
 
 /// Methods that exist only in the legacy era and are refused in a modern request.
 const LEGACY_ONLY: [&str; 5] = [
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
+    methods::INITIALIZE,
+    methods::PING,
+    methods::LOGGING_SET_LEVEL,
+    methods::RESOURCES_SUBSCRIBE,
+    methods::RESOURCES_UNSUBSCRIBE,
 ];
 
 /// Methods that exist only in the modern era.
-const MODERN_ONLY: [&str; 2] = ["server/discover", "subscriptions/listen"];
+const MODERN_ONLY: [&str; 2] = [methods::SERVER_DISCOVER, methods::SUBSCRIPTIONS_LISTEN];
 
 fn not_in_version(method: &str, v: ProtocolVersion) -> ErrorObject {
     ErrorObject::new(
@@ -67,7 +68,7 @@ impl Engine {
         params: Option<JsonObject>,
         batch: Option<u64>,
     ) {
-        if method == "ping" {
+        if method == methods::PING {
             self.answer(Some(id), Ok(JsonObject::new()), batch);
             return;
         }
@@ -170,7 +171,7 @@ impl Engine {
                 return;
             }
         };
-        if method == "server/discover" {
+        if method == methods::SERVER_DISCOVER {
             let r = self.discover_result();
             self.answer(Some(id), Ok(r), batch);
             return;
@@ -227,12 +228,12 @@ impl Engine {
         batch: Option<u64>,
     ) {
         match method.as_str() {
-            "initialize" => {
+            methods::INITIALIZE => {
                 let outcome = self.initialize(params.as_ref());
                 self.answer(Some(id), outcome, batch);
                 return;
             }
-            "ping" => {
+            methods::PING => {
                 self.answer(Some(id), Ok(JsonObject::new()), batch);
                 return;
             }
@@ -252,7 +253,9 @@ impl Engine {
             self.answer(Some(id), Err(not_in_version(&method, version)), batch);
             return;
         }
-        if method == "logging/setLevel" && self.config.server.capabilities.contains_key("logging") {
+        if method == methods::LOGGING_SET_LEVEL
+            && self.config.server.capabilities.contains_key("logging")
+        {
             let level = params.as_ref().and_then(|p| p.get("level"));
             let outcome = match level {
                 Some(Value::String(l)) if level_rank(l).is_some() => {

@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_http::ServiceFactory;
@@ -39,9 +40,9 @@ pub const URI_SEPARATOR: char = '+';
 /// The most upstream pages read to serve one page of a combined list.
 const MAX_PAGES: usize = 100;
 const LIST_KINDS: [&str; 3] = [
-    "notifications/tools/list_changed",
-    "notifications/prompts/list_changed",
-    "notifications/resources/list_changed",
+    methods::NOTIFICATIONS_TOOLS_LIST_CHANGED,
+    methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+    methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
 ];
 
 /// A `subscriptions/listen` stream served by the aggregator.
@@ -92,13 +93,17 @@ impl Hub {
         let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         for (peer, subs) in s.iter().filter(|(_, subs)| subs.contains(uri)) {
             let _ = subs;
-            let _ = peer.notify("notifications/resources/updated", Some(p.clone()), None);
+            let _ = peer.notify(
+                methods::NOTIFICATIONS_RESOURCES_UPDATED,
+                Some(p.clone()),
+                None,
+            );
         }
         drop(s);
         let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
         for x in l.iter().filter(|x| x.uris.contains(uri)) {
             let _ = x.peer.notify(
-                "notifications/resources/updated",
+                methods::NOTIFICATIONS_RESOURCES_UPDATED,
                 Some(tag(&x.id, Some(&p))),
                 Some(x.id.clone()),
             );
@@ -109,7 +114,7 @@ impl Hub {
     fn announce(&self, name: &str, method: &str, params: Option<&JsonObject>) {
         if LIST_KINDS.contains(&method) {
             self.announce_list(method);
-        } else if method == "notifications/resources/updated" {
+        } else if method == methods::NOTIFICATIONS_RESOURCES_UPDATED {
             if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
                 self.resource_updated(&format!("{name}{URI_SEPARATOR}{uri}"));
             }
@@ -161,8 +166,10 @@ impl Sink for MemberSink {
 
     fn notification(&self, method: String, params: Option<JsonObject>) {
         match method.as_str() {
-            "notifications/message" => log(self.calls.sole().ok().as_ref(), None, params.as_ref()),
-            "notifications/progress" | "notifications/cancelled" => {}
+            methods::NOTIFICATIONS_MESSAGE => {
+                log(self.calls.sole().ok().as_ref(), None, params.as_ref())
+            }
+            methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             m if m == tessera_http::CLOSE_SSE_STREAM_METHOD => {}
             _ => self.hub.announce(&self.name, &method, params.as_ref()),
         }
@@ -420,7 +427,7 @@ async fn supervise(member: Arc<Member>, hub: Arc<Hub>, stop: CancellationToken) 
                         };
                         let _ = up
                             .peer
-                            .request("subscriptions/listen", Some(p), options)
+                            .request(methods::SUBSCRIPTIONS_LISTEN, Some(p), options)
                             .await;
                     }
                     std::future::pending::<()>().await
@@ -644,8 +651,8 @@ impl Inner {
             ))
         };
         let member = match method {
-            "tools/call" | "prompts/get" => {
-                let what = if method == "tools/call" {
+            methods::TOOLS_CALL | methods::PROMPTS_GET => {
+                let what = if method == methods::TOOLS_CALL {
                     "tool"
                 } else {
                     "prompt"
@@ -658,7 +665,9 @@ impl Inner {
                 params.insert("name".into(), json!(rest));
                 m
             }
-            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            methods::RESOURCES_READ
+            | methods::RESOURCES_SUBSCRIBE
+            | methods::RESOURCES_UNSUBSCRIBE => {
                 let full = param_str(Some(&params), "uri")?.to_owned();
                 let (m, rest) = self
                     .by_uri(&full)
@@ -666,7 +675,7 @@ impl Inner {
                 params.insert("uri".into(), json!(rest));
                 m
             }
-            "completion/complete" => {
+            methods::COMPLETION_COMPLETE => {
                 let reference = params
                     .get_mut("ref")
                     .and_then(Value::as_object_mut)
@@ -700,15 +709,15 @@ impl Inner {
         let up = member.upstream()?;
         let mut result = forward(&up, &member.calls, r, method, Some(params)).await?;
         match method {
-            "tools/call" => prefix_content(&name, result.get_mut("content")),
-            "prompts/get" => {
+            methods::TOOLS_CALL => prefix_content(&name, result.get_mut("content")),
+            methods::PROMPTS_GET => {
                 if let Some(Value::Array(msgs)) = result.get_mut("messages") {
                     for m in msgs {
                         prefix_content(&name, m.get_mut("content"));
                     }
                 }
             }
-            "resources/read" => {
+            methods::RESOURCES_READ => {
                 if let Some(Value::Array(contents)) = result.get_mut("contents") {
                     for c in contents {
                         if let Some(Value::String(u)) = c.get_mut("uri") {
@@ -785,7 +794,11 @@ impl Inner {
                     if up.era() == Era::Legacy
                         && up
                             .peer
-                            .request("resources/subscribe", Some(p), RequestOptions::default())
+                            .request(
+                                methods::RESOURCES_SUBSCRIBE,
+                                Some(p),
+                                RequestOptions::default(),
+                            )
                             .await
                             .is_err()
                     {
@@ -830,7 +843,7 @@ impl Inner {
         let mut ack = JsonObject::new();
         ack.insert("notifications".into(), Value::Object(granted));
         let _ = r.peer.notify(
-            "notifications/subscriptions/acknowledged",
+            methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
             Some(tag(&r.id, Some(&ack))),
             Some(r.id.clone()),
         );
@@ -850,7 +863,7 @@ impl Inner {
                             let _ = up
                                 .peer
                                 .request(
-                                    "resources/unsubscribe",
+                                    methods::RESOURCES_UNSUBSCRIBE,
                                     Some(p),
                                     RequestOptions::default(),
                                 )
@@ -873,17 +886,19 @@ impl Service for AggregatorService {
         let inner = self.inner.clone();
         Box::pin(async move {
             match r.method.as_str() {
-                "tools/list" => inner.list(&r, "tools/list", "tools").await,
-                "prompts/list" => inner.list(&r, "prompts/list", "prompts").await,
-                "resources/list" => inner.list(&r, "resources/list", "resources").await,
-                "resources/templates/list" => {
+                methods::TOOLS_LIST => inner.list(&r, methods::TOOLS_LIST, "tools").await,
+                methods::PROMPTS_LIST => inner.list(&r, methods::PROMPTS_LIST, "prompts").await,
+                methods::RESOURCES_LIST => {
+                    inner.list(&r, methods::RESOURCES_LIST, "resources").await
+                }
+                methods::RESOURCES_TEMPLATES_LIST => {
                     inner
-                        .list(&r, "resources/templates/list", "resourceTemplates")
+                        .list(&r, methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates")
                         .await
                 }
-                "resources/subscribe" => inner.subscription(&r, true).await,
-                "resources/unsubscribe" => inner.subscription(&r, false).await,
-                "subscriptions/listen" => inner.listen(&r).await,
+                methods::RESOURCES_SUBSCRIBE => inner.subscription(&r, true).await,
+                methods::RESOURCES_UNSUBSCRIBE => inner.subscription(&r, false).await,
+                methods::SUBSCRIPTIONS_LISTEN => inner.listen(&r).await,
                 _ => inner.routed(&r).await,
             }
         })

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use tessera_types::methods;
 
 use serde_json::Value;
 use tessera_http::ServiceFactory;
@@ -38,21 +39,21 @@ use crate::upstream::{
 /// what it does not serve). `initialize`, `ping`, `server/discover` and
 /// `logging/setLevel` are answered by the proxy's own engine.
 pub(crate) const FORWARDED_METHODS: [&str; 15] = [
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "subscriptions/listen",
-    "tasks/get",
-    "tasks/result",
-    "tasks/list",
-    "tasks/cancel",
+    methods::TOOLS_LIST,
+    methods::TOOLS_CALL,
+    methods::RESOURCES_LIST,
+    methods::RESOURCES_READ,
+    methods::RESOURCES_TEMPLATES_LIST,
+    methods::RESOURCES_SUBSCRIBE,
+    methods::RESOURCES_UNSUBSCRIBE,
+    methods::PROMPTS_LIST,
+    methods::PROMPTS_GET,
+    methods::COMPLETION_COMPLETE,
+    methods::SUBSCRIPTIONS_LISTEN,
+    methods::TASKS_GET,
+    methods::TASKS_RESULT,
+    methods::TASKS_LIST,
+    methods::TASKS_CANCEL,
 ];
 
 /// The upstream's tool input schemas, for the `Mcp-Param-*` header checks
@@ -244,7 +245,7 @@ async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
         });
         match up
             .peer
-            .request("tools/list", params, RequestOptions::default())
+            .request(methods::TOOLS_LIST, params, RequestOptions::default())
             .await
         {
             Ok(page) => {
@@ -401,7 +402,11 @@ impl SessionLink {
         p.insert("level".into(), Value::String(level));
         if let Err(e) = up
             .peer
-            .request("logging/setLevel", Some(p), RequestOptions::default())
+            .request(
+                methods::LOGGING_SET_LEVEL,
+                Some(p),
+                RequestOptions::default(),
+            )
             .await
         {
             tracing::debug!(%e, "upstream refused logging/setLevel");
@@ -437,7 +442,7 @@ impl Service for ProxyService {
                 (Some(s), Era::Legacy) => (s.upstream(&me.inner, &r).await?, s.calls.clone()),
                 _ => (me.inner.shared().await?, me.inner.calls.clone()),
             };
-            if r.method == "subscriptions/listen" {
+            if r.method == methods::SUBSCRIPTIONS_LISTEN {
                 let _guard = calls.enter(&r);
                 return match up.era() {
                     Era::Modern => listen::forward(&up, &me.inner.listeners, &r).await,
@@ -445,7 +450,7 @@ impl Service for ProxyService {
                 };
             }
             let out = forward(&up, &calls, &r, &r.method.clone(), r.params.clone()).await;
-            if let (Ok(result), "tools/list") = (&out, r.method.as_str()) {
+            if let (Ok(result), methods::TOOLS_LIST) = (&out, r.method.as_str()) {
                 me.inner.schemas.learn(result);
             }
             out
@@ -457,7 +462,7 @@ impl Service for ProxyService {
             return Box::pin(async {});
         };
         Box::pin(async move {
-            if n.method == "notifications/roots/list_changed" {
+            if n.method == methods::NOTIFICATIONS_ROOTS_LIST_CHANGED {
                 if let Some(up) = s.conn.get() {
                     if let Err(e) = up.peer.notify(n.method.clone(), n.params, None) {
                         tracing::debug!(%e, "roots/list_changed not passed upstream");
@@ -494,7 +499,7 @@ impl ServiceFactory for Proxy {
 fn forget_on_change(schemas: &Arc<ToolSchemas>) -> Unsolicited {
     let schemas = schemas.clone();
     Arc::new(move |method: &str, _params: Option<&JsonObject>| {
-        if method == "notifications/tools/list_changed" {
+        if method == methods::NOTIFICATIONS_TOOLS_LIST_CHANGED {
             schemas.forget();
         }
     })

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tessera_types::methods;
 
 use tessera_runtime::{Peer, Request};
 use tessera_types::{Era, RequestId};
@@ -72,7 +73,7 @@ impl Calls {
     pub fn oldest(&self) -> Option<Call> {
         self.snapshot()
             .into_iter()
-            .find(|c| c.method != "subscriptions/listen")
+            .find(|c| c.method != methods::SUBSCRIPTIONS_LISTEN)
     }
 
     /// The only request in flight that can cause server-to-client traffic,
@@ -81,7 +82,7 @@ impl Calls {
         let mut v: Vec<Call> = self
             .snapshot()
             .into_iter()
-            .filter(|c| c.method != "subscriptions/listen")
+            .filter(|c| c.method != methods::SUBSCRIPTIONS_LISTEN)
             .collect();
         if v.len() == 1 {
             Ok(v.remove(0))

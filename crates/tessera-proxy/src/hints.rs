@@ -10,14 +10,15 @@
 
 use serde_json::{Value, json};
 use tessera_types::JsonObject;
+use tessera_types::methods;
 
 /// The methods whose 2026-07-28 results carry caching hints.
 const CACHEABLE: [&str; 5] = [
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
+    methods::TOOLS_LIST,
+    methods::PROMPTS_LIST,
+    methods::RESOURCES_LIST,
+    methods::RESOURCES_TEMPLATES_LIST,
+    methods::RESOURCES_READ,
 ];
 
 /// The caching hints of one or several results combined.
@@ -82,6 +83,7 @@ pub(crate) fn complete(method: &str, result: &mut JsonObject) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tessera_types::methods;
 
     fn obj(v: Value) -> JsonObject {
         v.as_object().cloned().unwrap_or_default()
@@ -90,17 +92,17 @@ mod tests {
     #[test]
     fn missing_hints_are_cautious_and_present_ones_kept() {
         let mut legacy = obj(json!({"tools": []}));
-        complete("tools/list", &mut legacy);
+        complete(methods::TOOLS_LIST, &mut legacy);
         assert_eq!(legacy["ttlMs"], 0);
         assert_eq!(legacy["cacheScope"], "private");
         let mut modern = obj(json!({"tools": [], "ttlMs": 5000, "cacheScope": "public"}));
-        complete("tools/list", &mut modern);
+        complete(methods::TOOLS_LIST, &mut modern);
         assert_eq!(
             (modern["ttlMs"].clone(), modern["cacheScope"].clone()),
             (json!(5000), json!("public"))
         );
         let mut call = obj(json!({"content": []}));
-        complete("tools/call", &mut call);
+        complete(methods::TOOLS_CALL, &mut call);
         assert!(!call.contains_key("ttlMs"));
     }
 

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_proto::{RequestOptions, meta_keys};
@@ -34,10 +35,10 @@ struct Filter {
 impl Filter {
     fn wants(&self, method: &str, params: Option<&JsonObject>) -> bool {
         match method {
-            "notifications/tools/list_changed" => self.tools,
-            "notifications/prompts/list_changed" => self.prompts,
-            "notifications/resources/list_changed" => self.resources,
-            "notifications/resources/updated" => params
+            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => self.tools,
+            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => self.prompts,
+            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => self.resources,
+            methods::NOTIFICATIONS_RESOURCES_UPDATED => params
                 .and_then(|p| p.get("uri"))
                 .and_then(Value::as_str)
                 .is_some_and(|u| self.uris.contains(u)),
@@ -222,7 +223,7 @@ pub(crate) async fn forward(
     };
     let call = up
         .peer
-        .request_with_id("subscriptions/listen", params, options, tx);
+        .request_with_id(methods::SUBSCRIPTIONS_LISTEN, params, options, tx);
     tokio::pin!(call);
     let mut assigned = Some(rx);
     let mut _guard = None;
@@ -237,7 +238,7 @@ pub(crate) async fn forward(
                 }
             }
             out = &mut call => {
-                let result = out.map_err(|e| peer_error("subscriptions/listen", e))?;
+                let result = out.map_err(|e| peer_error(methods::SUBSCRIPTIONS_LISTEN, e))?;
                 return Ok(tag(&r.id, Some(&result)));
             }
         }
@@ -319,7 +320,11 @@ pub(crate) async fn translate(
             p.insert("uri".into(), json!(uri));
             if let Err(e) = up
                 .peer
-                .request("resources/subscribe", Some(p), RequestOptions::default())
+                .request(
+                    methods::RESOURCES_SUBSCRIBE,
+                    Some(p),
+                    RequestOptions::default(),
+                )
                 .await
             {
                 tracing::debug!(%uri, %e, "upstream refused a resource subscription");
@@ -350,7 +355,7 @@ pub(crate) async fn translate(
     let mut ack = JsonObject::new();
     ack.insert("notifications".into(), Value::Object(granted));
     let _ = r.peer.notify(
-        "notifications/subscriptions/acknowledged",
+        methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
         Some(tag(&r.id, Some(&ack))),
         Some(r.id.clone()),
     );
@@ -366,7 +371,11 @@ pub(crate) async fn translate(
             let peer = up.peer.clone();
             tokio::spawn(async move {
                 let _ = peer
-                    .request("resources/unsubscribe", Some(p), RequestOptions::default())
+                    .request(
+                        methods::RESOURCES_UNSUBSCRIBE,
+                        Some(p),
+                        RequestOptions::default(),
+                    )
                     .await;
             });
         }

@@ -77,22 +77,23 @@ pub(crate) fn requested_cursor(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tessera_types::methods;
 
     #[test]
     fn positions_round_trip_and_bad_cursors_are_refused() {
         let p = Position {
-            method: "tools/list".into(),
+            method: methods::TOOLS_LIST.into(),
             upstream: "local".into(),
             cursor: Some("opaque==".into()),
             skip: 3,
         };
         let c = p.seal();
-        assert_eq!(Position::open("tools/list", &c).expect("opens"), p);
+        assert_eq!(Position::open(methods::TOOLS_LIST, &c).expect("opens"), p);
         for bad in [
-            Position::open("prompts/list", &c),
-            Position::open("tools/list", "not base64!"),
-            Position::open("tools/list", &URL_SAFE_NO_PAD.encode(b"[1,2]")),
-            Position::open("tools/list", &"A".repeat(20_000)),
+            Position::open(methods::PROMPTS_LIST, &c),
+            Position::open(methods::TOOLS_LIST, "not base64!"),
+            Position::open(methods::TOOLS_LIST, &URL_SAFE_NO_PAD.encode(b"[1,2]")),
+            Position::open(methods::TOOLS_LIST, &"A".repeat(20_000)),
         ] {
             assert_eq!(bad.expect_err("refused").code, -32602);
         }

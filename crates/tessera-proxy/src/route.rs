@@ -11,6 +11,7 @@
 //!   `subscriptions/listen` streams that asked for them.
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use serde_json::Value;
 use tessera_proto::RequestOptions;
@@ -129,7 +130,7 @@ impl Sink for SessionSink {
 
     fn notification(&self, method: String, params: Option<JsonObject>) {
         match method.as_str() {
-            "notifications/message" => log(
+            methods::NOTIFICATIONS_MESSAGE => log(
                 self.calls.oldest().as_ref(),
                 Some(&self.session),
                 params.as_ref(),
@@ -140,7 +141,7 @@ impl Sink for SessionSink {
                 }
             }
             // The engine handles these itself.
-            "notifications/progress" | "notifications/cancelled" => {}
+            methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             _ => {
                 if let Some(u) = &self.on_change {
                     u(&method, params.as_ref());
@@ -177,13 +178,15 @@ impl Sink for SharedSink {
             return;
         }
         match method.as_str() {
-            "notifications/message" => log(self.calls.sole().ok().as_ref(), None, params.as_ref()),
+            methods::NOTIFICATIONS_MESSAGE => {
+                log(self.calls.sole().ok().as_ref(), None, params.as_ref())
+            }
             CLOSE_SSE_STREAM => {
                 if let Ok(c) = self.calls.sole() {
                     let _ = c.peer.notify(method, params, Some(c.id));
                 }
             }
-            "notifications/progress" | "notifications/cancelled" => {}
+            methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             _ => {
                 self.listeners.broadcast(&method, params.as_ref());
                 if let Some(u) = &self.unsolicited {

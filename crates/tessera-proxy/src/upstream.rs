@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tessera_types::methods;
 
 use tessera_http::{HttpClientError, HttpClientTransport};
 use tessera_proto::{ClientIdentity, ConnectMode, Connected, EngineConfig};
@@ -106,7 +107,11 @@ pub(crate) trait Sink: Send + Sync + 'static {
 }
 
 /// The requests a server may send to its client.
-const SERVER_TO_CLIENT: [&str; 3] = ["sampling/createMessage", "elicitation/create", "roots/list"];
+const SERVER_TO_CLIENT: [&str; 3] = [
+    methods::SAMPLING_CREATE_MESSAGE,
+    methods::ELICITATION_CREATE,
+    methods::ROOTS_LIST,
+];
 
 struct UpstreamService(Arc<dyn Sink>);
 

@@ -1,6 +1,7 @@
 //! The driver: runs an [`Engine`] over a line transport on tokio.
 
 use std::collections::VecDeque;
+use tessera_types::methods;
 
 use foldhash::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -432,7 +433,7 @@ impl<S: Service> Driver<S> {
 
     fn start_handler(&mut self, r: tessera_proto::IncomingRequest) {
         let token = CancellationToken::new();
-        let long_lived = r.method == "subscriptions/listen";
+        let long_lived = r.method == methods::SUBSCRIPTIONS_LISTEN;
         self.handlers
             .insert(r.id.clone(), (token.clone(), long_lived));
         let id = r.id.clone();

@@ -11,6 +11,7 @@
 use foldhash::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use tessera_types::methods;
 
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -102,7 +103,7 @@ impl<S: Service> OneShot<S> {
             serde_json::to_value(id).unwrap_or_default(),
         );
         p.insert("reason".into(), reason.into());
-        let n = JsonRpcMessage::notification("notifications/cancelled", Some(p));
+        let n = JsonRpcMessage::notification(methods::NOTIFICATIONS_CANCELLED, Some(p));
         self.handle(n, crate::Extensions::new());
     }
 

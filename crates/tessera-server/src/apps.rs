@@ -34,6 +34,7 @@
 //! ```
 
 use std::sync::{Arc, OnceLock};
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_runtime::BoxFuture;
@@ -137,7 +138,7 @@ impl ServerExtension for Apps {
     }
 
     fn result_methods(&self) -> Vec<String> {
-        vec!["tools/list".into()]
+        vec![methods::TOOLS_LIST.into()]
     }
 
     fn on_result(&self, _method: &str, context: &RequestContext, result: &mut JsonObject) {
@@ -154,7 +155,7 @@ impl ServerExtension for Apps {
     }
 
     fn guarded_methods(&self) -> Vec<String> {
-        vec!["tools/call".into()]
+        vec![methods::TOOLS_CALL.into()]
     }
 
     fn check_request(

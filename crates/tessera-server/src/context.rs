@@ -1,6 +1,7 @@
 //! [`RequestContext`]: what a handler knows about the request it serves.
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use serde_json::Value;
 use serde_json::json;
@@ -194,8 +195,13 @@ impl RequestContext {
         }
         let params = to_object(&params);
         decode(
-            self.ask(key, "elicitation/create", Some(params), "elicitation")
-                .await?,
+            self.ask(
+                key,
+                methods::ELICITATION_CREATE,
+                Some(params),
+                "elicitation",
+            )
+            .await?,
         )
     }
 
@@ -207,7 +213,7 @@ impl RequestContext {
         decode(
             self.ask(
                 None,
-                "sampling/createMessage",
+                methods::SAMPLING_CREATE_MESSAGE,
                 Some(to_object(&params)),
                 "sampling",
             )
@@ -224,7 +230,7 @@ impl RequestContext {
         decode(
             self.ask(
                 Some(key.to_owned()),
-                "sampling/createMessage",
+                methods::SAMPLING_CREATE_MESSAGE,
                 Some(to_object(&params)),
                 "sampling",
             )
@@ -234,13 +240,13 @@ impl RequestContext {
 
     /// Asks the client for its roots (`roots/list`), in either era.
     pub async fn roots(&self) -> Result<ListRootsResult, InputError> {
-        decode(self.ask(None, "roots/list", None, "roots").await?)
+        decode(self.ask(None, methods::ROOTS_LIST, None, "roots").await?)
     }
 
     /// [`RequestContext::roots`] with an explicit `inputRequests` key.
     pub async fn roots_as(&self, key: &str) -> Result<ListRootsResult, InputError> {
         decode(
-            self.ask(Some(key.to_owned()), "roots/list", None, "roots")
+            self.ask(Some(key.to_owned()), methods::ROOTS_LIST, None, "roots")
                 .await?,
         )
     }
@@ -330,7 +336,9 @@ impl RequestContext {
                 "_meta".into(),
                 json!({ crate::task::RELATED_TASK: { "taskId": task_id } }),
             );
-            let _ = self.peer.notify("notifications/progress", Some(p), None);
+            let _ = self
+                .peer
+                .notify(methods::NOTIFICATIONS_PROGRESS, Some(p), None);
             return;
         }
         self.peer

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock};
+use tessera_types::methods;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -59,9 +60,9 @@ struct Link {
 impl ListKind {
     fn method(self) -> &'static str {
         match self {
-            ListKind::Tools => "notifications/tools/list_changed",
-            ListKind::Prompts => "notifications/prompts/list_changed",
-            ListKind::Resources => "notifications/resources/list_changed",
+            ListKind::Tools => methods::NOTIFICATIONS_TOOLS_LIST_CHANGED,
+            ListKind::Prompts => methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+            ListKind::Resources => methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
         }
     }
 }
@@ -300,7 +301,7 @@ impl Hub {
         params.insert("uri".into(), json!(uri));
         for x in s.sessions.iter().filter(|x| x.resource_uris.contains(uri)) {
             let _ = x.peer.notify(
-                "notifications/resources/updated",
+                methods::NOTIFICATIONS_RESOURCES_UPDATED,
                 Some(params.clone()),
                 None,
             );
@@ -311,7 +312,7 @@ impl Hub {
             .filter(|l| l.filter.resource_uris.contains(uri))
         {
             let _ = l.peer.notify(
-                "notifications/resources/updated",
+                methods::NOTIFICATIONS_RESOURCES_UPDATED,
                 Some(tagged(&l.request, params.clone())),
                 Some(l.request.clone()),
             );

@@ -2,6 +2,7 @@
 //! stream carries the change notifications the client opted in to.
 
 use std::collections::BTreeSet;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
@@ -16,7 +17,9 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// subscription id, until the client cancels.
     pub(crate) fn listen(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         if r.context.era != Era::Modern {
-            return ready(Err(ErrorObject::method_not_found("subscriptions/listen")));
+            return ready(Err(ErrorObject::method_not_found(
+                methods::SUBSCRIPTIONS_LISTEN,
+            )));
         }
         let requested = match r.params.as_ref().and_then(|p| p.get("notifications")) {
             Some(Value::Object(f)) => f.clone(),
@@ -53,7 +56,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 .hub()
                 .add_listener(r.peer.clone(), r.id.clone(), filter, |peer| {
                     let _ = peer.notify(
-                        "notifications/subscriptions/acknowledged",
+                        methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
                         Some(tagged(&id, ack)),
                         Some(id.clone()),
                     );
@@ -66,7 +69,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                     change = changes.recv(), if !task_ids.is_empty() => match change {
                         Ok(t) if task_ids.contains(&t.task_id) && t.owner == owner => {
                             let _ = r.peer.notify(
-                                "notifications/tasks",
+                                methods::NOTIFICATIONS_TASKS,
                                 Some(tagged(&r.id, crate::task::wire::notification(&t))),
                                 Some(r.id.clone()),
                             );

@@ -495,6 +495,7 @@ pub(crate) fn principal(r: &tessera_runtime::Request) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tessera_types::methods;
 
     fn answers() -> BTreeMap<String, Value> {
         BTreeMap::from([("user_name".to_owned(), json!({"action": "accept"}))])
@@ -504,8 +505,8 @@ mod tests {
     fn seals_and_opens() {
         let s = StateSealer::random(Duration::from_secs(60));
         let now = SystemTime::now();
-        let st = s.seal("tools/call", "d1", None, &answers(), now);
-        let o = s.open(&st, "tools/call", "d1", None, now).unwrap();
+        let st = s.seal(methods::TOOLS_CALL, "d1", None, &answers(), now);
+        let o = s.open(&st, methods::TOOLS_CALL, "d1", None, now).unwrap();
         assert_eq!(o.answers, answers());
     }
 
@@ -513,12 +514,12 @@ mod tests {
     fn refuses_tampering_and_misuse() {
         let s = StateSealer::random(Duration::from_secs(60));
         let now = SystemTime::now();
-        let st = s.seal("tools/call", "d1", Some("alice"), &answers(), now);
+        let st = s.seal(methods::TOOLS_CALL, "d1", Some("alice"), &answers(), now);
         let err = |r: Result<OpenedState, ErrorObject>| r.unwrap_err().code;
         assert_eq!(
             err(s.open(
                 &format!("{st}-TAMPERED"),
-                "tools/call",
+                methods::TOOLS_CALL,
                 "d1",
                 Some("alice"),
                 now
@@ -526,27 +527,30 @@ mod tests {
             -32602
         );
         assert_eq!(
-            err(s.open(&st, "prompts/get", "d1", Some("alice"), now)),
+            err(s.open(&st, methods::PROMPTS_GET, "d1", Some("alice"), now)),
             -32602
         );
         assert_eq!(
-            err(s.open(&st, "tools/call", "d2", Some("alice"), now)),
+            err(s.open(&st, methods::TOOLS_CALL, "d2", Some("alice"), now)),
             -32602
         );
         assert_eq!(
-            err(s.open(&st, "tools/call", "d1", Some("bob"), now)),
+            err(s.open(&st, methods::TOOLS_CALL, "d1", Some("bob"), now)),
             -32602
         );
-        assert_eq!(err(s.open(&st, "tools/call", "d1", None, now)), -32602);
+        assert_eq!(
+            err(s.open(&st, methods::TOOLS_CALL, "d1", None, now)),
+            -32602
+        );
         let later = now + Duration::from_secs(120);
         assert_eq!(
-            err(s.open(&st, "tools/call", "d1", Some("alice"), later)),
+            err(s.open(&st, methods::TOOLS_CALL, "d1", Some("alice"), later)),
             -32602
         );
         // Another server's key.
         let other = StateSealer::random(Duration::from_secs(60));
         assert_eq!(
-            err(other.open(&st, "tools/call", "d1", Some("alice"), now)),
+            err(other.open(&st, methods::TOOLS_CALL, "d1", Some("alice"), now)),
             -32602
         );
         // Flipping one byte of the body.
@@ -555,7 +559,7 @@ mod tests {
         raw[5] ^= 1;
         let forged = format!("{}.{tag}", URL_SAFE_NO_PAD.encode(raw));
         assert_eq!(
-            err(s.open(&forged, "tools/call", "d1", Some("alice"), now)),
+            err(s.open(&forged, methods::TOOLS_CALL, "d1", Some("alice"), now)),
             -32602
         );
     }
@@ -567,10 +571,14 @@ mod tests {
         let before = StateSealer::with_keys(vec![old], Duration::from_secs(60)).unwrap();
         let after = StateSealer::with_keys(vec![new, old], Duration::from_secs(60)).unwrap();
         let now = SystemTime::now();
-        let st = before.seal("tools/call", "d", None, &answers(), now);
-        assert!(after.open(&st, "tools/call", "d", None, now).is_ok());
+        let st = before.seal(methods::TOOLS_CALL, "d", None, &answers(), now);
+        assert!(after.open(&st, methods::TOOLS_CALL, "d", None, now).is_ok());
         let retired = StateSealer::with_keys(vec![new], Duration::from_secs(60)).unwrap();
-        assert!(retired.open(&st, "tools/call", "d", None, now).is_err());
+        assert!(
+            retired
+                .open(&st, methods::TOOLS_CALL, "d", None, now)
+                .is_err()
+        );
     }
 
     /// A ring that a test rotates by hand.
@@ -589,22 +597,26 @@ mod tests {
         let a = StateSealer::from_source(ring.clone(), ttl);
         let b = StateSealer::from_source(ring.clone(), ttl);
         let now = SystemTime::now();
-        let st = a.seal("tools/call", "d", None, &answers(), now);
-        assert!(b.open(&st, "tools/call", "d", None, now).is_ok());
+        let st = a.seal(methods::TOOLS_CALL, "d", None, &answers(), now);
+        assert!(b.open(&st, methods::TOOLS_CALL, "d", None, now).is_ok());
         // Rotation: a new key seals, the old one still opens.
         *ring.0.lock().unwrap() = Arc::new([[2u8; 32], [1u8; 32]]);
-        let st2 = a.seal("tools/call", "d", None, &answers(), now);
-        assert!(b.open(&st, "tools/call", "d", None, now).is_ok());
+        let st2 = a.seal(methods::TOOLS_CALL, "d", None, &answers(), now);
+        assert!(b.open(&st, methods::TOOLS_CALL, "d", None, now).is_ok());
         let only_new = StateSealer::with_keys(vec![[2u8; 32]], ttl).unwrap();
-        assert!(only_new.open(&st2, "tools/call", "d", None, now).is_ok());
+        assert!(
+            only_new
+                .open(&st2, methods::TOOLS_CALL, "d", None, now)
+                .is_ok()
+        );
         // Retired: the old state no longer opens.
         *ring.0.lock().unwrap() = Arc::new([[2u8; 32]]);
-        assert!(b.open(&st, "tools/call", "d", None, now).is_err());
+        assert!(b.open(&st, methods::TOOLS_CALL, "d", None, now).is_err());
         // An empty ring falls back to a key of the sealer's own.
         *ring.0.lock().unwrap() = Arc::new([]);
-        let st3 = a.seal("tools/call", "d", None, &answers(), now);
-        assert!(a.open(&st3, "tools/call", "d", None, now).is_ok());
-        assert!(b.open(&st3, "tools/call", "d", None, now).is_err());
+        let st3 = a.seal(methods::TOOLS_CALL, "d", None, &answers(), now);
+        assert!(a.open(&st3, methods::TOOLS_CALL, "d", None, now).is_ok());
+        assert!(b.open(&st3, methods::TOOLS_CALL, "d", None, now).is_err());
     }
 
     #[test]

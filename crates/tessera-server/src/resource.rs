@@ -26,6 +26,7 @@ mod vars;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
@@ -134,11 +135,11 @@ impl<S> ResourceRegistry<S> {
     pub fn methods(&self) -> Vec<&'static str> {
         if self.offered() {
             vec![
-                "resources/list",
-                "resources/read",
-                "resources/templates/list",
-                "resources/subscribe",
-                "resources/unsubscribe",
+                methods::RESOURCES_LIST,
+                methods::RESOURCES_READ,
+                methods::RESOURCES_TEMPLATES_LIST,
+                methods::RESOURCES_SUBSCRIBE,
+                methods::RESOURCES_UNSUBSCRIBE,
             ]
         } else {
             Vec::new()
@@ -388,11 +389,11 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     pub(crate) fn handle_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         match r.method.as_str() {
-            "resources/list" => self.list_resources(r),
-            "resources/templates/list" => ready(self.list_resource_templates(&r)),
-            "resources/read" => self.read_resource(r),
-            "resources/subscribe" => ready(self.resource_subscription(&r, true)),
-            "resources/unsubscribe" => ready(self.resource_subscription(&r, false)),
+            methods::RESOURCES_LIST => self.list_resources(r),
+            methods::RESOURCES_TEMPLATES_LIST => ready(self.list_resource_templates(&r)),
+            methods::RESOURCES_READ => self.read_resource(r),
+            methods::RESOURCES_SUBSCRIBE => ready(self.resource_subscription(&r, true)),
+            methods::RESOURCES_UNSUBSCRIBE => ready(self.resource_subscription(&r, false)),
             other => ready(Err(ErrorObject::method_not_found(other))),
         }
     }
@@ -432,9 +433,10 @@ impl<S: Send + Sync + 'static> Server<S> {
                     .map_err(|e| e.into_error_object(None, ctx.era()))?;
                 all.extend(listed);
             }
-            let (page, next) = server
-                .pager()
-                .page("resources/list", &all, cursor.as_deref())?;
+            let (page, next) =
+                server
+                    .pager()
+                    .page(methods::RESOURCES_LIST, &all, cursor.as_deref())?;
             let mut result = JsonObject::new();
             result.insert(
                 "resources".into(),
@@ -454,7 +456,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         let all = self.read().resources.template_definitions();
         let (page, next) =
             self.pager()
-                .page("resources/templates/list", &all, cursor.as_deref())?;
+                .page(methods::RESOURCES_TEMPLATES_LIST, &all, cursor.as_deref())?;
         let mut result = JsonObject::new();
         result.insert(
             "resourceTemplates".into(),

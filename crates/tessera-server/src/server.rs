@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
+use tessera_types::methods;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -562,14 +563,14 @@ impl<S: Send + Sync + 'static> Server<S> {
         m.extend(reg.resources.methods());
         m.extend(reg.prompts.methods());
         m.extend(reg.completions.methods(&reg.prompts, &reg.resources));
-        m.push("subscriptions/listen");
+        m.push(methods::SUBSCRIPTIONS_LISTEN);
         if reg.tools.offers_tasks() {
             m.extend([
-                "tasks/get",
-                "tasks/update",
-                "tasks/cancel",
-                "tasks/result",
-                "tasks/list",
+                methods::TASKS_GET,
+                methods::TASKS_UPDATE,
+                methods::TASKS_CANCEL,
+                methods::TASKS_RESULT,
+                methods::TASKS_LIST,
             ]);
         }
         let mut out: Vec<String> = m.into_iter().map(str::to_owned).collect();
@@ -708,9 +709,13 @@ impl<S: Send + Sync + 'static> Server<S> {
     fn handle_core(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         let method = request.method.as_str();
         match method {
-            "tools/list" | "tools/call" => self.handle_tools(request),
-            "subscriptions/listen" => self.listen(request),
-            "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result" | "tasks/list" => {
+            methods::TOOLS_LIST | methods::TOOLS_CALL => self.handle_tools(request),
+            methods::SUBSCRIPTIONS_LISTEN => self.listen(request),
+            methods::TASKS_GET
+            | methods::TASKS_UPDATE
+            | methods::TASKS_CANCEL
+            | methods::TASKS_RESULT
+            | methods::TASKS_LIST => {
                 if request.context.era == Era::Modern {
                     self.handle_tasks_extension(request)
                 } else {
@@ -719,7 +724,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             }
             m if m.starts_with("resources/") => self.handle_resources(request),
             m if m.starts_with("prompts/") => self.handle_prompts(request),
-            "completion/complete" => self.handle_completion(request),
+            methods::COMPLETION_COMPLETE => self.handle_completion(request),
             other => ready(Err(ErrorObject::method_not_found(other))),
         }
     }

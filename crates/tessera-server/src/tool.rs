@@ -1,6 +1,7 @@
 //! Tools: their definitions, checks and erased handlers.
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use std::collections::HashMap;
 
@@ -375,7 +376,7 @@ impl<S> ToolRegistry<S> {
         if self.tools.is_empty() {
             Vec::new()
         } else {
-            vec!["tools/list", "tools/call"]
+            vec![methods::TOOLS_LIST, methods::TOOLS_CALL]
         }
     }
 }
@@ -383,7 +384,7 @@ impl<S> ToolRegistry<S> {
 impl<S: Send + Sync + 'static> Server<S> {
     pub(crate) fn handle_tools(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         match r.method.as_str() {
-            "tools/list" => ready(self.list_tools(&r)),
+            methods::TOOLS_LIST => ready(self.list_tools(&r)),
             _ => self.call_tool(r),
         }
     }
@@ -422,7 +423,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 }
             }
         }
-        let (page, next) = self.pager().page("tools/list", &all, cursor)?;
+        let (page, next) = self.pager().page(methods::TOOLS_LIST, &all, cursor)?;
         let mut result = JsonObject::new();
         result.insert(
             "tools".into(),

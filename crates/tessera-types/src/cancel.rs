@@ -42,5 +42,5 @@ impl CancelledNotificationParams {
 
 notifications! {
     /// `notifications/cancelled`.
-    CancelledNotification: "notifications/cancelled", CancelledNotificationParams;
+    CancelledNotification: crate::methods::NOTIFICATIONS_CANCELLED, CancelledNotificationParams;
 }

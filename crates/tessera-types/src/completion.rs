@@ -119,5 +119,5 @@ crate::result::impl_result_fields!(CompleteResult);
 
 requests! {
     /// `completion/complete`.
-    CompleteRequest: "completion/complete", CompleteRequestParams => CompleteResult;
+    CompleteRequest: crate::methods::COMPLETION_COMPLETE, CompleteRequestParams => CompleteResult;
 }

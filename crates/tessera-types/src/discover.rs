@@ -77,5 +77,5 @@ crate::cache::impl_cacheable!(DiscoverResult);
 
 requests! {
     /// `server/discover`. 2026-07-28.
-    DiscoverRequest: "server/discover", RequestParams => DiscoverResult;
+    DiscoverRequest: crate::methods::SERVER_DISCOVER, RequestParams => DiscoverResult;
 }

@@ -669,11 +669,11 @@ pub struct ElicitationCompleteNotificationParams {
 requests! {
     /// `elicitation/create`: server to client in 2025-06-18 and 2025-11-25;
     /// an input request in 2026-07-28.
-    ElicitRequest: "elicitation/create", ElicitRequestParams => ElicitResult;
+    ElicitRequest: crate::methods::ELICITATION_CREATE, ElicitRequestParams => ElicitResult;
 }
 
 notifications! {
     /// `notifications/elicitation/complete`: a URL-mode elicitation
     /// finished. 2025-11-25 only.
-    ElicitationCompleteNotification: "notifications/elicitation/complete", ElicitationCompleteNotificationParams;
+    ElicitationCompleteNotification: crate::methods::NOTIFICATIONS_ELICITATION_COMPLETE, ElicitationCompleteNotificationParams;
 }

@@ -119,6 +119,7 @@ pub mod logging;
 pub mod messages;
 pub mod meta;
 pub mod method;
+pub mod methods;
 pub mod mrtr;
 pub mod pagination;
 pub mod progress;

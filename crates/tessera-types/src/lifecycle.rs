@@ -207,13 +207,13 @@ impl InitializeResult {
 
 requests! {
     /// `initialize`: opens a session. 2024-11-05 through 2025-11-25.
-    InitializeRequest: "initialize", InitializeRequestParams => InitializeResult;
+    InitializeRequest: crate::methods::INITIALIZE, InitializeRequestParams => InitializeResult;
     /// `ping`: liveness check, either direction. 2024-11-05 through 2025-11-25.
-    PingRequest: "ping", RequestParams => EmptyResult;
+    PingRequest: crate::methods::PING, RequestParams => EmptyResult;
 }
 
 notifications! {
     /// `notifications/initialized`: the client finished initialising.
     /// 2024-11-05 through 2025-11-25.
-    InitializedNotification: "notifications/initialized", NotificationParams;
+    InitializedNotification: crate::methods::NOTIFICATIONS_INITIALIZED, NotificationParams;
 }

@@ -129,12 +129,12 @@ impl LoggingMessageNotificationParams {
 
 requests! {
     /// `logging/setLevel`. 2024-11-05 through 2025-11-25.
-    SetLevelRequest: "logging/setLevel", SetLevelRequestParams => EmptyResult;
+    SetLevelRequest: crate::methods::LOGGING_SET_LEVEL, SetLevelRequestParams => EmptyResult;
 }
 
 notifications! {
     /// `notifications/message`.
-    LoggingMessageNotification: "notifications/message", LoggingMessageNotificationParams;
+    LoggingMessageNotification: crate::methods::NOTIFICATIONS_MESSAGE, LoggingMessageNotificationParams;
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ macro_rules! tagged_union {
 
 /// Declares zero-sized marker types implementing [`crate::Request`].
 macro_rules! requests {
-    ( $( $(#[$attr:meta])* $name:ident : $method:literal, $params:ty => $result:ty; )+ ) => {
+    ( $( $(#[$attr:meta])* $name:ident : $method:expr, $params:ty => $result:ty; )+ ) => {
         $(
             $(#[$attr])*
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -73,7 +73,7 @@ macro_rules! requests {
 
 /// Declares zero-sized marker types implementing [`crate::Notification`].
 macro_rules! notifications {
-    ( $( $(#[$attr:meta])* $name:ident : $method:literal, $params:ty; )+ ) => {
+    ( $( $(#[$attr:meta])* $name:ident : $method:expr, $params:ty; )+ ) => {
         $(
             $(#[$attr])*
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -51,5 +51,5 @@ impl ProgressNotificationParams {
 
 notifications! {
     /// `notifications/progress`.
-    ProgressNotification: "notifications/progress", ProgressNotificationParams;
+    ProgressNotification: crate::methods::NOTIFICATIONS_PROGRESS, ProgressNotificationParams;
 }

@@ -184,13 +184,13 @@ crate::cache::impl_cacheable!(ListPromptsResult);
 
 requests! {
     /// `prompts/list`.
-    ListPromptsRequest: "prompts/list", PaginatedRequestParams => ListPromptsResult;
+    ListPromptsRequest: crate::methods::PROMPTS_LIST, PaginatedRequestParams => ListPromptsResult;
     /// `prompts/get`. In 2026-07-28 it may be answered with an
     /// `InputRequiredResult`.
-    GetPromptRequest: "prompts/get", GetPromptRequestParams => GetPromptResult;
+    GetPromptRequest: crate::methods::PROMPTS_GET, GetPromptRequestParams => GetPromptResult;
 }
 
 notifications! {
     /// `notifications/prompts/list_changed`.
-    PromptListChangedNotification: "notifications/prompts/list_changed", NotificationParams;
+    PromptListChangedNotification: crate::methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED, NotificationParams;
 }

@@ -384,22 +384,22 @@ crate::cache::impl_cacheable!(
 
 requests! {
     /// `resources/list`.
-    ListResourcesRequest: "resources/list", PaginatedRequestParams => ListResourcesResult;
+    ListResourcesRequest: crate::methods::RESOURCES_LIST, PaginatedRequestParams => ListResourcesResult;
     /// `resources/templates/list`.
-    ListResourceTemplatesRequest: "resources/templates/list", PaginatedRequestParams => ListResourceTemplatesResult;
+    ListResourceTemplatesRequest: crate::methods::RESOURCES_TEMPLATES_LIST, PaginatedRequestParams => ListResourceTemplatesResult;
     /// `resources/read`. In 2026-07-28 it may be answered with an
     /// `InputRequiredResult`.
-    ReadResourceRequest: "resources/read", ReadResourceRequestParams => ReadResourceResult;
+    ReadResourceRequest: crate::methods::RESOURCES_READ, ReadResourceRequestParams => ReadResourceResult;
     /// `resources/subscribe`. 2024-11-05 through 2025-11-25 (replaced by
     /// `subscriptions/listen`).
-    SubscribeRequest: "resources/subscribe", SubscribeRequestParams => EmptyResult;
+    SubscribeRequest: crate::methods::RESOURCES_SUBSCRIBE, SubscribeRequestParams => EmptyResult;
     /// `resources/unsubscribe`. 2024-11-05 through 2025-11-25.
-    UnsubscribeRequest: "resources/unsubscribe", UnsubscribeRequestParams => EmptyResult;
+    UnsubscribeRequest: crate::methods::RESOURCES_UNSUBSCRIBE, UnsubscribeRequestParams => EmptyResult;
 }
 
 notifications! {
     /// `notifications/resources/list_changed`.
-    ResourceListChangedNotification: "notifications/resources/list_changed", NotificationParams;
+    ResourceListChangedNotification: crate::methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED, NotificationParams;
     /// `notifications/resources/updated`.
-    ResourceUpdatedNotification: "notifications/resources/updated", ResourceUpdatedNotificationParams;
+    ResourceUpdatedNotification: crate::methods::NOTIFICATIONS_RESOURCES_UPDATED, ResourceUpdatedNotificationParams;
 }

@@ -50,10 +50,10 @@ pub struct ListRootsResult {
 requests! {
     /// `roots/list`: server to client in legacy versions; an input request
     /// in 2026-07-28.
-    ListRootsRequest: "roots/list", RequestParams => ListRootsResult;
+    ListRootsRequest: crate::methods::ROOTS_LIST, RequestParams => ListRootsResult;
 }
 
 notifications! {
     /// `notifications/roots/list_changed`. 2024-11-05 through 2025-11-25.
-    RootsListChangedNotification: "notifications/roots/list_changed", NotificationParams;
+    RootsListChangedNotification: crate::methods::NOTIFICATIONS_ROOTS_LIST_CHANGED, NotificationParams;
 }

@@ -248,5 +248,5 @@ impl CreateMessageResult {
 requests! {
     /// `sampling/createMessage`: server to client in legacy versions; an
     /// input request in 2026-07-28.
-    CreateMessageRequest: "sampling/createMessage", CreateMessageRequestParams => CreateMessageResult;
+    CreateMessageRequest: crate::methods::SAMPLING_CREATE_MESSAGE, CreateMessageRequestParams => CreateMessageResult;
 }

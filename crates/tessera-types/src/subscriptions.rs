@@ -87,10 +87,10 @@ crate::result::impl_result_fields!(SubscriptionsListenResult);
 
 requests! {
     /// `subscriptions/listen`. 2026-07-28.
-    SubscriptionsListenRequest: "subscriptions/listen", SubscriptionsListenRequestParams => SubscriptionsListenResult;
+    SubscriptionsListenRequest: crate::methods::SUBSCRIPTIONS_LISTEN, SubscriptionsListenRequestParams => SubscriptionsListenResult;
 }
 
 notifications! {
     /// `notifications/subscriptions/acknowledged`. 2026-07-28.
-    SubscriptionsAcknowledgedNotification: "notifications/subscriptions/acknowledged", SubscriptionsAcknowledgedNotificationParams;
+    SubscriptionsAcknowledgedNotification: crate::methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionsAcknowledgedNotificationParams;
 }

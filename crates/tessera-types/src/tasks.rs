@@ -280,16 +280,16 @@ crate::result::impl_result_fields!(CreateTaskResult, GetTaskResult);
 
 requests! {
     /// `tasks/get` (Tasks extension).
-    GetTaskRequest: "tasks/get", TaskIdParams => GetTaskResult;
+    GetTaskRequest: crate::methods::TASKS_GET, TaskIdParams => GetTaskResult;
     /// `tasks/update` (Tasks extension).
-    UpdateTaskRequest: "tasks/update", UpdateTaskRequestParams => UpdateTaskResult;
+    UpdateTaskRequest: crate::methods::TASKS_UPDATE, UpdateTaskRequestParams => UpdateTaskResult;
     /// `tasks/cancel` (Tasks extension).
-    CancelTaskRequest: "tasks/cancel", TaskIdParams => CancelTaskResult;
+    CancelTaskRequest: crate::methods::TASKS_CANCEL, TaskIdParams => CancelTaskResult;
 }
 
 notifications! {
     /// `notifications/tasks` (Tasks extension).
-    TaskStatusNotification: "notifications/tasks", TaskStatusNotificationParams;
+    TaskStatusNotification: crate::methods::NOTIFICATIONS_TASKS, TaskStatusNotificationParams;
 }
 
 pub mod legacy {
@@ -422,17 +422,17 @@ pub mod legacy {
 
     requests! {
         /// `tasks/get` (2025-11-25).
-        GetTaskRequest: "tasks/get", TaskIdParams => GetTaskResult;
+        GetTaskRequest: crate::methods::TASKS_GET, TaskIdParams => GetTaskResult;
         /// `tasks/result` (2025-11-25): waits for and returns the payload.
-        GetTaskPayloadRequest: "tasks/result", TaskIdParams => GetTaskPayloadResult;
+        GetTaskPayloadRequest: crate::methods::TASKS_RESULT, TaskIdParams => GetTaskPayloadResult;
         /// `tasks/cancel` (2025-11-25).
-        CancelTaskRequest: "tasks/cancel", TaskIdParams => CancelTaskResult;
+        CancelTaskRequest: crate::methods::TASKS_CANCEL, TaskIdParams => CancelTaskResult;
         /// `tasks/list` (2025-11-25).
-        ListTasksRequest: "tasks/list", PaginatedRequestParams => ListTasksResult;
+        ListTasksRequest: crate::methods::TASKS_LIST, PaginatedRequestParams => ListTasksResult;
     }
 
     notifications! {
         /// `notifications/tasks/status` (2025-11-25).
-        TaskStatusNotification: "notifications/tasks/status", TaskStatusNotificationParams;
+        TaskStatusNotification: crate::methods::NOTIFICATIONS_TASKS_STATUS, TaskStatusNotificationParams;
     }
 }

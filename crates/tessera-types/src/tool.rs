@@ -286,14 +286,14 @@ crate::cache::impl_cacheable!(ListToolsResult);
 
 requests! {
     /// `tools/list`.
-    ListToolsRequest: "tools/list", PaginatedRequestParams => ListToolsResult;
+    ListToolsRequest: crate::methods::TOOLS_LIST, PaginatedRequestParams => ListToolsResult;
     /// `tools/call`. In 2026-07-28 it may be answered with an
     /// `InputRequiredResult`, and with the Tasks extension with a
     /// `CreateTaskResult`.
-    CallToolRequest: "tools/call", CallToolRequestParams => CallToolResult;
+    CallToolRequest: crate::methods::TOOLS_CALL, CallToolRequestParams => CallToolResult;
 }
 
 notifications! {
     /// `notifications/tools/list_changed`.
-    ToolListChangedNotification: "notifications/tools/list_changed", NotificationParams;
+    ToolListChangedNotification: crate::methods::NOTIFICATIONS_TOOLS_LIST_CHANGED, NotificationParams;
 }

@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use tessera_types::methods;
 
 use serde_json::Value;
 
@@ -138,7 +139,7 @@ impl ScopeRules {
         if let Some(s) = self.methods.get(method) {
             add(s);
         }
-        if method == "tools/call" {
+        if method == methods::TOOLS_CALL {
             let name = m
                 .get("params")
                 .and_then(|p| p.get("name"))
@@ -178,6 +179,7 @@ impl ScopeRules {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tessera_types::methods;
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
@@ -187,7 +189,7 @@ mod tests {
     fn needs_are_unions() {
         let r = ScopeRules::new()
             .require(["mcp"])
-            .method("resources/read", ["files:read"])
+            .method(methods::RESOURCES_READ, ["files:read"])
             .tool_scopes(|n| (n == "write").then(|| v(&["files:write"])));
         assert_eq!(
             r.needed_for_body(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),

@@ -1,6 +1,7 @@
 //! `tessera call TOOL [JSON-ARGS] TARGET`.
 
 use std::process::ExitCode;
+use tessera::types::methods;
 
 use clap::Args;
 use serde_json::{Value, json};
@@ -61,7 +62,7 @@ pub async fn run(a: CallArgs) -> Result<ExitCode, Failure> {
     let call = a.opts.call_options(&s);
     let r = s
         .client
-        .request_with_input("tools/call", params, &call)
+        .request_with_input(methods::TOOLS_CALL, params, &call)
         .await;
     s.close().await;
     let r = r.map_err(|e| Failure::client(e, format!("calling {tool}")))?;

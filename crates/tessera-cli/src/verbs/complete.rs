@@ -2,6 +2,7 @@
 //! `tessera complete resource URI_TEMPLATE VAR [VALUE] TARGET`.
 
 use std::process::ExitCode;
+use tessera::types::methods;
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -77,10 +78,10 @@ pub async fn run(a: CompleteArgs) -> Result<ExitCode, Failure> {
     let call = a.opts.call_options(&s);
     let r = s
         .client
-        .request_raw_with("completion/complete", Some(params), &call)
+        .request_raw_with(methods::COMPLETION_COMPLETE, Some(params), &call)
         .await;
     s.close().await;
-    let r = r.map_err(|e| Failure::client(e, "completion/complete"))?;
+    let r = r.map_err(|e| Failure::client(e, methods::COMPLETION_COMPLETE))?;
     if a.opts.json {
         output::json_object(&r);
     } else {

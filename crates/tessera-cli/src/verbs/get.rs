@@ -1,6 +1,7 @@
 //! `tessera get PROMPT [ARGS_JSON] TARGET`.
 
 use std::process::ExitCode;
+use tessera::types::methods;
 
 use clap::Args;
 use serde_json::{Value, json};
@@ -41,7 +42,7 @@ pub async fn run(a: GetArgs) -> Result<ExitCode, Failure> {
     let call = a.opts.call_options(&s);
     let r = s
         .client
-        .request_with_input("prompts/get", params, &call)
+        .request_with_input(methods::PROMPTS_GET, params, &call)
         .await;
     s.close().await;
     let r = r.map_err(|e| Failure::client(e, format!("getting the prompt {name}")))?;

@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::process::ExitCode;
+use tessera::types::methods;
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -31,10 +32,10 @@ impl ListWhat {
     /// The method and the key of the items in its result.
     pub fn method(self) -> (&'static str, &'static str) {
         match self {
-            ListWhat::Tools => ("tools/list", "tools"),
-            ListWhat::Resources => ("resources/list", "resources"),
-            ListWhat::Templates => ("resources/templates/list", "resourceTemplates"),
-            ListWhat::Prompts => ("prompts/list", "prompts"),
+            ListWhat::Tools => (methods::TOOLS_LIST, "tools"),
+            ListWhat::Resources => (methods::RESOURCES_LIST, "resources"),
+            ListWhat::Templates => (methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates"),
+            ListWhat::Prompts => (methods::PROMPTS_LIST, "prompts"),
         }
     }
 }

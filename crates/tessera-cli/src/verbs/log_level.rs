@@ -4,6 +4,7 @@
 
 use std::process::ExitCode;
 use std::time::Duration;
+use tessera::types::methods;
 
 use clap::Args;
 use serde_json::json;
@@ -71,13 +72,13 @@ pub async fn run(a: LogLevelArgs) -> Result<ExitCode, Failure> {
     let call = opts.call_options(&s);
     let r = s
         .client
-        .request_raw_with("logging/setLevel", Some(params), &call)
+        .request_raw_with(methods::LOGGING_SET_LEVEL, Some(params), &call)
         .await;
     let r = match r {
         Ok(r) => r,
         Err(e) => {
             s.close().await;
-            return Err(Failure::client(e, "logging/setLevel"));
+            return Err(Failure::client(e, methods::LOGGING_SET_LEVEL));
         }
     };
     if opts.json {

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 use std::time::Instant;
+use tessera::types::methods;
 
 use clap::Args;
 use tessera::types::Era;
@@ -29,8 +30,8 @@ pub async fn run(a: PingArgs) -> Result<ExitCode, Failure> {
     super::no_more(words.into_iter())?;
     let s = a.opts.connect_to(target).await?;
     let method = match s.client.era() {
-        Era::Legacy => "ping",
-        Era::Modern => "server/discover",
+        Era::Legacy => methods::PING,
+        Era::Modern => methods::SERVER_DISCOVER,
     };
     let call = a.opts.call_options(&s);
     let started = Instant::now();

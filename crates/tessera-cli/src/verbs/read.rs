@@ -1,6 +1,7 @@
 //! `tessera read URI TARGET`.
 
 use std::process::ExitCode;
+use tessera::types::methods;
 
 use clap::Args;
 use serde_json::json;
@@ -36,7 +37,7 @@ pub async fn run(a: ReadArgs) -> Result<ExitCode, Failure> {
     let call = a.opts.call_options(&s);
     let r = s
         .client
-        .request_with_input("resources/read", params, &call)
+        .request_with_input(methods::RESOURCES_READ, params, &call)
         .await;
     s.close().await;
     let r = r.map_err(|e| Failure::client(e, format!("reading {uri}")))?;

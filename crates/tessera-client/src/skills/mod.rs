@@ -27,6 +27,7 @@ mod cache;
 mod verify;
 
 use serde_json::{Value, json};
+use tessera_types::methods;
 use tessera_types::{
     GetSkillResult, JsonObject, ListSkillsResult, ReadResourceDirectoryResult, ResourceContents,
     SKILLS_EXTENSION, Skill, SkillsSettings,
@@ -89,8 +90,8 @@ impl Client {
     ) -> Result<ListSkillsResult, ClientError> {
         self.require_skills()?;
         let params = cursor.map(|c| to_object(&json!({ "cursor": c })));
-        let raw = self.request_raw("skills/list", params).await?;
-        crate::client::decode("skills/list", raw)
+        let raw = self.request_raw(methods::SKILLS_LIST, params).await?;
+        crate::client::decode(methods::SKILLS_LIST, raw)
     }
 
     /// Every entry of `skills/list`, following cursors (a repeated cursor
@@ -109,7 +110,7 @@ impl Client {
                 Some(c) if !c.is_empty() => {
                     if !seen.insert(c.clone()) {
                         return Err(ClientError::CursorLoop {
-                            method: "skills/list".into(),
+                            method: methods::SKILLS_LIST.into(),
                             cursor: c,
                         });
                     }
@@ -119,7 +120,7 @@ impl Client {
             }
         }
         Err(ClientError::TooManyPages {
-            method: "skills/list".into(),
+            method: methods::SKILLS_LIST.into(),
             pages: max,
         })
     }
@@ -129,9 +130,9 @@ impl Client {
     pub async fn skills_get(&self, uri: &str) -> Result<Skill, ClientError> {
         self.require_skills()?;
         let raw = self
-            .request_raw("skills/get", Some(to_object(&json!({ "uri": uri }))))
+            .request_raw(methods::SKILLS_GET, Some(to_object(&json!({ "uri": uri }))))
             .await?;
-        let r: GetSkillResult = crate::client::decode("skills/get", raw)?;
+        let r: GetSkillResult = crate::client::decode(methods::SKILLS_GET, raw)?;
         Ok(r.skill)
     }
 
@@ -152,9 +153,9 @@ impl Client {
             params.insert("cursor".into(), json!(c));
         }
         let raw = self
-            .request_raw("resources/directory/read", Some(params))
+            .request_raw(methods::RESOURCES_DIRECTORY_READ, Some(params))
             .await?;
-        crate::client::decode("resources/directory/read", raw)
+        crate::client::decode(methods::RESOURCES_DIRECTORY_READ, raw)
     }
 
     /// The raw bytes of resource `uri` (text as UTF-8, blobs decoded),
@@ -171,7 +172,7 @@ impl Client {
             Some(ResourceContents::Text(t)) => Some(t.text.clone().into_bytes()),
             Some(ResourceContents::Blob(b)) => {
                 Some(b.decode().map_err(|e| ClientError::Protocol {
-                    method: "resources/read".into(),
+                    method: methods::RESOURCES_READ.into(),
                     reason: format!("the blob of {uri} is not base64: {e}"),
                 })?)
             }

@@ -19,6 +19,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tessera_types::methods;
 
 use http::{Method, Uri};
 use http_body_util::BodyExt;
@@ -500,8 +501,10 @@ pub(crate) async fn send_all(
     for t in out.drain(..) {
         let o = Outgoing::describe(&t, shared);
         match o.method.as_deref() {
-            Some("initialize") => lock(&shared.handshake).0 = Some(o.body.clone()),
-            Some("notifications/initialized") => lock(&shared.handshake).1 = Some(o.body.clone()),
+            Some(methods::INITIALIZE) => lock(&shared.handshake).0 = Some(o.body.clone()),
+            Some(methods::NOTIFICATIONS_INITIALIZED) => {
+                lock(&shared.handshake).1 = Some(o.body.clone())
+            }
             _ => {}
         }
         if conn.is_none() {

@@ -34,6 +34,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tessera_types::methods;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use http_body_util::BodyExt;
@@ -387,8 +388,8 @@ impl HttpClientTransport {
     async fn send_streamable(&mut self, o: Outgoing) {
         let shared = self.shared.clone();
         match o.method.as_deref() {
-            Some("initialize") => lock(&shared.handshake).0 = Some(o.body.clone()),
-            Some("notifications/initialized") => {
+            Some(methods::INITIALIZE) => lock(&shared.handshake).0 = Some(o.body.clone()),
+            Some(methods::NOTIFICATIONS_INITIALIZED) => {
                 lock(&shared.handshake).1 = Some(o.body.clone());
                 // The handshake is done once the server has this
                 // notification: send it, then open the GET stream.
@@ -419,7 +420,7 @@ impl Transport for HttpClientTransport {
         while let Some(t) = pending.next() {
             let o = Outgoing::describe(&t, &self.shared);
             if !self.decided {
-                if o.method.as_deref() == Some("initialize") {
+                if o.method.as_deref() == Some(methods::INITIALIZE) {
                     lock(&self.shared.handshake).0 = Some(o.body.clone());
                 }
                 self.probe(o).await;

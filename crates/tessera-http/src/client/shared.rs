@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use tessera_types::methods;
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
@@ -293,8 +294,8 @@ impl Outgoing {
         // Mcp-Name mirrors params.name or params.uri, and for the Tasks
         // extension's methods params.taskId.
         let name_key = match method.as_deref() {
-            Some("tasks/get" | "tasks/update" | "tasks/cancel") => "taskId",
-            Some("resources/read") => "uri",
+            Some(methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL) => "taskId",
+            Some(methods::RESOURCES_READ) => "uri",
             _ => "name",
         };
         let name = params
@@ -304,10 +305,10 @@ impl Outgoing {
         let mut param_headers = Vec::new();
         if modern_version.is_some() {
             match (method.as_deref(), &request_id) {
-                (Some("tools/list"), Some(id)) => {
+                (Some(methods::TOOLS_LIST), Some(id)) => {
                     lock(&shared.tools_list_ids).insert(id.clone());
                 }
-                (Some("tools/call"), _) => {
+                (Some(methods::TOOLS_CALL), _) => {
                     let known = lock(&shared.tool_headers);
                     if let Some(p) = name.as_deref().and_then(|n| known.get(n)) {
                         param_headers = headers_for(p, params.and_then(|p| p.get("arguments")));

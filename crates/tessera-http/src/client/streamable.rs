@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tessera_types::methods;
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
@@ -58,12 +59,12 @@ pub(crate) async fn send_post(
             let named = matches!(
                 out.method.as_deref(),
                 Some(
-                    "tools/call"
-                        | "prompts/get"
-                        | "resources/read"
-                        | "tasks/get"
-                        | "tasks/update"
-                        | "tasks/cancel"
+                    methods::TOOLS_CALL
+                        | methods::PROMPTS_GET
+                        | methods::RESOURCES_READ
+                        | methods::TASKS_GET
+                        | methods::TASKS_UPDATE
+                        | methods::TASKS_CANCEL
                 )
             );
             if let (true, Some(n)) = (named, &out.name) {
@@ -89,7 +90,7 @@ pub(crate) async fn post(shared: Arc<Shared>, out: Outgoing) {
         Ok(r) => r,
         Err(e) => return fail(&shared, &out, e).await,
     };
-    let is_initialize = out.method.as_deref() == Some("initialize");
+    let is_initialize = out.method.as_deref() == Some(methods::INITIALIZE);
     if let (StatusCode::NOT_FOUND, Some(stale), false) =
         (response.status(), &session, is_initialize)
     {
@@ -132,7 +133,7 @@ pub(crate) async fn handle_response(
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let is_initialize = out.method.as_deref() == Some("initialize");
+    let is_initialize = out.method.as_deref() == Some(methods::INITIALIZE);
     if status == StatusCode::ACCEPTED {
         return;
     }
@@ -174,7 +175,7 @@ pub(crate) async fn handle_body(
             || v.get("jsonrpc").is_some() && (v.get("result").is_some() || v.get("error").is_some())
     });
     if is_rpc {
-        if out.method.as_deref() == Some("initialize") {
+        if out.method.as_deref() == Some(methods::INITIALIZE) {
             if let Some(v) = &parsed {
                 shared.note_version(v);
             }

@@ -295,6 +295,7 @@ pub(crate) fn store_down(e: &StoreError) -> tessera_types::ErrorObject {
 mod tests {
     use super::*;
     use tessera_types::ProtocolVersion;
+    use tessera_types::methods;
 
     #[test]
     fn notes_round_trip_and_ids_name_their_instance() {
@@ -339,7 +340,7 @@ mod tests {
         }
         other.bus = None;
         assert_eq!(other.elsewhere(&mine), None, "alone, every id is local");
-        assert!(is_broadcast("notifications/resources/updated"));
-        assert!(!is_broadcast("notifications/message"));
+        assert!(is_broadcast(methods::NOTIFICATIONS_RESOURCES_UPDATED));
+        assert!(!is_broadcast(methods::NOTIFICATIONS_MESSAGE));
     }
 }

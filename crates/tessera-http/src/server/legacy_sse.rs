@@ -4,6 +4,7 @@
 //! the stream as an `event: message`. The session ends with the stream.
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use bytes::Bytes;
 use http::{Method, StatusCode};
@@ -148,7 +149,7 @@ fn request_ids(inbound: &Inbound) -> Vec<RequestId> {
 fn cancelled_id(inbound: &Inbound) -> Option<RequestId> {
     match inbound {
         Inbound::Message(JsonRpcMessage::Notification(n))
-            if n.method == "notifications/cancelled" =>
+            if n.method == methods::NOTIFICATIONS_CANCELLED =>
         {
             n.params
                 .as_ref()

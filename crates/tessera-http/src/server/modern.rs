@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
@@ -177,10 +178,10 @@ pub(crate) async fn post(
 /// The body value `Mcp-Name` mirrors, for the methods that have one.
 fn name_source(r: &JsonRpcRequest) -> Option<(&'static str, Option<&Value>)> {
     let key = match r.method.as_str() {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
+        methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
+        methods::RESOURCES_READ => "uri",
         // Tasks extension: routed by the task id.
-        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
+        methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => "taskId",
         _ => return None,
     };
     Some((key, r.params.as_ref().and_then(|p| p.get(key))))

@@ -8,6 +8,7 @@
 //! the handler.
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -76,7 +77,7 @@ impl<S: Service> PerRequest<S> {
             if let Some(c) = &cursor {
                 params.insert("cursor".into(), json!(c));
             }
-            let Some(result) = self.call("tools/list", params).await else {
+            let Some(result) = self.call(methods::TOOLS_LIST, params).await else {
                 return Vec::new();
             };
             let tools = result.get("tools").and_then(|t| t.as_array());
@@ -142,7 +143,7 @@ pub(crate) async fn serve<S: Service>(
             }
         }
         Flavor::StatelessLegacy(version) => {
-            if r.method != "initialize" {
+            if r.method != methods::INITIALIZE {
                 let c = &shared.stateless_client;
                 engine.engine.restore_session(
                     tessera_proto::SessionSnapshot::new(version)
@@ -163,7 +164,7 @@ async fn check_param_headers<S: Service>(
     headers: &HeaderMap,
     r: &JsonRpcRequest,
 ) -> Result<(), HttpResponse> {
-    if r.method != "tools/call" || !shared.config.validate_param_headers {
+    if r.method != methods::TOOLS_CALL || !shared.config.validate_param_headers {
         return Ok(());
     }
     let params = r.params.as_ref();
@@ -206,7 +207,7 @@ async fn answer<S: Service>(
     flavor: Flavor,
 ) -> HttpResponse {
     let id = r.id.clone();
-    let long_lived = r.method == "subscriptions/listen";
+    let long_lived = r.method == methods::SUBSCRIPTIONS_LISTEN;
     let token = (!long_lived).then(|| shared.inflight.token());
     engine.handle(JsonRpcMessage::Request(r), extensions);
     let mode = shared.config.response_mode;

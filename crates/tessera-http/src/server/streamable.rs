@@ -5,6 +5,7 @@
 #![allow(clippy::result_large_err)]
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use bytes::Bytes;
 use http::request::Parts;
@@ -408,8 +409,7 @@ async fn restore(
 /// Whether a frame sent after `initialize` completes the handshake: anything
 /// but a repeated `initialize` request does.
 pub(crate) fn completes_handshake(inbound: &Inbound) -> bool {
-    let not_initialize =
-        |m: &JsonRpcMessage| !matches!(m, JsonRpcMessage::Request(r) if r.method == "initialize");
+    let not_initialize = |m: &JsonRpcMessage| !matches!(m, JsonRpcMessage::Request(r) if r.method == methods::INITIALIZE);
     match inbound {
         Inbound::Message(m) => not_initialize(m),
         Inbound::Batch(items) => items.iter().flatten().any(not_initialize),
@@ -428,7 +428,7 @@ async fn session_post(
         Err(r) => return r,
     };
     if let (None, Inbound::Message(JsonRpcMessage::Request(r))) = (sid, &inbound) {
-        if r.method == "initialize" {
+        if r.method == methods::INITIALIZE {
             let r = r.clone();
             return initialize(shared, r, client).await;
         }
@@ -484,7 +484,7 @@ async fn session_post(
             }
         }
         Inbound::Message(JsonRpcMessage::Notification(n))
-            if n.method == "notifications/cancelled" =>
+            if n.method == methods::NOTIFICATIONS_CANCELLED =>
         {
             let id = n
                 .params

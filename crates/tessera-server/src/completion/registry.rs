@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_types::methods;
 use tessera_types::{
     CompleteRequestParams, CompleteResult, CompletionReference, ErrorObject, JsonObject,
     ServerCapabilities,
@@ -124,7 +125,7 @@ impl<S> CompletionRegistry<S> {
         resources: &ResourceRegistry<S>,
     ) -> Vec<&'static str> {
         if self.offered(prompts, resources) {
-            vec!["completion/complete"]
+            vec![methods::COMPLETION_COMPLETE]
         } else {
             Vec::new()
         }

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
+use tessera_types::methods;
 
 use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
@@ -201,7 +202,7 @@ impl<S> PromptRegistry<S> {
     /// `prompts/list` and `prompts/get` when prompts are offered.
     pub fn methods(&self) -> Vec<&'static str> {
         if self.offered() {
-            vec!["prompts/list", "prompts/get"]
+            vec![methods::PROMPTS_LIST, methods::PROMPTS_GET]
         } else {
             Vec::new()
         }
@@ -383,8 +384,8 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// Serves `prompts/list` and `prompts/get`.
     pub(crate) fn handle_prompts(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         match r.method.as_str() {
-            "prompts/list" => ready(self.list_prompts(&r)),
-            "prompts/get" => self.get_prompt(r),
+            methods::PROMPTS_LIST => ready(self.list_prompts(&r)),
+            methods::PROMPTS_GET => self.get_prompt(r),
             other => ready(Err(ErrorObject::method_not_found(other))),
         }
     }
@@ -401,7 +402,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             }
         };
         let all = self.read().prompts.definitions();
-        let (page, next) = self.pager().page("prompts/list", &all, cursor)?;
+        let (page, next) = self.pager().page(methods::PROMPTS_LIST, &all, cursor)?;
         let mut result = JsonObject::new();
         result.insert(
             "prompts".into(),

@@ -2,6 +2,7 @@
 //! `resources/directory/read`) and the skill files as resources.
 
 use std::sync::Arc;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult};
@@ -16,7 +17,11 @@ use crate::extension::ExtensionRequest;
 use crate::resource::{ResourceError, ResourceProvider};
 
 /// The methods the extension serves.
-pub(crate) const METHODS: [&str; 3] = ["skills/list", "skills/get", "resources/directory/read"];
+pub(crate) const METHODS: [&str; 3] = [
+    methods::SKILLS_LIST,
+    methods::SKILLS_GET,
+    methods::RESOURCES_DIRECTORY_READ,
+];
 
 pub(crate) fn handle(
     shared: Arc<Shared>,
@@ -24,9 +29,9 @@ pub(crate) fn handle(
 ) -> BoxFuture<'static, HandlerResult> {
     Box::pin(async move {
         match request.method() {
-            "skills/list" => list(&shared, &request),
-            "skills/get" => get(&shared, &request),
-            "resources/directory/read" => directory(&shared, &request).await,
+            methods::SKILLS_LIST => list(&shared, &request),
+            methods::SKILLS_GET => get(&shared, &request),
+            methods::RESOURCES_DIRECTORY_READ => directory(&shared, &request).await,
             other => Err(ErrorObject::method_not_found(other)),
         }
     })
@@ -39,7 +44,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
 fn list(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
     let all = shared.entries();
     // Entries are atomic: a page holds whole entries.
-    let (page, next) = request.page("skills/list", &all)?;
+    let (page, next) = request.page(methods::SKILLS_LIST, &all)?;
     let mut result = JsonObject::new();
     result.insert("skills".into(), to_value(&page));
     if let Some(n) = next {

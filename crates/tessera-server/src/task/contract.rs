@@ -6,6 +6,7 @@
 //! Each check uses its own owners and ids, so one store value can serve all.
 
 use serde_json::json;
+use tessera_types::methods;
 use tessera_types::tasks::TaskStatus;
 use tessera_types::{ErrorObject, JsonObject};
 
@@ -37,7 +38,14 @@ const T0: u64 = 1_700_000_000_000;
 
 /// A created task is readable at once by its owner, and by no one else.
 pub async fn create_then_get<S: TaskStore>(store: &S) {
-    let rec = TaskRecord::working("cg-1", "alice", "tools/call", T0, Some(60_000), Some(500));
+    let rec = TaskRecord::working(
+        "cg-1",
+        "alice",
+        methods::TOOLS_CALL,
+        T0,
+        Some(60_000),
+        Some(500),
+    );
     store.create(rec.clone()).await.expect("create");
     let got = store.get("alice", "cg-1", T0).await.expect("get");
     assert_eq!(got, Some(rec), "the owner reads the task as created");
@@ -47,9 +55,9 @@ pub async fn create_then_get<S: TaskStore>(store: &S) {
 
 /// A second task with the same id is refused and the first is untouched.
 pub async fn duplicate_create<S: TaskStore>(store: &S) {
-    let rec = TaskRecord::working("dup-1", "alice", "tools/call", T0, None, None);
+    let rec = TaskRecord::working("dup-1", "alice", methods::TOOLS_CALL, T0, None, None);
     store.create(rec.clone()).await.expect("create");
-    let again = TaskRecord::working("dup-1", "mallory", "tools/call", T0 + 1, None, None);
+    let again = TaskRecord::working("dup-1", "mallory", methods::TOOLS_CALL, T0 + 1, None, None);
     match store.create(again).await {
         Err(TaskStoreError::Duplicate(id)) => assert_eq!(id, "dup-1"),
         other => panic!("duplicate create must fail with Duplicate, got {other:?}"),
@@ -63,10 +71,11 @@ pub async fn duplicate_create<S: TaskStore>(store: &S) {
 
 /// Statuses move freely until terminal, then never again; payloads round-trip.
 pub async fn transitions_stop_at_terminal<S: TaskStore>(store: &S) {
-    let rec = TaskRecord::working("tr-1", "alice", "tools/call", T0, None, None);
+    let rec = TaskRecord::working("tr-1", "alice", methods::TOOLS_CALL, T0, None, None);
     store.create(rec).await.expect("create");
-    let asks =
-        obj(json!({"input-1": {"method": "elicitation/create", "params": {"message": "?"}}}));
+    let asks = obj(
+        json!({"input-1": {"method": methods::ELICITATION_CREATE, "params": {"message": "?"}}}),
+    );
     match store
         .update("tr-1", TaskChange::input_required(asks.clone()), T0 + 10)
         .await
@@ -129,7 +138,7 @@ pub async fn transitions_stop_at_terminal<S: TaskStore>(store: &S) {
         .create(TaskRecord::working(
             "tr-2",
             "alice",
-            "tools/call",
+            methods::TOOLS_CALL,
             T0,
             None,
             None,
@@ -159,7 +168,7 @@ pub async fn racing_transitions<S: TaskStore>(store: std::sync::Arc<S>) {
             .create(TaskRecord::working(
                 &id,
                 "alice",
-                "tools/call",
+                methods::TOOLS_CALL,
                 T0,
                 None,
                 None,
@@ -209,7 +218,7 @@ pub async fn ttl_expiry<S: TaskStore>(store: &S) {
         .create(TaskRecord::working(
             "ttl-1",
             "alice",
-            "tools/call",
+            methods::TOOLS_CALL,
             T0,
             Some(1_000),
             None,
@@ -220,7 +229,7 @@ pub async fn ttl_expiry<S: TaskStore>(store: &S) {
         .create(TaskRecord::working(
             "ttl-forever",
             "alice",
-            "tools/call",
+            methods::TOOLS_CALL,
             T0,
             None,
             None,
@@ -274,7 +283,7 @@ pub async fn ttl_expiry<S: TaskStore>(store: &S) {
         .create(TaskRecord::working(
             "ttl-1",
             "alice",
-            "tools/call",
+            methods::TOOLS_CALL,
             T0 + 3_000,
             None,
             None,
@@ -290,7 +299,7 @@ pub async fn listing<S: TaskStore>(store: &S) {
             .create(TaskRecord::working(
                 format!("ls-a{i}"),
                 "owner-a",
-                "tools/call",
+                methods::TOOLS_CALL,
                 T0 + i,
                 None,
                 None,
@@ -303,7 +312,7 @@ pub async fn listing<S: TaskStore>(store: &S) {
         .create(TaskRecord::working(
             "ls-a4b",
             "owner-a",
-            "tools/call",
+            methods::TOOLS_CALL,
             T0 + 4,
             None,
             None,
@@ -315,7 +324,7 @@ pub async fn listing<S: TaskStore>(store: &S) {
             .create(TaskRecord::working(
                 format!("ls-b{i}"),
                 "owner-b",
-                "tools/call",
+                methods::TOOLS_CALL,
                 T0 + i,
                 None,
                 None,
@@ -370,7 +379,7 @@ pub async fn fail_unfinished<S: TaskStore>(store: &S) {
             .create(TaskRecord::working(
                 id,
                 "alice",
-                "tools/call",
+                methods::TOOLS_CALL,
                 T0,
                 None,
                 None,
@@ -381,7 +390,7 @@ pub async fn fail_unfinished<S: TaskStore>(store: &S) {
     store
         .update(
             "fu-input",
-            TaskChange::input_required(obj(json!({"k": {"method": "roots/list"}}))),
+            TaskChange::input_required(obj(json!({"k": {"method": methods::ROOTS_LIST}}))),
             T0 + 1,
         )
         .await

@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_types::methods;
 use tessera_types::{ErrorObject, JsonObject};
 
 use super::call::{declares_extension, extension_required};
@@ -37,7 +38,10 @@ pub(crate) fn unknown_task(id: &str) -> ErrorObject {
 
 impl<S: Send + Sync + 'static> Server<S> {
     pub(crate) fn handle_tasks_extension(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        if matches!(r.method.as_str(), "tasks/result" | "tasks/list") {
+        if matches!(
+            r.method.as_str(),
+            methods::TASKS_RESULT | methods::TASKS_LIST
+        ) {
             // Removed by the extension: the result is inlined on tasks/get.
             return ready(Err(ErrorObject::method_not_found(&r.method)));
         }
@@ -55,8 +59,8 @@ impl<S: Send + Sync + 'static> Server<S> {
                 return Err(unknown_task(&id));
             };
             match r.method.as_str() {
-                "tasks/get" => Ok(wire::get_result(&record)),
-                "tasks/update" => {
+                methods::TASKS_GET => Ok(wire::get_result(&record)),
+                methods::TASKS_UPDATE => {
                     let responses = match r.params.as_ref().and_then(|p| p.get("inputResponses")) {
                         Some(Value::Object(o)) => o.clone(),
                         _ => {

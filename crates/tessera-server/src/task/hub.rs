@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tessera_types::methods;
 
 use tessera_runtime::{Bus, Peer, Request};
 use tessera_types::{ErrorObject, JsonObject};
@@ -323,7 +324,7 @@ impl TaskHub {
         let notify = self.live().get(&r.task_id).and_then(|l| l.notify.clone());
         if let Some(peer) = notify {
             let _ = peer.notify(
-                "notifications/tasks/status",
+                methods::NOTIFICATIONS_TASKS_STATUS,
                 Some(wire::legacy_task(r)),
                 None,
             );

@@ -2,6 +2,7 @@
 //! `tasks/result`, `tasks/list`, `tasks/cancel`.
 
 use std::time::Duration;
+use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
@@ -24,7 +25,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
         let hub = self.tasks().clone();
         let owner = owner_of(&r);
-        if r.method == "tasks/list" {
+        if r.method == methods::TASKS_LIST {
             let cursor = match r.params.as_ref().and_then(|p| p.get("cursor")) {
                 None | Some(Value::Null) => None,
                 Some(Value::String(c)) => Some(c.clone()),
@@ -59,8 +60,8 @@ impl<S: Send + Sync + 'static> Server<S> {
                 return Err(unknown_task(&id));
             };
             match r.method.as_str() {
-                "tasks/get" => Ok(wire::legacy_task(&record)),
-                "tasks/cancel" => {
+                methods::TASKS_GET => Ok(wire::legacy_task(&record)),
+                methods::TASKS_CANCEL => {
                     let refuse = || {
                         ErrorObject::invalid_params(format!(
                             "Invalid params: task {id} is already {} and cannot be cancelled",
@@ -83,7 +84,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                         Transition::NotFound => Err(unknown_task(&id)),
                     }
                 }
-                "tasks/result" => {
+                methods::TASKS_RESULT => {
                     let done = wait_terminal(&hub, &owner, record, &r).await?;
                     payload(done)
                 }
