@@ -292,10 +292,10 @@ impl Inputs {
                 methods::TASKS_RESULT => return r.result(params.as_ref()).await,
                 methods::SAMPLING_CREATE_MESSAGE | methods::ELICITATION_CREATE => {
                     self.check(&method, params.as_ref()).map_err(|r| r.error)?;
-                    if let Some(ttl) = take_task(&mut params)? {
+                    if let Some(ask) = take_task(&mut params)? {
                         let this = self.clone();
                         return r.create(
-                            ttl,
+                            ask.ttl_ms,
                             Box::pin(async move { this.answer_now(method, params).await }),
                         );
                     }

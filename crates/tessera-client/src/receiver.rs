@@ -103,23 +103,32 @@ fn object<T: serde::Serialize>(v: &T) -> JsonObject {
     }
 }
 
-/// Takes the `task` member out of `params`: `Some(ttl)` when the request asks
-/// to be run as a task (`ttl` in milliseconds, if given).
-pub(crate) fn take_task(
-    params: &mut Option<JsonObject>,
-) -> Result<Option<Option<u64>>, ErrorObject> {
+/// What a request's `task` member asks for: to be run as a task, kept for
+/// `ttl_ms` milliseconds if given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TaskAsk {
+    /// The requested `ttl`, in milliseconds.
+    pub(crate) ttl_ms: Option<u64>,
+}
+
+/// Takes the `task` member out of `params`: `Some` when the request asks to
+/// be run as a task.
+pub(crate) fn take_task(params: &mut Option<JsonObject>) -> Result<Option<TaskAsk>, ErrorObject> {
     let Some(p) = params.as_mut() else {
         return Ok(None);
     };
     match p.remove("task") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Object(t)) => match t.get("ttl") {
-            None | Some(Value::Null) => Ok(Some(None)),
-            Some(v) => v.as_u64().map(|ms| Some(Some(ms))).ok_or_else(|| {
-                ErrorObject::invalid_params(
-                    "Invalid params: task.ttl must be a whole number of milliseconds",
-                )
-            }),
+            None | Some(Value::Null) => Ok(Some(TaskAsk { ttl_ms: None })),
+            Some(v) => v
+                .as_u64()
+                .map(|ms| Some(TaskAsk { ttl_ms: Some(ms) }))
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(
+                        "Invalid params: task.ttl must be a whole number of milliseconds",
+                    )
+                }),
         },
         Some(_) => Err(ErrorObject::invalid_params(
             "Invalid params: task must be an object",
@@ -396,10 +405,16 @@ mod tests {
     #[test]
     fn the_task_member_is_taken_out() {
         let mut p = params(json!({"message": "m", "task": {"ttl": 9}}));
-        assert_eq!(take_task(&mut p).expect("ok"), Some(Some(9)));
+        assert_eq!(
+            take_task(&mut p).expect("ok"),
+            Some(TaskAsk { ttl_ms: Some(9) })
+        );
         assert!(!p.as_ref().is_some_and(|p| p.contains_key("task")));
         let mut p = params(json!({"task": {}}));
-        assert_eq!(take_task(&mut p).expect("ok"), Some(None));
+        assert_eq!(
+            take_task(&mut p).expect("ok"),
+            Some(TaskAsk { ttl_ms: None })
+        );
         let mut p = params(json!({"task": 3}));
         assert!(take_task(&mut p).is_err());
         let mut p = params(json!({"message": "m"}));

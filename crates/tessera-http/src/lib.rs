@@ -59,6 +59,6 @@ pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 pub use server::{
     BadEventId, CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_METHOD, EventId, EventStore,
     HostGuard, HostPolicy, InMemoryEventStore, LegacySsePaths, McpBody, McpHttp, McpHttpBuilder,
-    OriginPolicy, Refusal, RemoteAddr, ResponseMode, ServiceFactory, StoredEvent, close_sse_stream,
-    serve, serve_with,
+    OriginPolicy, Refusal, RemoteAddr, ResponseMode, ServiceFactory, StoredEvent, ToolSchemaLookup,
+    close_sse_stream, serve, serve_with,
 };

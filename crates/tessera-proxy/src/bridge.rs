@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use tessera_types::methods;
 
 use serde_json::Value;
-use tessera_http::ServiceFactory;
+use tessera_http::{ServiceFactory, ToolSchemaLookup};
 use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{
     BoxFuture, ConnectionOptions, HandlerResult, Notification, Request, Service,
@@ -488,10 +488,13 @@ impl ServiceFactory for Proxy {
         (self.inner.config.clone(), Arc::new(self.session_service()))
     }
 
-    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
+    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
         // Unknown here: let the HTTP layer ask (the list may be newer than
         // what the proxy has seen).
-        self.inner.schemas.get(name).map(Some)
+        match self.inner.schemas.get(name) {
+            Some(schema) => ToolSchemaLookup::Found(schema),
+            None => ToolSchemaLookup::Unknown,
+        }
     }
 }
 

@@ -98,13 +98,13 @@ pub trait ServiceFactory: Send + Sync + 'static {
     }
 
     /// The `inputSchema` of tool `name`, when the factory can read it
-    /// directly: `Some(None)` for no such tool, `None` when it cannot tell
-    /// (the server then asks the service with an internal `tools/list`).
-    /// Used to check the `Mcp-Param-*` headers of 2026-07-28 `tools/call`
-    /// requests without listing every tool on every call.
-    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
+    /// directly ([`ToolSchemaLookup::Unknown`] when it cannot tell: the
+    /// server then asks the service with an internal `tools/list`). Used to
+    /// check the `Mcp-Param-*` headers of 2026-07-28 `tools/call` requests
+    /// without listing every tool on every call.
+    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
         let _ = name;
-        None
+        ToolSchemaLookup::Unknown
     }
 
     /// Shares the service's server-wide events (a resource updated, a list
@@ -139,13 +139,27 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
         (self.shared_engine_config(), Arc::new(self.clone()))
     }
 
-    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
-        Some(self.tool_input_schema_shared(name))
+    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
+        match self.tool_input_schema_shared(name) {
+            Some(schema) => ToolSchemaLookup::Found(schema),
+            None => ToolSchemaLookup::NoSuchTool,
+        }
     }
 
     fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
         Box::pin(tessera_server::Server::share_events(self, bus))
     }
+}
+
+/// What a [`ServiceFactory`] knows of a tool's `inputSchema`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolSchemaLookup {
+    /// The tool exists and this is its `inputSchema`.
+    Found(Arc<JsonObject>),
+    /// There is no tool of that name.
+    NoSuchTool,
+    /// The factory cannot tell; the server asks the service instead.
+    Unknown,
 }
 
 /// A factory with its service type erased: spawns a driver over a
@@ -162,7 +176,7 @@ trait Spawner: Send + Sync {
         shared: &'a Arc<Shared>,
         job: single::Job,
     ) -> BoxFuture<'a, reply::HttpResponse>;
-    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>>;
+    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup;
     fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>>;
 }
 
@@ -194,7 +208,7 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
         Box::pin(single::serve(shared, config, service, job))
     }
 
-    fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
+    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
         self.0.tool_input_schema(name)
     }
 
@@ -319,7 +333,7 @@ impl Shared {
     }
 
     /// The `inputSchema` of a tool, when the factory can read it directly.
-    pub(crate) fn tool_input_schema(&self, name: &str) -> Option<Option<Arc<JsonObject>>> {
+    pub(crate) fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
         self.spawner.tool_input_schema(name)
     }
 

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::body::{McpBody, OnDrop};
 use super::modern::{self, ParamHeader};
 use super::reply::{self, HttpResponse};
-use super::{ResponseMode, Shared};
+use super::{ResponseMode, Shared, ToolSchemaLookup};
 use crate::sse::SseEvent;
 
 /// Which world the request belongs to (for the HTTP status of errors and
@@ -173,11 +173,9 @@ async fn check_param_headers<S: Service>(
     };
     let wanted = match shared.tool_input_schema(tool) {
         // Read directly from the server: no tools/list per call.
-        Some(schema) => schema
-            .as_deref()
-            .map(modern::param_headers)
-            .unwrap_or_default(),
-        None => engine.tool_param_headers(r, tool).await,
+        ToolSchemaLookup::Found(schema) => modern::param_headers(&schema),
+        ToolSchemaLookup::NoSuchTool => Default::default(),
+        ToolSchemaLookup::Unknown => engine.tool_param_headers(r, tool).await,
     };
     let args = params
         .and_then(|p| p.get("arguments"))
