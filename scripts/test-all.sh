@@ -13,7 +13,8 @@
 #              and through `tessera proxy --http` fronting `tessera serve --stdio`
 #   tasks      the tasks-* scenarios of 0.2.0-alpha.12 against `tessera serve --http
 #              --task-store sqlite:FILE`
-#   cluster    the conformance suite through HAProxy in front of three
+#   cluster    the conformance suite (0.1.16 and both wires of 0.2.0-alpha.12,
+#              tasks) through HAProxy in front of three
 #              `tessera serve --http --redis` instances (scripts/cluster.sh)
 #
 # Prints one summary line per stage and, last, the aggregate test count
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --nextest) USE_NEXTEST=1 ;;
     --skip) shift; SKIP+="${1:-} " ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test-all.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -287,6 +288,10 @@ if ! stage_skipped cluster; then
   export TESSERA_BIN
   CLUSTER_DIR="$LOGS/cluster"
   if URL="$(TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh up 2>"$LOGS/cluster-up.log")"; then
+    conformance_run "0.1.16 cluster" "$LOGS/conf-01-cluster.log" \
+      bash conformance/run-server.sh 0.1 --suite all "$URL"
+    conformance_run "0.2.0-alpha.12 cluster 2025-11-25" "$LOGS/conf-next-1125-cluster.log" \
+      bash conformance/run-server.sh next --spec-version 2025-11-25 "$URL"
     conformance_run "0.2.0-alpha.12 cluster 2026-07-28" "$LOGS/conf-next-0728-cluster.log" \
       bash conformance/run-server.sh next --spec-version 2026-07-28 "$URL"
     conformance_run "0.2.0-alpha.12 cluster tasks" "$LOGS/conf-tasks-cluster.log" \

@@ -140,9 +140,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "STORE", default_value = "memory")]
     task_store: String,
 
-    /// Keep all shared state in Redis (redis://HOST:PORT[/DB]): tasks, resumable
-    /// streams and the requestState key ring, so that several instances serve
-    /// one endpoint behind a load balancer.
+    /// Keep all shared state in Redis (redis://HOST:PORT[/DB]): sessions, tasks,
+    /// resumable streams and the requestState key ring, with messages between
+    /// instances over Redis pub/sub, so that several instances serve one
+    /// endpoint behind a load balancer.
     #[arg(long, value_name = "URL", env = "TESSERA_REDIS_URL")]
     redis: Option<String>,
 

@@ -15,7 +15,11 @@ use crate::connection::Redis;
 ///   `requestState` key ring ([`RedisKeyRing`](crate::RedisKeyRing),
 ///   with the lifetime of [`RedisOptions::request_state_ttl`](crate::RedisOptions::request_state_ttl)).
 /// - [`McpHttpBuilder`]: resumable SSE streams
-///   ([`RedisEventStore`](crate::RedisEventStore)).
+///   ([`RedisEventStore`](crate::RedisEventStore)), the state of legacy
+///   (Streamable HTTP) sessions ([`RedisSessionStore`](crate::RedisSessionStore))
+///   and the instance's [`RedisBus`](crate::RedisBus), which carries what
+///   one session's copies on several instances tell each other and the
+///   server-wide events (resources updated, lists changed).
 pub trait Install: Sized {
     /// Returns the builder with its stores on `redis`.
     fn install_redis(self, redis: &Redis) -> Self;
@@ -32,6 +36,8 @@ impl<S: Send + Sync + 'static> Install for ServerBuilder<S> {
 impl Install for McpHttpBuilder {
     fn install_redis(self, redis: &Redis) -> Self {
         self.event_store(Some(Arc::new(redis.event_store())))
+            .session_store(Arc::new(redis.session_store()))
+            .bus(Arc::new(redis.bus()))
     }
 }
 
