@@ -5,6 +5,7 @@
 mod apps;
 mod media;
 mod mrtr;
+mod notify;
 mod prompts;
 mod resources;
 mod tasks;
@@ -55,5 +56,6 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     let b = mrtr::register(b);
     let b = tasks::register(b);
     let b = resources::register(b);
+    let b = notify::register(b);
     prompts::register(b).build()
 }
