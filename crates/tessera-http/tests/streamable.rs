@@ -4,7 +4,6 @@
 mod common;
 
 use std::collections::HashSet;
-use std::time::Duration;
 
 use common::*;
 use http::StatusCode;
@@ -200,7 +199,7 @@ async fn malformed_input_gets_400_with_json_rpc_errors() {
     let sid = s.session(LEGACY).await;
     let gate = s.send_json(s.in_session(&sid), call(40, "gate", json!({}), false));
     let dup = async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.flags.at_gate.notified().await;
         let r = s
             .send_json(
                 s.in_session(&sid),
@@ -493,7 +492,7 @@ async fn a_cancelled_request_ends_its_stream_without_a_response() {
     // Cancelled before anything was sent: the waiting POST is released.
     let pending = s.send_json(s.in_session(&sid), call(7, "gate", json!({}), false));
     let cancel = async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.flags.at_gate.notified().await;
         let c = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}});
         s.send_json(s.in_session(&sid), c).await
     };
@@ -640,7 +639,7 @@ async fn graceful_shutdown_finishes_requests_then_closes_streams() {
         tokio::spawn(async move { body_json(send(addr, req).await).await })
     };
     eventually(|| s.mcp.session_count() == 1).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    s.flags.at_gate.notified().await;
     let serve = s.begin_shutdown();
     eventually(|| s.mcp.is_shutting_down()).await;
     s.flags.gate.notify_one();

@@ -227,6 +227,26 @@ impl Engine {
         self.inflight.len()
     }
 
+    /// Whether the incoming request `id` is being handled (a new request
+    /// may not reuse its id until it is answered).
+    pub fn is_in_progress(&self, id: &RequestId) -> bool {
+        self.inflight.contains_key(id)
+    }
+
+    /// Whether the peer may send JSON-RPC batches: the version negotiated
+    /// (or connected at) allows them.
+    pub fn allows_batches(&self) -> bool {
+        self.batches_allowed().is_some()
+    }
+
+    /// Answers a frame the transport could not hand over (too large, say)
+    /// with `error` and a null id.
+    pub fn refuse_frame(&mut self, error: ErrorObject) {
+        if !self.closed {
+            self.answer(None, Err(error), None);
+        }
+    }
+
     pub(crate) fn push_event(&mut self, e: Event) {
         self.events.push_back(e);
     }

@@ -9,7 +9,10 @@
 //! - A [`Service`] handles what the peer sends: requests concurrently, each with
 //!   a cancellation token that fires on `notifications/cancelled`;
 //!   notifications in order.
-//! - [`OneShot`] serves a request inside the caller's task (stateless HTTP).
+//! - [`Connection`] is the connection core every one of these drives: the
+//!   engine, its running handlers and its command queue in one value with a
+//!   poll-style step. [`spawn`] runs it in a task of its own; a per-request
+//!   HTTP engine or an HTTP session runs it inside its own task.
 //! - [`shared`]: the [`SessionState`] of a legacy session, the [`SessionStore`]
 //!   that keeps it and the [`Bus`] between instances, for serving one
 //!   endpoint from several processes.
@@ -25,10 +28,10 @@
 //! ```
 
 mod child;
+mod connection;
 mod driver;
 mod extensions;
 pub mod lines;
-mod oneshot;
 mod peer;
 mod service;
 pub mod shared;
@@ -37,9 +40,13 @@ pub mod testing;
 mod transport;
 
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
-pub use driver::{ConnectionOptions, spawn, spawn_restored, spawn_shared, spawn_transport};
+pub use connection::{Connection, ConnectionOptions};
+pub use driver::{drive, spawn, spawn_restored, spawn_shared, spawn_transport};
 pub use extensions::{Extensions, Principal};
-pub use oneshot::OneShot;
+/// The per-request use of the [`Connection`] core (its former name): feed it
+/// a message with [`Connection::handle_message`] and await
+/// [`Connection::next`].
+pub type OneShot<S> = Connection<S>;
 pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
 pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
 pub use shared::{

@@ -3,7 +3,8 @@
 use tessera_proto::EngineConfig;
 use tokio::task::JoinHandle;
 
-use crate::driver::{ConnectionOptions, spawn};
+use crate::connection::ConnectionOptions;
+use crate::driver::spawn;
 use crate::peer::Peer;
 use crate::service::Service;
 

@@ -14,7 +14,7 @@
 //!
 //! Module map: `guard` (Host/Origin), `body` (response body, limited reads),
 //! `reply` (response helpers), `event_store` (resumability), `session` (one
-//! legacy session: engine + message router; its handle, its link to the
+//! legacy session: its task driving the connection core and routing messages; its handle, its link to the
 //! shared state, stream resumption), `cluster` (several instances serving one
 //! endpoint: the session store, the bus, instance tags), `registry` (the live sessions,
 //! their caps and eviction), `streamable` (the legacy-era endpoint), `modern`
@@ -34,8 +34,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tessera_proto::EngineConfig;
 use tessera_runtime::{
-    BoxFuture, Bus, ChannelTransport, ConnectionOptions, Peer, Service, SessionState, SessionStore,
-    StoreError,
+    BoxFuture, Bus, Connection, ConnectionOptions, Service, SessionState, SessionStore, StoreError,
 };
 use tessera_types::{JsonObject, ProtocolVersion};
 use tokio_util::sync::CancellationToken;
@@ -162,15 +161,14 @@ pub enum ToolSchemaLookup {
     Unknown,
 }
 
-/// A factory with its service type erased: spawns a driver over a
-/// transport, or serves one request with a per-request engine.
+/// A factory with its service type erased: makes the connection core of a
+/// session, or serves one request with a per-request core.
 trait Spawner: Send + Sync {
-    fn spawn(
+    fn session_core(
         &self,
-        transport: ChannelTransport,
-        options: ConnectionOptions,
+        options: &ConnectionOptions,
         restore: Option<&SessionState>,
-    ) -> Peer;
+    ) -> Box<dyn session::SessionCore>;
     fn serve_single<'a>(
         &'a self,
         shared: &'a Arc<Shared>,
@@ -183,20 +181,17 @@ trait Spawner: Send + Sync {
 struct FactorySpawner<F>(F);
 
 impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
-    fn spawn(
+    fn session_core(
         &self,
-        transport: ChannelTransport,
-        options: ConnectionOptions,
+        options: &ConnectionOptions,
         restore: Option<&SessionState>,
-    ) -> Peer {
+    ) -> Box<dyn session::SessionCore> {
         let (config, service) = self.0.make_session();
-        let (peer, _task) = match restore {
-            Some(state) => {
-                tessera_runtime::spawn_restored(config, transport, service, options, state)
-            }
-            None => tessera_runtime::spawn_shared(config, transport, service, options),
-        };
-        peer
+        let mut core = Connection::with_options(config, service, options);
+        if let Some(state) = restore {
+            core.restore_state(state);
+        }
+        Box::new(core)
     }
 
     fn serve_single<'a>(
@@ -300,15 +295,14 @@ impl Shared {
         self.spawner.serve_single(self, job).await
     }
 
-    pub(crate) fn spawn_engine(
+    /// The connection core of a new session (driven by the session's task).
+    pub(crate) fn session_core(
         &self,
-        transport: ChannelTransport,
         kind: session::SessionKind,
         restore: Option<&SessionState>,
-    ) -> Peer {
-        self.spawner.spawn(
-            transport,
-            ConnectionOptions {
+    ) -> Box<dyn session::SessionCore> {
+        self.spawner.session_core(
+            &ConnectionOptions {
                 max_message_size: self.config.max_body,
                 drain_timeout: self.config.drain_timeout,
                 export_session: kind == session::SessionKind::Streamable && self.cluster.stores,

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use serde_json::json;
 use tessera_proto::{EngineConfig, Outbound, Transmit};
-use tessera_runtime::{OneShot, Service};
+use tessera_runtime::{Connection, Service};
 use tessera_types::{
     ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId,
 };
@@ -46,7 +46,7 @@ pub(crate) struct Job {
 
 /// An engine serving one POST, run in the request's task.
 struct PerRequest<S> {
-    engine: OneShot<S>,
+    engine: Connection<S>,
     internal: u64,
 }
 
@@ -56,7 +56,8 @@ impl<S: Service> PerRequest<S> {
         self.internal += 1;
         let id = RequestId::String(format!("tessera-http/internal-{}", self.internal));
         let m = JsonRpcMessage::request(id.clone(), method, Some(params));
-        self.engine.handle(m, tessera_runtime::Extensions::new());
+        self.engine
+            .handle_message(m, tessera_runtime::Extensions::new());
         while let Some(t) = self.engine.next().await {
             match t.message {
                 Outbound::Single(JsonRpcMessage::Result(r)) if r.id == id => return Some(r.result),
@@ -133,7 +134,7 @@ pub(crate) async fn serve<S: Service>(
         request: r,
     } = job;
     let mut engine = PerRequest {
-        engine: OneShot::new(config, service),
+        engine: Connection::new(config, service),
         internal: 0,
     };
     match flavor {
@@ -199,7 +200,7 @@ fn final_for(t: &Transmit, id: &RequestId) -> bool {
 
 async fn answer<S: Service>(
     shared: &Arc<Shared>,
-    mut engine: OneShot<S>,
+    mut engine: Connection<S>,
     r: JsonRpcRequest,
     extensions: tessera_runtime::Extensions,
     flavor: Flavor,
@@ -207,7 +208,7 @@ async fn answer<S: Service>(
     let id = r.id.clone();
     let long_lived = r.method == methods::SUBSCRIPTIONS_LISTEN;
     let token = (!long_lived).then(|| shared.inflight.token());
-    engine.handle(JsonRpcMessage::Request(r), extensions);
+    engine.handle_message(JsonRpcMessage::Request(r), extensions);
     let mode = shared.config.response_mode;
     let mut pending: Option<Bytes> = None;
     if mode != ResponseMode::Sse {
@@ -258,7 +259,7 @@ async fn answer<S: Service>(
 /// Carries the engine's messages to the stream until the response; a closed
 /// stream cancels a 2026-07-28 request.
 async fn pump<S: Service>(
-    mut engine: OneShot<S>,
+    mut engine: Connection<S>,
     id: RequestId,
     tx: mpsc::Sender<Bytes>,
     gone: CancellationToken,

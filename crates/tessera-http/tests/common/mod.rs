@@ -29,6 +29,9 @@ pub const MODERN: &str = "2026-07-28";
 pub struct Flags {
     pub cancelled: AtomicBool,
     pub gate: tokio::sync::Notify,
+    /// Told each time a `gate` call starts waiting (a barrier for tests
+    /// that act while a request is in progress).
+    pub at_gate: tokio::sync::Notify,
 }
 
 /// Records a cancellation when dropped after the token fired.
@@ -98,7 +101,9 @@ pub fn fixture(flags: Arc<Flags>) -> Server {
                 .handler(move || {
                     let f = f1.clone();
                     async move {
-                        f.gate.notified().await;
+                        let opened = f.gate.notified();
+                        f.at_gate.notify_one();
+                        opened.await;
                         "gate opened".to_owned()
                     }
                 }),

@@ -157,7 +157,6 @@ impl Router {
                 .data
                 .insert(HOLDER_KEY.into(), serde_json::json!(link.holder));
         }
-        self.negotiated = Some(state.protocol_version);
         let saved = link.cluster.store.save(&state, link.cluster.ttl).await;
         if shared {
             link.state = Some(state.clone());
@@ -246,12 +245,12 @@ impl Router {
             Note::State(state) => self.take_state(*state),
             Note::Response { to, message } if to == tag => {
                 let inbound = decode::decode(message.get().as_bytes());
-                let _ = self.inbound.send(Incoming::Decoded(inbound)).await;
+                self.core.handle(Incoming::Decoded(inbound));
             }
             Note::Cancelled { message } => {
                 let inbound = decode::decode(message.get().as_bytes());
                 let id = cancelled_id(&inbound);
-                let _ = self.inbound.send(Incoming::Decoded(inbound)).await;
+                self.core.handle(Incoming::Decoded(inbound));
                 if let Some(id) = id {
                     Box::pin(self.command(Command::Cancelled(id))).await;
                 }
@@ -308,7 +307,6 @@ impl Router {
         link.saved = true;
         link.revision = state.revision;
         link.holder = cluster::holder_of(&state);
-        self.negotiated = Some(state.protocol_version);
         if let Some(h) = self.handle.upgrade() {
             if state.initialized {
                 h.mark_handshaken();

@@ -1,9 +1,13 @@
-//! One legacy session: an engine driver over a [`ChannelTransport`] and the
-//! router task that sends each outgoing message to exactly one stream.
+//! One legacy session: one task that drives the session's connection core
+//! (see [`tessera_runtime::Connection`]) and sends each message it writes to
+//! exactly one stream.
 //!
-//! The router is an actor: it owns every stream of the session, and the HTTP
-//! handlers talk to it with [`Command`]s. Commands are served before
-//! transmits, so a request is always registered before its answer can arrive.
+//! The session task owns the core and every stream of the session; the HTTP
+//! handlers talk to it with [`Command`]s. A request's route is registered in
+//! the same step that hands its frame to the core, so it exists before any
+//! answer can be written. The core is the only holder of protocol state: the
+//! task asks it whether an id is in progress, whether batches are allowed,
+//! which version was negotiated; it tracks only where messages go.
 //!
 //! Routing: a transmit `related` to a registered request goes to that
 //! request's POST stream (its response ends the stream); anything else goes
@@ -15,6 +19,7 @@
 //! instances (`link`: its stored state, its bus topic, who holds its
 //! standalone stream); see [`super::cluster`] for how state moves.
 
+mod core;
 mod handle;
 mod link;
 mod resume;
@@ -26,9 +31,11 @@ use std::time::Duration;
 
 use foldhash::{HashMap, HashSet};
 
+pub(crate) use self::core::SessionCore;
+
 use bytes::Bytes;
 use tessera_proto::{Outbound, Transmit};
-use tessera_runtime::{ChannelTransport, Incoming, Principal, SessionState};
+use tessera_runtime::{Incoming, Principal, SessionState};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -72,7 +79,7 @@ pub(crate) enum RegisterError {
 /// What the HTTP handlers ask of a session's router. Kept small (frames are
 /// boxed): every session's command channel holds a block of these.
 pub(crate) enum Command {
-    /// Registers the requests of a frame, then hands the frame to the engine
+    /// Registers the requests of a frame, then hands the frame to the core
     /// (so the route exists before any answer can arrive).
     Submit(Box<Submit>),
     OpenGet {
@@ -147,16 +154,17 @@ fn start(
     };
     let ended = CancellationToken::new();
     let max_inflight = shared.config.max_requests_per_session.max(1);
-    let mut channels = None;
+    let mut parts = None;
     let handle = shared.sessions.admit_as(&id, &client, || {
-        let (transport, inbound, transmits) = ChannelTransport::new(64);
         let (commands, commands_rx) = mpsc::unbounded_channel();
-        channels = Some((inbound, transmits, commands_rx));
+        let core = shared.session_core(kind, restored.as_ref());
+        let peer = core.peer().clone();
+        parts = Some((core, commands_rx));
         Arc::new(SessionHandle {
             id: id.clone(),
             kind,
             commands,
-            peer: shared.spawn_engine(transport, kind, restored.as_ref()),
+            peer,
             ended: ended.clone(),
             last_activity: Mutex::new(Instant::now()),
             owner: owner.clone(),
@@ -170,7 +178,7 @@ fn start(
             store_error: std::sync::OnceLock::new(),
         })
     })?;
-    let Some((inbound, transmits, commands_rx)) = channels else {
+    let Some((core, commands_rx)) = parts else {
         // Another request restored this session first.
         return Ok(handle);
     };
@@ -182,11 +190,10 @@ fn start(
     };
     let mut streams = HashMap::default();
     streams.insert(standalone, StreamState::new(sse_sink));
-    let negotiated = restored.as_ref().map(|s| s.protocol_version);
     let link = (kind == SessionKind::Streamable && shared.cluster.stores)
         .then(|| Box::new(link::Link::new(shared.cluster.clone(), &handle, restored)));
     let router = Router {
-        inbound,
+        core,
         session: id,
         kind,
         shared: Arc::downgrade(shared),
@@ -208,7 +215,6 @@ fn start(
         sse_held: HashMap::default(),
         ended,
         commands: commands_rx,
-        transmits,
         routes: HashMap::default(),
         by_request: HashMap::default(),
         next_route: 0,
@@ -216,7 +222,6 @@ fn start(
         standalone,
         next_stream: standalone + 1,
         backlog: VecDeque::new(),
-        negotiated,
         link,
         relay_ends: Vec::new(),
         relay_waits: Vec::new(),
@@ -272,8 +277,8 @@ impl StreamState {
 }
 
 struct Router {
-    /// Where submitted frames go (the engine's driver).
-    inbound: mpsc::Sender<Incoming>,
+    /// The session's connection core, driven by this task.
+    core: Box<dyn SessionCore>,
     session: Arc<str>,
     kind: SessionKind,
     shared: Weak<Shared>,
@@ -289,7 +294,6 @@ struct Router {
     sse_held: HashMap<RequestId, OwnedSemaphorePermit>,
     ended: CancellationToken,
     commands: mpsc::UnboundedReceiver<Command>,
-    transmits: mpsc::UnboundedReceiver<Transmit>,
     routes: HashMap<u64, Route>,
     by_request: HashMap<RequestId, u64>,
     next_route: u64,
@@ -301,7 +305,6 @@ struct Router {
     next_stream: u64,
     /// Standalone messages not yet delivered to any GET stream.
     backlog: VecDeque<Bytes>,
-    negotiated: Option<ProtocolVersion>,
     /// The session's part in the shared state (Streamable HTTP sessions).
     link: Option<Box<link::Link>>,
     /// Streams relayed to another instance that ended, to tell it.
@@ -323,7 +326,23 @@ impl Router {
         if let Some(link) = &mut self.link {
             link.subscribe(&self.session).await;
         }
-        loop {
+        'serve: loop {
+            // What the core wrote goes to its streams first (a change of
+            // the session's state it made is stored before, in `route`).
+            while let Some(t) = self.core.poll_transmit() {
+                self.route(t).await;
+                if self.kind == SessionKind::Sse
+                    && self
+                        .streams
+                        .get(&self.standalone)
+                        .is_none_or(|s| s.sink.is_none())
+                {
+                    break 'serve;
+                }
+            }
+            if self.core.is_closed() {
+                break;
+            }
             // A change the core exported without a message to follow it (a
             // notification) is stored before anything else happens.
             if self.link.as_ref().is_some_and(|l| l.changed()) {
@@ -345,16 +364,9 @@ impl Router {
                     Some(c) => self.command(c).await,
                     None => break,
                 },
+                // The handlers run as futures of this task.
+                () = self::core::work(&mut self.core) => {}
                 note = link::next_note(&mut self.link) => Box::pin(self.on_note(note)).await,
-                t = self.transmits.recv() => match t {
-                    Some(t) => {
-                        self.route(t).await;
-                        if self.kind == SessionKind::Sse && self.streams.get(&self.standalone).is_none_or(|s| s.sink.is_none()) {
-                            break;
-                        }
-                    }
-                    None => break,
-                },
                 _ = sleep_until(self.handshake_deadline), if self.handshake_deadline.is_some() => {
                     self.handshake_deadline = None;
                     if self.handle.upgrade().is_some_and(|h| !h.is_handshaken()) {
@@ -389,9 +401,7 @@ impl Router {
             .handle
             .upgrade()
             .map_or(EndReason::Local, |h| h.end_reason());
-        if let Some(h) = self.handle.upgrade() {
-            h.peer.close();
-        }
+        self.core.close();
         let shared = self.shared.upgrade();
         if let Some(s) = &shared {
             s.sessions.remove_if(&self.session, &self.handle);
@@ -460,18 +470,19 @@ impl Router {
                     first,
                     permit,
                 } = *submit;
-                if batch && !self.negotiated.is_some_and(|v| v.allows_batches()) {
+                if batch && !self.core.allows_batches() {
                     let _ = first.send(FirstReply::Refused(RegisterError::BatchNotAllowed(
-                        self.negotiated,
+                        self.core.negotiated_version(),
                     )));
                     return;
                 }
+                let core = &self.core;
                 let duplicate = match ids.as_slice() {
-                    [id] => self.by_request.contains_key(id).then_some(id),
+                    [id] => core.is_in_progress(id).then_some(id),
                     _ => {
                         let mut seen = HashSet::default();
                         ids.iter()
-                            .find(|id| self.by_request.contains_key(*id) || !seen.insert(*id))
+                            .find(|id| core.is_in_progress(id) || !seen.insert(*id))
                     }
                 };
                 if let Some(dup) = duplicate {
@@ -495,14 +506,16 @@ impl Router {
                 if mode == ResponseMode::Sse {
                     self.start_stream(key);
                 }
-                if self.inbound.send(frame).await.is_err() {
-                    // The engine is gone: so is the session.
+                if self.core.is_closed() {
+                    // The core is closed: so is the session.
                     self.end_route(key);
+                } else {
+                    self.core.handle(frame);
                 }
             }
             Command::Forward(frame, held) => {
                 self.sse_held.extend(held);
-                let _ = self.inbound.send(*frame).await;
+                self.core.handle(*frame);
             }
             Command::Save(done) => {
                 if self.link.as_ref().is_some_and(|l| l.changed()) {
@@ -606,7 +619,6 @@ impl Router {
             // Stored before the message that follows the change leaves.
             Box::pin(self.save_state()).await;
         }
-        self.note_initialize(&t);
         let (key, is_final) = match &t.message {
             Outbound::Single(m) => {
                 let key = related
@@ -665,25 +677,6 @@ impl Router {
                     if is_final {
                         self.end_route(key);
                     }
-                }
-            }
-        }
-    }
-
-    /// Learns the negotiated version from a successful `initialize` result.
-    fn note_initialize(&mut self, t: &Transmit) {
-        if self.negotiated.is_some() {
-            return;
-        }
-        if let Outbound::Single(JsonRpcMessage::Result(r)) = &t.message {
-            if let Some(v) = r
-                .result
-                .get("protocolVersion")
-                .and_then(|v| v.as_str())
-                .and_then(ProtocolVersion::parse)
-            {
-                if r.result.contains_key("serverInfo") {
-                    self.negotiated = Some(v);
                 }
             }
         }

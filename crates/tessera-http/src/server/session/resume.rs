@@ -158,7 +158,7 @@ impl Router {
     }
 
     /// Owner side: sends one event of a relayed stream.
-    pub(super) async fn relay_event(&self, to: u32, id: EventId, data: &[u8]) {
+    pub(super) async fn relay_event(&mut self, to: u32, id: EventId, data: &[u8]) {
         let (Some(link), Some(message)) = (&self.link, Note::raw(data)) else {
             return;
         };
