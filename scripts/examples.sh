@@ -73,6 +73,15 @@ check "apps_server hides its app-only tool" \
 check "echo_stdio answers tools/call" \
   bash -c '[ "$(timeout 30 "$1" call echo "{\"text\":\"hi\"}" -- "$2")" = hi ]' _ "$TESSERA" "$EX/echo_stdio"
 
+# logging_layer: a middleware layer logs each request to the server's stderr.
+check "logging_layer logs tools/call hello" \
+  bash -c 'out="$(timeout 30 "$1" call hello "{}" -- "$2" 2>&1)" && echo "$out" | grep -qx hello && echo "$out" | grep -q "^tools/call hello took .*: ok$"' _ "$TESSERA" "$EX/logging_layer"
+# tool_allow_list: a middleware layer refuses tools that are not listed.
+check "tool_allow_list calls a listed tool" \
+  bash -c '[ "$(timeout 30 "$1" call time "{}" -- "$2")" = 12:00 ]' _ "$TESSERA" "$EX/tool_allow_list"
+check "tool_allow_list refuses an unlisted tool" \
+  bash -c '! out="$(timeout 30 "$1" call wipe "{}" -- "$2" 2>&1)" && echo "$out" | grep -q "wipe is not allowed"' _ "$TESSERA" "$EX/tool_allow_list"
+
 # client_call: the example client against the example stdio server.
 check "client_call calls a stdio server" \
   bash -c 'timeout 30 "$1" echo "{\"text\":\"yo\"}" -- "$2" | tail -n1 | grep -qx yo' _ "$EX/client_call" "$EX/echo_stdio"

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
+use tessera_runtime::middleware::{Middleware, MiddlewareStack};
 use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
 use tessera_types::{
     ClientCapabilities, Era, ExtensionSettings, Implementation, JsonObject, LoggingLevel,
@@ -54,6 +55,7 @@ pub struct ClientBuilder {
     resubscribe: bool,
     log_level: Option<LoggingLevel>,
     event_capacity: usize,
+    middleware: MiddlewareStack,
 }
 
 impl ClientBuilder {
@@ -78,6 +80,7 @@ impl ClientBuilder {
             resubscribe: true,
             log_level: None,
             event_capacity: 1024,
+            middleware: MiddlewareStack::new(),
         }
     }
 
@@ -276,6 +279,17 @@ impl ClientBuilder {
         self
     }
 
+    /// Adds an MCP-level middleware layer (see
+    /// [`tessera_runtime::middleware`]) over the requests the server sends
+    /// this client in the legacy era (`roots/list`, `sampling/createMessage`,
+    /// `elicitation/create`, task methods): it can observe, reject or
+    /// rewrite them and their answers. The first layer added is the
+    /// outermost.
+    pub fn layer(mut self, layer: impl Middleware) -> Self {
+        self.middleware = self.middleware.layer(layer);
+        self
+    }
+
     /// How many events a slow [`EventStream`](crate::EventStream) may fall
     /// behind before it skips the oldest (default 1024).
     pub fn event_capacity(mut self, n: usize) -> Self {
@@ -367,6 +381,7 @@ impl ClientBuilder {
             subscriptions: Arc::new(Subscriptions::default()),
             generation,
             closed: AtomicBool::new(false),
+            middleware: self.middleware.clone(),
         });
         let started = first(Launch::new(&shared, &settings, 1)).await?;
         let conn = match establish(&shared, &settings, 1, started).await {

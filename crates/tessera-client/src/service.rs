@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 use tessera_types::methods;
 
 use serde_json::Value;
+use tessera_runtime::middleware::MiddlewareStack;
 use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request, Service};
 use tessera_types::JsonObject;
 use tokio::sync::{broadcast, watch};
@@ -29,6 +30,8 @@ pub(crate) struct Shared {
     /// touched when the client closes.
     pub generation: watch::Sender<u64>,
     pub closed: AtomicBool,
+    /// The MCP-level middleware the server's requests go through.
+    pub middleware: MiddlewareStack,
 }
 
 /// The [`Service`] of one connection.
@@ -80,10 +83,17 @@ impl Service for ClientService {
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         let inputs = self.shared.inputs.clone();
-        Box::pin(async move {
-            // Undeclared requests are refused inside `answer`, before any handler runs.
-            inputs.answer(request.method, request.params).await
-        })
+        let answer = move |request: Request| -> BoxFuture<'static, HandlerResult> {
+            let inputs = inputs.clone();
+            Box::pin(async move {
+                // Undeclared requests are refused inside `answer`, before any handler runs.
+                inputs.answer(request.method, request.params).await
+            })
+        };
+        if self.shared.middleware.is_empty() {
+            return answer(request);
+        }
+        self.shared.middleware.run(request, answer)
     }
 
     fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {

@@ -32,6 +32,7 @@ mod connection;
 mod driver;
 mod extensions;
 pub mod lines;
+pub mod middleware;
 mod peer;
 mod service;
 pub mod shared;

@@ -8,6 +8,7 @@ use tessera_types::methods;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tessera_proto::{EngineConfig, ServerIdentity};
+use tessera_runtime::middleware::{Middleware, MiddlewareStack};
 use tessera_runtime::{
     BoxFuture, ConnectionOptions, HandlerResult, Notification, Peer, Request, Service,
 };
@@ -70,6 +71,7 @@ pub struct ServerBuilder<S = ()> {
     pub(crate) sealer: Option<StateSealer>,
     pub(crate) extensions: ExtensionSet,
     pub(crate) tasks: crate::task::TaskSettings,
+    pub(crate) middleware: MiddlewareStack,
 }
 
 impl<S> std::fmt::Debug for ServerBuilder<S> {
@@ -216,6 +218,30 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Adds an MCP-level middleware layer (see
+    /// [`tessera_runtime::middleware`]): it sees every request the server
+    /// serves — method, params, era and version, HTTP headers and principal —
+    /// after the connection core checked it and before the handler runs, and
+    /// can observe, reject or rewrite the request and its result. The first
+    /// layer added is the outermost.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tessera_runtime::middleware::{TimeoutLayer, TraceLayer};
+    /// use tessera_server::Server;
+    ///
+    /// let server = Server::builder()
+    ///     .layer(TraceLayer::new())
+    ///     .layer(TimeoutLayer::new(Duration::from_secs(30)))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn layer(mut self, layer: impl Middleware) -> Self {
+        self.middleware = self.middleware.layer(layer);
+        self
+    }
+
     /// Checks every definition and builds the server.
     pub fn build(mut self) -> Result<Server<S>, BuildError> {
         if let Some(e) = self.errors.into_iter().next() {
@@ -240,6 +266,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                     .sealer
                     .unwrap_or_else(|| StateSealer::random(Duration::from_secs(600))),
                 extensions: self.extensions,
+                middleware: self.middleware,
             }),
         };
         let weak = Arc::downgrade(&server.inner);
@@ -280,6 +307,7 @@ pub(crate) struct Inner<S> {
     pub(crate) sealer: StateSealer,
     pub(crate) extensions: ExtensionSet,
     pub(crate) tasks: Arc<crate::task::hub::TaskHub>,
+    middleware: MiddlewareStack,
 }
 
 /// An MCP server: what it offers and how it answers, for both eras. Cheap to
@@ -325,6 +353,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             sealer: None,
             extensions: ExtensionSet::default(),
             tasks: crate::task::TaskSettings::default(),
+            middleware: MiddlewareStack::new(),
             settings: Settings {
                 page_size: 100,
                 cache_ttl: Duration::from_secs(60),
@@ -595,12 +624,10 @@ pub(crate) fn ready(r: HandlerResult) -> BoxFuture<'static, HandlerResult> {
     Box::pin(async move { r })
 }
 
-impl<S: Send + Sync + 'static> Service for Server<S> {
-    fn methods(&self) -> Vec<String> {
-        self.served_methods()
-    }
-
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+impl<S: Send + Sync + 'static> Server<S> {
+    /// Serves one request below the middleware: extension guards, the
+    /// extension or core handler, result hooks.
+    fn serve_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         if self.inner.extensions.list.is_empty() {
             return self.handle_core(request);
         }
@@ -645,6 +672,22 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
             }
             Ok(result)
         })
+    }
+}
+
+impl<S: Send + Sync + 'static> Service for Server<S> {
+    fn methods(&self) -> Vec<String> {
+        self.served_methods()
+    }
+
+    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+        if self.inner.middleware.is_empty() {
+            return self.serve_request(request);
+        }
+        let this = self.clone();
+        self.inner
+            .middleware
+            .run(request, move |r| this.serve_request(r))
     }
 
     fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {

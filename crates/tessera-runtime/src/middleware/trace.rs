@@ -1,0 +1,61 @@
+//! [`TraceLayer`]: a tracing span per request.
+
+use tracing::Instrument;
+
+use super::metrics::{Outcome, Watch};
+use super::{Middleware, Next};
+use crate::service::{BoxFuture, HandlerResult, Request};
+
+/// Runs each request in an `INFO` span named `mcp.request` with the fields
+/// `method`, `target` (tool or prompt name, resource URI), `id`, `era` and
+/// `version`, and ends it with one event carrying `duration_ms` and
+/// `outcome` (`ok`, `error` with its `code`, or `cancelled`): an `INFO`
+/// event for a result, `WARN` for an error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceLayer;
+
+impl TraceLayer {
+    /// The layer.
+    pub fn new() -> Self {
+        TraceLayer
+    }
+}
+
+impl Middleware for TraceLayer {
+    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
+        let span = tracing::info_span!(
+            "mcp.request",
+            method = %request.method,
+            target = request.target(),
+            id = %request.id,
+            era = ?request.context.era,
+            version = %request.context.version.as_str(),
+        );
+        let in_span = span.clone();
+        let watch = Watch::start(&request, move |r| {
+            let _entered = in_span.enter();
+            let ms = r.duration.as_secs_f64() * 1000.0;
+            match r.outcome {
+                Outcome::Ok => tracing::info!(duration_ms = ms, outcome = "ok", "request done"),
+                Outcome::Error(code) => tracing::warn!(
+                    duration_ms = ms,
+                    outcome = "error",
+                    code = code.0,
+                    "request failed"
+                ),
+                Outcome::Cancelled => {
+                    tracing::info!(duration_ms = ms, outcome = "cancelled", "request cancelled")
+                }
+            }
+        });
+        let answer = next.run(request);
+        Box::pin(
+            async move {
+                let result = answer.await;
+                watch.finish(Outcome::of(&result));
+                result
+            }
+            .instrument(span),
+        )
+    }
+}
