@@ -3,8 +3,10 @@
 # instances and HAProxy in front of them (round-robin per request, no stickiness),
 # each on a free loopback port.
 #
-#   scripts/cluster.sh up [--instances N]   start everything; the last line printed is
-#                                           the balancer's MCP URL
+#   scripts/cluster.sh up [--instances N] [-- SERVE-ARGS...]
+#                                           start everything; the last line printed is
+#                                           the balancer's MCP URL. SERVE-ARGS go to every
+#                                           `tessera serve` (e.g. --skills DIR)
 #   scripts/cluster.sh status               what is running
 #   scripts/cluster.sh down                 stop exactly what `up` started (recorded pids)
 #
@@ -18,6 +20,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${TESSERA_CLUSTER_DIR:-${TMPDIR:-/tmp}/tessera-cluster}"
 PIDS="$DIR/pids"
 INSTANCES=3
+SERVE_ARGS=()
 
 say() { printf 'cluster: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -90,7 +93,7 @@ up() {
   for i in $(seq 1 "$INSTANCES"); do
     port="$(free_port)"
     "$bin" serve --http "127.0.0.1:$port" --redis "$redis_url" \
-      --allow-host 127.0.0.1 --allow-host localhost \
+      --allow-host 127.0.0.1 --allow-host localhost ${SERVE_ARGS[@]+"${SERVE_ARGS[@]}"} \
       </dev/null >"$DIR/instance-$i.log" 2>&1 &
     local pid=$!
     record "instance-$i" "$pid" "$bin"
@@ -155,6 +158,7 @@ shift || true
 while [ $# -gt 0 ]; do
   case "$1" in
     --instances) INSTANCES="$2"; shift ;;
+    --) shift; SERVE_ARGS=("$@"); break ;;
     *) die "unknown option $1" ;;
   esac
   shift
@@ -163,5 +167,5 @@ case "$cmd" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) die "usage: $0 up [--instances N] | status | down" ;;
+  *) die "usage: $0 up [--instances N] [-- SERVE-ARGS...] | status | down" ;;
 esac

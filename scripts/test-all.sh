@@ -13,8 +13,9 @@
 #              and through `tessera proxy --http` fronting `tessera serve --stdio`
 #   tasks      the tasks-* scenarios of 0.2.0-alpha.12 against `tessera serve --http
 #              --task-store sqlite:FILE`
-#   cluster    the conformance suite (0.1.16 and both wires of 0.2.0-alpha.12,
-#              tasks) through HAProxy in front of three
+#   cluster    the conformance suite (0.1.16, both wires of 0.2.0-alpha.12, tasks,
+#              skills) and the interop cases of the official SDK clients
+#              (tests/interop/run.sh --url) through HAProxy in front of three
 #              `tessera serve --http --redis` instances (scripts/cluster.sh)
 #
 # Prints one summary line per stage and, last, the aggregate test count
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --nextest) USE_NEXTEST=1 ;;
     --skip) shift; SKIP+="${1:-} " ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test-all.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -287,7 +288,8 @@ if ! stage_skipped cluster; then
   cargo build -q -p tessera-cli </dev/null || echo "test-all.sh: building tessera-cli failed" >&2
   export TESSERA_BIN
   CLUSTER_DIR="$LOGS/cluster"
-  if URL="$(TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh up 2>"$LOGS/cluster-up.log")"; then
+  if URL="$(TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh up \
+      -- --skills conformance/fixtures/skills 2>"$LOGS/cluster-up.log")"; then
     conformance_run "0.1.16 cluster" "$LOGS/conf-01-cluster.log" \
       bash conformance/run-server.sh 0.1 --suite all "$URL"
     conformance_run "0.2.0-alpha.12 cluster 2025-11-25" "$LOGS/conf-next-1125-cluster.log" \
@@ -301,6 +303,18 @@ if ! stage_skipped cluster; then
         --scenario tasks-mrtr-input --scenario tasks-request-headers \
         --scenario tasks-dispatch-and-envelope --scenario tasks-status-notifications \
         --scenario tasks-required-task-error --scenario tasks-mrtr-composition "$URL"
+    conformance_run "0.2.0-alpha.12 cluster skills" "$LOGS/conf-next-skills-cluster.log" \
+      bash conformance/run-server.sh next --scenario sep-2640-skills-enumeration \
+        --scenario sep-2640-skills-manifest --scenario sep-2640-skills-directory "$URL"
+    # The official SDK clients' cases against `tessera serve --http`, through the balancer.
+    banner "tests/interop/run.sh --url (cluster)"
+    log="$LOGS/interop-cluster.log"; : >"$log"
+    start=$SECONDS
+    run_logged "$log" bash tests/interop/run.sh --url "$URL"; st=$?
+    line="$(grep -E '^interop: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1)"
+    p="$(sed -E 's/^interop: ([0-9]+) passed.*/\1/' <<<"$line")"
+    f="$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")"
+    record "interop cluster" "$st" "${p:-0}" "${f:-0}" "" $((SECONDS - start))
     TESSERA_CLUSTER_DIR="$CLUSTER_DIR" bash scripts/cluster.sh down 2>>"$LOGS/cluster-up.log"
   else
     cat "$LOGS/cluster-up.log" >&2

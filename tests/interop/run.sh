@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Interop checks for the tessera binary against the official MCP SDKs and servers.
 #
-#   tests/interop/run.sh [--list] [--no-controls] [--keep] [FILTER...]
+#   tests/interop/run.sh [--list] [--no-controls] [--keep] [--url URL] [FILTER...]
 #   tests/interop/run.sh --setup      only install node_modules and .venv, then exit
 #
 # FILTER: shell glob(s) matched against case names (e.g. 'py-sdk/*' or '*everything*').
+# --url URL: run only the cases whose server is `tessera serve --http` (Streamable HTTP),
+#   against the endpoint URL instead of a server started here: e.g. the balancer of
+#   scripts/cluster.sh (started with `-- --skills conformance/fixtures/skills` for the
+#   skills case).
 # Environment:
 #   TESSERA_BIN         tessera binary to test (default: build with `cargo build -p tessera-cli`
 #                       and use $CARGO_TARGET_DIR/debug/tessera, i.e. target/debug/tessera)
@@ -27,6 +31,7 @@ LIST_ONLY=0
 SETUP_ONLY=0
 KEEP=0
 FILTERS=()
+SERVER_URL=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -34,7 +39,8 @@ while [ $# -gt 0 ]; do
     --setup) SETUP_ONLY=1 ;;
     --no-controls) CONTROLS=0 ;;
     --keep) KEEP=1 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --url) SERVER_URL="${2:?--url needs a URL}"; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) FILTERS+=("$1") ;;
   esac
@@ -92,9 +98,15 @@ CASES=(
   "control/py-sdk-py-reference-discover|py|case_control_py_reference_discover"
 )
 
+# The cases whose server is `tessera serve --http`: with --url they use that endpoint.
+URL_CASES=" ts-sdk/streamable-http ext-tasks/http-task-lifecycle ext-skills/ts-client-tessera-server
+  py-sdk/http-legacy py-sdk/http-2026-07-28-discover py-sdk/http-2026-07-28-pinned
+  cli/http-list-and-call-tessera "
+
 selected() { # NAME -> 0 if the case is to run
   local name="$1" f
   if [ "$CONTROLS" = "0" ] && [[ "$name" == control/* ]]; then return 1; fi
+  if [ -n "$SERVER_URL" ] && [[ "$URL_CASES" != *[[:space:]]"$name"[[:space:]]* ]]; then return 1; fi
   [ ${#FILTERS[@]} -eq 0 ] && return 0
   for f in "${FILTERS[@]}"; do
     # shellcheck disable=SC2053
@@ -380,7 +392,16 @@ start_http() { # PORT-ENV(yes|no|proxy) PATH CMD...   (proxy: `tessera proxy --h
   REASON="the HTTP server did not start (see $OUT/http-server-$port.log)"
   return 1
 }
-stop_http() { kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null; }
+stop_http() {
+  [ -n "$HTTP_PID" ] || return 0
+  kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null
+}
+# `tessera serve [ARGS...] --http` for a case: the endpoint given with --url, else one
+# started here on a free port. HTTP_URL is set.
+start_tessera() { # ARGS...
+  if [ -n "$SERVER_URL" ]; then HTTP_PID=""; HTTP_URL="$SERVER_URL"; return 0; fi
+  start_http no /mcp "$TESSERA" serve "$@" --http
+}
 
 # `tessera call` over Streamable HTTP against the official server-everything
 # (a legacy server: the client falls back from server/discover to initialize).
@@ -434,7 +455,7 @@ list_tools_url() { # URL ; expects tool names $WANT_TOOLS in the listing
 # The official Python SDK client against `tessera serve --http` over
 # Streamable HTTP, in each of its modes (see py_client.py).
 py_http() { # MODE
-  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  start_tessera || { stop_http; return 1; }
   run_client "$VENV_PY" "$HERE/py_client.py" --mode "$1" --url "$HTTP_URL"; local st=$?
   stop_http
   return $st
@@ -446,7 +467,7 @@ case_py_http_pinned() { py_http pinned; }
 # The official TypeScript SDK client against `tessera serve --http`: Streamable
 # HTTP, and the 2024-11-05 HTTP+SSE pair.
 case_ts_sdk_http() {
-  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  start_tessera || { stop_http; return 1; }
   run_client node "$HERE/ts_client.mjs" --url "$HTTP_URL"; local st=$?
   stop_http
   return $st
@@ -454,7 +475,7 @@ case_ts_sdk_http() {
 # The official Tasks requester (@modelcontextprotocol/ext-tasks) drives a
 # `sleep` task to completion and another to cancellation (2025-11-25 tasks).
 case_ext_tasks_http() {
-  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  start_tessera || { stop_http; return 1; }
   run_client node "$HERE/ext_tasks_client.mjs" --url "$HTTP_URL"; local st=$?
   stop_http
   return $st
@@ -463,8 +484,7 @@ case_ext_tasks_http() {
 # file served by `tessera serve --http --skills`; `tessera skills list --verify`
 # checks every file served by the TypeScript SDK 2.4 skills server.
 case_skills_ts_client() {
-  start_http no /mcp "$TESSERA" serve --skills "$ROOT/conformance/fixtures/skills" --http \
-    || { stop_http; return 1; }
+  start_tessera --skills "$ROOT/conformance/fixtures/skills" || { stop_http; return 1; }
   run_client node "$HERE/ts_skills_client.mjs" "$HTTP_URL"; local st=$?
   stop_http
   [ $st = 0 ] && grep -q '^ok: 4 skills, 11 files verified$' "$STDOUT"
@@ -483,7 +503,7 @@ case_ts_sdk_sse() {
 
 # `tessera list` and `tessera call` against `tessera serve --http` (2026-07-28).
 case_cli_http_tessera() {
-  start_http no /mcp "$TESSERA" serve --http || { stop_http; return 1; }
+  start_tessera || { stop_http; return 1; }
   run_cmd list "$TESSERA" list tools "$HTTP_URL" || { stop_http; return 1; }
   if [ "$RC" != 0 ] || ! grep -q '^echo ' "$STDOUT"; then
     stop_http; REASON="list over http: exit $RC, stdout starts: $(first_line "$STDOUT")"; return 1
@@ -663,7 +683,7 @@ case_cli_bad_json() {
 }
 
 # ---------------------------------------------------------------------- run
-say "interop: tessera=${TESSERA:-n/a} logs=$OUT timeout=${TIMEOUT}s"
+say "interop: tessera=${TESSERA:-n/a} logs=$OUT timeout=${TIMEOUT}s${SERVER_URL:+ server=$SERVER_URL}"
 for c in "${CASES[@]}"; do
   name="${c%%|*}"; rest="${c#*|}"; needs="${rest%%|*}"; fn="${rest#*|}"
   selected "$name" || continue

@@ -666,3 +666,77 @@ async fn an_update_caused_on_one_instance_reaches_streams_on_the_others_once() {
         assert_eq!(heard, order, "{name}: each update exactly once, in order");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_task_is_its_own_on_every_instance() {
+    let cluster = Cluster::start().await;
+    let c = Client::new();
+    let sid = c.open(&cluster.node(0)).await;
+    let other = c.open(&cluster.node(1)).await;
+
+    // A 2025-11-25 task-augmented call on instance 1.
+    let r = c
+        .request(
+            &cluster.node(0),
+            &sid,
+            2,
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 60000}, "task": {"ttl": 120000}}),
+        )
+        .await;
+    let task = r["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {r}"))
+        .to_owned();
+
+    // The session reads it on instance 2; another session does not see it.
+    let r = c
+        .request(
+            &cluster.node(1),
+            &sid,
+            3,
+            "tasks/get",
+            json!({"taskId": task}),
+        )
+        .await;
+    assert_eq!(r["result"]["status"], "working", "{r}");
+    let r = c
+        .request(
+            &cluster.node(1),
+            &other,
+            2,
+            "tasks/get",
+            json!({"taskId": task}),
+        )
+        .await;
+    assert!(
+        r.get("error").is_some(),
+        "another session reads the task: {r}"
+    );
+    let r = c
+        .request(&cluster.node(1), &other, 3, "tasks/list", json!({}))
+        .await;
+    assert_eq!(r["result"]["tasks"], json!([]), "{r}");
+
+    // And cancels it on instance 3.
+    let r = c
+        .request(
+            &cluster.node(2),
+            &sid,
+            4,
+            "tasks/cancel",
+            json!({"taskId": task}),
+        )
+        .await;
+    assert_eq!(r["result"]["status"], "cancelled", "{r}");
+    let r = c
+        .request(
+            &cluster.node(0),
+            &sid,
+            5,
+            "tasks/get",
+            json!({"taskId": task}),
+        )
+        .await;
+    assert_eq!(r["result"]["status"], "cancelled", "{r}");
+}

@@ -80,6 +80,15 @@ impl Extensions {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal(pub String);
 
+/// The session a request belongs to, named the same on every instance that
+/// serves it: for a Streamable HTTP session, its `Mcp-Session-Id`. State a
+/// server keeps per session in a shared store (the owner of a task, say) is
+/// scoped to it, so that the session finds it on any instance and no other
+/// session does. Transports whose sessions live in one process (stdio, the
+/// 2024-11-05 HTTP+SSE pair) put none: the connection identifies them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SessionId(pub String);
+
 #[cfg(test)]
 mod tests {
     use super::*;

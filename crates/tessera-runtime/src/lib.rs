@@ -43,7 +43,7 @@ mod transport;
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
 pub use connection::{Connection, ConnectionOptions};
 pub use driver::{drive, spawn, spawn_restored, spawn_shared, spawn_transport};
-pub use extensions::{Extensions, Principal};
+pub use extensions::{Extensions, Principal, SessionId};
 /// The per-request use of the [`Connection`] core (its former name): feed it
 /// a message with [`Connection::handle_message`] and await
 /// [`Connection::next`].

@@ -456,7 +456,7 @@ async fn session_post(
                 false,
                 inbound,
                 mode,
-                request_extensions(headers),
+                session_extensions(&session, headers),
             )
             .await
         }
@@ -478,7 +478,7 @@ async fn session_post(
                     true,
                     inbound,
                     mode,
-                    request_extensions(headers),
+                    session_extensions(&session, headers),
                 )
                 .await
             }
@@ -775,6 +775,14 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
 pub(crate) fn request_extensions(headers: HeaderMap) -> Extensions {
     let mut e = super::carried::current();
     e.insert(headers);
+    e
+}
+
+/// [`request_extensions`] of a request in a session, with the session's id
+/// (the same on every instance).
+fn session_extensions(session: &SessionHandle, headers: HeaderMap) -> Extensions {
+    let mut e = request_extensions(headers);
+    e.insert(tessera_runtime::SessionId(session.id.to_string()));
     e
 }
 

@@ -413,7 +413,13 @@ pub(crate) fn owner_of(r: &Request) -> String {
         return format!("principal:{}", p.0);
     }
     if r.context.era == tessera_types::Era::Legacy {
-        return format!("session:{}", r.peer.connection_id());
+        if let Some(s) = r.extensions.get::<tessera_runtime::SessionId>() {
+            // A session that may be served by several instances.
+            return format!("mcp-session:{}", s.0);
+        }
+        // A session of this process alone: its connection, told apart from
+        // those of other processes on the same store.
+        return format!("session:{:016x}:{}", process_tag(), r.peer.connection_id());
     }
     match r
         .context
@@ -425,6 +431,12 @@ pub(crate) fn owner_of(r: &Request) -> String {
         Some(name) => format!("client:{name}"),
         None => "anonymous".to_owned(),
     }
+}
+
+/// A random number drawn once per process.
+fn process_tag() -> u64 {
+    static TAG: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TAG.get_or_init(rand::random)
 }
 
 pub(crate) fn duration_ms(d: Duration) -> u64 {
