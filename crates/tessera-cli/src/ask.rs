@@ -3,7 +3,8 @@
 //! elicitation (the URL is shown and consent asked; `tessera` never opens
 //! it), and sampling (refused unless `--sampling-command CMD` answers it).
 //! Without a terminal on stdin, or with `--no-input`, elicitations are
-//! refused with a message saying why.
+//! refused with a message saying why. A 2025-11-25 server may send either as
+//! a task (the client is a task receiver).
 
 use std::io::IsTerminal as _;
 use std::sync::Arc;
@@ -113,6 +114,10 @@ pub fn install(b: ClientBuilder, opts: &ClientOptions, notices: &Notices) -> Cli
             }
         }
     })
+    // A 2025-11-25 server may send both as tasks: the question (or the
+    // sampling command) then runs while the server polls, for as long as
+    // the verb runs.
+    .receive_tasks()
 }
 
 /// The URL request as shown to the user: message, full URL, host, and a

@@ -6,8 +6,9 @@
 use std::time::{Duration, SystemTime};
 
 use clap::{Args, ValueEnum};
-use tessera::client::{CallOptions, ChildCommand, Client, ClientBuilder, ConnectMode};
-use tessera::types::{LoggingLevel, ProtocolVersion};
+use tessera::client::{CallOptions, ChildCommand, Client, ClientBuilder, ClientError, ConnectMode};
+use tessera::types::{ErrorCode, LoggingLevel, ProtocolVersion};
+use tessera_http::TransportFailure;
 
 use crate::exit::{Exit, Failure};
 use crate::http_opts::HttpOptions;
@@ -251,9 +252,11 @@ impl ClientOptions {
     ) -> Result<Session, Failure> {
         let notices = Notices::new(self.json);
         let mut builder = self.builder(&notices)?;
-        if let Some(m) = mode {
-            builder = builder.mode(m);
-        }
+        let mode = match mode {
+            Some(m) => m,
+            None => self.mode()?,
+        };
+        builder = builder.mode(mode);
         if tasks {
             builder = builder.tasks();
         }
@@ -267,7 +270,7 @@ impl ClientOptions {
                     builder
                         .connect_child(&cmd)
                         .await
-                        .map_err(|e| Failure::client(e, format!("connecting to {shown}")))
+                        .map_err(|e| connect_failure(e, mode, format!("connecting to {shown}")))
                 }
                 Target::Url { url, headers } => {
                     let mut http = self.http.clone();
@@ -282,7 +285,7 @@ impl ClientOptions {
                     builder
                         .connect_transport(transport)
                         .await
-                        .map_err(|e| Failure::client(e, format!("connecting to {url}")))
+                        .map_err(|e| connect_failure(e, mode, format!("connecting to {url}")))
                 }
             }
         };
@@ -318,6 +321,58 @@ impl Session {
         self.client.close().await;
         self.notices.drain().await;
         self.notices.finish();
+    }
+}
+
+/// A failed connection, with its exit code: a server that does not speak
+/// the era or version pinned with `--era`/`--protocol-version` does not
+/// offer what was asked (exit 9); anything else is classified as any client
+/// error.
+fn connect_failure(e: ClientError, mode: ConnectMode, doing: String) -> Failure {
+    match unsupported_version(&e, mode) {
+        Some(why) => Failure::Coded(
+            Exit::Unsupported,
+            anyhow::Error::new(e).context(format!("{doing}: {why}")),
+        ),
+        None => Failure::client(e, doing),
+    }
+}
+
+/// Why the handshake shows the server does not speak what `mode` asks, if
+/// it does.
+fn unsupported_version(e: &ClientError, mode: ConnectMode) -> Option<String> {
+    let ClientError::Connect(_) = e else {
+        return None;
+    };
+    let remote = e.remote()?;
+    // No version in common, or `initialize` answered with a version other
+    // than the one pinned.
+    if remote.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 {
+        return Some(format!(
+            "the server does not speak the protocol version asked ({}); try --era auto",
+            remote.message
+        ));
+    }
+    match mode {
+        // The probe failed: a server that answers requests but not
+        // `server/discover` (an error response, or an HTTP endpoint that
+        // refuses the POST) does not speak the modern era. Authorization
+        // failures and unreachable servers keep their own codes.
+        ConnectMode::Modern(v) => {
+            let refused = match TransportFailure::of(remote) {
+                // Method not found, invalid request or params, "not
+                // initialized" (-32002, and -32000 as some SDKs send it).
+                None => matches!(remote.code, -32601 | -32600 | -32602 | -32002 | -32000),
+                Some(f) => matches!(f.status, Some(400 | 404 | 405 | 406 | 415)),
+            };
+            refused.then(|| {
+                format!(
+                    "the server does not speak protocol version {v} (the modern era); \
+                     try --era auto or --era legacy"
+                )
+            })
+        }
+        _ => None,
     }
 }
 

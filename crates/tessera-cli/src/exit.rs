@@ -12,7 +12,7 @@
 //! | 6 | no answer within `--timeout` |
 //! | 7 | the server broke the protocol (an answer of the wrong shape, a skill file that does not match its entry) |
 //! | 8 | the server needed input (elicitation, sampling) that was refused or could not be given |
-//! | 9 | the server does not offer what was asked (a capability it did not declare) |
+//! | 9 | the server does not offer what was asked (a capability it did not declare, or the era or protocol version pinned with `--era`/`--protocol-version`) |
 //! | 10 | `tessera bench`: some requests failed |
 //! | 11 | a local failure (cannot start the runtime, bind a port, write a file) |
 //! | 130 | interrupted (Ctrl-C; `call --task` cancels the task first) |
@@ -44,7 +44,8 @@ pub enum Exit {
     Protocol = 7,
     /// 8: the server needed input that was refused or could not be given.
     InputRefused = 8,
-    /// 9: the server does not offer what was asked.
+    /// 9: the server does not offer what was asked (a capability, or the
+    /// pinned era or protocol version).
     Unsupported = 9,
     /// 10: `tessera bench` finished but some requests failed.
     BenchErrors = 10,
@@ -89,7 +90,9 @@ impl Exit {
             Exit::Timeout => "no answer within --timeout",
             Exit::Protocol => "the server's answer broke the protocol",
             Exit::InputRefused => "the server needed input that was refused or unavailable",
-            Exit::Unsupported => "the server does not offer what was asked",
+            Exit::Unsupported => {
+                "the server does not offer what was asked (a capability, the pinned era or version)"
+            }
             Exit::BenchErrors => "tessera bench: some requests failed",
             Exit::Local => "a local failure (runtime, I/O, binding a port)",
             Exit::Interrupted => "interrupted (Ctrl-C)",

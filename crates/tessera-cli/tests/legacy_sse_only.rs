@@ -99,8 +99,12 @@ async fn an_http_sse_only_server_is_a_target() {
 
     // Pinned to the modern era, it is told the server does not speak it.
     let (code, _, err) = run(&["call", "hello", "{}", "--era", "modern", &url]).await;
-    assert_ne!(code, 0, "a 2024-11-05 server cannot answer 2026-07-28");
+    assert_eq!(
+        code, 9,
+        "a 2024-11-05 server does not offer 2026-07-28 (exit 9): {err}"
+    );
     assert!(err.contains("server/discover"), "says why: {err}");
+    assert!(err.contains("--era"), "says what to change: {err}");
     let _ = stop.send(());
 }
 

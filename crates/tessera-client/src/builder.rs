@@ -371,12 +371,10 @@ impl ClientBuilder {
         let caps = self.handlers.capabilities(&self.capabilities);
         let mut settings = self.settings(&caps);
         let (events, _) = broadcast::channel(self.event_capacity);
-        let (raw, _) = broadcast::channel(self.event_capacity.max(256));
         let (generation, _) = watch::channel(1);
         let shared = Arc::new(Shared {
             inputs: Arc::new(Inputs::new(self.handlers.clone(), caps)),
             events,
-            raw,
             cache: self.cache.then(ResponseCache::default),
             subscriptions: Arc::new(Subscriptions::default()),
             generation,

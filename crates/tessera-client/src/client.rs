@@ -15,7 +15,7 @@ use tessera_types::{
     ClientCapabilities, Era, Implementation, JsonObject, LoggingLevel, ProgressNotificationParams,
     ProtocolVersion, ServerCapabilities,
 };
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
 
 use crate::cache::{self, CacheStats};
 use crate::connect::{Conn, Connector};
@@ -179,9 +179,10 @@ impl Client {
         decode_lenient(&self.connected().server_capabilities).unwrap_or_default()
     }
 
-    /// The server's capabilities as sent (what the crate checks for
-    /// capabilities it does not model).
-    pub(crate) fn server_capabilities_raw(&self) -> JsonObject {
+    /// The server's capabilities exactly as sent: every key, those this
+    /// version of Tessera does not model included (the typed form is
+    /// [`Client::server_capabilities`]).
+    pub fn server_capabilities_raw(&self) -> JsonObject {
         self.connected().server_capabilities.clone()
     }
 
@@ -230,18 +231,13 @@ impl Client {
         let _ = done.wait_for(|d| *d).await;
     }
 
-    /// Notifications from the server (method, params) exactly as they arrive,
-    /// `_meta` included: for tests and tools that need the wire form; read
-    /// [`Client::events`] otherwise.
-    pub fn notifications(&self) -> broadcast::Receiver<(String, Option<JsonObject>)> {
-        self.inner.shared.raw.subscribe()
-    }
-
     /// Everything the server tells the client, typed, from now on: progress,
-    /// logs, list changes, resource updates, URL elicitation completions and
-    /// connection changes; any other notification arrives as
-    /// [`ClientEvent::Other`] with its method and params. A
-    /// [`ClientExtension`](crate::ClientExtension) also receives its own.
+    /// logs, list changes, resource updates, URL elicitation completions,
+    /// task status, subscription acknowledgments and connection changes.
+    /// Each notification keeps its `_meta` ([`ClientEvent::meta`]) and its
+    /// wire form ([`ClientEvent::method`], [`ClientEvent::params`]); any
+    /// other notification arrives as [`ClientEvent::Other`] exactly as sent.
+    /// A [`ClientExtension`](crate::ClientExtension) also receives its own.
     pub fn events(&self) -> EventStream {
         EventStream::new(self.inner.shared.events.subscribe())
     }

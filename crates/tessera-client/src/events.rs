@@ -1,15 +1,31 @@
 //! [`ClientEvent`]: what the server tells the client, typed, as a stream.
+//!
+//! Every notification is decoded into the params type `tessera-types` has
+//! for it, so its `_meta` travels with it; a notification this crate does not
+//! model (or one whose params do not fit its type) arrives as
+//! [`ClientEvent::Other`] exactly as sent.
 
 use futures::stream::BoxStream;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tessera_types::methods;
+use tessera_types::tasks::legacy;
 use tessera_types::{
-    Era, JsonObject, LoggingMessageNotificationParams, ProgressNotificationParams, ProtocolVersion,
-    RequestId,
+    ElicitationCompleteNotification, ElicitationCompleteNotificationParams, Era, JsonObject,
+    LoggingMessageNotification, LoggingMessageNotificationParams, Notification, NotificationParams,
+    ProgressNotification, ProgressNotificationParams, PromptListChangedNotification,
+    ProtocolVersion, RequestId, ResourceListChangedNotification, ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams, SubscriptionsAcknowledgedNotification,
+    SubscriptionsAcknowledgedNotificationParams, TaskStatusNotification,
+    TaskStatusNotificationParams, ToolListChangedNotification,
 };
 use tokio::sync::broadcast;
 
 /// Something the server said, or something that happened to the connection.
+///
+/// Notification variants hold the notification's typed params, `_meta`
+/// included ([`ClientEvent::meta`]); [`ClientEvent::method`] and
+/// [`ClientEvent::params`] give the wire form back.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ClientEvent {
@@ -19,28 +35,30 @@ pub enum ClientEvent {
     /// A log message (`notifications/message`).
     Log(LoggingMessageNotificationParams),
     /// `notifications/tools/list_changed`.
-    ToolListChanged,
+    ToolListChanged(NotificationParams),
     /// `notifications/prompts/list_changed`.
-    PromptListChanged,
+    PromptListChanged(NotificationParams),
     /// `notifications/resources/list_changed`.
-    ResourceListChanged,
+    ResourceListChanged(NotificationParams),
     /// `notifications/resources/updated`.
-    ResourceUpdated {
-        /// The resource that changed.
-        uri: String,
-    },
+    ResourceUpdated(ResourceUpdatedNotificationParams),
     /// A URL-mode elicitation this client knows of completed
     /// (`notifications/elicitation/complete`, 2025-11-25). Notifications for
-    /// unknown or already completed ids are ignored.
-    ElicitationComplete {
-        /// Its id.
-        elicitation_id: String,
-    },
-    /// Any other notification (including `notifications/subscriptions/acknowledged`).
+    /// unknown or already completed ids are not passed on.
+    ElicitationComplete(ElicitationCompleteNotificationParams),
+    /// A `subscriptions/listen` stream was acknowledged (2026-07-28).
+    SubscriptionsAcknowledged(SubscriptionsAcknowledgedNotificationParams),
+    /// A task's status changed: the tasks extension's `notifications/tasks`
+    /// (2026-07-28).
+    TaskStatus(TaskStatusNotificationParams),
+    /// A task's status changed: `notifications/tasks/status` (2025-11-25).
+    LegacyTaskStatus(legacy::TaskStatusNotificationParams),
+    /// Any other notification (an extension's, a vendor's), or a known one
+    /// whose params did not fit its type: exactly as it arrived.
     Other {
         /// The method.
         method: String,
-        /// The params.
+        /// The params, `_meta` included.
         params: Option<JsonObject>,
     },
     /// The connection ended (the server exited, the transport failed, or
@@ -57,44 +75,142 @@ pub enum ClientEvent {
 }
 
 impl ClientEvent {
-    /// The event for a notification, or `None` for one that is not passed on
-    /// as is (URL elicitation completions are checked first).
-    pub(crate) fn from_notification(method: &str, params: Option<&JsonObject>) -> Option<Self> {
-        let decode = |p: Option<&JsonObject>| p.map(|p| Value::Object(p.clone()));
-        Some(match method {
-            methods::NOTIFICATIONS_MESSAGE => match decode(params).map(serde_json::from_value) {
-                Some(Ok(p)) => ClientEvent::Log(p),
-                _ => other(method, params),
-            },
-            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => ClientEvent::ToolListChanged,
-            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => ClientEvent::PromptListChanged,
-            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => ClientEvent::ResourceListChanged,
-            methods::NOTIFICATIONS_RESOURCES_UPDATED => {
-                match params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
-                    Some(uri) => ClientEvent::ResourceUpdated {
-                        uri: uri.to_owned(),
-                    },
-                    None => other(method, params),
-                }
+    /// Decodes a notification as it arrived (method and params) into its
+    /// typed variant; [`ClientEvent::Other`] for a method this crate does
+    /// not model or params that do not fit.
+    pub fn from_notification(method: &str, params: Option<JsonObject>) -> Self {
+        fn typed<N: Notification>(
+            params: &Option<JsonObject>,
+            wrap: impl FnOnce(N::Params) -> ClientEvent,
+        ) -> Option<ClientEvent> {
+            tessera_types::decode_params::<N::Params>(params.as_ref())
+                .ok()
+                .map(wrap)
+        }
+        let event = match method {
+            ProgressNotification::METHOD => {
+                typed::<ProgressNotification>(&params, ClientEvent::Progress)
             }
-            methods::NOTIFICATIONS_ELICITATION_COMPLETE => return None,
-            _ => other(method, params),
+            LoggingMessageNotification::METHOD => {
+                typed::<LoggingMessageNotification>(&params, ClientEvent::Log)
+            }
+            ToolListChangedNotification::METHOD => {
+                typed::<ToolListChangedNotification>(&params, ClientEvent::ToolListChanged)
+            }
+            PromptListChangedNotification::METHOD => {
+                typed::<PromptListChangedNotification>(&params, ClientEvent::PromptListChanged)
+            }
+            ResourceListChangedNotification::METHOD => {
+                typed::<ResourceListChangedNotification>(&params, ClientEvent::ResourceListChanged)
+            }
+            ResourceUpdatedNotification::METHOD => {
+                typed::<ResourceUpdatedNotification>(&params, ClientEvent::ResourceUpdated)
+            }
+            ElicitationCompleteNotification::METHOD => {
+                typed::<ElicitationCompleteNotification>(&params, ClientEvent::ElicitationComplete)
+            }
+            SubscriptionsAcknowledgedNotification::METHOD => {
+                typed::<SubscriptionsAcknowledgedNotification>(
+                    &params,
+                    ClientEvent::SubscriptionsAcknowledged,
+                )
+            }
+            TaskStatusNotification::METHOD => {
+                typed::<TaskStatusNotification>(&params, ClientEvent::TaskStatus)
+            }
+            legacy::TaskStatusNotification::METHOD => {
+                typed::<legacy::TaskStatusNotification>(&params, ClientEvent::LegacyTaskStatus)
+            }
+            _ => None,
+        };
+        event.unwrap_or_else(|| ClientEvent::Other {
+            method: method.to_owned(),
+            params,
         })
     }
-}
 
-fn other(method: &str, params: Option<&JsonObject>) -> ClientEvent {
-    ClientEvent::Other {
-        method: method.to_owned(),
-        params: params.cloned(),
+    /// The notification's method; `None` for the connection events
+    /// ([`ClientEvent::Disconnected`], [`ClientEvent::Reconnected`]).
+    pub fn method(&self) -> Option<&str> {
+        Some(match self {
+            ClientEvent::Progress(_) => ProgressNotification::METHOD,
+            ClientEvent::Log(_) => LoggingMessageNotification::METHOD,
+            ClientEvent::ToolListChanged(_) => ToolListChangedNotification::METHOD,
+            ClientEvent::PromptListChanged(_) => PromptListChangedNotification::METHOD,
+            ClientEvent::ResourceListChanged(_) => ResourceListChangedNotification::METHOD,
+            ClientEvent::ResourceUpdated(_) => ResourceUpdatedNotification::METHOD,
+            ClientEvent::ElicitationComplete(_) => ElicitationCompleteNotification::METHOD,
+            ClientEvent::SubscriptionsAcknowledged(_) => {
+                SubscriptionsAcknowledgedNotification::METHOD
+            }
+            ClientEvent::TaskStatus(_) => TaskStatusNotification::METHOD,
+            ClientEvent::LegacyTaskStatus(_) => legacy::TaskStatusNotification::METHOD,
+            ClientEvent::Other { method, .. } => method,
+            ClientEvent::Disconnected | ClientEvent::Reconnected { .. } => return None,
+        })
+    }
+
+    /// The notification's `_meta`, as sent.
+    pub fn meta(&self) -> Option<&JsonObject> {
+        match self {
+            ClientEvent::Progress(p) => p.meta.as_ref(),
+            ClientEvent::Log(p) => p.meta.as_ref(),
+            ClientEvent::ToolListChanged(p)
+            | ClientEvent::PromptListChanged(p)
+            | ClientEvent::ResourceListChanged(p) => p.meta.as_ref(),
+            ClientEvent::ResourceUpdated(p) => p.meta.as_ref(),
+            ClientEvent::ElicitationComplete(p) => p.meta.as_ref(),
+            ClientEvent::SubscriptionsAcknowledged(p) => p.meta.as_ref(),
+            ClientEvent::TaskStatus(p) => p.meta.as_ref(),
+            ClientEvent::LegacyTaskStatus(p) => p.meta.as_ref(),
+            ClientEvent::Other { params, .. } => params
+                .as_ref()
+                .and_then(|p| p.get("_meta"))
+                .and_then(Value::as_object),
+            ClientEvent::Disconnected | ClientEvent::Reconnected { .. } => None,
+        }
+    }
+
+    /// The notification's params in wire form: a typed variant encoded
+    /// again (every member its type models, `_meta` included), an
+    /// [`ClientEvent::Other`] as it arrived. `None` for the connection
+    /// events and for notifications sent without params.
+    pub fn params(&self) -> Option<JsonObject> {
+        fn encode<P: Serialize>(p: &P) -> Option<JsonObject> {
+            tessera_types::encode_params(p).ok()
+        }
+        match self {
+            ClientEvent::Progress(p) => encode(p),
+            ClientEvent::Log(p) => encode(p),
+            ClientEvent::ToolListChanged(p)
+            | ClientEvent::PromptListChanged(p)
+            | ClientEvent::ResourceListChanged(p) => p.meta.as_ref().and_then(|_| encode(p)),
+            ClientEvent::ResourceUpdated(p) => encode(p),
+            ClientEvent::ElicitationComplete(p) => encode(p),
+            ClientEvent::SubscriptionsAcknowledged(p) => encode(p),
+            ClientEvent::TaskStatus(p) => encode(p),
+            ClientEvent::LegacyTaskStatus(p) => encode(p),
+            ClientEvent::Other { params, .. } => params.clone(),
+            ClientEvent::Disconnected | ClientEvent::Reconnected { .. } => None,
+        }
+    }
+
+    /// The params decoded as `P` (for instance an extension's own type for
+    /// an [`ClientEvent::Other`] notification).
+    pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, serde_json::Error> {
+        tessera_types::decode_params(self.params().as_ref())
+    }
+
+    /// The 2026-07-28 subscription the notification was delivered on
+    /// (`_meta.io.modelcontextprotocol/subscriptionId`), if any.
+    pub fn subscription_id(&self) -> Option<RequestId> {
+        meta_subscription_id(self.meta())
     }
 }
 
-/// The subscription a notification belongs to (2026-07-28
-/// `_meta.io.modelcontextprotocol/subscriptionId`), if any.
-pub(crate) fn subscription_id(params: Option<&JsonObject>) -> Option<RequestId> {
-    params?
-        .get("_meta")?
+/// The subscription id in a `_meta` object, if any.
+fn meta_subscription_id(meta: Option<&JsonObject>) -> Option<RequestId> {
+    meta?
         .get(tessera_proto::meta_keys::SUBSCRIPTION_ID)
         .and_then(|v| serde_json::from_value(v.clone()).ok())
 }

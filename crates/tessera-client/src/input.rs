@@ -12,6 +12,7 @@ use tessera_types::methods;
 
 use futures::future::join_all;
 use serde_json::{Value, json};
+use tessera_runtime::Peer;
 use tessera_types::capabilities::{
     ClientTaskRequests, ClientTasksCapability, ElicitationTaskRequests, SamplingTaskRequests,
 };
@@ -279,15 +280,19 @@ impl Inputs {
     /// receiver, a sampling or elicitation request asking to run as a task
     /// (answered at once with `{task}`), or at once through
     /// [`Inputs::answer_now`].
+    ///
+    /// `peer` is the connection that asked: a task's status changes are told
+    /// there.
     pub async fn answer(
         self: Arc<Self>,
         method: String,
         mut params: Option<JsonObject>,
+        peer: Option<Peer>,
     ) -> Result<JsonObject, ErrorObject> {
         if let Some(r) = self.receiver.clone() {
             match method.as_str() {
                 methods::TASKS_GET => return r.get(params.as_ref()),
-                methods::TASKS_LIST => return Ok(r.list()),
+                methods::TASKS_LIST => return r.list(params.as_ref()),
                 methods::TASKS_CANCEL => return r.cancel(params.as_ref()),
                 methods::TASKS_RESULT => return r.result(params.as_ref()).await,
                 methods::SAMPLING_CREATE_MESSAGE | methods::ELICITATION_CREATE => {
@@ -297,6 +302,7 @@ impl Inputs {
                         return r.create(
                             ask.ttl_ms,
                             Box::pin(async move { this.answer_now(method, params).await }),
+                            peer,
                         );
                     }
                 }
@@ -421,7 +427,8 @@ impl Inputs {
         let answers = join_all(calls.into_iter().map(|(key, method, params)| {
             let this = self.clone();
             async move {
-                let out = this.answer(method.clone(), params).await;
+                // Input requests are answered in place: never as 2025-11-25 tasks.
+                let out = this.answer_now(method.clone(), params).await;
                 (key, method, out)
             }
         }))

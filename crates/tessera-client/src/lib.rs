@@ -22,9 +22,10 @@
 //! - **Per call** ([`CallOptions`]): a timeout restarted by progress under a
 //!   hard maximum, a progress callback, a 2026-07-28 log level. Dropping a
 //!   call's future cancels the request.
-//! - **Notifications** arrive as typed [`ClientEvent`]s ([`Client::events`]),
-//!   raw ([`Client::notifications`]), or per 2026-07-28 subscription
-//!   ([`Client::listen`]).
+//! - **Notifications** arrive as typed [`ClientEvent`]s, `_meta` included:
+//!   all of them on [`Client::events`], those of one 2026-07-28 subscription
+//!   on its [`Client::listen`] stream. A notification the crate does not
+//!   model is [`ClientEvent::Other`], as sent.
 //! - An optional **response cache** honours `ttlMs` and is invalidated by
 //!   change notifications ([`cache`]).
 //! - A child server that dies can be **reconnected** with backoff
@@ -111,7 +112,7 @@ pub use extension::ClientExtension;
 pub use handler::{
     FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest, user_rejected,
 };
-pub use listen::{ListenEnd, ListenStream, SubscriptionNotification};
+pub use listen::{ListenEnd, ListenStream};
 pub use options::{CallOptions, ProgressCallback, ReconnectPolicy};
 pub use receiver::MAX_TASKS as MAX_RECEIVED_TASKS;
 pub use skills::{LoadedSkill, SkillCache, SkillKey, SkillVerificationError, VerificationProblem};

@@ -16,21 +16,16 @@ use tessera_types::methods;
 use futures::Stream;
 use serde_json::Value;
 use tessera_proto::RequestOptions;
-use tessera_types::{Era, JsonObject, RequestId, SubscriptionFilter};
+use tessera_types::{
+    Era, JsonObject, Notification, RequestId, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotification, SubscriptionsAcknowledgedNotificationParams,
+};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::client::{Client, ClientInner};
 use crate::error::ClientError;
-
-/// A notification delivered on a subscription stream.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SubscriptionNotification {
-    /// The method, e.g. `notifications/tools/list_changed`.
-    pub method: String,
-    /// The params (their `_meta` carries the subscription id).
-    pub params: Option<JsonObject>,
-}
+use crate::events::ClientEvent;
 
 /// How a subscription ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,8 +46,8 @@ type Key = (u64, RequestId);
 
 #[derive(Debug, Default)]
 struct Registry {
-    active: HashMap<Key, mpsc::UnboundedSender<SubscriptionNotification>>,
-    orphans: VecDeque<(Key, SubscriptionNotification)>,
+    active: HashMap<Key, mpsc::UnboundedSender<ClientEvent>>,
+    orphans: VecDeque<(Key, ClientEvent)>,
 }
 
 /// The open subscription streams, by connection generation and request id.
@@ -69,11 +64,7 @@ impl Subscriptions {
     }
 
     /// Delivers a tagged notification (or holds it until its stream registers).
-    pub fn route(&self, generation: u64, id: RequestId, method: &str, params: Option<JsonObject>) {
-        let n = SubscriptionNotification {
-            method: method.to_owned(),
-            params,
-        };
+    pub fn route(&self, generation: u64, id: RequestId, n: ClientEvent) {
         let key = (generation, id);
         let mut r = self.lock();
         if let Some(tx) = r.active.get(&key) {
@@ -89,7 +80,7 @@ impl Subscriptions {
     fn register(
         self: &Arc<Self>,
         key: Key,
-        tx: mpsc::UnboundedSender<SubscriptionNotification>,
+        tx: mpsc::UnboundedSender<ClientEvent>,
     ) -> Registration {
         let mut r = self.lock();
         let mut kept = VecDeque::new();
@@ -134,11 +125,11 @@ impl Drop for Registration {
 /// connection is lost and the client reconnects, the stream re-sends
 /// `subscriptions/listen` (the server keeps no subscription state across
 /// connections); the new acknowledgment then arrives on the stream as a
-/// `notifications/subscriptions/acknowledged` item. Notifications sent while
+/// [`ClientEvent::SubscriptionsAcknowledged`] item. Notifications sent while
 /// disconnected are lost.
 #[derive(Debug)]
 pub struct ListenStream {
-    rx: mpsc::UnboundedReceiver<SubscriptionNotification>,
+    rx: mpsc::UnboundedReceiver<ClientEvent>,
     acknowledged: SubscriptionFilter,
     end: Arc<Mutex<Option<ListenEnd>>>,
     task: JoinHandle<()>,
@@ -152,7 +143,7 @@ impl ListenStream {
     }
 
     /// The next notification; `None` once the subscription ended.
-    pub async fn recv(&mut self) -> Option<SubscriptionNotification> {
+    pub async fn recv(&mut self) -> Option<ClientEvent> {
         self.rx.recv().await
     }
 
@@ -166,7 +157,7 @@ impl ListenStream {
 }
 
 impl Stream for ListenStream {
-    type Item = SubscriptionNotification;
+    type Item = ClientEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.rx.poll_recv(cx)
@@ -184,9 +175,10 @@ impl Client {
     /// Opens a `subscriptions/listen` stream (2026-07-28) for the
     /// notifications in `filter`, and returns once the server acknowledged it:
     /// from then on, matching changes are delivered. Several streams may be
-    /// open at once; each gets only its own notifications. All of them are
-    /// also delivered as [`ClientEvent`](crate::ClientEvent)s, and they
-    /// invalidate the response cache.
+    /// open at once; each gets only its own notifications, typed as
+    /// [`ClientEvent`]s (never the connection events). All of them are also
+    /// delivered on [`Client::events`], and they invalidate the response
+    /// cache.
     ///
     /// In the legacy era there is no such method: list changes arrive on
     /// [`Client::events`] unasked, and resource updates after
@@ -230,7 +222,7 @@ struct Subscription {
     subs: Arc<Subscriptions>,
     generation: watch::Receiver<u64>,
     filter: SubscriptionFilter,
-    out: mpsc::UnboundedSender<SubscriptionNotification>,
+    out: mpsc::UnboundedSender<ClientEvent>,
     end: Arc<Mutex<Option<ListenEnd>>>,
 }
 
@@ -329,14 +321,12 @@ impl Subscription {
         outcome.map(|_| ()).map_err(ClientError::from_peer)
     }
 
-    fn deliver(&self, n: SubscriptionNotification, ack: &mut Option<AckSender>) {
-        if n.method == methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED {
+    fn deliver(&self, n: ClientEvent, ack: &mut Option<AckSender>) {
+        if n.method() == Some(SubscriptionsAcknowledgedNotification::METHOD) {
             if let Some(a) = ack.take() {
                 let granted = n
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("notifications"))
-                    .and_then(|f| serde_json::from_value(f.clone()).ok())
+                    .params_as::<SubscriptionsAcknowledgedNotificationParams>()
+                    .map(|p| p.notifications)
                     .unwrap_or_default();
                 let _ = a.send(Ok(granted));
                 return;

@@ -8,21 +8,28 @@
 //! the application's handler runs in the background; the server then polls
 //! with `tasks/get`, waits with `tasks/result` (which returns exactly what
 //! the request would have returned, tied to the task by the related-task
-//! metadata), lists with `tasks/list` and cancels with `tasks/cancel` (the
-//! handler is stopped). Tasks are kept until their `ttl` (at most an hour)
-//! and at most [`MAX_TASKS`] at once.
+//! metadata), lists with `tasks/list` (pages of [`PAGE_SIZE`], opaque
+//! cursors) and cancels with `tasks/cancel` (the handler is stopped). Every
+//! status change (`completed`, `failed`, `cancelled`) is also told to the
+//! server with `notifications/tasks/status` on the connection that created
+//! the task. Tasks are kept until their `ttl` (at most an hour) and at most
+//! [`MAX_TASKS`] at once.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tessera_types::methods;
 
 use rand::RngCore as _;
 use serde_json::{Value, json};
-use tessera_runtime::BoxFuture;
+use tessera_runtime::{BoxFuture, Peer};
 use tessera_types::tasks::TaskStatus;
-use tessera_types::tasks::legacy::{CreateTaskResult, GetTaskResult, ListTasksResult, Task};
-use tessera_types::{ErrorObject, JsonObject};
+use tessera_types::tasks::legacy::{
+    CreateTaskResult, GetTaskResult, ListTasksResult, Task, TaskStatusNotification,
+    TaskStatusNotificationParams,
+};
+use tessera_types::{ErrorObject, JsonObject, Notification};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -30,6 +37,10 @@ use tokio::time::Instant;
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// The most tasks kept at once (finished ones are dropped first).
 pub const MAX_TASKS: usize = 256;
+/// The most tasks in one `tasks/list` page.
+pub const PAGE_SIZE: usize = 64;
+/// What every `tasks/list` cursor of this receiver starts with.
+const CURSOR_PREFIX: &str = "rtask-";
 /// The lifetime of a task when the server asks for none, and the longest.
 const DEFAULT_TTL: Duration = Duration::from_secs(600);
 const MAX_TTL: Duration = Duration::from_secs(3600);
@@ -40,22 +51,29 @@ const POLL_INTERVAL_MS: u64 = 250;
 type Outcome = Result<JsonObject, ErrorObject>;
 
 struct Entry {
+    /// Creation order (what `tasks/list` pages and its cursors follow).
+    seq: u64,
     task: Task,
     expires: Instant,
     outcome: watch::Sender<Option<Outcome>>,
     abort: Option<tokio::task::AbortHandle>,
+    /// The connection that created the task, told of its status changes.
+    peer: Option<Peer>,
 }
 
 /// The tasks this client runs for its server.
 #[derive(Default)]
 pub(crate) struct TaskReceiver {
     tasks: Mutex<HashMap<String, Entry>>,
+    /// The sequence number of the next task.
+    next_seq: AtomicU64,
 }
 
 impl std::fmt::Debug for TaskReceiver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskReceiver")
             .field("tasks", &self.lock().len())
+            .field("next_seq", &self.next_seq.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -94,6 +112,27 @@ fn task_id(params: Option<&JsonObject>) -> Result<String, ErrorObject> {
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| ErrorObject::invalid_params("Invalid params: taskId must be a string"))
+}
+
+/// The cursor of the page after the task numbered `seq`.
+fn cursor(seq: u64) -> String {
+    format!("{CURSOR_PREFIX}{seq:x}")
+}
+
+fn invalid_cursor() -> ErrorObject {
+    ErrorObject::invalid_params("Invalid params: unknown tasks/list cursor")
+}
+
+/// Tells the requestor that a task's status changed. The notification
+/// carries the whole task and, as the spec asks, no related-task metadata.
+fn announce(peer: Option<&Peer>, task: &Task) {
+    let Some(peer) = peer else { return };
+    let params = TaskStatusNotificationParams {
+        meta: None,
+        task: task.clone(),
+    };
+    // A connection that is gone has no one to tell.
+    let _ = peer.notify(TaskStatusNotification::METHOD, Some(object(&params)), None);
 }
 
 fn object<T: serde::Serialize>(v: &T) -> JsonObject {
@@ -157,11 +196,13 @@ impl TaskReceiver {
         });
     }
 
-    /// Starts `work` as a task and answers with `{task}` at once.
+    /// Starts `work` as a task and answers with `{task}` at once; its status
+    /// changes are told to `peer` (the connection that asked).
     pub fn create(
         self: &Arc<Self>,
         ttl_ms: Option<u64>,
         work: BoxFuture<'static, Outcome>,
+        peer: Option<Peer>,
     ) -> Result<JsonObject, ErrorObject> {
         let ttl = ttl_ms
             .map(Duration::from_millis)
@@ -188,7 +229,7 @@ impl TaskReceiver {
                 let oldest = tasks
                     .iter()
                     .filter(|(_, e)| e.task.status.is_terminal())
-                    .min_by(|a, b| a.1.task.created_at.cmp(&b.1.task.created_at))
+                    .min_by_key(|(_, e)| e.seq)
                     .map(|(k, _)| k.clone());
                 match oldest {
                     Some(k) => {
@@ -204,10 +245,12 @@ impl TaskReceiver {
             tasks.insert(
                 id.clone(),
                 Entry {
+                    seq: self.next_seq.fetch_add(1, Ordering::Relaxed),
                     task: task.clone(),
                     expires: Instant::now() + ttl,
                     outcome: watch::channel(None).0,
                     abort: None,
+                    peer,
                 },
             );
         }
@@ -223,7 +266,8 @@ impl TaskReceiver {
         Ok(object(&CreateTaskResult { meta: None, task }))
     }
 
-    /// Records how task `id` ended (unless it was cancelled first).
+    /// Records how task `id` ended (unless it was cancelled first) and
+    /// tells the requestor.
     fn finish(&self, id: &str, out: Outcome) {
         let mut tasks = self.lock();
         let Some(e) = tasks.get_mut(id) else {
@@ -243,6 +287,9 @@ impl TaskReceiver {
         e.task.last_updated_at = now_iso();
         e.abort = None;
         e.outcome.send_replace(Some(out));
+        let (peer, task) = (e.peer.clone(), e.task.clone());
+        drop(tasks);
+        announce(peer.as_ref(), &task);
     }
 
     /// `tasks/get`.
@@ -257,21 +304,45 @@ impl TaskReceiver {
         }))
     }
 
-    /// `tasks/list`: every task kept (at most [`MAX_TASKS`], one page).
-    pub fn list(&self) -> JsonObject {
+    /// `tasks/list`: the tasks kept, oldest first, [`PAGE_SIZE`] at a time;
+    /// `nextCursor` names the next page. A cursor stays valid while tasks
+    /// come and go (it marks a position in creation order); one this
+    /// receiver did not make is `-32602`.
+    pub fn list(&self, params: Option<&JsonObject>) -> Result<JsonObject, ErrorObject> {
+        let after = match params.and_then(|p| p.get("cursor")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(self.parse_cursor(c).ok_or_else(invalid_cursor)?),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: cursor must be a string",
+                ));
+            }
+        };
         let mut tasks = self.lock();
         Self::sweep(&mut tasks);
-        let mut all: Vec<Task> = tasks.values().map(|e| e.task.clone()).collect();
-        all.sort_by(|a, b| {
-            a.created_at
-                .cmp(&b.created_at)
-                .then_with(|| a.task_id.cmp(&b.task_id))
-        });
-        object(&ListTasksResult {
+        let mut all: Vec<(u64, &Task)> = tasks
+            .values()
+            .filter(|e| after.is_none_or(|a| e.seq > a))
+            .map(|e| (e.seq, &e.task))
+            .collect();
+        all.sort_by_key(|(seq, _)| *seq);
+        let next_cursor = (all.len() > PAGE_SIZE).then(|| cursor(all[PAGE_SIZE - 1].0));
+        let page = all
+            .into_iter()
+            .take(PAGE_SIZE)
+            .map(|(_, t)| t.clone())
+            .collect();
+        Ok(object(&ListTasksResult {
             meta: None,
-            tasks: all,
-            next_cursor: None,
-        })
+            tasks: page,
+            next_cursor,
+        }))
+    }
+
+    /// The position a cursor of this receiver marks.
+    fn parse_cursor(&self, c: &str) -> Option<u64> {
+        let seq = u64::from_str_radix(c.strip_prefix(CURSOR_PREFIX)?, 16).ok()?;
+        (seq < self.next_seq.load(Ordering::Relaxed)).then_some(seq)
     }
 
     /// `tasks/cancel`: stops the handler; a finished task cannot be cancelled.
@@ -299,10 +370,10 @@ impl TaskReceiver {
             .send_replace(Some(Err(ErrorObject::internal(format!(
                 "Internal error: task {id} was cancelled before it produced a result"
             )))));
-        Ok(object(&GetTaskResult {
-            meta: None,
-            task: e.task.clone(),
-        }))
+        let (peer, task) = (e.peer.clone(), e.task.clone());
+        drop(tasks);
+        announce(peer.as_ref(), &task);
+        Ok(object(&GetTaskResult { meta: None, task }))
     }
 
     /// `tasks/result`: waits until the task ends, then answers what the
@@ -355,6 +426,7 @@ mod tests {
                     let _ = wait.await;
                     Ok(params(json!({"answer": 42})).unwrap_or_default())
                 }),
+                None,
             )
             .expect("created");
         let id = created["task"]["taskId"].as_str().expect("id").to_owned();
@@ -367,7 +439,10 @@ mod tests {
         assert_eq!(out["answer"], 42);
         assert_eq!(out["_meta"][RELATED_TASK]["taskId"], id.as_str());
         assert_eq!(r.get(p.as_ref()).expect("get")["status"], "completed");
-        assert_eq!(r.list()["tasks"][0]["taskId"], id.as_str());
+        assert_eq!(
+            r.list(None).expect("list")["tasks"][0]["taskId"],
+            id.as_str()
+        );
         let e = r.cancel(p.as_ref()).expect_err("finished");
         assert_eq!(e.code, -32602);
         let e = r
@@ -380,7 +455,7 @@ mod tests {
     async fn cancel_stops_the_handler_and_result_reports_it() {
         let r = Arc::new(TaskReceiver::default());
         let created = r
-            .create(None, Box::pin(std::future::pending()))
+            .create(None, Box::pin(std::future::pending()), None)
             .expect("created");
         let p = params(json!({ "taskId": created["task"]["taskId"] }));
         assert_eq!(r.cancel(p.as_ref()).expect("cancel")["status"], "cancelled");
@@ -392,14 +467,77 @@ mod tests {
     async fn expired_tasks_are_forgotten() {
         let r = Arc::new(TaskReceiver::default());
         let created = r
-            .create(Some(1_000), Box::pin(std::future::pending()))
+            .create(Some(1_000), Box::pin(std::future::pending()), None)
             .expect("created");
         let p = params(json!({ "taskId": created["task"]["taskId"] }));
         // tasks/result gives up when the task expires.
         let e = r.result(p.as_ref()).await.expect_err("expired");
         assert_eq!(e.code, -32602);
         assert!(r.get(p.as_ref()).is_err());
-        assert_eq!(r.list()["tasks"], json!([]));
+        assert_eq!(r.list(None).expect("list")["tasks"], json!([]));
+    }
+
+    #[tokio::test]
+    async fn tasks_list_pages_with_cursors() {
+        let r = Arc::new(TaskReceiver::default());
+        let n = 2 * PAGE_SIZE + 5;
+        let mut ids = Vec::new();
+        for _ in 0..n {
+            let created = r
+                .create(None, Box::pin(std::future::pending()), None)
+                .expect("created");
+            ids.push(created["task"]["taskId"].clone());
+        }
+        let mut seen = Vec::new();
+        let mut pages = 0;
+        let mut cursor = Value::Null;
+        loop {
+            let page = r
+                .list(params(json!({ "cursor": cursor })).as_ref())
+                .expect("a page");
+            pages += 1;
+            let tasks = page["tasks"].as_array().expect("tasks");
+            assert!(tasks.len() <= PAGE_SIZE);
+            seen.extend(tasks.iter().map(|t| t["taskId"].clone()));
+            match page.get("nextCursor") {
+                Some(c) => cursor = c.clone(),
+                None => break,
+            }
+        }
+        assert_eq!(pages, 3);
+        assert_eq!(seen, ids, "every task once, oldest first");
+
+        // A task cancelled and one added between pages: the cursor still holds.
+        let first = r.list(None).expect("first page");
+        let next = first["nextCursor"].clone();
+        r.cancel(params(json!({ "taskId": ids[PAGE_SIZE] })).as_ref())
+            .expect("cancel");
+        let added = r
+            .create(None, Box::pin(std::future::pending()), None)
+            .expect("created")["task"]["taskId"]
+            .clone();
+        let second = r
+            .list(params(json!({ "cursor": next })).as_ref())
+            .expect("second");
+        assert_eq!(second["tasks"][0]["taskId"], ids[PAGE_SIZE]);
+        assert_eq!(second["tasks"][0]["status"], "cancelled");
+        let third = r
+            .list(params(json!({ "cursor": second["nextCursor"] })).as_ref())
+            .expect("third");
+        let last = third["tasks"].as_array().expect("tasks");
+        assert_eq!(last.last().expect("one")["taskId"], added);
+
+        for bad in [
+            json!("nope"),
+            json!("rtask-zz"),
+            json!("rtask-ffffff"),
+            json!(7),
+        ] {
+            let e = r
+                .list(params(json!({ "cursor": bad })).as_ref())
+                .expect_err("a bad cursor");
+            assert_eq!(e.code, -32602, "{bad}");
+        }
     }
 
     #[test]

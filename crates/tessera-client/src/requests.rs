@@ -196,7 +196,7 @@ impl Client {
                 .shared
                 .inputs
                 .clone()
-                .answer(methods::ELICITATION_CREATE.into(), Some(params))
+                .answer(methods::ELICITATION_CREATE.into(), Some(params), None)
                 .await
                 .map_err(|error| ClientError::Input {
                     key: e.elicitation_id.clone().unwrap_or_default(),

@@ -1,20 +1,18 @@
 //! The client's side of a connection as a [`Service`]: answers the server's
 //! legacy requests (roots, sampling, elicitation) and takes in notifications
 //! (cache invalidation, URL elicitation completions, subscription streams,
-//! typed events, the raw notification channel).
+//! typed events).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use tessera_types::methods;
 
-use serde_json::Value;
 use tessera_runtime::middleware::MiddlewareStack;
 use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request, Service};
 use tessera_types::JsonObject;
 use tokio::sync::{broadcast, watch};
 
 use crate::cache::ResponseCache;
-use crate::events::{ClientEvent, subscription_id};
+use crate::events::ClientEvent;
 use crate::input::Inputs;
 use crate::listen::Subscriptions;
 
@@ -23,7 +21,6 @@ use crate::listen::Subscriptions;
 pub(crate) struct Shared {
     pub inputs: Arc<Inputs>,
     pub events: broadcast::Sender<ClientEvent>,
-    pub raw: broadcast::Sender<(String, Option<JsonObject>)>,
     pub cache: Option<ResponseCache>,
     pub subscriptions: Arc<Subscriptions>,
     /// The connection generation; bumped on every (re)connection, and
@@ -49,30 +46,20 @@ impl ClientService {
     fn on_notification(&self, method: &str, params: Option<JsonObject>) {
         let s = &self.shared;
         s.inputs.extensions.notify(method, params.as_ref());
-        let _ = s.raw.send((method.to_owned(), params.clone()));
         if let Some(c) = &s.cache {
             c.on_notification(method, params.as_ref());
         }
-        if method == methods::NOTIFICATIONS_ELICITATION_COMPLETE {
-            let id = params
-                .as_ref()
-                .and_then(|p| p.get("elicitationId"))
-                .and_then(Value::as_str);
-            if let Some(id) = id {
-                if s.inputs.tracker.complete(id) {
-                    let _ = s.events.send(ClientEvent::ElicitationComplete {
-                        elicitation_id: id.to_owned(),
-                    });
-                }
+        let event = ClientEvent::from_notification(method, params);
+        if let ClientEvent::ElicitationComplete(p) = &event {
+            // Only completions of elicitations this client is waiting on.
+            if !s.inputs.tracker.complete(&p.elicitation_id) {
+                return;
             }
         }
-        if let Some(sub) = subscription_id(params.as_ref()) {
-            s.subscriptions
-                .route(self.generation, sub, method, params.clone());
+        if let Some(sub) = event.subscription_id() {
+            s.subscriptions.route(self.generation, sub, event.clone());
         }
-        if let Some(e) = ClientEvent::from_notification(method, params.as_ref()) {
-            let _ = s.events.send(e);
-        }
+        let _ = s.events.send(event);
     }
 }
 
@@ -87,7 +74,9 @@ impl Service for ClientService {
             let inputs = inputs.clone();
             Box::pin(async move {
                 // Undeclared requests are refused inside `answer`, before any handler runs.
-                inputs.answer(request.method, request.params).await
+                inputs
+                    .answer(request.method, request.params, Some(request.peer))
+                    .await
             })
         };
         if self.shared.middleware.is_empty() {

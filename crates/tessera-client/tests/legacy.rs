@@ -251,7 +251,7 @@ async fn url_elicitation_and_its_completion() {
     let mut completions = Vec::new();
     loop {
         match bounded("events", events.recv()).await.expect("events") {
-            ClientEvent::ElicitationComplete { elicitation_id } => completions.push(elicitation_id),
+            ClientEvent::ElicitationComplete(p) => completions.push(p.elicitation_id),
             ClientEvent::Log(l) if l.data == json!("marker") => break,
             _ => {}
         }
@@ -323,8 +323,8 @@ async fn legacy_resource_subscriptions_deliver_updates() {
     server.notify_resource_updated("docs://readme");
     loop {
         match bounded("the update", events.recv()).await {
-            Some(ClientEvent::ResourceUpdated { uri }) => {
-                assert_eq!(uri, "docs://readme");
+            Some(ClientEvent::ResourceUpdated(p)) => {
+                assert_eq!(p.uri, "docs://readme");
                 break;
             }
             Some(_) => {}

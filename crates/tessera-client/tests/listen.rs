@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use serde_json::{Value, json};
-use tessera_client::{ClientEvent, ListenEnd, SubscriptionNotification};
+use tessera_client::{ClientEvent, ListenEnd};
 use tessera_server::hub::ListKind;
 use tessera_server::{Server, prompt, resource, tool};
 use tessera_types::{JsonObject, ProtocolVersion, RequestId, SubscriptionFilter};
@@ -19,8 +19,14 @@ async fn ok() -> &'static str {
     "ok"
 }
 
-fn subscription_of(n: &SubscriptionNotification) -> Value {
-    n.params.as_ref().unwrap()["_meta"]["io.modelcontextprotocol/subscriptionId"].clone()
+fn subscription_of(n: &ClientEvent) -> Value {
+    let id = n.subscription_id().expect("a subscription id");
+    // The id is also in the wire form, `_meta` included.
+    assert_eq!(
+        n.params().unwrap()["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        serde_json::to_value(&id).unwrap()
+    );
+    serde_json::to_value(id).unwrap()
 }
 
 #[tokio::test]
@@ -59,16 +65,22 @@ async fn two_subscriptions_get_only_their_own_notifications() {
 
     let a1 = bounded("tools 1", tools.recv()).await.unwrap();
     let a2 = bounded("tools 2", tools.recv()).await.unwrap();
-    assert_eq!(a1.method, "notifications/tools/list_changed");
+    assert!(matches!(a1, ClientEvent::ToolListChanged(_)), "{a1:?}");
     assert_eq!(
-        a2.method, "notifications/tools/list_changed",
+        a2.method(),
+        Some("notifications/tools/list_changed"),
         "no prompt change in between"
     );
     let b1 = bounded("prompts", other.recv()).await.unwrap();
     let b2 = bounded("update", other.recv()).await.unwrap();
-    assert_eq!(b1.method, "notifications/prompts/list_changed");
-    assert_eq!(b2.method, "notifications/resources/updated");
-    assert_eq!(b2.params.as_ref().unwrap()["uri"], "docs://readme");
+    assert_eq!(b1.method(), Some("notifications/prompts/list_changed"));
+    match &b2 {
+        ClientEvent::ResourceUpdated(p) => {
+            assert_eq!(p.uri, "docs://readme");
+            assert!(p.meta.is_some(), "the typed value keeps _meta");
+        }
+        other => panic!("not an update: {other:?}"),
+    }
     assert_ne!(subscription_of(&a1), subscription_of(&b1));
     assert_eq!(subscription_of(&a1), subscription_of(&a2));
 
@@ -78,14 +90,14 @@ async fn two_subscriptions_get_only_their_own_notifications() {
         let e = bounded("events", events.recv()).await.unwrap();
         if matches!(
             e,
-            ClientEvent::ToolListChanged
-                | ClientEvent::PromptListChanged
-                | ClientEvent::ResourceUpdated { .. }
+            ClientEvent::ToolListChanged(_)
+                | ClientEvent::PromptListChanged(_)
+                | ClientEvent::ResourceUpdated(_)
         ) {
             kinds.push(e);
         }
     }
-    assert_eq!(kinds[0], ClientEvent::ToolListChanged);
+    assert_eq!(kinds[0], a1, "the same typed value, _meta included");
     client.close().await;
 }
 
@@ -161,7 +173,7 @@ async fn a_server_may_end_a_subscription_gracefully() {
         .await
         .unwrap();
     let n = bounded("the notification", stream.recv()).await.unwrap();
-    assert_eq!(n.method, "notifications/prompts/list_changed");
+    assert!(matches!(n, ClientEvent::PromptListChanged(_)), "{n:?}");
     assert!(bounded("the end", stream.recv()).await.is_none());
     assert_eq!(stream.end(), Some(ListenEnd::Graceful));
 }
@@ -189,13 +201,16 @@ async fn subscriptions_are_sent_again_after_reconnecting() {
     let ack = bounded("the new acknowledgment", stream.recv())
         .await
         .unwrap();
-    assert_eq!(ack.method, "notifications/subscriptions/acknowledged");
+    assert!(
+        matches!(ack, ClientEvent::SubscriptionsAcknowledged(_)),
+        "{ack:?}"
+    );
     client
         .call_tool("test_trigger_tool_change", json!({}))
         .await
         .unwrap();
     let n = bounded("the change", stream.recv()).await.unwrap();
-    assert_eq!(n.method, "notifications/tools/list_changed");
+    assert_eq!(n.method(), Some("notifications/tools/list_changed"));
     let id: RequestId = serde_json::from_value(subscription_of(&n)).unwrap();
     assert_eq!(serde_json::to_value(&id).unwrap(), subscription_of(&ack));
     client.close().await;

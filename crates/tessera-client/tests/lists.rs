@@ -138,7 +138,10 @@ async fn cached_lists_are_served_until_a_change_is_announced() {
         .unwrap();
     server.add_tool(tool("later").handler(ok)).unwrap();
     let n = bounded("the change", changes.recv()).await.unwrap();
-    assert_eq!(n.method, "notifications/tools/list_changed");
+    assert!(
+        matches!(n, tessera_client::ClientEvent::ToolListChanged(_)),
+        "{n:?}"
+    );
     assert_eq!(client.list_tools().await.unwrap().len(), 7);
 
     // Resource reads: cached per URI, dropped by resources/updated.
@@ -157,10 +160,10 @@ async fn cached_lists_are_served_until_a_change_is_announced() {
     let mut events = client.events();
     server.notify_resource_updated("docs://r1");
     loop {
-        if let Some(tessera_client::ClientEvent::ResourceUpdated { uri }) =
+        if let Some(tessera_client::ClientEvent::ResourceUpdated(p)) =
             bounded("the update", events.recv()).await
         {
-            assert_eq!(uri, "docs://r1");
+            assert_eq!(p.uri, "docs://r1");
             break;
         }
     }

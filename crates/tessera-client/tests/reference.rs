@@ -301,8 +301,8 @@ async fn a_legacy_list_change_is_an_event() {
         .await
         .unwrap();
     loop {
-        if bounded("the list_changed event", events.recv()).await
-            == Some(ClientEvent::ToolListChanged)
+        if let Some(ClientEvent::ToolListChanged(_)) =
+            bounded("the list_changed event", events.recv()).await
         {
             break;
         }

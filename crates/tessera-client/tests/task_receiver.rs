@@ -232,3 +232,177 @@ async fn without_receive_tasks_requests_are_answered_directly() {
     assert!(r["get"]["error"]["code"].as_i64().is_some(), "{r}");
     client.close().await;
 }
+
+/// The next `notifications/tasks/status` the scripted server received.
+async fn next_status(notes: &mut common::Notes) -> JsonObject {
+    loop {
+        let (method, params) = bounded("a status notification", notes.recv())
+            .await
+            .expect("the connection is open");
+        if method == "notifications/tasks/status" {
+            return params.expect("params");
+        }
+    }
+}
+
+/// Every status change of a task the client runs reaches the server that
+/// created it, as the whole task and without related-task metadata:
+/// completed, failed (with the reason) and cancelled.
+#[tokio::test]
+async fn status_changes_are_notified_to_the_server() {
+    let gate = Arc::new(Notify::new());
+    let held = gate.clone();
+    let b = builder(ProtocolVersion::V2025_11_25)
+        .elicitation(move |_f: FormRequest| {
+            let gate = held.clone();
+            async move {
+                gate.notified().await;
+                Ok::<_, ErrorObject>(ElicitResult::accept(BTreeMap::new()))
+            }
+        })
+        .sampling(|_r: CreateMessageRequestParams| async {
+            Err::<CreateMessageResult, _>(ErrorObject::new(-1, "no model here"))
+        })
+        .receive_tasks();
+    let (client, server, mut notes) = common::scripted(b, json!({}), &[], |_| async {
+        unreachable!("the client sends no requests")
+    })
+    .await;
+    let opts = tessera_proto::RequestOptions::default;
+    let elicit = obj(json!({
+        "message": "Anything?",
+        "requestedSchema": {"type": "object", "properties": {}},
+        "task": {"ttl": 30000}
+    }));
+
+    // Completed.
+    let created = server
+        .request("elicitation/create", elicit.clone(), opts())
+        .await
+        .expect("created");
+    let id = created["task"]["taskId"].clone();
+    gate.notify_one();
+    let n = next_status(&mut notes).await;
+    assert_eq!(n["taskId"], id);
+    assert_eq!(n["status"], "completed");
+    assert_eq!(n["ttl"], 30000);
+    assert!(
+        n["createdAt"].is_string() && n["lastUpdatedAt"].is_string(),
+        "{n:?}"
+    );
+    assert!(!n.contains_key("_meta"), "no related-task metadata: {n:?}");
+    let got = server
+        .request("tasks/get", obj(json!({"taskId": id})), opts())
+        .await
+        .expect("tasks/get");
+    assert_eq!(got["status"], "completed");
+
+    // Failed, with the reason.
+    let created = server
+        .request(
+            "sampling/createMessage",
+            obj(json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 5,
+                "task": {}
+            })),
+            opts(),
+        )
+        .await
+        .expect("created");
+    let n = next_status(&mut notes).await;
+    assert_eq!(n["taskId"], created["task"]["taskId"]);
+    assert_eq!(n["status"], "failed");
+    assert!(
+        n["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("no model here")),
+        "{n:?}"
+    );
+
+    // Cancelled by the server: told once, and not again when the handler
+    // would have finished.
+    let created = server
+        .request("elicitation/create", elicit, opts())
+        .await
+        .expect("created");
+    let id = created["task"]["taskId"].clone();
+    let cancelled = server
+        .request("tasks/cancel", obj(json!({"taskId": id})), opts())
+        .await
+        .expect("tasks/cancel");
+    assert_eq!(cancelled["status"], "cancelled");
+    let n = next_status(&mut notes).await;
+    assert_eq!((&n["taskId"], &n["status"]), (&id, &json!("cancelled")));
+    gate.notify_one();
+    server.request("ping", None, opts()).await.expect("ping");
+    assert!(
+        std::iter::from_fn(|| notes.try_recv().ok())
+            .all(|(m, _)| m != "notifications/tasks/status"),
+        "nothing after the terminal status"
+    );
+    client.close().await;
+}
+
+/// `tasks/list` over the wire: pages with opaque cursors, and `-32602` for
+/// a cursor the client did not make.
+#[tokio::test]
+async fn tasks_list_is_paginated_over_the_wire() {
+    let b = builder(ProtocolVersion::V2025_11_25)
+        .elicitation(|_f: FormRequest| std::future::pending::<Result<ElicitResult, ErrorObject>>())
+        .receive_tasks();
+    let (client, server, _notes) = common::scripted(b, json!({}), &[], |_| async {
+        unreachable!("the client sends no requests")
+    })
+    .await;
+    let opts = tessera_proto::RequestOptions::default;
+    let total = tessera_client::MAX_RECEIVED_TASKS;
+    let mut ids = Vec::new();
+    for _ in 0..total {
+        let created = server
+            .request(
+                "elicitation/create",
+                obj(json!({
+                    "message": "?",
+                    "requestedSchema": {"type": "object", "properties": {}},
+                    "task": {}
+                })),
+                opts(),
+            )
+            .await
+            .expect("created");
+        ids.push(created["task"]["taskId"].clone());
+    }
+    let mut listed = Vec::new();
+    let mut params = json!({});
+    let mut pages = 0;
+    loop {
+        let page = server
+            .request("tasks/list", obj(params.clone()), opts())
+            .await
+            .expect("tasks/list");
+        pages += 1;
+        listed.extend(
+            page["tasks"]
+                .as_array()
+                .expect("tasks")
+                .iter()
+                .map(|t| t["taskId"].clone()),
+        );
+        match page.get("nextCursor") {
+            Some(c) => params = json!({"cursor": c}),
+            None => break,
+        }
+    }
+    assert!(pages > 1, "more than one page for {total} tasks");
+    assert_eq!(listed, ids, "every task once, in creation order");
+    let e = server
+        .request("tasks/list", obj(json!({"cursor": "made-up"})), opts())
+        .await
+        .expect_err("an unknown cursor");
+    match e {
+        PeerError::Call(tessera_proto::CallError::Remote(e)) => assert_eq!(e.code, -32602),
+        other => panic!("{other:?}"),
+    }
+    client.close().await;
+}

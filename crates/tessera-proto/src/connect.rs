@@ -71,14 +71,14 @@ impl Engine {
         };
         let Some(version) = version else {
             self.fail(CallError::Remote(ErrorObject::new(
-                ErrorCode::INTERNAL_ERROR,
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
                 "the server is not a 2026-07-28 server and this client speaks no legacy version",
             )));
             return;
         };
         if matches!(self.connect_mode(), ConnectMode::Modern(_)) {
             self.fail(CallError::Remote(ErrorObject::new(
-                ErrorCode::INTERNAL_ERROR,
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
                 "the server did not answer server/discover as a 2026-07-28 server",
             )));
             return;
@@ -219,7 +219,7 @@ impl Engine {
             .filter(|v| v.era() == Era::Legacy && self.config.supports(*v))
         else {
             return self.fail(CallError::Remote(ErrorObject::new(
-                ErrorCode::INTERNAL_ERROR,
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
                 format!(
                     "the server chose protocol version {}, which this client does not speak",
                     chosen.unwrap_or("(none)")

@@ -224,7 +224,7 @@ async fn two_upstreams_one_killed_and_back() {
     bounded("the list_changed notification", async {
         loop {
             match events.recv().await {
-                Some(ClientEvent::ToolListChanged) => break,
+                Some(ClientEvent::ToolListChanged(_)) => break,
                 Some(_) => continue,
                 None => panic!("event stream ended"),
             }

@@ -599,7 +599,7 @@ fn definitions_are_checked_at_build_time() {
 async fn runtime_changes_are_announced_to_a_legacy_session() {
     let server = basic_server();
     let client = connect(&server, ProtocolVersion::V2025_11_25).await;
-    let mut notes = client.notifications();
+    let mut notes = client.events();
 
     server
         .add_prompt(prompt("late").argument("x", "X", true).handler(echo_args))
@@ -619,18 +619,19 @@ async fn runtime_changes_are_announced_to_a_legacy_session() {
     assert!(!server.remove_prompt("late"));
     let (c, _) = code(get(&client, "late", json!({"x": "1"})).await);
     assert_eq!(c, -32602);
-    assert!(notes.try_recv().is_err(), "nothing else was announced");
+    assert!(notes.try_recv().is_none(), "nothing else was announced");
 }
 
-type Notes = tokio::sync::broadcast::Receiver<(String, Option<JsonObject>)>;
+type Notes = tessera_client::EventStream;
 
 /// The next notification other than a log message, within five seconds.
 async fn next_note(notes: &mut Notes) -> (String, Option<JsonObject>) {
     tokio::time::timeout(Duration::from_secs(5), async {
         loop {
-            let (m, p) = notes.recv().await.expect("the connection is open");
-            if m != "notifications/message" {
-                return (m, p);
+            let e = notes.recv().await.expect("the connection is open");
+            match e.method() {
+                Some("notifications/message") | None => {}
+                Some(m) => return (m.to_owned(), e.params()),
             }
         }
     })
@@ -642,7 +643,7 @@ async fn next_note(notes: &mut Notes) -> (String, Option<JsonObject>) {
 async fn runtime_changes_reach_a_modern_listener() {
     let server = basic_server();
     let client = connect(&server, ProtocolVersion::V2026_07_28).await;
-    let mut notes = client.notifications();
+    let mut notes = client.events();
     let peer = client.peer().clone();
     let listen = tokio::spawn(async move {
         peer.request(
@@ -672,7 +673,7 @@ async fn dynamic_prompts_start_empty_and_grow() {
     let client = connect(&server, ProtocolVersion::V2025_11_25).await;
     let list = client.request_raw("prompts/list", None).await.unwrap();
     assert_eq!(list["prompts"], json!([]));
-    let mut notes = client.notifications();
+    let mut notes = client.events();
     server.add_prompt(prompt("first").handler(hello)).unwrap();
     let (method, _) = next_note(&mut notes).await;
     assert_eq!(method, "notifications/prompts/list_changed");

@@ -8,6 +8,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tessera_client::EventStream;
 use tessera_client::{Client, ClientError};
 use tessera_server::{
     Blob, JsonContents, RequestContext, ResourceError, Server, State, Uri, UriVars, Vars, resource,
@@ -16,7 +17,6 @@ use tessera_server::{
 use tessera_types::{
     ClientCapabilities, JsonObject, ProtocolVersion, ResourceContents, TextResourceContents,
 };
-use tokio::sync::broadcast::Receiver;
 
 const LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
@@ -213,17 +213,14 @@ fn check_cache_hints(client: &Client, result: &JsonObject) {
 }
 
 /// The next notification called `method` (others are skipped).
-async fn next_notification(
-    rx: &mut Receiver<(String, Option<JsonObject>)>,
-    method: &str,
-) -> JsonObject {
+async fn next_notification(rx: &mut EventStream, method: &str) -> JsonObject {
     loop {
-        let (m, p) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        let e = tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
             .unwrap_or_else(|_| panic!("no {method} notification"))
-            .expect("notification channel open");
-        if m == method {
-            return p.unwrap_or_default();
+            .expect("event stream open");
+        if e.method() == Some(method) {
+            return e.params().unwrap_or_default();
         }
     }
 }
@@ -483,8 +480,8 @@ async fn legacy_subscriptions_reach_only_subscribers() {
     let s = server();
     let a = connect(&s, LEGACY).await;
     let b = connect(&s, LEGACY).await;
-    let mut a_rx = a.notifications();
-    let mut b_rx = b.notifications();
+    let mut a_rx = a.events();
+    let mut b_rx = b.events();
     assert_eq!(subscribe(&a, "docs://readme").await, JsonObject::new());
     subscribe(&a, "data://logo").await;
     subscribe(&b, "data://logo").await;
@@ -542,7 +539,7 @@ async fn modern_subscriptions_go_through_listen() {
     let r = call(&c, "resources/subscribe", json!({"uri": "docs://readme"})).await;
     assert_eq!(code(&r), -32601);
 
-    let mut rx = c.notifications();
+    let mut rx = c.events();
     let peer = c.peer().clone();
     let listen = tokio::spawn(async move {
         peer.request(
@@ -579,7 +576,7 @@ async fn modern_subscriptions_go_through_listen() {
 async fn list_changes_are_announced() {
     let s = server();
     let c = connect(&s, LEGACY).await;
-    let mut rx = c.notifications();
+    let mut rx = c.events();
     let changed = "notifications/resources/list_changed";
 
     s.add_resource(resource("docs://late", "late").handler(readme))

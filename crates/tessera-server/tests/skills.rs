@@ -420,16 +420,16 @@ async fn reload_picks_up_changes_and_announces_them() {
         .build()
         .unwrap();
     let client = connect(&server, ProtocolVersion::V2025_11_25).await;
-    let mut notes = client.notifications();
+    let mut notes = client.events();
     assert!(!skills.reload().unwrap(), "nothing changed");
     dir.skill("second", "");
     dir.write("first/new.md", b"new\n");
     assert!(skills.reload().unwrap());
-    let (method, _) = tokio::time::timeout(std::time::Duration::from_secs(10), notes.recv())
+    let e = tokio::time::timeout(std::time::Duration::from_secs(10), notes.recv())
         .await
         .expect("announced")
         .unwrap();
-    assert_eq!(method, "notifications/resources/list_changed");
+    assert_eq!(e.method(), Some("notifications/resources/list_changed"));
     let listed = client.request_raw("skills/list", None).await.unwrap();
     let skills_now: Vec<Skill> = serde_json::from_value(listed["skills"].clone()).unwrap();
     assert_eq!(skills_now.len(), 2);

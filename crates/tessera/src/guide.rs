@@ -8,6 +8,9 @@
 //! 5. [`authorization`]: OAuth 2.1 on both sides.
 //! 6. [`tasks`]: tool calls that run long, in both designs.
 //! 7. [`extensions`]: adding to the protocol; skills and MCP Apps.
+//! 8. Scaling out: several instances behind one endpoint, their state in
+//!    Redis (the `redis` feature, `tessera-redis`); the repository's
+//!    `docs/scaling.md` shows the command and the builder calls.
 //!
 //! The repository's `examples/` folder holds the same ideas as programs
 //! (`cargo run -p tessera-examples --example NAME`).

@@ -1,7 +1,8 @@
 //! Tessera: the Model Context Protocol for Rust.
 //!
-//! New here? Read the [`guide`]: concepts, a server, a client, HTTP and
-//! authorization, each with an example that compiles.
+//! New here? Read the [`guide`]: concepts, a server, a client, HTTP,
+//! authorization, tasks, extensions and scaling out, each with an example
+//! that compiles.
 //!
 //! This facade re-exports the Tessera crates behind additive features:
 //!

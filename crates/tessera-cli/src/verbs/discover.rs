@@ -34,7 +34,8 @@ pub async fn run(a: DiscoverArgs) -> Result<ExitCode, Failure> {
     let era = s.client.era();
     let version = s.client.protocol_version();
     let info = as_object(&s.client.server_info());
-    let caps = as_object(&s.client.server_capabilities());
+    // Every key the server sent, those the types do not model included.
+    let caps = s.client.server_capabilities_raw();
     let instructions = s.client.instructions();
     s.close().await;
     if a.opts.json {
@@ -60,6 +61,14 @@ fn as_object<T: serde::Serialize>(v: &T) -> JsonObject {
     match serde_json::to_value(v) {
         Ok(Value::Object(o)) => o,
         _ => JsonObject::new(),
+    }
+}
+
+/// One capability: its key, then its flags (an object) or its value.
+fn entry(key: &str, v: &Value) -> String {
+    match v {
+        Value::Object(_) => format!("{key}{}", flags(v)),
+        other => format!("{key}={other}"),
     }
 }
 
@@ -108,8 +117,8 @@ pub fn describe(
     }
     let standard: Vec<String> = caps
         .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "extensions" | "experimental"))
-        .map(|(k, v)| format!("{k}{}", flags(v)))
+        .filter(|(k, v)| !(matches!(k.as_str(), "extensions" | "experimental") && v.is_object()))
+        .map(|(k, v)| entry(k, v))
         .collect();
     let _ = writeln!(
         out,
@@ -122,7 +131,7 @@ pub fn describe(
     );
     for key in ["extensions", "experimental"] {
         if let Some(ext) = caps.get(key).and_then(Value::as_object) {
-            let names: Vec<&str> = ext.keys().map(String::as_str).collect();
+            let names: Vec<String> = ext.iter().map(|(k, v)| entry(k, v)).collect();
             let _ = writeln!(out, "{:<14}{}", format!("{key}:"), names.join(", "));
         }
     }
@@ -154,5 +163,35 @@ mod tests {
             text,
             "server:       srv 1.0\nera:          modern (server/discover, no session)\nprotocol:     2026-07-28\nsupports:     2025-11-25, 2026-07-28\ncapabilities: logging, tools (listChanged)\nextensions:   io.x/y\ninstructions: Be nice\n"
         );
+    }
+
+    #[test]
+    fn shows_keys_it_does_not_model() {
+        let o = |v: Value| v.as_object().unwrap().clone();
+        let text = describe(
+            Era::Legacy,
+            "2025-11-25",
+            &o(json!({"name": "srv", "version": "1.0"})),
+            &o(json!({
+                "tools": {"listChanged": true, "streaming": true},
+                "com.example/holograms": {"depth": 3},
+                "quantum": true,
+                "experimental": {"com.example/beta": {}},
+                "extensions": {"io.modelcontextprotocol/tasks": {"mode": "x"}}
+            })),
+            None,
+            &JsonObject::new(),
+        );
+        assert!(
+            text.contains(
+                "capabilities: com.example/holograms (depth=3), quantum=true, tools (listChanged, streaming)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("extensions:   io.modelcontextprotocol/tasks (mode=\"x\")\n"),
+            "{text}"
+        );
+        assert!(text.contains("experimental: com.example/beta\n"), "{text}");
     }
 }
