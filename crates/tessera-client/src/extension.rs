@@ -76,7 +76,7 @@ pub trait ClientExtension: Send + Sync + 'static {
     }
 
     /// The notifications the extension takes (they still reach
-    /// [`Client::notifications`] too).
+    /// [`Client::events`] too).
     fn notifications(&self) -> Vec<String> {
         Vec::new()
     }
