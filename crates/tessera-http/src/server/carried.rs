@@ -7,48 +7,51 @@
 //! [`http::HeaderMap`]). `tessera-auth`'s `BearerAuthLayer` carries the
 //! verified `AuthInfo` and the [`tessera_runtime::Principal`] this way.
 //!
-//! The values travel in a task-local for the duration of the request, so the
-//! request path needs no extra parameter.
+//! The values are read from the HTTP request once, into a [`Caller`] that
+//! the request path hands down explicitly: nothing travels in a task-local.
 
-use std::future::Future;
+use http::HeaderMap;
+use tessera_runtime::{Extensions, Principal};
 
-use tessera_runtime::Extensions;
+use super::RemoteAddr;
+use super::registry::ClientKey;
 
-tokio::task_local! {
-    static CARRIED: Extensions;
+/// Who made an HTTP request and what an outer layer carried with it.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    /// What the outer layers carried (empty if none).
+    carried: Extensions,
+    /// Who the request counts against for the per-client session cap.
+    pub(crate) client: ClientKey,
 }
 
-/// Takes the carried extensions out of an HTTP request, if a layer put any.
-pub(crate) fn take<B>(req: &mut http::Request<B>) -> Option<Extensions> {
-    req.extensions_mut().remove::<Extensions>()
-}
-
-/// Runs `f` with `carried` visible to [`current`].
-pub(crate) async fn scope<F: Future>(carried: Option<Extensions>, f: F) -> F::Output {
-    match carried {
-        Some(e) => CARRIED.scope(e, f).await,
-        None => f.await,
+impl Caller {
+    /// The caller of the HTTP request whose extensions are `extensions`.
+    pub(crate) fn of(extensions: &http::Extensions) -> Caller {
+        let carried = extensions.get::<Extensions>().cloned().unwrap_or_default();
+        let client = ClientKey::of(
+            carried.get::<Principal>().cloned(),
+            extensions.get::<RemoteAddr>().map(|a| a.0.ip()),
+        );
+        Caller { carried, client }
     }
-}
 
-/// The extensions carried by the request being handled (empty if none).
-pub(crate) fn current() -> Extensions {
-    CARRIED.try_with(Extensions::clone).unwrap_or_default()
-}
+    /// The authenticated principal, if an outer layer established one.
+    pub(crate) fn principal(&self) -> Option<Principal> {
+        self.carried.get::<Principal>().cloned()
+    }
 
-/// The principal of the request being handled, if an outer layer
-/// authenticated one.
-pub(crate) fn principal() -> Option<tessera_runtime::Principal> {
-    CARRIED
-        .try_with(|e| e.get::<tessera_runtime::Principal>().cloned())
-        .ok()
-        .flatten()
-}
+    /// Whether this caller is `owner` (the principal that opened a session;
+    /// `None` for a session opened without authentication).
+    pub(crate) fn made(&self, owner: Option<&Principal>) -> bool {
+        self.carried.get::<Principal>() == owner
+    }
 
-/// Whether the request being handled was made by `owner` (the principal that
-/// opened a session; `None` for a session opened without authentication).
-pub(crate) fn made_by(owner: Option<&tessera_runtime::Principal>) -> bool {
-    CARRIED
-        .try_with(|e| e.get::<tessera_runtime::Principal>() == owner)
-        .unwrap_or(owner.is_none())
+    /// What the handlers of the request read: the carried values and the
+    /// request's headers (an [`http::HeaderMap`] extension).
+    pub(crate) fn request_extensions(&self, headers: HeaderMap) -> Extensions {
+        let mut e = self.carried.clone();
+        e.insert(headers);
+        e
+    }
 }

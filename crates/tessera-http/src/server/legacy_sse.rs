@@ -14,10 +14,11 @@ use tokio::sync::mpsc;
 
 use super::Shared;
 use super::body::McpBody;
+use super::carried::Caller;
 use super::reply::{self, HttpResponse};
 use super::session::{self, SessionKind};
 use super::streamable::{
-    accepts, batch_too_large, client_key, completes_handshake, is_json, read_message, session_busy,
+    accepts, batch_too_large, completes_handshake, is_json, read_message, session_busy,
     sessions_full,
 };
 
@@ -36,8 +37,8 @@ pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> Http
         );
     }
     let (tx, rx) = mpsc::channel(shared.config.stream_buffer);
-    let client = client_key(req.extensions());
-    let owner = super::carried::principal();
+    let caller = Caller::of(req.extensions());
+    let (client, owner) = (caller.client.clone(), caller.principal());
     match session::spawn(shared, SessionKind::Sse, Some(tx), client, owner) {
         Ok(s) => {
             let body = McpBody::sse(
@@ -75,11 +76,12 @@ where
             "Bad Request: the sessionId query parameter is required (it comes in the stream's endpoint event)",
         );
     };
+    let caller = Caller::of(req.extensions());
     let session = match shared.sessions.get(&id) {
         Some(s)
             if s.kind == SessionKind::Sse
                 && !s.ended.is_cancelled()
-                && super::carried::made_by(s.owner.as_ref()) =>
+                && caller.made(s.owner.as_ref()) =>
         {
             s
         }
@@ -121,7 +123,7 @@ where
         }
     }
     let cancelled = cancelled_id(&inbound);
-    let extensions = super::streamable::request_extensions(parts.headers);
+    let extensions = caller.request_extensions(parts.headers);
     if session.forward_held(inbound, extensions, held) {
         if let Some(id) = cancelled {
             session.cancelled(id);

@@ -542,10 +542,9 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let this = self.clone();
-        let carried = carried::take(&mut req);
-        Box::pin(async move { Ok(carried::scope(carried, this.handle(req)).await) })
+        Box::pin(async move { Ok(this.handle(req).await) })
     }
 }
 

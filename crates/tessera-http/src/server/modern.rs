@@ -135,6 +135,7 @@ pub(crate) async fn post(
     headers: HeaderMap,
     message: JsonRpcMessage,
     version: ProtocolVersion,
+    caller: &super::carried::Caller,
 ) -> HttpResponse {
     match message {
         JsonRpcMessage::Notification(n) => {
@@ -163,6 +164,7 @@ pub(crate) async fn post(
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::Modern,
+                    extensions: caller.request_extensions(headers.clone()),
                     headers,
                     request: r,
                 })

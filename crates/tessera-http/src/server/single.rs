@@ -40,6 +40,8 @@ pub(crate) enum Flavor {
 /// One request to serve with its own engine.
 pub(crate) struct Job {
     pub flavor: Flavor,
+    /// What the handlers read: the carried values and the headers.
+    pub extensions: tessera_runtime::Extensions,
     pub headers: HeaderMap,
     pub request: JsonRpcRequest,
 }
@@ -130,6 +132,7 @@ pub(crate) async fn serve<S: Service>(
 ) -> HttpResponse {
     let Job {
         flavor,
+        extensions,
         headers,
         request: r,
     } = job;
@@ -153,7 +156,6 @@ pub(crate) async fn serve<S: Service>(
             }
         }
     }
-    let extensions = super::streamable::request_extensions(headers);
     answer(shared, engine.engine, r, extensions, flavor).await
 }
 

@@ -15,11 +15,11 @@ use tessera_runtime::Extensions;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
 use super::body::{McpBody, ReadError, read_limited};
+use super::carried::Caller;
 use super::cluster::{self, Note};
-use super::connection::RemoteAddr;
 use super::event_store::EventId;
 use super::modern::{self, Era};
-use super::registry::{ClientKey, Full};
+use super::registry::Full;
 use super::reply::{self, HttpResponse};
 use super::session::{self, EndReason, FirstReply, RegisterError, SessionHandle, SessionKind};
 use super::{ResponseMode, Shared, single};
@@ -212,11 +212,11 @@ where
         Ok(i) => i,
         Err(r) => return r,
     };
-    let client = client_key(&parts.extensions);
+    let caller = Caller::of(&parts.extensions);
     match modern::detect(shared, &headers, &inbound) {
         Err(r) => r,
         Ok(Era::Modern(version)) => match inbound {
-            Inbound::Message(m) => modern::post(shared, headers, m, version).await,
+            Inbound::Message(m) => modern::post(shared, headers, m, version, &caller).await,
             _ => reply::refuse(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: protocol version 2026-07-28 has no JSON-RPC batches",
@@ -224,18 +224,10 @@ where
         },
         Ok(Era::Legacy) if shared.config.stateless => {
             let version = protocol_version_header(&headers).unwrap_or(ProtocolVersion::V2025_03_26);
-            legacy_stateless(shared, headers, inbound, version).await
+            legacy_stateless(shared, headers, inbound, version, &caller).await
         }
-        Ok(Era::Legacy) => session_post(shared, headers, inbound, client).await,
+        Ok(Era::Legacy) => session_post(shared, headers, inbound, &caller).await,
     }
-}
-
-/// Who a request counts against for the per-client session cap.
-pub(crate) fn client_key(extensions: &http::Extensions) -> ClientKey {
-    ClientKey::of(
-        super::carried::principal(),
-        extensions.get::<RemoteAddr>().map(|a| a.0.ip()),
-    )
 }
 
 /// The refusal of a new session when a cap is reached and nothing is idle.
@@ -296,12 +288,14 @@ async fn legacy_stateless(
     headers: HeaderMap,
     inbound: Inbound,
     version: ProtocolVersion,
+    caller: &Caller,
 ) -> HttpResponse {
     match inbound {
         Inbound::Message(JsonRpcMessage::Request(r)) => {
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::StatelessLegacy(version),
+                    extensions: caller.request_extensions(headers.clone()),
                     headers,
                     request: r,
                 })
@@ -357,7 +351,7 @@ pub(crate) fn store_unavailable(e: &tessera_runtime::StoreError) -> HttpResponse
 async fn lookup(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
-    client: ClientKey,
+    caller: &Caller,
 ) -> Result<Arc<SessionHandle>, HttpResponse> {
     let Some(id) = session_id(headers)? else {
         return Err(missing_session());
@@ -366,9 +360,9 @@ async fn lookup(
         Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => s,
         Some(_) => return Err(unknown_session(id)),
         // Boxed: the rare path keeps its state off every request's future.
-        None => Box::pin(restore(shared, id, client)).await?,
+        None => Box::pin(restore(shared, id, caller)).await?,
     };
-    if super::carried::made_by(s.owner.as_ref()) {
+    if caller.made(s.owner.as_ref()) {
         s.refresh_stored(&shared.cluster);
         Ok(s)
     } else {
@@ -382,7 +376,7 @@ async fn lookup(
 async fn restore(
     shared: &Arc<Shared>,
     id: &str,
-    client: ClientKey,
+    caller: &Caller,
 ) -> Result<Arc<SessionHandle>, HttpResponse> {
     // Ids this server issues are 32 visible ASCII characters: anything much
     // longer is not worth a store round trip.
@@ -398,12 +392,12 @@ async fn restore(
         }
     };
     let owner = state.principal.clone().map(tessera_runtime::Principal);
-    if !super::carried::made_by(owner.as_ref()) {
+    if !caller.made(owner.as_ref()) {
         tracing::warn!(session = %id, "request for a session opened by another principal: refused");
         return Err(unknown_session(id));
     }
     tracing::debug!(session = %id, "session restored from the session store");
-    session::restore(shared, state, client).map_err(sessions_full)
+    session::restore(shared, state, caller.client.clone()).map_err(sessions_full)
 }
 
 /// Whether a frame sent after `initialize` completes the handshake: anything
@@ -421,7 +415,7 @@ async fn session_post(
     shared: &Arc<Shared>,
     headers: HeaderMap,
     inbound: Inbound,
-    client: ClientKey,
+    caller: &Caller,
 ) -> HttpResponse {
     let sid = match session_id(&headers) {
         Ok(s) => s,
@@ -430,7 +424,7 @@ async fn session_post(
     if let (None, Inbound::Message(JsonRpcMessage::Request(r))) = (sid, &inbound) {
         if r.method == methods::INITIALIZE {
             let r = r.clone();
-            return initialize(shared, r, client).await;
+            return initialize(shared, r, caller).await;
         }
     }
     if let Inbound::Batch(items) = &inbound {
@@ -438,7 +432,7 @@ async fn session_post(
             return r;
         }
     }
-    let session = match lookup(shared, &headers, client).await {
+    let session = match lookup(shared, &headers, caller).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -456,7 +450,7 @@ async fn session_post(
                 false,
                 inbound,
                 mode,
-                session_extensions(&session, headers),
+                session_extensions(&session, caller, headers),
             )
             .await
         }
@@ -478,7 +472,7 @@ async fn session_post(
                     true,
                     inbound,
                     mode,
-                    session_extensions(&session, headers),
+                    session_extensions(&session, caller, headers),
                 )
                 .await
             }
@@ -636,9 +630,10 @@ async fn answer(
     }
 }
 
-async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, client: ClientKey) -> HttpResponse {
-    let owner = super::carried::principal();
+async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) -> HttpResponse {
+    let owner = caller.principal();
     let request_id = r.id.clone();
+    let client = caller.client.clone();
     let session = match session::spawn(shared, SessionKind::Streamable, None, client, owner) {
         Ok(s) => s,
         Err(full) => return sessions_full(full),
@@ -714,7 +709,7 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Not Acceptable: a GET to the MCP endpoint opens an SSE stream (send Accept: text/event-stream)",
         );
     }
-    let session = match lookup(shared, headers, client_key(&parts.extensions)).await {
+    let session = match lookup(shared, headers, &Caller::of(&parts.extensions)).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -749,7 +744,7 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Method Not Allowed: this server is stateless and has no sessions",
         );
     }
-    match lookup(shared, headers, client_key(&parts.extensions)).await {
+    match lookup(shared, headers, &Caller::of(&parts.extensions)).await {
         Ok(s) => {
             // Gone from the store first: no instance restores it after this.
             if shared.cluster.stores {
@@ -769,19 +764,10 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
     }
 }
 
-/// What the handlers of a request can read from its HTTP request: the headers
-/// (an [`http::HeaderMap`] extension), plus whatever an outer layer carried
-/// (see [`super::carried`]).
-pub(crate) fn request_extensions(headers: HeaderMap) -> Extensions {
-    let mut e = super::carried::current();
-    e.insert(headers);
-    e
-}
-
-/// [`request_extensions`] of a request in a session, with the session's id
-/// (the same on every instance).
-fn session_extensions(session: &SessionHandle, headers: HeaderMap) -> Extensions {
-    let mut e = request_extensions(headers);
+/// [`Caller::request_extensions`] of a request in a session, with the
+/// session's id (the same on every instance).
+fn session_extensions(session: &SessionHandle, caller: &Caller, headers: HeaderMap) -> Extensions {
+    let mut e = caller.request_extensions(headers);
     e.insert(tessera_runtime::SessionId(session.id.to_string()));
     e
 }
