@@ -227,6 +227,7 @@ def med(config, mode, c, i):
     v = [x[i] for x in rows.get((config, mode, c), [])]
     return statistics.median(v) if v else float("nan")
 per_call = {}
+trips = {}
 detail = {}
 for line in open(commands):
     parts = line.split()
@@ -234,6 +235,9 @@ for line in open(commands):
     counts = dict(p.split("=") for p in parts[2:])
     total = sum(int(v) for v in counts.values())
     per_call[mode] = total / calls if calls else float("nan")
+    # An event append is one pipeline (XADD, PEXPIRE, SADD, PEXPIRE): one round trip.
+    xadd = int(counts.get("xadd", 0))
+    trips[mode] = (total - 3 * xadd) / calls if calls else float("nan")
     detail[mode] = ", ".join(
         f"{k.upper()} {int(v) / calls:.3f}" for k, v in sorted(counts.items(), key=lambda kv: -int(kv[1]))
     ) if calls else "no calls counted"
@@ -244,17 +248,18 @@ print(f"Binary: `{binary}` (git {rev}); redis-server {redis_version}, persistenc
       "The server on core 0, the load generator on core 1, redis-server unpinned.\n")
 print(f"Machine load average (1, 5, 15 min) on {cpus} CPUs: {load_before} before, {load_after} after. "
       "Other work on the machine skews req/s; the Redis commands per call do not depend on it.\n")
-print("| mode | concurrency | in-memory req/s | Redis req/s | ratio (target) | in-memory p50 µs | Redis p50 µs | Redis p99 µs | in-memory CPU µs/req | Redis CPU µs/req | Redis commands per call |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| mode | concurrency | in-memory req/s | Redis req/s | ratio (target) | in-memory p50 µs | Redis p50 µs | Redis p99 µs | in-memory CPU µs/req | Redis CPU µs/req | Redis commands per call | Redis round trips per call |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for mode in ("legacy-sse", "modern"):
     for c in (16, 64):
         m_rps, r_rps = med("memory", mode, c, 0), med("redis", mode, c, 0)
         ratio = r_rps / m_rps if m_rps else float("nan")
         print(f"| {mode} | {c} | {m_rps:,.0f} | {r_rps:,.0f} | {ratio:.2f}× (≥ {target[mode]}×) | "
               f"{med('memory', mode, c, 1):.0f} | {med('redis', mode, c, 1):.0f} | {med('redis', mode, c, 2):.0f} | "
-              f"{med('memory', mode, c, 3):.0f} | {med('redis', mode, c, 3):.0f} | {per_call.get(mode, float('nan')):.3f} |")
+              f"{med('memory', mode, c, 3):.0f} | {med('redis', mode, c, 3):.0f} | {per_call.get(mode, float('nan')):.3f} | {trips.get(mode, float('nan')):.3f} |")
 print("\nRedis commands per call, by command (`INFO commandstats` around a fixed number of calls at "
-      "concurrency 16, the sessions' opening included; commands run inside Lua scripts count too):\n")
+      "concurrency 16, the sessions' opening included; commands run inside Lua scripts count too). "
+      "Round trips count each event append (a pipeline of XADD, PEXPIRE, SADD, PEXPIRE) once:\n")
 for mode in ("legacy-sse", "modern"):
     print(f"- {mode}: {detail.get(mode, 'not measured')}")
 if errors:

@@ -11,6 +11,8 @@
 #   --skip-build   use what is already built
 #   --no-tessera   measure only the others (Tessera's columns stay empty)
 #   --no-proxy     skip the `tessera proxy` overhead comparison (bench/proxy.sh) run last
+#   --no-redis     skip the Redis-backed column (bench/redis.sh: in-memory vs --redis, Redis
+#                  commands per call; needs redis-server and redis-cli)
 #   --soak         run the soak instead (bench/soak.sh; takes --minutes N, default 10)
 #
 # Environment:
@@ -43,6 +45,7 @@ done
 SKIP_BUILD=0
 NO_TESSERA=0
 NO_PROXY=0
+NO_REDIS=0
 SMOKE=0
 NICE=""
 PASS=()
@@ -51,9 +54,10 @@ while [ $# -gt 0 ]; do
     --skip-build) SKIP_BUILD=1 ;;
     --no-tessera) NO_TESSERA=1 ;;
     --no-proxy) NO_PROXY=1 ;;
+    --no-redis) NO_REDIS=1 ;;
     --smoke) SMOKE=1; PASS+=("$1") ;;
     --nice) NICE="$2"; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) PASS+=("$1") ;;
   esac
   shift
@@ -161,6 +165,13 @@ if [ "$NO_TESSERA" = 0 ] && [ "$NO_PROXY" = 0 ]; then
   [ "$SMOKE" = 1 ] && PROXY_ARGS+=(--smoke)
   TESSERA_BIN="$TESSERA_BIN" BENCH_TARGET_DIR="$BENCH_TARGET_DIR" \
     bash "$BENCH/proxy.sh" "${PROXY_ARGS[@]}" || STATUS=1
+fi
+if [ "$NO_TESSERA" = 0 ] && [ "$NO_REDIS" = 0 ]; then
+  say "the Redis-backed server beside the in-memory one (bench/redis.sh)"
+  REDIS_ARGS=(--skip-build)
+  [ "$SMOKE" = 1 ] && REDIS_ARGS+=(--smoke)
+  TESSERA_BIN="$TESSERA_BIN" BENCH_TARGET_DIR="$BENCH_TARGET_DIR" \
+    bash "$BENCH/redis.sh" "${REDIS_ARGS[@]}" || STATUS=1
 fi
 set -e
 exit "$STATUS"
