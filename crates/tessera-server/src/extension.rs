@@ -69,6 +69,7 @@ use crate::context::RequestContext;
 use crate::hub::ListKind;
 use crate::pagination::Pager;
 use crate::resource::ResourceProvider;
+use crate::task::hub::TaskHub;
 
 /// A protocol extension a [`Server`](crate::Server) serves. Every method but
 /// [`id`](ServerExtension::id) has a default that does nothing.
@@ -82,7 +83,8 @@ pub trait ServerExtension: Send + Sync + 'static {
     }
 
     /// Changes the rest of the capabilities (after the core features and
-    /// the extension's own entry are declared).
+    /// the extension's own entry are declared). An extension that removes
+    /// its own entry here is not offered: its methods are not served either.
     fn declare(&self, capabilities: &mut ServerCapabilities) {
         let _ = capabilities;
     }
@@ -92,6 +94,16 @@ pub trait ServerExtension: Send + Sync + 'static {
     /// core method of the same name.
     fn methods(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether the extension serves its [`methods`](ServerExtension::methods)
+    /// to requests of `era` (every era by default). Requests of the other
+    /// eras go to the core: for an extension whose method names the core
+    /// uses in another protocol version (the 2026-07-28 tasks extension's
+    /// `tasks/get` is also a 2025-11-25 core method).
+    fn serves(&self, era: Era) -> bool {
+        let _ = era;
+        true
     }
 
     /// Serves one of [`methods`](ServerExtension::methods).
@@ -175,6 +187,7 @@ pub(crate) trait Notifier: Send + Sync {
     fn list_changed(&self, kind: ListKind);
     fn resource_updated(&self, uri: &str);
     fn tool(&self, name: &str) -> Option<Tool>;
+    fn task_hub(&self) -> Option<Arc<TaskHub>>;
 }
 
 impl ExtensionHost {
@@ -192,6 +205,11 @@ impl ExtensionHost {
         if let Some(n) = self.notifier.upgrade() {
             n.list_changed(kind);
         }
+    }
+
+    /// The server's tasks (for the tasks extension), while it is serving.
+    pub(crate) fn task_hub(&self) -> Option<Arc<TaskHub>> {
+        self.notifier.upgrade()?.task_hub()
     }
 
     /// The current definition of tool `name`, if the server has it.
@@ -213,6 +231,9 @@ impl Notifier for Detached {
     fn list_changed(&self, _: ListKind) {}
     fn resource_updated(&self, _: &str) {}
     fn tool(&self, _: &str) -> Option<Tool> {
+        None
+    }
+    fn task_hub(&self) -> Option<Arc<TaskHub>> {
         None
     }
 }
@@ -351,11 +372,13 @@ impl ExtensionSet {
         }
     }
 
-    pub fn serving(&self, method: &str) -> Option<&Arc<dyn ServerExtension>> {
+    /// The extension that serves `method` to a request of `era`, if any.
+    pub fn serving(&self, method: &str, era: Era) -> Option<&Arc<dyn ServerExtension>> {
         self.methods
             .iter()
             .find(|(m, _)| m == method)
             .map(|(_, i)| &self.list[*i])
+            .filter(|e| e.serves(era))
     }
 
     pub fn result_hooks(&self, method: &str) -> Vec<Arc<dyn ServerExtension>> {

@@ -252,6 +252,17 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self.registry
             .completions
             .finish(&self.registry.prompts, &self.registry.resources)?;
+        // The 2026-07-28 tasks extension, unless the application registered it.
+        let tasks_id = tessera_types::tasks::TASKS_EXTENSION;
+        if !self.extensions.list.iter().any(|e| e.id() == tasks_id) {
+            let tasks = Arc::new(crate::task::TasksExtension::default());
+            if let Err(problem) = self.extensions.add(tasks) {
+                return Err(BuildError::InvalidExtension {
+                    id: tasks_id.to_owned(),
+                    problem,
+                });
+            }
+        }
         let server = Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -293,6 +304,9 @@ impl<S: Send + Sync + 'static> Notifier for Inner<S> {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         reg.tools.get(name).map(|t| t.tool.clone())
+    }
+    fn task_hub(&self) -> Option<Arc<crate::task::hub::TaskHub>> {
+        Some(self.tasks.clone())
     }
 }
 
@@ -453,7 +467,6 @@ impl<S: Send + Sync + 'static> Server<S> {
         if self.inner.settings.logging {
             caps.logging = Some(JsonObject::new());
         }
-        self.inner.extensions.declare(&mut caps);
         if reg.tools.offers_tasks() {
             caps.tasks = Some(tessera_types::ServerTasksCapability {
                 list: Some(JsonObject::new()),
@@ -464,8 +477,9 @@ impl<S: Send + Sync + 'static> Server<S> {
                     }),
                 }),
             });
-            caps = caps.with_extension(tessera_types::tasks::TASKS_EXTENSION);
         }
+        // Extensions last (the tasks extension reads `tasks` above).
+        self.inner.extensions.declare(&mut caps);
         caps
     }
 
@@ -603,8 +617,13 @@ impl<S: Send + Sync + 'static> Server<S> {
             ]);
         }
         let mut out: Vec<String> = m.into_iter().map(str::to_owned).collect();
-        for (method, _) in &self.inner.extensions.methods {
-            if !out.contains(method) {
+        // An extension that withdrew its declaration (the tasks extension
+        // when no tool can run as a task) is not offered: its methods are not
+        // served.
+        let exts = &self.inner.extensions;
+        let caps = self.capabilities_of(reg);
+        for (method, i) in &exts.methods {
+            if caps.has_extension(exts.list[*i].id()) && !out.contains(method) {
                 out.push(method.clone());
             }
         }
@@ -646,7 +665,11 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
         let hooks = self.inner.extensions.result_hooks(&request.method);
         let context = (!hooks.is_empty()).then(|| RequestContext::from_request(&request));
-        let answer = match self.inner.extensions.serving(&request.method) {
+        let answer = match self
+            .inner
+            .extensions
+            .serving(&request.method, request.context.era)
+        {
             Some(ext) => {
                 let settings = &self.inner.settings;
                 ext.handle_request(ExtensionRequest {
@@ -760,7 +783,9 @@ impl<S: Send + Sync + 'static> Server<S> {
             | methods::TASKS_RESULT
             | methods::TASKS_LIST => {
                 if request.context.era == Era::Modern {
-                    self.handle_tasks_extension(request)
+                    // The tasks extension (`TasksExtension`) serves get,
+                    // update and cancel; it removed result and list.
+                    ready(Err(ErrorObject::method_not_found(method)))
                 } else {
                     self.handle_tasks_legacy(request)
                 }

@@ -8,7 +8,8 @@
 //!   declares the extension on a request lets the server decide to answer
 //!   with `resultType: "task"`; the client polls `tasks/get` (the result is
 //!   inlined), answers input with `tasks/update` and cancels with
-//!   `tasks/cancel`.
+//!   `tasks/cancel`. The extension is a [`ServerExtension`](crate::ServerExtension),
+//!   [`TasksExtension`], which every server registers when it is built.
 //!
 //! Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default,
 //! [`SqliteTaskStore`] (feature `sqlite`) to survive a restart.
@@ -27,6 +28,7 @@ mod store;
 pub(crate) mod wire;
 
 pub use call::TaskStart;
+pub use extension::TasksExtension;
 pub use hub::{RESTART_MESSAGE, TaskSettings};
 pub use legacy::RELATED_TASK;
 pub use memory::MemoryTaskStore;
