@@ -26,15 +26,11 @@ async fn countdown(ctx: RequestContext) -> String {
     "lift-off".to_owned()
 }
 
-async fn test_reconnection(ctx: RequestContext) -> String {
+async fn test_reconnection(stream: tessera_runtime::StreamControl) -> String {
     // Ask the HTTP transport to close this request's SSE connection (after a
     // `retry: 500`) while the call goes on; the result arrives on the GET
     // stream the client opens with Last-Event-ID.
-    let _ = tessera_http::close_sse_stream(
-        ctx.peer(),
-        ctx.request_id(),
-        Some(Duration::from_millis(500)),
-    );
+    stream.close_sse_stream(Some(Duration::from_millis(500)));
     tokio::time::sleep(Duration::from_millis(1000)).await;
     "Reconnection test completed".to_owned()
 }

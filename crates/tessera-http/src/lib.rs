@@ -57,8 +57,7 @@ pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 
 #[cfg(feature = "server")]
 pub use server::{
-    BadEventId, CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_METHOD, EventId, EventStore,
-    HostGuard, HostPolicy, InMemoryEventStore, LegacySsePaths, McpBody, McpHttp, McpHttpBuilder,
-    OriginPolicy, Refusal, RemoteAddr, ResponseMode, ServiceFactory, StoredEvent, ToolSchemaLookup,
-    close_sse_stream, serve, serve_with,
+    BadEventId, EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore, LegacySsePaths,
+    McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr, ResponseMode,
+    ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
 };

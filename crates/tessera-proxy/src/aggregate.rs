@@ -170,7 +170,7 @@ impl Sink for MemberSink {
                 log(self.calls.sole().ok().as_ref(), None, params.as_ref())
             }
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
-            m if m == tessera_http::CLOSE_SSE_STREAM_METHOD => {}
+            tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION => {}
             _ => self.hub.announce(&self.name, &method, params.as_ref()),
         }
     }

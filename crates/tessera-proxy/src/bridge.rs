@@ -342,7 +342,7 @@ impl SessionLink {
                         .or_insert_with(|| Value::Object(JsonObject::new()));
                     if let Value::Object(e) = exp {
                         e.insert(
-                            tessera_http::CLOSE_SSE_STREAM_CAPABILITY.into(),
+                            tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY.into(),
                             Value::Object(JsonObject::new()),
                         );
                     }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tessera_types::methods;
 
-use tessera_runtime::{Peer, Request};
+use tessera_runtime::{Peer, Request, StreamControl};
 use tessera_types::{Era, RequestId};
 
 /// One forwarded request.
@@ -22,6 +22,8 @@ pub(crate) struct Call {
     pub era: Era,
     /// The method.
     pub method: String,
+    /// The downstream request's stream control (SEP-1699).
+    pub stream: StreamControl,
 }
 
 /// The requests in flight on one upstream connection.
@@ -56,6 +58,7 @@ impl Calls {
                 id: r.id.clone(),
                 era: r.context.era,
                 method: r.method.clone(),
+                stream: StreamControl::of(r),
             });
         }
         CallGuard {

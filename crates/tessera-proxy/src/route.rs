@@ -23,10 +23,11 @@ use crate::forward::peer_error;
 use crate::listen::Listeners;
 use crate::upstream::Sink;
 
-/// The reserved notification a Tessera server sends to have the HTTP
-/// transport close a request's SSE stream (SEP-1699 polling); passed on so
-/// that the proxy's own HTTP endpoint closes the stream of the right request.
-const CLOSE_SSE_STREAM: &str = tessera_http::CLOSE_SSE_STREAM_METHOD;
+/// The notification a Tessera server sends a client that declared
+/// [`tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY`] to close a request's SSE
+/// stream (SEP-1699 polling): the proxy closes the stream of the downstream
+/// request through its [`StreamControl`](tessera_runtime::StreamControl).
+const CLOSE_SSE_STREAM: &str = tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION;
 
 /// Hands a server-to-client request on a connection that several clients
 /// share (`kind` names it in the error) to the client of the one request in
@@ -137,7 +138,8 @@ impl Sink for SessionSink {
             ),
             CLOSE_SSE_STREAM => {
                 if let Some(c) = self.calls.oldest() {
-                    let _ = c.peer.notify(method, params, Some(c.id));
+                    c.stream
+                        .close_sse_stream(tessera_runtime::close_retry(params.as_ref()));
                 }
             }
             // The engine handles these itself.
@@ -183,7 +185,8 @@ impl Sink for SharedSink {
             }
             CLOSE_SSE_STREAM => {
                 if let Ok(c) = self.calls.sole() {
-                    let _ = c.peer.notify(method, params, Some(c.id));
+                    c.stream
+                        .close_sse_stream(tessera_runtime::close_retry(params.as_ref()));
                 }
             }
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}

@@ -37,6 +37,7 @@ mod peer;
 mod service;
 pub mod shared;
 mod stdio;
+mod stream_control;
 pub mod testing;
 mod transport;
 
@@ -44,6 +45,10 @@ pub use child::{ChildCommand, ChildPipes, ChildProcess};
 pub use connection::{Connection, ConnectionOptions};
 pub use driver::{drive, spawn, spawn_restored, spawn_shared, spawn_transport};
 pub use extensions::{Extensions, Principal, SessionId};
+pub use stream_control::{
+    CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_NOTIFICATION, StreamControl, StreamHandle,
+    close_retry,
+};
 /// The per-request use of the [`Connection`] core (its former name): feed it
 /// a message with [`Connection::handle_message`] and await
 /// [`Connection::next`].

@@ -65,6 +65,32 @@ impl RequestContext {
         self.extensions.get::<T>()
     }
 
+    /// Stream control for this request (SEP-1699; see
+    /// [`tessera_runtime::StreamControl`]); also an extractor.
+    ///
+    /// When the request did not come over a transport that can close its
+    /// stream, but the client declares the
+    /// [`CLOSE_SSE_STREAM_CAPABILITY`](tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY)
+    /// extension (a Tessera proxy serving the request over HTTP), the control
+    /// asks the client to close it.
+    pub fn stream_control(&self) -> tessera_runtime::StreamControl {
+        if self
+            .extensions
+            .get::<tessera_runtime::StreamHandle>()
+            .is_none()
+            && self
+                .client_capabilities()
+                .get("experimental")
+                .and_then(|e| e.get(tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY))
+                .is_some()
+        {
+            let mut e = self.extensions.clone();
+            e.insert(tessera_runtime::StreamHandle::relay(self.peer().clone()));
+            return tessera_runtime::StreamControl::from_extensions(&e, self.request_id());
+        }
+        tessera_runtime::StreamControl::from_extensions(&self.extensions, self.request_id())
+    }
+
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &RequestId {
         &self.id

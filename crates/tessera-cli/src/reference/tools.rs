@@ -316,23 +316,13 @@ async fn trigger_prompt_change(server: Server) -> Result<String, ProtocolError> 
 }
 
 async fn reconnection(ctx: RequestContext) -> &'static str {
-    // Over Streamable HTTP, ask the transport to close this request's SSE
-    // connection (with `retry: 500`) while the call goes on: the client
-    // resumes with GET + Last-Event-ID and gets the result there (SEP-1699).
-    // Other transports attach no HTTP headers and are left alone, unless the
-    // client is a proxy serving this request over HTTP (it declares so).
-    let proxied_http = ctx
-        .client_capabilities()
-        .get("experimental")
-        .and_then(|e| e.get(tessera_http::CLOSE_SSE_STREAM_CAPABILITY))
-        .is_some();
-    if ctx.extension::<tessera_http::http::HeaderMap>().is_some() || proxied_http {
-        let _ = tessera_http::close_sse_stream(
-            ctx.peer(),
-            ctx.request_id(),
-            Some(Duration::from_millis(500)),
-        );
-    }
+    // Over Streamable HTTP, close this request's SSE connection (with
+    // `retry: 500`) while the call goes on: the client resumes with GET +
+    // Last-Event-ID and gets the result there (SEP-1699). Over stdio to a
+    // proxy that serves the request over HTTP, the proxy closes its stream;
+    // elsewhere nothing happens.
+    ctx.stream_control()
+        .close_sse_stream(Some(Duration::from_millis(500)));
     tokio::time::sleep(Duration::from_millis(1000)).await;
     "Reconnection test completed"
 }

@@ -20,7 +20,7 @@
 //! their caps and eviction), `streamable` (the legacy-era endpoint), `modern`
 //! (2026-07-28 checks), `single` (an engine per POST), `legacy_sse`
 //! (2024-11-05), `serve` (hyper server), `connection` (per-connection
-//! timeouts and the connection cap), `control` (stream control from handlers).
+//! timeouts and the connection cap).
 //!
 //! Every limit has a safe default and a builder method; the crate README's
 //! "Limits" table lists them with what a peer sees when it hits one.
@@ -44,7 +44,6 @@ mod body;
 mod carried;
 mod cluster;
 mod connection;
-mod control;
 mod event_store;
 mod guard;
 mod legacy_sse;
@@ -61,7 +60,6 @@ mod axum_mount;
 
 pub use body::McpBody;
 pub use connection::RemoteAddr;
-pub use control::{CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_METHOD, close_sse_stream};
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
 pub use serve::{serve, serve_with};

@@ -85,11 +85,8 @@ pub fn fixture(flags: Arc<Flags>) -> Server {
                 .description("Closes its SSE connection mid-call (SEP-1699), then answers")
                 .handler(|ctx: RequestContext| async move {
                     ctx.progress(1.0, None, Some("before"));
-                    let _ = tessera_http::close_sse_stream(
-                        ctx.peer(),
-                        ctx.request_id(),
-                        Some(Duration::from_millis(50)),
-                    );
+                    ctx.stream_control()
+                        .close_sse_stream(Some(Duration::from_millis(50)));
                     ctx.progress(2.0, None, Some("after close"));
                     tokio::time::sleep(Duration::from_millis(300)).await;
                     "reconnected".to_owned()

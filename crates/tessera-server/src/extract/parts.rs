@@ -43,6 +43,14 @@ impl<S, B: RequestBody> FromRequest<S, B> for tessera_runtime::Peer {
     }
 }
 
+/// Stream control for the request (SEP-1699): over Streamable HTTP with
+/// resumable streams, close the request's SSE connection while it goes on.
+impl<S, B: RequestBody> FromRequest<S, B> for tessera_runtime::StreamControl {
+    fn from_request(input: &mut HandlerInput<S, B>) -> Result<Self, Rejection> {
+        Ok(input.parts.context.stream_control())
+    }
+}
+
 impl<S, B: RequestBody> FromRequest<S, B> for CancellationToken {
     fn from_request(input: &mut HandlerInput<S, B>) -> Result<Self, Rejection> {
         Ok(input.parts.context.cancellation().clone())

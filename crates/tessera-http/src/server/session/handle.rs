@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tessera_proto::decode::Inbound;
-use tessera_runtime::{Extensions, Incoming, Peer, Principal, StoreError};
+use tessera_runtime::{Extensions, Incoming, Peer, Principal, StoreError, StreamHandle};
 use tessera_types::RequestId;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -213,6 +213,8 @@ impl SessionHandle {
             return None;
         }
         let (first, first_rx) = oneshot::channel();
+        let mut extensions = extensions;
+        extensions.insert(self.stream_handle());
         self.commands
             .send(Command::Submit(Box::new(Submit {
                 ids,
@@ -224,6 +226,18 @@ impl SessionHandle {
             })))
             .ok()?;
         Some(first_rx)
+    }
+
+    /// What a handler's [`StreamControl`](tessera_runtime::StreamControl)
+    /// uses to close its request's SSE connection: a command to this
+    /// session's task (it does not keep the session alive).
+    fn stream_handle(&self) -> StreamHandle {
+        let commands = self.commands.downgrade();
+        StreamHandle::new(move |id, retry| {
+            commands
+                .upgrade()
+                .is_some_and(|c| c.send(Command::CloseStream(id.clone(), retry)).is_ok())
+        })
     }
 
     /// Opens the standalone stream, or resumes a stream after `last`.

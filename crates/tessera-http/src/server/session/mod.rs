@@ -43,7 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::event_store::{EventId, EventStore, StoredEvent};
 use super::registry::{ClientKey, Full};
-use super::{ResponseMode, Shared, control};
+use super::{ResponseMode, Shared};
 use crate::sse::{self, SseEvent};
 
 /// What kind of session.
@@ -88,6 +88,9 @@ pub(crate) enum Command {
     },
     /// The client sent `notifications/cancelled` for this request.
     Cancelled(RequestId),
+    /// A handler asked to close its request's SSE connection (SEP-1699)
+    /// through its [`StreamControl`](tessera_runtime::StreamControl).
+    CloseStream(RequestId, Option<Duration>),
     /// Stores what the engine exported, if anything, then answers.
     Save(oneshot::Sender<()>),
     /// A frame without requests for the engine (or, on an HTTP+SSE session,
@@ -527,6 +530,10 @@ impl Router {
                 let rx = Box::pin(self.open_get(last)).await;
                 let _ = reply.send(rx);
             }
+            Command::CloseStream(id, retry) => {
+                let retry = retry.or(self.retry);
+                self.close_stream_of(&id, retry);
+            }
             Command::Cancelled(id) => {
                 self.sse_held.remove(&id);
                 // The engine sends nothing for a cancelled request: end its
@@ -583,15 +590,6 @@ impl Router {
 
     async fn route(&mut self, t: Transmit) {
         let related = t.related.clone();
-        if let Outbound::Single(JsonRpcMessage::Notification(n)) = &t.message {
-            if n.method == control::CLOSE_SSE_STREAM_METHOD {
-                let retry = control::retry_of(n.params.as_ref()).or(self.retry);
-                if let Some(id) = related {
-                    self.close_stream_of(&id, retry);
-                }
-                return;
-            }
-        }
         if self.kind == SessionKind::Sse {
             match &t.message {
                 Outbound::Single(m) if is_response(m) => {
