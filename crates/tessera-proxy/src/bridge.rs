@@ -435,7 +435,7 @@ impl Service for ProxyService {
         FORWARDED_METHODS.iter().map(|m| (*m).to_owned()).collect()
     }
 
-    fn handle_request(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    fn handle_request(&self, mut r: Request) -> BoxFuture<'static, HandlerResult> {
         let me = self.clone();
         Box::pin(async move {
             let (up, calls) = match (&me.session, r.context.era) {
@@ -449,7 +449,9 @@ impl Service for ProxyService {
                     Era::Legacy => listen::translate(&up, &me.inner.listeners, &r).await,
                 };
             }
-            let out = forward(&up, &calls, &r, &r.method.clone(), r.params.clone()).await;
+            // The params move on upstream (rewritten in place, never copied).
+            let params = r.params.take();
+            let out = forward(&up, &calls, &r, &r.method, params).await;
             if let (Ok(result), methods::TOOLS_LIST) = (&out, r.method.as_str()) {
                 me.inner.schemas.learn(result);
             }

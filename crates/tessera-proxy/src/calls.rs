@@ -20,8 +20,9 @@ pub(crate) struct Call {
     pub id: RequestId,
     /// The downstream request's era.
     pub era: Era,
-    /// The method.
-    pub method: String,
+    /// Whether it is a `subscriptions/listen` (which stays open and causes no
+    /// server-to-client requests).
+    pub listen: bool,
     /// The downstream request's stream control (SEP-1699).
     pub stream: StreamControl,
 }
@@ -57,7 +58,7 @@ impl Calls {
                 peer: r.peer.clone(),
                 id: r.id.clone(),
                 era: r.context.era,
-                method: r.method.clone(),
+                listen: r.method == methods::SUBSCRIPTIONS_LISTEN,
                 stream: StreamControl::of(r),
             });
         }
@@ -74,19 +75,13 @@ impl Calls {
     /// The oldest request in flight that can cause server-to-client traffic
     /// (anything but `subscriptions/listen`, which stays open).
     pub fn oldest(&self) -> Option<Call> {
-        self.snapshot()
-            .into_iter()
-            .find(|c| c.method != methods::SUBSCRIPTIONS_LISTEN)
+        self.snapshot().into_iter().find(|c| !c.listen)
     }
 
     /// The only request in flight that can cause server-to-client traffic,
     /// or how many there are when it is not exactly one.
     pub fn sole(&self) -> Result<Call, usize> {
-        let mut v: Vec<Call> = self
-            .snapshot()
-            .into_iter()
-            .filter(|c| c.method != methods::SUBSCRIPTIONS_LISTEN)
-            .collect();
+        let mut v: Vec<Call> = self.snapshot().into_iter().filter(|c| !c.listen).collect();
         if v.len() == 1 {
             Ok(v.remove(0))
         } else {

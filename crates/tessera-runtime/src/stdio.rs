@@ -1,15 +1,63 @@
 //! Serving on this process's standard input and output.
+//!
+//! tokio's `Stdin` and `Stdout` hand every read and every write to a thread
+//! of the blocking pool (a terminal or a file cannot be polled). When stdin
+//! and stdout are pipes, as they are for a server started by a client, they
+//! are read and written directly on the runtime instead (the pipe is put in
+//! non-blocking mode and registered with the reactor): no helper thread and
+//! no thread switch per message.
+
+use std::os::fd::AsFd;
 
 use tessera_proto::EngineConfig;
+use tokio::io::{Stdin, Stdout};
+use tokio::net::unix::pipe;
 use tokio::task::JoinHandle;
+use tokio_util::either::Either;
 
 use crate::connection::ConnectionOptions;
 use crate::driver::spawn;
 use crate::peer::Peer;
 use crate::service::Service;
 
+/// This process's stdin: a pipe polled by the reactor, or tokio's `Stdin`.
+pub(crate) type StdinReader = Either<pipe::Receiver, Stdin>;
+
+/// This process's stdout: a pipe polled by the reactor, or tokio's `Stdout`.
+pub(crate) type StdoutWriter = Either<pipe::Sender, Stdout>;
+
+/// Stdin as an async reader; a pipe is read without the blocking pool.
+/// Must run inside a tokio runtime with I/O enabled.
+pub(crate) fn stdin() -> StdinReader {
+    let pipe = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| pipe::Receiver::from_file(std::fs::File::from(fd)));
+    match pipe {
+        Ok(p) => Either::Left(p),
+        Err(_) => Either::Right(tokio::io::stdin()),
+    }
+}
+
+/// Stdout as an async writer; a pipe is written without the blocking pool.
+/// Must run inside a tokio runtime with I/O enabled.
+pub(crate) fn stdout() -> StdoutWriter {
+    let pipe = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(|fd| pipe::Sender::from_file(std::fs::File::from(fd)));
+    match pipe {
+        Ok(p) => Either::Left(p),
+        Err(_) => Either::Right(tokio::io::stdout()),
+    }
+}
+
 /// Serves `service` on stdin/stdout (newline-delimited JSON-RPC). Logs belong
 /// on stderr: nothing but MCP messages is ever written to stdout.
+///
+/// When stdin and stdout are pipes (a server started by its client) they are
+/// switched to non-blocking mode and polled by the runtime's reactor; anything
+/// else (a terminal, a file) goes through tokio's blocking `Stdin`/`Stdout`.
 ///
 /// The connection ends when stdin reaches end of file (after requests in
 /// progress finish, within [`ConnectionOptions::drain_timeout`]).
@@ -18,11 +66,5 @@ pub fn serve_stdio<S: Service>(
     service: S,
     options: ConnectionOptions,
 ) -> (Peer, JoinHandle<std::io::Result<()>>) {
-    spawn(
-        config,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        service,
-        options,
-    )
+    spawn(config, stdin(), stdout(), service, options)
 }

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# What `tessera proxy` costs per request, independent of machine load: CPU instructions
+# (valgrind --tool=callgrind, every thread of every process) per `tools/call echo` of the
+# reference server direct (`tessera serve --http`) and behind `tessera proxy --http` in front of
+# `tessera serve --stdio` (the proxy's instructions and its upstream children's, counted apart).
+#
+#   bench/proxy_cost.sh [--modes "legacy-sse modern"] [--requests N] [--concurrency C] [--top K]
+#
+# Each configuration runs twice from a fresh start, with N/4 and with N calls (fresh sessions
+# each time); instructions per request = (total of the long run - total of the short one) /
+# (3N/4), so start-up, handshakes and child processes' start cancel out. Slow (~50x under
+# valgrind): keep N small (default 2000). In legacy-sse mode each session has its own upstream
+# process; they are not run under valgrind (C of them starting at once outlast the load
+# generator's timeout), so only the proxy process is counted there. Prints a Markdown table
+# and the proxy's top symbols (self cost) of the long run of each mode. Files:
+# $BENCH_TARGET_DIR/proxy-cost/.
+#
+# Environment: TESSERA_BIN (default bench/target/tessera/release/tessera), BENCH_TARGET_DIR
+# (default bench/target; needs mcp-bench built there, as bench/run.sh builds it).
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BENCH_TARGET_DIR="${BENCH_TARGET_DIR:-$BENCH/target}"
+TESSERA_BIN="${TESSERA_BIN:-$BENCH/target/tessera/release/tessera}"
+MODES="legacy-sse modern"
+REQUESTS=2000
+CONC=16
+TOP=25
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --modes) MODES="$2"; shift ;;
+    --requests) REQUESTS="$2"; shift ;;
+    --concurrency) CONC="$2"; shift ;;
+    --top) TOP="$2"; shift ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "proxy_cost.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+die() { printf 'proxy cost: ERROR: %s\n' "$*" >&2; exit 2; }
+say() { printf 'proxy cost: %s\n' "$*" >&2; }
+command -v valgrind >/dev/null || die "valgrind is not installed (apt-get install valgrind)"
+LOAD="$BENCH_TARGET_DIR/release/mcp-bench"
+[ -x "$LOAD" ] || die "$LOAD is missing: build bench/ first (bench/run.sh does)"
+[ -x "$TESSERA_BIN" ] || die "$TESSERA_BIN is missing"
+OUT="$BENCH_TARGET_DIR/proxy-cost"
+mkdir -p "$OUT"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+wait_port() {
+  local i
+  for i in $(seq 1 1200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+PID=""
+cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null || true; }
+trap cleanup EXIT
+
+# run CONFIG MODE CALLS STEM: one fresh run under callgrind; callgrind files are STEM.<pid>.
+run() {
+  local config="$1" mode="$2" calls="$3" stem="$4" era=legacy sse=()
+  [ "$mode" = modern ] && era=modern
+  [ "$mode" = legacy-sse ] && sse=(--sse-response)
+  rm -f "$stem".*
+  local port; port="$(free_port)"
+  local vg=(valgrind --tool=callgrind --dump-instr=no --callgrind-out-file="$stem.%p")
+  case "$config" in
+    direct) taskset -c 0 "${vg[@]}" "$TESSERA_BIN" serve --http "127.0.0.1:$port" "${sse[@]}" 2>"$stem.log" & ;;
+    # A legacy session gets its own upstream process: C children starting under valgrind at once
+    # outlast the load generator's timeout, so only the proxy itself is counted in that mode.
+    proxy) local trace=yes
+           [ "$mode" = modern ] || trace=no
+           taskset -c 0 "${vg[@]}" --trace-children="$trace" "$TESSERA_BIN" proxy --http "127.0.0.1:$port" \
+             -- "$TESSERA_BIN" serve --stdio 2>"$stem.log" & ;;
+  esac
+  PID=$!
+  wait_port "$port" || die "no listener on $port (see $stem.log)"
+  taskset -c 1 "$LOAD" load --url "http://127.0.0.1:$port/mcp" --era "$era" --concurrency "$CONC" \
+    --requests "$calls" >"$stem.json" 2>"$stem.load.log" || die "load failed (see $stem.load.log)"
+  python3 - "$stem.json" "$calls" <<'PY' || die "the load had errors (see $1.json)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["errors"] == 0 and r["requests"] >= int(sys.argv[2]) else 1)
+PY
+  kill -INT "$PID" 2>/dev/null || true
+  wait "$PID" 2>/dev/null || true
+  MAIN="$PID"
+  PID=""
+  local i
+  for i in $(seq 1 300); do # children write their files as they exit
+    pgrep -f -- "--callgrind-out-file=$stem" >/dev/null || break
+    sleep 0.1
+  done
+}
+
+# totals STEM PID: "main_ir children_ir children" (PID: the process started; the rest: children)
+totals() {
+  python3 - "$1" "$2" <<'PY'
+import glob, re, sys
+main_pid = int(sys.argv[2])
+files = []
+for f in glob.glob(sys.argv[1] + ".*"):
+    m = re.search(r"\.(\d+)$", f)
+    if not m:
+        continue
+    total = 0
+    for line in open(f, errors="replace"):
+        if line.startswith(("summary:", "totals:")):
+            total = int(line.split()[1]); break
+    files.append((int(m.group(1)), total))
+first = sum(t for p, t in files if p == main_pid)
+rest = [t for p, t in files if p != main_pid]
+print(first, sum(rest), len(rest))
+PY
+}
+
+short() { sed -E 's/\)  ([^ ]+\.(rs|c|S|h)|\?\?\?):/)  /; s/ \[[^]]*\]$//' | cut -c1-180; }
+
+SHORT=$((REQUESTS / 4))
+DELTA=$((REQUESTS - SHORT))
+ROWS="$OUT/rows"
+: >"$ROWS"
+for mode in $MODES; do
+  for config in direct proxy; do
+    say "$config $mode: $SHORT then $REQUESTS calls at concurrency $CONC"
+    run "$config" "$mode" "$SHORT" "$OUT/$config-$mode-short"
+    read -r a1 c1 n1 < <(totals "$OUT/$config-$mode-short" "$MAIN")
+    run "$config" "$mode" "$REQUESTS" "$OUT/$config-$mode-long"
+    read -r a2 c2 n2 < <(totals "$OUT/$config-$mode-long" "$MAIN")
+    echo "$MAIN" >"$OUT/$config-$mode-long.main"
+    echo "$mode $config $(( (a2 - a1) / DELTA )) $(( (c2 - c1) / DELTA )) $n2" >>"$ROWS"
+  done
+done
+
+echo "# Instructions per tools/call echo (callgrind), concurrency $CONC, ($REQUESTS - $SHORT) calls"
+echo
+echo "| mode | direct server | proxy process | upstream stdio server(s) | proxied total | proxied / direct |"
+echo "|---|---:|---:|---:|---:|---:|"
+python3 - "$ROWS" <<'PY'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    mode, config, main, children, n = line.split()
+    rows[(mode, config)] = (int(main), int(children), int(n))
+for mode in dict.fromkeys(m for m, _ in rows):
+    d = rows.get((mode, "direct"), (0, 0, 0))[0]
+    p, c, n = rows.get((mode, "proxy"), (0, 0, 0))
+    if n == 0:
+        ratio = p / d if d else float("nan")
+        print(f"| {mode} | {d:,} | {p:,} | not counted | — | proxy alone {ratio:.2f}× |")
+        continue
+    ratio = (p + c) / d if d else float("nan")
+    print(f"| {mode} | {d:,} | {p:,} | {c:,} ({n} process{'es' if n != 1 else ''}) | {p + c:,} | {ratio:.2f}× |")
+PY
+for mode in $MODES; do
+  f="$OUT/proxy-$mode-long.$(cat "$OUT/proxy-$mode-long.main" 2>/dev/null)"
+  [ -f "$f" ] || continue
+  echo
+  echo "## proxy process, $mode: top $TOP symbols (self)"
+  echo
+  echo '```'
+  { callgrind_annotate --inclusive=no "$f" 2>/dev/null || true; } | sed -n '/^Ir/,$p' | sed -n "1,$((TOP + 2))p" | short
+  echo '```'
+done
