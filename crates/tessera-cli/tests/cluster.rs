@@ -4,6 +4,9 @@
 //! to instance, a task created on one is read and finished on the others,
 //! and the restart of one instance fails only its own running tasks.
 
+mod common;
+use common::free_port;
+
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,11 +39,6 @@ impl Instance {
     }
 }
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 /// Starts an instance on `port` and waits (bounded) until it listens.
 async fn start(redis: &str, port: u16) -> Instance {
     let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
@@ -54,20 +52,8 @@ async fn start(redis: &str, port: u16) -> Instance {
         .spawn()
         .expect("the tessera binary starts");
     let mut s = Instance { child, port };
-    let until = Instant::now() + DEADLINE;
-    loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            panic!("tessera serve exited early ({st})");
-        }
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return s;
-        }
-        assert!(Instant::now() < until, "tessera serve not ready");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::wait_listening(&mut s.child, port, DEADLINE).await;
+    s
 }
 
 /// One 2026-07-28 request from the client `cluster-test` to `url`; returns

@@ -15,6 +15,9 @@
 //! Waits are on the streams and on the processes (polled with a deadline),
 //! never on a clock.
 
+mod common;
+use common::free_port;
+
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -30,11 +33,6 @@ const LEGACY: &str = "2025-11-25";
 const MODERN: &str = "2026-07-28";
 const WATCHED: &str = "test://watched-resource";
 const STATIC: &str = "test://static-text";
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
 
 /// A `tessera serve` child process; killed when dropped.
 struct Instance {
@@ -64,20 +62,8 @@ impl Instance {
             child: Some(child),
             port,
         };
-        let until = Instant::now() + DEADLINE;
-        loop {
-            if let Some(st) = s.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!("tessera serve exited early ({st})");
-            }
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                return s;
-            }
-            assert!(Instant::now() < until, "tessera serve not ready");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        common::wait_listening(s.child.as_mut().unwrap(), port, DEADLINE).await;
+        s
     }
 
     fn url(&self) -> String {

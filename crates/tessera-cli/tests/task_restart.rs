@@ -5,6 +5,9 @@
 //! Also the CLI's task commands: `tessera call … --task` followed to the
 //! end or interrupted with Ctrl-C (the task is cancelled), and `tessera tasks`.
 
+mod common;
+use common::free_port;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,11 +28,6 @@ impl Drop for Served {
     }
 }
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 /// Starts the server on a free port and waits (bounded) until it listens.
 async fn start(store: &str) -> Served {
     let port = free_port();
@@ -42,20 +40,8 @@ async fn start(store: &str) -> Served {
         .spawn()
         .expect("the tessera binary starts");
     let mut s = Served { child, port };
-    let until = Instant::now() + DEADLINE;
-    loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            panic!("tessera serve exited early ({st})");
-        }
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return s;
-        }
-        assert!(Instant::now() < until, "tessera serve not ready");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    common::wait_listening(&mut s.child, port, DEADLINE).await;
+    s
 }
 
 /// One 2026-07-28 request from the client `restart-test`, declaring the
