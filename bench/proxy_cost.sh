@@ -47,15 +47,8 @@ LOAD="$BENCH_TARGET_DIR/release/mcp-bench"
 OUT="$BENCH_TARGET_DIR/proxy-cost"
 mkdir -p "$OUT"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-wait_port() {
-  local i
-  for i in $(seq 1 1200); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
 
 PID=""
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null || true; }
@@ -79,7 +72,7 @@ run() {
              -- "$TESSERA_BIN" serve --stdio 2>"$stem.log" & ;;
   esac
   PID=$!
-  wait_port "$port" || die "no listener on $port (see $stem.log)"
+  wait_port "$port" 120 || die "no listener on $port (see $stem.log)"
   taskset -c 1 "$LOAD" load --url "http://127.0.0.1:$port/mcp" --era "$era" --concurrency "$CONC" \
     --requests "$calls" >"$stem.json" 2>"$stem.load.log" || die "load failed (see $stem.load.log)"
   python3 - "$stem.json" "$calls" <<'PY' || die "the load had errors (see $1.json)"

@@ -50,36 +50,13 @@ command -v python3 >/dev/null || die "python3 is required"
 command -v redis-server >/dev/null || die "redis-server is required (apt-get install redis-server)"
 command -v redis-cli >/dev/null || die "redis-cli is required (apt-get install redis-server)"
 
-if [ "$SKIP_BUILD" = 0 ]; then
-  say "building mcp-bench into $BENCH_TARGET_DIR"
-  (cd "$BENCH" && CARGO_TARGET_DIR="$BENCH_TARGET_DIR" cargo build -q --release --locked -p mcp-bench) \
-    || die "building the load generator failed"
-fi
-LOAD="$BENCH_TARGET_DIR/release/mcp-bench"
-[ -x "$LOAD" ] || die "$LOAD is missing (run without --skip-build)"
-if [ -z "${TESSERA_BIN:-}" ]; then
-  TESSERA_BIN="$TESSERA_TARGET_DIR/release/tessera"
-  if [ "$SKIP_BUILD" = 0 ]; then
-    say "building tessera into $TESSERA_TARGET_DIR"
-    (cd "$ROOT" && CARGO_TARGET_DIR="$TESSERA_TARGET_DIR" cargo build -q --release -p tessera-cli) \
-      || die "building tessera failed"
-  fi
-fi
-[ -x "$TESSERA_BIN" ] || die "$TESSERA_BIN is missing"
-
-SERVER=(taskset -c 0)
-CLIENT=(taskset -c 1)
-if [ "$(nproc)" -lt 2 ]; then SERVER=(); CLIENT=(); say "one CPU: not pinning"; fi
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
+prepare_binaries
 
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/tessera-bench-redis.XXXXXX")"
 PIDS=()
 REDIS_PID=""
-stop_all() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  PIDS=()
-}
 stop_redis() {
   if [ -n "$REDIS_PID" ]; then
     kill "$REDIS_PID" 2>/dev/null || true
@@ -89,20 +66,6 @@ stop_redis() {
 }
 trap 'stop_all; stop_redis' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-wait_port() { # PORT: bounded wait for a listener
-  python3 - "$1" <<'PY'
-import socket, sys, time
-deadline = time.time() + 20
-while time.time() < deadline:
-    try:
-        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.05)
-sys.exit(1)
-PY
-}
 
 # A private redis-server, persistence off, for the whole run.
 REDIS_PORT="$(free_port)"
