@@ -372,6 +372,14 @@ impl ExtensionSet {
         }
     }
 
+    /// Whether any extension serves, guards or edits the results of `method`:
+    /// when none does, a request goes straight to the core.
+    pub fn touches(&self, method: &str) -> bool {
+        [&self.methods, &self.guards, &self.results]
+            .into_iter()
+            .any(|table| table.iter().any(|(m, _)| m == method))
+    }
+
     /// The extension that serves `method` to a request of `era`, if any.
     pub fn serving(&self, method: &str, era: Era) -> Option<&Arc<dyn ServerExtension>> {
         self.methods

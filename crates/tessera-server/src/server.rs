@@ -647,7 +647,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// Serves one request below the middleware: extension guards, the
     /// extension or core handler, result hooks.
     fn serve_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        if self.inner.extensions.list.is_empty() {
+        if !self.inner.extensions.touches(&request.method) {
             return self.handle_core(request);
         }
         {
