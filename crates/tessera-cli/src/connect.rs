@@ -63,7 +63,7 @@ impl From<LevelArg> for LoggingLevel {
     }
 }
 
-fn parse_version(s: &str) -> Result<ProtocolVersion, String> {
+pub fn parse_version(s: &str) -> Result<ProtocolVersion, String> {
     ProtocolVersion::parse(s).ok_or_else(|| {
         let known: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
         format!(
@@ -390,10 +390,21 @@ pub async fn connect_with(
     http: &HttpOptions,
     tasks: bool,
 ) -> Result<Client, Failure> {
+    connect_pinned(target, http, tasks, EraChoice::Auto, None).await
+}
+
+/// [`connect_with`] in a chosen era or at a pinned protocol version.
+pub async fn connect_pinned(
+    target: Target,
+    http: &HttpOptions,
+    tasks: bool,
+    era: EraChoice,
+    protocol_version: Option<ProtocolVersion>,
+) -> Result<Client, Failure> {
     let opts = ClientOptions {
         json: false,
-        era: EraChoice::Auto,
-        protocol_version: None,
+        era,
+        protocol_version,
         timeout: Duration::from_secs(60),
         log_level: None,
         no_input: true,

@@ -10,11 +10,11 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 use tessera::client::task::TaskState;
-use tessera::client::{Client, ToolCallOutcome};
-use tessera::types::{CallToolResult, JsonObject};
+use tessera::client::{Client, ClientError, ToolCallOutcome};
+use tessera::types::{CallToolResult, ErrorCode, JsonObject, ProtocolVersion};
 
 use crate::Failure;
-use crate::connect::{connect_with, remote_failure};
+use crate::connect::{EraChoice, connect_pinned, parse_version, remote_failure};
 use crate::exit::Exit;
 use crate::http_opts::HttpOptions;
 use crate::output::print_result;
@@ -48,6 +48,14 @@ struct TaskTarget {
     /// Print raw JSON.
     #[arg(long)]
     json: bool,
+    /// Which era to speak: legacy (initialize handshake; 2025-11-25 tasks),
+    /// auto (probe with server/discover, fall back), modern (2026-07-28,
+    /// the tasks extension).
+    #[arg(long, value_enum, default_value_t = EraChoice::Auto)]
+    era: EraChoice,
+    /// Pin the protocol version (its era follows).
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    protocol_version: Option<ProtocolVersion>,
     /// The stdio server to start.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -68,7 +76,8 @@ struct TaskIdTarget {
 async fn open(t: TaskTarget) -> Result<(Client, bool), Failure> {
     let mut positional: Vec<String> = t.url.into_iter().collect();
     let target = Target::resolve(&mut positional, t.command)?;
-    Ok((connect_with(target, &t.http, true).await?, t.json))
+    let client = connect_pinned(target, &t.http, true, t.era, t.protocol_version).await?;
+    Ok((client, t.json))
 }
 
 fn describe(s: &TaskState) -> String {
@@ -94,7 +103,7 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
                 let (page, next) = client
                     .list_tasks(cursor.as_deref())
                     .await
-                    .map_err(remote_failure)?;
+                    .map_err(list_failure)?;
                 all.extend(page);
                 match next {
                     Some(n) if Some(&n) != cursor.as_ref() => cursor = Some(n),
@@ -141,6 +150,26 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A failed `tasks/list`: a server without it (`-32601`) or a 2026-07-28
+/// session (the tasks extension has no listing) is "unsupported" (exit 9).
+fn list_failure(e: ClientError) -> Failure {
+    const HINT: &str = "`tessera tasks get TASK-ID` follows one task, and a server that also \
+                        speaks 2025-11-25 lists with `--protocol-version 2025-11-25`";
+    let not_found = e
+        .remote()
+        .is_some_and(|r| r.code == ErrorCode::METHOD_NOT_FOUND.0);
+    if not_found {
+        return Failure::Coded(
+            Exit::Unsupported,
+            anyhow::anyhow!("the server does not support tasks/list; {HINT}"),
+        );
+    }
+    if matches!(e, ClientError::Unsupported(_)) {
+        return Failure::Coded(Exit::Unsupported, anyhow::anyhow!("{e}; {HINT}"));
+    }
+    remote_failure(e)
 }
 
 fn show(result: JsonObject, json: bool) -> Result<ExitCode, Failure> {

@@ -163,12 +163,20 @@ impl Client {
         }
     }
 
-    /// One page of this client's tasks (2025-11-25 `tasks/list`; the
-    /// 2026-07-28 extension has no listing).
+    /// One page of this client's tasks (2025-11-25 `tasks/list`). The
+    /// 2026-07-28 extension has no listing: in that era this fails with
+    /// [`ClientError::Unsupported`] without asking the server.
     pub async fn list_tasks(
         &self,
         cursor: Option<&str>,
     ) -> Result<(Vec<TaskState>, Option<String>), ClientError> {
+        if self.era() == Era::Modern {
+            return Err(ClientError::Unsupported(format!(
+                "{} at protocol version {} (the tasks extension has no listing)",
+                methods::TASKS_LIST,
+                self.protocol_version()
+            )));
+        }
         let mut p = JsonObject::new();
         if let Some(c) = cursor {
             p.insert("cursor".into(), json!(c));
