@@ -8,9 +8,8 @@
 //! 5. [`authorization`]: OAuth 2.1 on both sides.
 //! 6. [`tasks`]: tool calls that run long, in both designs.
 //! 7. [`extensions`]: adding to the protocol; skills and MCP Apps.
-//! 8. Scaling out: several instances behind one endpoint, their state in
-//!    Redis (the `redis` feature, `tessera-redis`); the repository's
-//!    `docs/scaling.md` shows the command and the builder calls.
+//! 8. [`scaling`]: several instances behind one endpoint, their state in
+//!    Redis (the `redis` feature).
 //!
 //! The repository's `examples/` folder holds the same ideas as programs
 //! (`cargo run -p tessera-examples --example NAME`).
@@ -35,3 +34,6 @@ pub mod tasks {}
 
 #[doc = include_str!("../guide/extensions.md")]
 pub mod extensions {}
+
+#[doc = include_str!("../guide/scaling.md")]
+pub mod scaling {}
