@@ -63,6 +63,8 @@ impl From<LevelArg> for LoggingLevel {
     }
 }
 
+/// Parses `--protocol-version`: one of the released versions, or a message
+/// that lists them.
 pub fn parse_version(s: &str) -> Result<ProtocolVersion, String> {
     ProtocolVersion::parse(s).ok_or_else(|| {
         let known: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
