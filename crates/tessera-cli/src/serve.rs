@@ -371,13 +371,11 @@ async fn serve_http(
     } else {
         local.to_string()
     };
-    let protection = crate::serve_auth::protection(
-        &a.auth,
-        &format!("http://{shown}{}", a.path),
-        a.max_body_bytes,
-        move |name| scope_source.tool_scopes(name),
-    )
-    .await?;
+    let protection =
+        crate::serve_auth::protection(&a.auth, &format!("http://{shown}{}", a.path), move |name| {
+            scope_source.tool_scopes(name)
+        })
+        .await?;
     eprintln!(
         "tessera: serving MCP (Streamable HTTP{}) at http://{shown}{}{}",
         if a.stateless { ", stateless" } else { "" },

@@ -191,7 +191,6 @@ async fn resolve(a: &AuthArgs, issuer: &str, client: &reqwest::Client) -> anyhow
 pub async fn protection<F>(
     a: &AuthArgs,
     own_url: &str,
-    max_body_bytes: usize,
     tool_scopes: F,
 ) -> Result<Option<Protection>, Failure>
 where
@@ -235,10 +234,7 @@ where
             )
         }
     };
-    let layer = layer
-        .tool_scopes(tool_scopes)
-        .max_body_bytes(max_body_bytes)
-        .build();
+    let layer = layer.tool_scopes(tool_scopes).build();
     let scopes = if a.auth_scopes.is_empty() {
         String::new()
     } else {

@@ -473,3 +473,68 @@ async fn a_slow_reader_loses_its_stream_not_the_server_memory() {
         "the stream was cut before the result"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_refusing_concurrency_limit_answers_429_with_retry_after() {
+    use tessera_runtime::middleware::ConcurrencyLimitLayer;
+    use tessera_server::{Server, tool};
+    use tokio::sync::Notify;
+    let (gate, at_gate) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (g, a) = (gate.clone(), at_gate.clone());
+    let server = Server::builder()
+        .name_version("limits", "1.0.0")
+        .layer(ConcurrencyLimitLayer::per_session(1).refuse_when_full(Duration::from_secs(2)))
+        .tool(tool("gate").handler(move || {
+            let (g, a) = (g.clone(), a.clone());
+            async move {
+                let opened = g.notified();
+                a.notify_one();
+                opened.await;
+                "gate opened".to_owned()
+            }
+        }))
+        .build()
+        .unwrap();
+    let app = McpHttp::builder(server).build();
+    let r = open(&app).await;
+    let sid = sid_of(&r);
+    initialized(&app, &sid).await;
+    let first = tokio::spawn(
+        app.clone()
+            .oneshot(post(Some(&sid), call(2, "gate", json!({}), false))),
+    );
+    at_gate.notified().await;
+    // The session's one slot is taken: refused at once, 429 and Retry-After.
+    let r = app
+        .clone()
+        .oneshot(post(Some(&sid), call(3, "gate", json!({}), false)))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(r.headers()["retry-after"], "2");
+    assert!(r.headers().get("mcp-session-id").is_none());
+    let body: Value =
+        serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["id"], 3);
+    assert_eq!(body["error"]["code"], -32603);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Too many requests in progress"),
+        "{body}"
+    );
+    gate.notify_one();
+    let r = first.await.unwrap().unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("gate opened"));
+    // The slot is free again.
+    let again = tokio::spawn(
+        app.clone()
+            .oneshot(post(Some(&sid), call(4, "gate", json!({}), false))),
+    );
+    at_gate.notified().await;
+    gate.notify_one();
+    assert_eq!(again.await.unwrap().unwrap().status(), StatusCode::OK);
+}

@@ -303,6 +303,10 @@ impl<S: Service> Connection<S> {
         match frame {
             Incoming::Bytes(bytes) => self.engine.handle_bytes(now(), &bytes),
             Incoming::Decoded(inbound) => self.engine.handle_inbound(now(), inbound),
+            Incoming::WithExtensions { frame, extensions } => {
+                self.frame_extensions = extensions;
+                self.handle_nested(*frame);
+            }
             other => tracing::debug!(?other, "nested frame ignored"),
         }
     }
@@ -613,12 +617,23 @@ impl<S: Service> Connection<S> {
             },
         );
         let id = r.id.clone();
-        let fut = self.service.handle_request(Request::new(
+        let request = Request::new(
             r,
             self.peer.clone(),
             token.clone(),
             self.frame_extensions.clone(),
-        ));
+        );
+        let fut = match self
+            .frame_extensions
+            .get::<crate::middleware::RequestLayers>()
+        {
+            // Layers the transport attached run outside the service's own.
+            Some(layers) if !layers.0.is_empty() => {
+                let service = self.service.clone();
+                layers.0.run(request, move |r| service.handle_request(r))
+            }
+            _ => self.service.handle_request(request),
+        };
         self.running.push(Box::pin(async move {
             tokio::select! {
                 biased;

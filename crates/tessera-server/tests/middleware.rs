@@ -259,6 +259,43 @@ async fn a_session_runs_at_most_n_requests_at_once() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_refusing_limit_answers_at_once_instead_of_queueing() {
+    let limit = ConcurrencyLimitLayer::per_session(1).refuse_when_full(Duration::from_secs(3));
+    let server = builder().layer(limit.clone()).build().unwrap();
+    let client = connect(server).await;
+    let start = Instant::now();
+    let (x, y) = tokio::join!(
+        client.call_tool("work", json!({"who": "refusing", "secs": 2})),
+        async {
+            // The first call holds the slot by now (the clock is paused).
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let refused = client
+                .call_tool("work", json!({"who": "refusing", "secs": 2}))
+                .await;
+            (refused, start.elapsed())
+        },
+    );
+    assert_eq!(text(&x.unwrap()), "done");
+    let (refused, at) = y;
+    assert_eq!(at, Duration::from_secs(1), "answered at once, not queued");
+    let remote = refused.unwrap_err();
+    let remote = remote.remote().expect("a JSON-RPC error");
+    assert_eq!(remote.code, ErrorCode::INTERNAL_ERROR.0);
+    assert!(
+        remote.message.contains("Too many requests in progress") && remote.message.contains("3 s"),
+        "{remote:?}"
+    );
+    assert_eq!(most("refusing"), 1);
+    assert_eq!(limit.active_keys(), 0);
+    // With the slot free, the next call runs.
+    let ok = client
+        .call_tool("work", json!({"who": "refusing", "secs": 1}))
+        .await
+        .unwrap();
+    assert_eq!(text(&ok), "done");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_principal_runs_at_most_n_requests_at_once() {
     // Stands in for an authentication layer: the caller is the `who` argument.
     let authenticate = from_fn(|mut request: Request, next: Next| async move {

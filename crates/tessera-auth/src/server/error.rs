@@ -1,6 +1,7 @@
 //! The ways a request can be refused, and how each is answered.
 
-use http::StatusCode;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 
 use crate::challenge::BearerChallenge;
 
@@ -101,4 +102,44 @@ impl AuthError {
         };
         Some(c.resource_metadata(resource_metadata))
     }
+}
+
+/// The HTTP answer to a refusal: status, headers (`WWW-Authenticate` and
+/// `Access-Control-Expose-Headers`, or `Retry-After` for `503`) and a JSON
+/// body with `error` and `error_description`. `scope` is what a `401`/`400`
+/// challenge announces.
+pub(crate) fn http_answer(
+    e: &AuthError,
+    resource_metadata: &str,
+    scope: &[String],
+) -> (StatusCode, HeaderMap, Bytes) {
+    let (code, description) = match e {
+        AuthError::MissingToken => ("unauthorized", e.to_string()),
+        AuthError::InvalidRequest(d) => ("invalid_request", d.clone()),
+        AuthError::InvalidToken(d) => ("invalid_token", d.clone()),
+        AuthError::InsufficientScope { .. } => ("insufficient_scope", e.to_string()),
+        AuthError::Unavailable(_) => (
+            "temporarily_unavailable",
+            "the access token cannot be verified now; try again later".to_owned(),
+        ),
+    };
+    let body = serde_json::json!({ "error": code, "error_description": description });
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Some(c) = e.challenge(resource_metadata, scope) {
+        if let Ok(v) = HeaderValue::from_str(&c.to_string()) {
+            h.insert(header::WWW_AUTHENTICATE, v);
+        }
+        // Let browser-based clients read the challenge.
+        h.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("WWW-Authenticate"),
+        );
+    } else {
+        h.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    }
+    (e.status(), h, Bytes::from(body.to_string()))
 }

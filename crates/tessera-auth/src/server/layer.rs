@@ -5,23 +5,25 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use http::{HeaderValue, Method, Request, Response, header};
+use http::{Method, Request, Response};
 use http_body::Body;
-use http_body_util::{BodyExt, Either, Full, Limited};
+use http_body_util::{Either, Full};
 use tower::{Layer, Service};
 
 use super::auth_info::AuthInfo;
 use super::bearer::bearer_token;
-use super::error::AuthError;
+use super::error::{AuthError, http_answer};
 use super::prm::{metadata_document, metadata_paths, metadata_url};
 use super::resource::canonical_resource;
+use super::scope_layer::ScopeLayer;
 use super::scopes::ScopeRules;
 use super::verifier::TokenVerifier;
 use crate::metadata::ProtectedResourceMetadata;
+use tessera_runtime::middleware::RequestLayers;
 
 /// The body type on both sides of a [`BearerAuth`] service: the original
-/// body (`Left`) or one the layer made (`Right`): a request body it read to
-/// find the request's scopes, or its own answer (a refusal, the metadata).
+/// body (`Left`) or one the layer made (`Right`): its own answer (a
+/// refusal, the metadata).
 pub type AuthBody<B> = Either<B, Full<Bytes>>;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -33,7 +35,7 @@ struct Config {
     serve_metadata: bool,
     verifier: Arc<dyn TokenVerifier>,
     rules: ScopeRules,
-    max_body: usize,
+    scope_layer: Option<Arc<ScopeLayer>>,
 }
 
 /// Protects an MCP endpoint with OAuth 2.1 bearer tokens (see the [module
@@ -51,16 +53,19 @@ struct Config {
 ///    error="invalid_token"`, a malformed request `400
 ///    error="invalid_request"`, and an unreachable authorization server
 ///    `503`.
-/// 4. The scopes: those every request needs, then (if the rules name methods
-///    or tools) those of the JSON-RPC messages in a `POST` body, which is
-///    read for that (up to a size limit). A token lacking any gets `403
-///    error="insufficient_scope"` with every scope the request needs.
+/// 4. The scopes every request needs: a token lacking one gets `403
+///    error="insufficient_scope"` naming them.
 /// 5. The request goes on with the [`AuthInfo`] and a
 ///    [`tessera_runtime::Principal`] in its extensions, plus a
 ///    [`tessera_runtime::Extensions`] carrying both, which
-///    `tessera_http::McpHttp` hands to the MCP handlers.
+///    `tessera_http::McpHttp` hands to the MCP handlers. When the rules name
+///    methods or tools, the carried extensions also hold a
+///    [`ScopeLayer`] (as [`RequestLayers`]): the connection core checks each
+///    decoded request with it, and `McpHttp` answers a refused one with the
+///    same `403 insufficient_scope` challenge, naming every scope the request
+///    needs (step-up). The body is parsed once, by the MCP endpoint.
 ///
-/// The inner service never runs for a refused request.
+/// The inner service never runs for a request refused here (steps 1–4).
 #[derive(Clone)]
 pub struct BearerAuthLayer {
     config: Arc<Config>,
@@ -83,7 +88,6 @@ pub struct BearerAuthLayerBuilder {
     serve_metadata: bool,
     verifier: Arc<dyn TokenVerifier>,
     rules: ScopeRules,
-    max_body: usize,
 }
 
 impl std::fmt::Debug for BearerAuthLayerBuilder {
@@ -114,7 +118,6 @@ impl BearerAuthLayer {
             serve_metadata: true,
             verifier: Arc::new(verifier),
             rules: ScopeRules::new(),
-            max_body: 4 * 1024 * 1024,
         }
     }
 
@@ -211,13 +214,6 @@ impl BearerAuthLayerBuilder {
         self
     }
 
-    /// The largest request body read to find the request's scopes (default
-    /// 4 MiB; larger gets `413`).
-    pub fn max_body_bytes(mut self, n: usize) -> Self {
-        self.max_body = n;
-        self
-    }
-
     /// The layer.
     pub fn build(self) -> BearerAuthLayer {
         let resource = self.metadata.resource.clone();
@@ -225,15 +221,19 @@ impl BearerAuthLayerBuilder {
             .metadata_url
             .or_else(|| metadata_url(&resource))
             .unwrap_or_else(|| super::prm::METADATA_WELL_KNOWN.to_owned());
+        let scope_layer = self
+            .rules
+            .per_request()
+            .then(|| Arc::new(ScopeLayer::new(self.rules.clone(), metadata_url.clone())));
         BearerAuthLayer {
             config: Arc::new(Config {
+                scope_layer,
                 metadata_paths: metadata_paths(&resource),
                 metadata: self.metadata,
                 metadata_url,
                 serve_metadata: self.serve_metadata,
                 verifier: self.verifier,
                 rules: self.rules,
-                max_body: self.max_body,
             }),
         }
     }
@@ -326,49 +326,26 @@ where
         };
         return Err(refuse(config, &e));
     }
-    let mut req = if rules.inspects_body() && req.method() == Method::POST {
-        let (parts, body) = req.into_parts();
-        let bytes = match Limited::new(body, config.max_body).collect().await {
-            Ok(c) => c.to_bytes(),
-            Err(e) => {
-                let too_big = e
-                    .downcast_ref::<http_body_util::LengthLimitError>()
-                    .is_some();
-                return Err(plain(
-                    if too_big {
-                        http::StatusCode::PAYLOAD_TOO_LARGE
-                    } else {
-                        http::StatusCode::BAD_REQUEST
-                    },
-                    if too_big {
-                        "Payload Too Large"
-                    } else {
-                        "Bad Request: the body could not be read"
-                    },
-                ));
-            }
-        };
-        let needed = rules.needed_for_body(&bytes);
-        if !rules.satisfied(&info.scopes, &needed) {
-            return Err(refuse(
-                config,
-                &AuthError::InsufficientScope { required: needed },
-            ));
-        }
-        Request::from_parts(parts, Either::Right(Full::new(bytes)))
-    } else {
-        req.map(Either::Left)
-    };
-    attach(&mut req, info);
+    let mut req = req.map(Either::Left);
+    attach(&mut req, info, config.scope_layer.as_ref());
     Ok(req)
 }
 
-/// Puts the verified claims where handlers find them.
-fn attach<B>(req: &mut Request<B>, info: AuthInfo) {
+/// Puts the verified claims where handlers find them, and the scope layer
+/// (when the rules name methods or tools) where the connection core runs it.
+fn attach<B>(req: &mut Request<B>, info: AuthInfo, scopes: Option<&Arc<ScopeLayer>>) {
     let ext = req.extensions_mut();
     let mut carried = ext
         .remove::<tessera_runtime::Extensions>()
         .unwrap_or_default();
+    if let Some(layer) = scopes {
+        let stack = carried
+            .get::<RequestLayers>()
+            .map(|l| l.0.clone())
+            .unwrap_or_default()
+            .layer_arc(layer.clone());
+        carried.insert(RequestLayers(stack));
+    }
     if let Some(p) = info.principal() {
         carried.insert(p.clone());
         ext.insert(p);
@@ -381,46 +358,9 @@ fn attach<B>(req: &mut Request<B>, info: AuthInfo) {
 /// The answer to a refused request.
 fn refuse(config: &Config, e: &AuthError) -> Response<Full<Bytes>> {
     tracing::debug!(error = %e, "request refused by the bearer auth layer");
-    let scope = config.rules.required();
-    let (code, description) = match e {
-        AuthError::MissingToken => ("unauthorized", e.to_string()),
-        AuthError::InvalidRequest(d) => ("invalid_request", d.clone()),
-        AuthError::InvalidToken(d) => ("invalid_token", d.clone()),
-        AuthError::InsufficientScope { .. } => ("insufficient_scope", e.to_string()),
-        AuthError::Unavailable(_) => (
-            "temporarily_unavailable",
-            "the access token cannot be verified now; try again later".to_owned(),
-        ),
-    };
-    let body = serde_json::json!({ "error": code, "error_description": description });
-    let mut r = Response::new(Full::new(Bytes::from(body.to_string())));
-    *r.status_mut() = e.status();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    if let Some(c) = e.challenge(&config.metadata_url, scope) {
-        if let Ok(v) = HeaderValue::from_str(&c.to_string()) {
-            h.insert(header::WWW_AUTHENTICATE, v);
-        }
-        // Let browser-based clients read the challenge.
-        h.insert(
-            header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            HeaderValue::from_static("WWW-Authenticate"),
-        );
-    } else {
-        h.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-    }
-    r
-}
-
-fn plain(status: http::StatusCode, text: &'static str) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    let (status, headers, body) = http_answer(e, &config.metadata_url, config.rules.required());
+    let mut r = Response::new(Full::new(body));
     *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
+    *r.headers_mut() = headers;
     r
 }

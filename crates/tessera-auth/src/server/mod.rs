@@ -12,7 +12,11 @@
 //!   scope="…"` (plus `error="invalid_token"` for a bad token), `403` with
 //!   `error="insufficient_scope"` and the scopes needed (step-up), `400`
 //!   `invalid_request` for a malformed request. The inner service never sees
-//!   a refused request.
+//!   a request refused there. Scopes per method and per tool are checked by
+//!   the [`ScopeLayer`], MCP middleware the bearer layer attaches to the
+//!   requests it admits: the connection core runs it on each decoded request
+//!   (the body is parsed once), and `tessera_http::McpHttp` answers a refusal
+//!   with the same `403 insufficient_scope` challenge.
 //! - [`TokenVerifier`]: how a token is checked. [`JwtVerifier`] verifies a
 //!   JWT access token with the authorization server's keys ([`JwksCache`]:
 //!   fetched over HTTP, cached, refetched for an unknown `kid` no more often
@@ -46,6 +50,7 @@ mod jwt;
 mod layer;
 mod prm;
 mod resource;
+mod scope_layer;
 mod scopes;
 mod verifier;
 
@@ -60,5 +65,6 @@ pub use jwt::{DEFAULT_ALGORITHMS, JwtVerifier, JwtVerifierBuilder};
 pub use layer::{AuthBody, BearerAuth, BearerAuthLayer, BearerAuthLayerBuilder};
 pub use prm::{METADATA_WELL_KNOWN, metadata_document, metadata_paths, metadata_url};
 pub use resource::{canonical_resource, same_resource};
+pub use scope_layer::ScopeLayer;
 pub use scopes::ScopeRules;
 pub use verifier::{TokenVerifier, VerifyFuture};

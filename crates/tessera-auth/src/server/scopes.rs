@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tessera_types::methods;
+use tessera_types::{JsonObject, methods};
 
 use serde_json::Value;
 
@@ -100,35 +100,17 @@ impl ScopeRules {
         &self.required
     }
 
-    /// Whether a request's body must be read to know its scopes.
-    pub fn inspects_body(&self) -> bool {
+    /// Whether some requests need scopes beyond the base ones (rules per
+    /// method or per tool), which the [`ScopeLayer`](super::ScopeLayer)
+    /// checks on each decoded request.
+    pub fn per_request(&self) -> bool {
         !self.methods.is_empty() || self.tools.is_some()
     }
 
-    /// The scopes a request with this body needs: the base scopes plus those
-    /// of each JSON-RPC message in it. A body that is not JSON-RPC needs the
-    /// base scopes only (the MCP endpoint will refuse it anyway).
-    pub fn needed_for_body(&self, body: &[u8]) -> Vec<String> {
-        let mut out = self.required.clone();
-        if !self.inspects_body() {
-            return out;
-        }
-        match serde_json::from_slice::<Value>(body) {
-            Ok(Value::Array(batch)) => {
-                for m in &batch {
-                    self.add_message(m, &mut out);
-                }
-            }
-            Ok(m) => self.add_message(&m, &mut out),
-            Err(_) => {}
-        }
-        out
-    }
-
-    fn add_message(&self, m: &Value, out: &mut Vec<String>) {
-        let Some(method) = m.get("method").and_then(Value::as_str) else {
-            return;
-        };
+    /// The scopes a request of `method` with `params` needs beyond the base
+    /// ones: those of its method, and for `tools/call` those of the tool.
+    pub fn needed_for(&self, method: &str, params: Option<&JsonObject>) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
         let mut add = |scopes: &[String]| {
             for s in scopes {
                 if !out.contains(s) {
@@ -140,16 +122,14 @@ impl ScopeRules {
             add(s);
         }
         if method == methods::TOOLS_CALL {
-            let name = m
-                .get("params")
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str);
+            let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
             if let (Some(f), Some(name)) = (&self.tools, name) {
                 if let Some(s) = f(name) {
                     add(&s);
                 }
             }
         }
+        out
     }
 
     /// Every scope `granted` amounts to, hierarchies applied.
@@ -186,24 +166,37 @@ mod tests {
     }
 
     #[test]
-    fn needs_are_unions() {
+    fn needs_per_request() {
         let r = ScopeRules::new()
             .require(["mcp"])
             .method(methods::RESOURCES_READ, ["files:read"])
             .tool_scopes(|n| (n == "write").then(|| v(&["files:write"])));
+        assert!(r.per_request());
+        assert!(!ScopeRules::new().require(["mcp"]).per_request());
+        let params = |v: serde_json::Value| v.as_object().cloned();
+        assert!(r.needed_for(methods::PING, None).is_empty());
         assert_eq!(
-            r.needed_for_body(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-            ["mcp"]
-        );
-        assert_eq!(
-            r.needed_for_body(
-                br#"[{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x"}},
-                    {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write"}},
-                    {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"other"}}]"#
+            r.needed_for(
+                methods::RESOURCES_READ,
+                params(serde_json::json!({"uri": "x"})).as_ref()
             ),
-            ["mcp", "files:read", "files:write"]
+            ["files:read"]
         );
-        assert_eq!(r.needed_for_body(b"not json"), ["mcp"]);
+        assert_eq!(
+            r.needed_for(
+                methods::TOOLS_CALL,
+                params(serde_json::json!({"name": "write"})).as_ref()
+            ),
+            ["files:write"]
+        );
+        assert!(
+            r.needed_for(
+                methods::TOOLS_CALL,
+                params(serde_json::json!({"name": "other"})).as_ref()
+            )
+            .is_empty()
+        );
+        assert!(r.needed_for(methods::TOOLS_CALL, None).is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use tessera_types::methods;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use tessera_proto::decode::Inbound;
+use tessera_runtime::middleware::Frame;
 use tessera_types::{JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 
@@ -123,8 +124,23 @@ where
         }
     }
     let cancelled = cancelled_id(&inbound);
-    let extensions = caller.request_extensions(parts.headers);
-    if session.forward_held(inbound, extensions, held) {
+    let mut extensions = caller.request_extensions(parts.headers);
+    let forwarded = if held.is_empty() {
+        session.forward_held(inbound, extensions, held)
+    } else {
+        // Requests: wait until their layers ran, so that a refusal with an
+        // HTTP answer (403 for a missing scope) answers this POST.
+        let frame = Frame::new();
+        extensions.insert(frame.clone());
+        let forwarded = session
+            .forward_held_handled(inbound, extensions, held)
+            .await;
+        if let Some(r) = reply::refused(Some(&frame)) {
+            return r;
+        }
+        forwarded
+    };
+    if forwarded {
         if let Some(id) = cancelled {
             session.cancelled(id);
         }

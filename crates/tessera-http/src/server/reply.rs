@@ -4,6 +4,8 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use tessera_types::{ErrorCode, ErrorObject, JsonRpcMessage, RequestId};
 
+use tessera_runtime::middleware::{Frame, Refusal};
+
 use super::body::McpBody;
 
 /// Header names this module writes, built once (a `&str` name is copied into
@@ -96,4 +98,35 @@ pub(crate) fn modern_status(message: &JsonRpcMessage) -> StatusCode {
         },
         _ => StatusCode::OK,
     }
+}
+
+/// The HTTP answer of a layer's [`Refusal`], when it has one: its status,
+/// headers and body (the JSON-RPC error response when it gives none).
+pub(crate) fn refusal(refusal: &Refusal) -> Option<HttpResponse> {
+    let http = refusal.http()?;
+    let mut r = match &http.body {
+        Some(body) => {
+            let mut r = Response::new(McpBody::full(body.clone()));
+            *r.status_mut() = http.status;
+            r
+        }
+        None => rpc_error(
+            http.status,
+            refusal.request_id().cloned(),
+            refusal.error().clone(),
+        ),
+    };
+    let h = r.headers_mut();
+    for name in http.headers.keys() {
+        h.remove(name);
+    }
+    for (name, value) in &http.headers {
+        h.append(name, value.clone());
+    }
+    Some(r)
+}
+
+/// The HTTP answer of the refusal recorded in `frame`, if any.
+pub(crate) fn refused(frame: Option<&Frame>) -> Option<HttpResponse> {
+    refusal(&frame?.refusal()?)
 }

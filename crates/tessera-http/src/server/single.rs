@@ -14,6 +14,7 @@ use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use serde_json::json;
 use tessera_proto::{EngineConfig, Outbound, Transmit};
+use tessera_runtime::middleware::Frame;
 use tessera_runtime::{Connection, Service};
 use tessera_types::{
     ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId,
@@ -210,7 +211,15 @@ async fn answer<S: Service>(
     let id = r.id.clone();
     let long_lived = r.method == methods::SUBSCRIPTIONS_LISTEN;
     let token = (!long_lived).then(|| shared.inflight.token());
+    let frame = Frame::new();
+    let mut extensions = extensions;
+    extensions.insert(frame.clone());
     engine.handle_message(JsonRpcMessage::Request(r), extensions);
+    // The handler's layers ran as the request was handled: a refusal with an
+    // HTTP answer is the answer (the engine, dropped, sends nothing more).
+    if let Some(r) = reply::refused(Some(&frame)) {
+        return r;
+    }
     let mode = shared.config.response_mode;
     let mut pending: Option<Bytes> = None;
     if mode != ResponseMode::Sse {
@@ -222,6 +231,9 @@ async fn answer<S: Service>(
                 );
             };
             if final_for(&t, &id) {
+                if let Some(r) = reply::refused(Some(&frame)) {
+                    return r;
+                }
                 let status = match (&t.message, flavor) {
                     (Outbound::Single(m), Flavor::Modern) => reply::modern_status(m),
                     _ => StatusCode::OK,

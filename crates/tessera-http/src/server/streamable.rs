@@ -12,6 +12,7 @@ use http::request::Parts;
 use http::{HeaderMap, Method, StatusCode};
 use tessera_proto::decode::{self, Inbound};
 use tessera_runtime::Extensions;
+use tessera_runtime::middleware::Frame;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
 use super::body::{McpBody, ReadError, read_limited};
@@ -578,6 +579,7 @@ async fn answer(
     mode: ResponseMode,
     extensions: Extensions,
 ) -> Result<Answer, HttpResponse> {
+    let frame = extensions.get::<Frame>().cloned();
     let token = shared.inflight.token();
     let Some(permit) = session
         .reserve(ids.len(), shared.config.session_queue_timeout)
@@ -605,7 +607,20 @@ async fn answer(
                 None => "Invalid Request: JSON-RPC batches are only allowed after negotiating protocol version 2025-03-26".to_owned(),
             },
         )),
-        Ok(FirstReply::Json(b)) => Ok(Answer::Json(b)),
+        Ok(FirstReply::Refused(RegisterError::Refused(refusal))) => {
+            Err(reply::refusal(&refusal).unwrap_or_else(|| {
+                reply::rpc_error(
+                    StatusCode::OK,
+                    refusal.request_id().cloned(),
+                    refusal.error().clone(),
+                )
+            }))
+        }
+        Ok(FirstReply::Json(b)) => match reply::refused(frame.as_ref()) {
+            // A layer refused (after the frame was handled) with an HTTP answer.
+            Some(r) => Err(r),
+            None => Ok(Answer::Json(b)),
+        },
         Ok(FirstReply::Cancelled) => {
             // No response for a cancelled request: an empty stream that ends at once.
             let (_, rx) = tokio::sync::mpsc::channel(1);
@@ -769,6 +784,7 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
 fn session_extensions(session: &SessionHandle, caller: &Caller, headers: HeaderMap) -> Extensions {
     let mut e = caller.request_extensions(headers);
     e.insert(tessera_runtime::SessionId(session.id.to_string()));
+    e.insert(Frame::new());
     e
 }
 

@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use tessera_types::ErrorObject;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{Middleware, Next};
+use super::{Middleware, Next, Refusal};
 use crate::Principal;
 use crate::service::{BoxFuture, HandlerResult, Request};
 
@@ -33,13 +34,15 @@ enum Key {
 
 /// Lets at most `max` requests with the same key run at once; the others
 /// wait for a slot in arrival order (a waiting request that is cancelled
-/// leaves the queue). Slots are kept only for keys with requests running or
-/// waiting, so memory follows the load, not the number of sessions seen.
+/// leaves the queue), or, with [`ConcurrencyLimitLayer::refuse_when_full`],
+/// are refused at once. Slots are kept only for keys with requests running
+/// or waiting, so memory follows the load, not the number of sessions seen.
 #[derive(Debug, Clone)]
 pub struct ConcurrencyLimitLayer {
     key: LimitKey,
     max: usize,
     slots: Slots,
+    refuse: Option<Duration>,
 }
 
 impl ConcurrencyLimitLayer {
@@ -59,7 +62,32 @@ impl ConcurrencyLimitLayer {
             key,
             max: max.max(1),
             slots: Arc::default(),
+            refuse: None,
         }
+    }
+
+    /// Refuses a request that finds no free slot instead of queueing it: it
+    /// is answered at once with a JSON-RPC error (`-32603`, "Too many
+    /// requests in progress…") carried by a [`Refusal`] that an HTTP
+    /// transport answers with `429 Too Many Requests` and `Retry-After:`
+    /// `retry_after` (in whole seconds, at least 1).
+    pub fn refuse_when_full(mut self, retry_after: Duration) -> Self {
+        self.refuse = Some(retry_after);
+        self
+    }
+
+    fn refusal(&self) -> Refusal {
+        let secs = self.refuse.unwrap_or_default().as_secs().max(1);
+        let whose = match self.key {
+            LimitKey::Session => "this session",
+            LimitKey::Principal => "this principal",
+        };
+        Refusal::new(ErrorObject::internal(format!(
+            "Too many requests in progress: {whose} has {max} running, the limit; retry in {secs} s",
+            max = self.max
+        )))
+        .http_status(http::StatusCode::TOO_MANY_REQUESTS)
+        .http_header(http::header::RETRY_AFTER, secs.to_string())
     }
 
     /// How many keys have requests running or waiting.
@@ -117,6 +145,23 @@ impl Middleware for ConcurrencyLimitLayer {
             key,
             permit: None,
         };
+        if self.refuse.is_some() {
+            return match semaphore.try_acquire_owned() {
+                Ok(permit) => {
+                    held.permit = Some(permit);
+                    let answer = next.run(request);
+                    Box::pin(async move {
+                        let result = answer.await;
+                        drop(held);
+                        result
+                    })
+                }
+                Err(_) => {
+                    drop(held);
+                    Box::pin(std::future::ready(self.refusal().reject(&request)))
+                }
+            };
+        }
         Box::pin(async move {
             let cancel = request.cancel.clone();
             let permit = tokio::select! {

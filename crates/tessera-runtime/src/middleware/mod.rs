@@ -17,7 +17,17 @@
 //! this for you). Ready layers: [`TraceLayer`] (a tracing span per request),
 //! [`MetricsLayer`] (a hook called with each request's [`RequestRecord`]),
 //! [`ConcurrencyLimitLayer`] (per session or per principal) and
-//! [`TimeoutLayer`]. [`from_fn`] turns an async function into a layer:
+//! [`TimeoutLayer`]. [`from_fn`] turns an async function into a layer.
+//!
+//! A layer refuses a request by returning a JSON-RPC error, or with a
+//! [`Refusal`] that also says how an HTTP transport answers instead (`403`
+//! and a `WWW-Authenticate` challenge, `429` and `Retry-After`): the HTTP
+//! transport finds it in the request's [`Frame`] and answers the POST with
+//! it, stdio sends the JSON-RPC error. A transport (or a tower layer in front
+//! of one) attaches layers of its own to the requests it hands over with
+//! [`RequestLayers`]; `tessera-auth` checks OAuth scopes this way.
+//!
+//! A layer made with [`from_fn`]:
 //!
 //! ```
 //! use tessera_runtime::middleware::{MiddlewareStack, Next, from_fn};
@@ -37,6 +47,7 @@
 
 mod limit;
 mod metrics;
+mod refusal;
 mod request;
 mod timeout;
 mod trace;
@@ -50,6 +61,7 @@ use tessera_types::{JsonObject, ProtocolVersion};
 
 pub use limit::{ConcurrencyLimitLayer, LimitKey};
 pub use metrics::{MetricsLayer, Outcome, RequestRecord};
+pub use refusal::{Frame, HttpRefusal, Refusal, RequestLayers};
 pub use timeout::TimeoutLayer;
 pub use trace::TraceLayer;
 

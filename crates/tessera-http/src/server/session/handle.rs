@@ -195,6 +195,28 @@ impl SessionHandle {
                 .is_ok()
     }
 
+    /// [`SessionHandle::forward_held`], waiting until the engine has handled
+    /// the frame (its handlers started, their layers' refusals recorded).
+    pub(crate) async fn forward_held_handled(
+        &self,
+        inbound: Inbound,
+        extensions: Extensions,
+        held: Vec<(RequestId, OwnedSemaphorePermit)>,
+    ) -> bool {
+        self.touch();
+        let (done, handled) = oneshot::channel();
+        let frame = Incoming::Synced {
+            frame: Box::new(frame(inbound, extensions)),
+            done,
+        };
+        !self.ended.is_cancelled()
+            && self
+                .commands
+                .send(Command::Forward(Box::new(frame), held))
+                .is_ok()
+            && handled.await.is_ok()
+    }
+
     /// Registers a request (or the requests of a batch) and hands its frame
     /// to the engine, both through the router, in one step; the returned
     /// receiver gets its answer (or why it was refused). `None` when the

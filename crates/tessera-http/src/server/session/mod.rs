@@ -74,6 +74,9 @@ pub(crate) enum RegisterError {
     Duplicate(RequestId),
     /// Batches need protocol version 2025-03-26.
     BatchNotAllowed(Option<ProtocolVersion>),
+    /// A layer refused a request of the frame with an HTTP answer, before
+    /// the response was committed (see [`tessera_runtime::middleware::Refusal`]).
+    Refused(tessera_runtime::middleware::Refusal),
 }
 
 /// What the HTTP handlers ask of a session's router. Kept small (frames are
@@ -506,14 +509,34 @@ impl Router {
                         _permit: permit,
                     },
                 );
-                if mode == ResponseMode::Sse {
-                    self.start_stream(key);
-                }
+                let refusals = refusal_frame(&frame);
                 if self.core.is_closed() {
                     // The core is closed: so is the session.
+                    if mode == ResponseMode::Sse {
+                        self.start_stream(key);
+                    }
                     self.end_route(key);
-                } else {
-                    self.core.handle(frame);
+                    return;
+                }
+                self.core.handle(frame);
+                // The handlers' layers ran as the frame was handled: a
+                // refusal with an HTTP answer takes the POST over (its
+                // JSON-RPC answers, when they come, go nowhere).
+                if let Some(refusal) = refusals.and_then(|f| f.refusal()) {
+                    if refusal.http().is_some() {
+                        if let Some(Route {
+                            state: RouteState::Pending { first, .. },
+                            ..
+                        }) = self.end_route(key)
+                        {
+                            let _ =
+                                first.send(FirstReply::Refused(RegisterError::Refused(refusal)));
+                        }
+                        return;
+                    }
+                }
+                if mode == ResponseMode::Sse {
+                    self.start_stream(key);
                 }
             }
             Command::Forward(frame, held) => {
@@ -639,7 +662,11 @@ impl Router {
         };
         let bytes = Bytes::from(t.message.to_bytes());
         let Some(key) = key else {
-            if matches!(t.message, Outbound::Single(ref m) if is_response(m)) {
+            let response = match &t.message {
+                Outbound::Single(m) => is_response(m),
+                Outbound::Batch(items) => items.iter().any(is_response),
+            };
+            if response {
                 tracing::debug!(session = %self.session, "dropped a response nobody waits for");
                 return;
             }
@@ -821,5 +848,16 @@ async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+/// The [`Frame`](tessera_runtime::middleware::Frame) the HTTP handler
+/// attached to a frame's requests, if any.
+fn refusal_frame(frame: &Incoming) -> Option<tessera_runtime::middleware::Frame> {
+    match frame {
+        Incoming::WithExtensions { extensions, .. } => extensions
+            .get::<tessera_runtime::middleware::Frame>()
+            .cloned(),
+        _ => None,
     }
 }

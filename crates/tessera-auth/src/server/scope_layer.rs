@@ -1,0 +1,138 @@
+//! [`ScopeLayer`]: the per-method and per-tool scope rules, checked as MCP
+//! middleware on the request the connection core already decoded.
+
+use std::sync::Arc;
+
+use tessera_runtime::middleware::{Middleware, Next, Refusal};
+use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_types::{ErrorCode, ErrorObject};
+
+use super::auth_info::AuthInfo;
+use super::error::{AuthError, http_answer};
+use super::scopes::ScopeRules;
+
+/// Checks the scopes a request needs ([`ScopeRules::needed_for`], plus the
+/// base scopes) against the [`AuthInfo`] of the request's verified token.
+///
+/// A request whose token lacks one is refused with a [`Refusal`] that an
+/// HTTP transport answers with `403` and `WWW-Authenticate: Bearer
+/// error="insufficient_scope", scope="…", resource_metadata="…"` naming
+/// every scope the request needs (step-up authorization), and that other
+/// transports answer with a JSON-RPC error (`-32600`, the same text). In a
+/// JSON-RPC batch the needs add up: a refusal names the scopes of every
+/// request of the batch so far, and once one request is refused the later
+/// ones are refused too (the POST is answered with the `403`).
+///
+/// [`BearerAuthLayer`](super::BearerAuthLayer) attaches this layer to the
+/// requests it admits when its rules name methods or tools; build one
+/// yourself to check scopes that another layer established.
+#[derive(Clone)]
+pub struct ScopeLayer {
+    rules: Arc<ScopeRules>,
+    metadata_url: Arc<str>,
+}
+
+impl std::fmt::Debug for ScopeLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopeLayer")
+            .field("rules", &self.rules)
+            .field("metadata_url", &self.metadata_url)
+            .finish()
+    }
+}
+
+/// The scopes the requests of one frame have needed so far, in order.
+#[derive(Default)]
+struct FrameNeeds(Vec<String>);
+
+/// What a refusal of this layer carries, to be combined with later ones of
+/// the same frame.
+struct ScopeRefusal;
+
+impl ScopeLayer {
+    /// A layer checking `rules`, announcing `metadata_url` (the RFC 9728
+    /// metadata) in its challenges.
+    pub fn new(rules: ScopeRules, metadata_url: impl Into<String>) -> Self {
+        ScopeLayer {
+            rules: Arc::new(rules),
+            metadata_url: Arc::from(metadata_url.into()),
+        }
+    }
+
+    /// The rules checked.
+    pub fn rules(&self) -> &ScopeRules {
+        &self.rules
+    }
+
+    /// Every scope `needed` (the base ones first), with the scopes other
+    /// requests of the same frame needed before it.
+    fn needs(&self, request: &Request, extra: Vec<String>) -> Vec<String> {
+        let mut all = self.rules.required().to_vec();
+        let mut add = |scopes: &[String]| {
+            for s in scopes {
+                if !all.contains(s) {
+                    all.push(s.clone());
+                }
+            }
+        };
+        match request.frame() {
+            Some(frame) => frame.note(|n: &mut FrameNeeds| {
+                for s in extra {
+                    if !n.0.contains(&s) {
+                        n.0.push(s);
+                    }
+                }
+                add(&n.0);
+            }),
+            None => add(&extra),
+        }
+        all
+    }
+
+    fn refusal(&self, needed: Vec<String>) -> Refusal {
+        let e = AuthError::InsufficientScope { required: needed };
+        tracing::debug!(error = %e, "request refused by the scope layer");
+        let (status, headers, body) = http_answer(&e, &self.metadata_url, self.rules.required());
+        let mut r = Refusal::new(ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("Forbidden: {e}; ask for a token with these scopes"),
+        ))
+        .http_status(status)
+        .with_detail(ScopeRefusal);
+        for (name, value) in &headers {
+            if let Ok(v) = value.to_str() {
+                r = r.http_header(name.clone(), v);
+            }
+        }
+        r.http_body("application/json", body)
+    }
+}
+
+impl Middleware for ScopeLayer {
+    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
+        let extra = self
+            .rules
+            .needed_for(&request.method, request.params.as_ref());
+        let earlier = request.frame().and_then(|f| f.refusal());
+        let ours = earlier
+            .as_ref()
+            .is_some_and(|r| r.detail::<ScopeRefusal>().is_some());
+        if extra.is_empty() && earlier.is_none() {
+            return next.run(request);
+        }
+        if let (Some(earlier), false) = (&earlier, ours) {
+            // Another layer refused the frame: its answer stands.
+            return Box::pin(std::future::ready(Err(earlier.error().clone())));
+        }
+        let needed = self.needs(&request, extra);
+        let granted = request
+            .extension::<AuthInfo>()
+            .map(|a| a.scopes.as_slice())
+            .unwrap_or_default();
+        if !ours && self.rules.satisfied(granted, &needed) {
+            return next.run(request);
+        }
+        let result = self.refusal(needed).reject(&request);
+        Box::pin(std::future::ready(result))
+    }
+}
