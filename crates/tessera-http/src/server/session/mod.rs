@@ -76,7 +76,7 @@ pub(crate) enum RegisterError {
     BatchNotAllowed(Option<ProtocolVersion>),
     /// A layer refused a request of the frame with an HTTP answer, before
     /// the response was committed (see [`tessera_runtime::middleware::Refusal`]).
-    Refused(tessera_runtime::middleware::Refusal),
+    Refused(Box<tessera_runtime::middleware::Refusal>),
 }
 
 /// What the HTTP handlers ask of a session's router. Kept small (frames are
@@ -529,8 +529,9 @@ impl Router {
                             ..
                         }) = self.end_route(key)
                         {
-                            let _ =
-                                first.send(FirstReply::Refused(RegisterError::Refused(refusal)));
+                            let _ = first.send(FirstReply::Refused(RegisterError::Refused(
+                                Box::new(refusal),
+                            )));
                         }
                         return;
                     }
