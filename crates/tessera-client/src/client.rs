@@ -145,7 +145,7 @@ impl Client {
         crate::ClientBuilder::new(name, version)
     }
 
-    fn connected(&self) -> Arc<Connected> {
+    pub(crate) fn connected(&self) -> Arc<Connected> {
         self.inner.conn().connected.clone()
     }
 

@@ -12,7 +12,9 @@ use tessera_types::methods;
 
 use futures::future::join_all;
 use serde_json::{Value, json};
-use tessera_runtime::Peer;
+use tessera_proto::RequestContext;
+use tessera_runtime::middleware::MiddlewareStack;
+use tessera_runtime::{BoxFuture, Extensions, HandlerResult, Peer, Request};
 use tessera_types::capabilities::{
     ClientTaskRequests, ClientTasksCapability, ElicitationTaskRequests, SamplingTaskRequests,
 };
@@ -21,6 +23,8 @@ use tessera_types::{
     ElicitResult, ErrorCode, ErrorObject, InputResponse, InputResponses, JsonObject,
     ListRootsResult, Root,
 };
+use tessera_types::{Era, ProtocolVersion, RequestId};
+use tokio_util::sync::CancellationToken;
 
 use crate::elicitation::{ElicitationTracker, finish_form_answer};
 use crate::error::ClientError;
@@ -388,6 +392,7 @@ impl Inputs {
     pub async fn fulfil(
         self: &Arc<Self>,
         requests: &JsonObject,
+        through: Option<&InputLayers>,
     ) -> Result<InputResponses, ClientError> {
         let mut calls = Vec::new();
         for (key, request) in requests {
@@ -426,9 +431,30 @@ impl Inputs {
         }
         let answers = join_all(calls.into_iter().map(|(key, method, params)| {
             let this = self.clone();
+            let layered = through
+                .filter(|t| !t.middleware.is_empty())
+                .map(|t| t.request(&key, &method, params.clone()));
+            let middleware = through.map(|t| t.middleware.clone());
             async move {
-                // Input requests are answered in place: never as 2025-11-25 tasks.
-                let out = this.answer_now(method.clone(), params).await;
+                // Input requests are answered in place: never as 2025-11-25
+                // tasks; through the client's middleware like the server's
+                // requests of the legacy era.
+                let out = match (layered, middleware) {
+                    (Some(request), Some(stack)) => {
+                        stack
+                            .run(
+                                request,
+                                move |r: Request| -> BoxFuture<'static, HandlerResult> {
+                                    let this = this.clone();
+                                    Box::pin(
+                                        async move { this.answer_now(r.method, r.params).await },
+                                    )
+                                },
+                            )
+                            .await
+                    }
+                    _ => this.answer_now(method.clone(), params).await,
+                };
                 (key, method, out)
             }
         }))
@@ -466,5 +492,47 @@ pub(crate) fn to_object<T: serde::Serialize>(v: &T) -> JsonObject {
     match serde_json::to_value(v) {
         Ok(Value::Object(o)) => o,
         _ => JsonObject::new(),
+    }
+}
+
+/// The key of a 2026-07-28 input request (the key of `inputRequests` in an
+/// `input_required` result), in the [`Extensions`] of the [`Request`] that
+/// client middleware sees for it. Such a request has no JSON-RPC id of its
+/// own: the request's id is the key, as a string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputRequestKey(pub String);
+
+/// How input requests reach the client's middleware: the stack, the
+/// connection and what the server said about itself.
+pub(crate) struct InputLayers {
+    pub middleware: MiddlewareStack,
+    pub peer: Peer,
+    pub version: ProtocolVersion,
+    pub server_capabilities: Arc<JsonObject>,
+    pub server_info: Arc<JsonObject>,
+}
+
+impl InputLayers {
+    /// The request a layer sees for input request `key`.
+    fn request(&self, key: &str, method: &str, params: Option<JsonObject>) -> Request {
+        let mut extensions = Extensions::new();
+        extensions.insert(InputRequestKey(key.to_owned()));
+        Request {
+            id: RequestId::String(key.to_owned()),
+            method: method.to_owned(),
+            params,
+            context: RequestContext {
+                era: Era::Modern,
+                version: self.version,
+                progress_token: None,
+                peer_capabilities: self.server_capabilities.clone(),
+                peer_info: Some(self.server_info.clone()),
+                meta: None,
+                log_level: None,
+            },
+            peer: self.peer.clone(),
+            cancel: CancellationToken::new(),
+            extensions,
+        }
     }
 }

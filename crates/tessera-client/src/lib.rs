@@ -112,6 +112,7 @@ pub use extension::ClientExtension;
 pub use handler::{
     FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest, user_rejected,
 };
+pub use input::InputRequestKey;
 pub use listen::{ListenEnd, ListenStream};
 pub use options::{CallOptions, ProgressCallback, ReconnectPolicy};
 pub use receiver::MAX_TASKS as MAX_RECEIVED_TASKS;

@@ -23,7 +23,9 @@ use tessera_types::{
 
 use crate::client::{Client, decode};
 use crate::error::ClientError;
-use crate::input::to_object;
+use std::sync::Arc;
+
+use crate::input::{InputLayers, to_object};
 use crate::options::CallOptions;
 
 impl Client {
@@ -63,7 +65,7 @@ impl Client {
             match requests {
                 None => {}
                 Some(Value::Object(r)) => {
-                    let responses = self.inner.shared.inputs.fulfil(r).await?;
+                    let responses = self.fulfil_inputs(r).await?;
                     params.insert(
                         "inputResponses".into(),
                         Value::Object(to_object(&responses)),
@@ -97,7 +99,24 @@ impl Client {
         &self,
         requests: &JsonObject,
     ) -> Result<InputResponses, ClientError> {
-        self.inner.shared.inputs.fulfil(requests).await
+        self.fulfil_inputs(requests).await
+    }
+
+    /// Fulfils raw `inputRequests` through the client's middleware and
+    /// handlers.
+    async fn fulfil_inputs(&self, requests: &JsonObject) -> Result<InputResponses, ClientError> {
+        let shared = &self.inner.shared;
+        let through = (!shared.middleware.is_empty()).then(|| {
+            let connected = self.connected();
+            InputLayers {
+                middleware: shared.middleware.clone(),
+                peer: self.peer(),
+                version: connected.version,
+                server_capabilities: Arc::new(connected.server_capabilities.clone()),
+                server_info: Arc::new(connected.server_info.clone()),
+            }
+        });
+        shared.inputs.fulfil(requests, through.as_ref()).await
     }
 
     async fn once<T: DeserializeOwned>(
@@ -122,7 +141,7 @@ impl Client {
             None => Ok(InputResponses::new()),
             Some(r) => {
                 let raw = to_object(r);
-                self.inner.shared.inputs.fulfil(&raw).await
+                self.fulfil_inputs(&raw).await
             }
         }
     }

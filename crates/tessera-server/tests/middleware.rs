@@ -401,3 +401,53 @@ async fn a_client_layer_sees_the_servers_requests() {
     let r = client.call_tool("roots", json!({})).await.unwrap();
     assert_eq!(text(&r), "1 roots");
 }
+
+/// What a client layer saw of a request: method, input key, era.
+type Seen = Arc<Mutex<Vec<(String, Option<String>, tessera_types::Era)>>>;
+
+#[tokio::test]
+async fn a_client_layer_sees_the_input_requests_of_a_modern_result() {
+    let seen: Seen = Arc::default();
+    let record = seen.clone();
+    let watch = from_fn(move |request: Request, next: Next| {
+        let record = record.clone();
+        async move {
+            let key = request
+                .extension::<tessera_client::InputRequestKey>()
+                .map(|k| k.0.clone());
+            record
+                .lock()
+                .unwrap()
+                .push((request.method.clone(), key, request.context.era));
+            if request.method == methods::ROOTS_LIST {
+                return Err(ErrorObject::invalid_request("roots are private"));
+            }
+            next.run(request).await
+        }
+    });
+    let modern = || {
+        Client::builder("middleware-tests", "1.0")
+            .protocol_version(tessera_types::ProtocolVersion::V2026_07_28)
+            .roots(vec![tessera_types::Root::new("file:///tmp")])
+    };
+    let client = connect_with(builder().build().unwrap(), modern().layer(watch)).await;
+    assert_eq!(client.era(), tessera_types::Era::Modern);
+    let err = client.call_tool("roots", json!({})).await.unwrap_err();
+    match &err {
+        tessera_client::ClientError::Input { method, error, .. } => {
+            assert_eq!(method, methods::ROOTS_LIST);
+            assert!(error.message.contains("roots are private"), "{error:?}");
+        }
+        other => panic!("expected the layer's refusal, got {other:?}"),
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].0, methods::ROOTS_LIST);
+    assert!(seen[0].1.is_some(), "the input key is attached");
+    assert_eq!(seen[0].2, tessera_types::Era::Modern);
+
+    // Without the layer the same input request is answered.
+    let client = connect_with(builder().build().unwrap(), modern()).await;
+    let r = client.call_tool("roots", json!({})).await.unwrap();
+    assert_eq!(text(&r), "1 roots");
+}

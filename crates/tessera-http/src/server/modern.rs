@@ -157,9 +157,6 @@ pub(crate) async fn post(
             if let Err(why) = check_standard_headers(&headers, &r) {
                 return header_mismatch(Some(r.id.clone()), why);
             }
-            if let Err(why) = check_meta(&r) {
-                return invalid_params(Some(r.id.clone()), why);
-            }
             let _ = version;
             shared
                 .serve_single(single::Job {
@@ -236,28 +233,6 @@ pub(crate) fn check_standard_headers(
                 }
             }
             (None, _) => {}
-        }
-    }
-    Ok(())
-}
-
-fn check_meta(r: &JsonRpcRequest) -> Result<(), String> {
-    let meta = tessera_proto::decode::meta(r.params.as_ref());
-    match meta.and_then(|m| m.get(meta_keys::CLIENT_CAPABILITIES)) {
-        Some(Value::Object(_)) => {}
-        _ => {
-            return Err(format!(
-                "Invalid params: _meta {} is required (an object) on every 2026-07-28 request",
-                meta_keys::CLIENT_CAPABILITIES
-            ));
-        }
-    }
-    if let Some(l) = meta.and_then(|m| m.get(meta_keys::LOG_LEVEL)) {
-        if l.as_str().and_then(tessera_proto::level_rank).is_none() {
-            return Err(format!(
-                "Invalid params: _meta {} must be a logging level, got {l}",
-                meta_keys::LOG_LEVEL
-            ));
         }
     }
     Ok(())

@@ -83,9 +83,20 @@ pub(crate) fn with_session(mut r: HttpResponse, session: &str) -> HttpResponse {
     r
 }
 
+/// Who answered a 2026-07-28 request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// The engine, before any handler ran: the request itself was refused.
+    Engine,
+    /// A handler (or a layer in front of it).
+    Handler,
+}
+
 /// The HTTP status of a 2026-07-28 JSON-RPC error answer: `-32601` is 404;
-/// the envelope and header errors are 400; handler errors ride on 200.
-pub(crate) fn modern_status(message: &JsonRpcMessage) -> StatusCode {
+/// the envelope and header errors are 400, and so are invalid params when
+/// the engine refused the request itself (its `_meta`); errors of handlers
+/// ride on 200.
+pub(crate) fn modern_status(message: &JsonRpcMessage, stage: Stage) -> StatusCode {
     match message {
         JsonRpcMessage::Error(e) => match ErrorCode(e.error.code) {
             ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
@@ -94,6 +105,7 @@ pub(crate) fn modern_status(message: &JsonRpcMessage) -> StatusCode {
             | ErrorCode::HEADER_MISMATCH
             | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
             | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+            ErrorCode::INVALID_PARAMS if stage == Stage::Engine => StatusCode::BAD_REQUEST,
             _ => StatusCode::OK,
         },
         _ => StatusCode::OK,

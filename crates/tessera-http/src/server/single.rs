@@ -220,6 +220,26 @@ async fn answer<S: Service>(
     if let Some(r) = reply::refused(Some(&frame)) {
         return r;
     }
+    if !engine.is_in_progress(&id) {
+        // The engine answered the request itself, before any handler (an
+        // invalid `_meta`, an unknown method, `server/discover`): one JSON
+        // answer, its status from the protocol's rules for such answers.
+        while let Some(t) = engine.next().await {
+            if final_for(&t, &id) {
+                let status = match (&t.message, flavor) {
+                    (Outbound::Single(m), Flavor::Modern) => {
+                        reply::modern_status(m, reply::Stage::Engine)
+                    }
+                    _ => StatusCode::OK,
+                };
+                return reply::json(status, t.message.to_bytes());
+            }
+        }
+        return reply::refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error: the engine stopped before answering",
+        );
+    }
     let mode = shared.config.response_mode;
     let mut pending: Option<Bytes> = None;
     if mode != ResponseMode::Sse {
@@ -235,7 +255,9 @@ async fn answer<S: Service>(
                     return r;
                 }
                 let status = match (&t.message, flavor) {
-                    (Outbound::Single(m), Flavor::Modern) => reply::modern_status(m),
+                    (Outbound::Single(m), Flavor::Modern) => {
+                        reply::modern_status(m, reply::Stage::Handler)
+                    }
                     _ => StatusCode::OK,
                 };
                 return reply::json(status, t.message.to_bytes());
