@@ -4,15 +4,19 @@
 # stdio (`-- tessera serve --stdio`) and over HTTP (`http://…/mcp` of a `tessera serve --http`).
 #
 #   bench/proxy.sh [--smoke] [--rounds N] [--duration S] [--concurrency C] [--skip-build]
+#                  [--modes legacy-sse,modern]
 #
 #   --smoke        1 round of 1 s per point (proves it works; the figures mean little)
 #   --rounds N     rounds, each running every configuration once, alternating order (default 3)
 #   --duration S   measured seconds per point (default 5; 1 s warm-up before each)
+#   --modes M,...  which modes to measure (default legacy-sse,modern)
 #
 # Environment: TESSERA_BIN, TESSERA_TARGET_DIR, BENCH_TARGET_DIR as for bench/run.sh.
 # Servers and the proxy run pinned to core 0 (`taskset -c 0`), the load generator to core 1.
-# Prints a Markdown table (medians over rounds) and writes it to
-# bench/results/<UTC date>-proxy[-smoke].md. Exit status 0 when every point ran without errors.
+# Prints a Markdown table (medians over rounds), then one line per configuration with issue 15's
+# two numbers (the p50 the proxy adds, in µs, and proxied ÷ direct req/s, beside the targets
+# ≤ 25 µs and ≥ 0.6×), and writes it to bench/results/<UTC date>-proxy[-smoke].md.
+# Exit status 0 when every point ran without errors.
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,14 +29,16 @@ WARMUP=1
 CONCURRENCY=16
 SKIP_BUILD=0
 SMOKE=0
+MODES=(legacy-sse modern)
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SMOKE=1; ROUNDS=1; DURATION=1; WARMUP=0.3 ;;
     --rounds) ROUNDS="$2"; shift ;;
     --duration) DURATION="$2"; shift ;;
     --concurrency) CONCURRENCY="$2"; shift ;;
+    --modes) IFS=, read -r -a MODES <<<"$2"; shift ;;
     --skip-build) SKIP_BUILD=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "proxy.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -100,7 +106,9 @@ PY
 }
 
 CONFIGS=(direct proxy-stdio proxy-http)
-MODES=(legacy-sse modern)
+for mode in "${MODES[@]}"; do
+  case "$mode" in legacy-sse|modern) ;; *) die "unknown mode $mode (legacy-sse, modern)" ;; esac
+done
 : >"$LOGS/points"
 START_LOAD="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 for round in $(seq 1 "$ROUNDS"); do
@@ -139,15 +147,24 @@ print(f"Machine load average (1, 5, 15 min) on {cpus} CPUs: {load_before} before
       "Other work on the machine skews the figures; compare runs on an idle machine.\n")
 print("| mode | upstream of the proxy | direct req/s | proxied req/s | ratio | direct p50 µs | proxied p50 µs | added p50 µs | proxied p99 µs |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-for mode in ("legacy-sse", "modern"):
+verdicts = []
+for mode in [m for m in ("legacy-sse", "modern") if ("direct", m) in rows]:
     d_rps, d_p50 = med("direct", mode, 0), med("direct", mode, 1)
     for config, label in (("proxy-stdio", "`tessera serve --stdio`"), ("proxy-http", "`tessera serve --http`")):
         rps, p50, p99 = med(config, mode, 0), med(config, mode, 1), med(config, mode, 2)
         ratio = rps / d_rps if d_rps else float("nan")
-        print(f"| {mode} | {label} | {d_rps:,.0f} | {rps:,.0f} | {ratio:.2f}× | {d_p50:.0f} | {p50:.0f} | {p50 - d_p50:+.0f} | {p99:.0f} |")
+        added = p50 - d_p50
+        print(f"| {mode} | {label} | {d_rps:,.0f} | {rps:,.0f} | {ratio:.2f}× | {d_p50:.0f} | {p50:.0f} | {added:+.0f} | {p99:.0f} |")
+        verdicts.append(f"- {mode}, upstream {label}: added p50 {added:+.0f} µs "
+                        f"(target ≤ 25: {'met' if added <= 25 else 'missed'}), "
+                        f"req/s {ratio:.2f}× direct (target ≥ 0.6×: {'met' if ratio >= 0.6 else 'missed'})")
+print(f"\nIssue 15's two numbers (added p50 at concurrency {conc}, proxied ÷ direct req/s):\n")
+print("\n".join(verdicts))
 if errors:
     print(f"\n{errors} point(s) had errors or did not run (see the logs).")
 PY
 cat "$REPORT"
+# The issue's two numbers, one line per configuration, last on the terminal.
+grep '^- .*added p50' "$REPORT" | sed 's/^- /bench proxy: /; s/`//g' >&2
 say "report: $REPORT (logs: $LOGS)"
 if grep -q "had errors" "$REPORT"; then exit 1; fi
