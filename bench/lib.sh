@@ -27,16 +27,17 @@ stop_all() {
   PIDS=()
 }
 
-# prepare_binaries: builds (unless SKIP_BUILD=1) the load generator and, without TESSERA_BIN,
+# prepare_binaries: builds (unless SKIP_BUILD=1) the load generator (cargo profile BENCH_PROFILE,
+# default release) and, without TESSERA_BIN,
 # a release tessera; sets LOAD and TESSERA_BIN, and SERVER/CLIENT (taskset pinning to cores
 # 0 and 1, nothing on a one-CPU machine).
 prepare_binaries() {
   if [ "$SKIP_BUILD" = 0 ]; then
-    say "building mcp-bench into $BENCH_TARGET_DIR"
-    (cd "$BENCH" && CARGO_TARGET_DIR="$BENCH_TARGET_DIR" cargo build -q --release --locked -p mcp-bench) \
+    say "building mcp-bench (profile ${BENCH_PROFILE:-release}) into $BENCH_TARGET_DIR"
+    (cd "$BENCH" && CARGO_TARGET_DIR="$BENCH_TARGET_DIR" cargo build -q --profile "${BENCH_PROFILE:-release}" --locked -p mcp-bench) \
       || die "building the load generator failed"
   fi
-  LOAD="$BENCH_TARGET_DIR/release/mcp-bench"
+  LOAD="$BENCH_TARGET_DIR/${BENCH_PROFILE:-release}/mcp-bench"
   [ -x "$LOAD" ] || die "$LOAD is missing (run without --skip-build)"
   if [ -z "${TESSERA_BIN:-}" ]; then
     TESSERA_BIN="$TESSERA_TARGET_DIR/release/tessera"

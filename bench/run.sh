@@ -19,6 +19,8 @@
 #   TESSERA_BIN          use this tessera binary instead of building crates/tessera-cli
 #   TESSERA_TARGET_DIR   cargo target dir for the Tessera build (default: bench/target/tessera)
 #   BENCH_TARGET_DIR     cargo target dir for the bench workspace (default: bench/target)
+#   BENCH_PROFILE        cargo profile for the bench workspace (default: release; with --smoke,
+#                        smoke: an unoptimised build that only has to prove the benchmark runs)
 #   PYTHON               interpreter for the venv (default: python3.11, else python3)
 #   NODE                 node binary (default: node)
 #
@@ -96,13 +98,18 @@ if [ -n "$NICE" ]; then
 fi
 
 # ------------------------------------------------------------------ builds
+if [ -z "${BENCH_PROFILE:-}" ]; then
+  if [ "$SMOKE" = 1 ]; then BENCH_PROFILE=smoke; else BENCH_PROFILE=release; fi
+fi
+export BENCH_PROFILE
+BENCH_BIN="$BENCH_TARGET_DIR/$BENCH_PROFILE"
 if [ "$SKIP_BUILD" = 0 ]; then
-  say "building the bench workspace (rmcp-echo, floor, mcp-bench) into $BENCH_TARGET_DIR"
-  (cd "$BENCH" && CARGO_TARGET_DIR="$BENCH_TARGET_DIR" cargo build --release --locked) \
+  say "building the bench workspace (rmcp-echo, floor, mcp-bench; profile $BENCH_PROFILE) into $BENCH_TARGET_DIR"
+  (cd "$BENCH" && CARGO_TARGET_DIR="$BENCH_TARGET_DIR" cargo build --profile "$BENCH_PROFILE" --locked) \
     || die "building bench/ failed"
 fi
 for b in mcp-bench rmcp-echo floor; do
-  [ -x "$BENCH_TARGET_DIR/release/$b" ] || die "$BENCH_TARGET_DIR/release/$b is missing (run without --skip-build)"
+  [ -x "$BENCH_BIN/$b" ] || die "$BENCH_BIN/$b is missing (run without --skip-build)"
 done
 
 TESSERA_ARGS=()
@@ -150,10 +157,10 @@ fi
 # ------------------------------------------------------------------ run
 say "running (harness on core 1, servers on core 0)"
 set +e
-"${CLIENT[@]}" "$BENCH_TARGET_DIR/release/mcp-bench" run \
+"${CLIENT[@]}" "$BENCH_BIN/mcp-bench" run \
   --bench-dir "$BENCH" \
-  --rmcp "$BENCH_TARGET_DIR/release/rmcp-echo" \
-  --floor "$BENCH_TARGET_DIR/release/floor" \
+  --rmcp "$BENCH_BIN/rmcp-echo" \
+  --floor "$BENCH_BIN/floor" \
   --node "$(command -v "$NODE")" \
   --python "$VENV_PY" \
   --log-dir "$BENCH_TARGET_DIR/logs" \
