@@ -40,6 +40,7 @@ pub mod decode;
 mod engine;
 mod error;
 mod event;
+pub mod mirror;
 mod pending;
 mod serve;
 mod session;

@@ -56,17 +56,11 @@ pub(crate) async fn send_post(
             {
                 h.insert(MCP_METHOD, m);
             }
-            let named = matches!(
-                out.method.as_deref(),
-                Some(
-                    methods::TOOLS_CALL
-                        | methods::PROMPTS_GET
-                        | methods::RESOURCES_READ
-                        | methods::TASKS_GET
-                        | methods::TASKS_UPDATE
-                        | methods::TASKS_CANCEL
-                )
-            );
+            let named = out
+                .method
+                .as_deref()
+                .and_then(tessera_proto::mirror::name_key)
+                .is_some();
             if let (true, Some(n)) = (named, &out.name) {
                 if let Ok(v) = HeaderValue::from_str(&encode_header_value(n)) {
                     h.insert(MCP_NAME, v);

@@ -7,12 +7,12 @@
 #![allow(clippy::result_large_err)]
 
 use std::sync::Arc;
-use tessera_types::methods;
 
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use tessera_proto::decode::Inbound;
 use tessera_proto::meta_keys;
+use tessera_proto::mirror::{self, ParamHeader};
 use tessera_types::{
     ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId,
 };
@@ -174,18 +174,6 @@ pub(crate) async fn post(
     }
 }
 
-/// The body value `Mcp-Name` mirrors, for the methods that have one.
-fn name_source(r: &JsonRpcRequest) -> Option<(&'static str, Option<&Value>)> {
-    let key = match r.method.as_str() {
-        methods::TOOLS_CALL | methods::PROMPTS_GET => "name",
-        methods::RESOURCES_READ => "uri",
-        // Tasks extension: routed by the task id.
-        methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => "taskId",
-        _ => return None,
-    };
-    Some((key, r.params.as_ref().and_then(|p| p.get(key))))
-}
-
 /// `Mcp-Method` must equal the method; `Mcp-Name` must equal `params.name`
 /// or `params.uri` (after Base64 decoding).
 pub(crate) fn check_standard_headers(
@@ -207,116 +195,33 @@ pub(crate) fn check_standard_headers(
         }
         Some(_) => {}
     }
-    if let Some((key, body)) = name_source(r) {
-        let header = single_header(headers, MCP_NAME)?;
-        match (header, body) {
-            (None, Some(Value::String(b))) => {
-                return Err(format!(
-                    "the Mcp-Name header is required for {} (the body's params.{key} is '{b}')",
-                    r.method
-                ));
-            }
-            (Some(h), body) => {
-                let decoded = decode_header_value(h).map_err(|e| format!("Mcp-Name: {e}"))?;
-                match body {
-                    Some(Value::String(b)) if *b == decoded => {}
-                    Some(Value::String(b)) => {
-                        return Err(format!(
-                            "Mcp-Name header value '{decoded}' does not match body value '{b}'"
-                        ));
-                    }
-                    _ => {
-                        return Err(format!(
-                            "Mcp-Name header value '{decoded}' has no params.{key} to match in the body"
-                        ));
-                    }
-                }
-            }
-            (None, _) => {}
-        }
+    if mirror::name_key(&r.method).is_some() {
+        let header = match single_header(headers, MCP_NAME)? {
+            Some(h) => Some(decode_header_value(h).map_err(|e| format!("Mcp-Name: {e}"))?),
+            None => None,
+        };
+        mirror::check_name(&r.method, r.params.as_ref(), header.as_deref())?;
     }
     Ok(())
 }
 
-/// A tool parameter mirrored into an `Mcp-Param-{name}` header.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ParamHeader {
-    /// The `x-mcp-header` value.
-    pub name: String,
-    /// The chain of `properties` keys leading to the parameter.
-    pub path: Vec<String>,
-}
-
-/// The `x-mcp-header` parameters of an input schema (statically reachable
-/// through `properties` only).
-pub(crate) fn param_headers(schema: &JsonObject) -> Vec<ParamHeader> {
-    fn walk(schema: &JsonObject, path: &mut Vec<String>, out: &mut Vec<ParamHeader>) {
-        let Some(Value::Object(props)) = schema.get("properties") else {
-            return;
-        };
-        for (key, prop) in props {
-            let Value::Object(prop) = prop else { continue };
-            path.push(key.clone());
-            if let Some(Value::String(name)) = prop.get("x-mcp-header") {
-                out.push(ParamHeader {
-                    name: name.clone(),
-                    path: path.clone(),
-                });
-            }
-            walk(prop, path, out);
-            path.pop();
-        }
-    }
-    let mut out = Vec::new();
-    walk(schema, &mut Vec::new(), &mut out);
-    out
-}
-
-/// Checks the `Mcp-Param-*` headers of a `tools/call` against its arguments.
+/// Checks the `Mcp-Param-*` headers of a `tools/call` against its arguments
+/// (the rules are [`mirror::check_params`]'s; this reads and decodes the
+/// headers).
 pub(crate) fn check_param_headers(
     headers: &HeaderMap,
     params: &[ParamHeader],
     arguments: Option<&JsonObject>,
 ) -> Result<(), String> {
-    for p in params {
-        let mut value = arguments.map(|a| Value::Object(a.clone()));
-        for key in &p.path {
-            value = value.and_then(|v| v.get(key).cloned());
+    mirror::check_params(params, arguments, |name| {
+        let header_name = format!("{MCP_PARAM_PREFIX}{}", name.to_ascii_lowercase());
+        match single_header(headers, &header_name)? {
+            None => Ok(None),
+            Some(h) => decode_header_value(h)
+                .map(Some)
+                .map_err(|e| format!("Mcp-Param-{name}: {e}")),
         }
-        let header_name = format!("{MCP_PARAM_PREFIX}{}", p.name.to_ascii_lowercase());
-        let header = single_header(headers, &header_name)?;
-        let display = format!("Mcp-Param-{}", p.name);
-        match (value, header) {
-            (None | Some(Value::Null), _) => {}
-            (Some(v), None) => {
-                return Err(format!(
-                    "the {display} header is required (the body's argument {} is {v})",
-                    p.path.join(".")
-                ));
-            }
-            (Some(v), Some(h)) => {
-                let decoded = decode_header_value(h).map_err(|e| format!("{display}: {e}"))?;
-                if !same_value(&v, &decoded) {
-                    return Err(format!(
-                        "{display} header value '{decoded}' does not match body value {v}"
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-fn same_value(body: &Value, header: &str) -> bool {
-    match body {
-        Value::String(s) => s == header,
-        Value::Bool(b) => header == if *b { "true" } else { "false" },
-        Value::Number(n) => match (n.as_f64(), header.parse::<f64>()) {
-            (Some(a), Ok(b)) => a == b,
-            _ => false,
-        },
-        _ => false,
-    }
+    })
 }
 
 /// `_meta` for an internal request on behalf of `r` (same version and capabilities).
@@ -343,37 +248,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn param_header_rules() {
+    fn param_headers_are_read_and_decoded() {
         let schema: JsonObject = serde_json::from_value(json!({
             "type": "object",
-            "properties": {
-                "region": {"type": "string", "x-mcp-header": "Region"},
-                "n": {"type": "integer", "x-mcp-header": "N"},
-                "deep": {"type": "object", "properties": {"flag": {"type": "boolean", "x-mcp-header": "Flag"}}}
-            }
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}
         }))
         .unwrap();
-        let ph = param_headers(&schema);
-        assert_eq!(ph.len(), 3);
-        let args: JsonObject =
-            serde_json::from_value(json!({"region": "us-west1", "n": 42, "deep": {"flag": true}}))
-                .unwrap();
+        let ph = mirror::param_headers(&schema);
+        let args: JsonObject = serde_json::from_value(json!({"region": "us-west1"})).unwrap();
         let mut h = HeaderMap::new();
         h.insert("mcp-param-region", "us-west1".parse().unwrap());
-        h.insert("mcp-param-n", "42.0".parse().unwrap());
-        h.insert("mcp-param-flag", "true".parse().unwrap());
         assert!(check_param_headers(&h, &ph, Some(&args)).is_ok());
         h.insert(
             "mcp-param-region",
             "=?base64?dXMtd2VzdDE=?=".parse().unwrap(),
         );
         assert!(check_param_headers(&h, &ph, Some(&args)).is_ok());
-        h.insert("mcp-param-region", "eu".parse().unwrap());
-        assert!(check_param_headers(&h, &ph, Some(&args)).is_err());
+        h.append("mcp-param-region", "us-west1".parse().unwrap());
+        assert!(
+            check_param_headers(&h, &ph, Some(&args)).is_err(),
+            "repeated"
+        );
         h.remove("mcp-param-region");
         assert!(check_param_headers(&h, &ph, Some(&args)).is_err());
-        let args: JsonObject = serde_json::from_value(json!({"n": 1, "deep": {}})).unwrap();
-        h.insert("mcp-param-n", "1".parse().unwrap());
-        assert!(check_param_headers(&h, &ph, Some(&args)).is_ok());
     }
 }

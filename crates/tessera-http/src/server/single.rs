@@ -23,10 +23,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::body::{McpBody, OnDrop};
-use super::modern::{self, ParamHeader};
+use super::modern;
 use super::reply::{self, HttpResponse};
 use super::{ResponseMode, Shared, ToolSchemaLookup};
 use crate::sse::SseEvent;
+use tessera_proto::mirror::{self, ParamHeader};
 
 /// Which world the request belongs to (for the HTTP status of errors and
 /// what a disconnect means).
@@ -90,7 +91,7 @@ impl<S: Service> PerRequest<S> {
                     return t
                         .get("inputSchema")
                         .and_then(|s| s.as_object())
-                        .map(modern::param_headers)
+                        .map(mirror::param_headers)
                         .unwrap_or_default();
                 }
             }
@@ -177,7 +178,7 @@ async fn check_param_headers<S: Service>(
     };
     let wanted = match shared.tool_input_schema(tool) {
         // Read directly from the server: no tools/list per call.
-        ToolSchemaLookup::Found(schema) => modern::param_headers(&schema),
+        ToolSchemaLookup::Found(schema) => mirror::param_headers(&schema),
         ToolSchemaLookup::NoSuchTool => Default::default(),
         ToolSchemaLookup::Unknown => engine.tool_param_headers(r, tool).await,
     };
