@@ -5,7 +5,8 @@
 # subscriptions/listen streams opened and dropped. The server's RSS and open
 # file descriptors are sampled every 10 s. Pass: 0 errors, and the last
 # minute's mean RSS and descriptor count within 5% of the first minute after
-# a 60 s warm-up. Not a CI stage (too long). Called by `bench/run.sh --soak`.
+# the warm-up, which ends once every legacy session has done 64 actions (and
+# not before 60 s). Not a CI stage (too long). Called by `bench/run.sh --soak`.
 #
 #   bench/soak.sh [--minutes N] [--skip-build] [any other `mcp-bench soak` option]
 #
@@ -25,7 +26,7 @@ PASS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip-build) SKIP_BUILD=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) PASS+=("$1") ;;
   esac
   shift

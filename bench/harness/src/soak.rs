@@ -7,6 +7,14 @@
 //! descriptors are sampled. It passes when nothing failed and the mean RSS
 //! and descriptor count of the last minute are within 5% of those of the
 //! first minute after the warm-up.
+//!
+//! The warm-up is measured, not guessed: the server allocates part of a
+//! session's memory lazily (its two channels, driver to router and back,
+//! each take a second block of [`ROUND`] slots when the session's message
+//! [`ROUND`] + 1 crosses the first block's end, and reuse those two blocks
+//! from then on). The warm-up therefore ends at the first sample at which
+//! every legacy session has done [`WARM_ACTIONS`] actions (and not before
+//! [`MIN_WARMUP`]); the report says when that was.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -48,24 +56,49 @@ pub struct SoakConfig {
     pub log_dir: PathBuf,
 }
 
-/// The warm-up before the first compared minute.
-const WARMUP: Duration = Duration::from_secs(60);
+/// The slots of one block of a tokio mpsc channel.
+const ROUND: u64 = 32;
+/// Actions every legacy session must have done before the warm-up ends:
+/// two rounds, so that both of its channels have filled their first block
+/// and wrapped around into the reused second one.
+const WARM_ACTIONS: u64 = 2 * ROUND;
+/// The shortest warm-up, whatever the sessions did.
+const MIN_WARMUP: Duration = Duration::from_secs(60);
 /// How often the server is sampled.
 const EVERY: Duration = Duration::from_secs(10);
 /// The tolerance between the first and the last minute.
 const TOLERANCE: f64 = 0.05;
 
-#[derive(Default)]
 struct Counters {
     calls: AtomicU64,
     lists: AtomicU64,
     notifications: AtomicU64,
     streams: AtomicU64,
     errors: AtomicU64,
+    /// Actions done on each legacy session (index: the session's place in
+    /// the list of all sessions).
+    per_session: Vec<AtomicU64>,
     first_errors: std::sync::Mutex<Vec<String>>,
 }
 
 impl Counters {
+    fn new(sessions: usize) -> Self {
+        Counters {
+            calls: AtomicU64::new(0),
+            lists: AtomicU64::new(0),
+            notifications: AtomicU64::new(0),
+            streams: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            per_session: (0..sessions).map(|_| AtomicU64::new(0)).collect(),
+            first_errors: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The actions done by the legacy session that did the fewest.
+    fn slowest_session(&self) -> u64 {
+        self.per_session.iter().map(|n| n.load(Ordering::Relaxed)).min().unwrap_or(0)
+    }
+
     fn record(&self, r: anyhow::Result<()>, ok: &AtomicU64) {
         match r {
             Ok(()) => {
@@ -96,6 +129,8 @@ struct Sample {
     fds: usize,
     done: u64,
     errors: u64,
+    /// The fewest actions any legacy session had done.
+    slowest: u64,
 }
 
 /// Runs the soak; returns whether it passed (the report says why).
@@ -110,7 +145,7 @@ pub async fn run(cfg: SoakConfig) -> anyhow::Result<bool> {
     let server = RunningServer::start(&cmd, addr, &log).await?;
     let pid = server.pid;
     let target = Arc::new(Target::new(addr, "/mcp"));
-    let counters = Arc::new(Counters::default());
+    let counters = Arc::new(Counters::new(cfg.sessions));
 
     eprintln!("soak: opening {} legacy sessions over {} connections", cfg.sessions, cfg.connections);
     let mut pools = Vec::new();
@@ -129,8 +164,11 @@ pub async fn run(cfg: SoakConfig) -> anyhow::Result<bool> {
     let started = Instant::now();
     let end = started + Duration::from_secs_f64(cfg.minutes * 60.0);
     let mut workers = tokio::task::JoinSet::new();
+    let mut first = 0;
     for (client, ids) in pools {
-        workers.spawn(legacy_worker(client, ids, counters.clone(), cfg.pace, end));
+        let n = ids.len();
+        workers.spawn(legacy_worker(client, ids, first, counters.clone(), cfg.pace, end));
+        first += n;
     }
     for _ in 0..cfg.modern_clients {
         let client = Client::open(target.clone(), Era::Modern).await?;
@@ -151,14 +189,16 @@ pub async fn run(cfg: SoakConfig) -> anyhow::Result<bool> {
             fds: open_fds(pid)?,
             done: counters.total(),
             errors: counters.errors.load(Ordering::Relaxed),
+            slowest: counters.slowest_session(),
         };
         eprintln!(
-            "soak: {:>5.0} s  rss {:>7.1} MB  fds {:>5}  requests {:>9}  errors {}",
+            "soak: {:>5.0} s  rss {:>7.1} MB  fds {:>5}  requests {:>9}  errors {}  slowest session {}",
             s.at.as_secs_f64(),
             s.rss_kb as f64 / 1024.0,
             s.fds,
             s.done,
-            s.errors
+            s.errors,
+            s.slowest
         );
         samples.push(s);
         next += EVERY;
@@ -181,15 +221,27 @@ pub async fn run(cfg: SoakConfig) -> anyhow::Result<bool> {
     Ok(verdict.passed)
 }
 
-async fn legacy_worker(mut client: Client, ids: Vec<String>, c: Arc<Counters>, pace: Duration, end: Instant) {
+/// Serves `ids` round-robin on one connection; `first` is the place of
+/// `ids[0]` in the list of all sessions.
+async fn legacy_worker(
+    mut client: Client,
+    ids: Vec<String>,
+    first: usize,
+    c: Arc<Counters>,
+    pace: Duration,
+    end: Instant,
+) {
     let mut n = 0usize;
     while Instant::now() < end {
-        let id = &ids[n % ids.len()];
-        if let Err(e) = client.switch_session(id) {
+        let k = n % ids.len();
+        if let Err(e) = client.switch_session(&ids[k]) {
             c.record(Err(e), &c.calls);
             return;
         }
-        act(&mut client, n, &c).await;
+        // Each session goes through the whole mix, and the sessions of one
+        // connection are at different places in it.
+        act(&mut client, n / ids.len() + k, &c).await;
+        c.per_session[first + k].fetch_add(1, Ordering::Relaxed);
         n += 1;
         tokio::time::sleep(pace).await;
     }
@@ -315,6 +367,8 @@ fn open_fds(pid: u32) -> anyhow::Result<usize> {
 
 struct Verdict {
     passed: bool,
+    /// When the warm-up ended (every session had done [`WARM_ACTIONS`]).
+    warmup: Option<Duration>,
     /// (first minute after warm-up, last minute) mean RSS in KB.
     rss: Option<(f64, f64)>,
     /// The same for open descriptors.
@@ -322,21 +376,37 @@ struct Verdict {
     why: String,
 }
 
+/// The first sample at which every legacy session had done
+/// [`WARM_ACTIONS`], and not before [`MIN_WARMUP`].
+fn warmup_end(samples: &[Sample]) -> Option<Duration> {
+    samples.iter().find(|s| s.at >= MIN_WARMUP && s.slowest >= WARM_ACTIONS).map(|s| s.at)
+}
+
 fn judge(samples: &[Sample], errors: u64) -> Verdict {
+    let fail = |warmup, why: String| Verdict { passed: false, warmup, rss: None, fds: None, why };
     let Some(last) = samples.last() else {
-        return Verdict { passed: false, rss: None, fds: None, why: "no samples".into() };
+        return fail(None, "no samples".into());
+    };
+    let Some(warmup) = warmup_end(samples) else {
+        return fail(
+            None,
+            format!(
+                "the warm-up never ended: the slowest session did {} actions of {WARM_ACTIONS}; run longer",
+                last.slowest
+            ),
+        );
     };
     let minute = Duration::from_secs(60);
-    let first_window: Vec<&Sample> =
-        samples.iter().filter(|s| s.at >= WARMUP && s.at < WARMUP + minute).collect();
+    let first_window: Vec<&Sample> = samples.iter().filter(|s| s.at >= warmup && s.at < warmup + minute).collect();
     let last_window: Vec<&Sample> = samples.iter().filter(|s| s.at + minute > last.at).collect();
-    if last.at < WARMUP + minute * 2 - EVERY || first_window.is_empty() {
-        return Verdict {
-            passed: false,
-            rss: None,
-            fds: None,
-            why: "too short for a verdict: run at least 3 minutes (1 warm-up, 2 compared)".into(),
-        };
+    if last.at < warmup + minute * 2 - EVERY || first_window.is_empty() {
+        return fail(
+            Some(warmup),
+            format!(
+                "too short for a verdict: the warm-up ended at {} s, and two minutes must follow it",
+                warmup.as_secs()
+            ),
+        );
     }
     let mean = |w: &[&Sample], f: fn(&Sample) -> f64| w.iter().map(|s| f(s)).sum::<f64>() / w.len() as f64;
     let rss = (mean(&first_window, |s| s.rss_kb as f64), mean(&last_window, |s| s.rss_kb as f64));
@@ -354,14 +424,11 @@ fn judge(samples: &[Sample], errors: u64) -> Verdict {
     }
     Verdict {
         passed: why.is_empty(),
+        warmup: Some(warmup),
         rss: Some(rss),
         fds: Some(fds),
         why: if why.is_empty() {
-            format!(
-                "RSS {:+.1}%, descriptors {:+.1}%, 0 errors",
-                drift(rss) * 100.0,
-                drift(fds) * 100.0
-            )
+            format!("RSS {:+.1}%, descriptors {:+.1}%, 0 errors", drift(rss) * 100.0, drift(fds) * 100.0)
         } else {
             why.join("; ")
         },
@@ -390,11 +457,19 @@ fn render(cfg: &SoakConfig, samples: &[Sample], c: &Counters, v: &Verdict) -> St
         if v.passed { "PASS" } else { "FAIL" },
         v.why
     );
+    if let Some(w) = v.warmup {
+        let _ = writeln!(
+            s,
+            "Warm-up: ended at {} s, the first sample at which every legacy session had done {WARM_ACTIONS} actions \
+             (two blocks of its channels; at least {} s).\n",
+            w.as_secs(),
+            MIN_WARMUP.as_secs()
+        );
+    }
     if let (Some(r), Some(f)) = (v.rss, v.fds) {
         let _ = writeln!(
             s,
-            "First minute after the {} s warm-up: RSS {:.1} MB, {:.0} descriptors; last minute: RSS {:.1} MB, {:.0} descriptors.\n",
-            WARMUP.as_secs(),
+            "First minute after the warm-up: RSS {:.1} MB, {:.0} descriptors; last minute: RSS {:.1} MB, {:.0} descriptors.\n",
             r.0 / 1024.0,
             f.0,
             r.1 / 1024.0,
@@ -410,17 +485,18 @@ fn render(cfg: &SoakConfig, samples: &[Sample], c: &Counters, v: &Verdict) -> St
         c.streams.load(Ordering::Relaxed),
         c.errors.load(Ordering::Relaxed)
     );
-    let _ = writeln!(s, "| t (s) | RSS (MB) | open fds | requests done | errors |");
-    let _ = writeln!(s, "|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| t (s) | RSS (MB) | open fds | requests done | errors | slowest session's actions |");
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|");
     for x in samples {
         let _ = writeln!(
             s,
-            "| {:.0} | {:.1} | {} | {} | {} |",
+            "| {:.0} | {:.1} | {} | {} | {} | {} |",
             x.at.as_secs_f64(),
             x.rss_kb as f64 / 1024.0,
             x.fds,
             x.done,
-            x.errors
+            x.errors,
+            x.slowest
         );
     }
     let first = c.first_errors.lock().unwrap_or_else(|p| p.into_inner());
@@ -431,4 +507,50 @@ fn render(cfg: &SoakConfig, samples: &[Sample], c: &Counters, v: &Verdict) -> St
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(secs: u64, rss_kb: u64, slowest: u64) -> Sample {
+        Sample {
+            at: Duration::from_secs(secs),
+            rss_kb,
+            fds: 70,
+            done: 0,
+            errors: 0,
+            slowest,
+        }
+    }
+
+    #[test]
+    fn the_warm_up_waits_for_the_slowest_session() {
+        // Every session is past WARM_ACTIONS only at 150 s: the first compared
+        // minute starts there, not at 60 s, so the step before it is not counted.
+        let mut samples: Vec<Sample> = (0..=15).map(|i| sample(i * 10, 40_000, i * 4)).collect();
+        samples.extend((16..=36).map(|i| sample(i * 10, 50_000, i * 4)));
+        let v = judge(&samples, 0);
+        assert_eq!(v.warmup, Some(Duration::from_secs(160)));
+        assert!(v.passed, "{}", v.why);
+    }
+
+    #[test]
+    fn no_verdict_before_every_session_is_warm() {
+        let samples: Vec<Sample> = (0..=30).map(|i| sample(i * 10, 40_000, 10)).collect();
+        let v = judge(&samples, 0);
+        assert!(!v.passed);
+        assert!(v.why.contains("never ended"), "{}", v.why);
+    }
+
+    #[test]
+    fn growth_after_the_warm_up_fails() {
+        let samples: Vec<Sample> = (0..=30)
+            .map(|i| sample(i * 10, 40_000 + i * 1_000, 100))
+            .collect();
+        let v = judge(&samples, 0);
+        assert_eq!(v.warmup, Some(MIN_WARMUP));
+        assert!(!v.passed);
+        assert!(v.why.contains("RSS moved"), "{}", v.why);
+    }
 }
