@@ -283,7 +283,7 @@ async fn stream_worker(
 ) {
     let mut n = w;
     while Instant::now() < end {
-        let r = if n % 2 == 0 {
+        let r = if n.is_multiple_of(2) {
             let id = &sessions[(n / 2 * 7919) % sessions.len()];
             get_stream(target.addr, &target.path, id).await
         } else {
@@ -323,10 +323,10 @@ async fn stream(addr: SocketAddr, req: Request<Full<Bytes>>, until: Option<&str>
         }
     })
     .await;
-    if let Some(u) = until {
-        if !seen.contains(u) {
-            bail!("stream: no {u} within 1 s: {seen:?}");
-        }
+    if let Some(u) = until
+        && !seen.contains(u)
+    {
+        bail!("stream: no {u} within 1 s: {seen:?}");
     }
     drop(body);
     conn.abort();
