@@ -400,23 +400,39 @@ async fn stored_numbers(conn: &mut redis::aio::MultiplexedConnection, key: &str)
         .collect()
 }
 
-/// The newest progress number stored in the Redis Stream `key` (0: none).
-async fn newest_stored(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> u64 {
-    let entries: Vec<(String, Vec<String>)> = redis::cmd("XREVRANGE")
-        .arg(key)
-        .arg("+")
-        .arg("-")
-        .arg("COUNT")
-        .arg(1)
-        .query_async(conn)
-        .await
-        .unwrap();
-    entries
-        .first()
-        .and_then(|(_, fields)| fields.get(1))
-        .and_then(|d| serde_json::from_str::<Value>(d).ok())
-        .and_then(|m| progress_of(&m))
-        .unwrap_or(0)
+/// Waits until the Redis Stream `key` holds the progress notification
+/// numbered `n` or a later one: blocks on the stream itself (`XREAD BLOCK`,
+/// woken by each entry appended), never on a clock, and panics when nothing
+/// gets there within the deadline.
+async fn wait_stored(conn: &mut redis::aio::MultiplexedConnection, key: &str, n: u64) {
+    type Entries = Vec<(String, Vec<String>)>;
+    let until = Instant::now() + DEADLINE;
+    let mut after = "0-0".to_owned();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "instance 1 stopped counting before {n}");
+        let read: Option<Vec<(String, Entries)>> = redis::cmd("XREAD")
+            .arg("BLOCK")
+            .arg(left.as_millis().max(1) as u64)
+            .arg("STREAMS")
+            .arg(key)
+            .arg(&after)
+            .query_async(conn)
+            .await
+            .unwrap();
+        for (_, entries) in read.unwrap_or_default() {
+            for (id, fields) in entries {
+                let newest = fields
+                    .get(1)
+                    .and_then(|d| serde_json::from_str::<Value>(d).ok())
+                    .and_then(|m| progress_of(&m));
+                if newest.is_some_and(|p| p >= n) {
+                    return;
+                }
+                after = id;
+            }
+        }
+    }
 }
 
 /// What a client received of a stream of numbered progress notifications.
@@ -445,8 +461,9 @@ impl Tally {
 async fn a_stream_cut_by_kill_9_resumes_through_the_balancer_exactly_once() {
     const TOTAL: u64 = 1_000;
     const CUT_AFTER: usize = 400;
-    // Well within the 256 events a stream keeps in Redis (at 2 ms an event,
-    // the poll below has 300 ms of slack).
+    // Well within the 256 events a stream keeps in Redis: the wait below
+    // wakes on the entry that gets there, and at 2 ms an event the kill has
+    // about 300 ms before the client's resume point is trimmed away.
     const LAG: u64 = 100;
     let mut cluster = Cluster::start().await;
     let c = Client::new();
@@ -475,11 +492,7 @@ async fn a_stream_cut_by_kill_9_resumes_through_the_balancer_exactly_once() {
     let stream = stream.split('-').next().unwrap().to_owned();
     let key = format!("{PREFIX}ev:{sid}:{stream}");
     let mut conn = cluster.redis().await;
-    let until = Instant::now() + DEADLINE;
-    while newest_stored(&mut conn, &key).await < CUT_AFTER as u64 + LAG {
-        assert!(Instant::now() < until, "instance 1 stopped counting");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    wait_stored(&mut conn, &key, CUT_AFTER as u64 + LAG).await;
     cluster.nodes[0].kill();
     drop(sse);
     let before = tally.numbers.len();
