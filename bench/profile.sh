@@ -2,7 +2,11 @@
 # Profile one server under a bounded tools/call load and print its top symbols.
 #
 #   bench/profile.sh [--server tessera|rmcp|floor] [--mode legacy-sse|legacy-json|modern]
-#                    [--requests N] [--concurrency C] [--tool auto|perf|callgrind]
+#                    [--requests N] [--concurrency C] [--tool auto|perf|callgrind] [--redis]
+#
+# --redis (tessera only): the server keeps its state in a private redis-server (persistence off,
+# loopback, not pinned) started and stopped by this script; the Redis commands of the measured
+# calls are printed from `INFO commandstats`.
 #
 # Uses perf when `perf stat -e instructions true` works on this machine (hardware counters),
 # else valgrind --tool=callgrind (instruction counts, exact but ~50x slower: keep N small).
@@ -23,6 +27,7 @@ MODE=legacy-json
 REQUESTS=10000
 CONC=16
 TOOL=auto
+REDIS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --server) SERVER="$2"; shift ;;
@@ -30,7 +35,8 @@ while [ $# -gt 0 ]; do
     --requests) REQUESTS="$2"; shift ;;
     --concurrency) CONC="$2"; shift ;;
     --tool) TOOL="$2"; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --redis) REDIS=1 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "profile.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -50,9 +56,22 @@ fi
 
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 ADDR="127.0.0.1:$PORT"
+REDIS_ARGS=()
+REDIS_PID=""
+if [ "$REDIS" = 1 ]; then
+  [ "$SERVER" = tessera ] || die "--redis needs --server tessera"
+  command -v redis-server >/dev/null || die "redis-server is not installed (apt-get install redis-server)"
+  REDIS_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  REDIS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/tessera-profile-redis.XXXXXX")"
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+    --dir "$REDIS_DIR" --logfile "$REDIS_DIR/redis.log" </dev/null >/dev/null 2>&1 &
+  REDIS_PID=$!
+  for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  REDIS_ARGS=(--redis "redis://127.0.0.1:$REDIS_PORT/0")
+fi
 case "$SERVER/$MODE" in
-  tessera/legacy-sse) CMD=("$TESSERA_BIN" serve --http "$ADDR" --sse-response) ;;
-  tessera/*) CMD=("$TESSERA_BIN" serve --http "$ADDR" --stateless --json-response) ;;
+  tessera/legacy-sse) CMD=("$TESSERA_BIN" serve --http "$ADDR" --sse-response "${REDIS_ARGS[@]}") ;;
+  tessera/*) CMD=("$TESSERA_BIN" serve --http "$ADDR" --stateless --json-response "${REDIS_ARGS[@]}") ;;
   rmcp/legacy-sse) CMD=("$BENCH_TARGET_DIR/release/rmcp-echo" --http "$ADDR" --stateful) ;;
   rmcp/*) CMD=("$BENCH_TARGET_DIR/release/rmcp-echo" --http "$ADDR" --stateless) ;;
   floor/legacy-sse) CMD=("$BENCH_TARGET_DIR/release/floor" --http "$ADDR" --sse --sessions) ;;
@@ -66,6 +85,7 @@ ERA=legacy
 OUT="$BENCH_TARGET_DIR/profile"
 mkdir -p "$OUT"
 STEM="$OUT/$SERVER-$MODE"
+[ "$REDIS" = 1 ] && STEM="$STEM-redis"
 URL="http://$ADDR/mcp"
 
 # callgrind_annotate prints "COUNT (PCT)  FILE:FUNCTION [OBJECT]": keep COUNT (PCT)  FUNCTION.
@@ -83,7 +103,11 @@ load() {
 }
 
 SERVER_PID=""
-cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true; }
+cleanup() {
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null
+  if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null; wait "$REDIS_PID" 2>/dev/null; fi
+  true
+}
 trap cleanup EXIT
 
 if [ "$TOOL" = callgrind ]; then
@@ -96,8 +120,15 @@ if [ "$TOOL" = callgrind ]; then
   callgrind_control -i on "$SERVER_PID" >/dev/null 2>&1
   load $((REQUESTS / 10 + 1)) "$STEM.warmup.json"
   callgrind_control -z "$SERVER_PID" >/dev/null 2>&1
+  [ -n "$REDIS_PID" ] && redis-cli -p "$REDIS_PORT" CONFIG RESETSTAT >/dev/null
   load "$REQUESTS" "$STEM.load.json"
   callgrind_control -d "$SERVER_PID" >/dev/null 2>&1
+  if [ -n "$REDIS_PID" ]; then
+    echo "== Redis commands during the measured calls (INFO commandstats)"
+    redis-cli -p "$REDIS_PORT" INFO commandstats | grep -E '^cmdstat_' | grep -vE 'cmdstat_(info|config)' \
+      | sed -E 's/^cmdstat_([^:]+):calls=([0-9]+).*/\1 \2/' \
+      | awk -v n="$REQUESTS" '{ printf "   %-12s %8d  (%.3f per call)\n", $1, $2, $2 / n }'
+  fi
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
   FILE="$(ls -t "$STEM".callgrind.* 2>/dev/null | head -1)"
   [ -n "$FILE" ] || die "callgrind wrote no dump (see $STEM.valgrind.log)"

@@ -8,6 +8,12 @@
 //! append trims the stream to the newest `per_stream` entries (`MAXLEN`) and
 //! pushes its TTL to `ttl` from now; a set `{prefix}evs:{session}` names the
 //! session's streams (same TTL) so that ending the session deletes them all.
+//!
+//! Appends go through one writer task per store (see [`crate::event_writer`]):
+//! an event is queued when [`EventStore::store`] is called and written in
+//! call order, many events to one pipeline, so that a session writes its
+//! event to the client while Redis stores it. A replay first waits for the
+//! appends queued before it.
 
 use std::sync::Arc;
 
@@ -18,6 +24,7 @@ use tessera_runtime::BoxFuture;
 
 use crate::connection::Redis;
 use crate::error::Error;
+use crate::event_writer::{Append, EventWriter};
 
 /// Deletes a session's streams. KEYS: the session's set of streams.
 const REMOVE: &str = r"
@@ -28,15 +35,17 @@ return #streams
 ";
 
 /// Resumable SSE streams in Redis (see the module documentation for the
-/// layout). Appends and replays are one round trip each; failures are
-/// logged and the event is not kept (the live stream is unaffected), and a
-/// replay that fails returns nothing.
+/// layout). Appends are batched (one round trip carries every event queued
+/// meanwhile) and a replay is one round trip; failures are logged and the
+/// event is not kept (the live stream is unaffected), and a replay that
+/// fails returns nothing.
 #[derive(Clone)]
 pub struct RedisEventStore {
     redis: Redis,
     per_stream: usize,
     ttl_ms: u64,
     remove: Arc<Script>,
+    writer: EventWriter,
 }
 
 impl std::fmt::Debug for RedisEventStore {
@@ -54,11 +63,14 @@ impl Redis {
     /// [`RedisOptions::event_retention`](crate::RedisOptions::event_retention)).
     pub fn event_store(&self) -> RedisEventStore {
         let o = self.settings();
+        let per_stream = o.events_per_stream;
+        let ttl_ms = u64::try_from(o.event_ttl.as_millis()).unwrap_or(u64::MAX);
         RedisEventStore {
             redis: self.clone(),
-            per_stream: o.events_per_stream,
-            ttl_ms: u64::try_from(o.event_ttl.as_millis()).unwrap_or(u64::MAX),
+            per_stream,
+            ttl_ms,
             remove: Arc::new(Script::new(REMOVE)),
+            writer: EventWriter::new(self.clone(), per_stream, ttl_ms),
         }
     }
 }
@@ -74,39 +86,23 @@ impl RedisEventStore {
 
     /// Appends one event (see [`EventStore::store`]), reporting failures.
     pub async fn try_store(&self, session: &str, event: &StoredEvent) -> Result<(), Error> {
-        let key = self.stream_key(session, event.id.stream);
-        let index = self.index_key(session);
-        let id = format!("0-{}", event.id.seq.saturating_add(1));
-        let (per_stream, ttl) = (self.per_stream, self.ttl_ms);
-        let data = event.data.as_ref();
-        self.redis
-            .run(|mut c| async move {
-                redis::pipe()
-                    .cmd("XADD")
-                    .arg(&key)
-                    .arg("MAXLEN")
-                    .arg("=")
-                    .arg(per_stream)
-                    .arg(&id)
-                    .arg("d")
-                    .arg(data)
-                    .ignore()
-                    .cmd("PEXPIRE")
-                    .arg(&key)
-                    .arg(ttl)
-                    .ignore()
-                    .cmd("SADD")
-                    .arg(&index)
-                    .arg(&key)
-                    .ignore()
-                    .cmd("PEXPIRE")
-                    .arg(&index)
-                    .arg(ttl)
-                    .ignore()
-                    .exec_async(&mut c)
-                    .await
-            })
+        self.queue(session, event)
             .await
+            .unwrap_or_else(|_| Err(Error::Unavailable("the event writer has stopped".into())))
+    }
+
+    /// Queues one append now (in call order); the receiver gets its outcome.
+    fn queue(
+        &self,
+        session: &str,
+        event: &StoredEvent,
+    ) -> tokio::sync::oneshot::Receiver<Result<(), Error>> {
+        self.writer.append(Append {
+            key: self.stream_key(session, event.id.stream),
+            index: self.index_key(session),
+            entry: event.id.seq.saturating_add(1),
+            data: event.data.clone(),
+        })
     }
 
     /// The events of `after.stream` after `after.seq` (see
@@ -116,6 +112,7 @@ impl RedisEventStore {
         session: &str,
         after: EventId,
     ) -> Result<Vec<StoredEvent>, Error> {
+        self.writer.flush().await;
         let key = self.stream_key(session, after.stream);
         let start = format!("(0-{}", after.seq.saturating_add(1));
         let reply: Value = self
@@ -134,6 +131,7 @@ impl RedisEventStore {
 
     /// Deletes every stream of `session`, reporting failures.
     pub async fn try_remove_session(&self, session: &str) -> Result<(), Error> {
+        self.writer.flush().await;
         let index = self.index_key(session);
         let script = self.remove.clone();
         self.redis
@@ -188,12 +186,11 @@ fn decode_range(stream: u64, reply: Value) -> Result<Vec<StoredEvent>, Error> {
 }
 
 impl EventStore for RedisEventStore {
-    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()> {
-        let session = session.to_owned();
+    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
+        // Queued now; the writer logs a failed batch once.
+        let done = self.queue(session, &event);
         Box::pin(async move {
-            if let Err(e) = self.try_store(&session, &event).await {
-                tracing::warn!(error = %e, event = %event.id, "SSE event not kept for replay");
-            }
+            let _ = done.await;
         })
     }
 

@@ -50,6 +50,7 @@ mod bus;
 mod connection;
 mod error;
 mod event_store;
+mod event_writer;
 mod install;
 mod key_ring;
 mod session_store;

@@ -89,10 +89,18 @@ pub struct StoredEvent {
 /// client that never reconnects consume memory.
 pub trait EventStore: Send + Sync + 'static {
     /// Records an event sent (or to be sent) on a stream of `session`.
-    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()>;
+    ///
+    /// The event is taken when `store` is called: the order of calls is the
+    /// order of the events, whether or not the returned futures are polled
+    /// in that order. The future resolves once the event is kept (or failed
+    /// to be). A session writes the event to its client without waiting for
+    /// the future, and ends the event's stream only after it resolved; it
+    /// waits for every pending future of the session before it replays.
+    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()>;
 
     /// The events of `after.stream` with a sequence number above `after.seq`,
-    /// oldest first. Events already evicted are simply missing.
+    /// oldest first, among them every event whose [`store`](Self::store)
+    /// future has resolved. Events already evicted are simply missing.
     fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>>;
 
     /// Forgets everything about a session (it ended).
@@ -158,7 +166,7 @@ impl Default for InMemoryEventStore {
 }
 
 impl EventStore for InMemoryEventStore {
-    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'_, ()> {
+    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
         let mut g = self.lock();
         g.clock += 1;
         let clock = g.clock;

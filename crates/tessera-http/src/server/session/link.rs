@@ -203,7 +203,8 @@ impl Router {
             }
             return;
         }
-        self.emit(self.standalone, bytes).await;
+        let stored = self.emit(self.standalone, bytes).await;
+        self.unstored.hold(stored, None);
     }
 
     /// A GET stream opened here: this instance now holds the standalone
@@ -266,7 +267,10 @@ impl Router {
                         };
                         let _ = link.cluster.publish(&self.session, note).await;
                     }
-                    _ => self.emit(self.standalone, bytes).await,
+                    _ => {
+                        let stored = self.emit(self.standalone, bytes).await;
+                        self.unstored.hold(stored, None);
+                    }
                 }
             }
             Note::Ended => {

@@ -23,6 +23,7 @@ mod core;
 mod handle;
 mod link;
 mod resume;
+mod unstored;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
@@ -35,7 +36,7 @@ pub(crate) use self::core::SessionCore;
 
 use bytes::Bytes;
 use tessera_proto::{Outbound, Transmit};
-use tessera_runtime::{Incoming, Principal, SessionState};
+use tessera_runtime::{BoxFuture, Incoming, Principal, SessionState};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -231,6 +232,7 @@ fn start(
         link,
         relay_ends: Vec::new(),
         relay_waits: Vec::new(),
+        unstored: unstored::Pending::default(),
     };
     tokio::spawn(router.run());
     Ok(handle)
@@ -318,6 +320,8 @@ struct Router {
     /// Streams resumed here waiting for their owner's first answer, with
     /// the deadline after which they end.
     relay_waits: Vec<(u64, Instant)>,
+    /// Events written before the event store kept them (see [`unstored`]).
+    unstored: unstored::Pending,
 }
 
 impl Router {
@@ -372,6 +376,7 @@ impl Router {
                 },
                 // The handlers run as futures of this task.
                 () = self::core::work(&mut self.core) => {}
+                () = self.unstored.next(), if !self.unstored.is_empty() => {}
                 note = link::next_note(&mut self.link) => Box::pin(self.on_note(note)).await,
                 _ = sleep_until(self.handshake_deadline), if self.handshake_deadline.is_some() => {
                     self.handshake_deadline = None;
@@ -428,6 +433,7 @@ impl Router {
                 }
             }
         }
+        self.unstored.settle().await;
         if let (true, Some(store)) = (over, &self.store) {
             store.remove_session(&self.session).await;
         }
@@ -681,10 +687,8 @@ impl Router {
             RouteState::Pending { mode, .. } => Some(*mode),
             RouteState::Stream(s) => {
                 let s = *s;
-                self.emit(s, bytes).await;
-                if is_final {
-                    self.end_route(key);
-                }
+                let stored = self.emit(s, bytes).await;
+                self.after_emit(key, s, is_final, stored);
                 return;
             }
         };
@@ -699,13 +703,30 @@ impl Router {
             Some(ResponseMode::Json) => self.unrelated(&t.message, bytes).await,
             _ => {
                 if let Some(s) = self.start_stream(key) {
-                    self.emit(s, bytes).await;
-                    if is_final {
-                        self.end_route(key);
-                    }
+                    let stored = self.emit(s, bytes).await;
+                    self.after_emit(key, s, is_final, stored);
                 }
             }
         }
+    }
+
+    /// After an event of route `key` went out on `stream`: a final one ends
+    /// the route, and the stream's connection ends once the event is kept.
+    fn after_emit(
+        &mut self,
+        key: u64,
+        stream: u64,
+        is_final: bool,
+        stored: Option<BoxFuture<'static, ()>>,
+    ) {
+        let mut sink = None;
+        if is_final {
+            if stored.is_some() {
+                sink = self.streams.get_mut(&stream).and_then(|s| s.sink.take());
+            }
+            self.end_route(key);
+        }
+        self.unstored.hold(stored, sink);
     }
 
     /// The request is answered: forget its route; its stream ends once the
@@ -753,35 +774,41 @@ impl Router {
         }
     }
 
-    /// Sends one message on a stream, with an event id when resumable.
-    async fn emit(&mut self, stream: u64, data: Bytes) {
-        let Some(s) = self.streams.get_mut(&stream) else {
-            return;
-        };
+    /// Sends one message on a stream, with an event id when resumable. The
+    /// event goes out while the store keeps it: what comes back is the
+    /// store's future when it is not done yet (see [`unstored`]); the caller
+    /// hands it to [`unstored::Pending::hold`].
+    #[must_use]
+    async fn emit(&mut self, stream: u64, data: Bytes) -> Option<BoxFuture<'static, ()>> {
+        if self.store.is_some() && self.unstored.full() {
+            // A slow store: wait for it rather than queue without bound.
+            self.unstored.next().await;
+        }
+        let s = self.streams.get_mut(&stream)?;
         let relay = s.relay;
-        let bytes = match &self.store {
+        let (bytes, stored) = match &self.store {
             Some(store) => {
                 let id = EventId { stream, seq: s.seq };
                 s.seq += 1;
-                store
-                    .store(
-                        &self.session,
-                        StoredEvent {
-                            id,
-                            data: data.clone(),
-                        },
-                    )
-                    .await;
+                let stored = unstored::Pending::start(store.store(
+                    &self.session,
+                    StoredEvent {
+                        id,
+                        data: data.clone(),
+                    },
+                ));
                 if let resume::Relay::To(to) = relay {
                     Box::pin(self.relay_event(to, id, &data)).await;
-                    return;
+                    return stored;
                 }
                 let mut buf = [0u8; 41];
-                SseEvent::data(&data).id(id.encode(&mut buf)).to_bytes()
+                let bytes = SseEvent::data(&data).id(id.encode(&mut buf)).to_bytes();
+                (bytes, stored)
             }
-            None => SseEvent::data(&data).to_bytes(),
+            None => (SseEvent::data(&data).to_bytes(), None),
         };
         self.deliver(stream, bytes);
+        stored
     }
 
     /// Puts encoded bytes on a stream's connection. A full queue (a slow or

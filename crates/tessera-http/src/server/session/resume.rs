@@ -50,6 +50,8 @@ impl Router {
     /// Opens the standalone stream, or resumes a stream after `last`.
     pub(super) async fn open_get(&mut self, last: Option<EventId>) -> mpsc::Receiver<Bytes> {
         let mut replay = Vec::new();
+        // Every event written so far is kept before anything is replayed.
+        self.unstored.settle().await;
         let target = match (last, &self.store) {
             (Some(last), Some(store)) => {
                 replay = store.replay_after(&self.session, last).await;
@@ -140,6 +142,7 @@ impl Router {
             }
             _ => false,
         };
+        self.unstored.settle().await;
         let missed = match &self.store {
             Some(store) => {
                 store
