@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the cargo-fuzz targets in fuzz/ (libFuzzer, outside the workspace).
 #
-#   bash scripts/fuzz.sh --smoke              every target for a few seconds (what CI runs)
+#   bash scripts/fuzz.sh --smoke              every target for 5 s
 #   bash scripts/fuzz.sh --seconds 600        every target for 10 minutes each
 #   bash scripts/fuzz.sh --seconds 60 sse     one target
+#   bash scripts/fuzz.sh --runs 10000000 --seconds 3600 sse
+#                                             10 million executions or an hour, whichever first
 #
 # The stable toolchain is enough: cargo-fuzz needs nightly flags, which
 # RUSTC_BOOTSTRAP=1 allows. cargo-fuzz is installed (cargo install) when
@@ -11,18 +13,24 @@
 # new inputs go to a working corpus under the target directory
 # ($FUZZ_TARGET_DIR, default /var/tmp/tessera-fuzz). A crash stops the run
 # and leaves its input in fuzz/artifacts/TARGET; turn it into a regression
-# test. The last line is "N passed, M failed" (a target passes when it ran
-# without a crash).
+# test.
+# Each target's line gives its executions, exec/s, coverage and
+# peak RSS; the last line is "N passed, M failed" (a target passes when it ran
+# without a crash). Every run is bounded: libFuzzer stops at the time limit,
+# and an outer `timeout` kills a target that overruns it by a minute.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SECONDS_EACH=600
+RUNS=
+BUILD=(-O)
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SECONDS_EACH=5; shift ;;
     --seconds) SECONDS_EACH="$2"; shift 2 ;;
-    -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) TARGETS+=("$1"); shift ;;
   esac
 done
@@ -39,7 +47,10 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
   mapfile -t TARGETS < <(cargo fuzz list)
 fi
 echo "fuzz: building ${#TARGETS[@]} targets" >&2
-cargo fuzz build -O >&2
+cargo fuzz build "${BUILD[@]}" >&2
+
+# One of libFuzzer's closing `stat::NAME: value` lines of a log.
+final_stat() { grep -Eo "stat::$1: *[0-9]+" "$2" | grep -Eo '[0-9]+$' | tail -1 || true; }
 
 passed=0
 failed=0
@@ -47,17 +58,21 @@ for t in "${TARGETS[@]}"; do
   work="$CARGO_TARGET_DIR/corpus/$t"
   mkdir -p "$work"
   log="$CARGO_TARGET_DIR/fuzz-$t.log"
-  if cargo fuzz run -O "$t" "$work" "corpus/$t" -- \
-      -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-      >"$log" 2>&1; then
+  if timeout --kill-after=10 "$((SECONDS_EACH + 60))" \
+      cargo fuzz run "${BUILD[@]}" "$t" "$work" "corpus/$t" -- \
+      -max_total_time="$SECONDS_EACH" ${RUNS:+-runs="$RUNS"} \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      </dev/null >"$log" 2>&1; then
     passed=$((passed + 1))
     status=ok
   else
     failed=$((failed + 1))
     status=CRASH
   fi
-  runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 || true)
-  echo "fuzz: $t: $status, ${runs:-?} executions in ${SECONDS_EACH}s (log: $log)"
+  cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1 || true)
+  echo "fuzz: $t: $status, $(final_stat number_of_executed_units "$log") executions," \
+    "$(final_stat average_exec_per_sec "$log") exec/s, ${cov:-no coverage line}," \
+    "peak RSS $(final_stat peak_rss_mb "$log") MB (log: $log)"
   if [ "$status" = CRASH ]; then
     tail -30 "$log" >&2
   fi
