@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the cargo-fuzz targets in fuzz/ (libFuzzer, outside the workspace).
 #
-#   bash scripts/fuzz.sh --smoke              every target for 5 s
+#   bash scripts/fuzz.sh --smoke              every target for 5 s, unoptimised build (what CI runs)
 #   bash scripts/fuzz.sh --seconds 600        every target for 10 minutes each
 #   bash scripts/fuzz.sh --seconds 60 sse     one target
 #   bash scripts/fuzz.sh --runs 10000000 --seconds 3600 sse
@@ -14,7 +14,12 @@
 # ($FUZZ_TARGET_DIR, default /var/tmp/tessera-fuzz). A crash stops the run
 # and leaves its input in fuzz/artifacts/TARGET; turn it into a regression
 # test.
-# Each target's line gives its executions, exec/s, coverage and
+#
+# Campaigns use an optimised build (`cargo fuzz build -O`); --smoke uses an
+# unoptimised one (`--dev`, line tables only), which costs less CPU to build
+# and still has AddressSanitizer and the coverage feedback: it proves that
+# every target builds, reads its seeds and survives a few seconds of
+# mutation. Each target's line gives its executions, exec/s, coverage and
 # peak RSS; the last line is "N passed, M failed" (a target passes when it ran
 # without a crash). Every run is bounded: libFuzzer stops at the time limit,
 # and an outer `timeout` kills a target that overruns it by a minute.
@@ -27,10 +32,10 @@ BUILD=(-O)
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --smoke) SECONDS_EACH=5; shift ;;
+    --smoke) SECONDS_EACH=5; BUILD=(--dev); shift ;;
     --seconds) SECONDS_EACH="$2"; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,25p "$0"; exit 0 ;;
     *) TARGETS+=("$1"); shift ;;
   esac
 done
@@ -47,6 +52,9 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
   mapfile -t TARGETS < <(cargo fuzz list)
 fi
 echo "fuzz: building ${#TARGETS[@]} targets" >&2
+if [ "${BUILD[0]}" = --dev ]; then
+  export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
 cargo fuzz build "${BUILD[@]}" >&2
 
 # One of libFuzzer's closing `stat::NAME: value` lines of a log.
