@@ -61,6 +61,12 @@ impl<S: Send + Sync + 'static> Server<S> {
                         Some(id.clone()),
                     );
                 });
+            // Removed when this future ends or is dropped at any await (the
+            // engine dropped it: the client closed the stream).
+            let registration = Registration {
+                server: server.clone(),
+                key,
+            };
             // Task status notifications (Tasks extension) for the granted
             // ids the listener owns, each the task as tasks/get shows it.
             loop {
@@ -82,7 +88,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                     },
                 }
             }
-            server.hub().remove_listener(key);
+            drop(registration);
             // Only a server-initiated end is answered; a cancelled request gets
             // no response (the engine drops it).
             Ok(tagged(&r.id, JsonObject::new()))
@@ -176,5 +182,79 @@ impl<S: Send + Sync + 'static> Server<S> {
             );
         }
         Ok((filter, granted))
+    }
+}
+
+/// A `subscriptions/listen` registration in the hub, removed when dropped.
+///
+/// The handler's future can be dropped at any await without running to its
+/// end: a per-request engine (2026-07-28 over HTTP) drops it when the client
+/// closes the stream. Without this guard the listener, its peer and the
+/// engine's channel would stay registered for the life of the server.
+struct Registration<S: Send + Sync + 'static> {
+    server: Server<S>,
+    key: u64,
+}
+
+impl<S: Send + Sync + 'static> Drop for Registration<S> {
+    fn drop(&mut self) {
+        self.server.hub().remove_listener(self.key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use tessera_runtime::{Connection, Extensions};
+    use tessera_types::{JsonRpcMessage, RequestId};
+
+    use crate::Server;
+
+    /// A 2026-07-28 `subscriptions/listen` request.
+    fn listen(id: i64) -> JsonRpcMessage {
+        let params = json!({
+            "notifications": {"toolsListChanged": true},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}
+            }
+        });
+        let serde_json::Value::Object(params) = params else {
+            unreachable!()
+        };
+        JsonRpcMessage::request(RequestId::Number(id), "subscriptions/listen", Some(params))
+    }
+
+    /// The HTTP server runs each 2026-07-28 request on its own engine and
+    /// drops the engine when the client closes the stream: the listener must
+    /// go with it (it used to stay registered forever, about 5 KB each).
+    #[tokio::test]
+    async fn a_dropped_listen_engine_leaves_no_listener() {
+        let server: Server = Server::builder()
+            .name_version("listen-tests", "1.0")
+            .build()
+            .unwrap();
+        for id in 0..3 {
+            let mut engine =
+                Connection::new(server.shared_engine_config(), Arc::new(server.clone()));
+            engine.handle_message(listen(id), Extensions::new());
+            loop {
+                let t = engine.next().await.expect("the engine acknowledges");
+                let text = String::from_utf8(t.message.to_bytes()).unwrap_or_default();
+                if text.contains("notifications/subscriptions/acknowledged") {
+                    break;
+                }
+            }
+            assert_eq!(server.hub().counts().1, 1, "the listener is registered");
+            drop(engine);
+            assert_eq!(
+                server.hub().counts().1,
+                0,
+                "the listener went with its engine"
+            );
+        }
     }
 }
