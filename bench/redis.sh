@@ -127,10 +127,12 @@ commands() {
   "${CLIENT[@]}" "$LOAD" load --url "$URL" --era "$era" --concurrency 16 --requests "$CALLS" \
     >"$out" 2>"$out.err" || true
   rcli INFO commandstats >"$LOGS/commandstats-$mode.txt"
+  rcli INFO stats >"$LOGS/stats-$mode.txt"
   stop_all
-  python3 - "$out" "$mode" "$LOGS/commandstats-$mode.txt" >>"$LOGS/commands" <<'PY'
+  python3 - "$out" "$mode" "$LOGS/commandstats-$mode.txt" "$LOGS/stats-$mode.txt" \
+    >>"$LOGS/commands" <<'PY'
 import json, re, sys
-path, mode, stats = sys.argv[1:4]
+path, mode, stats, info = sys.argv[1:5]
 try:
     calls = json.load(open(path))["requests"]
 except Exception:
@@ -140,7 +142,14 @@ for line in open(stats):
     m = re.match(r"cmdstat_([a-z|]+):calls=(\d+)", line.strip())
     if m and m.group(1) not in ("info", "config|resetstat", "config"):
         counts[m.group(1)] = int(m.group(2))
-print(mode, calls, " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+# Read events: each is one batch of bytes the server read from a client socket, so one round trip
+# (a pipeline, or requests that several tasks queued on one multiplexed connection at once, arrive
+# in one). The two INFO calls above are two of them.
+reads = 0
+for line in open(info):
+    if line.startswith("total_reads_processed:"):
+        reads = max(int(line.split(":")[1]) - 2, 0)
+print(mode, calls, reads, " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
 PY
 }
 
@@ -194,13 +203,11 @@ trips = {}
 detail = {}
 for line in open(commands):
     parts = line.split()
-    mode, calls = parts[0], int(parts[1])
-    counts = dict(p.split("=") for p in parts[2:])
+    mode, calls, reads = parts[0], int(parts[1]), int(parts[2])
+    counts = dict(p.split("=") for p in parts[3:])
     total = sum(int(v) for v in counts.values())
     per_call[mode] = total / calls if calls else float("nan")
-    # An event append is one pipeline (XADD, PEXPIRE, SADD, PEXPIRE): one round trip.
-    xadd = int(counts.get("xadd", 0))
-    trips[mode] = (total - 3 * xadd) / calls if calls else float("nan")
+    trips[mode] = reads / calls if calls else float("nan")
     detail[mode] = ", ".join(
         f"{k.upper()} {int(v) / calls:.3f}" for k, v in sorted(counts.items(), key=lambda kv: -int(kv[1]))
     ) if calls else "no calls counted"
@@ -222,7 +229,9 @@ for mode in ("legacy-sse", "modern"):
               f"{med('memory', mode, c, 3):.0f} | {med('redis', mode, c, 3):.0f} | {per_call.get(mode, float('nan')):.3f} | {trips.get(mode, float('nan')):.3f} |")
 print("\nRedis commands per call, by command (`INFO commandstats` around a fixed number of calls at "
       "concurrency 16, the sessions' opening included; commands run inside Lua scripts count too). "
-      "Round trips count each event append (a pipeline of XADD, PEXPIRE, SADD, PEXPIRE) once:\n")
+      "Round trips are redis-server's read events (`total_reads_processed` of `INFO stats`): a "
+      "pipeline, or requests that concurrent tasks queued on one multiplexed connection at once, "
+      "arrive in one, so round trips can be fewer than commands:\n")
 for mode in ("legacy-sse", "modern"):
     print(f"- {mode}: {detail.get(mode, 'not measured')}")
 if errors:
