@@ -127,12 +127,10 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
         .with_context(|| format!("connecting to the upstream {described}"))?;
     match a.http.clone() {
         Some(addr) => {
-            let name = proxy
-                .server_info()
-                .get("name")
-                .and_then(|n| n.as_str())
-                .unwrap_or("the upstream server")
-                .to_owned();
+            let name = match proxy.server_info().name.as_str() {
+                "" => "the upstream server".to_owned(),
+                name => name.to_owned(),
+            };
             let out = serve_http(&a, &addr, proxy.clone(), &name).await;
             proxy.close().await;
             out

@@ -162,8 +162,14 @@ async fn a_legacy_discover_shows_them_too() {
 /// Asks the client's model as a task, then waits for the task's result.
 async fn ask_model(ctx: RequestContext) -> Result<String, String> {
     let o = |v: Value| v.as_object().cloned();
-    let declared = &ctx.client_capabilities()["tasks"]["requests"]["sampling"]["createMessage"];
-    if !declared.is_object() {
+    let declared = ctx
+        .client_capabilities()
+        .tasks
+        .as_ref()
+        .and_then(|t| t.requests.as_ref())
+        .and_then(|r| r.sampling.as_ref())
+        .and_then(|s| s.create_message.as_ref());
+    if declared.is_none() {
         return Err(format!(
             "no sampling tasks declared: {:?}",
             ctx.client_capabilities()

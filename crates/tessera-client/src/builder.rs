@@ -4,14 +4,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
-use serde_json::Value;
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
 use tessera_runtime::middleware::{Middleware, MiddlewareStack};
 use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
 use tessera_types::{
-    ClientCapabilities, Era, ExtensionSettings, Implementation, JsonObject, LoggingLevel,
-    ProtocolVersion, Root,
+    ClientCapabilities, Era, ExtensionSettings, Implementation, LoggingLevel, ProtocolVersion, Root,
 };
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, watch};
@@ -299,8 +296,8 @@ impl ClientBuilder {
 
     fn settings(&self, caps: &ClientCapabilities) -> Settings {
         let mut engine = EngineConfig::client(ClientIdentity {
-            info: to_object(&self.info),
-            capabilities: to_object(caps),
+            info: self.info.clone(),
+            capabilities: caps.clone(),
         })
         .with_versions(self.versions.iter().copied());
         engine.timeouts.request = self.request_timeout;
@@ -425,12 +422,5 @@ impl ClientBuilder {
             }
         }
         Ok(client)
-    }
-}
-
-fn to_object<T: Serialize>(v: &T) -> JsonObject {
-    match serde_json::to_value(v) {
-        Ok(Value::Object(o)) => o,
-        _ => JsonObject::new(),
     }
 }

@@ -164,26 +164,15 @@ impl Client {
     /// read (empty strings otherwise); the raw object is in
     /// [`Client::connect_result`].
     pub fn server_info(&self) -> Implementation {
-        let raw = &self.connected().server_info;
-        decode_lenient(raw).unwrap_or_else(|| {
-            let text = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-            Implementation::new(text("name"), text("version"))
-        })
+        self.connected().server_info.clone()
     }
 
-    /// The server's capabilities. Capabilities this version of Tessera does
-    /// not model are kept in `experimental` and `extensions` as sent; a
-    /// malformed object reads as no capabilities (the raw object is in
-    /// [`Client::connect_result`]).
+    /// The server's capabilities. Every member the server sent is kept:
+    /// those this version of Tessera does not model, and modelled ones whose
+    /// value does not fit, are in [`ServerCapabilities::other`] as sent, so
+    /// serialising the value gives back what the server declared.
     pub fn server_capabilities(&self) -> ServerCapabilities {
-        decode_lenient(&self.connected().server_capabilities).unwrap_or_default()
-    }
-
-    /// The server's capabilities exactly as sent: every key, those this
-    /// version of Tessera does not model included (the typed form is
-    /// [`Client::server_capabilities`]).
-    pub fn server_capabilities_raw(&self) -> JsonObject {
-        self.connected().server_capabilities.clone()
+        (*self.connected().server_capabilities).clone()
     }
 
     /// The server's instructions, if any.
@@ -437,9 +426,4 @@ pub(crate) fn decode<R: DeserializeOwned>(method: &str, raw: JsonObject) -> Resu
         method: method.to_owned(),
         source,
     })
-}
-
-/// `raw` decoded as `T`, or `None` when it does not fit.
-fn decode_lenient<T: DeserializeOwned>(raw: &JsonObject) -> Option<T> {
-    serde_json::from_value(Value::Object(raw.clone())).ok()
 }

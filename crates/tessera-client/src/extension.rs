@@ -151,11 +151,13 @@ impl Client {
     pub fn server_extension<E: ExtensionSettings>(
         &self,
     ) -> Option<Result<E, ExtensionSettingsError>> {
-        tessera_types::extension_in::<E>(&self.server_capabilities_raw())
+        self.connected()
+            .server_capabilities
+            .extension_settings::<E>()
     }
 
     /// Whether the server declared extension `id`.
     pub fn server_declares_extension(&self, id: &str) -> bool {
-        tessera_types::declares_extension(&self.server_capabilities_raw(), id)
+        self.connected().server_capabilities.has_extension(id)
     }
 }

@@ -23,7 +23,7 @@ use tessera_types::{
     ElicitResult, ErrorCode, ErrorObject, InputResponse, InputResponses, JsonObject,
     ListRootsResult, Root,
 };
-use tessera_types::{Era, ProtocolVersion, RequestId};
+use tessera_types::{Era, ProtocolVersion, RequestId, ServerCapabilities};
 use tokio_util::sync::CancellationToken;
 
 use crate::elicitation::{ElicitationTracker, finish_form_answer};
@@ -138,11 +138,15 @@ impl HandlerSet {
                 requests: Some(ClientTaskRequests {
                     sampling: self.sampling.is_some().then(|| SamplingTaskRequests {
                         create_message: Some(JsonObject::new()),
+                        ..Default::default()
                     }),
                     elicitation: elicits.then(|| ElicitationTaskRequests {
                         create: Some(JsonObject::new()),
+                        ..Default::default()
                     }),
+                    ..Default::default()
                 }),
+                ..Default::default()
             });
         }
         for ext in &self.extensions.list {
@@ -508,7 +512,7 @@ pub(crate) struct InputLayers {
     pub middleware: MiddlewareStack,
     pub peer: Peer,
     pub version: ProtocolVersion,
-    pub server_capabilities: Arc<JsonObject>,
+    pub server_capabilities: Arc<ServerCapabilities>,
     pub server_info: Arc<JsonObject>,
 }
 
@@ -525,7 +529,7 @@ impl InputLayers {
                 era: Era::Modern,
                 version: self.version,
                 progress_token: None,
-                peer_capabilities: self.server_capabilities.clone(),
+                peer_capabilities: self.server_capabilities.clone().into(),
                 peer_info: Some(self.server_info.clone()),
                 meta: None,
                 log_level: None,

@@ -112,8 +112,8 @@ impl Client {
                 middleware: shared.middleware.clone(),
                 peer: self.peer(),
                 version: connected.version,
-                server_capabilities: Arc::new(connected.server_capabilities.clone()),
-                server_info: Arc::new(connected.server_info.clone()),
+                server_capabilities: connected.server_capabilities.clone(),
+                server_info: Arc::new(to_object(&connected.server_info)),
             }
         });
         shared.inputs.fulfil(requests, through.as_ref()).await

@@ -18,10 +18,6 @@ use crate::input::to_object;
 use crate::options::CallOptions;
 
 impl Client {
-    fn server_has(&self, capability: &str) -> bool {
-        self.server_capabilities_raw().contains_key(capability)
-    }
-
     /// Asks for completions of a prompt argument or resource template variable.
     pub async fn complete(
         &self,
@@ -45,8 +41,10 @@ impl Client {
     pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.require_legacy(methods::RESOURCES_SUBSCRIBE, "listen()")?;
         let subscribable = self
-            .server_capabilities()
+            .connected()
+            .server_capabilities
             .resources
+            .as_ref()
             .and_then(|r| r.subscribe)
             == Some(true);
         if !subscribable {
@@ -98,7 +96,7 @@ impl Client {
         if self.era() == Era::Modern {
             return Ok(());
         }
-        if !self.server_has("logging") {
+        if self.connected().server_capabilities.logging.is_none() {
             return Err(ClientError::Unsupported("logging".into()));
         }
         let mut p = JsonObject::new();

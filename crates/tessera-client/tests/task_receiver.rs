@@ -39,7 +39,7 @@ async fn ask(ctx: &RequestContext, method: &str, params: Value) -> Value {
 /// Elicits as a task and follows it: created, get (the handler is still
 /// held), list, then opens the gate, waits for the result, gets again.
 async fn elicit_as_task(ctx: RequestContext, gate: Arc<Notify>) -> Result<String, String> {
-    let caps = ctx.client_capabilities().get("tasks").cloned();
+    let caps = ctx.client_capabilities().tasks.clone();
     let created = ask(
         &ctx,
         "elicitation/create",
@@ -88,7 +88,7 @@ async fn sample_then_cancel(ctx: RequestContext) -> Result<String, String> {
 
 /// Sends a task-augmented elicitation to a client that is no task receiver.
 async fn elicit_plain(ctx: RequestContext) -> Result<String, String> {
-    let caps = ctx.client_capabilities().get("tasks").cloned();
+    let caps = ctx.client_capabilities().tasks.clone();
     let answer = ask(
         &ctx,
         "elicitation/create",

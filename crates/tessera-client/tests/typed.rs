@@ -2,6 +2,8 @@
 //! structs, `request::<R>()` named by the request's marker type, and a
 //! handler's log level given as a `LoggingLevel`.
 
+mod common;
+
 use serde_json::json;
 use tessera_client::{Client, ClientEvent};
 use tessera_server::{RequestContext, Server, tool};
@@ -76,4 +78,32 @@ async fn a_handler_logs_at_a_typed_level() {
         }
     }
     client.close().await;
+}
+
+#[tokio::test]
+async fn server_capabilities_keep_every_member_the_server_sent() {
+    // Members Tessera does not model, and one whose value does not fit its
+    // type, come back as sent; the modelled ones are typed.
+    let declared = json!({
+        "tools": {"listChanged": true, "com.example/streaming": true},
+        "logging": {},
+        "prompts": true,
+        "com.example/holograms": {"depth": 3},
+        "extensions": {"com.example/demo": {"level": 2}}
+    });
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let (client, _peer, _notes) =
+            common::scripted(common::builder(version), declared.clone(), &[], |_| async {
+                unreachable!("no requests")
+            })
+            .await;
+        let caps = client.server_capabilities();
+        assert_eq!(caps.tools.as_ref().unwrap().list_changed, Some(true));
+        assert!(caps.logging.is_some());
+        assert!(caps.prompts.is_none() && caps.declares("prompts"));
+        assert!(client.server_declares_extension("com.example/demo"));
+        assert_eq!(serde_json::to_value(&caps).unwrap(), declared, "{version}");
+        assert_eq!(client.connect_result()["capabilities"], declared);
+        client.close().await;
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use tessera_types::{JsonObject, ProtocolVersion};
+use tessera_types::{ClientCapabilities, Implementation, ProtocolVersion, ServerCapabilities};
 
 /// Which side of the conversation an engine plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,10 +16,11 @@ pub enum Role {
 /// What a server says about itself in `initialize` and `server/discover`.
 #[derive(Debug, Clone, Default)]
 pub struct ServerIdentity {
-    /// `serverInfo`: an `Implementation` object (name, version, optional title, icons…).
-    pub info: JsonObject,
-    /// `capabilities`: a `ServerCapabilities` object.
-    pub capabilities: JsonObject,
+    /// `serverInfo` (name, version, optional title, icons…).
+    pub info: Implementation,
+    /// `capabilities`, as declared in 2025-11-25; the engine shapes them for
+    /// each version ([`ServerCapabilities::for_version`]).
+    pub capabilities: ServerCapabilities,
     /// Optional instructions for the model.
     pub instructions: Option<String>,
     /// `ttlMs` of the `server/discover` result (2026-07-28 cache hint).
@@ -29,10 +30,11 @@ pub struct ServerIdentity {
 /// What a client says about itself in `initialize` and every modern request.
 #[derive(Debug, Clone, Default)]
 pub struct ClientIdentity {
-    /// `clientInfo`: an `Implementation` object.
-    pub info: JsonObject,
-    /// `capabilities`: a `ClientCapabilities` object.
-    pub capabilities: JsonObject,
+    /// `clientInfo`. With an empty name, 2026-07-28 requests carry no
+    /// `io.modelcontextprotocol/clientInfo`.
+    pub info: Implementation,
+    /// `capabilities`.
+    pub capabilities: ClientCapabilities,
 }
 
 /// Timeouts for requests this engine sends.

@@ -5,8 +5,11 @@ use std::sync::Arc;
 use std::time::Instant;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
-use tessera_types::{Era, ErrorCode, ErrorObject, JsonObject, ProtocolVersion};
+use serde_json::Value;
+use tessera_types::{
+    Era, ErrorCode, ErrorObject, Implementation, InitializeRequestParams, JsonObject,
+    ProtocolVersion, ServerCapabilities,
+};
 
 use crate::engine::{Connect, ConnectMode, Engine, meta_keys as mk};
 use crate::error::CallError;
@@ -84,16 +87,12 @@ impl Engine {
             return;
         }
         self.connect = Connect::Initializing;
-        let mut params = JsonObject::new();
-        params.insert("protocolVersion".into(), json!(version.as_str()));
-        params.insert(
-            "capabilities".into(),
-            Value::Object(self.config.client.capabilities.clone()),
-        );
-        params.insert(
-            "clientInfo".into(),
-            Value::Object(self.config.client.info.clone()),
-        );
+        let c = &self.config.client;
+        let params = InitializeRequestParams::new(version, c.capabilities.clone(), c.info.clone());
+        let params = match serde_json::to_value(&params) {
+            Ok(Value::Object(o)) => o,
+            _ => JsonObject::new(),
+        };
         let _ = self.send_request_kind(
             now,
             methods::INITIALIZE,
@@ -152,13 +151,9 @@ impl Engine {
                         .and_then(Value::as_object)
                         .cloned()
                         .unwrap_or_default();
-                    let caps = result
-                        .get("capabilities")
-                        .and_then(Value::as_object)
-                        .cloned()
-                        .unwrap_or_default();
-                    self.session.peer_capabilities = Arc::new(caps.clone());
-                    self.session.peer_info = Some(Arc::new(server_info.clone()));
+                    let caps = Arc::new(server_capabilities(&result));
+                    self.session.peer_capabilities = caps.clone().into();
+                    let server_info = self.note_server_info(server_info);
                     let instructions = result
                         .get("instructions")
                         .and_then(Value::as_str)
@@ -226,11 +221,7 @@ impl Engine {
                 ),
             )));
         };
-        let caps = result
-            .get("capabilities")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let caps = Arc::new(server_capabilities(&result));
         let server_info = result
             .get("serverInfo")
             .and_then(Value::as_object)
@@ -238,8 +229,8 @@ impl Engine {
             .unwrap_or_default();
         self.session.version = Some(version);
         self.session.initialized = true;
-        self.session.peer_capabilities = Arc::new(caps.clone());
-        self.session.peer_info = Some(Arc::new(server_info.clone()));
+        self.session.peer_capabilities = caps.clone().into();
+        let server_info = self.note_server_info(server_info);
         self.connect = Connect::Connected {
             era: Era::Legacy,
             version,
@@ -261,6 +252,26 @@ impl Engine {
             result,
         }));
     }
+}
+
+impl Engine {
+    /// Keeps the server's raw `serverInfo` for request contexts and hands
+    /// back its typed form.
+    fn note_server_info(&mut self, raw: JsonObject) -> Implementation {
+        let info = Implementation::from_object(&raw);
+        self.session.peer_info = Some(Arc::new(raw));
+        info
+    }
+}
+
+/// The `capabilities` of an `initialize` or `server/discover` result, every
+/// member kept.
+fn server_capabilities(result: &JsonObject) -> ServerCapabilities {
+    result
+        .get("capabilities")
+        .and_then(Value::as_object)
+        .map(ServerCapabilities::from_object)
+        .unwrap_or_default()
 }
 
 fn no_common_version(offered: &[Value]) -> CallError {

@@ -17,6 +17,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tessera_types::{
     Era, ErrorObject, JsonObject, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId,
+    ServerCapabilities,
 };
 
 use crate::config::{EngineConfig, Role};
@@ -109,18 +110,50 @@ pub struct Engine {
     pub(crate) connect: Connect,
     connect_mode: ConnectMode,
     closed: bool,
+    /// Client role: what every 2026-07-28 request carries in `_meta`.
+    client_wire: ClientWire,
+}
+
+/// The client's capabilities and `clientInfo` in their wire form, serialised
+/// once when the engine starts (a client's identity does not change).
+#[derive(Debug, Default)]
+struct ClientWire {
+    capabilities: Value,
+    info: Option<Value>,
+}
+
+impl ClientWire {
+    fn of(config: &EngineConfig) -> Self {
+        if config.role != Role::Client {
+            return ClientWire::default();
+        }
+        let c = &config.client;
+        ClientWire {
+            capabilities: serde_json::to_value(&c.capabilities)
+                .unwrap_or_else(|_| Value::Object(JsonObject::new())),
+            info: (!c.info.name.is_empty())
+                .then(|| serde_json::to_value(&c.info).ok())
+                .flatten(),
+        }
+    }
 }
 
 impl Engine {
     /// A new engine.
     pub fn new(config: impl Into<Arc<EngineConfig>>) -> Self {
+        let config = config.into();
+        let mut session = Session::default();
+        if config.role == Role::Client {
+            session.peer_capabilities = Arc::<ServerCapabilities>::default().into();
+        }
         Engine {
-            config: config.into(),
+            client_wire: ClientWire::of(&config),
+            config,
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             pending: PendingTable::default(),
             inflight: HashMap::default(),
-            session: Session::default(),
+            session,
             batches: HashMap::default(),
             next_batch: 0,
             connect: Connect::Idle,
@@ -167,7 +200,7 @@ impl Engine {
         Some(SessionSnapshot {
             version: s.version?,
             initialized: s.initialized,
-            peer_capabilities: s.peer_capabilities.clone(),
+            peer_capabilities: s.peer_capabilities.client_shared().unwrap_or_default(),
             peer_info: s.peer_info.clone(),
             log_level: s.log_level.clone(),
         })
@@ -184,7 +217,7 @@ impl Engine {
         let s = &mut self.session;
         s.version = Some(snapshot.version);
         s.initialized = snapshot.initialized;
-        s.peer_capabilities = snapshot.peer_capabilities;
+        s.peer_capabilities = snapshot.peer_capabilities.into();
         s.peer_info = snapshot.peer_info;
         s.log_level = snapshot.log_level;
         s.revision += 1;
@@ -592,10 +625,9 @@ impl Engine {
         let meta = meta_of(params);
         meta.insert(mk::PROTOCOL_VERSION.into(), json!(version.as_str()));
         meta.entry(mk::CLIENT_CAPABILITIES)
-            .or_insert_with(|| Value::Object(self.config.client.capabilities.clone()));
-        if !self.config.client.info.is_empty() {
-            meta.entry(mk::CLIENT_INFO)
-                .or_insert_with(|| Value::Object(self.config.client.info.clone()));
+            .or_insert_with(|| self.client_wire.capabilities.clone());
+        if let Some(info) = &self.client_wire.info {
+            meta.entry(mk::CLIENT_INFO).or_insert_with(|| info.clone());
         }
     }
 
@@ -726,10 +758,11 @@ impl Engine {
 
     pub(crate) fn shape_modern_result(&self, r: &mut JsonObject) {
         r.entry("resultType").or_insert_with(|| json!("complete"));
-        if self.config.role == Role::Server && !self.config.server.info.is_empty() {
-            meta_of(r)
-                .entry(mk::SERVER_INFO)
-                .or_insert_with(|| Value::Object(self.config.server.info.clone()));
+        let info = &self.config.server.info;
+        if self.config.role == Role::Server && !info.name.is_empty() {
+            meta_of(r).entry(mk::SERVER_INFO).or_insert_with(|| {
+                serde_json::to_value(info).unwrap_or_else(|_| Value::Object(JsonObject::new()))
+            });
         }
     }
 

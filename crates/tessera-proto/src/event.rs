@@ -2,9 +2,13 @@
 
 use std::sync::Arc;
 
-use tessera_types::{Era, JsonObject, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId};
+use tessera_types::{
+    Era, Implementation, JsonObject, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId,
+    ServerCapabilities,
+};
 
 use crate::error::CallError;
+use crate::peer::PeerCapabilities;
 
 /// A message (or batch) to write to the transport.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +59,7 @@ pub struct RequestContext {
     /// `_meta.progressToken`, if the caller asked for progress.
     pub progress_token: Option<ProgressToken>,
     /// The peer's capabilities: from `initialize` (legacy) or from this request's `_meta` (modern).
-    pub peer_capabilities: Arc<JsonObject>,
+    pub peer_capabilities: PeerCapabilities,
     /// The peer's `Implementation` info, when known.
     pub peer_info: Option<Arc<JsonObject>>,
     /// The request's `_meta`, if any (shared: handlers' contexts copy it often).
@@ -85,10 +89,13 @@ pub struct Connected {
     pub era: Era,
     /// The version in use.
     pub version: ProtocolVersion,
-    /// The server's `Implementation` info.
-    pub server_info: JsonObject,
-    /// The server's capabilities.
-    pub server_capabilities: JsonObject,
+    /// The server's `Implementation` info. A server that sent a malformed
+    /// `serverInfo` gets the parts that could be read (empty strings
+    /// otherwise); the raw object is in [`Connected::result`].
+    pub server_info: Implementation,
+    /// The server's capabilities, every member kept (see
+    /// [`ServerCapabilities::from_object`]).
+    pub server_capabilities: Arc<ServerCapabilities>,
     /// The server's instructions, if any.
     pub instructions: Option<String>,
     /// The whole `initialize` or `server/discover` result.

@@ -6,12 +6,16 @@ use std::time::Instant;
 use tessera_types::methods;
 
 use serde_json::{Value, json};
-use tessera_types::{Era, ErrorCode, ErrorObject, JsonObject, ProtocolVersion, RequestId};
+use tessera_types::{
+    CacheScope, ClientCapabilities, DiscoverResult, Era, ErrorCode, ErrorObject, InitializeResult,
+    JsonObject, ProtocolVersion, RequestId,
+};
 
 use crate::config::Role;
 use crate::decode;
 use crate::engine::{Engine, Inflight, meta_keys as mk};
 use crate::event::{Event, IncomingRequest, RequestContext};
+use crate::peer::PeerCapabilities;
 use crate::session::level_rank;
 
 /// Methods that exist only in the legacy era and are refused in a modern request.
@@ -146,7 +150,7 @@ impl Engine {
         batch: Option<u64>,
     ) {
         let meta = decode::meta(params.as_ref()).cloned().unwrap_or_default();
-        let Some(Value::Object(caps)) = meta.get(mk::CLIENT_CAPABILITIES) else {
+        let Some(Value::Object(_)) = meta.get(mk::CLIENT_CAPABILITIES) else {
             let e = ErrorObject::invalid_params(format!(
                 "Invalid params: _meta {} is required (an object) on every {version} request",
                 mk::CLIENT_CAPABILITIES
@@ -154,7 +158,6 @@ impl Engine {
             self.answer(Some(id), Err(e), batch);
             return;
         };
-        let caps = Arc::new(caps.clone());
         let info = meta
             .get(mk::CLIENT_INFO)
             .and_then(Value::as_object)
@@ -184,13 +187,15 @@ impl Engine {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
+        let meta = Arc::new(meta);
         let context = RequestContext {
             era: Era::Modern,
             version,
             progress_token: progress_token(params.as_ref()),
-            peer_capabilities: caps,
+            // Read where they are, in the shared `_meta`; typed on first use.
+            peer_capabilities: PeerCapabilities::from_request_meta(meta.clone()),
             peer_info: info,
-            meta: Some(Arc::new(meta)),
+            meta: Some(meta),
             log_level,
         };
         self.start(id, method, params, context, batch);
@@ -199,23 +204,15 @@ impl Engine {
     /// The `server/discover` result, shaped for 2026-07-28.
     pub fn discover_result(&self) -> JsonObject {
         let s = &self.config.server;
-        let mut r = JsonObject::new();
-        r.insert(
-            "supportedVersions".into(),
-            json!(self.config.version_strings()),
+        let mut result = DiscoverResult::new(
+            [],
+            s.capabilities.for_version(ProtocolVersion::V2026_07_28),
+            u64::try_from(s.discover_ttl.as_millis()).unwrap_or(u64::MAX),
+            CacheScope::Public,
         );
-        let mut caps = s.capabilities.clone();
-        // 2025-11-25 `tasks` is replaced by the Tasks extension in 2026-07-28.
-        caps.remove("tasks");
-        r.insert("capabilities".into(), Value::Object(caps));
-        if let Some(i) = &s.instructions {
-            r.insert("instructions".into(), json!(i));
-        }
-        r.insert(
-            "ttlMs".into(),
-            json!(u64::try_from(s.discover_ttl.as_millis()).unwrap_or(u64::MAX)),
-        );
-        r.insert("cacheScope".into(), json!("public"));
+        result.supported_versions = self.config.version_strings();
+        result.instructions.clone_from(&s.instructions);
+        let mut r = to_object(&result);
         self.shape_modern_result(&mut r);
         r
     }
@@ -253,8 +250,7 @@ impl Engine {
             self.answer(Some(id), Err(not_in_version(&method, version)), batch);
             return;
         }
-        if method == methods::LOGGING_SET_LEVEL
-            && self.config.server.capabilities.contains_key("logging")
+        if method == methods::LOGGING_SET_LEVEL && self.config.server.capabilities.logging.is_some()
         {
             let level = params.as_ref().and_then(|p| p.get("level"));
             let outcome = match level {
@@ -308,8 +304,8 @@ impl Engine {
                 )
             })?;
         let caps = match params.get("capabilities") {
-            None => JsonObject::new(),
-            Some(Value::Object(c)) => c.clone(),
+            None => ClientCapabilities::default(),
+            Some(Value::Object(c)) => ClientCapabilities::from_object(c),
             Some(_) => {
                 return Err(ErrorObject::invalid_params(
                     "Invalid params: capabilities must be an object",
@@ -327,23 +323,14 @@ impl Engine {
                 ))
             })?;
         self.session.version = Some(version);
-        self.session.peer_capabilities = Arc::new(caps);
+        self.session.peer_capabilities = caps.into();
         self.session.peer_info = info.map(Arc::new);
         self.session.revision += 1;
         let s = &self.config.server;
-        let mut r = JsonObject::new();
-        r.insert("protocolVersion".into(), json!(version.as_str()));
-        let mut caps = s.capabilities.clone();
-        if version < ProtocolVersion::V2025_11_25 {
-            // Tasks arrived in 2025-11-25.
-            caps.remove("tasks");
-        }
-        r.insert("capabilities".into(), Value::Object(caps));
-        r.insert("serverInfo".into(), Value::Object(s.info.clone()));
-        if let Some(i) = &s.instructions {
-            r.insert("instructions".into(), json!(i));
-        }
-        Ok(r)
+        let mut result =
+            InitializeResult::new(version, s.capabilities.for_version(version), s.info.clone());
+        result.instructions.clone_from(&s.instructions);
+        Ok(to_object(&result))
     }
 
     fn start(
@@ -379,4 +366,13 @@ fn progress_token(params: Option<&JsonObject>) -> Option<RequestId> {
     decode::meta(params)?
         .get(mk::PROGRESS_TOKEN)
         .and_then(|v| serde_json::from_value(v.clone()).ok())
+}
+
+/// A typed result as the JSON object it is on the wire.
+fn to_object<T: serde::Serialize>(result: &T) -> JsonObject {
+    match serde_json::to_value(result) {
+        Ok(Value::Object(o)) => o,
+        // The result types serialise to objects with string keys.
+        _ => JsonObject::new(),
+    }
 }

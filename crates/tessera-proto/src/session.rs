@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use tessera_types::{JsonObject, ProtocolVersion};
+use tessera_types::{ClientCapabilities, JsonObject, ProtocolVersion};
+
+use crate::peer::PeerCapabilities;
 
 /// The legacy (`initialize`) handshake as seen by this side.
 #[derive(Debug, Clone, Default)]
@@ -12,7 +14,7 @@ pub(crate) struct Session {
     /// Set once `notifications/initialized` has been received (server) or sent (client).
     pub initialized: bool,
     /// The peer's capabilities from the handshake.
-    pub peer_capabilities: Arc<JsonObject>,
+    pub peer_capabilities: PeerCapabilities,
     /// The peer's `Implementation` info from the handshake.
     pub peer_info: Option<Arc<JsonObject>>,
     /// The level set by `logging/setLevel` (server role).
@@ -32,7 +34,7 @@ pub struct SessionSnapshot {
     /// Whether `notifications/initialized` has arrived.
     pub initialized: bool,
     /// The client's capabilities from `initialize`.
-    pub peer_capabilities: Arc<JsonObject>,
+    pub peer_capabilities: Arc<ClientCapabilities>,
     /// The client's `clientInfo` from `initialize`.
     pub peer_info: Option<Arc<JsonObject>>,
     /// The level set by `logging/setLevel`, if any.
@@ -56,7 +58,7 @@ impl SessionSnapshot {
     /// With these client capabilities and `clientInfo`.
     pub fn with_peer(
         mut self,
-        capabilities: Arc<JsonObject>,
+        capabilities: Arc<ClientCapabilities>,
         info: Option<Arc<JsonObject>>,
     ) -> Self {
         self.peer_capabilities = capabilities;

@@ -96,7 +96,7 @@ fn legacy_handshake_for_each_legacy_version() {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].era, Era::Legacy);
         assert_eq!(c[0].version, v);
-        assert_eq!(c[0].server_info["name"], json!("test-server"));
+        assert_eq!(c[0].server_info.name, "test-server");
         assert_eq!(c[0].instructions.as_deref(), Some("be nice"));
         assert_eq!(p.client.connection(), Some((Era::Legacy, v)));
         assert_eq!(p.client.negotiated_version(), Some(v));
@@ -524,11 +524,14 @@ fn auto_connect_against_a_dual_era_server_goes_modern() {
     assert_eq!(c[0].version, ProtocolVersion::V2026_07_28);
     assert_eq!(
         c[0].server_info,
-        obj(json!({"name":"test-server","version":"1.2.3"}))
+        tessera_types::Implementation::new("test-server", "1.2.3")
     );
     assert_eq!(
-        c[0].server_capabilities["tools"],
-        json!({"listChanged":true})
+        c[0].server_capabilities.tools,
+        Some(tessera_types::ToolsCapability {
+            list_changed: Some(true),
+            ..Default::default()
+        })
     );
     assert_eq!(c[0].instructions.as_deref(), Some("be nice"));
     assert_eq!(&Value::Object(c[0].result.clone()), result);
@@ -648,7 +651,7 @@ fn probe_answered_with_method_not_found_falls_back() {
         let conn = connected(&ev);
         assert_eq!(conn.len(), 1);
         assert_eq!(conn[0].era, Era::Legacy);
-        assert_eq!(conn[0].server_info["name"], json!("old"));
+        assert_eq!(conn[0].server_info.name, "old");
     }
 }
 
@@ -974,7 +977,7 @@ fn a_legacy_session_and_modern_requests_coexist_on_a_dual_era_server() {
         [Event::Request(r)] => {
             assert_eq!(r.context.era, Era::Legacy);
             assert_eq!(r.context.version, ProtocolVersion::V2025_06_18);
-            assert_eq!(r.context.peer_capabilities["sampling"], json!({}));
+            assert!(r.context.peer_capabilities.declares("sampling"));
             assert_eq!(r.context.peer_info.as_ref().unwrap()["name"], json!("raw"));
         }
         other => panic!("{other:?}"),

@@ -11,7 +11,10 @@ use serde_json::{Value, json};
 use tessera_proto::{
     Engine, EngineConfig, Era, Event, ProtocolVersion, RequestOptions, SendError, ServerIdentity,
 };
-use tessera_types::{ErrorCode, ErrorObject, RequestId};
+use tessera_types::{
+    ClientCapabilities, ElicitationCapability, ErrorCode, ErrorObject, RequestId,
+    SamplingCapability,
+};
 
 fn server() -> (Engine, Instant) {
     (Engine::new(server_config()), Instant::now())
@@ -355,7 +358,8 @@ fn request_context_carries_the_modern_meta() {
     assert_eq!(c.era, Era::Modern);
     assert_eq!(c.version, ProtocolVersion::V2026_07_28);
     assert_eq!(c.progress_token, Some(RequestId::from("tok")));
-    assert_eq!(c.peer_capabilities["elicitation"], json!({}));
+    let elicitation = c.peer_capabilities.client().unwrap().elicitation.as_ref();
+    assert_eq!(elicitation, Some(&ElicitationCapability::default()));
     assert_eq!(c.peer_info.as_ref().unwrap()["version"], json!("9"));
     assert_eq!(c.log_level.as_deref(), Some("notice"));
     assert!(c.meta.as_ref().unwrap().contains_key("traceparent"));
@@ -376,8 +380,18 @@ fn modern_requests_are_stateless() {
         ),
     );
     let b = served(&mut s, now, modern_request(json!(2), "tools/list"));
-    assert_eq!(a.context.peer_capabilities["sampling"], json!({}));
-    assert!(b.context.peer_capabilities.is_empty());
+    let sampling = a
+        .context
+        .peer_capabilities
+        .client()
+        .unwrap()
+        .sampling
+        .as_ref();
+    assert_eq!(sampling, Some(&SamplingCapability::default()));
+    assert_eq!(
+        b.context.peer_capabilities.client(),
+        Some(&ClientCapabilities::default())
+    );
     assert!(b.context.peer_info.is_none());
     assert!(b.context.log_level.is_none());
 }
@@ -478,7 +492,7 @@ fn legacy_log_level_comes_from_set_level() {
 
     // A server without the logging capability does not answer setLevel itself.
     let mut ident = server_identity();
-    ident.capabilities.remove("logging");
+    ident.capabilities.logging = None;
     let mut s = legacy_server(
         EngineConfig::server(ident).with_methods(APP_METHODS),
         now,

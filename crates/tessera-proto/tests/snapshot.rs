@@ -6,9 +6,7 @@ use tessera_proto::{Engine, EngineConfig, Event, ServerIdentity};
 
 fn server() -> Engine {
     let mut identity = ServerIdentity::default();
-    identity
-        .capabilities
-        .insert("logging".into(), serde_json::json!({}));
+    identity.capabilities.logging = Some(Default::default());
     Engine::new(EngineConfig::server(identity).with_methods(["echo"]))
 }
 

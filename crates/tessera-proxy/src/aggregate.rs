@@ -17,7 +17,10 @@ use serde_json::{Value, json};
 use tessera_http::ServiceFactory;
 use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
-use tessera_types::{Era, ErrorObject, JsonObject, ProtocolVersion, RequestId};
+use tessera_types::{
+    Era, ErrorObject, Implementation, JsonObject, PromptsCapability, ProtocolVersion, RequestId,
+    ResourcesCapability, ServerCapabilities, ToolsCapability,
+};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -290,18 +293,24 @@ impl Aggregator {
                 })
             })
             .collect();
-        let mut info = JsonObject::new();
-        info.insert("name".into(), json!("tessera-proxy"));
-        info.insert("version".into(), json!(env!("CARGO_PKG_VERSION")));
-        let capabilities = match json!({
-            "tools": {"listChanged": true},
-            "prompts": {"listChanged": true},
-            "resources": {"subscribe": true, "listChanged": true},
-            "completions": {},
-            "logging": {}
-        }) {
-            Value::Object(o) => o,
-            _ => JsonObject::new(),
+        let info = Implementation::new("tessera-proxy", env!("CARGO_PKG_VERSION"));
+        let capabilities = ServerCapabilities {
+            tools: Some(ToolsCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            }),
+            prompts: Some(PromptsCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            }),
+            resources: Some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
+                ..Default::default()
+            }),
+            completions: Some(JsonObject::new()),
+            logging: Some(JsonObject::new()),
+            ..Default::default()
         };
         let names: Vec<&str> = members.iter().map(|m| m.entry.name.as_str()).collect();
         let identity = ServerIdentity {

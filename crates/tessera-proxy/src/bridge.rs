@@ -24,7 +24,7 @@ use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{
     BoxFuture, ConnectionOptions, HandlerResult, Notification, Request, Service,
 };
-use tessera_types::{Era, ErrorObject, JsonObject};
+use tessera_types::{Era, ErrorObject, Implementation, JsonObject, ServerCapabilities};
 
 use crate::calls::Calls;
 use crate::error::ProxyError;
@@ -151,13 +151,13 @@ impl Proxy {
         let listeners = Arc::new(Listeners::default());
         let schemas = Arc::new(ToolSchemas::default());
         let first = open_shared(&spec, &options, &calls, &listeners, &schemas).await?;
-        if first.connected.server_capabilities.contains_key("tools") {
+        if first.connected.server_capabilities.tools.is_some() {
             learn_tools(&first, &schemas).await;
         }
         let c = &first.connected;
         let identity = ServerIdentity {
             info: c.server_info.clone(),
-            capabilities: c.server_capabilities.clone(),
+            capabilities: (*c.server_capabilities).clone(),
             instructions: c.instructions.clone(),
             ..ServerIdentity::default()
         };
@@ -184,12 +184,12 @@ impl Proxy {
     }
 
     /// The upstream server's `serverInfo`.
-    pub fn server_info(&self) -> &JsonObject {
+    pub fn server_info(&self) -> &Implementation {
         &self.inner.config.server.info
     }
 
     /// The upstream server's capabilities (what the proxy declares).
-    pub fn capabilities(&self) -> &JsonObject {
+    pub fn capabilities(&self) -> &ServerCapabilities {
         &self.inner.config.server.capabilities
     }
 
@@ -330,22 +330,19 @@ impl SessionLink {
                         on_change: Some(forget_on_change(&inner.schemas)),
                     })
                 };
-                let mut caps = (*r.context.peer_capabilities).clone();
+                let mut caps = r.context.peer_capabilities.client_or_none().clone();
                 if r.extensions
                     .get::<tessera_http::http::HeaderMap>()
                     .is_some()
                 {
                     // This client is on HTTP: the upstream may ask to close
                     // its request's SSE stream (SEP-1699 polling).
-                    let exp = caps
-                        .entry("experimental")
-                        .or_insert_with(|| Value::Object(JsonObject::new()));
-                    if let Value::Object(e) = exp {
-                        e.insert(
+                    caps.experimental
+                        .get_or_insert_with(Default::default)
+                        .insert(
                             tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY.into(),
-                            Value::Object(JsonObject::new()),
+                            JsonObject::new(),
                         );
-                    }
                 }
                 let legacy = Upstream::connect(
                     &inner.spec,
@@ -388,7 +385,7 @@ impl SessionLink {
         let Some(level) = r.context.log_level.clone() else {
             return;
         };
-        if up.era() != Era::Legacy || !up.connected.server_capabilities.contains_key("logging") {
+        if up.era() != Era::Legacy || up.connected.server_capabilities.logging.is_none() {
             return;
         }
         {

@@ -49,7 +49,7 @@ pub(crate) fn prepare(
                 // Tell the 2026-07-28 server what the legacy client declared.
                 m.insert(
                     meta_keys::CLIENT_CAPABILITIES.into(),
-                    Value::Object((*r.context.peer_capabilities).clone()),
+                    Value::Object(r.context.peer_capabilities.to_object()),
                 );
                 if let Some(info) = &r.context.peer_info {
                     m.insert(

@@ -255,13 +255,6 @@ fn flag(requested: &JsonObject, key: &str) -> Result<bool, ErrorObject> {
     }
 }
 
-fn list_changed(caps: &JsonObject, kind: &str) -> bool {
-    caps.get(kind)
-        .and_then(|c| c.get("listChanged"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-}
-
 /// Serves a listen request in front of a legacy upstream.
 pub(crate) async fn translate(
     up: &Upstream,
@@ -283,16 +276,15 @@ pub(crate) async fn translate(
     };
     let caps = &up.connected.server_capabilities;
     let mut filter = Filter {
-        tools: flag(&requested, "toolsListChanged")? && list_changed(caps, "tools"),
-        prompts: flag(&requested, "promptsListChanged")? && list_changed(caps, "prompts"),
-        resources: flag(&requested, "resourcesListChanged")? && list_changed(caps, "resources"),
+        tools: flag(&requested, "toolsListChanged")?
+            && caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true),
+        prompts: flag(&requested, "promptsListChanged")?
+            && caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true),
+        resources: flag(&requested, "resourcesListChanged")?
+            && caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true),
         uris: BTreeSet::new(),
     };
-    let can_subscribe = caps
-        .get("resources")
-        .and_then(|c| c.get("subscribe"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let can_subscribe = caps.resources.as_ref().and_then(|c| c.subscribe) == Some(true);
     match requested.get("resourceSubscriptions") {
         None => {}
         Some(Value::Array(uris)) => {

@@ -12,7 +12,10 @@ use tessera_runtime::{
     BoxFuture, ChildCommand, ChildProcess, ConnectionOptions, HandlerResult, Notification, Peer,
     Request, Service,
 };
-use tessera_types::{Era, JsonObject};
+use tessera_types::{
+    ClientCapabilities, ElicitationCapability, Era, Implementation, JsonObject, RootsCapability,
+    SamplingCapability,
+};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -169,24 +172,28 @@ impl std::fmt::Debug for Upstream {
 }
 
 /// What the proxy says about itself to upstream servers.
-pub(crate) fn proxy_identity(capabilities: JsonObject) -> ClientIdentity {
-    let mut info = JsonObject::new();
-    info.insert("name".into(), "tessera-proxy".into());
-    info.insert("version".into(), env!("CARGO_PKG_VERSION").into());
-    ClientIdentity { info, capabilities }
+pub(crate) fn proxy_identity(capabilities: ClientCapabilities) -> ClientIdentity {
+    ClientIdentity {
+        info: Implementation::new("tessera-proxy", env!("CARGO_PKG_VERSION")),
+        capabilities,
+    }
 }
 
 /// Every client capability a proxy can pass on (what the downstream client
 /// really supports is checked when a request arrives).
-pub(crate) fn all_client_capabilities() -> JsonObject {
-    let v = serde_json::json!({
-        "roots": {"listChanged": true},
-        "sampling": {},
-        "elicitation": {"form": {}, "url": {}}
-    });
-    match v {
-        serde_json::Value::Object(o) => o,
-        _ => JsonObject::new(),
+pub(crate) fn all_client_capabilities() -> ClientCapabilities {
+    ClientCapabilities {
+        roots: Some(RootsCapability {
+            list_changed: Some(true),
+            ..Default::default()
+        }),
+        sampling: Some(SamplingCapability::default()),
+        elicitation: Some(ElicitationCapability {
+            form: Some(JsonObject::new()),
+            url: Some(JsonObject::new()),
+            ..Default::default()
+        }),
+        ..Default::default()
     }
 }
 

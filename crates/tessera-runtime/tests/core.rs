@@ -472,8 +472,12 @@ async fn in_the_callers_task_it_refuses_before_a_handshake_and_cancels() {
 async fn in_the_callers_task_requests_to_the_client_time_out() {
     let (_, mut core) = per_request();
     core.restore_session(
-        tessera_proto::SessionSnapshot::new(ProtocolVersion::V2025_06_18)
-            .with_peer(Arc::new(obj(json!({"roots": {}}))), None),
+        tessera_proto::SessionSnapshot::new(ProtocolVersion::V2025_06_18).with_peer(
+            Arc::new(tessera_types::ClientCapabilities::from_object(&obj(
+                json!({"roots": {}}),
+            ))),
+            None,
+        ),
     );
     let start = Instant::now();
     core.handle_message(request(1, "ask", json!({"ms": 500})), Default::default());

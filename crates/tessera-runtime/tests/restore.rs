@@ -93,7 +93,10 @@ impl Service for Counter {
 
 fn config() -> Arc<EngineConfig> {
     let identity = ServerIdentity {
-        capabilities: obj(json!({"logging": {}})),
+        capabilities: tessera_types::ServerCapabilities {
+            logging: Some(JsonObject::new()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let service = Counter::default();

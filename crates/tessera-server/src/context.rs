@@ -8,8 +8,8 @@ use serde_json::json;
 use tessera_proto::RequestOptions;
 use tessera_runtime::{Peer, PeerError};
 use tessera_types::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, Era,
-    JsonObject, ListRootsResult, LoggingLevel, ProtocolVersion, RequestId,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Era, JsonObject, ListRootsResult, LoggingLevel, ProtocolVersion, RequestId,
 };
 
 use crate::mrtr::{InputError, InputState};
@@ -80,9 +80,7 @@ impl RequestContext {
             .is_none()
             && self
                 .client_capabilities()
-                .get("experimental")
-                .and_then(|e| e.get(tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY))
-                .is_some()
+                .has_experimental(tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY)
         {
             let mut e = self.extensions.clone();
             e.insert(tessera_runtime::StreamHandle::relay(self.peer().clone()));
@@ -118,8 +116,8 @@ impl RequestContext {
 
     /// The client's declared capabilities (from `initialize` in the legacy era,
     /// from this request's `_meta` in the modern era).
-    pub fn client_capabilities(&self) -> &JsonObject {
-        &self.proto.peer_capabilities
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        self.proto.peer_capabilities.client_or_none()
     }
 
     /// The client's `Implementation` info, when it sent one.
@@ -127,9 +125,11 @@ impl RequestContext {
         self.proto.peer_info.as_deref()
     }
 
-    /// Whether the client declared a capability (`sampling`, `elicitation`, `roots`, …).
+    /// Whether the client declared a capability (`sampling`, `elicitation`,
+    /// `roots`, …, or one Tessera does not model) by name; the typed form is
+    /// [`RequestContext::client_capabilities`].
     pub fn client_has(&self, capability: &str) -> bool {
-        self.proto.peer_capabilities.contains_key(capability)
+        self.proto.peer_capabilities.declares(capability)
     }
 
     /// Sends a request to the client on behalf of this request (legacy era:
@@ -212,9 +212,9 @@ impl RequestContext {
         if url && self.client_has("elicitation") {
             let declared_url = self
                 .client_capabilities()
-                .get("elicitation")
-                .and_then(|e| e.get("url"))
-                .is_some();
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.url.is_some());
             if !declared_url {
                 return Err(InputError::MissingCapability("elicitation.url".into()));
             }

@@ -420,11 +420,11 @@ impl RequestContext {
     pub fn client_extension<E: ExtensionSettings>(
         &self,
     ) -> Option<Result<E, tessera_types::ExtensionSettingsError>> {
-        tessera_types::extension_in::<E>(self.client_capabilities())
+        self.client_capabilities().extension_settings::<E>()
     }
 
     /// Whether the client declared extension `id`.
     pub fn client_declares_extension(&self, id: &str) -> bool {
-        tessera_types::declares_extension(self.client_capabilities(), id)
+        self.client_capabilities().has_extension(id)
     }
 }

@@ -128,6 +128,7 @@ impl<S> ResourceRegistry<S> {
             caps.resources = Some(ResourcesCapability {
                 subscribe: Some(true),
                 list_changed: Some(true),
+                ..Default::default()
             });
         }
     }
@@ -624,7 +625,8 @@ mod tests {
             caps.resources,
             Some(ResourcesCapability {
                 subscribe: Some(true),
-                list_changed: Some(true)
+                list_changed: Some(true),
+                ..Default::default()
             })
         );
         assert_eq!(reg.methods().len(), 5);

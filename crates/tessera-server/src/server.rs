@@ -474,8 +474,11 @@ impl<S: Send + Sync + 'static> Server<S> {
                 requests: Some(tessera_types::ServerTaskRequests {
                     tools: Some(tessera_types::ToolsTaskRequests {
                         call: Some(JsonObject::new()),
+                        ..Default::default()
                     }),
+                    ..Default::default()
                 }),
+                ..Default::default()
             });
         }
         // Extensions last (the tasks extension reads `tasks` above).
@@ -486,8 +489,8 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// The engine configuration that serves this server (identity and capabilities).
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig::server(ServerIdentity {
-            info: to_object(&self.inner.info),
-            capabilities: to_object(&self.capabilities()),
+            info: self.inner.info.clone(),
+            capabilities: self.capabilities(),
             instructions: self.inner.instructions.clone(),
             discover_ttl: self.inner.settings.cache_ttl,
         })
@@ -502,8 +505,8 @@ impl<S: Send + Sync + 'static> Server<S> {
         reg.engine_config
             .get_or_init(|| {
                 let mut config = EngineConfig::server(ServerIdentity {
-                    info: to_object(&self.inner.info),
-                    capabilities: to_object(&self.capabilities_of(&reg)),
+                    info: self.inner.info.clone(),
+                    capabilities: self.capabilities_of(&reg),
                     instructions: self.inner.instructions.clone(),
                     discover_ttl: self.inner.settings.cache_ttl,
                 });

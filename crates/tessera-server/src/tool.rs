@@ -368,6 +368,7 @@ impl<S> ToolRegistry<S> {
         if !self.tools.is_empty() {
             caps.tools = Some(ToolsCapability {
                 list_changed: Some(true),
+                ..Default::default()
             });
         }
     }
@@ -455,7 +456,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         let missing: Vec<&String> = tool
             .requires
             .iter()
-            .filter(|c| !r.context.peer_capabilities.contains_key(c.as_str()))
+            .filter(|c| !r.context.peer_capabilities.declares(c))
             .collect();
         if !missing.is_empty() {
             let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();

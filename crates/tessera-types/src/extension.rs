@@ -79,33 +79,12 @@ pub fn settings_object<E: ExtensionSettings>(settings: &E) -> JsonObject {
     }
 }
 
-/// The settings of extension `E` in a raw capabilities object (for example
-/// the client capabilities a server handler sees): `None` when `E` is not
-/// declared.
-pub fn extension_in<E: ExtensionSettings>(
-    capabilities: &JsonObject,
-) -> Option<Result<E, ExtensionSettingsError>> {
-    let settings = capabilities.get("extensions")?.as_object()?.get(E::ID)?;
-    Some(decode::<E>(settings.clone()))
-}
-
-/// Whether the raw capabilities object declares extension `id`.
-pub fn declares_extension(capabilities: &JsonObject, id: &str) -> bool {
-    capabilities
-        .get("extensions")
-        .and_then(Value::as_object)
-        .is_some_and(|e| e.contains_key(id))
-}
-
-fn decode<E: ExtensionSettings>(v: Value) -> Result<E, ExtensionSettingsError> {
-    serde_json::from_value(v).map_err(|source| ExtensionSettingsError { id: E::ID, source })
-}
-
 fn lookup<E: ExtensionSettings>(
     map: Option<&CapabilityMap>,
 ) -> Option<Result<E, ExtensionSettingsError>> {
+    // Read in place: the settings object is not copied.
     let settings = map?.get(E::ID)?;
-    Some(decode::<E>(Value::Object(settings.clone())))
+    Some(E::deserialize(settings).map_err(|source| ExtensionSettingsError { id: E::ID, source }))
 }
 
 impl ServerCapabilities {
@@ -171,9 +150,9 @@ mod tests {
             raw,
             json!({"extensions": {"com.example/demo": {"level": 3}}})
         );
-        let obj = raw.as_object().unwrap();
-        assert!(declares_extension(obj, Demo::ID));
-        assert_eq!(extension_in::<Demo>(obj).unwrap().unwrap().level, 3);
+        let back: ClientCapabilities = serde_json::from_value(raw).unwrap();
+        assert!(back.has_extension(Demo::ID));
+        assert_eq!(back.extension_settings::<Demo>().unwrap().unwrap().level, 3);
 
         let mut c = ClientCapabilities::default();
         c.declare_extension(&Demo::default());
@@ -186,12 +165,12 @@ mod tests {
 
     #[test]
     fn bad_settings_are_an_error_that_names_the_extension() {
-        let caps = json!({"extensions": {"com.example/demo": {"level": "high"}}});
-        let err = extension_in::<Demo>(caps.as_object().unwrap())
-            .unwrap()
-            .unwrap_err();
+        let caps: ClientCapabilities =
+            serde_json::from_value(json!({"extensions": {"com.example/demo": {"level": "high"}}}))
+                .unwrap();
+        let err = caps.extension_settings::<Demo>().unwrap().unwrap_err();
         assert!(err.to_string().contains("com.example/demo"));
-        let none = json!({"extensions": {}});
-        assert!(extension_in::<Demo>(none.as_object().unwrap()).is_none());
+        let none: ServerCapabilities = serde_json::from_value(json!({"extensions": {}})).unwrap();
+        assert!(none.extension_settings::<Demo>().is_none());
     }
 }

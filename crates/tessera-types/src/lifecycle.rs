@@ -103,6 +103,21 @@ impl Implementation {
         }
     }
 
+    /// Reads an `Implementation` object as a peer sent it, never failing:
+    /// when the object does not fit, the `name` and `version` strings that
+    /// can be read (empty otherwise).
+    pub fn from_object(raw: &JsonObject) -> Self {
+        Implementation::deserialize(raw).unwrap_or_else(|_| {
+            let text = |k: &str| {
+                raw.get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("")
+                    .to_owned()
+            };
+            Implementation::new(text("name"), text("version"))
+        })
+    }
+
     /// Sets the title.
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());

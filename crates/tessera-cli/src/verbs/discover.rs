@@ -34,8 +34,8 @@ pub async fn run(a: DiscoverArgs) -> Result<ExitCode, Failure> {
     let era = s.client.era();
     let version = s.client.protocol_version();
     let info = as_object(&s.client.server_info());
-    // Every key the server sent, those the types do not model included.
-    let caps = s.client.server_capabilities_raw();
+    // Every key the server sent: the typed value keeps those it does not model.
+    let caps = as_object(&s.client.server_capabilities());
     let instructions = s.client.instructions();
     s.close().await;
     if a.opts.json {

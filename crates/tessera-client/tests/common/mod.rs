@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_client::{ChildCommand, Client, ClientBuilder, FormRequest};
 use tessera_proto::{EngineConfig, ServerIdentity};
 use tessera_runtime::{BoxFuture, ConnectionOptions, HandlerResult, Peer, Request, Service};
@@ -145,8 +145,8 @@ where
         notes: notes_tx,
     };
     let config = EngineConfig::server(ServerIdentity {
-        info: obj(json!({"name": "scripted", "version": "1"})),
-        capabilities: obj(capabilities),
+        info: tessera_types::Implementation::new("scripted", "1"),
+        capabilities: tessera_types::ServerCapabilities::from_object(&obj(capabilities)),
         instructions: None,
         discover_ttl: Duration::from_secs(60),
     });

@@ -17,7 +17,8 @@ use tessera_proto::{EngineConfig, Outbound, Transmit};
 use tessera_runtime::middleware::Frame;
 use tessera_runtime::{Connection, Service};
 use tessera_types::{
-    ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId,
+    ClientCapabilities, ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest,
+    ProtocolVersion, RequestId,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -107,7 +108,7 @@ impl<S: Service> PerRequest<S> {
 /// The client of a stateless legacy request, as the skipped handshake would
 /// have introduced it.
 pub(crate) struct StatelessClient {
-    capabilities: Arc<JsonObject>,
+    capabilities: Arc<ClientCapabilities>,
     info: Arc<JsonObject>,
 }
 
@@ -117,7 +118,7 @@ impl Default for StatelessClient {
         info.insert("name".into(), json!("stateless-http-client"));
         info.insert("version".into(), json!("0"));
         StatelessClient {
-            capabilities: Arc::new(JsonObject::new()),
+            capabilities: Arc::default(),
             info: Arc::new(info),
         }
     }

@@ -14,7 +14,7 @@ use tessera_proto::{
     ClientIdentity, ConnectMode, Engine, EngineConfig, Event, IncomingRequest, ServerIdentity,
     Transmit,
 };
-use tessera_types::{ErrorObject, JsonObject, RequestId};
+use tessera_types::{ErrorObject, Implementation, JsonObject, RequestId};
 
 /// Methods the fake application serves in the default server config.
 pub const APP_METHODS: [&str; 6] = [
@@ -37,8 +37,11 @@ pub fn obj(v: Value) -> JsonObject {
 /// The server identity used by default.
 pub fn server_identity() -> ServerIdentity {
     ServerIdentity {
-        info: obj(json!({"name": "test-server", "version": "1.2.3"})),
-        capabilities: obj(json!({"tools": {"listChanged": true}, "logging": {}})),
+        info: Implementation::new("test-server", "1.2.3"),
+        capabilities: serde_json::from_value(
+            json!({"tools": {"listChanged": true}, "logging": {}}),
+        )
+        .unwrap(),
         instructions: Some("be nice".into()),
         discover_ttl: Duration::from_secs(60),
     }
@@ -47,8 +50,8 @@ pub fn server_identity() -> ServerIdentity {
 /// The client identity used by default.
 pub fn client_identity() -> ClientIdentity {
     ClientIdentity {
-        info: obj(json!({"name": "test-client", "version": "0.0.1"})),
-        capabilities: obj(json!({"roots": {"listChanged": true}})),
+        info: Implementation::new("test-client", "0.0.1"),
+        capabilities: serde_json::from_value(json!({"roots": {"listChanged": true}})).unwrap(),
     }
 }
 

@@ -30,7 +30,9 @@ pub fn full_state(id: &str) -> SessionState {
     let mut s = SessionState::new(id, ProtocolVersion::V2025_11_25);
     s.revision = 7;
     s.client_info = Some(obj(json!({"name": "cliënt ✓", "version": "1.0.0"})));
-    s.client_capabilities = obj(json!({"roots": {"listChanged": true}, "elicitation": {}}));
+    s.client_capabilities = tessera_types::ClientCapabilities::from_object(&obj(json!({
+        "roots": {"listChanged": true}, "elicitation": {}, "com.example/x": {"on": true}
+    })));
     s.initialized = true;
     s.log_level = Some("warning".into());
     s.principal = Some("alice@example.com".into());

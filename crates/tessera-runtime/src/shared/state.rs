@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tessera_proto::SessionSnapshot;
-use tessera_types::{JsonObject, ProtocolVersion};
+use tessera_types::{ClientCapabilities, JsonObject, ProtocolVersion};
 
 /// A connection's legacy session as its driver exported it after a change
 /// (see [`PeerInfo::session`](crate::PeerInfo::session)): the engine's part
@@ -42,9 +42,10 @@ pub struct SessionState {
     /// The client's `clientInfo` from `initialize`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_info: Option<JsonObject>,
-    /// The client's capabilities from `initialize`.
-    #[serde(default)]
-    pub client_capabilities: JsonObject,
+    /// The client's capabilities from `initialize` (every member kept, as
+    /// [`ClientCapabilities::from_object`] reads them).
+    #[serde(default, deserialize_with = "lenient_capabilities")]
+    pub client_capabilities: ClientCapabilities,
     /// Whether `notifications/initialized` has arrived.
     #[serde(default)]
     pub initialized: bool,
@@ -78,7 +79,7 @@ impl SessionState {
             revision: 0,
             protocol_version,
             client_info: None,
-            client_capabilities: JsonObject::new(),
+            client_capabilities: ClientCapabilities::default(),
             initialized: false,
             log_level: None,
             principal: None,
@@ -106,7 +107,7 @@ impl SessionState {
         let s = &export.snapshot;
         self.protocol_version = s.version;
         self.initialized = s.initialized;
-        self.client_capabilities = (*s.peer_capabilities).clone();
+        self.client_capabilities.clone_from(&s.peer_capabilities);
         self.client_info = s.peer_info.as_deref().cloned();
         self.log_level = s.log_level.clone();
         self.data.clone_from(&export.data);
@@ -123,6 +124,14 @@ impl SessionState {
         serde_json::from_slice(bytes)
             .map_err(|e| crate::StoreError::Corrupt(format!("session state: {e}")))
     }
+}
+
+/// Stored capabilities are what a client sent, misfits included: read them
+/// the way the engine did.
+fn lenient_capabilities<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<ClientCapabilities, D::Error> {
+    JsonObject::deserialize(d).map(|raw| ClientCapabilities::from_object(&raw))
 }
 
 #[cfg(test)]
@@ -151,5 +160,21 @@ mod tests {
         assert_eq!(old.format, 2);
         assert!(!old.initialized);
         assert!(SessionState::from_bytes(b"{").is_err());
+    }
+
+    #[test]
+    fn stored_capabilities_keep_every_member() {
+        // What a client sent, misfits and unknown members included, comes
+        // back as it was stored.
+        let stored = br#"{"v":1,"id":"a","protocolVersion":"2025-11-25",
+            "clientCapabilities":{"roots":true,"sampling":{},"com.example/x":[1]}}"#;
+        let s = SessionState::from_bytes(stored).unwrap();
+        assert!(s.client_capabilities.sampling.is_some());
+        assert!(s.client_capabilities.declares("roots"));
+        let v: serde_json::Value = serde_json::from_slice(&s.to_bytes()).unwrap();
+        assert_eq!(
+            v["clientCapabilities"],
+            json!({"roots": true, "sampling": {}, "com.example/x": [1]})
+        );
     }
 }

@@ -195,6 +195,7 @@ impl<S> PromptRegistry<S> {
         if self.offered() {
             caps.prompts = Some(PromptsCapability {
                 list_changed: Some(true),
+                ..Default::default()
             });
         }
     }

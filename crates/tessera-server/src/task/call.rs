@@ -45,11 +45,7 @@ pub(crate) enum TaskPlan {
 
 /// Whether the request declares the tasks extension (2026-07-28).
 pub(crate) fn declares_extension(r: &Request) -> bool {
-    r.context
-        .peer_capabilities
-        .get("extensions")
-        .and_then(Value::as_object)
-        .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+    r.context.peer_capabilities.has_extension(TASKS_EXTENSION)
 }
 
 /// The `-32021` error naming the tasks extension.

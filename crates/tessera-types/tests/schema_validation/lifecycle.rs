@@ -11,6 +11,7 @@ fn client_capabilities_full(version: &str) -> ClientCapabilities {
         )])),
         roots: Some(RootsCapability {
             list_changed: (version < "2026-07-28").then_some(true),
+            ..Default::default()
         }),
         sampling: Some(SamplingCapability::default()),
         ..ClientCapabilities::default()
@@ -22,10 +23,12 @@ fn client_capabilities_full(version: &str) -> ClientCapabilities {
         caps.sampling = Some(SamplingCapability {
             context: Some(JsonObject::new()),
             tools: Some(JsonObject::new()),
+            ..Default::default()
         });
         caps.elicitation = Some(ElicitationCapability {
             form: Some(JsonObject::new()),
             url: Some(JsonObject::new()),
+            ..Default::default()
         });
     }
     if version == "2025-11-25" {
@@ -35,11 +38,15 @@ fn client_capabilities_full(version: &str) -> ClientCapabilities {
             requests: Some(ClientTaskRequests {
                 sampling: Some(SamplingTaskRequests {
                     create_message: Some(JsonObject::new()),
+                    ..Default::default()
                 }),
                 elicitation: Some(ElicitationTaskRequests {
                     create: Some(JsonObject::new()),
+                    ..Default::default()
                 }),
+                ..Default::default()
             }),
+            ..Default::default()
         });
     }
     if version >= "2026-07-28" {
@@ -61,13 +68,16 @@ fn server_capabilities_full(version: &str) -> ServerCapabilities {
         logging: Some(JsonObject::new()),
         prompts: Some(PromptsCapability {
             list_changed: Some(true),
+            ..Default::default()
         }),
         resources: Some(ResourcesCapability {
             subscribe: Some(true),
             list_changed: Some(false),
+            ..Default::default()
         }),
         tools: Some(ToolsCapability {
             list_changed: Some(true),
+            ..Default::default()
         }),
         ..ServerCapabilities::default()
     };
@@ -81,8 +91,11 @@ fn server_capabilities_full(version: &str) -> ServerCapabilities {
             requests: Some(ServerTaskRequests {
                 tools: Some(ToolsTaskRequests {
                     call: Some(JsonObject::new()),
+                    ..Default::default()
                 }),
+                ..Default::default()
             }),
+            ..Default::default()
         });
     }
     if version >= "2026-07-28" {
