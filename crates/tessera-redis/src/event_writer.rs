@@ -138,10 +138,11 @@ fn pipeline<'a>(
     let mut streams: Vec<&str> = Vec::new();
     let mut indexes: Vec<(&str, Vec<&str>)> = Vec::new();
     let mut id = String::new();
+    let mut digits = itoa::Buffer::new();
     for a in appends {
         id.clear();
         id.push_str("0-");
-        id.push_str(itoa_u64(a.entry, &mut [0u8; 20]));
+        id.push_str(digits.format(a.entry));
         pipe.cmd("XADD")
             .arg(&a.key)
             .arg("MAXLEN")
@@ -172,30 +173,9 @@ fn pipeline<'a>(
     Some(pipe)
 }
 
-/// `n` in decimal, written into `buf`.
-fn itoa_u64(mut n: u64, buf: &mut [u8; 20]) -> &str {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[at..]).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decimal() {
-        for n in [0, 7, 10, 12_345, u64::MAX] {
-            assert_eq!(itoa_u64(n, &mut [0u8; 20]), n.to_string());
-        }
-    }
 
     #[test]
     fn one_expiry_per_stream_and_one_index_update_per_session() {

@@ -37,22 +37,16 @@ impl EventId {
     /// Writes `stream-seq` into `buf` and returns it (no formatting
     /// machinery: every SSE event of a resumable stream gets one).
     pub(crate) fn encode<'a>(&self, buf: &'a mut [u8; 41]) -> &'a str {
-        let mut at = buf.len();
-        for (i, mut n) in [self.seq, self.stream].into_iter().enumerate() {
-            if i == 1 {
-                at -= 1;
-                buf[at] = b'-';
-            }
-            loop {
-                at -= 1;
-                buf[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-        }
-        std::str::from_utf8(&buf[at..]).unwrap_or_default()
+        let mut digits = itoa::Buffer::new();
+        let stream = digits.format(self.stream).as_bytes();
+        let mut at = stream.len();
+        buf[..at].copy_from_slice(stream);
+        buf[at] = b'-';
+        at += 1;
+        let seq = digits.format(self.seq).as_bytes();
+        buf[at..at + seq.len()].copy_from_slice(seq);
+        at += seq.len();
+        std::str::from_utf8(&buf[..at]).unwrap_or_default()
     }
 }
 
@@ -260,5 +254,11 @@ mod tests {
         };
         assert_eq!(max.to_string(), format!("{}-0", u64::MAX));
         assert_eq!(max.to_string().parse::<EventId>().unwrap(), max);
+        let widest = EventId {
+            stream: u64::MAX,
+            seq: u64::MAX,
+        };
+        assert_eq!(widest.to_string(), format!("{0}-{0}", u64::MAX));
+        assert_eq!(EventId { stream: 0, seq: 0 }.to_string(), "0-0");
     }
 }

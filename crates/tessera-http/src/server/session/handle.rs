@@ -187,12 +187,7 @@ impl SessionHandle {
         extensions: Extensions,
         held: Vec<(RequestId, OwnedSemaphorePermit)>,
     ) -> bool {
-        self.touch();
-        !self.ended.is_cancelled()
-            && self
-                .commands
-                .send(Command::Forward(Box::new(frame(inbound, extensions)), held))
-                .is_ok()
+        self.send_forward(frame(inbound, extensions), held)
     }
 
     /// [`SessionHandle::forward_held`], waiting until the engine has handled
@@ -203,18 +198,27 @@ impl SessionHandle {
         extensions: Extensions,
         held: Vec<(RequestId, OwnedSemaphorePermit)>,
     ) -> bool {
-        self.touch();
         let (done, handled) = oneshot::channel();
-        let frame = Incoming::Synced {
+        let synced = Incoming::Synced {
             frame: Box::new(frame(inbound, extensions)),
             done,
         };
+        self.send_forward(synced, held) && handled.await.is_ok()
+    }
+
+    /// Hands `incoming` to the session's task; false when the session has
+    /// ended.
+    fn send_forward(
+        &self,
+        incoming: Incoming,
+        held: Vec<(RequestId, OwnedSemaphorePermit)>,
+    ) -> bool {
+        self.touch();
         !self.ended.is_cancelled()
             && self
                 .commands
-                .send(Command::Forward(Box::new(frame), held))
+                .send(Command::Forward(Box::new(incoming), held))
                 .is_ok()
-            && handled.await.is_ok()
     }
 
     /// Registers a request (or the requests of a batch) and hands its frame
