@@ -11,7 +11,7 @@
 //!
 //! Appends go through one writer task per store (see [`crate::event_writer`]):
 //! an event is queued when [`EventStore::store`] is called and written in
-//! call order, many events to one pipeline, so that a session writes its
+//! call order, many events to one command, so that a session writes its
 //! event to the client while Redis stores it. A replay first waits for the
 //! appends queued before it.
 
@@ -24,7 +24,7 @@ use tessera_runtime::BoxFuture;
 
 use crate::connection::Redis;
 use crate::error::Error;
-use crate::event_writer::{Append, EventWriter};
+use crate::event_writer::{Append, EventWriter, write_index_key, write_stream_key};
 
 /// Deletes a session's streams. KEYS: the session's set of streams.
 const REMOVE: &str = r"
@@ -76,12 +76,16 @@ impl Redis {
 }
 
 impl RedisEventStore {
-    fn stream_key(&self, session: &str, stream: u64) -> String {
-        self.redis.key(&format!("ev:{session}:{stream}"))
+    fn stream_key(&self, session: &str, stream: u64) -> Vec<u8> {
+        let mut key = Vec::new();
+        write_stream_key(&mut key, self.redis.prefix(), session, stream);
+        key
     }
 
-    fn index_key(&self, session: &str) -> String {
-        self.redis.key(&format!("evs:{session}"))
+    fn index_key(&self, session: &str) -> Vec<u8> {
+        let mut key = Vec::new();
+        write_index_key(&mut key, self.redis.prefix(), session);
+        key
     }
 
     /// Appends one event (see [`EventStore::store`]), reporting failures.
@@ -98,8 +102,8 @@ impl RedisEventStore {
         event: &StoredEvent,
     ) -> tokio::sync::oneshot::Receiver<Result<(), Error>> {
         self.writer.append(Append {
-            key: self.stream_key(session, event.id.stream),
-            index: self.index_key(session),
+            session: session.into(),
+            stream: event.id.stream,
             entry: event.id.seq.saturating_add(1),
             data: event.data.clone(),
         })

@@ -120,3 +120,114 @@ async fn streams_are_bounded_and_expire() {
         assert!(ttl > 0 && ttl <= 120_000, "{k}: {ttl}");
     }
 }
+
+/// Every key of the event store (streams and indexes) has a TTL within
+/// `max_ms`; returns how many there are.
+async fn assert_all_expire(c: &mut redis::aio::MultiplexedConnection, max_ms: i64) -> usize {
+    let keys: Vec<String> = c.keys("ev-test:ev*").await.unwrap();
+    for k in &keys {
+        let ttl: i64 = c.pttl(k).await.unwrap();
+        assert!(ttl > 0 && ttl <= max_ms, "{k}: {ttl}");
+    }
+    keys.len()
+}
+
+#[tokio::test]
+async fn appends_queued_together_are_kept_in_order_with_their_ttls() {
+    let server = RedisServer::start().expect("start redis-server");
+    let a = instance(&server, 100).await.event_store();
+    let b = instance(&server, 100).await.event_store();
+    // Queued without waiting, so that they share batches: three sessions,
+    // several streams each, events interleaved.
+    let mut pending = Vec::new();
+    for seq in 0..20 {
+        for session in ["x", "y", "z"] {
+            for stream in [1, 2, 5] {
+                pending.push(a.store(session, ev(stream, seq)));
+            }
+        }
+    }
+    futures::future::join_all(pending).await;
+    for session in ["x", "y", "z"] {
+        for stream in [1, 2, 5] {
+            let got = b.replay_after(session, EventId { stream, seq: 0 }).await;
+            assert_eq!(
+                got,
+                (1..20).map(|seq| ev(stream, seq)).collect::<Vec<_>>(),
+                "{session} stream {stream}"
+            );
+        }
+    }
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    assert_eq!(
+        assert_all_expire(&mut c, 120_000).await,
+        3 * 3 + 3,
+        "nine streams and three indexes"
+    );
+    let mut index: Vec<String> = c.smembers("ev-test:evs:y").await.unwrap();
+    index.sort();
+    assert_eq!(
+        index,
+        ["ev-test:ev:y:1", "ev-test:ev:y:2", "ev-test:ev:y:5"]
+    );
+    b.remove_session("y").await;
+    assert_eq!(assert_all_expire(&mut c, 120_000).await, 2 * 3 + 2);
+}
+
+#[tokio::test]
+async fn a_restarted_redis_without_the_script_still_keeps_events() {
+    let server = RedisServer::start().expect("start redis-server");
+    let store = instance(&server, 100).await.event_store();
+    store.try_store("s", &ev(1, 0)).await.expect("first append");
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    // What a restart does to the script cache.
+    let () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    store
+        .try_store("s", &ev(1, 1))
+        .await
+        .expect("append after the flush");
+    assert_eq!(
+        store.replay_after("s", EventId { stream: 1, seq: 0 }).await,
+        vec![ev(1, 1)]
+    );
+}
+
+#[tokio::test]
+async fn a_failed_append_fails_its_batch_but_spares_the_others_and_every_ttl() {
+    let server = RedisServer::start().expect("start redis-server");
+    let store = instance(&server, 100).await.event_store();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    // A key of the wrong type where a stream goes.
+    let () = c.set("ev-test:ev:bad:1", "not a stream").await.unwrap();
+    // Queued together (the writer runs when this task waits), so one batch.
+    let (bad_event, good_event) = (ev(1, 0), ev(1, 1));
+    let (bad, good) = tokio::join!(
+        store.try_store("bad", &bad_event),
+        store.try_store("good", &good_event)
+    );
+    assert!(
+        matches!(bad, Err(tessera_redis::Error::Backend(_))),
+        "{bad:?}"
+    );
+    // The writer cannot tell which event failed: the batch is reported as
+    // not kept, but the script went on past the failure.
+    assert!(good.is_err(), "{good:?}");
+    assert_eq!(
+        store
+            .replay_after("good", EventId { stream: 1, seq: 0 })
+            .await,
+        vec![ev(1, 1)]
+    );
+    store
+        .try_store("good", &ev(1, 2))
+        .await
+        .expect("a later append");
+    assert_eq!(assert_all_expire(&mut c, 120_000).await, 4);
+}
