@@ -25,6 +25,7 @@ use crate::decode::{self, Inbound};
 use crate::error::{CallError, SendError};
 use crate::event::{Event, Outbound, Transmit};
 use crate::pending::{Pending, PendingKind, PendingTable, RequestOptions};
+use crate::raw::{self, RawResponse, RawResult, Reply};
 use crate::session::{Session, SessionSnapshot, level_passes};
 
 /// Reserved `_meta` keys the engine reads and writes.
@@ -295,6 +296,17 @@ impl Engine {
 
     /// Feeds one frame of bytes (a stdio line, an HTTP body).
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        if self.pending.has_raw() && !self.closed {
+            // The answer to a request sent with `send_request_raw` is read
+            // only as far as its envelope; anything else is decoded in full.
+            if let Some((id, result)) = raw::result_response(bytes) {
+                if self.pending.is_raw(&id) {
+                    self.pending.remove(&id);
+                    self.push_event(Event::RawResponse { id, result });
+                    return;
+                }
+            }
+        }
         let inbound = decode::decode(bytes);
         self.handle_inbound(now, inbound);
     }
@@ -562,6 +574,24 @@ impl Engine {
         self.send_request_kind(now, method, params, options, PendingKind::User)
     }
 
+    /// Like [`Engine::send_request`], for a result to pass on without reading
+    /// it: a result answer that arrives as bytes ([`Engine::handle_bytes`])
+    /// is checked (JSON-RPC envelope, id, an object result) and handed over
+    /// as JSON text in [`Event::RawResponse`], not parsed into a tree. An
+    /// answer fed already decoded, an error, a timeout or a closed
+    /// connection arrive as [`Event::Response`] as usual.
+    pub fn send_request_raw(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<RequestId, SendError> {
+        let id = self.send_request(now, method, params, options)?;
+        self.pending.mark_raw(&id);
+        Ok(id)
+    }
+
     pub(crate) fn send_request_kind(
         &mut self,
         now: Instant,
@@ -611,6 +641,7 @@ impl Engine {
                 timeout,
                 reset_on_progress: options.reset_on_progress,
                 progress_token,
+                raw: false,
             },
         );
         self.transmit(
@@ -756,10 +787,70 @@ impl Engine {
         true
     }
 
+    /// Answers an incoming request with a result given as JSON text, written
+    /// as it is (a proxy passes its upstream's result on this way). What the
+    /// engine adds to a 2026-07-28 result (`resultType`, and `_meta` with
+    /// the server's identity) is written in front of the text when missing;
+    /// only when `_meta` is there without the identity, or the request is
+    /// part of a batch, is the text read into an object and answered as
+    /// [`Engine::respond`] does. Returns whether a response was sent.
+    pub fn respond_raw(&mut self, id: &RequestId, result: RawResult) -> bool {
+        let (era, batch) = match self.inflight.get(id) {
+            None => return false,
+            Some(f) => (f.era, f.batch.is_some()),
+        };
+        let shaped = if batch {
+            Err(result)
+        } else if era == Era::Modern {
+            let info = self.adds_server_info().then_some(&self.config.server.info);
+            raw::shape_modern(result, info)
+        } else {
+            Ok(result)
+        };
+        let result = match shaped {
+            Ok(r) => r,
+            Err(r) => {
+                let outcome = r.to_object().map_err(|e| {
+                    ErrorObject::internal(format!("Internal error: the result cannot be read: {e}"))
+                });
+                return self.respond(id, outcome);
+            }
+        };
+        let Some(f) = self.inflight.remove(id) else {
+            return false;
+        };
+        if f.cancelled || self.closed {
+            return false;
+        }
+        self.transmits.push_back(Transmit {
+            message: Outbound::Raw(RawResponse {
+                id: id.clone(),
+                result,
+            }),
+            related: Some(id.clone()),
+        });
+        true
+    }
+
+    /// Answers an incoming request with a [`Reply`] ([`Engine::respond`] for
+    /// an object or an error, [`Engine::respond_raw`] for JSON text).
+    pub fn respond_reply(&mut self, id: &RequestId, outcome: Result<Reply, ErrorObject>) -> bool {
+        match outcome {
+            Ok(Reply::Raw(r)) => self.respond_raw(id, r),
+            Ok(Reply::Object(o)) => self.respond(id, Ok(o)),
+            Err(e) => self.respond(id, Err(e)),
+        }
+    }
+
+    /// Whether 2026-07-28 results get the server's identity in `_meta`.
+    fn adds_server_info(&self) -> bool {
+        self.config.role == Role::Server && !self.config.server.info.name.is_empty()
+    }
+
     pub(crate) fn shape_modern_result(&self, r: &mut JsonObject) {
         r.entry("resultType").or_insert_with(|| json!("complete"));
         let info = &self.config.server.info;
-        if self.config.role == Role::Server && !info.name.is_empty() {
+        if self.adds_server_info() {
             meta_of(r).entry(mk::SERVER_INFO).or_insert_with(|| {
                 serde_json::to_value(info).unwrap_or_else(|_| Value::Object(JsonObject::new()))
             });

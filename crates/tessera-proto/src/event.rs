@@ -9,6 +9,7 @@ use tessera_types::{
 
 use crate::error::CallError;
 use crate::peer::PeerCapabilities;
+use crate::raw::{RawResponse, RawResult};
 
 /// A message (or batch) to write to the transport.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +29,9 @@ pub enum Outbound {
     Single(JsonRpcMessage),
     /// A JSON-RPC batch (only in reply to a batch, on versions that allow them).
     Batch(Vec<JsonRpcMessage>),
+    /// A result response whose result is JSON text, written as it is (see
+    /// [`Engine::respond_raw`](crate::Engine::respond_raw)).
+    Raw(RawResponse),
 }
 
 impl Outbound {
@@ -37,15 +41,45 @@ impl Outbound {
         match self {
             Outbound::Single(m) => serde_json::to_vec(m).unwrap_or_default(),
             Outbound::Batch(b) => serde_json::to_vec(b).unwrap_or_default(),
+            Outbound::Raw(r) => serde_json::to_vec(r).unwrap_or_default(),
         }
     }
 
-    /// The single message, if this is not a batch.
+    /// Serialises into `out` without a trailing newline.
+    pub fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            Outbound::Single(m) => serde_json::to_writer(out, m),
+            Outbound::Batch(b) => serde_json::to_writer(out, b),
+            Outbound::Raw(r) => serde_json::to_writer(out, r),
+        }
+    }
+
+    /// The single message, if this is neither a batch nor a raw result.
     pub fn as_single(&self) -> Option<&JsonRpcMessage> {
         match self {
             Outbound::Single(m) => Some(m),
-            Outbound::Batch(_) => None,
+            Outbound::Batch(_) | Outbound::Raw(_) => None,
         }
+    }
+
+    /// The id this message answers, if it is a single response (a result,
+    /// an error with an id, or a raw result).
+    pub fn response_id(&self) -> Option<&RequestId> {
+        match self {
+            Outbound::Single(JsonRpcMessage::Result(r)) => Some(&r.id),
+            Outbound::Single(JsonRpcMessage::Error(e)) => e.id.as_ref(),
+            Outbound::Raw(r) => Some(&r.id),
+            Outbound::Single(_) | Outbound::Batch(_) => None,
+        }
+    }
+
+    /// Whether this is a single response (result, error or raw result).
+    pub fn is_single_response(&self) -> bool {
+        matches!(
+            self,
+            Outbound::Single(JsonRpcMessage::Result(_) | JsonRpcMessage::Error(_))
+                | Outbound::Raw(_)
+        )
     }
 }
 
@@ -128,6 +162,16 @@ pub enum Event {
         id: RequestId,
         /// The result, or why there is none.
         outcome: Result<JsonObject, CallError>,
+    },
+    /// A request this side sent with
+    /// [`Engine::send_request_raw`](crate::Engine::send_request_raw) got a
+    /// result, handed over as JSON text (its errors, timeouts and the like
+    /// arrive as [`Event::Response`]).
+    RawResponse {
+        /// The id it was sent with.
+        id: RequestId,
+        /// The result.
+        result: RawResult,
     },
     /// Progress for a request this side sent.
     Progress {

@@ -43,6 +43,7 @@ mod event;
 pub mod mirror;
 mod peer;
 mod pending;
+mod raw;
 mod serve;
 mod session;
 
@@ -52,5 +53,6 @@ pub use error::{CallError, SendError};
 pub use event::{Connected, Event, IncomingRequest, Outbound, RequestContext, Transmit};
 pub use peer::PeerCapabilities;
 pub use pending::RequestOptions;
+pub use raw::{RawResponse, RawResult, Reply};
 pub use session::{SessionSnapshot, level_passes, level_rank};
 pub use tessera_types::{Era, ProtocolVersion};

@@ -60,6 +60,8 @@ pub(crate) struct Pending {
     pub timeout: Option<Duration>,
     pub reset_on_progress: bool,
     pub progress_token: Option<ProgressToken>,
+    /// Its result is handed over as JSON text ([`crate::Event::RawResponse`]).
+    pub raw: bool,
 }
 
 /// The table of outgoing requests.
@@ -70,6 +72,8 @@ pub(crate) struct PendingTable {
     by_token: HashMap<ProgressToken, RequestId>,
     cancelled: HashSet<RequestId>,
     cancelled_order: VecDeque<RequestId>,
+    /// How many pending requests want their result as JSON text.
+    raw: usize,
 }
 
 impl PendingTable {
@@ -93,7 +97,10 @@ impl PendingTable {
         if let Some(t) = &p.progress_token {
             self.by_token.insert(t.clone(), id.clone());
         }
-        self.map.insert(id, p);
+        self.raw += usize::from(p.raw);
+        if let Some(old) = self.map.insert(id, p) {
+            self.raw -= usize::from(old.raw);
+        }
     }
 
     pub fn remove(&mut self, id: &RequestId) -> Option<Pending> {
@@ -101,7 +108,28 @@ impl PendingTable {
         if let Some(t) = &p.progress_token {
             self.by_token.remove(t);
         }
+        self.raw -= usize::from(p.raw);
         Some(p)
+    }
+
+    /// Hands the result of pending request `id` over as JSON text.
+    pub fn mark_raw(&mut self, id: &RequestId) {
+        if let Some(p) = self.map.get_mut(id) {
+            if !p.raw {
+                p.raw = true;
+                self.raw += 1;
+            }
+        }
+    }
+
+    /// Whether some pending request wants its result as JSON text.
+    pub fn has_raw(&self) -> bool {
+        self.raw > 0
+    }
+
+    /// Whether request `id` is pending and wants its result as JSON text.
+    pub fn is_raw(&self, id: &RequestId) -> bool {
+        self.map.get(id).is_some_and(|p| p.raw)
     }
 
     pub fn len(&self) -> usize {
@@ -167,6 +195,7 @@ impl PendingTable {
     /// Removes every pending request (the connection closed).
     pub fn drain(&mut self) -> Vec<(RequestId, Pending)> {
         self.by_token.clear();
+        self.raw = 0;
         let mut all: Vec<_> = self.map.drain().collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
@@ -187,6 +216,7 @@ mod tests {
             timeout: timeout.map(Duration::from_millis),
             reset_on_progress: true,
             progress_token: token.then(|| RequestId::from("tok")),
+            raw: false,
         }
     }
 
@@ -272,6 +302,28 @@ mod tests {
         assert_eq!(all.len(), 1);
         assert_eq!(t.on_progress(&RequestId::from("tok"), now), None);
         assert_eq!(t.next_deadline(), None);
+    }
+
+    #[test]
+    fn raw_requests_are_counted_until_answered_expired_or_drained() {
+        let now = Instant::now();
+        let mut t = PendingTable::default();
+        let mut raw = pending(now, Some(10), None, false);
+        raw.raw = true;
+        t.insert(RequestId::Number(1), raw.clone());
+        t.insert(RequestId::Number(2), raw.clone());
+        t.insert(RequestId::Number(3), pending(now, None, None, false));
+        assert!(t.has_raw() && t.is_raw(&RequestId::Number(1)));
+        assert!(!t.is_raw(&RequestId::Number(3)) && !t.is_raw(&RequestId::Number(9)));
+        // Replacing an entry does not count it twice.
+        t.insert(RequestId::Number(2), raw.clone());
+        assert!(t.remove(&RequestId::Number(1)).is_some());
+        assert!(t.has_raw());
+        assert_eq!(t.expire(now + Duration::from_millis(10)).len(), 1);
+        assert!(!t.has_raw());
+        t.insert(RequestId::Number(4), raw);
+        t.drain();
+        assert!(!t.has_raw());
     }
 
     #[test]

@@ -184,7 +184,7 @@ fn arb_mode() -> impl Strategy<Value = ConnectMode> {
 /// The messages of one transmit (a batch is several).
 fn messages(t: &Transmit) -> Vec<Value> {
     match &t.message {
-        Outbound::Single(_) => vec![wire(t)],
+        Outbound::Single(_) | Outbound::Raw(_) => vec![wire(t)],
         Outbound::Batch(_) => match wire(t) {
             Value::Array(a) => a,
             other => panic!("a batch serialises to an array: {other}"),

@@ -22,13 +22,13 @@ use serde_json::Value;
 use tessera_http::{ServiceFactory, ToolSchemaLookup};
 use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{
-    BoxFuture, ConnectionOptions, HandlerResult, Notification, Request, Service,
+    BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, Request, Service,
 };
 use tessera_types::{Era, ErrorObject, Implementation, JsonObject, ServerCapabilities};
 
 use crate::calls::Calls;
 use crate::error::ProxyError;
-use crate::forward::forward;
+use crate::forward::{forward, forward_reply};
 use crate::listen::{self, Listeners};
 use crate::route::{SessionSink, SharedSink, Unsolicited};
 use crate::upstream::{
@@ -427,18 +427,40 @@ impl std::fmt::Debug for ProxyService {
     }
 }
 
+impl ProxyService {
+    /// The upstream connection that serves `r`, and its calls in progress.
+    async fn upstream_for(&self, r: &Request) -> Result<(Arc<Upstream>, Arc<Calls>), ErrorObject> {
+        Ok(match (&self.session, r.context.era) {
+            (Some(s), Era::Legacy) => (s.upstream(&self.inner, r).await?, s.calls.clone()),
+            _ => (self.inner.shared().await?, self.inner.calls.clone()),
+        })
+    }
+}
+
 impl Service for ProxyService {
     fn methods(&self) -> Vec<String> {
         FORWARDED_METHODS.iter().map(|m| (*m).to_owned()).collect()
     }
 
+    /// Results the proxy does not read (it learns tool schemas from
+    /// `tools/list`, and serves listen streams itself) are passed on as the
+    /// JSON text the upstream wrote, where nothing needs changing in them.
+    fn handle(&self, mut r: Request) -> Handling {
+        if r.method == methods::TOOLS_LIST || r.method == methods::SUBSCRIPTIONS_LISTEN {
+            return Handling::Object(self.handle_request(r));
+        }
+        let me = self.clone();
+        Handling::Reply(Box::pin(async move {
+            let (up, calls) = me.upstream_for(&r).await?;
+            let params = r.params.take();
+            forward_reply(&up, &calls, &r, &r.method, params).await
+        }))
+    }
+
     fn handle_request(&self, mut r: Request) -> BoxFuture<'static, HandlerResult> {
         let me = self.clone();
         Box::pin(async move {
-            let (up, calls) = match (&me.session, r.context.era) {
-                (Some(s), Era::Legacy) => (s.upstream(&me.inner, &r).await?, s.calls.clone()),
-                _ => (me.inner.shared().await?, me.inner.calls.clone()),
-            };
+            let (up, calls) = me.upstream_for(&r).await?;
             if r.method == methods::SUBSCRIPTIONS_LISTEN {
                 let _guard = calls.enter(&r);
                 return match up.era() {

@@ -4,11 +4,12 @@
 //! server) the multi round-trip rounds turned into ordinary requests to the
 //! client.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
 use tessera_proto::{CallError, RequestOptions, meta_keys};
-use tessera_runtime::{HandlerResult, PeerError, Request};
+use tessera_runtime::{HandlerResult, PeerError, RawResult, Reply, Request};
 use tessera_types::{Era, ErrorObject, JsonObject, ResultType};
 use tokio::sync::mpsc;
 
@@ -97,10 +98,53 @@ pub(crate) async fn send(
     method: &str,
     params: Option<JsonObject>,
 ) -> HandlerResult {
-    let options = RequestOptions::default();
+    exchange(r, method, |progress| async move {
+        let options = RequestOptions::default();
+        match progress {
+            None => up.peer.request(method, params, options).await,
+            Some(tx) => {
+                up.peer
+                    .request_with_progress(method, params, options, tx)
+                    .await
+            }
+        }
+    })
+    .await
+}
+
+/// [`send`], with the answer's result kept as the JSON text the upstream
+/// wrote.
+async fn send_raw(
+    up: &Upstream,
+    r: &Request,
+    method: &str,
+    params: Option<JsonObject>,
+) -> Result<RawResult, ErrorObject> {
+    exchange(r, method, |progress| async move {
+        let options = RequestOptions::default();
+        match progress {
+            None => up.peer.request_raw(method, params, options).await,
+            Some(tx) => {
+                up.peer
+                    .request_raw_with_progress(method, params, options, tx)
+                    .await
+            }
+        }
+    })
+    .await
+}
+
+/// Runs one upstream call made by `call` (given where progress goes when
+/// the client asked for it), passing progress back and giving up when the
+/// client cancels (dropping the call cancels it upstream).
+async fn exchange<T, F, Fut>(r: &Request, method: &str, call: F) -> Result<T, ErrorObject>
+where
+    F: FnOnce(Option<mpsc::UnboundedSender<JsonObject>>) -> Fut,
+    Fut: Future<Output = Result<T, PeerError>>,
+{
     let cancel = r.cancel.clone();
     if r.context.progress_token.is_none() {
-        let call = up.peer.request(method, params, options);
+        let call = call(None);
         return tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(ErrorObject::internal("cancelled by the client")),
@@ -108,7 +152,7 @@ pub(crate) async fn send(
         };
     }
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = up.peer.request_with_progress(method, params, options, tx);
+    let call = call(Some(tx));
     tokio::pin!(call);
     let out = loop {
         tokio::select! {
@@ -131,6 +175,32 @@ fn pass_progress(r: &Request, p: &JsonObject) {
     let total = p.get("total").and_then(Value::as_f64);
     let message = p.get("message").and_then(Value::as_str).map(str::to_owned);
     r.progress(progress, total, message);
+}
+
+/// Forwards `r` (as `method` with `params`) like [`forward`], answering with
+/// the upstream's result as the JSON text it wrote when the proxy has
+/// nothing to change in it: no input rounds to run for a legacy client of a
+/// 2026-07-28 upstream, no caching hints to complete for a 2026-07-28
+/// client. The server-role engine writes that text as it is, adding a
+/// missing `resultType` and server identity for a 2026-07-28 client (see
+/// [`tessera_proto::Engine::respond_raw`]).
+pub(crate) async fn forward_reply(
+    up: &Upstream,
+    calls: &Arc<Calls>,
+    r: &Request,
+    method: &str,
+    params: Option<JsonObject>,
+) -> Result<Reply, ErrorObject> {
+    let era = r.context.era;
+    let rounds = era == Era::Legacy && up.era() == Era::Modern;
+    if rounds || (era == Era::Modern && crate::hints::completes(method)) {
+        return forward(up, calls, r, method, params)
+            .await
+            .map(Reply::Object);
+    }
+    let _guard = calls.enter(r);
+    let params = prepare(params, r, up.era());
+    send_raw(up, r, method, params).await.map(Reply::Raw)
 }
 
 /// Forwards `r` (as `method` with `params`) and returns the answer for the

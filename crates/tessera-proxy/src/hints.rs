@@ -63,10 +63,16 @@ impl Hints {
     }
 }
 
+/// Whether a 2026-07-28 result of `method` carries caching hints (which
+/// [`complete`] may have to add).
+pub(crate) fn completes(method: &str) -> bool {
+    CACHEABLE.contains(&method)
+}
+
 /// Completes the hints of a `method` result for a 2026-07-28 client: a
 /// missing `ttlMs` is 0, a missing or unknown `cacheScope` is `private`.
 pub(crate) fn complete(method: &str, result: &mut JsonObject) {
-    if !CACHEABLE.contains(&method) {
+    if !completes(method) {
         return;
     }
     if !result.get("ttlMs").is_some_and(Value::is_u64) {

@@ -39,13 +39,13 @@ use foldhash::HashMap;
 use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tessera_proto::decode::Inbound;
-use tessera_proto::{Engine, EngineConfig, Event, Transmit};
+use tessera_proto::{Engine, EngineConfig, Event, Reply, Transmit};
 use tessera_types::{ErrorObject, JsonObject, JsonRpcMessage, ProtocolVersion, RequestId, methods};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::peer::{Command, OutgoingRequest, Peer, PeerError, PeerInfo, ProgressSink};
-use crate::service::{BoxFuture, HandlerResult, Notification, Request, Service};
+use crate::service::{BoxFuture, Handling, Notification, ReplyResult, Request, Service};
 use crate::transport::Incoming;
 
 /// Limits and timing of a connection.
@@ -82,7 +82,7 @@ impl Default for ConnectionOptions {
 /// A request this side sent, waiting for its answer.
 struct Outgoing {
     ticket: u64,
-    reply: oneshot::Sender<Result<JsonObject, PeerError>>,
+    reply: oneshot::Sender<Result<Reply, PeerError>>,
     progress: Option<ProgressSink>,
 }
 
@@ -126,7 +126,7 @@ pub struct Connection<S> {
     tickets: HashMap<u64, RequestId>,
     handlers: HashMap<RequestId, Handler>,
     /// The request handlers in progress.
-    running: FuturesUnordered<BoxFuture<'static, (RequestId, HandlerResult)>>,
+    running: FuturesUnordered<BoxFuture<'static, (RequestId, ReplyResult)>>,
     /// Notifications waiting for the one being handled (one at a time, in
     /// arrival order).
     notifications: VecDeque<Notification>,
@@ -416,7 +416,7 @@ impl<S: Service> Connection<S> {
                         self.apply(c);
                     }
                     self.handlers.remove(&id);
-                    self.engine.respond(&id, outcome);
+                    self.engine.respond_reply(&id, outcome);
                     self.process_events();
                     progressed = true;
                 }
@@ -563,7 +563,15 @@ impl<S: Service> Connection<S> {
                 Event::Response { id, outcome } => {
                     if let Some(o) = self.outgoing.remove(&id) {
                         self.tickets.remove(&o.ticket);
-                        let _ = o.reply.send(outcome.map_err(PeerError::Call));
+                        let _ = o
+                            .reply
+                            .send(outcome.map(Reply::Object).map_err(PeerError::Call));
+                    }
+                }
+                Event::RawResponse { id, result } => {
+                    if let Some(o) = self.outgoing.remove(&id) {
+                        self.tickets.remove(&o.ticket);
+                        let _ = o.reply.send(Ok(Reply::Raw(result)));
                     }
                 }
                 Event::Progress { id, params } => {
@@ -623,18 +631,24 @@ impl<S: Service> Connection<S> {
             token.clone(),
             self.frame_extensions.clone(),
         );
-        let fut = match self
+        let handling = match self
             .frame_extensions
             .get::<crate::middleware::RequestLayers>()
         {
             // Layers the transport attached run outside the service's own.
             Some(layers) if !layers.0.is_empty() => {
                 let service = self.service.clone();
-                layers.0.run(request, move |r| service.handle_request(r))
+                Handling::Object(layers.0.run(request, move |r| service.handle_request(r)))
             }
-            _ => self.service.handle_request(request),
+            _ => self.service.handle(request),
         };
         self.running.push(Box::pin(async move {
+            let fut = async move {
+                match handling {
+                    Handling::Object(f) => f.await.map(Reply::Object),
+                    Handling::Reply(f) => f.await,
+                }
+            };
             tokio::select! {
                 biased;
                 // The engine sends nothing for a cancelled request; this only clears it.
@@ -660,8 +674,15 @@ impl<S: Service> Connection<S> {
                     reply,
                     progress,
                     assigned,
+                    raw,
                 } = *r;
-                match self.engine.send_request(now(), &method, params, options) {
+                let sent = if raw {
+                    self.engine
+                        .send_request_raw(now(), &method, params, options)
+                } else {
+                    self.engine.send_request(now(), &method, params, options)
+                };
+                match sent {
                     Ok(id) => {
                         if let Some(a) = assigned {
                             let _ = a.send(id.clone());

@@ -54,10 +54,13 @@ pub use stream_control::{
 /// [`Connection::next`].
 pub type OneShot<S> = Connection<S>;
 pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
-pub use service::{BoxFuture, HandlerResult, NoService, Notification, Request, Service};
+pub use service::{
+    BoxFuture, HandlerResult, Handling, NoService, Notification, ReplyResult, Request, Service,
+};
 pub use shared::{
     Bus, BusSubscription, LocalBus, MemorySessionStore, SessionExport, SessionState, SessionStore,
     StoreError,
 };
 pub use stdio::serve_stdio;
+pub use tessera_proto::{RawResult, Reply};
 pub use transport::{ChannelTransport, Incoming, LineTransport, Transport};

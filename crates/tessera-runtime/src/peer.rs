@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use serde_json::Value;
-use tessera_proto::{CallError, ConnectMode, Connected, RequestOptions};
+use tessera_proto::{CallError, ConnectMode, Connected, RawResult, Reply, RequestOptions};
 use tessera_types::{ErrorObject, JsonObject, RequestId};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -89,9 +89,11 @@ pub(crate) struct OutgoingRequest {
     pub method: String,
     pub params: Option<JsonObject>,
     pub options: RequestOptions,
-    pub reply: oneshot::Sender<Result<JsonObject, PeerError>>,
+    pub reply: oneshot::Sender<Result<Reply, PeerError>>,
     pub progress: Option<ProgressSink>,
     pub assigned: Option<oneshot::Sender<RequestId>>,
+    /// The result is wanted as JSON text.
+    pub raw: bool,
 }
 
 /// What a [`Peer`] asks of its connection. Kept small (the large request
@@ -240,8 +242,41 @@ impl Peer {
         params: Option<JsonObject>,
         options: RequestOptions,
     ) -> Result<JsonObject, PeerError> {
-        self.request_inner(method.into(), params, options, None, None)
-            .await
+        object(
+            self.request_inner(method.into(), params, options, None, None, false)
+                .await,
+        )
+    }
+
+    /// Like [`Peer::request`], for a result to pass on without reading it:
+    /// the answer's result comes back as the JSON text the peer sent
+    /// (checked, not parsed into a tree; see
+    /// [`Engine::send_request_raw`](tessera_proto::Engine::send_request_raw)).
+    /// A proxy forwards it with [`Reply::Raw`].
+    pub async fn request_raw(
+        &self,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<RawResult, PeerError> {
+        raw(self
+            .request_inner(method.into(), params, options, None, None, true)
+            .await)
+    }
+
+    /// [`Peer::request_raw`] asking for progress, as
+    /// [`Peer::request_with_progress`] does.
+    pub async fn request_raw_with_progress(
+        &self,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+        mut options: RequestOptions,
+        progress: mpsc::UnboundedSender<JsonObject>,
+    ) -> Result<RawResult, PeerError> {
+        options.progress = true;
+        raw(self
+            .request_inner(method.into(), params, options, Some(progress), None, true)
+            .await)
     }
 
     /// Like [`Peer::request`], also telling `assigned` the JSON-RPC id the
@@ -255,8 +290,10 @@ impl Peer {
         options: RequestOptions,
         assigned: oneshot::Sender<RequestId>,
     ) -> Result<JsonObject, PeerError> {
-        self.request_inner(method.into(), params, options, None, Some(assigned))
-            .await
+        object(
+            self.request_inner(method.into(), params, options, None, Some(assigned), false)
+                .await,
+        )
     }
 
     /// Like [`Peer::request`], asking for progress: each `notifications/progress`
@@ -269,8 +306,10 @@ impl Peer {
         progress: mpsc::UnboundedSender<JsonObject>,
     ) -> Result<JsonObject, PeerError> {
         options.progress = true;
-        self.request_inner(method.into(), params, options, Some(progress), None)
-            .await
+        object(
+            self.request_inner(method.into(), params, options, Some(progress), None, false)
+                .await,
+        )
     }
 
     async fn request_inner(
@@ -280,7 +319,8 @@ impl Peer {
         options: RequestOptions,
         progress: Option<ProgressSink>,
         assigned: Option<oneshot::Sender<RequestId>>,
-    ) -> Result<JsonObject, PeerError> {
+        raw: bool,
+    ) -> Result<Reply, PeerError> {
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         let (reply, rx) = oneshot::channel();
         self.commands
@@ -292,6 +332,7 @@ impl Peer {
                 reply,
                 progress,
                 assigned,
+                raw,
             })))
             .map_err(|_| PeerError::Closed)?;
         let mut guard = CancelOnDrop {
@@ -387,6 +428,23 @@ impl Peer {
     pub fn close(&self) {
         let _ = self.commands.send(Command::Close);
     }
+}
+
+/// A reply as an object: a JSON text (which only a raw request gets) is read.
+fn object(reply: Result<Reply, PeerError>) -> Result<JsonObject, PeerError> {
+    reply?.into_object().map_err(unreadable)
+}
+
+/// A reply as JSON text: an object (an answer the transport handed over
+/// already decoded) is written.
+fn raw(reply: Result<Reply, PeerError>) -> Result<RawResult, PeerError> {
+    reply?.into_raw().map_err(unreadable)
+}
+
+fn unreadable(e: serde_json::Error) -> PeerError {
+    PeerError::Call(CallError::Remote(ErrorObject::internal(format!(
+        "the peer's result cannot be read: {e}"
+    ))))
 }
 
 struct CancelOnDrop<'a> {

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tessera_proto::{IncomingRequest, RequestContext};
+use tessera_proto::{IncomingRequest, Reply, RequestContext};
 use tessera_types::{ErrorObject, JsonObject, ProtocolVersion, RequestId};
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +17,28 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// What a request handler returns: a result object or a JSON-RPC error.
 pub type HandlerResult = Result<JsonObject, ErrorObject>;
 
+/// What a handler that may pass a result on as JSON text returns (see
+/// [`Service::handle`]).
+pub type ReplyResult = Result<Reply, ErrorObject>;
+
+/// A request being handled, as [`Service::handle`] started it.
+pub enum Handling {
+    /// An ordinary handler, answering with a result object.
+    Object(BoxFuture<'static, HandlerResult>),
+    /// A handler that may answer with a result as JSON text ([`Reply::Raw`]),
+    /// written as it is.
+    Reply(BoxFuture<'static, ReplyResult>),
+}
+
+impl std::fmt::Debug for Handling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Handling::Object(_) => "Handling::Object",
+            Handling::Reply(_) => "Handling::Reply",
+        })
+    }
+}
+
 /// Handles what the peer sends. Requests run concurrently, each in its own
 /// task; notifications are handed over one at a time, in arrival order.
 pub trait Service: Send + Sync + 'static {
@@ -27,6 +49,19 @@ pub trait Service: Send + Sync + 'static {
     /// Handles one request. `request.cancellation()` fires when the peer
     /// cancels it; the answer to a cancelled request is never sent.
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult>;
+
+    /// Starts handling one request; this is what a connection calls. The
+    /// default runs [`Service::handle_request`]. A service that passes on
+    /// results it does not read (a proxy) answers some requests with
+    /// [`Handling::Reply`] and a [`Reply::Raw`] result instead, which is
+    /// written without being parsed and serialised again. Requests that go
+    /// through middleware the transport attached
+    /// ([`RequestLayers`](crate::middleware::RequestLayers)) are handled by
+    /// [`Service::handle_request`], since layers may read and rewrite
+    /// results.
+    fn handle(&self, request: Request) -> Handling {
+        Handling::Object(self.handle_request(request))
+    }
 
     /// Handles one notification.
     fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
@@ -147,6 +182,9 @@ impl<S: Service + ?Sized> Service for Arc<S> {
     }
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         (**self).handle_request(request)
+    }
+    fn handle(&self, request: Request) -> Handling {
+        (**self).handle(request)
     }
     fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
         (**self).handle_notification(notification)

@@ -3,8 +3,8 @@
 use std::future::Future;
 
 use bytes::BytesMut;
+use tessera_proto::Transmit;
 use tessera_proto::decode::Inbound;
-use tessera_proto::{Outbound, Transmit};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
@@ -103,10 +103,7 @@ where
         self.buf.clear();
         for t in out.drain(..) {
             // Serialised straight into the write buffer: no copy per message.
-            match &t.message {
-                Outbound::Single(m) => serde_json::to_writer(&mut self.buf, m)?,
-                Outbound::Batch(b) => serde_json::to_writer(&mut self.buf, b)?,
-            }
+            t.message.write_to(&mut self.buf)?;
             self.buf.push(b'\n');
         }
         self.writer.write_all(&self.buf).await?;

@@ -125,7 +125,7 @@ impl Wire {
             .expect("the core is running");
         match t.message {
             Outbound::Single(m) => serde_json::to_value(m).unwrap(),
-            Outbound::Batch(_) => panic!("no batches here"),
+            Outbound::Batch(_) | Outbound::Raw(_) => panic!("no batches or raw results here"),
         }
     }
 

@@ -273,7 +273,7 @@ impl Outgoing {
         let body = Bytes::from(t.message.to_bytes());
         let single = match &t.message {
             Outbound::Single(m) => Some(m),
-            Outbound::Batch(_) => None,
+            Outbound::Batch(_) | Outbound::Raw(_) => None,
         };
         let (request_id, method, params) = match single {
             Some(JsonRpcMessage::Request(r)) => (

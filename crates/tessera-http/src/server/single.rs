@@ -66,6 +66,7 @@ impl<S: Service> PerRequest<S> {
         while let Some(t) = self.engine.next().await {
             match t.message {
                 Outbound::Single(JsonRpcMessage::Result(r)) if r.id == id => return Some(r.result),
+                Outbound::Raw(r) if r.id == id => return r.result.to_object().ok(),
                 Outbound::Single(JsonRpcMessage::Error(e)) if e.id.as_ref() == Some(&id) => {
                     return None;
                 }
@@ -199,8 +200,7 @@ async fn check_param_headers<S: Service>(
 }
 
 fn final_for(t: &Transmit, id: &RequestId) -> bool {
-    matches!(&t.message,
-        Outbound::Single(m @ (JsonRpcMessage::Result(_) | JsonRpcMessage::Error(_))) if m.id() == Some(id))
+    t.message.is_single_response() && t.message.response_id() == Some(id)
 }
 
 async fn answer<S: Service>(
@@ -350,5 +350,20 @@ mod tests {
         };
         assert!(final_for(&t, &id));
         assert!(!final_for(&t, &RequestId::Number(4)));
+        let raw = serde_json::value::RawValue::from_string("{}".into()).unwrap();
+        let t = Transmit {
+            message: Outbound::Raw(tessera_proto::RawResponse {
+                id: id.clone(),
+                result: tessera_proto::RawResult::new(raw).unwrap(),
+            }),
+            related: Some(id.clone()),
+        };
+        assert!(final_for(&t, &id));
+        assert!(!final_for(&t, &RequestId::Number(4)));
+        let n = Transmit {
+            message: Outbound::Single(JsonRpcMessage::notification("n", None)),
+            related: Some(id.clone()),
+        };
+        assert!(!final_for(&n, &id));
     }
 }

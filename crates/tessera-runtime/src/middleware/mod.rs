@@ -56,7 +56,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::peer::Peer;
-use crate::service::{BoxFuture, HandlerResult, Notification, Request, Service};
+use crate::service::{BoxFuture, HandlerResult, Handling, Notification, Request, Service};
 use tessera_types::{JsonObject, ProtocolVersion};
 
 pub use limit::{ConcurrencyLimitLayer, LimitKey};
@@ -234,6 +234,14 @@ impl<S: Service> Service for Layered<S> {
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         let inner = self.inner.clone();
         self.stack.run(request, move |r| inner.handle_request(r))
+    }
+
+    fn handle(&self, request: Request) -> Handling {
+        if self.stack.is_empty() {
+            // No layer to read the result: the inner service's own way.
+            return self.inner.handle(request);
+        }
+        Handling::Object(self.handle_request(request))
     }
 
     fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {

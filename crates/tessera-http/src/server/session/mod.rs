@@ -636,6 +636,9 @@ impl Router {
                         self.sse_held.remove(id);
                     }
                 }
+                Outbound::Raw(r) => {
+                    self.sse_held.remove(&r.id);
+                }
                 Outbound::Single(_) => {}
             }
             let bytes = Bytes::from(t.message.to_bytes());
@@ -658,6 +661,16 @@ impl Router {
                     .is_some_and(|r| !r.batch && is_response_to(m, related.as_ref()));
                 (key, is_final)
             }
+            Outbound::Raw(r) => {
+                let key = related
+                    .as_ref()
+                    .and_then(|r| self.by_request.get(r))
+                    .copied();
+                let is_final = key
+                    .and_then(|k| self.routes.get(&k))
+                    .is_some_and(|route| !route.batch && related.as_ref() == Some(&r.id));
+                (key, is_final)
+            }
             Outbound::Batch(items) => {
                 let key = items
                     .iter()
@@ -672,6 +685,7 @@ impl Router {
             let response = match &t.message {
                 Outbound::Single(m) => is_response(m),
                 Outbound::Batch(items) => items.iter().any(is_response),
+                Outbound::Raw(_) => true,
             };
             if response {
                 tracing::debug!(session = %self.session, "dropped a response nobody waits for");

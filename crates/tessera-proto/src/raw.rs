@@ -1,0 +1,365 @@
+//! Results passed on as JSON text: a proxy hands its upstream's answer to
+//! its own client without parsing it into a tree and writing it again.
+//!
+//! A client-role engine asked with
+//! [`Engine::send_request_raw`](crate::Engine::send_request_raw) reads a
+//! well-formed result response to that request only far enough to check it
+//! (JSON-RPC envelope, id, an object result) and hands the result over as
+//! text ([`Event::RawResponse`](crate::Event::RawResponse)); anything else
+//! goes through the ordinary decoder, with the same errors as ever. A
+//! server-role engine answers with such a text
+//! ([`Engine::respond_raw`](crate::Engine::respond_raw)) as it is, unless it
+//! has something to add (a 2026-07-28 result without `resultType` or the
+//! server's identity), in which case it reads it into an object first.
+
+use serde::de::{Deserialize, Deserializer, IgnoredAny};
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
+use tessera_types::{JsonObject, RequestId};
+
+/// A result object as JSON text (always an object: checked when made).
+#[derive(Debug, Clone)]
+pub struct RawResult(Box<RawValue>);
+
+impl RawResult {
+    /// `raw` as a result, if it is a JSON object.
+    pub fn new(raw: Box<RawValue>) -> Option<Self> {
+        raw.get().starts_with('{').then_some(RawResult(raw))
+    }
+
+    /// The text of `object`.
+    pub fn from_object(object: &JsonObject) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(object).map(RawResult)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The result read into an object (fails only past serde_json's nesting
+    /// limit: the text is valid JSON).
+    pub fn to_object(&self) -> Result<JsonObject, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// The JSON text as a [`RawValue`].
+    pub fn into_raw(self) -> Box<RawValue> {
+        self.0
+    }
+}
+
+impl PartialEq for RawResult {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for RawResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// A request's answer: a result object, or a result as JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// A result object (what ordinary handlers build).
+    Object(JsonObject),
+    /// A result as JSON text, written as it is.
+    Raw(RawResult),
+}
+
+impl Reply {
+    /// The result as an object (a text is read).
+    pub fn into_object(self) -> Result<JsonObject, serde_json::Error> {
+        match self {
+            Reply::Object(o) => Ok(o),
+            Reply::Raw(r) => r.to_object(),
+        }
+    }
+
+    /// The result as JSON text (an object is written).
+    pub fn into_raw(self) -> Result<RawResult, serde_json::Error> {
+        match self {
+            Reply::Object(o) => RawResult::from_object(&o),
+            Reply::Raw(r) => Ok(r),
+        }
+    }
+}
+
+/// A result response whose result is JSON text: what an engine writes for
+/// [`Engine::respond_raw`](crate::Engine::respond_raw).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawResponse {
+    /// The id of the request it answers.
+    pub id: RequestId,
+    /// The result.
+    pub result: RawResult,
+}
+
+impl Serialize for RawResponse {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            jsonrpc: &'static str,
+            id: &'a RequestId,
+            result: &'a RawValue,
+        }
+        Wire {
+            jsonrpc: "2.0",
+            id: &self.id,
+            result: &self.result.0,
+        }
+        .serialize(s)
+    }
+}
+
+/// A member that is present, whatever its value (even `null`).
+#[derive(Default)]
+struct Seen(bool);
+
+impl<'de> Deserialize<'de> for Seen {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(d)?;
+        Ok(Seen(true))
+    }
+}
+
+/// The members of a response that decide whether it passes as text.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Seen,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+}
+
+/// Whether the first byte that is not JSON whitespace is `{`.
+fn opens_object(text: &[u8]) -> bool {
+    text.iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .is_some_and(|b| *b == b'{')
+}
+
+/// Reads `bytes` as one well-formed result response: `jsonrpc` exactly
+/// `"2.0"`, a string or integer id, no `method`, an object `result`.
+/// `None` for anything else (a request, an error, a batch, bad input), which
+/// the ordinary decoder then reads with its own errors.
+pub(crate) fn result_response(bytes: &[u8]) -> Option<(RequestId, RawResult)> {
+    if !opens_object(bytes) {
+        return None;
+    }
+    let e: Envelope<'_> = serde_json::from_slice(bytes).ok()?;
+    if e.method.0 || e.jsonrpc?.get() != "\"2.0\"" {
+        return None;
+    }
+    let id = e.id?.get();
+    let id = if id.starts_with('"') {
+        RequestId::String(serde_json::from_str(id).ok()?)
+    } else {
+        RequestId::Number(serde_json::from_str(id).ok()?)
+    };
+    let result = e.result?;
+    if !result.get().starts_with('{') {
+        return None;
+    }
+    Some((id, RawResult(result.to_owned())))
+}
+
+/// A member's text, when present (`null` included).
+#[derive(Default)]
+struct Member<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|r| Member(Some(r)))
+    }
+}
+
+/// The members of a 2026-07-28 result the engine adds when missing.
+#[derive(serde::Deserialize)]
+struct Shape<'a> {
+    #[serde(rename = "resultType", default)]
+    result_type: Seen,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Member<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct MetaShape {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo", default)]
+    server_info: Seen,
+}
+
+/// A 2026-07-28 result with what the engine adds when missing: `resultType`
+/// (`"complete"`) and, when `server_info` is given, `_meta` with the
+/// server's identity. Read and written as text, without a tree: unchanged
+/// when both are there; the missing ones written in front of the other
+/// members when that is all it takes. `Err` gives the result back when
+/// only a tree will do (a `_meta` without the identity, or not an object).
+pub(crate) fn shape_modern<I: Serialize>(
+    result: RawResult,
+    server_info: Option<&I>,
+) -> Result<RawResult, RawResult> {
+    let Ok(shape) = serde_json::from_str::<Shape<'_>>(result.get()) else {
+        return Err(result);
+    };
+    let add_meta = match (server_info, shape.meta.0) {
+        (None, _) => None,
+        (Some(info), None) => Some(info),
+        (Some(_), Some(meta)) => {
+            let has_info = meta.get().starts_with('{')
+                && serde_json::from_str::<MetaShape>(meta.get()).is_ok_and(|m| m.server_info.0);
+            if !has_info {
+                return Err(result);
+            }
+            None
+        }
+    };
+    if shape.result_type.0 && add_meta.is_none() {
+        return Ok(result);
+    }
+    let text = result.get();
+    // The members after the opening brace (the text is an object).
+    let rest = &text[1..];
+    let mut out = String::with_capacity(text.len() + 160);
+    out.push('{');
+    if !shape.result_type.0 {
+        out.push_str(r#""resultType":"complete""#);
+    }
+    if let Some(info) = add_meta {
+        if !shape.result_type.0 {
+            out.push(',');
+        }
+        out.push_str(r#""_meta":{"io.modelcontextprotocol/serverInfo":"#);
+        let Ok(info) = serde_json::to_string(info) else {
+            return Err(result);
+        };
+        out.push_str(&info);
+        out.push('}');
+    }
+    if !rest.trim_start().starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(rest);
+    match RawValue::from_string(out).ok().and_then(RawResult::new) {
+        Some(shaped) => Ok(shaped),
+        None => Err(result),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(s: &str) -> Option<(RequestId, String)> {
+        result_response(s.as_bytes()).map(|(id, r)| (id, r.get().to_owned()))
+    }
+
+    #[test]
+    fn well_formed_results_pass_as_text() {
+        assert_eq!(
+            read(r#" {"jsonrpc":"2.0","id":7,"result":{"a":[1,{"b":null}]}}"#),
+            Some((RequestId::Number(7), r#"{"a":[1,{"b":null}]}"#.to_owned()))
+        );
+        assert_eq!(
+            read(r#"{"result":{},"id":"x\u0041","jsonrpc":"2.0","extra":1}"#),
+            Some((RequestId::from("xA"), "{}".to_owned()))
+        );
+    }
+
+    #[test]
+    fn anything_else_goes_to_the_decoder() {
+        for s in [
+            "",
+            "nope",
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":[]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"method":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            r#"{"id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":true,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"a":"\x"}}"#,
+        ] {
+            assert_eq!(read(s), None, "{s}");
+        }
+    }
+
+    fn raw(s: &str) -> RawResult {
+        RawResult::new(RawValue::from_string(s.to_owned()).unwrap()).unwrap()
+    }
+
+    fn shaped(s: &str, info: bool) -> Result<String, String> {
+        let mut i = JsonObject::new();
+        i.insert("name".into(), "s".into());
+        shape_modern(raw(s), info.then_some(&i))
+            .map(|r| r.get().to_owned())
+            .map_err(|r| r.get().to_owned())
+    }
+
+    #[test]
+    fn modern_results_are_completed_on_the_text() {
+        let full = r#"{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"}}}"#;
+        assert_eq!(shaped(full, true), Ok(full.to_owned()));
+        assert_eq!(
+            shaped(r#"{"resultType":null}"#, false),
+            Ok(r#"{"resultType":null}"#.to_owned())
+        );
+        assert_eq!(
+            shaped(r#"{ "content" : [] }"#, true),
+            Ok(r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}}, "content" : [] }"#.to_owned())
+        );
+        assert_eq!(
+            shaped(r#"{"resultType":"complete"}"#, true),
+            Ok(r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"resultType":"complete"}"#.to_owned())
+        );
+        assert_eq!(
+            shaped("{ }", false),
+            Ok(r#"{"resultType":"complete" }"#.to_owned())
+        );
+        assert_eq!(
+            shaped(r#"{"a":1}"#, false),
+            Ok(r#"{"resultType":"complete","a":1}"#.to_owned())
+        );
+        // Only a tree can add the identity to an existing `_meta`.
+        for s in [
+            r#"{"resultType":"complete","_meta":null}"#,
+            r#"{"resultType":"complete","_meta":[{}]}"#,
+            r#"{"resultType":"complete","_meta":{"other":1}}"#,
+            r#"{"_meta":{},"_meta":{}}"#,
+        ] {
+            assert_eq!(shaped(s, true), Err(s.to_owned()), "{s}");
+        }
+        assert!(RawResult::new(RawValue::from_string("[1]".into()).unwrap()).is_none());
+    }
+
+    #[test]
+    fn a_raw_response_is_written_as_a_json_rpc_response() {
+        let r = RawResponse {
+            id: RequestId::from("a"),
+            result: raw(r#"{"x": 1}"#),
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"a","result":{"x": 1}}"#
+        );
+        let o = Reply::Raw(r.result.clone()).into_object().unwrap();
+        assert_eq!(o["x"], 1);
+        assert_eq!(Reply::Object(o).into_raw().unwrap().get(), r#"{"x":1}"#);
+    }
+}
