@@ -4,6 +4,7 @@
 //! | input                                                        | outcome                     |
 //! |--------------------------------------------------------------|-----------------------------|
 //! | not JSON (or nested deeper than serde_json allows)           | `-32700`, id `null`         |
+//! | a key starting with `$serde_json::private::` (see [`parse`]) | `-32600`, id `null`         |
 //! | JSON, but not an object or array                             | `-32600`, id `null`         |
 //! | `[]`                                                         | `-32600`, id `null`         |
 //! | object without a string `method`, or with `jsonrpc` ≠ "2.0"  | `-32600`                    |
@@ -75,13 +76,71 @@ impl Rejection {
 
 /// Decodes one frame of bytes.
 pub fn decode(bytes: &[u8]) -> Inbound {
-    match serde_json::from_slice::<Value>(bytes) {
+    match parse(bytes) {
         Ok(value) => decode_value(value),
-        Err(e) => Inbound::Invalid(Rejection::answer(
-            None,
-            ErrorObject::parse_error(format!("Parse error: {e}")),
-        )),
+        Err(r) => Inbound::Invalid(r),
     }
+}
+
+/// The start of the object keys serde_json keeps for itself: an object whose
+/// first key starts with it is read as one of serde_json's private types (a
+/// raw value), not as an object. Such a key cannot travel through a JSON tree
+/// faithfully: objects are re-written with their keys sorted, so a key that
+/// came second would come first on the next read and change the value.
+const RESERVED_KEY: &str = "$serde_json::private::";
+
+/// Parses one frame into a JSON tree: `-32700` for what is not JSON, and
+/// `-32600` for an object key starting with `$serde_json::private::`, which
+/// the tree cannot carry without changing it (written plainly or with `\u`
+/// escapes; dropped silently when the frame is a response).
+pub fn parse(bytes: &[u8]) -> Result<Value, Rejection> {
+    let value = serde_json::from_slice::<Value>(bytes).map_err(|e| {
+        Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
+    })?;
+    // Only a frame with the key's text (without the `$`, which an escape
+    // could hide) or with a `\u` escape can have such a key: walk the tree
+    // only then. (A reserved first key was already read as serde_json's
+    // type, which replaces the object by a value that writes and reads back
+    // the same: only later keys are at risk.)
+    let suspect = memchr::memmem::find(bytes, &RESERVED_KEY.as_bytes()[1..]).is_some()
+        || memchr::memmem::find(bytes, b"\\u").is_some();
+    if suspect && has_reserved_key(&value) {
+        let error = ErrorObject::invalid_request(format!(
+            "Invalid Request: object keys starting with {RESERVED_KEY:?} are reserved by the \
+             JSON parser and cannot be carried"
+        ));
+        // A response is dropped, never answered (see the module's table).
+        let is_response = value.as_object().is_some_and(|o| {
+            !o.contains_key("method") && (o.contains_key("result") || o.contains_key("error"))
+        });
+        return Err(if is_response {
+            Rejection::silent(error)
+        } else {
+            Rejection::answer(None, error)
+        });
+    }
+    Ok(value)
+}
+
+/// Whether an object anywhere in `value` has a key starting with
+/// [`RESERVED_KEY`].
+fn has_reserved_key(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if k.starts_with(RESERVED_KEY) {
+                        return true;
+                    }
+                    stack.push(v);
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Decodes an already-parsed JSON value.

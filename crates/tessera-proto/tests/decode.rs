@@ -679,3 +679,38 @@ fn batch_over_a_pair_at_2025_03_26() {
     assert_eq!(ids_of(&reply), [json!(1), json!(2), json!(3)]);
     assert_eq!(reply[2]["error"]["code"], json!(-32601));
 }
+
+/// serde_json reads an object whose first key starts with
+/// `$serde_json::private::` as its own raw-value type, and objects are written
+/// back with sorted keys: such a key in a later place would change the
+/// message on the next read. The decoder refuses it (plain or escaped), and a
+/// string value that merely mentions it passes. Found by the `jsonrpc_decode`
+/// fuzz target (a result that did not decode again after being encoded).
+#[test]
+fn a_key_reserved_by_the_json_parser_is_refused() {
+    let fuzz_found: &[u8] = br#"{"jsonrpc":"2.0","id":"a","result":{"rre":-3.000,"rrrr~ih":1,"$serde_json::private::RawValue":-3.000,"rrrr~ih":1,":e":-0.000,"rremrrr":[]}}"#;
+    let cases: Vec<&[u8]> = vec![
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1,"$serde_json::private::RawValue":"[1]"}}}"#,
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1,"\u0024serde_json::private::RawValue":"[1]"}}}"#,
+        br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"b":[{"c":{"z":0,"$serde_json::private::Number":"1"}}]}}"#,
+    ];
+    for engine in &mut engines() {
+        for bytes in &cases {
+            assert_eq!(rejected(engine, bytes), error(Value::Null, -32600));
+        }
+        // A response is never answered: the bad one is dropped.
+        engine.handle_bytes(Instant::now(), fuzz_found);
+        assert!(engine.poll_transmit().is_none());
+    }
+    // The decoder's own verdict on the fuzz input, and a mention in a value.
+    let d = tessera_proto::decode::decode(fuzz_found);
+    assert!(
+        matches!(&d, tessera_proto::decode::Inbound::Invalid(r) if r.error.code == -32600),
+        "{d:?}"
+    );
+    let mention = br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"text":"$serde_json::private::RawValue"}}"#;
+    assert!(matches!(
+        tessera_proto::decode::decode(mention),
+        tessera_proto::decode::Inbound::Message(_)
+    ));
+}

@@ -174,15 +174,9 @@ where
             ));
         }
     };
-    let value: serde_json::Value = match serde_json::from_slice(&bytes) {
+    let value = match decode::parse(&bytes) {
         Ok(v) => v,
-        Err(e) => {
-            return Err(reply::rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                ErrorObject::parse_error(format!("Parse error: {e}")),
-            ));
-        }
+        Err(r) => return Err(reply::rpc_error(StatusCode::BAD_REQUEST, r.id, r.error)),
     };
     match decode::decode_value(value) {
         Inbound::Invalid(r) => Err(reply::rpc_error(StatusCode::BAD_REQUEST, r.id, r.error)),
