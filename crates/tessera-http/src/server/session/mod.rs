@@ -651,24 +651,21 @@ impl Router {
             Box::pin(self.save_state()).await;
         }
         let (key, is_final) = match &t.message {
-            Outbound::Single(m) => {
+            Outbound::Single(_) | Outbound::Raw(_) => {
                 let key = related
                     .as_ref()
                     .and_then(|r| self.by_request.get(r))
                     .copied();
-                let is_final = key
-                    .and_then(|k| self.routes.get(&k))
-                    .is_some_and(|r| !r.batch && is_response_to(m, related.as_ref()));
-                (key, is_final)
-            }
-            Outbound::Raw(r) => {
-                let key = related
-                    .as_ref()
-                    .and_then(|r| self.by_request.get(r))
-                    .copied();
-                let is_final = key
-                    .and_then(|k| self.routes.get(&k))
-                    .is_some_and(|route| !route.batch && related.as_ref() == Some(&r.id));
+                // The answer to the related request ends a single request's stream.
+                let answers = match &t.message {
+                    Outbound::Single(m) => is_response_to(m, related.as_ref()),
+                    Outbound::Raw(r) => related.as_ref() == Some(&r.id),
+                    Outbound::Batch(_) => false,
+                };
+                let is_final = answers
+                    && key
+                        .and_then(|k| self.routes.get(&k))
+                        .is_some_and(|r| !r.batch);
                 (key, is_final)
             }
             Outbound::Batch(items) => {
