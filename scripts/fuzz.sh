@@ -21,21 +21,27 @@
 # every target builds, reads its seeds and survives a few seconds of
 # mutation. Each target's line gives its executions, exec/s, coverage and
 # peak RSS; the last line is "N passed, M failed" (a target passes when it ran
-# without a crash). Every run is bounded: libFuzzer stops at the time limit,
-# and an outer `timeout` kills a target that overruns it by a minute.
+# without a crash). The smoke starts each target from the committed seeds and
+# an empty working corpus (under $FUZZ_TARGET_DIR/smoke, logs too), so what a
+# campaign accumulated never lengthens it: libFuzzer runs every input of its
+# corpus before the time limit counts. Every run is bounded: libFuzzer stops
+# at the time limit, and an outer `timeout` kills a target that overruns it
+# (by a minute for the smoke, by ten for a campaign, whose working corpus
+# may take that long to replay); such a target is reported as OVERRAN.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SECONDS_EACH=600
 RUNS=
 BUILD=(-O)
+SMOKE=
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --smoke) SECONDS_EACH=5; BUILD=(--dev); shift ;;
+    --smoke) SECONDS_EACH=5; BUILD=(--dev); SMOKE=1; shift ;;
     --seconds) SECONDS_EACH="$2"; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
-    -h|--help) sed -n 2,25p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
     *) TARGETS+=("$1"); shift ;;
   esac
 done
@@ -60,28 +66,44 @@ cargo fuzz build "${BUILD[@]}" >&2
 # One of libFuzzer's closing `stat::NAME: value` lines of a log.
 final_stat() { grep -Eo "stat::$1: *[0-9]+" "$2" | grep -Eo '[0-9]+$' | tail -1 || true; }
 
+if [ -n "$SMOKE" ]; then
+  OUT="$CARGO_TARGET_DIR/smoke"
+  SLACK=60
+else
+  OUT="$CARGO_TARGET_DIR"
+  SLACK=600
+fi
+
 passed=0
 failed=0
 for t in "${TARGETS[@]}"; do
-  work="$CARGO_TARGET_DIR/corpus/$t"
+  work="$OUT/corpus/$t"
+  if [ -n "$SMOKE" ]; then
+    rm -rf "$work"
+  fi
   mkdir -p "$work"
-  log="$CARGO_TARGET_DIR/fuzz-$t.log"
-  if timeout --kill-after=10 "$((SECONDS_EACH + 60))" \
-      cargo fuzz run "${BUILD[@]}" "$t" "$work" "corpus/$t" -- \
-      -max_total_time="$SECONDS_EACH" ${RUNS:+-runs="$RUNS"} \
-      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-      </dev/null >"$log" 2>&1; then
+  log="$OUT/fuzz-$t.log"
+  rc=0
+  timeout --kill-after=10 "$((SECONDS_EACH + SLACK))" \
+    cargo fuzz run "${BUILD[@]}" "$t" "$work" "corpus/$t" -- \
+    -max_total_time="$SECONDS_EACH" ${RUNS:+-runs="$RUNS"} \
+    -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    </dev/null >"$log" 2>&1 || rc=$?
+  case "$rc" in
+    0) status=ok ;;
+    124|137) status=OVERRAN ;;
+    *) status=CRASH ;;
+  esac
+  if [ "$rc" -eq 0 ]; then
     passed=$((passed + 1))
-    status=ok
   else
     failed=$((failed + 1))
-    status=CRASH
   fi
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$log" | tail -1 || true)
   echo "fuzz: $t: $status, $(final_stat number_of_executed_units "$log") executions," \
     "$(final_stat average_exec_per_sec "$log") exec/s, ${cov:-no coverage line}," \
     "peak RSS $(final_stat peak_rss_mb "$log") MB (log: $log)"
-  if [ "$status" = CRASH ]; then
+  if [ "$rc" -ne 0 ]; then
     tail -30 "$log" >&2
   fi
 done

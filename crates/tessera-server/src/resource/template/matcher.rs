@@ -6,8 +6,14 @@ use std::collections::{HashMap, HashSet};
 use super::{MATCH_BUDGET, Op, Part, VarSpec, VarValue};
 use crate::resource::uri::percent_decode;
 
+/// Bytes of candidate text that cost one unit of the matching budget.
+const TEXT_PER_UNIT: usize = 32;
+
 /// One matching run: a backtracking search over the template's parts, with
-/// memoised failures (when no variable repeats) and a work budget.
+/// memoised failures (when no variable repeats) and a work budget: each
+/// candidate split, each part `can_start` looks at and every
+/// [`TEXT_PER_UNIT`] bytes of candidate text cost one unit, so the work of a
+/// match is bounded whatever the template and URI.
 pub(super) struct Matcher<'a> {
     parts: &'a [Part],
     uri: &'a str,
@@ -15,6 +21,7 @@ pub(super) struct Matcher<'a> {
     failed: HashSet<(usize, usize)>,
     memo: bool,
     budget: usize,
+    spent: usize,
 }
 
 impl<'a> Matcher<'a> {
@@ -28,12 +35,26 @@ impl<'a> Matcher<'a> {
             failed: HashSet::new(),
             memo,
             budget: MATCH_BUDGET,
+            spent: 0,
         }
     }
 
     /// The variables, when the whole URI matches.
     pub(super) fn run_all(mut self) -> Option<HashMap<String, VarValue>> {
         self.run(0, 0).then_some(self.vars)
+    }
+
+    /// Like [`run_all`](Self::run_all), with the units of work it spent.
+    #[cfg(test)]
+    pub(super) fn run_counted(mut self) -> (Option<HashMap<String, VarValue>>, usize) {
+        let found = self.run(0, 0);
+        (found.then_some(self.vars), self.spent)
+    }
+
+    /// Takes `units` from the budget (a step past it is still counted).
+    fn charge(&mut self, units: usize) {
+        self.spent += units;
+        self.budget = self.budget.saturating_sub(units);
     }
 
     fn run(&mut self, part: usize, pos: usize) -> bool {
@@ -59,8 +80,10 @@ impl<'a> Matcher<'a> {
     }
 
     /// Whether part `part` can begin at byte `at`: a cheap necessary
-    /// condition that prunes most candidate splits.
-    fn can_start(&self, part: usize, at: usize) -> bool {
+    /// condition that prunes most candidate splits. Each part it looks at
+    /// costs one unit of the budget.
+    fn can_start(&mut self, part: usize, at: usize) -> bool {
+        self.charge(1);
         let rest = &self.uri[at..];
         match self.parts.get(part) {
             None => rest.is_empty(),
@@ -79,18 +102,21 @@ impl<'a> Matcher<'a> {
             .bytes()
             .position(|b| op.stops().contains(&b))
             .unwrap_or(rest.len());
+        self.charge(stop / TEXT_PER_UNIT);
         // Shortest first: each expression takes as little as the rest allows.
         for end in (0..=stop).filter(|e| rest.is_char_boundary(*e)) {
             if self.budget == 0 {
                 return false;
             }
-            self.budget -= 1;
+            self.charge(1);
             if !self.can_start(part + 1, pos + end) {
                 continue;
             }
             if self.memo && self.failed.contains(&(part + 1, pos + end)) {
                 continue;
             }
+            // Reading the candidate text costs in proportion to its length.
+            self.charge(end / TEXT_PER_UNIT);
             let Some(found) = match_expr(op, specs, &rest[..end]) else {
                 continue;
             };

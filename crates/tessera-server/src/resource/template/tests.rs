@@ -422,6 +422,32 @@ fn many_expressions_stay_fast() {
     assert!(t.match_uri(&uri).is_some());
 }
 
+#[test]
+fn repeated_variables_stay_within_the_budget() {
+    // A fuzzer's input (kept as fuzz/corpus/uri_template/repeated-variables-timeout):
+    // repeated variables turn the memo off, and it used to take 15 s of an
+    // unoptimised build. Work is counted, not timed: every split, every
+    // part looked at and the bytes read all come out of one budget, and a
+    // match stops within one step of spending it.
+    let template = "{/a*}{ag}{frag}{e}{ag}{frag}{exp}\u{f}\0\0\0\0\0\0\0e";
+    let uri = "/}{ag}{frag}{e}{ag}{frag]/y'z/}";
+    let t = UriTemplate::parse(template).unwrap();
+    for candidate in [uri, template] {
+        let (found, spent) = matcher::Matcher::new(&t.parts, candidate, !t.repeats).run_counted();
+        assert_eq!(found, None, "{candidate:?}");
+        assert!(
+            spent <= MATCH_BUDGET + 64,
+            "{spent} units for {candidate:?}"
+        );
+    }
+    // A long URI against a chain of adjacent expressions costs no more.
+    let t = UriTemplate::parse("x://{a}{b}{a}{b}{c}{c}!").unwrap();
+    let uri = format!("x://{}?", "ab".repeat(2000));
+    let (found, spent) = matcher::Matcher::new(&t.parts, &uri, !t.repeats).run_counted();
+    assert_eq!(found, None);
+    assert!(spent <= MATCH_BUDGET + 512, "{spent} units");
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
