@@ -13,7 +13,9 @@
 # process; they are not run under valgrind (C of them starting at once outlast the load
 # generator's timeout), so only the proxy process is counted there. Prints a Markdown table
 # and the proxy's top symbols (self cost) of the long run of each mode. Files:
-# $BENCH_TARGET_DIR/proxy-cost/.
+# $BENCH_TARGET_DIR/proxy-cost/. The proxy waits up to 120 s for its upstream's answer to the
+# era probe: under valgrind the upstream takes longer than the default 5 s to start, and a proxy
+# that gave up would speak to it as a legacy server.
 #
 # Environment: TESSERA_BIN (default bench/target/tessera/release/tessera), BENCH_TARGET_DIR
 # (default bench/target; needs mcp-bench built there, as bench/run.sh builds it).
@@ -69,7 +71,7 @@ run() {
     proxy) local trace=yes
            [ "$mode" = modern ] || trace=no
            taskset -c 0 "${vg[@]}" --trace-children="$trace" "$TESSERA_BIN" proxy --http "127.0.0.1:$port" \
-             -- "$TESSERA_BIN" serve --stdio 2>"$stem.log" & ;;
+             --probe-timeout 120 -- "$TESSERA_BIN" serve --stdio 2>"$stem.log" & ;;
   esac
   PID=$!
   wait_port "$port" 120 || die "no listener on $port (see $stem.log)"

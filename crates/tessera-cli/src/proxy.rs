@@ -53,6 +53,12 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     timeout: u64,
 
+    /// Seconds to wait for an upstream's answer to the `server/discover`
+    /// probe before speaking to it as a legacy server (raise it for an
+    /// upstream that is slow to start).
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    probe_timeout: u64,
+
     /// Aggregate the servers listed in this mcpServers JSON file instead of one upstream.
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
@@ -119,6 +125,7 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
     let spec = upstream_spec(target, &a.upstream_http)?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
+        probe_timeout: Duration::from_secs(a.probe_timeout),
         ..UpstreamOptions::default()
     };
     let described = spec.describe();
@@ -160,6 +167,7 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
+        probe_timeout: Duration::from_secs(a.probe_timeout),
         ..UpstreamOptions::default()
     };
     let aggregator = tessera_proxy::Aggregator::start(servers, options)
