@@ -36,6 +36,9 @@ pub struct PointSpec {
     pub duration: Duration,
     /// The server's pid (for CPU time), if known.
     pub pid: Option<u32>,
+    /// Other processes the server depends on (a redis-server, say), whose
+    /// CPU time over the window is reported beside the server's.
+    pub others: Vec<u32>,
     /// Instead of a timed window: stop after this many calls in all (no
     /// warm-up; the window is the whole run). For profiling.
     pub max_requests: Option<u64>,
@@ -75,6 +78,10 @@ pub struct PointResult {
     /// The harness's own CPU (load generator) per successful call, µs.
     #[serde(default)]
     pub client_cpu_us_per_req: Option<f64>,
+    /// The CPU of the other processes named for the point (all of them
+    /// together) per successful call, µs.
+    #[serde(default)]
+    pub others_cpu_us_per_req: Option<f64>,
     /// What the server answered `tools/call` with: `json` or `sse`.
     pub body: String,
     /// The first error seen, if any (warm-up included).
@@ -132,11 +139,18 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
     }
 
     let cpu = |pid: Option<u32>| pid.and_then(procfs::cpu_seconds);
-    let (w0, c0, w1, c1, me0, me1);
+    let others = || -> Option<f64> {
+        if spec.others.is_empty() {
+            return None;
+        }
+        spec.others.iter().map(|p| procfs::cpu_seconds(*p)).sum()
+    };
+    let (w0, c0, w1, c1, me0, me1, o0, o1);
     if let Some(max) = spec.max_requests {
         w0 = start;
         c0 = cpu(spec.pid);
         me0 = procfs::cpu_seconds(std::process::id());
+        o0 = others();
         while shared.completed.load(Ordering::Relaxed) < max && !handles.iter().all(|h| h.is_finished()) {
             tokio::time::sleep(Duration::from_millis(20)).await;
             tick(progress, label, &shared, start, 0);
@@ -144,16 +158,19 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
         w1 = Instant::now();
         c1 = cpu(spec.pid);
         me1 = procfs::cpu_seconds(std::process::id());
+        o1 = others();
     } else {
         sleep_ticking(spec.warmup, progress, label, &shared, start, 0).await;
         w0 = Instant::now();
         c0 = cpu(spec.pid);
         me0 = procfs::cpu_seconds(std::process::id());
+        o0 = others();
         let base = shared.completed.load(Ordering::Relaxed);
         sleep_ticking(spec.duration, progress, label, &shared, w0, base).await;
         w1 = Instant::now();
         c1 = cpu(spec.pid);
         me1 = procfs::cpu_seconds(std::process::id());
+        o1 = others();
     }
     shared.stop.store(true, Ordering::Relaxed);
 
@@ -194,6 +211,10 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
         cpu_us_per_req: server_cpu_s.filter(|_| n > 0).map(|c| c * 1e6 / n as f64),
         server_busy: server_cpu_s.map(|c| c / seconds),
         client_cpu_us_per_req: match (me0, me1) {
+            (Some(a), Some(b)) if n > 0 => Some((b - a) * 1e6 / n as f64),
+            _ => None,
+        },
+        others_cpu_us_per_req: match (o0, o1) {
             (Some(a), Some(b)) if n > 0 => Some((b - a) * 1e6 / n as f64),
             _ => None,
         },

@@ -162,6 +162,10 @@ struct LoadArgs {
     /// The server's pid, for its CPU time.
     #[arg(long)]
     pid: Option<u32>,
+    /// Another process whose CPU time over the window is reported beside
+    /// the server's (`others_cpu_us_per_req`); may be repeated.
+    #[arg(long = "also-pid")]
+    also_pid: Vec<u32>,
 }
 
 #[derive(clap::Args)]
@@ -404,6 +408,7 @@ async fn cmd_load(a: LoadArgs) -> anyhow::Result<ExitCode> {
         warmup: secs(a.warmup),
         duration: secs(a.duration),
         pid: a.pid,
+        others: a.also_pid,
         max_requests: a.requests,
     };
     let r = load::run_point(&spec, None, "").await?;

@@ -224,6 +224,7 @@ async fn http_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, mode: 
             warmup: plan.warmup,
             duration: plan.duration,
             pid: Some(server.pid),
+            others: Vec::new(),
             max_requests: None,
         };
         match load::run_point(&spec, Some(&ui.pb), &label).await {
