@@ -50,12 +50,31 @@ fn mem(r: &Results, imp: Impl, f: impl Fn(&crate::load::SessionsResult) -> f64) 
     median(r.memory.iter().filter(|m| m.server == imp).map(|m| f(&m.result)).collect())
 }
 
+/// The stdio variant of Tessera with `TESSERA_STDIO_PIPES=blocking`.
+pub const BLOCKING_PIPES: &str = "blocking-pipes";
+
 fn stdio(r: &Results, imp: Impl, f: impl Fn(&StdioResult) -> Option<f64>) -> Option<f64> {
-    median(r.stdio.iter().filter(|s| s.server == imp).filter_map(|s| f(&s.result)).collect())
+    stdio_variant(r, imp, None, f)
+}
+
+fn stdio_variant(r: &Results, imp: Impl, variant: Option<&str>, f: impl Fn(&StdioResult) -> Option<f64>) -> Option<f64> {
+    median(
+        r.stdio
+            .iter()
+            .filter(|s| s.server == imp && s.variant.as_deref() == variant)
+            .filter_map(|s| f(&s.result))
+            .collect(),
+    )
 }
 
 fn cold(r: &Results, imp: Impl) -> Option<f64> {
-    median(r.stdio.iter().filter(|s| s.server == imp).flat_map(|s| s.cold_start_ms.iter().copied()).collect())
+    median(
+        r.stdio
+            .iter()
+            .filter(|s| s.server == imp && s.variant.is_none())
+            .flat_map(|s| s.cold_start_ms.iter().copied())
+            .collect(),
+    )
 }
 
 /// One row of the table.
@@ -207,6 +226,16 @@ pub fn targets(r: &Results) -> Vec<Target> {
     if !r.stdio.is_empty() {
         let rt = |i| stdio(r, i, |s| Some(s.rps));
         push("stdio round trips/s ≥ 1.5× rmcp".into(), rt(Impl::Tessera), rt(Impl::Rmcp), &|q| q >= 1.5);
+        let blocking = stdio_variant(r, Impl::Tessera, Some(BLOCKING_PIPES), |s| Some(s.rps));
+        if blocking.is_some() {
+            push(
+                "stdio round trips/s: Tessera's polled pipes (the default) ≥ its blocking ones (TESSERA_STDIO_PIPES=blocking; keep the faster)"
+                    .into(),
+                rt(Impl::Tessera),
+                blocking,
+                &|q| q >= 1.0,
+            );
+        }
     }
     out
 }

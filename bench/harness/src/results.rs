@@ -114,6 +114,10 @@ pub struct StdioRun {
     pub result: StdioResult,
     /// Cold starts, milliseconds each.
     pub cold_start_ms: Vec<f64>,
+    /// A variant of the server's stdio set-up, when not its default (for
+    /// Tessera, `blocking-pipes`: `TESSERA_STDIO_PIPES=blocking`).
+    #[serde(default)]
+    pub variant: Option<String>,
 }
 
 /// Something that did not work.

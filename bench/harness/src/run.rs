@@ -307,6 +307,51 @@ async fn memory_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, roun
     server.stop().await;
 }
 
+/// Tessera on stdio with its pipes left to tokio's blocking `Stdin`/`Stdout`
+/// (`TESSERA_STDIO_PIPES=blocking`), beside the default polled pipes.
+async fn blocking_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: usize) {
+    let what = format!("tessera/stdio ({}) round {round}", crate::report::BLOCKING_PIPES);
+    let Some(base) = plan.paths.stdio_cmd(Impl::Tessera) else { return };
+    let mut cmd = vec!["env".to_owned(), "TESSERA_STDIO_PIPES=blocking".to_owned()];
+    cmd.extend(base);
+    results
+        .meta
+        .commands
+        .entry(format!("tessera/stdio ({})", crate::report::BLOCKING_PIPES))
+        .or_insert_with(|| cmd.join(" "));
+    let cmd = pinned(cmd, plan.server_core);
+    let log = plan.log_dir.join(format!("tessera-stdio-blocking-r{round}.log"));
+    match stdio::run(&cmd, plan.warmup.min(Duration::from_millis(500)), plan.stdio_duration, &log).await {
+        Ok(r) => {
+            ui.log(format!(
+                "{:<8} stdio (blocking pipes) {:>9.0} round trips/s  p50 {:>8.3} ms  cpu {:>7.1} µs/req",
+                "tessera",
+                r.rps,
+                r.p50_us / 1000.0,
+                r.cpu_us_per_req.unwrap_or(f64::NAN),
+            ));
+            if r.errors > 0 || r.requests == 0 {
+                let error = format!("{} round trips, error: {}", r.requests, r.first_error.as_deref().unwrap_or("-"));
+                ui.log(format!("FAIL {what}: {error}"));
+                results.failures.push(Failure { what, error });
+                return;
+            }
+            results.stdio.push(StdioRun {
+                server: Impl::Tessera,
+                round,
+                result: r,
+                cold_start_ms: Vec::new(),
+                variant: Some(crate::report::BLOCKING_PIPES.to_owned()),
+            });
+        }
+        Err(e) => {
+            let error = format!("{e:#}; stderr:\n{}", crate::servers::tail(&log));
+            ui.log(format!("FAIL {what}: {error}"));
+            results.failures.push(Failure { what, error });
+        }
+    }
+}
+
 async fn stdio_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, round: usize) {
     let what = format!("{}/stdio round {round}", imp.key());
     let cmd = plan.paths.stdio_cmd(imp).expect("configured");
@@ -342,13 +387,16 @@ async fn stdio_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, round
                 ui.log(format!("FAIL {what}: {error}"));
                 results.failures.push(Failure { what: what.clone(), error });
             }
-            results.stdio.push(StdioRun { server: imp, round, result: r, cold_start_ms: cold });
+            results.stdio.push(StdioRun { server: imp, round, result: r, cold_start_ms: cold, variant: None });
         }
         Err(e) => {
             let error = format!("{e:#}; stderr:\n{}", crate::servers::tail(&log));
             ui.log(format!("FAIL {what}: {error}"));
             results.failures.push(Failure { what, error });
         }
+    }
+    if imp == Impl::Tessera {
+        blocking_pipes_run(plan, ui, results, round).await;
     }
 }
 

@@ -110,3 +110,52 @@ fn eof_right_away_ends_the_server() {
     assert_eq!(r["result"]["content"][0]["text"], "once", "{r}");
     assert!(child.wait().unwrap().success());
 }
+
+/// The switch to blocking pipes (`tessera_runtime::STDIO_PIPES_ENV`).
+#[cfg(target_os = "linux")]
+const PIPES_ENV: &str = "TESSERA_STDIO_PIPES";
+
+/// Whether an open file is in non-blocking mode, from /proc (`O_NONBLOCK`
+/// is octal 4000 in the `flags:` line).
+#[cfg(target_os = "linux")]
+fn nonblocking(fd: &impl std::os::fd::AsRawFd) -> bool {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).unwrap();
+    let flags = info
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .expect("a flags line")
+        .trim();
+    u32::from_str_radix(flags, 8).unwrap() & 0o4000 != 0
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn pipes_are_polled_unless_the_environment_asks_for_blocking_ones() {
+    // The mode belongs to the open pipe, which this process holds too: what
+    // the server did to its stdin shows here.
+    for (setting, polled) in [(None, true), (Some("blocking"), false)] {
+        let (read, mut write) = std::io::pipe().unwrap();
+        let kept = read.try_clone().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+        cmd.args(["serve", "--stdio"])
+            .stdin(Stdio::from(read))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .env_remove(PIPES_ENV);
+        if let Some(v) = setting {
+            cmd.env(PIPES_ENV, v);
+        }
+        let mut child = cmd.spawn().expect("start tessera");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        write
+            .write_all(&call(1, "echo", json!({"text": "hi"})))
+            .unwrap();
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "output closed");
+        let r: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+        assert_eq!(nonblocking(&kept), polled, "{setting:?}");
+        drop(write);
+        assert!(child.wait().unwrap().success());
+    }
+}

@@ -61,6 +61,6 @@ pub use shared::{
     Bus, BusSubscription, LocalBus, MemorySessionStore, SessionExport, SessionState, SessionStore,
     StoreError,
 };
-pub use stdio::serve_stdio;
+pub use stdio::{STDIO_PIPES_ENV, serve_stdio};
 pub use tessera_proto::{RawResult, Reply};
 pub use transport::{ChannelTransport, Incoming, LineTransport, Transport};

@@ -6,6 +6,13 @@
 //! are read and written directly on the runtime instead (the pipe is put in
 //! non-blocking mode and registered with the reactor): no helper thread and
 //! no thread switch per message.
+//!
+//! The environment variable `TESSERA_STDIO_PIPES=blocking` turns that off
+//! (pipes then go through tokio's `Stdin`/`Stdout` too): for a parent that
+//! shares its own stdin or stdout with the server and must not see them
+//! switched to non-blocking mode (the mode belongs to the open pipe, which
+//! both processes hold), and for comparing the two (`bench/run.sh` measures
+//! both).
 
 use std::os::fd::AsFd;
 
@@ -26,9 +33,21 @@ pub(crate) type StdinReader = Either<pipe::Receiver, Stdin>;
 /// This process's stdout: a pipe polled by the reactor, or tokio's `Stdout`.
 pub(crate) type StdoutWriter = Either<pipe::Sender, Stdout>;
 
+/// The environment variable that keeps stdio pipes on tokio's blocking
+/// `Stdin`/`Stdout` when set to `blocking`.
+pub const STDIO_PIPES_ENV: &str = "TESSERA_STDIO_PIPES";
+
+/// Whether pipes may be polled by the reactor (see [`STDIO_PIPES_ENV`]).
+fn reactor_pipes() -> bool {
+    std::env::var_os(STDIO_PIPES_ENV).is_none_or(|v| v != "blocking")
+}
+
 /// Stdin as an async reader; a pipe is read without the blocking pool.
 /// Must run inside a tokio runtime with I/O enabled.
 pub(crate) fn stdin() -> StdinReader {
+    if !reactor_pipes() {
+        return Either::Right(tokio::io::stdin());
+    }
     let pipe = std::io::stdin()
         .as_fd()
         .try_clone_to_owned()
@@ -42,6 +61,9 @@ pub(crate) fn stdin() -> StdinReader {
 /// Stdout as an async writer; a pipe is written without the blocking pool.
 /// Must run inside a tokio runtime with I/O enabled.
 pub(crate) fn stdout() -> StdoutWriter {
+    if !reactor_pipes() {
+        return Either::Right(tokio::io::stdout());
+    }
     let pipe = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
@@ -57,7 +79,8 @@ pub(crate) fn stdout() -> StdoutWriter {
 ///
 /// When stdin and stdout are pipes (a server started by its client) they are
 /// switched to non-blocking mode and polled by the runtime's reactor; anything
-/// else (a terminal, a file) goes through tokio's blocking `Stdin`/`Stdout`.
+/// else (a terminal, a file) goes through tokio's blocking `Stdin`/`Stdout`,
+/// and so do pipes when [`STDIO_PIPES_ENV`] is `blocking`.
 ///
 /// The connection ends when stdin reaches end of file (after requests in
 /// progress finish, within [`ConnectionOptions::drain_timeout`]).
