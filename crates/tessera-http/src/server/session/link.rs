@@ -203,8 +203,8 @@ impl Router {
             }
             return;
         }
-        let unkept = self.emit(self.standalone, bytes, false).await;
-        self.unstored.hold(unkept, None);
+        let stored = self.emit(self.standalone, bytes).await;
+        self.unstored.hold(stored, None);
     }
 
     /// A GET stream opened here: this instance now holds the standalone
@@ -268,8 +268,8 @@ impl Router {
                         let _ = link.cluster.publish(&self.session, note).await;
                     }
                     _ => {
-                        let unkept = self.emit(self.standalone, bytes, false).await;
-                        self.unstored.hold(unkept, None);
+                        let stored = self.emit(self.standalone, bytes).await;
+                        self.unstored.hold(stored, None);
                     }
                 }
             }

@@ -36,7 +36,7 @@ pub(crate) use self::core::SessionCore;
 
 use bytes::Bytes;
 use tessera_proto::{Outbound, Transmit};
-use tessera_runtime::{Incoming, Principal, SessionState};
+use tessera_runtime::{BoxFuture, Incoming, Principal, SessionState};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
@@ -46,7 +46,6 @@ use super::event_store::{EventId, EventStore, StoredEvent};
 use super::registry::{ClientKey, Full};
 use super::{ResponseMode, Shared};
 use crate::sse::{self, SseEvent};
-use unstored::Unkept;
 
 /// What kind of session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -699,8 +698,8 @@ impl Router {
             RouteState::Pending { mode, .. } => Some(*mode),
             RouteState::Stream(s) => {
                 let s = *s;
-                let unkept = self.emit(s, bytes, is_final).await;
-                self.after_emit(key, s, is_final, unkept);
+                let stored = self.emit(s, bytes).await;
+                self.after_emit(key, s, is_final, stored);
                 return;
             }
         };
@@ -715,26 +714,30 @@ impl Router {
             Some(ResponseMode::Json) => self.unrelated(&t.message, bytes).await,
             _ => {
                 if let Some(s) = self.start_stream(key) {
-                    let unkept = self.emit(s, bytes, is_final).await;
-                    self.after_emit(key, s, is_final, unkept);
+                    let stored = self.emit(s, bytes).await;
+                    self.after_emit(key, s, is_final, stored);
                 }
             }
         }
     }
 
-    /// After an event of route `key` was emitted on `stream`: a final one
-    /// ends the route, and while its store is pending the stream's
-    /// connection waits for it (the event, held back, goes out with the end
-    /// of the stream once kept).
-    fn after_emit(&mut self, key: u64, stream: u64, is_final: bool, unkept: Unkept) {
+    /// After an event of route `key` went out on `stream`: a final one ends
+    /// the route, and the stream's connection ends once the event is kept.
+    fn after_emit(
+        &mut self,
+        key: u64,
+        stream: u64,
+        is_final: bool,
+        stored: Option<BoxFuture<'static, ()>>,
+    ) {
         let mut sink = None;
         if is_final {
-            if unkept.stored.is_some() {
+            if stored.is_some() {
                 sink = self.streams.get_mut(&stream).and_then(|s| s.sink.take());
             }
             self.end_route(key);
         }
-        self.unstored.hold(unkept, sink);
+        self.unstored.hold(stored, sink);
     }
 
     /// The request is answered: forget its route; its stream ends once the
@@ -783,19 +786,16 @@ impl Router {
     }
 
     /// Sends one message on a stream, with an event id when resumable. The
-    /// event goes out while the store keeps it, except the `last` of its
-    /// stream, which is held back until kept: what comes back is the store's
-    /// future when it is not done yet, with the held-back event (see
-    /// [`unstored`]); the caller hands it to [`unstored::Pending::hold`].
+    /// event goes out while the store keeps it: what comes back is the
+    /// store's future when it is not done yet (see [`unstored`]); the caller
+    /// hands it to [`unstored::Pending::hold`].
     #[must_use]
-    async fn emit(&mut self, stream: u64, data: Bytes, last: bool) -> Unkept {
+    async fn emit(&mut self, stream: u64, data: Bytes) -> Option<BoxFuture<'static, ()>> {
         if self.store.is_some() && self.unstored.full() {
             // A slow store: wait for it rather than queue without bound.
             self.unstored.next().await;
         }
-        let Some(s) = self.streams.get_mut(&stream) else {
-            return Unkept::default();
-        };
+        let s = self.streams.get_mut(&stream)?;
         let relay = s.relay;
         let (bytes, stored) = match &self.store {
             Some(store) => {
@@ -810,7 +810,7 @@ impl Router {
                 ));
                 if let resume::Relay::To(to) = relay {
                     Box::pin(self.relay_event(to, id, &data)).await;
-                    return Unkept { stored, held: None };
+                    return stored;
                 }
                 let mut buf = [0u8; 41];
                 let bytes = SseEvent::data(&data).id(id.encode(&mut buf)).to_bytes();
@@ -818,14 +818,8 @@ impl Router {
             }
             None => (SseEvent::data(&data).to_bytes(), None),
         };
-        if last && stored.is_some() {
-            return Unkept {
-                stored,
-                held: Some(bytes),
-            };
-        }
         self.deliver(stream, bytes);
-        Unkept { stored, held: None }
+        stored
     }
 
     /// Puts encoded bytes on a stream's connection. A full queue (a slow or

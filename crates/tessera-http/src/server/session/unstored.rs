@@ -6,10 +6,9 @@
 //! networked store, many sessions' events share one round trip). What stays
 //! correct for `Last-Event-ID`:
 //!
-//! - a stream's last event (the answer to its request) is held back until
-//!   the store has it, then written together with the end of the stream: a
-//!   client that saw a stream end can find all of it, and the answer and
-//!   the end leave in one write, not two;
+//! - a stream whose last event is not yet kept does not end: its connection
+//!   is held here until the store has it, so a client that saw a stream end
+//!   can find all of it;
 //! - before the session replays anything (a resumption here, or another
 //!   instance asking for the rest of a stream), every pending event is kept;
 //! - a session holds at most [`MAX_UNSTORED`] pending events; beyond that it
@@ -28,24 +27,11 @@ use tokio::sync::mpsc;
 /// The most events of one session whose store is pending.
 pub(super) const MAX_UNSTORED: usize = 64;
 
-/// What [`emit`](super::Session) leaves undone: the store of the event when
-/// it is not done yet, and the encoded event itself when it is a stream's
-/// last and waits for its store before it is written.
-#[derive(Default)]
-pub(super) struct Unkept {
-    /// The store's future, when not done at once.
-    pub(super) stored: Option<BoxFuture<'static, ()>>,
-    /// The event's bytes, held back until `stored` is done.
-    pub(super) held: Option<Bytes>,
-}
-
 /// The store of one event, not yet done: the future the store returned,
-/// and the connection of a stream that ends with this event, with the
-/// event's bytes when they were held back.
+/// and the connection of a stream that ends with this event.
 pub(super) struct Unstored {
     stored: BoxFuture<'static, ()>,
     sink: Option<mpsc::Sender<Bytes>>,
-    held: Option<Bytes>,
 }
 
 impl Future for Unstored {
@@ -53,12 +39,8 @@ impl Future for Unstored {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let done = self.stored.as_mut().poll(cx);
         if done.is_ready() {
-            // The stream (if this was its last event) gets the event and
-            // ends now. A full queue means a client too slow to read: the
-            // stream ends without it, and the event is there to resume.
-            if let (Some(sink), Some(bytes)) = (self.sink.take(), self.held.take()) {
-                let _ = sink.try_send(bytes);
-            }
+            // The stream (if this was its last event) may end now.
+            self.sink = None;
         }
         done
     }
@@ -82,15 +64,15 @@ impl Pending {
         }
     }
 
-    /// Keeps an event's pending store until done, with the connection of
-    /// the stream it ends, if any (which then gets the held-back event).
-    pub(super) fn hold(&mut self, unkept: Unkept, sink: Option<mpsc::Sender<Bytes>>) {
-        if let Some(stored) = unkept.stored {
-            self.stores.push(Unstored {
-                stored,
-                sink,
-                held: unkept.held,
-            });
+    /// Keeps `stored` (pending) until done, with the connection of the
+    /// stream it ends, if any.
+    pub(super) fn hold(
+        &mut self,
+        stored: Option<BoxFuture<'static, ()>>,
+        sink: Option<mpsc::Sender<Bytes>>,
+    ) {
+        if let Some(stored) = stored {
+            self.stores.push(Unstored { stored, sink });
         }
     }
 
