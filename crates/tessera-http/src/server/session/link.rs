@@ -204,7 +204,7 @@ impl Router {
             return;
         }
         let stored = self.emit(self.standalone, bytes).await;
-        self.unstored.hold(stored, None);
+        self.unstored.hold(stored);
     }
 
     /// A GET stream opened here: this instance now holds the standalone
@@ -269,7 +269,7 @@ impl Router {
                     }
                     _ => {
                         let stored = self.emit(self.standalone, bytes).await;
-                        self.unstored.hold(stored, None);
+                        self.unstored.hold(stored);
                     }
                 }
             }

@@ -699,7 +699,7 @@ impl Router {
             RouteState::Stream(s) => {
                 let s = *s;
                 let stored = self.emit(s, bytes).await;
-                self.after_emit(key, s, is_final, stored);
+                self.after_emit(key, is_final, stored);
                 return;
             }
         };
@@ -715,29 +715,20 @@ impl Router {
             _ => {
                 if let Some(s) = self.start_stream(key) {
                     let stored = self.emit(s, bytes).await;
-                    self.after_emit(key, s, is_final, stored);
+                    self.after_emit(key, is_final, stored);
                 }
             }
         }
     }
 
-    /// After an event of route `key` went out on `stream`: a final one ends
-    /// the route, and the stream's connection ends once the event is kept.
-    fn after_emit(
-        &mut self,
-        key: u64,
-        stream: u64,
-        is_final: bool,
-        stored: Option<BoxFuture<'static, ()>>,
-    ) {
-        let mut sink = None;
+    /// After an event of route `key` went out: a final one ends the route
+    /// and its stream (whether or not the store has kept the event yet; see
+    /// [`unstored`]).
+    fn after_emit(&mut self, key: u64, is_final: bool, stored: Option<BoxFuture<'static, ()>>) {
         if is_final {
-            if stored.is_some() {
-                sink = self.streams.get_mut(&stream).and_then(|s| s.sink.take());
-            }
             self.end_route(key);
         }
-        self.unstored.hold(stored, sink);
+        self.unstored.hold(stored);
     }
 
     /// The request is answered: forget its route; its stream ends once the

@@ -6,50 +6,28 @@
 //! networked store, many sessions' events share one round trip). What stays
 //! correct for `Last-Event-ID`:
 //!
-//! - a stream whose last event is not yet kept does not end: its connection
-//!   is held here until the store has it, so a client that saw a stream end
-//!   can find all of it;
+//! - a stream ends as soon as its last event is written, kept or not: its
+//!   client has every event of it and never needs a replay (holding the end
+//!   back until the store had the last event cost one more write and wake
+//!   per call, and bought nothing a client could see);
 //! - before the session replays anything (a resumption here, or another
 //!   instance asking for the rest of a stream), every pending event is kept;
 //! - a session holds at most [`MAX_UNSTORED`] pending events; beyond that it
 //!   waits for the store (bounded memory when the store is slow or away).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tessera_runtime::BoxFuture;
-use tokio::sync::mpsc;
 
 /// The most events of one session whose store is pending.
 pub(super) const MAX_UNSTORED: usize = 64;
 
-/// The store of one event, not yet done: the future the store returned,
-/// and the connection of a stream that ends with this event.
-pub(super) struct Unstored {
-    stored: BoxFuture<'static, ()>,
-    sink: Option<mpsc::Sender<Bytes>>,
-}
-
-impl Future for Unstored {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let done = self.stored.as_mut().poll(cx);
-        if done.is_ready() {
-            // The stream (if this was its last event) may end now.
-            self.sink = None;
-        }
-        done
-    }
-}
-
 /// A session's pending stores.
 #[derive(Default)]
 pub(super) struct Pending {
-    stores: FuturesUnordered<Unstored>,
+    stores: FuturesUnordered<BoxFuture<'static, ()>>,
 }
 
 impl Pending {
@@ -64,15 +42,10 @@ impl Pending {
         }
     }
 
-    /// Keeps `stored` (pending) until done, with the connection of the
-    /// stream it ends, if any.
-    pub(super) fn hold(
-        &mut self,
-        stored: Option<BoxFuture<'static, ()>>,
-        sink: Option<mpsc::Sender<Bytes>>,
-    ) {
+    /// Keeps `stored` (pending) until done.
+    pub(super) fn hold(&mut self, stored: Option<BoxFuture<'static, ()>>) {
         if let Some(stored) = stored {
-            self.stores.push(Unstored { stored, sink });
+            self.stores.push(stored);
         }
     }
 
