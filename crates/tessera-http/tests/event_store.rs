@@ -6,7 +6,6 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use common::*;
 use http::StatusCode;
