@@ -41,6 +41,9 @@ pub(crate) struct Shared {
     pub client: HttpClient,
     /// The URL the user gave (the MCP endpoint, or the legacy SSE URL).
     pub url: Uri,
+    /// `url` parsed once for reqwest (`None` if it does not parse as a URL;
+    /// each request then parses its own and fails with the reason).
+    parsed_url: Option<reqwest::Url>,
     pub session: Mutex<Option<String>>,
     pub version: Mutex<Option<String>>,
     pub extra_headers: HeaderMap,
@@ -68,6 +71,7 @@ impl Shared {
     ) -> Self {
         Shared {
             client,
+            parsed_url: reqwest::Url::parse(&url.to_string()).ok(),
             url,
             session: Mutex::new(None),
             version: Mutex::new(None),
@@ -154,8 +158,7 @@ impl Shared {
                 let (method, uri) = (req.method().clone(), req.uri().clone());
                 auth.authorize(&method, &uri, req.headers_mut()).await?;
             }
-            let req = reqwest::Request::try_from(req)
-                .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)))?;
+            let req = self.to_reqwest(req)?;
             let response: Response = self
                 .client
                 .execute(req)
@@ -178,6 +181,23 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Turns `req` into reqwest's request. A request to the user's URL (every
+    /// POST, and the GET and DELETE of a session) reuses the URL parsed once
+    /// at the start instead of parsing its text again.
+    fn to_reqwest(&self, req: Request<Bytes>) -> Result<reqwest::Request, String> {
+        let failed = |e: &reqwest::Error| format!("HTTP request failed: {}", error_chain(e));
+        let url = match &self.parsed_url {
+            Some(url) if *req.uri() == self.url => url.clone(),
+            _ => return reqwest::Request::try_from(req).map_err(|e| failed(&e)),
+        };
+        let (parts, body) = req.into_parts();
+        let mut out = reqwest::Request::new(parts.method, url);
+        *out.headers_mut() = parts.headers;
+        *out.version_mut() = parts.version;
+        *out.body_mut() = Some(body.into());
+        Ok(out)
     }
 
     /// Remembers the version an `initialize` answer negotiated.
