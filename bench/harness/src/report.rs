@@ -50,8 +50,8 @@ fn mem(r: &Results, imp: Impl, f: impl Fn(&crate::load::SessionsResult) -> f64) 
     median(r.memory.iter().filter(|m| m.server == imp).map(|m| f(&m.result)).collect())
 }
 
-/// The stdio variant of Tessera with `TESSERA_STDIO_PIPES=polled`.
-pub const POLLED_PIPES: &str = "polled-pipes";
+/// The stdio variant of Tessera with `TESSERA_STDIO_PIPES=blocking`.
+pub const BLOCKING_PIPES: &str = "blocking-pipes";
 
 fn stdio(r: &Results, imp: Impl, f: impl Fn(&StdioResult) -> Option<f64>) -> Option<f64> {
     stdio_variant(r, imp, None, f)
@@ -226,13 +226,13 @@ pub fn targets(r: &Results) -> Vec<Target> {
     if !r.stdio.is_empty() {
         let rt = |i| stdio(r, i, |s| Some(s.rps));
         push("stdio round trips/s ≥ 1.5× rmcp".into(), rt(Impl::Tessera), rt(Impl::Rmcp), &|q| q >= 1.5);
-        let polled = stdio_variant(r, Impl::Tessera, Some(POLLED_PIPES), |s| Some(s.rps));
-        if polled.is_some() {
+        let blocking = stdio_variant(r, Impl::Tessera, Some(BLOCKING_PIPES), |s| Some(s.rps));
+        if blocking.is_some() {
             push(
-                "stdio round trips/s: Tessera's default (blocking-pool) pipes ≥ its polled ones (TESSERA_STDIO_PIPES=polled; keep the faster)"
+                "stdio round trips/s: Tessera's polled pipes (the default) ≥ its blocking ones (TESSERA_STDIO_PIPES=blocking; keep the faster)"
                     .into(),
                 rt(Impl::Tessera),
-                polled,
+                blocking,
                 &|q| q >= 1.0,
             );
         }

@@ -115,7 +115,7 @@ pub struct StdioRun {
     /// Cold starts, milliseconds each.
     pub cold_start_ms: Vec<f64>,
     /// A variant of the server's stdio set-up, when not its default (for
-    /// Tessera, `polled-pipes`: `TESSERA_STDIO_PIPES=polled`).
+    /// Tessera, `blocking-pipes`: `TESSERA_STDIO_PIPES=blocking`).
     #[serde(default)]
     pub variant: Option<String>,
 }

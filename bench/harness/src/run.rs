@@ -307,25 +307,24 @@ async fn memory_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, roun
     server.stop().await;
 }
 
-/// Tessera on stdio with its pipes polled by the runtime's reactor
-/// (`TESSERA_STDIO_PIPES=polled`), beside the default (tokio's blocking
-/// `Stdin`/`Stdout`).
-async fn polled_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: usize) {
-    let what = format!("tessera/stdio ({}) round {round}", crate::report::POLLED_PIPES);
+/// Tessera on stdio with its pipes left to tokio's blocking `Stdin`/`Stdout`
+/// (`TESSERA_STDIO_PIPES=blocking`), beside the default polled pipes.
+async fn blocking_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: usize) {
+    let what = format!("tessera/stdio ({}) round {round}", crate::report::BLOCKING_PIPES);
     let Some(base) = plan.paths.stdio_cmd(Impl::Tessera) else { return };
-    let mut cmd = vec!["env".to_owned(), "TESSERA_STDIO_PIPES=polled".to_owned()];
+    let mut cmd = vec!["env".to_owned(), "TESSERA_STDIO_PIPES=blocking".to_owned()];
     cmd.extend(base);
     results
         .meta
         .commands
-        .entry(format!("tessera/stdio ({})", crate::report::POLLED_PIPES))
+        .entry(format!("tessera/stdio ({})", crate::report::BLOCKING_PIPES))
         .or_insert_with(|| cmd.join(" "));
     let cmd = pinned(cmd, plan.server_core);
-    let log = plan.log_dir.join(format!("tessera-stdio-polled-r{round}.log"));
+    let log = plan.log_dir.join(format!("tessera-stdio-blocking-r{round}.log"));
     match stdio::run(&cmd, plan.warmup.min(Duration::from_millis(500)), plan.stdio_duration, &log).await {
         Ok(r) => {
             ui.log(format!(
-                "{:<8} stdio (polled pipes) {:>9.0} round trips/s  p50 {:>8.3} ms  cpu {:>7.1} µs/req",
+                "{:<8} stdio (blocking pipes) {:>9.0} round trips/s  p50 {:>8.3} ms  cpu {:>7.1} µs/req",
                 "tessera",
                 r.rps,
                 r.p50_us / 1000.0,
@@ -342,7 +341,7 @@ async fn polled_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: us
                 round,
                 result: r,
                 cold_start_ms: Vec::new(),
-                variant: Some(crate::report::POLLED_PIPES.to_owned()),
+                variant: Some(crate::report::BLOCKING_PIPES.to_owned()),
             });
         }
         Err(e) => {
@@ -397,7 +396,7 @@ async fn stdio_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, round
         }
     }
     if imp == Impl::Tessera {
-        polled_pipes_run(plan, ui, results, round).await;
+        blocking_pipes_run(plan, ui, results, round).await;
     }
 }
 

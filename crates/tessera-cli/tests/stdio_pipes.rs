@@ -111,7 +111,7 @@ fn eof_right_away_ends_the_server() {
     assert!(child.wait().unwrap().success());
 }
 
-/// The switch to polled pipes (`tessera_runtime::STDIO_PIPES_ENV`).
+/// The switch to blocking pipes (`tessera_runtime::STDIO_PIPES_ENV`).
 #[cfg(target_os = "linux")]
 const PIPES_ENV: &str = "TESSERA_STDIO_PIPES";
 
@@ -130,14 +130,10 @@ fn nonblocking(fd: &impl std::os::fd::AsRawFd) -> bool {
 
 #[cfg(target_os = "linux")]
 #[test]
-fn pipes_stay_blocking_unless_the_environment_asks_for_polled_ones() {
+fn pipes_are_polled_unless_the_environment_asks_for_blocking_ones() {
     // The mode belongs to the open pipe, which this process holds too: what
     // the server did to its stdin shows here.
-    for (setting, polled) in [
-        (None, false),
-        (Some("blocking"), false),
-        (Some("polled"), true),
-    ] {
+    for (setting, polled) in [(None, true), (Some("blocking"), false)] {
         let (read, mut write) = std::io::pipe().unwrap();
         let kept = read.try_clone().unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));

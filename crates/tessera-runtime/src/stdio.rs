@@ -1,18 +1,18 @@
 //! Serving on this process's standard input and output.
 //!
-//! By default stdin and stdout go through tokio's `Stdin` and `Stdout`,
-//! which hand every read and write to a thread of the blocking pool. When
-//! they are pipes (as they are for a server started by a client),
-//! `TESSERA_STDIO_PIPES=polled` reads and writes them on the runtime instead:
-//! the pipe is put in non-blocking mode and registered with the reactor, so
-//! there is no helper thread and no thread switch per message.
+//! tokio's `Stdin` and `Stdout` hand every read and every write to a thread
+//! of the blocking pool (a terminal or a file cannot be polled). When stdin
+//! and stdout are pipes, as they are for a server started by a client, they
+//! are read and written directly on the runtime instead (the pipe is put in
+//! non-blocking mode and registered with the reactor): no helper thread and
+//! no thread switch per message.
 //!
-//! Measured side by side on an idle 2-core machine (`bench/run.sh`,
-//! sequential `tools/call` round trips, medians of 3 rounds), the blocking
-//! pool gave 10% more round trips per second (11,475 against 10,450) and the
-//! polled pipes 37% less CPU per round trip (46 µs against 73); the default
-//! is the faster one. Polled pipes also change the mode of the open pipe,
-//! which a parent that shares its own stdin or stdout with the server sees.
+//! The environment variable `TESSERA_STDIO_PIPES=blocking` turns that off
+//! (pipes then go through tokio's `Stdin`/`Stdout` too): for a parent that
+//! shares its own stdin or stdout with the server and must not see them
+//! switched to non-blocking mode (the mode belongs to the open pipe, which
+//! both processes hold), and for comparing the two (`bench/run.sh` measures
+//! both).
 
 use std::os::fd::AsFd;
 
@@ -27,25 +27,23 @@ use crate::driver::spawn;
 use crate::peer::Peer;
 use crate::service::Service;
 
-/// This process's stdin: tokio's `Stdin`, or a pipe polled by the reactor.
+/// This process's stdin: a pipe polled by the reactor, or tokio's `Stdin`.
 pub(crate) type StdinReader = Either<pipe::Receiver, Stdin>;
 
-/// This process's stdout: tokio's `Stdout`, or a pipe polled by the reactor.
+/// This process's stdout: a pipe polled by the reactor, or tokio's `Stdout`.
 pub(crate) type StdoutWriter = Either<pipe::Sender, Stdout>;
 
-/// The environment variable that, set to `polled`, has stdio pipes polled
-/// by the runtime's reactor instead of read and written on tokio's blocking
-/// pool (see the module documentation).
+/// The environment variable that keeps stdio pipes on tokio's blocking
+/// `Stdin`/`Stdout` when set to `blocking`.
 pub const STDIO_PIPES_ENV: &str = "TESSERA_STDIO_PIPES";
 
-/// Whether pipes are polled by the reactor (see [`STDIO_PIPES_ENV`]).
+/// Whether pipes may be polled by the reactor (see [`STDIO_PIPES_ENV`]).
 fn reactor_pipes() -> bool {
-    std::env::var_os(STDIO_PIPES_ENV).is_some_and(|v| v == "polled")
+    std::env::var_os(STDIO_PIPES_ENV).is_none_or(|v| v != "blocking")
 }
 
-/// Stdin as an async reader; a pipe is polled by the reactor when
-/// [`STDIO_PIPES_ENV`] asks for it. Must run inside a tokio runtime with
-/// I/O enabled.
+/// Stdin as an async reader; a pipe is read without the blocking pool.
+/// Must run inside a tokio runtime with I/O enabled.
 pub(crate) fn stdin() -> StdinReader {
     if !reactor_pipes() {
         return Either::Right(tokio::io::stdin());
@@ -60,9 +58,8 @@ pub(crate) fn stdin() -> StdinReader {
     }
 }
 
-/// Stdout as an async writer; a pipe is polled by the reactor when
-/// [`STDIO_PIPES_ENV`] asks for it. Must run inside a tokio runtime with
-/// I/O enabled.
+/// Stdout as an async writer; a pipe is written without the blocking pool.
+/// Must run inside a tokio runtime with I/O enabled.
 pub(crate) fn stdout() -> StdoutWriter {
     if !reactor_pipes() {
         return Either::Right(tokio::io::stdout());
@@ -80,9 +77,10 @@ pub(crate) fn stdout() -> StdoutWriter {
 /// Serves `service` on stdin/stdout (newline-delimited JSON-RPC). Logs belong
 /// on stderr: nothing but MCP messages is ever written to stdout.
 ///
-/// Reads and writes go through tokio's `Stdin`/`Stdout` (the blocking pool);
-/// with [`STDIO_PIPES_ENV`] set to `polled`, pipes are switched to
-/// non-blocking mode and polled by the runtime's reactor instead.
+/// When stdin and stdout are pipes (a server started by its client) they are
+/// switched to non-blocking mode and polled by the runtime's reactor; anything
+/// else (a terminal, a file) goes through tokio's blocking `Stdin`/`Stdout`,
+/// and so do pipes when [`STDIO_PIPES_ENV`] is `blocking`.
 ///
 /// The connection ends when stdin reaches end of file (after requests in
 /// progress finish, within [`ConnectionOptions::drain_timeout`]).
