@@ -7,6 +7,13 @@
 //! non-blocking mode and registered with the reactor): no helper thread and
 //! no thread switch per message.
 //!
+//! Measured (`bench/run.sh` and `bench/proxy.sh`, 2-core machine): polled
+//! pipes cost 46 µs of CPU per sequential round trip against 73 on the
+//! blocking pool, and 22–24 µs per call against 43–51 for a server behind
+//! `tessera proxy` at concurrency 16, where the proxied calls per second rise
+//! by 15–45%. The blocking pool answers one lone client about 10% sooner on
+//! an idle machine.
+//!
 //! The environment variable `TESSERA_STDIO_PIPES=blocking` turns that off
 //! (pipes then go through tokio's `Stdin`/`Stdout` too): for a parent that
 //! shares its own stdin or stdout with the server and must not see them
