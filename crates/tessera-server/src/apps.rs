@@ -170,8 +170,12 @@ impl ServerExtension for Apps {
         let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
             return Ok(()); // the core answers malformed calls
         };
-        let tool = self.host.get().and_then(|h| h.tool(name));
-        if app_only(tool.as_ref().and_then(ToolUiMeta::of)) {
+        // Read in place: this runs on every call of every tool.
+        let only_app = self
+            .host
+            .get()
+            .and_then(|h| h.inspect_tool(name, |t| app_only(ToolUiMeta::of(t))));
+        if only_app == Some(true) {
             return Err(ErrorObject::invalid_params(format!(
                 "Tool {name} is only callable from an app view (visibility [\"app\"]); this \
                  client did not declare {UI_EXTENSION} with {APP_MIME_TYPE}"

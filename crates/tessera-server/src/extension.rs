@@ -187,6 +187,8 @@ pub(crate) trait Notifier: Send + Sync {
     fn list_changed(&self, kind: ListKind);
     fn resource_updated(&self, uri: &str);
     fn tool(&self, name: &str) -> Option<Tool>;
+    /// Runs `f` on tool `name`'s definition where it is kept (no copy).
+    fn with_tool(&self, name: &str, f: &mut dyn FnMut(&Tool));
     fn task_hub(&self) -> Option<Arc<TaskHub>>;
 }
 
@@ -217,6 +219,19 @@ impl ExtensionHost {
         self.notifier.upgrade()?.tool(name)
     }
 
+    /// What `f` reads from tool `name`'s definition, without copying the
+    /// definition (for checks that run on every call).
+    pub(crate) fn inspect_tool<R>(&self, name: &str, f: impl FnOnce(&Tool) -> R) -> Option<R> {
+        let notifier = self.notifier.upgrade()?;
+        let (mut f, mut out) = (Some(f), None);
+        notifier.with_tool(name, &mut |t| {
+            if let Some(f) = f.take() {
+                out = Some(f(t));
+            }
+        });
+        out
+    }
+
     /// Tells every client that subscribed to `uri` that it changed.
     pub fn resource_updated(&self, uri: &str) {
         if let Some(n) = self.notifier.upgrade() {
@@ -233,6 +248,7 @@ impl Notifier for Detached {
     fn tool(&self, _: &str) -> Option<Tool> {
         None
     }
+    fn with_tool(&self, _: &str, _: &mut dyn FnMut(&Tool)) {}
     fn task_hub(&self) -> Option<Arc<TaskHub>> {
         None
     }

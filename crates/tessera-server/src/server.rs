@@ -305,6 +305,15 @@ impl<S: Send + Sync + 'static> Notifier for Inner<S> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         reg.tools.get(name).map(|t| t.tool.clone())
     }
+    fn with_tool(&self, name: &str, f: &mut dyn FnMut(&tessera_types::Tool)) {
+        let reg = self
+            .registry
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(t) = reg.tools.get(name) {
+            f(&t.tool);
+        }
+    }
     fn task_hub(&self) -> Option<Arc<crate::task::hub::TaskHub>> {
         Some(self.tasks.clone())
     }
