@@ -186,7 +186,6 @@ impl std::fmt::Debug for ExtensionHost {
 pub(crate) trait Notifier: Send + Sync {
     fn list_changed(&self, kind: ListKind);
     fn resource_updated(&self, uri: &str);
-    fn tool(&self, name: &str) -> Option<Tool>;
     /// Runs `f` on tool `name`'s definition where it is kept (no copy).
     fn with_tool(&self, name: &str, f: &mut dyn FnMut(&Tool));
     fn task_hub(&self) -> Option<Arc<TaskHub>>;
@@ -216,19 +215,16 @@ impl ExtensionHost {
 
     /// The current definition of tool `name`, if the server has it.
     pub fn tool(&self, name: &str) -> Option<Tool> {
-        self.notifier.upgrade()?.tool(name)
+        self.inspect_tool(name, Tool::clone)
     }
 
     /// What `f` reads from tool `name`'s definition, without copying the
     /// definition (for checks that run on every call).
     pub(crate) fn inspect_tool<R>(&self, name: &str, f: impl FnOnce(&Tool) -> R) -> Option<R> {
-        let notifier = self.notifier.upgrade()?;
         let (mut f, mut out) = (Some(f), None);
-        notifier.with_tool(name, &mut |t| {
-            if let Some(f) = f.take() {
-                out = Some(f(t));
-            }
-        });
+        self.notifier
+            .upgrade()?
+            .with_tool(name, &mut |t| out = f.take().map(|f| f(t)));
         out
     }
 
@@ -245,9 +241,6 @@ struct Detached;
 impl Notifier for Detached {
     fn list_changed(&self, _: ListKind) {}
     fn resource_updated(&self, _: &str) {}
-    fn tool(&self, _: &str) -> Option<Tool> {
-        None
-    }
     fn with_tool(&self, _: &str, _: &mut dyn FnMut(&Tool)) {}
     fn task_hub(&self) -> Option<Arc<TaskHub>> {
         None

@@ -298,13 +298,6 @@ impl<S: Send + Sync + 'static> Notifier for Inner<S> {
     fn resource_updated(&self, uri: &str) {
         self.hub.resource_updated(uri);
     }
-    fn tool(&self, name: &str) -> Option<tessera_types::Tool> {
-        let reg = self
-            .registry
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        reg.tools.get(name).map(|t| t.tool.clone())
-    }
     fn with_tool(&self, name: &str, f: &mut dyn FnMut(&tessera_types::Tool)) {
         let reg = self
             .registry

@@ -96,3 +96,47 @@ async fn arguments_are_checked_against_the_schema() {
         assert_eq!(unknown.remote().map(|e| e.code), Some(-32602));
     }
 }
+
+/// An extension that keeps the host it is attached to.
+#[derive(Clone, Default)]
+struct Keeper(std::sync::Arc<std::sync::OnceLock<tessera_server::ExtensionHost>>);
+
+impl tessera_server::ServerExtension for Keeper {
+    fn id(&self) -> &str {
+        "com.example/keeper"
+    }
+    fn attach(&self, host: tessera_server::ExtensionHost) {
+        let _ = self.0.set(host);
+    }
+}
+
+#[test]
+fn an_extension_reads_the_servers_current_tool_definitions() {
+    let keeper = Keeper::default();
+    let server = Server::builder()
+        .tool(
+            tool("length")
+                .description("Length of a line")
+                .handler(length),
+        )
+        .extension(keeper.clone())
+        .build()
+        .unwrap();
+    let host = keeper.0.get().expect("attached when the server was built");
+    let t = host.tool("length").expect("the tool is known");
+    assert_eq!(t.name, "length");
+    assert_eq!(t.description.as_deref(), Some("Length of a line"));
+    let properties = t.input_schema["properties"]
+        .as_object()
+        .expect("properties");
+    assert!(properties.contains_key("from") && properties.contains_key("to"));
+    assert!(host.tool("width").is_none(), "an unknown tool");
+    drop(server);
+    assert!(host.tool("length").is_none(), "the server is gone");
+    assert!(
+        tessera_server::ExtensionHost::detached()
+            .tool("length")
+            .is_none(),
+        "a detached host knows no tools"
+    );
+}

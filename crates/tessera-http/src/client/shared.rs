@@ -347,3 +347,45 @@ impl Outgoing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_keeps_its_parts_whether_its_url_was_parsed_before_or_not() {
+        let (inbound, _rx) = mpsc::channel(1);
+        let url: Uri = "http://127.0.0.1:8000/mcp?x=1".parse().unwrap();
+        let s = Shared::new(
+            reqwest::Client::new(),
+            url.clone(),
+            HeaderMap::new(),
+            inbound,
+        );
+        // The connection's own URL (parsed once) and another one (an
+        // HTTP+SSE message endpoint, parsed per request).
+        let other: Uri = "http://127.0.0.1:8000/message?sessionId=abc"
+            .parse()
+            .unwrap();
+        for uri in [url, other] {
+            let body = Bytes::from_static(b"{\"jsonrpc\":\"2.0\"}");
+            let req = s.request_to(
+                &uri,
+                Method::POST,
+                Some(body.clone()),
+                "text/event-stream",
+                Some("sid"),
+            );
+            let out = s.to_reqwest(req).unwrap();
+            assert_eq!(out.method(), Method::POST);
+            assert_eq!(out.url().as_str(), uri.to_string());
+            assert_eq!(out.headers()[MCP_SESSION_ID], "sid");
+            assert_eq!(out.headers()[http::header::ACCEPT], "text/event-stream");
+            assert_eq!(
+                out.headers()[http::header::CONTENT_TYPE],
+                "application/json"
+            );
+            assert_eq!(out.body().and_then(|b| b.as_bytes()), Some(&body[..]));
+        }
+    }
+}
