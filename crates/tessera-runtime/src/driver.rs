@@ -112,6 +112,9 @@ async fn run<T: Transport, S: Service>(
         while let Some(t) = core.poll_transmit() {
             out.push(t);
         }
+        if !out.is_empty() && core.awaiting_answers() > 1 {
+            coalesce(&mut core, &mut out).await;
+        }
         if !out.is_empty() {
             if let Err(e) = transport.send(&mut out).await {
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -146,6 +149,35 @@ async fn run<T: Transport, S: Service>(
     core.close();
     transport.close().await;
     result
+}
+
+/// At most this many turns of the scheduler are given to other tasks before
+/// a write.
+const COALESCE_TURNS: usize = 32;
+
+/// Other tasks are sending requests through this connection too: lets those
+/// that are ready now queue theirs, turn after turn while each turn brings
+/// more, so that a burst goes out in one write (and the peer reads it in one)
+/// instead of one write, and one wake-up of the peer, per request. A task
+/// woken by another runs right after it on the same worker, so one turn
+/// alone would collect a single request.
+async fn coalesce<S: Service>(core: &mut Connection<S>, out: &mut Vec<tessera_proto::Transmit>) {
+    for _ in 0..COALESCE_TURNS {
+        let before = out.len();
+        tokio::task::yield_now().await;
+        // Applies what the others queued, without waiting for more.
+        std::future::poll_fn(|cx| {
+            let _ = core.poll_work(cx);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        while let Some(t) = core.poll_transmit() {
+            out.push(t);
+        }
+        if out.len() == before {
+            return;
+        }
+    }
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
