@@ -259,11 +259,6 @@ impl<S: Service> Connection<S> {
         self.handlers.len()
     }
 
-    /// The number of requests this side sent that wait for their answers.
-    pub fn awaiting_answers(&self) -> usize {
-        self.outgoing.len()
-    }
-
     /// Whether nothing runs here: no handler, no notification being handled
     /// or waiting, and no command queued by a [`Peer`].
     pub fn is_quiet(&self) -> bool {

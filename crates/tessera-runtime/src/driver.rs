@@ -112,7 +112,7 @@ async fn run<T: Transport, S: Service>(
         while let Some(t) = core.poll_transmit() {
             out.push(t);
         }
-        if !out.is_empty() && core.awaiting_answers() > 1 {
+        if !out.is_empty() && core.engine().pending_requests() > 1 {
             coalesce(&mut core, &mut out).await;
         }
         if !out.is_empty() {
