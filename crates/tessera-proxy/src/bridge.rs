@@ -1,13 +1,22 @@
 //! [`Proxy`]: one upstream server served again, over any transport and in
 //! both eras.
 //!
-//! - Each legacy downstream session (an `initialize` conversation) gets its
-//!   own upstream session, opened at its first request with the client's
-//!   version and capabilities, and closed with it: session state (log level,
-//!   resource subscriptions, roots, the server's requests to the client)
-//!   stays one to one.
 //! - 2026-07-28 requests share one upstream connection (re-opened when it
 //!   dies), since they carry everything in `_meta`.
+//! - When that connection speaks 2026-07-28, legacy downstream sessions
+//!   (`initialize` conversations) are served over it too, as 2026-07-28
+//!   requests carrying the session's capabilities and client info: the
+//!   server's requests come back as input rounds the proxy runs with the
+//!   client, and list changes reach the session from the proxy's own listen
+//!   stream upstream ([`crate::fanout`]). A session moves to an upstream
+//!   session of its own (below) for good once it needs state that only a
+//!   session keeps: a log level (the server's logs on a shared stdio
+//!   connection say nothing of the request they belong to), resource
+//!   subscriptions, or tasks.
+//! - Otherwise each legacy session gets its own upstream session, opened at
+//!   its first request with the client's version and capabilities, and
+//!   closed with it: session state (log level, resource subscriptions,
+//!   roots, the server's requests to the client) stays one to one.
 //!
 //! When the upstream speaks only an older version, a 2026-07-28 client's
 //! listen streams are served by the proxy from the upstream's change
@@ -15,19 +24,23 @@
 //! input rounds are turned into ordinary requests to that client.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 use tessera_types::methods;
 
 use serde_json::Value;
 use tessera_http::{ServiceFactory, ToolSchemaLookup};
-use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
+use tessera_proto::{CallError, ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{
-    BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, Request, Service,
+    BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, PeerError, Request,
+    Service,
 };
 use tessera_types::{Era, ErrorObject, Implementation, JsonObject, ServerCapabilities};
 
 use crate::calls::Calls;
 use crate::error::ProxyError;
+use crate::fanout::{self, Fanout, Stream};
 use crate::forward::{forward, forward_reply};
 use crate::listen::{self, Listeners};
 use crate::route::{SessionSink, SharedSink, Unsolicited};
@@ -104,6 +117,10 @@ struct Inner {
     calls: Arc<Calls>,
     listeners: Arc<Listeners>,
     schemas: Arc<ToolSchemas>,
+    /// The legacy sessions served over the shared connection.
+    fanout: Arc<Fanout>,
+    /// Set by [`Proxy::close`]: the shared connection stays closed.
+    closed: AtomicBool,
 }
 
 /// A proxy in front of one upstream server. It is a
@@ -172,6 +189,8 @@ impl Proxy {
             calls,
             listeners,
             schemas,
+            fanout: Arc::new(Fanout::default()),
+            closed: AtomicBool::new(false),
         });
         let shared_service = Arc::new(ProxyService {
             inner: inner.clone(),
@@ -209,7 +228,7 @@ impl Proxy {
     pub fn session_service(&self) -> ProxyService {
         ProxyService {
             inner: self.inner.clone(),
-            session: Some(Arc::new(SessionLink::default())),
+            session: Some(Arc::new(SessionLink::new(self.inner.fanout.clone()))),
         }
     }
 
@@ -228,6 +247,7 @@ impl Proxy {
 
     /// Closes the shared upstream connection.
     pub async fn close(&self) {
+        self.inner.closed.store(true, Ordering::Release);
         if let Some(up) = self.inner.shared.lock().await.take() {
             up.close().await;
         }
@@ -294,6 +314,9 @@ impl Inner {
                 return Ok(up.clone());
             }
         }
+        if self.closed.load(Ordering::Acquire) {
+            return Err(ErrorObject::internal("the proxy is closed"));
+        }
         let up = open_shared(
             &self.spec,
             &self.options,
@@ -309,16 +332,152 @@ impl Inner {
     }
 }
 
-/// One legacy session's upstream session.
-#[derive(Default)]
+/// Keeps the proxy's own listen stream open on the shared 2026-07-28
+/// connection while the proxy lives, re-opening it with the connection;
+/// its change notifications go to the legacy sessions served over it.
+async fn run_fanout(inner: Weak<Inner>) {
+    const RETRY: Duration = Duration::from_millis(500);
+    loop {
+        let Some(i) = inner.upgrade() else { break };
+        if i.closed.load(Ordering::Acquire) {
+            break;
+        }
+        i.fanout.set(Stream::Opening);
+        let up = match i.shared().await {
+            Ok(up) => up,
+            Err(e) => {
+                drop(i);
+                tracing::debug!(%e, "no upstream for the proxy's listen stream; retrying");
+                tokio::time::sleep(RETRY).await;
+                continue;
+            }
+        };
+        let params = fanout::listen_params(&up.connected.server_capabilities);
+        let (Era::Modern, Some(params)) = (up.era(), params) else {
+            break;
+        };
+        // Only the connection's handle is kept: the stream must not keep
+        // the connection (or the proxy) alive.
+        let peer = up.peer.clone();
+        let (listeners, sessions) = (i.listeners.clone(), i.fanout.clone());
+        drop((up, i));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let options = RequestOptions {
+            no_timeout: true,
+            ..RequestOptions::default()
+        };
+        let call = peer.request_with_id(methods::SUBSCRIPTIONS_LISTEN, Some(params), options, tx);
+        tokio::pin!(call);
+        let mut assigned = Some(rx);
+        let out = loop {
+            tokio::select! {
+                id = async { assigned.as_mut().expect("guarded by the branch condition").await }, if assigned.is_some() => {
+                    assigned = None;
+                    if let Ok(id) = id {
+                        listeners.set_fanout(id, sessions.clone());
+                    }
+                }
+                out = &mut call => break out,
+            }
+        };
+        listeners.clear_fanout();
+        sessions.set(Stream::Down);
+        match out {
+            // The server refused the stream: retrying would not help.
+            Err(PeerError::Call(CallError::Remote(e))) => {
+                tracing::warn!(%e, "the upstream refused the proxy's listen stream; \
+                    legacy sessions served over the shared connection get no list changes");
+                break;
+            }
+            other => {
+                tracing::debug!(ended = ?other.err(), "the proxy's listen stream ended; re-opening");
+                tokio::time::sleep(RETRY).await;
+            }
+        }
+    }
+    if let Some(i) = inner.upgrade() {
+        i.fanout.stopped();
+    }
+}
+
+/// Whether a legacy request needs the session's own upstream session:
+/// what it asks for, or what the session has set up, is state a shared
+/// connection does not keep (or cannot route back to it).
+fn needs_own_session(inner: &Inner, r: &Request) -> bool {
+    let stateful = matches!(
+        r.method.as_str(),
+        methods::RESOURCES_SUBSCRIBE
+            | methods::RESOURCES_UNSUBSCRIBE
+            | methods::TASKS_GET
+            | methods::TASKS_RESULT
+            | methods::TASKS_LIST
+            | methods::TASKS_CANCEL
+    );
+    let task = r.params.as_ref().is_some_and(|p| p.contains_key("task"));
+    let caps = r.context.peer_capabilities.client_or_none();
+    let logs = r.context.log_level.is_some() && inner.config.server.capabilities.logging.is_some();
+    stateful || task || caps.tasks.is_some() || logs
+}
+
+/// One legacy session: served over the shared 2026-07-28 connection until
+/// it needs an upstream session of its own.
 struct SessionLink {
     conn: tokio::sync::OnceCell<Arc<Upstream>>,
     calls: Arc<Calls>,
     /// The log level last sent upstream.
     level: Mutex<Option<String>>,
+    /// Set once the session uses its own upstream session (for good).
+    pinned: AtomicBool,
+    /// Its key among the sessions served over the shared connection.
+    joined: Mutex<Option<u64>>,
+    fanout: Arc<Fanout>,
+}
+
+impl Drop for SessionLink {
+    fn drop(&mut self) {
+        if let Some(key) = self.joined.get_mut().ok().and_then(|k| k.take()) {
+            self.fanout.leave(key);
+        }
+    }
 }
 
 impl SessionLink {
+    fn new(fanout: Arc<Fanout>) -> Self {
+        SessionLink {
+            conn: Default::default(),
+            calls: Default::default(),
+            level: Default::default(),
+            pinned: AtomicBool::new(false),
+            joined: Mutex::new(None),
+            fanout,
+        }
+    }
+
+    /// Registers the session for the shared connection's list changes
+    /// (once), starting the proxy's listen stream if it is the first, and
+    /// waiting (boundedly) while that stream is being opened.
+    async fn join(&self, inner: &Arc<Inner>, r: &Request) {
+        {
+            let mut joined = self.joined.lock().unwrap_or_else(|e| e.into_inner());
+            if joined.is_some() {
+                return;
+            }
+            *joined = Some(self.fanout.join(r.peer.clone()));
+        }
+        if self.fanout.start() {
+            tokio::spawn(run_fanout(Arc::downgrade(inner)));
+        }
+        self.fanout.opened().await;
+    }
+
+    /// Moves the session to its own upstream session for good.
+    fn pin(&self) {
+        self.pinned.store(true, Ordering::Release);
+        if let Some(key) = self.joined.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            self.fanout.leave(key);
+        }
+    }
+
     async fn upstream(&self, inner: &Inner, r: &Request) -> Result<Arc<Upstream>, ErrorObject> {
         let up = self
             .conn
@@ -431,7 +590,17 @@ impl ProxyService {
     /// The upstream connection that serves `r`, and its calls in progress.
     async fn upstream_for(&self, r: &Request) -> Result<(Arc<Upstream>, Arc<Calls>), ErrorObject> {
         Ok(match (&self.session, r.context.era) {
-            (Some(s), Era::Legacy) => (s.upstream(&self.inner, r).await?, s.calls.clone()),
+            (Some(s), Era::Legacy) => {
+                if !s.pinned.load(Ordering::Acquire) && !needs_own_session(&self.inner, r) {
+                    let up = self.inner.shared().await?;
+                    if up.era() == Era::Modern {
+                        s.join(&self.inner, r).await;
+                        return Ok((up, self.inner.calls.clone()));
+                    }
+                }
+                s.pin();
+                (s.upstream(&self.inner, r).await?, s.calls.clone())
+            }
             _ => (self.inner.shared().await?, self.inner.calls.clone()),
         })
     }

@@ -48,10 +48,24 @@ pub(crate) fn prepare(
             }
             (Era::Legacy, Era::Modern) => {
                 // Tell the 2026-07-28 server what the legacy client declared.
-                m.insert(
-                    meta_keys::CLIENT_CAPABILITIES.into(),
-                    Value::Object(r.context.peer_capabilities.to_object()),
-                );
+                let mut caps = r.context.peer_capabilities.to_object();
+                if r.extensions
+                    .get::<tessera_http::http::HeaderMap>()
+                    .is_some()
+                {
+                    // This client is on HTTP: the upstream may ask to close
+                    // its request's SSE stream (SEP-1699 polling).
+                    let experimental = caps
+                        .entry("experimental")
+                        .or_insert_with(|| Value::Object(JsonObject::new()));
+                    if let Value::Object(x) = experimental {
+                        x.insert(
+                            tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY.into(),
+                            Value::Object(JsonObject::new()),
+                        );
+                    }
+                }
+                m.insert(meta_keys::CLIENT_CAPABILITIES.into(), Value::Object(caps));
                 if let Some(info) = &r.context.peer_info {
                     m.insert(
                         meta_keys::CLIENT_INFO.into(),

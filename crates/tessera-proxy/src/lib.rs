@@ -37,6 +37,7 @@ mod bridge;
 mod calls;
 mod config;
 mod error;
+mod fanout;
 mod forward;
 mod hints;
 mod listen;

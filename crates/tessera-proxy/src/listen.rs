@@ -17,6 +17,7 @@ use tessera_runtime::{HandlerResult, Peer, Request};
 use tessera_types::{Era, ErrorObject, JsonObject, RequestId};
 use tokio::sync::oneshot;
 
+use crate::fanout::Fanout;
 use crate::forward::{peer_error, prepare};
 use crate::upstream::Upstream;
 
@@ -62,6 +63,9 @@ struct State {
     list: Vec<Listener>,
     orphans: VecDeque<(RequestId, String, Option<JsonObject>)>,
     subscribed: HashMap<String, usize>,
+    /// The proxy's own listen stream (its upstream id) and the legacy
+    /// sessions its notifications go to.
+    fanout: Option<(RequestId, Arc<Fanout>)>,
 }
 
 /// The listen streams open through one upstream connection.
@@ -147,6 +151,24 @@ impl Listeners {
         }
     }
 
+    /// Makes `upstream` (the id of the proxy's own listen request) the
+    /// stream whose notifications go to the sessions of `fanout`.
+    pub fn set_fanout(&self, upstream: RequestId, fanout: Arc<Fanout>) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (mine, rest): (Vec<_>, Vec<_>) =
+            s.orphans.drain(..).partition(|(o, _, _)| *o == upstream);
+        s.orphans = rest.into();
+        for (_, method, params) in mine {
+            fanout.deliver(&method, params.as_ref());
+        }
+        s.fanout = Some((upstream, fanout));
+    }
+
+    /// Forgets the proxy's own listen stream.
+    pub fn clear_fanout(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).fanout = None;
+    }
+
     /// Passes on a notification of a forwarded listen stream; `false` when it
     /// carries no subscription id.
     pub fn route_tagged(&self, method: &str, params: Option<&JsonObject>) -> bool {
@@ -154,6 +176,12 @@ impl Listeners {
             return false;
         };
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((id, fanout)) = &s.fanout {
+            if *id == sub {
+                fanout.deliver(method, params);
+                return true;
+            }
+        }
         match s.list.iter().find(|l| l.upstream.as_ref() == Some(&sub)) {
             Some(l) => {
                 let _ = l

@@ -12,7 +12,7 @@ use tessera_client::{CallOptions, Client, ClientEvent, FormRequest};
 use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proto::EngineConfig;
 use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
-use tessera_server::{Args, RequestContext, Server, tool};
+use tessera_server::{Args, RequestContext, Server, resource, tool};
 use tessera_types::{
     ElicitRequestParams, ElicitResult, ElicitValue, ErrorObject, LoggingLevel, ProtocolVersion,
 };
@@ -57,6 +57,15 @@ async fn chatty(ctx: RequestContext) -> &'static str {
     "finished"
 }
 
+/// The protocol version the upstream sees the call in.
+async fn version(ctx: RequestContext) -> String {
+    ctx.protocol_version().to_string()
+}
+
+async fn note() -> &'static str {
+    "a note"
+}
+
 fn upstream_server() -> Server {
     Server::builder()
         .name_version("upstream", "7.0.0")
@@ -71,6 +80,12 @@ fn upstream_server() -> Server {
                 .description("Logs and reports progress")
                 .handler(chatty),
         )
+        .tool(
+            tool("version")
+                .description("Names the protocol version of the call")
+                .handler(version),
+        )
+        .resource(resource("test://note", "note").handler(note))
         .build()
         .expect("builds the upstream server")
 }
@@ -174,7 +189,11 @@ async fn exercise(speaks: Speaks, version: ProtocolVersion) {
         .into_iter()
         .map(|t| t.name)
         .collect();
-    assert_eq!(tools, ["echo", "greet", "chatty"], "{speaks:?} {version}");
+    assert_eq!(
+        tools,
+        ["echo", "greet", "chatty", "version"],
+        "{speaks:?} {version}"
+    );
 
     let r = bounded(
         "echo",
@@ -338,6 +357,105 @@ async fn modern_listen_stream_over_a_legacy_upstream() {
     assert!(matches!(n, ClientEvent::ToolListChanged(_)), "{n:?}");
     drop(stream);
     c.close().await;
+    proxy.close().await;
+    stop.cancel();
+}
+
+/// The protocol version the upstream saw `c`'s call in.
+async fn seen_upstream(c: &Client) -> String {
+    let r = bounded("version", c.call_tool("version", serde_json::json!({})))
+        .await
+        .expect("calls version");
+    r.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+/// Waits for the next tool list change among `events`.
+async fn tools_changed(events: &mut tessera_client::EventStream) {
+    bounded("notifications/tools/list_changed", async {
+        loop {
+            match events.recv().await {
+                Some(ClientEvent::ToolListChanged(_)) => return,
+                Some(_) => continue,
+                None => panic!("the client closed before the list change arrived"),
+            }
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own() {
+    let stop = CancellationToken::new();
+    let server = upstream_server();
+    let s2 = server.clone();
+    let up = serve(
+        move || -> (EngineConfig, Server) { (s2.engine_config(), s2.clone()) },
+        &stop,
+    )
+    .await;
+    let proxy = Proxy::connect(
+        UpstreamSpec::http(up, Default::default()),
+        UpstreamOptions::default(),
+    )
+    .await
+    .expect("connects");
+    let url = serve(proxy.clone(), &stop).await;
+    let a = client(&url, ProtocolVersion::V2025_11_25, "a").await;
+    let b = client(&url, ProtocolVersion::V2025_11_25, "b").await;
+
+    // Both legacy sessions are served as 2026-07-28 calls on the one
+    // connection the proxy keeps.
+    assert_eq!(seen_upstream(&a).await, "2026-07-28");
+    assert_eq!(seen_upstream(&b).await, "2026-07-28");
+    // A change upstream reaches each of them as a legacy notification.
+    let (mut ea, mut eb) = (a.events(), b.events());
+    server.notify_list_changed(tessera_server::hub::ListKind::Tools);
+    tools_changed(&mut ea).await;
+    tools_changed(&mut eb).await;
+    // Elicitation still reaches the client (as an input round the proxy runs).
+    let hello = bounded("greet", a.call_tool("greet", serde_json::json!({})))
+        .await
+        .expect("calls greet");
+    assert_eq!(hello.content[0].as_text(), Some("Hello, a!"));
+
+    // A session that sets a log level moves to an upstream session of its
+    // own (logs on a shared connection cannot be routed back), and gets its
+    // logs there; the other stays on the shared connection.
+    bounded("logging/setLevel", b.set_log_level(LoggingLevel::Info))
+        .await
+        .expect("sets the level");
+    assert_eq!(seen_upstream(&b).await, "2025-11-25");
+    let mut logs = b.events();
+    let r = bounded("chatty", b.call_tool("chatty", serde_json::json!({})))
+        .await
+        .expect("calls chatty");
+    assert_eq!(r.content[0].as_text(), Some("finished"));
+    let mut logged = false;
+    while let Some(e) = logs.try_recv() {
+        if let ClientEvent::Log(m) = e {
+            logged |= m.data == serde_json::json!("working");
+        }
+    }
+    assert!(logged, "the log of a pinned session arrives");
+    assert_eq!(seen_upstream(&a).await, "2026-07-28");
+    // Resource subscriptions move a session too.
+    let c = client(&url, ProtocolVersion::V2025_06_18, "c").await;
+    assert_eq!(seen_upstream(&c).await, "2026-07-28");
+    bounded("resources/subscribe", c.subscribe("test://note"))
+        .await
+        .expect("subscribes");
+    assert_eq!(seen_upstream(&c).await, "2025-06-18");
+
+    // The shared session still hears of changes, and so does the moved one
+    // (from its own upstream session).
+    let (mut ea, mut eb) = (a.events(), b.events());
+    server.notify_list_changed(tessera_server::hub::ListKind::Tools);
+    tools_changed(&mut ea).await;
+    tools_changed(&mut eb).await;
+
+    for x in [a, b, c] {
+        x.close().await;
+    }
     proxy.close().await;
     stop.cancel();
 }
