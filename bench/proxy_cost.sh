@@ -9,9 +9,9 @@
 # Each configuration runs twice from a fresh start, with N/4 and with N calls (fresh sessions
 # each time); instructions per request = (total of the long run - total of the short one) /
 # (3N/4), so start-up, handshakes and child processes' start cancel out. Slow (~50x under
-# valgrind): keep N small (default 2000). In legacy-sse mode each session has its own upstream
-# process; they are not run under valgrind (C of them starting at once outlast the load
-# generator's timeout), so only the proxy process is counted there. Prints a Markdown table
+# valgrind): keep N small (default 2000). Legacy sessions (which set no log level) share the
+# proxy's one upstream connection with 2026-07-28 requests, so the upstream is counted in both
+# modes. Prints a Markdown table
 # and the proxy's top symbols (self cost) of the long run of each mode. Files:
 # $BENCH_TARGET_DIR/proxy-cost/. The proxy waits up to 120 s for its upstream's answer to the
 # era probe: under valgrind the upstream takes longer than the default 5 s to start, and a proxy
@@ -66,11 +66,7 @@ run() {
   local vg=(valgrind --tool=callgrind --dump-instr=no --callgrind-out-file="$stem.%p")
   case "$config" in
     direct) taskset -c 0 "${vg[@]}" "$TESSERA_BIN" serve --http "127.0.0.1:$port" "${sse[@]}" 2>"$stem.log" & ;;
-    # A legacy session gets its own upstream process: C children starting under valgrind at once
-    # outlast the load generator's timeout, so only the proxy itself is counted in that mode.
-    proxy) local trace=yes
-           [ "$mode" = modern ] || trace=no
-           taskset -c 0 "${vg[@]}" --trace-children="$trace" "$TESSERA_BIN" proxy --http "127.0.0.1:$port" \
+    proxy) taskset -c 0 "${vg[@]}" --trace-children=yes "$TESSERA_BIN" proxy --http "127.0.0.1:$port" \
              --probe-timeout 120 -- "$TESSERA_BIN" serve --stdio 2>"$stem.log" & ;;
   esac
   PID=$!

@@ -22,9 +22,11 @@ Examples:
   tessera proxy --stdio https://mcp.example.com/mcp
   tessera proxy --http 127.0.0.1:8003 --config servers.json
 
-Clients of every protocol version reach the upstream whatever version it speaks: a legacy \
-session gets its own upstream session, 2026-07-28 requests share one upstream connection, and \
-what cannot be translated between eras is refused with an error that says why. Over HTTP the \
+Clients of every protocol version reach the upstream whatever version it speaks: 2026-07-28 \
+requests share one upstream connection, so do legacy sessions when the upstream speaks 2026-07-28 \
+(a session that sets a log level, subscribes to a resource or uses tasks gets an upstream session \
+of its own, as every legacy session does in front of a legacy-only upstream), and what cannot be \
+translated between eras is refused with an error that says why. Over HTTP the \
 endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.
 
 --config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \

@@ -1,14 +1,16 @@
 //! Where the upstream server's own traffic goes: its requests (sampling,
 //! elicitation, roots), its logs, and its other notifications.
 //!
-//! - A legacy downstream session has its own upstream session
+//! - A legacy downstream session with an upstream session of its own
 //!   ([`SessionSink`]): everything goes to that one client, tied to its
 //!   oldest request in flight when there is one (so it travels on that
 //!   request's SSE stream) and on the session otherwise.
-//! - A shared upstream connection ([`SharedSink`]) serves many clients: a
+//! - A shared upstream connection ([`SharedSink`]) serves many clients
+//!   (2026-07-28 ones, and legacy sessions that keep no state upstream): a
 //!   request or log is passed on only when exactly one request is in flight
 //!   (anything else would guess), and change notifications go to the
-//!   `subscriptions/listen` streams that asked for them.
+//!   `subscriptions/listen` streams that asked for them (the proxy's own
+//!   among them, for those legacy sessions).
 
 use std::sync::Arc;
 use tessera_types::methods;
