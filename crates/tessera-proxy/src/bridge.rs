@@ -26,7 +26,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 use tessera_types::methods;
 
 use serde_json::Value;
@@ -40,7 +39,7 @@ use tessera_types::{Era, ErrorObject, Implementation, JsonObject, ServerCapabili
 
 use crate::calls::Calls;
 use crate::error::ProxyError;
-use crate::fanout::{self, Fanout, Stream};
+use crate::fanout::{self, Fanout};
 use crate::forward::{forward, forward_reply};
 use crate::listen::{self, Listeners};
 use crate::route::{SessionSink, SharedSink, Unsolicited};
@@ -330,74 +329,73 @@ impl Inner {
         *slot = Some(up.clone());
         Ok(up)
     }
+
+    /// Opens the proxy's own listen stream on the shared 2026-07-28
+    /// connection `up` unless it is open or `up` has nothing (more) to say.
+    fn ensure_fanout(&self, up: &Arc<Upstream>) {
+        if self.fanout.running() || self.fanout.refused(up) {
+            return;
+        }
+        let Some(params) = fanout::listen_params(&up.connected.server_capabilities) else {
+            // The server announces no list changes.
+            self.fanout.refuse(Arc::downgrade(up));
+            return;
+        };
+        if self.fanout.start() {
+            tokio::spawn(run_fanout(
+                up.peer.clone(),
+                Arc::downgrade(up),
+                params,
+                self.listeners.clone(),
+                self.fanout.clone(),
+            ));
+        }
+    }
 }
 
-/// Keeps the proxy's own listen stream open on the shared 2026-07-28
-/// connection while the proxy lives, re-opening it with the connection;
-/// its change notifications go to the legacy sessions served over it.
-async fn run_fanout(inner: Weak<Inner>) {
-    const RETRY: Duration = Duration::from_millis(500);
-    loop {
-        let Some(i) = inner.upgrade() else { break };
-        if i.closed.load(Ordering::Acquire) {
-            break;
-        }
-        i.fanout.set(Stream::Opening);
-        let up = match i.shared().await {
-            Ok(up) => up,
-            Err(e) => {
-                drop(i);
-                tracing::debug!(%e, "no upstream for the proxy's listen stream; retrying");
-                tokio::time::sleep(RETRY).await;
-                continue;
-            }
-        };
-        let params = fanout::listen_params(&up.connected.server_capabilities);
-        let (Era::Modern, Some(params)) = (up.era(), params) else {
-            break;
-        };
-        // Only the connection's handle is kept: the stream must not keep
-        // the connection (or the proxy) alive.
-        let peer = up.peer.clone();
-        let (listeners, sessions) = (i.listeners.clone(), i.fanout.clone());
-        drop((up, i));
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let options = RequestOptions {
-            no_timeout: true,
-            ..RequestOptions::default()
-        };
-        let call = peer.request_with_id(methods::SUBSCRIPTIONS_LISTEN, Some(params), options, tx);
-        tokio::pin!(call);
-        let mut assigned = Some(rx);
-        let out = loop {
-            tokio::select! {
-                id = async { assigned.as_mut().expect("guarded by the branch condition").await }, if assigned.is_some() => {
-                    assigned = None;
-                    if let Ok(id) = id {
-                        listeners.set_fanout(id, sessions.clone());
-                    }
+/// Keeps the proxy's own listen stream open on one shared 2026-07-28
+/// connection (`peer`) until it ends; its change notifications go to the
+/// legacy sessions served over that connection. Only the connection's
+/// handle is held: the stream keeps neither the connection nor the proxy
+/// alive. The next legacy request over the shared connection opens a new
+/// stream once this one has ended.
+async fn run_fanout(
+    peer: tessera_runtime::Peer,
+    conn: Weak<Upstream>,
+    params: JsonObject,
+    listeners: Arc<Listeners>,
+    sessions: Arc<Fanout>,
+) {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let options = RequestOptions {
+        no_timeout: true,
+        ..RequestOptions::default()
+    };
+    let call = peer.request_with_id(methods::SUBSCRIPTIONS_LISTEN, Some(params), options, tx);
+    tokio::pin!(call);
+    let mut assigned = Some(rx);
+    let out = loop {
+        tokio::select! {
+            id = async { assigned.as_mut().expect("guarded by the branch condition").await }, if assigned.is_some() => {
+                assigned = None;
+                if let Ok(id) = id {
+                    listeners.set_fanout(id, sessions.clone());
                 }
-                out = &mut call => break out,
             }
-        };
-        listeners.clear_fanout();
-        sessions.set(Stream::Down);
-        match out {
-            // The server refused the stream: retrying would not help.
-            Err(PeerError::Call(CallError::Remote(e))) => {
-                tracing::warn!(%e, "the upstream refused the proxy's listen stream; \
-                    legacy sessions served over the shared connection get no list changes");
-                break;
-            }
-            other => {
-                tracing::debug!(ended = ?other.err(), "the proxy's listen stream ended; re-opening");
-                tokio::time::sleep(RETRY).await;
-            }
+            out = &mut call => break out,
         }
+    };
+    listeners.clear_fanout();
+    match out {
+        // Refused: asking this connection again would not help.
+        Err(PeerError::Call(CallError::Remote(e))) => {
+            tracing::warn!(%e, "the upstream refused the proxy's listen stream; legacy sessions \
+                served over the shared connection get no list changes from it");
+            sessions.refuse(conn);
+        }
+        other => tracing::debug!(ended = ?other.err(), "the proxy's listen stream ended"),
     }
-    if let Some(i) = inner.upgrade() {
-        i.fanout.stopped();
-    }
+    sessions.stopped();
 }
 
 /// Whether a legacy request needs the session's own upstream session:
@@ -453,21 +451,23 @@ impl SessionLink {
         }
     }
 
-    /// Registers the session for the shared connection's list changes
-    /// (once), starting the proxy's listen stream if it is the first, and
-    /// waiting (boundedly) while that stream is being opened.
-    async fn join(&self, inner: &Arc<Inner>, r: &Request) {
-        {
+    /// Registers the session for the list changes of the shared
+    /// connection `up` (once; its first request waits, boundedly, while the
+    /// proxy's listen stream is being opened), and makes sure that stream
+    /// is open.
+    async fn join(&self, inner: &Inner, up: &Arc<Upstream>, r: &Request) {
+        let first = {
             let mut joined = self.joined.lock().unwrap_or_else(|e| e.into_inner());
-            if joined.is_some() {
-                return;
+            let first = joined.is_none();
+            if first {
+                *joined = Some(self.fanout.join(r.peer.clone()));
             }
-            *joined = Some(self.fanout.join(r.peer.clone()));
+            first
+        };
+        inner.ensure_fanout(up);
+        if first {
+            self.fanout.opened().await;
         }
-        if self.fanout.start() {
-            tokio::spawn(run_fanout(Arc::downgrade(inner)));
-        }
-        self.fanout.opened().await;
     }
 
     /// Moves the session to its own upstream session for good.
@@ -594,7 +594,7 @@ impl ProxyService {
                 if !s.pinned.load(Ordering::Acquire) && !needs_own_session(&self.inner, r) {
                     let up = self.inner.shared().await?;
                     if up.era() == Era::Modern {
-                        s.join(&self.inner, r).await;
+                        s.join(&self.inner, &up, r).await;
                         return Ok((up, self.inner.calls.clone()));
                     }
                 }

@@ -9,8 +9,8 @@
 //! registered here.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,6 +18,8 @@ use tessera_proto::meta_keys;
 use tessera_runtime::Peer;
 use tessera_types::{JsonObject, ServerCapabilities, methods};
 use tokio::sync::watch;
+
+use crate::upstream::Upstream;
 
 /// How long a session arriving while the proxy's listen stream is being
 /// opened waits for the server to acknowledge it.
@@ -41,6 +43,9 @@ pub(crate) struct Fanout {
     sessions: Mutex<HashMap<u64, Peer>>,
     running: AtomicBool,
     stream: watch::Sender<Stream>,
+    /// The connection that refused a listen stream (or declares no list
+    /// changes): not asked again.
+    refused: Mutex<Weak<Upstream>>,
 }
 
 impl Default for Fanout {
@@ -50,6 +55,7 @@ impl Default for Fanout {
             sessions: Mutex::default(),
             running: AtomicBool::new(false),
             stream: watch::Sender::new(Stream::Down),
+            refused: Mutex::new(Weak::new()),
         }
     }
 }
@@ -67,6 +73,22 @@ impl Fanout {
         self.lock().remove(&key);
     }
 
+    /// Whether the proxy's listen stream is open or being opened.
+    pub fn running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
+    /// Records that `conn` will not give a listen stream.
+    pub fn refuse(&self, conn: Weak<Upstream>) {
+        *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = conn;
+    }
+
+    /// Whether `conn` would not give a listen stream.
+    pub fn refused(&self, conn: &Arc<Upstream>) -> bool {
+        let r = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        std::ptr::eq(r.as_ptr(), Arc::as_ptr(conn))
+    }
+
     /// Marks the upstream listen stream as started; `false` when it already
     /// was.
     pub fn start(&self) -> bool {
@@ -77,7 +99,7 @@ impl Fanout {
         first
     }
 
-    /// Marks the upstream listen stream as ended for good.
+    /// Marks the upstream listen stream as ended.
     pub fn stopped(&self) {
         self.running.store(false, Ordering::Release);
         self.set(Stream::Down);
