@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
 
@@ -23,10 +23,11 @@ Examples:
   tessera proxy --http 127.0.0.1:8003 --config servers.json
 
 Clients of every protocol version reach the upstream whatever version it speaks: 2026-07-28 \
-requests share one upstream connection, so do legacy sessions when the upstream speaks 2026-07-28 \
-(a session that sets a log level, subscribes to a resource or uses tasks gets an upstream session \
-of its own, as every legacy session does in front of a legacy-only upstream), and what cannot be \
-translated between eras is refused with an error that says why. Over HTTP the \
+requests share one upstream connection, so do legacy sessions in front of a stdio upstream that \
+speaks 2026-07-28 (a session that sets a log level, subscribes to a resource or uses tasks gets an \
+upstream session of its own, as every legacy session does in front of an HTTP or legacy-only \
+upstream; see --legacy-sessions), and what cannot be translated between eras is refused with an \
+error that says why. Over HTTP the \
 endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.
 
 --config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \
@@ -60,6 +61,14 @@ pub struct ProxyArgs {
     /// upstream that is slow to start).
     #[arg(long, value_name = "SECS", default_value_t = 5)]
     probe_timeout: u64,
+
+    /// How legacy client sessions reach an upstream that speaks
+    /// 2026-07-28: `shared` over the proxy's one upstream connection (a
+    /// session that sets a log level, subscribes or uses tasks still gets
+    /// its own), `own` an upstream session each, `auto` shared for a stdio
+    /// upstream and own for an HTTP one.
+    #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
+    legacy_sessions: LegacySessions,
 
     /// Aggregate the servers listed in this mcpServers JSON file instead of one upstream.
     #[arg(long, value_name = "FILE")]
@@ -105,6 +114,17 @@ fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Fai
     }
 }
 
+/// How a proxy serves legacy client sessions (`--legacy-sessions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LegacySessions {
+    /// Shared for a stdio upstream, an upstream session each for HTTP.
+    Auto,
+    /// Over the proxy's one upstream connection.
+    Shared,
+    /// An upstream session each.
+    Own,
+}
+
 /// Runs `tessera proxy`.
 pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = a.config.clone() {
@@ -128,6 +148,11 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
         probe_timeout: Duration::from_secs(a.probe_timeout),
+        share_legacy_sessions: match a.legacy_sessions {
+            LegacySessions::Auto => None,
+            LegacySessions::Shared => Some(true),
+            LegacySessions::Own => Some(false),
+        },
         ..UpstreamOptions::default()
     };
     let described = spec.describe();

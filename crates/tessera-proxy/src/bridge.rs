@@ -3,8 +3,10 @@
 //!
 //! - 2026-07-28 requests share one upstream connection (re-opened when it
 //!   dies), since they carry everything in `_meta`.
-//! - When that connection speaks 2026-07-28, legacy downstream sessions
-//!   (`initialize` conversations) are served over it too, as 2026-07-28
+//! - When that connection speaks 2026-07-28 (and, by default, the upstream
+//!   is a stdio process: [`UpstreamOptions::share_legacy_sessions`]),
+//!   legacy downstream sessions (`initialize` conversations) are served
+//!   over it too, as 2026-07-28
 //!   requests carrying the session's capabilities and client info: the
 //!   server's requests come back as input rounds the proxy runs with the
 //!   client, and list changes reach the session from the proxy's own listen
@@ -120,6 +122,9 @@ struct Inner {
     fanout: Arc<Fanout>,
     /// Set by [`Proxy::close`]: the shared connection stays closed.
     closed: AtomicBool,
+    /// Whether legacy sessions may be served over a 2026-07-28 shared
+    /// connection ([`UpstreamOptions::share_legacy_sessions`]).
+    share_legacy: bool,
 }
 
 /// A proxy in front of one upstream server. It is a
@@ -180,7 +185,11 @@ impl Proxy {
         let config = Arc::new(
             EngineConfig::server(identity).with_methods(FORWARDED_METHODS.iter().copied()),
         );
+        let share_legacy = options
+            .share_legacy_sessions
+            .unwrap_or(matches!(spec, UpstreamSpec::Stdio(_)));
         let inner = Arc::new(Inner {
+            share_legacy,
             spec,
             options,
             config,
@@ -591,7 +600,10 @@ impl ProxyService {
     async fn upstream_for(&self, r: &Request) -> Result<(Arc<Upstream>, Arc<Calls>), ErrorObject> {
         Ok(match (&self.session, r.context.era) {
             (Some(s), Era::Legacy) => {
-                if !s.pinned.load(Ordering::Acquire) && !needs_own_session(&self.inner, r) {
+                if self.inner.share_legacy
+                    && !s.pinned.load(Ordering::Acquire)
+                    && !needs_own_session(&self.inner, r)
+                {
                     let up = self.inner.shared().await?;
                     if up.era() == Era::Modern {
                         s.join(&self.inner, &up, r).await;

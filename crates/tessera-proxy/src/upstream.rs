@@ -142,6 +142,14 @@ pub struct UpstreamOptions {
     /// How long the `server/discover` probe waits before assuming a legacy
     /// server.
     pub probe_timeout: Duration,
+    /// Whether a [`Proxy`](crate::Proxy) serves legacy client sessions over
+    /// its shared connection when the upstream speaks 2026-07-28, rather
+    /// than opening an upstream session for each. `None` (the default)
+    /// decides by transport: shared in front of a stdio upstream, where an
+    /// upstream session is a process of its own; one each in front of an
+    /// HTTP upstream, where a session costs the server little and a legacy
+    /// call through it costs the proxy less than a 2026-07-28 one.
+    pub share_legacy_sessions: Option<bool>,
 }
 
 impl Default for UpstreamOptions {
@@ -150,6 +158,7 @@ impl Default for UpstreamOptions {
             request_timeout: Some(Duration::from_secs(60)),
             max_request_timeout: Some(Duration::from_secs(600)),
             probe_timeout: Duration::from_secs(5),
+            share_legacy_sessions: None,
         }
     }
 }

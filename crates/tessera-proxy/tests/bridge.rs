@@ -393,12 +393,15 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
         &stop,
     )
     .await;
-    let proxy = Proxy::connect(
-        UpstreamSpec::http(up, Default::default()),
-        UpstreamOptions::default(),
-    )
-    .await
-    .expect("connects");
+    // (An HTTP upstream gets an upstream session per legacy session unless
+    // asked; a stdio one shares by default.)
+    let options = UpstreamOptions {
+        share_legacy_sessions: Some(true),
+        ..UpstreamOptions::default()
+    };
+    let proxy = Proxy::connect(UpstreamSpec::http(up.clone(), Default::default()), options)
+        .await
+        .expect("connects");
     let url = serve(proxy.clone(), &stop).await;
     let a = client(&url, ProtocolVersion::V2025_11_25, "a").await;
     let b = client(&url, ProtocolVersion::V2025_11_25, "b").await;
@@ -457,5 +460,19 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
         x.close().await;
     }
     proxy.close().await;
+
+    // By default a legacy session in front of an HTTP upstream gets an
+    // upstream session of its own from the start.
+    let plain = Proxy::connect(
+        UpstreamSpec::http(up, Default::default()),
+        UpstreamOptions::default(),
+    )
+    .await
+    .expect("connects");
+    let url = serve(plain.clone(), &stop).await;
+    let d = client(&url, ProtocolVersion::V2025_11_25, "d").await;
+    assert_eq!(seen_upstream(&d).await, "2025-11-25");
+    d.close().await;
+    plain.close().await;
     stop.cancel();
 }
