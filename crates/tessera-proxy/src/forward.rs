@@ -193,7 +193,8 @@ fn pass_progress(r: &Request, p: &JsonObject) {
 
 /// Forwards `r` (as `method` with `params`) like [`forward`], answering with
 /// the upstream's result as the JSON text it wrote when the proxy has
-/// nothing to change in it: no input rounds to run for a legacy client of a
+/// nothing to change in it but the 2026-07-28 `resultType` (taken off for a
+/// legacy client): no input rounds to run for a legacy client of a
 /// 2026-07-28 upstream, no caching hints to complete for a 2026-07-28
 /// client. The server-role engine writes that text as it is, adding a
 /// missing `resultType` and server identity for a 2026-07-28 client (see
@@ -206,15 +207,54 @@ pub(crate) async fn forward_reply(
     params: Option<JsonObject>,
 ) -> Result<Reply, ErrorObject> {
     let era = r.context.era;
-    let rounds = era == Era::Legacy && up.era() == Era::Modern;
-    if rounds || (era == Era::Modern && crate::hints::completes(method)) {
+    if era == Era::Modern && crate::hints::completes(method) {
         return forward(up, calls, r, method, params)
             .await
             .map(Reply::Object);
     }
     let _guard = calls.enter(r);
+    if era == Era::Legacy && up.era() == Era::Modern {
+        let base = prepare(params, r, Era::Modern);
+        let first = send_raw(up, r, method, base.clone()).await?;
+        return match for_legacy(first) {
+            Ok(text) => Ok(Reply::Raw(text)),
+            Err(first) => {
+                let first = first.to_object().map_err(|e| {
+                    ErrorObject::internal(format!("the upstream's result cannot be read: {e}"))
+                })?;
+                rounds(up, r, method, base, first).await.map(Reply::Object)
+            }
+        };
+    }
     let params = prepare(params, r, up.era());
     send_raw(up, r, method, params).await.map(Reply::Raw)
+}
+
+/// A 2026-07-28 result as the JSON text a legacy client gets (without
+/// `resultType`); given back as it is when it asks for input (or anything
+/// but a complete result), or cannot be read shallowly, so that the caller
+/// reads it whole.
+fn for_legacy(result: RawResult) -> Result<RawResult, RawResult> {
+    let stripped = {
+        let Ok(mut members) = serde_json::from_str::<
+            std::collections::BTreeMap<String, &serde_json::value::RawValue>,
+        >(result.get()) else {
+            return Err(result);
+        };
+        match members.get("resultType").map(|v| v.get()) {
+            None => None,
+            Some("\"complete\"") => {
+                members.remove("resultType");
+                Some(serde_json::value::to_raw_value(&members))
+            }
+            Some(_) => return Err(result),
+        }
+    };
+    match stripped {
+        None => Ok(result),
+        Some(Ok(text)) => RawResult::new(text).ok_or(result),
+        Some(Err(_)) => Err(result),
+    }
 }
 
 /// Forwards `r` (as `method` with `params`) and returns the answer for the
@@ -236,13 +276,27 @@ pub(crate) async fn forward(
         }
         return Ok(out);
     }
-    let mut params = base.clone();
-    for _ in 0..MAX_ROUNDS {
-        let result = send(up, r, method, params).await?;
+    let first = send(up, r, method, base.clone()).await?;
+    rounds(up, r, method, base, first).await
+}
+
+/// Runs the input rounds of a 2026-07-28 upstream's `result` (the answer to
+/// `base`) with a legacy client, as ordinary requests to it, and returns
+/// the final result as the client gets it.
+async fn rounds(
+    up: &Upstream,
+    r: &Request,
+    method: &str,
+    base: Option<JsonObject>,
+    mut result: JsonObject,
+) -> HandlerResult {
+    for round in 1..=MAX_ROUNDS {
         if ResultType::of(&result) != ResultType::InputRequired {
-            let mut result = result;
             result.remove("resultType");
             return Ok(result);
+        }
+        if round == MAX_ROUNDS {
+            break;
         }
         let mut next = base.clone().unwrap_or_default();
         if let Some(reqs) = result.get("inputRequests") {
@@ -275,9 +329,42 @@ pub(crate) async fn forward(
         if let Some(state) = result.get("requestState") {
             next.insert("requestState".into(), state.clone());
         }
-        params = Some(next);
+        result = send(up, r, method, Some(next)).await?;
     }
     Err(ErrorObject::internal(format!(
         "the upstream server asked for input more than {MAX_ROUNDS} times for one {method}"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> RawResult {
+        RawResult::new(serde_json::value::RawValue::from_string(text.into()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_complete_result_reaches_a_legacy_client_without_its_result_type() {
+        let out = for_legacy(raw(
+            r#"{"content":[{"type":"text","text":"hi \u00e9"}],"resultType":"complete","isError":false}"#,
+        ))
+        .expect("passed as text");
+        let v: Value = serde_json::from_str(out.get()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"content": [{"type": "text", "text": "hi é"}], "isError": false})
+        );
+        // Nothing to take off: the very text.
+        let plain = r#"{"tools":[]}"#;
+        assert_eq!(for_legacy(raw(plain)).expect("as it is").get(), plain);
+    }
+
+    #[test]
+    fn input_rounds_and_other_results_are_read_whole() {
+        let ask = r#"{"resultType":"input_required","inputRequests":{}}"#;
+        assert_eq!(for_legacy(raw(ask)).expect_err("rounds to run").get(), ask);
+        let task = r#"{"resultType":"task","task":{"taskId":"t"}}"#;
+        assert_eq!(for_legacy(raw(task)).expect_err("read whole").get(), task);
+    }
 }
