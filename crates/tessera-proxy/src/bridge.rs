@@ -421,9 +421,16 @@ fn needs_own_session(inner: &Inner, r: &Request) -> bool {
             | methods::TASKS_CANCEL
     );
     let task = r.params.as_ref().is_some_and(|p| p.contains_key("task"));
-    let caps = r.context.peer_capabilities.client_or_none();
+    // A client of the tasks extension may get a task for any call. (The
+    // 2025-11-25 `tasks` capability is about the client running the
+    // server's requests as tasks: over the shared connection the proxy
+    // sends those as ordinary requests, so it needs nothing upstream.)
+    let tasks = r
+        .context
+        .peer_capabilities
+        .has_extension(tessera_types::tasks::TASKS_EXTENSION);
     let logs = r.context.log_level.is_some() && inner.config.server.capabilities.logging.is_some();
-    stateful || task || caps.tasks.is_some() || logs
+    stateful || task || tasks || logs
 }
 
 /// One legacy session: served over the shared 2026-07-28 connection until

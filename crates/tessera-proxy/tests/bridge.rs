@@ -448,6 +448,29 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
         .await
         .expect("subscribes");
     assert_eq!(seen_upstream(&c).await, "2025-06-18");
+    // So does a client of the tasks extension (the server may answer any
+    // call with a task), but not one that only runs the server's requests
+    // as tasks (2025-11-25): the proxy sends it those as plain requests.
+    let legacy =
+        || Client::builder("bridge-test", "1.0").protocol_version(ProtocolVersion::V2025_11_25);
+    let connect = |b: tessera_client::ClientBuilder| {
+        let t = HttpClientTransport::new(&url).expect("transport");
+        bounded("connecting to the proxy", b.connect_transport(t))
+    };
+    let e = connect(legacy().tasks()).await.expect("connects");
+    assert_eq!(seen_upstream(&e).await, "2025-11-25");
+    let f = connect(
+        legacy()
+            .elicitation(|_form: FormRequest| async {
+                Ok::<_, ErrorObject>(ElicitResult::accept(BTreeMap::new()))
+            })
+            .receive_tasks(),
+    )
+    .await
+    .expect("connects");
+    assert_eq!(seen_upstream(&f).await, "2026-07-28");
+    e.close().await;
+    f.close().await;
 
     // The shared session still hears of changes, and so does the moved one
     // (from its own upstream session).
