@@ -44,7 +44,18 @@ pub mod meta_keys {
     pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
     /// Progress token.
     pub const PROGRESS_TOKEN: &str = "progressToken";
+    /// A tag a client puts in a request's `_meta` (a string of at most
+    /// [`MAX_REQUEST_TAG`](super::MAX_REQUEST_TAG) bytes, or an integer):
+    /// the server copies it into the `_meta` of the notifications and
+    /// requests it sends about that request (logs, stream control, its own
+    /// requests of a legacy session), so that a client with many requests
+    /// in flight on one stdio connection (a proxy) knows which one each
+    /// belongs to. Other values are ignored.
+    pub const REQUEST_TAG: &str = "io.tessera/requestTag";
 }
+
+/// The longest string [`meta_keys::REQUEST_TAG`] a server echoes.
+pub const MAX_REQUEST_TAG: usize = 64;
 use meta_keys as mk;
 
 /// An incoming request being handled.
@@ -57,6 +68,8 @@ pub(crate) struct Inflight {
     pub batch: Option<u64>,
     pub log_level: Option<String>,
     pub method: String,
+    /// The request's [`meta_keys::REQUEST_TAG`], echoed on what relates to it.
+    pub tag: Option<Value>,
 }
 
 #[derive(Debug, Default)]
@@ -602,6 +615,14 @@ impl Engine {
     ) -> Result<RequestId, SendError> {
         let id = self.pending.next_id();
         let mut params = params;
+        if let Some(tag) = options
+            .related
+            .as_ref()
+            .and_then(|r| self.inflight.get(r))
+            .and_then(|f| f.tag.clone())
+        {
+            meta_of(params.get_or_insert_with(JsonObject::new)).insert(mk::REQUEST_TAG.into(), tag);
+        }
         if self.config.role == Role::Client {
             if let Connect::Connected {
                 era: Era::Modern,
@@ -673,9 +694,15 @@ impl Engine {
         if self.closed {
             return Err(SendError::Closed);
         }
+        let mut params = params;
         if let Some(r) = &related {
             match self.inflight.get(r) {
-                Some(f) if !f.cancelled => {}
+                Some(f) if !f.cancelled => {
+                    if let Some(tag) = &f.tag {
+                        meta_of(params.get_or_insert_with(JsonObject::new))
+                            .insert(mk::REQUEST_TAG.into(), tag.clone());
+                    }
+                }
                 _ => {
                     return Err(SendError::NotAllowed(format!(
                         "request {r} is no longer in progress"
@@ -760,6 +787,9 @@ impl Engine {
             p.insert("logger".into(), json!(l));
         }
         p.insert("data".into(), data);
+        if let Some(tag) = inflight.and_then(|f| f.tag.clone()) {
+            meta_of(&mut p).insert(mk::REQUEST_TAG.into(), tag);
+        }
         self.transmit(
             JsonRpcMessage::notification(methods::NOTIFICATIONS_MESSAGE, Some(p)),
             related.cloned(),

@@ -48,7 +48,7 @@ mod serve;
 mod session;
 
 pub use config::{ClientIdentity, EngineConfig, Role, ServerIdentity, Timeouts};
-pub use engine::{ConnectMode, Engine, meta_keys};
+pub use engine::{ConnectMode, Engine, MAX_REQUEST_TAG, meta_keys};
 pub use error::{CallError, SendError};
 pub use event::{Connected, Event, IncomingRequest, Outbound, RequestContext, Transmit};
 pub use peer::PeerCapabilities;

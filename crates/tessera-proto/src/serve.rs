@@ -351,6 +351,7 @@ impl Engine {
                 batch,
                 log_level: context.log_level.clone(),
                 method: method.clone(),
+                tag: request_tag(params.as_ref()),
             },
         );
         self.push_event(Event::Request(IncomingRequest {
@@ -359,6 +360,15 @@ impl Engine {
             params,
             context,
         }));
+    }
+}
+
+/// The request's tag to echo ([`mk::REQUEST_TAG`]), when it is one.
+fn request_tag(params: Option<&JsonObject>) -> Option<Value> {
+    match decode::meta(params)?.get(mk::REQUEST_TAG)? {
+        v @ Value::String(s) if s.len() <= crate::engine::MAX_REQUEST_TAG => Some(v.clone()),
+        v @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(v.clone()),
+        _ => None,
     }
 }
 

@@ -662,3 +662,40 @@ fn notify_for_a_request_is_tagged_and_refused_once_done() {
     ));
     assert!(drain(&mut s).is_empty());
 }
+
+#[test]
+fn a_request_tag_comes_back_on_what_relates_to_the_request() {
+    let (mut s, now) = server();
+    let tagged_meta = |tag: serde_json::Value| {
+        let mut meta = modern_meta("2026-07-28");
+        meta["io.modelcontextprotocol/logLevel"] = json!("debug");
+        meta["io.tessera/requestTag"] = tag;
+        meta
+    };
+    let a = served(
+        &mut s,
+        now,
+        request_with_meta(json!(1), "tools/call", tagged_meta(json!(7))),
+    );
+    let b = served(
+        &mut s,
+        now,
+        request_with_meta(json!(2), "tools/call", tagged_meta(json!("x".repeat(65)))),
+    );
+    assert!(s.notify_log("info", None, json!("from a"), Some(&a.id)));
+    assert!(s.notify_log("info", None, json!("from b"), Some(&b.id)));
+    s.notify("notifications/custom", None, Some(a.id.clone()))
+        .expect("a is in progress");
+    let sent = drain(&mut s);
+    assert_eq!(sent.len(), 3);
+    assert_eq!(
+        sent[0]["params"]["_meta"],
+        json!({"io.tessera/requestTag": 7})
+    );
+    // A tag longer than 64 bytes is not echoed.
+    assert!(sent[1]["params"].get("_meta").is_none(), "{}", sent[1]);
+    assert_eq!(
+        sent[2]["params"],
+        json!({"_meta": {"io.tessera/requestTag": 7}})
+    );
+}

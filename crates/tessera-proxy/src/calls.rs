@@ -40,6 +40,15 @@ pub(crate) struct CallGuard {
     key: u64,
 }
 
+impl CallGuard {
+    /// The call's tag: sent upstream in the request's `_meta`
+    /// ([`tessera_proto::meta_keys::REQUEST_TAG`]), it comes back on the
+    /// upstream's traffic about that request.
+    pub fn tag(&self) -> u64 {
+        self.key
+    }
+}
+
 impl Drop for CallGuard {
     fn drop(&mut self) {
         if let Ok(mut l) = self.calls.list.lock() {
@@ -70,6 +79,12 @@ impl Calls {
 
     fn snapshot(&self) -> Vec<Call> {
         self.list.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// The request in flight with this tag ([`CallGuard::tag`]).
+    pub fn tagged(&self, tag: u64) -> Option<Call> {
+        let l = self.list.lock().ok()?;
+        l.iter().find(|c| c.key == tag).cloned()
     }
 
     /// The oldest request in flight that can cause server-to-client traffic

@@ -85,6 +85,20 @@ pub(crate) fn prepare(
     if p.is_empty() { None } else { params }
 }
 
+/// Puts the call's tag ([`crate::calls::CallGuard::tag`]) in the request's
+/// `_meta`: a Tessera upstream echoes it on the logs, stream control and
+/// requests about that request, so they reach the right client even with
+/// many requests in flight on one connection.
+pub(crate) fn tag_request(params: &mut Option<JsonObject>, tag: u64) {
+    let p = params.get_or_insert_with(JsonObject::new);
+    let meta = p
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Value::Object(m) = meta {
+        m.insert(meta_keys::REQUEST_TAG.into(), Value::from(tag));
+    }
+}
+
 /// A proxy-side failure as the JSON-RPC error the client gets.
 pub(crate) fn peer_error(method: &str, e: PeerError) -> ErrorObject {
     match e {
@@ -212,9 +226,10 @@ pub(crate) async fn forward_reply(
             .await
             .map(Reply::Object);
     }
-    let _guard = calls.enter(r);
+    let guard = calls.enter(r);
     if era == Era::Legacy && up.era() == Era::Modern {
-        let base = prepare(params, r, Era::Modern);
+        let mut base = prepare(params, r, Era::Modern);
+        tag_request(&mut base, guard.tag());
         let first = send_raw(up, r, method, base.clone()).await?;
         return match for_legacy(first) {
             Ok(text) => Ok(Reply::Raw(text)),
@@ -226,7 +241,8 @@ pub(crate) async fn forward_reply(
             }
         };
     }
-    let params = prepare(params, r, up.era());
+    let mut params = prepare(params, r, up.era());
+    tag_request(&mut params, guard.tag());
     send_raw(up, r, method, params).await.map(Reply::Raw)
 }
 
@@ -267,8 +283,9 @@ pub(crate) async fn forward(
     method: &str,
     params: Option<JsonObject>,
 ) -> HandlerResult {
-    let _guard = calls.enter(r);
-    let base = prepare(params, r, up.era());
+    let guard = calls.enter(r);
+    let mut base = prepare(params, r, up.era());
+    tag_request(&mut base, guard.tag());
     if !(r.context.era == Era::Legacy && up.era() == Era::Modern) {
         let mut out = send(up, r, method, base).await?;
         if r.context.era == Era::Modern {

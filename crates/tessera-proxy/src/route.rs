@@ -1,6 +1,11 @@
 //! Where the upstream server's own traffic goes: its requests (sampling,
 //! elicitation, roots), its logs, and its other notifications.
 //!
+//! Every forwarded request carries a tag in its `_meta`
+//! ([`tessera_proto::meta_keys::REQUEST_TAG`]) that a Tessera upstream
+//! echoes on the traffic about that request: such traffic goes to that
+//! request's client, on its stream. Untagged traffic (other servers):
+//!
 //! - A legacy downstream session with an upstream session of its own
 //!   ([`SessionSink`]): everything goes to that one client, tied to its
 //!   oldest request in flight when there is one (so it travels on that
@@ -31,6 +36,29 @@ use crate::upstream::Sink;
 /// request through its [`StreamControl`](tessera_runtime::StreamControl).
 const CLOSE_SSE_STREAM: &str = tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION;
 
+/// The request in flight that upstream traffic with these params is about,
+/// by the tag a Tessera upstream echoes ([`crate::forward::tag_request`]).
+fn tagged(calls: &Calls, params: Option<&JsonObject>) -> Option<Call> {
+    let tag = params?
+        .get("_meta")?
+        .get(tessera_proto::meta_keys::REQUEST_TAG)?
+        .as_u64()?;
+    calls.tagged(tag)
+}
+
+/// `params` without the proxy's tag (what the client gets).
+fn untagged(mut params: Option<JsonObject>) -> Option<JsonObject> {
+    if let Some(p) = params.as_mut() {
+        if let Some(Value::Object(m)) = p.get_mut("_meta") {
+            m.remove(tessera_proto::meta_keys::REQUEST_TAG);
+            if m.is_empty() {
+                p.remove("_meta");
+            }
+        }
+    }
+    params
+}
+
 /// Hands a server-to-client request on a connection that several clients
 /// share (`kind` names it in the error) to the client of the one request in
 /// progress; with several in progress nothing says whose it is, so it is
@@ -41,8 +69,11 @@ pub(crate) fn ask_sole(
     method: String,
     params: Option<JsonObject>,
 ) -> BoxFuture<'static, HandlerResult> {
+    if let Some(c) = tagged(calls, params.as_ref()) {
+        return ask(Some(c), None, method, untagged(params));
+    }
     match calls.sole() {
-        Ok(c) => ask(Some(c), None, method, params),
+        Ok(c) => ask(Some(c), None, method, untagged(params)),
         Err(n) => Box::pin(async move {
             Err(ErrorObject::internal(format!(
                 "cannot pass {method} to a client: {n} requests are in progress on this \
@@ -123,23 +154,22 @@ impl Sink for SessionSink {
         method: String,
         params: Option<JsonObject>,
     ) -> BoxFuture<'static, HandlerResult> {
-        ask(
-            self.calls.oldest(),
-            Some(self.session.clone()),
-            method,
-            params,
-        )
+        let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.oldest());
+        ask(call, Some(self.session.clone()), method, untagged(params))
     }
 
     fn notification(&self, method: String, params: Option<JsonObject>) {
         match method.as_str() {
             methods::NOTIFICATIONS_MESSAGE => log(
-                self.calls.oldest().as_ref(),
+                tagged(&self.calls, params.as_ref())
+                    .or_else(|| self.calls.oldest())
+                    .as_ref(),
                 Some(&self.session),
                 params.as_ref(),
             ),
             CLOSE_SSE_STREAM => {
-                if let Some(c) = self.calls.oldest() {
+                let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.oldest());
+                if let Some(c) = call {
                     c.stream
                         .close_sse_stream(tessera_runtime::close_retry(params.as_ref()));
                 }
@@ -150,7 +180,7 @@ impl Sink for SessionSink {
                 if let Some(u) = &self.on_change {
                     u(&method, params.as_ref());
                 }
-                let _ = self.session.notify(method, params, None);
+                let _ = self.session.notify(method, untagged(params), None);
             }
         }
     }
@@ -183,10 +213,12 @@ impl Sink for SharedSink {
         }
         match method.as_str() {
             methods::NOTIFICATIONS_MESSAGE => {
-                log(self.calls.sole().ok().as_ref(), None, params.as_ref())
+                let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.sole().ok());
+                log(call.as_ref(), None, params.as_ref())
             }
             CLOSE_SSE_STREAM => {
-                if let Ok(c) = self.calls.sole() {
+                let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.sole().ok());
+                if let Some(c) = call {
                     c.stream
                         .close_sse_stream(tessera_runtime::close_retry(params.as_ref()));
                 }

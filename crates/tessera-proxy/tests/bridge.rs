@@ -62,6 +62,26 @@ async fn version(ctx: RequestContext) -> String {
     ctx.protocol_version().to_string()
 }
 
+/// Two calls of `gate` wait for each other, so both are in flight at once.
+static GATE: std::sync::LazyLock<tokio::sync::Barrier> =
+    std::sync::LazyLock::new(|| tokio::sync::Barrier::new(2));
+
+/// Logs before and after meeting another call of itself.
+async fn gate(ctx: RequestContext, Args(a): Args<Text>) -> String {
+    ctx.log(
+        LoggingLevel::Info,
+        None,
+        serde_json::json!(format!("{} waits", a.text)),
+    );
+    GATE.wait().await;
+    ctx.log(
+        LoggingLevel::Info,
+        None,
+        serde_json::json!(format!("{} passed", a.text)),
+    );
+    a.text
+}
+
 async fn note() -> &'static str {
     "a note"
 }
@@ -84,6 +104,11 @@ fn upstream_server() -> Server {
             tool("version")
                 .description("Names the protocol version of the call")
                 .handler(version),
+        )
+        .tool(
+            tool("gate")
+                .description("Meets another call of itself")
+                .handler(gate),
         )
         .resource(resource("test://note", "note").handler(note))
         .build()
@@ -191,7 +216,7 @@ async fn exercise(speaks: Speaks, version: ProtocolVersion) {
         .collect();
     assert_eq!(
         tools,
-        ["echo", "greet", "chatty", "version"],
+        ["echo", "greet", "chatty", "version", "gate"],
         "{speaks:?} {version}"
     );
 
@@ -497,5 +522,53 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
     assert_eq!(seen_upstream(&d).await, "2025-11-25");
     d.close().await;
     plain.close().await;
+    stop.cancel();
+}
+
+/// The log messages among `events` so far.
+fn logs(events: &mut tessera_client::EventStream) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    while let Some(e) = events.try_recv() {
+        if let ClientEvent::Log(m) = e {
+            out.push(m.data);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_of_calls_in_flight_together_reach_their_own_clients() {
+    let stop = CancellationToken::new();
+    let (proxy, url) = proxied(Speaks::Both, &stop).await;
+    let a = client(&url, ProtocolVersion::V2026_07_28, "a").await;
+    let b = client(&url, ProtocolVersion::V2026_07_28, "b").await;
+    let (mut ea, mut eb) = (a.events(), b.events());
+    let call = |c: &Client, text: &str| {
+        let mut params = tessera_types::CallToolRequestParams::new("gate");
+        params.arguments =
+            Some(serde_json::from_value(serde_json::json!({"text": text})).expect("arguments"));
+        let options = CallOptions::new().log_level(LoggingLevel::Info);
+        let c = c.clone();
+        async move { c.call_tool_with(params, &options).await }
+    };
+    // Both calls are in flight on the proxy's one upstream connection when
+    // the second message of each is logged.
+    let (ra, rb) = bounded("two gated calls", async {
+        tokio::join!(call(&a, "a"), call(&b, "b"))
+    })
+    .await;
+    assert_eq!(ra.expect("a's call").content[0].as_text(), Some("a"));
+    assert_eq!(rb.expect("b's call").content[0].as_text(), Some("b"));
+    assert_eq!(
+        logs(&mut ea),
+        [serde_json::json!("a waits"), serde_json::json!("a passed")]
+    );
+    assert_eq!(
+        logs(&mut eb),
+        [serde_json::json!("b waits"), serde_json::json!("b passed")]
+    );
+    a.close().await;
+    b.close().await;
+    proxy.close().await;
     stop.cancel();
 }
