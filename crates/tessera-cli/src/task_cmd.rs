@@ -67,7 +67,7 @@ struct TaskTarget {
 #[derive(Debug, Args)]
 struct TaskIdTarget {
     /// The task id.
-    #[arg(value_name = "TASK-ID")]
+    #[arg(value_name = "TASK-ID", allow_hyphen_values = true)]
     id: String,
     #[command(flatten)]
     target: TaskTarget,

@@ -75,3 +75,15 @@ async fn tasks_list_where_there_is_no_listing_is_unsupported() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// A task id that starts with `-` (as ids of other servers may) is an id,
+/// not an option: the command gets as far as connecting.
+#[test]
+fn a_task_id_may_start_with_a_hyphen() {
+    let port = common::free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for verb in ["get", "result", "cancel"] {
+        let o = tessera(&["tasks", verb, "-CX5MukxPPA5oqaWXHAHYw", &url]);
+        assert_eq!(o.status.code(), Some(3), "{verb}: {}", stderr(&o));
+    }
+}

@@ -42,12 +42,15 @@ pub use tessera_types::tool::TaskSupport;
 use rand::RngCore;
 use tessera_types::ErrorObject;
 
-/// A fresh task id: 128 random bits, URL-safe (unguessable, so an id alone
-/// reveals nothing about other tasks).
+/// A fresh task id: 127 random bits, URL-safe (unguessable, so an id alone
+/// reveals nothing about other tasks), starting with a letter: an id that
+/// began with `-` would be taken for an option on a command line.
 pub fn new_task_id() -> String {
     use base64::Engine as _;
     let mut b = [0u8; 16];
     rand::rng().fill_bytes(&mut b);
+    // The first character encodes the top six bits: below 32 it is A-Z or a-f.
+    b[0] &= 0x7f;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
 }
 
@@ -69,4 +72,18 @@ pub fn iso_time(ms: u64) -> String {
                 .ok()
         })
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn task_ids_start_with_a_letter_and_differ() {
+        let ids: std::collections::HashSet<String> =
+            (0..4096).map(|_| super::new_task_id()).collect();
+        assert_eq!(ids.len(), 4096);
+        for id in &ids {
+            assert_eq!(id.len(), 22, "{id}");
+            assert!(id.starts_with(|c: char| c.is_ascii_alphabetic()), "{id}");
+        }
+    }
 }
