@@ -12,9 +12,10 @@
 //!   client, and list changes reach the session from the proxy's own listen
 //!   stream upstream ([`crate::fanout`]). A session moves to an upstream
 //!   session of its own (below) for good once it needs state that only a
-//!   session keeps: a log level (the server's logs on a shared stdio
-//!   connection say nothing of the request they belong to), resource
-//!   subscriptions, or tasks.
+//!   session keeps: a log level (only a Tessera server's logs name the
+//!   request they belong to, by the tag [`crate::route`] describes; other
+//!   servers' logs on a shared stdio connection would be lost with several
+//!   requests in flight), resource subscriptions, or tasks.
 //! - Otherwise each legacy session gets its own upstream session, opened at
 //!   its first request with the client's version and capabilities, and
 //!   closed with it: session state (log level, resource subscriptions,
