@@ -24,9 +24,9 @@ Examples:
 
 Clients of every protocol version reach the upstream whatever version it speaks: 2026-07-28 \
 requests share one upstream connection, so do legacy sessions in front of a stdio upstream that \
-speaks 2026-07-28 (a session that sets a log level, subscribes to a resource or uses tasks gets an \
-upstream session of its own, as every legacy session does in front of an HTTP or legacy-only \
-upstream; see --legacy-sessions), and what cannot be translated between eras is refused with an \
+speaks 2026-07-28 (a session that subscribes to a resource, uses tasks, or sets a log level with a \
+server whose logs do not name their request gets an upstream session of its own, as every legacy \
+session does in front of an HTTP or legacy-only upstream; see --legacy-sessions), and what cannot be translated between eras is refused with an \
 error that says why. Over HTTP the \
 endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.
 
@@ -64,9 +64,10 @@ pub struct ProxyArgs {
 
     /// How legacy client sessions reach an upstream that speaks
     /// 2026-07-28: `shared` over the proxy's one upstream connection (a
-    /// session that sets a log level, subscribes or uses tasks still gets
-    /// its own), `own` an upstream session each, `auto` shared for a stdio
-    /// upstream and own for an HTTP one.
+    /// session that subscribes, uses tasks, or sets a log level with a
+    /// server whose logs do not name their request still gets its own),
+    /// `own` an upstream session each, `auto` shared for a stdio upstream
+    /// and own for an HTTP one.
     #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
     legacy_sessions: LegacySessions,
 

@@ -12,10 +12,11 @@
 //!   client, and list changes reach the session from the proxy's own listen
 //!   stream upstream ([`crate::fanout`]). A session moves to an upstream
 //!   session of its own (below) for good once it needs state that only a
-//!   session keeps: a log level (only a Tessera server's logs name the
-//!   request they belong to, by the tag [`crate::route`] describes; other
-//!   servers' logs on a shared stdio connection would be lost with several
-//!   requests in flight), resource subscriptions, or tasks.
+//!   session keeps: a log level, unless the server declares that its logs
+//!   name the request they belong to (the tag [`crate::route`] describes,
+//!   as Tessera servers do; other servers' logs on a shared stdio
+//!   connection would be lost with several requests in flight), resource
+//!   subscriptions, or tasks.
 //! - Otherwise each legacy session gets its own upstream session, opened at
 //!   its first request with the client's version and capabilities, and
 //!   closed with it: session state (log level, resource subscriptions,
@@ -430,7 +431,14 @@ fn needs_own_session(inner: &Inner, r: &Request) -> bool {
         .context
         .peer_capabilities
         .has_extension(tessera_types::tasks::TASKS_EXTENSION);
-    let logs = r.context.log_level.is_some() && inner.config.server.capabilities.logging.is_some();
+    // Logs: routed back by their tag when the server says it tags them,
+    // lost with several requests in flight otherwise.
+    let caps = &inner.config.server.capabilities;
+    let tagged = caps
+        .experimental
+        .as_ref()
+        .is_some_and(|x| x.contains_key(tessera_proto::meta_keys::REQUEST_TAG));
+    let logs = r.context.log_level.is_some() && caps.logging.is_some() && !tagged;
     stateful || task || tasks || logs
 }
 

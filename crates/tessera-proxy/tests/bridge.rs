@@ -414,7 +414,15 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
     let server = upstream_server();
     let s2 = server.clone();
     let up = serve(
-        move || -> (EngineConfig, Server) { (s2.engine_config(), s2.clone()) },
+        move || -> (EngineConfig, Server) {
+            // An upstream that does not say its logs carry the request's tag
+            // (as servers other than Tessera).
+            let mut config = s2.engine_config();
+            if let Some(x) = config.server.capabilities.experimental.as_mut() {
+                x.remove(tessera_proto::meta_keys::REQUEST_TAG);
+            }
+            (config, s2.clone())
+        },
         &stop,
     )
     .await;
@@ -447,8 +455,8 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
     assert_eq!(hello.content[0].as_text(), Some("Hello, a!"));
 
     // A session that sets a log level moves to an upstream session of its
-    // own (logs on a shared connection cannot be routed back), and gets its
-    // logs there; the other stays on the shared connection.
+    // own (this server's logs could not be routed back on a shared
+    // connection), and gets its logs there; the other stays shared.
     bounded("logging/setLevel", b.set_log_level(LoggingLevel::Info))
         .await
         .expect("sets the level");
@@ -555,6 +563,65 @@ async fn logs_of_calls_in_flight_together_reach_their_own_clients() {
     // the second message of each is logged.
     let (ra, rb) = bounded("two gated calls", async {
         tokio::join!(call(&a, "a"), call(&b, "b"))
+    })
+    .await;
+    assert_eq!(ra.expect("a's call").content[0].as_text(), Some("a"));
+    assert_eq!(rb.expect("b's call").content[0].as_text(), Some("b"));
+    assert_eq!(
+        logs(&mut ea),
+        [serde_json::json!("a waits"), serde_json::json!("a passed")]
+    );
+    assert_eq!(
+        logs(&mut eb),
+        [serde_json::json!("b waits"), serde_json::json!("b passed")]
+    );
+    a.close().await;
+    b.close().await;
+    proxy.close().await;
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_sessions_with_a_log_level_stay_shared_when_the_server_tags_its_logs() {
+    let stop = CancellationToken::new();
+    let server = upstream_server();
+    assert!(
+        server
+            .capabilities()
+            .experimental
+            .is_some_and(|x| x.contains_key(tessera_proto::meta_keys::REQUEST_TAG)),
+        "a Tessera server that logs says its logs carry the request's tag"
+    );
+    let options = UpstreamOptions {
+        share_legacy_sessions: Some(true),
+        ..UpstreamOptions::default()
+    };
+    let s2 = server.clone();
+    let up = serve(
+        move || -> (EngineConfig, Server) { (s2.engine_config(), s2.clone()) },
+        &stop,
+    )
+    .await;
+    let proxy = Proxy::connect(UpstreamSpec::http(up, Default::default()), options)
+        .await
+        .expect("connects");
+    let url = serve(proxy.clone(), &stop).await;
+    let a = client(&url, ProtocolVersion::V2025_11_25, "a").await;
+    let b = client(&url, ProtocolVersion::V2025_11_25, "b").await;
+    for c in [&a, &b] {
+        bounded("logging/setLevel", c.set_log_level(LoggingLevel::Info))
+            .await
+            .expect("sets the level");
+        assert_eq!(seen_upstream(c).await, "2026-07-28");
+    }
+    let (mut ea, mut eb) = (a.events(), b.events());
+    let gate = |c: &Client, text: &str| {
+        let c = c.clone();
+        let args = serde_json::json!({"text": text});
+        async move { c.call_tool("gate", args).await }
+    };
+    let (ra, rb) = bounded("two gated calls", async {
+        tokio::join!(gate(&a, "a"), gate(&b, "b"))
     })
     .await;
     assert_eq!(ra.expect("a's call").content[0].as_text(), Some("a"));

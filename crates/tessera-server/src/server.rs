@@ -468,6 +468,15 @@ impl<S: Send + Sync + 'static> Server<S> {
             .declare(&mut caps, &reg.prompts, &reg.resources);
         if self.inner.settings.logging {
             caps.logging = Some(JsonObject::new());
+            // Its logs carry back the tag of the request they belong to
+            // (`tessera_proto::meta_keys::REQUEST_TAG`): said, so that a
+            // proxy can route them on a connection many clients share.
+            caps.experimental
+                .get_or_insert_with(Default::default)
+                .insert(
+                    tessera_proto::meta_keys::REQUEST_TAG.into(),
+                    JsonObject::new(),
+                );
         }
         if reg.tools.offers_tasks() {
             caps.tasks = Some(tessera_types::ServerTasksCapability {
