@@ -127,6 +127,11 @@ struct Inner {
     /// Whether legacy sessions may be served over a 2026-07-28 shared
     /// connection ([`UpstreamOptions::share_legacy_sessions`]).
     share_legacy: bool,
+    /// Whether the server logs without saying that its logs carry the
+    /// request's tag: on a shared connection they would be lost with
+    /// several requests in flight, so a session that sets a log level needs
+    /// an upstream session of its own.
+    untagged_logs: bool,
 }
 
 /// A proxy in front of one upstream server. It is a
@@ -190,8 +195,15 @@ impl Proxy {
         let share_legacy = options
             .share_legacy_sessions
             .unwrap_or(matches!(spec, UpstreamSpec::Stdio(_)));
+        let caps = &config.server.capabilities;
+        let untagged_logs = caps.logging.is_some()
+            && !caps
+                .experimental
+                .as_ref()
+                .is_some_and(|x| x.contains_key(tessera_proto::meta_keys::REQUEST_TAG));
         let inner = Arc::new(Inner {
             share_legacy,
+            untagged_logs,
             spec,
             options,
             config,
@@ -431,14 +443,7 @@ fn needs_own_session(inner: &Inner, r: &Request) -> bool {
         .context
         .peer_capabilities
         .has_extension(tessera_types::tasks::TASKS_EXTENSION);
-    // Logs: routed back by their tag when the server says it tags them,
-    // lost with several requests in flight otherwise.
-    let caps = &inner.config.server.capabilities;
-    let tagged = caps
-        .experimental
-        .as_ref()
-        .is_some_and(|x| x.contains_key(tessera_proto::meta_keys::REQUEST_TAG));
-    let logs = r.context.log_level.is_some() && caps.logging.is_some() && !tagged;
+    let logs = inner.untagged_logs && r.context.log_level.is_some();
     stateful || task || tasks || logs
 }
 

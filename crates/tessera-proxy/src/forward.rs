@@ -27,11 +27,16 @@ const MODERN_META: [&str; 4] = [
     meta_keys::LOG_LEVEL,
 ];
 
-/// Rewrites a downstream request's params for the upstream connection.
+/// Rewrites a downstream request's params for the upstream connection,
+/// with the call's `tag` ([`crate::calls::CallGuard::tag`]) in `_meta`: a
+/// Tessera upstream echoes it on the logs, stream control and requests
+/// about that request, so they reach the right client even with many
+/// requests in flight on one connection.
 pub(crate) fn prepare(
     mut params: Option<JsonObject>,
     r: &Request,
     upstream: Era,
+    tag: Option<u64>,
 ) -> Option<JsonObject> {
     let p = params.get_or_insert_with(JsonObject::new);
     let meta = p
@@ -78,25 +83,14 @@ pub(crate) fn prepare(
             }
             (Era::Modern, Era::Modern) => {}
         }
+        if let Some(tag) = tag {
+            m.insert(meta_keys::REQUEST_TAG.into(), Value::from(tag));
+        }
         if m.is_empty() {
             p.remove("_meta");
         }
     }
     if p.is_empty() { None } else { params }
-}
-
-/// Puts the call's tag ([`crate::calls::CallGuard::tag`]) in the request's
-/// `_meta`: a Tessera upstream echoes it on the logs, stream control and
-/// requests about that request, so they reach the right client even with
-/// many requests in flight on one connection.
-pub(crate) fn tag_request(params: &mut Option<JsonObject>, tag: u64) {
-    let p = params.get_or_insert_with(JsonObject::new);
-    let meta = p
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if let Value::Object(m) = meta {
-        m.insert(meta_keys::REQUEST_TAG.into(), Value::from(tag));
-    }
 }
 
 /// A proxy-side failure as the JSON-RPC error the client gets.
@@ -228,8 +222,7 @@ pub(crate) async fn forward_reply(
     }
     let guard = calls.enter(r);
     if era == Era::Legacy && up.era() == Era::Modern {
-        let mut base = prepare(params, r, Era::Modern);
-        tag_request(&mut base, guard.tag());
+        let base = prepare(params, r, Era::Modern, Some(guard.tag()));
         let first = send_raw(up, r, method, base.clone()).await?;
         return match for_legacy(first) {
             Ok(text) => Ok(Reply::Raw(text)),
@@ -241,8 +234,7 @@ pub(crate) async fn forward_reply(
             }
         };
     }
-    let mut params = prepare(params, r, up.era());
-    tag_request(&mut params, guard.tag());
+    let params = prepare(params, r, up.era(), Some(guard.tag()));
     send_raw(up, r, method, params).await.map(Reply::Raw)
 }
 
@@ -284,8 +276,7 @@ pub(crate) async fn forward(
     params: Option<JsonObject>,
 ) -> HandlerResult {
     let guard = calls.enter(r);
-    let mut base = prepare(params, r, up.era());
-    tag_request(&mut base, guard.tag());
+    let base = prepare(params, r, up.era(), Some(guard.tag()));
     if !(r.context.era == Era::Legacy && up.era() == Era::Modern) {
         let mut out = send(up, r, method, base).await?;
         if r.context.era == Era::Modern {

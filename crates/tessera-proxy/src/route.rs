@@ -37,7 +37,7 @@ use crate::upstream::Sink;
 const CLOSE_SSE_STREAM: &str = tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION;
 
 /// The request in flight that upstream traffic with these params is about,
-/// by the tag a Tessera upstream echoes ([`crate::forward::tag_request`]).
+/// by the tag a Tessera upstream echoes ([`crate::forward::prepare`]).
 fn tagged(calls: &Calls, params: Option<&JsonObject>) -> Option<Call> {
     let tag = params?
         .get("_meta")?

@@ -544,25 +544,19 @@ fn logs(events: &mut tessera_client::EventStream) -> Vec<serde_json::Value> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn logs_of_calls_in_flight_together_reach_their_own_clients() {
-    let stop = CancellationToken::new();
-    let (proxy, url) = proxied(Speaks::Both, &stop).await;
-    let a = client(&url, ProtocolVersion::V2026_07_28, "a").await;
-    let b = client(&url, ProtocolVersion::V2026_07_28, "b").await;
+/// `a` and `b` call `gate` (with `options`) so that both calls are in
+/// flight together; each client must get exactly its own two log messages.
+async fn gated_calls_log_apart(a: &Client, b: &Client, options: CallOptions) {
     let (mut ea, mut eb) = (a.events(), b.events());
     let call = |c: &Client, text: &str| {
         let mut params = tessera_types::CallToolRequestParams::new("gate");
         params.arguments =
             Some(serde_json::from_value(serde_json::json!({"text": text})).expect("arguments"));
-        let options = CallOptions::new().log_level(LoggingLevel::Info);
-        let c = c.clone();
+        let (c, options) = (c.clone(), options.clone());
         async move { c.call_tool_with(params, &options).await }
     };
-    // Both calls are in flight on the proxy's one upstream connection when
-    // the second message of each is logged.
     let (ra, rb) = bounded("two gated calls", async {
-        tokio::join!(call(&a, "a"), call(&b, "b"))
+        tokio::join!(call(a, "a"), call(b, "b"))
     })
     .await;
     assert_eq!(ra.expect("a's call").content[0].as_text(), Some("a"));
@@ -575,6 +569,17 @@ async fn logs_of_calls_in_flight_together_reach_their_own_clients() {
         logs(&mut eb),
         [serde_json::json!("b waits"), serde_json::json!("b passed")]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_of_calls_in_flight_together_reach_their_own_clients() {
+    let stop = CancellationToken::new();
+    let (proxy, url) = proxied(Speaks::Both, &stop).await;
+    let a = client(&url, ProtocolVersion::V2026_07_28, "a").await;
+    let b = client(&url, ProtocolVersion::V2026_07_28, "b").await;
+    // Both calls are in flight on the proxy's one upstream connection when
+    // the messages are logged.
+    gated_calls_log_apart(&a, &b, CallOptions::new().log_level(LoggingLevel::Info)).await;
     a.close().await;
     b.close().await;
     proxy.close().await;
@@ -614,26 +619,8 @@ async fn legacy_sessions_with_a_log_level_stay_shared_when_the_server_tags_its_l
             .expect("sets the level");
         assert_eq!(seen_upstream(c).await, "2026-07-28");
     }
-    let (mut ea, mut eb) = (a.events(), b.events());
-    let gate = |c: &Client, text: &str| {
-        let c = c.clone();
-        let args = serde_json::json!({"text": text});
-        async move { c.call_tool("gate", args).await }
-    };
-    let (ra, rb) = bounded("two gated calls", async {
-        tokio::join!(gate(&a, "a"), gate(&b, "b"))
-    })
-    .await;
-    assert_eq!(ra.expect("a's call").content[0].as_text(), Some("a"));
-    assert_eq!(rb.expect("b's call").content[0].as_text(), Some("b"));
-    assert_eq!(
-        logs(&mut ea),
-        [serde_json::json!("a waits"), serde_json::json!("a passed")]
-    );
-    assert_eq!(
-        logs(&mut eb),
-        [serde_json::json!("b waits"), serde_json::json!("b passed")]
-    );
+    // The sessions' level (set above) applies to their calls.
+    gated_calls_log_apart(&a, &b, CallOptions::new()).await;
     a.close().await;
     b.close().await;
     proxy.close().await;
