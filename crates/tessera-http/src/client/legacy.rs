@@ -537,6 +537,7 @@ impl Transport for LegacySseClientTransport {
     }
 
     async fn send(&mut self, out: &mut Vec<Transmit>) -> std::io::Result<()> {
+        super::shared::reap(&mut self.tasks);
         send_all(&self.shared, &mut self.conn, &mut self.tasks, out).await;
         Ok(())
     }

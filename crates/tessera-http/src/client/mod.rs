@@ -412,6 +412,7 @@ impl Transport for HttpClientTransport {
     }
 
     async fn send(&mut self, out: &mut Vec<Transmit>) -> std::io::Result<()> {
+        shared::reap(&mut self.tasks);
         if self.legacy.is_some() {
             legacy::send_all(&self.shared, &mut self.legacy, &mut self.tasks, out).await;
             return Ok(());
@@ -449,6 +450,53 @@ impl Transport for HttpClientTransport {
                     .request(Method::DELETE, None, "application/json")
             };
             let _ = tokio::time::timeout(Duration::from_secs(2), self.shared.exchange(build)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_proto::Outbound;
+    use tessera_types::{JsonRpcMessage, RequestId};
+
+    /// An endpoint that answers every POST with an empty result for its id.
+    async fn answering_endpoint() -> String {
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(|body: axum::body::Bytes| async move {
+                let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}))
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/mcp")
+    }
+
+    #[tokio::test]
+    async fn finished_exchanges_do_not_pile_up() {
+        let url = answering_endpoint().await;
+        let mut t = HttpClientTransport::builder(&url)
+            .mode(HttpTransportMode::Streamable)
+            .build()
+            .unwrap();
+        for i in 0..300 {
+            let request = JsonRpcMessage::request(RequestId::Number(i), "ping", None);
+            let mut out = vec![Transmit {
+                message: Outbound::Single(request),
+                related: None,
+            }];
+            t.send(&mut out).await.unwrap();
+            // The exchange of this request, and at most the one before it
+            // (whose answer has arrived, but whose task may not have ended).
+            assert!(t.tasks.len() <= 2, "{} tasks kept", t.tasks.len());
+            let answer = tokio::time::timeout(Duration::from_secs(10), t.recv())
+                .await
+                .expect("answered in time")
+                .unwrap();
+            assert!(answer.is_some());
         }
     }
 }

@@ -36,6 +36,13 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Drops the tasks of `tasks` that have finished. A `JoinSet` keeps every
+/// finished task, with the memory of its future, until it is joined: a
+/// connection that sends for long would otherwise grow without bound.
+pub(crate) fn reap(tasks: &mut tokio::task::JoinSet<()>) {
+    while tasks.try_join_next().is_some() {}
+}
+
 /// The state of one connection.
 pub(crate) struct Shared {
     pub client: HttpClient,
