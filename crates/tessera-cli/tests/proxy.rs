@@ -1,6 +1,7 @@
 //! `tessera proxy`, the built binary: a remote HTTP server offered on stdio
 //! (in both eras, with `-H` headers passed on), an aggregation of a stdio
-//! and an HTTP upstream from an mcpServers file, and its usage errors.
+//! and an HTTP upstream from an mcpServers file, legacy sessions that
+//! outlive the stdio server they share, and its usage errors.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -195,6 +196,108 @@ async fn aggregates_a_stdio_and_an_http_upstream() {
     drop(proxy);
     let _ = stop.send(());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The processes whose parent is `pid` (read from `/proc/*/stat`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("reads /proc").flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the name may hold spaces, so read after its `)`.
+        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+        let mut fields = after.split_whitespace();
+        let (state, ppid) = (fields.next(), fields.next());
+        if ppid == Some(pid.to_string().as_str()) && state != Some("Z") {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Waits for the next tool list change among `events`.
+async fn tools_changed(events: &mut tessera::client::EventStream) {
+    bounded("notifications/tools/list_changed", async {
+        loop {
+            match events.recv().await {
+                Some(tessera::client::ClientEvent::ToolListChanged(_)) => return,
+                Some(_) => continue,
+                None => panic!("the client closed before the list change arrived"),
+            }
+        }
+    })
+    .await
+}
+
+/// Legacy sessions served over the proxy's one shared connection to a stdio
+/// server outlive that server: when it dies, the next request starts a new
+/// one, and list changes reach the sessions again from the new process.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_sessions_outlive_the_shared_stdio_server() {
+    let (proxy, url) = tokio::task::spawn_blocking(|| {
+        start_proxy(&["--http", "127.0.0.1:0", "--", TESSERA, "serve", "--stdio"])
+    })
+    .await
+    .unwrap();
+    let legacy = || async {
+        let t = tessera_http::HttpClientTransport::new(&url).unwrap();
+        bounded(
+            "connecting to the proxy",
+            Client::builder("proxy-test", "1.0")
+                .protocol_version(ProtocolVersion::V2025_11_25)
+                .connect_transport(t),
+        )
+        .await
+        .expect("connects")
+    };
+    let a = legacy().await;
+    let mut events = a.events();
+    let echo = serde_json::json!({"text": "one"});
+    assert_eq!(text(&a, "echo", echo.clone()).await, "one");
+    let first = children_of(proxy.0.id());
+    assert_eq!(first.len(), 1, "one upstream process: {first:?}");
+    text(&a, "test_trigger_tool_change", serde_json::json!({})).await;
+    tools_changed(&mut events).await;
+
+    // The upstream process dies.
+    let killed = Command::new("kill")
+        .args(["-9", &first[0].to_string()])
+        .status()
+        .expect("runs kill");
+    assert!(killed.success());
+    // A request that meets the dying connection may fail (it is not sent
+    // twice); the next one starts a new upstream process and succeeds.
+    let answered = bounded("a call after the upstream died", async {
+        loop {
+            match a.call_tool("echo", echo.clone()).await {
+                Ok(r) => break r,
+                Err(_) => tokio::task::yield_now().await,
+            }
+        }
+    })
+    .await;
+    assert_eq!(answered.content[0].as_text(), Some("one"));
+    let second = children_of(proxy.0.id());
+    assert_eq!(second.len(), 1, "one upstream process again: {second:?}");
+    assert_ne!(first, second, "a new process");
+
+    // The proxy's listen stream is open again on the new process: a change
+    // there reaches the old session and a new one.
+    let b = legacy().await;
+    let mut b_events = b.events();
+    assert_eq!(text(&b, "echo", echo.clone()).await, "one");
+    text(&a, "test_trigger_tool_change", serde_json::json!({})).await;
+    tools_changed(&mut events).await;
+    tools_changed(&mut b_events).await;
+    assert_eq!(children_of(proxy.0.id()), second, "still one process");
+    a.close().await;
+    b.close().await;
+    drop(proxy);
 }
 
 #[test]
