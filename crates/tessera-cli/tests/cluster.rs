@@ -5,10 +5,9 @@
 //! and the restart of one instance fails only its own running tasks.
 
 mod common;
-use common::free_port;
 
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -39,21 +38,20 @@ impl Instance {
     }
 }
 
-/// Starts an instance on `port` and waits (bounded) until it listens.
-async fn start(redis: &str, port: u16) -> Instance {
-    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-        .args(["--redis", redis, "--redis-prefix", "cluster-test:"])
-        // The balancer's Host (127.0.0.1 on its own port).
-        .args(["--allow-host", "127.0.0.1", "--allow-host", "localhost"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the tessera binary starts");
-    let mut s = Instance { child, port };
-    common::wait_listening(&mut s.child, port, DEADLINE).await;
-    s
+/// Starts the instance `id` on `port` (0: a port of its choosing) and
+/// waits (bounded) until it listens. The id is given: with port 0 the
+/// server would choose a random one, and a restart must keep it.
+async fn start(redis: &str, port: u16, id: &str) -> Instance {
+    let (child, port) = common::spawn_serving(
+        Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+            .args(["--redis", redis, "--redis-prefix", "cluster-test:"])
+            .args(["--instance-id", id])
+            // The balancer's Host (127.0.0.1 on its own port).
+            .args(["--allow-host", "127.0.0.1", "--allow-host", "localhost"]),
+        DEADLINE,
+    );
+    Instance { child, port }
 }
 
 /// One 2026-07-28 request from the client `cluster-test` to `url`; returns
@@ -147,8 +145,8 @@ async fn task(url: &str, id: &str) -> Value {
 async fn any_instance_serves_any_modern_request() {
     let redis = RedisServer::start().expect("start redis-server");
     let mut nodes = Vec::new();
-    for _ in 0..3 {
-        nodes.push(start(&redis.url(), free_port()).await);
+    for i in 0..3 {
+        nodes.push(start(&redis.url(), 0, &format!("node-{i}")).await);
     }
     let addrs: Vec<SocketAddr> = nodes.iter().map(Instance::addr).collect();
     let balancer = Haproxy::start(&addrs).expect("start haproxy");
@@ -185,7 +183,7 @@ async fn any_instance_serves_any_modern_request() {
     assert_eq!(task(&urls[2], &on_0).await["status"], "working");
     let port0 = nodes[0].port;
     drop(nodes.remove(0));
-    nodes.insert(0, start(&redis.url(), port0).await);
+    nodes.insert(0, start(&redis.url(), port0, "node-0").await);
     let t = task(&urls[2], &on_0).await;
     assert_eq!(t["status"], "failed", "{t}");
     assert!(
@@ -210,7 +208,7 @@ async fn any_instance_serves_any_modern_request() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stateless_requests_survive_a_redis_outage() {
     let mut redis = RedisServer::start().expect("start redis-server");
-    let node = start(&redis.url(), free_port()).await;
+    let node = start(&redis.url(), 0, "node").await;
     let url = node.url();
     let echo = json!({"name": "echo", "arguments": {"text": "hi"}});
     assert_eq!(

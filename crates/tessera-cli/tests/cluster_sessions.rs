@@ -16,10 +16,9 @@
 //! never on a clock.
 
 mod common;
-use common::free_port;
 
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -38,6 +37,7 @@ const STATIC: &str = "test://static-text";
 struct Instance {
     child: Option<Child>,
     port: u16,
+    id: String,
 }
 
 impl Drop for Instance {
@@ -47,23 +47,23 @@ impl Drop for Instance {
 }
 
 impl Instance {
-    /// Starts an instance on `port` and waits (bounded) until it listens.
-    async fn start(redis: &str, port: u16) -> Instance {
-        let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-            .args(["--redis", redis, "--redis-prefix", PREFIX])
-            .args(["--allow-host", "127.0.0.1", "--allow-host", "localhost"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the tessera binary starts");
-        let mut s = Instance {
+    /// Starts the instance `id` on `port` (0: a port of its choosing) and
+    /// waits (bounded) until it listens. The id is given: with port 0 the
+    /// server would choose a random one, and a restart must keep it.
+    async fn start(redis: &str, port: u16, id: &str) -> Instance {
+        let (child, port) = common::spawn_serving(
+            Command::new(env!("CARGO_BIN_EXE_tessera"))
+                .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+                .args(["--redis", redis, "--redis-prefix", PREFIX])
+                .args(["--instance-id", id])
+                .args(["--allow-host", "127.0.0.1", "--allow-host", "localhost"]),
+            DEADLINE,
+        );
+        Instance {
             child: Some(child),
             port,
-        };
-        common::wait_listening(s.child.as_mut().unwrap(), port, DEADLINE).await;
-        s
+            id: id.to_owned(),
+        }
     }
 
     fn url(&self) -> String {
@@ -119,8 +119,8 @@ impl Cluster {
     async fn start() -> Cluster {
         let redis = RedisServer::start().expect("start redis-server");
         let mut nodes = Vec::new();
-        for _ in 0..3 {
-            nodes.push(Instance::start(&redis.url(), free_port()).await);
+        for i in 0..3 {
+            nodes.push(Instance::start(&redis.url(), 0, &format!("node-{i}")).await);
         }
         let addrs: Vec<SocketAddr> = nodes.iter().map(Instance::addr).collect();
         let balancer = Haproxy::start(&addrs).expect("start haproxy");
@@ -569,7 +569,7 @@ async fn sessions_and_finished_tasks_outlive_a_restart_of_every_instance() {
     }
     let redis_url = cluster.redis.url();
     for node in &mut cluster.nodes {
-        *node = Instance::start(&redis_url, node.port).await;
+        *node = Instance::start(&redis_url, node.port, &node.id).await;
     }
     // The balancer notices them (health checks every 500 ms).
     let echo = json!({"name": "echo", "arguments": {"text": "still here"}});

@@ -3,6 +3,8 @@
 //! over HTTP: challenges, protected resource metadata, JWTs (keys discovered
 //! from the issuer or given), introspection, audience, expiry and scopes.
 
+mod common;
+
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -39,20 +41,13 @@ impl Served {
     }
 }
 
-/// A loopback port nobody listens on right now.
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-/// Starts `tessera serve --http 127.0.0.1:PORT EXTRA…` with `env`, stderr
-/// captured.
+/// Starts `tessera serve --http 127.0.0.1:0 EXTRA…` with `env`, stderr
+/// captured (the port is read from it by [`start`]).
 fn spawn(extra: &[&str], env: &[(&str, &str)]) -> Served {
-    let port = free_port();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
     cmd.arg("serve")
         .arg("--http")
-        .arg(format!("127.0.0.1:{port}"))
+        .arg("127.0.0.1:0")
         .args(extra)
         .env_remove("TESSERA_AUTH_CLIENT_SECRET")
         .stdin(Stdio::null())
@@ -78,14 +73,14 @@ fn spawn(extra: &[&str], env: &[(&str, &str)]) -> Served {
     });
     Served {
         child,
-        port,
+        port: 0,
         stderr,
         reader: Some(reader),
     }
 }
 
-/// Starts the server and waits (polling, bounded) until its port accepts
-/// connections and its banner says it serves.
+/// Starts the server and waits (polling its stderr, bounded) until its
+/// banner names the port it listens on and says it serves.
 async fn start(extra: &[&str], env: &[(&str, &str)]) -> Served {
     let mut s = spawn(extra, env);
     let until = Instant::now() + DEADLINE;
@@ -93,16 +88,15 @@ async fn start(extra: &[&str], env: &[(&str, &str)]) -> Served {
         if let Some(st) = s.child.try_wait().unwrap() {
             panic!("tessera serve exited early ({st}): {}", s.stderr());
         }
-        let listening = tokio::net::TcpStream::connect(("127.0.0.1", s.port))
-            .await
-            .is_ok();
-        if listening && s.stderr().contains("authorization:") {
+        let said = s.stderr();
+        let port = said.lines().find_map(common::served_port);
+        if let (Some(port), true) = (port, said.contains("authorization:")) {
+            s.port = port;
             return s;
         }
         assert!(
             Instant::now() < until,
-            "tessera serve not ready within {DEADLINE:?}: {}",
-            s.stderr()
+            "tessera serve not ready within {DEADLINE:?}: {said}"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

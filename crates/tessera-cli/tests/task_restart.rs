@@ -6,7 +6,6 @@
 //! end or interrupted with Ctrl-C (the task is cancelled), and `tessera tasks`.
 
 mod common;
-use common::free_port;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,20 +27,15 @@ impl Drop for Served {
     }
 }
 
-/// Starts the server on a free port and waits (bounded) until it listens.
+/// Starts the server on a port of its choosing and waits (bounded) until it listens.
 async fn start(store: &str) -> Served {
-    let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-        .args(["--task-store", store])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the tessera binary starts");
-    let mut s = Served { child, port };
-    common::wait_listening(&mut s.child, port, DEADLINE).await;
-    s
+    let (child, port) = common::spawn_serving(
+        Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(["--task-store", store]),
+        DEADLINE,
+    );
+    Served { child, port }
 }
 
 /// One 2026-07-28 request from the client `restart-test`, declaring the

@@ -33,16 +33,11 @@ fn stderr(o: &Output) -> String {
 
 #[tokio::test]
 async fn tasks_list_where_there_is_no_listing_is_unsupported() {
-    let port = common::free_port();
-    let child = Command::new(BIN)
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start tessera serve --http");
-    let mut server = Serve(child);
-    common::wait_listening(&mut server.0, port, Duration::from_secs(30)).await;
+    let (child, port) = common::spawn_serving(
+        Command::new(BIN).args(["serve", "--http", "127.0.0.1:0"]),
+        Duration::from_secs(30),
+    );
+    let _server = Serve(child);
     let url = format!("http://127.0.0.1:{port}/mcp");
 
     // The era is detected: a 2026-07-28 server. Nothing is listed, exit 9.

@@ -1,8 +1,9 @@
 //! What the tests that start `tessera serve` as a child process share.
 #![allow(dead_code)] // each test binary uses a part of it
 
-use std::process::Child;
-use std::time::{Duration, Instant};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// A free loopback port (bound, read, released).
 pub fn free_port() -> u16 {
@@ -10,21 +11,58 @@ pub fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// Waits until something accepts connections on `127.0.0.1:port`, at most `deadline`; panics
-/// when `child` exits first or the deadline passes.
-pub async fn wait_listening(child: &mut Child, port: u16, deadline: Duration) {
-    let until = Instant::now() + deadline;
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            panic!("tessera serve exited early ({st})");
+/// Starts `cmd`, a `tessera serve --http 127.0.0.1:PORT …` (PORT may be 0),
+/// and returns it with the port it listens on, read from the address it
+/// prints on stderr once bound. Its stderr is drained in the background from
+/// then on. Panics, after killing it, when it exits or names no address
+/// within `deadline`.
+///
+/// Binding port 0 leaves no window between choosing a port and binding it,
+/// where another test could take the port (as with [`free_port`]).
+pub fn spawn_serving(cmd: &mut Command, deadline: Duration) -> (Child, u16) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tessera binary starts");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut said = Vec::new();
+        let mut tx = Some(tx);
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(port) = served_port(&line) {
+                if let Some(tx) = tx.take() {
+                    let _ = tx.send(Ok(port));
+                }
+            } else if tx.is_some() {
+                said.push(line);
+            }
         }
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
+        if let Some(tx) = tx {
+            let _ = tx.send(Err(said.join("\n")));
         }
-        assert!(Instant::now() < until, "tessera serve not ready");
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(Ok(port)) => (child, port),
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tessera serve did not start listening: {other:?}");
+        }
     }
+}
+
+/// The port of `tessera serve`'s "serving MCP … at http://127.0.0.1:PORT/…" line.
+pub fn served_port(line: &str) -> Option<u16> {
+    if !line.contains("serving MCP") {
+        return None;
+    }
+    let rest = line.split("http://127.0.0.1:").nth(1)?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }
