@@ -344,6 +344,16 @@ impl Outgoing {
                 _ => {}
             }
         }
+        if method.as_deref() == Some(methods::NOTIFICATIONS_CANCELLED) {
+            // A cancelled request may never be answered: stop waiting for it
+            // (every message is read whole while a `tools/list` is awaited).
+            let cancelled = params
+                .and_then(|p| p.get("requestId"))
+                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+            if let Some(id) = cancelled {
+                lock(&shared.tools_list_ids).remove(&id);
+            }
+        }
         Outgoing {
             body,
             request_id,
@@ -394,5 +404,41 @@ mod tests {
             );
             assert_eq!(out.body().and_then(|b| b.as_bytes()), Some(&body[..]));
         }
+    }
+
+    #[test]
+    fn a_cancelled_tools_list_is_no_longer_awaited() {
+        let (inbound, _rx) = mpsc::channel(1);
+        let s = Shared::new(
+            reqwest::Client::new(),
+            "http://127.0.0.1:8000/mcp".parse().unwrap(),
+            HeaderMap::new(),
+            inbound,
+        );
+        let params = |v: Value| match v {
+            Value::Object(o) => Some(o),
+            _ => None,
+        };
+        let send = |m: JsonRpcMessage| {
+            let t = Transmit {
+                message: Outbound::Single(m),
+                related: None,
+            };
+            Outgoing::describe(&t, &s);
+        };
+        let meta = serde_json::json!({"_meta": {
+            tessera_proto::meta_keys::PROTOCOL_VERSION: "2026-07-28"
+        }});
+        send(JsonRpcMessage::request(
+            RequestId::Number(5),
+            methods::TOOLS_LIST,
+            params(meta),
+        ));
+        assert!(lock(&s.tools_list_ids).contains(&RequestId::Number(5)));
+        send(JsonRpcMessage::notification(
+            methods::NOTIFICATIONS_CANCELLED,
+            params(serde_json::json!({"requestId": 5})),
+        ));
+        assert!(lock(&s.tools_list_ids).is_empty());
     }
 }
