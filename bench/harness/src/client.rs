@@ -56,7 +56,9 @@ pub struct Target {
 impl Target {
     /// Parses `http://HOST:PORT/PATH`.
     pub fn parse(url: &str) -> anyhow::Result<Self> {
-        let rest = url.strip_prefix("http://").context("the URL must start with http://")?;
+        let rest = url
+            .strip_prefix("http://")
+            .context("the URL must start with http://")?;
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, "/"),
@@ -70,7 +72,11 @@ impl Target {
     /// A target at `addr`, `path`.
     pub fn new(addr: SocketAddr, path: &str) -> Self {
         let host = HeaderValue::from_str(&addr.to_string()).expect("an address is a valid header");
-        Self { addr, path: path.to_owned(), host }
+        Self {
+            addr,
+            path: path.to_owned(),
+            host,
+        }
     }
 }
 
@@ -170,7 +176,9 @@ impl Client {
             bail!("initialize: HTTP {status}: {}", snippet(&bytes));
         }
         let result = find_response(kind, &bytes, id)?;
-        let result = result.get("result").ok_or_else(|| anyhow!("initialize failed: {result}"))?;
+        let result = result
+            .get("result")
+            .ok_or_else(|| anyhow!("initialize failed: {result}"))?;
         let negotiated = result
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -178,9 +186,17 @@ impl Client {
         self.version = HeaderValue::from_str(negotiated)?;
         self.session = headers.get("mcp-session-id").cloned();
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
-        let (status, _, _, bytes) = self.post(note, "notifications/initialized", None, true).await?;
-        if !matches!(status, StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT) {
-            bail!("notifications/initialized: HTTP {status}: {}", snippet(&bytes));
+        let (status, _, _, bytes) = self
+            .post(note, "notifications/initialized", None, true)
+            .await?;
+        if !matches!(
+            status,
+            StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT
+        ) {
+            bail!(
+                "notifications/initialized: HTTP {status}: {}",
+                snippet(&bytes)
+            );
         }
         Ok(())
     }
@@ -199,9 +215,17 @@ impl Client {
             r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":0,"reason":"bench"{}}}}}"#,
             self.meta()
         );
-        let (status, _, _, bytes) = self.post(body, "notifications/cancelled", None, true).await?;
-        if !matches!(status, StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT) {
-            bail!("notifications/cancelled: HTTP {status}: {}", snippet(&bytes));
+        let (status, _, _, bytes) = self
+            .post(body, "notifications/cancelled", None, true)
+            .await?;
+        if !matches!(
+            status,
+            StatusCode::ACCEPTED | StatusCode::OK | StatusCode::NO_CONTENT
+        ) {
+            bail!(
+                "notifications/cancelled: HTTP {status}: {}",
+                snippet(&bytes)
+            );
         }
         Ok(())
     }
@@ -235,7 +259,9 @@ impl Client {
         }
         self.last_kind = kind;
         let msg = find_response(kind, &bytes, id)?;
-        let result = msg.get("result").ok_or_else(|| anyhow!("tools/call error: {msg}"))?;
+        let result = msg
+            .get("result")
+            .ok_or_else(|| anyhow!("tools/call error: {msg}"))?;
         if result.get("isError").and_then(Value::as_bool) == Some(true) {
             bail!("tools/call isError: {result}");
         }
@@ -267,7 +293,10 @@ impl Client {
             .and_then(|r| r.get("tools"))
             .and_then(Value::as_array)
             .ok_or_else(|| anyhow!("tools/list: {msg}"))?;
-        if !tools.iter().any(|t| t.get("name").and_then(Value::as_str) == Some("echo")) {
+        if !tools
+            .iter()
+            .any(|t| t.get("name").and_then(Value::as_str) == Some("echo"))
+        {
             bail!("tools/list has no echo: {msg}");
         }
         Ok(())
@@ -312,7 +341,11 @@ impl Client {
                     retried = true;
                 }
                 Ok(Ok((parts, bytes))) => {
-                    let kind = match parts.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+                    let kind = match parts
+                        .headers
+                        .get(CONTENT_TYPE)
+                        .and_then(|v| v.to_str().ok())
+                    {
                         Some(ct) if ct.starts_with("text/event-stream") => BodyKind::Sse,
                         Some(ct) if ct.starts_with("application/json") => BodyKind::Json,
                         _ => BodyKind::None,
@@ -335,7 +368,10 @@ impl Client {
             .uri(self.target.path.as_str())
             .header(HOST, self.target.host.clone())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .header(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+            .header(
+                ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            );
         if after_init || self.era == Era::Modern {
             b = b.header("mcp-protocol-version", self.version.clone());
         }
@@ -354,8 +390,12 @@ impl Client {
     /// Ends the session (`DELETE`), as a client does when it closes. Errors
     /// are ignored (not every server supports it).
     pub async fn close(mut self) {
-        let Some(session) = self.session.take() else { return };
-        let Some(sender) = self.sender.as_mut() else { return };
+        let Some(session) = self.session.take() else {
+            return;
+        };
+        let Some(sender) = self.sender.as_mut() else {
+            return;
+        };
         let req = Request::builder()
             .method(Method::DELETE)
             .uri(self.target.path.as_str())
@@ -376,11 +416,13 @@ impl Client {
 /// The JSON-RPC response with `id` in a JSON body or an SSE stream.
 fn find_response(kind: BodyKind, bytes: &Bytes, id: u64) -> anyhow::Result<Value> {
     let is_ours = |v: &Value| {
-        v.get("id").and_then(Value::as_u64) == Some(id) && (v.get("result").is_some() || v.get("error").is_some())
+        v.get("id").and_then(Value::as_u64) == Some(id)
+            && (v.get("result").is_some() || v.get("error").is_some())
     };
     match kind {
         BodyKind::Json => {
-            let v: Value = serde_json::from_slice(bytes).with_context(|| format!("bad JSON: {}", snippet(bytes)))?;
+            let v: Value = serde_json::from_slice(bytes)
+                .with_context(|| format!("bad JSON: {}", snippet(bytes)))?;
             if is_ours(&v) {
                 Ok(v)
             } else {
@@ -389,12 +431,16 @@ fn find_response(kind: BodyKind, bytes: &Bytes, id: u64) -> anyhow::Result<Value
         }
         BodyKind::Sse => {
             for data in sse::event_data(bytes) {
-                let v: Value = serde_json::from_str(&data).with_context(|| format!("bad JSON in SSE: {data}"))?;
+                let v: Value = serde_json::from_str(&data)
+                    .with_context(|| format!("bad JSON in SSE: {data}"))?;
                 if is_ours(&v) {
                     return Ok(v);
                 }
             }
-            bail!("no response to request {id} in the SSE stream: {}", snippet(bytes))
+            bail!(
+                "no response to request {id} in the SSE stream: {}",
+                snippet(bytes)
+            )
         }
         BodyKind::None => bail!("answer is neither JSON nor SSE: {}", snippet(bytes)),
     }

@@ -113,7 +113,11 @@ pub async fn open_clients(target: &Arc<Target>, era: Era, n: usize) -> anyhow::R
         pending.push(tokio::spawn(async move { Client::open(t, era).await }));
         if pending.len() == 16 || i + 1 == n {
             for h in pending.drain(..) {
-                clients.push(h.await.context("client task")?.context("opening a client")?);
+                clients.push(
+                    h.await
+                        .context("client task")?
+                        .context("opening a client")?,
+                );
             }
         }
     }
@@ -121,7 +125,11 @@ pub async fn open_clients(target: &Arc<Target>, era: Era, n: usize) -> anyhow::R
 }
 
 /// Runs one load point.
-pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: &str) -> anyhow::Result<PointResult> {
+pub async fn run_point(
+    spec: &PointSpec,
+    progress: Option<&ProgressBar>,
+    label: &str,
+) -> anyhow::Result<PointResult> {
     let clients = open_clients(&spec.target, spec.era, spec.concurrency).await?;
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
@@ -151,7 +159,9 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
         c0 = cpu(spec.pid);
         me0 = procfs::cpu_seconds(std::process::id());
         o0 = others();
-        while shared.completed.load(Ordering::Relaxed) < max && !handles.iter().all(|h| h.is_finished()) {
+        while shared.completed.load(Ordering::Relaxed) < max
+            && !handles.iter().all(|h| h.is_finished())
+        {
             tokio::time::sleep(Duration::from_millis(20)).await;
             tick(progress, label, &shared, start, 0);
         }
@@ -180,7 +190,12 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
     let mut kind = BodyKind::None;
     for h in handles {
         let log = h.await.context("load worker")?;
-        latencies.extend(log.ok.iter().filter(|(t, _)| *t >= w0 && *t <= w1).map(|(_, l)| *l));
+        latencies.extend(
+            log.ok
+                .iter()
+                .filter(|(t, _)| *t >= w0 && *t <= w1)
+                .map(|(_, l)| *l),
+        );
         errors += log.failed.iter().filter(|t| **t >= w0 && **t <= w1).count() as u64;
         if first_error.is_none() {
             first_error = log.first_error;
@@ -207,7 +222,7 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
         p90_us: us(percentile(&latencies, 0.90)),
         p99_us: us(percentile(&latencies, 0.99)),
         max_us: us(latencies.last().copied().unwrap_or(0)),
-        mean_us: if n > 0 { us(latencies.iter().sum::<u64>() / n) } else { 0.0 },
+        mean_us: latencies.iter().sum::<u64>().checked_div(n).map_or(0.0, us),
         cpu_us_per_req: server_cpu_s.filter(|_| n > 0).map(|c| c * 1e6 / n as f64),
         server_busy: server_cpu_s.map(|c| c / seconds),
         client_cpu_us_per_req: match (me0, me1) {
@@ -225,12 +240,17 @@ pub async fn run_point(spec: &PointSpec, progress: Option<&ProgressBar>, label: 
 }
 
 async fn worker(mut client: Client, shared: Arc<Shared>, text_json: String) -> WorkerLog {
-    let mut log = WorkerLog { ok: Vec::with_capacity(1 << 14), failed: Vec::new(), first_error: None, kind: BodyKind::None };
+    let mut log = WorkerLog {
+        ok: Vec::with_capacity(1 << 14),
+        failed: Vec::new(),
+        first_error: None,
+        kind: BodyKind::None,
+    };
     while !shared.stop.load(Ordering::Relaxed) {
-        if let Some(max) = shared.max_requests {
-            if shared.issued.fetch_add(1, Ordering::Relaxed) >= max {
-                break;
-            }
+        if let Some(max) = shared.max_requests
+            && shared.issued.fetch_add(1, Ordering::Relaxed) >= max
+        {
+            break;
         }
         let t = Instant::now();
         let r = client.call_echo(crate::load::ECHO_TEXT, &text_json).await;
@@ -256,7 +276,10 @@ async fn worker(mut client: Client, shared: Arc<Shared>, text_json: String) -> W
 
 fn tick(progress: Option<&ProgressBar>, label: &str, shared: &Shared, since: Instant, base: u64) {
     if let Some(pb) = progress {
-        let done = shared.completed.load(Ordering::Relaxed).saturating_sub(base);
+        let done = shared
+            .completed
+            .load(Ordering::Relaxed)
+            .saturating_sub(base);
         let rate = done as f64 / since.elapsed().as_secs_f64().max(1e-3);
         pb.set_message(format!("{label}  {rate:.0} req/s"));
     }
@@ -314,7 +337,11 @@ pub const SESSION_CONNECTIONS: usize = 16;
 /// [`SESSION_CONNECTIONS`] keep-alive connections, leaves them open (idle),
 /// and measures the server's RSS before and after. Few connections, so that
 /// the figure is the sessions' memory and not that of a thousand sockets.
-pub async fn open_sessions(target: &Arc<Target>, n: usize, pid: u32) -> anyhow::Result<(SessionsResult, Vec<Client>)> {
+pub async fn open_sessions(
+    target: &Arc<Target>,
+    n: usize,
+    pid: u32,
+) -> anyhow::Result<(SessionsResult, Vec<Client>)> {
     settle().await;
     let before = procfs::rss_kb(pid).context("server RSS")?;
     let t = Instant::now();
@@ -335,7 +362,10 @@ pub async fn open_sessions(target: &Arc<Target>, n: usize, pid: u32) -> anyhow::
     let mut clients = Vec::with_capacity(conns);
     let mut with_ids = 0;
     for h in handles {
-        let (c, ids) = h.await.context("session task")?.context("opening sessions")?;
+        let (c, ids) = h
+            .await
+            .context("session task")?
+            .context("opening sessions")?;
         clients.push(c);
         with_ids += ids;
     }

@@ -43,7 +43,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run the whole benchmark and write bench/results/<date>.{md,json}.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// One load point against a running server; prints JSON.
     Load(LoadArgs),
     /// Open N legacy sessions on a running server and report its RSS growth.
@@ -238,14 +238,18 @@ async fn cmd_soak(a: SoakArgs) -> anyhow::Result<ExitCode> {
         out_dir: a.out_dir.unwrap_or_else(|| a.bench_dir.join("results")),
         log_dir: a.bench_dir.join("target/logs"),
     };
-    Ok(if soak::run(cfg).await? { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if soak::run(cfg).await? {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run(a) => cmd_run(a).await,
+        Cmd::Run(a) => cmd_run(*a).await,
         Cmd::Load(a) => cmd_load(a).await,
         Cmd::Sessions(a) => cmd_sessions(a).await,
         Cmd::Stdio(a) => cmd_stdio(a).await,
@@ -270,23 +274,34 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let rounds = a.rounds.unwrap_or(if smoke { 1 } else { 3 });
     let duration = a.duration.unwrap_or(if smoke { 1.0 } else { 5.0 });
     let warmup = a.warmup.unwrap_or(if smoke { 0.3 } else { 1.0 });
-    let concurrency = a.concurrency.unwrap_or_else(|| if smoke { vec![1, 4] } else { vec![1, 16, 64] });
+    let concurrency = a
+        .concurrency
+        .unwrap_or_else(|| if smoke { vec![1, 4] } else { vec![1, 16, 64] });
     let sessions = a.sessions.unwrap_or(if smoke { 50 } else { 1000 });
     let stdio_duration = a.stdio_duration.unwrap_or(duration);
     let cold_starts = a.cold_starts.unwrap_or(if smoke { 2 } else { 5 });
     let servers = match &a.servers {
-        Some(v) => v.iter().map(|s| Impl::parse(s)).collect::<anyhow::Result<Vec<_>>>()?,
+        Some(v) => v
+            .iter()
+            .map(|s| Impl::parse(s))
+            .collect::<anyhow::Result<Vec<_>>>()?,
         None => Impl::ALL.to_vec(),
     };
     let modes = if a.no_http {
         Vec::new()
     } else {
         match &a.modes {
-            Some(v) => v.iter().map(|s| Mode::parse(s)).collect::<anyhow::Result<Vec<_>>>()?,
+            Some(v) => v
+                .iter()
+                .map(|s| Mode::parse(s))
+                .collect::<anyhow::Result<Vec<_>>>()?,
             None => Mode::ALL.to_vec(),
         }
     };
-    anyhow::ensure!(rounds > 0 && !concurrency.is_empty() && sessions > 0, "nothing to run");
+    anyhow::ensure!(
+        rounds > 0 && !concurrency.is_empty() && sessions > 0,
+        "nothing to run"
+    );
 
     let bench = a.bench_dir.clone();
     let release = bench.join("target/release");
@@ -296,13 +311,24 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         floor: a.floor.clone().unwrap_or_else(|| release.join("floor")),
         node: a.node.clone(),
         ts_server: bench.join("servers/ts/server.mjs"),
-        python: a.python.clone().unwrap_or_else(|| bench.join("servers/py/.venv/bin/python")),
+        python: a
+            .python
+            .clone()
+            .unwrap_or_else(|| bench.join("servers/py/.venv/bin/python")),
         py_server: bench.join("servers/py/server.py"),
         sse_flag: false,
         per_client_flag: false,
     };
-    for (name, p) in [("rmcp-echo", &paths.rmcp), ("floor", &paths.floor), ("server.mjs", &paths.ts_server)] {
-        anyhow::ensure!(p.exists(), "{name} not found at {} (run bench/run.sh, which builds it)", p.display());
+    for (name, p) in [
+        ("rmcp-echo", &paths.rmcp),
+        ("floor", &paths.floor),
+        ("server.mjs", &paths.ts_server),
+    ] {
+        anyhow::ensure!(
+            p.exists(),
+            "{name} not found at {} (run bench/run.sh, which builds it)",
+            p.display()
+        );
     }
     let tessera_unavailable = match &paths.tessera {
         None => Some("no tessera binary given (bench/run.sh --no-tessera, or mcp-bench run without --tessera)".to_owned()),
@@ -327,12 +353,18 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         paths.tessera = None;
     }
 
-    let log_dir = a.log_dir.clone().unwrap_or_else(|| bench.join("target/logs"));
+    let log_dir = a
+        .log_dir
+        .clone()
+        .unwrap_or_else(|| bench.join("target/logs"));
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let out_dir = a.out_dir.clone().unwrap_or_else(|| bench.join("results"));
     std::fs::create_dir_all(&out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
 
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let started = report::utc(now);
     let mut results = Results::default();
     let m = &mut results.meta;
@@ -379,18 +411,32 @@ async fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     results.meta.loadavg.push(procfs::loadavg());
 
     let md = report::markdown(&results);
-    let stem = format!("{}{}", started.replace(':', "-"), if smoke { "-smoke" } else { "" });
+    let stem = format!(
+        "{}{}",
+        started.replace(':', "-"),
+        if smoke { "-smoke" } else { "" }
+    );
     let md_path = out_dir.join(format!("{stem}.md"));
     let json_path = out_dir.join(format!("{stem}.json"));
     std::fs::write(&md_path, &md).with_context(|| format!("writing {}", md_path.display()))?;
-    std::fs::write(&json_path, serde_json::to_string_pretty(&report::json(&results))?)
-        .with_context(|| format!("writing {}", json_path.display()))?;
+    std::fs::write(
+        &json_path,
+        serde_json::to_string_pretty(&report::json(&results))?,
+    )
+    .with_context(|| format!("writing {}", json_path.display()))?;
     println!("{md}");
-    eprintln!("report: {}\n        {}", md_path.display(), json_path.display());
+    eprintln!(
+        "report: {}\n        {}",
+        md_path.display(),
+        json_path.display()
+    );
     if results.failures.is_empty() {
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!("mcp-bench: {} failure(s); see the report's Failures section", results.failures.len());
+        eprintln!(
+            "mcp-bench: {} failure(s); see the report's Failures section",
+            results.failures.len()
+        );
         Ok(ExitCode::from(1))
     }
 }
@@ -413,7 +459,11 @@ async fn cmd_load(a: LoadArgs) -> anyhow::Result<ExitCode> {
     };
     let r = load::run_point(&spec, None, "").await?;
     println!("{}", serde_json::to_string_pretty(&r)?);
-    Ok(if r.errors == 0 && r.requests > 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if r.errors == 0 && r.requests > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 async fn cmd_sessions(a: SessionsArgs) -> anyhow::Result<ExitCode> {
@@ -433,12 +483,22 @@ async fn cmd_stdio(a: StdioArgs) -> anyhow::Result<ExitCode> {
         cold.push(stdio::cold_start(&a.command, &log).await?);
     }
     let r = stdio::run(&a.command, secs(0.3), secs(a.duration), &log).await?;
-    println!("{}", serde_json::to_string_pretty(&serde_json::json!({"round_trips": r, "cold_start_ms": cold}))?);
-    Ok(if r.errors == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    println!(
+        "{}",
+        serde_json::to_string_pretty(
+            &serde_json::json!({"round_trips": r, "cold_start_ms": cold})
+        )?
+    );
+    Ok(if r.errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn cmd_report(file: &PathBuf) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let r: Results = serde_json::from_str(&text).context("not a results file")?;
     println!("{}", report::markdown(&r));
     Ok(ExitCode::SUCCESS)

@@ -49,11 +49,15 @@ pub fn machine() -> String {
     let cpu = fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
-            c.lines()
-                .find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned()))
+            c.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
         })
         .unwrap_or_else(|| "unknown CPU".into());
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
     let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(

@@ -18,10 +18,20 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
-fn http(r: &Results, imp: Impl, mode: Mode, c: usize, f: impl Fn(&PointResult) -> Option<f64>) -> Option<f64> {
+fn http(
+    r: &Results,
+    imp: Impl,
+    mode: Mode,
+    c: usize,
+    f: impl Fn(&PointResult) -> Option<f64>,
+) -> Option<f64> {
     median(
         r.http
             .iter()
@@ -32,7 +42,11 @@ fn http(r: &Results, imp: Impl, mode: Mode, c: usize, f: impl Fn(&PointResult) -
 }
 
 fn http_errors(r: &Results, imp: Impl, mode: Mode) -> Option<f64> {
-    let pts: Vec<_> = r.http.iter().filter(|p| p.server == imp && p.mode == mode).collect();
+    let pts: Vec<_> = r
+        .http
+        .iter()
+        .filter(|p| p.server == imp && p.mode == mode)
+        .collect();
     (!pts.is_empty()).then(|| pts.iter().map(|p| p.result.errors as f64).sum())
 }
 
@@ -47,7 +61,13 @@ fn after_load(r: &Results, imp: Impl, mode: Mode) -> Option<f64> {
 }
 
 fn mem(r: &Results, imp: Impl, f: impl Fn(&crate::load::SessionsResult) -> f64) -> Option<f64> {
-    median(r.memory.iter().filter(|m| m.server == imp).map(|m| f(&m.result)).collect())
+    median(
+        r.memory
+            .iter()
+            .filter(|m| m.server == imp)
+            .map(|m| f(&m.result))
+            .collect(),
+    )
 }
 
 /// The stdio variant of Tessera with `TESSERA_STDIO_PIPES=blocking`.
@@ -57,7 +77,12 @@ fn stdio(r: &Results, imp: Impl, f: impl Fn(&StdioResult) -> Option<f64>) -> Opt
     stdio_variant(r, imp, None, f)
 }
 
-fn stdio_variant(r: &Results, imp: Impl, variant: Option<&str>, f: impl Fn(&StdioResult) -> Option<f64>) -> Option<f64> {
+fn stdio_variant(
+    r: &Results,
+    imp: Impl,
+    variant: Option<&str>,
+    f: impl Fn(&StdioResult) -> Option<f64>,
+) -> Option<f64> {
     median(
         r.stdio
             .iter()
@@ -114,7 +139,13 @@ impl Unit {
     }
 }
 
-fn row(section: &str, c: Option<usize>, metric: &str, unit: Unit, f: impl Fn(Impl) -> Option<f64>) -> Row {
+fn row(
+    section: &str,
+    c: Option<usize>,
+    metric: &str,
+    unit: Unit,
+    f: impl Fn(Impl) -> Option<f64>,
+) -> Row {
     Row {
         section: section.to_owned(),
         concurrency: c,
@@ -138,9 +169,15 @@ pub fn rows(r: &Results) -> Vec<Row> {
     for mode in modes {
         let m = mode.key();
         for &c in &r.meta.concurrency {
-            rows.push(row(m, Some(c), "req/s ↑", Unit::Rate, |i| http(r, i, mode, c, |p| Some(p.rps))));
-            rows.push(row(m, Some(c), "p50 ms ↓", Unit::Ms, |i| http(r, i, mode, c, |p| Some(p.p50_us / 1000.0))));
-            rows.push(row(m, Some(c), "p99 ms ↓", Unit::Ms, |i| http(r, i, mode, c, |p| Some(p.p99_us / 1000.0))));
+            rows.push(row(m, Some(c), "req/s ↑", Unit::Rate, |i| {
+                http(r, i, mode, c, |p| Some(p.rps))
+            }));
+            rows.push(row(m, Some(c), "p50 ms ↓", Unit::Ms, |i| {
+                http(r, i, mode, c, |p| Some(p.p50_us / 1000.0))
+            }));
+            rows.push(row(m, Some(c), "p99 ms ↓", Unit::Ms, |i| {
+                http(r, i, mode, c, |p| Some(p.p99_us / 1000.0))
+            }));
             rows.push(row(m, Some(c), "server CPU µs/req ↓", Unit::Us, |i| {
                 http(r, i, mode, c, |p| p.cpu_us_per_req)
             }));
@@ -148,24 +185,68 @@ pub fn rows(r: &Results) -> Vec<Row> {
                 http(r, i, mode, c, |p| p.server_busy.map(|b| b * 100.0))
             }));
         }
-        rows.push(row(m, None, "RSS after load MB ↓", Unit::Mb, |i| after_load(r, i, mode)));
-        rows.push(row(m, None, "errors (all points, all rounds)", Unit::Count, |i| http_errors(r, i, mode)));
+        rows.push(row(m, None, "RSS after load MB ↓", Unit::Mb, |i| {
+            after_load(r, i, mode)
+        }));
+        rows.push(row(
+            m,
+            None,
+            "errors (all points, all rounds)",
+            Unit::Count,
+            |i| http_errors(r, i, mode),
+        ));
     }
     if !r.memory.is_empty() {
         let n = r.meta.sessions;
-        rows.push(row("memory", None, "RSS idle MB ↓", Unit::Mb, |i| mem(r, i, |m| m.rss_before_kb as f64 / 1024.0)));
-        rows.push(row("memory", None, &format!("RSS with {n} sessions MB ↓"), Unit::Mb, |i| {
-            mem(r, i, |m| m.rss_after_kb as f64 / 1024.0)
+        rows.push(row("memory", None, "RSS idle MB ↓", Unit::Mb, |i| {
+            mem(r, i, |m| m.rss_before_kb as f64 / 1024.0)
         }));
-        rows.push(row("memory", None, "KB per idle session ↓", Unit::Kb, |i| mem(r, i, |m| m.kb_per_session)));
-        rows.push(row("memory", None, "sessions opened/s ↑", Unit::Rate, |i| mem(r, i, |m| m.opened_per_s)));
+        rows.push(row(
+            "memory",
+            None,
+            &format!("RSS with {n} sessions MB ↓"),
+            Unit::Mb,
+            |i| mem(r, i, |m| m.rss_after_kb as f64 / 1024.0),
+        ));
+        rows.push(row(
+            "memory",
+            None,
+            "KB per idle session ↓",
+            Unit::Kb,
+            |i| mem(r, i, |m| m.kb_per_session),
+        ));
+        rows.push(row(
+            "memory",
+            None,
+            "sessions opened/s ↑",
+            Unit::Rate,
+            |i| mem(r, i, |m| m.opened_per_s),
+        ));
     }
     if !r.stdio.is_empty() {
-        rows.push(row("stdio", Some(1), "round trips/s ↑", Unit::Rate, |i| stdio(r, i, |s| Some(s.rps))));
-        rows.push(row("stdio", Some(1), "p50 ms ↓", Unit::Ms, |i| stdio(r, i, |s| Some(s.p50_us / 1000.0))));
-        rows.push(row("stdio", Some(1), "p99 ms ↓", Unit::Ms, |i| stdio(r, i, |s| Some(s.p99_us / 1000.0))));
-        rows.push(row("stdio", Some(1), "server CPU µs/req ↓", Unit::Us, |i| stdio(r, i, |s| s.cpu_us_per_req)));
-        rows.push(row("stdio", None, "cold start ms ↓", Unit::Ms, |i| cold(r, i)));
+        rows.push(row(
+            "stdio",
+            Some(1),
+            "round trips/s ↑",
+            Unit::Rate,
+            |i| stdio(r, i, |s| Some(s.rps)),
+        ));
+        rows.push(row("stdio", Some(1), "p50 ms ↓", Unit::Ms, |i| {
+            stdio(r, i, |s| Some(s.p50_us / 1000.0))
+        }));
+        rows.push(row("stdio", Some(1), "p99 ms ↓", Unit::Ms, |i| {
+            stdio(r, i, |s| Some(s.p99_us / 1000.0))
+        }));
+        rows.push(row(
+            "stdio",
+            Some(1),
+            "server CPU µs/req ↓",
+            Unit::Us,
+            |i| stdio(r, i, |s| s.cpu_us_per_req),
+        ));
+        rows.push(row("stdio", None, "cold start ms ↓", Unit::Ms, |i| {
+            cold(r, i)
+        }));
         rows.push(row("stdio", None, "RSS after run MB ↓", Unit::Mb, |i| {
             stdio(r, i, |s| s.rss_kb.map(|k| k as f64 / 1024.0))
         }));
@@ -202,30 +283,76 @@ pub struct Target {
 /// The targets, evaluated at the highest concurrency measured.
 pub fn targets(r: &Results) -> Vec<Target> {
     let mut out = Vec::new();
-    let Some(&c) = r.meta.concurrency.iter().max() else { return out };
+    let Some(&c) = r.meta.concurrency.iter().max() else {
+        return out;
+    };
     let mut push = |target: String, t: Option<f64>, o: Option<f64>, ok: &dyn Fn(f64) -> bool| {
         let q = ratio(t, o);
-        out.push(Target { target, tessera: t, other: o, ratio: q, met: q.map(ok) });
+        out.push(Target {
+            target,
+            tessera: t,
+            other: o,
+            ratio: q,
+            met: q.map(ok),
+        });
     };
-    let modes: Vec<Mode> = Mode::ALL.into_iter().filter(|m| r.http.iter().any(|p| p.mode == *m)).collect();
+    let modes: Vec<Mode> = Mode::ALL
+        .into_iter()
+        .filter(|m| r.http.iter().any(|p| p.mode == *m))
+        .collect();
     for &mode in &modes {
         let m = mode.key();
         let rps = |i| http(r, i, mode, c, |p| Some(p.rps));
         let cpu = |i| http(r, i, mode, c, |p| p.cpu_us_per_req);
         let p99 = |i| http(r, i, mode, c, |p| Some(p.p99_us / 1000.0));
-        push(format!("{m}: req/s at c={c} ≥ 2× rmcp"), rps(Impl::Tessera), rps(Impl::Rmcp), &|q| q >= 2.0);
-        push(format!("{m}: req/s at c={c} ≥ 0.5× floor"), rps(Impl::Tessera), rps(Impl::Floor), &|q| q >= 0.5);
-        push(format!("{m}: server CPU µs/req at c={c} ≤ 0.5× rmcp"), cpu(Impl::Tessera), cpu(Impl::Rmcp), &|q| q <= 0.5);
-        push(format!("{m}: server CPU µs/req at c={c} ≤ 2× floor"), cpu(Impl::Tessera), cpu(Impl::Floor), &|q| q <= 2.0);
-        push(format!("{m}: p99 ms at c={c} ≤ rmcp"), p99(Impl::Tessera), p99(Impl::Rmcp), &|q| q <= 1.0);
+        push(
+            format!("{m}: req/s at c={c} ≥ 2× rmcp"),
+            rps(Impl::Tessera),
+            rps(Impl::Rmcp),
+            &|q| q >= 2.0,
+        );
+        push(
+            format!("{m}: req/s at c={c} ≥ 0.5× floor"),
+            rps(Impl::Tessera),
+            rps(Impl::Floor),
+            &|q| q >= 0.5,
+        );
+        push(
+            format!("{m}: server CPU µs/req at c={c} ≤ 0.5× rmcp"),
+            cpu(Impl::Tessera),
+            cpu(Impl::Rmcp),
+            &|q| q <= 0.5,
+        );
+        push(
+            format!("{m}: server CPU µs/req at c={c} ≤ 2× floor"),
+            cpu(Impl::Tessera),
+            cpu(Impl::Floor),
+            &|q| q <= 2.0,
+        );
+        push(
+            format!("{m}: p99 ms at c={c} ≤ rmcp"),
+            p99(Impl::Tessera),
+            p99(Impl::Rmcp),
+            &|q| q <= 1.0,
+        );
     }
     if !r.memory.is_empty() {
         let kb = |i| mem(r, i, |m| m.kb_per_session);
-        push("KB per idle session ≤ 0.5× rmcp".into(), kb(Impl::Tessera), kb(Impl::Rmcp), &|q| q <= 0.5);
+        push(
+            "KB per idle session ≤ 0.5× rmcp".into(),
+            kb(Impl::Tessera),
+            kb(Impl::Rmcp),
+            &|q| q <= 0.5,
+        );
     }
     if !r.stdio.is_empty() {
         let rt = |i| stdio(r, i, |s| Some(s.rps));
-        push("stdio round trips/s ≥ 1.5× rmcp".into(), rt(Impl::Tessera), rt(Impl::Rmcp), &|q| q >= 1.5);
+        push(
+            "stdio round trips/s ≥ 1.5× rmcp".into(),
+            rt(Impl::Tessera),
+            rt(Impl::Rmcp),
+            &|q| q >= 1.5,
+        );
         let blocking = stdio_variant(r, Impl::Tessera, Some(BLOCKING_PIPES), |s| s.cpu_us_per_req);
         if blocking.is_some() {
             push(
@@ -244,7 +371,11 @@ pub fn targets(r: &Results) -> Vec<Target> {
 pub fn markdown(r: &Results) -> String {
     let m = &r.meta;
     let mut s = String::new();
-    let kind = if m.smoke { " (smoke: proves the harness works; figures are not meaningful)" } else { "" };
+    let kind = if m.smoke {
+        " (smoke: proves the harness works; figures are not meaningful)"
+    } else {
+        ""
+    };
     let _ = writeln!(s, "# Tessera benchmark, {}{kind}\n", m.started);
     let _ = writeln!(
         s,
@@ -253,7 +384,11 @@ pub fn markdown(r: &Results) -> String {
         m.rounds,
         m.duration_s,
         m.warmup_s,
-        m.concurrency.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+        m.concurrency
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
         m.sessions,
         m.stdio_duration_s,
         m.cold_starts,
@@ -284,9 +419,17 @@ pub fn markdown(r: &Results) -> String {
         "| section | c | metric | {} | T/rmcp | T/floor | T/TS | T/Py |",
         titles.join(" | ")
     );
-    let _ = writeln!(s, "|---|---:|---|{}---:|---:|---:|---:|", "---:|".repeat(titles.len()));
+    let _ = writeln!(
+        s,
+        "|---|---:|---|{}---:|---:|---:|---:|",
+        "---:|".repeat(titles.len())
+    );
     for row in rows(r) {
-        let vals: Vec<String> = row.values.iter().map(|v| v.map_or("—".into(), |v| row.unit.fmt(v))).collect();
+        let vals: Vec<String> = row
+            .values
+            .iter()
+            .map(|v| v.map_or("—".into(), |v| row.unit.fmt(v)))
+            .collect();
         let t = row.values[idx(Impl::Tessera)];
         let ratios = if matches!(row.unit, Unit::Count | Unit::Pct) {
             vec!["".to_owned(); 4]
@@ -325,7 +468,11 @@ pub fn markdown(r: &Results) -> String {
         })
         .collect();
     if !bodies.is_empty() {
-        let _ = writeln!(s, "\nResponse bodies seen for tools/call: {}.", bodies.join(", "));
+        let _ = writeln!(
+            s,
+            "\nResponse bodies seen for tools/call: {}.",
+            bodies.join(", ")
+        );
     }
 
     let ts = targets(r);
@@ -350,7 +497,14 @@ pub fn markdown(r: &Results) -> String {
                 Some(false) => "**no**",
                 None => "—",
             };
-            let _ = writeln!(s, "| {} | {} | {} | {} | {met} |", t.target, f(t.tessera), f(t.other), fmt_ratio(t.ratio));
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {met} |",
+                t.target,
+                f(t.tessera),
+                f(t.other),
+                fmt_ratio(t.ratio)
+            );
         }
     }
 
@@ -413,7 +567,12 @@ pub fn utc(secs: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let mo = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(mo <= 2);
-    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]

@@ -71,14 +71,19 @@ impl Plan {
     }
 
     fn http_ok(&self, imp: Impl) -> bool {
-        imp != Impl::Tessera || (self.tessera_unavailable.is_none() && self.tessera_http_unavailable.is_none())
+        imp != Impl::Tessera
+            || (self.tessera_unavailable.is_none() && self.tessera_http_unavailable.is_none())
     }
 
     fn memory_servers(&self) -> Vec<Impl> {
         if !self.memory {
             return Vec::new();
         }
-        self.servers.iter().copied().filter(|&i| self.http_ok(i)).collect()
+        self.servers
+            .iter()
+            .copied()
+            .filter(|&i| self.http_ok(i))
+            .collect()
     }
 
     fn stdio_servers(&self) -> Vec<Impl> {
@@ -105,9 +110,11 @@ impl Ui {
         } else {
             let pb = ProgressBar::new(total);
             pb.set_style(
-                ProgressStyle::with_template("{elapsed_precise} [{bar:32.cyan/blue}] {pos}/{len} {msg}")
-                    .expect("a valid template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:32.cyan/blue}] {pos}/{len} {msg}",
+                )
+                .expect("a valid template")
+                .progress_chars("=> "),
             );
             pb
         };
@@ -141,8 +148,14 @@ pub async fn run(plan: &Plan, results: &mut Results) {
     for &mode in &plan.modes {
         for &imp in &plan.servers {
             let probe = "127.0.0.1:1".parse().expect("an address");
-            if plan.paths.http_cmd(imp, mode, probe).is_none() && (imp != Impl::Tessera || plan.http_ok(imp)) {
-                results.skipped.push(format!("{} in mode {}: not supported by that SDK", imp.title(), mode.key()));
+            if plan.paths.http_cmd(imp, mode, probe).is_none()
+                && (imp != Impl::Tessera || plan.http_ok(imp))
+            {
+                results.skipped.push(format!(
+                    "{} in mode {}: not supported by that SDK",
+                    imp.title(),
+                    mode.key()
+                ));
             }
         }
     }
@@ -153,12 +166,17 @@ pub async fn run(plan: &Plan, results: &mut Results) {
             http_run(plan, &ui, results, imp, mode, round).await;
         }
         for imp in in_order(mem.clone(), reverse) {
-            ui.pb.set_message(format!("round {round}: {} memory, {} sessions", imp.key(), plan.sessions));
+            ui.pb.set_message(format!(
+                "round {round}: {} memory, {} sessions",
+                imp.key(),
+                plan.sessions
+            ));
             memory_run(plan, &ui, results, imp, round).await;
             ui.pb.inc(1);
         }
         for imp in in_order(std_servers.clone(), reverse) {
-            ui.pb.set_message(format!("round {round}: {} stdio", imp.key()));
+            ui.pb
+                .set_message(format!("round {round}: {} stdio", imp.key()));
             stdio_run(plan, &ui, results, imp, round).await;
             ui.pb.inc(1);
         }
@@ -173,23 +191,39 @@ fn in_order<T>(mut v: Vec<T>, reverse: bool) -> Vec<T> {
     v
 }
 
-async fn http_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, mode: Mode, round: usize) {
+async fn http_run(
+    plan: &Plan,
+    ui: &Ui,
+    results: &mut Results,
+    imp: Impl,
+    mode: Mode,
+    round: usize,
+) {
     let what = format!("{}/{} round {round}", imp.key(), mode.key());
     let fail = |results: &mut Results, error: String| {
         ui.log(format!("FAIL {what}: {error}"));
-        results.failures.push(Failure { what: what.clone(), error });
+        results.failures.push(Failure {
+            what: what.clone(),
+            error,
+        });
     };
     let addr = match free_addr() {
         Ok(a) => a,
         Err(e) => return fail(results, format!("{e:#}")),
     };
     let cmd = plan.paths.http_cmd(imp, mode, addr).expect("configured");
-    results.meta.commands.entry(format!("{}/{}", imp.key(), mode.key())).or_insert_with(|| {
-        cmd.join(" ")
-            .replace(&addr.to_string(), "127.0.0.1:PORT")
-            .replace(&format!("--port {}", addr.port()), "--port PORT")
-    });
-    let log = plan.log_dir.join(format!("{}-{}-r{round}.log", imp.key(), mode.key()));
+    results
+        .meta
+        .commands
+        .entry(format!("{}/{}", imp.key(), mode.key()))
+        .or_insert_with(|| {
+            cmd.join(" ")
+                .replace(&addr.to_string(), "127.0.0.1:PORT")
+                .replace(&format!("--port {}", addr.port()), "--port PORT")
+        });
+    let log = plan
+        .log_dir
+        .join(format!("{}-{}-r{round}.log", imp.key(), mode.key()));
     let mut server = match RunningServer::start(&pinned(cmd, plan.server_core), addr, &log).await {
         Ok(s) => s,
         Err(e) => {
@@ -210,7 +244,13 @@ async fn http_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, mode: 
     };
     if let Err(e) = check.await {
         ui.pb.inc(plan.concurrency.len() as u64);
-        fail(results, format!("first tools/list: {e:#}; server stderr:\n{}", crate::servers::tail(&server.log)));
+        fail(
+            results,
+            format!(
+                "first tools/list: {e:#}; server stderr:\n{}",
+                crate::servers::tail(&server.log)
+            ),
+        );
         server.stop().await;
         return;
     }
@@ -252,19 +292,36 @@ async fn http_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, mode: 
                     r.body,
                     if r.errors > 0 { format!("  {} errors", r.errors) } else { String::new() }
                 ));
-                results.http.push(HttpPoint { server: imp, mode, round, result: r });
+                results.http.push(HttpPoint {
+                    server: imp,
+                    mode,
+                    round,
+                    result: r,
+                });
             }
             Err(e) => fail(results, format!("c={c}: {e:#}")),
         }
         ui.pb.inc(1);
         if !server.alive() {
-            fail(results, format!("the server exited; its stderr:\n{}", crate::servers::tail(&server.log)));
+            fail(
+                results,
+                format!(
+                    "the server exited; its stderr:\n{}",
+                    crate::servers::tail(&server.log)
+                ),
+            );
             break;
         }
     }
     load::settle().await;
     let after = procfs::rss_kb(server.pid);
-    results.http_runs.push(HttpRun { server: imp, mode, round, idle_rss_kb: idle, after_load_rss_kb: after });
+    results.http_runs.push(HttpRun {
+        server: imp,
+        mode,
+        round,
+        idle_rss_kb: idle,
+        after_load_rss_kb: after,
+    });
     server.stop().await;
 }
 
@@ -272,14 +329,22 @@ async fn memory_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, roun
     let what = format!("{}/memory round {round}", imp.key());
     let mut fail = |error: String| {
         ui.log(format!("FAIL {what}: {error}"));
-        results.failures.push(Failure { what: what.clone(), error });
+        results.failures.push(Failure {
+            what: what.clone(),
+            error,
+        });
     };
     let addr = match free_addr() {
         Ok(a) => a,
         Err(e) => return fail(format!("{e:#}")),
     };
-    let cmd = plan.paths.http_cmd(imp, Mode::LegacySse, addr).expect("configured");
-    let log = plan.log_dir.join(format!("{}-memory-r{round}.log", imp.key()));
+    let cmd = plan
+        .paths
+        .http_cmd(imp, Mode::LegacySse, addr)
+        .expect("configured");
+    let log = plan
+        .log_dir
+        .join(format!("{}-memory-r{round}.log", imp.key()));
     let server = match RunningServer::start(&pinned(cmd, plan.server_core), addr, &log).await {
         Ok(s) => s,
         Err(e) => return fail(format!("{e:#}")),
@@ -299,7 +364,11 @@ async fn memory_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, roun
             if !r.server_has_sessions && imp != Impl::Floor {
                 fail("the server gave no Mcp-Session-Id in stateful mode".into());
             }
-            results.memory.push(MemoryRun { server: imp, round, result: r });
+            results.memory.push(MemoryRun {
+                server: imp,
+                round,
+                result: r,
+            });
             drop(clients);
         }
         Err(e) => fail(format!("{e:#}")),
@@ -310,8 +379,13 @@ async fn memory_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, roun
 /// Tessera on stdio with its pipes left to tokio's blocking `Stdin`/`Stdout`
 /// (`TESSERA_STDIO_PIPES=blocking`), beside the default polled pipes.
 async fn blocking_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: usize) {
-    let what = format!("tessera/stdio ({}) round {round}", crate::report::BLOCKING_PIPES);
-    let Some(base) = plan.paths.stdio_cmd(Impl::Tessera) else { return };
+    let what = format!(
+        "tessera/stdio ({}) round {round}",
+        crate::report::BLOCKING_PIPES
+    );
+    let Some(base) = plan.paths.stdio_cmd(Impl::Tessera) else {
+        return;
+    };
     let mut cmd = vec!["env".to_owned(), "TESSERA_STDIO_PIPES=blocking".to_owned()];
     cmd.extend(base);
     results
@@ -320,8 +394,17 @@ async fn blocking_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: 
         .entry(format!("tessera/stdio ({})", crate::report::BLOCKING_PIPES))
         .or_insert_with(|| cmd.join(" "));
     let cmd = pinned(cmd, plan.server_core);
-    let log = plan.log_dir.join(format!("tessera-stdio-blocking-r{round}.log"));
-    match stdio::run(&cmd, plan.warmup.min(Duration::from_millis(500)), plan.stdio_duration, &log).await {
+    let log = plan
+        .log_dir
+        .join(format!("tessera-stdio-blocking-r{round}.log"));
+    match stdio::run(
+        &cmd,
+        plan.warmup.min(Duration::from_millis(500)),
+        plan.stdio_duration,
+        &log,
+    )
+    .await
+    {
         Ok(r) => {
             ui.log(format!(
                 "{:<8} stdio (blocking pipes) {:>9.0} round trips/s  p50 {:>8.3} ms  cpu {:>7.1} µs/req",
@@ -331,7 +414,11 @@ async fn blocking_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: 
                 r.cpu_us_per_req.unwrap_or(f64::NAN),
             ));
             if r.errors > 0 || r.requests == 0 {
-                let error = format!("{} round trips, error: {}", r.requests, r.first_error.as_deref().unwrap_or("-"));
+                let error = format!(
+                    "{} round trips, error: {}",
+                    r.requests,
+                    r.first_error.as_deref().unwrap_or("-")
+                );
                 ui.log(format!("FAIL {what}: {error}"));
                 results.failures.push(Failure { what, error });
                 return;
@@ -355,9 +442,15 @@ async fn blocking_pipes_run(plan: &Plan, ui: &Ui, results: &mut Results, round: 
 async fn stdio_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, round: usize) {
     let what = format!("{}/stdio round {round}", imp.key());
     let cmd = plan.paths.stdio_cmd(imp).expect("configured");
-    results.meta.commands.entry(format!("{}/stdio", imp.key())).or_insert_with(|| cmd.join(" "));
+    results
+        .meta
+        .commands
+        .entry(format!("{}/stdio", imp.key()))
+        .or_insert_with(|| cmd.join(" "));
     let cmd = pinned(cmd, plan.server_core);
-    let log = plan.log_dir.join(format!("{}-stdio-r{round}.log", imp.key()));
+    let log = plan
+        .log_dir
+        .join(format!("{}-stdio-r{round}.log", imp.key()));
     let mut cold = Vec::new();
     for _ in 0..plan.cold_starts {
         match stdio::cold_start(&cmd, &log).await {
@@ -365,12 +458,22 @@ async fn stdio_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, round
             Err(e) => {
                 let error = format!("cold start: {e:#}; stderr:\n{}", crate::servers::tail(&log));
                 ui.log(format!("FAIL {what}: {error}"));
-                results.failures.push(Failure { what: what.clone(), error });
+                results.failures.push(Failure {
+                    what: what.clone(),
+                    error,
+                });
                 return;
             }
         }
     }
-    match stdio::run(&cmd, plan.warmup.min(Duration::from_millis(500)), plan.stdio_duration, &log).await {
+    match stdio::run(
+        &cmd,
+        plan.warmup.min(Duration::from_millis(500)),
+        plan.stdio_duration,
+        &log,
+    )
+    .await
+    {
         Ok(r) => {
             cold.sort_by(f64::total_cmp);
             ui.log(format!(
@@ -383,11 +486,24 @@ async fn stdio_run(plan: &Plan, ui: &Ui, results: &mut Results, imp: Impl, round
                 cold.get(cold.len() / 2).copied().unwrap_or(f64::NAN)
             ));
             if r.errors > 0 || r.requests == 0 {
-                let error = format!("{} round trips, error: {}", r.requests, r.first_error.as_deref().unwrap_or("-"));
+                let error = format!(
+                    "{} round trips, error: {}",
+                    r.requests,
+                    r.first_error.as_deref().unwrap_or("-")
+                );
                 ui.log(format!("FAIL {what}: {error}"));
-                results.failures.push(Failure { what: what.clone(), error });
+                results.failures.push(Failure {
+                    what: what.clone(),
+                    error,
+                });
             }
-            results.stdio.push(StdioRun { server: imp, round, result: r, cold_start_ms: cold, variant: None });
+            results.stdio.push(StdioRun {
+                server: imp,
+                round,
+                result: r,
+                cold_start_ms: cold,
+                variant: None,
+            });
         }
         Err(e) => {
             let error = format!("{e:#}; stderr:\n{}", crate::servers::tail(&log));
@@ -407,10 +523,10 @@ pub fn versions(paths: &Paths, bench_dir: &std::path::Path, out: &mut BTreeMap<S
         let s = String::from_utf8_lossy(&o.stdout).trim().to_owned();
         (!s.is_empty()).then_some(s)
     };
-    if let Some(t) = &paths.tessera {
-        if let Some(v) = run(t, &["--version"]) {
-            out.insert("tessera".into(), v);
-        }
+    if let Some(t) = &paths.tessera
+        && let Some(v) = run(t, &["--version"])
+    {
+        out.insert("tessera".into(), v);
     }
     let lock = std::fs::read_to_string(bench_dir.join("Cargo.lock")).unwrap_or_default();
     for krate in ["rmcp", "hyper", "hyper-util", "serde_json", "tokio"] {

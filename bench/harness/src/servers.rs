@@ -91,9 +91,15 @@ impl Mode {
     /// What it is, for the report.
     pub fn describe(self) -> &'static str {
         match self {
-            Mode::LegacySse => "legacy era (2025-11-25), stateful: initialize, Mcp-Session-Id, SSE responses",
-            Mode::LegacyJson => "legacy era (2025-11-25), stateless: initialize, no session, JSON responses",
-            Mode::Modern => "2026-07-28: no initialize, no session, `_meta` + Mcp-Method/Mcp-Name on every request",
+            Mode::LegacySse => {
+                "legacy era (2025-11-25), stateful: initialize, Mcp-Session-Id, SSE responses"
+            }
+            Mode::LegacyJson => {
+                "legacy era (2025-11-25), stateless: initialize, no session, JSON responses"
+            }
+            Mode::Modern => {
+                "2026-07-28: no initialize, no session, `_meta` + Mcp-Method/Mcp-Name on every request"
+            }
         }
     }
 
@@ -162,22 +168,51 @@ impl Paths {
                 }
                 c
             }
-            (Impl::Tessera, Mode::LegacyJson | Mode::Modern) => {
-                v(&[&s(self.tessera.as_ref()?), "serve", "--http", &a, "--stateless", "--json-response"])
-            }
+            (Impl::Tessera, Mode::LegacyJson | Mode::Modern) => v(&[
+                &s(self.tessera.as_ref()?),
+                "serve",
+                "--http",
+                &a,
+                "--stateless",
+                "--json-response",
+            ]),
             (Impl::Rmcp, Mode::LegacySse) => v(&[&s(&self.rmcp), "--http", &a, "--stateful"]),
-            (Impl::Rmcp, Mode::LegacyJson | Mode::Modern) => v(&[&s(&self.rmcp), "--http", &a, "--stateless"]),
-            (Impl::Ts, Mode::LegacySse) => v(&[&s(&self.node), &s(&self.ts_server), "--port", &port, "--stateful"]),
-            (Impl::Ts, Mode::LegacyJson) => {
-                v(&[&s(&self.node), &s(&self.ts_server), "--port", &port, "--stateless"])
+            (Impl::Rmcp, Mode::LegacyJson | Mode::Modern) => {
+                v(&[&s(&self.rmcp), "--http", &a, "--stateless"])
             }
+            (Impl::Ts, Mode::LegacySse) => v(&[
+                &s(&self.node),
+                &s(&self.ts_server),
+                "--port",
+                &port,
+                "--stateful",
+            ]),
+            (Impl::Ts, Mode::LegacyJson) => v(&[
+                &s(&self.node),
+                &s(&self.ts_server),
+                "--port",
+                &port,
+                "--stateless",
+            ]),
             // The TypeScript SDK 1.x does not speak 2026-07-28.
             (Impl::Ts, Mode::Modern) => return None,
-            (Impl::Py, Mode::LegacySse) => v(&[&s(&self.python), &s(&self.py_server), "--port", &port, "--stateful"]),
-            (Impl::Py, Mode::LegacyJson | Mode::Modern) => {
-                v(&[&s(&self.python), &s(&self.py_server), "--port", &port, "--stateless"])
+            (Impl::Py, Mode::LegacySse) => v(&[
+                &s(&self.python),
+                &s(&self.py_server),
+                "--port",
+                &port,
+                "--stateful",
+            ]),
+            (Impl::Py, Mode::LegacyJson | Mode::Modern) => v(&[
+                &s(&self.python),
+                &s(&self.py_server),
+                "--port",
+                &port,
+                "--stateless",
+            ]),
+            (Impl::Floor, Mode::LegacySse) => {
+                v(&[&s(&self.floor), "--http", &a, "--sse", "--sessions"])
             }
-            (Impl::Floor, Mode::LegacySse) => v(&[&s(&self.floor), "--http", &a, "--sse", "--sessions"]),
             (Impl::Floor, Mode::LegacyJson | Mode::Modern) => v(&[&s(&self.floor), "--http", &a]),
         })
     }
@@ -226,7 +261,8 @@ impl RunningServer {
     /// Starts `cmd` and waits until `addr` accepts connections.
     pub async fn start(cmd: &[String], addr: SocketAddr, log: &Path) -> anyhow::Result<Self> {
         let (prog, args) = cmd.split_first().context("empty command")?;
-        let err = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+        let err =
+            std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
         let mut child = Command::new(prog)
             .args(args)
             .stdin(Stdio::null())
@@ -239,18 +275,30 @@ impl RunningServer {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(status) = child.try_wait()? {
-                bail!("`{}` exited ({status}) before listening; its stderr:\n{}", cmd.join(" "), tail(log));
+                bail!(
+                    "`{}` exited ({status}) before listening; its stderr:\n{}",
+                    cmd.join(" "),
+                    tail(log)
+                );
             }
             if tokio::net::TcpStream::connect(addr).await.is_ok() {
                 break;
             }
             if Instant::now() > deadline {
                 let _ = child.kill().await;
-                bail!("`{}` did not listen on {addr} within 60 s; its stderr:\n{}", cmd.join(" "), tail(log));
+                bail!(
+                    "`{}` did not listen on {addr} within 60 s; its stderr:\n{}",
+                    cmd.join(" "),
+                    tail(log)
+                );
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Ok(Self { child, pid, log: log.to_owned() })
+        Ok(Self {
+            child,
+            pid,
+            log: log.to_owned(),
+        })
     }
 
     /// Whether it is still running.
@@ -264,7 +312,10 @@ impl RunningServer {
         unsafe {
             libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
         }
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
+            .await
+            .is_err()
+        {
             let _ = self.child.kill().await;
         }
     }

@@ -96,7 +96,11 @@ impl Counters {
 
     /// The actions done by the legacy session that did the fewest.
     fn slowest_session(&self) -> u64 {
-        self.per_session.iter().map(|n| n.load(Ordering::Relaxed)).min().unwrap_or(0)
+        self.per_session
+            .iter()
+            .map(|n| n.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(0)
     }
 
     fn record(&self, r: anyhow::Result<()>, ok: &AtomicU64) {
@@ -138,28 +142,52 @@ pub async fn run(cfg: SoakConfig) -> anyhow::Result<bool> {
     let addr = free_addr()?;
     std::fs::create_dir_all(&cfg.log_dir)?;
     let log = cfg.log_dir.join("soak-tessera.log");
-    let mut cmd: Vec<String> = vec![cfg.tessera.display().to_string(), "serve".into(), "--http".into()];
+    let mut cmd: Vec<String> = vec![
+        cfg.tessera.display().to_string(),
+        "serve".into(),
+        "--http".into(),
+    ];
     cmd.push(addr.to_string());
     let cap = (cfg.sessions + cfg.sessions / 4 + 64).to_string();
-    cmd.extend(["--max-sessions".into(), cap.clone(), "--max-sessions-per-client".into(), cap]);
+    cmd.extend([
+        "--max-sessions".into(),
+        cap.clone(),
+        "--max-sessions-per-client".into(),
+        cap,
+    ]);
     let server = RunningServer::start(&cmd, addr, &log).await?;
     let pid = server.pid;
     let target = Arc::new(Target::new(addr, "/mcp"));
     let counters = Arc::new(Counters::new(cfg.sessions));
 
-    eprintln!("soak: opening {} legacy sessions over {} connections", cfg.sessions, cfg.connections);
+    eprintln!(
+        "soak: opening {} legacy sessions over {} connections",
+        cfg.sessions, cfg.connections
+    );
     let mut pools = Vec::new();
     for c in 0..cfg.connections {
-        let mut client = Client::open(target.clone(), Era::Legacy).await.context("opening a legacy session")?;
-        let mut ids = vec![client.session_id().context("the server gave no session id")?.to_owned()];
-        let share = cfg.sessions / cfg.connections + usize::from(c < cfg.sessions % cfg.connections);
+        let mut client = Client::open(target.clone(), Era::Legacy)
+            .await
+            .context("opening a legacy session")?;
+        let mut ids = vec![
+            client
+                .session_id()
+                .context("the server gave no session id")?
+                .to_owned(),
+        ];
+        let share =
+            cfg.sessions / cfg.connections + usize::from(c < cfg.sessions % cfg.connections);
         while ids.len() < share {
-            let id = client.open_another().await?.context("the server gave no session id")?;
+            let id = client
+                .open_another()
+                .await?
+                .context("the server gave no session id")?;
             ids.push(id);
         }
         pools.push((client, ids));
     }
-    let all_sessions: Arc<Vec<String>> = Arc::new(pools.iter().flat_map(|(_, ids)| ids.clone()).collect());
+    let all_sessions: Arc<Vec<String>> =
+        Arc::new(pools.iter().flat_map(|(_, ids)| ids.clone()).collect());
 
     let started = Instant::now();
     let end = started + Duration::from_secs_f64(cfg.minutes * 60.0);
@@ -167,7 +195,14 @@ pub async fn run(cfg: SoakConfig) -> anyhow::Result<bool> {
     let mut first = 0;
     for (client, ids) in pools {
         let n = ids.len();
-        workers.spawn(legacy_worker(client, ids, first, counters.clone(), cfg.pace, end));
+        workers.spawn(legacy_worker(
+            client,
+            ids,
+            first,
+            counters.clone(),
+            cfg.pace,
+            end,
+        ));
         first += n;
     }
     for _ in 0..cfg.modern_clients {
@@ -176,7 +211,15 @@ pub async fn run(cfg: SoakConfig) -> anyhow::Result<bool> {
     }
     for w in 0..cfg.stream_workers {
         let step = cfg.stream_workers;
-        workers.spawn(stream_worker(w, step, target.clone(), all_sessions.clone(), counters.clone(), cfg.pace * 5, end));
+        workers.spawn(stream_worker(
+            w,
+            step,
+            target.clone(),
+            all_sessions.clone(),
+            counters.clone(),
+            cfg.pace * 5,
+            end,
+        ));
     }
 
     let mut samples = Vec::new();
@@ -298,7 +341,11 @@ async fn stream_worker(
 /// Sends `req` on a new connection, expects 200 and `text/event-stream`,
 /// reads until `until` appears (or 1 s passes, for a stream with nothing to
 /// say yet), then drops the stream.
-async fn stream(addr: SocketAddr, req: Request<Full<Bytes>>, until: Option<&str>) -> anyhow::Result<()> {
+async fn stream(
+    addr: SocketAddr,
+    req: Request<Full<Bytes>>,
+    until: Option<&str>,
+) -> anyhow::Result<()> {
     let tcp = TcpStream::connect(addr).await?;
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await?;
     let conn = tokio::spawn(conn);
@@ -307,8 +354,16 @@ async fn stream(addr: SocketAddr, req: Request<Full<Bytes>>, until: Option<&str>
         .context("no stream within 15 s")??;
     if resp.status() != StatusCode::OK {
         let status = resp.status();
-        let body = resp.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-        bail!("stream: HTTP {status}: {}", String::from_utf8_lossy(&body[..body.len().min(200)]));
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        bail!(
+            "stream: HTTP {status}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(200)])
+        );
     }
     let mut body = resp.into_body();
     let mut seen = String::new();
@@ -379,11 +434,20 @@ struct Verdict {
 /// The first sample at which every legacy session had done
 /// [`WARM_ACTIONS`], and not before [`MIN_WARMUP`].
 fn warmup_end(samples: &[Sample]) -> Option<Duration> {
-    samples.iter().find(|s| s.at >= MIN_WARMUP && s.slowest >= WARM_ACTIONS).map(|s| s.at)
+    samples
+        .iter()
+        .find(|s| s.at >= MIN_WARMUP && s.slowest >= WARM_ACTIONS)
+        .map(|s| s.at)
 }
 
 fn judge(samples: &[Sample], errors: u64) -> Verdict {
-    let fail = |warmup, why: String| Verdict { passed: false, warmup, rss: None, fds: None, why };
+    let fail = |warmup, why: String| Verdict {
+        passed: false,
+        warmup,
+        rss: None,
+        fds: None,
+        why,
+    };
     let Some(last) = samples.last() else {
         return fail(None, "no samples".into());
     };
@@ -397,7 +461,10 @@ fn judge(samples: &[Sample], errors: u64) -> Verdict {
         );
     };
     let minute = Duration::from_secs(60);
-    let first_window: Vec<&Sample> = samples.iter().filter(|s| s.at >= warmup && s.at < warmup + minute).collect();
+    let first_window: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.at >= warmup && s.at < warmup + minute)
+        .collect();
     let last_window: Vec<&Sample> = samples.iter().filter(|s| s.at + minute > last.at).collect();
     if last.at < warmup + minute * 2 - EVERY || first_window.is_empty() {
         return fail(
@@ -408,9 +475,16 @@ fn judge(samples: &[Sample], errors: u64) -> Verdict {
             ),
         );
     }
-    let mean = |w: &[&Sample], f: fn(&Sample) -> f64| w.iter().map(|s| f(s)).sum::<f64>() / w.len() as f64;
-    let rss = (mean(&first_window, |s| s.rss_kb as f64), mean(&last_window, |s| s.rss_kb as f64));
-    let fds = (mean(&first_window, |s| s.fds as f64), mean(&last_window, |s| s.fds as f64));
+    let mean =
+        |w: &[&Sample], f: fn(&Sample) -> f64| w.iter().map(|s| f(s)).sum::<f64>() / w.len() as f64;
+    let rss = (
+        mean(&first_window, |s| s.rss_kb as f64),
+        mean(&last_window, |s| s.rss_kb as f64),
+    );
+    let fds = (
+        mean(&first_window, |s| s.fds as f64),
+        mean(&last_window, |s| s.fds as f64),
+    );
     let drift = |(a, b): (f64, f64)| if a > 0.0 { (b - a) / a } else { 0.0 };
     let mut why = Vec::new();
     if errors > 0 {
@@ -420,7 +494,10 @@ fn judge(samples: &[Sample], errors: u64) -> Verdict {
         why.push(format!("RSS moved {:+.1}%", drift(rss) * 100.0));
     }
     if drift(fds).abs() > TOLERANCE {
-        why.push(format!("open descriptors moved {:+.1}%", drift(fds) * 100.0));
+        why.push(format!(
+            "open descriptors moved {:+.1}%",
+            drift(fds) * 100.0
+        ));
     }
     Verdict {
         passed: why.is_empty(),
@@ -428,7 +505,11 @@ fn judge(samples: &[Sample], errors: u64) -> Verdict {
         rss: Some(rss),
         fds: Some(fds),
         why: if why.is_empty() {
-            format!("RSS {:+.1}%, descriptors {:+.1}%, 0 errors", drift(rss) * 100.0, drift(fds) * 100.0)
+            format!(
+                "RSS {:+.1}%, descriptors {:+.1}%, 0 errors",
+                drift(rss) * 100.0,
+                drift(fds) * 100.0
+            )
         } else {
             why.join("; ")
         },
@@ -485,7 +566,10 @@ fn render(cfg: &SoakConfig, samples: &[Sample], c: &Counters, v: &Verdict) -> St
         c.streams.load(Ordering::Relaxed),
         c.errors.load(Ordering::Relaxed)
     );
-    let _ = writeln!(s, "| t (s) | RSS (MB) | open fds | requests done | errors | slowest session's actions |");
+    let _ = writeln!(
+        s,
+        "| t (s) | RSS (MB) | open fds | requests done | errors | slowest session's actions |"
+    );
     let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|");
     for x in samples {
         let _ = writeln!(

@@ -11,10 +11,10 @@ pub fn event_data(body: &[u8]) -> Vec<String> {
     let mut lines = Lines { rest: &text };
     while let Some(line) = lines.next_line() {
         if line.is_empty() {
-            if let Some(d) = data.take() {
-                if !d.is_empty() {
-                    out.push(d);
-                }
+            if let Some(d) = data.take()
+                && !d.is_empty()
+            {
+                out.push(d);
             }
             continue;
         }
@@ -40,10 +40,10 @@ pub fn event_data(body: &[u8]) -> Vec<String> {
     }
     // An event not closed by a blank line at the end of the stream is dropped
     // by the SSE spec; accept it anyway when it holds data (lenient reader).
-    if let Some(d) = data {
-        if !d.is_empty() {
-            out.push(d);
-        }
+    if let Some(d) = data
+        && !d.is_empty()
+    {
+        out.push(d);
     }
     out
 }
@@ -60,7 +60,11 @@ impl<'a> Lines<'a> {
         match self.rest.find(['\r', '\n']) {
             Some(i) => {
                 let line = &self.rest[..i];
-                let skip = if self.rest[i..].starts_with("\r\n") { 2 } else { 1 };
+                let skip = if self.rest[i..].starts_with("\r\n") {
+                    2
+                } else {
+                    1
+                };
                 self.rest = &self.rest[i + skip..];
                 Some(line)
             }

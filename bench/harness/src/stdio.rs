@@ -29,7 +29,8 @@ impl StdioPeer {
     /// Starts `cmd` (program and arguments); its stderr goes to `stderr_log`.
     pub fn spawn(cmd: &[String], stderr_log: &Path) -> anyhow::Result<Self> {
         let (prog, args) = cmd.split_first().context("empty command")?;
-        let log = std::fs::File::create(stderr_log).with_context(|| format!("creating {}", stderr_log.display()))?;
+        let log = std::fs::File::create(stderr_log)
+            .with_context(|| format!("creating {}", stderr_log.display()))?;
         let mut child = Command::new(prog)
             .args(args)
             .stdin(Stdio::piped())
@@ -40,7 +41,12 @@ impl StdioPeer {
             .with_context(|| format!("starting {}", cmd.join(" ")))?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
-        Ok(Self { child, stdin: Some(stdin), lines: BufReader::new(stdout).lines(), next_id: 1 })
+        Ok(Self {
+            child,
+            stdin: Some(stdin),
+            lines: BufReader::new(stdout).lines(),
+            next_id: 1,
+        })
     }
 
     /// The child's pid.
@@ -60,7 +66,10 @@ impl StdioPeer {
     pub async fn request(&mut self, method: &str, params: &str) -> anyhow::Result<Value> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)).await?;
+        self.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        ))
+        .await?;
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
             let line = tokio::time::timeout_at(deadline.into(), self.lines.next_line())
@@ -70,7 +79,8 @@ impl StdioPeer {
             if line.trim().is_empty() {
                 continue;
             }
-            let v: Value = serde_json::from_str(&line).with_context(|| format!("not JSON on stdout: {line}"))?;
+            let v: Value = serde_json::from_str(&line)
+                .with_context(|| format!("not JSON on stdout: {line}"))?;
             if v.get("method").is_some() {
                 if let Some(req_id) = v.get("id") {
                     // A request from the server (e.g. ping): answer it empty.
@@ -91,10 +101,14 @@ impl StdioPeer {
             r#"{{"protocolVersion":"{LEGACY_VERSION}","capabilities":{{}},"clientInfo":{{"name":"mcp-bench","version":"0.0.0"}}}}"#
         );
         let v = self.request("initialize", &params).await?;
-        if v.get("result").and_then(|r| r.get("protocolVersion")).is_none() {
+        if v.get("result")
+            .and_then(|r| r.get("protocolVersion"))
+            .is_none()
+        {
             bail!("initialize failed: {v}");
         }
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await
     }
 
     /// `tools/list`; fails unless it lists `echo`.
@@ -104,7 +118,10 @@ impl StdioPeer {
             .get("result")
             .and_then(|r| r.get("tools"))
             .and_then(Value::as_array)
-            .is_some_and(|t| t.iter().any(|t| t.get("name").and_then(Value::as_str) == Some("echo")));
+            .is_some_and(|t| {
+                t.iter()
+                    .any(|t| t.get("name").and_then(Value::as_str) == Some("echo"))
+            });
         if !has_echo {
             bail!("tools/list has no echo: {v}");
         }
@@ -130,7 +147,10 @@ impl StdioPeer {
     /// Closes stdin and waits for the server to exit (kills it after 3 s).
     pub async fn shutdown(mut self) {
         drop(self.stdin.take());
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
+            .await
+            .is_err()
+        {
             let _ = self.child.kill().await;
         }
     }
@@ -160,7 +180,12 @@ pub struct StdioResult {
 }
 
 /// Sequential `tools/call echo` round trips for `duration` after `warmup`.
-pub async fn run(cmd: &[String], warmup: Duration, duration: Duration, log: &Path) -> anyhow::Result<StdioResult> {
+pub async fn run(
+    cmd: &[String],
+    warmup: Duration,
+    duration: Duration,
+    log: &Path,
+) -> anyhow::Result<StdioResult> {
     let mut peer = StdioPeer::spawn(cmd, log)?;
     peer.handshake().await.context("handshake")?;
     peer.list_tools().await?;

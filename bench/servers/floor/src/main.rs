@@ -60,7 +60,10 @@ struct Outgoing<'a> {
 
 fn parse_args() -> anyhow::Result<(SocketAddr, Opts)> {
     let mut addr = None;
-    let mut opts = Opts { sse: false, sessions: false };
+    let mut opts = Opts {
+        sse: false,
+        sessions: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -70,10 +73,15 @@ fn parse_args() -> anyhow::Result<(SocketAddr, Opts)> {
             }
             "--sse" => opts.sse = true,
             "--sessions" => opts.sessions = true,
-            other => bail!("unknown argument {other}; usage: floor --http ADDR [--sse] [--sessions]"),
+            other => {
+                bail!("unknown argument {other}; usage: floor --http ADDR [--sse] [--sessions]")
+            }
         }
     }
-    Ok((addr.context("usage: floor --http ADDR [--sse] [--sessions]")?, opts))
+    Ok((
+        addr.context("usage: floor --http ADDR [--sse] [--sessions]")?,
+        opts,
+    ))
 }
 
 #[tokio::main]
@@ -93,7 +101,9 @@ async fn main() -> anyhow::Result<()> {
         let counter = counter.clone();
         tokio::spawn(async move {
             let svc = service_fn(move |req| handle(req, opts, counter.clone()));
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
         });
     }
 }
@@ -136,7 +146,10 @@ async fn handle(
                 .cloned()
                 .unwrap_or_else(|| json!("2025-11-25"));
             if opts.sessions {
-                session = Some(format!("floor-{:016x}", counter.fetch_add(1, Ordering::Relaxed)));
+                session = Some(format!(
+                    "floor-{:016x}",
+                    counter.fetch_add(1, Ordering::Relaxed)
+                ));
             }
             (
                 Some(json!({
@@ -163,13 +176,27 @@ async fn handle(
                 .and_then(|a| a.get("text"))
                 .and_then(Value::as_str);
             match text {
-                Some(t) => (Some(json!({"content": [{"type": "text", "text": t}], "isError": false})), None),
-                None => (None, Some(json!({"code": -32602, "message": "missing text"}))),
+                Some(t) => (
+                    Some(json!({"content": [{"type": "text", "text": t}], "isError": false})),
+                    None,
+                ),
+                None => (
+                    None,
+                    Some(json!({"code": -32602, "message": "missing text"})),
+                ),
             }
         }
-        _ => (None, Some(json!({"code": -32601, "message": "Method not found"}))),
+        _ => (
+            None,
+            Some(json!({"code": -32601, "message": "Method not found"})),
+        ),
     };
-    let out = Outgoing { jsonrpc: "2.0", id: &id, result, error };
+    let out = Outgoing {
+        jsonrpc: "2.0",
+        id: &id,
+        result,
+        error,
+    };
     let json = serde_json::to_vec(&out).expect("serialisable");
     let (bytes, ctype) = if opts.sse {
         let mut v = Vec::with_capacity(json.len() + 24);
@@ -181,9 +208,11 @@ async fn handle(
         (json, "application/json")
     };
     let mut r = Response::new(Full::new(Bytes::from(bytes)));
-    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     if let Some(s) = session {
-        r.headers_mut().insert("mcp-session-id", HeaderValue::from_str(&s).expect("ascii"));
+        r.headers_mut()
+            .insert("mcp-session-id", HeaderValue::from_str(&s).expect("ascii"));
     }
     Ok(r)
 }

@@ -43,7 +43,9 @@ struct Echo {
 #[tool_router]
 impl Echo {
     fn new() -> Self {
-        Self { tool_router: Arc::new(Self::tool_router()) }
+        Self {
+            tool_router: Arc::new(Self::tool_router()),
+        }
     }
 
     #[tool(description = "Sends the text back")]
@@ -75,7 +77,10 @@ fn parse_args() -> anyhow::Result<Mode> {
             "--stdio" => stdio = true,
             "--http" => {
                 let v = it.next().context("--http needs an address")?;
-                addr = Some(v.parse::<SocketAddr>().with_context(|| format!("bad address {v}"))?);
+                addr = Some(
+                    v.parse::<SocketAddr>()
+                        .with_context(|| format!("bad address {v}"))?,
+                );
             }
             "--stateful" => stateful = Some(true),
             "--stateless" => stateful = Some(false),
@@ -83,12 +88,17 @@ fn parse_args() -> anyhow::Result<Mode> {
                 println!("rmcp-echo (rmcp {})", RMCP_VERSION);
                 std::process::exit(0);
             }
-            other => bail!("unknown argument {other}; usage: rmcp-echo --stdio | --http ADDR --stateful|--stateless"),
+            other => bail!(
+                "unknown argument {other}; usage: rmcp-echo --stdio | --http ADDR --stateful|--stateless"
+            ),
         }
     }
     match (stdio, addr) {
         (true, None) => Ok(Mode::Stdio),
-        (false, Some(addr)) => Ok(Mode::Http { addr, stateful: stateful.unwrap_or(true) }),
+        (false, Some(addr)) => Ok(Mode::Http {
+            addr,
+            stateful: stateful.unwrap_or(true),
+        }),
         _ => bail!("usage: rmcp-echo --stdio | --http ADDR --stateful|--stateless"),
     }
 }
@@ -124,7 +134,11 @@ async fn serve_http(addr: SocketAddr, stateful: bool) -> anyhow::Result<()> {
     eprintln!(
         "rmcp-echo: listening on http://{}/mcp ({})",
         listener.local_addr()?,
-        if stateful { "stateful, SSE" } else { "stateless, JSON" }
+        if stateful {
+            "stateful, SSE"
+        } else {
+            "stateless, JSON"
+        }
     );
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     loop {
@@ -136,7 +150,9 @@ async fn serve_http(addr: SocketAddr, stateful: bool) -> anyhow::Result<()> {
         let _ = stream.set_nodelay(true);
         let svc = TowerToHyperService::new(service.clone());
         tokio::spawn(async move {
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
         });
     }
 }
