@@ -835,12 +835,16 @@ fn frame_bytes(f: &Frame) -> Vec<u8> {
     }
 }
 
-/// Feeds every frame; checks that each frame gets at most one transmit and
-/// that everything written is a well-formed JSON-RPC message or batch.
-/// `answer` makes the application answer each request at once (after the
-/// frame's own transmits were counted).
+/// Feeds every frame; checks that each frame gets at most one transmit of
+/// its own and that everything written is a well-formed JSON-RPC message or
+/// batch. A batch is answered once every request in it is, so a later frame
+/// (cancelling the request it waits for) may release an earlier batch's
+/// answer too. `answer` makes the application answer each request at once
+/// (after the frame's own transmits were counted).
 fn feed_frames(engine: &mut Engine, frames: &[Frame], answer: bool) -> Result<(), TestCaseError> {
     let t0 = Instant::now();
+    // Batch frames whose answer may still come.
+    let mut waiting = 0usize;
     for (i, f) in frames.iter().enumerate() {
         let now = t0 + Duration::from_millis(i as u64 * 700);
         engine.handle_bytes(now, &frame_bytes(f));
@@ -852,7 +856,18 @@ fn feed_frames(engine: &mut Engine, frames: &[Frame], answer: bool) -> Result<()
             count += 1;
             check_written(&t)?;
         }
-        prop_assert!(count <= 1, "frame {:?} was answered {} times", f, count);
+        prop_assert!(
+            count <= 1 + waiting,
+            "frame {:?} was answered {} times ({} earlier batches waiting)",
+            f,
+            count,
+            waiting
+        );
+        if matches!(f, Frame::Batch(_)) {
+            waiting = waiting + 1 - count;
+        } else {
+            waiting -= count.saturating_sub(1);
+        }
         let evs = events(engine);
         if answer {
             let cancelled: HashSet<RequestId> = evs
@@ -952,4 +967,33 @@ proptest! {
         }
         prop_assert!(n <= 1);
     }
+}
+
+
+/// A batch waits for its slowest request: cancelling that request in a later
+/// frame releases the batch's answer there, beside the later frame's own.
+#[test]
+fn a_cancellation_releases_the_batch_that_waited_for_the_request() {
+    let t0 = Instant::now();
+    let mut s = harness::legacy_server(server_config(), t0, "2025-03-26");
+    let first = json!([
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    ]);
+    s.handle_bytes(t0, &serde_json::to_vec(&first).unwrap());
+    assert!(s.poll_transmit().is_none(), "the batch waits for tools/list");
+    assert!(matches!(&events(&mut s)[..], [Event::Request(r)] if r.id == RequestId::Number(2)));
+    let second = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+    ]);
+    s.handle_bytes(t0 + Duration::from_millis(10), &serde_json::to_vec(&second).unwrap());
+    let answered: Vec<Vec<Value>> = std::iter::from_fn(|| s.poll_transmit())
+        .map(|t| messages(&t))
+        .collect();
+    assert_eq!(answered.len(), 2, "{answered:?}");
+    // The first batch, without the cancelled request; then the second's.
+    let ids = |b: &[Value]| b.iter().map(|m| m["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&answered[0]), vec![json!(0)], "{answered:?}");
+    assert_eq!(ids(&answered[1]), vec![json!(1)], "{answered:?}");
 }
