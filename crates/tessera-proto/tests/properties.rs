@@ -969,7 +969,6 @@ proptest! {
     }
 }
 
-
 /// A batch waits for its slowest request: cancelling that request in a later
 /// frame releases the batch's answer there, beside the later frame's own.
 #[test]
@@ -981,13 +980,19 @@ fn a_cancellation_releases_the_batch_that_waited_for_the_request() {
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
     ]);
     s.handle_bytes(t0, &serde_json::to_vec(&first).unwrap());
-    assert!(s.poll_transmit().is_none(), "the batch waits for tools/list");
+    assert!(
+        s.poll_transmit().is_none(),
+        "the batch waits for tools/list"
+    );
     assert!(matches!(&events(&mut s)[..], [Event::Request(r)] if r.id == RequestId::Number(2)));
     let second = json!([
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
     ]);
-    s.handle_bytes(t0 + Duration::from_millis(10), &serde_json::to_vec(&second).unwrap());
+    s.handle_bytes(
+        t0 + Duration::from_millis(10),
+        &serde_json::to_vec(&second).unwrap(),
+    );
     let answered: Vec<Vec<Value>> = std::iter::from_fn(|| s.poll_transmit())
         .map(|t| messages(&t))
         .collect();
