@@ -38,18 +38,37 @@ fn free_port() -> std::io::Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-/// Whether something on `port` answers `PING` with `+PONG`.
-fn answers_ping(port: u16) -> bool {
+/// Whether what listens on 127.0.0.1:`port` answers `request` with text
+/// containing `expected` (read for at most 500 ms and 4 KiB).
+fn answers(port: u16, request: &[u8], expected: &str) -> bool {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(b"PING\r\n").is_err() {
+    if s.write_all(request).is_err() {
         return false;
     }
-    let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    while answer.len() < 4096 {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+        }
+        if String::from_utf8_lossy(&answer).contains(expected) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the redis-server on `port` is the one working in `dir` (and not
+/// another one that took the port first).
+fn is_ours(port: u16, dir: &std::path::Path) -> bool {
+    // The server reports its working directory, with symbolic links resolved.
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    answers(port, b"CONFIG GET dir\r\n", &dir.to_string_lossy())
 }
 
 impl RedisServer {
@@ -114,7 +133,7 @@ impl RedisServer {
                     text.lines().last().unwrap_or("")
                 ));
             }
-            if answers_ping(port) {
+            if is_ours(port, &self.dir) {
                 self.child = Some(child);
                 self.port = port;
                 return Ok(());
@@ -217,7 +236,8 @@ impl Haproxy {
 
     fn spawn_on(&mut self, port: u16, backends: &[SocketAddr]) -> Result<(), String> {
         let cfg = self.dir.join("haproxy.cfg");
-        std::fs::write(&cfg, haproxy_config(port, backends))
+        let probe = format!("{:016x}", rand::random::<u64>());
+        std::fs::write(&cfg, haproxy_config(port, backends, &probe))
             .map_err(|e| format!("writing {}: {e}", cfg.display()))?;
         let program = std::env::var("TESSERA_HAPROXY").unwrap_or_else(|_| "haproxy".to_owned());
         let log = std::fs::File::create(self.dir.join("haproxy.log"))
@@ -234,14 +254,14 @@ impl Haproxy {
                 format!("cannot run {program}: {e} (install the Debian package haproxy, or set TESSERA_HAPROXY)")
             })?;
         let deadline = Instant::now() + READY_WITHIN;
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let request = format!("GET {PROBE_PATH} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
         loop {
             if let Ok(Some(status)) = child.try_wait() {
                 let text =
                     std::fs::read_to_string(self.dir.join("haproxy.log")).unwrap_or_default();
                 return Err(format!("haproxy on port {port} exited ({status}): {text}"));
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            if answers(port, request.as_bytes(), &probe) {
                 self.child = Some(child);
                 self.port = port;
                 return Ok(());
@@ -278,9 +298,14 @@ impl Drop for Haproxy {
     }
 }
 
+/// The path at which the test HAProxy answers with its own probe token.
+const PROBE_PATH: &str = "/.tessera-haproxy-probe";
+
 /// An HAProxy configuration: HTTP mode, round-robin per request, long
-/// tunnels for SSE streams, health checks and redispatch.
-pub fn haproxy_config(port: u16, backends: &[SocketAddr]) -> String {
+/// tunnels for SSE streams, health checks and redispatch. `GET` of
+/// [`PROBE_PATH`] is answered by HAProxy itself with `probe`, which tells
+/// this HAProxy from anything else that may listen on the port.
+pub fn haproxy_config(port: u16, backends: &[SocketAddr], probe: &str) -> String {
     let mut cfg = format!(
         "global
     maxconn 4096
@@ -296,6 +321,7 @@ defaults
 
 frontend mcp
     bind 127.0.0.1:{port}
+    http-request return status 200 content-type text/plain string {probe} if {{ path {PROBE_PATH} }}
     default_backend tessera
 
 backend tessera
