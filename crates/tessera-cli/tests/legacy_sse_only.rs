@@ -5,9 +5,11 @@
 //! compatibility rules say), and `tessera proxy --http` serves it to clients
 //! of both eras, alone and aggregated.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
+use common::start_proxy;
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use tessera::client::Client;
@@ -106,40 +108,6 @@ async fn an_http_sse_only_server_is_a_target() {
     assert!(err.contains("server/discover"), "says why: {err}");
     assert!(err.contains("--era"), "says what to change: {err}");
     let _ = stop.send(());
-}
-
-/// A running `tessera proxy --http 127.0.0.1:0 ...`, killed when dropped.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the proxy and reads its endpoint URL from its first stderr line.
-fn start_proxy(args: &[String]) -> (Running, String) {
-    let mut child = Command::new(TESSERA)
-        .arg("proxy")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts tessera proxy");
-    let stderr = child.stderr.take().expect("stderr");
-    let running = Running(child);
-    let mut line = String::new();
-    BufReader::new(stderr)
-        .read_line(&mut line)
-        .expect("reads stderr");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_owned();
-    (running, url)
 }
 
 async fn connect(url: &str, v: ProtocolVersion) -> Client {

@@ -3,7 +3,9 @@
 //! and an HTTP upstream from an mcpServers file, legacy sessions that
 //! outlive the stdio server they share, and its usage errors.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
+use common::start_proxy;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -95,40 +97,6 @@ async fn a_remote_server_on_stdio_in_both_eras() {
         c.close().await;
     }
     let _ = stop.send(());
-}
-
-/// A running `tessera proxy --http 127.0.0.1:0 ...`, killed when dropped.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the proxy and reads its endpoint URL from its first stderr line.
-fn start_proxy(args: &[&str]) -> (Running, String) {
-    let mut child = Command::new(TESSERA)
-        .arg("proxy")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts tessera proxy");
-    let stderr = child.stderr.take().expect("stderr");
-    let running = Running(child);
-    let mut line = String::new();
-    BufReader::new(stderr)
-        .read_line(&mut line)
-        .expect("reads stderr");
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_owned();
-    (running, url)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

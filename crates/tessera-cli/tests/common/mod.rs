@@ -1,4 +1,5 @@
-//! What the tests that start `tessera serve` as a child process share.
+//! What the tests that start `tessera serve` or `tessera proxy` as a child
+//! process share.
 #![allow(dead_code)] // each test binary uses a part of it
 
 use std::io::{BufRead, BufReader};
@@ -65,4 +66,39 @@ pub fn served_port(line: &str) -> Option<u16> {
         .next()?
         .parse()
         .ok()
+}
+
+/// A child process, killed when dropped.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `tessera proxy ARGS…` and returns it with the endpoint URL named on
+/// its first stderr line; the rest of its stderr is drained in the background
+/// (a full pipe would stall it).
+pub fn start_proxy<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Running, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .arg("proxy")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts tessera proxy");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let running = Running(child);
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("reads stderr");
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_owned();
+    (running, url)
 }
