@@ -968,37 +968,3 @@ proptest! {
         prop_assert!(n <= 1);
     }
 }
-
-/// A batch waits for its slowest request: cancelling that request in a later
-/// frame releases the batch's answer there, beside the later frame's own.
-#[test]
-fn a_cancellation_releases_the_batch_that_waited_for_the_request() {
-    let t0 = Instant::now();
-    let mut s = harness::legacy_server(server_config(), t0, "2025-03-26");
-    let first = json!([
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
-        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
-    ]);
-    s.handle_bytes(t0, &serde_json::to_vec(&first).unwrap());
-    assert!(
-        s.poll_transmit().is_none(),
-        "the batch waits for tools/list"
-    );
-    assert!(matches!(&events(&mut s)[..], [Event::Request(r)] if r.id == RequestId::Number(2)));
-    let second = json!([
-        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
-    ]);
-    s.handle_bytes(
-        t0 + Duration::from_millis(10),
-        &serde_json::to_vec(&second).unwrap(),
-    );
-    let answered: Vec<Vec<Value>> = std::iter::from_fn(|| s.poll_transmit())
-        .map(|t| messages(&t))
-        .collect();
-    assert_eq!(answered.len(), 2, "{answered:?}");
-    // The first batch, without the cancelled request; then the second's.
-    let ids = |b: &[Value]| b.iter().map(|m| m["id"].clone()).collect::<Vec<_>>();
-    assert_eq!(ids(&answered[0]), vec![json!(0)], "{answered:?}");
-    assert_eq!(ids(&answered[1]), vec![json!(1)], "{answered:?}");
-}

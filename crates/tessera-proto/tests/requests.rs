@@ -846,3 +846,39 @@ fn server_close_drops_its_inflight_requests() {
     assert!(!p.server.notify_log("error", None, json!("bye"), None));
     assert!(p.server.poll_transmit().is_none());
 }
+
+/// A batch is answered once every request in it is: cancelling the request
+/// it waits for, in a later batch, releases its answer there, before the
+/// later batch's own.
+#[test]
+fn a_cancellation_releases_the_batch_that_waited_for_the_request() {
+    let t0 = Instant::now();
+    let mut s = legacy_server(server_config(), t0, "2025-03-26");
+    feed(
+        &mut s,
+        t0,
+        &json!([
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+        ]),
+    );
+    assert!(drain(&mut s).is_empty(), "the batch waits for tools/list");
+    assert!(matches!(&events(&mut s)[..], [Event::Request(r)] if r.id == RequestId::Number(2)));
+    let answered = exchange(
+        &mut s,
+        t0 + ms(10),
+        json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+        ]),
+    );
+    let ids = |b: &Value| {
+        b.as_array()
+            .map(|a| a.iter().map(|m| m["id"].clone()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    // The first batch without the cancelled request, then the second's.
+    assert_eq!(answered.len(), 2, "{answered:?}");
+    assert_eq!(ids(&answered[0]), vec![json!(0)], "{answered:?}");
+    assert_eq!(ids(&answered[1]), vec![json!(1)], "{answered:?}");
+}
