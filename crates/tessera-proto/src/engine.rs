@@ -615,14 +615,10 @@ impl Engine {
     ) -> Result<RequestId, SendError> {
         let id = self.pending.next_id();
         let mut params = params;
-        if let Some(tag) = options
-            .related
-            .as_ref()
-            .and_then(|r| self.inflight.get(r))
-            .and_then(|f| f.tag.clone())
-        {
-            meta_of(params.get_or_insert_with(JsonObject::new)).insert(mk::REQUEST_TAG.into(), tag);
-        }
+        echo_tag(
+            &mut params,
+            options.related.as_ref().and_then(|r| self.inflight.get(r)),
+        );
         if self.config.role == Role::Client {
             if let Connect::Connected {
                 era: Era::Modern,
@@ -697,12 +693,7 @@ impl Engine {
         let mut params = params;
         if let Some(r) = &related {
             match self.inflight.get(r) {
-                Some(f) if !f.cancelled => {
-                    if let Some(tag) = &f.tag {
-                        meta_of(params.get_or_insert_with(JsonObject::new))
-                            .insert(mk::REQUEST_TAG.into(), tag.clone());
-                    }
-                }
+                Some(f) if !f.cancelled => echo_tag(&mut params, Some(f)),
                 _ => {
                     return Err(SendError::NotAllowed(format!(
                         "request {r} is no longer in progress"
@@ -787,11 +778,10 @@ impl Engine {
             p.insert("logger".into(), json!(l));
         }
         p.insert("data".into(), data);
-        if let Some(tag) = inflight.and_then(|f| f.tag.clone()) {
-            meta_of(&mut p).insert(mk::REQUEST_TAG.into(), tag);
-        }
+        let mut params = Some(p);
+        echo_tag(&mut params, inflight);
         self.transmit(
-            JsonRpcMessage::notification(methods::NOTIFICATIONS_MESSAGE, Some(p)),
+            JsonRpcMessage::notification(methods::NOTIFICATIONS_MESSAGE, params),
             related.cloned(),
         );
         true
@@ -983,6 +973,15 @@ impl Engine {
 
     pub(crate) fn set_connect_mode(&mut self, m: ConnectMode) {
         self.connect_mode = m;
+    }
+}
+
+/// Copies the tag of the request `f` is handling, if it carried one, into
+/// `params._meta` ([`meta_keys::REQUEST_TAG`]).
+fn echo_tag(params: &mut Option<JsonObject>, f: Option<&Inflight>) {
+    if let Some(tag) = f.and_then(|f| f.tag.as_ref()) {
+        meta_of(params.get_or_insert_with(JsonObject::new))
+            .insert(mk::REQUEST_TAG.into(), tag.clone());
     }
 }
 

@@ -139,6 +139,15 @@ pub(crate) fn log(call: Option<&Call>, fallback: Option<&Peer>, params: Option<&
     }
 }
 
+/// Closes the SSE stream of `call`, as the upstream's stream-control
+/// notification (with `params`) asks.
+fn close_stream(call: Option<Call>, params: Option<&JsonObject>) {
+    if let Some(c) = call {
+        c.stream
+            .close_sse_stream(tessera_runtime::close_retry(params));
+    }
+}
+
 /// The upstream traffic of one legacy downstream session's own upstream
 /// session.
 pub(crate) struct SessionSink {
@@ -148,32 +157,32 @@ pub(crate) struct SessionSink {
     pub on_change: Option<Unsolicited>,
 }
 
+impl SessionSink {
+    /// The request upstream traffic with `params` is about: the one its tag
+    /// names, else the oldest in flight.
+    fn call_for(&self, params: Option<&JsonObject>) -> Option<Call> {
+        tagged(&self.calls, params).or_else(|| self.calls.oldest())
+    }
+}
+
 impl Sink for SessionSink {
     fn request(
         &self,
         method: String,
         params: Option<JsonObject>,
     ) -> BoxFuture<'static, HandlerResult> {
-        let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.oldest());
+        let call = self.call_for(params.as_ref());
         ask(call, Some(self.session.clone()), method, untagged(params))
     }
 
     fn notification(&self, method: String, params: Option<JsonObject>) {
         match method.as_str() {
             methods::NOTIFICATIONS_MESSAGE => log(
-                tagged(&self.calls, params.as_ref())
-                    .or_else(|| self.calls.oldest())
-                    .as_ref(),
+                self.call_for(params.as_ref()).as_ref(),
                 Some(&self.session),
                 params.as_ref(),
             ),
-            CLOSE_SSE_STREAM => {
-                let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.oldest());
-                if let Some(c) = call {
-                    c.stream
-                        .close_sse_stream(tessera_runtime::close_retry(params.as_ref()));
-                }
-            }
+            CLOSE_SSE_STREAM => close_stream(self.call_for(params.as_ref()), params.as_ref()),
             // The engine handles these itself.
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             _ => {
@@ -198,6 +207,14 @@ pub(crate) struct SharedSink {
     pub unsolicited: Option<Unsolicited>,
 }
 
+impl SharedSink {
+    /// The request upstream traffic with `params` is about: the one its tag
+    /// names, else the only one in flight (with several, nothing says whose).
+    fn call_for(&self, params: Option<&JsonObject>) -> Option<Call> {
+        tagged(&self.calls, params).or_else(|| self.calls.sole().ok())
+    }
+}
+
 impl Sink for SharedSink {
     fn request(
         &self,
@@ -212,17 +229,12 @@ impl Sink for SharedSink {
             return;
         }
         match method.as_str() {
-            methods::NOTIFICATIONS_MESSAGE => {
-                let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.sole().ok());
-                log(call.as_ref(), None, params.as_ref())
-            }
-            CLOSE_SSE_STREAM => {
-                let call = tagged(&self.calls, params.as_ref()).or_else(|| self.calls.sole().ok());
-                if let Some(c) = call {
-                    c.stream
-                        .close_sse_stream(tessera_runtime::close_retry(params.as_ref()));
-                }
-            }
+            methods::NOTIFICATIONS_MESSAGE => log(
+                self.call_for(params.as_ref()).as_ref(),
+                None,
+                params.as_ref(),
+            ),
+            CLOSE_SSE_STREAM => close_stream(self.call_for(params.as_ref()), params.as_ref()),
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             _ => {
                 self.listeners.broadcast(&method, params.as_ref());

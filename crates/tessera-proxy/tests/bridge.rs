@@ -163,20 +163,23 @@ async fn upstream(speaks: Speaks, stop: &CancellationToken) -> String {
     .await
 }
 
-/// An upstream speaking `speaks`, a proxy in front of it, and the proxy's URL.
-async fn proxied(speaks: Speaks, stop: &CancellationToken) -> (Proxy, String) {
-    let up = upstream(speaks, stop).await;
+/// A proxy in front of the upstream at `up`, served until `stop`; returns it
+/// and its URL.
+async fn proxy_to(up: &str, options: UpstreamOptions, stop: &CancellationToken) -> (Proxy, String) {
     let proxy = bounded(
         "the proxy connecting upstream",
-        Proxy::connect(
-            UpstreamSpec::http(up, Default::default()),
-            UpstreamOptions::default(),
-        ),
+        Proxy::connect(UpstreamSpec::http(up, Default::default()), options),
     )
     .await
     .expect("the proxy connects");
     let url = serve(proxy.clone(), stop).await;
     (proxy, url)
+}
+
+/// An upstream speaking `speaks`, a proxy in front of it, and the proxy's URL.
+async fn proxied(speaks: Speaks, stop: &CancellationToken) -> (Proxy, String) {
+    let up = upstream(speaks, stop).await;
+    proxy_to(&up, UpstreamOptions::default(), stop).await
 }
 
 async fn client(url: &str, version: ProtocolVersion, name: &'static str) -> Client {
@@ -359,13 +362,7 @@ async fn modern_listen_stream_over_a_legacy_upstream() {
         &stop,
     )
     .await;
-    let proxy = Proxy::connect(
-        UpstreamSpec::http(up, Default::default()),
-        UpstreamOptions::default(),
-    )
-    .await
-    .expect("connects");
-    let url = serve(proxy.clone(), &stop).await;
+    let (proxy, url) = proxy_to(&up, UpstreamOptions::default(), &stop).await;
     let c = client(&url, ProtocolVersion::V2026_07_28, "x").await;
     let filter: tessera_types::SubscriptionFilter =
         serde_json::from_value(serde_json::json!({"toolsListChanged": true})).expect("filter");
@@ -432,10 +429,7 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
         share_legacy_sessions: Some(true),
         ..UpstreamOptions::default()
     };
-    let proxy = Proxy::connect(UpstreamSpec::http(up.clone(), Default::default()), options)
-        .await
-        .expect("connects");
-    let url = serve(proxy.clone(), &stop).await;
+    let (proxy, url) = proxy_to(&up, options, &stop).await;
     let a = client(&url, ProtocolVersion::V2025_11_25, "a").await;
     let b = client(&url, ProtocolVersion::V2025_11_25, "b").await;
 
@@ -519,13 +513,7 @@ async fn legacy_sessions_share_the_modern_connection_until_they_need_their_own()
 
     // By default a legacy session in front of an HTTP upstream gets an
     // upstream session of its own from the start.
-    let plain = Proxy::connect(
-        UpstreamSpec::http(up, Default::default()),
-        UpstreamOptions::default(),
-    )
-    .await
-    .expect("connects");
-    let url = serve(plain.clone(), &stop).await;
+    let (plain, url) = proxy_to(&up, UpstreamOptions::default(), &stop).await;
     let d = client(&url, ProtocolVersion::V2025_11_25, "d").await;
     assert_eq!(seen_upstream(&d).await, "2025-11-25");
     d.close().await;
@@ -607,10 +595,7 @@ async fn legacy_sessions_with_a_log_level_stay_shared_when_the_server_tags_its_l
         &stop,
     )
     .await;
-    let proxy = Proxy::connect(UpstreamSpec::http(up, Default::default()), options)
-        .await
-        .expect("connects");
-    let url = serve(proxy.clone(), &stop).await;
+    let (proxy, url) = proxy_to(&up, options, &stop).await;
     let a = client(&url, ProtocolVersion::V2025_11_25, "a").await;
     let b = client(&url, ProtocolVersion::V2025_11_25, "b").await;
     for c in [&a, &b] {
