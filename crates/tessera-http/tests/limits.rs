@@ -228,6 +228,35 @@ async fn a_batch_over_the_limit_is_refused_whole() {
     assert_eq!(body.as_array().map(Vec::len), Some(3));
 }
 
+/// A batch is counted before any element is read: one over the limit is
+/// refused as such even when its elements could not be built at all (params
+/// nested past the parser's depth limit), and before a session is looked up.
+#[tokio::test(start_paused = true)]
+async fn a_batch_is_counted_before_its_elements_are_read() {
+    let app = app(|b| b.max_batch(3));
+    let deep = format!("{}{}", "[".repeat(1_000), "]".repeat(1_000));
+    let element =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"a":{deep}}}}}"#);
+    let body = format!("[{}]", [element.as_str(); 4].join(","));
+    let request = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-session-id", "no-such-session")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let r = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let body: Value =
+        serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["error"]["code"], -32600);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("batch of 4") && message.contains("--max-batch"),
+        "{message}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn requests_beyond_the_session_limit_wait_then_get_429() {
     let flags = Arc::new(Flags::default());

@@ -22,10 +22,14 @@
 //! Whether a batch is *allowed* depends on the negotiated version; that is the
 //! engine's decision, not the decoder's.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+pub use crate::envelope::Frame;
+use crate::envelope::{self, Kind, kind};
 use tessera_types::{
-    ErrorObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
-    JsonRpcResultResponse, JsonRpcVersion, RequestId,
+    ErrorObject, JsonObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
+    JsonRpcRequest, JsonRpcResultResponse, JsonRpcVersion, RequestId,
 };
 
 /// What one frame (a stdio line, an HTTP body) decoded into.
@@ -76,9 +80,43 @@ impl Rejection {
 
 /// Decodes one frame of bytes.
 pub fn decode(bytes: &[u8]) -> Inbound {
-    match parse(bytes) {
-        Ok(value) => decode_value(value),
+    match split(bytes) {
+        Ok(Some(frame)) => decode_frame(frame),
+        Ok(None) => match parse(bytes) {
+            Ok(value) => decode_value(value),
+            Err(r) => Inbound::Invalid(r),
+        },
         Err(r) => Inbound::Invalid(r),
+    }
+}
+
+/// Checks `bytes` as one JSON value and splits it into its messages as text
+/// (a batch into its elements, counted before any is read): `-32700` for
+/// what is not JSON. `Ok(None)` for the rare frame that might hold an object
+/// key reserved by the JSON parser (see [`parse`]): decode that one with
+/// [`parse`] and [`decode_value`], which check for such keys.
+pub fn split(bytes: &[u8]) -> Result<Option<Frame<'_>>, Rejection> {
+    if suspect(bytes) {
+        return Ok(None);
+    }
+    envelope::split(bytes)
+        .map(Some)
+        .map_err(|e| Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}"))))
+}
+
+/// Decodes a frame [`split`] made: each message is read from its text, and
+/// only its `params`, `result` or `error` become trees.
+pub fn decode_frame(frame: Frame<'_>) -> Inbound {
+    match frame {
+        Frame::Batch(items) if items.is_empty() => Inbound::Invalid(Rejection::answer(
+            None,
+            ErrorObject::invalid_request("Invalid Request: empty batch"),
+        )),
+        Frame::Batch(items) => Inbound::Batch(items.into_iter().map(decode_text).collect()),
+        Frame::Single(raw) => match decode_text(raw) {
+            Ok(m) => Inbound::Message(m),
+            Err(r) => Inbound::Invalid(r),
+        },
     }
 }
 
@@ -97,14 +135,7 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Rejection> {
     let value = serde_json::from_slice::<Value>(bytes).map_err(|e| {
         Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
     })?;
-    // Only a frame with the key's text (without the `$`, which an escape
-    // could hide) or with a `\u` escape can have such a key: walk the tree
-    // only then. (A reserved first key was already read as serde_json's
-    // type, which replaces the object by a value that writes and reads back
-    // the same: only later keys are at risk.)
-    let suspect = memchr::memmem::find(bytes, &RESERVED_KEY.as_bytes()[1..]).is_some()
-        || memchr::memmem::find(bytes, b"\\u").is_some();
-    if suspect && has_reserved_key(&value) {
+    if suspect(bytes) && has_reserved_key(&value) {
         let error = ErrorObject::invalid_request(format!(
             "Invalid Request: object keys starting with {RESERVED_KEY:?} are reserved by the \
              JSON parser and cannot be carried"
@@ -120,6 +151,16 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Rejection> {
         });
     }
     Ok(value)
+}
+
+/// Whether `bytes` might hold an object key starting with [`RESERVED_KEY`]:
+/// only a frame with the key's text (without the `$`, which an escape could
+/// hide) or with a `\u` escape can. (A reserved first key is read as
+/// serde_json's type, which replaces the object by a value that writes and
+/// reads back the same: only later keys are at risk.)
+fn suspect(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, &RESERVED_KEY.as_bytes()[1..]).is_some()
+        || memchr::memmem::find(bytes, b"\\u").is_some()
 }
 
 /// Whether an object anywhere in `value` has a key starting with
@@ -257,6 +298,129 @@ pub fn decode_single(value: Value) -> Decoded {
             }
         };
         return match serde_json::from_value::<ErrorObject>(error) {
+            Ok(error) => Ok(JsonRpcMessage::Error(JsonRpcErrorResponse {
+                jsonrpc: JsonRpcVersion,
+                id,
+                error,
+            })),
+            Err(e) => Err(Rejection::silent(ErrorObject::invalid_request(format!(
+                "malformed error object: {e}"
+            )))),
+        };
+    }
+
+    Err(invalid(
+        echo_id,
+        "a message needs a method (request or notification) or a result or error (response)",
+    ))
+}
+
+/// A parse error for a member too deeply nested to become a tree (the frame
+/// scan does not count depth; building the tree does).
+fn too_deep(e: serde_json::Error) -> Rejection {
+    Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
+}
+
+/// Reads an id from its text: only a string or an integer is valid.
+fn read_raw_id(raw: &RawValue) -> Result<RequestId, &'static str> {
+    match kind(raw) {
+        Kind::String => envelope::string(raw)
+            .map(|s| RequestId::String(s.into_owned()))
+            .ok_or("id must be a string or an integer"),
+        Kind::Number => serde_json::from_str::<i64>(raw.get())
+            .map(RequestId::Number)
+            .map_err(
+                |_| "id must be a string or an integer, not a fractional or out-of-range number",
+            ),
+        Kind::Null => Err("id must not be null"),
+        _ => Err("id must be a string or an integer"),
+    }
+}
+
+/// Decodes one message from its text (what [`decode_single`] does for a
+/// tree, with the same outcome for every input).
+pub fn decode_text(raw: &RawValue) -> Decoded {
+    if kind(raw) != Kind::Object {
+        return Err(invalid(None, "a message must be a JSON object"));
+    }
+    let m = match envelope::members(raw.get()) {
+        Ok(m) => m,
+        // The text was checked as JSON: only depth can fail here.
+        Err(e) => return Err(too_deep(e)),
+    };
+    let id = m.id.map(read_raw_id);
+    let echo_id = id.as_ref().and_then(|r| r.as_ref().ok().cloned());
+    let is_response = m.method.is_none() && (m.result.is_some() || m.error.is_some());
+
+    match m.jsonrpc.map(envelope::string) {
+        Some(Some(s)) if s == "2.0" => {}
+        _ if is_response => {
+            return Err(Rejection::silent(ErrorObject::invalid_request(
+                "response with a missing or wrong jsonrpc member",
+            )));
+        }
+        Some(_) => return Err(invalid(echo_id, "jsonrpc must be \"2.0\"")),
+        None => return Err(invalid(echo_id, "missing jsonrpc member")),
+    }
+
+    if let Some(method) = m.method {
+        let Some(method) = envelope::string(method) else {
+            return Err(invalid(echo_id, "method must be a string"));
+        };
+        let params = match m.params {
+            None => None,
+            Some(p) if kind(p) == Kind::Object => {
+                Some(serde_json::from_str::<JsonObject>(p.get()).map_err(too_deep)?)
+            }
+            Some(_) => return Err(invalid(echo_id, "params must be an object")),
+        };
+        let method = method.into_owned();
+        return match id {
+            None => Ok(JsonRpcMessage::Notification(JsonRpcNotification {
+                jsonrpc: JsonRpcVersion,
+                method,
+                params,
+            })),
+            Some(Ok(id)) => Ok(JsonRpcMessage::Request(JsonRpcRequest {
+                jsonrpc: JsonRpcVersion,
+                id,
+                method,
+                params,
+            })),
+            Some(Err(why)) => Err(invalid(None, why)),
+        };
+    }
+
+    if let Some(result) = m.result {
+        let Some(Ok(id)) = id else {
+            return Err(Rejection::silent(ErrorObject::invalid_request(
+                "response without a valid id",
+            )));
+        };
+        if kind(result) != Kind::Object {
+            return Err(Rejection::silent(ErrorObject::invalid_request(
+                "result must be an object",
+            )));
+        }
+        let result = serde_json::from_str::<JsonObject>(result.get()).map_err(too_deep)?;
+        return Ok(JsonRpcMessage::Result(JsonRpcResultResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result,
+        }));
+    }
+
+    if let Some(error) = m.error {
+        let id = match (m.id.map(kind), id) {
+            (None, _) | (Some(Kind::Null), _) => None,
+            (_, Some(Ok(id))) => Some(id),
+            _ => {
+                return Err(Rejection::silent(ErrorObject::invalid_request(
+                    "error response with an invalid id",
+                )));
+            }
+        };
+        return match serde_json::from_str::<ErrorObject>(error.get()) {
             Ok(error) => Ok(JsonRpcMessage::Error(JsonRpcErrorResponse {
                 jsonrpc: JsonRpcVersion,
                 id,

@@ -38,6 +38,7 @@ mod config;
 mod connect;
 pub mod decode;
 mod engine;
+mod envelope;
 mod error;
 mod event;
 pub mod mirror;

@@ -174,11 +174,32 @@ where
             ));
         }
     };
-    let value = match decode::parse(&bytes) {
-        Ok(v) => v,
+    // The body is checked as JSON and a batch is split into its elements
+    // (counted before any is read), so a batch over the limit is refused
+    // without building a tree of it.
+    let inbound = match decode::split(&bytes) {
+        Ok(Some(frame)) => {
+            if frame.is_batch() {
+                if let Some(r) = batch_too_large(shared, frame.len()) {
+                    return Err(r);
+                }
+            }
+            decode::decode_frame(frame)
+        }
+        // A body that may hold a key reserved by the JSON parser is read as
+        // a tree, which is checked for such keys.
+        Ok(None) => match decode::parse(&bytes) {
+            Ok(v) => {
+                if let Some(r) = v.as_array().and_then(|a| batch_too_large(shared, a.len())) {
+                    return Err(r);
+                }
+                decode::decode_value(v)
+            }
+            Err(r) => return Err(reply::rpc_error(StatusCode::BAD_REQUEST, r.id, r.error)),
+        },
         Err(r) => return Err(reply::rpc_error(StatusCode::BAD_REQUEST, r.id, r.error)),
     };
-    match decode::decode_value(value) {
+    match inbound {
         Inbound::Invalid(r) => Err(reply::rpc_error(StatusCode::BAD_REQUEST, r.id, r.error)),
         other => Ok(other),
     }

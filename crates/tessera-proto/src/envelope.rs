@@ -1,0 +1,180 @@
+//! Reading a frame as JSON text before any of it becomes a tree.
+//!
+//! A frame is first checked as JSON and split into its messages as borrowed
+//! text ([`Frame`]): a batch becomes a list of element texts, counted before
+//! any element is read, so a batch over a limit is refused at the cost of a
+//! scan and one pointer pair per element. Each message is then read member
+//! by member ([`Members`]): only the envelope's own members (`jsonrpc`, `id`,
+//! `method`, `params`, `result`, `error`) are kept, as text, and every other
+//! member is skipped without being built.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// One frame split into its messages, as text borrowed from the frame.
+#[derive(Debug)]
+pub enum Frame<'a> {
+    /// One value (an object when it is a message; anything else is refused
+    /// when decoded).
+    Single(&'a RawValue),
+    /// A JSON array: a batch, one text per element (possibly empty).
+    Batch(Vec<&'a RawValue>),
+}
+
+impl Frame<'_> {
+    /// The number of messages: 1, or the number of batch elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Frame::Single(_) => 1,
+            Frame::Batch(items) => items.len(),
+        }
+    }
+
+    /// Whether this is an empty batch.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Frame::Batch(items) if items.is_empty())
+    }
+
+    /// Whether this is a batch.
+    pub fn is_batch(&self) -> bool {
+        matches!(self, Frame::Batch(_))
+    }
+}
+
+/// Splits `bytes` into a [`Frame`]: `Err` with serde_json's message when the
+/// bytes are not one JSON value.
+pub(crate) fn split(bytes: &[u8]) -> Result<Frame<'_>, serde_json::Error> {
+    let whole: &RawValue = serde_json::from_slice(bytes)?;
+    if whole.get().starts_with('[') {
+        let items: Vec<&RawValue> = serde_json::from_str(whole.get())?;
+        Ok(Frame::Batch(items))
+    } else {
+        Ok(Frame::Single(whole))
+    }
+}
+
+/// The envelope members of one message, as text. A member given twice
+/// counts once, with its last value (as a JSON tree would keep it); a member
+/// whose value is `null` is present.
+#[derive(Debug, Default)]
+pub(crate) struct Members<'a> {
+    pub jsonrpc: Option<&'a RawValue>,
+    pub id: Option<&'a RawValue>,
+    pub method: Option<&'a RawValue>,
+    pub params: Option<&'a RawValue>,
+    pub result: Option<&'a RawValue>,
+    pub error: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(MembersVisitor)
+    }
+}
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Members<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+        let mut m = Members::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let slot = match key.as_ref() {
+                "jsonrpc" => &mut m.jsonrpc,
+                "id" => &mut m.id,
+                "method" => &mut m.method,
+                "params" => &mut m.params,
+                "result" => &mut m.result,
+                "error" => &mut m.error,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value::<&'de RawValue>()?);
+        }
+        Ok(m)
+    }
+}
+
+/// Reads the envelope members of `text`, which must be a JSON object.
+pub(crate) fn members(text: &str) -> Result<Members<'_>, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+/// What kind of JSON value `raw` is, by its first character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+/// The kind of `raw` (its text is valid JSON without leading whitespace).
+pub(crate) fn kind(raw: &RawValue) -> Kind {
+    match raw.get().trim_start().as_bytes().first() {
+        Some(b'{') => Kind::Object,
+        Some(b'[') => Kind::Array,
+        Some(b'"') => Kind::String,
+        Some(b't' | b'f') => Kind::Bool,
+        Some(b'n') => Kind::Null,
+        _ => Kind::Number,
+    }
+}
+
+/// The string `raw` holds, unescaped (`None` when it is not a string).
+pub(crate) fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if kind(raw) != Kind::String {
+        return None;
+    }
+    serde_json::from_str::<Cow<'_, str>>(raw.get()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_is_split_before_its_elements_are_read() {
+        let f = split(br#" [ {"a":1} , 2, [3] ] "#).unwrap();
+        let Frame::Batch(items) = f else {
+            panic!("not a batch")
+        };
+        let texts: Vec<&str> = items.iter().map(|r| r.get()).collect();
+        assert_eq!(texts, [r#"{"a":1}"#, "2", "[3]"]);
+        assert!(split(b"[]").unwrap().is_empty());
+        assert_eq!(split(b" {} ").unwrap().len(), 1);
+        assert!(split(b"[1,]").is_err());
+        assert!(split(b"{} {}").is_err());
+    }
+
+    #[test]
+    fn members_keep_the_last_duplicate_and_present_nulls() {
+        let m = members(r#"{"id":1,"x":{"deep":[1,2]},"id":"b","method":null,"par\u0061ms":{}}"#)
+            .unwrap();
+        assert_eq!(m.id.unwrap().get(), r#""b""#);
+        assert_eq!(m.method.unwrap().get(), "null");
+        assert_eq!(m.params.unwrap().get(), "{}");
+        assert!(m.jsonrpc.is_none() && m.result.is_none() && m.error.is_none());
+    }
+
+    #[test]
+    fn strings_are_unescaped() {
+        let raw: &RawValue = serde_json::from_str(r#""2\u002e0""#).unwrap();
+        assert_eq!(string(raw).as_deref(), Some("2.0"));
+        let raw: &RawValue = serde_json::from_str("20").unwrap();
+        assert_eq!(string(raw), None);
+        assert_eq!(kind(raw), Kind::Number);
+    }
+}
