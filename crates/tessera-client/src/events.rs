@@ -83,7 +83,7 @@ impl ClientEvent {
             params: &Option<JsonObject>,
             wrap: impl FnOnce(N::Params) -> ClientEvent,
         ) -> Option<ClientEvent> {
-            tessera_types::decode_params::<N::Params>(params.as_ref())
+            tessera_types::decode_object_params::<N::Params>(params.as_ref())
                 .ok()
                 .map(wrap)
         }
@@ -198,7 +198,7 @@ impl ClientEvent {
     /// The params decoded as `P` (for instance an extension's own type for
     /// an [`ClientEvent::Other`] notification).
     pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, serde_json::Error> {
-        tessera_types::decode_params(self.params().as_ref())
+        tessera_types::decode_object_params(self.params().as_ref())
     }
 
     /// The 2026-07-28 subscription the notification was delivered on

@@ -450,9 +450,13 @@ impl Inputs {
                                 request,
                                 move |r: Request| -> BoxFuture<'static, HandlerResult> {
                                     let this = this.clone();
-                                    Box::pin(
-                                        async move { this.answer_now(r.method, r.params).await },
-                                    )
+                                    Box::pin(async move {
+                                        this.answer_now(
+                                            r.method,
+                                            r.params.map(tessera_types::Params::into_object),
+                                        )
+                                        .await
+                                    })
                                 },
                             )
                             .await
@@ -524,7 +528,7 @@ impl InputLayers {
         Request {
             id: RequestId::String(key.to_owned()),
             method: method.to_owned(),
-            params,
+            params: params.map(tessera_types::Params::from),
             context: RequestContext {
                 era: Era::Modern,
                 version: self.version,

@@ -75,7 +75,11 @@ impl Service for ClientService {
             Box::pin(async move {
                 // Undeclared requests are refused inside `answer`, before any handler runs.
                 inputs
-                    .answer(request.method, request.params, Some(request.peer))
+                    .answer(
+                        request.method,
+                        request.params.map(tessera_types::Params::into_object),
+                        Some(request.peer),
+                    )
                     .await
             })
         };

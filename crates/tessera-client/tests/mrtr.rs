@@ -37,7 +37,7 @@ where
     let log = attempts.clone();
     let answer = Arc::new(answer);
     let (client, _peer, _notes) = scripted(builder, tools_caps(), &["tools/call"], move |r| {
-        let params = r.params.clone().unwrap_or_default();
+        let params = r.params.clone().unwrap_or_default().into_object();
         let n = {
             let mut l = log.lock().unwrap();
             l.push((r.id.clone(), params.clone()));
@@ -354,7 +354,7 @@ async fn prompts_and_resources_run_the_same_loop() {
         json!({"prompts": {}, "resources": {}}),
         &["prompts/get", "resources/read"],
         |r| async move {
-            let p = r.params.unwrap_or_default();
+            let p = r.params.unwrap_or_default().into_object();
             if !p.contains_key("inputResponses") {
                 return Ok(obj(
                     json!({"resultType": "input_required", "requestState": "s",

@@ -27,9 +27,10 @@ use serde_json::{Map, Value};
 
 pub use crate::envelope::Frame;
 use crate::envelope::{self, Kind, kind};
+use tessera_types::params::MAX_NESTING;
 use tessera_types::{
     ErrorObject, JsonObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
-    JsonRpcRequest, JsonRpcResultResponse, JsonRpcVersion, RequestId,
+    JsonRpcRequest, JsonRpcResultResponse, JsonRpcVersion, Params, RequestId,
 };
 
 /// What one frame (a stdio line, an HTTP body) decoded into.
@@ -99,9 +100,23 @@ pub fn split(bytes: &[u8]) -> Result<Option<Frame<'_>>, Rejection> {
     if suspect(bytes) {
         return Ok(None);
     }
-    envelope::split(bytes)
-        .map(Some)
-        .map_err(|e| Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}"))))
+    let frame = envelope::split(bytes).map_err(|e| {
+        Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
+    })?;
+    // A scan checks what reading the frame as a tree would: the depth.
+    let text = match &frame {
+        Frame::Single(r) => r.get(),
+        Frame::Batch(_) => std::str::from_utf8(bytes).unwrap_or_default(),
+    };
+    if tessera_types::params::nesting(text) > MAX_NESTING {
+        return Err(Rejection::answer(
+            None,
+            ErrorObject::parse_error(format!(
+                "Parse error: nested deeper than {MAX_NESTING} levels (the parser's recursion limit)"
+            )),
+        ));
+    }
+    Ok(Some(frame))
 }
 
 /// Decodes a frame [`split`] made: each message is read from its text, and
@@ -247,7 +262,7 @@ pub fn decode_single(value: Value) -> Decoded {
         };
         let params = match obj.remove("params") {
             None => None,
-            Some(Value::Object(p)) => Some(p),
+            Some(Value::Object(p)) => Some(Params::from(p)),
             Some(_) => return Err(invalid(echo_id, "params must be an object")),
         };
         return match id {
@@ -367,12 +382,12 @@ pub fn decode_text(raw: &RawValue) -> Decoded {
         let Some(method) = envelope::string(method) else {
             return Err(invalid(echo_id, "method must be a string"));
         };
-        let params = match m.params {
+        // Params stay text until something reads them (the frame's depth
+        // was checked when it was split: a tree can be built from them).
+        let params = match m.params.map(|p| Params::from_raw(p.to_owned())) {
             None => None,
-            Some(p) if kind(p) == Kind::Object => {
-                Some(serde_json::from_str::<JsonObject>(p.get()).map_err(too_deep)?)
-            }
-            Some(_) => return Err(invalid(echo_id, "params must be an object")),
+            Some(Some(p)) => Some(p),
+            Some(None) => return Err(invalid(echo_id, "params must be an object")),
         };
         let method = method.into_owned();
         return match id {
@@ -436,6 +451,22 @@ pub fn decode_text(raw: &RawValue) -> Decoded {
         echo_id,
         "a message needs a method (request or notification) or a result or error (response)",
     ))
+}
+
+/// Reads `params._meta` as an object, if present: from the params' text
+/// when they have one, without reading their other members.
+pub fn params_meta(params: Option<&Params>) -> Option<JsonObject> {
+    let params = params?;
+    if params
+        .raw()
+        .is_some_and(|t| !t.get().contains("_meta") && !t.get().contains("\\u"))
+    {
+        return None;
+    }
+    match params.member("_meta")? {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
 }
 
 /// Reads `params._meta` as an object, if present.

@@ -16,8 +16,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use tessera_types::{
-    Era, ErrorObject, JsonObject, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId,
-    ServerCapabilities,
+    Era, ErrorObject, JsonObject, JsonRpcMessage, Params, ProgressToken, ProtocolVersion,
+    RequestId, ServerCapabilities,
 };
 
 use crate::config::{EngineConfig, Role};
@@ -464,7 +464,9 @@ impl Engine {
         }
         match m {
             JsonRpcMessage::Request(r) => self.on_request(now, r.id, r.method, r.params, batch),
-            JsonRpcMessage::Notification(n) => self.on_notification(now, n.method, n.params),
+            JsonRpcMessage::Notification(n) => {
+                self.on_notification(now, n.method, n.params.map(Params::into_object))
+            }
             JsonRpcMessage::Result(r) => self.on_response(now, r.id, Ok(r.result)),
             JsonRpcMessage::Error(e) => match e.id {
                 Some(id) => self.on_response(now, id, Err(e.error)),

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use tessera_types::{
-    Era, Implementation, JsonObject, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId,
-    ServerCapabilities,
+    Era, Implementation, JsonObject, JsonRpcMessage, Params, ProgressToken, ProtocolVersion,
+    RequestId, ServerCapabilities,
 };
 
 use crate::error::CallError;
@@ -110,8 +110,8 @@ pub struct IncomingRequest {
     pub id: RequestId,
     /// The method.
     pub method: String,
-    /// The params.
-    pub params: Option<JsonObject>,
+    /// The params, as they came (text until read; see [`Params`]).
+    pub params: Option<Params>,
     /// Era, version, capabilities and `_meta`.
     pub context: RequestContext,
 }

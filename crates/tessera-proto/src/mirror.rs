@@ -25,13 +25,13 @@ pub fn name_key(method: &str) -> Option<&'static str> {
 /// already decoded, if one was sent. `Err` says what is wrong.
 pub fn check_name(
     method: &str,
-    params: Option<&JsonObject>,
+    params: Option<&tessera_types::Params>,
     header: Option<&str>,
 ) -> Result<(), String> {
     let Some(key) = name_key(method) else {
         return Ok(());
     };
-    match (header, params.and_then(|p| p.get(key))) {
+    match (header, params.and_then(|p| p.member(key)).as_ref()) {
         (None, Some(Value::String(b))) => Err(format!(
             "the Mcp-Name header is required for {method} (the body's params.{key} is '{b}')"
         )),
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn names() {
-        let p = obj(json!({"name": "echo"}));
+        let p = tessera_types::Params::from(obj(json!({"name": "echo"})));
         assert!(check_name(methods::TOOLS_CALL, Some(&p), Some("echo")).is_ok());
         assert!(check_name(methods::TOOLS_CALL, Some(&p), Some("other")).is_err());
         assert!(check_name(methods::TOOLS_CALL, Some(&p), None).is_err());

@@ -70,6 +70,12 @@ pub enum Reply {
     Raw(RawResult),
 }
 
+impl From<JsonObject> for Reply {
+    fn from(o: JsonObject) -> Self {
+        Reply::Object(o)
+    }
+}
+
 impl Reply {
     /// The result as an object (a text is read).
     pub fn into_object(self) -> Result<JsonObject, serde_json::Error> {

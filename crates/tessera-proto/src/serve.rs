@@ -8,7 +8,7 @@ use tessera_types::methods;
 use serde_json::{Value, json};
 use tessera_types::{
     CacheScope, ClientCapabilities, DiscoverResult, Era, ErrorCode, ErrorObject, InitializeResult,
-    JsonObject, ProtocolVersion, RequestId,
+    JsonObject, Params, ProtocolVersion, RequestId,
 };
 
 use crate::config::Role;
@@ -46,7 +46,7 @@ impl Engine {
         _now: Instant,
         id: RequestId,
         method: String,
-        params: Option<JsonObject>,
+        params: Option<Params>,
         batch: Option<u64>,
     ) {
         if self.inflight.contains_key(&id) {
@@ -59,19 +59,23 @@ impl Engine {
             );
             return;
         }
+        // `_meta` is read once, on its own; the rest of the params stays text.
+        let meta = decode::params_meta(params.as_ref());
+        let request = Incoming {
+            id,
+            method,
+            params,
+            meta,
+        };
         match self.config.role {
-            Role::Client => self.on_request_as_client(id, method, params, batch),
-            Role::Server => self.on_request_as_server(id, method, params, batch),
+            Role::Client => self.on_request_as_client(request, batch),
+            Role::Server => self.on_request_as_server(request, batch),
         }
     }
 
-    fn on_request_as_client(
-        &mut self,
-        id: RequestId,
-        method: String,
-        params: Option<JsonObject>,
-        batch: Option<u64>,
-    ) {
+    fn on_request_as_client(&mut self, mut r: Incoming, batch: Option<u64>) {
+        let Incoming { id, method, .. } = &r;
+        let (id, method) = (id.clone(), method.clone());
         if method == methods::PING {
             self.answer(Some(id), Ok(JsonObject::new()), batch);
             return;
@@ -86,24 +90,18 @@ impl Engine {
         let context = RequestContext {
             era,
             version,
-            progress_token: progress_token(params.as_ref()),
+            progress_token: progress_token(r.meta.as_ref()),
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: decode::meta(params.as_ref()).cloned().map(Arc::new),
+            meta: r.meta.take().map(Arc::new),
             log_level: None,
         };
-        self.start(id, method, params, context, batch);
+        self.start(r, context, batch);
     }
 
-    fn on_request_as_server(
-        &mut self,
-        id: RequestId,
-        method: String,
-        params: Option<JsonObject>,
-        batch: Option<u64>,
-    ) {
-        let meta = decode::meta(params.as_ref());
-        if let Some(v) = meta.and_then(|m| m.get(mk::PROTOCOL_VERSION)) {
+    fn on_request_as_server(&mut self, r: Incoming, batch: Option<u64>) {
+        let id = r.id.clone();
+        if let Some(v) = r.meta.as_ref().and_then(|m| m.get(mk::PROTOCOL_VERSION)) {
             let Some(requested) = v.as_str() else {
                 let e = ErrorObject::invalid_params(format!(
                     "_meta {} must be a string",
@@ -119,14 +117,14 @@ impl Engine {
                     return;
                 }
                 Some(v) if v.era() == Era::Modern => {
-                    self.serve_modern(id, method, params, v, batch);
+                    self.serve_modern(r, v, batch);
                     return;
                 }
                 // A legacy version in `_meta`: served by the session below.
                 Some(_) => {}
             }
         }
-        self.serve_legacy(id, method, params, batch);
+        self.serve_legacy(r, batch);
     }
 
     /// The `-32022` error for a version this server does not speak.
@@ -141,15 +139,9 @@ impl Engine {
         }))
     }
 
-    fn serve_modern(
-        &mut self,
-        id: RequestId,
-        method: String,
-        params: Option<JsonObject>,
-        version: ProtocolVersion,
-        batch: Option<u64>,
-    ) {
-        let meta = decode::meta(params.as_ref()).cloned().unwrap_or_default();
+    fn serve_modern(&mut self, mut r: Incoming, version: ProtocolVersion, batch: Option<u64>) {
+        let (id, method) = (r.id.clone(), r.method.clone());
+        let meta = r.meta.take().unwrap_or_default();
         let Some(Value::Object(_)) = meta.get(mk::CLIENT_CAPABILITIES) else {
             let e = ErrorObject::invalid_params(format!(
                 "Invalid params: _meta {} is required (an object) on every {version} request",
@@ -187,18 +179,19 @@ impl Engine {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
+        let progress_token = progress_token(Some(&meta));
         let meta = Arc::new(meta);
         let context = RequestContext {
             era: Era::Modern,
             version,
-            progress_token: progress_token(params.as_ref()),
+            progress_token,
             // Read where they are, in the shared `_meta`; typed on first use.
             peer_capabilities: PeerCapabilities::from_request_meta(meta.clone()),
             peer_info: info,
             meta: Some(meta),
             log_level,
         };
-        self.start(id, method, params, context, batch);
+        self.start(r, context, batch);
     }
 
     /// The `server/discover` result, shaped for 2026-07-28.
@@ -217,16 +210,11 @@ impl Engine {
         r
     }
 
-    fn serve_legacy(
-        &mut self,
-        id: RequestId,
-        method: String,
-        params: Option<JsonObject>,
-        batch: Option<u64>,
-    ) {
+    fn serve_legacy(&mut self, mut r: Incoming, batch: Option<u64>) {
+        let (id, method) = (r.id.clone(), r.method.clone());
         match method.as_str() {
             methods::INITIALIZE => {
-                let outcome = self.initialize(params.as_ref());
+                let outcome = self.initialize(r.params.as_ref().map(Params::object));
                 self.answer(Some(id), outcome, batch);
                 return;
             }
@@ -252,7 +240,7 @@ impl Engine {
         }
         if method == methods::LOGGING_SET_LEVEL && self.config.server.capabilities.logging.is_some()
         {
-            let level = params.as_ref().and_then(|p| p.get("level"));
+            let level = r.params.as_ref().and_then(|p| p.get("level"));
             let outcome = match level {
                 Some(Value::String(l)) if level_rank(l).is_some() => {
                     self.session.log_level = Some(l.clone());
@@ -277,13 +265,13 @@ impl Engine {
         let context = RequestContext {
             era: Era::Legacy,
             version,
-            progress_token: progress_token(params.as_ref()),
+            progress_token: progress_token(r.meta.as_ref()),
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: decode::meta(params.as_ref()).cloned().map(Arc::new),
+            meta: r.meta.take().map(Arc::new),
             log_level: self.session.log_level.clone(),
         };
-        self.start(id, method, params, context, batch);
+        self.start(r, context, batch);
     }
 
     fn initialize(&mut self, params: Option<&JsonObject>) -> Result<JsonObject, ErrorObject> {
@@ -333,14 +321,11 @@ impl Engine {
         Ok(to_object(&result))
     }
 
-    fn start(
-        &mut self,
-        id: RequestId,
-        method: String,
-        params: Option<JsonObject>,
-        context: RequestContext,
-        batch: Option<u64>,
-    ) {
+    fn start(&mut self, r: Incoming, context: RequestContext, batch: Option<u64>) {
+        let Incoming {
+            id, method, params, ..
+        } = r;
+        let tag = request_tag(context.meta.as_deref());
         self.inflight.insert(
             id.clone(),
             Inflight {
@@ -351,7 +336,7 @@ impl Engine {
                 batch,
                 log_level: context.log_level.clone(),
                 method: method.clone(),
-                tag: request_tag(params.as_ref()),
+                tag,
             },
         );
         self.push_event(Event::Request(IncomingRequest {
@@ -363,17 +348,26 @@ impl Engine {
     }
 }
 
+/// A request as the engine reads it: its `_meta` apart, the rest of its
+/// params as they came.
+struct Incoming {
+    id: RequestId,
+    method: String,
+    params: Option<Params>,
+    meta: Option<JsonObject>,
+}
+
 /// The request's tag to echo ([`mk::REQUEST_TAG`]), when it is one.
-fn request_tag(params: Option<&JsonObject>) -> Option<Value> {
-    match decode::meta(params)?.get(mk::REQUEST_TAG)? {
+fn request_tag(meta: Option<&JsonObject>) -> Option<Value> {
+    match meta?.get(mk::REQUEST_TAG)? {
         v @ Value::String(s) if s.len() <= crate::engine::MAX_REQUEST_TAG => Some(v.clone()),
         v @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(v.clone()),
         _ => None,
     }
 }
 
-fn progress_token(params: Option<&JsonObject>) -> Option<RequestId> {
-    decode::meta(params)?
+fn progress_token(meta: Option<&JsonObject>) -> Option<RequestId> {
+    meta?
         .get(mk::PROGRESS_TOKEN)
         .and_then(|v| serde_json::from_value(v.clone()).ok())
 }

@@ -591,22 +591,23 @@ impl Inner {
     /// that is down or fails is left out, and the page goes on with the next.
     async fn list(&self, r: &Request, method: &str, key: &str) -> HandlerResult {
         let size = self.page_size.load(Ordering::Relaxed).max(1);
-        let (mut index, mut cursor, mut skip) = match requested_cursor(r.params.as_ref())? {
-            None => (0, None, 0),
-            Some(c) => {
-                let p = Position::open(method, c)?;
-                let i = self
-                    .members
-                    .iter()
-                    .position(|m| m.entry.name == p.upstream)
-                    .ok_or_else(|| {
-                        ErrorObject::invalid_params(format!(
-                            "Invalid params: invalid cursor for {method}"
-                        ))
-                    })?;
-                (i, p.cursor, p.skip)
-            }
-        };
+        let (mut index, mut cursor, mut skip) =
+            match requested_cursor(r.params.as_ref().map(tessera_types::Params::object))? {
+                None => (0, None, 0),
+                Some(c) => {
+                    let p = Position::open(method, c)?;
+                    let i = self
+                        .members
+                        .iter()
+                        .position(|m| m.entry.name == p.upstream)
+                        .ok_or_else(|| {
+                            ErrorObject::invalid_params(format!(
+                                "Invalid params: invalid cursor for {method}"
+                            ))
+                        })?;
+                    (i, p.cursor, p.skip)
+                }
+            };
         let mut items: Vec<Value> = Vec::new();
         let mut hints = Hints::default();
         // Upstream pages read for this page, bounded so that upstreams
@@ -653,7 +654,11 @@ impl Inner {
     /// Forwards a request addressed by a prefixed name or URI.
     async fn routed(&self, r: &Request) -> HandlerResult {
         let method = r.method.as_str();
-        let mut params = r.params.clone().unwrap_or_default();
+        let mut params = r
+            .params
+            .as_ref()
+            .map(|p| p.object().clone())
+            .unwrap_or_default();
         let unknown = |what: &str, v: &str| {
             ErrorObject::invalid_params(format!(
                 "Invalid params: unknown {what} {v:?} (names are NAME{NAME_SEPARATOR}{what}, URIs NAME{URI_SEPARATOR}URI, with NAME one of the upstreams)"
@@ -743,7 +748,8 @@ impl Inner {
     /// `resources/subscribe` and `resources/unsubscribe` of a legacy session:
     /// counted, so that the upstream is asked once per URI.
     async fn subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
-        let uri = param_str(r.params.as_ref(), "uri")?.to_owned();
+        let uri =
+            param_str(r.params.as_ref().map(tessera_types::Params::object), "uri")?.to_owned();
         if self.by_uri(&uri).is_none() {
             return Err(ErrorObject::invalid_params(format!(
                 "Invalid params: unknown resource {uri:?}"

@@ -434,7 +434,10 @@ fn needs_own_session(inner: &Inner, r: &Request) -> bool {
             | methods::TASKS_LIST
             | methods::TASKS_CANCEL
     );
-    let task = r.params.as_ref().is_some_and(|p| p.contains_key("task"));
+    let task = r
+        .params
+        .as_ref()
+        .is_some_and(|p| p.may_have("task") && p.object().contains_key("task"));
     // A client of the tasks extension may get a task for any call. (The
     // 2025-11-25 `tasks` capability is about the client running the
     // server's requests as tasks: over the shared connection the proxy
@@ -654,7 +657,7 @@ impl Service for ProxyService {
         let me = self.clone();
         Handling::Reply(Box::pin(async move {
             let (up, calls) = me.upstream_for(&r).await?;
-            let params = r.params.take();
+            let params = r.params.take().map(tessera_types::Params::into_object);
             forward_reply(&up, &calls, &r, &r.method, params).await
         }))
     }
@@ -671,7 +674,7 @@ impl Service for ProxyService {
                 };
             }
             // The params move on upstream (rewritten in place, never copied).
-            let params = r.params.take();
+            let params = r.params.take().map(tessera_types::Params::into_object);
             let out = forward(&up, &calls, &r, &r.method, params).await;
             if let (Ok(result), methods::TOOLS_LIST) = (&out, r.method.as_str()) {
                 me.inner.schemas.learn(result);

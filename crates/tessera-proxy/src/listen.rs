@@ -244,7 +244,12 @@ pub(crate) async fn forward(
     r: &Request,
 ) -> HandlerResult {
     let (tx, rx) = oneshot::channel();
-    let params = prepare(r.params.clone(), r, Era::Modern, None);
+    let params = prepare(
+        r.params.as_ref().map(|p| p.object().clone()),
+        r,
+        Era::Modern,
+        None,
+    );
     let options = RequestOptions {
         no_timeout: true,
         ..RequestOptions::default()

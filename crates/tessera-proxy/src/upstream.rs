@@ -123,7 +123,10 @@ impl Service for UpstreamService {
         SERVER_TO_CLIENT.iter().map(|m| (*m).to_owned()).collect()
     }
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        self.0.request(request.method, request.params)
+        self.0.request(
+            request.method,
+            request.params.map(tessera_types::Params::into_object),
+        )
     }
     fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
         self.0.notification(n.method, n.params);

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use tessera_proto::{IncomingRequest, Reply, RequestContext};
-use tessera_types::{ErrorObject, JsonObject, ProtocolVersion, RequestId};
+use tessera_types::{ErrorObject, JsonObject, Params, ProtocolVersion, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use crate::peer::Peer;
@@ -108,8 +108,8 @@ pub struct Request {
     pub id: RequestId,
     /// The method.
     pub method: String,
-    /// The params.
-    pub params: Option<JsonObject>,
+    /// The params, as they came (text until read; see [`Params`]).
+    pub params: Option<Params>,
     /// Era, version, peer capabilities, `_meta`.
     pub context: RequestContext,
     /// The connection, for progress, logs and requests back to the peer.

@@ -68,10 +68,10 @@ impl Service for Lab {
                     // Logged right before the answer: it must still go out first.
                     r.peer
                         .log("info", None, json!("working"), Some(r.id.clone()));
-                    Ok(r.params.clone().unwrap_or_default())
+                    Ok(r.params.clone().unwrap_or_default().into_object())
                 }
                 "slow" => {
-                    let ms = ms_of(r.params.as_ref());
+                    let ms = ms_of(r.params.as_ref().map(tessera_types::Params::object));
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                     Ok(obj(json!({ "slept": ms })))
                 }
@@ -88,7 +88,9 @@ impl Service for Lab {
                 }
                 "ask" => {
                     let options = RequestOptions {
-                        timeout: Some(Duration::from_millis(ms_of(r.params.as_ref()))),
+                        timeout: Some(Duration::from_millis(ms_of(
+                            r.params.as_ref().map(tessera_types::Params::object),
+                        ))),
                         related: Some(r.id.clone()),
                         ..RequestOptions::default()
                     };

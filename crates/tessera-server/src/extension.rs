@@ -269,8 +269,9 @@ impl ExtensionRequest {
     /// [`RequestContext::meta`]) and without the 2026-07-28 round fields
     /// `inputResponses` and `requestState`.
     pub fn params(&self) -> JsonObject {
-        let mut p =
-            crate::mrtr::without_round_fields(self.request.params.as_ref()).unwrap_or_default();
+        let mut p = crate::mrtr::without_round_fields(self.request.params.as_ref())
+            .map(tessera_types::Params::into_object)
+            .unwrap_or_default();
         p.remove("_meta");
         p
     }

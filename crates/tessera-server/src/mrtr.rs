@@ -277,12 +277,18 @@ pub fn params_digest(params: Option<&JsonObject>) -> String {
 /// `requestState`), which [`crate::Server::prepare_input`] reads on its own:
 /// typed decoding of the rest must not fail on answers the server does not
 /// recognise (the spec says to ignore those).
-pub(crate) fn without_round_fields(params: Option<&JsonObject>) -> Option<JsonObject> {
+pub(crate) fn without_round_fields(
+    params: Option<&tessera_types::Params>,
+) -> Option<tessera_types::Params> {
     params.map(|p| {
-        let mut p = p.clone();
-        p.remove("inputResponses");
-        p.remove("requestState");
-        p
+        // Only params that may have a round field need a copy without it.
+        if !p.may_have("inputResponses") && !p.may_have("requestState") {
+            return p.clone();
+        }
+        let mut o = p.object().clone();
+        o.remove("inputResponses");
+        o.remove("requestState");
+        tessera_types::Params::from(o)
     })
 }
 
@@ -384,6 +390,11 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
             return Ok(std::sync::Arc::new(InputState::new(false, BTreeMap::new())));
         }
         let params = r.params.as_ref();
+        // Params that cannot have a round field are not read.
+        let names = |key: &str| params.is_some_and(|p| p.may_have(key));
+        if !names("requestState") && !names("inputResponses") {
+            return Ok(std::sync::Arc::new(InputState::new(true, BTreeMap::new())));
+        }
         let mut answers = match params.and_then(|p| p.get("requestState")) {
             None | Some(Value::Null) => BTreeMap::new(),
             Some(Value::String(s)) => {
@@ -392,7 +403,7 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
                     .open(
                         s,
                         &r.method,
-                        &params_digest(params),
+                        &params_digest(params.map(tessera_types::Params::object)),
                         principal(r).as_deref(),
                         SystemTime::now(),
                     )?
@@ -428,16 +439,17 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
     /// Runs a handler that may ask for input. When it stops for input (modern
     /// era), answers with an `InputRequiredResult` (or `-32021` when it needed
     /// a capability the client lacks).
-    pub(crate) async fn run_with_input<F>(
+    pub(crate) async fn run_with_input<F, T>(
         &self,
         method: &str,
-        params: Option<&JsonObject>,
+        params: Option<&tessera_types::Params>,
         principal: Option<String>,
         input: std::sync::Arc<InputState>,
         handler: F,
-    ) -> Result<JsonObject, ErrorObject>
+    ) -> Result<T, ErrorObject>
     where
-        F: std::future::Future<Output = Result<JsonObject, ErrorObject>>,
+        F: std::future::Future<Output = Result<T, ErrorObject>>,
+        T: From<JsonObject>,
     {
         tokio::pin!(handler);
         tokio::select! {
@@ -445,7 +457,7 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
             out = &mut handler => out,
             _ = input.needed.notified() => {
                 let un = input.take_unanswered();
-                self.input_required_result(method, params, principal, &input, un)
+                self.input_required_result(method, params, principal, &input, un).map(T::from)
             }
         }
     }
@@ -456,7 +468,7 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
     pub(crate) fn input_required_result(
         &self,
         method: &str,
-        params: Option<&JsonObject>,
+        params: Option<&tessera_types::Params>,
         principal: Option<String>,
         input: &InputState,
         un: Unanswered,
@@ -466,7 +478,7 @@ impl<S: Send + Sync + 'static> crate::Server<S> {
         }
         let state = self.inner.sealer.seal(
             method,
-            &params_digest(params),
+            &params_digest(params.map(tessera_types::Params::object)),
             principal.as_deref(),
             &input.answers,
             SystemTime::now(),

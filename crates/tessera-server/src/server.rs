@@ -7,10 +7,10 @@ use tessera_types::methods;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tessera_proto::{EngineConfig, ServerIdentity};
+use tessera_proto::{EngineConfig, Reply, ServerIdentity};
 use tessera_runtime::middleware::{Middleware, MiddlewareStack};
 use tessera_runtime::{
-    BoxFuture, ConnectionOptions, HandlerResult, Notification, Peer, Request, Service,
+    BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, Peer, Request, Service,
 };
 use tessera_types::{
     Era, ErrorObject, Implementation, JsonObject, ProtocolVersion, ServerCapabilities,
@@ -669,8 +669,11 @@ impl<S: Send + Sync + 'static> Server<S> {
             if guards.peek().is_some() {
                 let context = RequestContext::from_request(&request);
                 for g in guards {
-                    let checked =
-                        g.check_request(&request.method, &context, request.params.as_ref());
+                    let checked = g.check_request(
+                        &request.method,
+                        &context,
+                        request.params.as_ref().map(tessera_types::Params::object),
+                    );
                     if let Err(e) = checked {
                         return ready(Err(e));
                     }
@@ -715,6 +718,19 @@ impl<S: Send + Sync + 'static> Server<S> {
 impl<S: Send + Sync + 'static> Service for Server<S> {
     fn methods(&self) -> Vec<String> {
         self.served_methods()
+    }
+
+    /// A `tools/call` that nothing reads on its way out (no middleware, no
+    /// extension on the method) is answered with its result written
+    /// straight to JSON text; everything else as a tree.
+    fn handle(&self, request: Request) -> Handling {
+        if request.method == methods::TOOLS_CALL
+            && self.inner.middleware.is_empty()
+            && !self.inner.extensions.touches(methods::TOOLS_CALL)
+        {
+            return Handling::Reply(self.call_tool::<Reply>(request));
+        }
+        Handling::Object(self.handle_request(request))
     }
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {

@@ -5,7 +5,6 @@ use tessera_types::methods;
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
 use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
@@ -15,13 +14,14 @@ use tessera_types::{
 
 use crate::context::RequestContext;
 use crate::error::BuildError;
-use crate::extract::{HandlerInput, RequestParts, ToolCall};
+use crate::extract::{HandlerInput, ToolCall};
 use crate::handler::ToolHandler;
 use crate::schema::{Validator, empty_object_schema};
-use crate::server::{Server, ready, to_object};
+use crate::server::{Server, ready};
 use crate::task::TaskStart;
-use crate::task::call::{TaskCall, TaskPlan};
 use tessera_types::tool::TaskSupport;
+
+mod call;
 
 type ErasedHandler<S> = Arc<
     dyn Fn(HandlerInput<S, ToolCall>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>
@@ -264,53 +264,6 @@ impl<S> RegisteredTool<S> {
     }
 }
 
-/// What `tools/call` reads of its params before the handler runs.
-struct CallParams {
-    name: String,
-}
-
-/// Checks the shape of `tools/call` params without copying them (the typed
-/// form is [`CallToolRequestParams`]) and returns the tool's name.
-/// `inputResponses` and `requestState` are read on their own (see
-/// [`Server::prepare_input`](crate::Server)).
-fn call_params(params: Option<&JsonObject>) -> Result<&str, String> {
-    let Some(p) = params else {
-        return Err("missing field `name`".into());
-    };
-    let name = match p.get("name") {
-        Some(Value::String(n)) => n.as_str(),
-        Some(other) => return Err(format!("invalid type: {}, expected a string", kind(other))),
-        None => return Err("missing field `name`".into()),
-    };
-    for key in ["arguments", "_meta"] {
-        match p.get(key) {
-            None | Some(Value::Null) | Some(Value::Object(_)) => {}
-            Some(other) => {
-                return Err(format!(
-                    "invalid type: {}, expected a map (field `{key}`)",
-                    kind(other)
-                ));
-            }
-        }
-    }
-    if let Some(task) = p.get("task").filter(|t| !t.is_null()) {
-        tessera_types::tasks::legacy::TaskMetadata::deserialize(task).map_err(|e| e.to_string())?;
-    }
-    Ok(name)
-}
-
-/// How serde names a JSON value's type in its errors.
-fn kind(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("boolean `{b}`"),
-        Value::Number(n) => format!("number `{n}`"),
-        Value::String(s) => format!("string {s:?}"),
-        Value::Array(_) => "sequence".into(),
-        Value::Object(_) => "map".into(),
-    }
-}
-
 /// The tools of a server, in registration order (a deterministic order, so
 /// clients and model prompt caches see a stable list).
 pub(crate) struct ToolRegistry<S> {
@@ -386,7 +339,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     pub(crate) fn handle_tools(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         match r.method.as_str() {
             methods::TOOLS_LIST => ready(self.list_tools(&r)),
-            _ => self.call_tool(r),
+            _ => self.call_tool::<JsonObject>(r),
         }
     }
 
@@ -435,126 +388,5 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
         self.cache_hints(&ctx, &mut result);
         Ok(result)
-    }
-
-    fn call_tool(&self, mut r: Request) -> BoxFuture<'static, HandlerResult> {
-        let name = match call_params(r.params.as_ref()) {
-            Ok(name) => name.to_owned(),
-            Err(e) => {
-                return ready(Err(ErrorObject::invalid_params(format!(
-                    "Invalid params for tools/call: {e}"
-                ))));
-            }
-        };
-        let params = CallParams { name };
-        let Some(tool) = self.read().tools.get(&params.name) else {
-            return ready(Err(ErrorObject::invalid_params(format!(
-                "Unknown tool: {}",
-                tessera_types::excerpt(&params.name)
-            ))));
-        };
-        let missing: Vec<&String> = tool
-            .requires
-            .iter()
-            .filter(|c| !r.context.peer_capabilities.declares(c))
-            .collect();
-        if !missing.is_empty() {
-            let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-            if r.context.era == tessera_types::Era::Modern {
-                let required: JsonObject = names
-                    .iter()
-                    .map(|n| ((*n).to_owned(), Value::Object(JsonObject::new())))
-                    .collect();
-                return ready(Err(ErrorObject::new(
-                    tessera_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    format!(
-                        "Missing required client capability: tool {} needs {}",
-                        params.name,
-                        names.join(", ")
-                    ),
-                )
-                .with_data(serde_json::json!({ "requiredCapabilities": required }))));
-            }
-            return ready(Ok(to_object(&CallToolResult::error(format!(
-                "Tool {} needs the client capability {}, which this client did not declare",
-                params.name,
-                names.join(", ")
-            )))));
-        }
-        let args = r.params.as_ref().and_then(|p| p.get("arguments"));
-        let empty = Value::Object(JsonObject::new());
-        let args_value = match args {
-            Some(v @ Value::Object(_)) => v,
-            _ => &empty,
-        };
-        if let Err(problem) = tool.input.check(args_value) {
-            return ready(Ok(to_object(&CallToolResult::error(format!(
-                "Invalid arguments for tool {}: {problem}",
-                params.name
-            )))));
-        }
-        let input = match self.prepare_input(&r) {
-            Ok(i) => i,
-            Err(e) => return ready(Err(e)),
-        };
-        // The arguments go to the handler as they are. Only a 2026-07-28 call
-        // may need its params again (to seal the state of an input-required
-        // result): it gets a copy; otherwise they are moved out.
-        let arguments = if r.context.era == tessera_types::Era::Modern {
-            args.and_then(Value::as_object).cloned()
-        } else {
-            match r.params.as_mut().and_then(|p| p.remove("arguments")) {
-                Some(Value::Object(o)) => Some(o),
-                _ => None,
-            }
-        };
-        let plan = match crate::task::call::plan(
-            &r,
-            &params.name,
-            tool.task_support(),
-            tool.task_start,
-            self.read().tools.offers_tasks(),
-        ) {
-            Ok(p) => p,
-            Err(e) => return ready(Err(e)),
-        };
-        let mut context = RequestContext::from_request(&r);
-        context.input = Some(input.clone());
-        let task =
-            (plan != TaskPlan::Inline).then(|| TaskCall::new(self.tasks().clone(), &r, plan));
-        if let Some(t) = &task {
-            context.cancel = t.cancel.clone();
-            context.task = Some(t.link.clone());
-        }
-        let call = HandlerInput {
-            parts: RequestParts::new(self, context),
-            body: ToolCall { arguments },
-        };
-        let fut = (tool.handler)(call);
-        let server = self.clone();
-        let principal = crate::mrtr::principal(&r);
-        Box::pin(async move {
-            let run = async move {
-                let result = fut.await?;
-                if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
-                    let structured = result.structured_content.clone().unwrap_or(Value::Null);
-                    if let Err(problem) = v.check(&structured) {
-                        return Err(ErrorObject::internal(format!(
-                            "Internal error: tool {} returned output that does not match its outputSchema: {problem}",
-                            tool.tool.name
-                        )));
-                    }
-                }
-                Ok(to_object(&result))
-            };
-            match task {
-                Some(t) => t.run(server, &r, principal, input, Box::pin(run)).await,
-                None => {
-                    server
-                        .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
-                        .await
-                }
-            }
-        })
     }
 }

@@ -139,7 +139,7 @@ async fn a_layer_rewrites_params_and_results() {
         if let Some(args) = request
             .params
             .as_mut()
-            .and_then(|p| p.get_mut("arguments"))
+            .and_then(|p| p.object_mut().get_mut("arguments"))
             .and_then(Value::as_object_mut)
         {
             if let Some(Value::String(t)) = args.get_mut("text") {

@@ -9,7 +9,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::JsonObject;
+use crate::{JsonObject, Params};
 
 /// The `jsonrpc` member: always the string `"2.0"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -81,9 +81,9 @@ pub struct JsonRpcRequest {
     pub id: RequestId,
     /// The method name.
     pub method: String,
-    /// The parameters, always an object in MCP.
+    /// The parameters, always an object in MCP (as received, until read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<JsonObject>,
+    pub params: Option<Params>,
 }
 
 /// A notification: a one-way message with no id and no response.
@@ -93,9 +93,9 @@ pub struct JsonRpcNotification {
     pub jsonrpc: JsonRpcVersion,
     /// The method name.
     pub method: String,
-    /// The parameters, always an object in MCP.
+    /// The parameters, always an object in MCP (as received, until read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<JsonObject>,
+    pub params: Option<Params>,
 }
 
 /// A successful response.
@@ -177,7 +177,7 @@ impl JsonRpcMessage {
             jsonrpc: JsonRpcVersion,
             id,
             method: method.into(),
-            params,
+            params: params.map(Params::from),
         })
     }
 
@@ -186,7 +186,7 @@ impl JsonRpcMessage {
         JsonRpcMessage::Notification(JsonRpcNotification {
             jsonrpc: JsonRpcVersion,
             method: method.into(),
-            params,
+            params: params.map(Params::from),
         })
     }
 

@@ -122,6 +122,7 @@ pub mod method;
 pub mod methods;
 pub mod mrtr;
 pub mod pagination;
+pub mod params;
 pub mod progress;
 pub mod prompt;
 pub mod resource;
@@ -150,10 +151,12 @@ pub use logging::*;
 pub use messages::*;
 pub use meta::{MetaObject, NotificationMeta, RequestMeta, ResultMeta};
 pub use method::{
-    Notification, NotificationParams, Request, RequestParams, decode_params, encode_params,
+    Notification, NotificationParams, Request, RequestParams, decode_object_params, decode_params,
+    encode_params,
 };
 pub use mrtr::*;
 pub use pagination::*;
+pub use params::Params;
 pub use progress::*;
 pub use prompt::*;
 pub use resource::*;

@@ -3,11 +3,11 @@
 //! `ServerNotification`, across all versions.
 //!
 //! ```
-//! use tessera_types::{ClientRequest, JsonObject};
+//! use tessera_types::{ClientRequest, JsonObject, Params};
 //!
 //! let mut params = JsonObject::new();
 //! params.insert("name".into(), "get_weather".into());
-//! match ClientRequest::decode("tools/call", Some(&params)).unwrap() {
+//! match ClientRequest::decode("tools/call", Some(&Params::from(params))).unwrap() {
 //!     ClientRequest::CallTool(p) => assert_eq!(p.name, "get_weather"),
 //!     other => panic!("unexpected {other:?}"),
 //! }
@@ -69,7 +69,7 @@ macro_rules! message_union {
             }
 
             /// Decodes a method name and its params.
-            pub fn decode(method: &str, params: Option<&JsonObject>) -> Result<Self, DecodeError> {
+            pub fn decode(method: &str, params: Option<&$crate::Params>) -> Result<Self, DecodeError> {
                 $(
                     if method == <$marker as $crate::method::$kind>::METHOD {
                         return decode_params(params)

@@ -64,13 +64,26 @@ pub fn encode_params<P: Serialize>(params: &P) -> Result<JsonObject, serde_json:
     }
 }
 
+/// Decodes params held as a tree into a typed value (without copying the
+/// tree). Absent params decode like an empty object.
+pub fn decode_object_params<P: DeserializeOwned>(
+    params: Option<&JsonObject>,
+) -> Result<P, serde_json::Error> {
+    match params {
+        Some(o) => crate::params::decode_tree(o),
+        None => serde_json::from_str("{}"),
+    }
+}
+
 /// Decodes a message's `params` into a typed value. Absent params decode
 /// like an empty object, so types whose fields are all optional accept them.
 pub fn decode_params<P: DeserializeOwned>(
-    params: Option<&JsonObject>,
+    params: Option<&crate::params::Params>,
 ) -> Result<P, serde_json::Error> {
-    let map = params.cloned().unwrap_or_default();
-    serde_json::from_value(Value::Object(map))
+    match params {
+        Some(p) => p.decode(),
+        None => serde_json::from_str("{}"),
+    }
 }
 
 impl JsonRpcMessage {

@@ -46,7 +46,18 @@ fn object_member<'a>(v: &'a Value, key: &str) -> Option<&'a JsonObject> {
 /// Typed params of `P` round-trip (absent params compare as `{}`).
 fn params<P: Serialize + DeserializeOwned>(v: &Value) -> Result<(), String> {
     let params = object_member(v, "params");
-    let typed: P = decode_params(params).map_err(|e| format!("params decode: {e}"))?;
+    // Both forms of params read the same: a tree, and the text as received.
+    let tree = params.cloned().map(tessera_types::Params::from);
+    let text = params.map(|p| {
+        tessera_types::Params::from_raw(serde_json::value::to_raw_value(p).unwrap()).unwrap()
+    });
+    let typed: P = decode_params(tree.as_ref()).map_err(|e| format!("params decode: {e}"))?;
+    let from_text: P =
+        decode_params(text.as_ref()).map_err(|e| format!("params decode (text): {e}"))?;
+    same(
+        &serde_json::to_value(&from_text).unwrap(),
+        &serde_json::to_value(&typed).unwrap(),
+    )?;
     let back = encode_params(&typed).map_err(|e| format!("params encode: {e}"))?;
     same(
         &Value::Object(params.cloned().unwrap_or_default()),

@@ -110,9 +110,10 @@ impl ScopeLayer {
 
 impl Middleware for ScopeLayer {
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
-        let extra = self
-            .rules
-            .needed_for(&request.method, request.params.as_ref());
+        let extra = self.rules.needed_for(
+            &request.method,
+            request.params.as_ref().map(tessera_types::Params::object),
+        );
         let earlier = request.frame().and_then(|f| f.refusal());
         let ours = earlier
             .as_ref()

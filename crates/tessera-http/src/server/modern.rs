@@ -80,8 +80,10 @@ pub(crate) fn detect(
             }
         },
     };
-    let meta_version =
-        tessera_proto::decode::meta(params).and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
+    let meta = tessera_proto::decode::params_meta(params);
+    let meta_version = meta
+        .as_ref()
+        .and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
     let meta_version = match meta_version {
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
@@ -227,7 +229,7 @@ pub(crate) fn check_param_headers(
 /// `_meta` for an internal request on behalf of `r` (same version and capabilities).
 pub(crate) fn internal_meta(r: &JsonRpcRequest) -> JsonObject {
     let mut meta = JsonObject::new();
-    if let Some(m) = tessera_proto::decode::meta(r.params.as_ref()) {
+    if let Some(m) = tessera_proto::decode::params_meta(r.params.as_ref()) {
         for key in [
             meta_keys::PROTOCOL_VERSION,
             meta_keys::CLIENT_CAPABILITIES,

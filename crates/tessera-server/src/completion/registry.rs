@@ -193,7 +193,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// A known argument without a provider gets an empty list. A provider's
     /// answer is cut to 100 values, with `total` and `hasMore` set.
     pub(crate) fn handle_completion(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        if let Err(e) = check_reference_type(r.params.as_ref()) {
+        if let Err(e) = check_reference_type(r.params.as_ref().map(tessera_types::Params::object)) {
             return ready(Err(e));
         }
         let params: CompleteRequestParams = match tessera_types::decode_params(r.params.as_ref()) {

@@ -88,6 +88,7 @@ pub(crate) fn plan(
     let asked = r
         .params
         .as_ref()
+        .filter(|p| p.may_have("task"))
         .and_then(|p| p.get("task"))
         .filter(|t| !t.is_null());
     let tasks_era = r.context.version >= ProtocolVersion::V2025_11_25 && server_has_tasks;

@@ -1,0 +1,277 @@
+//! `tools/call`: what the server reads of the params before the handler
+//! runs, and the call itself, answered as a tree or as JSON text.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tessera_proto::{RawResult, Reply};
+use tessera_runtime::{BoxFuture, Request};
+use tessera_types::{CallToolResult, ErrorObject, JsonObject, Params};
+
+use crate::context::RequestContext;
+use crate::extract::{HandlerInput, RequestParts, ToolCall};
+use crate::server::{Server, to_object};
+use crate::task::call::{TaskCall, TaskPlan};
+
+/// What a tool call's answer is made into: a tree for the middleware path,
+/// JSON text ([`Reply`]) where nothing reads it before it is written.
+pub(crate) trait ToolOutput: From<JsonObject> + Send + 'static {
+    /// The answer for a tool's result.
+    fn from_result(result: &CallToolResult) -> Self;
+}
+
+impl ToolOutput for JsonObject {
+    fn from_result(result: &CallToolResult) -> Self {
+        to_object(result)
+    }
+}
+
+impl ToolOutput for Reply {
+    fn from_result(result: &CallToolResult) -> Self {
+        // Written straight to text; a result that cannot be (never, for
+        // these types) goes the tree way.
+        match serde_json::value::to_raw_value(result)
+            .ok()
+            .and_then(RawResult::new)
+        {
+            Some(text) => Reply::Raw(text),
+            None => Reply::Object(to_object(result)),
+        }
+    }
+}
+
+/// What `tools/call` reads of its params before the handler runs.
+struct CallParams<'a> {
+    name: Cow<'a, str>,
+    /// The `arguments` object (absent and `null` read as none).
+    arguments: Option<JsonObject>,
+}
+
+/// The members of `tools/call` params read from their text; the rest
+/// (`_meta`, the round fields) is read elsewhere or not at all.
+#[derive(Deserialize)]
+struct CallText<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    task: Option<&'a RawValue>,
+}
+
+/// Checks the shape of `tools/call` params (the typed form is
+/// [`CallToolRequestParams`](tessera_types::CallToolRequestParams)) and reads
+/// the tool's name and arguments. Params that arrived as text are read from
+/// it: only the arguments become a tree. `inputResponses` and `requestState`
+/// are read on their own (see [`Server::prepare_input`](crate::Server)).
+fn call_params(params: Option<&Params>) -> Result<CallParams<'_>, String> {
+    let Some(p) = params else {
+        return Err("missing field `name`".into());
+    };
+    let Some(text) = p.raw() else {
+        return call_params_of_tree(p.object());
+    };
+    let t: CallText<'_> = serde_json::from_str(text.get()).map_err(|e| e.to_string())?;
+    let object_or_null = |v: Option<&RawValue>, key: &str| -> Result<(), String> {
+        match v.map(|v| v.get().trim_start().as_bytes().first().copied()) {
+            None | Some(Some(b'{')) => Ok(()),
+            Some(_) => Err(format!(
+                "invalid type: {}, expected a map (field `{key}`)",
+                kind_of_text(v.map(RawValue::get).unwrap_or("null"))
+            )),
+        }
+    };
+    object_or_null(t.arguments, "arguments")?;
+    object_or_null(t.meta, "_meta")?;
+    if let Some(task) = t.task {
+        serde_json::from_str::<Option<tessera_types::tasks::legacy::TaskMetadata>>(task.get())
+            .map_err(|e| e.to_string())?;
+    }
+    let arguments = match t.arguments {
+        Some(a) => Some(serde_json::from_str::<JsonObject>(a.get()).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    Ok(CallParams {
+        name: t.name,
+        arguments,
+    })
+}
+
+/// [`call_params`] for params built as a tree.
+fn call_params_of_tree(p: &JsonObject) -> Result<CallParams<'_>, String> {
+    let name = match p.get("name") {
+        Some(Value::String(n)) => n.as_str(),
+        Some(other) => return Err(format!("invalid type: {}, expected a string", kind(other))),
+        None => return Err("missing field `name`".into()),
+    };
+    for key in ["arguments", "_meta"] {
+        match p.get(key) {
+            None | Some(Value::Null) | Some(Value::Object(_)) => {}
+            Some(other) => {
+                return Err(format!(
+                    "invalid type: {}, expected a map (field `{key}`)",
+                    kind(other)
+                ));
+            }
+        }
+    }
+    if let Some(task) = p.get("task").filter(|t| !t.is_null()) {
+        tessera_types::tasks::legacy::TaskMetadata::deserialize(task).map_err(|e| e.to_string())?;
+    }
+    Ok(CallParams {
+        name: Cow::Borrowed(name),
+        arguments: p.get("arguments").and_then(Value::as_object).cloned(),
+    })
+}
+
+/// How serde names a JSON value's type in its errors.
+fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) => format!("number `{n}`"),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "sequence".into(),
+        Value::Object(_) => "map".into(),
+    }
+}
+
+/// [`kind`] for a value's text (the value is small or its kind is enough).
+fn kind_of_text(text: &str) -> String {
+    match text.trim_start().as_bytes().first() {
+        Some(b'[') => "sequence".into(),
+        Some(b'{') => "map".into(),
+        _ => serde_json::from_str::<Value>(text).map_or_else(|_| "value".into(), |v| kind(&v)),
+    }
+}
+
+impl<S: Send + Sync + 'static> Server<S> {
+    /// Serves `tools/call`, answering with `T`: a tree, or a [`Reply`] whose
+    /// result is written as JSON text.
+    pub(crate) fn call_tool<T: ToolOutput>(
+        &self,
+        r: Request,
+    ) -> BoxFuture<'static, Result<T, ErrorObject>> {
+        let ready = |out: Result<T, ErrorObject>| -> BoxFuture<'static, Result<T, ErrorObject>> {
+            Box::pin(async move { out })
+        };
+        let CallParams { name, arguments } = match call_params(r.params.as_ref()) {
+            Ok(p) => p,
+            Err(e) => {
+                return ready(Err(ErrorObject::invalid_params(format!(
+                    "Invalid params for tools/call: {e}"
+                ))));
+            }
+        };
+        let name = name.into_owned();
+        let Some(tool) = self.read().tools.get(&name) else {
+            return ready(Err(ErrorObject::invalid_params(format!(
+                "Unknown tool: {}",
+                tessera_types::excerpt(&name)
+            ))));
+        };
+        let missing: Vec<&String> = tool
+            .requires
+            .iter()
+            .filter(|c| !r.context.peer_capabilities.declares(c))
+            .collect();
+        if !missing.is_empty() {
+            let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+            if r.context.era == tessera_types::Era::Modern {
+                let required: JsonObject = names
+                    .iter()
+                    .map(|n| ((*n).to_owned(), Value::Object(JsonObject::new())))
+                    .collect();
+                return ready(Err(ErrorObject::new(
+                    tessera_types::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!(
+                        "Missing required client capability: tool {name} needs {}",
+                        names.join(", ")
+                    ),
+                )
+                .with_data(serde_json::json!({ "requiredCapabilities": required }))));
+            }
+            return ready(Ok(T::from_result(&CallToolResult::error(format!(
+                "Tool {name} needs the client capability {}, which this client did not declare",
+                names.join(", ")
+            )))));
+        }
+        // Checked as a value (what the validator reads), then handed over
+        // as the object it is, without a copy.
+        let given = arguments.is_some();
+        let value = Value::Object(arguments.unwrap_or_default());
+        let checked = tool.input.check(&value);
+        let arguments = match value {
+            Value::Object(o) if given => Some(o),
+            _ => None,
+        };
+        if let Err(problem) = checked {
+            return ready(Ok(T::from_result(&CallToolResult::error(format!(
+                "Invalid arguments for tool {name}: {problem}"
+            )))));
+        }
+        let input = match self.prepare_input(&r) {
+            Ok(i) => i,
+            Err(e) => return ready(Err(e)),
+        };
+        let plan = match crate::task::call::plan(
+            &r,
+            &name,
+            tool.task_support(),
+            tool.task_start,
+            self.read().tools.offers_tasks(),
+        ) {
+            Ok(p) => p,
+            Err(e) => return ready(Err(e)),
+        };
+        let mut context = RequestContext::from_request(&r);
+        context.input = Some(input.clone());
+        let task =
+            (plan != TaskPlan::Inline).then(|| TaskCall::new(self.tasks().clone(), &r, plan));
+        if let Some(t) = &task {
+            context.cancel = t.cancel.clone();
+            context.task = Some(t.link.clone());
+        }
+        let call = HandlerInput {
+            parts: RequestParts::new(self, context),
+            body: ToolCall { arguments },
+        };
+        let fut = (tool.handler)(call);
+        let server = self.clone();
+        let principal = crate::mrtr::principal(&r);
+        // The result, checked against the tool's `outputSchema`.
+        let checked = async move {
+            let result = fut.await?;
+            if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
+                let structured = result.structured_content.clone().unwrap_or(Value::Null);
+                if let Err(problem) = v.check(&structured) {
+                    return Err(ErrorObject::internal(format!(
+                        "Internal error: tool {} returned output that does not match its outputSchema: {problem}",
+                        tool.tool.name
+                    )));
+                }
+            }
+            Ok(result)
+        };
+        Box::pin(async move {
+            match task {
+                Some(t) => {
+                    let run = async move { checked.await.map(|result| to_object(&result)) };
+                    t.run(server, &r, principal, input, Box::pin(run))
+                        .await
+                        .map(T::from)
+                }
+                None => {
+                    let run = async move { checked.await.map(|result| T::from_result(&result)) };
+                    server
+                        .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
+                        .await
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,350 @@
+//! The `params` of a request or notification, kept as JSON text until
+//! something reads them.
+//!
+//! A message read off the wire carries its params as the text it arrived
+//! in. A typed reader ([`Params::decode`], [`decode_params`](crate::decode_params))
+//! deserializes straight from that text, with no JSON tree in between; code
+//! that wants to look around ([`Params::object`]) gets a tree built on first
+//! use and kept. Params built by the application ([`From<JsonObject>`]) are a
+//! tree from the start. Written out, params are their text when nothing
+//! changed them, else their tree.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::JsonObject;
+
+/// The deepest nesting of arrays and objects serde_json reads into a tree
+/// (its recursion limit of 128 is reached at the 128th level).
+pub const MAX_NESTING: usize = 127;
+
+/// A request's or notification's params: always a JSON object, as text, as
+/// a tree, or both.
+pub struct Params {
+    /// The text as received; `None` once the tree was changed, or when the
+    /// params were built as a tree.
+    text: Option<Box<RawValue>>,
+    /// The tree, built from the text on first use.
+    tree: OnceLock<JsonObject>,
+}
+
+impl Params {
+    /// Params from JSON text: `None` unless the text is an object nested at
+    /// most [`MAX_NESTING`] deep (so that a tree can always be built from it).
+    pub fn from_raw(text: Box<RawValue>) -> Option<Self> {
+        let ok = text.get().trim_start().starts_with('{') && nesting(text.get()) <= MAX_NESTING;
+        ok.then(|| Params {
+            text: Some(text),
+            tree: OnceLock::new(),
+        })
+    }
+
+    /// The received text, when the params arrived as text and nothing
+    /// changed them since.
+    pub fn raw(&self) -> Option<&RawValue> {
+        self.text.as_deref()
+    }
+
+    /// The params as a tree (built from the text on first use, then kept).
+    pub fn object(&self) -> &JsonObject {
+        self.tree.get_or_init(|| match &self.text {
+            // The constructor checked the text: an object within the depth
+            // limit always reads.
+            Some(t) => serde_json::from_str(t.get()).unwrap_or_default(),
+            None => JsonObject::new(),
+        })
+    }
+
+    /// The params as a tree to change; the received text is dropped.
+    pub fn object_mut(&mut self) -> &mut JsonObject {
+        self.object();
+        self.text = None;
+        self.tree.get_mut().expect("the tree was just built")
+    }
+
+    /// The params as a tree, taken.
+    pub fn into_object(mut self) -> JsonObject {
+        self.object();
+        self.tree.take().unwrap_or_default()
+    }
+
+    /// Whether the params may have the member `key`, decided without
+    /// building the tree when there is text: a text that neither names
+    /// `key` nor has a `\u` escape (which could spell it) cannot have it.
+    /// `true` says "maybe"; [`Params::get`] tells for sure.
+    pub fn may_have(&self, key: &str) -> bool {
+        match &self.text {
+            Some(t) => t.get().contains(key) || t.get().contains("\\u"),
+            None => self.object().contains_key(key),
+        }
+    }
+
+    /// One member, read on its own from the text when there is one (the
+    /// other members are skipped, not built); from the tree otherwise.
+    pub fn member(&self, key: &str) -> Option<Value> {
+        match &self.text {
+            Some(t) => {
+                let mut d = serde_json::Deserializer::from_str(t.get());
+                serde::de::DeserializeSeed::deserialize(MemberSeed(key), &mut d).ok()?
+            }
+            None => self.object().get(key).cloned(),
+        }
+    }
+
+    /// One member (builds the tree on first use).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.object().get(key)
+    }
+
+    /// Deserializes the params as `T`: from the text when there is one, with
+    /// no tree in between.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        match (&self.text, self.tree.get()) {
+            (Some(t), _) => serde_json::from_str(t.get()),
+            (None, Some(tree)) => T::deserialize(ObjectRef(tree)),
+            (None, None) => T::deserialize(ObjectRef(&JsonObject::new())),
+        }
+    }
+
+    /// The params as JSON text (written from the tree when there is no text).
+    pub fn to_raw(&self) -> Box<RawValue> {
+        match &self.text {
+            Some(t) => t.clone(),
+            None => serde_json::value::to_raw_value(self.object())
+                .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("valid JSON")),
+        }
+    }
+}
+
+/// Finds one member of an object, skipping the others (the last one when a
+/// key is given twice, as a tree would keep it).
+struct MemberSeed<'k>(&'k str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for MemberSeed<'_> {
+    type Value = Option<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for MemberSeed<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == self.0 {
+                found = Some(map.next_value::<Value>()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Deserializes `T` from a borrowed tree, without copying it.
+pub(crate) fn decode_tree<T: DeserializeOwned>(tree: &JsonObject) -> Result<T, serde_json::Error> {
+    T::deserialize(ObjectRef(tree))
+}
+
+/// A borrowed object read as a value, without cloning it into one.
+struct ObjectRef<'a>(&'a JsonObject);
+
+impl<'de> Deserializer<'de> for ObjectRef<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        serde::de::value::MapDeserializer::new(self.0.iter().map(|(k, v)| (k.as_str(), v)))
+            .deserialize_any(v)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// The deepest nesting of arrays and objects in valid JSON `text`.
+pub fn nesting(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+impl std::ops::Index<&str> for Params {
+    type Output = Value;
+
+    /// The member `key` (builds the tree on first use). Panics when there is
+    /// no such member, as indexing a [`JsonObject`] does.
+    fn index(&self, key: &str) -> &Value {
+        &self.object()[key]
+    }
+}
+
+impl From<JsonObject> for Params {
+    fn from(tree: JsonObject) -> Self {
+        Params {
+            text: None,
+            tree: OnceLock::from(tree),
+        }
+    }
+}
+
+impl Default for Params {
+    /// Empty params (`{}`).
+    fn default() -> Self {
+        Params::from(JsonObject::new())
+    }
+}
+
+impl Clone for Params {
+    fn clone(&self) -> Self {
+        Params {
+            text: self.text.clone(),
+            tree: self.tree.clone(),
+        }
+    }
+}
+
+impl PartialEq for Params {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.text, &other.text) {
+            (Some(a), Some(b)) if a.get() == b.get() => true,
+            _ => self.object() == other.object(),
+        }
+    }
+}
+
+impl fmt::Debug for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.text, self.tree.get()) {
+            (Some(t), _) => write!(f, "Params({})", t.get()),
+            (None, Some(tree)) => write!(f, "Params({tree:?})"),
+            (None, None) => f.write_str("Params({})"),
+        }
+    }
+}
+
+impl Serialize for Params {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.text {
+            Some(t) => t.serialize(s),
+            None => self.object().serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        JsonObject::deserialize(d).map(Params::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn text_is_read_only_when_asked_and_written_as_it_came() {
+        let p = Params::from_raw(raw(r#"{ "b": 1, "a": [true] }"#)).unwrap();
+        assert!(p.tree.get().is_none());
+        #[derive(Deserialize)]
+        struct B {
+            b: u8,
+        }
+        assert_eq!(p.decode::<B>().unwrap().b, 1);
+        assert!(p.tree.get().is_none(), "typed reads build no tree");
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{ "b": 1, "a": [true] }"#
+        );
+        assert_eq!(p.get("a"), Some(&json!([true])));
+        let mut p = p;
+        p.object_mut().insert("c".into(), json!(2));
+        assert!(p.raw().is_none());
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"a":[true],"b":1,"c":2}"#
+        );
+        assert_eq!(p.decode::<B>().unwrap().b, 1);
+    }
+
+    #[test]
+    fn only_objects_within_the_depth_limit_are_params() {
+        assert!(Params::from_raw(raw("[1]")).is_none());
+        assert!(Params::from_raw(raw("1")).is_none());
+        let deep = format!(
+            r#"{{"a":{}{}}}"#,
+            "[".repeat(MAX_NESTING),
+            "]".repeat(MAX_NESTING)
+        );
+        assert!(Params::from_raw(raw(&deep)).is_none());
+        let ok = format!(
+            r#"{{"a":{}{}}}"#,
+            "[".repeat(MAX_NESTING - 1),
+            "]".repeat(MAX_NESTING - 1)
+        );
+        assert!(Params::from_raw(raw(&ok)).is_some());
+        assert_eq!(nesting(r#"{"s":"[[[{{\"]]"}"#), 1);
+    }
+
+    #[test]
+    fn text_and_tree_compare_by_content() {
+        let a = Params::from_raw(raw(r#"{"x": 1}"#)).unwrap();
+        let b = Params::from(json!({"x": 1}).as_object().unwrap().clone());
+        assert_eq!(a, b);
+        assert_eq!(a.clone().into_object(), b.into_object());
+    }
+}
+
+#[cfg(test)]
+mod limit {
+    use super::*;
+
+    /// [`MAX_NESTING`] is serde_json's own limit: one level more fails to read.
+    #[test]
+    fn the_depth_limit_is_the_parsers() {
+        let at = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(serde_json::from_str::<Value>(&at(MAX_NESTING)).is_ok());
+        assert!(serde_json::from_str::<Value>(&at(MAX_NESTING + 1)).is_err());
+    }
+}
