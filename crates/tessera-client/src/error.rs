@@ -81,6 +81,16 @@ pub enum ClientError {
         /// Why, as the JSON-RPC error a legacy client would have sent.
         error: ErrorObject,
     },
+    /// The arguments given for a call are not what the protocol carries
+    /// (tool arguments that do not serialize to a JSON object); nothing was
+    /// sent.
+    #[error("invalid arguments for {method}: {why}")]
+    InvalidArguments {
+        /// The method that was to be called.
+        method: String,
+        /// What was wrong.
+        why: String,
+    },
     /// A paginated list handed back a cursor it had already handed back.
     #[error("{method} returned the cursor {cursor:?} twice; stopping to avoid an endless loop")]
     CursorLoop {

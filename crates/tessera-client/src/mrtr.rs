@@ -160,17 +160,18 @@ impl Client {
         self.rounds(method, params, options).await
     }
 
-    /// Calls a tool with JSON arguments (an object, or `null` for none),
-    /// answering input requests as needed.
+    /// Calls a tool with arguments of any type that serializes to a JSON
+    /// object (a struct, a map, `json!({...})`), or to `null` for none (`()`),
+    /// answering input requests as needed. Arguments that serialize to
+    /// anything else are refused with [`ClientError::InvalidArguments`]
+    /// before anything is sent.
     pub async fn call_tool(
         &self,
         name: &str,
-        arguments: Value,
+        arguments: impl serde::Serialize,
     ) -> Result<CallToolResult, ClientError> {
         let mut params = CallToolRequestParams::new(name);
-        if let Value::Object(args) = arguments {
-            params.arguments = Some(args);
-        }
+        params.arguments = tool_arguments(name, arguments)?;
         self.call_tool_with(params, &CallOptions::default()).await
     }
 
@@ -251,5 +252,33 @@ impl Client {
     ) -> Result<MrtrResult<ReadResourceResult>, ClientError> {
         self.once(methods::RESOURCES_READ, to_object(&params), options)
             .await
+    }
+}
+
+/// The `arguments` of a `tools/call`: `arguments` as a JSON object, `None`
+/// for `null`, and an error for anything else.
+pub(crate) fn tool_arguments(
+    name: &str,
+    arguments: impl serde::Serialize,
+) -> Result<Option<JsonObject>, ClientError> {
+    let refuse = |why: String| ClientError::InvalidArguments {
+        method: format!("{} {name}", methods::TOOLS_CALL),
+        why,
+    };
+    match serde_json::to_value(arguments) {
+        Ok(Value::Object(args)) => Ok(Some(args)),
+        Ok(Value::Null) => Ok(None),
+        Ok(other) => Err(refuse(format!(
+            "tool arguments must serialize to a JSON object (or null for none), not {}",
+            match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            }
+        ))),
+        Err(e) => Err(refuse(format!(
+            "the arguments could not be serialized: {e}"
+        ))),
     }
 }

@@ -107,3 +107,47 @@ async fn server_capabilities_keep_every_member_the_server_sent() {
         client.close().await;
     }
 }
+
+/// Arguments for `call_tool` as the caller has them.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Greeting {
+    name: String,
+    times: u8,
+}
+
+async fn greet(tessera_server::Args(g): tessera_server::Args<Greeting>) -> String {
+    format!("{} x{}", g.name, g.times)
+}
+
+#[tokio::test]
+async fn call_tool_takes_any_serializable_arguments_and_refuses_non_objects() {
+    let server = Server::builder()
+        .tool(tool("greet").handler(greet))
+        .build()
+        .unwrap();
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let client = connect(&server, version).await;
+        let g = Greeting {
+            name: "ada".into(),
+            times: 2,
+        };
+        let r = client.call_tool("greet", &g).await.expect("a struct");
+        assert_eq!(r.content[0].as_text(), Some("ada x2"), "{version}");
+        let r = client
+            .call_tool("greet", json!({"name": "bo", "times": 1}))
+            .await
+            .expect("json");
+        assert_eq!(r.content[0].as_text(), Some("bo x1"), "{version}");
+        for bad in [json!([1, 2]), json!("x"), json!(3), json!(true)] {
+            let e = client.call_tool("greet", &bad).await.unwrap_err();
+            assert!(
+                matches!(&e, tessera_client::ClientError::InvalidArguments { why, .. } if why.contains("JSON object")),
+                "{bad}: {e}"
+            );
+        }
+        // `()` is null: no arguments, which this tool's schema refuses.
+        let r = client.call_tool("greet", ()).await.expect("no arguments");
+        assert_eq!(r.is_error, Some(true), "{version}");
+        client.close().await;
+    }
+}

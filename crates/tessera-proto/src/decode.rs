@@ -100,28 +100,34 @@ pub fn split(bytes: &[u8]) -> Result<Option<Frame<'_>>, Rejection> {
     if suspect(bytes) {
         return Ok(None);
     }
-    let frame = envelope::split(bytes).map_err(|e| {
-        Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
-    })?;
-    // A scan checks what reading the frame as a tree would: the depth.
-    let text = match &frame {
-        Frame::Single(r) => r.get(),
-        Frame::Batch(_) => std::str::from_utf8(bytes).unwrap_or_default(),
+    envelope::split(bytes)
+        .map(Some)
+        .map_err(|e| Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}"))))
+}
+
+/// Decodes a frame [`split`] made: each message is read from its text, and
+/// only its `params`, `result` or `error` become trees.
+pub fn decode_frame(frame: Frame<'_>) -> Inbound {
+    // A scan checks what reading the frame as a tree would: its depth (the
+    // split does not count it). A batch's array is one level more.
+    let deepest = match &frame {
+        Frame::Single(r) => tessera_types::params::nesting(r.get()),
+        Frame::Batch(items) => {
+            1 + items
+                .iter()
+                .map(|r| tessera_types::params::nesting(r.get()))
+                .max()
+                .unwrap_or(0)
+        }
     };
-    if tessera_types::params::nesting(text) > MAX_NESTING {
-        return Err(Rejection::answer(
+    if deepest > MAX_NESTING {
+        return Inbound::Invalid(Rejection::answer(
             None,
             ErrorObject::parse_error(format!(
                 "Parse error: nested deeper than {MAX_NESTING} levels (the parser's recursion limit)"
             )),
         ));
     }
-    Ok(Some(frame))
-}
-
-/// Decodes a frame [`split`] made: each message is read from its text, and
-/// only its `params`, `result` or `error` become trees.
-pub fn decode_frame(frame: Frame<'_>) -> Inbound {
     match frame {
         Frame::Batch(items) if items.is_empty() => Inbound::Invalid(Rejection::answer(
             None,
