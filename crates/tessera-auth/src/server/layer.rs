@@ -11,13 +11,15 @@ use http_body_util::{Either, Full};
 use tower::{Layer, Service};
 
 use super::auth_info::AuthInfo;
-use super::bearer::bearer_token;
-use super::error::{AuthError, http_answer};
+use super::bearer::{TokenScheme, access_token};
+use super::dpop::{self, DPOP_NONCE_HEADER, DpopMode, DpopSettings};
+use super::error::{AuthError, http_answer_with};
 use super::prm::{metadata_document, metadata_paths, metadata_url};
 use super::resource::canonical_resource;
 use super::scope_layer::ScopeLayer;
 use super::scopes::ScopeRules;
 use super::verifier::TokenVerifier;
+use crate::challenge::BearerChallenge;
 use crate::metadata::ProtectedResourceMetadata;
 use tessera_runtime::middleware::RequestLayers;
 
@@ -36,6 +38,7 @@ struct Config {
     verifier: Arc<dyn TokenVerifier>,
     rules: ScopeRules,
     scope_layer: Option<Arc<ScopeLayer>>,
+    dpop: DpopSettings,
 }
 
 /// Protects an MCP endpoint with OAuth 2.1 bearer tokens (see the [module
@@ -88,6 +91,7 @@ pub struct BearerAuthLayerBuilder {
     serve_metadata: bool,
     verifier: Arc<dyn TokenVerifier>,
     rules: ScopeRules,
+    dpop: DpopSettings,
 }
 
 impl std::fmt::Debug for BearerAuthLayerBuilder {
@@ -118,6 +122,7 @@ impl BearerAuthLayer {
             serve_metadata: true,
             verifier: Arc::new(verifier),
             rules: ScopeRules::new(),
+            dpop: DpopSettings::default(),
         }
     }
 
@@ -214,9 +219,31 @@ impl BearerAuthLayerBuilder {
         self
     }
 
+    /// How DPoP-bound tokens are handled (default:
+    /// [`DpopSettings::default`], mode [`DpopMode::Allowed`]); the metadata
+    /// then announces `dpop_signing_alg_values_supported` and
+    /// `dpop_bound_access_tokens_required`.
+    pub fn dpop(mut self, settings: DpopSettings) -> Self {
+        self.dpop = settings;
+        self
+    }
+
     /// The layer.
-    pub fn build(self) -> BearerAuthLayer {
+    pub fn build(mut self) -> BearerAuthLayer {
         let resource = self.metadata.resource.clone();
+        if self.dpop.origin.is_none() {
+            self.dpop.origin = url::Url::parse(&resource).ok().map(|mut u| {
+                u.set_path("/");
+                u.set_query(None);
+                u.set_fragment(None);
+                u
+            });
+        }
+        if self.dpop.mode != DpopMode::Off {
+            self.metadata.dpop_signing_alg_values_supported = Some(self.dpop.alg_names());
+            self.metadata.dpop_bound_access_tokens_required =
+                Some(self.dpop.mode == DpopMode::Required);
+        }
         let metadata_url = self
             .metadata_url
             .or_else(|| metadata_url(&resource))
@@ -234,6 +261,7 @@ impl BearerAuthLayerBuilder {
                 serve_metadata: self.serve_metadata,
                 verifier: self.verifier,
                 rules: self.rules,
+                dpop: self.dpop,
             }),
         }
     }
@@ -290,7 +318,17 @@ where
         let config = self.config.clone();
         Box::pin(async move {
             match admit(&config, req).await {
-                Ok(req) => inner.call(req).await.map(|r| r.map(Either::Left)),
+                Ok(req) => {
+                    let fresh = req.extensions().get::<FreshNonce>().is_some();
+                    let mut r = inner.call(req).await?.map(Either::Left);
+                    if let (true, Some(nonces)) = (fresh, &config.dpop.nonces) {
+                        let now = config.dpop.clock.now();
+                        if let Ok(v) = http::HeaderValue::from_str(&nonces.current(now)) {
+                            r.headers_mut().insert(DPOP_NONCE_HEADER, v);
+                        }
+                    }
+                    Ok(r)
+                }
                 Err(answer) => Ok(answer.map(Either::Right)),
             }
         })
@@ -313,22 +351,116 @@ where
     if req.method() == Method::OPTIONS {
         return Ok(req.map(Either::Left));
     }
-    let token = bearer_token(req.headers(), req.uri()).map_err(|e| refuse(config, &e))?;
-    let info = config
-        .verifier
-        .verify(&token.0)
-        .await
-        .map_err(|e| refuse(config, &e.into()))?;
+    let dpop = &config.dpop;
+    let (scheme, token) = access_token(req.headers(), req.uri(), dpop.mode != DpopMode::Off)
+        .map_err(|e| refuse(config, &e, TokenScheme::Bearer))?;
+    let now = dpop.clock.now();
+    let mut send_nonce = false;
+    let info = match scheme {
+        TokenScheme::Bearer => {
+            if dpop.mode == DpopMode::Required {
+                let e = AuthError::InvalidToken(
+                    "this server accepts DPoP-bound tokens only: present the token as \
+                     `Authorization: DPoP <token>` with a DPoP proof"
+                        .into(),
+                );
+                return Err(refuse(config, &e, scheme));
+            }
+            let info = config
+                .verifier
+                .verify(&token.0)
+                .await
+                .map_err(|e| refuse(config, &e.into(), scheme))?;
+            if info.dpop_jkt().is_some() {
+                let e = AuthError::InvalidToken(
+                    "the token is bound to a DPoP key (cnf.jkt): present it as \
+                     `Authorization: DPoP <token>` with a DPoP proof"
+                        .into(),
+                );
+                return Err(refuse(config, &e, scheme));
+            }
+            info
+        }
+        TokenScheme::Dpop => {
+            let proof = dpop::check(
+                dpop,
+                req.headers(),
+                req.method().as_str(),
+                req.uri().path(),
+                &token.0,
+                now,
+            )
+            .map_err(|e| {
+                let e = match e {
+                    dpop::ProofError::Invalid(why) => AuthError::InvalidDpopProof(why),
+                    dpop::ProofError::UseNonce(why) => AuthError::UseDpopNonce(why),
+                };
+                refuse(config, &e, scheme)
+            })?;
+            let info = config
+                .verifier
+                .verify(&token.0)
+                .await
+                .map_err(|e| refuse(config, &e.into(), scheme))?;
+            bind(&info, &proof).map_err(|e| refuse(config, &e, scheme))?;
+            match dpop
+                .replay
+                .first_use(&proof.replay_key, proof.expires_at, now)
+                .await
+            {
+                Ok(true) => {}
+                Ok(false) => {
+                    let e = AuthError::InvalidDpopProof(
+                        "the DPoP proof was already used (jti replayed): make a fresh proof for each request".into(),
+                    );
+                    return Err(refuse(config, &e, scheme));
+                }
+                Err(e) => {
+                    return Err(refuse(
+                        config,
+                        &AuthError::Unavailable(e.to_string()),
+                        scheme,
+                    ));
+                }
+            }
+            send_nonce = !proof.current_nonce;
+            info
+        }
+    };
     let rules = &config.rules;
     if !rules.satisfied(&info.scopes, rules.required()) {
         let e = AuthError::InsufficientScope {
             required: rules.required().to_vec(),
         };
-        return Err(refuse(config, &e));
+        return Err(refuse(config, &e, scheme));
     }
     let mut req = req.map(Either::Left);
     attach(&mut req, info, config.scope_layer.as_ref());
+    if send_nonce {
+        req.extensions_mut().insert(FreshNonce);
+    }
     Ok(req)
+}
+
+/// Marks a request whose proof carried the previous nonce: its answer
+/// carries the current one.
+#[derive(Debug, Clone, Copy)]
+struct FreshNonce;
+
+/// The token must be bound to the proof's key (RFC 9449 §7.1: `cnf.jkt`).
+fn bind(info: &AuthInfo, proof: &dpop::CheckedProof) -> Result<(), AuthError> {
+    match info.dpop_jkt() {
+        None => Err(AuthError::InvalidToken(
+            "the token is not DPoP-bound (no cnf.jkt): present it as `Authorization: Bearer <token>`, \
+             or get a DPoP-bound token"
+                .into(),
+        )),
+        Some(jkt) if jkt != proof.jkt => Err(AuthError::InvalidToken(
+            "the DPoP proof is signed with another key than the one the token is bound to (cnf.jkt)"
+                .into(),
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Puts the verified claims where handlers find them, and the scope layer
@@ -355,12 +487,45 @@ fn attach<B>(req: &mut Request<B>, info: AuthInfo, scopes: Option<&Arc<ScopeLaye
     ext.insert(info);
 }
 
+/// The challenges of a refusal, per DPoP mode: `Bearer` alone (off),
+/// `DPoP` alone (required), or both (allowed), the error on the scheme the
+/// token was presented with.
+fn challenges(config: &Config, e: &AuthError, scheme: TokenScheme) -> Vec<BearerChallenge> {
+    let scope = config.rules.required();
+    let Some(main) = e.challenge(&config.metadata_url, scope) else {
+        return Vec::new();
+    };
+    let plain = || {
+        AuthError::MissingToken
+            .challenge(&config.metadata_url, scope)
+            .unwrap_or_else(BearerChallenge::bearer)
+    };
+    let as_dpop = |mut c: BearerChallenge| {
+        c.scheme = "DPoP".to_owned();
+        c.other.push(("algs".to_owned(), config.dpop.algs_text()));
+        c
+    };
+    match (config.dpop.mode, scheme) {
+        (DpopMode::Required, _) => vec![as_dpop(main)],
+        (DpopMode::Allowed, TokenScheme::Dpop) => vec![plain(), as_dpop(main)],
+        (DpopMode::Allowed, _) => vec![main, as_dpop(plain())],
+        _ => vec![main],
+    }
+}
+
 /// The answer to a refused request.
-fn refuse(config: &Config, e: &AuthError) -> Response<Full<Bytes>> {
+fn refuse(config: &Config, e: &AuthError, scheme: TokenScheme) -> Response<Full<Bytes>> {
     tracing::debug!(error = %e, "request refused by the bearer auth layer");
-    let (status, headers, body) = http_answer(e, &config.metadata_url, config.rules.required());
+    let (status, headers, body) = http_answer_with(e, &challenges(config, e, scheme));
     let mut r = Response::new(Full::new(body));
     *r.status_mut() = status;
     *r.headers_mut() = headers;
+    if let (Some(nonces), true) = (&config.dpop.nonces, config.dpop.mode != DpopMode::Off) {
+        // Every refusal hands out the current nonce, so the next proof can
+        // carry it (RFC 9449 §9).
+        if let Ok(v) = http::HeaderValue::from_str(&nonces.current(config.dpop.clock.now())) {
+            r.headers_mut().insert(DPOP_NONCE_HEADER, v);
+        }
+    }
     r
 }

@@ -19,12 +19,16 @@
 //!   signed and opaque tokens it minted, `active: false` for anything else,
 //!   expired or revoked.
 //!
+//! [`TestDpopKey`] signs DPoP proofs, good and bad, for resource-server
+//! tests.
+//!
 //! Tests can also mint tokens directly ([`TestAuthorizationServer::token`],
 //! [`claims`](TestAuthorizationServer::claims) to start from valid claims),
 //! add unpublished keys and publish them later (key rotation), and revoke
 //! tokens.
 
 mod code_flow;
+mod dpop;
 mod http;
 mod keys;
 
@@ -38,6 +42,7 @@ use jsonwebtoken::Algorithm;
 use serde_json::{Map, Value, json};
 
 pub use code_flow::{CodeFlowSettings, IssMode};
+pub use dpop::{TestDpopKey, ath, signing_input};
 pub use keys::TestKey;
 
 /// The state shared by the server's handlers and its handle.
