@@ -371,11 +371,16 @@ async fn serve_http(
     } else {
         local.to_string()
     };
-    let protection =
-        crate::serve_auth::protection(&a.auth, &format!("http://{shown}{}", a.path), move |name| {
-            scope_source.tool_scopes(name)
-        })
-        .await?;
+    let replay = redis.as_ref().map(|r| {
+        Box::new(r.dpop_replay_cache()) as Box<dyn tessera_auth::server::dpop::ReplayCache>
+    });
+    let protection = crate::serve_auth::protection(
+        &a.auth,
+        &format!("http://{shown}{}", a.path),
+        move |name| scope_source.tool_scopes(name),
+        replay,
+    )
+    .await?;
     eprintln!(
         "tessera: serving MCP (Streamable HTTP{}) at http://{shown}{}{}",
         if a.stateless { ", stateless" } else { "" },

@@ -134,6 +134,12 @@ impl<T: ReplayCache + ?Sized> ReplayCache for std::sync::Arc<T> {
     }
 }
 
+impl<T: ReplayCache + ?Sized> ReplayCache for Box<T> {
+    fn first_use<'a>(&'a self, key: &'a [u8; 32], expires_at: u64, now: u64) -> ReplayFuture<'a> {
+        (**self).first_use(key, expires_at, now)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
