@@ -358,14 +358,6 @@ where
     let mut send_nonce = false;
     let info = match scheme {
         TokenScheme::Bearer => {
-            if dpop.mode == DpopMode::Required {
-                let e = AuthError::InvalidToken(
-                    "this server accepts DPoP-bound tokens only: present the token as \
-                     `Authorization: DPoP <token>` with a DPoP proof"
-                        .into(),
-                );
-                return Err(refuse(config, &e, scheme));
-            }
             let info = config
                 .verifier
                 .verify(&token.0)
@@ -375,6 +367,14 @@ where
                 let e = AuthError::InvalidToken(
                     "the token is bound to a DPoP key (cnf.jkt): present it as \
                      `Authorization: DPoP <token>` with a DPoP proof"
+                        .into(),
+                );
+                return Err(refuse(config, &e, scheme));
+            }
+            if dpop.mode == DpopMode::Required {
+                let e = AuthError::InvalidToken(
+                    "this server accepts DPoP-bound tokens only: get a DPoP-bound token and \
+                     present it as `Authorization: DPoP <token>` with a DPoP proof"
                         .into(),
                 );
                 return Err(refuse(config, &e, scheme));

@@ -193,6 +193,23 @@ impl TestDpopKey {
     }
 }
 
+impl TestDpopKey {
+    /// The algorithm-confusion attack: `header` and `claims` signed with
+    /// HS256 using the public JWK (as JSON) as the HMAC secret.
+    pub fn hmac_with_public_key(
+        &self,
+        header: &Map<String, Value>,
+        claims: &Map<String, Value>,
+    ) -> String {
+        let message = signing_input(header, claims);
+        let secret =
+            EncodingKey::from_secret(Value::Object(self.jwk.clone()).to_string().as_bytes());
+        let sig = jsonwebtoken::crypto::sign(message.as_bytes(), &secret, Algorithm::HS256)
+            .expect("signing");
+        format!("{message}.{sig}")
+    }
+}
+
 /// `base64url(header).base64url(claims)`.
 pub fn signing_input(header: &Map<String, Value>, claims: &Map<String, Value>) -> String {
     let enc = |m: &Map<String, Value>| URL_SAFE_NO_PAD.encode(Value::Object(m.clone()).to_string());

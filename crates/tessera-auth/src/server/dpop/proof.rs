@@ -102,7 +102,8 @@ pub(crate) fn check(
         .to_str()
         .map_err(|_| invalid("the DPoP header is not ASCII"))?;
     let parts: Vec<&str> = proof.split('.').collect();
-    if parts.len() != 3 || parts.iter().any(|p| p.is_empty()) {
+    // An empty signature (`alg: none`) is refused by the alg check below.
+    if parts.len() != 3 || parts[0].is_empty() || parts[1].is_empty() {
         return Err(invalid("the DPoP header is not a signed JWT (three parts)"));
     }
     let header = segment(parts[0], "header")?;
