@@ -579,3 +579,71 @@ async fn other_algorithms_and_a_public_origin() {
         );
     }
 }
+
+/// Three `tessera serve --redis` instances of one endpoint (public URL
+/// `http://mcp.test/mcp`), alone and behind HAProxy round-robin: a proof
+/// used on one instance is refused on the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proof_replayed_on_another_instance_is_refused() {
+    use tessera_redis::testing::{Haproxy, RedisServer};
+    let redis = RedisServer::start().expect("start redis-server");
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    let public = "http://mcp.test/mcp";
+    let nodes: Vec<Node> = (0..3)
+        .map(|i| {
+            serve(
+                &asrv,
+                &[
+                    "--auth-dpop",
+                    "required",
+                    "--auth-audience",
+                    public,
+                    "--redis",
+                    &redis.url(),
+                    "--redis-prefix",
+                    "dpop-test:",
+                    "--instance-id",
+                    &format!("node-{i}"),
+                    "--allow-host",
+                    "127.0.0.1",
+                ],
+            )
+        })
+        .collect();
+    let key = TestDpopKey::es256();
+    let bound = token(&asrv, public, Some(&key));
+    let auth = || Some(format!("DPoP {bound}"));
+
+    let proof = key.proof("POST", public, &bound, None);
+    let a = call(&nodes[0].url("/mcp"), auth(), std::slice::from_ref(&proof)).await;
+    assert_eq!(a.status, 200, "first use: {a:?}");
+    for node in &nodes[1..] {
+        let a = call(&node.url("/mcp"), auth(), std::slice::from_ref(&proof)).await;
+        assert_eq!(a.status, 401, "replayed on another instance: {a:?}");
+        let c = a.challenge("DPoP").unwrap();
+        assert_eq!(c.error.as_deref(), Some("invalid_dpop_proof"));
+        assert!(
+            c.error_description
+                .as_deref()
+                .unwrap()
+                .contains("already used")
+        );
+    }
+
+    let addrs: Vec<std::net::SocketAddr> = nodes
+        .iter()
+        .map(|n| std::net::SocketAddr::from(([127, 0, 0, 1], n.port)))
+        .collect();
+    let balancer = Haproxy::start(&addrs).expect("start haproxy");
+    let lb = format!("http://127.0.0.1:{}/mcp", balancer.port());
+    for _ in 0..3 {
+        let proof = key.proof("POST", public, &bound, None);
+        let a = call(&lb, auth(), std::slice::from_ref(&proof)).await;
+        assert_eq!(a.status, 200, "a fresh proof through the balancer: {a:?}");
+        // Round-robin: the replays land on the other instances.
+        for _ in 0..2 {
+            let a = call(&lb, auth(), std::slice::from_ref(&proof)).await;
+            assert_eq!(a.status, 401, "replayed through the balancer: {a:?}");
+        }
+    }
+}
