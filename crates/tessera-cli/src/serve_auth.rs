@@ -242,12 +242,20 @@ async fn resolve(a: &AuthArgs, issuer: &str, client: &reqwest::Client) -> anyhow
     }
 }
 
-/// The DPoP settings asked for; `replay` is the shared replay cache (Redis)
-/// if there is one.
+/// What the instances of one endpoint share for DPoP (through Redis).
+pub struct SharedDpop {
+    /// The replay cache.
+    pub replay: Box<dyn ReplayCache>,
+    /// The secret nonces are derived from, when nonces are on.
+    pub nonce_secret: Option<[u8; 32]>,
+}
+
+/// The DPoP settings asked for; `shared` is what the instances share
+/// (Redis), if anything.
 fn dpop_settings(
     a: &AuthArgs,
     audience: &str,
-    replay: Option<Box<dyn ReplayCache>>,
+    shared: Option<SharedDpop>,
 ) -> Result<DpopSettings, Failure> {
     let mut d =
         DpopSettings::new(a.dpop_mode()).iat_window(Duration::from_secs(a.auth_dpop_iat_window));
@@ -257,8 +265,15 @@ fn dpop_settings(
     origin.set_query(None);
     origin.set_fragment(None);
     d = d.origin(origin);
+    let (replay, secret) = match shared {
+        Some(s) => (Some(s.replay), s.nonce_secret),
+        None => (None, None),
+    };
     if a.auth_dpop_nonce {
-        d = d.nonces(DpopNonces::random(a.auth_dpop_nonce_period));
+        d = d.nonces(match secret {
+            Some(s) => DpopNonces::with_secret(s, a.auth_dpop_nonce_period),
+            None => DpopNonces::random(a.auth_dpop_nonce_period),
+        });
     }
     if let Some(cache) = replay {
         d = d.replay_cache(cache);
@@ -268,13 +283,13 @@ fn dpop_settings(
 
 /// The protection asked for by `a`, or `None` when `--auth-issuer` is not
 /// given. `own_url` is this server's endpoint URL (the default audience);
-/// `tool_scopes` gives the scopes a tool declares; `replay` is a DPoP replay
-/// cache shared between instances (Redis), else one in memory is used.
+/// `tool_scopes` gives the scopes a tool declares; `shared` is the DPoP
+/// state shared between instances (Redis), else it stays in memory.
 pub async fn protection<F>(
     a: &AuthArgs,
     own_url: &str,
     tool_scopes: F,
-    replay: Option<Box<dyn ReplayCache>>,
+    shared: Option<SharedDpop>,
 ) -> Result<Option<Protection>, Failure>
 where
     F: Fn(&str) -> Option<Vec<String>> + Send + Sync + 'static,
@@ -287,8 +302,8 @@ where
         .auth_audience
         .clone()
         .unwrap_or_else(|| own_url.to_owned());
-    let shared_replay = replay.is_some();
-    let dpop = dpop_settings(a, &audience, replay)?;
+    let shared_replay = shared.is_some();
+    let dpop = dpop_settings(a, &audience, shared)?;
     let client = as_client()?;
     let check = resolve(a, issuer, &client).await?;
     let (layer, how) = match &check {
@@ -332,7 +347,7 @@ where
             mode.as_str(),
             if a.auth_dpop_nonce { ", nonces" } else { "" },
             if shared_replay {
-                ", replay cache in Redis"
+                ", replay cache and nonces in Redis"
             } else {
                 ""
             }

@@ -581,8 +581,9 @@ async fn other_algorithms_and_a_public_origin() {
 }
 
 /// Three `tessera serve --redis` instances of one endpoint (public URL
-/// `http://mcp.test/mcp`), alone and behind HAProxy round-robin: a proof
-/// used on one instance is refused on the others.
+/// `http://mcp.test/mcp`, server nonces on), alone and behind HAProxy
+/// round-robin: a nonce handed out by one instance is good on the others,
+/// and a proof used on one instance is refused on the others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proof_replayed_on_another_instance_is_refused() {
     use tessera_redis::testing::{Haproxy, RedisServer};
@@ -596,6 +597,7 @@ async fn a_proof_replayed_on_another_instance_is_refused() {
                 &[
                     "--auth-dpop",
                     "required",
+                    "--auth-dpop-nonce",
                     "--auth-audience",
                     public,
                     "--redis",
@@ -614,7 +616,21 @@ async fn a_proof_replayed_on_another_instance_is_refused() {
     let bound = token(&asrv, public, Some(&key));
     let auth = || Some(format!("DPoP {bound}"));
 
-    let proof = key.proof("POST", public, &bound, None);
+    let first = call(&nodes[0].url("/mcp"), None, &[]).await;
+    let nonce = first
+        .nonce
+        .clone()
+        .unwrap_or_else(|| panic!("a nonce: {first:?}"));
+    for node in &nodes[1..] {
+        let n = call(&node.url("/mcp"), None, &[]).await.nonce;
+        assert_eq!(
+            n.as_deref(),
+            Some(nonce.as_str()),
+            "one nonce for all instances"
+        );
+    }
+    let nonce = Some(nonce.as_str());
+    let proof = key.proof("POST", public, &bound, nonce);
     let a = call(&nodes[0].url("/mcp"), auth(), std::slice::from_ref(&proof)).await;
     assert_eq!(a.status, 200, "first use: {a:?}");
     for node in &nodes[1..] {
@@ -637,7 +653,7 @@ async fn a_proof_replayed_on_another_instance_is_refused() {
     let balancer = Haproxy::start(&addrs).expect("start haproxy");
     let lb = format!("http://127.0.0.1:{}/mcp", balancer.port());
     for _ in 0..3 {
-        let proof = key.proof("POST", public, &bound, None);
+        let proof = key.proof("POST", public, &bound, nonce);
         let a = call(&lb, auth(), std::slice::from_ref(&proof)).await;
         assert_eq!(a.status, 200, "a fresh proof through the balancer: {a:?}");
         // Round-robin: the replays land on the other instances.

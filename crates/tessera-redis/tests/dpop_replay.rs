@@ -1,6 +1,7 @@
 //! The DPoP replay cache in Redis: a proof recorded through one instance's
 //! handle is seen by another's, each record lives until the proof's window
-//! ends, and an unreachable Redis is an error, not a pass.
+//! ends, the nonce secret is one for all, and an unreachable Redis is an
+//! error, not a pass.
 
 use tessera_auth::server::dpop::{ReplayCache, ReplayError};
 use tessera_redis::Redis;
@@ -38,6 +39,12 @@ async fn a_proof_used_on_one_instance_is_seen_on_another() {
         .await
         .unwrap();
     assert!((55..=60).contains(&ttl), "TTL {ttl}");
+
+    // Every instance derives its DPoP nonces from the same secret.
+    let secret = a.dpop_nonce_secret().await.unwrap();
+    assert_eq!(b.dpop_nonce_secret().await.unwrap(), secret);
+    assert_eq!(a.dpop_nonce_secret().await.unwrap(), secret);
+    assert_ne!(secret, [0u8; 32]);
 
     // Redis gone: the cache says so (the layer answers 503), never "new".
     server.kill();
