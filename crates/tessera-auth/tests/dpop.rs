@@ -373,3 +373,62 @@ async fn off_mode_knows_no_dpop_and_still_refuses_bound_tokens_as_bearer() {
     );
     assert_eq!(p.calls(), 1);
 }
+
+#[tokio::test]
+async fn a_tool_scope_refusal_challenges_with_the_dpop_scheme() {
+    use tessera_auth::server::BearerAuthLayer;
+    use tessera_server::{Server, tool};
+    use tower::Layer as _;
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    let server = Server::builder()
+        .name_version("dpop-scopes", "1.0.0")
+        .tool(
+            tool("write")
+                .scopes(["files:write"])
+                .handler(|| async { "done".to_owned() }),
+        )
+        .build()
+        .unwrap();
+    let mcp = tessera_http::McpHttp::builder(server.clone())
+        .allow_any_host()
+        .build();
+    let svc = BearerAuthLayer::builder(RESOURCE, jwt_verifier(&asrv))
+        .authorization_server("http://as.invalid")
+        .tool_scopes(move |name| server.tool_scopes(name))
+        .dpop(DpopSettings::new(DpopMode::Required))
+        .build()
+        .layer(mcp);
+    let key = TestDpopKey::es256();
+    let mut c = asrv.claims(RESOURCE, &["mcp"]);
+    c.insert("cnf".into(), key.cnf());
+    let token = asrv.token(&c);
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "write", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+    }}});
+    let req = Request::post("/mcp")
+        .header("host", "127.0.0.1:9")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "write")
+        .header("authorization", format!("DPoP {token}"))
+        .header("dpop", key.proof("POST", HTU, &token, None))
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let challenges: Vec<BearerChallenge> = resp
+        .headers()
+        .get_all(http::header::WWW_AUTHENTICATE)
+        .iter()
+        .flat_map(|v| BearerChallenge::parse_all(v.to_str().unwrap()))
+        .collect();
+    assert_eq!(challenges.len(), 1, "{challenges:?}");
+    assert_eq!(challenges[0].scheme, "DPoP");
+    assert_eq!(challenges[0].error.as_deref(), Some("insufficient_scope"));
+    assert_eq!(challenges[0].scope.as_deref(), Some("files:write"));
+}

@@ -120,23 +120,11 @@ impl AuthError {
     }
 }
 
-/// The HTTP answer to a refusal: status, headers (`WWW-Authenticate` and
-/// `Access-Control-Expose-Headers`, or `Retry-After` for `503`) and a JSON
-/// body with `error` and `error_description`. `scope` is what a `401`/`400`
-/// challenge announces.
+/// The HTTP answer to a refusal: status, headers (one `WWW-Authenticate`
+/// field per challenge, in order, and `Access-Control-Expose-Headers`; or,
+/// with no challenge, `Retry-After` for a `503`) and a JSON body with
+/// `error` and `error_description`.
 pub(crate) fn http_answer(
-    e: &AuthError,
-    resource_metadata: &str,
-    scope: &[String],
-) -> (StatusCode, HeaderMap, Bytes) {
-    let challenges: Vec<BearerChallenge> =
-        e.challenge(resource_metadata, scope).into_iter().collect();
-    http_answer_with(e, &challenges)
-}
-
-/// [`http_answer`] with the challenges given: one `WWW-Authenticate` field
-/// each, in order (none: a `503` with `Retry-After`).
-pub(crate) fn http_answer_with(
     e: &AuthError,
     challenges: &[BearerChallenge],
 ) -> (StatusCode, HeaderMap, Bytes) {

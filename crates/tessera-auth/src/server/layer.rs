@@ -12,14 +12,14 @@ use tower::{Layer, Service};
 
 use super::auth_info::AuthInfo;
 use super::bearer::{TokenScheme, access_token};
+use super::challenges::ChallengeStyle;
 use super::dpop::{self, DPOP_NONCE_HEADER, DpopMode, DpopSettings};
-use super::error::{AuthError, http_answer_with};
+use super::error::{AuthError, http_answer};
 use super::prm::{metadata_document, metadata_paths, metadata_url};
 use super::resource::canonical_resource;
 use super::scope_layer::ScopeLayer;
 use super::scopes::ScopeRules;
 use super::verifier::TokenVerifier;
-use crate::challenge::BearerChallenge;
 use crate::metadata::ProtectedResourceMetadata;
 use tessera_runtime::middleware::RequestLayers;
 
@@ -39,6 +39,7 @@ struct Config {
     rules: ScopeRules,
     scope_layer: Option<Arc<ScopeLayer>>,
     dpop: DpopSettings,
+    style: ChallengeStyle,
 }
 
 /// Protects an MCP endpoint with OAuth 2.1 bearer tokens (see the [module
@@ -248,10 +249,15 @@ impl BearerAuthLayerBuilder {
             .metadata_url
             .or_else(|| metadata_url(&resource))
             .unwrap_or_else(|| super::prm::METADATA_WELL_KNOWN.to_owned());
+        let style = ChallengeStyle {
+            metadata_url: metadata_url.clone(),
+            mode: self.dpop.mode,
+            algs: self.dpop.algs_text(),
+        };
         let scope_layer = self
             .rules
             .per_request()
-            .then(|| Arc::new(ScopeLayer::new(self.rules.clone(), metadata_url.clone())));
+            .then(|| Arc::new(ScopeLayer::with_style(self.rules.clone(), style.clone())));
         BearerAuthLayer {
             config: Arc::new(Config {
                 scope_layer,
@@ -262,6 +268,7 @@ impl BearerAuthLayerBuilder {
                 verifier: self.verifier,
                 rules: self.rules,
                 dpop: self.dpop,
+                style,
             }),
         }
     }
@@ -435,7 +442,7 @@ where
         return Err(refuse(config, &e, scheme));
     }
     let mut req = req.map(Either::Left);
-    attach(&mut req, info, config.scope_layer.as_ref());
+    attach(&mut req, info, scheme, config.scope_layer.as_ref());
     if send_nonce {
         req.extensions_mut().insert(FreshNonce);
     }
@@ -465,7 +472,12 @@ fn bind(info: &AuthInfo, proof: &dpop::CheckedProof) -> Result<(), AuthError> {
 
 /// Puts the verified claims where handlers find them, and the scope layer
 /// (when the rules name methods or tools) where the connection core runs it.
-fn attach<B>(req: &mut Request<B>, info: AuthInfo, scopes: Option<&Arc<ScopeLayer>>) {
+fn attach<B>(
+    req: &mut Request<B>,
+    info: AuthInfo,
+    scheme: TokenScheme,
+    scopes: Option<&Arc<ScopeLayer>>,
+) {
     let ext = req.extensions_mut();
     let mut carried = ext
         .remove::<tessera_runtime::Extensions>()
@@ -483,40 +495,17 @@ fn attach<B>(req: &mut Request<B>, info: AuthInfo, scopes: Option<&Arc<ScopeLaye
         ext.insert(p);
     }
     carried.insert(info.clone());
+    carried.insert(scheme);
     ext.insert(carried);
     ext.insert(info);
-}
-
-/// The challenges of a refusal, per DPoP mode: `Bearer` alone (off),
-/// `DPoP` alone (required), or both (allowed), the error on the scheme the
-/// token was presented with.
-fn challenges(config: &Config, e: &AuthError, scheme: TokenScheme) -> Vec<BearerChallenge> {
-    let scope = config.rules.required();
-    let Some(main) = e.challenge(&config.metadata_url, scope) else {
-        return Vec::new();
-    };
-    let plain = || {
-        AuthError::MissingToken
-            .challenge(&config.metadata_url, scope)
-            .unwrap_or_else(BearerChallenge::bearer)
-    };
-    let as_dpop = |mut c: BearerChallenge| {
-        c.scheme = "DPoP".to_owned();
-        c.other.push(("algs".to_owned(), config.dpop.algs_text()));
-        c
-    };
-    match (config.dpop.mode, scheme) {
-        (DpopMode::Required, _) => vec![as_dpop(main)],
-        (DpopMode::Allowed, TokenScheme::Dpop) => vec![plain(), as_dpop(main)],
-        (DpopMode::Allowed, _) => vec![main, as_dpop(plain())],
-        _ => vec![main],
-    }
+    ext.insert(scheme);
 }
 
 /// The answer to a refused request.
 fn refuse(config: &Config, e: &AuthError, scheme: TokenScheme) -> Response<Full<Bytes>> {
     tracing::debug!(error = %e, "request refused by the bearer auth layer");
-    let (status, headers, body) = http_answer_with(e, &challenges(config, e, scheme));
+    let challenges = config.style.challenges(e, config.rules.required(), scheme);
+    let (status, headers, body) = http_answer(e, &challenges);
     let mut r = Response::new(Full::new(body));
     *r.status_mut() = status;
     *r.headers_mut() = headers;

@@ -48,6 +48,7 @@
 
 mod auth_info;
 mod bearer;
+mod challenges;
 mod discovery;
 pub mod dpop;
 mod error;
