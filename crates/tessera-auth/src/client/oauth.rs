@@ -230,8 +230,8 @@ impl OAuthClient {
         }
         st.loaded = true;
         match self.config.store.load(&self.config.server_url) {
-            // A DPoP-bound token is useless without its key, which is not kept.
-            Ok(Some(c)) if !c.tokens.is_dpop() => {
+            // A DPoP-bound token is useless without its key, kept beside it.
+            Ok(Some(c)) if self.adopt_key(&c) => {
                 union(&mut st.requested, &c.scopes);
                 st.creds = Some(c);
             }
@@ -240,7 +240,30 @@ impl OAuthClient {
         }
     }
 
-    fn save(&self, st: &mut State, creds: StoredCredentials) {
+    /// Whether stored credentials are usable: plain ones are; DPoP-bound
+    /// ones when their key was stored with them, which then becomes this
+    /// client's key.
+    fn adopt_key(&self, c: &StoredCredentials) -> bool {
+        if !c.tokens.is_dpop() {
+            return true;
+        }
+        match c.dpop_key.as_deref().map(DpopKey::from_stored) {
+            Some(Ok(key)) => {
+                *lock(&self.dpop_key) = Some(key);
+                true
+            }
+            Some(Err(e)) => {
+                tracing::warn!("ignoring DPoP-bound tokens in the store: {e}");
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn save(&self, st: &mut State, mut creds: StoredCredentials) {
+        if creds.tokens.is_dpop() {
+            creds.dpop_key = lock(&self.dpop_key).as_ref().map(DpopKey::to_stored);
+        }
         if let Err(e) = self.config.store.save(&self.config.server_url, &creds) {
             tracing::warn!("could not store the tokens: {e}");
         }
@@ -352,7 +375,7 @@ impl OAuthClient {
     /// one) and `false` is returned.
     fn adopt_stored(&self, st: &mut State) -> bool {
         let stored = match self.config.store.load(&self.config.server_url) {
-            Ok(Some(c)) if !c.tokens.is_dpop() => c,
+            Ok(Some(c)) if self.adopt_key(&c) => c,
             _ => return false,
         };
         let ours = st.creds.as_ref().map(|c| &c.tokens);
