@@ -19,6 +19,8 @@
 //!   signed and opaque tokens it minted, `active: false` for anything else,
 //!   expired or revoked.
 //!
+//! With [`CodeFlowSettings::dpop`], token requests with a DPoP proof get
+//! tokens bound to its key (`cnf.jkt`), optionally after a nonce round.
 //! [`TestDpopKey`] signs DPoP proofs, good and bad, for resource-server
 //! tests.
 //!
@@ -29,6 +31,7 @@
 
 mod code_flow;
 mod dpop;
+mod dpop_grant;
 mod http;
 mod keys;
 
@@ -210,6 +213,7 @@ impl TestAuthorizationServer {
                 client_id: client_id.to_owned(),
                 scope: scope.to_owned(),
                 resource: resource.to_owned(),
+                jkt: None,
             },
         );
         rt
