@@ -195,7 +195,7 @@ pub(crate) fn token(
     };
     let jkt = match super::dpop_grant::token_request_jkt(state, headers) {
         Ok(j) => j,
-        Err(answer) => return answer,
+        Err(answer) => return *answer,
     };
     let (scope, resource) = if grant == "authorization_code" {
         let code = form.get("code").cloned().unwrap_or_default();

@@ -16,7 +16,7 @@ use super::http::{Answer, json_answer};
 use super::{State, lock, now};
 use crate::server::dpop::jwk::proof_key;
 
-fn refuse(error: &str, why: &str, nonce: Option<&str>) -> Answer {
+fn refuse(error: &str, why: &str, nonce: Option<&str>) -> Box<Answer> {
     let mut a = json_answer(
         StatusCode::BAD_REQUEST,
         &json!({"error": error, "error_description": why}),
@@ -24,7 +24,7 @@ fn refuse(error: &str, why: &str, nonce: Option<&str>) -> Answer {
     if let Some(n) = nonce.and_then(|n| http::HeaderValue::from_str(n).ok()) {
         a.headers_mut().insert("dpop-nonce", n);
     }
-    a
+    Box::new(a)
 }
 
 fn object(seg: &str) -> Option<Map<String, Value>> {
@@ -40,7 +40,7 @@ fn object(seg: &str) -> Option<Map<String, Value>> {
 pub(crate) fn token_request_jkt(
     state: &State,
     headers: &http::HeaderMap,
-) -> Result<Option<String>, Answer> {
+) -> Result<Option<String>, Box<Answer>> {
     let settings = lock(&state.settings).clone();
     let mut values = headers.get_all("dpop").iter();
     let Some(value) = values.next() else {

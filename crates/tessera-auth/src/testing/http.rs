@@ -195,7 +195,7 @@ fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String
     };
     let jkt = match super::dpop_grant::token_request_jkt(state, headers) {
         Ok(j) => j,
-        Err(answer) => return answer,
+        Err(answer) => return *answer,
     };
     let scope = form.get("scope").cloned().unwrap_or_default();
     let Some((access_token, _)) = sign_access_token(
