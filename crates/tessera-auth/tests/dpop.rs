@@ -432,3 +432,60 @@ async fn a_tool_scope_refusal_challenges_with_the_dpop_scheme() {
     assert_eq!(challenges[0].error.as_deref(), Some("insufficient_scope"));
     assert_eq!(challenges[0].scope.as_deref(), Some("files:write"));
 }
+
+#[tokio::test]
+async fn odd_keys_in_the_proof_are_refused_without_a_panic() {
+    use base64::Engine as _;
+    use serde_json::json;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    let p = protected(jwt_verifier(&asrv), DpopSettings::new(DpopMode::Required));
+    let key = TestDpopKey::es256();
+    let token = bound_token(&asrv, &key);
+    let n = TestDpopKey::rsa(Algorithm::RS256, 0).jwk["n"].clone();
+    let odd = [
+        (
+            "ES256",
+            json!({"kty": "EC", "crv": "P-256", "x": b64(&[0; 32]), "y": b64(&[0; 32])}),
+        ),
+        (
+            "ES256",
+            json!({"kty": "EC", "crv": "P-256", "x": b64(&[0xff; 32]), "y": b64(&[1; 32])}),
+        ),
+        (
+            "ES256",
+            json!({"kty": "EC", "crv": "P-256", "x": 1, "y": null}),
+        ),
+        (
+            "EdDSA",
+            json!({"kty": "OKP", "crv": "Ed25519", "x": b64(&[0xff; 32])}),
+        ),
+        (
+            "EdDSA",
+            json!({"kty": "OKP", "crv": "Ed25519", "x": b64(&[1; 31])}),
+        ),
+        ("RS256", json!({"kty": "RSA", "n": n, "e": b64(&[1])})),
+        ("RS256", json!({"kty": "RSA", "n": n, "e": b64(&[0])})),
+        (
+            "RS256",
+            json!({"kty": "RSA", "n": n, "e": b64(&[0xff; 600])}),
+        ),
+        (
+            "RS256",
+            json!({"kty": "RSA", "n": b64(&[0; 512]), "e": "AQAB"}),
+        ),
+        ("PS256", json!({"kty": "RSA", "n": "***", "e": "AQAB"})),
+        ("ES256", json!("not an object")),
+    ];
+    for (alg, jwk) in odd {
+        let mut header = key.header();
+        header.insert("alg".into(), alg.into());
+        header.insert("jwk".into(), jwk.clone());
+        let claims = key.claims("POST", HTU, Some(&token), None);
+        let proof = key.sign(&header, &claims);
+        let a = send(&p, "DPoP", &token, Some(&proof)).await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{jwk}: {a:?}");
+        assert_eq!(a.dpop_error(), Some("invalid_dpop_proof"), "{jwk}: {a:?}");
+    }
+    assert_eq!(p.calls(), 0);
+}

@@ -331,7 +331,13 @@ where
                     if let (true, Some(nonces)) = (fresh, &config.dpop.nonces) {
                         let now = config.dpop.clock.now();
                         if let Ok(v) = http::HeaderValue::from_str(&nonces.current(now)) {
-                            r.headers_mut().insert(DPOP_NONCE_HEADER, v);
+                            let h = r.headers_mut();
+                            h.insert(DPOP_NONCE_HEADER, v);
+                            // Let browser-based clients read it.
+                            h.append(
+                                http::header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                                http::HeaderValue::from_static("DPoP-Nonce"),
+                            );
                         }
                     }
                     Ok(r)
