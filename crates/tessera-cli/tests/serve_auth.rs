@@ -484,6 +484,11 @@ fn help_documents_the_options() {
         "--auth-client-id",
         "--auth-client-secret",
         "--auth-scopes",
+        "--auth-dpop",
+        "--auth-dpop-nonce",
+        "--auth-dpop-nonce-period",
+        "--auth-dpop-iat-window",
+        "--auth-dpop-origin",
     ] {
         assert!(text.contains(opt), "{opt} missing from serve --help");
     }

@@ -663,3 +663,33 @@ async fn a_proof_replayed_on_another_instance_is_refused() {
         }
     }
 }
+
+#[test]
+fn bad_dpop_options_are_usage_errors() {
+    for (args, says) in [
+        (
+            &["--auth-dpop", "sometimes"][..],
+            "possible values: required, allowed, off",
+        ),
+        (
+            &["--auth-dpop-origin", "ftp://mcp.example.com"][..],
+            "--auth-dpop-origin",
+        ),
+        (&["--auth-dpop-nonce-period", "5"][..], "--auth-dpop-nonce"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args([
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--auth-issuer",
+                "http://127.0.0.1:1",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
