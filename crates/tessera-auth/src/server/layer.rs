@@ -51,12 +51,18 @@ struct Config {
 ///    ([`metadata_paths`]): the RFC 9728 document, no token needed (unless
 ///    [`serve_metadata(false)`](BearerAuthLayerBuilder::serve_metadata)).
 /// 2. `OPTIONS` (a CORS preflight, which carries no credentials): passed on.
-/// 3. The bearer token is read from the `Authorization` header and verified;
-///    a request without one gets `401` and a challenge naming the metadata
-///    and the scopes every request needs, a bad one `401
+/// 3. The access token is read from the `Authorization` header and
+///    verified; a request without one gets `401` and a challenge naming the
+///    metadata and the scopes every request needs, a bad one `401
 ///    error="invalid_token"`, a malformed request `400
 ///    error="invalid_request"`, and an unreachable authorization server
-///    `503`.
+///    `503`. With DPoP (see [`dpop`](BearerAuthLayerBuilder::dpop); on in
+///    mode `allowed` by default), `Authorization: DPoP <token>` needs a
+///    valid proof (`401 error="invalid_dpop_proof"`, or `use_dpop_nonce`
+///    with a `DPoP-Nonce` header) signed by the key the token is bound to
+///    (`cnf.jkt`; `401 error="invalid_token"` otherwise), a DPoP-bound
+///    token presented as `Bearer` is refused, and the challenges name the
+///    `Bearer` scheme, the `DPoP` scheme with its `algs`, or both, per mode.
 /// 4. The scopes every request needs: a token lacking one gets `403
 ///    error="insufficient_scope"` naming them.
 /// 5. The request goes on with the [`AuthInfo`] and a
