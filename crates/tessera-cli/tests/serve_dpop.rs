@@ -693,3 +693,91 @@ fn bad_dpop_options_are_usage_errors() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// `tessera login` against the test authorization server issuing
+/// DPoP-bound tokens (after a nonce round), then `tessera call` with the
+/// stored token and key, against `tessera serve --auth-dpop required
+/// --auth-dpop-nonce`: the whole client half from the command line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_then_call_with_a_dpop_bound_token() {
+    use std::io::{BufRead as _, BufReader};
+    use std::process::Stdio;
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    asrv.configure(|s| {
+        s.dpop = true;
+        s.dpop_nonce = Some("as-nonce-1".into());
+    });
+    let node = serve(&asrv, &["--auth-dpop", "required", "--auth-dpop-nonce"]);
+    let url = node.url("/mcp");
+    let dir = std::env::temp_dir().join(format!(
+        "tessera-dpop-login-{}-{}",
+        std::process::id(),
+        node.port
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tokens.json");
+
+    let mut login = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["login", &url, "--token-file"])
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = login.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut said = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(u) = line.trim().strip_prefix("http") {
+                let _ = tx.send(format!("http{u}"));
+            }
+            said.push_str(&line);
+            said.push('\n');
+        }
+        said
+    });
+    let mut login = common::Running(login);
+    let authorize = rx
+        .recv_timeout(DEADLINE)
+        .expect("login prints the authorization URL");
+    // The "browser": the test server approves at once and redirects to
+    // the loopback listener of `tessera login`.
+    let r = reqwest::get(&authorize).await.unwrap();
+    assert!(r.status().is_success(), "{:?}", r.status());
+    let until = Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(s) = login.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < until, "tessera login did not finish");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let said = reader.join().unwrap();
+    assert!(status.success(), "{said}");
+    assert!(said.contains("DPoP-bound token and its key"), "{said}");
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(stored.to_string().contains("\"dpop_key\""), "{stored}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["call", "echo", r#"{"text":"bound"}"#, &url])
+        .env("TESSERA_TOKEN_FILE", &file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("bound"), "{text}");
+    assert_eq!(
+        asrv.authorization_requests().len(),
+        1,
+        "one login, no new grant"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
