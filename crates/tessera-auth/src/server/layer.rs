@@ -370,80 +370,20 @@ where
     if req.method() == Method::OPTIONS {
         return Ok(req.map(Either::Left));
     }
-    let dpop = &config.dpop;
-    let (scheme, token) = access_token(req.headers(), req.uri(), dpop.mode != DpopMode::Off)
+    let dpop_on = config.dpop.mode != DpopMode::Off;
+    let (scheme, token) = access_token(req.headers(), req.uri(), dpop_on)
         .map_err(|e| refuse(config, &e, TokenScheme::Bearer))?;
-    let now = dpop.clock.now();
-    let mut send_nonce = false;
-    let info = match scheme {
-        TokenScheme::Bearer => {
-            let info = config
-                .verifier
-                .verify(&token.0)
-                .await
-                .map_err(|e| refuse(config, &e.into(), scheme))?;
-            if info.dpop_jkt().is_some() {
-                let e = AuthError::InvalidToken(
-                    "the token is bound to a DPoP key (cnf.jkt): present it as \
-                     `Authorization: DPoP <token>` with a DPoP proof"
-                        .into(),
-                );
-                return Err(refuse(config, &e, scheme));
-            }
-            if dpop.mode == DpopMode::Required {
-                let e = AuthError::InvalidToken(
-                    "this server accepts DPoP-bound tokens only: get a DPoP-bound token and \
-                     present it as `Authorization: DPoP <token>` with a DPoP proof"
-                        .into(),
-                );
-                return Err(refuse(config, &e, scheme));
-            }
-            info
-        }
-        TokenScheme::Dpop => {
-            let proof = dpop::check(
-                dpop,
+    let (info, send_nonce) = match scheme {
+        TokenScheme::Bearer => (admit_bearer(config, &token.0).await?, false),
+        _ => {
+            admit_dpop(
+                config,
                 req.headers(),
-                req.method().as_str(),
+                req.method(),
                 req.uri().path(),
                 &token.0,
-                now,
             )
-            .map_err(|e| {
-                let e = match e {
-                    dpop::ProofError::Invalid(why) => AuthError::InvalidDpopProof(why),
-                    dpop::ProofError::UseNonce(why) => AuthError::UseDpopNonce(why),
-                };
-                refuse(config, &e, scheme)
-            })?;
-            let info = config
-                .verifier
-                .verify(&token.0)
-                .await
-                .map_err(|e| refuse(config, &e.into(), scheme))?;
-            bind(&info, &proof).map_err(|e| refuse(config, &e, scheme))?;
-            match dpop
-                .replay
-                .first_use(&proof.replay_key, proof.expires_at, now)
-                .await
-            {
-                Ok(true) => {}
-                Ok(false) => {
-                    let e = AuthError::InvalidDpopProof(
-                        "the DPoP proof was already used (jti replayed): make a fresh proof for each request".into(),
-                    );
-                    return Err(refuse(config, &e, scheme));
-                }
-                Err(e) => {
-                    return Err(refuse(
-                        config,
-                        &AuthError::Unavailable(e.to_string()),
-                        scheme,
-                    ));
-                }
-            }
-            send_nonce = !proof.current_nonce;
-            info
+            .await?
         }
     };
     let rules = &config.rules;
@@ -459,6 +399,72 @@ where
         req.extensions_mut().insert(FreshNonce);
     }
     Ok(req)
+}
+
+/// Verifies a token presented as `Bearer`: refused if DPoP-bound, or if
+/// the mode requires DPoP.
+async fn admit_bearer(config: &Config, token: &str) -> Result<AuthInfo, Response<Full<Bytes>>> {
+    let scheme = TokenScheme::Bearer;
+    let info = config
+        .verifier
+        .verify(token)
+        .await
+        .map_err(|e| refuse(config, &e.into(), scheme))?;
+    let refusal = if info.dpop_jkt().is_some() {
+        "the token is bound to a DPoP key (cnf.jkt): present it as \
+         `Authorization: DPoP <token>` with a DPoP proof"
+    } else if config.dpop.mode == DpopMode::Required {
+        "this server accepts DPoP-bound tokens only: get a DPoP-bound token and \
+         present it as `Authorization: DPoP <token>` with a DPoP proof"
+    } else {
+        return Ok(info);
+    };
+    Err(refuse(
+        config,
+        &AuthError::InvalidToken(refusal.into()),
+        scheme,
+    ))
+}
+
+/// Verifies a token presented as `DPoP` with its proof: the proof, the
+/// token, the binding between them, then the replay cache. Answers the
+/// token's claims and whether the proof's nonce was the previous one (so
+/// the answer hands out the current one).
+async fn admit_dpop(
+    config: &Config,
+    headers: &http::HeaderMap,
+    method: &Method,
+    path: &str,
+    token: &str,
+) -> Result<(AuthInfo, bool), Response<Full<Bytes>>> {
+    let (dpop, scheme) = (&config.dpop, TokenScheme::Dpop);
+    let now = dpop.clock.now();
+    let proof = dpop::check(dpop, headers, method.as_str(), path, token, now).map_err(|e| {
+        let e = match e {
+            dpop::ProofError::Invalid(why) => AuthError::InvalidDpopProof(why),
+            dpop::ProofError::UseNonce(why) => AuthError::UseDpopNonce(why),
+        };
+        refuse(config, &e, scheme)
+    })?;
+    let info = config
+        .verifier
+        .verify(token)
+        .await
+        .map_err(|e| refuse(config, &e.into(), scheme))?;
+    bind(&info, &proof).map_err(|e| refuse(config, &e, scheme))?;
+    let e = match dpop
+        .replay
+        .first_use(&proof.replay_key, proof.expires_at, now)
+        .await
+    {
+        Ok(true) => return Ok((info, !proof.current_nonce)),
+        Ok(false) => AuthError::InvalidDpopProof(
+            "the DPoP proof was already used (jti replayed): make a fresh proof for each request"
+                .into(),
+        ),
+        Err(e) => AuthError::Unavailable(e.to_string()),
+    };
+    Err(refuse(config, &e, scheme))
 }
 
 /// Marks a request whose proof carried the previous nonce: its answer
