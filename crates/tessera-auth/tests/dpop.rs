@@ -339,6 +339,10 @@ async fn a_full_replay_cache_refuses_rather_than_forgets() {
     .await;
     assert_eq!(a.status, StatusCode::SERVICE_UNAVAILABLE, "{a:?}");
     assert!(a.body.contains("temporarily_unavailable"), "{a:?}");
+    assert!(
+        a.body.contains("1 entries (the entry limit)"),
+        "names the limit: {a:?}"
+    );
 }
 
 #[tokio::test]

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use clap::Args;
-use tessera_auth::server::dpop::{DEFAULT_NONCE_PERIOD_SECS, ReplayCache};
+use tessera_auth::server::dpop::{
+    DEFAULT_NONCE_PERIOD_SECS, DEFAULT_REPLAY_ENTRIES, ENTRY_BYTES, MemoryReplayCache, ReplayCache,
+};
 use tessera_auth::server::{
     BearerAuthLayer, ClientAuth, DpopMode, DpopNonces, DpopSettings, IntrospectionVerifier,
     JwtVerifier,
@@ -126,6 +128,12 @@ pub struct AuthArgs {
     /// proxy that changes the host.
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     pub auth_dpop_origin: Option<String>,
+
+    /// The most DPoP proofs remembered at once (per instance; with --redis
+    /// they are kept in Redis instead, each until its `iat` window ends).
+    /// When full, new proofs get 503 until old ones expire.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPLAY_ENTRIES, requires = "auth_issuer")]
+    pub auth_dpop_replay_entries: usize,
 }
 
 impl AuthArgs {
@@ -275,8 +283,12 @@ fn dpop_settings(
             None => DpopNonces::random(a.auth_dpop_nonce_period),
         });
     }
-    if let Some(cache) = replay {
-        d = d.replay_cache(cache);
+    match replay {
+        Some(cache) => d = d.replay_cache(cache),
+        None => {
+            let n = a.auth_dpop_replay_entries;
+            d = d.replay_cache(MemoryReplayCache::new(n, n.saturating_mul(ENTRY_BYTES)));
+        }
     }
     Ok(d)
 }

@@ -489,6 +489,7 @@ fn help_documents_the_options() {
         "--auth-dpop-nonce-period",
         "--auth-dpop-iat-window",
         "--auth-dpop-origin",
+        "--auth-dpop-replay-entries",
     ] {
         assert!(text.contains(opt), "{opt} missing from serve --help");
     }

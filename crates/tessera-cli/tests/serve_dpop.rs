@@ -781,3 +781,43 @@ async fn login_then_call_with_a_dpop_bound_token() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_replay_cache_answers_503_naming_the_limit() {
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    let node = serve(&asrv, &["--auth-dpop-replay-entries", "1"]);
+    let url = node.url("/mcp");
+    let key = TestDpopKey::es256();
+    let bound = token(&asrv, &url, Some(&key));
+    let a = call(
+        &url,
+        Some(format!("DPoP {bound}")),
+        &[key.proof("POST", &url, &bound, None)],
+    )
+    .await;
+    assert_eq!(a.status, 200, "{a:?}");
+    let a = call(
+        &url,
+        Some(format!("DPoP {bound}")),
+        &[key.proof("POST", &url, &bound, None)],
+    )
+    .await;
+    assert_eq!(a.status, 503, "{a:?}");
+    let body: Value = serde_json::from_str(&a.body).unwrap();
+    assert_eq!(body["error"], "temporarily_unavailable");
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("1 entries (the entry limit)"),
+        "{body}"
+    );
+    // Plain bearer tokens do not need the cache (allowed mode).
+    let plain = token(&asrv, &url, None);
+    assert_eq!(
+        call(&url, Some(format!("Bearer {plain}")), &[])
+            .await
+            .status,
+        200
+    );
+}

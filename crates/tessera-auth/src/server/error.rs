@@ -46,6 +46,10 @@ pub enum AuthError {
     /// The token could not be verified now (`503`).
     #[error("authorization unavailable: {0}")]
     Unavailable(String),
+    /// A bounded store of the layer is full (the DPoP replay cache): `503`
+    /// with `Retry-After`, the text naming the limit.
+    #[error("busy: {0}")]
+    Busy(String),
     /// The DPoP proof was refused (`401 invalid_dpop_proof`, RFC 9449 §7.1).
     #[error("invalid DPoP proof: {0}")]
     InvalidDpopProof(String),
@@ -74,7 +78,7 @@ impl AuthError {
             | AuthError::UseDpopNonce(_) => StatusCode::UNAUTHORIZED,
             AuthError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
             AuthError::InsufficientScope { .. } => StatusCode::FORBIDDEN,
-            AuthError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AuthError::Unavailable(_) | AuthError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -114,7 +118,7 @@ impl AuthError {
                 ),
                 required,
             ),
-            AuthError::Unavailable(_) => return None,
+            AuthError::Unavailable(_) | AuthError::Busy(_) => return None,
         };
         Some(c.resource_metadata(resource_metadata))
     }
@@ -135,6 +139,7 @@ pub(crate) fn http_answer(
         AuthError::InvalidDpopProof(d) => ("invalid_dpop_proof", d.clone()),
         AuthError::UseDpopNonce(d) => ("use_dpop_nonce", d.clone()),
         AuthError::InsufficientScope { .. } => ("insufficient_scope", e.to_string()),
+        AuthError::Busy(why) => ("temporarily_unavailable", why.clone()),
         AuthError::Unavailable(_) => (
             "temporarily_unavailable",
             "the access token cannot be verified now; try again later".to_owned(),

@@ -462,6 +462,7 @@ async fn admit_dpop(
             "the DPoP proof was already used (jti replayed): make a fresh proof for each request"
                 .into(),
         ),
+        Err(e @ dpop::ReplayError::Full(_)) => AuthError::Busy(e.to_string()),
         Err(e) => AuthError::Unavailable(e.to_string()),
     };
     Err(refuse(config, &e, scheme))
