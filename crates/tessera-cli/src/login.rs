@@ -50,8 +50,12 @@ pub struct LoginArgs {
     /// offers DPoP or the MCP server asks for it, the token is bound to a
     /// new P-256 key, stored with the token (the token file is private, mode
     /// 0600) and used by the other verbs for every request and refresh.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "dpop")]
     no_dpop: bool,
+    /// Insist on DPoP: fail unless the authorization server issues a
+    /// DPoP-bound token (sender-constrained: useless without the stored key).
+    #[arg(long)]
+    dpop: bool,
 }
 
 /// Where tokens are kept: `explicit`, else `$TESSERA_TOKEN_FILE`, else the
@@ -94,6 +98,9 @@ pub async fn login(a: LoginArgs) -> Result<ExitCode, Failure> {
     }
     if a.no_dpop {
         b = b.dpop(false);
+    }
+    if a.dpop {
+        b = b.require_dpop(true);
     }
     let oauth = Arc::new(b.build().context("setting up OAuth")?);
     // A new login replaces whatever was stored for this server.

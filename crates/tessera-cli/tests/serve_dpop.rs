@@ -694,38 +694,24 @@ fn bad_dpop_options_are_usage_errors() {
     }
 }
 
-/// `tessera login` against the test authorization server issuing
-/// DPoP-bound tokens (after a nonce round), then `tessera call` with the
-/// stored token and key, against `tessera serve --auth-dpop required
-/// --auth-dpop-nonce`: the whole client half from the command line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn login_then_call_with_a_dpop_bound_token() {
+/// Runs `tessera login URL --token-file FILE EXTRA…`, plays the browser
+/// (the test authorization server approves at once and redirects to the
+/// loopback listener of `tessera login`), and returns whether it succeeded
+/// and what it said.
+async fn login(url: &str, file: &std::path::Path, extra: &[&str]) -> (bool, String) {
     use std::io::{BufRead as _, BufReader};
     use std::process::Stdio;
-    let asrv = TestAuthorizationServer::start().await.unwrap();
-    asrv.configure(|s| {
-        s.dpop = true;
-        s.dpop_nonce = Some("as-nonce-1".into());
-    });
-    let node = serve(&asrv, &["--auth-dpop", "required", "--auth-dpop-nonce"]);
-    let url = node.url("/mcp");
-    let dir = std::env::temp_dir().join(format!(
-        "tessera-dpop-login-{}-{}",
-        std::process::id(),
-        node.port
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("tokens.json");
-
-    let mut login = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["login", &url, "--token-file"])
-        .arg(&file)
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["login", url, "--token-file"])
+        .arg(file)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = login.stderr.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut child = common::Running(child);
     let (tx, rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut said = String::new();
@@ -739,47 +725,98 @@ async fn login_then_call_with_a_dpop_bound_token() {
         }
         said
     });
-    let mut login = common::Running(login);
-    let authorize = rx
-        .recv_timeout(DEADLINE)
-        .expect("login prints the authorization URL");
-    // The "browser": the test server approves at once and redirects to
-    // the loopback listener of `tessera login`.
-    let r = reqwest::get(&authorize).await.unwrap();
-    assert!(r.status().is_success(), "{:?}", r.status());
+    // Every authorization URL it prints is followed (a failed grant may
+    // lead to another attempt), until it exits.
+    let mut followed = 0;
     let until = Instant::now() + DEADLINE;
     let status = loop {
-        if let Some(s) = login.0.try_wait().unwrap() {
+        if let Some(s) = child.0.try_wait().unwrap() {
             break s;
+        }
+        if let Ok(authorize) = rx.try_recv() {
+            let _ = reqwest::get(&authorize).await;
+            followed += 1;
+            continue;
         }
         assert!(Instant::now() < until, "tessera login did not finish");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let said = reader.join().unwrap();
-    assert!(status.success(), "{said}");
+    assert!(followed > 0, "login printed no authorization URL");
+    (status.success(), reader.join().unwrap())
+}
+
+/// A private temporary directory for a token file; removed when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(tag: u16) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("tessera-dpop-login-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `tessera login --dpop` against the test authorization server issuing
+/// DPoP-bound tokens (after a nonce round), then `tessera call` with the
+/// stored token and key, against `tessera serve --auth-dpop required
+/// --auth-dpop-nonce`: the whole client half from the command line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_then_call_with_a_dpop_bound_token() {
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    asrv.configure(|s| {
+        s.dpop = true;
+        s.dpop_nonce = Some("as-nonce-1".into());
+    });
+    let node = serve(&asrv, &["--auth-dpop", "required", "--auth-dpop-nonce"]);
+    let url = node.url("/mcp");
+    let dir = TempDir::new(node.port);
+    let file = dir.0.join("tokens.json");
+
+    let (ok, said) = login(&url, &file, &["--dpop"]).await;
+    assert!(ok, "{said}");
     assert!(said.contains("DPoP-bound token and its key"), "{said}");
-    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert!(stored.to_string().contains("\"dpop_key\""), "{stored}");
+    let stored = std::fs::read_to_string(&file).unwrap();
+    assert!(stored.contains("\"dpop_key\""), "{stored}");
 
     let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(["call", "echo", r#"{"text":"bound"}"#, &url])
         .env("TESSERA_TOKEN_FILE", &file)
-        .stdin(Stdio::null())
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text} {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text} {err}");
     assert!(text.contains("bound"), "{text}");
     assert_eq!(
         asrv.authorization_requests().len(),
         1,
         "one login, no new grant"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `tessera login --dpop` refuses a plain bearer token from an
+/// authorization server without DPoP; without `--dpop` it takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_dpop_insists_on_a_bound_token() {
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    let node = serve(&asrv, &[]);
+    let url = node.url("/mcp");
+    let dir = TempDir::new(node.port);
+    let file = dir.0.join("tokens.json");
+    let (ok, said) = login(&url, &file, &["--dpop"]).await;
+    assert!(!ok, "{said}");
+    assert!(said.contains("not a DPoP-bound one"), "{said}");
+    let (ok, said) = login(&url, &file, &[]).await;
+    assert!(ok, "{said}");
+    assert!(said.contains("; token stored"), "{said}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

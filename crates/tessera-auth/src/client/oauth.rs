@@ -144,6 +144,17 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// Insists on DPoP: proofs are sent even when neither server mentions
+    /// DPoP, and a grant that yields a plain bearer token fails (default
+    /// off). Implies [`dpop(true)`](Self::dpop).
+    pub fn require_dpop(mut self, on: bool) -> Self {
+        self.config.require_dpop = on;
+        if on {
+            self.config.dpop = true;
+        }
+        self
+    }
+
     /// Refresh this many seconds before expiry (default 60).
     pub fn refresh_skew_secs(mut self, secs: u64) -> Self {
         self.config.refresh_skew_secs = secs;
@@ -510,17 +521,18 @@ impl OAuthClient {
             st.creds = None;
         }
         let client = self.client_for(st, &d).await?;
-        let wants_dpop = self.config.dpop
-            && (d
-                .metadata
-                .dpop_signing_alg_values_supported
-                .as_ref()
-                .is_some_and(|a| a.iter().any(|x| x == "ES256"))
-                || d.resource_metadata
+        let wants_dpop = self.config.require_dpop
+            || self.config.dpop
+                && (d
+                    .metadata
+                    .dpop_signing_alg_values_supported
                     .as_ref()
-                    .and_then(|m| m.dpop_bound_access_tokens_required)
-                    == Some(true)
-                || challenge.is_some_and(|c| c.scheme.eq_ignore_ascii_case("dpop")));
+                    .is_some_and(|a| a.iter().any(|x| x == "ES256"))
+                    || d.resource_metadata
+                        .as_ref()
+                        .and_then(|m| m.dpop_bound_access_tokens_required)
+                        == Some(true)
+                    || challenge.is_some_and(|c| c.scheme.eq_ignore_ascii_case("dpop")));
         let dpop = if wants_dpop {
             Some(self.dpop_key()?)
         } else {
@@ -540,6 +552,12 @@ impl OAuthClient {
             nonce: &self.as_nonce,
         };
         let tokens = self.run_grant(&d, &ep, &scopes).await?;
+        if self.config.require_dpop && !tokens.is_dpop() {
+            return Err(OAuthError::Unsupported(format!(
+                "{} issued a {} token, not a DPoP-bound one, and DPoP is required",
+                d.issuer, tokens.token_type
+            )));
+        }
         st.requested = scopes.clone();
         st.refreshed = false;
         let mut creds =

@@ -46,10 +46,14 @@ pub(crate) fn token_request_jkt(
     let Some(value) = values.next() else {
         return Ok(None);
     };
-    if !settings.dpop || values.next().is_some() {
+    if !settings.dpop {
+        // A server without DPoP ignores the header (and issues a Bearer token).
+        return Ok(None);
+    }
+    if values.next().is_some() {
         return Err(refuse(
             "invalid_dpop_proof",
-            "unexpected DPoP header(s)",
+            "more than one DPoP header",
             None,
         ));
     }
