@@ -116,6 +116,19 @@ async fn every_proof_algorithm_passes_and_binds_the_principal() {
         );
     }
     assert_eq!(p.calls(), 4);
+
+    // `typ` may carry the `application/` prefix (RFC 7515 §4.1.9).
+    let key = TestDpopKey::es256();
+    let token = bound_token(&asrv, &key);
+    let mut header = key.header();
+    header.insert("typ".into(), "application/DPoP+JWT".into());
+    let proof = key.sign(&header, &key.claims("POST", HTU, Some(&token), None));
+    let a = send(&p, "DPoP", &token, Some(&proof)).await;
+    assert_eq!(a.status, StatusCode::OK, "{a:?}");
+    header.insert("typ".into(), "application/jwt".into());
+    let proof = key.sign(&header, &key.claims("POST", HTU, Some(&token), None));
+    let a = send(&p, "DPoP", &token, Some(&proof)).await;
+    assert_eq!(a.dpop_error(), Some("invalid_dpop_proof"), "{a:?}");
 }
 
 #[tokio::test]

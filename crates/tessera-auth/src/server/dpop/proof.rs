@@ -109,6 +109,12 @@ pub(crate) fn check(
     let header = segment(parts[0], "header")?;
     // 4. typ.
     let typ = header.get("typ").and_then(Value::as_str);
+    // RFC 7515 §4.1.9: the `application/` prefix may be left out.
+    let typ = typ.map(|t| {
+        t.get(..12)
+            .filter(|p| p.eq_ignore_ascii_case("application/"))
+            .map_or(t, |_| &t[12..])
+    });
     if !typ.is_some_and(|t| t.eq_ignore_ascii_case("dpop+jwt")) {
         return Err(invalid("the DPoP proof's typ is not \"dpop+jwt\""));
     }
