@@ -249,6 +249,41 @@ fn attacks(
             "no ath",
         ),
         a(
+            "missing jti",
+            &dpop,
+            vec![signed(&|c| drop(c.remove("jti")))],
+            "invalid_dpop_proof",
+            "no jti",
+        ),
+        a(
+            "missing htm",
+            &dpop,
+            vec![signed(&|c| drop(c.remove("htm")))],
+            "invalid_dpop_proof",
+            "no htm",
+        ),
+        a(
+            "missing htu",
+            &dpop,
+            vec![signed(&|c| drop(c.remove("htu")))],
+            "invalid_dpop_proof",
+            "no htu",
+        ),
+        a(
+            "missing iat",
+            &dpop,
+            vec![signed(&|c| drop(c.remove("iat")))],
+            "invalid_dpop_proof",
+            "no iat",
+        ),
+        a(
+            "not a JWT",
+            &dpop,
+            vec!["not-a-jwt".to_owned()],
+            "invalid_dpop_proof",
+            "three parts",
+        ),
+        a(
             "wrong ath",
             &dpop,
             vec![signed(&|c| {
