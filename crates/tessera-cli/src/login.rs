@@ -46,6 +46,16 @@ pub struct LoginArgs {
     /// under the user's configuration directory).
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// Do not use DPoP (RFC 9449). By default, when the authorization server
+    /// offers DPoP or the MCP server asks for it, the token is bound to a
+    /// new P-256 key, stored with the token (the token file is private, mode
+    /// 0600) and used by the other verbs for every request and refresh.
+    #[arg(long, conflicts_with = "dpop")]
+    no_dpop: bool,
+    /// Insist on DPoP: fail unless the authorization server issues a
+    /// DPoP-bound token (sender-constrained: useless without the stored key).
+    #[arg(long)]
+    dpop: bool,
 }
 
 /// Where tokens are kept: `explicit`, else `$TESSERA_TOKEN_FILE`, else the
@@ -86,6 +96,12 @@ pub async fn login(a: LoginArgs) -> Result<ExitCode, Failure> {
     if let Some(s) = a.scope {
         b = b.scope(s);
     }
+    if a.no_dpop {
+        b = b.dpop(false);
+    }
+    if a.dpop {
+        b = b.require_dpop(true);
+    }
     let oauth = Arc::new(b.build().context("setting up OAuth")?);
     // A new login replaces whatever was stored for this server.
     oauth.logout().await.context("clearing the old token")?;
@@ -105,8 +121,13 @@ pub async fn login(a: LoginArgs) -> Result<ExitCode, Failure> {
                 Some(t) => format!(", expires at {t} (Unix time)"),
                 None => String::new(),
             };
+            let kind = if c.tokens.is_dpop() {
+                "DPoP-bound token and its key"
+            } else {
+                "token"
+            };
             eprintln!(
-                "logged in to {} ({} tools); token stored in {}{expiry}",
+                "logged in to {} ({} tools); {kind} stored in {}{expiry}",
                 a.url,
                 tools.len(),
                 path.display()

@@ -371,11 +371,30 @@ async fn serve_http(
     } else {
         local.to_string()
     };
-    let protection =
-        crate::serve_auth::protection(&a.auth, &format!("http://{shown}{}", a.path), move |name| {
-            scope_source.tool_scopes(name)
-        })
-        .await?;
+    let shared = match &redis {
+        Some(r) if a.auth.auth_issuer.is_some() => {
+            let nonce_secret =
+                if a.auth.auth_dpop_nonce {
+                    Some(r.dpop_nonce_secret().await.with_context(
+                        || "reading the shared DPoP nonce secret from Redis (--redis)",
+                    )?)
+                } else {
+                    None
+                };
+            Some(crate::serve_auth::SharedDpop {
+                replay: Box::new(r.dpop_replay_cache()),
+                nonce_secret,
+            })
+        }
+        _ => None,
+    };
+    let protection = crate::serve_auth::protection(
+        &a.auth,
+        &format!("http://{shown}{}", a.path),
+        move |name| scope_source.tool_scopes(name),
+        shared,
+    )
+    .await?;
     eprintln!(
         "tessera: serving MCP (Streamable HTTP{}) at http://{shown}{}{}",
         if a.stateless { ", stateless" } else { "" },

@@ -5,13 +5,20 @@
 //! the MCP service: protected resource metadata (RFC 9728) at the
 //! well-known paths, bearer tokens checked either as JWTs against the
 //! authorization server's keys or by RFC 7662 introspection, with the
-//! audience (RFC 8707 resource) and the scopes given here.
+//! audience (RFC 8707 resource) and the scopes given here; DPoP-bound
+//! tokens (RFC 9449) are checked with their proofs per `--auth-dpop`.
 
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use clap::Args;
-use tessera_auth::server::{BearerAuthLayer, ClientAuth, IntrospectionVerifier, JwtVerifier};
+use tessera_auth::server::dpop::{
+    DEFAULT_NONCE_PERIOD_SECS, DEFAULT_REPLAY_ENTRIES, ENTRY_BYTES, MemoryReplayCache, ReplayCache,
+};
+use tessera_auth::server::{
+    BearerAuthLayer, ClientAuth, DpopMode, DpopNonces, DpopSettings, IntrospectionVerifier,
+    JwtVerifier,
+};
 
 use crate::Failure;
 
@@ -80,6 +87,63 @@ pub struct AuthArgs {
         requires = "auth_issuer"
     )]
     pub auth_scopes: Vec<String>,
+
+    /// DPoP-bound tokens (RFC 9449): `allowed` checks a token presented as
+    /// `Authorization: DPoP` with its proof and still takes plain bearer
+    /// tokens; `required` takes DPoP-bound tokens only; `off` takes bearer
+    /// tokens only. In every mode a DPoP-bound token presented as `Bearer`
+    /// is refused.
+    #[arg(
+        long,
+        value_name = "MODE",
+        default_value = "allowed",
+        value_parser = ["required", "allowed", "off"],
+        requires = "auth_issuer"
+    )]
+    pub auth_dpop: Option<String>,
+
+    /// Require a server nonce in DPoP proofs (RFC 9449 §9): a proof without
+    /// the current (or previous) one gets 401 use_dpop_nonce with a
+    /// DPoP-Nonce header.
+    #[arg(long, requires = "auth_issuer")]
+    pub auth_dpop_nonce: bool,
+
+    /// How often the DPoP nonce rotates, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_NONCE_PERIOD_SECS, requires = "auth_dpop_nonce")]
+    pub auth_dpop_nonce_period: u64,
+
+    /// How far a DPoP proof's `iat` may be from the server's clock, either
+    /// way, in seconds.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60,
+        requires = "auth_issuer"
+    )]
+    pub auth_dpop_iat_window: u64,
+
+    /// The origin (scheme://host[:port]) clients reach this server under,
+    /// which DPoP proofs name in `htu` [default: the origin of
+    /// --auth-audience, else of this server's endpoint URL]. Set it behind a
+    /// proxy that changes the host.
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub auth_dpop_origin: Option<String>,
+
+    /// The most DPoP proofs remembered at once (per instance; with --redis
+    /// they are kept in Redis instead, each until its `iat` window ends).
+    /// When full, new proofs get 503 until old ones expire.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPLAY_ENTRIES, requires = "auth_issuer")]
+    pub auth_dpop_replay_entries: usize,
+}
+
+impl AuthArgs {
+    /// The DPoP mode asked for.
+    pub fn dpop_mode(&self) -> DpopMode {
+        self.auth_dpop
+            .as_deref()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_default()
+    }
 }
 
 /// How tokens are checked, as decided from the options.
@@ -125,6 +189,7 @@ fn absolute_url(option: &str, s: &str) -> Result<url::Url, Failure> {
 fn validate(a: &AuthArgs, issuer: &str) -> Result<(), Failure> {
     absolute_url("--auth-issuer", issuer)?;
     for (option, value) in [
+        ("--auth-dpop-origin", &a.auth_dpop_origin),
         ("--auth-audience", &a.auth_audience),
         ("--auth-jwks", &a.auth_jwks),
         ("--auth-introspect", &a.auth_introspect),
@@ -185,13 +250,58 @@ async fn resolve(a: &AuthArgs, issuer: &str, client: &reqwest::Client) -> anyhow
     }
 }
 
+/// What the instances of one endpoint share for DPoP (through Redis).
+pub struct SharedDpop {
+    /// The replay cache.
+    pub replay: Box<dyn ReplayCache>,
+    /// The secret nonces are derived from, when nonces are on.
+    pub nonce_secret: Option<[u8; 32]>,
+}
+
+/// The DPoP settings asked for; `shared` is what the instances share
+/// (Redis), if anything.
+fn dpop_settings(
+    a: &AuthArgs,
+    audience: &str,
+    shared: Option<SharedDpop>,
+) -> Result<DpopSettings, Failure> {
+    let mut d =
+        DpopSettings::new(a.dpop_mode()).iat_window(Duration::from_secs(a.auth_dpop_iat_window));
+    let origin = a.auth_dpop_origin.as_deref().unwrap_or(audience);
+    let mut origin = absolute_url("--auth-dpop-origin", origin)?;
+    origin.set_path("/");
+    origin.set_query(None);
+    origin.set_fragment(None);
+    d = d.origin(origin);
+    let (replay, secret) = match shared {
+        Some(s) => (Some(s.replay), s.nonce_secret),
+        None => (None, None),
+    };
+    if a.auth_dpop_nonce {
+        d = d.nonces(match secret {
+            Some(s) => DpopNonces::with_secret(s, a.auth_dpop_nonce_period),
+            None => DpopNonces::random(a.auth_dpop_nonce_period),
+        });
+    }
+    match replay {
+        Some(cache) => d = d.replay_cache(cache),
+        None => {
+            let n = a.auth_dpop_replay_entries;
+            d = d.replay_cache(MemoryReplayCache::new(n, n.saturating_mul(ENTRY_BYTES)));
+        }
+    }
+    Ok(d)
+}
+
 /// The protection asked for by `a`, or `None` when `--auth-issuer` is not
 /// given. `own_url` is this server's endpoint URL (the default audience);
-/// `tool_scopes` gives the scopes a tool declares.
+/// `tool_scopes` gives the scopes a tool declares; `shared` is the DPoP
+/// state shared between instances (Redis), else it stays in memory.
 pub async fn protection<F>(
     a: &AuthArgs,
     own_url: &str,
     tool_scopes: F,
+    shared: Option<SharedDpop>,
 ) -> Result<Option<Protection>, Failure>
 where
     F: Fn(&str) -> Option<Vec<String>> + Send + Sync + 'static,
@@ -204,6 +314,8 @@ where
         .auth_audience
         .clone()
         .unwrap_or_else(|| own_url.to_owned());
+    let shared_replay = shared.is_some();
+    let dpop = dpop_settings(a, &audience, shared)?;
     let client = as_client()?;
     let check = resolve(a, issuer, &client).await?;
     let (layer, how) = match &check {
@@ -234,14 +346,27 @@ where
             )
         }
     };
-    let layer = layer.tool_scopes(tool_scopes).build();
+    let layer = layer.tool_scopes(tool_scopes).dpop(dpop).build();
     let scopes = if a.auth_scopes.is_empty() {
         String::new()
     } else {
         format!(", scopes {}", a.auth_scopes.join(" "))
     };
+    let dpop = match a.dpop_mode() {
+        DpopMode::Off => "DPoP off".to_owned(),
+        mode => format!(
+            "DPoP {}{}{}",
+            mode.as_str(),
+            if a.auth_dpop_nonce { ", nonces" } else { "" },
+            if shared_replay {
+                ", replay cache and nonces in Redis"
+            } else {
+                ""
+            }
+        ),
+    };
     let summary = format!(
-        "bearer tokens of {issuer} for {} ({how}{scopes}); metadata at {}",
+        "bearer tokens of {issuer} for {} ({how}{scopes}; {dpop}); metadata at {}",
         layer.metadata().resource,
         layer.metadata_url()
     );

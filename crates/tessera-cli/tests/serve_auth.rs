@@ -484,6 +484,12 @@ fn help_documents_the_options() {
         "--auth-client-id",
         "--auth-client-secret",
         "--auth-scopes",
+        "--auth-dpop",
+        "--auth-dpop-nonce",
+        "--auth-dpop-nonce-period",
+        "--auth-dpop-iat-window",
+        "--auth-dpop-origin",
+        "--auth-dpop-replay-entries",
     ] {
         assert!(text.contains(opt), "{opt} missing from serve --help");
     }

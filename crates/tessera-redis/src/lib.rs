@@ -17,7 +17,10 @@
 //!   ([`tessera_runtime::SessionStore`]), one key per session with its TTL;
 //! - [`RedisBus`]: messages between instances
 //!   ([`tessera_runtime::Bus`]) over Redis pub/sub, one connection for all
-//!   of an instance's subscriptions.
+//!   of an instance's subscriptions;
+//! - [`RedisReplayCache`]: the DPoP proofs already used
+//!   ([`tessera_auth::server::dpop::ReplayCache`]), so a proof replayed on
+//!   another instance is refused there too.
 //!
 //! [`Redis::install`] puts a server builder's and an HTTP builder's state on
 //! Redis in one call each. When Redis cannot be reached, each operation
@@ -48,6 +51,7 @@
 
 mod bus;
 mod connection;
+mod dpop_replay;
 mod error;
 mod event_store;
 mod event_writer;
@@ -61,6 +65,7 @@ pub mod testing;
 
 pub use bus::RedisBus;
 pub use connection::{Redis, RedisOptions};
+pub use dpop_replay::RedisReplayCache;
 pub use error::Error;
 pub use event_store::RedisEventStore;
 pub use install::Install;

@@ -86,6 +86,7 @@ pub(crate) struct Config {
     pub store: Arc<dyn TokenStore>,
     pub scope: Option<String>,
     pub dpop: bool,
+    pub require_dpop: bool,
     pub refresh_skew_secs: u64,
     pub max_attempts: u32,
 }
@@ -102,6 +103,7 @@ impl Config {
             store: Arc::new(MemoryTokenStore::new()),
             scope: None,
             dpop: true,
+            require_dpop: false,
             refresh_skew_secs: 60,
             max_attempts: 3,
         }

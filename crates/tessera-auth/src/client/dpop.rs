@@ -24,6 +24,8 @@ pub struct DpopKey {
     key: EncodingKey,
     jwk: Jwk,
     thumbprint: String,
+    /// The private key, PKCS#8 DER (to keep it with the tokens it binds).
+    pkcs8: std::sync::Arc<[u8]>,
 }
 
 impl std::fmt::Debug for DpopKey {
@@ -60,7 +62,32 @@ impl DpopKey {
         let der = secret
             .to_pkcs8_der()
             .map_err(|e| OAuthError::Signing(e.to_string()))?;
-        let key = EncodingKey::from_ec_der(der.as_bytes());
+        DpopKey::from_der(der.as_bytes())
+    }
+
+    /// The key kept by [`to_stored`](DpopKey::to_stored) (base64url PKCS#8).
+    pub fn from_stored(stored: &str) -> Result<DpopKey, OAuthError> {
+        use base64::Engine as _;
+        use p256::pkcs8::DecodePrivateKey as _;
+        let der = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(stored)
+            .map_err(|e| OAuthError::Store(format!("the stored DPoP key is not base64url: {e}")))?;
+        // Parse it first: a bad key is an error here, not at signing time.
+        p256::SecretKey::from_pkcs8_der(&der).map_err(|e| {
+            OAuthError::Store(format!("the stored DPoP key is not a P-256 key: {e}"))
+        })?;
+        DpopKey::from_der(&der)
+    }
+
+    /// The private key as kept in the token store (base64url PKCS#8 DER),
+    /// beside the tokens bound to it.
+    pub fn to_stored(&self) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&self.pkcs8)
+    }
+
+    fn from_der(der: &[u8]) -> Result<DpopKey, OAuthError> {
+        let key = EncodingKey::from_ec_der(der);
         let mut jwk = Jwk::from_encoding_key(&key, Algorithm::ES256)
             .map_err(|e| OAuthError::Signing(e.to_string()))?;
         // Only the public parameters go in the header.
@@ -70,6 +97,7 @@ impl DpopKey {
             key,
             jwk,
             thumbprint,
+            pkcs8: std::sync::Arc::from(der),
         })
     }
 
@@ -140,5 +168,19 @@ mod tests {
         assert_eq!(ca["ath"], sha256_b64url(b"tok"));
         assert_ne!(ca["jti"], cb["jti"]);
         assert_eq!(k.thumbprint().len(), 43);
+    }
+
+    #[test]
+    fn a_stored_key_comes_back_the_same() {
+        let k = DpopKey::generate().unwrap();
+        let back = DpopKey::from_stored(&k.to_stored()).unwrap();
+        assert_eq!(back.thumbprint(), k.thumbprint());
+        let proof = back.proof("GET", "http://h/mcp", None, None, 1).unwrap();
+        assert_eq!(
+            part(&proof, 0)["jwk"],
+            part(&k.proof("GET", "http://h/mcp", None, None, 1).unwrap(), 0)["jwk"]
+        );
+        assert!(DpopKey::from_stored("not a key").is_err());
+        assert!(DpopKey::from_stored("AAAA").is_err());
     }
 }

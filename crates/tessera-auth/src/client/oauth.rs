@@ -144,6 +144,17 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// Insists on DPoP: proofs are sent even when neither server mentions
+    /// DPoP, and a grant that yields a plain bearer token fails (default
+    /// off). Implies [`dpop(true)`](Self::dpop).
+    pub fn require_dpop(mut self, on: bool) -> Self {
+        self.config.require_dpop = on;
+        if on {
+            self.config.dpop = true;
+        }
+        self
+    }
+
     /// Refresh this many seconds before expiry (default 60).
     pub fn refresh_skew_secs(mut self, secs: u64) -> Self {
         self.config.refresh_skew_secs = secs;
@@ -230,8 +241,8 @@ impl OAuthClient {
         }
         st.loaded = true;
         match self.config.store.load(&self.config.server_url) {
-            // A DPoP-bound token is useless without its key, which is not kept.
-            Ok(Some(c)) if !c.tokens.is_dpop() => {
+            // A DPoP-bound token is useless without its key, kept beside it.
+            Ok(Some(c)) if self.adopt_key(&c) => {
                 union(&mut st.requested, &c.scopes);
                 st.creds = Some(c);
             }
@@ -240,7 +251,30 @@ impl OAuthClient {
         }
     }
 
-    fn save(&self, st: &mut State, creds: StoredCredentials) {
+    /// Whether stored credentials are usable: plain ones are; DPoP-bound
+    /// ones when their key was stored with them, which then becomes this
+    /// client's key.
+    fn adopt_key(&self, c: &StoredCredentials) -> bool {
+        if !c.tokens.is_dpop() {
+            return true;
+        }
+        match c.dpop_key.as_deref().map(DpopKey::from_stored) {
+            Some(Ok(key)) => {
+                *lock(&self.dpop_key) = Some(key);
+                true
+            }
+            Some(Err(e)) => {
+                tracing::warn!("ignoring DPoP-bound tokens in the store: {e}");
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn save(&self, st: &mut State, mut creds: StoredCredentials) {
+        if creds.tokens.is_dpop() {
+            creds.dpop_key = lock(&self.dpop_key).as_ref().map(DpopKey::to_stored);
+        }
         if let Err(e) = self.config.store.save(&self.config.server_url, &creds) {
             tracing::warn!("could not store the tokens: {e}");
         }
@@ -352,7 +386,7 @@ impl OAuthClient {
     /// one) and `false` is returned.
     fn adopt_stored(&self, st: &mut State) -> bool {
         let stored = match self.config.store.load(&self.config.server_url) {
-            Ok(Some(c)) if !c.tokens.is_dpop() => c,
+            Ok(Some(c)) if self.adopt_key(&c) => c,
             _ => return false,
         };
         let ours = st.creds.as_ref().map(|c| &c.tokens);
@@ -487,17 +521,18 @@ impl OAuthClient {
             st.creds = None;
         }
         let client = self.client_for(st, &d).await?;
-        let wants_dpop = self.config.dpop
-            && (d
-                .metadata
-                .dpop_signing_alg_values_supported
-                .as_ref()
-                .is_some_and(|a| a.iter().any(|x| x == "ES256"))
-                || d.resource_metadata
+        let wants_dpop = self.config.require_dpop
+            || self.config.dpop
+                && (d
+                    .metadata
+                    .dpop_signing_alg_values_supported
                     .as_ref()
-                    .and_then(|m| m.dpop_bound_access_tokens_required)
-                    == Some(true)
-                || challenge.is_some_and(|c| c.scheme.eq_ignore_ascii_case("dpop")));
+                    .is_some_and(|a| a.iter().any(|x| x == "ES256"))
+                    || d.resource_metadata
+                        .as_ref()
+                        .and_then(|m| m.dpop_bound_access_tokens_required)
+                        == Some(true)
+                    || challenge.is_some_and(|c| c.scheme.eq_ignore_ascii_case("dpop")));
         let dpop = if wants_dpop {
             Some(self.dpop_key()?)
         } else {
@@ -517,6 +552,12 @@ impl OAuthClient {
             nonce: &self.as_nonce,
         };
         let tokens = self.run_grant(&d, &ep, &scopes).await?;
+        if self.config.require_dpop && !tokens.is_dpop() {
+            return Err(OAuthError::Unsupported(format!(
+                "{} issued a {} token, not a DPoP-bound one, and DPoP is required",
+                d.issuer, tokens.token_type
+            )));
+        }
         st.requested = scopes.clone();
         st.refreshed = false;
         let mut creds =

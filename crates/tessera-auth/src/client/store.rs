@@ -30,6 +30,11 @@ pub struct StoredCredentials {
     pub scopes: Vec<String>,
     /// The tokens.
     pub tokens: TokenSet,
+    /// The private DPoP key DPoP-bound tokens are bound to (base64url
+    /// PKCS#8 DER; see `DpopKey::to_stored`); the store file is private
+    /// (mode 0600).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 impl StoredCredentials {
@@ -47,6 +52,7 @@ impl StoredCredentials {
             client,
             scopes: Vec::new(),
             tokens,
+            dpop_key: None,
         }
     }
 }

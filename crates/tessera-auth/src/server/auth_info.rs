@@ -68,6 +68,15 @@ impl AuthInfo {
         self.scopes.iter().any(|s| s == scope)
     }
 
+    /// The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449
+    /// §6), if it is a DPoP-bound token.
+    pub fn dpop_jkt(&self) -> Option<&str> {
+        self.claims
+            .get("cnf")
+            .and_then(|c| c.get("jkt"))
+            .and_then(Value::as_str)
+    }
+
     /// When the token expires, if it says.
     pub fn expires(&self) -> Option<SystemTime> {
         self.expires_at.map(|s| UNIX_EPOCH + Duration::from_secs(s))
@@ -76,13 +85,19 @@ impl AuthInfo {
     /// Who made the request: `"<issuer> <subject>"` (issuer and subject
     /// together, since subjects are only unique per issuer), falling back to
     /// the client id when the token has no subject. `None` if the token names
-    /// neither.
+    /// neither. A DPoP-bound token adds ` jkt=<thumbprint>`, so what is
+    /// bound to the principal (sessions) is also bound to the key.
     pub fn principal(&self) -> Option<Principal> {
         let who = self.subject.as_ref().or(self.client_id.as_ref())?;
-        Some(Principal(match &self.issuer {
+        let mut p = match &self.issuer {
             Some(iss) => format!("{iss} {who}"),
             None => who.clone(),
-        }))
+        };
+        if let Some(jkt) = self.dpop_jkt() {
+            p.push_str(" jkt=");
+            p.push_str(jkt);
+        }
+        Some(Principal(p))
     }
 }
 
@@ -120,5 +135,11 @@ mod tests {
         assert_eq!(a.scopes, ["a", "b"]);
         assert_eq!(a.principal(), Some(Principal("svc".into())));
         assert_eq!(AuthInfo::from_claims(Map::new()).principal(), None);
+        let Value::Object(c) = json!({"sub": "bob", "cnf": {"jkt": "abc"}}) else {
+            unreachable!()
+        };
+        let a = AuthInfo::from_claims(c);
+        assert_eq!(a.dpop_jkt(), Some("abc"));
+        assert_eq!(a.principal(), Some(Principal("bob jkt=abc".into())));
     }
 }

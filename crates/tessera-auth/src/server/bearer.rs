@@ -1,4 +1,4 @@
-//! Reading the bearer token of a request (RFC 6750 §2).
+//! Reading the access token of a request (RFC 6750 §2, RFC 9449 §7.1).
 
 use http::{HeaderMap, Uri, header::AUTHORIZATION};
 
@@ -24,6 +24,26 @@ impl std::fmt::Debug for BearerToken {
 ///   headers, or a `Bearer` credential that is not an RFC 6750 `b64token`:
 ///   [`AuthError::InvalidRequest`].
 pub fn bearer_token(headers: &HeaderMap, uri: &Uri) -> Result<BearerToken, AuthError> {
+    access_token(headers, uri, false).map(|(_, t)| t)
+}
+
+/// How an access token was presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenScheme {
+    /// `Authorization: Bearer <token>`.
+    Bearer,
+    /// `Authorization: DPoP <token>`, with a `DPoP` proof header.
+    Dpop,
+}
+
+/// The access token of a request and its scheme: as [`bearer_token`], and
+/// when `dpop` is set also `Authorization: DPoP <token>` (same syntax).
+pub fn access_token(
+    headers: &HeaderMap,
+    uri: &Uri,
+    dpop: bool,
+) -> Result<(TokenScheme, BearerToken), AuthError> {
     if let Some(q) = uri.query() {
         let in_query = q
             .split('&')
@@ -50,21 +70,27 @@ pub fn bearer_token(headers: &HeaderMap, uri: &Uri) -> Result<BearerToken, AuthE
         Some((s, r)) => (s, r),
         None => (value, ""),
     };
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        // Another scheme (Basic, DPoP…): no bearer credential was presented.
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        TokenScheme::Bearer
+    } else if dpop && scheme.eq_ignore_ascii_case("dpop") {
+        TokenScheme::Dpop
+    } else {
+        // Another scheme (Basic, DPoP without DPoP support…): no access
+        // token was presented.
         return Err(AuthError::MissingToken);
-    }
+    };
     let token = rest.trim_matches(' ');
     let b64token = !token.is_empty()
         && token.trim_end_matches('=').bytes().all(|b| {
             b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/')
         });
     if !b64token {
-        return Err(AuthError::InvalidRequest(
-            "the Authorization header must be `Bearer <token>`".into(),
-        ));
+        return Err(AuthError::InvalidRequest(match scheme {
+            TokenScheme::Bearer => "the Authorization header must be `Bearer <token>`".into(),
+            TokenScheme::Dpop => "the Authorization header must be `DPoP <token>`".into(),
+        }));
     }
-    Ok(BearerToken(token.to_owned()))
+    Ok((scheme, BearerToken(token.to_owned())))
 }
 
 #[cfg(test)]
@@ -105,6 +131,21 @@ mod tests {
         assert!(matches!(
             read(&["Bearer a", "Bearer b"], "/mcp"),
             Err(AuthError::InvalidRequest(_))
+        ));
+    }
+
+    #[test]
+    fn dpop_scheme_only_when_asked() {
+        let mut h = HeaderMap::new();
+        h.insert(AUTHORIZATION, "DPoP abc.def".parse().unwrap());
+        let uri: Uri = "/mcp".parse().unwrap();
+        assert_eq!(bearer_token(&h, &uri), Err(AuthError::MissingToken));
+        let (scheme, token) = access_token(&h, &uri, true).unwrap();
+        assert_eq!((scheme, token.0.as_str()), (TokenScheme::Dpop, "abc.def"));
+        h.insert(AUTHORIZATION, "dpop a b".parse().unwrap());
+        assert!(matches!(
+            access_token(&h, &uri, true),
+            Err(AuthError::InvalidRequest(m)) if m.contains("DPoP <token>")
         ));
     }
 

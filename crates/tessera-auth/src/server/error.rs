@@ -46,6 +46,17 @@ pub enum AuthError {
     /// The token could not be verified now (`503`).
     #[error("authorization unavailable: {0}")]
     Unavailable(String),
+    /// A bounded store of the layer is full (the DPoP replay cache): `503`
+    /// with `Retry-After`, the text naming the limit.
+    #[error("busy: {0}")]
+    Busy(String),
+    /// The DPoP proof was refused (`401 invalid_dpop_proof`, RFC 9449 §7.1).
+    #[error("invalid DPoP proof: {0}")]
+    InvalidDpopProof(String),
+    /// The DPoP proof lacks the server's current nonce (`401
+    /// use_dpop_nonce`, RFC 9449 §9); the answer carries a `DPoP-Nonce`.
+    #[error("DPoP nonce needed: {0}")]
+    UseDpopNonce(String),
 }
 
 impl From<VerifyError> for AuthError {
@@ -61,10 +72,13 @@ impl AuthError {
     /// The HTTP status of the refusal.
     pub fn status(&self) -> StatusCode {
         match self {
-            AuthError::MissingToken | AuthError::InvalidToken(_) => StatusCode::UNAUTHORIZED,
+            AuthError::MissingToken
+            | AuthError::InvalidToken(_)
+            | AuthError::InvalidDpopProof(_)
+            | AuthError::UseDpopNonce(_) => StatusCode::UNAUTHORIZED,
             AuthError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
             AuthError::InsufficientScope { .. } => StatusCode::FORBIDDEN,
-            AuthError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AuthError::Unavailable(_) | AuthError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -88,6 +102,12 @@ impl AuthError {
             AuthError::InvalidToken(why) => {
                 with_scope(base.error("invalid_token", Some(why.clone())), scope)
             }
+            AuthError::InvalidDpopProof(why) => {
+                with_scope(base.error("invalid_dpop_proof", Some(why.clone())), scope)
+            }
+            AuthError::UseDpopNonce(why) => {
+                with_scope(base.error("use_dpop_nonce", Some(why.clone())), scope)
+            }
             AuthError::InsufficientScope { required } => with_scope(
                 base.error(
                     "insufficient_scope",
@@ -98,26 +118,28 @@ impl AuthError {
                 ),
                 required,
             ),
-            AuthError::Unavailable(_) => return None,
+            AuthError::Unavailable(_) | AuthError::Busy(_) => return None,
         };
         Some(c.resource_metadata(resource_metadata))
     }
 }
 
-/// The HTTP answer to a refusal: status, headers (`WWW-Authenticate` and
-/// `Access-Control-Expose-Headers`, or `Retry-After` for `503`) and a JSON
-/// body with `error` and `error_description`. `scope` is what a `401`/`400`
-/// challenge announces.
+/// The HTTP answer to a refusal: status, headers (one `WWW-Authenticate`
+/// field per challenge, in order, and `Access-Control-Expose-Headers`; or,
+/// with no challenge, `Retry-After` for a `503`) and a JSON body with
+/// `error` and `error_description`.
 pub(crate) fn http_answer(
     e: &AuthError,
-    resource_metadata: &str,
-    scope: &[String],
+    challenges: &[BearerChallenge],
 ) -> (StatusCode, HeaderMap, Bytes) {
     let (code, description) = match e {
         AuthError::MissingToken => ("unauthorized", e.to_string()),
         AuthError::InvalidRequest(d) => ("invalid_request", d.clone()),
         AuthError::InvalidToken(d) => ("invalid_token", d.clone()),
+        AuthError::InvalidDpopProof(d) => ("invalid_dpop_proof", d.clone()),
+        AuthError::UseDpopNonce(d) => ("use_dpop_nonce", d.clone()),
         AuthError::InsufficientScope { .. } => ("insufficient_scope", e.to_string()),
+        AuthError::Busy(why) => ("temporarily_unavailable", why.clone()),
         AuthError::Unavailable(_) => (
             "temporarily_unavailable",
             "the access token cannot be verified now; try again later".to_owned(),
@@ -129,14 +151,16 @@ pub(crate) fn http_answer(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    if let Some(c) = e.challenge(resource_metadata, scope) {
-        if let Ok(v) = HeaderValue::from_str(&c.to_string()) {
-            h.insert(header::WWW_AUTHENTICATE, v);
+    if !challenges.is_empty() {
+        for c in challenges {
+            if let Ok(v) = HeaderValue::from_str(&c.to_string()) {
+                h.append(header::WWW_AUTHENTICATE, v);
+            }
         }
-        // Let browser-based clients read the challenge.
+        // Let browser-based clients read the challenge (and a DPoP nonce).
         h.insert(
             header::ACCESS_CONTROL_EXPOSE_HEADERS,
-            HeaderValue::from_static("WWW-Authenticate"),
+            HeaderValue::from_static("WWW-Authenticate, DPoP-Nonce"),
         );
     } else {
         h.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));

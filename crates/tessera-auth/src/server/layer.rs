@@ -11,7 +11,9 @@ use http_body_util::{Either, Full};
 use tower::{Layer, Service};
 
 use super::auth_info::AuthInfo;
-use super::bearer::bearer_token;
+use super::bearer::{TokenScheme, access_token};
+use super::challenges::ChallengeStyle;
+use super::dpop::{self, DPOP_NONCE_HEADER, DpopMode, DpopSettings};
 use super::error::{AuthError, http_answer};
 use super::prm::{metadata_document, metadata_paths, metadata_url};
 use super::resource::canonical_resource;
@@ -36,6 +38,8 @@ struct Config {
     verifier: Arc<dyn TokenVerifier>,
     rules: ScopeRules,
     scope_layer: Option<Arc<ScopeLayer>>,
+    dpop: DpopSettings,
+    style: ChallengeStyle,
 }
 
 /// Protects an MCP endpoint with OAuth 2.1 bearer tokens (see the [module
@@ -47,12 +51,18 @@ struct Config {
 ///    ([`metadata_paths`]): the RFC 9728 document, no token needed (unless
 ///    [`serve_metadata(false)`](BearerAuthLayerBuilder::serve_metadata)).
 /// 2. `OPTIONS` (a CORS preflight, which carries no credentials): passed on.
-/// 3. The bearer token is read from the `Authorization` header and verified;
-///    a request without one gets `401` and a challenge naming the metadata
-///    and the scopes every request needs, a bad one `401
+/// 3. The access token is read from the `Authorization` header and
+///    verified; a request without one gets `401` and a challenge naming the
+///    metadata and the scopes every request needs, a bad one `401
 ///    error="invalid_token"`, a malformed request `400
 ///    error="invalid_request"`, and an unreachable authorization server
-///    `503`.
+///    `503`. With DPoP (see [`dpop`](BearerAuthLayerBuilder::dpop); on in
+///    mode `allowed` by default), `Authorization: DPoP <token>` needs a
+///    valid proof (`401 error="invalid_dpop_proof"`, or `use_dpop_nonce`
+///    with a `DPoP-Nonce` header) signed by the key the token is bound to
+///    (`cnf.jkt`; `401 error="invalid_token"` otherwise), a DPoP-bound
+///    token presented as `Bearer` is refused, and the challenges name the
+///    `Bearer` scheme, the `DPoP` scheme with its `algs`, or both, per mode.
 /// 4. The scopes every request needs: a token lacking one gets `403
 ///    error="insufficient_scope"` naming them.
 /// 5. The request goes on with the [`AuthInfo`] and a
@@ -88,6 +98,7 @@ pub struct BearerAuthLayerBuilder {
     serve_metadata: bool,
     verifier: Arc<dyn TokenVerifier>,
     rules: ScopeRules,
+    dpop: DpopSettings,
 }
 
 impl std::fmt::Debug for BearerAuthLayerBuilder {
@@ -118,6 +129,7 @@ impl BearerAuthLayer {
             serve_metadata: true,
             verifier: Arc::new(verifier),
             rules: ScopeRules::new(),
+            dpop: DpopSettings::default(),
         }
     }
 
@@ -214,17 +226,44 @@ impl BearerAuthLayerBuilder {
         self
     }
 
+    /// How DPoP-bound tokens are handled (default:
+    /// [`DpopSettings::default`], mode [`DpopMode::Allowed`]); the metadata
+    /// then announces `dpop_signing_alg_values_supported` and
+    /// `dpop_bound_access_tokens_required`.
+    pub fn dpop(mut self, settings: DpopSettings) -> Self {
+        self.dpop = settings;
+        self
+    }
+
     /// The layer.
-    pub fn build(self) -> BearerAuthLayer {
+    pub fn build(mut self) -> BearerAuthLayer {
         let resource = self.metadata.resource.clone();
+        if self.dpop.origin.is_none() {
+            self.dpop.origin = url::Url::parse(&resource).ok().map(|mut u| {
+                u.set_path("/");
+                u.set_query(None);
+                u.set_fragment(None);
+                u
+            });
+        }
+        if self.dpop.mode != DpopMode::Off {
+            self.metadata.dpop_signing_alg_values_supported = Some(self.dpop.alg_names());
+            self.metadata.dpop_bound_access_tokens_required =
+                Some(self.dpop.mode == DpopMode::Required);
+        }
         let metadata_url = self
             .metadata_url
             .or_else(|| metadata_url(&resource))
             .unwrap_or_else(|| super::prm::METADATA_WELL_KNOWN.to_owned());
+        let style = ChallengeStyle {
+            metadata_url: metadata_url.clone(),
+            mode: self.dpop.mode,
+            algs: self.dpop.algs_text(),
+        };
         let scope_layer = self
             .rules
             .per_request()
-            .then(|| Arc::new(ScopeLayer::new(self.rules.clone(), metadata_url.clone())));
+            .then(|| Arc::new(ScopeLayer::with_style(self.rules.clone(), style.clone())));
         BearerAuthLayer {
             config: Arc::new(Config {
                 scope_layer,
@@ -234,6 +273,8 @@ impl BearerAuthLayerBuilder {
                 serve_metadata: self.serve_metadata,
                 verifier: self.verifier,
                 rules: self.rules,
+                dpop: self.dpop,
+                style,
             }),
         }
     }
@@ -290,7 +331,23 @@ where
         let config = self.config.clone();
         Box::pin(async move {
             match admit(&config, req).await {
-                Ok(req) => inner.call(req).await.map(|r| r.map(Either::Left)),
+                Ok(req) => {
+                    let fresh = req.extensions().get::<FreshNonce>().is_some();
+                    let mut r = inner.call(req).await?.map(Either::Left);
+                    if let (true, Some(nonces)) = (fresh, &config.dpop.nonces) {
+                        let now = config.dpop.clock.now();
+                        if let Ok(v) = http::HeaderValue::from_str(&nonces.current(now)) {
+                            let h = r.headers_mut();
+                            h.insert(DPOP_NONCE_HEADER, v);
+                            // Let browser-based clients read it.
+                            h.append(
+                                http::header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                                http::HeaderValue::from_static("DPoP-Nonce"),
+                            );
+                        }
+                    }
+                    Ok(r)
+                }
                 Err(answer) => Ok(answer.map(Either::Right)),
             }
         })
@@ -313,27 +370,133 @@ where
     if req.method() == Method::OPTIONS {
         return Ok(req.map(Either::Left));
     }
-    let token = bearer_token(req.headers(), req.uri()).map_err(|e| refuse(config, &e))?;
-    let info = config
-        .verifier
-        .verify(&token.0)
-        .await
-        .map_err(|e| refuse(config, &e.into()))?;
+    let dpop_on = config.dpop.mode != DpopMode::Off;
+    let (scheme, token) = access_token(req.headers(), req.uri(), dpop_on)
+        .map_err(|e| refuse(config, &e, TokenScheme::Bearer))?;
+    let (info, send_nonce) = match scheme {
+        TokenScheme::Bearer => (admit_bearer(config, &token.0).await?, false),
+        _ => {
+            admit_dpop(
+                config,
+                req.headers(),
+                req.method(),
+                req.uri().path(),
+                &token.0,
+            )
+            .await?
+        }
+    };
     let rules = &config.rules;
     if !rules.satisfied(&info.scopes, rules.required()) {
         let e = AuthError::InsufficientScope {
             required: rules.required().to_vec(),
         };
-        return Err(refuse(config, &e));
+        return Err(refuse(config, &e, scheme));
     }
     let mut req = req.map(Either::Left);
-    attach(&mut req, info, config.scope_layer.as_ref());
+    attach(&mut req, info, scheme, config.scope_layer.as_ref());
+    if send_nonce {
+        req.extensions_mut().insert(FreshNonce);
+    }
     Ok(req)
+}
+
+/// Verifies a token presented as `Bearer`: refused if DPoP-bound, or if
+/// the mode requires DPoP.
+async fn admit_bearer(config: &Config, token: &str) -> Result<AuthInfo, Response<Full<Bytes>>> {
+    let scheme = TokenScheme::Bearer;
+    let info = config
+        .verifier
+        .verify(token)
+        .await
+        .map_err(|e| refuse(config, &e.into(), scheme))?;
+    let refusal = if info.dpop_jkt().is_some() {
+        "the token is bound to a DPoP key (cnf.jkt): present it as \
+         `Authorization: DPoP <token>` with a DPoP proof"
+    } else if config.dpop.mode == DpopMode::Required {
+        "this server accepts DPoP-bound tokens only: get a DPoP-bound token and \
+         present it as `Authorization: DPoP <token>` with a DPoP proof"
+    } else {
+        return Ok(info);
+    };
+    Err(refuse(
+        config,
+        &AuthError::InvalidToken(refusal.into()),
+        scheme,
+    ))
+}
+
+/// Verifies a token presented as `DPoP` with its proof: the proof, the
+/// token, the binding between them, then the replay cache. Answers the
+/// token's claims and whether the proof's nonce was the previous one (so
+/// the answer hands out the current one).
+async fn admit_dpop(
+    config: &Config,
+    headers: &http::HeaderMap,
+    method: &Method,
+    path: &str,
+    token: &str,
+) -> Result<(AuthInfo, bool), Response<Full<Bytes>>> {
+    let (dpop, scheme) = (&config.dpop, TokenScheme::Dpop);
+    let now = dpop.clock.now();
+    let proof = dpop::check(dpop, headers, method.as_str(), path, token, now).map_err(|e| {
+        let e = match e {
+            dpop::ProofError::Invalid(why) => AuthError::InvalidDpopProof(why),
+            dpop::ProofError::UseNonce(why) => AuthError::UseDpopNonce(why),
+        };
+        refuse(config, &e, scheme)
+    })?;
+    let info = config
+        .verifier
+        .verify(token)
+        .await
+        .map_err(|e| refuse(config, &e.into(), scheme))?;
+    bind(&info, &proof).map_err(|e| refuse(config, &e, scheme))?;
+    let e = match dpop
+        .replay
+        .first_use(&proof.replay_key, proof.expires_at, now)
+        .await
+    {
+        Ok(true) => return Ok((info, !proof.current_nonce)),
+        Ok(false) => AuthError::InvalidDpopProof(
+            "the DPoP proof was already used (jti replayed): make a fresh proof for each request"
+                .into(),
+        ),
+        Err(e @ dpop::ReplayError::Full(_)) => AuthError::Busy(e.to_string()),
+        Err(e) => AuthError::Unavailable(e.to_string()),
+    };
+    Err(refuse(config, &e, scheme))
+}
+
+/// Marks a request whose proof carried the previous nonce: its answer
+/// carries the current one.
+#[derive(Debug, Clone, Copy)]
+struct FreshNonce;
+
+/// The token must be bound to the proof's key (RFC 9449 §7.1: `cnf.jkt`).
+fn bind(info: &AuthInfo, proof: &dpop::CheckedProof) -> Result<(), AuthError> {
+    match info.dpop_jkt() {
+        None => Err(AuthError::InvalidToken(
+            "the token is not DPoP-bound (no cnf.jkt): present it as `Authorization: Bearer <token>`, \
+             or get a DPoP-bound token"
+                .into(),
+        )),
+        Some(jkt) if jkt != proof.jkt => Err(AuthError::InvalidToken(
+            "the DPoP proof is signed with another key than the one the token is bound to (cnf.jkt)"
+                .into(),
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Puts the verified claims where handlers find them, and the scope layer
 /// (when the rules name methods or tools) where the connection core runs it.
-fn attach<B>(req: &mut Request<B>, info: AuthInfo, scopes: Option<&Arc<ScopeLayer>>) {
+fn attach<B>(
+    req: &mut Request<B>,
+    info: AuthInfo,
+    scheme: TokenScheme,
+    scopes: Option<&Arc<ScopeLayer>>,
+) {
     let ext = req.extensions_mut();
     let mut carried = ext
         .remove::<tessera_runtime::Extensions>()
@@ -351,16 +514,26 @@ fn attach<B>(req: &mut Request<B>, info: AuthInfo, scopes: Option<&Arc<ScopeLaye
         ext.insert(p);
     }
     carried.insert(info.clone());
+    carried.insert(scheme);
     ext.insert(carried);
     ext.insert(info);
+    ext.insert(scheme);
 }
 
 /// The answer to a refused request.
-fn refuse(config: &Config, e: &AuthError) -> Response<Full<Bytes>> {
+fn refuse(config: &Config, e: &AuthError, scheme: TokenScheme) -> Response<Full<Bytes>> {
     tracing::debug!(error = %e, "request refused by the bearer auth layer");
-    let (status, headers, body) = http_answer(e, &config.metadata_url, config.rules.required());
+    let challenges = config.style.challenges(e, config.rules.required(), scheme);
+    let (status, headers, body) = http_answer(e, &challenges);
     let mut r = Response::new(Full::new(body));
     *r.status_mut() = status;
     *r.headers_mut() = headers;
+    if let (Some(nonces), true) = (&config.dpop.nonces, config.dpop.mode != DpopMode::Off) {
+        // Every refusal hands out the current nonce, so the next proof can
+        // carry it (RFC 9449 §9).
+        if let Ok(v) = http::HeaderValue::from_str(&nonces.current(config.dpop.clock.now())) {
+            r.headers_mut().insert(DPOP_NONCE_HEADER, v);
+        }
+    }
     r
 }

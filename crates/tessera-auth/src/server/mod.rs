@@ -34,6 +34,12 @@
 //!   a carried [`tessera_runtime::Extensions`] that `tessera-http` hands to
 //!   the MCP handlers: a tool reads it with
 //!   `ctx.extension::<AuthInfo>()` or the `Extension<AuthInfo>` extractor.
+//! - [`dpop`]: DPoP (RFC 9449) sender-constrained tokens: with
+//!   [`DpopSettings`] (mode [`DpopMode::Allowed`] by default), a token
+//!   presented as `Authorization: DPoP <token>` must come with a valid proof
+//!   signed by the key it is bound to (`cnf.jkt`), a DPoP-bound token
+//!   presented as `Bearer` is refused, and challenges name the `DPoP`
+//!   scheme with its `algs`.
 //! - [`ScopeRules`]: the scopes each request needs: some for every request,
 //!   some per JSON-RPC method, some per tool (declared with
 //!   `tessera_server::tool("x").scopes(["files:write"])` and looked up through
@@ -42,7 +48,9 @@
 
 mod auth_info;
 mod bearer;
+mod challenges;
 mod discovery;
+pub mod dpop;
 mod error;
 mod introspection;
 mod jwks;
@@ -55,8 +63,9 @@ mod scopes;
 mod verifier;
 
 pub use auth_info::AuthInfo;
-pub use bearer::{BearerToken, bearer_token};
+pub use bearer::{BearerToken, TokenScheme, access_token, bearer_token};
 pub use discovery::{discover, metadata_urls};
+pub use dpop::{DpopMode, DpopNonces, DpopSettings};
 pub use error::{AuthError, VerifyError};
 pub use introspection::{ClientAuth, IntrospectionVerifier, IntrospectionVerifierBuilder};
 pub use jsonwebtoken::Algorithm;

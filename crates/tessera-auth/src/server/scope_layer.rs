@@ -8,6 +8,9 @@ use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{ErrorCode, ErrorObject};
 
 use super::auth_info::AuthInfo;
+use super::bearer::TokenScheme;
+use super::challenges::ChallengeStyle;
+use super::dpop::DpopMode;
 use super::error::{AuthError, http_answer};
 use super::scopes::ScopeRules;
 
@@ -29,14 +32,14 @@ use super::scopes::ScopeRules;
 #[derive(Clone)]
 pub struct ScopeLayer {
     rules: Arc<ScopeRules>,
-    metadata_url: Arc<str>,
+    style: Arc<ChallengeStyle>,
 }
 
 impl std::fmt::Debug for ScopeLayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScopeLayer")
             .field("rules", &self.rules)
-            .field("metadata_url", &self.metadata_url)
+            .field("metadata_url", &self.style.metadata_url)
             .finish()
     }
 }
@@ -53,9 +56,21 @@ impl ScopeLayer {
     /// A layer checking `rules`, announcing `metadata_url` (the RFC 9728
     /// metadata) in its challenges.
     pub fn new(rules: ScopeRules, metadata_url: impl Into<String>) -> Self {
+        ScopeLayer::with_style(
+            rules,
+            ChallengeStyle {
+                metadata_url: metadata_url.into(),
+                mode: DpopMode::Off,
+                algs: String::new(),
+            },
+        )
+    }
+
+    /// A layer challenging as the bearer layer does (with its DPoP mode).
+    pub(crate) fn with_style(rules: ScopeRules, style: ChallengeStyle) -> Self {
         ScopeLayer {
             rules: Arc::new(rules),
-            metadata_url: Arc::from(metadata_url.into()),
+            style: Arc::new(style),
         }
     }
 
@@ -89,10 +104,11 @@ impl ScopeLayer {
         all
     }
 
-    fn refusal(&self, needed: Vec<String>) -> Refusal {
+    fn refusal(&self, needed: Vec<String>, scheme: TokenScheme) -> Refusal {
         let e = AuthError::InsufficientScope { required: needed };
         tracing::debug!(error = %e, "request refused by the scope layer");
-        let (status, headers, body) = http_answer(&e, &self.metadata_url, self.rules.required());
+        let challenges = self.style.challenges(&e, self.rules.required(), scheme);
+        let (status, headers, body) = http_answer(&e, &challenges);
         let mut r = Refusal::new(ErrorObject::new(
             ErrorCode::INVALID_REQUEST,
             format!("Forbidden: {e}; ask for a token with these scopes"),
@@ -133,7 +149,11 @@ impl Middleware for ScopeLayer {
         if !ours && self.rules.satisfied(granted, &needed) {
             return next.run(request);
         }
-        let result = self.refusal(needed).reject(&request);
+        let scheme = request
+            .extension::<TokenScheme>()
+            .copied()
+            .unwrap_or(TokenScheme::Bearer);
+        let result = self.refusal(needed, scheme).reject(&request);
         Box::pin(std::future::ready(result))
     }
 }

@@ -44,6 +44,12 @@ pub struct CodeFlowSettings {
     pub state_override: Option<String>,
     /// Store a wrong PKCE challenge with each code (so the verifier never matches).
     pub corrupt_pkce: bool,
+    /// DPoP (RFC 9449): advertise `dpop_signing_alg_values_supported`, and
+    /// bind the token of a request with a valid proof to its key (`cnf.jkt`,
+    /// `token_type: DPoP`; refresh tokens stay bound to the key).
+    pub dpop: bool,
+    /// With `dpop`, proofs must carry this nonce (`use_dpop_nonce` otherwise).
+    pub dpop_nonce: Option<String>,
 }
 
 impl Default for CodeFlowSettings {
@@ -56,6 +62,8 @@ impl Default for CodeFlowSettings {
             scopes_supported: None,
             state_override: None,
             corrupt_pkce: false,
+            dpop: false,
+            dpop_nonce: None,
         }
     }
 }
@@ -76,6 +84,8 @@ pub(crate) struct RefreshGrant {
     pub client_id: String,
     pub scope: String,
     pub resource: String,
+    /// The DPoP key the grant is bound to, if any.
+    pub jkt: Option<String>,
 }
 
 fn redirect(to: &str) -> Answer {
@@ -183,6 +193,10 @@ pub(crate) fn token(
             &json!({"error": "invalid_client"}),
         );
     };
+    let jkt = match super::dpop_grant::token_request_jkt(state, headers) {
+        Ok(j) => j,
+        Err(answer) => return *answer,
+    };
     let (scope, resource) = if grant == "authorization_code" {
         let code = form.get("code").cloned().unwrap_or_default();
         let Some(g) = lock(&state.codes).remove(&code) else {
@@ -207,6 +221,9 @@ pub(crate) fn token(
         if g.client_id != client_id {
             return invalid_grant("refresh token of another client");
         }
+        if g.jkt.is_some() && g.jkt != jkt {
+            return invalid_grant("the refresh token is bound to another DPoP key");
+        }
         (g.scope, g.resource)
     };
     let settings = lock(&state.settings).clone();
@@ -217,12 +234,13 @@ pub(crate) fn token(
         &resource,
         &scope,
         settings.access_token_ttl,
+        jkt.as_deref(),
     ) else {
         return server_error();
     };
     let mut body = json!({
         "access_token": access_token,
-        "token_type": "Bearer",
+        "token_type": if jkt.is_some() { "DPoP" } else { "Bearer" },
         "expires_in": settings.access_token_ttl,
         "scope": scope,
     });
@@ -234,6 +252,7 @@ pub(crate) fn token(
                 client_id,
                 scope,
                 resource,
+                jkt,
             },
         );
         body["refresh_token"] = Value::String(rt);

@@ -99,6 +99,9 @@ fn metadata(state: &State) -> Value {
     if let Some(s) = settings.scopes_supported {
         m["scopes_supported"] = json!(s);
     }
+    if settings.dpop {
+        m["dpop_signing_alg_values_supported"] = json!(["ES256", "EdDSA", "PS256", "RS256"]);
+    }
     m
 }
 
@@ -190,17 +193,27 @@ fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String
             &json!({"error": "invalid_target", "error_description": "resource is required"}),
         );
     };
+    let jkt = match super::dpop_grant::token_request_jkt(state, headers) {
+        Ok(j) => j,
+        Err(answer) => return *answer,
+    };
     let scope = form.get("scope").cloned().unwrap_or_default();
-    let Some((access_token, _)) =
-        sign_access_token(state, &client_id, &client_id, resource, &scope, 3600)
-    else {
+    let Some((access_token, _)) = sign_access_token(
+        state,
+        &client_id,
+        &client_id,
+        resource,
+        &scope,
+        3600,
+        jkt.as_deref(),
+    ) else {
         return server_error();
     };
     json_answer(
         StatusCode::OK,
         &json!({
             "access_token": access_token,
-            "token_type": "Bearer",
+            "token_type": if jkt.is_some() { "DPoP" } else { "Bearer" },
             "expires_in": 3600,
             "scope": scope,
         }),
@@ -208,8 +221,9 @@ fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String
 }
 
 /// Signs an access token (a JWT with the current key) for `client_id`
-/// acting as `sub`, valid for `ttl` seconds; returns it with its serial
-/// number, or `None` when there is no current key.
+/// acting as `sub`, valid for `ttl` seconds, bound to the DPoP key `jkt`
+/// if given; returns it with its serial number, or `None` when there is no
+/// current key.
 pub(crate) fn sign_access_token(
     state: &State,
     sub: &str,
@@ -217,15 +231,19 @@ pub(crate) fn sign_access_token(
     resource: &str,
     scope: &str,
     ttl: u64,
+    jkt: Option<&str>,
 ) -> Option<(String, u64)> {
     let t = now();
     let n = state.next.fetch_add(1, Ordering::Relaxed);
-    let Value::Object(claims) = json!({
+    let Value::Object(mut claims) = json!({
         "iss": state.issuer, "sub": sub, "client_id": client_id, "aud": resource,
         "scope": scope, "iat": t, "exp": t + ttl, "jti": format!("jti-{n}"),
     }) else {
         unreachable!("a JSON object literal")
     };
+    if let Some(jkt) = jkt {
+        claims.insert("cnf".into(), json!({ "jkt": jkt }));
+    }
     let key = {
         let k = lock(&state.keys);
         k.all.iter().find(|x| x.kid == k.current).cloned()

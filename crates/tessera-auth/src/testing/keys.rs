@@ -34,7 +34,7 @@ impl std::fmt::Debug for TestKey {
 
 /// RSA key generation is slow: a few keys are made once per process and
 /// handed out in turn.
-fn rsa_pool() -> &'static [rsa::RsaPrivateKey] {
+pub(crate) fn rsa_pool() -> &'static [rsa::RsaPrivateKey] {
     static POOL: OnceLock<Vec<rsa::RsaPrivateKey>> = OnceLock::new();
     POOL.get_or_init(|| {
         (0..3)

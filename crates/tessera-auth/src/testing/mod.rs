@@ -19,12 +19,19 @@
 //!   signed and opaque tokens it minted, `active: false` for anything else,
 //!   expired or revoked.
 //!
+//! With [`CodeFlowSettings::dpop`], token requests with a DPoP proof get
+//! tokens bound to its key (`cnf.jkt`), optionally after a nonce round.
+//! [`TestDpopKey`] signs DPoP proofs, good and bad, for resource-server
+//! tests.
+//!
 //! Tests can also mint tokens directly ([`TestAuthorizationServer::token`],
 //! [`claims`](TestAuthorizationServer::claims) to start from valid claims),
 //! add unpublished keys and publish them later (key rotation), and revoke
 //! tokens.
 
 mod code_flow;
+mod dpop;
+mod dpop_grant;
 mod http;
 mod keys;
 
@@ -38,6 +45,7 @@ use jsonwebtoken::Algorithm;
 use serde_json::{Map, Value, json};
 
 pub use code_flow::{CodeFlowSettings, IssMode};
+pub use dpop::{TestDpopKey, ath, signing_input};
 pub use keys::TestKey;
 
 /// The state shared by the server's handlers and its handle.
@@ -205,6 +213,7 @@ impl TestAuthorizationServer {
                 client_id: client_id.to_owned(),
                 scope: scope.to_owned(),
                 resource: resource.to_owned(),
+                jkt: None,
             },
         );
         rt
