@@ -1,0 +1,304 @@
+//! The inspector's HTTP API (documented in docs/inspect.md): connections,
+//! tools, resources, prompts, log level, and the event stream of the
+//! [`Journal`](super::journal::Journal). Every route answers JSON; failures
+//! are [`Problem`]s.
+
+use std::convert::Infallible;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::{Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tessera::types::{JsonObject, LoggingLevel, methods};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::hub::{Hub, Outcome, Spec};
+use super::journal::Entry;
+use super::output_check;
+use super::problem::Problem;
+
+/// The API routes (under `/api`), over the connections of `hub`.
+pub fn routes(hub: Hub) -> Router {
+    Router::new()
+        .route("/api/info", get(info))
+        .route("/api/events", get(events))
+        .route("/api/connections", get(list_connections).post(connect))
+        .route("/api/connections/{id}", get(connection).delete(disconnect))
+        .route("/api/connections/{id}/ping", post(ping))
+        .route("/api/connections/{id}/tools", get(tools))
+        .route("/api/connections/{id}/tools/call", post(call_tool))
+        .route("/api/connections/{id}/calls/{call}/cancel", post(cancel))
+        .route("/api/connections/{id}/resources", get(resources))
+        .route("/api/connections/{id}/resource-templates", get(templates))
+        .route("/api/connections/{id}/resources/read", post(read_resource))
+        .route("/api/connections/{id}/prompts", get(prompts))
+        .route("/api/connections/{id}/prompts/get", post(get_prompt))
+        .route("/api/connections/{id}/logging/level", post(set_level))
+        .with_state(hub)
+}
+
+type Answer = Result<Json<Value>, Problem>;
+
+async fn info(State(hub): State<Hub>) -> Answer {
+    Ok(Json(json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "protocolVersions": tessera::types::ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+        "connections": hub.list().iter().map(|c| c.describe()).collect::<Vec<_>>(),
+    })))
+}
+
+fn data(e: &Entry) -> Event {
+    Event::default().id(e.seq.to_string()).data(&*e.text)
+}
+
+/// The journal as Server-Sent Events: `hello` (with how many old events
+/// were dropped), the history kept, then each new event as it happens. A
+/// stream that falls too far behind gets `lagged` and ends; the browser's
+/// `EventSource` reconnects and receives the history again.
+async fn events(State(hub): State<Hub>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let (kept, dropped, live) = hub.journal().follow();
+    let last = kept.last().map_or(0, |e| e.seq);
+    let hello = Event::default()
+        .event("hello")
+        .data(json!({"dropped": dropped}).to_string());
+    let head = futures::stream::iter(
+        std::iter::once(hello)
+            .chain(kept.iter().map(data))
+            .collect::<Vec<_>>(),
+    );
+    let tail = futures::stream::unfold(Some(live), move |rx| async move {
+        let mut rx = rx?;
+        loop {
+            match rx.recv().await {
+                Ok(e) if e.seq <= last => continue,
+                Ok(e) => return Some((data(&e), Some(rx))),
+                Err(RecvError::Lagged(_)) => {
+                    return Some((Event::default().event("lagged").data("{}"), None));
+                }
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    });
+    Sse::new(head.chain(tail).map(Ok)).keep_alive(KeepAlive::default())
+}
+
+async fn list_connections(State(hub): State<Hub>) -> Answer {
+    Ok(Json(json!({
+        "connections": hub.list().iter().map(|c| c.describe()).collect::<Vec<_>>()
+    })))
+}
+
+async fn connect(State(hub): State<Hub>, Json(spec): Json<Spec>) -> Answer {
+    let conn = hub.connect(&spec).await?;
+    Ok(Json(conn.describe()))
+}
+
+async fn connection(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    Ok(Json(hub.get(id)?.describe()))
+}
+
+async fn disconnect(State(hub): State<Hub>, Path(id): Path<u64>) -> Response {
+    if hub.close(id).await {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        Problem::not_found(format!("no connection {id}")).into_response()
+    }
+}
+
+async fn ping(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    let c = hub.get(id)?;
+    let took = c
+        .client
+        .ping()
+        .await
+        .map_err(|e| Problem::client(&e, "ping"))?;
+    Ok(Json(json!({"ms": took.as_secs_f64() * 1000.0})))
+}
+
+fn values<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
+    items
+        .iter()
+        .filter_map(|i| serde_json::to_value(i).ok())
+        .collect()
+}
+
+async fn tools(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    let c = hub.get(id)?;
+    let tools = c
+        .client
+        .list_tools()
+        .await
+        .map_err(|e| Problem::client(&e, methods::TOOLS_LIST))?;
+    let tools = values(&tools);
+    c.remember_tools(tools.clone());
+    Ok(Json(json!({"tools": tools})))
+}
+
+/// `POST …/tools/call`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CallBody {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    /// Names the call for progress events and `…/calls/{call}/cancel`.
+    #[serde(default)]
+    call_id: Option<String>,
+}
+
+/// The most bytes of a call id.
+const MAX_CALL_ID: usize = 128;
+
+async fn call_tool(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(body): Json<CallBody>,
+) -> Answer {
+    let c = hub.get(id)?;
+    if body.call_id.as_ref().is_some_and(|i| i.len() > MAX_CALL_ID) {
+        return Err(Problem::bad_request(format!(
+            "callId: at most {MAX_CALL_ID} bytes"
+        )));
+    }
+    let mut params = JsonObject::new();
+    params.insert("name".into(), json!(body.name));
+    if let Some(a) = body.arguments {
+        params.insert("arguments".into(), Value::Object(a));
+    }
+    let outcome = c
+        .call(hub.journal(), methods::TOOLS_CALL, params, body.call_id)
+        .await?;
+    Ok(Json(match outcome {
+        Outcome::Cancelled => json!({"cancelled": true}),
+        Outcome::Done(result) => {
+            let check = output_check::check(c.tool(&body.name).as_ref(), &result);
+            json!({"result": result, "outputCheck": check})
+        }
+    }))
+}
+
+async fn cancel(State(hub): State<Hub>, Path((id, call)): Path<(u64, String)>) -> Response {
+    match hub.get(id) {
+        Ok(c) if c.cancel(&call) => StatusCode::NO_CONTENT.into_response(),
+        Ok(_) => Problem::not_found(format!("no call {call:?} in flight")).into_response(),
+        Err(p) => p.into_response(),
+    }
+}
+
+async fn resources(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    let c = hub.get(id)?;
+    let r = c
+        .client
+        .list_resources()
+        .await
+        .map_err(|e| Problem::client(&e, methods::RESOURCES_LIST))?;
+    Ok(Json(json!({"resources": values(&r)})))
+}
+
+async fn templates(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    let c = hub.get(id)?;
+    let r = c
+        .client
+        .list_resource_templates()
+        .await
+        .map_err(|e| Problem::client(&e, methods::RESOURCES_TEMPLATES_LIST))?;
+    Ok(Json(json!({"resourceTemplates": values(&r)})))
+}
+
+/// `POST …/resources/read`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadBody {
+    uri: String,
+}
+
+async fn read_resource(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(body): Json<ReadBody>,
+) -> Answer {
+    let c = hub.get(id)?;
+    let mut params = JsonObject::new();
+    params.insert("uri".into(), json!(body.uri));
+    done(
+        c.call(hub.journal(), methods::RESOURCES_READ, params, None)
+            .await?,
+    )
+}
+
+async fn prompts(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    let c = hub.get(id)?;
+    let r = c
+        .client
+        .list_prompts()
+        .await
+        .map_err(|e| Problem::client(&e, methods::PROMPTS_LIST))?;
+    Ok(Json(json!({"prompts": values(&r)})))
+}
+
+/// `POST …/prompts/get`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PromptBody {
+    name: String,
+    #[serde(default)]
+    arguments: Option<serde_json::Map<String, Value>>,
+}
+
+async fn get_prompt(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(body): Json<PromptBody>,
+) -> Answer {
+    let c = hub.get(id)?;
+    let mut params = JsonObject::new();
+    params.insert("name".into(), json!(body.name));
+    if let Some(a) = body.arguments {
+        if let Some((k, _)) = a.iter().find(|(_, v)| !v.is_string()) {
+            return Err(Problem::bad_request(format!(
+                "arguments.{k}: prompt arguments are strings"
+            )));
+        }
+        params.insert("arguments".into(), Value::Object(a));
+    }
+    done(
+        c.call(hub.journal(), methods::PROMPTS_GET, params, None)
+            .await?,
+    )
+}
+
+fn done(outcome: Outcome) -> Answer {
+    match outcome {
+        Outcome::Done(r) => Ok(Json(json!({"result": r}))),
+        Outcome::Cancelled => Ok(Json(json!({"cancelled": true}))),
+    }
+}
+
+/// `POST …/logging/level`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LevelBody {
+    level: String,
+}
+
+async fn set_level(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(body): Json<LevelBody>,
+) -> Answer {
+    let c = hub.get(id)?;
+    let level: LoggingLevel = serde_json::from_value(json!(body.level)).map_err(|_| {
+        Problem::bad_request(format!(
+            "level {:?}: expected debug, info, notice, warning, error, critical, alert or emergency",
+            body.level
+        ))
+    })?;
+    c.set_level(level).await?;
+    Ok(Json(c.describe()))
+}
