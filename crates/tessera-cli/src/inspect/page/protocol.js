@@ -1,0 +1,82 @@
+// Protocol: every JSON-RPC message of every connection, in order; requests
+// paired with their responses (the method is shown on both), notifications
+// inline, errors marked; a message's JSON opens on demand.
+import { el, fill, field, json, badge } from "./dom.js";
+
+const MAX_ROWS = 5000;
+
+export function init(ctx, panel) {
+  const messages = [];
+  const methods = new Map();
+  const filter = el("input", { id: "proto-filter", type: "search", autocomplete: "off" });
+  const count = el("span", { id: "proto-count", "aria-live": "polite" });
+  const list = el("ol", { id: "proto-list", class: "protocol", "aria-label": "Protocol messages" });
+  fill(panel, el("div", { class: "row" }, field("Filter (method, id or text)", filter), count), list);
+
+  const describe = (e) => {
+    const m = e.message || {};
+    const key = (dir) => `${e.connection}/${dir}/${JSON.stringify(m.id)}`;
+    if (Array.isArray(m)) return { kind: "batch", label: `batch of ${m.length}` };
+    if (typeof m.method === "string") {
+      if (m.id !== undefined) {
+        if (methods.size > 10000) methods.clear();
+        methods.set(key(e.dir), m.method);
+        return { kind: "request", label: m.method, id: m.id };
+      }
+      return { kind: "notification", label: m.method };
+    }
+    if (m.id !== undefined) {
+      const request = key(e.dir === "in" ? "out" : "in");
+      const method = methods.get(request) || "?";
+      methods.delete(request);
+      if (m.error) return { kind: "error", label: `${method} ✗ ${m.error.code}: ${m.error.message}`, id: m.id };
+      return { kind: "response", label: `${method} ✓`, id: m.id };
+    }
+    return { kind: "other", label: "message" };
+  };
+
+  const item = (e) => {
+    const d = describe(e);
+    const li = el("li", { class: `msg ${d.kind} ${e.dir}`, "data-kind": d.kind, "data-method": d.label },
+      el("details", {},
+        el("summary", {},
+          el("span", { class: "seq" }, `${e.seq}`), " ",
+          el("span", { class: "time" }, `${Math.round(e.at)} ms`), " ",
+          badge(`#${e.connection}`), " ",
+          el("span", { class: "dir", "aria-label": e.dir === "out" ? "to the server" : "from the server" },
+            e.dir === "out" ? "→" : "←"), " ",
+          badge(d.kind, d.kind === "error" ? "bad" : ""), " ",
+          el("span", { class: "label" }, d.label),
+          d.id !== undefined ? el("span", { class: "id" }, ` id ${JSON.stringify(d.id)}`) : null),
+        json(e.message)));
+    li.dataset.search = `${d.label} ${JSON.stringify(d.id ?? "")}`.toLowerCase();
+    return li;
+  };
+
+  const matches = (li) => !filter.value || li.dataset.search.includes(filter.value.toLowerCase())
+    || li.textContent.toLowerCase().includes(filter.value.toLowerCase());
+  const update = () => {
+    count.textContent = `${messages.length} message${messages.length === 1 ? "" : "s"}`;
+  };
+
+  filter.addEventListener("input", () => {
+    for (const li of list.children) li.hidden = !matches(li);
+  });
+  ctx.on("reset", () => {
+    messages.length = 0;
+    methods.clear();
+    fill(list);
+    update();
+  });
+  ctx.on("event:protocol", (e) => {
+    messages.push(e);
+    const li = item(e);
+    li.hidden = !matches(li);
+    list.append(li);
+    while (list.children.length > MAX_ROWS) {
+      list.firstChild.remove();
+      messages.shift();
+    }
+    update();
+  });
+}

@@ -1,0 +1,104 @@
+// Servers: connect by URL or command (era, protocol version), and the open
+// connections with their badges.
+import { el, fill, field, badge, json } from "./dom.js";
+
+const VERSIONS = ["", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+
+export function init(ctx, panel) {
+  const kind = el("select", { id: "srv-kind" },
+    el("option", { value: "command" }, "Command (stdio)"),
+    el("option", { value: "url" }, "URL (Streamable HTTP)"),
+    el("option", { value: "server" }, "Named server (config file)"));
+  const target = el("input", { id: "srv-target", type: "text", size: 48, autocomplete: "off", spellcheck: "false" });
+  const args = el("textarea", { id: "srv-args", rows: 3, cols: 40, spellcheck: "false" });
+  const headers = el("textarea", { id: "srv-headers", rows: 2, cols: 40, spellcheck: "false" });
+  const era = el("select", { id: "srv-era" },
+    el("option", { value: "auto" }, "auto (probe, fall back)"),
+    el("option", { value: "legacy" }, "legacy (initialize)"),
+    el("option", { value: "modern" }, "modern (2026-07-28)"));
+  const version = el("select", { id: "srv-version" },
+    VERSIONS.map((v) => el("option", { value: v }, v || "(negotiate)")));
+  const button = el("button", { id: "srv-connect", type: "submit" }, "Connect");
+  const argsField = field("Arguments (one per line)", args);
+  const headersField = field("Headers (Name: value, one per line)", headers);
+  const targetLabel = el("label", { for: "srv-target" }, "Program");
+  const sync = () => {
+    const k = kind.value;
+    targetLabel.textContent = k === "url" ? "URL" : k === "server" ? "Server name" : "Program";
+    argsField.hidden = k !== "command";
+    headersField.hidden = k !== "url";
+  };
+  kind.addEventListener("change", sync);
+  const lines = (t) => t.value.split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
+  const form = el("form", { class: "connect", "aria-label": "Connect to a server" },
+    field("Transport", kind),
+    el("div", { class: "field" }, targetLabel, target),
+    argsField, headersField,
+    field("Era", era), field("Protocol version", version),
+    button);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const spec = { era: era.value };
+    if (version.value) spec.protocolVersion = version.value;
+    const k = kind.value;
+    const t = target.value.trim();
+    if (!t) {
+      ctx.status("Give a program, a URL or a server name.", "bad");
+      target.focus();
+      return;
+    }
+    if (k === "url") {
+      spec.url = t;
+      spec.headers = lines(headers);
+    } else if (k === "server") {
+      spec.server = t;
+    } else {
+      spec.command = t;
+      spec.args = args.value.split("\n").filter((l) => l.length > 0);
+    }
+    button.disabled = true;
+    ctx.status(`Connecting to ${t}…`);
+    try {
+      const info = await ctx.api("POST", "connections", spec);
+      ctx.upsert(info);
+      ctx.select(info.id);
+      ctx.status(`Connected to ${info.serverInfo?.name || t} (${info.era}, ${info.protocolVersion}).`, "ok");
+      ctx.showTab("tools");
+    } catch (err) {
+      ctx.status(`Could not connect: ${err.message}`, "bad");
+    } finally {
+      button.disabled = false;
+    }
+  });
+  sync();
+
+  const list = el("div", { id: "srv-list", class: "cards" });
+  fill(panel, el("h2", {}, "Connect"), form, el("h2", {}, "Connections"), list);
+
+  ctx.on("connections", (conns) => {
+    const cards = [...conns.values()].map((c) =>
+      el("article", { class: "card", "data-connection": c.id },
+        el("h3", {}, `#${c.id} ${c.serverInfo?.name || ""} ${c.serverInfo?.version || ""}`),
+        el("p", {}, badge(c.era, "era"), badge(c.transport), badge(c.protocolVersion),
+          badge(c.connected ? "connected" : "disconnected", c.connected ? "ok" : "bad")),
+        el("p", { class: "target" }, c.target),
+        c.instructions ? el("p", { class: "instructions" }, c.instructions) : null,
+        el("details", {}, el("summary", {}, "Capabilities"), json(c.capabilities)),
+        el("div", { class: "row" },
+          el("button", { type: "button", onclick: () => { ctx.select(c.id); ctx.showTab("tools"); } }, "Use"),
+          el("button", {
+            type: "button",
+            class: "danger",
+            onclick: async () => {
+              try {
+                await ctx.api("DELETE", `connections/${c.id}`);
+                ctx.remove(c.id);
+                ctx.status(`Disconnected #${c.id}.`);
+              } catch (err) {
+                ctx.status(err.message, "bad");
+              }
+            },
+          }, `Disconnect #${c.id}`))));
+    fill(list, cards.length ? cards : el("p", {}, "No connection yet."));
+  });
+}
