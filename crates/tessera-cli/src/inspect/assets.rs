@@ -68,10 +68,12 @@ fn serve(name: &str) -> Response {
     }
 }
 
-/// The routes of the page: `/` and `/page/{file}`.
+/// The routes of the page: `/`, `/page/{file}` (and an empty
+/// `/favicon.ico`, so browsers log no error).
 pub fn routes() -> Router {
     Router::new()
         .route("/", get(|| async { serve("index.html") }))
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route(
             "/page/{file}",
             get(|Path(file): Path<String>| async move { serve(&file) }),

@@ -1,0 +1,210 @@
+//! `tessera inspect` in a real browser: headless Chromium driven through
+//! WebDriver (`chromedriver`), against `tessera serve --stdio`. Connect from
+//! the Servers tab, search, fill and call a tool, cancel a long call, read a
+//! resource, get a prompt, see the protocol log; and the page without its
+//! token. A failing scenario leaves a screenshot and the browser console
+//! under target/tmp/inspect-browser/. Without Chromium the test is skipped
+//! (with a message) unless CI is set, where it must run.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod webdriver;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use serde_json::json;
+use webdriver::{Driver, Session, which};
+
+/// Where a run leaves its screenshots and console logs.
+fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("inspect-browser");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Chromium and chromedriver, or `None` (after saying why) when the test
+/// may be skipped.
+fn browser() -> Option<(PathBuf, PathBuf)> {
+    let chromium = which("chromium").or_else(|| which("chromium-browser"));
+    let driver = which("chromedriver");
+    match (chromium, driver) {
+        (Some(c), Some(d)) => Some((c, d)),
+        _ => {
+            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+            assert!(
+                !ci,
+                "CI is set but chromium or chromedriver is missing: install Debian's chromium and \
+                 chromium-driver (.ci/run does)"
+            );
+            eprintln!(
+                "SKIPPED: the browser tests of tessera inspect need chromium and chromedriver on PATH \
+                 (Debian: apt-get install chromium chromium-driver); set CI=true to make this a failure"
+            );
+            None
+        }
+    }
+}
+
+/// Runs `scenario` in a fresh browser; on failure saves a screenshot and
+/// the console log named after `name`, then fails.
+async fn in_browser<F>(name: &str, scenario: F)
+where
+    F: AsyncFnOnce(&Session),
+{
+    let Some((chromium, chromedriver)) = browser() else {
+        return;
+    };
+    let driver = Driver::start(&chromedriver);
+    let profile = artifacts().join(format!("profile-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    let session = Session::start(&driver, &chromium, &profile).await;
+    let outcome = std::panic::AssertUnwindSafe(scenario(&session))
+        .catch_unwind()
+        .await;
+    if outcome.is_err() {
+        let dir = artifacts();
+        if let Some(png) = session.screenshot().await {
+            let _ = std::fs::write(dir.join(format!("{name}-failure.png")), png);
+        }
+        let console = session.console().await;
+        let _ = std::fs::write(
+            dir.join(format!("{name}-console.json")),
+            serde_json::to_string_pretty(&console).unwrap_or_default(),
+        );
+        eprintln!(
+            "the browser scenario {name} failed: screenshot and console log in {}",
+            dir.display()
+        );
+    }
+    session.quit().await;
+    drop(driver);
+    let _ = std::fs::remove_dir_all(&profile);
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// The text of the first element matching `css`, once it contains `needle`.
+fn text_has(css: &str, needle: &str) -> String {
+    format!(
+        "(document.querySelector({css:?})?.textContent || '').includes({needle:?}) && document.querySelector({css:?}).textContent"
+    )
+}
+
+#[tokio::test]
+async fn connect_call_cancel_read_get_and_follow_the_protocol() {
+    let inspector = common::start_inspect(&[], Duration::from_secs(30));
+    let bin = env!("CARGO_BIN_EXE_tessera");
+    in_browser("scenario", async |b: &Session| {
+        // Without the token the page says what to do, and calls nothing.
+        b.goto(&format!("{}/", inspector.base)).await;
+        b.wait_for(&text_has("#status", "No token")).await;
+
+        // With it: not connected yet, so the Servers tab.
+        b.goto(&inspector.url).await;
+        b.wait_for("document.body.dataset.ready === 'true'").await;
+        b.wait_for("!document.getElementById('panel-servers').hidden")
+            .await;
+        b.fill("#srv-target", bin).await;
+        b.fill("#srv-args", "serve\n--stdio").await;
+        b.click("#srv-connect").await;
+
+        // Connected: the Tools tab lists the reference server's tools.
+        b.wait_for("document.querySelector('#tool-list [data-tool=echo]')")
+            .await;
+        b.wait_for(&text_has("#conn-badges", "modern")).await;
+        b.fill("#tool-search", "ech").await;
+        let shown = b
+            .run(
+                "return [...document.querySelectorAll('#tool-list [data-tool]')].map(e => e.dataset.tool)",
+                json!([]),
+            )
+            .await;
+        assert!(shown.as_array().unwrap().iter().all(|t| t.as_str().unwrap().contains("ech")), "{shown}");
+        b.click("#tool-list [data-tool=echo]").await;
+        // The form comes from the inputSchema: a labelled field per property.
+        let label = b
+            .run(
+                "const i = document.querySelector('[data-arg=text]'); return document.querySelector(`label[for='${i.id}']`).textContent",
+                json!([]),
+            )
+            .await;
+        assert_eq!(label, "text *");
+        // Peer data is shown as text, never as markup.
+        b.fill("[data-arg=text]", "<b>hello</b> browser").await;
+        b.click("#tool-call").await;
+        b.wait_for(&text_has("#tool-result pre.text", "<b>hello</b> browser"))
+            .await;
+        let bold = b
+            .run("return document.querySelectorAll('#tool-result b').length", json!([]))
+            .await;
+        assert_eq!(bold, 0);
+
+        // A long call shows progress and can be cancelled.
+        b.fill("#tool-search", "sleep").await;
+        b.click("#tool-list [data-tool=sleep]").await;
+        b.fill("[data-arg=ms]", "60000").await;
+        b.click("#tool-call").await;
+        b.wait_for("!document.getElementById('tool-progress').hidden && document.getElementById('tool-progress').value > 0")
+            .await;
+        b.click("#tool-cancel").await;
+        b.wait_for("document.getElementById('tool-cancelled')").await;
+
+        // Resources: read one.
+        b.click("#tab-resources").await;
+        b.click("#res-list [data-uri='test://static-text']").await;
+        b.wait_for(&text_has("#res-view", "test://static-text"))
+            .await;
+        b.wait_for("document.querySelector('#res-view pre.text')").await;
+
+        // Prompts: fill the arguments and get the messages.
+        b.click("#tab-prompts").await;
+        b.click("#prompt-list [data-prompt=test_prompt_with_arguments]")
+            .await;
+        b.fill("[data-arg=arg1]", "first").await;
+        b.fill("[data-arg=arg2]", "second").await;
+        b.click("#prompt-get").await;
+        b.wait_for(&text_has("#prompt-view .message", "arg2='second'"))
+            .await;
+
+        // Protocol: every message, the requests paired with their answers.
+        b.click("#tab-protocol").await;
+        b.wait_for(
+            "[...document.querySelectorAll('#proto-list li')].some(li => li.dataset.method === 'prompts/get ✓')",
+        )
+        .await;
+        let kinds = b
+            .run(
+                "return [...document.querySelectorAll('#proto-list li')].map(li => li.dataset.method)",
+                json!([]),
+            )
+            .await;
+        let kinds: Vec<&str> = kinds.as_array().unwrap().iter().filter_map(|k| k.as_str()).collect();
+        for m in ["server/discover", "tools/list", "tools/call", "tools/call ✓", "notifications/progress", "notifications/cancelled", "resources/read ✓"] {
+            assert!(kinds.contains(&m), "{m} missing from {kinds:?}");
+        }
+        // Keyboard: the arrow keys move between tabs.
+        b.keys("#tab-protocol", "\u{E012}").await;
+        b.wait_for("document.activeElement.id === 'tab-logs' && !document.getElementById('panel-logs').hidden")
+            .await;
+
+        // The screenshot of the README: the Tools tab after a call.
+        b.click("#tab-tools").await;
+        b.fill("#tool-search", "add").await;
+        b.click("#tool-list [data-tool=add]").await;
+        b.fill("[data-arg=a]", "2").await;
+        b.fill("[data-arg=b]", "40").await;
+        b.click("#tool-call").await;
+        b.wait_for(&text_has("#tool-result pre.text", "42")).await;
+        let png = b.screenshot().await.expect("a screenshot");
+        std::fs::write(artifacts().join("tools.png"), &png).unwrap();
+        if std::env::var_os("TESSERA_UPDATE_SCREENSHOT").is_some() {
+            let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/images");
+            std::fs::create_dir_all(&docs).unwrap();
+            std::fs::write(docs.join("inspect-tools.png"), &png).unwrap();
+        }
+    })
+    .await;
+}
