@@ -130,7 +130,10 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert!(names.contains(&"echo") && names.contains(&"sleep"), "{names:?}");
+    assert!(
+        names.contains(&"echo") && names.contains(&"sleep"),
+        "{names:?}"
+    );
     let r = api
         .post(
             &format!("connections/{id}/tools/call"),
@@ -158,7 +161,9 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
             .iter()
             .any(|r| r["uri"] == "test://static-text")
     );
-    let t = api.get(&format!("connections/{id}/resource-templates")).await;
+    let t = api
+        .get(&format!("connections/{id}/resource-templates"))
+        .await;
     assert_eq!(
         t["resourceTemplates"][0]["uriTemplate"],
         "test://template/{id}/data"
@@ -244,7 +249,11 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
     assert_eq!(s, 204);
     assert_eq!(api.get("connections").await["connections"], json!([]));
     let (s, v) = api
-        .send(reqwest::Method::GET, &format!("connections/{id}/tools"), None)
+        .send(
+            reqwest::Method::GET,
+            &format!("connections/{id}/tools"),
+            None,
+        )
         .await;
     assert_eq!(s, 404, "{v}");
 }
@@ -372,7 +381,12 @@ async fn the_token_host_and_origin_are_checked() {
         .unwrap();
     assert_eq!(status(r), 401);
     // Wrong token (header or query).
-    let r = http.get(&url).bearer_auth("0".repeat(32)).send().await.unwrap();
+    let r = http
+        .get(&url)
+        .bearer_auth("0".repeat(32))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(status(r), 401);
     let r = http
         .get(format!("{}/api/events?token=nope", inspector.base))
@@ -426,7 +440,10 @@ async fn the_token_host_and_origin_are_checked() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
-    let csp = r.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert!(csp.contains("script-src 'self'"), "{csp}");
     assert!(r.text().await.unwrap().contains("tessera inspect"));
 }

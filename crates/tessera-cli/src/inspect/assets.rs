@@ -104,7 +104,13 @@ mod tests {
     #[test]
     fn the_page_never_writes_html_from_data() {
         for a in ASSETS.iter().filter(|a| a.name.ends_with(".js")) {
-            for bad in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("] {
+            for bad in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "eval(",
+            ] {
                 assert!(!a.body.contains(bad), "{} uses {bad}", a.name);
             }
         }

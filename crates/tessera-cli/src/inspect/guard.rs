@@ -82,10 +82,7 @@ impl Access {
             .get(header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok())
             .and_then(|h| h.strip_prefix("Bearer "));
-        let from_query = query.and_then(|q| {
-            q.split('&')
-                .find_map(|kv| kv.strip_prefix("token="))
-        });
+        let from_query = query.and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")));
         match from_header.or(from_query) {
             None => Err((
                 StatusCode::UNAUTHORIZED,
@@ -140,9 +137,19 @@ mod tests {
         let q = headers(&[("host", "localhost:8000")]);
         assert!(a.check(&q, "/api/events", Some("x=1&token=abc")).is_ok());
         assert_eq!(a.check(&q, "/api/events", None).unwrap_err().0, 401);
-        assert!(a.check(&q, "/api/events", None).unwrap_err().1.contains("missing token"));
+        assert!(
+            a.check(&q, "/api/events", None)
+                .unwrap_err()
+                .1
+                .contains("missing token")
+        );
         let wrong = headers(&[("host", "127.0.0.1:8000"), ("authorization", "Bearer abd")]);
-        assert!(a.check(&wrong, "/api/x", None).unwrap_err().1.contains("wrong token"));
+        assert!(
+            a.check(&wrong, "/api/x", None)
+                .unwrap_err()
+                .1
+                .contains("wrong token")
+        );
         // The page itself needs no token, but the right host.
         assert!(a.check(&q, "/", None).is_ok());
         let rebound = headers(&[("host", "evil.example:8000")]);
@@ -152,7 +159,12 @@ mod tests {
             ("origin", "http://evil.example"),
             ("authorization", "Bearer abc"),
         ]);
-        assert!(a.check(&foreign, "/api/x", None).unwrap_err().1.contains("Origin"));
+        assert!(
+            a.check(&foreign, "/api/x", None)
+                .unwrap_err()
+                .1
+                .contains("Origin")
+        );
         let own = headers(&[
             ("host", "127.0.0.1:8000"),
             ("origin", "http://127.0.0.1:8000"),

@@ -258,7 +258,8 @@ impl Connection {
         }
         let client = self.client.clone();
         let m = method.to_owned();
-        let task = tokio::spawn(async move { client.request_with_input(&m, params, &options).await });
+        let task =
+            tokio::spawn(async move { client.request_with_input(&m, params, &options).await });
         if let Some(id) = &call_id {
             let mut calls = self.calls();
             if calls.len() >= MAX_CALLS {
@@ -355,7 +356,11 @@ impl Hub {
     }
 
     /// Connects to `target` in `mode`.
-    pub async fn open(&self, target: Target, mode: ConnectMode) -> Result<Arc<Connection>, Problem> {
+    pub async fn open(
+        &self,
+        target: Target,
+        mode: ConnectMode,
+    ) -> Result<Arc<Connection>, Problem> {
         if self.conns().len() >= MAX_CONNECTIONS {
             return Err(Problem::limit(format!(
                 "{MAX_CONNECTIONS} connections are open: disconnect one first"
@@ -461,10 +466,9 @@ impl Hub {
             h.abort();
         }
         conn.client.clone().close().await;
-        self.inner.journal.record(
-            "connection",
-            json!({"connection": id, "state": "closed"}),
-        );
+        self.inner
+            .journal
+            .record("connection", json!({"connection": id, "state": "closed"}));
         true
     }
 

@@ -117,9 +117,8 @@ impl Journal {
                 "head": String::from_utf8_lossy(&bytes[..MAX_MESSAGE_BYTES.min(4096)]),
             })
         } else {
-            serde_json::from_slice::<Value>(bytes).unwrap_or_else(|_| {
-                json!({"unparsed": String::from_utf8_lossy(bytes)})
-            })
+            serde_json::from_slice::<Value>(bytes)
+                .unwrap_or_else(|_| json!({"unparsed": String::from_utf8_lossy(bytes)}))
         };
         self.record(
             "protocol",

@@ -216,16 +216,19 @@ mod tests {
         assert!(bind_address("localhost", 0, false).is_ok());
         match bind_address("0.0.0.0", 0, false) {
             Err(Failure::Usage(m)) => {
-                assert!(m.contains("--host") && m.contains("--dangerously-bind-all"), "{m}")
+                assert!(
+                    m.contains("--host") && m.contains("--dangerously-bind-all"),
+                    "{m}"
+                )
             }
             other => panic!("{other:?}"),
         }
         assert!(bind_address("192.168.1.2", 0, true).is_ok());
-        assert!(matches!(bind_address("example.com", 0, true), Err(Failure::Usage(_))));
-        assert_eq!(
-            url_host(SocketAddr::from(([0, 0, 0, 0], 9))),
-            "127.0.0.1:9"
-        );
+        assert!(matches!(
+            bind_address("example.com", 0, true),
+            Err(Failure::Usage(_))
+        ));
+        assert_eq!(url_host(SocketAddr::from(([0, 0, 0, 0], 9))), "127.0.0.1:9");
         assert_eq!(url_host("[::1]:9".parse().unwrap()), "[::1]:9");
     }
 }

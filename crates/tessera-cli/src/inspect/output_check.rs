@@ -47,8 +47,14 @@ mod tests {
         let tool = json!({"name": "t", "outputSchema": {
             "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}});
         let v = |r: Value| check(Some(&tool), &obj(r))["verdict"].clone();
-        assert_eq!(v(json!({"content": [], "structuredContent": {"n": 1}})), "valid");
-        assert_eq!(v(json!({"content": [], "structuredContent": {"n": "x"}})), "invalid");
+        assert_eq!(
+            v(json!({"content": [], "structuredContent": {"n": 1}})),
+            "valid"
+        );
+        assert_eq!(
+            v(json!({"content": [], "structuredContent": {"n": "x"}})),
+            "invalid"
+        );
         assert_eq!(v(json!({"content": []})), "missing");
         assert_eq!(v(json!({"content": [], "isError": true})), "none");
         assert_eq!(check(None, &obj(json!({"content": []})))["verdict"], "none");

@@ -106,16 +106,13 @@ impl Connector for TappedChild {
     fn start(
         &self,
         launch: Launch,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>>
-    {
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>> {
         let command = self.command.clone();
         let (journal, conn) = (self.journal.clone(), self.conn);
         Box::pin(async move {
             let (child, pipes) = ChildProcess::spawn(&command)?;
             let lines = LineTransport::new(pipes.stdout, pipes.stdin, MAX_LINE);
-            Ok(launch
-                .run(Tap::new(lines, journal, conn))
-                .with_child(child))
+            Ok(launch.run(Tap::new(lines, journal, conn)).with_child(child))
         })
     }
 }
