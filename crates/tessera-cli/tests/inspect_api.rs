@@ -462,3 +462,126 @@ fn a_non_loopback_host_is_refused_naming_the_flag() {
         "{err}"
     );
 }
+
+/// Waits for the next question a server asks, and returns it.
+async fn next_ask(api: &Api, after: u64) -> Value {
+    let events = events_until(api, |ev| {
+        ev.iter()
+            .any(|e| e["type"] == "ask" && e["ask"].as_u64() > Some(after))
+    })
+    .await;
+    events
+        .into_iter()
+        .find(|e| e["type"] == "ask" && e["ask"].as_u64() > Some(after))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() {
+    let inspector = start_inspect(&[], START);
+    let api = Api::of(&inspector);
+    let mut seen = 0;
+    for era in ["modern", "legacy"] {
+        let id = api.connect_reference(era).await["id"].as_u64().unwrap();
+        let last = api.get("asks").await["asks"].as_array().unwrap().len() as u64;
+        assert_eq!(last, 0);
+        let call = |name: &'static str, arguments: Value| {
+            let api = Api::of(&inspector);
+            tokio::spawn(async move {
+                api.send(
+                    reqwest::Method::POST,
+                    &format!("connections/{id}/tools/call"),
+                    Some(json!({"name": name, "arguments": arguments})),
+                )
+                .await
+            })
+        };
+        // Sampling: the page replies as the model.
+        let sampled = call("test_sampling", json!({"prompt": "Say hi"}));
+        let ask = next_ask(&api, seen).await;
+        assert_eq!(ask["kind"], "sampling", "{ask}");
+        assert_eq!(ask["connection"], id);
+        let n = ask["ask"].as_u64().unwrap();
+        assert_eq!(api.get("asks").await["asks"][0]["ask"], n);
+        let (s, v) = api
+            .send(
+                reqwest::Method::POST,
+                &format!("asks/{n}"),
+                Some(json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
+                                      "content": {"type": "text", "text": "hi from the page"}}})),
+            )
+            .await;
+        assert_eq!(s, 204, "{v}");
+        let (_, r) = sampled.await.unwrap();
+        assert_eq!(
+            r["result"]["content"][0]["text"],
+            "LLM response: hi from the page",
+            "{era}"
+        );
+        // Elicitation: the form's answer, then a decline.
+        let elicited = call("test_elicitation", json!({"message": "Who are you?"}));
+        let ask = next_ask(&api, n).await;
+        assert_eq!(ask["kind"], "elicitation");
+        assert_eq!(ask["message"], "Who are you?");
+        assert_eq!(ask["requestedSchema"]["required"], json!(["username", "email"]));
+        let n = ask["ask"].as_u64().unwrap();
+        let (s, _) = api
+            .send(
+                reqwest::Method::POST,
+                &format!("asks/{n}"),
+                Some(json!({"reply": {"action": "accept",
+                                      "content": {"username": "ada", "email": "ada@example.com"}}})),
+            )
+            .await;
+        assert_eq!(s, 204);
+        let text = elicited.await.unwrap().1["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(text.contains("action=accept") && text.contains("ada@example.com"), "{text}");
+        let rejected = call("test_sampling", json!({"prompt": "again"}));
+        let n = next_ask(&api, n).await["ask"].as_u64().unwrap();
+        seen = n;
+        api.send(
+            reqwest::Method::POST,
+            &format!("asks/{n}"),
+            Some(json!({"reject": "not now"})),
+        )
+        .await;
+        // Legacy: the tool reports the refusal; 2026-07-28: the call fails with it.
+        let (_, r) = rejected.await.unwrap();
+        let shown = r.to_string();
+        assert!(shown.contains("not now"), "{era}: {shown}");
+        // Answering twice: the question is gone.
+        let (s, _) = api
+            .send(
+                reqwest::Method::POST,
+                &format!("asks/{n}"),
+                Some(json!({"reject": "again"})),
+            )
+            .await;
+        assert_eq!(s, 404);
+        let (s, _) = api
+            .send(reqwest::Method::DELETE, &format!("connections/{id}"), None)
+            .await;
+        assert_eq!(s, 204);
+    }
+    // The transcript: every event, the messages among them.
+    let resp = reqwest::get(format!(
+        "{}/api/transcript?token={}",
+        inspector.base, inspector.token
+    ))
+    .await
+    .unwrap();
+    assert!(
+        resp.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains("attachment")
+    );
+    let t: Value = resp.json().await.unwrap();
+    assert_eq!(t["format"], "tessera-inspect-transcript");
+    let events = t["events"].as_array().unwrap();
+    assert!(protocol_methods(events, "in").contains(&"sampling/createMessage".to_string()));
+    assert!(events.iter().any(|e| e["type"] == "ask"));
+}

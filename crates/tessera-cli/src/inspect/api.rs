@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use tessera::types::{JsonObject, LoggingLevel, methods};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::asks::Answer as AskAnswer;
 use super::hub::{Hub, Outcome, Spec};
 use super::journal::Entry;
 use super::output_check;
@@ -40,6 +41,9 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/prompts", get(prompts))
         .route("/api/connections/{id}/prompts/get", post(get_prompt))
         .route("/api/connections/{id}/logging/level", post(set_level))
+        .route("/api/asks", get(list_asks))
+        .route("/api/asks/{ask}", post(answer_ask))
+        .route("/api/transcript", get(transcript))
         .with_state(hub)
 }
 
@@ -301,4 +305,62 @@ async fn set_level(
     })?;
     c.set_level(level).await?;
     Ok(Json(c.describe()))
+}
+
+async fn list_asks(State(hub): State<Hub>) -> Answer {
+    Ok(Json(json!({"asks": hub.asks().list()})))
+}
+
+/// `POST /api/asks/{ask}`: exactly one of `reply` (the result to send) and
+/// `reject` (a message).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AskBody {
+    #[serde(default)]
+    reply: Option<Value>,
+    #[serde(default)]
+    reject: Option<String>,
+}
+
+async fn answer_ask(
+    State(hub): State<Hub>,
+    Path(ask): Path<u64>,
+    Json(body): Json<AskBody>,
+) -> Response {
+    let answer = match (body.reply, body.reject) {
+        (Some(r), None) => AskAnswer::Reply(r),
+        (None, Some(why)) => AskAnswer::Reject(why),
+        _ => {
+            return Problem::bad_request("give exactly one of reply or reject").into_response();
+        }
+    };
+    if hub.asks().answer(ask, answer) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        Problem::not_found(format!("no question {ask} is waiting")).into_response()
+    }
+}
+
+/// `GET /api/transcript`: every event the journal keeps, as one JSON file.
+async fn transcript(State(hub): State<Hub>) -> Response {
+    let (kept, dropped, _) = hub.journal().follow();
+    let events: Vec<Value> = kept
+        .iter()
+        .filter_map(|e| serde_json::from_str(&e.text).ok())
+        .collect();
+    let body = json!({
+        "format": "tessera-inspect-transcript",
+        "version": 1,
+        "tessera": env!("CARGO_PKG_VERSION"),
+        "droppedBefore": dropped,
+        "events": events,
+    });
+    (
+        [(
+            axum::http::header::CONTENT_DISPOSITION,
+            "attachment; filename=\"tessera-transcript.json\"",
+        )],
+        Json(body),
+    )
+        .into_response()
 }

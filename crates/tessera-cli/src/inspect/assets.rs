@@ -42,6 +42,7 @@ const ASSETS: &[Asset] = &[
     asset!("prompts.js", JS),
     asset!("logs.js", JS),
     asset!("protocol.js", JS),
+    asset!("asks.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

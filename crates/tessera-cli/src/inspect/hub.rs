@@ -14,6 +14,7 @@ use tessera::client::{CallOptions, ChildCommand, Client, ClientEvent, ConnectMod
 use tessera::types::{Era, JsonObject, LoggingLevel, ProtocolVersion};
 use tokio::task::AbortHandle;
 
+use super::asks::Asks;
 use super::journal::Journal;
 use super::problem::Problem;
 use super::tap::{Tap, TappedChild};
@@ -306,6 +307,7 @@ pub struct Hub {
 
 struct HubInner {
     journal: Journal,
+    asks: Asks,
     http: HttpOptions,
     next: AtomicU64,
     conns: Mutex<BTreeMap<u64, Arc<Connection>>>,
@@ -316,6 +318,7 @@ impl Hub {
     pub fn new(journal: Journal, http: HttpOptions) -> Hub {
         Hub {
             inner: Arc::new(HubInner {
+                asks: Asks::new(journal.clone()),
                 journal,
                 http,
                 next: AtomicU64::new(1),
@@ -327,6 +330,11 @@ impl Hub {
     /// The journal.
     pub fn journal(&self) -> &Journal {
         &self.inner.journal
+    }
+
+    /// The questions servers asked, waiting for the page.
+    pub fn asks(&self) -> &Asks {
+        &self.inner.asks
     }
 
     fn conns(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Connection>>> {
@@ -379,6 +387,7 @@ impl Hub {
             .request_timeout(Some(REQUEST_TIMEOUT))
             .max_request_timeout(Some(MAX_REQUEST_TIME))
             .probe_timeout(Duration::from_secs(5));
+        let builder = self.inner.asks.install(builder, id);
         let transport = match &target {
             Target::Command { .. } => "stdio",
             Target::Url { .. } => "http",

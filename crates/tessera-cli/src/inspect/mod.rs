@@ -5,6 +5,7 @@
 //! launch's token; every API request must carry it.
 
 mod api;
+mod asks;
 mod assets;
 mod guard;
 mod hub;

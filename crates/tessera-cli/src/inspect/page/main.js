@@ -8,6 +8,7 @@ import * as resources from "./resources.js";
 import * as prompts from "./prompts.js";
 import * as logs from "./logs.js";
 import * as protocol from "./protocol.js";
+import * as asks from "./asks.js";
 
 const listeners = new Map();
 const ctx = {
@@ -129,6 +130,7 @@ async function start() {
   prompts.init(ctx, panel("prompts"));
   logs.init(ctx, panel("logs"));
   protocol.init(ctx, panel("protocol"));
+  asks.init(ctx, document.getElementById("asks"));
   renderSelect();
   if (!token) {
     showTab("servers");
@@ -164,11 +166,44 @@ async function start() {
     ctx.emit("select", ctx.conn());
     showTab(connections.length > 0 ? "tools" : "servers");
     ctx.status(connections.length > 0 ? "Connected." : "Not connected: add a server.");
+    await deepLink();
   } catch (e) {
     showTab("servers");
     ctx.status(e.message, "bad");
   }
   document.body.dataset.ready = "true";
+}
+
+// ?server=NAME or ?url=URL (with &era= and &version=): connect to it (or
+// use the open connection to it) and show its tools. The link's words are
+// then taken off the address bar, with the token.
+async function deepLink() {
+  const q = new URLSearchParams(location.search);
+  history.replaceState(null, "", "/");
+  const server = q.get("server");
+  const url = q.get("url");
+  if (!server && !url) return;
+  const spec = server ? { server } : { url };
+  if (q.get("era")) spec.era = q.get("era");
+  if (q.get("version")) spec.protocolVersion = q.get("version");
+  const same = [...ctx.connections.values()].find((c) => c.connected && (c.target === url || c.target === server)
+    && (!spec.era || spec.era === "auto" || c.era === spec.era));
+  if (same) {
+    ctx.select(same.id);
+    showTab("tools");
+    return;
+  }
+  ctx.status(`Connecting to ${server || url}…`);
+  try {
+    const info = await api("POST", "connections", spec);
+    ctx.upsert(info);
+    ctx.select(info.id);
+    showTab("tools");
+    ctx.status(`Connected to ${info.serverInfo?.name || server || url} (${info.era}, ${info.protocolVersion}).`, "ok");
+  } catch (e) {
+    showTab("servers");
+    ctx.status(`Could not connect: ${e.message}`, "bad");
+  }
 }
 
 start();

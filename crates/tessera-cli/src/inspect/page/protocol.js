@@ -2,6 +2,7 @@
 // paired with their responses (the method is shown on both), notifications
 // inline, errors marked; a message's JSON opens on demand.
 import { el, fill, field, json, badge } from "./dom.js";
+import { token } from "./api.js";
 
 const MAX_ROWS = 5000;
 
@@ -11,7 +12,9 @@ export function init(ctx, panel) {
   const filter = el("input", { id: "proto-filter", type: "search", autocomplete: "off" });
   const count = el("span", { id: "proto-count", "aria-live": "polite" });
   const list = el("ol", { id: "proto-list", class: "protocol", "aria-label": "Protocol messages" });
-  fill(panel, el("div", { class: "row" }, field("Filter (method, id or text)", filter), count), list);
+  const exporter = el("a", { id: "proto-export", class: "button", href: `/api/transcript?token=${encodeURIComponent(token)}`,
+    download: "tessera-transcript.json" }, "Export transcript");
+  fill(panel, el("div", { class: "row" }, field("Filter (method, id or text)", filter), count, exporter), list);
 
   const describe = (e) => {
     const m = e.message || {};
