@@ -208,3 +208,61 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_deep_link_connects_over_http_and_the_user_answers_an_elicitation() {
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"));
+    serve.args(["serve", "--http", "127.0.0.1:0"]);
+    let (server, port) = common::spawn_serving(&mut serve, Duration::from_secs(30));
+    let _server = common::Running(server);
+    let inspector = common::start_inspect(&[], Duration::from_secs(30));
+    let mcp = format!("http://127.0.0.1:{port}/mcp");
+    in_browser("elicitation", async |b: &Session| {
+        let link = format!(
+            "{}&url={}&era=legacy",
+            inspector.url,
+            url_escape(&mcp)
+        );
+        b.goto(&link).await;
+        // Connected by the link, on the Tools tab; the token left the address bar.
+        b.wait_for("document.querySelector('#tool-list [data-tool=test_elicitation]')")
+            .await;
+        b.wait_for(&text_has("#conn-badges", "legacy")).await;
+        b.wait_for(&text_has("#conn-badges", "http")).await;
+        let address = b.run("return location.href", json!([])).await;
+        assert!(!address.as_str().unwrap().contains("token"), "{address}");
+
+        b.click("#tool-list [data-tool=test_elicitation]").await;
+        b.fill("[data-arg=message]", "Who are you?").await;
+        b.click("#tool-call").await;
+        // The question shows above the tabs, its form built from requestedSchema.
+        b.wait_for(&text_has("#asks", "Who are you?")).await;
+        // Accepting with a required field empty is refused on the page.
+        b.fill("#asks [data-arg=username]", "ada").await;
+        b.click("#asks [data-action=accept]").await;
+        b.wait_for(&text_has("#asks [role=alert]", "email is required"))
+            .await;
+        b.fill("#asks [data-arg=email]", "ada@example.com").await;
+        b.click("#asks [data-action=accept]").await;
+        b.wait_for(&text_has("#tool-result pre.text", "action=accept"))
+            .await;
+        b.wait_for("document.getElementById('asks').hidden").await;
+        let text = b
+            .run("return document.querySelector('#tool-result pre.text').textContent", json!([]))
+            .await;
+        assert!(text.as_str().unwrap().contains("ada@example.com"), "{text}");
+    })
+    .await;
+}
+
+/// Percent-encodes a URL for a query parameter.
+fn url_escape(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -40,7 +40,8 @@ export function schemaForm(schema, prefix) {
       const long = p.format === "textarea" || (p.maxLength ?? 0) > 200;
       control = el(long ? "textarea" : "input", { id, type: long ? null : "text", "data-arg": name,
         value: p.default ?? "", spellcheck: "false" });
-      read = () => (control.value === "" && !required.has(name) ? undefined : control.value);
+      // An empty field is not given (a required one is then reported missing).
+      read = () => (control.value === "" ? undefined : control.value);
     } else {
       control = el("textarea", { id, rows: 3, "data-arg": name, spellcheck: "false",
         value: p.default === undefined ? "" : JSON.stringify(p.default) });
