@@ -507,15 +507,16 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
             .send(
                 reqwest::Method::POST,
                 &format!("asks/{n}"),
-                Some(json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
-                                      "content": {"type": "text", "text": "hi from the page"}}})),
+                Some(
+                    json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
+                                      "content": {"type": "text", "text": "hi from the page"}}}),
+                ),
             )
             .await;
         assert_eq!(s, 204, "{v}");
         let (_, r) = sampled.await.unwrap();
         assert_eq!(
-            r["result"]["content"][0]["text"],
-            "LLM response: hi from the page",
+            r["result"]["content"][0]["text"], "LLM response: hi from the page",
             "{era}"
         );
         // Elicitation: the form's answer, then a decline.
@@ -523,7 +524,10 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
         let ask = next_ask(&api, n).await;
         assert_eq!(ask["kind"], "elicitation");
         assert_eq!(ask["message"], "Who are you?");
-        assert_eq!(ask["requestedSchema"]["required"], json!(["username", "email"]));
+        assert_eq!(
+            ask["requestedSchema"]["required"],
+            json!(["username", "email"])
+        );
         let n = ask["ask"].as_u64().unwrap();
         let (s, _) = api
             .send(
@@ -538,7 +542,10 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
             .as_str()
             .unwrap()
             .to_owned();
-        assert!(text.contains("action=accept") && text.contains("ada@example.com"), "{text}");
+        assert!(
+            text.contains("action=accept") && text.contains("ada@example.com"),
+            "{text}"
+        );
         let rejected = call("test_sampling", json!({"prompt": "again"}));
         let n = next_ask(&api, n).await["ask"].as_u64().unwrap();
         seen = n;

@@ -56,10 +56,10 @@ struct Waiting<'a> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if self.asks.pending().remove(&self.id).is_some() {
-            self.asks.inner.journal.record(
-                "answered",
-                json!({"ask": self.id, "outcome": "withdrawn"}),
-            );
+            self.asks
+                .inner
+                .journal
+                .record("answered", json!({"ask": self.id, "outcome": "withdrawn"}));
         }
     }
 }
@@ -76,7 +76,9 @@ impl Asks {
         }
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, (Value, oneshot::Sender<Answer>)>> {
+    fn pending(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<u64, (Value, oneshot::Sender<Answer>)>> {
         self.inner
             .pending
             .lock()
@@ -178,9 +180,8 @@ mod tests {
         let asks = Asks::new(journal.clone());
         let (_, _, mut live) = journal.follow();
         let a = asks.clone();
-        let waiting = tokio::spawn(async move {
-            a.ask::<Value>(1, "sampling", json!({"params": {}})).await
-        });
+        let waiting =
+            tokio::spawn(async move { a.ask::<Value>(1, "sampling", json!({"params": {}})).await });
         let event: Value = serde_json::from_str(&live.recv().await.unwrap().text).unwrap();
         assert_eq!(event["type"], "ask");
         let id = event["ask"].as_u64().unwrap();

@@ -38,7 +38,10 @@ fn browser() -> Option<(PathBuf, PathBuf)> {
                 "CI is set but chromium or chromedriver is missing: install Debian's chromium and \
                  chromium-driver (.ci/run does)"
             );
-            eprintln!(
+            // Straight to stderr, past the test harness's capture: a skip must be seen.
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
                 "SKIPPED: the browser tests of tessera inspect need chromium and chromedriver on PATH \
                  (Debian: apt-get install chromium chromium-driver); set CI=true to make this a failure"
             );
@@ -218,11 +221,7 @@ async fn a_deep_link_connects_over_http_and_the_user_answers_an_elicitation() {
     let inspector = common::start_inspect(&[], Duration::from_secs(30));
     let mcp = format!("http://127.0.0.1:{port}/mcp");
     in_browser("elicitation", async |b: &Session| {
-        let link = format!(
-            "{}&url={}&era=legacy",
-            inspector.url,
-            url_escape(&mcp)
-        );
+        let link = format!("{}&url={}&era=legacy", inspector.url, url_escape(&mcp));
         b.goto(&link).await;
         // Connected by the link, on the Tools tab; the token left the address bar.
         b.wait_for("document.querySelector('#tool-list [data-tool=test_elicitation]')")
@@ -248,7 +247,10 @@ async fn a_deep_link_connects_over_http_and_the_user_answers_an_elicitation() {
             .await;
         b.wait_for("document.getElementById('asks').hidden").await;
         let text = b
-            .run("return document.querySelector('#tool-result pre.text').textContent", json!([]))
+            .run(
+                "return document.querySelector('#tool-result pre.text').textContent",
+                json!([]),
+            )
             .await;
         assert!(text.as_str().unwrap().contains("ada@example.com"), "{text}");
     })
