@@ -1,8 +1,9 @@
 //! `tessera inspect` in a real browser: headless Chromium driven through
 //! WebDriver (`chromedriver`), against `tessera serve --stdio`. Connect from
 //! the Servers tab, search, fill and call a tool, cancel a long call, read a
-//! resource, get a prompt, see the protocol log; and the page without its
-//! token. A failing scenario leaves a screenshot and the browser console
+//! resource, get a prompt, see the protocol log; the page without its
+//! token; a deep link to an HTTP server, an elicitation answered in the
+//! page, and a page of another origin that knows the token but is refused. A failing scenario leaves a screenshot and the browser console
 //! under target/tmp/inspect-browser/. Without Chromium the test is skipped
 //! (with a message) unless CI is set, where it must run.
 
@@ -213,7 +214,7 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
 }
 
 #[tokio::test]
-async fn a_deep_link_connects_over_http_and_the_user_answers_an_elicitation() {
+async fn a_deep_link_an_elicitation_and_a_foreign_page() {
     let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"));
     serve.args(["serve", "--http", "127.0.0.1:0"]);
     let (server, port) = common::spawn_serving(&mut serve, Duration::from_secs(30));
@@ -253,6 +254,54 @@ async fn a_deep_link_connects_over_http_and_the_user_answers_an_elicitation() {
             )
             .await;
         assert!(text.as_str().unwrap().contains("ada@example.com"), "{text}");
+
+        // A page of another origin (the MCP server's) that knows the token
+        // still cannot use the API: its requests carry its Origin.
+        b.goto(&format!("http://127.0.0.1:{port}/")).await;
+        let outcome = b
+            .run_async(
+                "const [url, token, done] = arguments;
+                 fetch(url, {headers: {Authorization: `Bearer ${token}`}})
+                   .then(r => done(`status ${r.status}`), e => done(`refused: ${e.name}`));",
+                json!([
+                    format!("{}/api/connections", inspector.base),
+                    inspector.token
+                ]),
+            )
+            .await;
+        assert!(
+            outcome.as_str().unwrap().starts_with("refused"),
+            "{outcome}"
+        );
+        let outcome = b
+            .run_async(
+                "const [url, done] = arguments;
+                 fetch(url, {method: 'POST', mode: 'no-cors', body: '{}'})
+                   .then(r => done(`sent ${r.type}`), e => done(`refused: ${e.name}`));",
+                json!([format!(
+                    "{}/api/connections?token={}",
+                    inspector.base, inspector.token
+                )]),
+            )
+            .await;
+        // An opaque answer: the page learns nothing, and the server refused it.
+        assert_eq!(outcome, "sent opaque");
+        let count = reqwest::Client::new()
+            .get(format!("{}/api/connections", inspector.base))
+            .bearer_auth(&inspector.token)
+            .send()
+            .await
+            .unwrap()
+            .json::<serde_json::Value>()
+            .await
+            .unwrap()["connections"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert_eq!(
+            count, 1,
+            "the foreign page's POST must not connect anything"
+        );
     })
     .await;
 }

@@ -218,6 +218,17 @@ impl Session {
         .await
     }
 
+    /// Runs `script` asynchronously: it calls its last argument with the
+    /// result.
+    pub async fn run_async(&self, script: &str, args: Value) -> Value {
+        self.cmd(
+            "POST",
+            "execute/async",
+            json!({"script": script, "args": args}),
+        )
+        .await
+    }
+
     /// Waits until the JavaScript expression `condition` is truthy in the
     /// page (re-checked on every change of the document), returning its
     /// value; the script timeout (20 s) is the deadline.
