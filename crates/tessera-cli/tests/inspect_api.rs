@@ -592,3 +592,88 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
     assert!(protocol_methods(events, "in").contains(&"sampling/createMessage".to_string()));
     assert!(events.iter().any(|e| e["type"] == "ask"));
 }
+
+#[tokio::test]
+async fn a_tool_call_as_a_task_is_followed_to_its_end_or_cancelled() {
+    let inspector = start_inspect(&[], START);
+    let api = Api::of(&inspector);
+    for era in ["legacy", "modern"] {
+        let conn = api
+            .post(
+                "connections",
+                json!({"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"],
+                       "era": era, "tasks": true}),
+            )
+            .await;
+        assert_eq!(conn["tasksDeclared"], true);
+        let id = conn["id"].as_u64().unwrap();
+        let started = api
+            .post(
+                &format!("connections/{id}/tools/call"),
+                json!({"name": "sleep", "arguments": {"ms": 200}, "task": true}),
+            )
+            .await;
+        let task = started["task"]["taskId"].as_str().unwrap().to_owned();
+        let events = events_until(&api, |ev| {
+            ev.iter()
+                .any(|e| e["type"] == "taskResult" && e["taskId"] == task.as_str())
+        })
+        .await;
+        let end = events
+            .iter()
+            .find(|e| e["type"] == "taskResult" && e["taskId"] == task.as_str())
+            .unwrap();
+        assert_eq!(end["connection"], id);
+        assert_eq!(end["result"]["content"][0]["text"], "slept 200 ms", "{era}: {end}");
+        assert!(
+            events
+                .iter()
+                .any(|e| e["type"] == "task" && e["taskId"] == task.as_str() && e["status"] == "completed"),
+            "{era}"
+        );
+        // A long one, cancelled.
+        let started = api
+            .post(
+                &format!("connections/{id}/tools/call"),
+                json!({"name": "sleep", "arguments": {"ms": 60000}, "task": true}),
+            )
+            .await;
+        let long = started["task"]["taskId"].as_str().unwrap().to_owned();
+        let listed = api.get(&format!("connections/{id}/tasks")).await;
+        assert!(
+            listed["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["taskId"] == long.as_str()),
+            "{listed}"
+        );
+        let (s, v) = api
+            .send(
+                reqwest::Method::POST,
+                &format!("connections/{id}/tasks/{long}/cancel"),
+                None,
+            )
+            .await;
+        assert_eq!(s, 204, "{v}");
+        let events = events_until(&api, |ev| {
+            ev.iter()
+                .any(|e| e["type"] == "taskResult" && e["taskId"] == long.as_str())
+        })
+        .await;
+        assert!(
+            events
+                .iter()
+                .any(|e| e["type"] == "task" && e["taskId"] == long.as_str() && e["status"] == "cancelled"),
+            "{era}: {events:#?}"
+        );
+        let (s, _) = api
+            .send(
+                reqwest::Method::POST,
+                &format!("connections/{id}/tasks/{long}/cancel"),
+                None,
+            )
+            .await;
+        assert_eq!(s, 404);
+    }
+}

@@ -15,6 +15,7 @@ use axum::routing::{get, post};
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tessera::client::ToolCallOutcome;
 use tessera::types::{JsonObject, LoggingLevel, methods};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -35,6 +36,8 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/tools", get(tools))
         .route("/api/connections/{id}/tools/call", post(call_tool))
         .route("/api/connections/{id}/calls/{call}/cancel", post(cancel))
+        .route("/api/connections/{id}/tasks", get(list_tasks))
+        .route("/api/connections/{id}/tasks/{task}/cancel", post(cancel_task))
         .route("/api/connections/{id}/resources", get(resources))
         .route("/api/connections/{id}/resource-templates", get(templates))
         .route("/api/connections/{id}/resources/read", post(read_resource))
@@ -154,6 +157,13 @@ struct CallBody {
     /// Names the call for progress events and `…/calls/{call}/cancel`.
     #[serde(default)]
     call_id: Option<String>,
+    /// Call as a task (`tools/call` task-augmented in 2025-11-25; in
+    /// 2026-07-28 the server decides, if the client declared the extension).
+    #[serde(default)]
+    task: bool,
+    /// The task's lifetime in milliseconds (2025-11-25).
+    #[serde(default)]
+    ttl: Option<u64>,
 }
 
 /// The most bytes of a call id.
@@ -169,6 +179,24 @@ async fn call_tool(
         return Err(Problem::bad_request(format!(
             "callId: at most {MAX_CALL_ID} bytes"
         )));
+    }
+    if body.task {
+        let outcome = c
+            .client
+            .call_tool_as_task(&body.name, body.arguments, body.ttl)
+            .await
+            .map_err(|e| Problem::client(&e, methods::TOOLS_CALL))?;
+        return Ok(Json(match outcome {
+            ToolCallOutcome::Done(result) => {
+                let check = output_check::check(c.tool(&body.name).as_ref(), &result);
+                json!({"result": result, "outputCheck": check, "task": null})
+            }
+            ToolCallOutcome::Task(handle) => {
+                let id = handle.id().to_owned();
+                c.tasks.follow(c.id, handle, hub.journal().clone())?;
+                json!({"task": {"taskId": id}})
+            }
+        }));
     }
     let mut params = JsonObject::new();
     params.insert("name".into(), json!(body.name));
@@ -193,6 +221,18 @@ async fn cancel(State(hub): State<Hub>, Path((id, call)): Path<(u64, String)>) -
         Ok(_) => Problem::not_found(format!("no call {call:?} in flight")).into_response(),
         Err(p) => p.into_response(),
     }
+}
+
+async fn list_tasks(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    Ok(Json(json!({"tasks": hub.get(id)?.tasks.list()})))
+}
+
+async fn cancel_task(
+    State(hub): State<Hub>,
+    Path((id, task)): Path<(u64, String)>,
+) -> Result<StatusCode, Problem> {
+    hub.get(id)?.tasks.cancel(&task).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 async fn resources(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {

@@ -43,6 +43,7 @@ const ASSETS: &[Asset] = &[
     asset!("logs.js", JS),
     asset!("protocol.js", JS),
     asset!("asks.js", JS),
+    asset!("tasks.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

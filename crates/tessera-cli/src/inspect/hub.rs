@@ -18,6 +18,7 @@ use super::asks::Asks;
 use super::journal::Journal;
 use super::problem::Problem;
 use super::tap::{Tap, TappedChild};
+use super::tasks::TaskBook;
 use crate::connect::{ClientOptions, EraChoice};
 use crate::http_opts::HttpOptions;
 use crate::target::{Target, TargetArgs};
@@ -62,6 +63,10 @@ pub struct Spec {
     /// A protocol version to pin.
     #[serde(default)]
     pub protocol_version: Option<String>,
+    /// Declare the 2026-07-28 tasks extension (a modern server may then
+    /// answer a tool call with a task).
+    #[serde(default)]
+    pub tasks: bool,
 }
 
 impl Spec {
@@ -152,6 +157,10 @@ pub struct Connection {
     pub transport: &'static str,
     /// The client.
     pub client: Client,
+    /// The tasks its tool calls became.
+    pub tasks: TaskBook,
+    /// Whether the client declared the tasks extension.
+    pub declares_tasks: bool,
     tools: Mutex<Vec<Value>>,
     calls: Mutex<HashMap<String, AbortHandle>>,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -180,6 +189,7 @@ impl Connection {
             "capabilities": c.server_capabilities(),
             "instructions": c.instructions(),
             "logLevel": self.level().map(|l| l.as_str()),
+            "tasksDeclared": self.declares_tasks,
         })
     }
 
@@ -360,14 +370,16 @@ impl Hub {
     /// Connects as `spec` says.
     pub async fn connect(&self, spec: &Spec) -> Result<Arc<Connection>, Problem> {
         let (target, mode) = spec.resolve(&self.inner.http)?;
-        self.open(target, mode).await
+        self.open(target, mode, spec.tasks).await
     }
 
-    /// Connects to `target` in `mode`.
+    /// Connects to `target` in `mode`; with `tasks` the client declares the
+    /// tasks extension.
     pub async fn open(
         &self,
         target: Target,
         mode: ConnectMode,
+        tasks: bool,
     ) -> Result<Arc<Connection>, Problem> {
         if self.conns().len() >= MAX_CONNECTIONS {
             return Err(Problem::limit(format!(
@@ -387,7 +399,10 @@ impl Hub {
             .request_timeout(Some(REQUEST_TIMEOUT))
             .max_request_timeout(Some(MAX_REQUEST_TIME))
             .probe_timeout(Duration::from_secs(5));
-        let builder = self.inner.asks.install(builder, id);
+        let mut builder = self.inner.asks.install(builder, id);
+        if tasks {
+            builder = builder.tasks();
+        }
         let transport = match &target {
             Target::Command { .. } => "stdio",
             Target::Url { .. } => "http",
@@ -453,6 +468,8 @@ impl Hub {
             target: shown,
             transport,
             client,
+            tasks: TaskBook::default(),
+            declares_tasks: tasks,
             tools: Mutex::new(Vec::new()),
             calls: Mutex::new(HashMap::new()),
             log_level: Mutex::new(None),
@@ -474,6 +491,7 @@ impl Hub {
         for (_, h) in conn.calls().drain() {
             h.abort();
         }
+        conn.tasks.stop();
         conn.client.clone().close().await;
         self.inner
             .journal

@@ -13,6 +13,7 @@ mod journal;
 mod output_check;
 mod problem;
 mod tap;
+mod tasks;
 
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
@@ -61,6 +62,11 @@ pub struct InspectArgs {
     /// Pin the TARGET connection's protocol version.
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
     protocol_version: Option<ProtocolVersion>,
+
+    /// Declare the 2026-07-28 tasks extension on the TARGET connection (a
+    /// modern server may then answer tool calls with tasks).
+    #[arg(long)]
+    tasks: bool,
 
     #[command(flatten)]
     target: TargetArgs,
@@ -170,8 +176,9 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
     }
     if let Some(t) = target {
         let hub = hub.clone();
+        let tasks = a.tasks;
         tokio::spawn(async move {
-            if let Err(p) = hub.open(t, mode).await {
+            if let Err(p) = hub.open(t, mode, tasks).await {
                 eprintln!("tessera inspect: {}", p.message);
             }
         });

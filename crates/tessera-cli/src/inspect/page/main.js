@@ -9,6 +9,7 @@ import * as prompts from "./prompts.js";
 import * as logs from "./logs.js";
 import * as protocol from "./protocol.js";
 import * as asks from "./asks.js";
+import * as tasks from "./tasks.js";
 
 const listeners = new Map();
 const ctx = {
@@ -81,7 +82,7 @@ function renderSelect() {
   );
 }
 
-const TABS = ["servers", "tools", "resources", "prompts", "logs", "protocol"];
+const TABS = ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol"];
 
 function showTab(name, focus = false) {
   ctx.tab = name;
@@ -130,6 +131,7 @@ async function start() {
   prompts.init(ctx, panel("prompts"));
   logs.init(ctx, panel("logs"));
   protocol.init(ctx, panel("protocol"));
+  tasks.init(ctx, panel("tasks"));
   asks.init(ctx, document.getElementById("asks"));
   renderSelect();
   if (!token) {

@@ -18,6 +18,7 @@ export function init(ctx, panel) {
     el("option", { value: "modern" }, "modern (2026-07-28)"));
   const version = el("select", { id: "srv-version" },
     VERSIONS.map((v) => el("option", { value: v }, v || "(negotiate)")));
+  const tasks = el("input", { id: "srv-tasks", type: "checkbox" });
   const button = el("button", { id: "srv-connect", type: "submit" }, "Connect");
   const argsField = field("Arguments (one per line)", args);
   const headersField = field("Headers (Name: value, one per line)", headers);
@@ -35,10 +36,12 @@ export function init(ctx, panel) {
     el("div", { class: "field" }, targetLabel, target),
     argsField, headersField,
     field("Era", era), field("Protocol version", version),
+    el("div", { class: "field" }, el("label", { for: "srv-tasks" }, "Declare the tasks extension (2026-07-28)"), tasks),
     button);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const spec = { era: era.value };
+    if (tasks.checked) spec.tasks = true;
     if (version.value) spec.protocolVersion = version.value;
     const k = kind.value;
     const t = target.value.trim();

@@ -38,12 +38,17 @@ export function init(ctx, panel) {
   const choose = (t) => {
     selected = t;
     form = schemaForm(t.inputSchema || {}, `arg-${t.name}`);
+    const support = t.execution?.taskSupport;
+    const asTask = el("input", { type: "checkbox", id: "tool-as-task", checked: support === "required",
+      disabled: support === "required" });
+    const taskField = support === "optional" || support === "required"
+      ? el("div", { class: "row" }, asTask, el("label", { for: "tool-as-task" }, "Run as a task")) : null;
     const call = el("button", { type: "submit", id: "tool-call" }, `Call ${t.name}`);
     const cancel = el("button", { type: "button", id: "tool-cancel", disabled: true, onclick: doCancel }, "Cancel");
-    const f = el("form", { "aria-label": `Arguments of ${t.name}` }, form.node, el("div", { class: "row" }, call, cancel));
+    const f = el("form", { "aria-label": `Arguments of ${t.name}` }, form.node, taskField, el("div", { class: "row" }, call, cancel));
     f.addEventListener("submit", (e) => {
       e.preventDefault();
-      doCall(t, call, cancel);
+      doCall(t, call, cancel, asTask.checked && taskField !== null);
     });
     fill(detail,
       el("h2", {}, t.title || t.name),
@@ -57,7 +62,7 @@ export function init(ctx, panel) {
     renderList();
   };
 
-  const doCall = async (t, callButton, cancelButton) => {
+  const doCall = async (t, callButton, cancelButton, asTask) => {
     const c = ctx.conn();
     if (!c) return;
     let args;
@@ -76,9 +81,14 @@ export function init(ctx, panel) {
     fill(result, el("p", {}, `Calling ${t.name}…`));
     const started = performance.now();
     try {
-      const answer = await ctx.api("POST", `connections/${c.id}/tools/call`, { name: t.name, arguments: args, callId });
+      const body = { name: t.name, arguments: args, callId };
+      if (asTask) body.task = true;
+      const answer = await ctx.api("POST", `connections/${c.id}/tools/call`, body);
       const ms = Math.round(performance.now() - started);
-      if (answer.cancelled) {
+      if (answer.task) {
+        fill(result, el("p", { id: "tool-task-started" }, `Task ${answer.task.taskId} started. `,
+          el("button", { type: "button", onclick: () => ctx.showTab("tasks", true) }, "Follow it in Tasks")));
+      } else if (answer.cancelled) {
         fill(result, el("p", { class: "notice", id: "tool-cancelled" }, `Cancelled after ${ms} ms.`));
       } else {
         fill(result, el("p", { class: "meta" }, `Answered in ${ms} ms.`), renderToolResult(answer));
