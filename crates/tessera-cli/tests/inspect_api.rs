@@ -624,11 +624,14 @@ async fn a_tool_call_as_a_task_is_followed_to_its_end_or_cancelled() {
             .find(|e| e["type"] == "taskResult" && e["taskId"] == task.as_str())
             .unwrap();
         assert_eq!(end["connection"], id);
-        assert_eq!(end["result"]["content"][0]["text"], "slept 200 ms", "{era}: {end}");
+        assert_eq!(
+            end["result"]["content"][0]["text"], "slept 200 ms",
+            "{era}: {end}"
+        );
         assert!(
-            events
-                .iter()
-                .any(|e| e["type"] == "task" && e["taskId"] == task.as_str() && e["status"] == "completed"),
+            events.iter().any(|e| e["type"] == "task"
+                && e["taskId"] == task.as_str()
+                && e["status"] == "completed"),
             "{era}"
         );
         // A long one, cancelled.
@@ -662,9 +665,9 @@ async fn a_tool_call_as_a_task_is_followed_to_its_end_or_cancelled() {
         })
         .await;
         assert!(
-            events
-                .iter()
-                .any(|e| e["type"] == "task" && e["taskId"] == long.as_str() && e["status"] == "cancelled"),
+            events.iter().any(|e| e["type"] == "task"
+                && e["taskId"] == long.as_str()
+                && e["status"] == "cancelled"),
             "{era}: {events:#?}"
         );
         let (s, _) = api

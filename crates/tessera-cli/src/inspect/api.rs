@@ -37,7 +37,10 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/tools/call", post(call_tool))
         .route("/api/connections/{id}/calls/{call}/cancel", post(cancel))
         .route("/api/connections/{id}/tasks", get(list_tasks))
-        .route("/api/connections/{id}/tasks/{task}/cancel", post(cancel_task))
+        .route(
+            "/api/connections/{id}/tasks/{task}/cancel",
+            post(cancel_task),
+        )
         .route("/api/connections/{id}/resources", get(resources))
         .route("/api/connections/{id}/resource-templates", get(templates))
         .route("/api/connections/{id}/resources/read", post(read_resource))

@@ -255,6 +255,21 @@ async fn a_deep_link_an_elicitation_and_a_foreign_page() {
             .await;
         assert!(text.as_str().unwrap().contains("ada@example.com"), "{text}");
 
+        // A call as a task (2025-11-25 here), followed on the Tasks tab.
+        b.fill("#tool-search", "sleep").await;
+        b.click("#tool-list [data-tool=sleep]").await;
+        b.fill("[data-arg=ms]", "300").await;
+        b.click("#tool-as-task").await;
+        b.click("#tool-call").await;
+        b.click("#tool-task-started button").await;
+        b.wait_for("!document.getElementById('panel-tasks').hidden")
+            .await;
+        b.wait_for(&text_has(
+            "#task-list [data-status=completed]",
+            "slept 300 ms",
+        ))
+        .await;
+
         // A page of another origin (the MCP server's) that knows the token
         // still cannot use the API: its requests carry its Origin.
         b.goto(&format!("http://127.0.0.1:{port}/")).await;
