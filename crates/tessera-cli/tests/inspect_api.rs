@@ -196,6 +196,17 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
         .unwrap();
     assert!(text.contains("one") && text.contains("two"), "{text}");
 
+    // Completion of a prompt argument.
+    let done = api
+        .post(
+            &format!("connections/{id}/complete"),
+            json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                   "argument": {"name": "arg1", "value": "pa"}}),
+        )
+        .await;
+    let values = done["result"]["completion"]["values"].as_array().unwrap();
+    assert!(values.contains(&json!("paris")), "{done}");
+
     // Logs: in 2026-07-28 the level goes with each request; the tool logs.
     let c = api
         .post(

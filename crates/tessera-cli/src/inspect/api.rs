@@ -47,6 +47,7 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/prompts", get(prompts))
         .route("/api/connections/{id}/prompts/get", post(get_prompt))
         .route("/api/connections/{id}/logging/level", post(set_level))
+        .route("/api/connections/{id}/complete", post(complete))
         .route("/api/asks", get(list_asks))
         .route("/api/asks/{ask}", post(answer_ask))
         .route("/api/transcript", get(transcript))
@@ -316,6 +317,25 @@ async fn get_prompt(
     }
     done(
         c.call(hub.journal(), methods::PROMPTS_GET, params, None)
+            .await?,
+    )
+}
+
+/// `POST …/complete`: the `completion/complete` params as they are
+/// (`ref`, `argument`, `context`).
+async fn complete(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(params): Json<JsonObject>,
+) -> Answer {
+    let c = hub.get(id)?;
+    if !params.contains_key("ref") || !params.contains_key("argument") {
+        return Err(Problem::bad_request(
+            "give ref ({type: ref/prompt, name} or {type: ref/resource, uri}) and argument ({name, value})",
+        ));
+    }
+    done(
+        c.call(hub.journal(), methods::COMPLETION_COMPLETE, params, None)
             .await?,
     )
 }

@@ -44,6 +44,7 @@ const ASSETS: &[Asset] = &[
     asset!("protocol.js", JS),
     asset!("asks.js", JS),
     asset!("tasks.js", JS),
+    asset!("completion.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

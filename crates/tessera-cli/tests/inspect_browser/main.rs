@@ -167,6 +167,12 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         b.click("#tab-prompts").await;
         b.click("#prompt-list [data-prompt=test_prompt_with_arguments]")
             .await;
+        // The server's suggestions (completion/complete) as the user types.
+        b.fill("[data-arg=arg1]", "pa").await;
+        b.wait_for(
+            "[...document.querySelectorAll('#prompt-detail datalist option')].some(o => o.value === 'paris')",
+        )
+        .await;
         b.fill("[data-arg=arg1]", "first").await;
         b.fill("[data-arg=arg2]", "second").await;
         b.click("#prompt-get").await;

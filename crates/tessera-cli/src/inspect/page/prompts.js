@@ -1,6 +1,7 @@
 // Prompts: the list, an argument form, and the messages prompts/get returns.
 import { el, fill, field, json, badge } from "./dom.js";
 import { renderContentBlock } from "./content.js";
+import { suggest } from "./completion.js";
 
 export function init(ctx, panel) {
   let loadedFor = null;
@@ -16,8 +17,11 @@ export function init(ctx, panel) {
     const args = Array.isArray(p.arguments) ? p.arguments : [];
     const inputs = args.map((a) => el("input", { type: "text", "data-arg": a.name, spellcheck: "false",
       "aria-required": a.required ? "true" : null }));
+    const given = (skip) => Object.fromEntries(args.map((a, i) => [a.name, inputs[i].value])
+      .filter(([name, v]) => name !== skip && v !== ""));
+    const lists = args.map((a, i) => suggest(ctx, inputs[i], { type: "ref/prompt", name: p.name }, a.name, () => given(a.name)));
     const f = el("form", { "aria-label": `Arguments of ${p.name}` },
-      args.map((a, i) => field(`${a.title || a.name}${a.required ? " *" : ""}`, inputs[i], a.description)),
+      args.map((a, i) => field(`${a.title || a.name}${a.required ? " *" : ""}`, inputs[i], a.description)), lists,
       el("button", { type: "submit", id: "prompt-get" }, `Get ${p.name}`));
     f.addEventListener("submit", async (e) => {
       e.preventDefault();

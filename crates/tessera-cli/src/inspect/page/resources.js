@@ -2,6 +2,7 @@
 // variable), and a viewer for what resources/read returns.
 import { el, fill, field, json } from "./dom.js";
 import { renderResourceContents } from "./content.js";
+import { suggest } from "./completion.js";
 
 export function init(ctx, panel) {
   let loadedFor = null;
@@ -31,9 +32,12 @@ export function init(ctx, panel) {
     const vars = [...new Set([...String(t.uriTemplate).matchAll(/\{[+#./;?&]?([^}]+)\}/g)]
       .flatMap((m) => m[1].split(",").map((v) => v.replace(/[*]|:\d+$/g, ""))))];
     const inputs = vars.map((v) => el("input", { type: "text", "data-var": v, spellcheck: "false" }));
+    const given = (skip) => Object.fromEntries(vars.map((v, i) => [v, inputs[i].value])
+      .filter(([v, value]) => v !== skip && value !== ""));
+    const lists = vars.map((v, i) => suggest(ctx, inputs[i], { type: "ref/resource", uri: t.uriTemplate }, v, () => given(v)));
     const f = el("form", { class: "card", "aria-label": `Template ${t.name}` },
       el("h3", {}, t.title || t.name), el("p", {}, el("code", {}, t.uriTemplate)),
-      inputs.map((input, i) => field(vars[i], input)),
+      inputs.map((input, i) => field(vars[i], input)), lists,
       el("button", { type: "submit" }, "Read"));
     f.addEventListener("submit", (e) => {
       e.preventDefault();
