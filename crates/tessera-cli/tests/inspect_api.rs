@@ -691,3 +691,43 @@ async fn a_tool_call_as_a_task_is_followed_to_its_end_or_cancelled() {
         assert_eq!(s, 404);
     }
 }
+
+#[tokio::test]
+async fn resource_subscriptions_in_both_eras() {
+    let inspector = start_inspect(&[], START);
+    let api = Api::of(&inspector);
+    for era in ["legacy", "modern"] {
+        let id = api.connect_reference(era).await["id"].as_u64().unwrap();
+        let uri = "test://watched-resource";
+        let (s, v) = api
+            .send(
+                reqwest::Method::POST,
+                &format!("connections/{id}/resources/subscribe"),
+                Some(json!({"uri": uri})),
+            )
+            .await;
+        assert_eq!(s, 204, "{era}: {v}");
+        let listed = api.get(&format!("connections/{id}/resources")).await;
+        assert_eq!(listed["subscribed"], json!([uri]));
+        api.post(
+            &format!("connections/{id}/tools/call"),
+            json!({"name": "test_trigger_resource_update", "arguments": {"uri": uri}}),
+        )
+        .await;
+        events_until(&api, |ev| {
+            ev.iter()
+                .any(|e| e["type"] == "changed" && e["connection"] == id && e["uri"] == uri)
+        })
+        .await;
+        let (s, _) = api
+            .send(
+                reqwest::Method::POST,
+                &format!("connections/{id}/resources/unsubscribe"),
+                Some(json!({"uri": uri})),
+            )
+            .await;
+        assert_eq!(s, 204);
+        let listed = api.get(&format!("connections/{id}/resources")).await;
+        assert_eq!(listed["subscribed"], json!([]));
+    }
+}

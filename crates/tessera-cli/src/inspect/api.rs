@@ -44,6 +44,11 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/resources", get(resources))
         .route("/api/connections/{id}/resource-templates", get(templates))
         .route("/api/connections/{id}/resources/read", post(read_resource))
+        .route("/api/connections/{id}/resources/subscribe", post(subscribe))
+        .route(
+            "/api/connections/{id}/resources/unsubscribe",
+            post(unsubscribe),
+        )
         .route("/api/connections/{id}/prompts", get(prompts))
         .route("/api/connections/{id}/prompts/get", post(get_prompt))
         .route("/api/connections/{id}/logging/level", post(set_level))
@@ -246,7 +251,9 @@ async fn resources(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
         .list_resources()
         .await
         .map_err(|e| Problem::client(&e, methods::RESOURCES_LIST))?;
-    Ok(Json(json!({"resources": values(&r)})))
+    Ok(Json(
+        json!({"resources": values(&r), "subscribed": c.subscriptions.list()}),
+    ))
 }
 
 async fn templates(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
@@ -278,6 +285,30 @@ async fn read_resource(
         c.call(hub.journal(), methods::RESOURCES_READ, params, None)
             .await?,
     )
+}
+
+async fn subscribe(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(body): Json<ReadBody>,
+) -> Result<StatusCode, Problem> {
+    let c = hub.get(id)?;
+    c.subscriptions
+        .subscribe(&c.client, id, &body.uri, hub.journal())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn unsubscribe(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(body): Json<ReadBody>,
+) -> Result<StatusCode, Problem> {
+    let c = hub.get(id)?;
+    c.subscriptions
+        .unsubscribe(&c.client, id, &body.uri, hub.journal())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 async fn prompts(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {

@@ -17,6 +17,7 @@ use tokio::task::AbortHandle;
 use super::asks::Asks;
 use super::journal::Journal;
 use super::problem::Problem;
+use super::subscriptions::Subscriptions;
 use super::tap::{Tap, TappedChild};
 use super::tasks::TaskBook;
 use crate::connect::{ClientOptions, EraChoice};
@@ -161,6 +162,8 @@ pub struct Connection {
     pub tasks: TaskBook,
     /// Whether the client declared the tasks extension.
     pub declares_tasks: bool,
+    /// The resources it follows.
+    pub subscriptions: Subscriptions,
     tools: Mutex<Vec<Value>>,
     calls: Mutex<HashMap<String, AbortHandle>>,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -470,6 +473,7 @@ impl Hub {
             client,
             tasks: TaskBook::default(),
             declares_tasks: tasks,
+            subscriptions: Subscriptions::default(),
             tools: Mutex::new(Vec::new()),
             calls: Mutex::new(HashMap::new()),
             log_level: Mutex::new(None),
@@ -492,6 +496,7 @@ impl Hub {
             h.abort();
         }
         conn.tasks.stop();
+        conn.subscriptions.stop();
         conn.client.clone().close().await;
         self.inner
             .journal

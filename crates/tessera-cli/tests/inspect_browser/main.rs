@@ -163,6 +163,27 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
             .await;
         b.wait_for("document.querySelector('#res-view pre.text')").await;
 
+        // Subscribe to a resource; its update shows with the time.
+        b.click("#res-list [data-uri='test://watched-resource']").await;
+        b.click("#res-subscribe").await;
+        b.wait_for(&text_has("#res-subscribe", "Unsubscribe")).await;
+        let conn = b
+            .run("return document.getElementById('conn-select').value", json!([]))
+            .await;
+        let trigger = reqwest::Client::new()
+            .post(format!(
+                "{}/api/connections/{}/tools/call",
+                inspector.base,
+                conn.as_str().unwrap()
+            ))
+            .bearer_auth(&inspector.token)
+            .json(&json!({"name": "test_trigger_resource_update"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(trigger.status(), 200);
+        b.wait_for(&text_has("#res-updated", "Updated at")).await;
+
         // Prompts: fill the arguments and get the messages.
         b.click("#tab-prompts").await;
         b.click("#prompt-list [data-prompt=test_prompt_with_arguments]")

@@ -6,6 +6,9 @@ import { suggest } from "./completion.js";
 
 export function init(ctx, panel) {
   let loadedFor = null;
+  let shown = null;
+  const subscribed = new Set();
+  const updated = new Map();
   const list = el("ul", { id: "res-list", class: "list", "aria-label": "Resources" });
   const templates = el("div", { id: "res-templates" });
   const view = el("div", { id: "res-view", class: "result", "aria-live": "polite" });
@@ -21,12 +24,51 @@ export function init(ctx, panel) {
     try {
       const answer = await ctx.api("POST", `connections/${c.id}/resources/read`, { uri });
       const contents = Array.isArray(answer.result?.contents) ? answer.result.contents : [];
-      fill(view, el("h2", {}, uri), contents.map(renderResourceContents),
+      shown = uri;
+      fill(view, el("h2", {}, uri), followControls(c, uri), contents.map(renderResourceContents),
         el("details", {}, el("summary", {}, "Raw result"), json(answer.result)));
     } catch (e) {
       fill(view, el("p", { class: "bad", role: "alert" }, e.message));
     }
   };
+
+  // Subscribe / Unsubscribe, and when the server last said it changed.
+  const followControls = (c, uri) => {
+    const can = c.era === "modern" || c.capabilities?.resources?.subscribe;
+    if (!can) return el("p", { class: "meta" }, "The server does not offer resource subscriptions.");
+    const on = subscribed.has(`${c.id} ${uri}`);
+    const when = updated.get(`${c.id} ${uri}`);
+    return el("div", { class: "row" },
+      el("button", { type: "button", id: "res-subscribe", "aria-pressed": on ? "true" : "false", onclick: async () => {
+        try {
+          await ctx.api("POST", `connections/${c.id}/resources/${on ? "unsubscribe" : "subscribe"}`, { uri });
+        } catch (e) {
+          ctx.status(e.message, "bad");
+        }
+      } }, on ? "Unsubscribe" : "Subscribe"),
+      el("span", { id: "res-updated", class: "meta" }, when ? `Updated at ${when}` : on ? "No update yet" : ""));
+  };
+  const refreshControls = () => {
+    const c = ctx.conn();
+    const old = view.querySelector("#res-subscribe")?.parentElement;
+    if (c && shown && old) old.replaceWith(followControls(c, shown));
+  };
+  ctx.on("event:subscription", (e) => {
+    const key = `${e.connection} ${e.uri}`;
+    if (e.state === "subscribed") subscribed.add(key);
+    else subscribed.delete(key);
+    refreshControls();
+  });
+  ctx.on("event:changed", (e) => {
+    if (e.what !== "resource") return;
+    if (updated.size > 1000) updated.clear();
+    updated.set(`${e.connection} ${e.uri}`, new Date().toLocaleTimeString());
+    refreshControls();
+  });
+  ctx.on("reset", () => {
+    subscribed.clear();
+    updated.clear();
+  });
 
   const templateForm = (t) => {
     const vars = [...new Set([...String(t.uriTemplate).matchAll(/\{[+#./;?&]?([^}]+)\}/g)]
