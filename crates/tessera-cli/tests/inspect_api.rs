@@ -731,3 +731,47 @@ async fn resource_subscriptions_in_both_eras() {
         assert_eq!(listed["subscribed"], json!([]));
     }
 }
+
+#[tokio::test]
+async fn the_roots_given_at_connect_answer_the_server() {
+    let inspector = start_inspect(&[], START);
+    let api = Api::of(&inspector);
+    for era in ["legacy", "modern"] {
+        let id = api
+            .post(
+                "connections",
+                json!({"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"],
+                       "era": era, "roots": ["file:///tmp/inspected-project"]}),
+            )
+            .await["id"]
+            .as_u64()
+            .unwrap();
+        let r = api
+            .post(
+                &format!("connections/{id}/tools/call"),
+                json!({"name": "test_input_required_result_list_roots"}),
+            )
+            .await;
+        let shown = r["result"].to_string();
+        assert!(
+            shown.contains("file:///tmp/inspected-project"),
+            "{era}: {shown}"
+        );
+    }
+    // Roots are file:// URIs.
+    let (s, v) = api
+        .send(
+            reqwest::Method::POST,
+            "connections",
+            Some(
+                json!({"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"],
+                        "roots": ["https://example.com/"]}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 400, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("file://"),
+        "{v}"
+    );
+}

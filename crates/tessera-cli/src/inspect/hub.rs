@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tessera::client::{CallOptions, ChildCommand, Client, ClientEvent, ConnectMode};
-use tessera::types::{Era, JsonObject, LoggingLevel, ProtocolVersion};
+use tessera::types::{Era, JsonObject, LoggingLevel, ProtocolVersion, Root};
 use tokio::task::AbortHandle;
 
 use super::asks::Asks;
@@ -68,6 +68,9 @@ pub struct Spec {
     /// answer a tool call with a task).
     #[serde(default)]
     pub tasks: bool,
+    /// The roots the client offers (`file://` URIs), answered to `roots/list`.
+    #[serde(default)]
+    pub roots: Vec<String>,
 }
 
 impl Spec {
@@ -312,6 +315,18 @@ impl Connection {
     }
 }
 
+/// The most roots one connection offers.
+pub const MAX_ROOTS: usize = 64;
+
+/// What a client declares beyond the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// The 2026-07-28 tasks extension.
+    pub tasks: bool,
+    /// Roots (`file://` URIs).
+    pub roots: Vec<String>,
+}
+
 /// The connections. Cheap to clone.
 #[derive(Clone)]
 pub struct Hub {
@@ -373,17 +388,28 @@ impl Hub {
     /// Connects as `spec` says.
     pub async fn connect(&self, spec: &Spec) -> Result<Arc<Connection>, Problem> {
         let (target, mode) = spec.resolve(&self.inner.http)?;
-        self.open(target, mode, spec.tasks).await
+        self.open(
+            target,
+            mode,
+            Extras {
+                tasks: spec.tasks,
+                roots: spec.roots.clone(),
+            },
+        )
+        .await
     }
 
-    /// Connects to `target` in `mode`; with `tasks` the client declares the
-    /// tasks extension.
+    /// Connects to `target` in `mode`, declaring what `extras` says.
     pub async fn open(
         &self,
         target: Target,
         mode: ConnectMode,
-        tasks: bool,
+        extras: Extras,
     ) -> Result<Arc<Connection>, Problem> {
+        let tasks = extras.tasks;
+        if extras.roots.len() > MAX_ROOTS {
+            return Err(Problem::bad_request(format!("at most {MAX_ROOTS} roots")));
+        }
         if self.conns().len() >= MAX_CONNECTIONS {
             return Err(Problem::limit(format!(
                 "{MAX_CONNECTIONS} connections are open: disconnect one first"
@@ -405,6 +431,19 @@ impl Hub {
         let mut builder = self.inner.asks.install(builder, id);
         if tasks {
             builder = builder.tasks();
+        }
+        if !extras.roots.is_empty() {
+            builder = builder.roots(
+                extras
+                    .roots
+                    .iter()
+                    .map(|uri| Root {
+                        uri: uri.clone(),
+                        name: None,
+                        meta: None,
+                    })
+                    .collect(),
+            );
         }
         let transport = match &target {
             Target::Command { .. } => "stdio",

@@ -177,9 +177,12 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
     }
     if let Some(t) = target {
         let hub = hub.clone();
-        let tasks = a.tasks;
+        let extras = hub::Extras {
+            tasks: a.tasks,
+            roots: Vec::new(),
+        };
         tokio::spawn(async move {
-            if let Err(p) = hub.open(t, mode, tasks).await {
+            if let Err(p) = hub.open(t, mode, extras).await {
                 eprintln!("tessera inspect: {}", p.message);
             }
         });

@@ -50,15 +50,19 @@ impl Problem {
     }
 
     /// The MCP server failed the request, or could not be reached (502),
-    /// or did not answer in time (504).
+    /// or did not answer in time (504); the client refused a setting (400)
+    /// or found the server does not offer what was asked (409).
     pub fn client(e: &ClientError, doing: &str) -> Problem {
-        let timeout = Exit::of_client_error(e) == Exit::Timeout;
+        let status = match e {
+            // What the page asked for is not valid (a root that is not file://).
+            ClientError::Config(_) => StatusCode::BAD_REQUEST,
+            // The server does not declare what it takes.
+            ClientError::Unsupported(_) => StatusCode::CONFLICT,
+            _ if Exit::of_client_error(e) == Exit::Timeout => StatusCode::GATEWAY_TIMEOUT,
+            _ => StatusCode::BAD_GATEWAY,
+        };
         Problem {
-            status: if timeout {
-                StatusCode::GATEWAY_TIMEOUT
-            } else {
-                StatusCode::BAD_GATEWAY
-            },
+            status,
             message: format!("{doing}: {e}"),
             remote: e.remote().and_then(|r| serde_json::to_value(r).ok()),
         }

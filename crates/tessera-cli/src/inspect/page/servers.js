@@ -19,6 +19,7 @@ export function init(ctx, panel) {
   const version = el("select", { id: "srv-version" },
     VERSIONS.map((v) => el("option", { value: v }, v || "(negotiate)")));
   const tasks = el("input", { id: "srv-tasks", type: "checkbox" });
+  const roots = el("textarea", { id: "srv-roots", rows: 2, cols: 40, spellcheck: "false" });
   const button = el("button", { id: "srv-connect", type: "submit" }, "Connect");
   const argsField = field("Arguments (one per line)", args);
   const headersField = field("Headers (Name: value, one per line)", headers);
@@ -36,12 +37,14 @@ export function init(ctx, panel) {
     el("div", { class: "field" }, targetLabel, target),
     argsField, headersField,
     field("Era", era), field("Protocol version", version),
+    field("Roots (file:// URIs, one per line)", roots),
     el("div", { class: "field" }, el("label", { for: "srv-tasks" }, "Declare the tasks extension (2026-07-28)"), tasks),
     button);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const spec = { era: era.value };
     if (tasks.checked) spec.tasks = true;
+    if (lines(roots).length > 0) spec.roots = lines(roots);
     if (version.value) spec.protocolVersion = version.value;
     const k = kind.value;
     const t = target.value.trim();
