@@ -359,3 +359,45 @@ fn url_escape(s: &str) -> String {
         })
         .collect()
 }
+
+#[tokio::test]
+async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
+    let bin = env!("CARGO_BIN_EXE_tessera");
+    let inspector =
+        common::start_inspect(&["--", bin, "serve", "--stdio"], Duration::from_secs(30));
+    in_browser("launch", async |b: &Session| {
+        b.goto(&inspector.url).await;
+        b.wait_for("!document.getElementById('panel-tools').hidden && document.querySelector('#tool-list [data-tool=echo]')")
+            .await;
+        let selected = b
+            .run(
+                "return document.querySelector('[role=tab][aria-selected=true]').id",
+                json!([]),
+            )
+            .await;
+        assert_eq!(selected, "tab-tools");
+        // Every tab's panel fits a narrow window: nothing wider than it.
+        b.resize(480, 800).await;
+        for tab in ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol"] {
+            b.click(&format!("#tab-{tab}")).await;
+            let overflow = b
+                .run(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+                    json!([]),
+                )
+                .await;
+            assert!(overflow.as_i64().unwrap() <= 0, "{tab} overflows by {overflow} px");
+        }
+        // Every control has a label.
+        let unlabelled = b
+            .run(
+                "return [...document.querySelectorAll('input, select, textarea')]
+                   .filter(e => !e.labels?.length && !e.getAttribute('aria-label'))
+                   .map(e => e.id || e.outerHTML.slice(0, 80))",
+                json!([]),
+            )
+            .await;
+        assert_eq!(unlabelled, json!([]));
+    })
+    .await;
+}

@@ -257,6 +257,16 @@ impl Session {
         }
     }
 
+    /// Resizes the window.
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.cmd(
+            "POST",
+            "window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .await;
+    }
+
     /// A PNG screenshot of the window.
     pub async fn screenshot(&self) -> Option<Vec<u8>> {
         use base64::Engine as _;
