@@ -196,6 +196,24 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
         .unwrap();
     assert!(text.contains("one") && text.contains("two"), "{text}");
 
+    // Any request (the Protocol tab's Replay); not the lifecycle's.
+    let again = api
+        .post(
+            &format!("connections/{id}/request"),
+            json!({"method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 1},
+                   "_meta": {"progressToken": 7}}}),
+        )
+        .await;
+    assert_eq!(again["result"]["content"][0]["text"], "2");
+    let (s, v) = api
+        .send(
+            reqwest::Method::POST,
+            &format!("connections/{id}/request"),
+            Some(json!({"method": "initialize", "params": {}})),
+        )
+        .await;
+    assert_eq!(s, 400, "{v}");
+
     // Completion of a prompt argument.
     let done = api
         .post(

@@ -53,6 +53,7 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/prompts/get", post(get_prompt))
         .route("/api/connections/{id}/logging/level", post(set_level))
         .route("/api/connections/{id}/complete", post(complete))
+        .route("/api/connections/{id}/request", post(any_request))
         .route("/api/asks", get(list_asks))
         .route("/api/asks/{ask}", post(answer_ask))
         .route("/api/transcript", get(transcript))
@@ -367,6 +368,38 @@ async fn complete(
     }
     done(
         c.call(hub.journal(), methods::COMPLETION_COMPLETE, params, None)
+            .await?,
+    )
+}
+
+/// `POST …/request`: any request (the Protocol tab's Replay).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RequestBody {
+    method: String,
+    #[serde(default)]
+    params: Option<JsonObject>,
+    #[serde(default)]
+    call_id: Option<String>,
+}
+
+async fn any_request(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Json(body): Json<RequestBody>,
+) -> Answer {
+    let c = hub.get(id)?;
+    if body.method == methods::INITIALIZE || body.method.starts_with("notifications/") {
+        return Err(Problem::bad_request(format!(
+            "{}: the connection's lifecycle and notifications belong to the client; connect again instead",
+            body.method
+        )));
+    }
+    let mut params = body.params.unwrap_or_default();
+    // The client writes its own `_meta` (version, capabilities, progress token).
+    params.remove("_meta");
+    done(
+        c.call(hub.journal(), &body.method, params, body.call_id)
             .await?,
     )
 }

@@ -216,6 +216,20 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         for m in ["server/discover", "tools/list", "tools/call", "tools/call ✓", "notifications/progress", "notifications/cancelled", "resources/read ✓"] {
             assert!(kinds.contains(&m), "{m} missing from {kinds:?}");
         }
+        // Replay a request from the list: the answer shows under it.
+        b.run(
+            "document.querySelector(\"#proto-list li[data-method='tools/call'] details\").open = true",
+            json!([]),
+        )
+        .await;
+        b.click("#proto-list li[data-method='tools/call'] [data-action=replay]")
+            .await;
+        b.wait_for(&text_has(
+            "#proto-list li[data-method='tools/call'] .replayed",
+            "hello</b> browser",
+        ))
+        .await;
+
         // Keyboard: the arrow keys move between tabs.
         b.keys("#tab-protocol", "\u{E012}").await;
         b.wait_for("document.activeElement.id === 'tab-logs' && !document.getElementById('panel-logs').hidden")

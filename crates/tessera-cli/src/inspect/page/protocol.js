@@ -51,9 +51,31 @@ export function init(ctx, panel) {
           badge(d.kind, d.kind === "error" ? "bad" : ""), " ",
           el("span", { class: "label" }, d.label),
           d.id !== undefined ? el("span", { class: "id" }, ` id ${JSON.stringify(d.id)}`) : null),
-        json(e.message)));
+        json(e.message),
+        d.kind === "request" && e.dir === "out" && d.label !== "initialize" ? replay(e) : null));
     li.dataset.search = `${d.label} ${JSON.stringify(d.id ?? "")}`.toLowerCase();
     return li;
+  };
+
+  // Sends the request again (its params without _meta, which the client
+  // writes) and shows the answer under it.
+  const replay = (e) => {
+    const out = el("div", { class: "replayed", "aria-live": "polite" });
+    const button = el("button", { type: "button", "data-action": "replay", onclick: async () => {
+      const params = { ...(e.message.params || {}) };
+      delete params._meta;
+      button.disabled = true;
+      fill(out, el("p", { class: "meta" }, "Replaying…"));
+      try {
+        const answer = await ctx.api("POST", `connections/${e.connection}/request`, { method: e.message.method, params });
+        fill(out, el("p", { class: "meta" }, "Replayed: the answer"), json(answer.result ?? answer));
+      } catch (err) {
+        fill(out, el("p", { class: "bad" }, err.message));
+      } finally {
+        button.disabled = false;
+      }
+    } }, `Replay ${e.message.method}`);
+    return el("div", {}, button, out);
   };
 
   const matches = (li) => !filter.value || li.dataset.search.includes(filter.value.toLowerCase())
