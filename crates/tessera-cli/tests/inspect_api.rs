@@ -793,3 +793,29 @@ async fn the_roots_given_at_connect_answer_the_server() {
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn a_stdio_servers_stderr_is_on_the_console() {
+    let inspector = start_inspect(&[], START);
+    let api = Api::of(&inspector);
+    let script = format!(
+        "echo 'starting up' >&2; exec '{}' serve --stdio",
+        env!("CARGO_BIN_EXE_tessera")
+    );
+    let id = api
+        .post(
+            "connections",
+            json!({"command": "sh", "args": ["-c", script]}),
+        )
+        .await["id"]
+        .as_u64()
+        .unwrap();
+    let events = events_until(&api, |ev| {
+        ev.iter()
+            .any(|e| e["type"] == "console" && e["line"] == "starting up")
+    })
+    .await;
+    let line = events.iter().find(|e| e["type"] == "console").unwrap();
+    assert_eq!(line["connection"], id);
+    assert_eq!(line["cut"], false);
+}

@@ -45,6 +45,7 @@ const ASSETS: &[Asset] = &[
     asset!("asks.js", JS),
     asset!("tasks.js", JS),
     asset!("completion.js", JS),
+    asset!("console.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

@@ -99,6 +99,46 @@ pub struct TappedChild {
     pub conn: u64,
 }
 
+/// The longest stderr line recorded (a longer one is cut).
+const MAX_CONSOLE_LINE: usize = 8 * 1024;
+
+/// Records what a stdio server writes on stderr, line by line, as
+/// `console` events, until it closes stderr.
+async fn console(mut stderr: tokio::process::ChildStderr, journal: Journal, conn: u64) {
+    use tokio::io::AsyncReadExt as _;
+    let emit = |line: &[u8], cut: bool| {
+        journal.record(
+            "console",
+            serde_json::json!({"connection": conn, "line": String::from_utf8_lossy(line), "cut": cut}),
+        )
+    };
+    let mut pending = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        pending.extend_from_slice(&chunk[..n]);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let line = line.strip_suffix(b"\n").unwrap_or(&line);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            emit(
+                &line[..line.len().min(MAX_CONSOLE_LINE)],
+                line.len() > MAX_CONSOLE_LINE,
+            );
+        }
+        if pending.len() > MAX_CONSOLE_LINE {
+            emit(&pending[..MAX_CONSOLE_LINE], true);
+            pending.clear();
+        }
+    }
+    if !pending.is_empty() {
+        emit(&pending, false);
+    }
+}
+
 /// The largest message line accepted from a child server.
 const MAX_LINE: usize = 16 * 1024 * 1024;
 
@@ -110,7 +150,8 @@ impl Connector for TappedChild {
         let command = self.command.clone();
         let (journal, conn) = (self.journal.clone(), self.conn);
         Box::pin(async move {
-            let (child, pipes) = ChildProcess::spawn(&command)?;
+            let (child, pipes, stderr) = ChildProcess::spawn_with_stderr(&command)?;
+            tokio::spawn(console(stderr, journal.clone(), conn));
             let lines = LineTransport::new(pipes.stdout, pipes.stdin, MAX_LINE);
             Ok(launch.run(Tap::new(lines, journal, conn)).with_child(child))
         })

@@ -392,7 +392,7 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
         assert_eq!(selected, "tab-tools");
         // Every tab's panel fits a narrow window: nothing wider than it.
         b.resize(480, 800).await;
-        for tab in ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol"] {
+        for tab in ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol", "console"] {
             b.click(&format!("#tab-{tab}")).await;
             let overflow = b
                 .run(

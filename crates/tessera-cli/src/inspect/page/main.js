@@ -10,6 +10,7 @@ import * as logs from "./logs.js";
 import * as protocol from "./protocol.js";
 import * as asks from "./asks.js";
 import * as tasks from "./tasks.js";
+import * as consoleTab from "./console.js";
 
 const listeners = new Map();
 const ctx = {
@@ -82,7 +83,7 @@ function renderSelect() {
   );
 }
 
-const TABS = ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol"];
+const TABS = ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol", "console"];
 
 function showTab(name, focus = false) {
   ctx.tab = name;
@@ -132,6 +133,7 @@ async function start() {
   logs.init(ctx, panel("logs"));
   protocol.init(ctx, panel("protocol"));
   tasks.init(ctx, panel("tasks"));
+  consoleTab.init(ctx, panel("console"));
   asks.init(ctx, document.getElementById("asks"));
   renderSelect();
   if (!token) {
