@@ -17,6 +17,7 @@ mod notices;
 mod output;
 mod proxy;
 mod reference;
+mod replay;
 mod sampling;
 mod serve;
 mod serve_auth;
@@ -79,12 +80,15 @@ enum Command {
     Tasks(task_cmd::TasksArgs),
     /// Open a web inspector for MCP servers (a page on a loopback port).
     Inspect(inspect::InspectArgs),
+    /// Send the requests of a transcript `tessera inspect` exported to a
+    /// server again and compare the answers (exit 12 when any differs).
+    Replay(replay::ReplayArgs),
     /// Print a shell completion script (bash, zsh or fish).
     Completions(completions::CompletionsArgs),
 }
 
 /// The client verbs, which take a TARGET and share the exit codes.
-const CLIENT_VERBS: [&str; 13] = [
+const CLIENT_VERBS: [&str; 14] = [
     "list",
     "call",
     "read",
@@ -98,6 +102,7 @@ const CLIENT_VERBS: [&str; 13] = [
     "tasks",
     "skills",
     "inspect",
+    "replay",
 ];
 
 /// `tessera --version`: the version and the protocol versions spoken.
@@ -213,6 +218,7 @@ fn main() -> ExitCode {
             Command::Skills(a) => skills_cmd::run(a).await,
             Command::Tasks(a) => task_cmd::tasks(a).await,
             Command::Inspect(a) => inspect::run(a).await,
+            Command::Replay(a) => replay::run(a).await,
             Command::Completions(_) => Ok(ExitCode::SUCCESS),
         }
     });
