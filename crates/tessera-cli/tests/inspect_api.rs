@@ -390,6 +390,19 @@ async fn legacy_era_and_a_launch_target() {
         )
         .await;
     assert_eq!(s, 400, "{v}");
+    // A body of the wrong shape is refused the same way, saying why.
+    let (s, v) = api
+        .send(
+            reqwest::Method::POST,
+            &format!("connections/{id}/tools/call"),
+            Some(json!({"nam": "echo"})),
+        )
+        .await;
+    assert_eq!(s, 422, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("nam"),
+        "{v}"
+    );
 }
 
 #[tokio::test]

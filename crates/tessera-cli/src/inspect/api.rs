@@ -23,7 +23,7 @@ use super::asks::Answer as AskAnswer;
 use super::hub::{Hub, Outcome, Spec};
 use super::journal::Entry;
 use super::output_check;
-use super::problem::Problem;
+use super::problem::{Body, Problem};
 
 /// The API routes (under `/api`), over the connections of `hub`.
 pub fn routes(hub: Hub) -> Router {
@@ -111,7 +111,7 @@ async fn list_connections(State(hub): State<Hub>) -> Answer {
     })))
 }
 
-async fn connect(State(hub): State<Hub>, Json(spec): Json<Spec>) -> Answer {
+async fn connect(State(hub): State<Hub>, Body(spec): Body<Spec>) -> Answer {
     let conn = hub.connect(&spec).await?;
     Ok(Json(conn.describe()))
 }
@@ -182,7 +182,7 @@ const MAX_CALL_ID: usize = 128;
 async fn call_tool(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(body): Json<CallBody>,
+    Body(body): Body<CallBody>,
 ) -> Answer {
     let c = hub.get(id)?;
     if body.call_id.as_ref().is_some_and(|i| i.len() > MAX_CALL_ID) {
@@ -277,7 +277,7 @@ struct ReadBody {
 async fn read_resource(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(body): Json<ReadBody>,
+    Body(body): Body<ReadBody>,
 ) -> Answer {
     let c = hub.get(id)?;
     let mut params = JsonObject::new();
@@ -291,7 +291,7 @@ async fn read_resource(
 async fn subscribe(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(body): Json<ReadBody>,
+    Body(body): Body<ReadBody>,
 ) -> Result<StatusCode, Problem> {
     let c = hub.get(id)?;
     c.subscriptions
@@ -303,7 +303,7 @@ async fn subscribe(
 async fn unsubscribe(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(body): Json<ReadBody>,
+    Body(body): Body<ReadBody>,
 ) -> Result<StatusCode, Problem> {
     let c = hub.get(id)?;
     c.subscriptions
@@ -334,7 +334,7 @@ struct PromptBody {
 async fn get_prompt(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(body): Json<PromptBody>,
+    Body(body): Body<PromptBody>,
 ) -> Answer {
     let c = hub.get(id)?;
     let mut params = JsonObject::new();
@@ -358,7 +358,7 @@ async fn get_prompt(
 async fn complete(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(params): Json<JsonObject>,
+    Body(params): Body<JsonObject>,
 ) -> Answer {
     let c = hub.get(id)?;
     if !params.contains_key("ref") || !params.contains_key("argument") {
@@ -386,7 +386,7 @@ struct RequestBody {
 async fn any_request(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(body): Json<RequestBody>,
+    Body(body): Body<RequestBody>,
 ) -> Answer {
     let c = hub.get(id)?;
     if body.method == methods::INITIALIZE || body.method.starts_with("notifications/") {
@@ -421,7 +421,7 @@ struct LevelBody {
 async fn set_level(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
-    Json(body): Json<LevelBody>,
+    Body(body): Body<LevelBody>,
 ) -> Answer {
     let c = hub.get(id)?;
     let level: LoggingLevel = serde_json::from_value(json!(body.level)).map_err(|_| {
@@ -452,7 +452,7 @@ struct AskBody {
 async fn answer_ask(
     State(hub): State<Hub>,
     Path(ask): Path<u64>,
-    Json(body): Json<AskBody>,
+    Body(body): Body<AskBody>,
 ) -> Response {
     let answer = match (body.reply, body.reject) {
         (Some(r), None) => AskAnswer::Reply(r),

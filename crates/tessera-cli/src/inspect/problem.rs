@@ -3,6 +3,7 @@
 //! went wrong (with the server's JSON-RPC error when the server refused).
 
 use axum::Json;
+use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -92,5 +93,29 @@ impl IntoResponse for Problem {
             }
         }
         (self.status, Json(json!({"error": error}))).into_response()
+    }
+}
+
+/// A JSON request body whose rejection (not JSON, wrong shape, wrong
+/// content type) is a [`Problem`] like every other failure of the API.
+#[derive(Debug)]
+pub struct Body<T>(pub T);
+
+impl<S, T> FromRequest<S> for Body<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned,
+{
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Problem> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Body(v)),
+            Err(rejection) => Err(Problem {
+                status: rejection.status(),
+                message: format!("the request body: {}", rejection.body_text()),
+                remote: None,
+            }),
+        }
     }
 }
