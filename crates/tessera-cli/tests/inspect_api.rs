@@ -832,3 +832,62 @@ async fn a_stdio_servers_stderr_is_on_the_console() {
     assert_eq!(line["connection"], id);
     assert_eq!(line["cut"], false);
 }
+
+#[tokio::test]
+async fn the_servers_of_the_configuration_file_are_listed_and_connect() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("inspect-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {
+            "reference": {"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"],
+                          "env": {"SECRET_TOKEN": "do-not-show"}},
+            "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer do-not-show"}},
+            "broken": {"command": "x", "url": "http://127.0.0.1:9/mcp"},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let inspector =
+        common::start_inspect_env(&[], &[("TESSERA_CONFIG", file.to_str().unwrap())], START);
+    let api = Api::of(&inspector);
+    let config = api.get("config").await;
+    assert_eq!(config["path"], file.to_str().unwrap());
+    let names: Vec<&str> = config["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["broken", "reference", "remote"]);
+    assert!(config["servers"][0]["problem"].is_string());
+    assert_eq!(config["servers"][1]["env"], json!(["SECRET_TOKEN"]));
+    assert_eq!(config["servers"][2]["headers"], json!(["Authorization"]));
+    assert!(!config.to_string().contains("do-not-show"));
+    let conn = api
+        .post(
+            "connections",
+            json!({"server": "reference", "era": "legacy"}),
+        )
+        .await;
+    assert_eq!(conn["serverInfo"]["name"], "tessera-reference");
+    assert_eq!(conn["era"], "legacy");
+    let (s, v) = api
+        .send(
+            reqwest::Method::POST,
+            "connections",
+            Some(json!({"server": "missing"})),
+        )
+        .await;
+    assert_eq!(s, 400);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("reference"),
+        "{v}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -30,6 +30,7 @@ pub fn routes(hub: Hub) -> Router {
     Router::new()
         .route("/api/info", get(info))
         .route("/api/events", get(events))
+        .route("/api/config", get(config))
         .route("/api/connections", get(list_connections).post(connect))
         .route("/api/connections/{id}", get(connection).delete(disconnect))
         .route("/api/connections/{id}/ping", post(ping))
@@ -103,6 +104,50 @@ async fn events(State(hub): State<Hub>) -> Sse<impl Stream<Item = Result<Event, 
         }
     });
     Sse::new(head.chain(tail).map(Ok)).keep_alive(KeepAlive::default())
+}
+
+/// The largest configuration file read.
+const MAX_CONFIG: u64 = 1024 * 1024;
+
+/// `GET /api/config`: the named servers of the configuration file, as the
+/// Servers tab lists them (environment and header values left out: they
+/// often hold secrets).
+async fn config(State(hub): State<Hub>) -> Answer {
+    let Some(path) = hub.config_path() else {
+        return Ok(Json(json!({"path": null, "servers": []})));
+    };
+    let shown = path.display().to_string();
+    let text = match std::fs::metadata(path) {
+        Err(_) => return Ok(Json(json!({"path": shown, "exists": false, "servers": []}))),
+        Ok(m) if m.len() > MAX_CONFIG => {
+            return Err(Problem::bad_request(format!(
+                "{shown}: over {MAX_CONFIG} bytes"
+            )));
+        }
+        Ok(_) => std::fs::read_to_string(path)
+            .map_err(|e| Problem::bad_request(format!("{shown}: {e}")))?,
+    };
+    let file: crate::config::ConfigFile = serde_json::from_str(&text).map_err(|e| {
+        Problem::bad_request(format!("{shown}: not a valid MCP configuration file: {e}"))
+    })?;
+    let servers: Vec<Value> = file
+        .mcp_servers
+        .iter()
+        .map(|(name, entry)| match entry.resolve() {
+            Ok(crate::config::Named::Command { program, args, env }) => json!({
+                "name": name, "command": program, "args": args,
+                "env": env.into_iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            }),
+            Ok(crate::config::Named::Url { url, headers }) => json!({
+                "name": name, "url": url,
+                "headers": headers.iter().filter_map(|h| h.split(':').next()).collect::<Vec<_>>(),
+            }),
+            Err(why) => json!({"name": name, "problem": why}),
+        })
+        .collect();
+    Ok(Json(
+        json!({"path": shown, "exists": true, "servers": servers}),
+    ))
 }
 
 async fn list_connections(State(hub): State<Hub>) -> Answer {

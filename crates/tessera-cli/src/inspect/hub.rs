@@ -75,7 +75,11 @@ pub struct Spec {
 
 impl Spec {
     /// The target and the connect mode this spec names.
-    fn resolve(&self, http: &HttpOptions) -> Result<(Target, ConnectMode), Problem> {
+    fn resolve(
+        &self,
+        http: &HttpOptions,
+        config: Option<&std::path::PathBuf>,
+    ) -> Result<(Target, ConnectMode), Problem> {
         let era = match self.era.as_deref().unwrap_or("auto") {
             "auto" => EraChoice::Auto,
             "legacy" => EraChoice::Legacy,
@@ -125,6 +129,7 @@ impl Spec {
         } else {
             TargetArgs {
                 server: self.server.clone(),
+                config: config.cloned(),
                 ..TargetArgs::default()
             }
             .resolve(&mut Vec::new(), 0)
@@ -335,6 +340,7 @@ pub struct Hub {
 
 struct HubInner {
     journal: Journal,
+    config: Option<std::path::PathBuf>,
     asks: Asks,
     http: HttpOptions,
     next: AtomicU64,
@@ -342,10 +348,12 @@ struct HubInner {
 }
 
 impl Hub {
-    /// No connections yet; `http` holds the command line's `-H`/`--cacert`.
-    pub fn new(journal: Journal, http: HttpOptions) -> Hub {
+    /// No connections yet; `http` holds the command line's `-H`/`--cacert`,
+    /// `config` the configuration file of named servers.
+    pub fn new(journal: Journal, http: HttpOptions, config: Option<std::path::PathBuf>) -> Hub {
         Hub {
             inner: Arc::new(HubInner {
+                config,
                 asks: Asks::new(journal.clone()),
                 journal,
                 http,
@@ -358,6 +366,11 @@ impl Hub {
     /// The journal.
     pub fn journal(&self) -> &Journal {
         &self.inner.journal
+    }
+
+    /// The configuration file of named servers, if there is one.
+    pub fn config_path(&self) -> Option<&std::path::Path> {
+        self.inner.config.as_deref()
     }
 
     /// The questions servers asked, waiting for the page.
@@ -387,7 +400,7 @@ impl Hub {
 
     /// Connects as `spec` says.
     pub async fn connect(&self, spec: &Spec) -> Result<Arc<Connection>, Problem> {
-        let (target, mode) = spec.resolve(&self.inner.http)?;
+        let (target, mode) = spec.resolve(&self.inner.http, self.inner.config.as_ref())?;
         self.open(
             target,
             mode,

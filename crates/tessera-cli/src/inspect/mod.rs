@@ -155,7 +155,8 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
         },
     });
     let journal = journal::Journal::new();
-    let hub = hub::Hub::new(journal, a.http.clone());
+    let config = a.target.config.clone().or_else(crate::config::default_path);
+    let hub = hub::Hub::new(journal, a.http.clone(), config);
     let app = api::routes(hub.clone())
         .merge(assets::routes())
         .layer(axum::middleware::from_fn_with_state(access, guard::enforce));

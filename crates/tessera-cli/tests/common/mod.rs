@@ -119,9 +119,15 @@ pub struct Inspector {
 /// Starts `tessera inspect ARGS…` and reads the URL it prints; panics
 /// (after killing it) when no URL comes within `deadline`.
 pub fn start_inspect(args: &[&str], deadline: Duration) -> Inspector {
+    start_inspect_env(args, &[], deadline)
+}
+
+/// [`start_inspect`] with extra environment variables.
+pub fn start_inspect_env(args: &[&str], env: &[(&str, &str)], deadline: Duration) -> Inspector {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .arg("inspect")
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

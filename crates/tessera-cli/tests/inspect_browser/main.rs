@@ -377,8 +377,18 @@ fn url_escape(s: &str) -> String {
 #[tokio::test]
 async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
     let bin = env!("CARGO_BIN_EXE_tessera");
-    let inspector =
-        common::start_inspect(&["--", bin, "serve", "--stdio"], Duration::from_secs(30));
+    let config = artifacts().join(format!("mcp-{}.json", std::process::id()));
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"reference": {"command": bin, "args": ["serve", "--stdio"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let inspector = common::start_inspect_env(
+        &["--", bin, "serve", "--stdio"],
+        &[("TESSERA_CONFIG", config.to_str().unwrap())],
+        Duration::from_secs(30),
+    );
     in_browser("launch", async |b: &Session| {
         b.goto(&inspector.url).await;
         b.wait_for("!document.getElementById('panel-tools').hidden && document.querySelector('#tool-list [data-tool=echo]')")
@@ -390,6 +400,12 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             )
             .await;
         assert_eq!(selected, "tab-tools");
+        // A server of the configuration file, connected from the Servers tab.
+        b.click("#tab-servers").await;
+        b.click("#srv-config [data-server=reference] [data-action=connect-named]")
+            .await;
+        b.wait_for("document.querySelectorAll('#conn-select option').length === 2 && !document.getElementById('panel-tools').hidden")
+            .await;
         // Every tab's panel fits a narrow window: nothing wider than it.
         b.resize(480, 800).await;
         for tab in ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol", "console"] {
@@ -414,4 +430,5 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
         assert_eq!(unlabelled, json!([]));
     })
     .await;
+    let _ = std::fs::remove_file(&config);
 }

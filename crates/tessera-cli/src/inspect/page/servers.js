@@ -79,7 +79,44 @@ export function init(ctx, panel) {
   sync();
 
   const list = el("div", { id: "srv-list", class: "cards" });
-  fill(panel, el("h2", {}, "Connect"), form, el("h2", {}, "Connections"), list);
+  const named = el("div", { id: "srv-config" });
+  fill(panel, el("h2", {}, "Connect"), form, el("h2", {}, "Connections"), list,
+    el("h2", {}, "Servers of the configuration file"), named);
+
+  const connectNamed = async (name) => {
+    const spec = { server: name, era: era.value };
+    if (tasks.checked) spec.tasks = true;
+    ctx.status(`Connecting to ${name}…`);
+    try {
+      const info = await ctx.api("POST", "connections", spec);
+      ctx.upsert(info);
+      ctx.select(info.id);
+      ctx.status(`Connected to ${name} (${info.era}, ${info.protocolVersion}).`, "ok");
+      ctx.showTab("tools");
+    } catch (err) {
+      ctx.status(`Could not connect to ${name}: ${err.message}`, "bad");
+    }
+  };
+  const loadConfig = async () => {
+    try {
+      const c = await ctx.api("GET", "config");
+      if (!c.path) return fill(named, el("p", {}, "No configuration file (set $TESSERA_CONFIG or --config)."));
+      if (!c.exists) return fill(named, el("p", {}, `${c.path} does not exist.`));
+      fill(named, el("p", { class: "meta" }, c.path),
+        c.servers.length ? el("ul", { class: "list" }, c.servers.map((s) => el("li", {},
+          el("div", { class: "card", "data-server": s.name },
+            el("h3", {}, s.name),
+            el("p", { class: "target" }, s.url ?? [s.command, ...(s.args || [])].join(" ")),
+            s.problem ? el("p", { class: "bad" }, s.problem)
+              : el("button", { type: "button", "data-action": "connect-named", onclick: () => connectNamed(s.name) },
+                `Connect ${s.name}`))))) : el("p", {}, "No servers in it."));
+    } catch (err) {
+      fill(named, el("p", { class: "bad" }, err.message));
+    }
+  };
+  ctx.on("tab", (name) => {
+    if (name === "servers") loadConfig();
+  });
 
   ctx.on("connections", (conns) => {
     const cards = [...conns.values()].map((c) =>
