@@ -200,8 +200,24 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         b.wait_for(&text_has("#prompt-view .message", "arg2='second'"))
             .await;
 
+        // A JSON-RPC error (an unknown tool), to see its class in the list.
+        let unknown = reqwest::Client::new()
+            .post(format!(
+                "{}/api/connections/{}/tools/call",
+                inspector.base,
+                conn.as_str().unwrap()
+            ))
+            .bearer_auth(&inspector.token)
+            .json(&json!({"name": "no_such_tool"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(unknown.status(), 502);
+
         // Protocol: every message, the requests paired with their answers.
         b.click("#tab-protocol").await;
+        b.wait_for(&text_has("#proto-list li[data-kind=error]", "invalid params"))
+            .await;
         b.wait_for(
             "[...document.querySelectorAll('#proto-list li')].some(li => li.dataset.method === 'prompts/get ✓')",
         )

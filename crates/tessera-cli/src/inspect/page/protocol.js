@@ -6,6 +6,28 @@ import { token } from "./api.js";
 
 const MAX_ROWS = 5000;
 
+// The class of a JSON-RPC error code, as the page labels it.
+const ERROR_CLASSES = new Map([
+  [-32700, "parse error"],
+  [-32600, "invalid request"],
+  [-32601, "method not found"],
+  [-32602, "invalid params"],
+  [-32603, "internal error"],
+  [-32002, "resource not found"],
+  [-32020, "header mismatch"],
+  [-32021, "missing client capability"],
+  [-32022, "unsupported protocol version"],
+  [-32042, "URL elicitation required"],
+]);
+
+export function errorClass(code) {
+  if (ERROR_CLASSES.has(code)) return ERROR_CLASSES.get(code);
+  if (typeof code !== "number") return "not a JSON-RPC error code";
+  if (code >= -32099 && code <= -32000) return "server error";
+  if (code >= -32768 && code <= -32000) return "reserved";
+  return "application error";
+}
+
 export function init(ctx, panel) {
   const messages = [];
   const methods = new Map();
@@ -24,7 +46,9 @@ export function init(ctx, panel) {
       if (m.id !== undefined) {
         if (methods.size > 10000) methods.clear();
         methods.set(key(e.dir), m.method);
-        return { kind: "request", label: m.method, id: m.id };
+        // A multi round-trip retry carries the answers (or the state) of the round before.
+        const round = m.params && (m.params.inputResponses || m.params.requestState) ? "retry with input" : null;
+        return { kind: "request", label: m.method, id: m.id, round };
       }
       return { kind: "notification", label: m.method };
     }
@@ -32,7 +56,11 @@ export function init(ctx, panel) {
       const request = key(e.dir === "in" ? "out" : "in");
       const method = methods.get(request) || "?";
       methods.delete(request);
-      if (m.error) return { kind: "error", label: `${method} ✗ ${m.error.code}: ${m.error.message}`, id: m.id };
+      if (m.error) {
+        return { kind: "error", label: `${method} ✗ ${m.error.code}: ${m.error.message}`, id: m.id,
+          errorClass: errorClass(m.error.code) };
+      }
+      if (m.result?.resultType === "input_required") return { kind: "response", label: `${method} ⋯ input required`, id: m.id };
       return { kind: "response", label: `${method} ✓`, id: m.id };
     }
     return { kind: "other", label: "message" };
@@ -49,6 +77,8 @@ export function init(ctx, panel) {
           el("span", { class: "dir", "aria-label": e.dir === "out" ? "to the server" : "from the server" },
             e.dir === "out" ? "→" : "←"), " ",
           badge(d.kind, d.kind === "error" ? "bad" : ""), " ",
+          d.errorClass ? [badge(d.errorClass, "bad"), " "] : null,
+          d.round ? [badge(d.round), " "] : null,
           el("span", { class: "label" }, d.label),
           d.id !== undefined ? el("span", { class: "id" }, ` id ${JSON.stringify(d.id)}`) : null),
         json(e.message),
