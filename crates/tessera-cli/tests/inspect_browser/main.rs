@@ -246,6 +246,23 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         ))
         .await;
 
+        // Import the exported transcript: its messages show apart.
+        let transcript = reqwest::Client::new()
+            .get(format!("{}/api/transcript", inspector.base))
+            .bearer_auth(&inspector.token)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let file = artifacts().join(format!("transcript-{}.json", std::process::id()));
+        std::fs::write(&file, transcript).unwrap();
+        b.keys("#proto-import", file.to_str().unwrap()).await;
+        b.wait_for("document.querySelector(\"#proto-imported li[data-method='prompts/get ✓']\")")
+            .await;
+        let _ = std::fs::remove_file(&file);
+
         // Keyboard: the arrow keys move between tabs.
         b.keys("#tab-protocol", "\u{E012}").await;
         b.wait_for("document.activeElement.id === 'tab-logs' && !document.getElementById('panel-logs').hidden")

@@ -36,9 +36,34 @@ export function init(ctx, panel) {
   const list = el("ol", { id: "proto-list", class: "protocol", "aria-label": "Protocol messages" });
   const exporter = el("a", { id: "proto-export", class: "button", href: `/api/transcript?token=${encodeURIComponent(token)}`,
     download: "tessera-transcript.json" }, "Export transcript");
-  fill(panel, el("div", { class: "row" }, field("Filter (method, id or text)", filter), count, exporter), list);
+  const importer = el("input", { id: "proto-import", type: "file", accept: ".json,application/json" });
+  const imported = el("section", { id: "proto-imported", "aria-label": "Imported transcript", hidden: true });
+  importer.addEventListener("change", async () => {
+    const file = importer.files?.[0];
+    if (!file) return;
+    try {
+      if (file.size > 64 * 1024 * 1024) throw new Error("over 64 MiB");
+      const t = JSON.parse(await file.text());
+      if (t?.format !== "tessera-inspect-transcript" || !Array.isArray(t.events)) {
+        throw new Error("not a transcript exported by tessera inspect");
+      }
+      const events = t.events.filter((e) => e?.type === "protocol").slice(0, MAX_ROWS);
+      const pairs = new Map();
+      imported.hidden = false;
+      fill(imported,
+        el("div", { class: "row" },
+          el("h2", {}, `Imported: ${file.name} (${events.length} messages; Replay sends to the current connection)`),
+          el("button", { type: "button", onclick: () => { imported.hidden = true; fill(imported); } }, "Close")),
+        el("ol", { class: "protocol" }, events.map((e) => item(e, pairs, null))));
+    } catch (err) {
+      ctx.status(`Import: ${err.message}`, "bad");
+    }
+    importer.value = "";
+  });
+  fill(panel, el("div", { class: "row" }, field("Filter (method, id or text)", filter), count, exporter,
+    field("Import transcript", importer)), imported, list);
 
-  const describe = (e) => {
+  const describe = (e, methods) => {
     const m = e.message || {};
     const key = (dir) => `${e.connection}/${dir}/${JSON.stringify(m.id)}`;
     if (Array.isArray(m)) return { kind: "batch", label: `batch of ${m.length}` };
@@ -66,8 +91,8 @@ export function init(ctx, panel) {
     return { kind: "other", label: "message" };
   };
 
-  const item = (e) => {
-    const d = describe(e);
+  const item = (e, methods, target) => {
+    const d = describe(e, methods);
     const li = el("li", { class: `msg ${d.kind} ${e.dir}`, "data-kind": d.kind, "data-method": d.label },
       el("details", {},
         el("summary", {},
@@ -82,14 +107,14 @@ export function init(ctx, panel) {
           el("span", { class: "label" }, d.label),
           d.id !== undefined ? el("span", { class: "id" }, ` id ${JSON.stringify(d.id)}`) : null),
         json(e.message),
-        d.kind === "request" && e.dir === "out" && d.label !== "initialize" ? replay(e) : null));
+        d.kind === "request" && e.dir === "out" && d.label !== "initialize" ? replay(e, target) : null));
     li.dataset.search = `${d.label} ${JSON.stringify(d.id ?? "")}`.toLowerCase();
     return li;
   };
 
   // Sends the request again (its params without _meta, which the client
   // writes) and shows the answer under it.
-  const replay = (e) => {
+  const replay = (e, target) => {
     const out = el("div", { class: "replayed", "aria-live": "polite" });
     const button = el("button", { type: "button", "data-action": "replay", onclick: async () => {
       const params = { ...(e.message.params || {}) };
@@ -97,7 +122,9 @@ export function init(ctx, panel) {
       button.disabled = true;
       fill(out, el("p", { class: "meta" }, "Replaying…"));
       try {
-        const answer = await ctx.api("POST", `connections/${e.connection}/request`, { method: e.message.method, params });
+        const conn = target ?? ctx.current;
+        if (conn === null) throw new Error("not connected");
+        const answer = await ctx.api("POST", `connections/${conn}/request`, { method: e.message.method, params });
         fill(out, el("p", { class: "meta" }, "Replayed: the answer"), json(answer.result ?? answer));
       } catch (err) {
         fill(out, el("p", { class: "bad" }, err.message));
@@ -125,7 +152,7 @@ export function init(ctx, panel) {
   });
   ctx.on("event:protocol", (e) => {
     messages.push(e);
-    const li = item(e);
+    const li = item(e, methods, e.connection);
     li.hidden = !matches(li);
     list.append(li);
     while (list.children.length > MAX_ROWS) {
