@@ -720,6 +720,27 @@ async fn a_tool_call_as_a_task_is_followed_to_its_end_or_cancelled() {
             )
             .await;
         assert_eq!(s, 404);
+        // The server's own list: 2025-11-25 has tasks/list, the extension has none.
+        let (s, v) = api
+            .send(
+                reqwest::Method::GET,
+                &format!("connections/{id}/server-tasks"),
+                None,
+            )
+            .await;
+        if era == "legacy" {
+            assert_eq!(s, 200, "{v}");
+            assert!(
+                v["tasks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|t| t["taskId"] == task.as_str()),
+                "{v}"
+            );
+        } else {
+            assert_eq!(s, 409, "{v}");
+        }
     }
 }
 
@@ -890,4 +911,35 @@ async fn the_servers_of_the_configuration_file_are_listed_and_connect() {
         "{v}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_connection_waits_as_long_as_its_timeout() {
+    let inspector = start_inspect(&[], START);
+    let api = Api::of(&inspector);
+    let conn = api
+        .post(
+            "connections",
+            json!({"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"],
+                   "timeout": 0.5}),
+        )
+        .await;
+    assert_eq!(conn["timeoutSeconds"], 0.5);
+    let id = conn["id"].as_u64().unwrap();
+    let (s, v) = api
+        .send(
+            reqwest::Method::POST,
+            &format!("connections/{id}/tools/call"),
+            Some(json!({"name": "slow_compute", "arguments": {"seconds": 5}})),
+        )
+        .await;
+    assert_eq!(s, 504, "{v}");
+    let (s, _) = api
+        .send(
+            reqwest::Method::POST,
+            "connections",
+            Some(json!({"command": "x", "timeout": -1})),
+        )
+        .await;
+    assert_eq!(s, 400);
 }

@@ -38,6 +38,7 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/tools/call", post(call_tool))
         .route("/api/connections/{id}/calls/{call}/cancel", post(cancel))
         .route("/api/connections/{id}/tasks", get(list_tasks))
+        .route("/api/connections/{id}/server-tasks", get(server_tasks))
         .route(
             "/api/connections/{id}/tasks/{task}/cancel",
             post(cancel_task),
@@ -280,6 +281,30 @@ async fn cancel(State(hub): State<Hub>, Path((id, call)): Path<(u64, String)>) -
 
 async fn list_tasks(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
     Ok(Json(json!({"tasks": hub.get(id)?.tasks.list()})))
+}
+
+/// The most pages of `tasks/list` read.
+const MAX_TASK_PAGES: usize = 20;
+
+/// `GET …/server-tasks`: the server's own list (2025-11-25 `tasks/list`;
+/// the 2026-07-28 extension has none: 409).
+async fn server_tasks(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    let c = hub.get(id)?;
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_TASK_PAGES {
+        let (page, next) = c
+            .client
+            .list_tasks(cursor.as_deref())
+            .await
+            .map_err(|e| Problem::client(&e, methods::TASKS_LIST))?;
+        all.extend(page.into_iter().map(|t| Value::Object(t.raw)));
+        match next {
+            Some(n) if Some(&n) != cursor.as_ref() => cursor = Some(n),
+            _ => break,
+        }
+    }
+    Ok(Json(json!({"tasks": all})))
 }
 
 async fn cancel_task(

@@ -31,7 +31,7 @@ pub const MAX_CALLS: usize = 64;
 /// How long connecting may take (start, probe, handshake).
 const CONNECT_LIMIT: Duration = Duration::from_secs(30);
 /// How long a request waits for its answer (progress restarts the clock).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest a request may run, progress or not.
 const MAX_REQUEST_TIME: Duration = Duration::from_secs(600);
 
@@ -71,6 +71,10 @@ pub struct Spec {
     /// The roots the client offers (`file://` URIs), answered to `roots/list`.
     #[serde(default)]
     pub roots: Vec<String>,
+    /// Seconds to wait for each answer (default 60; progress restarts the
+    /// clock).
+    #[serde(default)]
+    pub timeout: Option<f64>,
 }
 
 impl Spec {
@@ -172,6 +176,8 @@ pub struct Connection {
     pub declares_tasks: bool,
     /// The resources it follows.
     pub subscriptions: Subscriptions,
+    /// How long each request waits for its answer.
+    pub timeout: Duration,
     tools: Mutex<Vec<Value>>,
     calls: Mutex<HashMap<String, AbortHandle>>,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -201,6 +207,7 @@ impl Connection {
             "instructions": c.instructions(),
             "logLevel": self.level().map(|l| l.as_str()),
             "tasksDeclared": self.declares_tasks,
+            "timeoutSeconds": self.timeout.as_secs_f64(),
         })
     }
 
@@ -263,7 +270,7 @@ impl Connection {
         call_id: Option<String>,
     ) -> Result<Outcome, Problem> {
         let mut options = CallOptions::new()
-            .timeout(REQUEST_TIMEOUT)
+            .timeout(self.timeout)
             .max_timeout(MAX_REQUEST_TIME);
         if let Some(l) = self.level() {
             options = options.log_level(l);
@@ -324,12 +331,14 @@ impl Connection {
 pub const MAX_ROOTS: usize = 64;
 
 /// What a client declares beyond the defaults.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Extras {
     /// The 2026-07-28 tasks extension.
     pub tasks: bool,
     /// Roots (`file://` URIs).
     pub roots: Vec<String>,
+    /// How long each request waits for its answer.
+    pub timeout: Duration,
 }
 
 /// The connections. Cheap to clone.
@@ -407,6 +416,18 @@ impl Hub {
             Extras {
                 tasks: spec.tasks,
                 roots: spec.roots.clone(),
+                timeout: match spec.timeout {
+                    None => REQUEST_TIMEOUT,
+                    Some(t) if t.is_finite() && t > 0.0 && t <= MAX_REQUEST_TIME.as_secs_f64() => {
+                        Duration::from_secs_f64(t)
+                    }
+                    Some(t) => {
+                        return Err(Problem::bad_request(format!(
+                            "timeout {t}: a number of seconds above 0 and at most {}",
+                            MAX_REQUEST_TIME.as_secs()
+                        )));
+                    }
+                },
             },
         )
         .await
@@ -438,7 +459,7 @@ impl Hub {
         let builder = Client::builder("tessera-inspect", env!("CARGO_PKG_VERSION"))
             .mode(mode)
             .event_capacity(4096)
-            .request_timeout(Some(REQUEST_TIMEOUT))
+            .request_timeout(Some(extras.timeout))
             .max_request_timeout(Some(MAX_REQUEST_TIME))
             .probe_timeout(Duration::from_secs(5));
         let mut builder = self.inner.asks.install(builder, id);
@@ -526,6 +547,7 @@ impl Hub {
             tasks: TaskBook::default(),
             declares_tasks: tasks,
             subscriptions: Subscriptions::default(),
+            timeout: extras.timeout,
             tools: Mutex::new(Vec::new()),
             calls: Mutex::new(HashMap::new()),
             log_level: Mutex::new(None),

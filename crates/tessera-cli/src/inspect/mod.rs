@@ -181,6 +181,7 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
         let extras = hub::Extras {
             tasks: a.tasks,
             roots: Vec::new(),
+            timeout: hub::REQUEST_TIMEOUT,
         };
         tokio::spawn(async move {
             if let Err(p) = hub.open(t, mode, extras).await {

@@ -20,6 +20,7 @@ export function init(ctx, panel) {
     VERSIONS.map((v) => el("option", { value: v }, v || "(negotiate)")));
   const tasks = el("input", { id: "srv-tasks", type: "checkbox" });
   const roots = el("textarea", { id: "srv-roots", rows: 2, cols: 40, spellcheck: "false" });
+  const timeout = el("input", { id: "srv-timeout", type: "number", min: "0.1", max: "600", step: "any", value: "60" });
   const button = el("button", { id: "srv-connect", type: "submit" }, "Connect");
   const argsField = field("Arguments (one per line)", args);
   const headersField = field("Headers (Name: value, one per line)", headers);
@@ -38,6 +39,7 @@ export function init(ctx, panel) {
     argsField, headersField,
     field("Era", era), field("Protocol version", version),
     field("Roots (file:// URIs, one per line)", roots),
+    field("Timeout per request (seconds)", timeout),
     el("div", { class: "field" }, el("label", { for: "srv-tasks" }, "Declare the tasks extension (2026-07-28)"), tasks),
     button);
   form.addEventListener("submit", async (e) => {
@@ -45,6 +47,7 @@ export function init(ctx, panel) {
     const spec = { era: era.value };
     if (tasks.checked) spec.tasks = true;
     if (lines(roots).length > 0) spec.roots = lines(roots);
+    if (timeout.value && Number(timeout.value) !== 60) spec.timeout = Number(timeout.value);
     if (version.value) spec.protocolVersion = version.value;
     const k = kind.value;
     const t = target.value.trim();

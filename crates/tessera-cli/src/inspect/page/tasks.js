@@ -8,7 +8,20 @@ const MAX_CARDS = 200;
 export function init(ctx, panel) {
   const tasks = new Map();
   const list = el("div", { id: "task-list", class: "cards" });
-  fill(panel, el("h2", {}, "Tasks"), list);
+  const serverList = el("div", { id: "task-server-list", "aria-live": "polite" });
+  const listButton = el("button", { type: "button", id: "task-list-server", onclick: async () => {
+    const c = ctx.conn();
+    if (!c) return ctx.status("Not connected.", "bad");
+    try {
+      const { tasks: listed } = await ctx.api("GET", `connections/${c.id}/server-tasks`);
+      fill(serverList, listed.length ? el("ul", {}, listed.map((t) => el("li", { "data-task": t.taskId },
+        el("code", {}, t.taskId), " ", badge(String(t.status)), t.statusMessage ? ` ${t.statusMessage}` : "")))
+        : el("p", {}, "The server lists no tasks."));
+    } catch (e) {
+      fill(serverList, el("p", { class: "bad" }, e.message));
+    }
+  } }, "List the server's tasks (tasks/list)");
+  fill(panel, el("h2", {}, "Tasks"), list, el("h2", {}, "The server's list"), listButton, serverList);
 
   const card = (t) => {
     const terminal = ["completed", "failed", "cancelled"].includes(t.status) || t.result || t.error;
