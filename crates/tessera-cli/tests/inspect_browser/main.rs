@@ -329,7 +329,38 @@ async fn a_deep_link_an_elicitation_and_a_foreign_page() {
             .await;
         assert!(text.as_str().unwrap().contains("ada@example.com"), "{text}");
 
+        // Sampling: the page replies as the model, with the text edited.
+        b.fill("#tool-search", "sampling").await;
+        b.click("#tool-list [data-tool=test_sampling]").await;
+        b.fill("[data-arg=prompt]", "Name a colour").await;
+        b.click("#tool-call").await;
+        b.wait_for(&text_has("#asks [data-kind=sampling]", "Name a colour"))
+            .await;
+        b.fill("#asks [data-role=reply]", "Blue.").await;
+        b.click("#asks [data-action=send]").await;
+        b.wait_for(&text_has("#tool-result pre.text", "LLM response: Blue."))
+            .await;
+
+        // Logs: set the level (logging/setLevel, legacy); a tool's log shows.
+        b.click("#tab-logs").await;
+        b.click("#log-level").await;
+        b.run(
+            "const s = document.getElementById('log-level'); s.value = 'debug'; s.dispatchEvent(new Event('change'))",
+            json!([]),
+        )
+        .await;
+        b.click("#log-set").await;
+        b.wait_for(&text_has("#status", "set to debug")).await;
+        b.click("#tab-tools").await;
+        b.fill("#tool-search", "test_tool_with_logging").await;
+        b.click("#tool-list [data-tool=test_tool_with_logging]").await;
+        b.click("#tool-call").await;
+        b.wait_for("document.querySelector('#tool-result pre.text')").await;
+        b.click("#tab-logs").await;
+        b.wait_for(&text_has("#log-rows", "Tool execution started")).await;
+
         // A call as a task (2025-11-25 here), followed on the Tasks tab.
+        b.click("#tab-tools").await;
         b.fill("#tool-search", "sleep").await;
         b.click("#tool-list [data-tool=sleep]").await;
         b.fill("[data-arg=ms]", "300").await;
