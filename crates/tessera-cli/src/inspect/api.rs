@@ -55,6 +55,8 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/prompts/get", post(get_prompt))
         .route("/api/connections/{id}/logging/level", post(set_level))
         .route("/api/connections/{id}/complete", post(complete))
+        .route("/api/connections/{id}/skills", get(skills_list))
+        .route("/api/connections/{id}/skills/verify", post(skills_verify))
         .route("/api/connections/{id}/request", post(any_request))
         .route("/api/asks", get(list_asks))
         .route("/api/asks/{ask}", post(answer_ask))
@@ -440,6 +442,20 @@ async fn complete(
         c.call(hub.journal(), methods::COMPLETION_COMPLETE, params, None)
             .await?,
     )
+}
+
+async fn skills_list(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
+    Ok(Json(super::skills::list(&hub.get(id)?.client).await?))
+}
+
+async fn skills_verify(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Body(body): Body<ReadBody>,
+) -> Answer {
+    Ok(Json(
+        super::skills::verify(&hub.get(id)?.client, &body.uri).await?,
+    ))
 }
 
 /// `POST …/request`: any request (the Protocol tab's Replay).

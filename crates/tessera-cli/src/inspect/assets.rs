@@ -46,6 +46,7 @@ const ASSETS: &[Asset] = &[
     asset!("tasks.js", JS),
     asset!("completion.js", JS),
     asset!("console.js", JS),
+    asset!("skills.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

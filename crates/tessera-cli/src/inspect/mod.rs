@@ -12,6 +12,7 @@ mod hub;
 mod journal;
 mod output_check;
 mod problem;
+mod skills;
 mod subscriptions;
 mod tap;
 mod tasks;

@@ -11,6 +11,7 @@ import * as protocol from "./protocol.js";
 import * as asks from "./asks.js";
 import * as tasks from "./tasks.js";
 import * as consoleTab from "./console.js";
+import * as skills from "./skills.js";
 
 const listeners = new Map();
 const ctx = {
@@ -83,7 +84,7 @@ function renderSelect() {
   );
 }
 
-const TABS = ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol", "console"];
+const TABS = ["servers", "tools", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console"];
 
 function showTab(name, focus = false) {
   ctx.tab = name;
@@ -134,6 +135,7 @@ async function start() {
   protocol.init(ctx, panel("protocol"));
   tasks.init(ctx, panel("tasks"));
   consoleTab.init(ctx, panel("console"));
+  skills.init(ctx, panel("skills"));
   asks.init(ctx, document.getElementById("asks"));
   renderSelect();
   if (!token) {
