@@ -448,8 +448,23 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             .to_string(),
     )
     .unwrap();
+    let skills = artifacts().join(format!("skills-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&skills);
+    std::fs::create_dir_all(skills.join("pdf")).unwrap();
+    std::fs::write(
+        skills.join("pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Fill PDFs\n---\nFill them.\n",
+    )
+    .unwrap();
     let inspector = common::start_inspect_env(
-        &["--", bin, "serve", "--stdio"],
+        &[
+            "--",
+            bin,
+            "serve",
+            "--stdio",
+            "--skills",
+            skills.to_str().unwrap(),
+        ],
         &[("TESSERA_CONFIG", config.to_str().unwrap())],
         Duration::from_secs(30),
     );
@@ -464,6 +479,12 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             )
             .await;
         assert_eq!(selected, "tab-tools");
+        // Skills: the entry's files, each verified.
+        b.click("#tab-skills").await;
+        b.click("#skill-list [data-skill]").await;
+        b.click("#skill-verify").await;
+        b.wait_for(&text_has("#skill-detail tbody .verdict", "ok")).await;
+
         // A server of the configuration file, connected from the Servers tab.
         b.click("#tab-servers").await;
         b.click("#srv-config [data-server=reference] [data-action=connect-named]")
@@ -472,7 +493,9 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             .await;
         // Every tab's panel fits a narrow window: nothing wider than it.
         b.resize(480, 800).await;
-        for tab in ["servers", "tools", "resources", "prompts", "tasks", "logs", "protocol", "console"] {
+        for tab in [
+            "servers", "tools", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console",
+        ] {
             b.click(&format!("#tab-{tab}")).await;
             let overflow = b
                 .run(
@@ -495,4 +518,5 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
     })
     .await;
     let _ = std::fs::remove_file(&config);
+    let _ = std::fs::remove_dir_all(&skills);
 }
