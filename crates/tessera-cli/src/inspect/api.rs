@@ -11,7 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,6 +20,7 @@ use tessera::types::{JsonObject, LoggingLevel, methods};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::asks::Answer as AskAnswer;
+use super::config_file::MAX_CONFIG;
 use super::hub::{Hub, Outcome, Spec};
 use super::journal::Entry;
 use super::output_check;
@@ -31,6 +32,10 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/info", get(info))
         .route("/api/events", get(events))
         .route("/api/config", get(config))
+        .route(
+            "/api/config/servers/{name}",
+            put(config_put).delete(config_remove),
+        )
         .route("/api/connections", get(list_connections).post(connect))
         .route("/api/connections/{id}", get(connection).delete(disconnect))
         .route("/api/connections/{id}/ping", post(ping))
@@ -109,8 +114,37 @@ async fn events(State(hub): State<Hub>) -> Sse<impl Stream<Item = Result<Event, 
     Sse::new(head.chain(tail).map(Ok)).keep_alive(KeepAlive::default())
 }
 
-/// The largest configuration file read.
-const MAX_CONFIG: u64 = 1024 * 1024;
+fn config_path(hub: &Hub) -> Result<std::path::PathBuf, Problem> {
+    hub.config_path().map(Into::into).ok_or_else(|| {
+        Problem::bad_request(
+            "no configuration file: set $TESSERA_CONFIG (or $HOME) or give --config",
+        )
+    })
+}
+
+/// `PUT /api/config/servers/{name}`: adds or replaces a server of the file.
+async fn config_put(
+    State(hub): State<Hub>,
+    Path(name): Path<String>,
+    Body(entry): Body<Value>,
+) -> Result<StatusCode, Problem> {
+    super::config_file::put(&config_path(&hub)?, &name, entry)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `DELETE /api/config/servers/{name}`.
+async fn config_remove(
+    State(hub): State<Hub>,
+    Path(name): Path<String>,
+) -> Result<StatusCode, Problem> {
+    if super::config_file::remove(&config_path(&hub)?, &name)? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(Problem::not_found(format!(
+            "no server {name:?} in the file"
+        )))
+    }
+}
 
 /// `GET /api/config`: the named servers of the configuration file, as the
 /// Servers tab lists them (environment and header values left out: they

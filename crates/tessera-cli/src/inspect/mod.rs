@@ -7,6 +7,7 @@
 mod api;
 mod asks;
 mod assets;
+mod config_file;
 mod guard;
 mod hub;
 mod journal;

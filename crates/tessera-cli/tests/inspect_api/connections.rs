@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::client::*;
 use crate::common;
@@ -392,6 +392,49 @@ async fn the_servers_of_the_configuration_file_are_listed_and_connect() {
             .unwrap()
             .contains("reference"),
         "{v}"
+    );
+
+    // Edited from the page: one server added, then removed; the rest stays.
+    let (s, v) = api
+        .send(
+            reqwest::Method::PUT,
+            "config/servers/added",
+            Some(json!({"command": "srv", "args": ["--stdio"]})),
+        )
+        .await;
+    assert_eq!(s, 204, "{v}");
+    let names = |c: &Value| -> Vec<String> {
+        c["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&api.get("config").await),
+        ["added", "broken", "reference", "remote"]
+    );
+    let (s, v) = api
+        .send(
+            reqwest::Method::PUT,
+            "config/servers/bad",
+            Some(json!({"command": "x", "url": "http://127.0.0.1:9/mcp"})),
+        )
+        .await;
+    assert_eq!(s, 400, "{v}");
+    let (s, _) = api
+        .send(reqwest::Method::DELETE, "config/servers/added", None)
+        .await;
+    assert_eq!(s, 204);
+    let (s, _) = api
+        .send(reqwest::Method::DELETE, "config/servers/added", None)
+        .await;
+    assert_eq!(s, 404);
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        kept["mcpServers"]["reference"]["env"]["SECRET_TOKEN"],
+        "do-not-show"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

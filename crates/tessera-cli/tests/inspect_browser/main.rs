@@ -491,6 +491,18 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             .await;
         b.wait_for("document.querySelectorAll('#conn-select option').length === 2 && !document.getElementById('panel-tools').hidden")
             .await;
+        // The form saved to the configuration file under a name, then removed.
+        b.click("#tab-servers").await;
+        b.fill("#srv-target", bin).await;
+        b.fill("#srv-args", "serve\n--stdio").await;
+        b.fill("#srv-save-name", "saved").await;
+        b.click("#srv-save").await;
+        b.wait_for("document.querySelector('#srv-config [data-server=saved]')")
+            .await;
+        b.click("#srv-config [data-server=saved] [data-action=remove-named]")
+            .await;
+        b.wait_for("!document.querySelector('#srv-config [data-server=saved]') && document.querySelector('#srv-config [data-server=reference]')")
+            .await;
         // Every tab's panel fits a narrow window: nothing wider than it.
         b.resize(480, 800).await;
         for tab in [

@@ -22,6 +22,8 @@ export function init(ctx, panel) {
   const roots = el("textarea", { id: "srv-roots", rows: 2, cols: 40, spellcheck: "false" });
   const timeout = el("input", { id: "srv-timeout", type: "number", min: "0.1", max: "600", step: "any", value: "60" });
   const button = el("button", { id: "srv-connect", type: "submit" }, "Connect");
+  const saveName = el("input", { id: "srv-save-name", type: "text", autocomplete: "off", spellcheck: "false" });
+  const save = el("button", { id: "srv-save", type: "button" }, "Save to the configuration file");
   const argsField = field("Arguments (one per line)", args);
   const headersField = field("Headers (Name: value, one per line)", headers);
   const targetLabel = el("label", { for: "srv-target" }, "Program");
@@ -38,10 +40,11 @@ export function init(ctx, panel) {
     el("div", { class: "field" }, targetLabel, target),
     argsField, headersField,
     field("Era", era), field("Protocol version", version),
+    field("Name in the configuration file", saveName),
     field("Roots (file:// URIs, one per line)", roots),
     field("Timeout per request (seconds)", timeout),
     el("div", { class: "field" }, el("label", { for: "srv-tasks" }, "Declare the tasks extension (2026-07-28)"), tasks),
-    button);
+    el("div", { class: "row" }, button, save));
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const spec = { era: era.value };
@@ -100,6 +103,36 @@ export function init(ctx, panel) {
       ctx.status(`Could not connect to ${name}: ${err.message}`, "bad");
     }
   };
+  save.addEventListener("click", async () => {
+    const name = saveName.value.trim();
+    const t = target.value.trim();
+    if (!name || !t || kind.value === "server") {
+      ctx.status("To save: a command or URL, and a name for it.", "bad");
+      return;
+    }
+    const entry = kind.value === "url"
+      ? { url: t, headers: Object.fromEntries(lines(headers).map((h) => {
+        const i = h.indexOf(":");
+        return [h.slice(0, i).trim(), h.slice(i + 1).trim()];
+      })) }
+      : { command: t, args: args.value.split("\n").filter((l) => l.length > 0) };
+    try {
+      await ctx.api("PUT", `config/servers/${encodeURIComponent(name)}`, entry);
+      ctx.status(`Saved ${name} to the configuration file.`, "ok");
+      loadConfig();
+    } catch (err) {
+      ctx.status(`Could not save: ${err.message}`, "bad");
+    }
+  });
+  const removeNamed = async (name) => {
+    try {
+      await ctx.api("DELETE", `config/servers/${encodeURIComponent(name)}`);
+      ctx.status(`Removed ${name} from the configuration file.`);
+      loadConfig();
+    } catch (err) {
+      ctx.status(err.message, "bad");
+    }
+  };
   const loadConfig = async () => {
     try {
       const c = await ctx.api("GET", "config");
@@ -110,9 +143,12 @@ export function init(ctx, panel) {
           el("div", { class: "card", "data-server": s.name },
             el("h3", {}, s.name),
             el("p", { class: "target" }, s.url ?? [s.command, ...(s.args || [])].join(" ")),
-            s.problem ? el("p", { class: "bad" }, s.problem)
-              : el("button", { type: "button", "data-action": "connect-named", onclick: () => connectNamed(s.name) },
-                `Connect ${s.name}`))))) : el("p", {}, "No servers in it."));
+            s.problem ? el("p", { class: "bad" }, s.problem) : null,
+            el("div", { class: "row" },
+              s.problem ? null : el("button", { type: "button", "data-action": "connect-named", onclick: () => connectNamed(s.name) },
+                `Connect ${s.name}`),
+              el("button", { type: "button", class: "danger", "data-action": "remove-named", onclick: () => removeNamed(s.name) },
+                `Remove ${s.name}`)))))) : el("p", {}, "No servers in it."));
     } catch (err) {
       fill(named, el("p", { class: "bad" }, err.message));
     }
