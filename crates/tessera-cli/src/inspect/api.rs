@@ -60,6 +60,8 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/prompts/get", post(get_prompt))
         .route("/api/connections/{id}/logging/level", post(set_level))
         .route("/api/connections/{id}/complete", post(complete))
+        .route("/api/connections/{id}/load", post(load_start))
+        .route("/api/load/{run}/stop", post(load_stop))
         .route("/api/connections/{id}/skills", get(skills_list))
         .route("/api/connections/{id}/skills/verify", post(skills_verify))
         .route("/api/connections/{id}/request", post(any_request))
@@ -476,6 +478,28 @@ async fn complete(
         c.call(hub.journal(), methods::COMPLETION_COMPLETE, params, None)
             .await?,
     )
+}
+
+/// `POST …/load`: starts a load run of one tool; its progress comes as
+/// `load` events, its summary as `loadDone`.
+async fn load_start(
+    State(hub): State<Hub>,
+    Path(id): Path<u64>,
+    Body(spec): Body<super::load::LoadSpec>,
+) -> Answer {
+    let c = hub.get(id)?;
+    let run = hub
+        .runs()
+        .start(id, c.origin.clone(), spec, hub.journal().clone())?;
+    Ok(Json(json!({"run": run})))
+}
+
+async fn load_stop(State(hub): State<Hub>, Path(run): Path<u64>) -> Result<StatusCode, Problem> {
+    if hub.runs().stop(run, hub.journal()) {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(Problem::not_found(format!("no load run {run}")))
+    }
 }
 
 async fn skills_list(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {

@@ -47,6 +47,7 @@ const ASSETS: &[Asset] = &[
     asset!("completion.js", JS),
     asset!("console.js", JS),
     asset!("skills.js", JS),
+    asset!("load.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

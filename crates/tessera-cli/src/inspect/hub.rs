@@ -16,6 +16,7 @@ use tokio::task::AbortHandle;
 
 use super::asks::Asks;
 use super::journal::Journal;
+use super::load::{Origin, Runs};
 use super::problem::Problem;
 use super::subscriptions::Subscriptions;
 use super::tap::{Tap, TappedChild};
@@ -178,6 +179,8 @@ pub struct Connection {
     pub subscriptions: Subscriptions,
     /// How long each request waits for its answer.
     pub timeout: Duration,
+    /// What it was opened to (for the load panel's own connections).
+    pub origin: Origin,
     tools: Mutex<Vec<Value>>,
     calls: Mutex<HashMap<String, AbortHandle>>,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -349,6 +352,7 @@ pub struct Hub {
 
 struct HubInner {
     journal: Journal,
+    runs: Runs,
     config: Option<std::path::PathBuf>,
     asks: Asks,
     http: HttpOptions,
@@ -362,6 +366,7 @@ impl Hub {
     pub fn new(journal: Journal, http: HttpOptions, config: Option<std::path::PathBuf>) -> Hub {
         Hub {
             inner: Arc::new(HubInner {
+                runs: Runs::default(),
                 config,
                 asks: Asks::new(journal.clone()),
                 journal,
@@ -380,6 +385,11 @@ impl Hub {
     /// The configuration file of named servers, if there is one.
     pub fn config_path(&self) -> Option<&std::path::Path> {
         self.inner.config.as_deref()
+    }
+
+    /// The load runs in progress.
+    pub fn runs(&self) -> &Runs {
+        &self.inner.runs
     }
 
     /// The questions servers asked, waiting for the page.
@@ -479,6 +489,11 @@ impl Hub {
                     .collect(),
             );
         }
+        let origin = Origin {
+            target: target.clone(),
+            mode,
+            http: self.inner.http.clone(),
+        };
         let transport = match &target {
             Target::Command { .. } => "stdio",
             Target::Url { .. } => "http",
@@ -548,6 +563,7 @@ impl Hub {
             declares_tasks: tasks,
             subscriptions: Subscriptions::default(),
             timeout: extras.timeout,
+            origin,
             tools: Mutex::new(Vec::new()),
             calls: Mutex::new(HashMap::new()),
             log_level: Mutex::new(None),

@@ -11,6 +11,7 @@ mod config_file;
 mod guard;
 mod hub;
 mod journal;
+mod load;
 mod output_check;
 mod problem;
 mod skills;

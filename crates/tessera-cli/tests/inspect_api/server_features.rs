@@ -326,3 +326,75 @@ async fn skills_are_listed_and_each_file_verified() {
     assert!(forms["detail"].is_string());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_load_run_reports_as_it_goes_and_sums_up() {
+    let inspector = start_inspect(&[], START);
+    let api = Api::of(&inspector);
+    let id = api.connect_reference("auto").await["id"].as_u64().unwrap();
+    let run = api
+        .post(
+            &format!("connections/{id}/load"),
+            json!({"name": "add", "arguments": {"a": 1, "b": 2}, "concurrency": 2, "seconds": 1.2}),
+        )
+        .await["run"]
+        .as_u64()
+        .unwrap();
+    let events = events_until(&api, |ev| {
+        ev.iter()
+            .any(|e| e["type"] == "loadDone" && e["run"] == run)
+    })
+    .await;
+    let ticks: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "load" && e["run"] == run)
+        .collect();
+    assert!(!ticks.is_empty(), "no progress reported");
+    assert!(
+        ticks[0]["reqPerSec"].as_f64().unwrap() > 0.0,
+        "{}",
+        ticks[0]
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "loadDone" && e["run"] == run)
+        .unwrap();
+    let s = &done["summary"];
+    assert!(s["requests"].as_u64().unwrap() > 0, "{done}");
+    assert_eq!(s["requests"], s["ok"], "{done}");
+    assert_eq!(s["tool"], "add");
+    assert_eq!(s["concurrency"], 2);
+    // Its calls went over a connection of their own: the journal holds
+    // only the few messages of the inspector's connection.
+    let calls = events
+        .iter()
+        .filter(|e| e["type"] == "protocol" && e["message"]["method"] == "tools/call")
+        .count();
+    assert_eq!(calls, 0);
+    // Bounds, and stopping a run.
+    let (s, _) = api
+        .send(
+            reqwest::Method::POST,
+            &format!("connections/{id}/load"),
+            Some(json!({"name": "add", "concurrency": 1000})),
+        )
+        .await;
+    assert_eq!(s, 400);
+    let run = api
+        .post(
+            &format!("connections/{id}/load"),
+            json!({"name": "echo", "arguments": {"text": "x"}, "seconds": 30}),
+        )
+        .await["run"]
+        .as_u64()
+        .unwrap();
+    let (s, _) = api
+        .send(reqwest::Method::POST, &format!("load/{run}/stop"), None)
+        .await;
+    assert_eq!(s, 204);
+    events_until(&api, |ev| {
+        ev.iter()
+            .any(|e| e["type"] == "loadDone" && e["run"] == run && e["error"] == "stopped")
+    })
+    .await;
+}

@@ -479,6 +479,21 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             )
             .await;
         assert_eq!(selected, "tab-tools");
+        // The load panel: a short run of echo, plotted, then summed up.
+        b.click("#tool-list [data-tool=echo]").await;
+        b.fill("[data-arg=text]", "load").await;
+        b.click("details.load summary").await;
+        b.fill("#load-seconds", "1").await;
+        b.click("#load-start").await;
+        b.wait_for(&text_has("#load-done", "requests in")).await;
+        let plotted = b
+            .run(
+                "return document.querySelector('#load-charts polyline').getAttribute('points').split(' ').length",
+                json!([]),
+            )
+            .await;
+        assert!(plotted.as_u64().unwrap() >= 1, "{plotted}");
+
         // Skills: the entry's files, each verified.
         b.click("#tab-skills").await;
         b.click("#skill-list [data-skill]").await;

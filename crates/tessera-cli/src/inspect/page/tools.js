@@ -5,8 +5,10 @@
 import { el, fill, field, badge, json } from "./dom.js";
 import { schemaForm } from "./schema_form.js";
 import { renderToolResult } from "./content.js";
+import { initLoad, loadPanel } from "./load.js";
 
 export function init(ctx, panel) {
+  initLoad(ctx);
   let tools = [];
   let selected = null;
   let form = null;
@@ -57,6 +59,7 @@ export function init(ctx, panel) {
       el("p", {}, annotationBadges(t)),
       f,
       el("details", {}, el("summary", {}, "inputSchema"), json(t.inputSchema || {})),
+      loadPanel(ctx, t, () => form.read()),
       t.outputSchema ? el("details", {}, el("summary", {}, "outputSchema"), json(t.outputSchema)) : null);
     fill(result);
     renderList();
