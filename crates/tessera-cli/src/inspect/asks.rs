@@ -1,6 +1,6 @@
 //! [`Asks`]: what servers ask of the inspector's user — elicitation (a form
-//! from `requestedSchema`) and sampling (a model's reply) — held until the
-//! page answers. Each question is recorded in the journal (`ask`), so the
+//! from `requestedSchema`, or consent to open a URL) and sampling (a model's
+//! reply) — held until the page answers. Each question is recorded in the journal (`ask`), so the
 //! page shows it; the page answers with `POST /api/asks/{id}`; the outcome
 //! is recorded too (`answered`). A question nobody answers within
 //! [`ASK_LIMIT`] is refused, and at most [`MAX_PENDING`] wait at once.
@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tessera::client::{ClientBuilder, FormRequest};
-use tessera::types::{CreateMessageRequestParams, CreateMessageResult, ElicitResult, ErrorObject};
+use tessera::client::{ClientBuilder, FormRequest, UrlRequest};
+use tessera::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitResult, ErrorObject,
+};
 use tokio::sync::oneshot;
 
 use super::journal::Journal;
@@ -143,7 +145,7 @@ impl Asks {
         }
     }
 
-    /// Installs the elicitation (form mode) and sampling handlers of
+    /// Installs the elicitation (form and URL mode) and sampling handlers of
     /// connection `conn` on `builder`: each question goes to the page.
     pub fn install(&self, builder: ClientBuilder, conn: u64) -> ClientBuilder {
         let asks = self.clone();
@@ -156,6 +158,27 @@ impl Asks {
                     json!({"message": form.message, "requestedSchema": form.raw_schema}),
                 )
                 .await
+            }
+        });
+        let asks = self.clone();
+        let builder = builder.url_elicitation(move |req: UrlRequest| {
+            let asks = asks.clone();
+            async move {
+                let host = req.host().map(str::to_owned);
+                let answer = asks
+                    .ask::<Value>(
+                        conn,
+                        "url",
+                        json!({"message": req.message, "url": req.url, "host": host,
+                               "elicitationId": req.elicitation_id}),
+                    )
+                    .await?;
+                serde_json::from_value::<ElicitAction>(answer["action"].clone()).map_err(|_| {
+                    ErrorObject::new(
+                        REFUSED,
+                        "the inspector's answer has no valid action (accept, decline or cancel)",
+                    )
+                })
             }
         });
         let asks = self.clone();

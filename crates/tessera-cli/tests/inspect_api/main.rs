@@ -10,3 +10,4 @@ mod client;
 mod connections;
 mod security;
 mod server_features;
+mod url_elicitation;

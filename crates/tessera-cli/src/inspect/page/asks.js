@@ -1,6 +1,7 @@
 // Requests from servers: elicitation (a form from requestedSchema,
-// checked before sending; Accept, Decline or Cancel) and sampling (edit the
-// reply and send it, or reject). Shown above the tabs until answered.
+// checked before sending; Accept, Decline or Cancel), URL-mode elicitation
+// (consent, the URL shown in full) and sampling (edit the reply and send it,
+// or reject). Shown above the tabs until answered.
 import { el, fill, field, json, badge } from "./dom.js";
 import { schemaForm } from "./schema_form.js";
 
@@ -59,12 +60,25 @@ export function init(ctx, region) {
     ];
   };
 
+  // URL mode: the whole URL shown, its host apart (against look-alike
+  // names); the inspector never opens it, the user does, after consenting.
+  const urlConsent = (a) => [
+    el("p", { class: "message" }, a.message ?? ""),
+    el("p", {}, "The server asks you to open: ", el("code", { class: "url", "data-role": "url" }, a.url ?? "")),
+    el("p", {}, "Host: ", el("strong", { "data-role": "host" }, a.host ?? "(none)")),
+    el("div", { class: "row" },
+      el("button", { type: "button", "data-action": "accept", onclick: () => answer(a.ask, { reply: { action: "accept" } }) },
+        "I will open it (accept)"),
+      el("button", { type: "button", "data-action": "decline", onclick: () => answer(a.ask, { reply: { action: "decline" } }) }, "Decline"),
+      el("button", { type: "button", "data-action": "cancel", onclick: () => answer(a.ask, { reply: { action: "cancel" } }) }, "Cancel")),
+  ];
+
   const render = () => {
     region.hidden = open.size === 0;
     fill(region, el("h2", {}, `Requests from servers (${open.size})`),
       [...open.values()].map((a) => el("article", { class: "card ask", "data-ask": a.ask, "data-kind": a.kind },
         el("h3", {}, `#${a.connection} asks: ${a.kind}`),
-        a.kind === "elicitation" ? elicitation(a) : sampling(a))));
+        a.kind === "elicitation" ? elicitation(a) : a.kind === "url" ? urlConsent(a) : sampling(a))));
   };
 
   ctx.on("reset", () => {
