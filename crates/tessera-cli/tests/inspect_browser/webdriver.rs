@@ -176,24 +176,49 @@ impl Session {
         Element(v[ELEMENT].as_str().unwrap().to_string())
     }
 
-    /// Clicks an element.
+    /// Clicks an element (found again if the page re-rendered it between
+    /// finding and clicking).
     pub async fn click(&self, css: &str) {
-        let e = self.find(css).await;
-        self.cmd("POST", &format!("element/{}/click", e.0), json!({}))
-            .await;
+        for _ in 0..3 {
+            let e = self.find(css).await;
+            match self
+                .try_cmd("POST", &format!("element/{}/click", e.0), json!({}))
+                .await
+            {
+                Ok(_) => return,
+                Err(v) if v["value"]["error"] == "stale element reference" => continue,
+                Err(v) => panic!("WebDriver click {css}: {v}"),
+            }
+        }
+        panic!("WebDriver click {css}: the element kept being replaced");
     }
 
-    /// Replaces the value of an input with `text` (typed as keys).
+    /// Replaces the value of an input with `text` (typed as keys), finding
+    /// it again if the page re-rendered it meanwhile.
     pub async fn fill(&self, css: &str, text: &str) {
-        let e = self.find(css).await;
-        self.cmd("POST", &format!("element/{}/clear", e.0), json!({}))
-            .await;
-        self.cmd(
-            "POST",
-            &format!("element/{}/value", e.0),
-            json!({"text": text}),
-        )
-        .await;
+        for _ in 0..3 {
+            let e = self.find(css).await;
+            let cleared = self
+                .try_cmd("POST", &format!("element/{}/clear", e.0), json!({}))
+                .await;
+            let typed = match cleared {
+                Ok(_) => {
+                    self.try_cmd(
+                        "POST",
+                        &format!("element/{}/value", e.0),
+                        json!({"text": text}),
+                    )
+                    .await
+                }
+                Err(v) => Err(v),
+            };
+            match typed {
+                Ok(_) => return,
+                Err(v) if v["value"]["error"] == "stale element reference" => continue,
+                Err(v) => panic!("WebDriver fill {css}: {v}"),
+            }
+        }
+        panic!("WebDriver fill {css}: the element kept being replaced");
     }
 
     /// Sends keys to an element (WebDriver key codes such as `\u{E012}`,

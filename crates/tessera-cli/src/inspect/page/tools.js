@@ -133,7 +133,10 @@ export function init(ctx, panel) {
 
   search.addEventListener("input", renderList);
   refresh.addEventListener("click", load);
-  ctx.on("select", load);
+  // A connection chosen again (the same one) keeps its list: Refresh reloads it.
+  ctx.on("select", (c) => {
+    if (!c || loadedFor !== c.id) load();
+  });
   ctx.on("tab", (name) => {
     if (name === "tools" && ctx.conn() && loadedFor !== ctx.conn().id) load();
   });
