@@ -431,6 +431,19 @@ async fn the_servers_of_the_configuration_file_are_listed_and_connect() {
         .send(reqwest::Method::DELETE, "config/servers/added", None)
         .await;
     assert_eq!(s, 404);
+    // `--server NAME` as the launch TARGET.
+    let named = common::start_inspect_env(
+        &["--server", "reference"],
+        &[("TESSERA_CONFIG", file.to_str().unwrap())],
+        START,
+    );
+    let events = events_until(&Api::of(&named), |ev| {
+        ev.iter()
+            .any(|e| e["type"] == "connection" && e["state"] == "connected")
+    })
+    .await;
+    let connected = events.iter().find(|e| e["state"] == "connected").unwrap();
+    assert_eq!(connected["serverInfo"]["name"], "tessera-reference");
     let kept: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(
         kept["mcpServers"]["reference"]["env"]["SECRET_TOKEN"],
