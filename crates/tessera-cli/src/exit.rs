@@ -51,13 +51,16 @@ pub enum Exit {
     BenchErrors = 10,
     /// 11: a local failure (runtime, I/O, a port that cannot be bound).
     Local = 11,
+    /// 12: `tessera replay` finished but some answers differ from the
+    /// recorded ones.
+    ReplayDiffers = 12,
     /// 130: interrupted by the user (Ctrl-C), as shells report SIGINT.
     Interrupted = 130,
 }
 
 impl Exit {
     /// Every code, in order (for the help text and tests).
-    pub const ALL: [Exit; 13] = [
+    pub const ALL: [Exit; 14] = [
         Exit::Success,
         Exit::ServerError,
         Exit::Usage,
@@ -70,6 +73,7 @@ impl Exit {
         Exit::Unsupported,
         Exit::BenchErrors,
         Exit::Local,
+        Exit::ReplayDiffers,
         Exit::Interrupted,
     ];
 
@@ -95,6 +99,7 @@ impl Exit {
             }
             Exit::BenchErrors => "tessera bench: some requests failed",
             Exit::Local => "a local failure (runtime, I/O, binding a port)",
+            Exit::ReplayDiffers => "tessera replay: some answers differ from the recorded ones",
             Exit::Interrupted => "interrupted (Ctrl-C)",
         }
     }
@@ -219,7 +224,7 @@ mod tests {
     fn codes_are_distinct_and_in_order() {
         let codes: std::collections::HashSet<u8> = Exit::ALL.iter().map(|e| e.code()).collect();
         assert_eq!(codes.len(), Exit::ALL.len());
-        for (i, e) in Exit::ALL.iter().take(12).enumerate() {
+        for (i, e) in Exit::ALL.iter().take(13).enumerate() {
             assert_eq!(e.code() as usize, i);
         }
         let t = Exit::help_table();

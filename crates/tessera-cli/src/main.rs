@@ -1,5 +1,6 @@
 //! `tessera`: serve the reference MCP server; list, read, get, complete,
-//! discover, ping and call any MCP server; load-test a tool.
+//! discover, ping and call any MCP server; load-test a tool; inspect one in
+//! a web page.
 
 mod ask;
 mod bench;
@@ -10,11 +11,13 @@ mod era_cache;
 mod exit;
 mod form;
 mod http_opts;
+mod inspect;
 mod login;
 mod notices;
 mod output;
 mod proxy;
 mod reference;
+mod replay;
 mod sampling;
 mod serve;
 mod serve_auth;
@@ -75,12 +78,17 @@ enum Command {
     Skills(skills_cmd::SkillsArgs),
     /// Follow tasks on a server: list, get, result, cancel.
     Tasks(task_cmd::TasksArgs),
+    /// Open a web inspector for MCP servers (a page on a loopback port).
+    Inspect(inspect::InspectArgs),
+    /// Send the requests of a transcript `tessera inspect` exported to a
+    /// server again and compare the answers (exit 12 when any differs).
+    Replay(replay::ReplayArgs),
     /// Print a shell completion script (bash, zsh or fish).
     Completions(completions::CompletionsArgs),
 }
 
 /// The client verbs, which take a TARGET and share the exit codes.
-const CLIENT_VERBS: [&str; 12] = [
+const CLIENT_VERBS: [&str; 14] = [
     "list",
     "call",
     "read",
@@ -93,6 +101,8 @@ const CLIENT_VERBS: [&str; 12] = [
     "login",
     "tasks",
     "skills",
+    "inspect",
+    "replay",
 ];
 
 /// `tessera --version`: the version and the protocol versions spoken.
@@ -207,6 +217,8 @@ fn main() -> ExitCode {
             Command::Proxy(a) => proxy::run(a).await,
             Command::Skills(a) => skills_cmd::run(a).await,
             Command::Tasks(a) => task_cmd::tasks(a).await,
+            Command::Inspect(a) => inspect::run(a).await,
+            Command::Replay(a) => replay::run(a).await,
             Command::Completions(_) => Ok(ExitCode::SUCCESS),
         }
     });

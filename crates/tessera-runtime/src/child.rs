@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 /// How to start a server process.
 #[derive(Debug, Clone)]
@@ -62,16 +62,37 @@ pub struct ChildPipes {
 impl ChildProcess {
     /// Starts the process in its own process group, with piped stdin and stdout.
     pub fn spawn(cmd: &ChildCommand) -> std::io::Result<(ChildProcess, ChildPipes)> {
+        let stderr = if cmd.inherit_stderr {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        };
+        let (process, pipes, _) = ChildProcess::start(cmd, stderr)?;
+        Ok((process, pipes))
+    }
+
+    /// Starts the process as [`ChildProcess::spawn`] does, with its stderr
+    /// piped too and handed back (whatever `cmd.inherit_stderr` says), for a
+    /// caller that shows it. Read it to its end: a child whose stderr pipe
+    /// is full blocks.
+    pub fn spawn_with_stderr(
+        cmd: &ChildCommand,
+    ) -> std::io::Result<(ChildProcess, ChildPipes, ChildStderr)> {
+        let (process, pipes, stderr) = ChildProcess::start(cmd, Stdio::piped())?;
+        let stderr = stderr.ok_or_else(|| std::io::Error::other("no stderr pipe"))?;
+        Ok((process, pipes, stderr))
+    }
+
+    fn start(
+        cmd: &ChildCommand,
+        stderr: Stdio,
+    ) -> std::io::Result<(ChildProcess, ChildPipes, Option<ChildStderr>)> {
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(if cmd.inherit_stderr {
-                Stdio::inherit()
-            } else {
-                Stdio::null()
-            })
+            .stderr(stderr)
             .kill_on_drop(true)
             .process_group(0);
         let mut child = c.spawn()?;
@@ -83,12 +104,14 @@ impl ChildProcess {
             .stdout
             .take()
             .ok_or_else(|| std::io::Error::other("no stdout pipe"))?;
+        let stderr = child.stderr.take();
         Ok((
             ChildProcess {
                 child: Some(child),
                 grace: cmd.shutdown_grace,
             },
             ChildPipes { stdin, stdout },
+            stderr,
         ))
     }
 

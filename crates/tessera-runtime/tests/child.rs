@@ -65,3 +65,16 @@ async fn dropping_the_handle_leaves_no_orphan() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn spawn_with_stderr_hands_back_what_the_child_writes_there() {
+    use tokio::io::AsyncReadExt as _;
+    let (child, pipes, mut stderr) =
+        ChildProcess::spawn_with_stderr(&sh("echo 'to stderr' >&2; cat >/dev/null", 5_000))
+            .unwrap();
+    drop(pipes);
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).await.unwrap();
+    assert_eq!(said, "to stderr\n");
+    assert!(child.shutdown().await.unwrap().success());
+}

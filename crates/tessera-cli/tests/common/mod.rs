@@ -102,3 +102,58 @@ pub fn start_proxy<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Running, String) {
         .to_owned();
     (running, url)
 }
+
+/// A running `tessera inspect`: the process, its `http://127.0.0.1:PORT`
+/// base and its token (from the URL it prints as its first stdout line).
+pub struct Inspector {
+    /// The process, killed when dropped.
+    pub process: Running,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The launch's token.
+    pub token: String,
+    /// The whole first line.
+    pub url: String,
+}
+
+/// Starts `tessera inspect ARGS…` and reads the URL it prints; panics
+/// (after killing it) when no URL comes within `deadline`.
+pub fn start_inspect(args: &[&str], deadline: Duration) -> Inspector {
+    start_inspect_env(args, &[], deadline)
+}
+
+/// [`start_inspect`] with extra environment variables.
+pub fn start_inspect_env(args: &[&str], env: &[(&str, &str)], deadline: Duration) -> Inspector {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .arg("inspect")
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the tessera binary starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines.next().and_then(Result::ok);
+        let _ = tx.send(first);
+        // Keep reading so that the process never blocks on a full pipe.
+        for _ in lines {}
+    });
+    let process = Running(child);
+    let url = match rx.recv_timeout(deadline) {
+        Ok(Some(line)) => line,
+        other => panic!("tessera inspect printed no URL: {other:?}"),
+    };
+    let (base, token) = url
+        .split_once("/?token=")
+        .unwrap_or_else(|| panic!("not the inspector's URL: {url:?}"));
+    Inspector {
+        base: base.to_string(),
+        token: token.to_string(),
+        url: url.clone(),
+        process,
+    }
+}

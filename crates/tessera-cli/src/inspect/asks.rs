@@ -1,0 +1,236 @@
+//! [`Asks`]: what servers ask of the inspector's user — elicitation (a form
+//! from `requestedSchema`, or consent to open a URL) and sampling (a model's
+//! reply) — held until the page answers. Each question is recorded in the journal (`ask`), so the
+//! page shows it; the page answers with `POST /api/asks/{id}`; the outcome
+//! is recorded too (`answered`). A question nobody answers within
+//! [`ASK_LIMIT`] is refused, and at most [`MAX_PENDING`] wait at once.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tessera::client::{ClientBuilder, FormRequest, UrlRequest};
+use tessera::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitResult, ErrorObject,
+};
+use tokio::sync::oneshot;
+
+use super::journal::Journal;
+
+/// The most questions waiting for the page at once.
+pub const MAX_PENDING: usize = 32;
+/// How long a question waits for the page's answer.
+pub const ASK_LIMIT: Duration = Duration::from_secs(600);
+/// The code of a refusal by the inspector's user (as the CLI's).
+const REFUSED: i64 = -1;
+
+/// The page's answer to a question.
+#[derive(Debug)]
+pub enum Answer {
+    /// The result to send (an `ElicitResult`, a `CreateMessageResult`).
+    Reply(Value),
+    /// Refuse, with this message.
+    Reject(String),
+}
+
+/// The questions waiting for the page. Cheap to clone.
+#[derive(Clone)]
+pub struct Asks {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    journal: Journal,
+    next: AtomicU64,
+    pending: Mutex<BTreeMap<u64, (Value, oneshot::Sender<Answer>)>>,
+}
+
+/// Removes a question when its asker stops waiting (answered, timed out,
+/// or the server's request was cancelled).
+struct Waiting<'a> {
+    asks: &'a Asks,
+    id: u64,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.asks.pending().remove(&self.id).is_some() {
+            self.asks
+                .inner
+                .journal
+                .record("answered", json!({"ask": self.id, "outcome": "withdrawn"}));
+        }
+    }
+}
+
+impl Asks {
+    /// No questions yet.
+    pub fn new(journal: Journal) -> Asks {
+        Asks {
+            inner: Arc::new(Inner {
+                journal,
+                next: AtomicU64::new(1),
+                pending: Mutex::new(BTreeMap::new()),
+            }),
+        }
+    }
+
+    fn pending(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<u64, (Value, oneshot::Sender<Answer>)>> {
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The questions waiting, as recorded.
+    pub fn list(&self) -> Vec<Value> {
+        self.pending().values().map(|(v, _)| v.clone()).collect()
+    }
+
+    /// Answers question `id`; false if no such question waits.
+    pub fn answer(&self, id: u64, answer: Answer) -> bool {
+        let Some((_, tx)) = self.pending().remove(&id) else {
+            return false;
+        };
+        let outcome = match &answer {
+            Answer::Reply(_) => "replied",
+            Answer::Reject(_) => "rejected",
+        };
+        self.inner
+            .journal
+            .record("answered", json!({"ask": id, "outcome": outcome}));
+        tx.send(answer).is_ok()
+    }
+
+    /// Asks the page (`kind` and `body` are shown) and waits for its answer,
+    /// decoded as `T`.
+    async fn ask<T: DeserializeOwned>(
+        &self,
+        conn: u64,
+        kind: &str,
+        body: Value,
+    ) -> Result<T, ErrorObject> {
+        let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let mut event = json!({"connection": conn, "ask": id, "kind": kind});
+        if let (Some(e), Value::Object(b)) = (event.as_object_mut(), body) {
+            e.extend(b);
+        }
+        {
+            let mut pending = self.pending();
+            if pending.len() >= MAX_PENDING {
+                return Err(ErrorObject::new(
+                    REFUSED,
+                    format!("{MAX_PENDING} questions already wait for the inspector's user"),
+                ));
+            }
+            pending.insert(id, (event.clone(), tx));
+        }
+        let _waiting = Waiting { asks: self, id };
+        self.inner.journal.record("ask", event);
+        match tokio::time::timeout(ASK_LIMIT, rx).await {
+            Ok(Ok(Answer::Reply(v))) => serde_json::from_value(v).map_err(|e| {
+                ErrorObject::new(REFUSED, format!("the inspector's answer is not valid: {e}"))
+            }),
+            Ok(Ok(Answer::Reject(why))) => Err(ErrorObject::new(REFUSED, why)),
+            Ok(Err(_)) | Err(_) => Err(ErrorObject::new(
+                REFUSED,
+                format!("the inspector's user did not answer within {ASK_LIMIT:?}"),
+            )),
+        }
+    }
+
+    /// Installs the elicitation (form and URL mode) and sampling handlers of
+    /// connection `conn` on `builder`: each question goes to the page.
+    pub fn install(&self, builder: ClientBuilder, conn: u64) -> ClientBuilder {
+        let asks = self.clone();
+        let builder = builder.elicitation(move |form: FormRequest| {
+            let asks = asks.clone();
+            async move {
+                asks.ask::<ElicitResult>(
+                    conn,
+                    "elicitation",
+                    json!({"message": form.message, "requestedSchema": form.raw_schema}),
+                )
+                .await
+            }
+        });
+        let asks = self.clone();
+        let builder = builder.url_elicitation(move |req: UrlRequest| {
+            let asks = asks.clone();
+            async move {
+                let host = req.host().map(str::to_owned);
+                let answer = asks
+                    .ask::<Value>(
+                        conn,
+                        "url",
+                        json!({"message": req.message, "url": req.url, "host": host,
+                               "elicitationId": req.elicitation_id}),
+                    )
+                    .await?;
+                serde_json::from_value::<ElicitAction>(answer["action"].clone()).map_err(|_| {
+                    ErrorObject::new(
+                        REFUSED,
+                        "the inspector's answer has no valid action (accept, decline or cancel)",
+                    )
+                })
+            }
+        });
+        let asks = self.clone();
+        builder.sampling(move |params: CreateMessageRequestParams| {
+            let asks = asks.clone();
+            async move {
+                let params = serde_json::to_value(&params).unwrap_or(Value::Null);
+                asks.ask::<CreateMessageResult>(conn, "sampling", json!({"params": params}))
+                    .await
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_question_waits_for_its_answer_and_leaves_when_dropped() {
+        let journal = Journal::new();
+        let asks = Asks::new(journal.clone());
+        let (_, _, mut live) = journal.follow();
+        let a = asks.clone();
+        let waiting =
+            tokio::spawn(async move { a.ask::<Value>(1, "sampling", json!({"params": {}})).await });
+        let event: Value = serde_json::from_str(&live.recv().await.unwrap().text).unwrap();
+        assert_eq!(event["type"], "ask");
+        let id = event["ask"].as_u64().unwrap();
+        assert_eq!(asks.list().len(), 1);
+        assert!(asks.answer(id, Answer::Reply(json!({"ok": true}))));
+        assert_eq!(waiting.await.unwrap().unwrap(), json!({"ok": true}));
+        assert!(!asks.answer(id, Answer::Reject("late".into())));
+
+        // A rejection is an error with the page's message.
+        let a = asks.clone();
+        let waiting = tokio::spawn(async move { a.ask::<Value>(1, "sampling", json!({})).await });
+        let _answered: Value = serde_json::from_str(&live.recv().await.unwrap().text).unwrap();
+        let event: Value = serde_json::from_str(&live.recv().await.unwrap().text).unwrap();
+        let id = event["ask"].as_u64().unwrap();
+        asks.answer(id, Answer::Reject("no model here".into()));
+        assert_eq!(waiting.await.unwrap().unwrap_err().message, "no model here");
+
+        // A question whose asker gives up is withdrawn.
+        let a = asks.clone();
+        let waiting = tokio::spawn(async move { a.ask::<Value>(1, "sampling", json!({})).await });
+        let _answered = live.recv().await.unwrap();
+        let _asked = live.recv().await.unwrap();
+        waiting.abort();
+        let _ = waiting.await;
+        assert!(asks.list().is_empty());
+        let event: Value = serde_json::from_str(&live.recv().await.unwrap().text).unwrap();
+        assert_eq!(event["outcome"], "withdrawn");
+    }
+}

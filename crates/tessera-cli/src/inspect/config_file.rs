@@ -1,0 +1,123 @@
+//! Editing the configuration file of named servers from the page: add or
+//! replace one server, remove one. The file is read as JSON and only
+//! `mcpServers.NAME` changes, so what other MCP clients keep in it (other
+//! members, other servers' unknown members) stays as it was; it is written
+//! to a temporary file beside it, then renamed over it.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::problem::Problem;
+
+/// The largest configuration file read or written.
+pub const MAX_CONFIG: u64 = 1024 * 1024;
+/// The longest server name.
+const MAX_NAME: usize = 128;
+
+fn read(path: &Path) -> Result<Value, Problem> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(json!({"mcpServers": {}})),
+        Err(e) => return Err(Problem::bad_request(format!("{shown}: {e}"))),
+        Ok(m) if m.len() > MAX_CONFIG => {
+            return Err(Problem::bad_request(format!(
+                "{shown}: over {MAX_CONFIG} bytes"
+            )));
+        }
+        Ok(_) => {}
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Problem::bad_request(format!("{shown}: {e}")))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Problem::bad_request(format!("{shown}: not JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(Problem::bad_request(format!("{shown}: not a JSON object")));
+    }
+    Ok(v)
+}
+
+fn write(path: &Path, v: &Value) -> Result<(), Problem> {
+    let shown = path.display();
+    let text = serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+    if text.len() as u64 > MAX_CONFIG {
+        return Err(Problem::bad_request(format!(
+            "{shown} would be over {MAX_CONFIG} bytes"
+        )));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Problem::bad_request(format!("{shown}: {e}")))?;
+    }
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| Problem::bad_request(format!("{shown}: {e}")))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Problem::bad_request(format!("{shown}: {e}"))
+    })
+}
+
+fn servers(v: &mut Value) -> Result<&mut Map<String, Value>, Problem> {
+    let o = v
+        .as_object_mut()
+        .ok_or_else(|| Problem::bad_request("not a JSON object"))?;
+    let s = o.entry("mcpServers").or_insert_with(|| json!({}));
+    s.as_object_mut()
+        .ok_or_else(|| Problem::bad_request("\"mcpServers\" is not an object"))
+}
+
+/// Adds server `name` (or replaces it) with `entry`: `{command, args?,
+/// env?}` or `{url, headers?}`, checked as the CLI checks entries.
+pub fn put(path: &Path, name: &str, entry: Value) -> Result<(), Problem> {
+    if name.is_empty() || name.len() > MAX_NAME || name.chars().any(char::is_control) {
+        return Err(Problem::bad_request(format!(
+            "server name {name:?}: 1 to {MAX_NAME} characters, no control characters"
+        )));
+    }
+    let checked: crate::config::ServerEntry = serde_json::from_value(entry.clone())
+        .map_err(|e| Problem::bad_request(format!("server {name:?}: {e}")))?;
+    checked
+        .resolve()
+        .map_err(|why| Problem::bad_request(format!("server {name:?}: {why}")))?;
+    let mut v = read(path)?;
+    servers(&mut v)?.insert(name.to_owned(), entry);
+    write(path, &v)
+}
+
+/// Removes server `name`; false when the file has no such server.
+pub fn remove(path: &Path, name: &str) -> Result<bool, Problem> {
+    let mut v = read(path)?;
+    if servers(&mut v)?.remove(name).is_none() {
+        return Ok(false);
+    }
+    write(path, &v)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_one_server_and_keeps_the_rest() {
+        let dir = std::env::temp_dir().join(format!("tessera-config-edit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("mcp.json");
+        put(&path, "a", json!({"command": "srv", "args": ["--stdio"]})).unwrap();
+        let mut v = read(&path).unwrap();
+        v["theirs"] = json!({"keep": true});
+        v["mcpServers"]["a"]["autoApprove"] = json!(["x"]);
+        write(&path, &v).unwrap();
+        put(&path, "b", json!({"url": "http://127.0.0.1:9/mcp"})).unwrap();
+        let v = read(&path).unwrap();
+        assert_eq!(v["theirs"], json!({"keep": true}));
+        assert_eq!(v["mcpServers"]["a"]["autoApprove"], json!(["x"]));
+        assert_eq!(v["mcpServers"]["b"]["url"], "http://127.0.0.1:9/mcp");
+        assert!(remove(&path, "a").unwrap());
+        assert!(!remove(&path, "a").unwrap());
+        assert!(read(&path).unwrap()["mcpServers"].get("a").is_none());
+        let bad = put(&path, "c", json!({"command": "x", "url": "http://x"})).unwrap_err();
+        assert!(bad.message.contains("either"), "{}", bad.message);
+        assert!(put(&path, "", json!({"command": "x"})).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

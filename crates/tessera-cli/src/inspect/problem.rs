@@ -1,0 +1,121 @@
+//! [`Problem`]: how an API request of the inspector fails — an HTTP status
+//! and a JSON body `{"error": {"message", "code"?, "data"?}}` that says what
+//! went wrong (with the server's JSON-RPC error when the server refused).
+
+use axum::Json;
+use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tessera::client::ClientError;
+
+use crate::exit::{Exit, Failure};
+
+/// A failed API request.
+#[derive(Debug)]
+pub struct Problem {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// What went wrong.
+    pub message: String,
+    /// The server's JSON-RPC error, when it answered with one.
+    pub remote: Option<Value>,
+}
+
+impl Problem {
+    /// A request the API cannot serve as given (400).
+    pub fn bad_request(message: impl Into<String>) -> Problem {
+        Problem {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            remote: None,
+        }
+    }
+
+    /// No such connection or call (404).
+    pub fn not_found(message: impl Into<String>) -> Problem {
+        Problem {
+            status: StatusCode::NOT_FOUND,
+            message: message.into(),
+            remote: None,
+        }
+    }
+
+    /// A limit of the inspector was reached (429).
+    pub fn limit(message: impl Into<String>) -> Problem {
+        Problem {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            message: message.into(),
+            remote: None,
+        }
+    }
+
+    /// The MCP server failed the request, or could not be reached (502),
+    /// or did not answer in time (504); the client refused a setting (400)
+    /// or found the server does not offer what was asked (409).
+    pub fn client(e: &ClientError, doing: &str) -> Problem {
+        let status = match e {
+            // What the page asked for is not valid (a root that is not file://).
+            ClientError::Config(_) => StatusCode::BAD_REQUEST,
+            // The server does not declare what it takes.
+            ClientError::Unsupported(_) => StatusCode::CONFLICT,
+            _ if Exit::of_client_error(e) == Exit::Timeout => StatusCode::GATEWAY_TIMEOUT,
+            _ => StatusCode::BAD_GATEWAY,
+        };
+        Problem {
+            status,
+            message: format!("{doing}: {e}"),
+            remote: e.remote().and_then(|r| serde_json::to_value(r).ok()),
+        }
+    }
+
+    /// A failure of the CLI's shared code (target, HTTP options).
+    pub fn failure(f: Failure) -> Problem {
+        match f {
+            Failure::Usage(m) => Problem::bad_request(m),
+            Failure::Runtime(e) | Failure::Coded(_, e) => Problem {
+                status: StatusCode::BAD_GATEWAY,
+                message: format!("{e:#}"),
+                remote: None,
+            },
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let mut error = json!({"message": self.message});
+        if let Some(Value::Object(r)) = self.remote {
+            for (k, v) in r {
+                if k != "message" {
+                    error[k] = v;
+                }
+            }
+        }
+        (self.status, Json(json!({"error": error}))).into_response()
+    }
+}
+
+/// A JSON request body whose rejection (not JSON, wrong shape, wrong
+/// content type) is a [`Problem`] like every other failure of the API.
+#[derive(Debug)]
+pub struct Body<T>(pub T);
+
+impl<S, T> FromRequest<S> for Body<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned,
+{
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Problem> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Body(v)),
+            Err(rejection) => Err(Problem {
+                status: rejection.status(),
+                message: format!("the request body: {}", rejection.body_text()),
+                remote: None,
+            }),
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! [`TaskBook`]: the tasks a connection's tool calls became (2025-11-25
+//! task-augmented calls, or the 2026-07-28 tasks extension). Each is
+//! followed until it ends: every change of status is recorded in the
+//! journal (`task`), then its result or error; the page can cancel it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tessera::client::{TaskHandle, TaskState};
+
+use super::journal::Journal;
+use super::problem::Problem;
+
+/// The most tasks followed at once on one connection.
+pub const MAX_TASKS: usize = 64;
+
+/// The tasks of one connection. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct TaskBook {
+    inner: Arc<Mutex<BTreeMap<String, Followed>>>,
+}
+
+struct Followed {
+    handle: TaskHandle,
+    last: Value,
+    follower: tokio::task::AbortHandle,
+}
+
+fn state(conn: u64, s: &TaskState) -> Value {
+    json!({
+        "connection": conn,
+        "taskId": s.task_id,
+        "status": s.status,
+        "statusMessage": s.status_message,
+    })
+}
+
+impl TaskBook {
+    fn book(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Followed>> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Follows `handle` until its task ends, recording its states and
+    /// its result in `journal`.
+    pub fn follow(&self, conn: u64, handle: TaskHandle, journal: Journal) -> Result<(), Problem> {
+        let id = handle.id().to_owned();
+        let mut book = self.book();
+        if book.len() >= MAX_TASKS {
+            return Err(Problem::limit(format!(
+                "{MAX_TASKS} tasks are already followed on this connection"
+            )));
+        }
+        let first = json!({"connection": conn, "taskId": id, "status": "working"});
+        journal.record("task", first.clone());
+        let (me, h, task_id) = (self.clone(), handle.clone(), id.clone());
+        let follower = tokio::spawn(async move {
+            let j = journal.clone();
+            let me2 = me.clone();
+            let outcome = h
+                .wait(|s| {
+                    let v = state(conn, s);
+                    if let Some(f) = me2.book().get_mut(&s.task_id) {
+                        f.last = v.clone();
+                    }
+                    j.record("task", v);
+                })
+                .await;
+            let end = match outcome {
+                Ok(result) => json!({"connection": conn, "taskId": task_id, "result": result}),
+                Err(e) => json!({"connection": conn, "taskId": task_id, "error": e.to_string(),
+                                 "remote": e.remote()}),
+            };
+            me.book().remove(&task_id);
+            journal.record("taskResult", end);
+        });
+        book.insert(
+            id,
+            Followed {
+                handle,
+                last: first,
+                follower: follower.abort_handle(),
+            },
+        );
+        Ok(())
+    }
+
+    /// The tasks followed, with their last state.
+    pub fn list(&self) -> Vec<Value> {
+        self.book().values().map(|f| f.last.clone()).collect()
+    }
+
+    /// Asks the server to cancel task `id` (`tasks/cancel`); following it
+    /// goes on until the server reports it ended.
+    pub async fn cancel(&self, id: &str) -> Result<(), Problem> {
+        let handle = self
+            .book()
+            .get(id)
+            .map(|f| f.handle.clone())
+            .ok_or_else(|| Problem::not_found(format!("no task {id:?} is followed")))?;
+        handle
+            .cancel()
+            .await
+            .map_err(|e| Problem::client(&e, "tasks/cancel"))
+    }
+
+    /// Stops following every task (the connection is closing).
+    pub fn stop(&self) {
+        for (_, f) in std::mem::take(&mut *self.book()) {
+            f.follower.abort();
+        }
+    }
+}

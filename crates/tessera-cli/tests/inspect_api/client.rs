@@ -1,0 +1,124 @@
+//! A client of one inspector's API, and reading its event stream.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::Inspector;
+
+pub const START: Duration = Duration::from_secs(30);
+
+/// A client of one inspector's API.
+pub struct Api {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub token: String,
+}
+
+impl Api {
+    pub fn of(i: &Inspector) -> Api {
+        Api {
+            http: reqwest::Client::new(),
+            base: i.base.clone(),
+            token: i.token.clone(),
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut r = self
+            .http
+            .request(method, format!("{}/api/{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.expect("the inspector answers");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    pub async fn get(&self, path: &str) -> Value {
+        let (s, v) = self.send(reqwest::Method::GET, path, None).await;
+        assert_eq!(s, 200, "GET {path}: {v}");
+        v
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Value {
+        let (s, v) = self.send(reqwest::Method::POST, path, Some(body)).await;
+        assert_eq!(s, 200, "POST {path}: {v}");
+        v
+    }
+
+    /// Connects to `tessera serve --stdio` in `era`.
+    pub async fn connect_reference(&self, era: &str) -> Value {
+        self.post(
+            "connections",
+            json!({"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"], "era": era}),
+        )
+        .await
+    }
+}
+
+/// The journal's event stream, read until `done` holds for the events so
+/// far (or the deadline passes, which fails the test).
+pub async fn events_until(api: &Api, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let mut resp = api
+        .http
+        .get(format!("{}/api/events?token={}", api.base, api.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut buf = String::new();
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let chunk = tokio::time::timeout_at(deadline, resp.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("the events never matched; got {events:#?}"))
+            .unwrap()
+            .expect("the stream stays open");
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let is_message = !block.lines().any(|l| l.starts_with("event:"));
+            for line in block.lines() {
+                if let Some(d) = line.strip_prefix("data:") {
+                    if is_message {
+                        events.push(serde_json::from_str(d.trim()).unwrap());
+                    }
+                }
+            }
+        }
+        if done(&events) {
+            return events;
+        }
+    }
+}
+
+pub fn protocol_methods(events: &[Value], dir: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "protocol" && e["dir"] == dir)
+        .filter_map(|e| e["message"]["method"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Waits for the next question a server asks, and returns it.
+pub async fn next_ask(api: &Api, after: u64) -> Value {
+    let events = events_until(api, |ev| {
+        ev.iter()
+            .any(|e| e["type"] == "ask" && e["ask"].as_u64() > Some(after))
+    })
+    .await;
+    events
+        .into_iter()
+        .find(|e| e["type"] == "ask" && e["ask"].as_u64() > Some(after))
+        .unwrap()
+}

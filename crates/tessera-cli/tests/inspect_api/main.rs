@@ -1,0 +1,13 @@
+//! The HTTP + SSE API of `tessera inspect` (docs/inspect.md), against a real
+//! `tessera inspect` holding a real `tessera serve --stdio`, and its
+//! security rules: the token, the Host and Origin checks, loopback binding.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod auth;
+mod client;
+mod connections;
+mod security;
+mod server_features;
+mod url_elicitation;

@@ -1,0 +1,315 @@
+//! A small W3C WebDriver client over reqwest, and the `chromedriver` it
+//! drives: just what the inspector's browser tests use.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The element key of the W3C protocol.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A `chromedriver` process on a free loopback port, killed when dropped.
+pub struct Driver {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where `name` is on `PATH`, if it is.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+impl Driver {
+    /// Starts `chromedriver --port=0` and reads the port it chose.
+    pub fn start(program: &Path) -> Driver {
+        let mut child = Command::new(program)
+            .arg("--port=0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(port) = line
+                    .split("started successfully on port ")
+                    .nth(1)
+                    .and_then(|p| p.trim_end_matches('.').trim().parse::<u16>().ok())
+                {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(port);
+                    }
+                }
+            }
+        });
+        let port = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("chromedriver named no port: {e}");
+            }
+        };
+        Driver {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        }
+    }
+}
+
+/// One browser session.
+pub struct Session {
+    http: reqwest::Client,
+    url: String,
+}
+
+/// A found element.
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl Session {
+    /// Starts headless Chromium (`binary`) with a fresh profile in
+    /// `profile`, its window 1280x800.
+    pub async fn start(driver: &Driver, binary: &Path, profile: &Path) -> Session {
+        let http = reqwest::Client::new();
+        let args = vec![
+            "--headless".to_string(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--disable-dev-shm-usage".into(),
+            "--window-size=1280,800".into(),
+            format!("--user-data-dir={}", profile.display()),
+        ];
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": binary, "args": args},
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }}});
+        let r: Value = http
+            .post(format!("{}/session", driver.base))
+            .json(&caps)
+            .send()
+            .await
+            .expect("chromedriver answers")
+            .json()
+            .await
+            .unwrap();
+        let id = r["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no browser session: {r}"))
+            .to_string();
+        let s = Session {
+            http,
+            url: format!("{}/session/{id}", driver.base),
+        };
+        s.cmd(
+            "POST",
+            "timeouts",
+            json!({"implicit": 10_000, "script": 20_000, "pageLoad": 20_000}),
+        )
+        .await;
+        s
+    }
+
+    async fn try_cmd(&self, method: &str, path: &str, body: Value) -> Result<Value, Value> {
+        let url = if path.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{}/{path}", self.url)
+        };
+        let req = match method {
+            "GET" => self.http.get(url),
+            "DELETE" => self.http.delete(url),
+            _ => self.http.post(url).json(&body),
+        };
+        let resp = req.send().await.map_err(|e| json!(e.to_string()))?;
+        let ok = resp.status().is_success();
+        let v: Value = resp.json().await.map_err(|e| json!(e.to_string()))?;
+        if ok { Ok(v["value"].clone()) } else { Err(v) }
+    }
+
+    async fn cmd(&self, method: &str, path: &str, body: Value) -> Value {
+        match self.try_cmd(method, path, body).await {
+            Ok(v) => v,
+            Err(e) => panic!("WebDriver {method} {path}: {e}"),
+        }
+    }
+
+    /// Navigates to `url`.
+    pub async fn goto(&self, url: &str) {
+        self.cmd("POST", "url", json!({"url": url})).await;
+    }
+
+    /// The first element matching a CSS selector (waiting up to the
+    /// implicit timeout for it to appear).
+    pub async fn find(&self, css: &str) -> Element {
+        let v = self
+            .cmd(
+                "POST",
+                "element",
+                json!({"using": "css selector", "value": css}),
+            )
+            .await;
+        Element(v[ELEMENT].as_str().unwrap().to_string())
+    }
+
+    /// Clicks an element (found again if the page re-rendered it between
+    /// finding and clicking).
+    pub async fn click(&self, css: &str) {
+        for _ in 0..3 {
+            let e = self.find(css).await;
+            match self
+                .try_cmd("POST", &format!("element/{}/click", e.0), json!({}))
+                .await
+            {
+                Ok(_) => return,
+                Err(v) if v["value"]["error"] == "stale element reference" => continue,
+                Err(v) => panic!("WebDriver click {css}: {v}"),
+            }
+        }
+        panic!("WebDriver click {css}: the element kept being replaced");
+    }
+
+    /// Replaces the value of an input with `text` (typed as keys), finding
+    /// it again if the page re-rendered it meanwhile.
+    pub async fn fill(&self, css: &str, text: &str) {
+        for _ in 0..3 {
+            let e = self.find(css).await;
+            let cleared = self
+                .try_cmd("POST", &format!("element/{}/clear", e.0), json!({}))
+                .await;
+            let typed = match cleared {
+                Ok(_) => {
+                    self.try_cmd(
+                        "POST",
+                        &format!("element/{}/value", e.0),
+                        json!({"text": text}),
+                    )
+                    .await
+                }
+                Err(v) => Err(v),
+            };
+            match typed {
+                Ok(_) => return,
+                Err(v) if v["value"]["error"] == "stale element reference" => continue,
+                Err(v) => panic!("WebDriver fill {css}: {v}"),
+            }
+        }
+        panic!("WebDriver fill {css}: the element kept being replaced");
+    }
+
+    /// Sends keys to an element (WebDriver key codes such as `\u{E012}`,
+    /// the left arrow, included).
+    pub async fn keys(&self, css: &str, text: &str) {
+        let e = self.find(css).await;
+        self.cmd(
+            "POST",
+            &format!("element/{}/value", e.0),
+            json!({"text": text}),
+        )
+        .await;
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page.
+    pub async fn run(&self, script: &str, args: Value) -> Value {
+        self.cmd(
+            "POST",
+            "execute/sync",
+            json!({"script": script, "args": args}),
+        )
+        .await
+    }
+
+    /// Runs `script` asynchronously: it calls its last argument with the
+    /// result.
+    pub async fn run_async(&self, script: &str, args: Value) -> Value {
+        self.cmd(
+            "POST",
+            "execute/async",
+            json!({"script": script, "args": args}),
+        )
+        .await
+    }
+
+    /// Waits until the JavaScript expression `condition` is truthy in the
+    /// page (re-checked on every change of the document), returning its
+    /// value; the script timeout (20 s) is the deadline.
+    pub async fn wait_for(&self, condition: &str) -> Value {
+        let script = format!(
+            "const done = arguments[arguments.length - 1];
+             const check = () => {{
+               let v = null;
+               try {{ v = ({condition}); }} catch (e) {{ v = null; }}
+               if (v) {{ observer.disconnect(); done(v); }}
+             }};
+             const observer = new MutationObserver(check);
+             observer.observe(document, {{subtree: true, childList: true, characterData: true, attributes: true}});
+             check();"
+        );
+        match self
+            .try_cmd(
+                "POST",
+                "execute/async",
+                json!({"script": script, "args": []}),
+            )
+            .await
+        {
+            Ok(v) => v,
+            Err(e) => panic!("the page never satisfied `{condition}`: {e}"),
+        }
+    }
+
+    /// Resizes the window.
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.cmd(
+            "POST",
+            "window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .await;
+    }
+
+    /// A PNG screenshot of the window.
+    pub async fn screenshot(&self) -> Option<Vec<u8>> {
+        use base64::Engine as _;
+        let v = self.try_cmd("GET", "screenshot", json!({})).await.ok()?;
+        base64::engine::general_purpose::STANDARD
+            .decode(v.as_str()?)
+            .ok()
+    }
+
+    /// The browser's console messages so far (Chromium's log endpoint).
+    pub async fn console(&self) -> Value {
+        self.try_cmd("POST", "se/log", json!({"type": "browser"}))
+            .await
+            .unwrap_or_else(|e| json!({"unavailable": e}))
+    }
+
+    /// Ends the session (closing the browser).
+    pub async fn quit(&self) {
+        let _ = self.try_cmd("DELETE", "", json!({})).await;
+    }
+}
