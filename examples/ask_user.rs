@@ -1,7 +1,7 @@
 //! A handler that asks the user a question, written once, answered in both
 //! eras.
 //!
-//! `ctx.elicit(..)` sends a legacy client (up to 2025-11-25) an
+//! `ctx.elicit_with(..)` sends a legacy client (up to 2025-11-25) an
 //! `elicitation/create` request and waits for the answer. A 2026-07-28
 //! client instead gets an `InputRequiredResult` with a sealed `requestState`;
 //! it retries the call with the answer and the handler runs again, this time
@@ -32,7 +32,7 @@ async fn greet(ctx: RequestContext) -> Result<String, String> {
         }
     }))
     .map_err(|e| e.to_string())?;
-    let answer = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    let answer = ctx.elicit_with(form).await.map_err(|e| e.to_string())?;
     let fields = serde_json::to_value(answer.content).map_err(|e| e.to_string())?;
     let field = |k: &str| fields[k].as_str().unwrap_or("?").to_owned();
     Ok(format!("{}, {}!", field("greeting"), field("name")))

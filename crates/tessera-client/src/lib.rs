@@ -46,7 +46,7 @@
 //!             "greeting": {"type": "string", "default": "Hello"}
 //!         }, "required": ["name"]}
 //!     })).map_err(|e| e.to_string())?;
-//!     let answer = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+//!     let answer = ctx.elicit_with(form).await.map_err(|e| e.to_string())?;
 //!     let v = serde_json::to_value(answer.content).map_err(|e| e.to_string())?;
 //!     Ok(format!("{}, {}!", v["greeting"].as_str().unwrap_or("?"), v["name"].as_str().unwrap_or("?")))
 //! }

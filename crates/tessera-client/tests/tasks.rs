@@ -21,7 +21,7 @@ async fn ask_name(ctx: RequestContext) -> Result<String, String> {
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
     }))
     .unwrap();
-    let r = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    let r = ctx.elicit_with(form).await.map_err(|e| e.to_string())?;
     let name = serde_json::to_value(&r).unwrap()["content"]["name"]
         .as_str()
         .unwrap_or("?")

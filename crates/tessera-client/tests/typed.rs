@@ -151,3 +151,84 @@ async fn call_tool_takes_any_serializable_arguments_and_refuses_non_objects() {
         client.close().await;
     }
 }
+
+/// What a typed question asks for.
+#[derive(serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
+struct Booking {
+    name: String,
+    guests: u8,
+    note: Option<String>,
+}
+
+async fn book(ctx: RequestContext) -> String {
+    match ctx.elicit::<Booking>("Who is coming?").await {
+        Ok(tessera_server::Elicited::Accepted(b)) => {
+            format!("{} x{} {:?}", b.name, b.guests, b.note)
+        }
+        Ok(tessera_server::Elicited::Declined) => "declined".into(),
+        Ok(tessera_server::Elicited::Cancelled) => "cancelled".into(),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn a_typed_elicitation_asks_with_the_derived_form_and_reads_the_answer() {
+    use std::collections::BTreeMap;
+    use tessera_types::{ElicitAction, ElicitResult, ElicitValue, ErrorObject};
+    let server = Server::builder()
+        .tool(tool("book").handler(book))
+        .build()
+        .unwrap();
+    for (answer, want) in [
+        ("accept", "ada x3 None"),
+        ("decline", "declined"),
+        ("cancel", "cancelled"),
+        ("wrong", "error:"),
+    ] {
+        for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+            let (client_io, server_io) = tokio::io::duplex(1 << 20);
+            let (sr, sw) = tokio::io::split(server_io);
+            let _ = server.clone().serve_io(sr, sw);
+            let (cr, cw) = tokio::io::split(client_io);
+            let client = Client::builder("typed-tests", "1.0")
+                .protocol_version(version)
+                .elicitation(move |f: tessera_client::FormRequest| async move {
+                    // The form is the one derived from `Booking`, in order.
+                    let props: Vec<&String> = f.requested_schema.properties.keys().collect();
+                    assert_eq!(props.len(), 3, "{props:?}");
+                    let required = f.requested_schema.required.clone().unwrap_or_default();
+                    assert!(required.contains(&"guests".to_owned()));
+                    assert!(!required.contains(&"note".to_owned()));
+                    let mut content = BTreeMap::from([
+                        ("name".to_owned(), ElicitValue::String("ada".into())),
+                        ("guests".to_owned(), ElicitValue::Integer(3)),
+                    ]);
+                    Ok::<_, ErrorObject>(match answer {
+                        "accept" => ElicitResult::accept(content),
+                        "decline" => ElicitResult::action(ElicitAction::Decline),
+                        "cancel" => ElicitResult::action(ElicitAction::Cancel),
+                        _ => {
+                            // Out of the form's range: refused on one side or
+                            // the other, never read as a `u8`.
+                            content.insert("guests".into(), ElicitValue::Integer(300));
+                            ElicitResult::accept(content)
+                        }
+                    })
+                })
+                .connect_io(cr, cw)
+                .await
+                .expect("connects");
+            let text = match client.call_tool("book", ()).await {
+                Ok(r) => r.content[0].as_text().unwrap_or_default().to_owned(),
+                // A 2026-07-28 client checks its own answer before the
+                // retry, and gives up on the call when it does not fit.
+                Err(tessera_client::ClientError::Input { error, .. }) => {
+                    format!("error: {}", error.message)
+                }
+                Err(e) => panic!("{answer} {version}: {e}"),
+            };
+            assert!(text.starts_with(want), "{answer} {version}: {text}");
+            client.close().await;
+        }
+    }
+}

@@ -41,7 +41,7 @@ async fn greet(ctx: RequestContext) -> Result<String, String> {
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
     }))
     .map_err(|e| e.to_string())?;
-    let answer = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    let answer = ctx.elicit_with(form).await.map_err(|e| e.to_string())?;
     let v = serde_json::to_value(answer.content).map_err(|e| e.to_string())?;
     Ok(format!("Hello, {}!", v["name"].as_str().unwrap_or("?")))
 }

@@ -184,17 +184,19 @@ impl RequestContext {
         out
     }
 
-    /// Asks the user through the client (`elicitation/create`), in either era
-    /// (see [the `mrtr` module](crate::mrtr)). The question's key is numbered in
-    /// asking order; use [`RequestContext::elicit_as`] to choose it.
-    pub async fn elicit(
+    /// Asks the user through the client (`elicitation/create`) with
+    /// parameters of your own (a form, or a URL), in either era (see [the
+    /// `mrtr` module](crate::mrtr)); [`RequestContext::elicit`] asks for a
+    /// typed value. The question's key is numbered in asking order; use
+    /// [`RequestContext::elicit_as`] to choose it.
+    pub async fn elicit_with(
         &self,
         params: impl Into<ElicitRequestParams>,
     ) -> Result<ElicitResult, InputError> {
         self.elicit_inner(None, params.into()).await
     }
 
-    /// [`RequestContext::elicit`] with an explicit `inputRequests` key.
+    /// [`RequestContext::elicit_with`] with an explicit `inputRequests` key.
     pub async fn elicit_as(
         &self,
         key: &str,

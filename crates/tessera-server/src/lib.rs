@@ -38,6 +38,7 @@
 pub mod apps;
 mod completion;
 mod context;
+pub mod elicit;
 mod error;
 mod extension;
 mod extract;
@@ -60,6 +61,7 @@ pub use completion::{
     complete_from,
 };
 pub use context::RequestContext;
+pub use elicit::Elicited;
 pub use error::BuildError;
 pub use extension::{ExtensionHost, ExtensionRequest, ServerExtension};
 pub use extract::{

@@ -40,7 +40,7 @@ async fn two_questions(ctx: RequestContext) -> Result<String, String> {
 }
 
 async fn concurrent(ctx: RequestContext) -> Result<String, String> {
-    let (a, r) = tokio::join!(ctx.elicit(form("Name?", "name")), ctx.roots());
+    let (a, r) = tokio::join!(ctx.elicit_with(form("Name?", "name")), ctx.roots());
     let a = a.map_err(|e| e.to_string())?;
     let r = r.map_err(|e| e.to_string())?;
     Ok(format!(

@@ -44,8 +44,8 @@ fn field(r: &tessera_types::ElicitResult, prop: &str) -> String {
 
 async fn two_names(ctx: RequestContext) -> Result<String, String> {
     let (a, b) = tokio::join!(
-        ctx.elicit(form("A?", "name")),
-        ctx.elicit(form("B?", "name"))
+        ctx.elicit_with(form("A?", "name")),
+        ctx.elicit_with(form("B?", "name"))
     );
     let (a, b) = (a.map_err(|e| e.to_string())?, b.map_err(|e| e.to_string())?);
     Ok(format!("{} and {}", field(&a, "name"), field(&b, "name")))

@@ -102,7 +102,7 @@ fn confirm_schema() -> Value {
 
 async fn confirm_delete(ctx: RequestContext, Args(a): Args<DeleteArgs>) -> Result<String, String> {
     let answer = ctx
-        .elicit(form(&format!("Delete {}?", a.filename), confirm_schema())?)
+        .elicit_with(form(&format!("Delete {}?", a.filename), confirm_schema())?)
         .await
         .map_err(|e| e.to_string())?;
     let confirmed = answer
@@ -132,8 +132,8 @@ fn name_of(r: &tessera::types::ElicitResult) -> String {
 
 async fn multi_input(ctx: RequestContext) -> Result<String, String> {
     let (a, b) = tokio::join!(
-        ctx.elicit(form("First name?", name_schema())?),
-        ctx.elicit(form("Second name?", name_schema())?),
+        ctx.elicit_with(form("First name?", name_schema())?),
+        ctx.elicit_with(form("Second name?", name_schema())?),
     );
     let (a, b) = (a.map_err(|e| e.to_string())?, b.map_err(|e| e.to_string())?);
     Ok(format!("got {} and {}", name_of(&a), name_of(&b)))

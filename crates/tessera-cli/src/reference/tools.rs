@@ -153,7 +153,7 @@ async fn sampling(ctx: RequestContext, Args(a): Args<SamplingArgs>) -> Result<St
 
 async fn elicit(ctx: &RequestContext, message: &str, schema: Value) -> Result<String, String> {
     let r = ctx
-        .elicit(super::mrtr::form(message, schema)?)
+        .elicit_with(super::mrtr::form(message, schema)?)
         .await
         .map_err(|e| format!("elicitation failed: {e}"))?;
     let answer = serde_json::to_value(&r).unwrap_or(Value::Null);

@@ -29,7 +29,7 @@ async fn url_asking_server() -> String {
                     );
                     ask.elicitation_id = Some("e-1".into());
                     let r = ctx
-                        .elicit(ElicitRequestParams::Url(ask))
+                        .elicit_with(ElicitRequestParams::Url(ask))
                         .await
                         .map_err(|e| format!("elicitation failed: {e}"))?;
                     Ok::<_, String>(format!("action={}", json!(r.action)))
