@@ -240,6 +240,16 @@ async fn directory_reads() {
         };
         // The skill root, over two pages (page size 2).
         let first = read("skill://pdf", None).await.unwrap();
+        // Cacheable like skills/list and resources/list: 2026-07-28 peers
+        // (the TypeScript SkillsClient) require ttlMs and cacheScope.
+        let modern = version == ProtocolVersion::V2026_07_28;
+        assert_eq!(first.contains_key("ttlMs"), modern, "{first:?}");
+        assert_eq!(first.contains_key("cacheScope"), modern, "{first:?}");
+        if modern {
+            assert!(first["ttlMs"].is_u64(), "{first:?}");
+            assert!(first["cacheScope"].is_string(), "{first:?}");
+            assert_eq!(first["resultType"], json!("complete"), "{first:?}");
+        }
         let cursor = first["nextCursor"].as_str().unwrap().to_owned();
         let second = read("skill://pdf", Some(cursor)).await.unwrap();
         assert!(!second.contains_key("nextCursor"));

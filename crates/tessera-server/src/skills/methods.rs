@@ -116,6 +116,9 @@ async fn directory(shared: &Shared, request: &ExtensionRequest) -> HandlerResult
     if let Some(n) = next {
         result.insert("nextCursor".into(), Value::String(n));
     }
+    // Like every listing of 2026-07-28, a directory page is cacheable:
+    // peers (the TypeScript SkillsClient) require `ttlMs`/`cacheScope`.
+    request.cache_hints(&mut result);
     Ok(result)
 }
 
