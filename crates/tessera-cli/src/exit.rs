@@ -22,6 +22,8 @@ use std::process::ExitCode;
 use tessera::client::ClientError;
 use tessera_http::TransportFailure;
 
+use crate::peer_text;
+
 /// An exit code of `tessera`. Each code has exactly one meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -203,8 +205,12 @@ impl Failure {
     pub fn report(self) -> ExitCode {
         let exit = self.exit();
         match self {
-            Failure::Usage(msg) => eprintln!("{msg}"),
-            Failure::Runtime(e) | Failure::Coded(_, e) => eprintln!("error: {e:#}"),
+            // The message may carry a server's text (an error message, a
+            // name): its control characters are shown as escapes.
+            Failure::Usage(msg) => peer_text::eprintln(&msg),
+            Failure::Runtime(e) | Failure::Coded(_, e) => {
+                peer_text::eprintln(&format!("error: {e:#}"))
+            }
         }
         exit.into()
     }

@@ -13,6 +13,7 @@ mod http_opts;
 mod login;
 mod notices;
 mod output;
+mod peer_text;
 mod proxy;
 mod reference;
 mod sampling;

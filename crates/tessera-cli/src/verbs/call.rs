@@ -10,6 +10,7 @@ use tessera::types::JsonObject;
 use crate::connect::ClientOptions;
 use crate::exit::{Exit, Failure};
 use crate::output;
+use crate::peer_text;
 
 /// `tessera call`.
 #[derive(Debug, Args)]
@@ -70,9 +71,9 @@ pub async fn run(a: CallArgs) -> Result<ExitCode, Failure> {
     if a.opts.json {
         output::json_object(&r);
     } else if failed {
-        eprint!("tool error: {}", output::tool_result(&r));
+        peer_text::eprint(&format!("tool error: {}", output::tool_result(&r)));
     } else {
-        print!("{}", output::tool_result(&r));
+        peer_text::print(&output::tool_result(&r));
     }
     Ok(if failed {
         Exit::ToolError.into()

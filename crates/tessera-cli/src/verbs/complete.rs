@@ -11,6 +11,7 @@ use tessera::types::JsonObject;
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
 use crate::output;
+use crate::peer_text;
 
 /// What is completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,7 +86,7 @@ pub async fn run(a: CompleteArgs) -> Result<ExitCode, Failure> {
     if a.opts.json {
         output::json_object(&r);
     } else {
-        print!("{}", output::completion_result(&r));
+        peer_text::print(&output::completion_result(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@ use tessera::types::JsonObject;
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
 use crate::output;
+use crate::peer_text;
 
 /// `tessera get`.
 #[derive(Debug, Args)]
@@ -49,7 +50,7 @@ pub async fn run(a: GetArgs) -> Result<ExitCode, Failure> {
     if a.opts.json {
         output::json_object(&r);
     } else {
-        print!("{}", output::prompt_result(&r));
+        peer_text::print(&output::prompt_result(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

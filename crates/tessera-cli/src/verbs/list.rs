@@ -11,6 +11,7 @@ use tessera::types::JsonObject;
 use crate::connect::{ClientOptions, Session};
 use crate::exit::{Exit, Failure};
 use crate::output;
+use crate::peer_text;
 
 /// The most pages followed.
 const MAX_PAGES: usize = 1000;
@@ -129,7 +130,7 @@ pub async fn run(a: ListArgs) -> Result<ExitCode, Failure> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        print!("{}", output::listing(key, &items));
+        peer_text::print(&output::listing(key, &items));
     }
     Ok(ExitCode::SUCCESS)
 }
