@@ -90,7 +90,9 @@ impl Exit {
             Exit::Auth => "authorization needed or refused (try `tessera login URL`)",
             Exit::ToolError => "the tool reported an error (isError)",
             Exit::Timeout => "no answer within --timeout",
-            Exit::Protocol => "the server's answer broke the protocol",
+            Exit::Protocol => {
+                "the server's answer broke the protocol (a wrong shape, over the 16 MiB message limit)"
+            }
             Exit::InputRefused => "the server needed input that was refused or unavailable",
             Exit::Unsupported => {
                 "the server does not offer what was asked (a capability, the pinned era or version)"
@@ -115,6 +117,11 @@ impl Exit {
     pub fn of_client_error(e: &ClientError) -> Exit {
         if e.is_timeout() {
             return Exit::Timeout;
+        }
+        // An answer over the message size limit breaks what the protocol
+        // allows here.
+        if e.is_too_large() {
+            return Exit::Protocol;
         }
         if e.is_closed() {
             return Exit::Connection;

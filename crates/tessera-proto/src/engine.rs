@@ -294,6 +294,32 @@ impl Engine {
         }
     }
 
+    /// The answer to request `id` this side sent arrived, but was longer
+    /// than the transport's limit (`len` > `limit` bytes) and was dropped
+    /// unread: the request fails with [`CallError::TooLarge`] (a connection
+    /// attempt with [`Event::ConnectFailed`]). Returns whether `id` was
+    /// pending; when it was not, nothing changes.
+    pub fn refuse_oversized_response(&mut self, id: &RequestId, len: usize, limit: usize) -> bool {
+        if self.closed {
+            return false;
+        }
+        let Some(p) = self.pending.remove(id) else {
+            return false;
+        };
+        let error = CallError::TooLarge { len, limit };
+        match p.kind {
+            PendingKind::User => self.push_event(Event::Response {
+                id: id.clone(),
+                outcome: Err(error),
+            }),
+            PendingKind::Probe | PendingKind::Initialize => {
+                self.connect = Connect::Failed;
+                self.push_event(Event::ConnectFailed(error));
+            }
+        }
+        true
+    }
+
     pub(crate) fn push_event(&mut self, e: Event) {
         self.events.push_back(e);
     }

@@ -35,12 +35,17 @@ pub enum Incoming {
         /// Fired when the frame is handled.
         done: tokio::sync::oneshot::Sender<()>,
     },
-    /// A frame that exceeded the size limit (answered with `-32600`).
+    /// A frame that exceeded the size limit: the answer to a request this
+    /// side sent (`response_to`) fails that request with
+    /// [`CallError::TooLarge`](tessera_proto::CallError::TooLarge); anything
+    /// else is answered with `-32600`.
     TooLong {
         /// Its size in bytes (at least).
         len: usize,
         /// The limit.
         limit: usize,
+        /// The id of the response it was, when that could be read.
+        response_to: Option<tessera_types::RequestId>,
     },
 }
 
@@ -92,9 +97,10 @@ where
     async fn recv(&mut self) -> std::io::Result<Option<Incoming>> {
         Ok(self.reader.next().await?.map(|f| match f {
             Frame::Line(b) => Incoming::Bytes(b),
-            Frame::TooLong { len } => Incoming::TooLong {
+            Frame::TooLong { len, response_to } => Incoming::TooLong {
                 len,
                 limit: self.limit,
+                response_to,
             },
         }))
     }
