@@ -105,10 +105,18 @@ pub struct ClientOptions {
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
     pub protocol_version: Option<ProtocolVersion>,
 
-    /// Seconds to wait for each answer (restarted by progress notifications;
-    /// 0 = wait as long as it takes).
+    /// The wall-clock bound of the whole command, in seconds: starting a
+    /// stdio server, the era probe, the handshake, the request and whatever
+    /// progress the server reports all count (0 = no bound). `call --task`,
+    /// `log-level` and `bench` bound each request with it instead.
     #[arg(long, value_name = "SECS", value_parser = parse_secs, default_value = "60")]
     pub timeout: Duration,
+
+    /// Seconds to wait for an answer with no progress notification in
+    /// between: each one restarts it, never past --timeout (default: off,
+    /// only --timeout applies).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub progress_timeout: Option<Duration>,
 
     /// The lowest level of log messages to ask the server for (printed to
     /// stderr). Legacy: logging/setLevel after connecting; 2026-07-28: the
@@ -143,6 +151,7 @@ pub struct Session {
     /// What was connected to (for messages).
     pub target: String,
     timeout: Duration,
+    progress_timeout: Option<Duration>,
     log_level: Option<LoggingLevel>,
 }
 
@@ -172,12 +181,14 @@ impl ClientOptions {
     /// The per-call options: timeout, progress reporting, log level.
     pub fn call_options(&self, session: &Session) -> CallOptions {
         let mut o = CallOptions::new();
-        if session.timeout.is_zero() {
-            o = o.no_timeout();
-        } else {
-            o = o
-                .timeout(session.timeout)
-                .max_timeout(session.timeout.max(Duration::from_secs(600)));
+        match (session.timeout.is_zero(), session.progress_timeout) {
+            (true, None) => o = o.no_timeout(),
+            (true, Some(idle)) => o = o.timeout(idle),
+            // Progress never extends the request past --timeout.
+            (false, idle) => {
+                let idle = idle.map_or(session.timeout, |i| i.min(session.timeout));
+                o = o.timeout(idle).max_timeout(session.timeout);
+            }
         }
         let progress = session.notices.clone();
         o = o.on_progress(move |p| progress.progress(&p));
@@ -193,11 +204,16 @@ impl ClientOptions {
             .mode(self.mode()?)
             .event_capacity(4096);
         if self.timeout.is_zero() {
-            b = b.request_timeout(None).max_request_timeout(None);
-        } else {
             b = b
-                .request_timeout(Some(self.timeout))
-                .max_request_timeout(Some(self.timeout.max(Duration::from_secs(600))))
+                .request_timeout(self.progress_timeout)
+                .max_request_timeout(None);
+        } else {
+            let idle = self
+                .progress_timeout
+                .map_or(self.timeout, |i| i.min(self.timeout));
+            b = b
+                .request_timeout(Some(idle))
+                .max_request_timeout(Some(self.timeout))
                 .probe_timeout(self.timeout.min(Duration::from_secs(5)));
         }
         if let Some(l) = self.log_level {
@@ -294,14 +310,18 @@ impl ClientOptions {
         let client = if self.timeout.is_zero() {
             connecting.await?
         } else {
-            // The probe, the handshake and starting a child, all bounded.
-            let limit = self.timeout + Duration::from_secs(5);
+            // The probe, the handshake and starting a child, all within
+            // --timeout (which also bounds the whole command).
+            let limit = self.timeout;
             tokio::time::timeout(limit, connecting)
                 .await
                 .map_err(|_| {
                     Failure::Coded(
                         Exit::Timeout,
-                        anyhow::anyhow!("connecting to {shown}: no answer within {limit:?}"),
+                        anyhow::anyhow!(
+                            "connecting to {shown}: no answer within --timeout {} s",
+                            limit.as_secs_f64()
+                        ),
                     )
                 })??
         };
@@ -311,6 +331,7 @@ impl ClientOptions {
             notices,
             target: shown,
             timeout: self.timeout,
+            progress_timeout: self.progress_timeout,
             log_level: self.log_level.map(Into::into),
         })
     }
@@ -408,6 +429,7 @@ pub async fn connect_pinned(
         era,
         protocol_version,
         timeout: Duration::from_secs(60),
+        progress_timeout: None,
         log_level: None,
         no_input: true,
         sampling_command: None,

@@ -22,12 +22,12 @@ pub struct CallArgs {
     /// Run the call as a task: print its id, show its status changes, print
     /// its result; Ctrl-C cancels it.
     #[arg(long)]
-    task: bool,
+    pub(crate) task: bool,
     /// The task's lifetime in milliseconds (2025-11-25 servers; with --task).
     #[arg(long, value_name = "MS", requires = "task")]
     ttl: Option<u64>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// The `tools/call` params for a tool and its JSON arguments text.

@@ -37,7 +37,7 @@ pub struct CompleteArgs {
     #[arg(long, value_name = "JSON")]
     context: Option<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// The `completion/complete` params.

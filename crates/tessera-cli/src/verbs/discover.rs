@@ -20,7 +20,7 @@ pub struct DiscoverArgs {
     #[arg(value_name = "URL")]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Runs `tessera discover`. `--json` prints the result the connection

@@ -21,7 +21,7 @@ pub struct GetArgs {
     #[arg(value_name = "PROMPT [ARGS_JSON] [URL]", required = true, num_args = 1..=3)]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Runs `tessera get`.

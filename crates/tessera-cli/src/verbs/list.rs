@@ -50,7 +50,7 @@ pub struct ListArgs {
     #[arg(value_name = "URL")]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Fetches every page of a list; the result is the first page's object with

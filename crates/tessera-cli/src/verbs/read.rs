@@ -20,7 +20,7 @@ pub struct ReadArgs {
     #[arg(value_name = "URI [URL]", required = true, num_args = 1..=2)]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Runs `tessera read`.
