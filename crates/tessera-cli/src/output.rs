@@ -76,8 +76,8 @@ pub fn listing(key: &str, items: &[Value]) -> String {
     let rows: Vec<Vec<String>> = items
         .iter()
         .map(|i| {
-            let desc = str_of(i, "description");
-            let desc = first_line(&desc).to_owned();
+            let raw = i.get("description").and_then(Value::as_str).unwrap_or("");
+            let desc = peer_text::line(first_line(raw)).into_owned();
             match key {
                 "resources" => vec![
                     str_of(i, "uri").into_owned(),
