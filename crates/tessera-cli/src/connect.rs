@@ -214,7 +214,9 @@ impl ClientOptions {
             b = b
                 .request_timeout(Some(idle))
                 .max_request_timeout(Some(self.timeout))
-                .probe_timeout(self.timeout.min(Duration::from_secs(5)));
+                // The probe is inside --timeout: it gets at most half of it,
+                // so a server that ignores it still leaves time to initialize.
+                .probe_timeout((self.timeout / 2).min(Duration::from_secs(5)));
         }
         if let Some(l) = self.log_level {
             b = b.log_level(l.into());
@@ -243,7 +245,14 @@ impl ClientOptions {
         let key = crate::era_cache::key(&target);
         if cache.is_legacy(&key, SystemTime::now()) {
             let legacy = ConnectMode::Legacy(ProtocolVersion::LATEST_LEGACY);
-            match self.attempt(target.clone(), tasks, Some(legacy)).await {
+            // Half of --timeout at most, like the probe, so that a verdict
+            // that no longer holds leaves time to probe.
+            let mut remembered = self.clone();
+            remembered.timeout = self.timeout / 2;
+            match remembered
+                .attempt(target.clone(), tasks, Some(legacy))
+                .await
+            {
                 Ok(session) => return Ok(session),
                 // A timeout is not a sign the server changed: do not wait twice.
                 Err(e @ Failure::Coded(Exit::Timeout, _)) => return Err(e),
@@ -310,9 +319,11 @@ impl ClientOptions {
         let client = if self.timeout.is_zero() {
             connecting.await?
         } else {
-            // The probe, the handshake and starting a child, all within
-            // --timeout (which also bounds the whole command).
-            let limit = self.timeout;
+            // The probe, the handshake and starting a child. The whole
+            // command is bounded by --timeout ([`crate::deadline`]); this is
+            // the bound of the commands that run longer, a second past the
+            // requests' own timeouts so that theirs fire first.
+            let limit = self.timeout + Duration::from_secs(1);
             tokio::time::timeout(limit, connecting)
                 .await
                 .map_err(|_| {
@@ -320,7 +331,7 @@ impl ClientOptions {
                         Exit::Timeout,
                         anyhow::anyhow!(
                             "connecting to {shown}: no answer within --timeout {} s",
-                            limit.as_secs_f64()
+                            self.timeout.as_secs_f64()
                         ),
                     )
                 })??

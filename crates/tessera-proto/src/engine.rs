@@ -126,6 +126,8 @@ pub struct Engine {
     closed: bool,
     /// Client role: what every 2026-07-28 request carries in `_meta`.
     client_wire: ClientWire,
+    /// Frames answered with an error and a null id so far.
+    unattributed: u32,
 }
 
 /// The client's capabilities and `clientInfo` in their wire form, serialised
@@ -173,6 +175,7 @@ impl Engine {
             connect: Connect::Idle,
             connect_mode: ConnectMode::Auto,
             closed: false,
+            unattributed: 0,
         }
     }
 
@@ -290,7 +293,33 @@ impl Engine {
     /// with `error` and a null id.
     pub fn refuse_frame(&mut self, error: ErrorObject) {
         if !self.closed {
+            self.answer_unattributed(error);
+        }
+    }
+
+    /// Answers a frame that cannot be tied to a request with `error` and a
+    /// null id, up to [`EngineConfig::max_unattributed_errors`] times; past
+    /// that, the frame is dropped unanswered and reported, once as
+    /// [`Event::PeerMisbehaving`], then per frame as
+    /// [`Event::ProtocolViolation`].
+    fn answer_unattributed(&mut self, error: ErrorObject) {
+        self.unattributed = self.unattributed.saturating_add(1);
+        let limit = self.config.max_unattributed_errors;
+        if self.unattributed <= limit {
             self.answer(None, Err(error), None);
+            return;
+        }
+        if self.unattributed == limit + 1 {
+            self.push_event(Event::PeerMisbehaving(format!(
+                "the peer sent {} frames that are not JSON-RPC requests or responses \
+                 (the last: {}); no longer answering them",
+                self.unattributed, error.message
+            )));
+        } else {
+            self.push_event(Event::ProtocolViolation(format!(
+                "unanswered: {}",
+                error.message
+            )));
         }
     }
 
@@ -370,6 +399,8 @@ impl Engine {
     fn reject(&mut self, r: decode::Rejection, batch: Option<u64>) {
         if r.silent {
             self.push_event(Event::ProtocolViolation(r.error.message));
+        } else if r.id.is_none() && batch.is_none() {
+            self.answer_unattributed(r.error);
         } else {
             self.answer(r.id, Err(r.error), batch);
         }

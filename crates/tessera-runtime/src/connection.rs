@@ -606,6 +606,9 @@ impl<S: Service> Connection<S> {
                 Event::ProtocolViolation(what) => {
                     tracing::debug!(%what, "ignored a bad message from the peer");
                 }
+                Event::PeerMisbehaving(what) => {
+                    tracing::warn!("{}", what.escape_debug());
+                }
                 other => tracing::debug!(?other, "unhandled engine event"),
             }
         }
