@@ -173,8 +173,11 @@ fn main() -> ExitCode {
     if let Command::Completions(a) = cli.command {
         return completions::run(a, command());
     }
+    // Plain text (no colours): log lines quote peers, and every control
+    // character in them is shown as an escape.
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(|| peer_text::LogStderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TESSERA_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),

@@ -82,6 +82,25 @@ pub fn eprintln(s: &str) {
     eprintln!("{}", block(s));
 }
 
+/// Stderr for the log lines of the `tessera` process itself (tracing):
+/// they quote peers (an upstream's name, a server's error message), so
+/// each write is passed through [`block`] like any other peer text. The
+/// subscriber writes one whole event per call, so a character is never
+/// split between two writes.
+pub struct LogStderr;
+
+impl std::io::Write for LogStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(block(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 /// A serialised JSON document with DEL and C1 characters escaped as
 /// `\u007f`/`\u0080`…`\u009f` (serde_json escapes C0 already). Such
 /// characters can only occur inside JSON strings, so the result is valid

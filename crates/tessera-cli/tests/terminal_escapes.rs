@@ -187,4 +187,26 @@ async fn nothing_a_server_sends_reaches_the_terminal_raw() {
     let (stdout, _) = inert("list tools --json", &out);
     let v: Value = serde_json::from_str(&stdout).expect("--json output is JSON");
     assert!(v.to_string().contains("\\u001b]52;"), "{stdout}");
+
+    // `tessera proxy` names its upstream on stderr.
+    let line = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead as _;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["proxy", "--http", "127.0.0.1:0", &url])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        line
+    })
+    .await
+    .unwrap();
+    assert_eq!(controls(&line), 0, "{line:?}");
+    assert!(line.contains("proxying evilA\\x1b]52;"), "{line}");
 }
