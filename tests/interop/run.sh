@@ -75,7 +75,10 @@ CASES=(
   "ts-sdk/streamable-http|node,tessera|case_ts_sdk_http"
   "ts-sdk/legacy-http-sse|node,tessera|case_ts_sdk_sse"
   "ext-tasks/http-task-lifecycle|node,tessera|case_ext_tasks_http"
+  "ext-tasks/http-2026-07-28-task-lifecycle|node,tessera|case_ext_tasks_http_modern"
   "ext-skills/ts-client-tessera-server|node,tessera|case_skills_ts_client"
+  "ext-skills/ts-client-2026-07-28-auto|node,tessera|case_skills_ts_client_auto"
+  "ext-skills/ts-client-2026-07-28-pinned|node,tessera|case_skills_ts_client_pinned"
   "ext-skills/tessera-verify-ts-server|node,tessera|case_skills_ts_server"
   "cli/http-call-echo-everything|node,tessera|case_cli_http_everything"
   "cli/http-list-tools-everything|node,tessera|case_cli_http_list_everything"
@@ -99,7 +102,8 @@ CASES=(
 )
 
 # The cases whose server is `tessera serve --http`: with --url they use that endpoint.
-URL_CASES=" ts-sdk/streamable-http ext-tasks/http-task-lifecycle ext-skills/ts-client-tessera-server
+URL_CASES=" ts-sdk/streamable-http ext-tasks/http-task-lifecycle ext-tasks/http-2026-07-28-task-lifecycle
+  ext-skills/ts-client-tessera-server ext-skills/ts-client-2026-07-28-auto ext-skills/ts-client-2026-07-28-pinned
   py-sdk/http-legacy py-sdk/http-2026-07-28-discover py-sdk/http-2026-07-28-pinned
   cli/http-list-and-call-tessera "
 
@@ -480,15 +484,30 @@ case_ext_tasks_http() {
   stop_http
   return $st
 }
+# The same requester pinned to 2026-07-28 (the Tasks extension: tasks/get
+# carries the finished result inline), with its default result codec, which
+# requires `resultType` on that result.
+case_ext_tasks_http_modern() {
+  start_tessera || { stop_http; return 1; }
+  run_client node "$HERE/ext_tasks_client.mjs" --url "$HTTP_URL" --pin 2026-07-28; local st=$?
+  stop_http
+  return $st
+}
 # Skills: the TypeScript SDK 2.4 skills client lists, gets and verifies every
 # file served by `tessera serve --http --skills`; `tessera skills list --verify`
 # checks every file served by the TypeScript SDK 2.4 skills server.
-case_skills_ts_client() {
+# In every era: legacy (initialize), auto (probes server/discover) and pinned
+# to 2026-07-28, where every listing and directory page must carry
+# ttlMs/cacheScope.
+skills_ts_client() { # MODE WANT_VERSION
   start_tessera --skills "$ROOT/conformance/fixtures/skills" || { stop_http; return 1; }
-  run_client node "$HERE/ts_skills_client.mjs" "$HTTP_URL"; local st=$?
+  run_client node "$HERE/ts_skills_client.mjs" "$HTTP_URL" "$1"; local st=$?
   stop_http
-  [ $st = 0 ] && grep -q '^ok: 4 skills, 11 files verified$' "$STDOUT"
+  [ $st = 0 ] && grep -q "^ok: 4 skills, 11 files verified, 4 directories ($2)\$" "$STDOUT"
 }
+case_skills_ts_client() { skills_ts_client legacy 2025-11-25; }
+case_skills_ts_client_auto() { skills_ts_client auto 2026-07-28; }
+case_skills_ts_client_pinned() { skills_ts_client 2026-07-28 2026-07-28; }
 case_skills_ts_server() {
   run_cmd verify "$TESSERA" skills list --verify -- \
     node "$HERE/ts_skills_server.mjs" "$ROOT/conformance/fixtures/skills" || return 1

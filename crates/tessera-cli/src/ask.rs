@@ -15,6 +15,7 @@ use tessera::types::{CreateMessageRequestParams, CreateMessageResult, ElicitActi
 
 use crate::connect::ClientOptions;
 use crate::notices::Notices;
+use crate::peer_text;
 
 /// The code of a refusal by this client (no user to ask, no model).
 const REFUSED: i64 = -1;
@@ -43,7 +44,7 @@ pub fn install(b: ClientBuilder, opts: &ClientOptions, notices: &Notices) -> Cli
             if let Err(why) = can_ask(no_input) {
                 eprintln!(
                     "tessera: the server asks: {}\n  refused: {why}, so the user cannot be asked",
-                    form.message
+                    peer_text::block(&form.message)
                 );
                 return Err(ErrorObject::new(
                     REFUSED,
@@ -88,7 +89,7 @@ pub fn install(b: ClientBuilder, opts: &ClientOptions, notices: &Notices) -> Cli
             .map_err(|e| ErrorObject::internal(format!("asking the user failed: {e}")))?;
             Ok(match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => {
-                    eprintln!("Open this URL in your browser: {url}");
+                    eprintln!("Open this URL in your browser: {}", peer_text::line(&url));
                     ElicitAction::Accept
                 }
                 "" | "n" | "no" => ElicitAction::Decline,
@@ -125,10 +126,11 @@ pub fn install(b: ClientBuilder, opts: &ClientOptions, notices: &Notices) -> Cli
 pub fn describe_url(req: &UrlRequest) -> String {
     let mut s = format!(
         "\nThe server asks you to open a URL: {}\n  URL:  {}\n",
-        req.message, req.url
+        peer_text::block(&req.message),
+        peer_text::line(&req.url)
     );
     if let Some(h) = req.host() {
-        s.push_str(&format!("  host: {h}\n"));
+        s.push_str(&format!("  host: {}\n", peer_text::line(h)));
     }
     if req.looks_suspicious() {
         s.push_str(

@@ -218,7 +218,7 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode, Failure> {
     if opts.json {
         output::json(&report.to_json(&tool, &shown, a.concurrency));
     } else {
-        print!("{}", report.to_text(&tool, &shown, a.concurrency));
+        crate::peer_text::print(&report.to_text(&tool, &shown, a.concurrency));
     }
     Ok(if report.errors.is_empty() {
         ExitCode::SUCCESS

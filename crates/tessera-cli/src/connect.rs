@@ -105,10 +105,18 @@ pub struct ClientOptions {
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
     pub protocol_version: Option<ProtocolVersion>,
 
-    /// Seconds to wait for each answer (restarted by progress notifications;
-    /// 0 = wait as long as it takes).
+    /// The wall-clock bound of the whole command, in seconds: starting a
+    /// stdio server, the era probe, the handshake, the request and whatever
+    /// progress the server reports all count (0 = no bound). `call --task`,
+    /// `log-level` and `bench` bound each request with it instead.
     #[arg(long, value_name = "SECS", value_parser = parse_secs, default_value = "60")]
     pub timeout: Duration,
+
+    /// Seconds to wait for an answer with no progress notification in
+    /// between: each one restarts it, never past --timeout (default: off,
+    /// only --timeout applies).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub progress_timeout: Option<Duration>,
 
     /// The lowest level of log messages to ask the server for (printed to
     /// stderr). Legacy: logging/setLevel after connecting; 2026-07-28: the
@@ -143,6 +151,7 @@ pub struct Session {
     /// What was connected to (for messages).
     pub target: String,
     timeout: Duration,
+    progress_timeout: Option<Duration>,
     log_level: Option<LoggingLevel>,
 }
 
@@ -172,12 +181,14 @@ impl ClientOptions {
     /// The per-call options: timeout, progress reporting, log level.
     pub fn call_options(&self, session: &Session) -> CallOptions {
         let mut o = CallOptions::new();
-        if session.timeout.is_zero() {
-            o = o.no_timeout();
-        } else {
-            o = o
-                .timeout(session.timeout)
-                .max_timeout(session.timeout.max(Duration::from_secs(600)));
+        match (session.timeout.is_zero(), session.progress_timeout) {
+            (true, None) => o = o.no_timeout(),
+            (true, Some(idle)) => o = o.timeout(idle),
+            // Progress never extends the request past --timeout.
+            (false, idle) => {
+                let idle = idle.map_or(session.timeout, |i| i.min(session.timeout));
+                o = o.timeout(idle).max_timeout(session.timeout);
+            }
         }
         let progress = session.notices.clone();
         o = o.on_progress(move |p| progress.progress(&p));
@@ -193,12 +204,19 @@ impl ClientOptions {
             .mode(self.mode()?)
             .event_capacity(4096);
         if self.timeout.is_zero() {
-            b = b.request_timeout(None).max_request_timeout(None);
-        } else {
             b = b
-                .request_timeout(Some(self.timeout))
-                .max_request_timeout(Some(self.timeout.max(Duration::from_secs(600))))
-                .probe_timeout(self.timeout.min(Duration::from_secs(5)));
+                .request_timeout(self.progress_timeout)
+                .max_request_timeout(None);
+        } else {
+            let idle = self
+                .progress_timeout
+                .map_or(self.timeout, |i| i.min(self.timeout));
+            b = b
+                .request_timeout(Some(idle))
+                .max_request_timeout(Some(self.timeout))
+                // The probe is inside --timeout: it gets at most half of it,
+                // so a server that ignores it still leaves time to initialize.
+                .probe_timeout((self.timeout / 2).min(Duration::from_secs(5)));
         }
         if let Some(l) = self.log_level {
             b = b.log_level(l.into());
@@ -227,7 +245,14 @@ impl ClientOptions {
         let key = crate::era_cache::key(&target);
         if cache.is_legacy(&key, SystemTime::now()) {
             let legacy = ConnectMode::Legacy(ProtocolVersion::LATEST_LEGACY);
-            match self.attempt(target.clone(), tasks, Some(legacy)).await {
+            // Half of --timeout at most, like the probe, so that a verdict
+            // that no longer holds leaves time to probe.
+            let mut remembered = self.clone();
+            remembered.timeout = self.timeout / 2;
+            match remembered
+                .attempt(target.clone(), tasks, Some(legacy))
+                .await
+            {
                 Ok(session) => return Ok(session),
                 // A timeout is not a sign the server changed: do not wait twice.
                 Err(e @ Failure::Coded(Exit::Timeout, _)) => return Err(e),
@@ -294,14 +319,20 @@ impl ClientOptions {
         let client = if self.timeout.is_zero() {
             connecting.await?
         } else {
-            // The probe, the handshake and starting a child, all bounded.
-            let limit = self.timeout + Duration::from_secs(5);
+            // The probe, the handshake and starting a child. The whole
+            // command is bounded by --timeout ([`crate::deadline`]); this is
+            // the bound of the commands that run longer, a second past the
+            // requests' own timeouts so that theirs fire first.
+            let limit = self.timeout + Duration::from_secs(1);
             tokio::time::timeout(limit, connecting)
                 .await
                 .map_err(|_| {
                     Failure::Coded(
                         Exit::Timeout,
-                        anyhow::anyhow!("connecting to {shown}: no answer within {limit:?}"),
+                        anyhow::anyhow!(
+                            "connecting to {shown}: no answer within --timeout {} s",
+                            self.timeout.as_secs_f64()
+                        ),
                     )
                 })??
         };
@@ -311,6 +342,7 @@ impl ClientOptions {
             notices,
             target: shown,
             timeout: self.timeout,
+            progress_timeout: self.progress_timeout,
             log_level: self.log_level.map(Into::into),
         })
     }
@@ -408,6 +440,7 @@ pub async fn connect_pinned(
         era,
         protocol_version,
         timeout: Duration::from_secs(60),
+        progress_timeout: None,
         log_level: None,
         no_input: true,
         sampling_command: None,

@@ -22,6 +22,8 @@ use std::process::ExitCode;
 use tessera::client::ClientError;
 use tessera_http::TransportFailure;
 
+use crate::peer_text;
+
 /// An exit code of `tessera`. Each code has exactly one meaning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -92,7 +94,9 @@ impl Exit {
             Exit::Auth => "authorization needed or refused (try `tessera login URL`)",
             Exit::ToolError => "the tool reported an error (isError)",
             Exit::Timeout => "no answer within --timeout",
-            Exit::Protocol => "the server's answer broke the protocol",
+            Exit::Protocol => {
+                "the server's answer broke the protocol (a wrong shape, over the 16 MiB message limit)"
+            }
             Exit::InputRefused => "the server needed input that was refused or unavailable",
             Exit::Unsupported => {
                 "the server does not offer what was asked (a capability, the pinned era or version)"
@@ -118,6 +122,11 @@ impl Exit {
     pub fn of_client_error(e: &ClientError) -> Exit {
         if e.is_timeout() {
             return Exit::Timeout;
+        }
+        // An answer over the message size limit breaks what the protocol
+        // allows here.
+        if e.is_too_large() {
+            return Exit::Protocol;
         }
         if e.is_closed() {
             return Exit::Connection;
@@ -208,8 +217,12 @@ impl Failure {
     pub fn report(self) -> ExitCode {
         let exit = self.exit();
         match self {
-            Failure::Usage(msg) => eprintln!("{msg}"),
-            Failure::Runtime(e) | Failure::Coded(_, e) => eprintln!("error: {e:#}"),
+            // The message may carry a server's text (an error message, a
+            // name): its control characters are shown as escapes.
+            Failure::Usage(msg) => peer_text::eprintln(&msg),
+            Failure::Runtime(e) | Failure::Coded(_, e) => {
+                peer_text::eprintln(&format!("error: {e:#}"))
+            }
         }
         exit.into()
     }

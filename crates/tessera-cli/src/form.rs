@@ -9,6 +9,8 @@ use std::io::{self, BufRead, Write};
 use serde_json::Value;
 use tessera::types::{ElicitAction, ElicitResult, ElicitValue, JsonObject};
 
+use crate::peer_text;
+
 /// How many times a question is asked before the form is cancelled.
 const MAX_TRIES: usize = 5;
 
@@ -20,7 +22,7 @@ pub fn ask(
     input: &mut dyn BufRead,
     out: &mut dyn Write,
 ) -> io::Result<ElicitResult> {
-    writeln!(out, "\nThe server asks: {message}")?;
+    writeln!(out, "\nThe server asks: {}", peer_text::block(message))?;
     let Some(first) = question(input, out, "Answer it? [y]es, [n]o (decline), [c]ancel: ")? else {
         return Ok(ElicitResult::action(ElicitAction::Cancel));
     };
@@ -136,10 +138,10 @@ fn ask_property(
     if let Some(d) = prop.get("description").and_then(Value::as_str) {
         head.push_str(&format!(" — {d}"));
     }
-    writeln!(out, "{head}")?;
+    writeln!(out, "{}", peer_text::line(&head))?;
     if let Some(opts) = &options {
         for (i, (_, label)) in opts.iter().enumerate() {
-            writeln!(out, "  {}) {label}", i + 1)?;
+            writeln!(out, "  {}) {}", i + 1, peer_text::line(label))?;
         }
     }
     let hint = match (kind, multi) {
@@ -171,7 +173,7 @@ fn ask_property(
         }
         match parse(kind, prop, options.as_deref(), answer) {
             Ok(v) => return Ok(Asked::Value(v)),
-            Err(why) => writeln!(out, "  {why}")?,
+            Err(why) => writeln!(out, "  {}", peer_text::line(&why))?,
         }
     }
     writeln!(out, "  too many invalid answers; the form is cancelled")?;

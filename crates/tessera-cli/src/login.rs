@@ -79,7 +79,12 @@ pub async fn login(a: LoginArgs) -> Result<ExitCode, Failure> {
         .context("starting the redirect listener")?
         .open_browser(a.open)
         .timeout(Duration::from_secs(a.timeout))
-        .on_url(|url| eprintln!("Open this URL in a browser to authorize:\n\n  {url}\n"));
+        .on_url(|url| {
+            eprintln!(
+                "Open this URL in a browser to authorize:\n\n  {}\n",
+                crate::peer_text::line(url)
+            )
+        });
     let store = Arc::new(FileTokenStore::new(&path));
     let mut b = OAuthClient::builder(&a.url, Grant::AuthorizationCode(Arc::new(browser)))
         .client_name("tessera-cli")

@@ -7,6 +7,7 @@ mod bench;
 mod completions;
 mod config;
 mod connect;
+mod deadline;
 mod era_cache;
 mod exit;
 mod form;
@@ -15,6 +16,7 @@ mod inspect;
 mod login;
 mod notices;
 mod output;
+mod peer_text;
 mod proxy;
 mod reference;
 mod replay;
@@ -181,8 +183,11 @@ fn main() -> ExitCode {
     if let Command::Completions(a) = cli.command {
         return completions::run(a, command());
     }
+    // Plain text (no colours): log lines quote peers, and every control
+    // character in them is shown as an escape.
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_writer(|| peer_text::LogStderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TESSERA_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -201,13 +206,17 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async move {
         match cli.command {
             Command::Serve(a) => serve::run(a).await,
-            Command::List(a) => verbs::list::run(a).await,
-            Command::Call(a) => verbs::call::run(a).await,
-            Command::Read(a) => verbs::read::run(a).await,
-            Command::Get(a) => verbs::get::run(a).await,
-            Command::Complete(a) => verbs::complete::run(a).await,
-            Command::Discover(a) => verbs::discover::run(a).await,
-            Command::Ping(a) => verbs::ping::run(a).await,
+            // --timeout bounds each of these from start to end.
+            Command::List(a) => deadline::within(a.opts.timeout, verbs::list::run(a)).await,
+            // A task runs for as long as it takes (Ctrl-C cancels it):
+            // --timeout bounds each request instead.
+            Command::Call(a) if a.task => verbs::call::run(a).await,
+            Command::Call(a) => deadline::within(a.opts.timeout, verbs::call::run(a)).await,
+            Command::Read(a) => deadline::within(a.opts.timeout, verbs::read::run(a)).await,
+            Command::Get(a) => deadline::within(a.opts.timeout, verbs::get::run(a)).await,
+            Command::Complete(a) => deadline::within(a.opts.timeout, verbs::complete::run(a)).await,
+            Command::Discover(a) => deadline::within(a.opts.timeout, verbs::discover::run(a)).await,
+            Command::Ping(a) => deadline::within(a.opts.timeout, verbs::ping::run(a)).await,
             Command::LogLevel(a) => verbs::log_level::run(a).await,
             Command::Bench(a) => bench::run(a).await,
             Command::Login(a) => login::login(a).await.map_err(|f| match f {

@@ -11,6 +11,8 @@ use serde_json::Value;
 use tessera::client::{Client, ClientEvent};
 use tessera::types::{LoggingMessageNotificationParams, ProgressNotificationParams};
 
+use crate::peer_text;
+
 /// Reports progress and logs on stderr. Cheap to clone.
 #[derive(Clone)]
 pub struct Notices {
@@ -70,7 +72,7 @@ impl Notices {
             bar.set_position(p.progress.round() as u64);
         }
         if let Some(m) = &p.message {
-            bar.set_message(m.clone());
+            bar.set_message(peer_text::line(m).into_owned());
         }
     }
 
@@ -129,7 +131,8 @@ impl Notices {
     }
 }
 
-/// One progress update as a line: `progress: 3/10 (30%) copying`.
+/// One progress update as a line: `progress: 3/10 (30%) copying` (the
+/// message's control characters shown as escapes).
 pub fn progress_line(p: &ProgressNotificationParams) -> String {
     let mut s = format!("progress: {}", number(p.progress));
     if let Some(t) = p.total {
@@ -143,18 +146,20 @@ pub fn progress_line(p: &ProgressNotificationParams) -> String {
     }
     if let Some(m) = &p.message {
         s.push(' ');
-        s.push_str(m);
+        s.push_str(&peer_text::line(m));
     }
     s
 }
 
-/// One log message as a line: `[warning] db: connection slow`.
+/// One log message as a line: `[warning] db: connection slow`. Control
+/// characters of the server's text, newlines included, are shown as escapes.
 pub fn log_line(m: &LoggingMessageNotificationParams) -> String {
     let data = match &m.data {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::String(s) => peer_text::line(s).into_owned(),
+        other => peer_text::line(&other.to_string()).into_owned(),
     };
-    match &m.logger {
+    let logger = m.logger.as_deref().map(peer_text::line);
+    match &logger {
         Some(l) => format!("[{}] {l}: {data}", m.level.as_str()),
         None => format!("[{}] {data}", m.level.as_str()),
     }
@@ -191,5 +196,10 @@ mod tests {
         let m: LoggingMessageNotificationParams =
             serde_json::from_value(serde_json::json!({"level": "info", "data": {"a": 1}})).unwrap();
         assert_eq!(log_line(&m), "[info] {\"a\":1}");
+        let m: LoggingMessageNotificationParams = serde_json::from_value(serde_json::json!({
+            "level": "info", "logger": "x\u{1b}]0;t\u{7}", "data": "a\nb\u{9b}2J"
+        }))
+        .unwrap();
+        assert_eq!(log_line(&m), "[info] x\\x1b]0;t\\x07: a\\x0ab\\u{9b}2J");
     }
 }

@@ -1,15 +1,23 @@
 //! How results are shown: `--json` prints the protocol result as one JSON
-//! document; otherwise a readable table or text.
+//! document; otherwise a readable table or text. Everything a server sent
+//! passes through [`crate::peer_text`]: one-line fields through
+//! `peer_text::line`, whole texts through `peer_text::block` when printed.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 use tessera::types::JsonObject;
 
+use crate::peer_text;
+
 /// Prints one JSON document on stdout.
+/// DEL and C1 characters in strings are written as `\u007f`…`\u009f`
+/// escapes (C0 ones as `\u001b` and the like), so the document stays valid
+/// JSON and carries no raw terminal control.
 pub fn json(v: &Value) {
     let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string());
-    println!("{text}");
+    println!("{}", peer_text::json(&text));
 }
 
 /// Prints a JSON object on stdout.
@@ -17,8 +25,14 @@ pub fn json_object(o: &JsonObject) {
     json(&Value::Object(o.clone()));
 }
 
-fn str_of<'a>(o: &'a Value, k: &str) -> &'a str {
-    o.get(k).and_then(Value::as_str).unwrap_or("")
+/// Member `k` of `o` as one line of inert text.
+fn str_of<'a>(o: &'a Value, k: &str) -> Cow<'a, str> {
+    peer_text::line(o.get(k).and_then(Value::as_str).unwrap_or(""))
+}
+
+/// Member `k` of `o` as multi-line inert text.
+fn text_of<'a>(o: &'a Value, k: &str) -> Cow<'a, str> {
+    peer_text::block(o.get(k).and_then(Value::as_str).unwrap_or(""))
 }
 
 fn first_line(s: &str) -> &str {
@@ -62,18 +76,19 @@ pub fn listing(key: &str, items: &[Value]) -> String {
     let rows: Vec<Vec<String>> = items
         .iter()
         .map(|i| {
-            let desc = first_line(str_of(i, "description")).to_owned();
+            let raw = i.get("description").and_then(Value::as_str).unwrap_or("");
+            let desc = peer_text::line(first_line(raw)).into_owned();
             match key {
                 "resources" => vec![
-                    str_of(i, "uri").to_owned(),
-                    str_of(i, "name").to_owned(),
-                    str_of(i, "mimeType").to_owned(),
+                    str_of(i, "uri").into_owned(),
+                    str_of(i, "name").into_owned(),
+                    str_of(i, "mimeType").into_owned(),
                     desc,
                 ],
                 "resourceTemplates" => vec![
-                    str_of(i, "uriTemplate").to_owned(),
-                    str_of(i, "name").to_owned(),
-                    str_of(i, "mimeType").to_owned(),
+                    str_of(i, "uriTemplate").into_owned(),
+                    str_of(i, "name").into_owned(),
+                    str_of(i, "mimeType").into_owned(),
                     desc,
                 ],
                 "prompts" => {
@@ -85,7 +100,7 @@ pub fn listing(key: &str, items: &[Value]) -> String {
                                 .map(|a| {
                                     let n = str_of(a, "name");
                                     if a.get("required").and_then(Value::as_bool) == Some(true) {
-                                        n.to_owned()
+                                        n.into_owned()
                                     } else {
                                         format!("[{n}]")
                                     }
@@ -93,9 +108,9 @@ pub fn listing(key: &str, items: &[Value]) -> String {
                                 .collect()
                         })
                         .unwrap_or_default();
-                    vec![str_of(i, "name").to_owned(), args.join(" "), desc]
+                    vec![str_of(i, "name").into_owned(), args.join(" "), desc]
                 }
-                _ => vec![str_of(i, "name").to_owned(), desc],
+                _ => vec![str_of(i, "name").into_owned(), desc],
             }
         })
         .collect();
@@ -104,8 +119,8 @@ pub fn listing(key: &str, items: &[Value]) -> String {
 
 /// Content blocks (of a tool result or a prompt message) as text.
 pub fn content_block(block: &Value) -> String {
-    match str_of(block, "type") {
-        "text" => str_of(block, "text").to_owned(),
+    match str_of(block, "type").as_ref() {
+        "text" => text_of(block, "text").into_owned(),
         "image" | "audio" => format!(
             "[{} {}, {} base64 chars]",
             str_of(block, "type"),
@@ -116,7 +131,7 @@ pub fn content_block(block: &Value) -> String {
         "resource" => {
             let r = block.get("resource").cloned().unwrap_or(Value::Null);
             match r.get("text").and_then(Value::as_str) {
-                Some(t) => format!("[resource {}]\n{t}", str_of(&r, "uri")),
+                Some(t) => format!("[resource {}]\n{}", str_of(&r, "uri"), peer_text::block(t)),
                 None => format!(
                     "[resource {}, {} base64 chars]",
                     str_of(&r, "uri"),
@@ -124,7 +139,7 @@ pub fn content_block(block: &Value) -> String {
                 ),
             }
         }
-        _ => block.to_string(),
+        _ => peer_text::json(&block.to_string()).into_owned(),
     }
 }
 
@@ -138,7 +153,9 @@ pub fn tool_result(r: &JsonObject) -> String {
     }
     if content.is_none_or(|c| c.is_empty()) {
         if let Some(s) = r.get("structuredContent") {
-            out.push_str(&serde_json::to_string_pretty(s).unwrap_or_default());
+            out.push_str(&peer_text::json(
+                &serde_json::to_string_pretty(s).unwrap_or_default(),
+            ));
             out.push('\n');
         }
     }
@@ -153,9 +170,9 @@ pub fn print_result(r: &tessera::types::CallToolResult) {
         _ => JsonObject::new(),
     };
     if r.is_error == Some(true) {
-        eprint!("tool error: {}", tool_result(&o));
+        peer_text::eprint(&format!("tool error: {}", tool_result(&o)));
     } else {
-        print!("{}", tool_result(&o));
+        peer_text::print(&tool_result(&o));
     }
 }
 
@@ -175,7 +192,7 @@ pub fn read_result(r: &JsonObject) -> String {
         }
         match c.get("text").and_then(Value::as_str) {
             Some(t) => {
-                out.push_str(t);
+                out.push_str(&peer_text::block(t));
                 if !t.ends_with('\n') {
                     out.push('\n');
                 }
@@ -201,7 +218,7 @@ pub fn read_result(r: &JsonObject) -> String {
 pub fn prompt_result(r: &JsonObject) -> String {
     let mut out = String::new();
     if let Some(d) = r.get("description").and_then(Value::as_str) {
-        let _ = writeln!(out, "# {d}");
+        let _ = writeln!(out, "# {}", peer_text::block(d));
     }
     for m in r
         .get("messages")
@@ -234,7 +251,7 @@ pub fn completion_result(r: &JsonObject) -> String {
         .unwrap_or_default();
     let mut out = String::new();
     for v in &values {
-        out.push_str(v);
+        out.push_str(&peer_text::line(v));
         out.push('\n');
     }
     if values.is_empty() {

@@ -235,7 +235,12 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
         b = b.legacy_sse(None);
     }
     let mcp = b.build();
-    eprintln!("tessera: proxying {what} at http://{local}{}", a.path);
+    // `what` holds the upstream's name: peer text.
+    eprintln!(
+        "tessera: proxying {} at http://{local}{}",
+        crate::peer_text::line(what),
+        a.path
+    );
     tessera_http::serve(listener, mcp, crate::serve::shutdown_signal())
         .await
         .context("serving HTTP")?;

@@ -101,6 +101,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = 30, requires = "http")]
     body_read_timeout: u64,
 
+    /// Answer 408 and close when a request body has not fully arrived this
+    /// many seconds after it started, however steadily it trickles (0 = no
+    /// bound).
+    #[arg(long, value_name = "SECS", default_value_t = 60, requires = "http")]
+    body_total_timeout: u64,
+
+    /// Answer 408 and close when a request body arrives slower than this many
+    /// bytes per second on average, after a grace of 10 s (0 = no minimum).
+    #[arg(long, value_name = "BYTES", default_value_t = 1024, requires = "http")]
+    body_min_rate: u64,
+
     /// Close a connection with no request in progress and no open stream after
     /// this many seconds (0 = never).
     #[arg(long, value_name = "SECS", default_value_t = 60, requires = "http")]
@@ -334,6 +345,8 @@ async fn serve_http(
         .max_batch(a.max_batch)
         .header_read_timeout(secs(a.header_read_timeout))
         .body_read_timeout(secs(a.body_read_timeout))
+        .body_total_timeout(secs(a.body_total_timeout))
+        .body_min_rate(Some(a.body_min_rate))
         .connection_idle_timeout(secs(a.idle_connection_timeout))
         .write_timeout(secs(a.write_timeout))
         .max_streams_per_connection(a.max_streams_per_connection)

@@ -2,7 +2,7 @@
 //! listed, described and read, every file checked against its entry.
 
 use std::ffi::OsString;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -12,6 +12,7 @@ use tessera::types::{Skill, SkillResources};
 
 use crate::connect::{connect, remote_failure};
 use crate::http_opts::HttpOptions;
+use crate::peer_text;
 use crate::target::Target;
 use crate::{Exit, Failure};
 
@@ -102,10 +103,8 @@ pub async fn run(a: SkillsArgs) -> Result<ExitCode, Failure> {
             let outcome = client.skills_get(&uri).await;
             client.close().await;
             let skill = outcome.map_err(skills_failure)?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&skill).context("serialising")?
-            );
+            let text = serde_json::to_string_pretty(&skill).context("serialising")?;
+            println!("{}", peer_text::json(&text));
             Ok(ExitCode::SUCCESS)
         }
         SkillsVerb::Read {
@@ -124,7 +123,15 @@ pub async fn run(a: SkillsArgs) -> Result<ExitCode, Failure> {
             client.close().await;
             let bytes = outcome?;
             let mut out = std::io::stdout().lock();
-            out.write_all(&bytes).context("writing to stdout")?;
+            // The verified bytes go to a file or pipe exactly; a terminal
+            // gets them as text with control characters shown as escapes.
+            if out.is_terminal() {
+                let text = String::from_utf8_lossy(&bytes);
+                out.write_all(peer_text::block(&text).as_bytes())
+                    .context("writing to stdout")?;
+            } else {
+                out.write_all(&bytes).context("writing to stdout")?;
+            }
             out.flush().context("writing to stdout")?;
             Ok(ExitCode::SUCCESS)
         }
@@ -196,19 +203,20 @@ async fn list(client: &Client, verify: bool, json: bool) -> Result<ExitCode, Fai
     let skills = client.skills_list().await.map_err(skills_failure)?;
     if json {
         let v = serde_json::json!({ "skills": skills });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).context("serialising")?
-        );
+        let text = serde_json::to_string_pretty(&v).context("serialising")?;
+        println!("{}", peer_text::json(&text));
     } else if skills.is_empty() {
         println!("(no skills listed)");
     } else {
-        let width = skills.iter().map(|s| s.uri.len()).max().unwrap_or(0);
-        for s in &skills {
+        let uris: Vec<String> = skills
+            .iter()
+            .map(|s| peer_text::line(&s.uri).into_owned())
+            .collect();
+        let width = uris.iter().map(|u| u.chars().count()).max().unwrap_or(0);
+        for (s, uri) in skills.iter().zip(&uris) {
             println!(
-                "{:width$}  {}  ({})",
-                s.uri,
-                s.description().lines().next().unwrap_or(""),
+                "{uri:width$}  {}  ({})",
+                peer_text::line(s.description().lines().next().unwrap_or("")),
                 files_of(s)
             );
         }
@@ -219,18 +227,21 @@ async fn list(client: &Client, verify: bool, json: bool) -> Result<ExitCode, Fai
     let mut failed = 0;
     for s in &skills {
         if s.resources == SkillResources::Dynamic {
-            eprintln!("skip    {}: dynamic, nothing to verify against", s.uri);
+            eprintln!(
+                "skip    {}: dynamic, nothing to verify against",
+                peer_text::line(&s.uri)
+            );
             continue;
         }
         match verify_skill(client, s).await {
-            Ok(n) => eprintln!("ok      {} ({n} files verified)", s.uri),
+            Ok(n) => eprintln!("ok      {} ({n} files verified)", peer_text::line(&s.uri)),
             Err(ClientError::SkillVerification(v)) => {
                 failed += 1;
-                eprintln!("FAILED  {v}");
+                eprintln!("FAILED  {}", peer_text::line(&v.to_string()));
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("FAILED  {}: {e}", s.uri);
+                eprintln!("FAILED  {}", peer_text::line(&format!("{}: {e}", s.uri)));
             }
         }
     }

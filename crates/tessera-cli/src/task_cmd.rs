@@ -18,6 +18,7 @@ use crate::connect::{EraChoice, connect_pinned, parse_version, remote_failure};
 use crate::exit::Exit;
 use crate::http_opts::HttpOptions;
 use crate::output::print_result;
+use crate::peer_text;
 use crate::target::Target;
 
 /// `tessera tasks`.
@@ -85,10 +86,11 @@ fn describe(s: &TaskState) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    match &s.status_message {
+    let text = match &s.status_message {
         Some(m) => format!("{} {status}: {m}", s.task_id),
         None => format!("{} {status}", s.task_id),
-    }
+    };
+    peer_text::line(&text).into_owned()
 }
 
 /// Runs `tessera tasks …`.
@@ -113,7 +115,10 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
             client.close().await;
             for t in &all {
                 if json {
-                    println!("{}", Value::Object(t.raw.clone()));
+                    println!(
+                        "{}",
+                        peer_text::json(&Value::Object(t.raw.clone()).to_string())
+                    );
                 } else {
                     println!("{}", describe(t));
                 }
@@ -126,10 +131,8 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
             client.close().await;
             let s = s.map_err(remote_failure)?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&s.raw).context("serialising")?
-                );
+                let text = serde_json::to_string_pretty(&s.raw).context("serialising")?;
+                println!("{}", peer_text::json(&text));
             } else {
                 println!("{}", describe(&s));
             }
@@ -146,7 +149,7 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
             let out = client.task(&t.id).cancel().await;
             client.close().await;
             out.map_err(remote_failure)?;
-            println!("{} cancelled", t.id);
+            println!("{} cancelled", peer_text::line(&t.id));
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -174,10 +177,8 @@ fn list_failure(e: ClientError) -> Failure {
 
 fn show(result: JsonObject, json: bool) -> Result<ExitCode, Failure> {
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&result).context("serialising")?
-        );
+        let text = serde_json::to_string_pretty(&result).context("serialising")?;
+        println!("{}", peer_text::json(&text));
         return Ok(ExitCode::SUCCESS);
     }
     let r: CallToolResult = serde_json::from_value(Value::Object(result))
@@ -225,7 +226,7 @@ pub async fn call(
         }
         ToolCallOutcome::Task(h) => h,
     };
-    eprintln!("task {}", handle.id());
+    eprintln!("task {}", peer_text::line(handle.id()));
     let spinner = std::io::stderr().is_terminal().then(|| {
         let p = indicatif::ProgressBar::new_spinner();
         p.enable_steady_tick(Duration::from_millis(100));
@@ -244,7 +245,7 @@ pub async fn call(
             let c = handle.cancel().await;
             client.close().await;
             c.map_err(remote_failure)?;
-            eprintln!("task {} cancelled", handle.id());
+            eprintln!("task {} cancelled", peer_text::line(handle.id()));
             return Ok(Exit::Interrupted.into());
         }
     };

@@ -155,8 +155,9 @@ async fn version_cached(url: &str, cache: &Path, era: Option<&str>) -> String {
     let mut args = vec![
         "call".to_owned(),
         "version".to_owned(),
+        // The whole command, the probe (half of it at most) included.
         "--timeout".to_owned(),
-        "2".to_owned(),
+        "6".to_owned(),
     ];
     if let Some(e) = era {
         args.extend(["--era".to_owned(), e.to_owned()]);

@@ -158,6 +158,16 @@ impl ClientError {
         )
     }
 
+    /// Whether the answer was dropped for exceeding the transport's
+    /// message size limit ([`CallError::TooLarge`]).
+    pub fn is_too_large(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Request(PeerError::Call(CallError::TooLarge { .. }))
+                | ClientError::Connect(PeerError::Call(CallError::TooLarge { .. }))
+        )
+    }
+
     /// Whether the request timed out.
     pub fn is_timeout(&self) -> bool {
         matches!(

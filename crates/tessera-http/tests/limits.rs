@@ -310,7 +310,12 @@ async fn requests_beyond_the_session_limit_wait_then_get_429() {
 #[tokio::test(start_paused = true)]
 async fn a_body_that_stops_arriving_gets_408() {
     use futures::StreamExt;
-    let app = app(|b| b.body_read_timeout(Some(Duration::from_secs(30))));
+    // Only the gap between two reads (the rate and total bounds are below).
+    let app = app(|b| {
+        b.body_read_timeout(Some(Duration::from_secs(30)))
+            .body_min_rate(None)
+            .body_total_timeout(None)
+    });
     let frames = futures::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(
         Bytes::from_static(b"{\"jsonrpc\""),
     ))])
@@ -326,6 +331,68 @@ async fn a_body_that_stops_arriving_gets_408() {
     assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
     assert_eq!(r.headers()["connection"], "close");
     assert_eq!(started.elapsed(), Duration::from_secs(30));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_trickling_body_gets_408_by_its_rate_and_its_total_time() {
+    use futures::StreamExt;
+    // One byte every `every`, for ever: never a 30 s gap.
+    fn trickle(
+        every: Duration,
+    ) -> http_body_util::StreamBody<
+        futures::stream::BoxStream<'static, Result<http_body::Frame<Bytes>, std::io::Error>>,
+    > {
+        let frames = futures::stream::unfold((), move |()| async move {
+            tokio::time::sleep(every).await;
+            Some((Ok(http_body::Frame::data(Bytes::from_static(b" "))), ()))
+        });
+        http_body_util::StreamBody::new(frames.boxed())
+    }
+    let post = |body| {
+        Request::post("/mcp")
+            .header("host", "localhost")
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+            .unwrap()
+    };
+    // The defaults: a byte every 10 s is cut by the rate at 10 s (before:
+    // held for ever).
+    let app_defaults = app(|b| b);
+    let started = tokio::time::Instant::now();
+    let r = app_defaults
+        .clone()
+        .oneshot(post(trickle(Duration::from_secs(10))))
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+    assert_eq!(r.headers()["connection"], "close");
+    assert!(
+        took >= Duration::from_secs(10) && took < Duration::from_secs(11),
+        "{took:?}"
+    );
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.contains("--body-min-rate"), "{text}");
+
+    // Fast enough for the rate but never ending: cut at the total time.
+    let app_short = app(|b| b.body_total_timeout(Some(Duration::from_secs(20))));
+    let started = tokio::time::Instant::now();
+    let r = app_short
+        .clone()
+        .oneshot(post(trickle(Duration::from_millis(1))))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(20) && took < Duration::from_secs(21),
+        "{took:?}"
+    );
+    let body = r.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.contains("--body-total-timeout"), "{text}");
 }
 
 /// A request made by `who` (as an authentication layer would mark it).

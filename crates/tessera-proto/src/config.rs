@@ -79,6 +79,12 @@ pub struct EngineConfig {
     /// How many ids of cancelled or timed-out requests are remembered so that
     /// their late responses are dropped quietly.
     pub cancelled_memory: usize,
+    /// How many frames that cannot be tied to a request (not JSON, not
+    /// JSON-RPC, over the size limit) are answered with an error and a null
+    /// id; past it they are dropped unanswered, so that a peer writing junk
+    /// (a server logging to stdout) is not sent a flood it may never read.
+    /// Default: 64 for a client, no limit for a server.
+    pub max_unattributed_errors: u32,
 }
 
 impl EngineConfig {
@@ -93,6 +99,8 @@ impl EngineConfig {
             timeouts: Timeouts::default(),
             probe_timeout: Duration::from_secs(5),
             cancelled_memory: 1024,
+            // A server answers every bad frame (its client is waiting).
+            max_unattributed_errors: u32::MAX,
         }
     }
 
@@ -102,6 +110,9 @@ impl EngineConfig {
             role: Role::Client,
             client: identity,
             server: ServerIdentity::default(),
+            // A server that writes junk (logs on stdout) is not sent a
+            // flood of parse errors it may never read.
+            max_unattributed_errors: 64,
             ..EngineConfig::server(ServerIdentity::default())
         }
     }

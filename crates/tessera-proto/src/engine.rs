@@ -58,6 +58,8 @@ pub mod meta_keys {
 pub const MAX_REQUEST_TAG: usize = 64;
 use meta_keys as mk;
 
+mod refusal;
+
 /// An incoming request being handled.
 #[derive(Debug, Clone)]
 pub(crate) struct Inflight {
@@ -126,6 +128,8 @@ pub struct Engine {
     closed: bool,
     /// Client role: what every 2026-07-28 request carries in `_meta`.
     client_wire: ClientWire,
+    /// Frames answered with an error and a null id so far.
+    unattributed: u32,
 }
 
 /// The client's capabilities and `clientInfo` in their wire form, serialised
@@ -173,6 +177,7 @@ impl Engine {
             connect: Connect::Idle,
             connect_mode: ConnectMode::Auto,
             closed: false,
+            unattributed: 0,
         }
     }
 
@@ -286,14 +291,6 @@ impl Engine {
         self.batches_allowed().is_some()
     }
 
-    /// Answers a frame the transport could not hand over (too large, say)
-    /// with `error` and a null id.
-    pub fn refuse_frame(&mut self, error: ErrorObject) {
-        if !self.closed {
-            self.answer(None, Err(error), None);
-        }
-    }
-
     pub(crate) fn push_event(&mut self, e: Event) {
         self.events.push_back(e);
     }
@@ -344,6 +341,8 @@ impl Engine {
     fn reject(&mut self, r: decode::Rejection, batch: Option<u64>) {
         if r.silent {
             self.push_event(Event::ProtocolViolation(r.error.message));
+        } else if r.id.is_none() && batch.is_none() {
+            self.answer_unattributed(r.error);
         } else {
             self.answer(r.id, Err(r.error), batch);
         }

@@ -20,6 +20,18 @@ pub enum CallError {
     /// The connection closed before an answer arrived.
     #[error("connection closed")]
     Closed,
+    /// The answer was longer than the transport's message size limit, so it
+    /// was dropped unread.
+    #[error(
+        "the answer of {len} bytes exceeds the message size limit of {limit} bytes ({} MiB)",
+        limit / (1024 * 1024)
+    )]
+    TooLarge {
+        /// The answer's size in bytes (at least).
+        len: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
 }
 
 /// Why a message could not be sent.

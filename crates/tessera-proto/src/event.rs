@@ -192,4 +192,8 @@ pub enum Event {
     /// The peer sent something wrong that gets no answer (a malformed response,
     /// a response to an unknown id). For logs.
     ProtocolViolation(String),
+    /// Something the peer keeps doing that its operator should hear about
+    /// (it writes junk instead of JSON-RPC, and is no longer answered). For
+    /// logs, as a warning.
+    PeerMisbehaving(String),
 }

@@ -714,3 +714,33 @@ fn a_key_reserved_by_the_json_parser_is_refused() {
         tessera_proto::decode::Inbound::Message(_)
     ));
 }
+
+#[test]
+fn a_client_stops_answering_junk_after_a_limit_and_says_so_once() {
+    // A server writing logs to stdout: 1,000 lines that are not JSON.
+    let mut client = Engine::new(client_config());
+    let mut server = Engine::new(server_config());
+    for i in 0..1000 {
+        let junk = format!("junk line {i}");
+        client.handle_bytes(Instant::now(), junk.as_bytes());
+        server.handle_bytes(Instant::now(), junk.as_bytes());
+    }
+    // The client answered the first 64 (before: all 1,000, written to a
+    // peer that may never read them) ...
+    let answered = drain(&mut client);
+    assert_eq!(answered.len(), 64);
+    assert!(answered.iter().all(|m| m["error"]["code"] == json!(-32700)));
+    // ... and said once that it stopped.
+    let ev = events(&mut client);
+    let loud: Vec<&String> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::PeerMisbehaving(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(loud.len(), 1, "{ev:?}");
+    assert!(loud[0].contains("65 frames"), "{}", loud[0]);
+    // A server answers every one: its client is waiting for them.
+    assert_eq!(drain(&mut server).len(), 1000);
+}

@@ -289,11 +289,21 @@ impl<S: Service> Connection<S> {
                 self.handle_nested(*frame);
                 self.rare.get_or_insert_default().synced.push(done);
             }
-            Incoming::TooLong { len, limit } => {
-                self.engine
-                    .refuse_frame(ErrorObject::invalid_request(format!(
-                        "Invalid Request: message of {len} bytes exceeds the limit of {limit} bytes"
-                    )));
+            Incoming::TooLong {
+                len,
+                limit,
+                response_to,
+            } => {
+                // The answer to one of our requests fails that request; a
+                // request or notification of the peer's gets -32600.
+                let answered = response_to
+                    .is_some_and(|id| self.engine.refuse_oversized_response(&id, len, limit));
+                if !answered {
+                    self.engine
+                        .refuse_frame(ErrorObject::invalid_request(format!(
+                            "Invalid Request: message of {len} bytes exceeds the limit of {limit} bytes"
+                        )));
+                }
             }
         }
         self.settle();
@@ -595,6 +605,9 @@ impl<S: Service> Connection<S> {
                 }
                 Event::ProtocolViolation(what) => {
                     tracing::debug!(%what, "ignored a bad message from the peer");
+                }
+                Event::PeerMisbehaving(what) => {
+                    tracing::warn!("{}", what.escape_debug());
                 }
                 other => tracing::debug!(?other, "unhandled engine event"),
             }

@@ -33,6 +33,7 @@ mod driver;
 mod extensions;
 pub mod lines;
 pub mod middleware;
+mod oversized;
 mod peer;
 mod service;
 pub mod shared;

@@ -1,17 +1,24 @@
 //! Newline-delimited framing with a size limit.
 
 use bytes::{Buf, BytesMut};
+use tessera_types::RequestId;
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::oversized::EnvelopeScan;
 
 /// One frame read from a line transport.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
     /// A complete line, without its newline (and without a trailing `\r`).
     Line(BytesMut),
-    /// A line longer than the limit; its bytes were discarded.
+    /// A line longer than the limit; its bytes were discarded (after being
+    /// scanned for the envelope of a response).
     TooLong {
         /// How many bytes the line had (at least).
         len: usize,
+        /// The id of the response the line was, when its top-level `id`
+        /// could be read and it had no top-level `method`.
+        response_to: Option<RequestId>,
     },
 }
 
@@ -23,7 +30,9 @@ pub struct LineReader<R> {
     buf: BytesMut,
     scanned: usize,
     max: usize,
-    discarding: Option<usize>,
+    /// Bytes of the current over-long line discarded so far, and what was
+    /// read of its envelope.
+    discarding: Option<(usize, EnvelopeScan)>,
     eof: bool,
 }
 
@@ -51,13 +60,20 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if line.last() == Some(&b'\r') {
                     line.truncate(line.len() - 1);
                 }
-                if let Some(skipped) = self.discarding.take() {
+                if let Some((skipped, mut scan)) = self.discarding.take() {
+                    scan.feed(&line);
                     return Ok(Some(Frame::TooLong {
                         len: skipped + line.len(),
+                        response_to: scan.response_id(),
                     }));
                 }
                 if line.len() > self.max {
-                    return Ok(Some(Frame::TooLong { len: line.len() }));
+                    let mut scan = EnvelopeScan::default();
+                    scan.feed(&line);
+                    return Ok(Some(Frame::TooLong {
+                        len: line.len(),
+                        response_to: scan.response_id(),
+                    }));
                 }
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
@@ -65,17 +81,23 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 return Ok(Some(Frame::Line(line)));
             }
             self.scanned = self.buf.len();
-            if self.buf.len() > self.max {
+            if self.buf.len() > self.max || (self.discarding.is_some() && !self.buf.is_empty()) {
                 let n = self.buf.len();
-                *self.discarding.get_or_insert(0) += n;
+                let (skipped, scan) = self.discarding.get_or_insert_with(Default::default);
+                *skipped += n;
+                scan.feed(&self.buf);
                 self.buf.advance(n);
                 self.scanned = 0;
             }
             if self.eof {
-                if self.discarding.is_some() {
-                    let len = self.discarding.take().unwrap_or(0) + self.buf.len();
+                if let Some((skipped, mut scan)) = self.discarding.take() {
+                    scan.feed(&self.buf);
+                    let len = skipped + self.buf.len();
                     self.buf.clear();
-                    return Ok(Some(Frame::TooLong { len }));
+                    return Ok(Some(Frame::TooLong {
+                        len,
+                        response_to: scan.response_id(),
+                    }));
                 }
                 if self.buf.iter().all(u8::is_ascii_whitespace) {
                     return Ok(None);
@@ -123,7 +145,35 @@ mod tests {
         let mut input = vec![b'x'; 50_000];
         input.extend_from_slice(b"\nok\n");
         let f = frames(&input, 1000).await;
-        assert!(matches!(f[0], Frame::TooLong { len } if len >= 50_000));
+        assert!(matches!(f[0], Frame::TooLong { len, response_to: None } if len >= 50_000));
         assert_eq!(f[1], line("ok"));
+    }
+
+    #[tokio::test]
+    async fn an_over_long_response_keeps_its_id() {
+        // The id after 50 kB of result (as the TypeScript SDK writes it),
+        // read in 8 KiB chunks of which all but the last are discarded.
+        let mut input = br#"{"result":{"text":""#.to_vec();
+        input.extend(std::iter::repeat_n(b'y', 50_000));
+        input.extend_from_slice(br#""},"jsonrpc":"2.0","id":42}"#);
+        input.extend_from_slice(b"\n{\"id\":1,\"result\":{}}\n");
+        let f = frames(&input, 1000).await;
+        assert_eq!(
+            f[0],
+            Frame::TooLong {
+                len: input.len() - 22,
+                response_to: Some(RequestId::Number(42))
+            }
+        );
+        assert_eq!(f[1], line("{\"id\":1,\"result\":{}}"));
+        // Cut off by the end of input before its id.
+        let f = frames(&input[..input.len() - 30], 1000).await;
+        assert!(matches!(
+            f[0],
+            Frame::TooLong {
+                response_to: None,
+                ..
+            }
+        ));
     }
 }

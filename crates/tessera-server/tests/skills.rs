@@ -240,6 +240,16 @@ async fn directory_reads() {
         };
         // The skill root, over two pages (page size 2).
         let first = read("skill://pdf", None).await.unwrap();
+        // Cacheable like skills/list and resources/list: 2026-07-28 peers
+        // (the TypeScript SkillsClient) require ttlMs and cacheScope.
+        let modern = version == ProtocolVersion::V2026_07_28;
+        assert_eq!(first.contains_key("ttlMs"), modern, "{first:?}");
+        assert_eq!(first.contains_key("cacheScope"), modern, "{first:?}");
+        if modern {
+            assert!(first["ttlMs"].is_u64(), "{first:?}");
+            assert!(first["cacheScope"].is_string(), "{first:?}");
+            assert_eq!(first["resultType"], json!("complete"), "{first:?}");
+        }
         let cursor = first["nextCursor"].as_str().unwrap().to_owned();
         let second = read("skill://pdf", Some(cursor)).await.unwrap();
         assert!(!second.contains_key("nextCursor"));
@@ -342,8 +352,18 @@ async fn pagination_across_many_skills_keeps_entries_whole() {
     }
 }
 
+/// Loads `dirs`, which must leave out exactly one skill (and serve
+/// `served`), and gives why it was left out.
+fn skipped_one(dirs: &[&PathBuf], served: usize) -> SkillsError {
+    let skills = Skills::from_dirs(dirs.iter().copied()).expect("the load goes on");
+    assert_eq!(skills.entries().len(), served, "{:?}", skills.entries());
+    let mut skipped = skills.skipped();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    skipped.remove(0)
+}
+
 #[test]
-fn limits_and_rules_are_enforced_at_load_naming_the_skill() {
+fn a_skill_that_breaks_a_rule_is_skipped_naming_it() {
     // 512 files is fine, 513 is not.
     let dir = Scratch::new("files");
     dir.skill("big", "");
@@ -352,7 +372,7 @@ fn limits_and_rules_are_enforced_at_load_naming_the_skill() {
     }
     assert_eq!(Skills::from_dirs([&dir.0]).unwrap().entries().len(), 1);
     dir.write("big/f/one-more.txt", b"x");
-    let e = Skills::from_dirs([&dir.0]).unwrap_err();
+    let e = skipped_one(&[&dir.0], 0);
     assert!(matches!(
         e,
         SkillsError::TooManyFiles {
@@ -374,40 +394,127 @@ fn limits_and_rules_are_enforced_at_load_naming_the_skill() {
         .len();
     let rest = usize::try_from(16 * 1024 * 1024 - md).unwrap();
     dir.write("huge/blob.bin", &vec![7u8; rest]);
-    assert!(Skills::from_dirs([&dir.0]).is_ok());
+    assert_eq!(Skills::from_dirs([&dir.0]).unwrap().entries().len(), 1);
     dir.write("huge/blob.bin", &vec![7u8; rest + 1]);
-    let e = Skills::from_dirs([&dir.0]).unwrap_err();
+    let e = skipped_one(&[&dir.0], 0);
     assert!(matches!(e, SkillsError::TooLarge { .. }));
     assert!(
         e.to_string().contains("skill huge") && e.to_string().contains("16 MiB"),
         "{e}"
     );
 
-    // The name must be the directory name, and a valid one.
+    // The name must be the directory name, and a valid one; the others
+    // beside it are served.
     let dir = Scratch::new("names");
     dir.write("good/SKILL.md", b"---\nname: other\ndescription: d\n---\n");
-    let e = Skills::from_dirs([&dir.0]).unwrap_err();
+    dir.skill("fine", "");
+    let e = skipped_one(&[&dir.0], 1);
     assert!(e.to_string().contains("skill good"), "{e}");
     let dir = Scratch::new("names2");
     dir.skill("Bad_Name", "");
-    assert!(Skills::from_dirs([&dir.0]).is_err());
+    skipped_one(&[&dir.0], 0);
     let dir = Scratch::new("meta");
     dir.skill("meta", "metadata:\n  tags: [a, b]\n");
-    let e = Skills::from_dirs([&dir.0]).unwrap_err();
+    let e = skipped_one(&[&dir.0], 0);
     assert!(e.to_string().contains("metadata"), "{e}");
     let dir = Scratch::new("names3");
     dir.write("nodesc/SKILL.md", b"---\nname: nodesc\n---\n");
-    let e = Skills::from_dirs([&dir.0]).unwrap_err();
+    let e = skipped_one(&[&dir.0], 0);
     assert!(e.to_string().contains("description"), "{e}");
-    // Two roots serving the same URI.
+    // Two roots serving the same URI: the first one wins.
     let a = Scratch::new("dup-a");
     a.skill("same", "");
     let b = Scratch::new("dup-b");
     b.skill("same", "");
     assert!(matches!(
-        Skills::from_dirs([&a.0, &b.0]).unwrap_err(),
+        skipped_one(&[&a.0, &b.0], 1),
         SkillsError::Duplicate(_)
     ));
+    // A root that is not a directory fails the load.
+    assert!(Skills::from_dirs([a.0.join("same/SKILL.md")]).is_err());
+}
+
+#[test]
+fn a_frontmatter_over_64_kib_is_skipped() {
+    // Before: a 10 MB frontmatter made every skills/list answer 10.5 MB.
+    let dir = Scratch::new("frontmatter");
+    let under = format!("license: \"{}\"\n", "l".repeat(60 * 1024));
+    dir.skill("roomy", &under);
+    let over = format!("license: \"{}\"\n", "l".repeat(10 * 1024 * 1024));
+    dir.skill("bloated", &over);
+    let e = skipped_one(&[&dir.0], 1);
+    assert!(
+        matches!(
+            e,
+            SkillsError::FrontmatterTooLarge {
+                limit: 65_536,
+                bytes,
+                ..
+            } if bytes > 10 * 1024 * 1024
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("skill bloated") && e.to_string().contains("64 KiB"),
+        "{e}"
+    );
+    let skills = Skills::from_dirs([&dir.0]).unwrap();
+    let listed = serde_json::to_vec(&skills.entries()).unwrap().len();
+    assert!(listed < 64 * 1024, "{listed} bytes listed");
+}
+
+#[tokio::test]
+async fn a_link_swapped_in_after_loading_is_not_followed() {
+    let outside = Scratch::new("outside");
+    outside.write("secret.txt", b"TOP SECRET\n");
+    outside.write("dir/notes.md", b"TOP SECRET\n");
+    let dir = Scratch::new("swap");
+    dir.skill("victim", "");
+    dir.write("victim/notes.md", b"notes\n");
+    dir.write("victim/sub/notes.md", b"notes\n");
+    let skills = Arc::new(Skills::from_dirs([&dir.0]).unwrap());
+    let server = Server::builder()
+        .extension_arc(skills.clone())
+        .build()
+        .unwrap();
+    let client = connect(&server, ProtocolVersion::V2026_07_28).await;
+    let read =
+        |uri: &'static str| client.request_raw("resources/read", Some(obj(json!({ "uri": uri }))));
+    let text = |r: JsonObject| r["contents"][0]["text"].as_str().unwrap().to_owned();
+    assert_eq!(
+        text(read("skill://victim/notes.md").await.unwrap()),
+        "notes\n"
+    );
+    assert_eq!(
+        text(read("skill://victim/sub/notes.md").await.unwrap()),
+        "notes\n"
+    );
+
+    // A listed file replaced by a link to a file outside the root, and a
+    // listed directory by a link to a directory outside.
+    std::fs::remove_file(dir.0.join("victim/notes.md")).unwrap();
+    std::os::unix::fs::symlink(outside.0.join("secret.txt"), dir.0.join("victim/notes.md"))
+        .unwrap();
+    std::fs::remove_dir_all(dir.0.join("victim/sub")).unwrap();
+    std::os::unix::fs::symlink(outside.0.join("dir"), dir.0.join("victim/sub")).unwrap();
+    for uri in ["skill://victim/notes.md", "skill://victim/sub/notes.md"] {
+        let e = read(uri).await.unwrap_err();
+        assert_eq!(rpc_code(e), -32602, "{uri}");
+    }
+
+    // A concurrent invalid skill no longer freezes reloads: the reload goes
+    // on (the links are not part of any skill) and the invalid one is
+    // skipped.
+    dir.write("broken/SKILL.md", b"no frontmatter");
+    assert!(skills.reload().unwrap());
+    assert_eq!(skills.skipped().len(), 1, "{:?}", skills.skipped());
+    let entry = &skills.entries()[0];
+    assert!(entry.file("skill://victim/notes.md").is_none());
+    assert!(entry.file("skill://victim/sub/notes.md").is_none());
+    for uri in ["skill://victim/notes.md", "skill://victim/sub/notes.md"] {
+        assert!(read(uri).await.is_err(), "{uri}");
+    }
+    client.close().await;
 }
 
 #[tokio::test]
@@ -434,10 +541,11 @@ async fn reload_picks_up_changes_and_announces_them() {
     let skills_now: Vec<Skill> = serde_json::from_value(listed["skills"].clone()).unwrap();
     assert_eq!(skills_now.len(), 2);
     assert!(skills_now[0].file("skill://first/new.md").is_some());
-    // A broken change keeps the old set.
+    // A broken skill is left out; the others stay served.
     dir.write("second/SKILL.md", b"no frontmatter");
-    assert!(skills.reload().is_err());
-    assert_eq!(skills.entries().len(), 2);
+    assert!(skills.reload().unwrap());
+    assert_eq!(skills.entries().len(), 1);
+    assert_eq!(skills.skipped().len(), 1);
     client.close().await;
 }
 

@@ -267,6 +267,9 @@ async fn extension_task_lifecycle() {
     open_gate(&s, 1);
     let done = wait_modern(&mut w, &id, &["completed"]).await;
     assert_eq!(done["result"]["content"][0]["text"], "done x", "{done}");
+    // The inline result is a complete 2026-07-28 CallToolResult: the base
+    // schema requires `resultType` (ext-tasks 0.2.2 rejects it otherwise).
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
     assert!(
         done["result"]["_meta"]
             .get("io.modelcontextprotocol/related-task")

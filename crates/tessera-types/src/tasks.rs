@@ -148,9 +148,14 @@ impl DetailedTask {
         }
     }
 
-    /// A completed task with its result.
-    pub fn completed(mut task: Task, result: JsonObject) -> Self {
+    /// A completed task with its result. The inline result is a complete
+    /// 2026-07-28 result, so `resultType: "complete"` is added when the
+    /// result has none (the base schema requires it on `CallToolResult`).
+    pub fn completed(mut task: Task, mut result: JsonObject) -> Self {
         task.status = TaskStatus::Completed;
+        result
+            .entry("resultType")
+            .or_insert_with(|| serde_json::Value::String("complete".into()));
         DetailedTask {
             result: Some(result),
             ..DetailedTask::plain(task)

@@ -10,6 +10,7 @@ use tessera::types::JsonObject;
 use crate::connect::ClientOptions;
 use crate::exit::{Exit, Failure};
 use crate::output;
+use crate::peer_text;
 
 /// `tessera call`.
 #[derive(Debug, Args)]
@@ -21,12 +22,12 @@ pub struct CallArgs {
     /// Run the call as a task: print its id, show its status changes, print
     /// its result; Ctrl-C cancels it.
     #[arg(long)]
-    task: bool,
+    pub(crate) task: bool,
     /// The task's lifetime in milliseconds (2025-11-25 servers; with --task).
     #[arg(long, value_name = "MS", requires = "task")]
     ttl: Option<u64>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// The `tools/call` params for a tool and its JSON arguments text.
@@ -70,9 +71,9 @@ pub async fn run(a: CallArgs) -> Result<ExitCode, Failure> {
     if a.opts.json {
         output::json_object(&r);
     } else if failed {
-        eprint!("tool error: {}", output::tool_result(&r));
+        peer_text::eprint(&format!("tool error: {}", output::tool_result(&r)));
     } else {
-        print!("{}", output::tool_result(&r));
+        peer_text::print(&output::tool_result(&r));
     }
     Ok(if failed {
         Exit::ToolError.into()

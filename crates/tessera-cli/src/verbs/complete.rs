@@ -11,6 +11,7 @@ use tessera::types::JsonObject;
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
 use crate::output;
+use crate::peer_text;
 
 /// What is completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,7 +37,7 @@ pub struct CompleteArgs {
     #[arg(long, value_name = "JSON")]
     context: Option<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// The `completion/complete` params.
@@ -85,7 +86,7 @@ pub async fn run(a: CompleteArgs) -> Result<ExitCode, Failure> {
     if a.opts.json {
         output::json_object(&r);
     } else {
-        print!("{}", output::completion_result(&r));
+        peer_text::print(&output::completion_result(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

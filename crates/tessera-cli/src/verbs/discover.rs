@@ -11,6 +11,7 @@ use tessera::types::{Era, JsonObject};
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
 use crate::output;
+use crate::peer_text;
 
 /// `tessera discover`.
 #[derive(Debug, Args)]
@@ -19,7 +20,7 @@ pub struct DiscoverArgs {
     #[arg(value_name = "URL")]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Runs `tessera discover`. `--json` prints the result the connection
@@ -42,17 +43,14 @@ pub async fn run(a: DiscoverArgs) -> Result<ExitCode, Failure> {
         output::json_object(&result);
         return Ok(ExitCode::SUCCESS);
     }
-    print!(
-        "{}",
-        describe(
-            era,
-            version.as_str(),
-            &info,
-            &caps,
-            instructions.as_deref(),
-            &result
-        )
-    );
+    peer_text::print(&describe(
+        era,
+        version.as_str(),
+        &info,
+        &caps,
+        instructions.as_deref(),
+        &result,
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -66,10 +64,11 @@ fn as_object<T: serde::Serialize>(v: &T) -> JsonObject {
 
 /// One capability: its key, then its flags (an object) or its value.
 fn entry(key: &str, v: &Value) -> String {
-    match v {
+    let text = match v {
         Value::Object(_) => format!("{key}{}", flags(v)),
         other => format!("{key}={other}"),
-    }
+    };
+    peer_text::line(&text).into_owned()
 }
 
 fn flags(v: &Value) -> String {
@@ -98,7 +97,7 @@ pub fn describe(
     instructions: Option<&str>,
     result: &JsonObject,
 ) -> String {
-    let s = |k: &str| info.get(k).and_then(Value::as_str).unwrap_or("");
+    let s = |k: &str| peer_text::line(info.get(k).and_then(Value::as_str).unwrap_or(""));
     let mut out = String::new();
     let mut server = format!("{} {}", s("name"), s("version"));
     if !s("title").is_empty() {
@@ -113,7 +112,7 @@ pub fn describe(
     let _ = writeln!(out, "protocol:     {version}");
     if let Some(v) = result.get("supportedVersions").and_then(Value::as_array) {
         let v: Vec<&str> = v.iter().filter_map(Value::as_str).collect();
-        let _ = writeln!(out, "supports:     {}", v.join(", "));
+        let _ = writeln!(out, "supports:     {}", peer_text::line(&v.join(", ")));
     }
     let standard: Vec<String> = caps
         .iter()
@@ -136,6 +135,7 @@ pub fn describe(
         }
     }
     if let Some(i) = instructions {
+        let i = peer_text::block(i);
         let _ = writeln!(out, "instructions: {}", i.replace('\n', "\n              "));
     }
     out

@@ -10,6 +10,7 @@ use tessera::types::JsonObject;
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
 use crate::output;
+use crate::peer_text;
 
 /// `tessera get`.
 #[derive(Debug, Args)]
@@ -20,7 +21,7 @@ pub struct GetArgs {
     #[arg(value_name = "PROMPT [ARGS_JSON] [URL]", required = true, num_args = 1..=3)]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Runs `tessera get`.
@@ -49,7 +50,7 @@ pub async fn run(a: GetArgs) -> Result<ExitCode, Failure> {
     if a.opts.json {
         output::json_object(&r);
     } else {
-        print!("{}", output::prompt_result(&r));
+        peer_text::print(&output::prompt_result(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

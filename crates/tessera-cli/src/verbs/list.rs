@@ -11,6 +11,7 @@ use tessera::types::JsonObject;
 use crate::connect::{ClientOptions, Session};
 use crate::exit::{Exit, Failure};
 use crate::output;
+use crate::peer_text;
 
 /// The most pages followed.
 const MAX_PAGES: usize = 1000;
@@ -49,7 +50,7 @@ pub struct ListArgs {
     #[arg(value_name = "URL")]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Fetches every page of a list; the result is the first page's object with
@@ -129,7 +130,7 @@ pub async fn run(a: ListArgs) -> Result<ExitCode, Failure> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        print!("{}", output::listing(key, &items));
+        peer_text::print(&output::listing(key, &items));
     }
     Ok(ExitCode::SUCCESS)
 }

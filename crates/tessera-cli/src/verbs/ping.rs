@@ -19,7 +19,7 @@ pub struct PingArgs {
     #[arg(value_name = "URL")]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Runs `tessera ping`; `--json` prints the result of the request sent

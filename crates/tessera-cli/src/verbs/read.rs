@@ -10,6 +10,7 @@ use tessera::types::JsonObject;
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
 use crate::output;
+use crate::peer_text;
 
 /// `tessera read`.
 #[derive(Debug, Args)]
@@ -19,7 +20,7 @@ pub struct ReadArgs {
     #[arg(value_name = "URI [URL]", required = true, num_args = 1..=2)]
     positional: Vec<String>,
     #[command(flatten)]
-    opts: ClientOptions,
+    pub(crate) opts: ClientOptions,
 }
 
 /// Runs `tessera read`.
@@ -44,7 +45,7 @@ pub async fn run(a: ReadArgs) -> Result<ExitCode, Failure> {
     if a.opts.json {
         output::json_object(&r);
     } else {
-        print!("{}", output::read_result(&r));
+        peer_text::print(&output::read_result(&r));
     }
     Ok(ExitCode::SUCCESS)
 }

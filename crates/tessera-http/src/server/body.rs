@@ -176,14 +176,77 @@ pub(crate) enum ReadError {
     Io(String),
     /// Nothing arrived for this long.
     Stalled(Duration),
+    /// The whole body did not arrive within this long.
+    Deadline(Duration),
+    /// The body arrived slower than the minimum rate (bytes per second)
+    /// allows: `received` bytes after `elapsed`.
+    TooSlow {
+        /// The minimum rate, in bytes per second.
+        min_rate: u64,
+        /// What had arrived.
+        received: usize,
+        /// Since the body started.
+        elapsed: Duration,
+    },
+}
+
+/// How long a request body may take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BodyTimeouts {
+    /// The longest gap between two reads.
+    pub stall: Option<Duration>,
+    /// The longest time for the whole body.
+    pub total: Option<Duration>,
+    /// The slowest average rate, in bytes per second, after
+    /// [`BODY_RATE_GRACE`]: a body may take the grace plus one second per
+    /// `min_rate` bytes received.
+    pub min_rate: Option<u64>,
+}
+
+/// The time any body gets before the minimum rate applies.
+pub(crate) const BODY_RATE_GRACE: Duration = Duration::from_secs(10);
+
+/// Which bound a wait for the next frame hits first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    Stall,
+    Total,
+    Rate,
+}
+
+impl BodyTimeouts {
+    /// The deadline for the next frame and the bound it comes from, with
+    /// `received` bytes in since `start`.
+    fn next_deadline(
+        &self,
+        start: tokio::time::Instant,
+        now: tokio::time::Instant,
+        received: usize,
+    ) -> Option<(tokio::time::Instant, Bound)> {
+        let rate = self.min_rate.filter(|r| *r > 0).map(|r| {
+            let earned = Duration::from_secs_f64(received as f64 / r as f64);
+            (start + BODY_RATE_GRACE + earned, Bound::Rate)
+        });
+        [
+            self.stall.map(|t| (now + t, Bound::Stall)),
+            self.total.map(|t| (start + t, Bound::Total)),
+            rate,
+        ]
+        .into_iter()
+        .flatten()
+        .min_by_key(|(at, _)| *at)
+    }
 }
 
 /// Reads a whole body, refusing more than `limit` bytes (without buffering
-/// past the limit) and giving up when no data arrives for `stall`.
+/// past the limit) and giving up when no data arrives for `timeouts.stall`,
+/// when the whole body takes longer than `timeouts.total`, or when it
+/// arrives slower than `timeouts.min_rate` (a body trickling in a byte at a
+/// time holds a connection no longer than these allow).
 pub(crate) async fn read_limited<B>(
     body: B,
     limit: usize,
-    stall: Option<Duration>,
+    timeouts: BodyTimeouts,
 ) -> Result<Bytes, ReadError>
 where
     B: Body<Data = Bytes>,
@@ -191,11 +254,24 @@ where
 {
     let mut body = std::pin::pin!(body);
     let mut buf = BytesMut::new();
+    let start = tokio::time::Instant::now();
     loop {
-        let next = match stall {
-            Some(t) => tokio::time::timeout(t, body.frame())
-                .await
-                .map_err(|_| ReadError::Stalled(t))?,
+        let now = tokio::time::Instant::now();
+        let next = match timeouts.next_deadline(start, now, buf.len()) {
+            Some((at, bound)) => match tokio::time::timeout_at(at, body.frame()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    return Err(match bound {
+                        Bound::Stall => ReadError::Stalled(timeouts.stall.unwrap_or_default()),
+                        Bound::Total => ReadError::Deadline(timeouts.total.unwrap_or_default()),
+                        Bound::Rate => ReadError::TooSlow {
+                            min_rate: timeouts.min_rate.unwrap_or_default(),
+                            received: buf.len(),
+                            elapsed: start.elapsed(),
+                        },
+                    });
+                }
+            },
             None => body.frame().await,
         };
         let Some(frame) = next else { break };
@@ -247,11 +323,17 @@ mod tests {
     async fn limits() {
         let body = http_body_util::Full::new(Bytes::from(vec![b'x'; 10]));
         assert!(matches!(
-            read_limited(body, 9, None).await,
+            read_limited(body, 9, BodyTimeouts::default()).await,
             Err(ReadError::TooLarge)
         ));
         let body = http_body_util::Full::new(Bytes::from(vec![b'x'; 10]));
-        assert_eq!(read_limited(body, 10, None).await.unwrap().len(), 10);
+        assert_eq!(
+            read_limited(body, 10, BodyTimeouts::default())
+                .await
+                .unwrap()
+                .len(),
+            10
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -263,7 +345,76 @@ mod tests {
         ))])
         .chain(futures::stream::pending());
         let body = http_body_util::StreamBody::new(frames);
-        let r = read_limited(body, 100, Some(Duration::from_secs(30))).await;
+        let stall = BodyTimeouts {
+            stall: Some(Duration::from_secs(30)),
+            ..BodyTimeouts::default()
+        };
+        let r = read_limited(body, 100, stall).await;
         assert!(matches!(r, Err(ReadError::Stalled(d)) if d == Duration::from_secs(30)));
+    }
+
+    /// A body of one byte every `every`, for ever (never stalling 30 s).
+    fn trickle(every: Duration) -> impl Body<Data = Bytes, Error = std::io::Error> {
+        use futures::StreamExt;
+        let frames = futures::stream::unfold((), move |()| async move {
+            tokio::time::sleep(every).await;
+            Some((
+                Ok::<_, std::io::Error>(Frame::data(Bytes::from_static(b" "))),
+                (),
+            ))
+        });
+        http_body_util::StreamBody::new(frames.boxed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_trickling_body_is_given_up_by_its_rate_or_its_deadline() {
+        // The attack: a byte every 10 s never trips the 30 s gap timeout
+        // (before: 50 of 50 such bodies still open after 100 s).
+        let gap_only = BodyTimeouts {
+            stall: Some(Duration::from_secs(30)),
+            ..BodyTimeouts::default()
+        };
+        let r = tokio::time::timeout(
+            Duration::from_secs(3600),
+            read_limited(trickle(Duration::from_secs(10)), 1 << 20, gap_only),
+        )
+        .await;
+        assert!(r.is_err(), "the gap timeout alone never ends it");
+
+        // The minimum rate (1 KiB/s after a 10 s grace) ends it at 10 s.
+        let started = tokio::time::Instant::now();
+        let rate = BodyTimeouts {
+            stall: Some(Duration::from_secs(30)),
+            total: Some(Duration::from_secs(60)),
+            min_rate: Some(1024),
+        };
+        let r = read_limited(trickle(Duration::from_secs(10)), 1 << 20, rate).await;
+        let took = started.elapsed();
+        assert!(
+            matches!(r, Err(ReadError::TooSlow { min_rate: 1024, received, .. }) if received <= 1),
+            "{r:?}"
+        );
+        assert!(
+            took >= BODY_RATE_GRACE && took < Duration::from_secs(11),
+            "{took:?}"
+        );
+
+        // Fast enough for the rate (2 KiB/s), but the body never ends: the
+        // total deadline ends it at 60 s.
+        let started = tokio::time::Instant::now();
+        let r = read_limited(trickle(Duration::from_micros(488)), 1 << 30, rate).await;
+        assert!(
+            matches!(r, Err(ReadError::Deadline(d)) if d == Duration::from_secs(60)),
+            "{r:?}"
+        );
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_secs(60) && took < Duration::from_secs(61),
+            "{took:?}"
+        );
+
+        // A small body sent at once passes all three.
+        let body = http_body_util::Full::new(Bytes::from_static(b"{}"));
+        assert_eq!(read_limited(body, 100, rate).await.unwrap(), "{}");
     }
 }

@@ -252,6 +252,8 @@ pub(crate) struct Config {
     pub max_batch: usize,
     pub header_read_timeout: Option<Duration>,
     pub body_read_timeout: Option<Duration>,
+    pub body_total_timeout: Option<Duration>,
+    pub body_min_rate: Option<u64>,
     pub connection_idle_timeout: Option<Duration>,
     pub write_timeout: Option<Duration>,
     pub max_connections: Option<usize>,
@@ -404,6 +406,8 @@ impl McpHttp {
                 max_batch: 100,
                 header_read_timeout: Some(Duration::from_secs(10)),
                 body_read_timeout: Some(Duration::from_secs(30)),
+                body_total_timeout: Some(Duration::from_secs(60)),
+                body_min_rate: Some(1024),
                 connection_idle_timeout: Some(Duration::from_secs(60)),
                 write_timeout: Some(Duration::from_secs(30)),
                 max_connections: None,
@@ -709,6 +713,23 @@ impl McpHttpBuilder {
     /// gets 408 and its connection is closed (default 30 s; `None` = wait).
     pub fn body_read_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.config.body_read_timeout = timeout;
+        self
+    }
+
+    /// A request body that has not fully arrived this long after it
+    /// started gets 408 and its connection is closed, however steadily it
+    /// trickles in (default 60 s; `None` = no bound).
+    pub fn body_total_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.config.body_total_timeout = timeout;
+        self
+    }
+
+    /// The slowest a request body may arrive, in bytes per second on
+    /// average, once it has had 10 s: a body may take 10 s plus one second
+    /// per `rate` bytes received, else it gets 408 and its connection is
+    /// closed (default 1,024 bytes/s; `None` or `0` = no minimum).
+    pub fn body_min_rate(mut self, rate: Option<u64>) -> Self {
+        self.config.body_min_rate = rate.filter(|r| *r > 0);
         self
     }
 

@@ -15,7 +15,7 @@ use tessera_runtime::Extensions;
 use tessera_runtime::middleware::Frame;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
-use super::body::{McpBody, ReadError, read_limited};
+use super::body::{BODY_RATE_GRACE, BodyTimeouts, McpBody, ReadError, read_limited};
 use super::carried::Caller;
 use super::cluster::{self, Note};
 use super::event_store::EventId;
@@ -149,23 +149,52 @@ where
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    let bytes = match read_limited(body, limit, shared.config.body_read_timeout).await {
+    let timeouts = BodyTimeouts {
+        stall: shared.config.body_read_timeout,
+        total: shared.config.body_total_timeout,
+        min_rate: shared.config.body_min_rate,
+    };
+    // A body too slow in any way gets 408 and its connection closed.
+    let timed_out = |why: String| {
+        let mut r = reply::refuse(
+            StatusCode::REQUEST_TIMEOUT,
+            format!("Request Timeout: {why}"),
+        );
+        r.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+        r
+    };
+    let bytes = match read_limited(body, limit, timeouts).await {
         Ok(b) => b,
         Err(ReadError::TooLarge) => return Err(too_large()),
         Err(ReadError::Stalled(after)) => {
-            let mut r = reply::refuse(
-                StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "Request Timeout: the body stopped arriving for {} s \
-                     (tessera serve --body-read-timeout, or McpHttpBuilder::body_read_timeout)",
-                    after.as_secs_f64()
-                ),
-            );
-            r.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-            return Err(r);
+            return Err(timed_out(format!(
+                "the body stopped arriving for {} s \
+                 (tessera serve --body-read-timeout, or McpHttpBuilder::body_read_timeout)",
+                after.as_secs_f64()
+            )));
+        }
+        Err(ReadError::Deadline(after)) => {
+            return Err(timed_out(format!(
+                "the body did not arrive within {} s \
+                 (tessera serve --body-total-timeout, or McpHttpBuilder::body_total_timeout)",
+                after.as_secs_f64()
+            )));
+        }
+        Err(ReadError::TooSlow {
+            min_rate,
+            received,
+            elapsed,
+        }) => {
+            return Err(timed_out(format!(
+                "the body arrived slower than {min_rate} bytes/s ({received} bytes in {:.1} s, \
+                 after a grace of {} s; tessera serve --body-min-rate, or \
+                 McpHttpBuilder::body_min_rate)",
+                elapsed.as_secs_f64(),
+                BODY_RATE_GRACE.as_secs()
+            )));
         }
         Err(ReadError::Io(e)) => {
             return Err(reply::refuse(

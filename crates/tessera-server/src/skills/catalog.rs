@@ -4,12 +4,16 @@
 //!
 //! A skill's files are every regular file below its directory, nested
 //! skills' files included. Hidden entries (names starting with `.`) and
-//! symbolic links are not part of any skill. The limits of the extension
-//! (512 files, 16 MiB per skill) and the name rules are checked here, and
-//! a skill that breaks one fails the whole load with an error that names it.
+//! symbolic links are not part of any skill; files are read confined to
+//! their root ([`super::confined`]), at load time and at read time. The
+//! limits of the extension (512 files, 16 MiB per skill), the frontmatter
+//! limit ([`MAX_FRONTMATTER_BYTES`]) and the name rules are checked here: a
+//! skill that breaks one is skipped, with an error that names it, and the
+//! others are served.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::Value;
@@ -18,8 +22,14 @@ use tessera_types::{
     SkillResources, is_valid_skill_name, parse_frontmatter, skill_digest,
 };
 
+use super::confined;
 use crate::resource::guess_mime_type;
 use crate::resource::uri::percent_encode;
+
+/// The largest frontmatter a skill may have, in bytes (its YAML block, and
+/// the JSON object every `skills/list` and `skills/get` carries): 64 KiB. A
+/// skill over it is skipped.
+pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 
 /// Why skills could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,6 +71,18 @@ pub enum SkillsError {
         /// The limit (16 MiB).
         limit: u64,
     },
+    /// A skill's frontmatter is larger than [`MAX_FRONTMATTER_BYTES`].
+    #[error(
+        "skill {skill}: a frontmatter of {bytes} bytes, over the limit of {limit} bytes (64 KiB)"
+    )]
+    FrontmatterTooLarge {
+        /// The skill path.
+        skill: String,
+        /// The frontmatter's size (YAML block or JSON object, the larger).
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Two sources serve a skill at the same URI.
     #[error("two skills are served at {0}")]
     Duplicate(String),
@@ -73,10 +95,13 @@ fn io_error(path: &Path, e: std::io::Error) -> SkillsError {
     }
 }
 
-/// One served file.
+/// One served file: read from `root` along `rel`, confined to `root`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FileEntry {
-    pub path: PathBuf,
+    /// The root directory it was found under.
+    pub root: Arc<PathBuf>,
+    /// Its path below the root, one segment each.
+    pub rel: Vec<String>,
     pub mime_type: String,
     pub size: u64,
     pub digest: String,
@@ -141,27 +166,34 @@ fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool)>, SkillsError> {
 }
 
 /// Every skill directory below `dir` (itself included), with its segments.
+/// A directory that cannot be read is skipped and reported in `skipped`.
 fn find_skills(
     dir: &Path,
     segments: &mut Vec<String>,
     out: &mut Vec<(PathBuf, Vec<String>)>,
+    skipped: &mut Vec<SkillsError>,
     depth: usize,
-) -> Result<(), SkillsError> {
+) {
     if depth > 32 {
-        return Ok(());
+        return;
     }
-    let children = entries(dir)?;
+    let children = match entries(dir) {
+        Ok(c) => c,
+        Err(e) => {
+            skipped.push(e);
+            return;
+        }
+    };
     if children.iter().any(|(n, _, d)| n == "SKILL.md" && !d) {
         out.push((dir.to_owned(), segments.clone()));
     }
     for (name, path, is_dir) in children {
         if is_dir {
             segments.push(name);
-            find_skills(&path, segments, out, depth + 1)?;
+            find_skills(&path, segments, out, skipped, depth + 1);
             segments.pop();
         }
     }
-    Ok(())
 }
 
 /// Every file below `dir`: (relative segments, path, size).
@@ -179,7 +211,7 @@ fn skill_files(
         if is_dir {
             skill_files(&path, prefix, out, depth + 1)?;
         } else {
-            let size = std::fs::metadata(&path)
+            let size = std::fs::symlink_metadata(&path)
                 .map_err(|e| io_error(&path, e))?
                 .len();
             out.push((prefix.clone(), path, size));
@@ -189,19 +221,37 @@ fn skill_files(
     Ok(())
 }
 
+/// One skill directory found under a root.
+struct Found<'a> {
+    /// The root it was found under.
+    root: &'a Arc<PathBuf>,
+    /// Its directory.
+    dir: &'a Path,
+    /// Its directory's segments below the root (empty: the root itself).
+    below_root: Vec<String>,
+    /// Its skill path (`acme/billing/refunds`).
+    segments: Vec<String>,
+}
+
 impl Catalog {
     /// Loads every skill under `roots`. A root that is itself a skill
-    /// directory serves that one skill under the root's own name.
-    pub fn load(roots: &[PathBuf]) -> Result<Catalog, SkillsError> {
+    /// directory serves that one skill under the root's own name. A root
+    /// that is not a readable directory fails the load; a skill that breaks
+    /// a rule is left out and returned beside the catalog.
+    pub fn load(roots: &[PathBuf]) -> Result<(Catalog, Vec<SkillsError>), SkillsError> {
         let mut catalog = Catalog::default();
+        let mut skipped = Vec::new();
         for root in roots {
             let meta = std::fs::metadata(root).map_err(|e| io_error(root, e))?;
             if !meta.is_dir() {
                 return Err(io_error(root, std::io::Error::other("not a directory")));
             }
+            std::fs::read_dir(root).map_err(|e| io_error(root, e))?;
+            let shared_root = Arc::new(root.clone());
             let mut found = Vec::new();
-            find_skills(root, &mut Vec::new(), &mut found, 0)?;
-            for (dir, mut segments) in found {
+            find_skills(root, &mut Vec::new(), &mut found, &mut skipped, 0);
+            for (dir, below_root) in found {
+                let mut segments = below_root.clone();
                 if segments.is_empty() {
                     // The root itself is a skill: its directory name is its path.
                     let name = root
@@ -211,14 +261,24 @@ impl Catalog {
                         .unwrap_or_default();
                     segments.push(name);
                 }
-                catalog.add_skill(&dir, segments)?;
+                let found = Found {
+                    root: &shared_root,
+                    dir: &dir,
+                    below_root,
+                    segments,
+                };
+                if let Err(e) = catalog.add_skill(found) {
+                    skipped.push(e);
+                }
             }
         }
         catalog.finish();
-        Ok(catalog)
+        Ok((catalog, skipped))
     }
 
-    fn add_skill(&mut self, dir: &Path, segments: Vec<String>) -> Result<(), SkillsError> {
+    /// Adds one skill, all or nothing.
+    fn add_skill(&mut self, found: Found<'_>) -> Result<(), SkillsError> {
+        let segments = found.segments;
         let skill = segments.join("/");
         let name = segments.last().cloned().unwrap_or_default();
         let invalid = |problem: String| SkillsError::Invalid {
@@ -232,7 +292,7 @@ impl Catalog {
             )));
         }
         let mut files = Vec::new();
-        skill_files(dir, &mut Vec::new(), &mut files, 0)?;
+        skill_files(found.dir, &mut Vec::new(), &mut files, 0)?;
         if files.len() > MAX_SKILL_FILES {
             return Err(SkillsError::TooManyFiles {
                 skill,
@@ -253,17 +313,35 @@ impl Catalog {
             s.push("SKILL.md".into());
             uri_of(&s)
         };
+        if self.by_uri.contains_key(&skill_md) {
+            return Err(SkillsError::Duplicate(skill_md));
+        }
         let mut frontmatter = None;
         let mut manifest = Vec::with_capacity(files.len());
+        let mut added = Vec::with_capacity(files.len());
         for (rel, path, _) in files {
-            let bytes = std::fs::read(&path).map_err(|e| io_error(&path, e))?;
+            let mut below_root = found.below_root.clone();
+            below_root.extend(rel.iter().cloned());
+            let bytes = confined::read(found.root, &below_root, MAX_SKILL_BYTES)
+                .map_err(|e| io_error(&path, e))?;
             let mut full = segments.clone();
             full.extend(rel.iter().cloned());
             let uri = uri_of(&full);
             if rel.len() == 1 && rel[0] == "SKILL.md" {
                 let text = std::str::from_utf8(&bytes)
                     .map_err(|_| invalid("SKILL.md is not UTF-8 text".into()))?;
+                // The YAML block is measured before it is parsed, the JSON
+                // object (what every listing carries) after.
+                let yaml = text
+                    .match_indices("\n---")
+                    .next()
+                    .map_or(text.len(), |(i, _)| i);
+                check_frontmatter_size(&skill, yaml)?;
                 let fm = parse_frontmatter(text).map_err(|e| invalid(e.to_string()))?;
+                check_frontmatter_size(
+                    &skill,
+                    serde_json::to_vec(&fm).map_or(usize::MAX, |v| v.len()),
+                )?;
                 tessera_types::check_metadata(&fm).map_err(invalid)?;
                 if fm.get("name").and_then(Value::as_str) != Some(name.as_str()) {
                     return Err(invalid(format!(
@@ -274,7 +352,8 @@ impl Catalog {
                 frontmatter = Some(fm);
             }
             let entry = FileEntry {
-                path,
+                root: found.root.clone(),
+                rel: below_root,
                 mime_type: mime_of(rel.last().map(String::as_str).unwrap_or("")),
                 size: bytes.len() as u64,
                 digest: skill_digest(&bytes),
@@ -284,12 +363,10 @@ impl Catalog {
                 digest: entry.digest.clone(),
                 size: entry.size,
             });
-            self.files.insert(uri, entry);
+            added.push((uri, entry));
         }
         let frontmatter = frontmatter.ok_or_else(|| invalid("SKILL.md is missing".into()))?;
-        if self.by_uri.contains_key(&skill_md) {
-            return Err(SkillsError::Duplicate(skill_md));
-        }
+        self.files.extend(added);
         self.listed.push(skill_md_resource(
             &skill_md,
             &frontmatter,
@@ -344,6 +421,19 @@ impl Catalog {
             .map(|(k, v)| (k, v.into_values().collect()))
             .collect();
     }
+}
+
+/// Refuses a frontmatter of `bytes` (as YAML, or as the JSON object of
+/// the entry) over [`MAX_FRONTMATTER_BYTES`].
+fn check_frontmatter_size(skill: &str, bytes: usize) -> Result<(), SkillsError> {
+    if bytes > MAX_FRONTMATTER_BYTES {
+        return Err(SkillsError::FrontmatterTooLarge {
+            skill: skill.to_owned(),
+            bytes,
+            limit: MAX_FRONTMATTER_BYTES,
+        });
+    }
+    Ok(())
 }
 
 /// A directory resource.

@@ -116,6 +116,9 @@ async fn directory(shared: &Shared, request: &ExtensionRequest) -> HandlerResult
     if let Some(n) = next {
         result.insert("nextCursor".into(), Value::String(n));
     }
+    // Like every listing of 2026-07-28, a directory page is cacheable:
+    // peers (the TypeScript SkillsClient) require `ttlMs`/`cacheScope`.
+    request.cache_hints(&mut result);
     Ok(result)
 }
 
@@ -153,11 +156,18 @@ impl ResourceProvider for SkillFiles {
         let uri = uri.to_owned();
         if let Some(file) = file {
             return Some(Box::pin(async move {
-                let path = file.path.clone();
-                let bytes = tokio::task::spawn_blocking(move || std::fs::read(path))
-                    .await
-                    .map_err(ResourceError::internal)?
-                    .map_err(|_| ResourceError::NotFound)?;
+                // Read confined to the skill's root: a link swapped in since
+                // the load is refused, not followed.
+                let (root, rel) = (file.root.clone(), file.rel.clone());
+                let bytes = tokio::task::spawn_blocking(move || {
+                    super::confined::read(&root, &rel, tessera_types::MAX_SKILL_BYTES)
+                })
+                .await
+                .map_err(ResourceError::internal)?
+                .map_err(|e| {
+                    tracing::warn!("skill file {uri} not served: {e}");
+                    ResourceError::NotFound
+                })?;
                 Ok(contents(&uri, file.mime_type, bytes))
             }));
         }

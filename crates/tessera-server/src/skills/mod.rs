@@ -24,6 +24,7 @@
 //! described by its frontmatter), and every file and directory can be read.
 
 mod catalog;
+mod confined;
 mod dynamic;
 mod methods;
 
@@ -36,7 +37,7 @@ use tessera_types::{
     JsonObject, ResourcesCapability, ServerCapabilities, Skill, SkillsSettings, settings_object,
 };
 
-pub use catalog::SkillsError;
+pub use catalog::{MAX_FRONTMATTER_BYTES, SkillsError};
 pub use dynamic::{DynamicSkill, SkillFile};
 
 use crate::extension::{ExtensionHost, ExtensionRequest, ServerExtension};
@@ -51,6 +52,8 @@ pub(crate) struct Shared {
     catalog: RwLock<Arc<Catalog>>,
     dynamic: RwLock<Vec<Arc<DynamicEntry>>>,
     seen: Mutex<Vec<(PathBuf, u64, Option<SystemTime>)>>,
+    /// The skills the last load left out, and why.
+    skipped: Mutex<Vec<SkillsError>>,
 }
 
 impl Shared {
@@ -111,29 +114,43 @@ impl Skills {
                 catalog: RwLock::new(Arc::new(Catalog::default())),
                 dynamic: RwLock::new(Vec::new()),
                 seen: Mutex::new(Vec::new()),
+                skipped: Mutex::new(Vec::new()),
             }),
             host: OnceLock::new(),
         }
     }
 
     /// Loads the skills under each directory (see the rules in
-    /// [`SkillsError`]: names, limits, frontmatter). Fails on the first
-    /// skill that breaks a rule, naming it.
+    /// [`SkillsError`]: names, limits, frontmatter). A skill that breaks a
+    /// rule is left out with a warning (logged, and kept in
+    /// [`Skills::skipped`]) and the others are served; only a directory
+    /// that cannot be read at all fails.
     pub fn from_dirs<P: Into<PathBuf>>(
         dirs: impl IntoIterator<Item = P>,
     ) -> Result<Self, SkillsError> {
         let roots: Vec<PathBuf> = dirs.into_iter().map(Into::into).collect();
         let seen = catalog::fingerprint(&roots);
-        let loaded = Catalog::load(&roots)?;
+        let (loaded, skipped) = Catalog::load(&roots)?;
+        warn_skipped(&skipped);
         Ok(Skills {
             shared: Arc::new(Shared {
                 roots,
                 catalog: RwLock::new(Arc::new(loaded)),
                 dynamic: RwLock::new(Vec::new()),
                 seen: Mutex::new(seen),
+                skipped: Mutex::new(skipped),
             }),
             host: OnceLock::new(),
         })
+    }
+
+    /// The skills the last load or reload left out, each with why.
+    pub fn skipped(&self) -> Vec<SkillsError> {
+        self.shared
+            .skipped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Adds a generated skill at `skill_path` (`reports/daily`): its entry
@@ -162,10 +179,18 @@ impl Skills {
     /// replaces the old one and clients are told the resource list changed
     /// (`notifications/resources/list_changed` in legacy sessions, on
     /// `subscriptions/listen` streams in 2026-07-28); returns whether they
-    /// changed. On an error the old set stays in place.
+    /// changed. A skill that breaks a rule is left out with a warning, as
+    /// in [`Skills::from_dirs`]; when a directory cannot be read at all, the
+    /// old set stays in place.
     pub fn reload(&self) -> Result<bool, SkillsError> {
         let seen = catalog::fingerprint(&self.shared.roots);
-        let loaded = Catalog::load(&self.shared.roots)?;
+        let (loaded, skipped) = Catalog::load(&self.shared.roots)?;
+        warn_skipped(&skipped);
+        *self
+            .shared
+            .skipped
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = skipped;
         *self
             .shared
             .seen
@@ -234,6 +259,13 @@ impl Skills {
                 }
             }
         })
+    }
+}
+
+/// Logs each skill left out.
+fn warn_skipped(skipped: &[SkillsError]) {
+    for e in skipped {
+        tracing::warn!("skill skipped: {e}");
     }
 }
 

@@ -64,6 +64,14 @@ fn extension_tasks_validate() {
             },
         );
     }
+    // The inline result of a completed task is a complete 2026-07-28
+    // CallToolResult, `resultType` included, even when built from one
+    // without it.
+    let mut bare = obj(serde_json::to_value(CallToolResult::text("done")).unwrap());
+    bare.remove("resultType");
+    let done = DetailedTask::completed(ext_task(TaskStatus::Working), bare);
+    let inline = done.result.clone().unwrap();
+    c.valid(&["2026-07-28"], "CallToolResult", &inline);
     // Status-specific members are required.
     c.invalid(
         EXT,
