@@ -2,7 +2,6 @@
 //! `tessera tasks list|get|result|cancel`.
 
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -16,10 +15,9 @@ use crate::Failure;
 use crate::connect::{EraChoice, connect_pinned, parse_version, remote_failure};
 use crate::exit::Exit;
 use crate::http_opts::HttpOptions;
+use crate::notices::Notices;
 use crate::output::print_result;
 use crate::target::Target;
-
-mod progress;
 
 /// `tessera tasks`.
 #[derive(Debug, Args)]
@@ -241,7 +239,7 @@ pub async fn call(
         std::task::Poll::Ready(())
     })
     .await;
-    let bar = progress::Bar::new(std::io::stderr().is_terminal());
+    let bar = Notices::new(json);
     let options = {
         let bar = bar.clone();
         CallOptions::new().on_progress(move |p| bar.progress(&p))
@@ -250,7 +248,7 @@ pub async fn call(
         o = client.call_tool_as_task_with(tool, Some(args), ttl, &options) => o,
         _ = interrupt.as_mut() => {
             // Dropping the request tells the server it is cancelled.
-            bar.clear();
+            bar.finish();
             client.close().await;
             eprintln!("interrupted before the server answered");
             return Ok(Exit::Interrupted.into());
@@ -258,24 +256,24 @@ pub async fn call(
     };
     let handle = match outcome.map_err(remote_failure) {
         Ok(ToolCallOutcome::Done(result)) => {
-            bar.clear();
+            bar.finish();
             eprintln!("the server answered without a task");
             client.close().await;
             return show(result, json);
         }
         Ok(ToolCallOutcome::Task(h)) => h,
         Err(e) => {
-            bar.clear();
+            bar.finish();
             return Err(e);
         }
     };
-    bar.println(&format!("task {}", handle.id()));
-    bar.println(&follow_up(handle.id(), client.era(), url.as_deref()));
+    bar.line(&format!("task {}", handle.id()));
+    bar.line(&follow_up(handle.id(), client.era(), url.as_deref()));
     let on_change = |s: &TaskState| bar.status(&describe(s));
     let out = tokio::select! {
         r = handle.wait(on_change) => r,
         _ = interrupt.as_mut() => {
-            bar.clear();
+            bar.finish();
             let c = handle.cancel().await;
             client.close().await;
             c.map_err(remote_failure)?;
@@ -283,7 +281,7 @@ pub async fn call(
             return Ok(Exit::Interrupted.into());
         }
     };
-    bar.clear();
+    bar.finish();
     client.close().await;
     show(out.map_err(remote_failure)?, json)
 }

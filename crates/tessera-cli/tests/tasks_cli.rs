@@ -116,9 +116,9 @@ async fn call_task_follow_ups_work_or_say_why_not() {
     let e = stderr(&o);
     // Progress every 100 ms, then the last report at the end: at least two
     // lines, the last one complete.
-    let reports: Vec<&str> = e.lines().filter(|l| l.starts_with("progress ")).collect();
+    let reports: Vec<&str> = e.lines().filter(|l| l.starts_with("progress: ")).collect();
     assert!(reports.len() >= 2, "{e}");
-    assert_eq!(reports.last(), Some(&"progress 250/250"), "{e}");
+    assert_eq!(reports.last(), Some(&"progress: 250/250 (100%)"), "{e}");
     assert!(
         e.contains("lives in this command's 2025-11-25 session"),
         "{e}"

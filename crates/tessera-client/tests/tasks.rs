@@ -1,6 +1,8 @@
 //! The client's task API against an in-process server, in both eras: a call
 //! that becomes a task, awaited with the input it needs answered by the
-//! client's elicitation handler; a task cancelled through its handle.
+//! client's elicitation handler; a task cancelled through its handle; a
+//! task's progress counted at the caller's callback. Also the order of an
+//! elicitation form's properties as the client's form handler sees them.
 
 mod common;
 
@@ -184,6 +186,56 @@ async fn task_progress_reaches_the_callback() {
             // The extension has no progress for tasks: only the call's two.
             _ => assert_eq!(seen, [1.0, 2.0], "{v}"),
         }
+        client.close().await;
+    }
+}
+
+/// What a booking form asks, in the order the struct declares it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Booking {
+    /// Who books.
+    name: String,
+    /// How many come.
+    guests: u32,
+}
+
+async fn book(ctx: RequestContext) -> Result<String, String> {
+    let schema =
+        tessera_server::schema::elicitation_schema::<Booking>().map_err(|e| e.to_string())?;
+    let form = tessera_types::ElicitRequestFormParams::new("Book a table", schema);
+    let r = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    Ok(format!("{:?}", r.action))
+}
+
+/// A form made from a `#[derive(JsonSchema)]` struct reaches the client's
+/// form handler with its properties in declaration order (name before
+/// guests, which sorted JSON objects would swap), in both eras.
+#[tokio::test(start_paused = true)]
+async fn elicitation_forms_keep_their_declared_order() {
+    for v in ERAS {
+        let s = Server::builder()
+            .tool(tool("book").handler(book))
+            .build()
+            .unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let b = builder(v).elicitation(move |f: tessera_client::FormRequest| {
+            let log = log.clone();
+            async move {
+                let typed: Vec<String> = f.requested_schema.properties.keys().cloned().collect();
+                let raw = tessera_types::property_order(&f.raw_schema);
+                log.lock().unwrap().push((typed, raw));
+                Ok::<_, ErrorObject>(ElicitResult::action(tessera_types::ElicitAction::Decline))
+            }
+        });
+        let client = in_process(&s, b).await;
+        let out = bounded("the call", client.call_tool("book", json!({}))).await;
+        assert!(out.is_ok(), "{v}: {out:?}");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{v}");
+        assert_eq!(seen[0].0, ["name", "guests"], "{v}");
+        assert_eq!(seen[0].1, ["name", "guests"], "{v}");
         client.close().await;
     }
 }

@@ -2,8 +2,11 @@
 //! `jsonschema` crate.
 
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
-use tessera_types::JsonObject;
+use tessera_types::{ElicitationSchema, JsonObject};
+
+mod field_order;
 
 /// The JSON Schema (2020-12) of `T`, as MCP wants it in `inputSchema` or
 /// `outputSchema`: an object schema, without the `$schema` and `title` keys
@@ -18,6 +21,41 @@ pub fn schema_for<T: JsonSchema>() -> JsonObject {
     obj.remove("$schema");
     obj.remove("title");
     obj
+}
+
+/// The form-mode `requestedSchema` of `T` (a struct of primitive fields),
+/// with its properties in the order `T` declares them: the order the
+/// client asks them in.
+///
+/// ```
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use tessera_server::schema::elicitation_schema;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Booking {
+///     /// Who books.
+///     name: String,
+///     /// How many come.
+///     guests: u32,
+/// }
+///
+/// let schema = elicitation_schema::<Booking>()?;
+/// assert_eq!(schema.properties.keys().collect::<Vec<_>>(), ["name", "guests"]);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+///
+/// Fails when `T`'s schema is not a flat object of primitive properties.
+pub fn elicitation_schema<T>() -> Result<ElicitationSchema, serde_json::Error>
+where
+    T: JsonSchema + for<'de> Deserialize<'de>,
+{
+    let mut schema: ElicitationSchema = serde_json::from_value(Value::Object(schema_for::<T>()))?;
+    if let Some(fields) = field_order::field_order::<T>() {
+        let order: Vec<String> = fields.iter().map(|f| (*f).to_owned()).collect();
+        schema.properties.reorder(&order);
+    }
+    Ok(schema)
 }
 
 /// The draft-07 form of a 2020-12 schema, for old clients whose validators
