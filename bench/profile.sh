@@ -13,15 +13,26 @@
 # The server is pinned to core 0, the load generator (bench's mcp-bench) to core 1. A warm-up
 # of N/10 calls runs before collection starts, so start-up and the handshakes are not counted.
 # Output: bench/target/profile/<server>-<mode>.* and the top symbols (self and inclusive) on
-# stdout. Needs the builds of bench/run.sh (run it once, or build bench/ and tessera-cli).
+# stdout. Needs bench/run.sh's build of bench/ (run it once, or build bench/).
 #
-# Environment: TESSERA_BIN (default: bench/target/tessera/release/tessera),
+# Environment: TESSERA_BIN (default: bench/target/tessera/profiling/tessera,
+#              built with `cargo build --profile profiling` when missing),
 #              BENCH_TARGET_DIR (default: bench/target).
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BENCH_TARGET_DIR="${BENCH_TARGET_DIR:-$BENCH/target}"
-TESSERA_BIN="${TESSERA_BIN:-$BENCH/target/tessera/release/tessera}"
+TESSERA_BIN="${TESSERA_BIN:-}"
+if [ -z "$TESSERA_BIN" ]; then
+  # The profiling profile: the release build with line tables and symbols (the
+  # release profile has no debug info), built here when missing.
+  TESSERA_BIN="$BENCH/target/tessera/profiling/tessera"
+  if [ ! -x "$TESSERA_BIN" ]; then
+    echo "building tessera (cargo build --profile profiling -p tessera-cli) into $BENCH/target/tessera" >&2
+    (cd "$BENCH/.." && CARGO_TARGET_DIR="$BENCH/target/tessera" cargo build --profile profiling -p tessera-cli) \
+      || { echo "building tessera failed" >&2; exit 2; }
+  fi
+fi
 SERVER=tessera
 MODE=legacy-json
 REQUESTS=10000
@@ -36,7 +47,7 @@ while [ $# -gt 0 ]; do
     --concurrency) CONC="$2"; shift ;;
     --tool) TOOL="$2"; shift ;;
     --redis) REDIS=1 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "profile.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift

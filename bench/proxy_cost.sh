@@ -17,13 +17,24 @@
 # era probe: under valgrind the upstream takes longer than the default 5 s to start, and a proxy
 # that gave up would speak to it as a legacy server.
 #
-# Environment: TESSERA_BIN (default bench/target/tessera/release/tessera), BENCH_TARGET_DIR
+# Environment: TESSERA_BIN (default bench/target/tessera/profiling/tessera, built
+# with `cargo build --profile profiling` when missing), BENCH_TARGET_DIR
 # (default bench/target; needs mcp-bench built there, as bench/run.sh builds it).
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BENCH_TARGET_DIR="${BENCH_TARGET_DIR:-$BENCH/target}"
-TESSERA_BIN="${TESSERA_BIN:-$BENCH/target/tessera/release/tessera}"
+TESSERA_BIN="${TESSERA_BIN:-}"
+if [ -z "$TESSERA_BIN" ]; then
+  # The profiling profile: the release build with line tables and symbols (the
+  # release profile has no debug info), built here when missing.
+  TESSERA_BIN="$BENCH/target/tessera/profiling/tessera"
+  if [ ! -x "$TESSERA_BIN" ]; then
+    echo "building tessera (cargo build --profile profiling -p tessera-cli) into $BENCH/target/tessera" >&2
+    (cd "$BENCH/.." && CARGO_TARGET_DIR="$BENCH/target/tessera" cargo build --profile profiling -p tessera-cli) \
+      || { echo "building tessera failed" >&2; exit 2; }
+  fi
+fi
 MODES="legacy-sse modern"
 REQUESTS=2000
 CONC=16

@@ -87,6 +87,7 @@ impl Endpoint {
             .build()
             .unwrap();
         let mcp = tessera_http::McpHttp::builder(server.clone())
+            .dangerous()
             .allow_any_host()
             .response_mode(mode)
             .build();

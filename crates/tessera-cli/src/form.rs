@@ -1,13 +1,13 @@
 //! A form-mode elicitation asked on a terminal: one question per property of
-//! the `requestedSchema` (strings, numbers, integers, booleans, single and
-//! multiple choice), each answer checked against its constraints and asked
-//! again when it does not fit.
+//! the `requestedSchema`, in the order the server declared them (strings,
+//! numbers, integers, booleans, single and multiple choice), each answer
+//! checked against its constraints and asked again when it does not fit.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
 
 use serde_json::Value;
-use tessera::types::{ElicitAction, ElicitResult, ElicitValue, JsonObject};
+use tessera::types::{ElicitAction, ElicitResult, ElicitValue, JsonObject, property_order};
 
 use crate::peer_text;
 
@@ -42,8 +42,10 @@ pub fn ask(
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let mut content = BTreeMap::new();
-    for (name, prop) in props {
-        let prop = prop.as_object().unwrap_or(&empty);
+    // In the server's order: a sorted JSON object carries it in the
+    // schema's `x-property-order` annotation.
+    for name in &property_order(schema) {
+        let prop = props.get(name).and_then(Value::as_object).unwrap_or(&empty);
         let is_required = required.contains(&name.as_str());
         match ask_property(name, prop, is_required, input, out)? {
             Asked::Value(v) => {
@@ -305,6 +307,31 @@ mod tests {
         let mut out = Vec::new();
         let r = ask("Tell me", &schema, &mut input, &mut out).unwrap();
         (r, String::from_utf8(out).unwrap())
+    }
+
+    /// A form made from a `#[derive(JsonSchema)]` struct is asked in the
+    /// struct's order, after a trip through sorted JSON objects (the wire).
+    #[test]
+    fn a_derived_form_is_asked_in_declaration_order() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Booking {
+            /// Who books.
+            name: String,
+            /// How many come.
+            guests: u32,
+        }
+        let schema = tessera::server::schema::elicitation_schema::<Booking>().unwrap();
+        let params = tessera::types::ElicitRequestFormParams::new("Book a table", schema);
+        let wire = serde_json::to_value(&params).unwrap();
+        let raw = wire["requestedSchema"].clone();
+        let (r, out) = run(raw, "y\nAda\n4\n");
+        assert_eq!(r.action, ElicitAction::Accept);
+        let c = r.content.unwrap();
+        assert_eq!(c["name"], ElicitValue::String("Ada".into()));
+        assert_eq!(c["guests"], ElicitValue::Integer(4));
+        let (name, guests) = (out.find("name").unwrap(), out.find("guests").unwrap());
+        assert!(name < guests, "name is asked first:\n{out}");
     }
 
     #[test]

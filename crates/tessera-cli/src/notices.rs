@@ -56,15 +56,7 @@ impl Notices {
             return;
         }
         let mut guard = self.bar();
-        let bar = guard.get_or_insert_with(|| {
-            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            b.set_style(
-                ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-            );
-            b
-        });
+        let bar = guard.get_or_insert_with(new_bar);
         if let Some(t) = p.total.filter(|t| t.is_finite() && *t >= 0.0) {
             bar.set_length(t.round() as u64);
         }
@@ -73,6 +65,26 @@ impl Notices {
         }
         if let Some(m) = &p.message {
             bar.set_message(peer_text::line(m).into_owned());
+        }
+    }
+
+    /// Shows a status (a task's, for instance): the bar's message on a
+    /// terminal, one line otherwise.
+    pub fn status(&self, text: &str) {
+        if !self.inner.terminal {
+            eprintln!("{text}");
+            return;
+        }
+        self.bar()
+            .get_or_insert_with(new_bar)
+            .set_message(text.to_owned());
+    }
+
+    /// Prints a line on stderr, above the bar if there is one.
+    pub fn line(&self, text: &str) {
+        match self.bar().as_ref() {
+            Some(bar) => bar.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
         }
     }
 
@@ -129,6 +141,17 @@ impl Notices {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(2), h).await;
         }
     }
+}
+
+/// The progress bar, drawn on stderr.
+fn new_bar() -> ProgressBar {
+    let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    b.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    b
 }
 
 /// One progress update as a line: `progress: 3/10 (30%) copying` (the

@@ -47,7 +47,9 @@ pub struct ServeArgs {
     #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
     allow_host: Vec<String>,
 
-    /// Accept any Host header (only behind a proxy that checks it).
+    /// DANGEROUS: accept any Host header, which turns off DNS rebinding
+    /// protection (a web page the user opens can reach the server). Only
+    /// behind a reverse proxy that checks the Host itself.
     #[arg(long, requires = "http", conflicts_with = "allow_host")]
     allow_any_host: bool,
 
@@ -55,7 +57,9 @@ pub struct ServeArgs {
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
 
-    /// Accept any Origin.
+    /// DANGEROUS: accept any Origin, so that any web page the user opens may
+    /// call the server from the browser. Only behind a reverse proxy that
+    /// checks the Origin itself.
     #[arg(long, requires = "http", conflicts_with = "allow_origin")]
     allow_any_origin: bool,
 
@@ -358,12 +362,12 @@ async fn serve_http(
         b = b.legacy_sse(None);
     }
     if a.allow_any_host {
-        b = b.allow_any_host();
+        b = b.dangerous().allow_any_host();
     } else if !a.allow_host.is_empty() {
         b = b.allowed_hosts(a.allow_host.clone());
     }
     if a.allow_any_origin {
-        b = b.allow_any_origin();
+        b = b.dangerous().allow_any_origin();
     } else if !a.allow_origin.is_empty() {
         b = b.allowed_origins(a.allow_origin.clone());
     }

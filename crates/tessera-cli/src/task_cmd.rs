@@ -2,21 +2,20 @@
 //! `tessera tasks list|get|result|cancel`.
 
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 use tessera::client::task::TaskState;
-use tessera::client::{Client, ClientError, ToolCallOutcome};
-use tessera::types::{CallToolResult, ErrorCode, JsonObject, ProtocolVersion};
+use tessera::client::{CallOptions, Client, ClientError, ToolCallOutcome};
+use tessera::types::{CallToolResult, Era, ErrorCode, JsonObject, ProtocolVersion};
 
 use crate::Failure;
 use crate::connect::{EraChoice, connect_pinned, parse_version, remote_failure};
 use crate::exit::Exit;
 use crate::http_opts::HttpOptions;
+use crate::notices::Notices;
 use crate::output::print_result;
 use crate::peer_text;
 use crate::target::Target;
@@ -112,7 +111,14 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
                     _ => break,
                 }
             }
+            let legacy = client.era() == Era::Legacy;
             client.close().await;
+            if all.is_empty() && legacy {
+                return Err(Failure::Coded(
+                    Exit::Unsupported,
+                    anyhow::anyhow!("no tasks in this session: {SESSION_BOUND}"),
+                ));
+            }
             for t in &all {
                 if json {
                     println!(
@@ -128,8 +134,9 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
         TasksCommand::Get(t) => {
             let (client, json) = open(t.target).await?;
             let s = client.task(&t.id).status().await;
+            let legacy = client.era() == Era::Legacy;
             client.close().await;
-            let s = s.map_err(remote_failure)?;
+            let s = s.map_err(|e| task_failure(e, &t.id, legacy))?;
             if json {
                 let text = serde_json::to_string_pretty(&s.raw).context("serialising")?;
                 println!("{}", peer_text::json(&text));
@@ -141,18 +148,41 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
         TasksCommand::Result(t) => {
             let (client, json) = open(t.target).await?;
             let out = client.task(&t.id).wait(|_| {}).await;
+            let legacy = client.era() == Era::Legacy;
             client.close().await;
-            show(out.map_err(remote_failure)?, json)
+            show(out.map_err(|e| task_failure(e, &t.id, legacy))?, json)
         }
         TasksCommand::Cancel(t) => {
             let (client, _) = open(t.target).await?;
             let out = client.task(&t.id).cancel().await;
+            let legacy = client.era() == Era::Legacy;
             client.close().await;
-            out.map_err(remote_failure)?;
+            out.map_err(|e| task_failure(e, &t.id, legacy))?;
             println!("{} cancelled", peer_text::line(&t.id));
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Why a 2025-11-25 task cannot be reached from a new command.
+const SESSION_BOUND: &str = "2025-11-25 tasks belong to the session that created them, and each \
+     tessera command opens a session of its own that ends with it (a server that binds tasks to \
+     an authenticated user is the exception). `tessera call --task` waits for its task in its \
+     own session; a 2026-07-28 server's tasks can be followed from any command";
+
+/// A failed `tasks/get|result|cancel`: in a 2025-11-25 session the server's
+/// refusal (invalid params: no such task) is explained (exit 9).
+fn task_failure(e: ClientError, id: &str, legacy: bool) -> Failure {
+    let unknown = e
+        .remote()
+        .is_some_and(|r| r.code == ErrorCode::INVALID_PARAMS.0);
+    if legacy && unknown {
+        return Failure::Coded(
+            Exit::Unsupported,
+            anyhow::anyhow!("task {id} is not in this session: {SESSION_BOUND}"),
+        );
+    }
+    remote_failure(e)
 }
 
 /// A failed `tasks/list`: a server without it (`-32601`) or a 2026-07-28
@@ -200,6 +230,7 @@ pub async fn call(
     args: JsonObject,
     ttl: Option<u64>,
     json: bool,
+    url: Option<String>,
 ) -> Result<ExitCode, Failure> {
     // The Ctrl-C handler is in place before the task is asked for, so that a
     // Ctrl-C from now on cancels the task instead of killing the process.
@@ -209,39 +240,45 @@ pub async fn call(
         std::task::Poll::Ready(())
     })
     .await;
+    let bar = Notices::new(json);
+    let options = {
+        let bar = bar.clone();
+        CallOptions::new().on_progress(move |p| bar.progress(&p))
+    };
     let outcome = tokio::select! {
-        o = client.call_tool_as_task(tool, Some(args), ttl) => o,
+        o = client.call_tool_as_task_with(tool, Some(args), ttl, &options) => o,
         _ = interrupt.as_mut() => {
             // Dropping the request tells the server it is cancelled.
+            bar.finish();
             client.close().await;
             eprintln!("interrupted before the server answered");
             return Ok(Exit::Interrupted.into());
         }
     };
-    let handle = match outcome.map_err(remote_failure)? {
-        ToolCallOutcome::Done(result) => {
+    let handle = match outcome.map_err(remote_failure) {
+        Ok(ToolCallOutcome::Done(result)) => {
+            bar.finish();
             eprintln!("the server answered without a task");
             client.close().await;
             return show(result, json);
         }
-        ToolCallOutcome::Task(h) => h,
+        Ok(ToolCallOutcome::Task(h)) => h,
+        Err(e) => {
+            bar.finish();
+            return Err(e);
+        }
     };
-    eprintln!("task {}", peer_text::line(handle.id()));
-    let spinner = std::io::stderr().is_terminal().then(|| {
-        let p = indicatif::ProgressBar::new_spinner();
-        p.enable_steady_tick(Duration::from_millis(100));
-        p
-    });
-    let on_change = |s: &TaskState| match &spinner {
-        Some(p) => p.set_message(describe(s)),
-        None => eprintln!("{}", describe(s)),
-    };
+    bar.line(&format!("task {}", peer_text::line(handle.id())));
+    bar.line(&peer_text::line(&follow_up(
+        handle.id(),
+        client.era(),
+        url.as_deref(),
+    )));
+    let on_change = |s: &TaskState| bar.status(&describe(s));
     let out = tokio::select! {
         r = handle.wait(on_change) => r,
         _ = interrupt.as_mut() => {
-            if let Some(p) = &spinner {
-                p.finish_and_clear();
-            }
+            bar.finish();
             let c = handle.cancel().await;
             client.close().await;
             c.map_err(remote_failure)?;
@@ -249,9 +286,27 @@ pub async fn call(
             return Ok(Exit::Interrupted.into());
         }
     };
-    if let Some(p) = &spinner {
-        p.finish_and_clear();
-    }
+    bar.finish();
     client.close().await;
     show(out.map_err(remote_failure)?, json)
+}
+
+/// What `tessera call --task` tells the user about following the task from
+/// elsewhere: the command that works, or why none does.
+fn follow_up(id: &str, era: Era, url: Option<&str>) -> String {
+    match (era, url) {
+        (Era::Legacy, _) => format!(
+            "task {id} lives in this command's 2025-11-25 session: it is followed here until it \
+             ends (Ctrl-C cancels it); other tessera commands open sessions of their own and \
+             cannot see it"
+        ),
+        (Era::Modern, Some(url)) => format!(
+            "follow it from another shell: tessera tasks get {id} {url} (the result: tessera \
+             tasks result {id} {url})"
+        ),
+        (Era::Modern, None) => format!(
+            "task {id} lives in the server this command started: it is followed here until it \
+             ends (Ctrl-C cancels it)"
+        ),
+    }
 }

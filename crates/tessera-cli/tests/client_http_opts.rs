@@ -45,6 +45,7 @@ async fn mcp_server() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
     // The TLS terminator forwards Host: localhost:PORT of another port.
     let mcp = McpHttp::builder(server)
         .bind_address(addr)
+        .dangerous()
         .allow_any_host()
         .build();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -101,6 +101,7 @@ mod sampling;
 mod service;
 pub mod skills;
 pub mod task;
+mod task_progress;
 
 pub use builder::ClientBuilder;
 pub use cache::CacheStats;

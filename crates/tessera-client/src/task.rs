@@ -13,7 +13,35 @@
 //! [`TaskHandle`] to poll ([`TaskHandle::status`]), await
 //! ([`TaskHandle::wait`], honouring the server's `pollInterval` with backoff)
 //! or cancel ([`TaskHandle::cancel`]).
+//!
+//! **Progress**: [`Client::call_tool_as_task_with`] takes
+//! [`CallOptions`] whose [`on_progress`](CallOptions::on_progress) callback
+//! sees every `notifications/progress` of the call. In 2025-11-25 the call's
+//! progress token stays valid for the task's whole life, so the callback
+//! keeps receiving the task's progress after the call is answered, until the
+//! task ends, [`TaskHandle::wait`] returns (having delivered all that arrived
+//! before the result) or the last handle is dropped. The 2026-07-28
+//! extension has no progress for tasks: the callback sees the progress sent
+//! while the call is in flight (before the server makes it a task), and
+//! [`TaskHandle::wait`]'s `on_change` reports the task's status messages.
+//!
+//! ```no_run
+//! # async fn run(client: tessera_client::Client) -> Result<(), tessera_client::ClientError> {
+//! use tessera_client::{CallOptions, ToolCallOutcome};
+//!
+//! let options = CallOptions::new()
+//!     .on_progress(|p| eprintln!("{}/{:?} {}", p.progress, p.total, p.message.unwrap_or_default()));
+//! match client.call_tool_as_task_with("render", None, Some(60_000), &options).await? {
+//!     ToolCallOutcome::Done(result) => println!("{result:?}"),
+//!     ToolCallOutcome::Task(task) => {
+//!         let result = task.wait(|state| eprintln!("{:?}", state.status)).await?;
+//!         println!("{result:?}");
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
 
+use std::sync::Arc;
 use std::time::Duration;
 use tessera_types::methods;
 
@@ -27,6 +55,7 @@ use crate::client::Client;
 use crate::error::ClientError;
 use crate::input::to_object;
 use crate::options::CallOptions;
+use crate::task_progress::{ProgressFeed, fresh_token};
 
 /// The answer to [`Client::call_tool_as_task`].
 #[derive(Debug)]
@@ -92,6 +121,7 @@ pub struct TaskHandle {
     client: Client,
     task_id: String,
     poll_interval: Option<Duration>,
+    progress: Option<Arc<ProgressFeed>>,
 }
 
 fn remote(e: ErrorObject) -> ClientError {
@@ -108,12 +138,28 @@ impl Client {
     /// milliseconds) or lets the server decide (2026-07-28; the client must
     /// declare the extension, see [`ClientBuilder::tasks`](crate::ClientBuilder::tasks)).
     /// Multi round-trip input before the task exists is answered through the
-    /// client's handlers.
+    /// client's handlers. [`Client::call_tool_as_task_with`] also takes
+    /// options, a progress callback among them.
     pub async fn call_tool_as_task(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
         ttl: Option<u64>,
+    ) -> Result<ToolCallOutcome, ClientError> {
+        self.call_tool_as_task_with(name, arguments, ttl, &CallOptions::default())
+            .await
+    }
+
+    /// [`Client::call_tool_as_task`] with options. A progress callback
+    /// ([`CallOptions::on_progress`]) sees the call's progress and, for a
+    /// 2025-11-25 task, the task's progress until it ends (see the
+    /// [module](crate::task) documentation).
+    pub async fn call_tool_as_task_with(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        ttl: Option<u64>,
+        options: &CallOptions,
     ) -> Result<ToolCallOutcome, ClientError> {
         let mut params = JsonObject::new();
         params.insert("name".into(), json!(name));
@@ -127,16 +173,39 @@ impl Client {
                 t.insert("ttl".into(), json!(ttl));
             }
             params.insert("task".into(), Value::Object(t));
-            let raw = self.request_raw(methods::TOOLS_CALL, Some(params)).await?;
+            // The task's progress outlives the call: the client names the
+            // token itself and follows it on its events, subscribed before
+            // the call goes out.
+            let mut call_options = options.clone();
+            let feed = call_options.progress.take().map(|callback| {
+                let token = fresh_token();
+                let mut meta = JsonObject::new();
+                meta.insert("progressToken".into(), json!(token));
+                params.insert("_meta".into(), Value::Object(meta));
+                Arc::new(ProgressFeed::start(self.events(), token, callback))
+            });
+            let raw = self
+                .request_raw_with(methods::TOOLS_CALL, Some(params), &call_options)
+                .await?;
             return Ok(match raw.get("task") {
                 Some(Value::Object(task)) => {
-                    ToolCallOutcome::Task(self.handle(TaskState::from_raw(task.clone())?))
+                    let mut handle = self.handle(TaskState::from_raw(task.clone())?);
+                    if let Some(f) = &feed {
+                        f.set_task(&handle.task_id);
+                    }
+                    handle.progress = feed;
+                    ToolCallOutcome::Task(handle)
                 }
-                _ => ToolCallOutcome::Done(raw),
+                _ => {
+                    if let Some(f) = feed {
+                        f.finish().await;
+                    }
+                    ToolCallOutcome::Done(raw)
+                }
             });
         }
         let raw: JsonObject = self
-            .call_rounds(methods::TOOLS_CALL, params, &CallOptions::default())
+            .call_rounds(methods::TOOLS_CALL, params, options)
             .await?;
         if ResultType::of(&raw) == ResultType::Task {
             return Ok(ToolCallOutcome::Task(
@@ -151,6 +220,7 @@ impl Client {
             client: self.clone(),
             task_id: state.task_id,
             poll_interval: state.poll_interval,
+            progress: None,
         }
     }
 
@@ -160,6 +230,7 @@ impl Client {
             client: self.clone(),
             task_id: task_id.into(),
             poll_interval: None,
+            progress: None,
         }
     }
 
@@ -252,7 +323,19 @@ impl TaskHandle {
     /// is answered through the client's handlers (`tasks/update`); a
     /// 2025-11-25 one through `tasks/result`, whose server requests the
     /// handlers answer.
-    pub async fn wait(
+    ///
+    /// The task's progress (a 2025-11-25 task created with a progress
+    /// callback) that arrived before the result has been delivered when
+    /// this returns.
+    pub async fn wait(&self, on_change: impl FnMut(&TaskState)) -> Result<JsonObject, ClientError> {
+        let out = self.wait_inner(on_change).await;
+        if let Some(f) = &self.progress {
+            f.finish().await;
+        }
+        out
+    }
+
+    async fn wait_inner(
         &self,
         mut on_change: impl FnMut(&TaskState),
     ) -> Result<JsonObject, ClientError> {

@@ -1,19 +1,24 @@
 //! The client's task API against an in-process server, in both eras: a call
 //! that becomes a task, awaited with the input it needs answered by the
-//! client's elicitation handler; a task cancelled through its handle.
+//! client's elicitation handler; a task cancelled through its handle; a
+//! task's progress counted at the caller's callback. Also the order of an
+//! elicitation form's properties as the client's form handler sees them.
 
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use common::{ERAS, bounded, builder, in_process};
 use serde_json::json;
-use tessera_client::ToolCallOutcome;
 use tessera_client::task::TaskState;
+use tessera_client::{CallOptions, ToolCallOutcome};
+use tessera_server::task::TaskStart;
 use tessera_server::{RequestContext, Server, tool};
 use tessera_types::tasks::TaskStatus;
 use tessera_types::tool::TaskSupport;
 use tessera_types::{ElicitRequestParams, ElicitResult, ElicitValue, ErrorObject, ProtocolVersion};
+use tokio::sync::{Notify, watch};
 
 async fn ask_name(ctx: RequestContext) -> Result<String, String> {
     let form: ElicitRequestParams = serde_json::from_value(json!({
@@ -120,6 +125,117 @@ async fn a_task_is_cancelled_through_its_handle() {
         );
         let r = bounded("waiting on a cancelled task", handle.wait(|_| {})).await;
         assert!(r.is_err(), "{v}: {r:?}");
+        client.close().await;
+    }
+}
+
+/// A tool that reports progress twice, waits for the test's go-ahead (so the
+/// call becomes a task in both designs), reports once more and finishes.
+fn stepping_server(go: Arc<Notify>) -> Server {
+    Server::builder()
+        .tool(
+            tool("steps")
+                .task_support(TaskSupport::Optional)
+                .task_start(TaskStart::AfterInput)
+                .handler(move |ctx: RequestContext| {
+                    let go = go.clone();
+                    async move {
+                        ctx.progress(1.0, Some(3.0), Some("one"));
+                        ctx.progress(2.0, Some(3.0), Some("two"));
+                        go.notified().await;
+                        ctx.progress(3.0, Some(3.0), Some("three"));
+                        "stepped"
+                    }
+                }),
+        )
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn task_progress_reaches_the_callback() {
+    for v in ERAS {
+        let go = Arc::new(Notify::new());
+        let s = stepping_server(go.clone());
+        let client = in_process(&s, client_builder(v)).await;
+        let (count, mut counted) = watch::channel(Vec::<f64>::new());
+        let options =
+            CallOptions::new().on_progress(move |p| count.send_modify(|c| c.push(p.progress)));
+        let out = bounded(
+            "the call",
+            client.call_tool_as_task_with("steps", None, Some(60_000), &options),
+        )
+        .await
+        .unwrap();
+        let ToolCallOutcome::Task(handle) = out else {
+            panic!("{v}: expected a task, got {out:?}");
+        };
+        // The two reports made before the call became a task arrive: in
+        // 2025-11-25 as the task's progress, in 2026-07-28 on the call itself.
+        bounded("two reports", counted.wait_for(|c| c.len() >= 2))
+            .await
+            .unwrap();
+        go.notify_one();
+        let result = bounded("the task", handle.wait(|_| {})).await.unwrap();
+        assert_eq!(result["content"][0]["text"], "stepped", "{v}");
+        let seen = counted.borrow().clone();
+        match v {
+            // The token stays valid for the task's life: the third report
+            // arrives too, before the result.
+            ProtocolVersion::V2025_11_25 => assert_eq!(seen, [1.0, 2.0, 3.0], "{v}"),
+            // The extension has no progress for tasks: only the call's two.
+            _ => assert_eq!(seen, [1.0, 2.0], "{v}"),
+        }
+        client.close().await;
+    }
+}
+
+/// What a booking form asks, in the order the struct declares it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Booking {
+    /// Who books.
+    name: String,
+    /// How many come.
+    guests: u32,
+}
+
+async fn book(ctx: RequestContext) -> Result<String, String> {
+    let schema =
+        tessera_server::schema::elicitation_schema::<Booking>().map_err(|e| e.to_string())?;
+    let form = tessera_types::ElicitRequestFormParams::new("Book a table", schema);
+    let r = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    Ok(format!("{:?}", r.action))
+}
+
+/// A form made from a `#[derive(JsonSchema)]` struct reaches the client's
+/// form handler with its properties in declaration order (name before
+/// guests, which sorted JSON objects would swap), in both eras.
+#[tokio::test(start_paused = true)]
+async fn elicitation_forms_keep_their_declared_order() {
+    for v in ERAS {
+        let s = Server::builder()
+            .tool(tool("book").handler(book))
+            .build()
+            .unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let b = builder(v).elicitation(move |f: tessera_client::FormRequest| {
+            let log = log.clone();
+            async move {
+                let typed: Vec<String> = f.requested_schema.properties.keys().cloned().collect();
+                let raw = tessera_types::property_order(&f.raw_schema);
+                log.lock().unwrap().push((typed, raw));
+                Ok::<_, ErrorObject>(ElicitResult::action(tessera_types::ElicitAction::Decline))
+            }
+        });
+        let client = in_process(&s, b).await;
+        let out = bounded("the call", client.call_tool("book", json!({}))).await;
+        assert!(out.is_ok(), "{v}: {out:?}");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{v}");
+        assert_eq!(seen[0].0, ["name", "guests"], "{v}");
+        assert_eq!(seen[0].1, ["name", "guests"], "{v}");
         client.close().await;
     }
 }

@@ -57,7 +57,7 @@ pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 
 #[cfg(feature = "server")]
 pub use server::{
-    BadEventId, EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore, LegacySsePaths,
-    McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr, ResponseMode,
-    ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
+    BadEventId, DangerousSettings, EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore,
+    LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr,
+    ResponseMode, ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
 };

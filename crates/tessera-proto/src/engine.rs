@@ -517,6 +517,14 @@ impl Engine {
                 };
                 if let Some(id) = self.pending.on_progress(&token, now) {
                     self.push_event(Event::Progress { id, params: p });
+                } else {
+                    // Not for a request in flight: a task's progress token
+                    // outlives the request that created the task (2025-11-25),
+                    // so the application decides what the token names.
+                    self.push_event(Event::Notification {
+                        method: methods::NOTIFICATIONS_PROGRESS.into(),
+                        params: Some(p),
+                    });
                 }
             }
             methods::NOTIFICATIONS_INITIALIZED if self.config.role == Role::Server => {

@@ -491,7 +491,9 @@ fn progress_token_is_added_and_progress_routed_to_its_request() {
         other => panic!("{other:?}"),
     }
 
-    // After the response, progress for that token is ignored.
+    // After the response, progress for that token (and for any token this
+    // side did not send) is handed up as a plain notification: a task's
+    // token outlives the request that created it.
     assert!(p.server.respond(&a, Ok(obj(json!({})))));
     p.pump();
     let now = p.now;
@@ -500,12 +502,24 @@ fn progress_token_is_added_and_progress_routed_to_its_request() {
         now,
         &json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":idv(&a),"progress":9}}),
     );
-    // Unknown tokens and malformed progress are ignored too.
-    for params in [
-        json!({"progressToken": "zzz", "progress": 1}),
-        json!({"progress": 1}),
-        json!({"progressToken": null}),
-    ] {
+    feed(
+        &mut p.client,
+        now,
+        &json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken": "zzz", "progress": 1}}),
+    );
+    let late: Vec<Value> = events(&mut p.client)
+        .into_iter()
+        .map(|e| match e {
+            Event::Notification { method, params } => {
+                assert_eq!(method, "notifications/progress");
+                params.map(Value::Object).unwrap_or_default()["progressToken"].clone()
+            }
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(late, [idv(&a), json!("zzz")]);
+    // Malformed progress is ignored.
+    for params in [json!({"progress": 1}), json!({"progressToken": null})] {
         feed(
             &mut p.client,
             now,

@@ -2,8 +2,11 @@
 //! `jsonschema` crate.
 
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
-use tessera_types::JsonObject;
+use tessera_types::{ElicitationSchema, JsonObject};
+
+mod field_order;
 
 /// The JSON Schema (2020-12) of `T`, as MCP wants it in `inputSchema` or
 /// `outputSchema`: an object schema, without the `$schema` and `title` keys
@@ -18,6 +21,92 @@ pub fn schema_for<T: JsonSchema>() -> JsonObject {
     obj.remove("$schema");
     obj.remove("title");
     obj
+}
+
+/// The form-mode `requestedSchema` of `T` (a struct of primitive fields),
+/// with its properties in the order `T` declares them: the order the
+/// client asks them in. `Option` fields are optional properties and enums
+/// become choices.
+///
+/// ```
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use tessera_server::schema::elicitation_schema;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Booking {
+///     /// Who books.
+///     name: String,
+///     /// How many come.
+///     guests: u32,
+/// }
+///
+/// let schema = elicitation_schema::<Booking>()?;
+/// assert_eq!(schema.properties.keys().collect::<Vec<_>>(), ["name", "guests"]);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+///
+/// Fails when `T`'s schema is not a flat object of primitive properties.
+pub fn elicitation_schema<T>() -> Result<ElicitationSchema, serde_json::Error>
+where
+    T: JsonSchema + for<'de> Deserialize<'de>,
+{
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    // Enums inline, where a form can read them.
+    settings.inline_subschemas = true;
+    let mut value = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Value::Object(o) = &mut value {
+        // A form's schema has no dialect or title of its own to carry.
+        o.remove("$schema");
+        o.remove("title");
+        o.remove("description");
+        // An `Option` field is an optional property (not `required`): a form
+        // has no null, so its schema is the inner type's.
+        if let Some(Value::Object(props)) = o.get_mut("properties") {
+            props.values_mut().for_each(without_null);
+        }
+    }
+    let mut schema: ElicitationSchema = serde_json::from_value(value)?;
+    if let Some(fields) = field_order::field_order::<T>() {
+        let order: Vec<String> = fields.iter().map(|f| (*f).to_owned()).collect();
+        schema.properties.reorder(&order);
+    }
+    Ok(schema)
+}
+
+/// `schema` without the `null` that schemars adds for an `Option`: in
+/// `type: [T, "null"]`, in `enum`, and as an `anyOf` branch.
+fn without_null(schema: &mut Value) {
+    let Value::Object(o) = schema else { return };
+    let is_null = |v: &Value| v.as_str() == Some("null");
+    if let Some(Value::Array(types)) = o.get_mut("type") {
+        types.retain(|t| !is_null(t));
+        if types.len() == 1 {
+            let only = types.remove(0);
+            o.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = o.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    if let Some(Value::Array(branches)) = o.get("anyOf") {
+        let rest: Vec<&Value> = branches
+            .iter()
+            .filter(|b| !b.get("type").is_some_and(is_null))
+            .collect();
+        if let [one] = rest.as_slice() {
+            let mut merged = (*one).clone();
+            if let Value::Object(m) = &mut merged {
+                for (k, v) in o.iter().filter(|(k, _)| k.as_str() != "anyOf") {
+                    m.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+            *schema = merged;
+        }
+    }
 }
 
 /// The draft-07 form of a 2020-12 schema, for old clients whose validators

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::JsonObject;
 use crate::macros::{notifications, requests};
+pub use crate::properties::{PROPERTY_ORDER, SchemaProperties, property_order};
 use crate::tasks::legacy::TaskMetadata;
 
 /// The `mode` member of form-mode parameters: always `"form"`.
@@ -126,18 +127,63 @@ impl From<ElicitRequestURLParams> for ElicitRequestParams {
     }
 }
 
-/// The `requestedSchema` of form mode: a flat object of primitive properties.
+/// The `requestedSchema` of form mode: a flat object of primitive properties,
+/// kept in the order the server declared them ([`SchemaProperties`]). A
+/// schema whose order is not alphabetical is written with the
+/// [`PROPERTY_ORDER`] annotation, so that the order survives JSON objects
+/// that sort their keys; reading a schema applies the annotation.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "object")]
+#[serde(from = "SchemaWire", into = "SchemaWire")]
 pub struct ElicitationSchema {
     /// The JSON Schema dialect (`$schema`). Since 2025-11-25.
-    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<String>,
-    /// The properties.
-    pub properties: BTreeMap<String, PrimitiveSchemaDefinition>,
+    /// The properties, in declaration order.
+    pub properties: SchemaProperties,
     /// The names of required properties.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<Vec<String>>,
+}
+
+/// [`ElicitationSchema`] as it is written.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename = "object")]
+struct SchemaWire {
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    schema: Option<String>,
+    properties: SchemaProperties,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    required: Option<Vec<String>>,
+    #[serde(
+        rename = "x-property-order",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    order: Option<Vec<String>>,
+}
+
+impl From<SchemaWire> for ElicitationSchema {
+    fn from(w: SchemaWire) -> Self {
+        let mut properties = w.properties;
+        if let Some(order) = &w.order {
+            properties.reorder(order);
+        }
+        ElicitationSchema {
+            schema: w.schema,
+            properties,
+            required: w.required,
+        }
+    }
+}
+
+impl From<ElicitationSchema> for SchemaWire {
+    fn from(s: ElicitationSchema) -> Self {
+        let order = (!s.properties.is_sorted()).then(|| s.properties.keys().cloned().collect());
+        SchemaWire {
+            schema: s.schema,
+            properties: s.properties,
+            required: s.required,
+            order,
+        }
+    }
 }
 
 impl ElicitationSchema {

@@ -102,6 +102,7 @@
 
 mod macros;
 mod number;
+mod properties;
 
 pub mod apps;
 pub mod cache;

@@ -16,6 +16,7 @@
 //! | [`http`] | `tessera-http`: Streamable HTTP server and client, legacy HTTP+SSE | `http` |
 //! | [`macros`] | `tessera-macros`: `#[tool]`, `#[prompt]`, `#[resource]`, `#[tools]` | `macros` |
 //! | `auth` | `tessera-auth`: OAuth 2.1 resource server and client | `auth` |
+//! | `server::task::SqliteTaskStore` | the SQLite task store of `tessera-server`: tasks that survive a restart | `sqlite` |
 //! | `redis` | `tessera-redis`: sessions, resumable streams, tasks, MRTR keys and the bus between instances in Redis, so several instances serve one endpoint ([`guide::scaling`]) | `redis` |
 //!
 //! ```no_run

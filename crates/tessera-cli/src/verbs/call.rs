@@ -19,8 +19,9 @@ pub struct CallArgs {
     /// server's http(s) URL (or `-- COMMAND ARGS...` after everything).
     #[arg(value_name = "TOOL [JSON-ARGS] [URL]", required = true, num_args = 1..=3)]
     positional: Vec<String>,
-    /// Run the call as a task: print its id, show its status changes, print
-    /// its result; Ctrl-C cancels it.
+    /// Run the call as a task: print its id and how to follow it, show its
+    /// progress (a bar on a terminal) and status changes, print its result;
+    /// Ctrl-C cancels it.
     #[arg(long)]
     pub(crate) task: bool,
     /// The task's lifetime in milliseconds (2025-11-25 servers; with --task).
@@ -52,13 +53,17 @@ pub async fn run(a: CallArgs) -> Result<ExitCode, Failure> {
     let args = words.next();
     let params = params(&tool, args.as_deref())?;
     super::no_more(words)?;
+    let url = match &target {
+        crate::target::Target::Url { url, .. } => Some(url.clone()),
+        crate::target::Target::Command { .. } => None,
+    };
     let s = a.opts.connect_with_tasks(target, a.task).await?;
     if a.task {
         let args = match params.get("arguments") {
             Some(Value::Object(o)) => o.clone(),
             _ => JsonObject::new(),
         };
-        return crate::task_cmd::call(s.client, &tool, args, a.ttl, a.opts.json).await;
+        return crate::task_cmd::call(s.client, &tool, args, a.ttl, a.opts.json, url).await;
     }
     let call = a.opts.call_options(&s);
     let r = s

@@ -44,6 +44,7 @@ mod body;
 mod carried;
 mod cluster;
 mod connection;
+mod dangerous;
 mod event_store;
 mod guard;
 mod legacy_sse;
@@ -60,6 +61,7 @@ mod axum_mount;
 
 pub use body::McpBody;
 pub use connection::RemoteAddr;
+pub use dangerous::DangerousSettings;
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
 pub use serve::{serve, serve_with};
@@ -611,10 +613,11 @@ impl McpHttpBuilder {
         self
     }
 
-    /// Accepts any `Host` (only behind a proxy that checks it).
-    pub fn allow_any_host(mut self) -> Self {
-        self.config.guard.hosts = HostPolicy::Any;
-        self
+    /// The settings that switch off a protection (any Host, any Origin),
+    /// kept apart so that a call site says so:
+    /// `builder.dangerous().allow_any_host()`.
+    pub fn dangerous(self) -> DangerousSettings {
+        DangerousSettings::new(self)
     }
 
     /// Accepts exactly these `Origin` values (`scheme://host[:port]`).
@@ -625,12 +628,6 @@ impl McpHttpBuilder {
     {
         self.config.guard.origins =
             OriginPolicy::List(origins.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Accepts any `Origin`.
-    pub fn allow_any_origin(mut self) -> Self {
-        self.config.guard.origins = OriginPolicy::Any;
         self
     }
 
