@@ -407,6 +407,7 @@ async fn a_tool_scope_refusal_challenges_with_the_dpop_scheme() {
         .build()
         .unwrap();
     let mcp = tessera_http::McpHttp::builder(server.clone())
+        .dangerous()
         .allow_any_host()
         .build();
     let svc = BearerAuthLayer::builder(RESOURCE, jwt_verifier(&asrv))

@@ -68,7 +68,7 @@ async fn evil_server() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
                     "requestedSchema": {"type": "object", "properties": {}}
                 }))
                 .map_err(|e| e.to_string())?;
-                ctx.elicit(form)
+                ctx.elicit_with(form)
                     .await
                     .map(|_| "answered".to_owned())
                     .map_err(|e| format!("not answered: {e}"))

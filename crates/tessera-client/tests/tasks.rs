@@ -204,7 +204,7 @@ async fn book(ctx: RequestContext) -> Result<String, String> {
     let schema =
         tessera_server::schema::elicitation_schema::<Booking>().map_err(|e| e.to_string())?;
     let form = tessera_types::ElicitRequestFormParams::new("Book a table", schema);
-    let r = ctx.elicit(form).await.map_err(|e| e.to_string())?;
+    let r = ctx.elicit_with(form).await.map_err(|e| e.to_string())?;
     Ok(format!("{:?}", r.action))
 }
 

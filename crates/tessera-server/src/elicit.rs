@@ -30,9 +30,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tessera_types::{
-    ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitationSchema,
-};
+use tessera_types::{ElicitAction, ElicitRequestFormParams, ElicitRequestParams};
 
 use crate::context::RequestContext;
 use crate::mrtr::InputError;

@@ -153,6 +153,7 @@ fn options(era: EraChoice, v: Option<ProtocolVersion>, http: HttpOptions) -> Cli
         era,
         protocol_version: v,
         timeout: REQUEST_TIMEOUT,
+        progress_timeout: None,
         log_level: None,
         no_input: true,
         sampling_command: None,

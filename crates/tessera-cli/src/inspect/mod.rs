@@ -132,6 +132,7 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
         era: a.era,
         protocol_version: a.protocol_version,
         timeout: std::time::Duration::from_secs(60),
+        progress_timeout: None,
         log_level: None,
         no_input: true,
         sampling_command: None,

@@ -53,7 +53,7 @@ impl<T: Transport> Tap<T> {
             Incoming::WithExtensions { frame, .. } | Incoming::Synced { frame, .. } => {
                 self.record_incoming(frame)
             }
-            Incoming::TooLong { len, limit } => self.journal.record(
+            Incoming::TooLong { len, limit, .. } => self.journal.record(
                 "notice",
                 serde_json::json!({
                     "connection": self.conn,
