@@ -253,7 +253,11 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let mut body = std::pin::pin!(body);
-    let mut buf = BytesMut::new();
+    // The chunks are kept as they arrive and joined once at the end into a
+    // buffer of the exact size: a growing buffer would double past the
+    // body's length and copy on the way. Nothing is reserved on the word of
+    // a Content-Length header alone.
+    let mut buf = Chunks::default();
     let start = tokio::time::Instant::now();
     loop {
         let now = tokio::time::Instant::now();
@@ -280,10 +284,42 @@ where
             if buf.len() + data.len() > limit {
                 return Err(ReadError::TooLarge);
             }
-            buf.extend_from_slice(&data);
+            buf.push(data);
         }
     }
-    Ok(buf.freeze())
+    Ok(buf.join())
+}
+
+/// A body as the chunks it arrived in.
+#[derive(Default)]
+struct Chunks {
+    parts: Vec<Bytes>,
+    len: usize,
+}
+
+impl Chunks {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn push(&mut self, data: Bytes) {
+        self.len += data.len();
+        if !data.is_empty() {
+            self.parts.push(data);
+        }
+    }
+
+    /// The body in one buffer (the chunk itself when there is one).
+    fn join(mut self) -> Bytes {
+        if self.parts.len() <= 1 {
+            return self.parts.pop().unwrap_or_default();
+        }
+        let mut out = BytesMut::with_capacity(self.len);
+        for p in &self.parts {
+            out.extend_from_slice(p);
+        }
+        out.freeze()
+    }
 }
 
 /// Polls a body frame future to completion (used by tests of the body).
