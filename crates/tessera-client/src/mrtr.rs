@@ -38,8 +38,20 @@ impl Client {
     ) -> Result<T, ClientError> {
         let mut params = base.clone();
         let mut rounds = 0;
+        // Telemetry tells the rounds of one call apart from other calls.
+        let call = tessera_runtime::outgoing::Round::next_call();
         loop {
-            let raw = self.send(method, Some(params), options).await?;
+            let send = self.send(method, Some(params), options);
+            let raw = match call {
+                Some(call) => {
+                    let round = tessera_runtime::outgoing::Round {
+                        call,
+                        round: u32::try_from(rounds).unwrap_or(u32::MAX),
+                    };
+                    round.scope(send).await?
+                }
+                None => send.await?,
+            };
             if ResultType::of(&raw) != ResultType::InputRequired {
                 return decode(method, raw);
             }

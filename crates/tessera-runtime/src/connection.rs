@@ -687,6 +687,7 @@ impl<S: Service> Connection<S> {
                     reply,
                     progress,
                     assigned,
+                    observed,
                     raw,
                 } = *r;
                 let sent = if raw {
@@ -698,6 +699,9 @@ impl<S: Service> Connection<S> {
                 match sent {
                     Ok(id) => {
                         if let Some(a) = assigned {
+                            let _ = a.send(id.clone());
+                        }
+                        if let Some(a) = observed {
                             let _ = a.send(id.clone());
                         }
                         self.tickets.insert(ticket, id.clone());

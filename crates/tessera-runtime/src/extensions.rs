@@ -89,6 +89,12 @@ pub struct Principal(pub String);
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionId(pub String);
 
+/// The network address of the peer that sent a request, when the transport
+/// has one (HTTP: the TCP peer; telemetry records it as `client.address`
+/// and `client.port`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub std::net::SocketAddr);
+
 #[cfg(test)]
 mod tests {
     use super::*;

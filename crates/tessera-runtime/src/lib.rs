@@ -33,6 +33,7 @@ mod driver;
 mod extensions;
 pub mod lines;
 pub mod middleware;
+pub mod outgoing;
 mod oversized;
 mod peer;
 mod service;
@@ -45,7 +46,7 @@ mod transport;
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
 pub use connection::{Connection, ConnectionOptions};
 pub use driver::{drive, spawn, spawn_restored, spawn_shared, spawn_transport};
-pub use extensions::{Extensions, Principal, SessionId};
+pub use extensions::{Extensions, PeerAddr, Principal, SessionId};
 pub use stream_control::{
     CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_NOTIFICATION, StreamControl, StreamHandle,
     close_retry,

@@ -92,6 +92,8 @@ pub(crate) struct OutgoingRequest {
     pub reply: oneshot::Sender<Result<Reply, PeerError>>,
     pub progress: Option<ProgressSink>,
     pub assigned: Option<oneshot::Sender<RequestId>>,
+    /// Told the id too, for an [`OutgoingObserver`](crate::outgoing::OutgoingObserver).
+    pub observed: Option<oneshot::Sender<RequestId>>,
     /// The result is wanted as JSON text.
     pub raw: bool,
 }
@@ -321,9 +323,23 @@ impl Peer {
         assigned: Option<oneshot::Sender<RequestId>>,
         raw: bool,
     ) -> Result<Reply, PeerError> {
+        let mut params = params;
+        let mut watched = None;
+        let mut observed = None;
+        if let Some(o) = crate::outgoing::observer() {
+            if let Some(call) = o.start(self, &method, &mut params) {
+                let (tx, rx) = oneshot::channel();
+                observed = Some(tx);
+                watched = Some(crate::outgoing::Watched {
+                    call: Some(call),
+                    id: Some(rx),
+                });
+            }
+        }
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
         let (reply, rx) = oneshot::channel();
-        self.commands
+        let sent = self
+            .commands
             .send(Command::Request(Box::new(OutgoingRequest {
                 ticket,
                 method,
@@ -332,9 +348,16 @@ impl Peer {
                 reply,
                 progress,
                 assigned,
+                observed,
                 raw,
             })))
-            .map_err(|_| PeerError::Closed)?;
+            .map_err(|_| PeerError::Closed);
+        if let Err(e) = sent {
+            if let Some(w) = watched {
+                w.finish(&Err(e.clone()));
+            }
+            return Err(e);
+        }
         let mut guard = CancelOnDrop {
             commands: &self.commands,
             ticket,
@@ -342,6 +365,9 @@ impl Peer {
         };
         let out = rx.await.unwrap_or(Err(PeerError::Closed));
         guard.armed = false;
+        if let Some(w) = watched {
+            w.finish(&out);
+        }
         out
     }
 

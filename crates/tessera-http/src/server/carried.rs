@@ -23,17 +23,21 @@ pub(crate) struct Caller {
     carried: Extensions,
     /// Who the request counts against for the per-client session cap.
     pub(crate) client: ClientKey,
+    /// The TCP peer, when known.
+    addr: Option<std::net::SocketAddr>,
 }
 
 impl Caller {
     /// The caller of the HTTP request whose extensions are `extensions`.
     pub(crate) fn of(extensions: &http::Extensions) -> Caller {
         let carried = extensions.get::<Extensions>().cloned().unwrap_or_default();
-        let client = ClientKey::of(
-            carried.get::<Principal>().cloned(),
-            extensions.get::<RemoteAddr>().map(|a| a.0.ip()),
-        );
-        Caller { carried, client }
+        let addr = extensions.get::<RemoteAddr>().map(|a| a.0);
+        let client = ClientKey::of(carried.get::<Principal>().cloned(), addr.map(|a| a.ip()));
+        Caller {
+            carried,
+            client,
+            addr,
+        }
     }
 
     /// The authenticated principal, if an outer layer established one.
@@ -52,6 +56,9 @@ impl Caller {
     pub(crate) fn request_extensions(&self, headers: HeaderMap) -> Extensions {
         let mut e = self.carried.clone();
         e.insert(headers);
+        if let Some(a) = self.addr {
+            e.insert(tessera_runtime::PeerAddr(a));
+        }
         e
     }
 }

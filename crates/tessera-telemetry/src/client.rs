@@ -1,0 +1,131 @@
+//! The sending side: a `CLIENT` span and `mcp.client.operation.duration`
+//! for every request this process sends (a client's calls, a proxy's
+//! forwarded calls, a server's requests to its client), with the span's
+//! context injected into `params._meta`.
+
+use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer};
+use opentelemetry::{Context, KeyValue};
+use serde_json::Value;
+use tessera_proto::{CallError, Reply};
+use tessera_runtime::outgoing::{OutgoingCall, OutgoingEnd, OutgoingObserver, Round};
+use tessera_runtime::{Peer, PeerError};
+use tessera_types::{JsonObject, RequestId};
+
+use crate::Telemetry;
+use crate::convention::{
+    CANCELLED, CLOSED, JSONRPC_REQUEST_ID, OTHER, Target, span_name,
+};
+use crate::era;
+use crate::meta;
+use crate::operation::{Attributes, Ending, Operation};
+
+/// `error.type` of a request that got no answer within its deadline.
+const TIMEOUT: &str = "timeout";
+
+/// Records the requests the process sends (installed by
+/// [`Telemetry::layer`]).
+#[derive(Debug)]
+pub(crate) struct Sender {
+    pub(crate) telemetry: Telemetry,
+}
+
+impl OutgoingObserver for Sender {
+    fn start(
+        &self,
+        peer: &Peer,
+        method: &str,
+        params: &mut Option<JsonObject>,
+    ) -> Option<Box<dyn OutgoingCall>> {
+        let t = &self.telemetry.inner;
+        let p = params.as_ref();
+        let lookup = |k: &str| p.and_then(|p| p.get(k)).and_then(Value::as_str);
+        let target = Target::of(method, lookup);
+        let connected = peer.connected();
+        let mut attrs = Attributes::of_request(
+            method,
+            target.as_ref(),
+            connected.as_ref().map(|c| &c.version),
+            &t.options,
+        );
+        if let Some(c) = &connected {
+            attrs.span_only.push(KeyValue::new(
+                era::SERVER_NAME,
+                c.server_info.name.clone(),
+            ));
+            attrs.span_only.push(KeyValue::new(
+                era::SERVER_VERSION,
+                c.server_info.version.clone(),
+            ));
+        }
+        if let Some(p) = p {
+            attrs
+                .span_only
+                .extend(era::request_attributes(|k| p.contains_key(k)));
+            if method == "tools/call" {
+                attrs.tool_arguments(p.get("arguments"), &t.options);
+            }
+        }
+        if let Some(id) = era::task_id_param(method, lookup) {
+            attrs
+                .span_only
+                .push(KeyValue::new(era::TASK_ID, id.to_owned()));
+        }
+        if let Some(r) = Round::current() {
+            attrs
+                .span_only
+                .push(KeyValue::new(era::MRTR_CALL, r.call.to_string()));
+            attrs
+                .span_only
+                .push(KeyValue::new(era::MRTR_ROUND, i64::from(r.round)));
+        }
+        let name = span_name(method, target.as_ref(), t.options.uri_in_span_name);
+        let parent = Context::current();
+        let span = t
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Client)
+            .with_attributes(attrs.shared.iter().cloned().chain(attrs.span_only))
+            .start_with_context(&t.tracer, &parent);
+        let cx = parent.with_span(span);
+        meta::inject(t.propagator.as_ref(), &cx, params);
+        Some(Box::new(Sent(Operation::new(
+            cx,
+            t.instruments.client_operation.clone(),
+            attrs.shared,
+            method,
+            &t.options,
+        ))))
+    }
+}
+
+/// One sent request being recorded.
+struct Sent(Operation);
+
+impl OutgoingCall for Sent {
+    fn finish(self: Box<Self>, id: Option<&RequestId>, end: OutgoingEnd<'_>) {
+        let extra = id
+            .map(|id| vec![KeyValue::new(JSONRPC_REQUEST_ID, id.to_string())])
+            .unwrap_or_default();
+        let local = |kind, message: String| Ending::Local { kind, message };
+        let ending = match end {
+            OutgoingEnd::Result(Reply::Object(o)) => Ending::Object(o),
+            OutgoingEnd::Result(Reply::Raw(r)) => Ending::Raw(r.get()),
+            OutgoingEnd::Failed(PeerError::Call(CallError::Remote(e))) => Ending::Error {
+                code: e.code,
+                message: &e.message,
+            },
+            OutgoingEnd::Failed(e @ PeerError::Call(CallError::Timeout(_))) => {
+                local(TIMEOUT, e.to_string())
+            }
+            OutgoingEnd::Failed(e @ PeerError::Call(CallError::Cancelled)) => {
+                local(CANCELLED, e.to_string())
+            }
+            OutgoingEnd::Failed(e @ (PeerError::Closed | PeerError::Call(CallError::Closed))) => {
+                local(CLOSED, e.to_string())
+            }
+            OutgoingEnd::Failed(e) => local(OTHER, e.to_string()),
+            OutgoingEnd::Abandoned => local(CANCELLED, "the caller gave up on the request".into()),
+        };
+        self.0.finish(ending, extra);
+    }
+}
