@@ -26,6 +26,7 @@ mod serve_auth;
 mod skills_cmd;
 mod target;
 mod task_cmd;
+mod telemetry;
 mod verbs;
 
 use std::process::ExitCode;
@@ -203,8 +204,11 @@ fn main() -> ExitCode {
             return Exit::Local.into();
         }
     };
+    let prometheus = matches!(&cli.command, Command::Serve(a) if a.metrics.is_some());
     let outcome = runtime.block_on(async move {
-        match cli.command {
+        // OTLP export when the OTEL_* variables ask for it; flushed at the end.
+        let exporting = telemetry::init(prometheus)?;
+        let out = match cli.command {
             Command::Serve(a) => serve::run(a).await,
             // --timeout bounds each of these from start to end.
             Command::List(a) => deadline::within(a.opts.timeout, verbs::list::run(a)).await,
@@ -229,7 +233,11 @@ fn main() -> ExitCode {
             Command::Inspect(a) => inspect::run(a).await,
             Command::Replay(a) => replay::run(a).await,
             Command::Completions(_) => Ok(ExitCode::SUCCESS),
+        };
+        if let Some(e) = exporting {
+            e.shutdown().await;
         }
+        out
     });
     // Child servers and tasks are shut down with the runtime.
     drop(runtime);

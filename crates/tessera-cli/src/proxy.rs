@@ -212,7 +212,25 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     out
 }
 
+/// Serves `factory` over HTTP, with telemetry's layer over its requests
+/// when telemetry is on.
 async fn serve_http<F: tessera_http::ServiceFactory>(
+    a: &ProxyArgs,
+    addr: &str,
+    factory: F,
+    what: &str,
+) -> Result<ExitCode, Failure> {
+    match crate::telemetry::layer() {
+        Some(layer) => {
+            let stack = tessera::runtime::middleware::MiddlewareStack::new().layer(layer);
+            let layered = tessera_http::LayeredFactory::new(factory, stack);
+            serve_factory(a, addr, layered, what).await
+        }
+        None => serve_factory(a, addr, factory, what).await,
+    }
+}
+
+async fn serve_factory<F: tessera_http::ServiceFactory>(
     a: &ProxyArgs,
     addr: &str,
     factory: F,

@@ -25,6 +25,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
 
+    /// Serve the metrics in the Prometheus text format at http://ADDR/metrics
+    /// (OpenTelemetry's MCP duration histograms and tessera.* gauges).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics: Option<String>,
+
     /// The path of the MCP endpoint.
     #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
     path: String,
@@ -261,6 +266,10 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
         options.task_store = Some(task_store(&a.task_store)?);
     }
     let redis = options.redis.clone();
+    options.layer = crate::telemetry::layer();
+    if let Some(addr) = &a.metrics {
+        serve_metrics(addr).await?;
+    }
     let server = crate::reference::server(options).context("building the reference server")?;
     // Tasks a previous process left running are reported failed from the start.
     server
@@ -375,6 +384,14 @@ async fn serve_http(
         b = redis.install(b);
     }
     let mcp = b.build();
+    if let Some(t) = crate::telemetry::telemetry() {
+        let m = mcp.clone();
+        t.instruments().gauge(
+            tessera_telemetry::SESSIONS_OPEN,
+            "Live sessions (Streamable HTTP and HTTP+SSE) of the endpoint.",
+            move || m.session_count() as u64,
+        );
+    }
     let shown = if local.ip().is_unspecified() {
         format!(
             "{}:{}",
@@ -432,6 +449,24 @@ async fn serve_http(
     }
     .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Serves the Prometheus metrics on `addr` (`--metrics`) for the life of
+/// the process.
+async fn serve_metrics(addr: &str) -> Result<(), Failure> {
+    let Some(endpoint) = crate::telemetry::metrics() else {
+        return Err(Failure::Usage(
+            "--metrics: the metrics could not be set up".into(),
+        ));
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("--metrics: cannot listen on {addr}"))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    eprintln!("tessera: metrics at http://{local}/metrics");
+    // The task ends with the runtime.
+    drop(tessera_telemetry::export::serve_metrics(listener, endpoint));
+    Ok(())
 }
 
 /// Seconds as an optional duration: 0 means none.

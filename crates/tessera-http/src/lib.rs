@@ -58,6 +58,6 @@ pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 #[cfg(feature = "server")]
 pub use server::{
     BadEventId, DangerousSettings, EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore,
-    LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr,
-    ResponseMode, ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
+    LayeredFactory, LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal,
+    RemoteAddr, ResponseMode, ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
 };

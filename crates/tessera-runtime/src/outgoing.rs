@@ -30,6 +30,12 @@ pub trait OutgoingObserver: Send + Sync + 'static {
         method: &str,
         params: &mut Option<JsonObject>,
     ) -> Option<Box<dyn OutgoingCall>>;
+
+    /// Told when a client connection is established ([`Peer::connect`]
+    /// succeeded): the era and version it speaks. The default does nothing.
+    fn connected(&self, peer: &Peer, connected: &tessera_proto::Connected) {
+        let _ = (peer, connected);
+    }
 }
 
 /// One observed request, told of its end exactly once (also when the

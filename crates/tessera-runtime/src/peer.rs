@@ -425,7 +425,17 @@ impl Peer {
         self.commands
             .send(Command::Connect { mode, reply })
             .map_err(|_| PeerError::Closed)?;
-        rx.await.unwrap_or(Err(PeerError::Closed))
+        let out = rx.await.unwrap_or(Err(PeerError::Closed));
+        if let (Ok(c), Some(o)) = (&out, crate::outgoing::observer()) {
+            o.connected(self, c);
+        }
+        out
+    }
+
+    /// Completes when the connection has stopped (its driver dropped the
+    /// command queue).
+    pub async fn closed(&self) {
+        self.commands.closed().await
     }
 
     /// Server role: tells the connection that what the service keeps about

@@ -758,6 +758,7 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
 
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         tracing::debug!(%version, "legacy session initialized");
+        self.inner.middleware.on_session(&peer, version);
         self.hub().add_session(peer);
     }
 

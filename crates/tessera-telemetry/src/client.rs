@@ -12,9 +12,7 @@ use tessera_runtime::{Peer, PeerError};
 use tessera_types::{JsonObject, RequestId};
 
 use crate::Telemetry;
-use crate::convention::{
-    CANCELLED, CLOSED, JSONRPC_REQUEST_ID, OTHER, Target, span_name,
-};
+use crate::convention::{CANCELLED, CLOSED, JSONRPC_REQUEST_ID, OTHER, Target, span_name};
 use crate::era;
 use crate::meta;
 use crate::operation::{Attributes, Ending, Operation};
@@ -30,6 +28,13 @@ pub(crate) struct Sender {
 }
 
 impl OutgoingObserver for Sender {
+    fn connected(&self, peer: &Peer, connected: &tessera_proto::Connected) {
+        if era::has_sessions(connected.era) {
+            let histogram = self.telemetry.inner.instruments.client_session.clone();
+            crate::session::watch(peer, connected.version, histogram);
+        }
+    }
+
     fn start(
         &self,
         peer: &Peer,
@@ -48,10 +53,9 @@ impl OutgoingObserver for Sender {
             &t.options,
         );
         if let Some(c) = &connected {
-            attrs.span_only.push(KeyValue::new(
-                era::SERVER_NAME,
-                c.server_info.name.clone(),
-            ));
+            attrs
+                .span_only
+                .push(KeyValue::new(era::SERVER_NAME, c.server_info.name.clone()));
             attrs.span_only.push(KeyValue::new(
                 era::SERVER_VERSION,
                 c.server_info.version.clone(),

@@ -120,9 +120,15 @@ mod tests {
     #[test]
     fn names_follow_the_convention() {
         let tool = Target::Tool("add");
-        assert_eq!(span_name("tools/call", Some(&tool), false), "tools/call add");
+        assert_eq!(
+            span_name("tools/call", Some(&tool), false),
+            "tools/call add"
+        );
         let uri = Target::Resource("file:///a");
-        assert_eq!(span_name("resources/read", Some(&uri), false), "resources/read");
+        assert_eq!(
+            span_name("resources/read", Some(&uri), false),
+            "resources/read"
+        );
         assert_eq!(
             span_name("resources/read", Some(&uri), true),
             "resources/read file:///a"

@@ -63,8 +63,14 @@ pub fn request_attributes(has: impl Fn(&str) -> bool) -> Vec<KeyValue> {
 }
 
 /// The task id a task method's params name.
-pub fn task_id_param<'a>(method: &str, lookup: impl Fn(&str) -> Option<&'a str>) -> Option<&'a str> {
-    method.starts_with("tasks/").then(|| lookup("taskId")).flatten()
+pub fn task_id_param<'a>(
+    method: &str,
+    lookup: impl Fn(&str) -> Option<&'a str>,
+) -> Option<&'a str> {
+    method
+        .starts_with("tasks/")
+        .then(|| lookup("taskId"))
+        .flatten()
 }
 
 /// Attributes read from a result: an MRTR round asking for input, a task

@@ -1,20 +1,15 @@
 //! The metric instruments: the convention's four duration histograms and
 //! Tessera's own `tessera.*` gauges and counters.
 
-use opentelemetry::KeyValue;
-use opentelemetry::metrics::{Counter, Histogram, Meter};
+use opentelemetry::metrics::{Histogram, Meter};
 
 use crate::convention::{
     CLIENT_OPERATION_DURATION, CLIENT_SESSION_DURATION, DURATION_BUCKETS,
     SERVER_OPERATION_DURATION, SERVER_SESSION_DURATION,
 };
 
-/// `tessera.requests.refused`: requests a limit refused, by `tessera.limit`.
-pub const REQUESTS_REFUSED: &str = "tessera.requests.refused";
 /// `tessera.sessions.open`: live legacy sessions on an HTTP endpoint.
 pub const SESSIONS_OPEN: &str = "tessera.sessions.open";
-/// `tessera.limit`: which limit refused a request.
-pub const LIMIT: &str = "tessera.limit";
 
 /// The instruments a [`Telemetry`](crate::Telemetry) records into.
 #[derive(Debug, Clone)]
@@ -28,8 +23,6 @@ pub struct Instruments {
     pub client_session: Histogram<f64>,
     /// `mcp.server.session.duration`.
     pub server_session: Histogram<f64>,
-    /// `tessera.requests.refused`.
-    pub refused: Counter<u64>,
 }
 
 fn duration(meter: &Meter, name: &'static str, description: &'static str) -> Histogram<f64> {
@@ -65,17 +58,8 @@ impl Instruments {
                 SERVER_SESSION_DURATION,
                 "The duration of the MCP session as observed on the MCP server.",
             ),
-            refused: meter
-                .u64_counter(REQUESTS_REFUSED)
-                .with_description("Requests refused by a limit, by the limit's name (tessera.limit).")
-                .build(),
             meter,
         }
-    }
-
-    /// Counts one request refused by `limit`.
-    pub fn refused_by(&self, limit: &'static str) {
-        self.refused.add(1, &[KeyValue::new(LIMIT, limit)]);
     }
 
     /// Registers a gauge read by `read` at each collection (for example

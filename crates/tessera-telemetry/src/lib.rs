@@ -43,6 +43,7 @@ pub mod meta;
 mod operation;
 mod options;
 mod server;
+mod session;
 
 use std::sync::Arc;
 
@@ -52,7 +53,7 @@ use opentelemetry::metrics::Meter;
 use opentelemetry::propagation::{TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 
-pub use instruments::{Instruments, LIMIT, REQUESTS_REFUSED, SESSIONS_OPEN};
+pub use instruments::{Instruments, SESSIONS_OPEN};
 pub use options::Options;
 pub use server::TelemetryLayer;
 
@@ -158,7 +159,10 @@ impl TelemetryBuilder {
 
     /// Propagates context with `propagator` instead of W3C trace context
     /// and baggage.
-    pub fn propagator(mut self, propagator: impl TextMapPropagator + Send + Sync + 'static) -> Self {
+    pub fn propagator(
+        mut self,
+        propagator: impl TextMapPropagator + Send + Sync + 'static,
+    ) -> Self {
         self.propagator = Some(Box::new(propagator));
         self
     }

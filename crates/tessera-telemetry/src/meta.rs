@@ -106,7 +106,10 @@ mod tests {
         meta.insert("traceparent".into(), Value::from(42));
         let cx = extract(&prop, Some(&meta), &Context::new());
         assert!(!cx.span().span_context().is_valid());
-        meta.insert("traceparent".into(), Value::from("x".repeat(MAX_ENTRY_BYTES + 1)));
+        meta.insert(
+            "traceparent".into(),
+            Value::from("x".repeat(MAX_ENTRY_BYTES + 1)),
+        );
         let cx = extract(&prop, Some(&meta), &Context::new());
         assert!(!cx.span().span_context().is_valid());
         // A `_meta` that is not an object is replaced on injection.

@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
+use opentelemetry::metrics::Histogram;
 use opentelemetry::trace::{Status, TraceContextExt};
 use opentelemetry::{Context, KeyValue};
-use opentelemetry::metrics::Histogram;
 use serde_json::Value;
 use tessera_types::{JsonObject, ProtocolVersion};
 
@@ -88,14 +88,18 @@ impl Attributes {
         options: &Options,
     ) -> Attributes {
         let mut a = Attributes::default();
-        a.shared.push(KeyValue::new(MCP_METHOD_NAME, method.to_owned()));
+        a.shared
+            .push(KeyValue::new(MCP_METHOD_NAME, method.to_owned()));
         match target {
             Some(Target::Tool(n)) => {
-                a.shared.push(KeyValue::new(GEN_AI_TOOL_NAME, (*n).to_owned()));
-                a.shared.push(KeyValue::new(GEN_AI_OPERATION_NAME, EXECUTE_TOOL));
+                a.shared
+                    .push(KeyValue::new(GEN_AI_TOOL_NAME, (*n).to_owned()));
+                a.shared
+                    .push(KeyValue::new(GEN_AI_OPERATION_NAME, EXECUTE_TOOL));
             }
             Some(Target::Prompt(n)) => {
-                a.shared.push(KeyValue::new(GEN_AI_PROMPT_NAME, (*n).to_owned()));
+                a.shared
+                    .push(KeyValue::new(GEN_AI_PROMPT_NAME, (*n).to_owned()));
             }
             Some(Target::Resource(u)) => {
                 let kv = KeyValue::new(MCP_RESOURCE_URI, (*u).to_owned());
@@ -108,7 +112,8 @@ impl Attributes {
             None => {}
         }
         if let Some(v) = version {
-            a.shared.push(KeyValue::new(MCP_PROTOCOL_VERSION, v.as_str().to_owned()));
+            a.shared
+                .push(KeyValue::new(MCP_PROTOCOL_VERSION, v.as_str().to_owned()));
         }
         a
     }

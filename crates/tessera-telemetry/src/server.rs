@@ -26,6 +26,11 @@ pub struct TelemetryLayer {
 }
 
 impl Middleware for TelemetryLayer {
+    fn on_session(&self, peer: &tessera_runtime::Peer, version: tessera_types::ProtocolVersion) {
+        let histogram = self.telemetry.inner.instruments.server_session.clone();
+        crate::session::watch(peer, version, histogram);
+    }
+
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
         let t = &self.telemetry.inner;
         let ambient = Context::current();
@@ -47,7 +52,9 @@ impl Middleware for TelemetryLayer {
             if over_http { "tcp" } else { "pipe" },
         ));
         if over_http {
-            attrs.shared.push(KeyValue::new(NETWORK_PROTOCOL_NAME, "http"));
+            attrs
+                .shared
+                .push(KeyValue::new(NETWORK_PROTOCOL_NAME, "http"));
         }
         attrs
             .span_only

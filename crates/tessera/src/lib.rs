@@ -18,6 +18,7 @@
 //! | `auth` | `tessera-auth`: OAuth 2.1 resource server and client | `auth` |
 //! | `server::task::SqliteTaskStore` | the SQLite task store of `tessera-server`: tasks that survive a restart | `sqlite` |
 //! | `redis` | `tessera-redis`: sessions, resumable streams, tasks, MRTR keys and the bus between instances in Redis, so several instances serve one endpoint ([`guide::scaling`]) | `redis` |
+//! | `telemetry` | `tessera-telemetry`: OpenTelemetry spans and metrics following the MCP semantic conventions, as one middleware layer (`docs/telemetry.md`) | `telemetry` |
 //!
 //! ```no_run
 //! use tessera::server::{Args, Server, tool};
@@ -53,3 +54,5 @@ pub use tessera_macros as macros;
 pub use tessera_redis as redis;
 #[cfg(feature = "server")]
 pub use tessera_server as server;
+#[cfg(feature = "telemetry")]
+pub use tessera_telemetry as telemetry;

@@ -25,6 +25,8 @@ pub struct Options {
     pub task_store: Option<Arc<dyn tessera::server::task::TaskStore>>,
     /// Shared state on Redis (`--redis`): tasks and the requestState key ring.
     pub redis: Option<tessera_redis::Redis>,
+    /// Telemetry's middleware layer, when telemetry is on.
+    pub layer: Option<tessera_telemetry::TelemetryLayer>,
 }
 
 impl std::fmt::Debug for Options {
@@ -33,6 +35,7 @@ impl std::fmt::Debug for Options {
             .field("skills", &self.skills)
             .field("task_store", &self.task_store.is_some())
             .field("redis", &self.redis)
+            .field("telemetry", &self.layer.is_some())
             .finish()
     }
 }
@@ -50,6 +53,9 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     }
     if let Some(redis) = &options.redis {
         b = redis.install(b);
+    }
+    if let Some(layer) = options.layer {
+        b = b.layer(layer);
     }
     let b = tools::register(b);
     let b = apps::register(b);

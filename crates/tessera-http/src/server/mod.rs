@@ -47,6 +47,7 @@ mod connection;
 mod dangerous;
 mod event_store;
 mod guard;
+mod layered;
 mod legacy_sse;
 mod modern;
 mod registry;
@@ -64,6 +65,7 @@ pub use connection::RemoteAddr;
 pub use dangerous::DangerousSettings;
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
+pub use layered::LayeredFactory;
 pub use serve::{serve, serve_with};
 
 /// Makes the application side of a connection: one [`Service`] and its

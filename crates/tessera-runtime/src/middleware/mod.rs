@@ -73,6 +73,13 @@ pub use trace::TraceLayer;
 pub trait Middleware: Send + Sync + 'static {
     /// Handles one request.
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult>;
+
+    /// Told when a legacy session's handshake completes on a connection
+    /// served through this layer (server role); `peer` is the session's
+    /// connection. The default does nothing.
+    fn on_session(&self, peer: &Peer, version: ProtocolVersion) {
+        let _ = (peer, version);
+    }
 }
 
 /// The handler at the bottom of a stack.
@@ -149,6 +156,14 @@ impl MiddlewareStack {
         self.layers.is_empty()
     }
 
+    /// Tells every layer that a legacy session started
+    /// ([`Middleware::on_session`]).
+    pub fn on_session(&self, peer: &Peer, version: ProtocolVersion) {
+        for l in self.layers.iter() {
+            l.on_session(peer, version);
+        }
+    }
+
     /// Runs `request` through the stack down to `handler`.
     pub fn run<F>(&self, request: Request, handler: F) -> BoxFuture<'static, HandlerResult>
     where
@@ -220,6 +235,11 @@ impl<S: Service> Layered<S> {
         }
     }
 
+    /// Wraps a shared `inner` with `stack`.
+    pub fn from_arc(inner: Arc<S>, stack: MiddlewareStack) -> Self {
+        Layered { inner, stack }
+    }
+
     /// The wrapped service.
     pub fn inner(&self) -> &S {
         &self.inner
@@ -249,6 +269,7 @@ impl<S: Service> Service for Layered<S> {
     }
 
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
+        self.stack.on_session(&peer, version);
         self.inner.on_initialized(peer, version)
     }
 

@@ -119,6 +119,9 @@ fn resource(default_service: &str) -> Resource {
     }
 }
 
+/// The longest [`Exporting::shutdown`] waits for the last exports.
+pub const SHUTDOWN_BOUND: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// What [`init_from_env`] set up; [`Exporting::shutdown`] flushes it.
 #[derive(Debug)]
 pub struct Exporting {
@@ -144,8 +147,9 @@ impl Exporting {
         self.tracer_provider.is_some()
     }
 
-    /// Exports what is queued and stops the exporters (each bounded by its
-    /// export timeout).
+    /// Exports what is queued and stops the exporters, waiting at most
+    /// [`SHUTDOWN_BOUND`] (a collector that never answers does not hold the
+    /// process).
     pub async fn shutdown(self) {
         let Exporting {
             tracer_provider,
@@ -154,7 +158,7 @@ impl Exporting {
         } = self;
         // The SDK's shutdown waits on the batch task: off the runtime's
         // worker threads.
-        let _ = tokio::task::spawn_blocking(move || {
+        let flush = tokio::task::spawn_blocking(move || {
             if let Some(t) = tracer_provider {
                 if let Err(e) = t.shutdown() {
                     tracing::warn!(%e, "telemetry: spans not all exported");
@@ -165,8 +169,13 @@ impl Exporting {
                     tracing::debug!(%e, "telemetry: metrics not all exported");
                 }
             }
-        })
-        .await;
+        });
+        if tokio::time::timeout(SHUTDOWN_BOUND, flush).await.is_err() {
+            tracing::warn!(
+                bound = ?SHUTDOWN_BOUND,
+                "telemetry: the collector did not take the last spans in time; not waiting"
+            );
+        }
     }
 }
 

@@ -35,8 +35,13 @@ impl MetricsEndpoint {
 }
 
 /// A metric reader feeding a new registry, and the registry's endpoint.
-pub(super) fn reader()
--> Result<(opentelemetry_prometheus::PrometheusExporter, MetricsEndpoint), ExportError> {
+pub(super) fn reader() -> Result<
+    (
+        opentelemetry_prometheus::PrometheusExporter,
+        MetricsEndpoint,
+    ),
+    ExportError,
+> {
     let registry = Registry::new();
     let exporter = opentelemetry_prometheus::exporter()
         .with_registry(registry.clone())
@@ -89,7 +94,10 @@ fn answer<B>(req: &http::Request<B>, endpoint: &MetricsEndpoint) -> Response<Ful
         r
     };
     if req.uri().path() != "/metrics" {
-        return plain(StatusCode::NOT_FOUND, "not found: the metrics are at /metrics\n");
+        return plain(
+            StatusCode::NOT_FOUND,
+            "not found: the metrics are at /metrics\n",
+        );
     }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "use GET\n");
@@ -101,4 +109,3 @@ fn answer<B>(req: &http::Request<B>, endpoint: &MetricsEndpoint) -> Response<Ful
     );
     r
 }
-

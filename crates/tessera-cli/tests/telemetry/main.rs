@@ -1,0 +1,414 @@
+//! Telemetry of the built binary: OTLP spans following the MCP semantic
+//! conventions from `tessera serve`, `tessera proxy` and the client verbs
+//! (decoded by a receiver built on the official OTLP protobuf definitions),
+//! one trace across `tessera call` → `tessera proxy` → `tessera serve`,
+//! calls unaffected by a collector that refuses or never answers, and
+//! `tessera serve --metrics` scraped by a real Prometheus.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod prometheus;
+mod receiver;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{Running, spawn_serving};
+use receiver::{Mode, Received, Receiver};
+
+const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
+/// The bound of anything awaited.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// The OTEL_* variables that send everything to `endpoint` quickly.
+fn otel_env(endpoint: &str, service: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.to_owned()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf".to_owned()),
+        ("OTEL_SERVICE_NAME", service.to_owned()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100".to_owned()),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "200".to_owned()),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "2000".to_owned()),
+        (
+            "TESSERA_CACHE_DIR",
+            std::env::temp_dir()
+                .join("tessera-telemetry-test")
+                .display()
+                .to_string(),
+        ),
+    ]
+}
+
+/// Starts `tessera serve --http 127.0.0.1:0` exporting to `endpoint`;
+/// returns it and its MCP URL.
+async fn serve(endpoint: &str) -> (Running, String) {
+    let env = otel_env(endpoint, "serve");
+    let (child, port) = tokio::task::spawn_blocking(move || {
+        let mut cmd = Command::new(TESSERA);
+        cmd.args(["serve", "--http", "127.0.0.1:0"]).envs(env);
+        spawn_serving(&mut cmd, BOUND)
+    })
+    .await
+    .unwrap();
+    (Running(child), format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// Runs a client verb exporting to `endpoint`; returns its exit status
+/// and stdout.
+async fn verb(endpoint: &str, service: &str, args: &[&str]) -> (bool, String) {
+    let out = tokio::time::timeout(
+        BOUND,
+        tokio::process::Command::new(TESSERA)
+            .args(args)
+            .envs(otel_env(endpoint, service))
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the verb finishes")
+    .expect("the verb runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// The spans of `service` named `name`.
+fn find<'a>(spans: &'a [Received], service: &str, name: &str) -> Vec<&'a Received> {
+    spans
+        .iter()
+        .filter(|s| s.service == service && s.name() == name)
+        .collect()
+}
+
+const CLIENT: i32 = 3; // SPAN_KIND_CLIENT
+const SERVER: i32 = 2; // SPAN_KIND_SERVER
+const STATUS_ERROR: i32 = 2;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn spans_follow_the_mcp_conventions_in_both_eras() {
+    let rx = Receiver::start(Mode::Answer).await;
+    let (_server, url) = serve(&rx.endpoint()).await;
+    let legacy = ["--protocol-version", "2025-11-25"];
+    let modern = ["--protocol-version", "2026-07-28"];
+
+    // A tool call, legacy era (a session).
+    let (ok, out) = verb(
+        &rx.endpoint(),
+        "call-legacy",
+        &[&["call", "add", r#"{"a":1,"b":2}"#, &url][..], &legacy[..]].concat(),
+    )
+    .await;
+    assert!(ok, "{out}");
+    rx.wait_for("the legacy tool call's spans", BOUND, |r| {
+        let s = r.spans();
+        !find(&s, "call-legacy", "tools/call add").is_empty()
+            && s.iter().any(|x| {
+                x.service == "serve"
+                    && x.name() == "tools/call add"
+                    && x.attr("mcp.session.id").is_some()
+            })
+    })
+    .await;
+    let spans = rx.spans();
+    let client = find(&spans, "call-legacy", "tools/call add")[0];
+    assert_eq!(client.span.kind, CLIENT);
+    assert_eq!(
+        client.attr("mcp.method.name").as_deref(),
+        Some("tools/call")
+    );
+    assert_eq!(client.attr("gen_ai.tool.name").as_deref(), Some("add"));
+    assert_eq!(
+        client.attr("gen_ai.operation.name").as_deref(),
+        Some("execute_tool")
+    );
+    assert_eq!(
+        client.attr("mcp.protocol.version").as_deref(),
+        Some("2025-11-25")
+    );
+    assert!(client.attr("jsonrpc.request.id").is_some());
+    assert_eq!(client.attr("error.type"), None);
+    assert_ne!(
+        client.span.status.as_ref().map_or(0, |s| s.code),
+        STATUS_ERROR
+    );
+    let server = spans
+        .iter()
+        .find(|x| x.service == "serve" && x.trace_id() == client.trace_id())
+        .expect("the server's span is in the client's trace");
+    assert_eq!(server.name(), "tools/call add");
+    assert_eq!(server.span.kind, SERVER);
+    assert_eq!(
+        server.parent_id(),
+        client.span_id(),
+        "parented on the client span"
+    );
+    assert_eq!(server.attr("network.transport").as_deref(), Some("tcp"));
+    assert_eq!(
+        server.attr("network.protocol.name").as_deref(),
+        Some("http")
+    );
+    assert_eq!(server.attr("client.address").as_deref(), Some("127.0.0.1"));
+    assert!(server.attr("client.port").is_some());
+    assert!(
+        server.attr("mcp.session.id").is_some(),
+        "a legacy request is in a session"
+    );
+    assert_eq!(
+        server.attr("jsonrpc.request.id"),
+        client.attr("jsonrpc.request.id")
+    );
+
+    // A tool returning isError, a JSON-RPC error, a prompt, a resource
+    // read, and a 2026-07-28 call.
+    let (ok, out) = verb(
+        &rx.endpoint(),
+        "call-iserror",
+        &[&["call", "test_error_handling", &url][..], &legacy[..]].concat(),
+    )
+    .await;
+    assert!(!ok, "an isError result fails the verb: {out}");
+    let (ok, out) = verb(
+        &rx.endpoint(),
+        "call-unknown",
+        &[&["call", "no_such_tool", &url][..], &legacy[..]].concat(),
+    )
+    .await;
+    assert!(!ok, "an unknown tool fails the verb: {out}");
+    let (ok, out) = verb(
+        &rx.endpoint(),
+        "get-prompt",
+        &[&["get", "test_simple_prompt", &url][..], &legacy[..]].concat(),
+    )
+    .await;
+    assert!(ok, "{out}");
+    let (ok, out) = verb(
+        &rx.endpoint(),
+        "read-resource",
+        &[&["read", "test://static-text", &url][..], &legacy[..]].concat(),
+    )
+    .await;
+    assert!(ok, "{out}");
+    let (ok, out) = verb(
+        &rx.endpoint(),
+        "call-modern",
+        &[&["call", "echo", r#"{"text":"hi"}"#, &url][..], &modern[..]].concat(),
+    )
+    .await;
+    assert!(ok, "{out}");
+    let wanted = [
+        ("call-iserror", "tools/call test_error_handling"),
+        ("call-unknown", "tools/call no_such_tool"),
+        ("get-prompt", "prompts/get test_simple_prompt"),
+        ("read-resource", "resources/read"),
+        ("call-modern", "tools/call echo"),
+    ];
+    rx.wait_for(
+        "the spans of every verb and their server spans",
+        BOUND,
+        |r| {
+            let s = r.spans();
+            wanted.iter().all(|(svc, name)| {
+                find(&s, svc, name).iter().any(|c| {
+                    s.iter()
+                        .any(|x| x.service == "serve" && x.parent_id() == c.span_id())
+                })
+            })
+        },
+    )
+    .await;
+    let spans = rx.spans();
+    let pair = |svc: &str, name: &str| {
+        let c = find(&spans, svc, name)[0].clone();
+        let s = spans
+            .iter()
+            .find(|x| x.service == "serve" && x.parent_id() == c.span_id())
+            .unwrap()
+            .clone();
+        assert_eq!(s.name(), name);
+        assert_eq!(s.trace_id(), c.trace_id());
+        (c, s)
+    };
+
+    let (c, s) = pair("call-iserror", "tools/call test_error_handling");
+    for x in [&c, &s] {
+        assert_eq!(x.attr("error.type").as_deref(), Some("tool_error"), "{x:?}");
+        assert_eq!(x.span.status.as_ref().unwrap().code, STATUS_ERROR);
+        assert_eq!(
+            x.attr("rpc.response.status_code"),
+            None,
+            "a result, not a JSON-RPC error"
+        );
+    }
+
+    let (c, s) = pair("call-unknown", "tools/call no_such_tool");
+    for x in [&c, &s] {
+        let code = x.attr("error.type").expect("error.type is set");
+        assert!(
+            code.parse::<i64>().is_ok_and(|n| n < 0),
+            "a JSON-RPC code: {code}"
+        );
+        assert_eq!(x.attr("rpc.response.status_code"), Some(code));
+        let status = x.span.status.as_ref().unwrap();
+        assert_eq!(status.code, STATUS_ERROR);
+        assert!(
+            !status.message.is_empty(),
+            "the status carries the error message"
+        );
+    }
+
+    let (c, s) = pair("get-prompt", "prompts/get test_simple_prompt");
+    for x in [&c, &s] {
+        assert_eq!(
+            x.attr("gen_ai.prompt.name").as_deref(),
+            Some("test_simple_prompt")
+        );
+        assert_eq!(x.attr("gen_ai.operation.name"), None);
+        assert_eq!(x.attr("error.type"), None);
+    }
+
+    let (c, s) = pair("read-resource", "resources/read");
+    for x in [&c, &s] {
+        assert_eq!(
+            x.attr("mcp.resource.uri").as_deref(),
+            Some("test://static-text")
+        );
+    }
+
+    let (c, s) = pair("call-modern", "tools/call echo");
+    for x in [&c, &s] {
+        assert_eq!(
+            x.attr("mcp.protocol.version").as_deref(),
+            Some("2026-07-28")
+        );
+        assert_eq!(x.attr("mcp.session.id"), None, "2026-07-28 has no session");
+    }
+    assert_eq!(
+        c.attr("tessera.server.name").as_deref(),
+        Some("tessera-reference")
+    );
+    // The era probe of a client verb is a span of its own.
+    let (ok, out) = verb(&rx.endpoint(), "discover", &["discover", &url]).await;
+    assert!(ok, "{out}");
+    rx.wait_for("the server/discover span", BOUND, |r| {
+        !find(&r.spans(), "discover", "server/discover").is_empty()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_trace_runs_from_call_through_proxy_to_serve() {
+    let rx = Receiver::start(Mode::Answer).await;
+    let (_server, url) = serve(&rx.endpoint()).await;
+    let env = otel_env(&rx.endpoint(), "proxy");
+    let upstream = url.clone();
+    let (_proxy, proxy_url) = tokio::task::spawn_blocking(move || {
+        start_proxy_env(&[&upstream, "--http", "127.0.0.1:0"], &env)
+    })
+    .await
+    .unwrap();
+    let (ok, out) = verb(
+        &rx.endpoint(),
+        "call",
+        &[
+            "call",
+            "add",
+            r#"{"a":2,"b":3}"#,
+            &proxy_url,
+            "--protocol-version",
+            "2025-11-25",
+        ],
+    )
+    .await;
+    assert!(ok, "{out}");
+    rx.wait_for("four spans in one trace", BOUND, |r| {
+        let s = r.spans();
+        let Some(c) = find(&s, "call", "tools/call add").first().cloned() else {
+            return false;
+        };
+        s.iter()
+            .filter(|x| x.trace_id() == c.trace_id() && x.name() == "tools/call add")
+            .count()
+            >= 4
+    })
+    .await;
+    let spans = rx.spans();
+    let call = find(&spans, "call", "tools/call add")[0];
+    let in_trace: Vec<&Received> = spans
+        .iter()
+        .filter(|x| x.trace_id() == call.trace_id() && x.name() == "tools/call add")
+        .collect();
+    let child_of = |parent: &Received, service: &str, kind: i32| -> Received {
+        in_trace
+            .iter()
+            .find(|x| {
+                x.service == service && x.span.kind == kind && x.parent_id() == parent.span_id()
+            })
+            .map(|x| (*x).clone())
+            .unwrap_or_else(|| {
+                panic!("no {service} span of kind {kind} under {parent:?}; trace: {in_trace:#?}")
+            })
+    };
+    assert_eq!(call.span.kind, CLIENT);
+    assert_eq!(call.parent_id(), "", "the verb's span is the root");
+    let proxy_in = child_of(call, "proxy", SERVER);
+    let proxy_out = child_of(&proxy_in, "proxy", CLIENT);
+    let served = child_of(&proxy_out, "serve", SERVER);
+    assert_eq!(served.attr("gen_ai.tool.name").as_deref(), Some("add"));
+}
+
+/// Starts `tessera proxy ARGS…` with `env`; returns it and its URL.
+fn start_proxy_env(args: &[&str], env: &[(&'static str, String)]) -> (Running, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(TESSERA)
+        .arg("proxy")
+        .args(args)
+        .envs(env.iter().cloned())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts tessera proxy");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let running = Running(child);
+    let mut line = String::new();
+    stderr.read_line(&mut line).expect("reads stderr");
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_owned();
+    (running, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn calls_succeed_when_the_collector_refuses_or_never_answers() {
+    // Refuses: a port nothing listens on.
+    let refused = format!("http://127.0.0.1:{}", common::free_port());
+    let hanging = Receiver::start(Mode::Hang).await;
+    for endpoint in [refused, hanging.endpoint()] {
+        let (_server, url) = serve(&endpoint).await;
+        for _ in 0..20 {
+            let (ok, out) = verb(
+                &endpoint,
+                "call",
+                &[
+                    "call",
+                    "add",
+                    r#"{"a":1,"b":1}"#,
+                    &url,
+                    "--protocol-version",
+                    "2025-11-25",
+                    "--json",
+                ],
+            )
+            .await;
+            assert!(ok, "the call succeeds whatever the collector does: {out}");
+            assert!(out.contains("2"), "{out}");
+        }
+    }
+    // The stuck collector was reached (the exports were attempted).
+    assert!(hanging.requests() > 0);
+}

@@ -1,0 +1,59 @@
+//! [`LayeredFactory`]: any [`ServiceFactory`] with MCP middleware over its
+//! services (a proxy's telemetry, say).
+
+use std::sync::Arc;
+
+use tessera_proto::EngineConfig;
+use tessera_runtime::BoxFuture;
+use tessera_runtime::middleware::{Layered, MiddlewareStack};
+
+use super::{ServiceFactory, ToolSchemaLookup};
+use tessera_runtime::{Bus, StoreError};
+
+/// A [`ServiceFactory`] whose services' requests go through `stack` first;
+/// everything else is the inner factory's.
+#[derive(Debug, Clone)]
+pub struct LayeredFactory<F> {
+    inner: F,
+    stack: MiddlewareStack,
+}
+
+impl<F: ServiceFactory> LayeredFactory<F> {
+    /// Wraps `inner`'s services with `stack`.
+    pub fn new(inner: F, stack: MiddlewareStack) -> Self {
+        LayeredFactory { inner, stack }
+    }
+}
+
+impl<F: ServiceFactory> ServiceFactory for LayeredFactory<F> {
+    type Service = Layered<F::Service>;
+
+    fn make(&self) -> (EngineConfig, Self::Service) {
+        let (config, service) = self.inner.make();
+        (config, Layered::new(service, self.stack.clone()))
+    }
+
+    fn make_shared(&self) -> (Arc<EngineConfig>, Arc<Self::Service>) {
+        let (config, service) = self.inner.make_shared();
+        (
+            config,
+            Arc::new(Layered::from_arc(service, self.stack.clone())),
+        )
+    }
+
+    fn make_session(&self) -> (Arc<EngineConfig>, Arc<Self::Service>) {
+        let (config, service) = self.inner.make_session();
+        (
+            config,
+            Arc::new(Layered::from_arc(service, self.stack.clone())),
+        )
+    }
+
+    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
+        self.inner.tool_input_schema(name)
+    }
+
+    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+        self.inner.share_events(bus)
+    }
+}
