@@ -31,11 +31,22 @@ pub trait OutgoingObserver: Send + Sync + 'static {
         params: &mut Option<JsonObject>,
     ) -> Option<Box<dyn OutgoingCall>>;
 
-    /// Told when a client connection is established ([`Peer::connect`]
-    /// succeeded): the era and version it speaks. The default does nothing.
-    fn connected(&self, peer: &Peer, connected: &tessera_proto::Connected) {
-        let _ = (peer, connected);
+    /// Called when a client starts connecting ([`Peer::connect`]: the era
+    /// probe and the handshake, which the engine sends itself). Returns
+    /// what to tell when the connection is established or fails. The
+    /// default observes nothing.
+    fn connecting(&self, peer: &Peer) -> Option<Box<dyn ConnectCall>> {
+        let _ = peer;
+        None
     }
+}
+
+/// One observed connection attempt, told of its outcome exactly once
+/// (dropped unfinished when the caller gave up).
+pub trait ConnectCall: Send {
+    /// The connection is established (`Ok`, with the era and version it
+    /// speaks) or failed.
+    fn finish(self: Box<Self>, peer: &Peer, outcome: Result<&tessera_proto::Connected, &PeerError>);
 }
 
 /// One observed request, told of its end exactly once (also when the

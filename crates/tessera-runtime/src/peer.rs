@@ -421,13 +421,14 @@ impl Peer {
 
     /// Client role: connects (era probe, handshake) and waits for the outcome.
     pub async fn connect(&self, mode: ConnectMode) -> Result<Connected, PeerError> {
+        let watched = crate::outgoing::observer().and_then(|o| o.connecting(self));
         let (reply, rx) = oneshot::channel();
-        self.commands
-            .send(Command::Connect { mode, reply })
-            .map_err(|_| PeerError::Closed)?;
-        let out = rx.await.unwrap_or(Err(PeerError::Closed));
-        if let (Ok(c), Some(o)) = (&out, crate::outgoing::observer()) {
-            o.connected(self, c);
+        let out = match self.commands.send(Command::Connect { mode, reply }) {
+            Ok(()) => rx.await.unwrap_or(Err(PeerError::Closed)),
+            Err(_) => Err(PeerError::Closed),
+        };
+        if let Some(w) = watched {
+            w.finish(self, out.as_ref());
         }
         out
     }

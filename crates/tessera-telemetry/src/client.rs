@@ -3,16 +3,19 @@
 //! forwarded calls, a server's requests to its client), with the span's
 //! context injected into `params._meta`.
 
-use opentelemetry::trace::{SpanKind, TraceContextExt, Tracer};
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 use serde_json::Value;
-use tessera_proto::{CallError, Reply};
-use tessera_runtime::outgoing::{OutgoingCall, OutgoingEnd, OutgoingObserver, Round};
+use tessera_proto::{CallError, Connected, Reply};
+use tessera_runtime::outgoing::{ConnectCall, OutgoingCall, OutgoingEnd, OutgoingObserver, Round};
 use tessera_runtime::{Peer, PeerError};
-use tessera_types::{JsonObject, RequestId};
+use tessera_types::{Era, JsonObject, RequestId};
 
 use crate::Telemetry;
-use crate::convention::{CANCELLED, CLOSED, JSONRPC_REQUEST_ID, OTHER, Target, span_name};
+use crate::convention::{
+    CANCELLED, CLOSED, ERROR_TYPE, JSONRPC_REQUEST_ID, MCP_METHOD_NAME, OTHER,
+    RPC_RESPONSE_STATUS_CODE, Target, span_name,
+};
 use crate::era;
 use crate::meta;
 use crate::operation::{Attributes, Ending, Operation};
@@ -28,11 +31,20 @@ pub(crate) struct Sender {
 }
 
 impl OutgoingObserver for Sender {
-    fn connected(&self, peer: &Peer, connected: &tessera_proto::Connected) {
-        if era::has_sessions(connected.era) {
-            let histogram = self.telemetry.inner.instruments.client_session.clone();
-            crate::session::watch(peer, connected.version, histogram);
-        }
+    fn connecting(&self, _peer: &Peer) -> Option<Box<dyn ConnectCall>> {
+        let t = &self.telemetry.inner;
+        let parent = Context::current();
+        // Named for what the connection turns out to be when it ends.
+        let span = t
+            .tracer
+            .span_builder("initialize")
+            .with_kind(SpanKind::Client)
+            .start_with_context(&t.tracer, &parent);
+        Some(Box::new(Connecting {
+            telemetry: self.telemetry.clone(),
+            cx: parent.with_span(span),
+            started: std::time::Instant::now(),
+        }))
     }
 
     fn start(
@@ -102,6 +114,64 @@ impl OutgoingObserver for Sender {
     }
 }
 
+/// A connection's handshake being recorded: one `CLIENT` span named
+/// `initialize` (legacy) or `server/discover` (2026-07-28) covering the era
+/// probe and the handshake, which the engine sends itself.
+struct Connecting {
+    telemetry: Telemetry,
+    cx: Context,
+    started: std::time::Instant,
+}
+
+impl ConnectCall for Connecting {
+    fn finish(self: Box<Self>, peer: &Peer, outcome: Result<&Connected, &PeerError>) {
+        let t = &self.telemetry.inner;
+        let span = self.cx.span();
+        let (shared, status) = match outcome {
+            Ok(c) => {
+                let method = match c.era {
+                    Era::Legacy => "initialize",
+                    Era::Modern => "server/discover",
+                };
+                span.update_name(method);
+                span.set_attribute(KeyValue::new(era::SERVER_NAME, c.server_info.name.clone()));
+                span.set_attribute(KeyValue::new(
+                    era::SERVER_VERSION,
+                    c.server_info.version.clone(),
+                ));
+                if era::has_sessions(c.era) {
+                    let histogram = t.instruments.client_session.clone();
+                    crate::session::watch(peer, c.version, histogram);
+                }
+                let attrs = Attributes::of_request(method, None, Some(&c.version), &t.options);
+                (attrs.shared, Status::Unset)
+            }
+            Err(e) => {
+                let mut shared = vec![KeyValue::new(MCP_METHOD_NAME, "initialize")];
+                let status = match ending_of(OutgoingEnd::Failed(e)) {
+                    Ending::Error { code, message } => {
+                        shared.push(KeyValue::new(ERROR_TYPE, code.to_string()));
+                        shared.push(KeyValue::new(RPC_RESPONSE_STATUS_CODE, code.to_string()));
+                        Status::error(message.to_owned())
+                    }
+                    Ending::Local { kind, message } => {
+                        shared.push(KeyValue::new(ERROR_TYPE, kind));
+                        Status::error(message)
+                    }
+                    Ending::Object(_) | Ending::Raw(_) => Status::Unset,
+                };
+                (shared, status)
+            }
+        };
+        t.instruments
+            .client_operation
+            .record(self.started.elapsed().as_secs_f64(), &shared);
+        span.set_attributes(shared);
+        span.set_status(status);
+        span.end();
+    }
+}
+
 /// One sent request being recorded.
 struct Sent(Operation);
 
@@ -110,26 +180,30 @@ impl OutgoingCall for Sent {
         let extra = id
             .map(|id| vec![KeyValue::new(JSONRPC_REQUEST_ID, id.to_string())])
             .unwrap_or_default();
-        let local = |kind, message: String| Ending::Local { kind, message };
-        let ending = match end {
-            OutgoingEnd::Result(Reply::Object(o)) => Ending::Object(o),
-            OutgoingEnd::Result(Reply::Raw(r)) => Ending::Raw(r.get()),
-            OutgoingEnd::Failed(PeerError::Call(CallError::Remote(e))) => Ending::Error {
-                code: e.code,
-                message: &e.message,
-            },
-            OutgoingEnd::Failed(e @ PeerError::Call(CallError::Timeout(_))) => {
-                local(TIMEOUT, e.to_string())
-            }
-            OutgoingEnd::Failed(e @ PeerError::Call(CallError::Cancelled)) => {
-                local(CANCELLED, e.to_string())
-            }
-            OutgoingEnd::Failed(e @ (PeerError::Closed | PeerError::Call(CallError::Closed))) => {
-                local(CLOSED, e.to_string())
-            }
-            OutgoingEnd::Failed(e) => local(OTHER, e.to_string()),
-            OutgoingEnd::Abandoned => local(CANCELLED, "the caller gave up on the request".into()),
-        };
-        self.0.finish(ending, extra);
+        self.0.finish(ending_of(end), extra);
+    }
+}
+
+/// How a sent request ended, in the terms of [`Ending`].
+fn ending_of(end: OutgoingEnd<'_>) -> Ending<'_> {
+    let local = |kind, message: String| Ending::Local { kind, message };
+    match end {
+        OutgoingEnd::Result(Reply::Object(o)) => Ending::Object(o),
+        OutgoingEnd::Result(Reply::Raw(r)) => Ending::Raw(r.get()),
+        OutgoingEnd::Failed(PeerError::Call(CallError::Remote(e))) => Ending::Error {
+            code: e.code,
+            message: &e.message,
+        },
+        OutgoingEnd::Failed(e @ PeerError::Call(CallError::Timeout(_))) => {
+            local(TIMEOUT, e.to_string())
+        }
+        OutgoingEnd::Failed(e @ PeerError::Call(CallError::Cancelled)) => {
+            local(CANCELLED, e.to_string())
+        }
+        OutgoingEnd::Failed(e @ (PeerError::Closed | PeerError::Call(CallError::Closed))) => {
+            local(CLOSED, e.to_string())
+        }
+        OutgoingEnd::Failed(e) => local(OTHER, e.to_string()),
+        OutgoingEnd::Abandoned => local(CANCELLED, "the caller gave up on the request".into()),
     }
 }

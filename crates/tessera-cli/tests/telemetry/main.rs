@@ -288,11 +288,34 @@ async fn spans_follow_the_mcp_conventions_in_both_eras() {
         c.attr("tessera.server.name").as_deref(),
         Some("tessera-reference")
     );
-    // The era probe of a client verb is a span of its own.
+    // A connection's handshake is a span of its own, named for the era it
+    // found: the verbs above connected in both.
+    let init = find(&spans, "call-legacy", "initialize");
+    assert_eq!(init.len(), 1, "{init:?}");
+    assert_eq!(init[0].span.kind, CLIENT);
+    assert_eq!(init[0].attr("mcp.protocol.version").as_deref(), Some("2025-11-25"));
     let (ok, out) = verb(&rx.endpoint(), "discover", &["discover", &url]).await;
     assert!(ok, "{out}");
     rx.wait_for("the server/discover span", BOUND, |r| {
         !find(&r.spans(), "discover", "server/discover").is_empty()
+    })
+    .await;
+    let d = find(&rx.spans(), "discover", "server/discover")[0].clone();
+    assert_eq!(d.attr("mcp.protocol.version").as_deref(), Some("2026-07-28"));
+    assert_eq!(d.attr("tessera.server.name").as_deref(), Some("tessera-reference"));
+
+    // The four duration histograms reach the collector too (the server's
+    // session ends when each verb closes its session).
+    rx.wait_for("the duration metrics", BOUND, |r| {
+        let names = r.metric_names();
+        [
+            "mcp.client.operation.duration",
+            "mcp.server.operation.duration",
+            "mcp.client.session.duration",
+            "mcp.server.session.duration",
+        ]
+        .iter()
+        .all(|n| names.contains(*n))
     })
     .await;
 }
