@@ -1,8 +1,9 @@
 //! An OTLP receiver for the tests: decodes what the exporters send with the
 //! official OTLP protobuf definitions (`opentelemetry-proto`) over
 //! http/protobuf (`POST /v1/traces`, `POST /v1/metrics`), and keeps the
-//! spans and metric names it received. In [`Mode::Hang`] it accepts
-//! connections and reads requests but never answers (a stuck collector).
+//! spans and metric names it received; [`Receiver::start_grpc`] takes
+//! traces over OTLP/gRPC instead. In [`Mode::Hang`] it accepts connections
+//! and reads requests but never answers (a stuck collector).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -13,9 +14,13 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
 use opentelemetry_proto::tonic::collector::metrics::v1::{
     ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
 };
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
@@ -137,6 +142,29 @@ impl Receiver {
         Receiver { addr, store, task }
     }
 
+    /// Starts a receiver of traces over OTLP/gRPC (HTTP/2) on a free
+    /// loopback port.
+    pub async fn start_grpc() -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let store = Arc::new(Store::default());
+        let s = store.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let service = TowerToHyperService::new(TraceServiceServer::new(Grpc(s.clone())));
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Receiver { addr, store, task }
+    }
+
     /// `http://ADDR`, for `OTEL_EXPORTER_OTLP_ENDPOINT`.
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
@@ -198,26 +226,7 @@ async fn handle(
             let Ok(r) = ExportTraceServiceRequest::decode(body) else {
                 return status(hyper::StatusCode::BAD_REQUEST);
             };
-            let mut spans = store.spans.lock().unwrap();
-            for rs in r.resource_spans {
-                let service = rs
-                    .resource
-                    .as_ref()
-                    .and_then(|r| attr(&r.attributes, "service.name"))
-                    .and_then(|v| match v {
-                        any_value::Value::StringValue(s) => Some(s),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                for ss in rs.scope_spans {
-                    for span in ss.spans {
-                        spans.push(Received {
-                            service: service.clone(),
-                            span,
-                        });
-                    }
-                }
-            }
+            keep_spans(store, r);
             ExportTraceServiceResponse::default().encode_to_vec()
         }
         "/v1/metrics" => {
@@ -243,6 +252,46 @@ async fn handle(
         hyper::header::HeaderValue::from_static("application/x-protobuf"),
     );
     r
+}
+
+/// Keeps the spans of an export.
+fn keep_spans(store: &Store, r: ExportTraceServiceRequest) {
+    let mut spans = store.spans.lock().unwrap();
+    for rs in r.resource_spans {
+        let service = rs
+            .resource
+            .as_ref()
+            .and_then(|r| attr(&r.attributes, "service.name"))
+            .and_then(|v| match v {
+                any_value::Value::StringValue(s) => Some(s),
+                _ => None,
+            })
+            .unwrap_or_default();
+        for ss in rs.scope_spans {
+            for span in ss.spans {
+                spans.push(Received {
+                    service: service.clone(),
+                    span,
+                });
+            }
+        }
+    }
+}
+
+/// The OTLP/gRPC trace service.
+struct Grpc(Arc<Store>);
+
+#[tonic::async_trait]
+impl TraceService for Grpc {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        *self.0.requests.lock().unwrap() += 1;
+        keep_spans(&self.0, request.into_inner());
+        self.0.changed.notify_waiters();
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
 }
 
 fn status(s: hyper::StatusCode) -> hyper::Response<Full<Bytes>> {
