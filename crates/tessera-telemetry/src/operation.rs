@@ -56,10 +56,7 @@ impl Peek {
         }
     }
 
-    fn of_text(text: &str, wanted: bool) -> Peek {
-        if !wanted {
-            return Peek::default();
-        }
+    fn of_text(text: &str) -> Peek {
         match serde_json::from_str::<JsonObject>(text) {
             Ok(o) => Peek::of_object(&o),
             Err(_) => Peek::default(),
@@ -203,7 +200,7 @@ impl Operation {
                 self.result_status(&peek, &mut shared)
             }
             Ending::Raw(text) => {
-                let mut peek = Peek::of_text(text, true);
+                let mut peek = Peek::of_text(text);
                 if let (Some(max), false) = (self.record_result, peek.is_error) {
                     span_only.push(KeyValue::new(
                         GEN_AI_TOOL_CALL_RESULT,

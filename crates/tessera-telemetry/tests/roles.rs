@@ -1,0 +1,141 @@
+//! Both roles in one process, in-process over a duplex pipe: a tool call
+//! whose handler asks the client's model (`sampling/createMessage`, a
+//! server-to-client request) gives four spans in one trace — the client's
+//! `CLIENT` span, the server's `SERVER` span under it, the server's
+//! `CLIENT` span for the sampling request, and the client's `SERVER` span
+//! under that — with `network.transport = pipe`; a legacy session's
+//! duration is recorded on both sides when the connection ends.
+
+use opentelemetry::trace::SpanKind;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::json;
+use tessera_client::Client;
+use tessera_server::{RequestContext, Server, tool};
+use tessera_telemetry::Telemetry;
+use tessera_types::{
+    CreateMessageRequestParams, CreateMessageResult, ErrorObject, ProtocolVersion, SamplingMessage,
+};
+
+async fn paris(_: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> {
+    Ok(CreateMessageResult::text("test-model", "Paris"))
+}
+
+fn attr(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.to_string())
+}
+
+fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
+    let found: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| s.name == name && s.span_kind == kind)
+        .collect();
+    assert_eq!(found.len(), 1, "one {kind:?} span {name}: {spans:#?}");
+    found[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_to_client_requests_are_spans_in_both_roles() {
+    let spans = InMemorySpanExporter::default();
+    let tracer = SdkTracerProvider::builder()
+        .with_simple_exporter(spans.clone())
+        .build();
+    let metrics = InMemoryMetricExporter::default();
+    let meter = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(metrics.clone()).build())
+        .build();
+    let telemetry = Telemetry::builder()
+        .tracer_provider(&tracer)
+        .meter_provider(&meter)
+        .build();
+
+    let server = Server::builder()
+        .name_version("roles", "1.0.0")
+        .layer(telemetry.layer())
+        .tool(tool("ask").description("Asks the client's model").handler(
+            |ctx: RequestContext| async move {
+                let params = CreateMessageRequestParams::new(
+                    vec![SamplingMessage::user_text("capital of France?")],
+                    10,
+                );
+                ctx.sample(params)
+                    .await
+                    .map(|_| "asked".to_owned())
+                    .map_err(|e| e.to_string())
+            },
+        ))
+        .build()
+        .unwrap();
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    let _ = server.clone().serve_io(sr, sw);
+    let (cr, cw) = tokio::io::split(client_io);
+    let client = Client::builder("roles-client", "1.0")
+        .protocol_version(ProtocolVersion::V2025_11_25)
+        .sampling(paris)
+        .layer(telemetry.layer())
+        .connect_io(cr, cw)
+        .await
+        .unwrap();
+    let r = client.call_tool("ask", json!({})).await.unwrap();
+    assert_ne!(r.is_error, Some(true));
+    client.close().await;
+
+    let finished = spans.get_finished_spans().unwrap();
+    let call = one(&finished, "tools/call ask", SpanKind::Client);
+    let served = one(&finished, "tools/call ask", SpanKind::Server);
+    let ask = one(&finished, "sampling/createMessage", SpanKind::Client);
+    let answered = one(&finished, "sampling/createMessage", SpanKind::Server);
+    let trace = call.span_context.trace_id();
+    for s in [served, ask, answered] {
+        assert_eq!(s.span_context.trace_id(), trace, "{s:#?}");
+    }
+    assert_eq!(served.parent_span_id, call.span_context.span_id());
+    assert_eq!(ask.parent_span_id, served.span_context.span_id());
+    assert_eq!(answered.parent_span_id, ask.span_context.span_id());
+    assert_eq!(attr(served, "network.transport").as_deref(), Some("pipe"));
+    assert_eq!(
+        attr(answered, "mcp.method.name").as_deref(),
+        Some("sampling/createMessage")
+    );
+    assert_eq!(attr(served, "gen_ai.tool.name").as_deref(), Some("ask"));
+    let init = one(&finished, "initialize", SpanKind::Client);
+    assert_eq!(attr(init, "tessera.server.name").as_deref(), Some("roles"));
+
+    // Both sides saw the legacy session end when the client closed.
+    let names = || {
+        meter.force_flush().unwrap();
+        let mut names = std::collections::BTreeMap::new();
+        for rm in metrics.get_finished_metrics().unwrap() {
+            for sm in rm.scope_metrics() {
+                for m in sm.metrics() {
+                    if let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() {
+                        let n: u64 = h.data_points().map(|p| p.count()).sum();
+                        names.insert(m.name().to_owned(), n);
+                    }
+                }
+            }
+        }
+        names
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let n = names();
+        if n.get("mcp.server.session.duration") == Some(&1)
+            && n.get("mcp.client.session.duration") == Some(&1)
+        {
+            assert_eq!(n.get("mcp.server.operation.duration"), Some(&2), "{n:?}");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "session durations: {n:?}"
+        );
+        tokio::task::yield_now().await;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
