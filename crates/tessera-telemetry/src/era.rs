@@ -20,7 +20,10 @@
 //!   `tessera.mrtr.input_required = true` (not an error); a round that
 //!   answers one carries `tessera.mrtr.continued = true`. On the client,
 //!   every round of one call carries the same `tessera.mrtr.call` (a number
-//!   unique in the process) and its `tessera.mrtr.round` (0 first).
+//!   unique in the process) and its `tessera.mrtr.round` (0 first). The
+//!   inputs a round asks for travel in its result, not as server-to-client
+//!   requests: the client's layer records each one it fulfils as a `SERVER`
+//!   span (`sampling/createMessage`, …) in a trace of its own.
 //! - **Tasks** (`tasks/*`, and a `tools/call` answered with a task) are
 //!   ordinary request spans carrying `tessera.task.id`.
 //! - **The peer's self-reported info**: client spans carry the server's

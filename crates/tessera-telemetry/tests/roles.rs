@@ -4,7 +4,9 @@
 //! `CLIENT` span, the server's `SERVER` span under it, the server's
 //! `CLIENT` span for the sampling request, and the client's `SERVER` span
 //! under that — with `network.transport = pipe`; a legacy session's
-//! duration is recorded on both sides when the connection ends.
+//! duration is recorded on both sides when the connection ends. In
+//! 2026-07-28 the same call is two multi round-trip rounds: two spans per
+//! side, marked by the era mapping's `tessera.mrtr.*` attributes.
 
 use opentelemetry::trace::SpanKind;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -106,7 +108,62 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
     let init = one(&finished, "initialize", SpanKind::Client);
     assert_eq!(attr(init, "tessera.server.name").as_deref(), Some("roles"));
 
-    // Both sides saw the legacy session end when the client closed.
+    // 2026-07-28: the sampling request is an input round of the call.
+    spans.reset();
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    let _ = server.clone().serve_io(sr, sw);
+    let (cr, cw) = tokio::io::split(client_io);
+    let modern = Client::builder("roles-client", "1.0")
+        .protocol_version(ProtocolVersion::V2026_07_28)
+        .sampling(paris)
+        .layer(telemetry.layer())
+        .connect_io(cr, cw)
+        .await
+        .unwrap();
+    let r = modern.call_tool("ask", json!({})).await.unwrap();
+    assert_ne!(r.is_error, Some(true));
+    modern.close().await;
+    let finished = spans.get_finished_spans().unwrap();
+    let rounds = |kind: SpanKind| {
+        let mut v: Vec<&SpanData> = finished
+            .iter()
+            .filter(|s| s.name == "tools/call ask" && s.span_kind == kind)
+            .collect();
+        v.sort_by_key(|s| s.start_time);
+        v
+    };
+    let (sent, received) = (rounds(SpanKind::Client), rounds(SpanKind::Server));
+    assert_eq!((sent.len(), received.len()), (2, 2), "{finished:#?}");
+    assert_eq!(attr(sent[0], "tessera.mrtr.call"), attr(sent[1], "tessera.mrtr.call"));
+    assert!(attr(sent[0], "tessera.mrtr.call").is_some());
+    assert_eq!(attr(sent[0], "tessera.mrtr.round").as_deref(), Some("0"));
+    assert_eq!(attr(sent[1], "tessera.mrtr.round").as_deref(), Some("1"));
+    for side in [&sent, &received] {
+        assert_eq!(attr(side[0], "tessera.mrtr.input_required").as_deref(), Some("true"));
+        assert_eq!(attr(side[0], "error.type"), None, "asking for input is no error");
+        assert_eq!(attr(side[1], "tessera.mrtr.continued").as_deref(), Some("true"));
+        for s in side.iter() {
+            assert_eq!(attr(s, "mcp.protocol.version").as_deref(), Some("2026-07-28"));
+            assert_eq!(attr(s, "mcp.session.id"), None);
+        }
+    }
+    for (c, s) in sent.iter().zip(&received) {
+        assert_eq!(s.parent_span_id, c.span_context.span_id());
+    }
+    // No server-to-client request is sent in 2026-07-28; the client's
+    // layer still sees the input it fulfils.
+    assert!(
+        !finished
+            .iter()
+            .any(|s| s.name == "sampling/createMessage" && s.span_kind == SpanKind::Client),
+        "2026-07-28 sends no server-to-client request"
+    );
+    one(&finished, "sampling/createMessage", SpanKind::Server);
+    one(&finished, "server/discover", SpanKind::Client);
+
+    // Both sides saw the legacy session end when the client closed (and
+    // no session was recorded for 2026-07-28).
     let names = || {
         meter.force_flush().unwrap();
         let mut names = std::collections::BTreeMap::new();
@@ -128,7 +185,9 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
         if n.get("mcp.server.session.duration") == Some(&1)
             && n.get("mcp.client.session.duration") == Some(&1)
         {
-            assert_eq!(n.get("mcp.server.operation.duration"), Some(&2), "{n:?}");
+            // Legacy: tools/call and sampling; 2026-07-28: two rounds and
+            // the sampling input the client fulfilled.
+            assert_eq!(n.get("mcp.server.operation.duration"), Some(&5), "{n:?}");
             break;
         }
         assert!(
