@@ -309,6 +309,10 @@ impl ClientOptions {
                     } else {
                         crate::login::with_stored_auth(transport, &url)
                     };
+                    let builder = match tessera::runtime::Link::http(&url) {
+                        Some(link) => builder.link(link),
+                        None => builder,
+                    };
                     builder
                         .connect_transport(transport)
                         .await

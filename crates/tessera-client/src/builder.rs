@@ -179,6 +179,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Says where the connection goes (recorded by telemetry as
+    /// `network.transport`, `server.address` and `server.port`);
+    /// [`ClientBuilder::connect_child`] says a pipe by itself.
+    pub fn link(mut self, link: tessera_runtime::Link) -> Self {
+        self.connection.link = Some(Arc::new(link));
+        self
+    }
+
     /// Limits and timing of the connection (message size, drain time).
     pub fn connection_options(mut self, options: ConnectionOptions) -> Self {
         self.connection = options;
@@ -317,7 +325,10 @@ impl ClientBuilder {
 
     /// Starts a server as a child process and connects to it over its stdio.
     /// The client can [`reconnect`](Client::reconnect), re-spawning it.
-    pub async fn connect_child(self, cmd: &ChildCommand) -> Result<Client, ClientError> {
+    pub async fn connect_child(mut self, cmd: &ChildCommand) -> Result<Client, ClientError> {
+        if self.connection.link.is_none() {
+            self.connection.link = Some(Arc::new(tessera_runtime::Link::pipe()));
+        }
         self.connect_with(ChildConnector::new(cmd.clone())).await
     }
 

@@ -231,26 +231,24 @@ impl Upstream {
                         upstream: name.clone(),
                         source,
                     })?;
-                let (peer, task) = tessera_runtime::spawn(
-                    config,
-                    pipes.stdout,
-                    pipes.stdin,
-                    service,
-                    ConnectionOptions::default(),
-                );
+                let options = ConnectionOptions {
+                    link: Some(Arc::new(tessera_runtime::Link::pipe())),
+                    ..ConnectionOptions::default()
+                };
+                let (peer, task) =
+                    tessera_runtime::spawn(config, pipes.stdout, pipes.stdin, service, options);
                 (peer, task, Some(child))
             }
-            UpstreamSpec::Http { transport, .. } => {
+            UpstreamSpec::Http { transport, url } => {
                 let t = transport().map_err(|source| ProxyError::Http {
                     upstream: name.clone(),
                     source,
                 })?;
-                let (peer, task) = tessera_runtime::spawn_transport(
-                    config,
-                    t,
-                    service,
-                    ConnectionOptions::default(),
-                );
+                let options = ConnectionOptions {
+                    link: tessera_runtime::Link::http(url).map(Arc::new),
+                    ..ConnectionOptions::default()
+                };
+                let (peer, task) = tessera_runtime::spawn_transport(config, t, service, options);
                 (peer, task, None)
             }
         };

@@ -66,6 +66,9 @@ pub struct ConnectionOptions {
     /// The requests this side sends are numbered from `request_id_base + 1`
     /// (see [`Engine::set_request_id_base`]); 0 by default.
     pub request_id_base: i64,
+    /// Where the connection goes, for telemetry ([`Peer::link`]); `None` by
+    /// default.
+    pub link: Option<Arc<crate::Link>>,
 }
 
 impl Default for ConnectionOptions {
@@ -75,6 +78,7 @@ impl Default for ConnectionOptions {
             drain_timeout: Duration::from_secs(10),
             export_session: false,
             request_id_base: 0,
+            link: None,
         }
     }
 }
@@ -182,7 +186,7 @@ impl<S: Service> Connection<S> {
         Connection {
             engine,
             service,
-            peer: Peer::new(tx, info_rx),
+            peer: Peer::new(tx, info_rx, options.link.clone()),
             commands: rx,
             info: info_tx,
             outgoing: HashMap::default(),

@@ -32,6 +32,7 @@ mod connection;
 mod driver;
 mod extensions;
 pub mod lines;
+mod link;
 pub mod middleware;
 pub mod outgoing;
 mod oversized;
@@ -55,6 +56,7 @@ pub use stream_control::{
 /// a message with [`Connection::handle_message`] and await
 /// [`Connection::next`].
 pub type OneShot<S> = Connection<S>;
+pub use link::Link;
 pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
 pub use service::{
     BoxFuture, HandlerResult, Handling, NoService, Notification, ReplyResult, Request, Service,

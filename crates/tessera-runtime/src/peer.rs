@@ -180,6 +180,7 @@ pub struct Peer {
     pub(crate) info: watch::Receiver<PeerInfo>,
     connection: u64,
     pub(crate) outstanding: Arc<OutstandingCells>,
+    link: Option<Arc<crate::Link>>,
 }
 
 /// The source of [`Peer::connection_id`].
@@ -195,6 +196,7 @@ impl Peer {
     pub(crate) fn new(
         commands: mpsc::UnboundedSender<Command>,
         info: watch::Receiver<PeerInfo>,
+        link: Option<Arc<crate::Link>>,
     ) -> Self {
         Peer {
             commands,
@@ -202,6 +204,7 @@ impl Peer {
             info,
             connection: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
             outstanding: Arc::default(),
+            link,
         }
     }
 
@@ -219,6 +222,12 @@ impl Peer {
     /// authenticated principal.
     pub fn connection_id(&self) -> u64 {
         self.connection
+    }
+
+    /// Where the connection goes, when whoever opened it said
+    /// ([`ConnectionOptions::link`](crate::ConnectionOptions::link)).
+    pub fn link(&self) -> Option<&crate::Link> {
+        self.link.as_deref()
     }
 
     /// Whether two handles lead to the same connection.

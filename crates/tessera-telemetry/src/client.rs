@@ -8,13 +8,14 @@ use opentelemetry::{Context, KeyValue};
 use serde_json::Value;
 use tessera_proto::{CallError, Connected, Reply};
 use tessera_runtime::outgoing::{ConnectCall, OutgoingCall, OutgoingEnd, OutgoingObserver, Round};
-use tessera_runtime::{Peer, PeerError};
+use tessera_runtime::{Link, Peer, PeerError};
 use tessera_types::{Era, JsonObject, RequestId};
 
 use crate::Telemetry;
 use crate::convention::{
-    CANCELLED, CLOSED, ERROR_TYPE, JSONRPC_REQUEST_ID, MCP_METHOD_NAME, OTHER,
-    RPC_RESPONSE_STATUS_CODE, Target, span_name,
+    CANCELLED, CLOSED, ERROR_TYPE, JSONRPC_REQUEST_ID, MCP_METHOD_NAME, NETWORK_PROTOCOL_NAME,
+    NETWORK_TRANSPORT, OTHER, RPC_RESPONSE_STATUS_CODE, SERVER_ADDRESS, SERVER_PORT, Target,
+    span_name,
 };
 use crate::era;
 use crate::meta;
@@ -64,6 +65,9 @@ impl OutgoingObserver for Sender {
             connected.as_ref().map(|c| &c.version),
             &t.options,
         );
+        if let Some(l) = peer.link() {
+            link_attributes(l, &mut attrs.shared);
+        }
         if let Some(c) = &connected {
             attrs
                 .span_only
@@ -143,7 +147,10 @@ impl ConnectCall for Connecting {
                     let histogram = t.instruments.client_session.clone();
                     crate::session::watch(peer, c.version, histogram);
                 }
-                let attrs = Attributes::of_request(method, None, Some(&c.version), &t.options);
+                let mut attrs = Attributes::of_request(method, None, Some(&c.version), &t.options);
+                if let Some(l) = peer.link() {
+                    link_attributes(l, &mut attrs.shared);
+                }
                 (attrs.shared, Status::Unset)
             }
             Err(e) => {
@@ -181,6 +188,18 @@ impl OutgoingCall for Sent {
             .map(|id| vec![KeyValue::new(JSONRPC_REQUEST_ID, id.to_string())])
             .unwrap_or_default();
         self.0.finish(ending_of(end), extra);
+    }
+}
+
+/// The convention's attributes of where a connection goes.
+fn link_attributes(l: &Link, out: &mut Vec<KeyValue>) {
+    out.push(KeyValue::new(NETWORK_TRANSPORT, l.transport));
+    if let Some(p) = l.protocol {
+        out.push(KeyValue::new(NETWORK_PROTOCOL_NAME, p));
+    }
+    if let (Some(a), Some(p)) = (&l.address, l.port) {
+        out.push(KeyValue::new(SERVER_ADDRESS, a.clone()));
+        out.push(KeyValue::new(SERVER_PORT, i64::from(p)));
     }
 }
 

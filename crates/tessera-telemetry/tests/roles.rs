@@ -135,16 +135,32 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
     };
     let (sent, received) = (rounds(SpanKind::Client), rounds(SpanKind::Server));
     assert_eq!((sent.len(), received.len()), (2, 2), "{finished:#?}");
-    assert_eq!(attr(sent[0], "tessera.mrtr.call"), attr(sent[1], "tessera.mrtr.call"));
+    assert_eq!(
+        attr(sent[0], "tessera.mrtr.call"),
+        attr(sent[1], "tessera.mrtr.call")
+    );
     assert!(attr(sent[0], "tessera.mrtr.call").is_some());
     assert_eq!(attr(sent[0], "tessera.mrtr.round").as_deref(), Some("0"));
     assert_eq!(attr(sent[1], "tessera.mrtr.round").as_deref(), Some("1"));
     for side in [&sent, &received] {
-        assert_eq!(attr(side[0], "tessera.mrtr.input_required").as_deref(), Some("true"));
-        assert_eq!(attr(side[0], "error.type"), None, "asking for input is no error");
-        assert_eq!(attr(side[1], "tessera.mrtr.continued").as_deref(), Some("true"));
+        assert_eq!(
+            attr(side[0], "tessera.mrtr.input_required").as_deref(),
+            Some("true")
+        );
+        assert_eq!(
+            attr(side[0], "error.type"),
+            None,
+            "asking for input is no error"
+        );
+        assert_eq!(
+            attr(side[1], "tessera.mrtr.continued").as_deref(),
+            Some("true")
+        );
         for s in side.iter() {
-            assert_eq!(attr(s, "mcp.protocol.version").as_deref(), Some("2026-07-28"));
+            assert_eq!(
+                attr(s, "mcp.protocol.version").as_deref(),
+                Some("2026-07-28")
+            );
             assert_eq!(attr(s, "mcp.session.id"), None);
         }
     }

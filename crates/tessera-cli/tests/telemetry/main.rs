@@ -146,6 +146,19 @@ async fn spans_follow_the_mcp_conventions_in_both_eras() {
         Some("2025-11-25")
     );
     assert!(client.attr("jsonrpc.request.id").is_some());
+    assert_eq!(client.attr("network.transport").as_deref(), Some("tcp"));
+    assert_eq!(
+        client.attr("network.protocol.name").as_deref(),
+        Some("http")
+    );
+    assert_eq!(client.attr("server.address").as_deref(), Some("127.0.0.1"));
+    assert_eq!(
+        client.attr("server.port"),
+        url.split(':')
+            .nth(2)
+            .and_then(|p| p.split('/').next())
+            .map(str::to_owned)
+    );
     assert_eq!(client.attr("error.type"), None);
     assert_ne!(
         client.span.status.as_ref().map_or(0, |s| s.code),

@@ -311,6 +311,7 @@ impl Shared {
                 drain_timeout: self.config.drain_timeout,
                 export_session: kind == session::SessionKind::Streamable && self.cluster.stores,
                 request_id_base: self.cluster.request_id_base(),
+                link: None,
             },
             restore,
         )
