@@ -40,6 +40,22 @@ fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
     found[0]
 }
 
+/// Serves `server` in-process and connects a client speaking `version`
+/// with a sampling handler and the telemetry layer.
+async fn connect(server: &Server, telemetry: &Telemetry, version: ProtocolVersion) -> Client {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (sr, sw) = tokio::io::split(server_io);
+    let _ = server.clone().serve_io(sr, sw);
+    let (cr, cw) = tokio::io::split(client_io);
+    Client::builder("roles-client", "1.0")
+        .protocol_version(version)
+        .sampling(paris)
+        .layer(telemetry.layer())
+        .connect_io(cr, cw)
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_to_client_requests_are_spans_in_both_roles() {
     let spans = InMemorySpanExporter::default();
@@ -72,17 +88,7 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
         ))
         .build()
         .unwrap();
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    let client = Client::builder("roles-client", "1.0")
-        .protocol_version(ProtocolVersion::V2025_11_25)
-        .sampling(paris)
-        .layer(telemetry.layer())
-        .connect_io(cr, cw)
-        .await
-        .unwrap();
+    let client = connect(&server, &telemetry, ProtocolVersion::V2025_11_25).await;
     let r = client.call_tool("ask", json!({})).await.unwrap();
     assert_ne!(r.is_error, Some(true));
     client.close().await;
@@ -110,17 +116,7 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
 
     // 2026-07-28: the sampling request is an input round of the call.
     spans.reset();
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    let modern = Client::builder("roles-client", "1.0")
-        .protocol_version(ProtocolVersion::V2026_07_28)
-        .sampling(paris)
-        .layer(telemetry.layer())
-        .connect_io(cr, cw)
-        .await
-        .unwrap();
+    let modern = connect(&server, &telemetry, ProtocolVersion::V2026_07_28).await;
     let r = modern.call_tool("ask", json!({})).await.unwrap();
     assert_ne!(r.is_error, Some(true));
     modern.close().await;

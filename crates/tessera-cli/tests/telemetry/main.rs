@@ -193,41 +193,34 @@ async fn spans_follow_the_mcp_conventions_in_both_eras() {
 
     // A tool returning isError, a JSON-RPC error, a prompt, a resource
     // read, and a 2026-07-28 call.
-    let (ok, out) = verb(
-        &rx.endpoint(),
-        "call-iserror",
-        &[&["call", "test_error_handling", &url][..], &legacy[..]].concat(),
-    )
-    .await;
-    assert!(!ok, "an isError result fails the verb: {out}");
-    let (ok, out) = verb(
-        &rx.endpoint(),
-        "call-unknown",
-        &[&["call", "no_such_tool", &url][..], &legacy[..]].concat(),
-    )
-    .await;
-    assert!(!ok, "an unknown tool fails the verb: {out}");
-    let (ok, out) = verb(
-        &rx.endpoint(),
-        "get-prompt",
-        &[&["get", "test_simple_prompt", &url][..], &legacy[..]].concat(),
-    )
-    .await;
-    assert!(ok, "{out}");
-    let (ok, out) = verb(
-        &rx.endpoint(),
-        "read-resource",
-        &[&["read", "test://static-text", &url][..], &legacy[..]].concat(),
-    )
-    .await;
-    assert!(ok, "{out}");
-    let (ok, out) = verb(
-        &rx.endpoint(),
-        "call-modern",
-        &[&["call", "echo", r#"{"text":"hi"}"#, &url][..], &modern[..]].concat(),
-    )
-    .await;
-    assert!(ok, "{out}");
+    let runs: [(&str, &[&str], &[&str], bool); 5] = [
+        (
+            "call-iserror",
+            &["call", "test_error_handling"],
+            &legacy,
+            false,
+        ),
+        ("call-unknown", &["call", "no_such_tool"], &legacy, false),
+        ("get-prompt", &["get", "test_simple_prompt"], &legacy, true),
+        (
+            "read-resource",
+            &["read", "test://static-text"],
+            &legacy,
+            true,
+        ),
+        (
+            "call-modern",
+            &["call", "echo", r#"{"text":"hi"}"#],
+            &modern,
+            true,
+        ),
+    ];
+    for (service, args, version, succeeds) in runs {
+        let args = [args, &[url.as_str()][..], version].concat();
+        let (ok, out) = verb(&rx.endpoint(), service, &args).await;
+        // An isError result and an unknown tool fail the verb.
+        assert_eq!(ok, succeeds, "{service}: {out}");
+    }
     let wanted = [
         ("call-iserror", "tools/call test_error_handling"),
         ("call-unknown", "tools/call no_such_tool"),
@@ -367,7 +360,7 @@ async fn one_trace_runs_from_call_through_proxy_to_serve() {
     let env = otel_env(&rx.endpoint(), "proxy");
     let upstream = url.clone();
     let (_proxy, proxy_url) = tokio::task::spawn_blocking(move || {
-        start_proxy_env(&[&upstream, "--http", "127.0.0.1:0"], &env)
+        common::start_proxy_env(&[&upstream, "--http", "127.0.0.1:0"], &env)
     })
     .await
     .unwrap();
@@ -444,31 +437,6 @@ async fn spans_travel_over_otlp_grpc() {
         })
     })
     .await;
-}
-
-/// Starts `tessera proxy ARGS…` with `env`; returns it and its URL.
-fn start_proxy_env(args: &[&str], env: &[(&'static str, String)]) -> (Running, String) {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(TESSERA)
-        .arg("proxy")
-        .args(args)
-        .envs(env.iter().cloned())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts tessera proxy");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
-    let running = Running(child);
-    let mut line = String::new();
-    stderr.read_line(&mut line).expect("reads stderr");
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_owned();
-    (running, url)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

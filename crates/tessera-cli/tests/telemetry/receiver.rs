@@ -28,7 +28,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
 /// The largest export body read (the exporters batch at most 512 spans).
@@ -118,48 +118,45 @@ impl Drop for Receiver {
 impl Receiver {
     /// Starts a receiver on a free loopback port.
     pub async fn start(mode: Mode) -> Receiver {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let store = Arc::new(Store::default());
-        let s = store.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let s = s.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req: hyper::Request<Incoming>| {
-                        let s = s.clone();
-                        async move { Ok::<_, std::convert::Infallible>(handle(req, &s, mode).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+        Receiver::serve(move |stream, s| {
+            tokio::spawn(async move {
+                let service = service_fn(move |req: hyper::Request<Incoming>| {
+                    let s = s.clone();
+                    async move { Ok::<_, std::convert::Infallible>(handle(req, &s, mode).await) }
                 });
-            }
-        });
-        Receiver { addr, store, task }
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        })
+        .await
     }
 
     /// Starts a receiver of traces over OTLP/gRPC (HTTP/2) on a free
     /// loopback port.
     pub async fn start_grpc() -> Receiver {
+        Receiver::serve(|stream, s| {
+            let service = TowerToHyperService::new(TraceServiceServer::new(Grpc(s)));
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        })
+        .await
+    }
+
+    /// Accepts connections on a free loopback port and hands each to `serve`.
+    async fn serve(serve: impl Fn(TcpStream, Arc<Store>) + Send + 'static) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let store = Arc::new(Store::default());
         let s = store.clone();
         let task = tokio::spawn(async move {
             loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let service = TowerToHyperService::new(TraceServiceServer::new(Grpc(s.clone())));
-                tokio::spawn(async move {
-                    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+                if let Ok((stream, _)) = listener.accept().await {
+                    serve(stream, s.clone());
+                }
             }
         });
         Receiver { addr, store, task }
