@@ -171,7 +171,14 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
             out
         }
         None => {
-            proxy.serve_stdio().await.context("serving on stdio")?;
+            let mut layers = tessera::runtime::middleware::MiddlewareStack::new();
+            if let Some(layer) = crate::telemetry::layer() {
+                layers = layers.layer(layer);
+            }
+            proxy
+                .serve_stdio_with(layers)
+                .await
+                .context("serving on stdio")?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -35,6 +35,7 @@ use tessera_types::methods;
 use serde_json::Value;
 use tessera_http::{ServiceFactory, ToolSchemaLookup};
 use tessera_proto::{CallError, ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
+use tessera_runtime::middleware::MiddlewareStack;
 use tessera_runtime::{
     BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, PeerError, Request,
     Service,
@@ -257,9 +258,15 @@ impl Proxy {
     /// Serves the proxy on this process's stdin/stdout until the client
     /// closes it.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        self.serve_stdio_with(MiddlewareStack::new()).await
+    }
+
+    /// [`Proxy::serve_stdio`], with `layers` over the requests the client
+    /// sends (telemetry, limits).
+    pub async fn serve_stdio_with(&self, layers: MiddlewareStack) -> std::io::Result<()> {
         let (_peer, task) = tessera_runtime::serve_stdio(
             self.engine_config(),
-            self.session_service(),
+            tessera_runtime::middleware::Layered::new(self.session_service(), layers),
             ConnectionOptions::default(),
         );
         let out = task.await.unwrap_or_else(|e| Err(std::io::Error::other(e)));

@@ -88,7 +88,7 @@ impl OutgoingObserver for Sender {
         if let Some(id) = era::task_id_param(method, lookup) {
             attrs
                 .span_only
-                .push(KeyValue::new(era::TASK_ID, id.to_owned()));
+                .push(KeyValue::new(era::TASK_ID, crate::convention::short(id)));
         }
         if let Some(r) = Round::current() {
             attrs
@@ -159,11 +159,11 @@ impl ConnectCall for Connecting {
                     Ending::Error { code, message } => {
                         shared.push(KeyValue::new(ERROR_TYPE, code.to_string()));
                         shared.push(KeyValue::new(RPC_RESPONSE_STATUS_CODE, code.to_string()));
-                        Status::error(message.to_owned())
+                        Status::error(crate::convention::short(message))
                     }
                     Ending::Local { kind, message } => {
                         shared.push(KeyValue::new(ERROR_TYPE, kind));
-                        Status::error(message)
+                        Status::error(crate::convention::short(&message))
                     }
                     Ending::Object(_) | Ending::Raw(_) => Status::Unset,
                 };

@@ -74,6 +74,28 @@ pub const DURATION_BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
 
+/// The longest text a peer can put into one attribute, span name or
+/// status description (a tool name, a URI, an error message), in bytes:
+/// longer text is cut, so a peer cannot make a span hold megabytes.
+pub const MAX_TEXT_BYTES: usize = 1024;
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+pub(crate) fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// `text` cut to [`MAX_TEXT_BYTES`], owned.
+pub(crate) fn short(text: &str) -> String {
+    cut(text, MAX_TEXT_BYTES).to_owned()
+}
+
 /// What a request is about, read from its params: the span name's target
 /// and the attributes that name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,9 +129,13 @@ impl<'a> Target<'a> {
 /// cardinality: off by default); otherwise the method alone.
 pub fn span_name(method: &str, target: Option<&Target<'_>>, uri_in_name: bool) -> String {
     match target {
-        Some(Target::Tool(n) | Target::Prompt(n)) => format!("{method} {n}"),
-        Some(Target::Resource(u)) if uri_in_name => format!("{method} {u}"),
-        _ => method.to_owned(),
+        Some(Target::Tool(n) | Target::Prompt(n)) => {
+            format!("{} {}", cut(method, MAX_TEXT_BYTES), cut(n, MAX_TEXT_BYTES))
+        }
+        Some(Target::Resource(u)) if uri_in_name => {
+            format!("{} {}", cut(method, MAX_TEXT_BYTES), cut(u, MAX_TEXT_BYTES))
+        }
+        _ => short(method),
     }
 }
 
@@ -134,6 +160,10 @@ mod tests {
             "resources/read file:///a"
         );
         assert_eq!(span_name("ping", None, true), "ping");
+        let long = "é".repeat(MAX_TEXT_BYTES);
+        let name = span_name("tools/call", Some(&Target::Tool(&long)), false);
+        assert!(name.len() <= "tools/call ".len() + MAX_TEXT_BYTES);
+        assert!(name.ends_with('é'));
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub fn result_attributes(result: &JsonObject) -> Vec<KeyValue> {
         .and_then(|t| t.get("taskId"))
         .and_then(Value::as_str)
     {
-        out.push(KeyValue::new(TASK_ID, id.to_owned()));
+        out.push(KeyValue::new(TASK_ID, crate::convention::short(id)));
     }
     out
 }

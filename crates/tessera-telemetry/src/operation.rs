@@ -13,7 +13,7 @@ use tessera_types::{JsonObject, ProtocolVersion};
 use crate::convention::{
     CANCELLED, ERROR_TYPE, EXECUTE_TOOL, GEN_AI_OPERATION_NAME, GEN_AI_PROMPT_NAME,
     GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT, GEN_AI_TOOL_NAME, MCP_METHOD_NAME,
-    MCP_PROTOCOL_VERSION, MCP_RESOURCE_URI, RPC_RESPONSE_STATUS_CODE, TOOL_ERROR, Target,
+    MCP_PROTOCOL_VERSION, MCP_RESOURCE_URI, RPC_RESPONSE_STATUS_CODE, TOOL_ERROR, Target, short,
 };
 use crate::era;
 use crate::options::Options;
@@ -57,6 +57,14 @@ impl Peek {
     }
 
     fn of_text(text: &str) -> Peek {
+        // Parsed only when it may name what is read (a `\u` escape could
+        // spell a key).
+        let may = ["isError", "resultType", "\"task\"", "\\u"]
+            .iter()
+            .any(|k| text.contains(k));
+        if !may {
+            return Peek::default();
+        }
         match serde_json::from_str::<JsonObject>(text) {
             Ok(o) => Peek::of_object(&o),
             Err(_) => Peek::default(),
@@ -85,21 +93,18 @@ impl Attributes {
         options: &Options,
     ) -> Attributes {
         let mut a = Attributes::default();
-        a.shared
-            .push(KeyValue::new(MCP_METHOD_NAME, method.to_owned()));
+        a.shared.push(KeyValue::new(MCP_METHOD_NAME, short(method)));
         match target {
             Some(Target::Tool(n)) => {
-                a.shared
-                    .push(KeyValue::new(GEN_AI_TOOL_NAME, (*n).to_owned()));
+                a.shared.push(KeyValue::new(GEN_AI_TOOL_NAME, short(n)));
                 a.shared
                     .push(KeyValue::new(GEN_AI_OPERATION_NAME, EXECUTE_TOOL));
             }
             Some(Target::Prompt(n)) => {
-                a.shared
-                    .push(KeyValue::new(GEN_AI_PROMPT_NAME, (*n).to_owned()));
+                a.shared.push(KeyValue::new(GEN_AI_PROMPT_NAME, short(n)));
             }
             Some(Target::Resource(u)) => {
-                let kv = KeyValue::new(MCP_RESOURCE_URI, (*u).to_owned());
+                let kv = KeyValue::new(MCP_RESOURCE_URI, short(u));
                 if options.resource_uri_in_metrics {
                     a.shared.push(kv);
                 } else {
@@ -130,13 +135,8 @@ impl Attributes {
 
 /// `text` cut to at most `max` bytes, at a character boundary.
 pub(crate) fn bounded(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
+    let end = crate::convention::cut(&text, max).len();
+    text.truncate(end);
     text
 }
 
@@ -214,11 +214,11 @@ impl Operation {
                 let code = code.to_string();
                 shared.push(KeyValue::new(ERROR_TYPE, code.clone()));
                 shared.push(KeyValue::new(RPC_RESPONSE_STATUS_CODE, code));
-                Status::error(message.to_owned())
+                Status::error(short(message))
             }
             Ending::Local { kind, message } => {
                 shared.push(KeyValue::new(ERROR_TYPE, kind));
-                Status::error(message)
+                Status::error(short(&message))
             }
         };
         self.metric.record(elapsed, &shared);

@@ -10,7 +10,7 @@ use tessera_runtime::{BoxFuture, HandlerResult, PeerAddr, Request, SessionId};
 use crate::Telemetry;
 use crate::convention::{
     CLIENT_ADDRESS, CLIENT_PORT, JSONRPC_REQUEST_ID, MCP_SESSION_ID, NETWORK_PROTOCOL_NAME,
-    NETWORK_TRANSPORT, Target, span_name,
+    NETWORK_TRANSPORT, Target, short, span_name,
 };
 use crate::era;
 use crate::meta;
@@ -63,7 +63,7 @@ impl Middleware for TelemetryLayer {
             if let Some(SessionId(id)) = request.extension::<SessionId>() {
                 attrs
                     .span_only
-                    .push(KeyValue::new(MCP_SESSION_ID, id.clone()));
+                    .push(KeyValue::new(MCP_SESSION_ID, short(id)));
             }
         }
         if let Some(PeerAddr(addr)) = request.extension::<PeerAddr>() {
@@ -80,9 +80,7 @@ impl Middleware for TelemetryLayer {
             if let Some(id) = era::task_id_param(&request.method, |k| {
                 p.get(k).and_then(serde_json::Value::as_str)
             }) {
-                attrs
-                    .span_only
-                    .push(KeyValue::new(era::TASK_ID, id.to_owned()));
+                attrs.span_only.push(KeyValue::new(era::TASK_ID, short(id)));
             }
             if request.method == "tools/call" {
                 attrs.tool_arguments(p.get("arguments"), &t.options);

@@ -378,9 +378,35 @@ async fn one_trace_runs_from_call_through_proxy_to_serve() {
     )
     .await;
     assert!(ok, "{out}");
+    check_chain(&rx, "call", "proxy", "tcp").await;
+
+    // The same through a proxy the verb starts on its stdio.
+    let args = [
+        "call",
+        "add",
+        r#"{"a":2,"b":3}"#,
+        "--protocol-version",
+        "2025-11-25",
+        "--",
+        "env",
+        "OTEL_SERVICE_NAME=proxy-stdio",
+        TESSERA,
+        "proxy",
+        &url,
+    ];
+    let (ok, out) = verb(&rx.endpoint(), "call-stdio", &args).await;
+    assert!(ok, "{out}");
+    check_chain(&rx, "call-stdio", "proxy-stdio", "pipe").await;
+}
+
+/// Waits for the trace of `caller`'s `tools/call add` and checks its chain:
+/// the caller's `CLIENT` span, the proxy's `SERVER` span under it (over
+/// `transport`), the proxy's `CLIENT` span under that, and the server's
+/// `SERVER` span at the bottom.
+async fn check_chain(rx: &Receiver, caller: &str, proxy: &str, transport: &str) {
     rx.wait_for("four spans in one trace", BOUND, |r| {
         let s = r.spans();
-        let Some(c) = find(&s, "call", "tools/call add").first().cloned() else {
+        let Some(c) = find(&s, caller, "tools/call add").first().cloned() else {
             return false;
         };
         s.iter()
@@ -390,7 +416,7 @@ async fn one_trace_runs_from_call_through_proxy_to_serve() {
     })
     .await;
     let spans = rx.spans();
-    let call = find(&spans, "call", "tools/call add")[0];
+    let call = find(&spans, caller, "tools/call add")[0];
     let in_trace: Vec<&Received> = spans
         .iter()
         .filter(|x| x.trace_id() == call.trace_id() && x.name() == "tools/call add")
@@ -408,8 +434,14 @@ async fn one_trace_runs_from_call_through_proxy_to_serve() {
     };
     assert_eq!(call.span.kind, CLIENT);
     assert_eq!(call.parent_id(), "", "the verb's span is the root");
-    let proxy_in = child_of(call, "proxy", SERVER);
-    let proxy_out = child_of(&proxy_in, "proxy", CLIENT);
+    assert_eq!(call.attr("network.transport").as_deref(), Some(transport));
+    let proxy_in = child_of(call, proxy, SERVER);
+    assert_eq!(
+        proxy_in.attr("network.transport").as_deref(),
+        Some(transport)
+    );
+    let proxy_out = child_of(&proxy_in, proxy, CLIENT);
+    assert_eq!(proxy_out.attr("network.transport").as_deref(), Some("tcp"));
     let served = child_of(&proxy_out, "serve", SERVER);
     assert_eq!(served.attr("gen_ai.tool.name").as_deref(), Some("add"));
 }
