@@ -393,6 +393,7 @@ async fn one_trace_runs_from_call_through_proxy_to_serve() {
         TESSERA,
         "proxy",
         &url,
+        "--stdio",
     ];
     let (ok, out) = verb(&rx.endpoint(), "call-stdio", &args).await;
     assert!(ok, "{out}");
