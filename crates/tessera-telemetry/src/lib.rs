@@ -18,10 +18,10 @@
 //! listed in [`convention`]; how 2026-07-28 maps onto the conventions is in
 //! [`era`]. The docs' telemetry chapter (`docs/telemetry.md`) has the table.
 //!
-//! With the `export` feature, [`export::init_from_env`] sets up OTLP export
-//! from the standard `OTEL_*` variables and [`export::serve_metrics`]
-//! serves the Prometheus text format; without it the layer records into
-//! whatever tracer and meter providers the application installed.
+//! With the `export` feature, `export::init_from_env` sets up OTLP export
+//! from the standard `OTEL_*` variables and `export::serve_metrics` serves
+//! the Prometheus text format; without it the layer records into whatever
+//! tracer and meter providers the application installed.
 //!
 //! ```
 //! use tessera_telemetry::Telemetry;
