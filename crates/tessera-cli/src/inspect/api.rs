@@ -20,7 +20,6 @@ use tessera::types::{JsonObject, LoggingLevel, methods};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::asks::Answer as AskAnswer;
-use super::config_file::MAX_CONFIG;
 use super::hub::{Hub, Outcome, Spec};
 use super::journal::Entry;
 use super::output_check;
@@ -65,6 +64,8 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/skills", get(skills_list))
         .route("/api/connections/{id}/skills/verify", post(skills_verify))
         .route("/api/connections/{id}/request", post(any_request))
+        .route("/api/connections/{id}/apps/view", post(super::apps::view))
+        .route("/api/login", post(super::signin::start))
         .route("/api/asks", get(list_asks))
         .route("/api/asks/{ask}", post(answer_ask))
         .route("/api/transcript", get(transcript))
@@ -78,6 +79,7 @@ async fn info(State(hub): State<Hub>) -> Answer {
         "version": env!("CARGO_PKG_VERSION"),
         "protocolVersions": tessera::types::ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
         "connections": hub.list().iter().map(|c| c.describe()).collect::<Vec<_>>(),
+        "sandboxPort": hub.sandbox_port(),
     })))
 }
 
@@ -156,19 +158,10 @@ async fn config(State(hub): State<Hub>) -> Answer {
         return Ok(Json(json!({"path": null, "servers": []})));
     };
     let shown = path.display().to_string();
-    let text = match std::fs::metadata(path) {
-        Err(_) => return Ok(Json(json!({"path": shown, "exists": false, "servers": []}))),
-        Ok(m) if m.len() > MAX_CONFIG => {
-            return Err(Problem::bad_request(format!(
-                "{shown}: over {MAX_CONFIG} bytes"
-            )));
-        }
-        Ok(_) => std::fs::read_to_string(path)
-            .map_err(|e| Problem::bad_request(format!("{shown}: {e}")))?,
+    let Some(text) = crate::config::read_text(path).map_err(Problem::bad_request)? else {
+        return Ok(Json(json!({"path": shown, "exists": false, "servers": []})));
     };
-    let file: crate::config::ConfigFile = serde_json::from_str(&text).map_err(|e| {
-        Problem::bad_request(format!("{shown}: not a valid MCP configuration file: {e}"))
-    })?;
+    let file = crate::config::parse(path, &text).map_err(Problem::bad_request)?;
     let servers: Vec<Value> = file
         .mcp_servers
         .iter()

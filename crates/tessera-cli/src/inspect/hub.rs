@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tessera::client::{CallOptions, ChildCommand, Client, ClientEvent, ConnectMode};
-use tessera::types::{Era, JsonObject, LoggingLevel, ProtocolVersion, Root};
+use tessera::types::{Era, JsonObject, LoggingLevel, ProtocolVersion, Root, UiSettings};
 use tokio::task::AbortHandle;
 
 use super::asks::Asks;
@@ -357,14 +357,22 @@ struct HubInner {
     config: Option<std::path::PathBuf>,
     asks: Asks,
     http: HttpOptions,
+    sandbox_port: u16,
+    sign_ins: super::signin::SignIns,
     next: AtomicU64,
     conns: Mutex<BTreeMap<u64, Arc<Connection>>>,
 }
 
 impl Hub {
     /// No connections yet; `http` holds the command line's `-H`/`--cacert`,
-    /// `config` the configuration file of named servers.
-    pub fn new(journal: Journal, http: HttpOptions, config: Option<std::path::PathBuf>) -> Hub {
+    /// `config` the configuration file of named servers, `sandbox_port` the
+    /// port of the app sandbox origin.
+    pub fn new(
+        journal: Journal,
+        http: HttpOptions,
+        config: Option<std::path::PathBuf>,
+        sandbox_port: u16,
+    ) -> Hub {
         Hub {
             inner: Arc::new(HubInner {
                 runs: Runs::default(),
@@ -372,6 +380,8 @@ impl Hub {
                 asks: Asks::new(journal.clone()),
                 journal,
                 http,
+                sandbox_port,
+                sign_ins: super::signin::SignIns::default(),
                 next: AtomicU64::new(1),
                 conns: Mutex::new(BTreeMap::new()),
             }),
@@ -386,6 +396,16 @@ impl Hub {
     /// The configuration file of named servers, if there is one.
     pub fn config_path(&self) -> Option<&std::path::Path> {
         self.inner.config.as_deref()
+    }
+
+    /// The port of the app sandbox origin (same host name, this port).
+    pub fn sandbox_port(&self) -> u16 {
+        self.inner.sandbox_port
+    }
+
+    /// The OAuth sign-ins in progress.
+    pub fn sign_ins(&self) -> &super::signin::SignIns {
+        &self.inner.sign_ins
     }
 
     /// The load runs in progress.
@@ -473,6 +493,8 @@ impl Hub {
             .request_timeout(Some(extras.timeout))
             .max_request_timeout(Some(MAX_REQUEST_TIME))
             .probe_timeout(Duration::from_secs(5));
+        // The inspector is an MCP Apps host: it renders HTML views.
+        let builder = builder.declare_extension(&UiSettings::html());
         let mut builder = self.inner.asks.install(builder, id);
         if tasks {
             builder = builder.tasks();

@@ -5,6 +5,7 @@
 //! launch's token; every API request must carry it.
 
 mod api;
+mod apps;
 mod asks;
 mod assets;
 mod config_file;
@@ -14,6 +15,8 @@ mod journal;
 mod load;
 mod output_check;
 mod problem;
+mod sandbox;
+mod signin;
 mod skills;
 mod subscriptions;
 mod tap;
@@ -158,11 +161,42 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
             Vec::new()
         },
     });
+    // The sandbox origin of MCP Apps views: the same address, another port.
+    let sandbox_listener = tokio::net::TcpListener::bind(SocketAddr::new(bound.ip(), 0))
+        .await
+        .map_err(|e| {
+            Failure::Coded(
+                Exit::Local,
+                anyhow::anyhow!("--host {}: cannot listen for the app sandbox: {e}", a.host),
+            )
+        })?;
+    let sandbox_port = sandbox_listener
+        .local_addr()
+        .map_err(|e| Failure::Coded(Exit::Local, anyhow::anyhow!("{e}")))?
+        .port();
+    let sandbox_access = Arc::new(guard::Access {
+        token: guard::new_token(),
+        hosts: if bound.ip().is_loopback() {
+            guard::loopback_hosts(sandbox_port)
+        } else {
+            Vec::new()
+        },
+    });
+    let ancestors = if bound.ip().is_loopback() {
+        guard::loopback_hosts(bound.port())
+            .iter()
+            .map(|h| format!("http://{h}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        format!("http://*:{}", bound.port())
+    };
+    let sandbox_app = sandbox::routes(sandbox::Framing { ancestors }, sandbox_access);
     let journal = journal::Journal::new();
     let config = a.target.config.clone().or_else(crate::config::default_path);
-    let hub = hub::Hub::new(journal, a.http.clone(), config);
+    let hub = hub::Hub::new(journal, a.http.clone(), config, sandbox_port);
     let app = api::routes(hub.clone())
-        .merge(assets::routes())
+        .merge(assets::routes(sandbox_port))
         .layer(axum::middleware::from_fn_with_state(access, guard::enforce));
     let url = format!("http://{}/?token={token}", url_host(bound));
     {
@@ -194,8 +228,10 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
         });
     }
     let serving = axum::serve(listener, app);
+    let sandboxing = axum::serve(sandbox_listener, sandbox_app);
     let outcome = tokio::select! {
         r = serving => r.map_err(|e| Failure::Coded(Exit::Local, anyhow::anyhow!("serving: {e}"))),
+        r = sandboxing => r.map_err(|e| Failure::Coded(Exit::Local, anyhow::anyhow!("serving the app sandbox: {e}"))),
         _ = tokio::signal::ctrl_c() => Ok(()),
     };
     hub.close_all().await;

@@ -7,8 +7,11 @@
 //! under target/tmp/inspect-browser/. Without Chromium the test is skipped
 //! (with a message) unless CI is set, where it must run.
 
+mod apps;
 #[path = "../common/mod.rs"]
 mod common;
+mod everything;
+mod signin;
 mod webdriver;
 
 use std::path::PathBuf;
@@ -521,7 +524,8 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
         // Every tab's panel fits a narrow window: nothing wider than it.
         b.resize(480, 800).await;
         for tab in [
-            "servers", "tools", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console",
+            "servers", "tools", "apps", "resources", "prompts", "tasks", "skills", "logs", "protocol",
+            "console",
         ] {
             b.click(&format!("#tab-{tab}")).await;
             let overflow = b

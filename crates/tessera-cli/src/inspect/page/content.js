@@ -3,6 +3,7 @@
 // is shown as text; images and audio only from base64 with a media type of
 // their kind.
 import { el, json, badge } from "./dom.js";
+import { sandboxFrame, sandboxOrigin } from "./sandbox.js";
 
 const MEDIA = /^[a-z]+\/[A-Za-z0-9.+-]+$/;
 
@@ -39,6 +40,14 @@ export function renderContentBlock(block) {
 // One entry of a resources/read result (or an embedded resource).
 export function renderResourceContents(c) {
   const head = el("p", { class: "meta" }, el("code", {}, c.uri ?? ""), c.mimeType ? ` ${c.mimeType}` : "");
+  const html = htmlOf(c);
+  if (html !== null && sandboxOrigin()) {
+    // Rendered in the sandbox origin, no script allowed; the source beside it.
+    const view = sandboxFrame({ html, sandbox: "", title: `HTML of ${c.uri ?? "the resource"}` });
+    view.frame.classList.add("html-view");
+    return el("div", { class: "html-resource" }, head, badge("HTML, rendered in the sandbox without scripts"), view.frame,
+      el("details", {}, el("summary", {}, "HTML source"), el("pre", { class: "text" }, html)));
+  }
   if (typeof c.text === "string") {
     if (c.mimeType && /json/.test(c.mimeType)) {
       try {
@@ -78,4 +87,17 @@ export function renderToolResult(answer) {
   }
   parts.push(el("details", {}, el("summary", {}, "Raw result"), json(r)));
   return parts;
+}
+
+// The HTML of a text/html resource (text, or base64 UTF-8), else null.
+function htmlOf(c) {
+  if (typeof c.mimeType !== "string" || !/^text\/html\s*(;|$)/i.test(c.mimeType)) return null;
+  if (typeof c.text === "string") return c.text;
+  if (typeof c.blob !== "string") return null;
+  try {
+    const bytes = Uint8Array.from(atob(c.blob.replace(/\s/g, "")), (ch) => ch.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
 }

@@ -12,6 +12,8 @@ import * as asks from "./asks.js";
 import * as tasks from "./tasks.js";
 import * as consoleTab from "./console.js";
 import * as skills from "./skills.js";
+import * as apps from "./apps.js";
+import { setSandboxPort } from "./sandbox.js";
 
 const listeners = new Map();
 const ctx = {
@@ -84,7 +86,7 @@ function renderSelect() {
   );
 }
 
-const TABS = ["servers", "tools", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console"];
+const TABS = ["servers", "tools", "apps", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console"];
 
 function showTab(name, focus = false) {
   ctx.tab = name;
@@ -129,6 +131,7 @@ async function start() {
   const panel = (name) => document.getElementById(`panel-${name}`);
   servers.init(ctx, panel("servers"));
   tools.init(ctx, panel("tools"));
+  apps.init(ctx, panel("apps"));
   resources.init(ctx, panel("resources"));
   prompts.init(ctx, panel("prompts"));
   logs.init(ctx, panel("logs"));
@@ -164,6 +167,9 @@ async function start() {
     () => ctx.emit("reset"),
   );
   try {
+    const info = await api("GET", "info");
+    setSandboxPort(info.sandboxPort);
+    ctx.version = info.version;
     const { connections } = await api("GET", "connections");
     for (const c of connections) ctx.connections.set(c.id, c);
     if (connections.length > 0) ctx.current = connections[0].id;

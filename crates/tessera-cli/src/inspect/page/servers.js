@@ -1,6 +1,7 @@
 // Servers: connect by URL or command (era, protocol version), and the open
 // connections with their badges.
 import { el, fill, field, badge, json } from "./dom.js";
+import { signIn } from "./signin.js";
 
 const VERSIONS = ["", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 
@@ -24,6 +25,7 @@ export function init(ctx, panel) {
   const button = el("button", { id: "srv-connect", type: "submit" }, "Connect");
   const saveName = el("input", { id: "srv-save-name", type: "text", autocomplete: "off", spellcheck: "false" });
   const save = el("button", { id: "srv-save", type: "button" }, "Save to the configuration file");
+  const oauth = signIn(ctx, () => (kind.value === "url" ? target.value.trim() : ""));
   const argsField = field("Arguments (one per line)", args);
   const headersField = field("Headers (Name: value, one per line)", headers);
   const targetLabel = el("label", { for: "srv-target" }, "Program");
@@ -32,6 +34,7 @@ export function init(ctx, panel) {
     targetLabel.textContent = k === "url" ? "URL" : k === "server" ? "Server name" : "Program";
     argsField.hidden = k !== "command";
     headersField.hidden = k !== "url";
+    oauth.button.hidden = k !== "url";
   };
   kind.addEventListener("change", sync);
   const lines = (t) => t.value.split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
@@ -44,7 +47,7 @@ export function init(ctx, panel) {
     field("Roots (file:// URIs, one per line)", roots),
     field("Timeout per request (seconds)", timeout),
     el("div", { class: "field" }, el("label", { for: "srv-tasks" }, "Declare the tasks extension (2026-07-28)"), tasks),
-    el("div", { class: "row" }, button, save));
+    el("div", { class: "row" }, button, save, oauth.button), oauth.box);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const spec = { era: era.value };

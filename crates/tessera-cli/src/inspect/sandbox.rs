@@ -1,0 +1,285 @@
+//! The sandbox origin: a second loopback port, so a separate origin from the
+//! inspector's page, that serves only the MCP Apps sandbox proxy (a static
+//! page and its script). The page frames the proxy (`allow-scripts
+//! allow-same-origin`), hands it a view's HTML in
+//! `ui/notifications/sandbox-resource-ready`, and the proxy renders it in an
+//! inner iframe without `allow-same-origin` (an opaque origin), then relays
+//! JSON-RPC messages both ways. The proxy's Content-Security-Policy, which the
+//! inner `srcdoc` frame inherits, is built from the view's declared
+//! `_meta.ui.csp` by [`policy`]: the restrictive default of the Apps
+//! specification, widened only by the origins the view declares and that
+//! pass [`origin_ok`].
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Query;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tessera::types::UiCsp;
+
+use super::guard;
+
+/// The proxy page (no inline script: its script is `proxy.js`).
+const PROXY_HTML: &str = include_str!("page/sandbox/proxy.html");
+/// The proxy's script.
+const PROXY_JS: &str = include_str!("page/sandbox/proxy.js");
+
+/// The most origins of one kind a view may declare.
+const MAX_ORIGINS: usize = 32;
+/// The longest origin accepted.
+const MAX_ORIGIN_LEN: usize = 256;
+
+/// Whether `s` may go into a CSP source list: `scheme://host[:port]`,
+/// `https://*.host`, no path, nothing a policy would read as a keyword,
+/// separator or quote.
+pub fn origin_ok(s: &str) -> bool {
+    if s.is_empty() || s.len() > MAX_ORIGIN_LEN {
+        return false;
+    }
+    let Some((scheme, rest)) = s.split_once("://") else {
+        return false;
+    };
+    if !matches!(scheme, "http" | "https" | "ws" | "wss") || rest.is_empty() {
+        return false;
+    }
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (rest, None),
+    };
+    if port.is_some_and(|p| p.parse::<u16>().is_err() || !p.chars().all(|c| c.is_ascii_digit())) {
+        return false;
+    }
+    let host = host.strip_prefix("*.").unwrap_or(host);
+    !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+        && !host.starts_with('.')
+        && !host.ends_with('.')
+}
+
+/// The origins of `list` that may be used, and the ones refused.
+fn keep(list: Option<&Vec<String>>, refused: &mut Vec<String>) -> Vec<String> {
+    let mut kept = Vec::new();
+    for (i, o) in list.into_iter().flatten().enumerate() {
+        if i < MAX_ORIGINS && origin_ok(o) {
+            kept.push(o.clone());
+        } else {
+            refused.push(o.chars().take(MAX_ORIGIN_LEN).collect());
+        }
+    }
+    kept
+}
+
+/// The Content-Security-Policy of a view that declared `csp`, and the
+/// declared origins left out (not an origin, or over the limit). Without a
+/// declaration it is the Apps specification's restrictive default; declared
+/// origins are added only where the specification maps them.
+pub fn policy(csp: Option<&UiCsp>) -> (String, Vec<String>) {
+    let mut refused = Vec::new();
+    let empty = UiCsp::default();
+    let csp = csp.unwrap_or(&empty);
+    let resources = keep(csp.resource_domains.as_ref(), &mut refused).join(" ");
+    let connect = keep(csp.connect_domains.as_ref(), &mut refused).join(" ");
+    let frames = keep(csp.frame_domains.as_ref(), &mut refused).join(" ");
+    let bases = keep(csp.base_uri_domains.as_ref(), &mut refused).join(" ");
+    let or = |list: &str, none: &str| {
+        if list.is_empty() {
+            none.to_owned()
+        } else {
+            list.to_owned()
+        }
+    };
+    let with = |base: &str| {
+        if resources.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base} {resources}")
+        }
+    };
+    let policy = format!(
+        "default-src 'none'; script-src {}; style-src {}; img-src {}; font-src {}; media-src {}; \
+         connect-src {}; frame-src {}; object-src 'none'; base-uri {}; form-action 'none'",
+        with("'self' 'unsafe-inline'"),
+        with("'self' 'unsafe-inline'"),
+        with("'self' data:"),
+        with("'self'"),
+        with("'self' data:"),
+        or(&connect, "'none'"),
+        or(&frames, "'none'"),
+        or(&bases, "'self'"),
+    );
+    (policy, refused)
+}
+
+/// The rules of the sandbox listener: who may frame it.
+#[derive(Debug)]
+pub struct Framing {
+    /// `frame-ancestors` sources: the inspector page's origins.
+    pub ancestors: String,
+}
+
+/// The query of `/proxy.html`: the view's declared CSP (JSON).
+#[derive(Debug, serde::Deserialize)]
+struct ProxyQuery {
+    #[serde(default)]
+    csp: Option<String>,
+}
+
+fn proxy_page(framing: &Framing, q: &ProxyQuery) -> Response {
+    let declared: Option<UiCsp> = q
+        .csp
+        .as_deref()
+        .filter(|s| s.len() <= 64 * 1024)
+        .and_then(|s| serde_json::from_str(s).ok());
+    let (policy, _) = policy(declared.as_ref());
+    let policy = format!("{policy}; frame-ancestors {}", framing.ancestors);
+    let Ok(policy) = HeaderValue::from_str(&policy) else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            ),
+            (header::CONTENT_SECURITY_POLICY, policy),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+            (
+                header::REFERRER_POLICY,
+                HeaderValue::from_static("no-referrer"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        ],
+        PROXY_HTML,
+    )
+        .into_response()
+}
+
+fn proxy_script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        PROXY_JS,
+    )
+        .into_response()
+}
+
+/// The sandbox origin's routes (`/proxy.html`, `/proxy.js`), behind the same
+/// `Host`/`Origin` rules as the inspector (`access`).
+pub fn routes(framing: Framing, access: Arc<guard::Access>) -> Router {
+    let framing = Arc::new(framing);
+    Router::new()
+        .route(
+            "/proxy.html",
+            get(move |Query(q): Query<ProxyQuery>| {
+                let framing = framing.clone();
+                async move { proxy_page(&framing, &q) }
+            }),
+        )
+        .route("/proxy.js", get(|| async { proxy_script() }))
+        .layer(axum::middleware::from_fn_with_state(access, guard::enforce))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_policy_is_the_specifications() {
+        let (p, refused) = policy(None);
+        assert!(refused.is_empty());
+        for part in [
+            "default-src 'none'",
+            "script-src 'self' 'unsafe-inline';",
+            "style-src 'self' 'unsafe-inline';",
+            "img-src 'self' data:;",
+            "media-src 'self' data:;",
+            "connect-src 'none'",
+            "frame-src 'none'",
+            "object-src 'none'",
+            "base-uri 'self'",
+        ] {
+            assert!(p.contains(part), "{part} missing from {p}");
+        }
+    }
+
+    #[test]
+    fn declared_origins_widen_only_their_directives_and_bad_ones_are_left_out() {
+        let csp = UiCsp {
+            connect_domains: Some(vec![
+                "https://api.example.com".into(),
+                "https://x.example; script-src *".into(),
+            ]),
+            resource_domains: Some(vec![
+                "https://*.cdn.example:8443".into(),
+                "'unsafe-eval'".into(),
+            ]),
+            frame_domains: None,
+            base_uri_domains: Some(vec!["javascript://x".into()]),
+        };
+        let (p, refused) = policy(Some(&csp));
+        assert!(p.contains("connect-src https://api.example.com;"), "{p}");
+        assert!(
+            p.contains("script-src 'self' 'unsafe-inline' https://*.cdn.example:8443;"),
+            "{p}"
+        );
+        assert!(p.contains("frame-src 'none'"), "{p}");
+        assert!(p.contains("base-uri 'self'"), "{p}");
+        assert!(
+            !p.contains("unsafe-eval") && !p.contains("script-src *"),
+            "{p}"
+        );
+        assert_eq!(refused.len(), 3, "{refused:?}");
+    }
+
+    #[test]
+    fn the_proxy_never_gives_a_view_its_origin() {
+        let granted = PROXY_JS
+            .lines()
+            .find(|l| l.contains("const ALLOWED"))
+            .expect("proxy.js names what it grants");
+        assert!(granted.contains("allow-scripts"), "{granted}");
+        assert!(!granted.contains("allow-same-origin"), "{granted}");
+        assert!(!PROXY_HTML.contains("<script>"), "no inline script");
+        assert!(PROXY_HTML.contains("src=\"/proxy.js\""));
+    }
+
+    #[test]
+    fn origins() {
+        for ok in [
+            "https://a.b",
+            "http://127.0.0.1:8000",
+            "wss://rt.example.com",
+            "https://*.example.com",
+            "https://a.b/",
+        ] {
+            assert!(origin_ok(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "a.b",
+            "*",
+            "https://",
+            "https://a.b/path",
+            "https://a b",
+            "data://x",
+            "https://a.b:99999999",
+            "https://a.b:",
+            "https://.a",
+            "https://a;b",
+            "'self'",
+        ] {
+            assert!(!origin_ok(bad), "{bad}");
+        }
+    }
+}
