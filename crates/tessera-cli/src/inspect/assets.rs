@@ -51,6 +51,7 @@ const ASSETS: &[Asset] = &[
     asset!("sandbox.js", JS),
     asset!("apps.js", JS),
     asset!("signin.js", JS),
+    asset!("network.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

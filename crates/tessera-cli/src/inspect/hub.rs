@@ -548,6 +548,10 @@ impl Hub {
                     } else {
                         crate::login::with_stored_auth(t, &url)
                     };
+                    let t = t.with_observer(Arc::new(super::network::Recorder {
+                        journal: journal.clone(),
+                        conn: id,
+                    }));
                     builder
                         .connect_transport(Tap::new(t, journal.clone(), id))
                         .await

@@ -13,6 +13,7 @@ mod guard;
 mod hub;
 mod journal;
 mod load;
+mod network;
 mod output_check;
 mod problem;
 mod sandbox;

@@ -11,6 +11,7 @@ mod apps;
 #[path = "../common/mod.rs"]
 mod common;
 mod everything;
+mod network;
 mod signin;
 mod webdriver;
 
@@ -525,6 +526,7 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
         b.resize(480, 800).await;
         for tab in [
             "servers", "tools", "apps", "resources", "prompts", "tasks", "skills", "logs", "protocol",
+            "network",
             "console",
         ] {
             b.click(&format!("#tab-{tab}")).await;

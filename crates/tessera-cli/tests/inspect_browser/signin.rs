@@ -1,5 +1,6 @@
 //! OAuth sign-in from the Servers tab, against `tessera serve --http` behind
-//! the test authorization server: the page shows the authorization URL, the
+//! the test authorization server: refused at first (the Network tab labels
+//! the 401 as an authorization challenge); the page shows the authorization URL, the
 //! user opens it (a second tab; the test authorization server approves at
 //! once and redirects to the inspector's loopback listener), the page says
 //! signed in, and connecting to the server then uses the stored token.
@@ -57,6 +58,13 @@ async fn sign_in_with_oauth_from_the_page_then_connect() {
         )
         .await;
         b.fill("#srv-target", &url).await;
+        // Without a token the server refuses: the Network tab labels the challenge.
+        b.click("#srv-connect").await;
+        b.wait_for(&text_has("#status", "Could not connect")).await;
+        b.click("#tab-network").await;
+        b.wait_for(&text_has("#net-list li[data-status='401']", "auth challenge"))
+            .await;
+        b.click("#tab-servers").await;
         b.click("#srv-signin").await;
         let href = b
             .wait_for("document.querySelector('#srv-login a[data-role=authorize]')?.href")

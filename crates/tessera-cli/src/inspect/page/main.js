@@ -13,6 +13,7 @@ import * as tasks from "./tasks.js";
 import * as consoleTab from "./console.js";
 import * as skills from "./skills.js";
 import * as apps from "./apps.js";
+import * as network from "./network.js";
 import { setSandboxPort } from "./sandbox.js";
 
 const listeners = new Map();
@@ -86,7 +87,7 @@ function renderSelect() {
   );
 }
 
-const TABS = ["servers", "tools", "apps", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console"];
+const TABS = ["servers", "tools", "apps", "resources", "prompts", "tasks", "skills", "logs", "protocol", "network", "console"];
 
 function showTab(name, focus = false) {
   ctx.tab = name;
@@ -136,6 +137,7 @@ async function start() {
   prompts.init(ctx, panel("prompts"));
   logs.init(ctx, panel("logs"));
   protocol.init(ctx, panel("protocol"));
+  network.init(ctx, panel("network"));
   tasks.init(ctx, panel("tasks"));
   consoleTab.init(ctx, panel("console"));
   skills.init(ctx, panel("skills"));
