@@ -12,9 +12,9 @@ use clap::Args;
 use tessera::client::Client;
 use tessera_auth::client::{
     CallbackParams, ClientCredentials, FileTokenStore, Grant, LoopbackBrowser, OAuthClient,
-    OAuthError, TokenStore, UserAgent,
+    OAuthError, OAuthObserver, TokenStore, UserAgent,
 };
-use tessera_http::{AuthFuture, HttpClientTransport};
+use tessera_http::{AuthFuture, HttpClientTransport, HttpObserver};
 
 use crate::Failure;
 
@@ -87,6 +87,10 @@ pub struct SignIn {
     pub no_dpop: bool,
     /// Insist on a DPoP-bound token.
     pub require_dpop: bool,
+    /// Sees each exchange of the flow (the inspector's OAuth debugger).
+    pub observer: Option<Arc<dyn OAuthObserver>>,
+    /// Sees each exchange of the first call made with the new token.
+    pub first_call: Option<Arc<dyn HttpObserver>>,
 }
 
 /// How a sign-in ended.
@@ -127,12 +131,18 @@ pub async fn sign_in(
     if s.require_dpop {
         b = b.require_dpop(true);
     }
+    if let Some(o) = s.observer {
+        b = b.observer(o);
+    }
     let oauth = Arc::new(b.build().context("setting up OAuth")?);
     // A new login replaces whatever was stored for this server.
     oauth.logout().await.context("clearing the old token")?;
-    let transport = HttpClientTransport::new(&s.url)
+    let mut transport = HttpClientTransport::new(&s.url)
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .with_auth(oauth.clone());
+    if let Some(o) = s.first_call {
+        transport = transport.with_observer(o);
+    }
     let client = Client::builder("tessera-cli", env!("CARGO_PKG_VERSION"))
         .connect_transport(transport)
         .await
@@ -186,6 +196,8 @@ pub async fn login(a: LoginArgs) -> Result<ExitCode, Failure> {
             client,
             no_dpop: a.no_dpop,
             require_dpop: a.dpop,
+            observer: None,
+            first_call: None,
         },
         |url| {
             eprintln!(

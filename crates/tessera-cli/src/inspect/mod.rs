@@ -14,6 +14,7 @@ mod hub;
 mod journal;
 mod load;
 mod network;
+mod oauth_debug;
 mod output_check;
 mod problem;
 mod sandbox;

@@ -65,7 +65,8 @@ fn masked(name: &str, value: &str) -> String {
     }
 }
 
-fn headers_json(h: &HeaderMap) -> Value {
+/// Headers as `[[name, value], …]`, credentials masked.
+pub fn headers_json(h: &HeaderMap) -> Value {
     Value::Array(
         h.iter()
             .map(|(k, v)| {
@@ -204,47 +205,54 @@ pub fn check(
     out
 }
 
+/// An exchange as the Network tab shows it (the `http` event's members but
+/// `connection`).
+pub fn describe(e: &HttpExchange<'_>) -> Value {
+    let body: Option<Value> = if e.request_body.is_empty() {
+        None
+    } else {
+        serde_json::from_slice(e.request_body).ok()
+    };
+    let shown_body = match (&body, e.request_body.len()) {
+        (_, 0) => Value::Null,
+        (Some(v), n) if n <= MAX_BODY => v.clone(),
+        (_, n) => json!({
+            "truncated": n > MAX_BODY,
+            "bytes": n,
+            "head": String::from_utf8_lossy(&e.request_body[..n.min(MAX_BODY.min(4096))]),
+        }),
+    };
+    let answer = e.outcome.as_ref().ok().map(|(s, h)| (*s, *h));
+    let verdicts: Vec<Value> = check(e.method, e.request_headers, body.as_ref(), answer)
+        .into_iter()
+        .map(|v| json!({"header": v.header, "rule": v.rule, "ok": v.ok, "detail": v.detail}))
+        .collect();
+    let mut event = json!({
+        "method": e.method.as_str(),
+        "url": e.url.to_string(),
+        "attempt": e.attempt,
+        "ms": (e.elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
+        "requestHeaders": headers_json(e.request_headers),
+        "requestBody": shown_body,
+        "checks": verdicts,
+    });
+    match e.outcome {
+        Ok((status, headers)) => {
+            event["status"] = json!(status.as_u16());
+            event["responseHeaders"] = headers_json(headers);
+            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                event["auth"] = json!("challenge");
+            }
+        }
+        Err(why) => event["error"] = json!(why),
+    }
+    event
+}
+
 impl HttpObserver for Recorder {
     fn exchange(&self, e: &HttpExchange<'_>) {
-        let body: Option<Value> = if e.request_body.is_empty() {
-            None
-        } else {
-            serde_json::from_slice(e.request_body).ok()
-        };
-        let shown_body = match (&body, e.request_body.len()) {
-            (_, 0) => Value::Null,
-            (Some(v), n) if n <= MAX_BODY => v.clone(),
-            (_, n) => json!({
-                "truncated": n > MAX_BODY,
-                "bytes": n,
-                "head": String::from_utf8_lossy(&e.request_body[..n.min(MAX_BODY.min(4096))]),
-            }),
-        };
-        let answer = e.outcome.as_ref().ok().map(|(s, h)| (*s, *h));
-        let verdicts: Vec<Value> = check(e.method, e.request_headers, body.as_ref(), answer)
-            .into_iter()
-            .map(|v| json!({"header": v.header, "rule": v.rule, "ok": v.ok, "detail": v.detail}))
-            .collect();
-        let mut event = json!({
-            "connection": self.conn,
-            "method": e.method.as_str(),
-            "url": e.url.to_string(),
-            "attempt": e.attempt,
-            "ms": (e.elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
-            "requestHeaders": headers_json(e.request_headers),
-            "requestBody": shown_body,
-            "checks": verdicts,
-        });
-        match e.outcome {
-            Ok((status, headers)) => {
-                event["status"] = json!(status.as_u16());
-                event["responseHeaders"] = headers_json(headers);
-                if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-                    event["auth"] = json!("challenge");
-                }
-            }
-            Err(why) => event["error"] = json!(why),
-        }
+        let mut event = describe(e);
+        event["connection"] = json!(self.conn);
         self.journal.record("http", event);
     }
 }

@@ -2,7 +2,9 @@
 //! authorization code flow of `tessera login` (the same code, the same token
 //! file, so the CLI's verbs and the inspector's connections use the token it
 //! leaves) in the background. Its steps come as `login` events: `authorize`
-//! with the URL the user opens, then `signedIn` or `failed`.
+//! with the URL the user opens, then `signedIn` or `failed`; each HTTP
+//! exchange of the flow as an `http` event labelled with the sign-in and its
+//! phase (the OAuth debugger, `oauth_debug`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -100,6 +102,10 @@ async fn run(
 ) {
     let told = journal.clone();
     let server = url.clone();
+    let steps = Arc::new(super::oauth_debug::Steps {
+        journal: journal.clone(),
+        login: id,
+    });
     let flow = sign_in(
         SignIn {
             url: url.clone(),
@@ -111,11 +117,14 @@ async fn run(
             client: None,
             no_dpop: false,
             require_dpop: false,
+            observer: Some(steps.clone()),
+            first_call: Some(steps),
         },
         move |authorize| {
             told.record(
                 "login",
-                json!({"login": id, "server": server, "state": "authorize", "url": authorize}),
+                json!({"login": id, "server": server, "state": "authorize", "url": authorize,
+                       "checks": super::oauth_debug::authorize_checks(authorize)}),
             );
         },
     );

@@ -3,7 +3,10 @@
 // answer's headers (the Mcp-* ones highlighted, credentials masked), the
 // request body, and the check of each Mcp-* header against the Streamable
 // HTTP rules (a mark on the row when one fails). An authorization challenge
-// (401/403) is labelled. The answer's messages are in the Protocol tab.
+// (401/403) is labelled, and so is the traffic of an OAuth sign-in, by
+// phase (discovery, registration, token, first call), with the answer's
+// body and the rules of each step (secrets masked). The answers of MCP
+// requests are in the Protocol tab.
 import { el, fill, field, badge, json } from "./dom.js";
 
 const MAX_ROWS = 2000;
@@ -42,7 +45,8 @@ export function init(ctx, panel) {
         el("summary", {},
           el("span", { class: "seq" }, `${e.seq}`), " ",
           el("span", { class: "time" }, `${e.ms} ms`), " ",
-          badge(`#${e.connection}`), " ",
+          e.connection !== null && e.connection !== undefined ? badge(`#${e.connection}`) : badge(`sign-in ${e.login}`), " ",
+          e.oauth ? [badge(`OAuth: ${e.oauth}`, "era"), " "] : null,
           badge(e.method), " ",
           badge(String(status), typeof e.status === "number" && e.status < 400 ? "ok" : "bad"), " ",
           e.auth ? [badge("auth challenge", "bad"), " "] : null,
@@ -51,11 +55,12 @@ export function init(ctx, panel) {
           el("span", { class: "label" }, rpc ? `${rpc} ` : "", el("code", {}, e.url))),
         e.error ? el("p", { class: "bad" }, e.error) : null,
         checks.length ? el("ul", { class: "checks", "aria-label": "Header rules" }, checks.map((c) =>
-          el("li", { class: c.ok ? "ok" : "bad", "data-header": c.header, "data-ok": String(c.ok) },
-            c.ok ? "✓ " : "✗ ", el("code", {}, c.header), ` ${c.rule} — ${c.detail}`))) : null,
+          el("li", { class: c.ok ? "ok" : "bad", "data-header": c.header ?? "", "data-ok": String(c.ok) },
+            c.ok ? "✓ " : "✗ ", c.header ? el("code", {}, c.header) : null, ` ${c.rule} — ${c.detail}`))) : null,
         headerTable("Request headers", e.requestHeaders),
         e.requestBody !== null && e.requestBody !== undefined ? [el("h4", {}, "Request body"), json(e.requestBody)] : null,
-        e.responseHeaders ? headerTable("Response headers", e.responseHeaders) : null));
+        e.responseHeaders ? headerTable("Response headers", e.responseHeaders) : null,
+        e.responseBody !== null && e.responseBody !== undefined ? [el("h4", {}, "Response body"), json(e.responseBody)] : null));
     li.hidden = !matches(li);
     list.append(li);
     while (list.children.length > MAX_ROWS) list.firstChild.remove();
