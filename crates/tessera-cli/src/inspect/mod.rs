@@ -9,6 +9,7 @@ mod apps;
 mod asks;
 mod assets;
 mod config_file;
+mod forward;
 mod guard;
 mod hub;
 mod journal;
