@@ -260,15 +260,7 @@ impl HttpObserver for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_http::http::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(*k, HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
+    use crate::inspect::guard::tests::headers;
 
     fn failed(v: &[Verdict]) -> Vec<&'static str> {
         v.iter().filter(|v| !v.ok).map(|v| v.rule).collect()

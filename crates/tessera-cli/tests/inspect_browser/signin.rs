@@ -5,7 +5,6 @@
 //! once and redirects to the inspector's loopback listener), the page says
 //! signed in, and connecting to the server then uses the stored token.
 
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::json;
@@ -19,24 +18,7 @@ use super::{artifacts, common, in_browser, text_has};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sign_in_with_oauth_from_the_page_then_connect() {
     let asrv = TestAuthorizationServer::start().await.unwrap();
-    let issuer = asrv.issuer();
-    let (server, port) = tokio::task::spawn_blocking(move || {
-        let mut serve = Command::new(env!("CARGO_BIN_EXE_tessera"));
-        serve.args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--auth-issuer",
-            &issuer,
-            "--auth-scopes",
-            "mcp",
-        ]);
-        common::spawn_serving(&mut serve, Duration::from_secs(30))
-    })
-    .await
-    .unwrap();
-    let _server = common::Running(server);
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_server, url) = common::serve_behind(&asrv).await;
     let tokens = artifacts().join(format!("tokens-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&tokens);
     let inspector = tokio::task::spawn_blocking({
