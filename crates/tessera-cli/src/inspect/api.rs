@@ -84,6 +84,10 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections/{id}/skills/verify", post(skills_verify))
         .route("/api/connections/{id}/request", post(any_request))
         .route("/api/connections/{id}/apps/view", post(super::apps::view))
+        .route(
+            "/api/connections/{id}/documents",
+            post(super::apps::document),
+        )
         .route("/api/login", post(super::signin::start))
         .route("/api/asks", get(list_asks))
         .route("/api/asks/{ask}", post(answer_ask))

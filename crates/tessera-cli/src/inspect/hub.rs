@@ -358,6 +358,7 @@ struct HubInner {
     asks: Asks,
     http: HttpOptions,
     sandbox_port: u16,
+    documents: super::sandbox::Documents,
     sign_ins: super::signin::SignIns,
     next: AtomicU64,
     conns: Mutex<BTreeMap<u64, Arc<Connection>>>,
@@ -366,12 +367,13 @@ struct HubInner {
 impl Hub {
     /// No connections yet; `http` holds the command line's `-H`/`--cacert`,
     /// `config` the configuration file of named servers, `sandbox_port` the
-    /// port of the app sandbox origin.
+    /// port of the app sandbox origin, `documents` what it serves.
     pub fn new(
         journal: Journal,
         http: HttpOptions,
         config: Option<std::path::PathBuf>,
         sandbox_port: u16,
+        documents: super::sandbox::Documents,
     ) -> Hub {
         Hub {
             inner: Arc::new(HubInner {
@@ -381,6 +383,7 @@ impl Hub {
                 journal,
                 http,
                 sandbox_port,
+                documents,
                 sign_ins: super::signin::SignIns::default(),
                 next: AtomicU64::new(1),
                 conns: Mutex::new(BTreeMap::new()),
@@ -401,6 +404,11 @@ impl Hub {
     /// The port of the app sandbox origin (same host name, this port).
     pub fn sandbox_port(&self) -> u16 {
         self.inner.sandbox_port
+    }
+
+    /// The documents the sandbox origin serves.
+    pub fn documents(&self) -> &super::sandbox::Documents {
+        &self.inner.documents
     }
 
     /// The OAuth sign-ins in progress.

@@ -194,10 +194,15 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
     } else {
         format!("http://*:{}", bound.port())
     };
-    let sandbox_app = sandbox::routes(sandbox::Framing { ancestors }, sandbox_access);
+    let documents = sandbox::Documents::default();
+    let sandbox_app = sandbox::routes(
+        sandbox::Framing { ancestors },
+        documents.clone(),
+        sandbox_access,
+    );
     let journal = journal::Journal::new();
     let config = a.target.config.clone().or_else(crate::config::default_path);
-    let hub = hub::Hub::new(journal, a.http.clone(), config, sandbox_port);
+    let hub = hub::Hub::new(journal, a.http.clone(), config, sandbox_port, documents);
     let app = api::routes(hub.clone())
         .merge(assets::routes(sandbox_port))
         .layer(axum::middleware::from_fn_with_state(access, guard::enforce));

@@ -10,10 +10,12 @@
 //! specification, widened only by the origins the view declares and that
 //! pass [`origin_ok`].
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::extract::Query;
+use axum::extract::{Path, Query};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -115,6 +117,63 @@ pub fn policy(csp: Option<&UiCsp>) -> (String, Vec<String>) {
     (policy, refused)
 }
 
+/// The most documents kept for viewing at once.
+const MAX_DOCS: usize = 8;
+/// The most bytes of one document.
+pub const MAX_DOC_BYTES: usize = 16 * 1024 * 1024;
+/// The most bytes of every document kept.
+const MAX_DOCS_BYTES: usize = 32 * 1024 * 1024;
+/// How long a document stays viewable.
+const DOC_LIFETIME: Duration = Duration::from_secs(600);
+
+/// Documents the page shows in a frame of the sandbox origin (PDFs, which
+/// a browser renders in its own viewer, never in the inspector's origin):
+/// each under a random id, for ten minutes, within a count and a byte
+/// budget (the oldest go first). Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Documents {
+    kept: Arc<Mutex<VecDeque<Kept>>>,
+}
+
+/// One document: its id, its bytes, when it was kept.
+type Kept = (String, Arc<[u8]>, Instant);
+
+impl Documents {
+    fn kept(&self) -> std::sync::MutexGuard<'_, VecDeque<Kept>> {
+        self.kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps `bytes`; their id, or why not.
+    pub fn put(&self, bytes: Vec<u8>) -> Result<String, String> {
+        if bytes.len() > MAX_DOC_BYTES {
+            return Err(format!(
+                "the document has {} bytes, over the {MAX_DOC_BYTES} shown",
+                bytes.len()
+            ));
+        }
+        let id = super::guard::new_token();
+        let mut kept = self.kept();
+        kept.retain(|(_, _, at)| at.elapsed() < DOC_LIFETIME);
+        kept.push_back((id.clone(), bytes.into(), Instant::now()));
+        while kept.len() > MAX_DOCS
+            || kept.iter().map(|(_, b, _)| b.len()).sum::<usize>() > MAX_DOCS_BYTES
+        {
+            kept.pop_front();
+        }
+        Ok(id)
+    }
+
+    /// The document `id`, while it is kept.
+    pub fn get(&self, id: &str) -> Option<Arc<[u8]>> {
+        self.kept()
+            .iter()
+            .find(|(i, _, at)| i == id && at.elapsed() < DOC_LIFETIME)
+            .map(|(_, b, _)| b.clone())
+    }
+}
+
 /// The rules of the sandbox listener: who may frame it.
 #[derive(Debug)]
 pub struct Framing {
@@ -174,11 +233,51 @@ fn proxy_script() -> Response {
         .into_response()
 }
 
-/// The sandbox origin's routes (`/proxy.html`, `/proxy.js`), behind the same
-/// `Host`/`Origin` rules as the inspector (`access`).
-pub fn routes(framing: Framing, access: Arc<guard::Access>) -> Router {
+fn document(framing: &Framing, docs: &Documents, id: &str) -> Response {
+    let Some(bytes) = docs.get(id) else {
+        return (axum::http::StatusCode::NOT_FOUND, "no such document").into_response();
+    };
+    // Only who may frame it: the browser's own PDF viewer renders it, in
+    // this origin, not the inspector's.
+    let policy = format!("frame-ancestors {}", framing.ancestors);
+    let Ok(policy) = HeaderValue::from_str(&policy) else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/pdf"),
+            ),
+            (header::CONTENT_SECURITY_POLICY, policy),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_static("inline; filename=\"resource.pdf\""),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        ],
+        bytes.to_vec(),
+    )
+        .into_response()
+}
+
+/// The sandbox origin's routes (`/proxy.html`, `/proxy.js`, `/doc/{id}`),
+/// behind the same `Host`/`Origin` rules as the inspector (`access`).
+pub fn routes(framing: Framing, docs: Documents, access: Arc<guard::Access>) -> Router {
     let framing = Arc::new(framing);
+    let for_docs = framing.clone();
     Router::new()
+        .route(
+            "/doc/{id}",
+            get(move |Path(id): Path<String>| {
+                let (framing, docs) = (for_docs.clone(), docs.clone());
+                async move { document(&framing, &docs, &id) }
+            }),
+        )
         .route(
             "/proxy.html",
             get(move |Query(q): Query<ProxyQuery>| {
@@ -252,6 +351,23 @@ mod tests {
         assert!(!granted.contains("allow-same-origin"), "{granted}");
         assert!(!PROXY_HTML.contains("<script>"), "no inline script");
         assert!(PROXY_HTML.contains("src=\"/proxy.js\""));
+    }
+
+    #[test]
+    fn documents_are_kept_within_their_budget() {
+        let d = Documents::default();
+        let first = d.put(vec![1; 10]).unwrap();
+        assert_eq!(&*d.get(&first).unwrap(), &[1; 10][..]);
+        assert!(d.get("nope").is_none());
+        assert!(d.put(vec![0; MAX_DOC_BYTES + 1]).is_err());
+        for _ in 0..MAX_DOCS {
+            d.put(vec![2; 10]).unwrap();
+        }
+        assert!(d.get(&first).is_none(), "the oldest goes first");
+        let big: Vec<String> = (0..3)
+            .map(|_| d.put(vec![3; MAX_DOC_BYTES]).unwrap())
+            .collect();
+        assert!(d.get(&big[0]).is_none() && d.get(&big[2]).is_some());
     }
 
     #[test]

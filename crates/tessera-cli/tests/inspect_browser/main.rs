@@ -12,6 +12,7 @@ mod apps;
 mod common;
 mod everything;
 mod network;
+mod pdf;
 mod signin;
 mod webdriver;
 

@@ -2,7 +2,7 @@
 // audio, resource links, embedded resources) and resource contents. Data
 // is shown as text; images and audio only from base64 with a media type of
 // their kind.
-import { el, json, badge } from "./dom.js";
+import { el, fill, json, badge } from "./dom.js";
 import { sandboxFrame, sandboxOrigin } from "./sandbox.js";
 
 const MEDIA = /^[a-z]+\/[A-Za-z0-9.+-]+$/;
@@ -37,8 +37,10 @@ export function renderContentBlock(block) {
   return el("div", {}, badge(`content type ${String(type)}`), json(block));
 }
 
-// One entry of a resources/read result (or an embedded resource).
-export function renderResourceContents(c) {
+// One entry of a resources/read result (or an embedded resource). With
+// opts.pdf(uri) (resolving to a path of the sandbox origin), a PDF can be
+// shown in the browser's viewer, framed from that origin.
+export function renderResourceContents(c, opts = {}) {
   const head = el("p", { class: "meta" }, el("code", {}, c.uri ?? ""), c.mimeType ? ` ${c.mimeType}` : "");
   const html = htmlOf(c);
   if (html !== null && sandboxOrigin()) {
@@ -64,6 +66,21 @@ export function renderResourceContents(c) {
     const audio = dataUrl("audio", c.mimeType, c.blob);
     if (audio) return el("div", {}, head, el("audio", { src: audio, controls: true, "aria-label": c.uri ?? "audio" }));
     const bytes = Math.floor((c.blob.length * 3) / 4);
+    if (c.mimeType === "application/pdf" && opts.pdf && sandboxOrigin()) {
+      const box = el("div", { class: "pdf-box" });
+      const button = el("button", { type: "button", "data-action": "pdf", onclick: async () => {
+        button.disabled = true;
+        try {
+          const path = await opts.pdf(c.uri);
+          fill(box, el("iframe", { class: "pdf-view", src: `${sandboxOrigin()}${path}`, title: `PDF ${c.uri ?? ""}`,
+            referrerpolicy: "no-referrer" }));
+        } catch (e) {
+          fill(box, el("p", { class: "bad", role: "alert" }, e.message));
+          button.disabled = false;
+        }
+      } }, `Show the PDF (about ${bytes} bytes)`);
+      return el("div", {}, head, badge("PDF, shown by the browser's viewer from the sandbox origin"), " ", button, box);
+    }
     return el("div", {}, head, el("p", { class: "notice" }, `binary content, about ${bytes} bytes (not shown)`));
   }
   return el("div", {}, head, json(c));
