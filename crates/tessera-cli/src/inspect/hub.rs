@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tessera::client::{CallOptions, ChildCommand, Client, ClientEvent, ConnectMode};
-use tessera::types::{Era, JsonObject, LoggingLevel, ProtocolVersion, Root, UiSettings};
+use tessera::types::{
+    ClientCapabilities, Era, JsonObject, LoggingLevel, ProtocolVersion, Root, UiSettings,
+};
 use tokio::task::AbortHandle;
 
 use super::asks::Asks;
@@ -76,6 +78,10 @@ pub struct Spec {
     /// clock).
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// Client extensions to declare (identifier → settings), beside tasks
+    /// and Apps, which the inspector declares itself.
+    #[serde(default)]
+    pub extensions: BTreeMap<String, JsonObject>,
 }
 
 impl Spec {
@@ -343,6 +349,32 @@ pub struct Extras {
     pub roots: Vec<String>,
     /// How long each request waits for its answer.
     pub timeout: Duration,
+    /// More client extensions to declare (identifier → settings).
+    pub extensions: BTreeMap<String, JsonObject>,
+}
+
+/// The most client extensions one connection declares from the page.
+pub const MAX_EXTENSIONS: usize = 16;
+/// The longest extension identifier.
+const MAX_EXTENSION_ID: usize = 128;
+
+/// Checks the extensions a page asks to declare.
+fn check_extensions(e: &BTreeMap<String, JsonObject>) -> Result<(), Problem> {
+    if e.len() > MAX_EXTENSIONS {
+        return Err(Problem::bad_request(format!(
+            "extensions: at most {MAX_EXTENSIONS}"
+        )));
+    }
+    match e.keys().find(|id| {
+        id.is_empty()
+            || id.len() > MAX_EXTENSION_ID
+            || id.chars().any(|c| c.is_whitespace() || c.is_control())
+    }) {
+        Some(id) => Err(Problem::bad_request(format!(
+            "extension {id:?}: an identifier of 1 to {MAX_EXTENSION_ID} characters without spaces (like io.example/feature)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The connections. Cheap to clone.
@@ -455,6 +487,7 @@ impl Hub {
             Extras {
                 tasks: spec.tasks,
                 roots: spec.roots.clone(),
+                extensions: spec.extensions.clone(),
                 timeout: match spec.timeout {
                     None => REQUEST_TIMEOUT,
                     Some(t) if t.is_finite() && t > 0.0 && t <= MAX_REQUEST_TIME.as_secs_f64() => {
@@ -480,6 +513,7 @@ impl Hub {
         extras: Extras,
     ) -> Result<Arc<Connection>, Problem> {
         let tasks = extras.tasks;
+        check_extensions(&extras.extensions)?;
         if extras.roots.len() > MAX_ROOTS {
             return Err(Problem::bad_request(format!("at most {MAX_ROOTS} roots")));
         }
@@ -501,6 +535,15 @@ impl Hub {
             .request_timeout(Some(extras.timeout))
             .max_request_timeout(Some(MAX_REQUEST_TIME))
             .probe_timeout(Duration::from_secs(5));
+        // The page's extensions first: the inspector's own are declared over them.
+        let builder = if extras.extensions.is_empty() {
+            builder
+        } else {
+            builder.capabilities(ClientCapabilities {
+                extensions: Some(extras.extensions.clone()),
+                ..ClientCapabilities::default()
+            })
+        };
         // The inspector is an MCP Apps host: it renders HTML views.
         let builder = builder.declare_extension(&UiSettings::html());
         let mut builder = self.inner.asks.install(builder, id);

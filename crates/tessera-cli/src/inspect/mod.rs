@@ -228,6 +228,7 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
             tasks: a.tasks,
             roots: Vec::new(),
             timeout: hub::REQUEST_TIMEOUT,
+            extensions: Default::default(),
         };
         tokio::spawn(async move {
             if let Err(p) = hub.open(t, mode, extras).await {

@@ -63,6 +63,26 @@ async fn a_view_is_fetched_and_the_sandbox_origin_serves_its_proxy() {
         .await;
     assert_eq!(s, 404);
 
+    // Client extensions from the page: an identifier that is not one is refused.
+    let (s, v) = api
+        .send(
+            reqwest::Method::POST,
+            "connections",
+            Some(
+                json!({"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"],
+                        "extensions": {"not an id": {}}}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 400, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not an id"),
+        "{v}"
+    );
+
     // The sandbox origin: another port of the same host.
     let info = api.get("info").await;
     let port = info["sandboxPort"].as_u64().unwrap();

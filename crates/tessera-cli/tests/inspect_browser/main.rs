@@ -118,6 +118,9 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
             .await;
         b.fill("#srv-target", bin).await;
         b.fill("#srv-args", "serve\n--stdio").await;
+        // A client extension of the user's own, declared with the others.
+        b.fill("#srv-extensions", r#"{"io.example/probe": {"level": 2}}"#)
+            .await;
         b.click("#srv-connect").await;
 
         // Connected: the Tools tab lists the reference server's tools.
@@ -237,6 +240,16 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         for m in ["server/discover", "tools/list", "tools/call", "tools/call ✓", "notifications/progress", "notifications/cancelled", "resources/read ✓"] {
             assert!(kinds.contains(&m), "{m} missing from {kinds:?}");
         }
+        // The requests declare the extension given on the Servers tab, beside the inspector's own.
+        let declared = b
+            .run(
+                "const li = document.querySelector(\"#proto-list li[data-method='tools/list']\");
+                 const caps = JSON.parse(li.querySelector('pre.json').textContent).params._meta['io.modelcontextprotocol/clientCapabilities'];
+                 return Object.keys(caps.extensions || {}).sort()",
+                json!([]),
+            )
+            .await;
+        assert_eq!(declared, json!(["io.example/probe", "io.modelcontextprotocol/ui"]));
         // Replay a request from the list: the answer shows under it.
         b.run(
             "document.querySelector(\"#proto-list li[data-method='tools/call'] details\").open = true",
