@@ -101,6 +101,14 @@ async fn an_app_renders_in_the_sandbox_and_calls_its_tool_through_the_bridge() {
         b.leave_frames().await;
         b.wait_for(&text_has("#app-messages [data-kind='tools/call']", "app_counter"))
             .await;
+        // The docs' screenshot of the Apps tab.
+        let png = b.screenshot().await.expect("a screenshot");
+        std::fs::write(super::artifacts().join("apps.png"), &png).unwrap();
+        if std::env::var_os("TESSERA_UPDATE_SCREENSHOT").is_some() {
+            let docs = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/images");
+            std::fs::create_dir_all(&docs).unwrap();
+            std::fs::write(docs.join("inspect-apps.png"), &png).unwrap();
+        }
         b.wait_for("[...document.querySelectorAll('#app-traffic li')].filter(li => li.dataset.method === 'tools/call').length === 1")
             .await;
         // The view's call reached the server: the Protocol tab has two tools/call.
