@@ -78,13 +78,42 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("tessera").join("mcp.json"))
 }
 
+/// The largest configuration file read (or written, by the inspector).
+pub const MAX_CONFIG: u64 = 1024 * 1024;
+
+/// The text of the configuration file at `path` (at most [`MAX_CONFIG`]
+/// bytes), `None` when there is no such file. Errors name the file.
+pub fn read_text(path: &Path) -> Result<Option<String>, String> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{shown}: {e}")),
+        Ok(m) if m.len() > MAX_CONFIG => return Err(format!("{shown}: over {MAX_CONFIG} bytes")),
+        Ok(_) => {}
+    }
+    std::fs::read_to_string(path)
+        .map(Some)
+        .map_err(|e| format!("{shown}: {e}"))
+}
+
+/// Parses `text`, the configuration file at `path`.
+pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, String> {
+    serde_json::from_str(text).map_err(|e| {
+        format!(
+            "{}: not a valid MCP configuration file: {e}",
+            path.display()
+        )
+    })
+}
+
 /// Reads `path` and picks the server `name`. Errors are one line, naming the
 /// file and what to change.
 pub fn load(path: &Path, name: &str) -> Result<Named, String> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("--config {shown}: {e}"))?;
-    let file: ConfigFile = serde_json::from_str(&text)
-        .map_err(|e| format!("--config {shown}: not a valid MCP configuration file: {e}"))?;
+    let text = read_text(path)
+        .map_err(|e| format!("--config {e}"))?
+        .ok_or_else(|| format!("--config {shown}: no such file"))?;
+    let file = parse(path, &text).map_err(|e| format!("--config {e}"))?;
     let Some(entry) = file.mcp_servers.get(name) else {
         let known: Vec<&str> = file.mcp_servers.keys().map(String::as_str).collect();
         return Err(if known.is_empty() {

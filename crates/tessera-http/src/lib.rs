@@ -44,6 +44,8 @@ pub use http;
 mod client;
 #[cfg(feature = "client")]
 pub mod client_auth;
+#[cfg(feature = "client")]
+pub mod client_observe;
 #[cfg(feature = "server")]
 mod server;
 
@@ -54,6 +56,8 @@ pub use client::{
 };
 #[cfg(feature = "client")]
 pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
+#[cfg(feature = "client")]
+pub use client_observe::{HttpExchange, HttpObserver};
 
 #[cfg(feature = "server")]
 pub use server::{

@@ -137,6 +137,14 @@ pub async fn fetch_resource_metadata(
     http: &reqwest::Client,
     candidates: &[String],
 ) -> Result<Option<ProtectedResourceMetadata>, OAuthError> {
+    fetch_resource_metadata_via(&super::fetch::Http::plain(http.clone()), candidates).await
+}
+
+/// [`fetch_resource_metadata`] on the flow's own client (observed).
+pub(crate) async fn fetch_resource_metadata_via(
+    http: &super::fetch::Http,
+    candidates: &[String],
+) -> Result<Option<ProtectedResourceMetadata>, OAuthError> {
     for url in candidates {
         let Some(doc) = fetch::get_document(http, url).await? else {
             continue;
@@ -154,6 +162,14 @@ pub async fn fetch_resource_metadata(
 /// URL with a document whose `issuer` is exactly `issuer`.
 pub async fn fetch_authorization_server_metadata(
     http: &reqwest::Client,
+    issuer: &str,
+) -> Result<AuthorizationServerMetadata, OAuthError> {
+    fetch_authorization_server_metadata_via(&super::fetch::Http::plain(http.clone()), issuer).await
+}
+
+/// [`fetch_authorization_server_metadata`] on the flow's own client.
+pub(crate) async fn fetch_authorization_server_metadata_via(
+    http: &super::fetch::Http,
     issuer: &str,
 ) -> Result<AuthorizationServerMetadata, OAuthError> {
     let mut mismatch = None;
@@ -188,7 +204,7 @@ pub async fn fetch_authorization_server_metadata(
 
 /// The 2025-03-26 procedure for a server without resource metadata:
 /// metadata at the server's origin, else the default endpoints there.
-async fn legacy(http: &reqwest::Client, server_url: &Url) -> Result<Discovery, OAuthError> {
+async fn legacy(http: &super::fetch::Http, server_url: &Url) -> Result<Discovery, OAuthError> {
     let base = origin(server_url);
     let url = format!("{base}/.well-known/oauth-authorization-server");
     let found = fetch::get_document(http, &url)
@@ -223,9 +239,23 @@ pub async fn discover(
     server_url: &str,
     from_challenge: Option<&str>,
 ) -> Result<Discovery, OAuthError> {
+    discover_via(
+        &super::fetch::Http::plain(http.clone()),
+        server_url,
+        from_challenge,
+    )
+    .await
+}
+
+/// [`discover`] on the flow's own client (observed).
+pub(crate) async fn discover_via(
+    http: &super::fetch::Http,
+    server_url: &str,
+    from_challenge: Option<&str>,
+) -> Result<Discovery, OAuthError> {
     let server = parse_url(server_url)?;
     let candidates = resource_metadata_candidates(server_url, from_challenge)?;
-    let Some(prm) = fetch_resource_metadata(http, &candidates).await? else {
+    let Some(prm) = fetch_resource_metadata_via(http, &candidates).await? else {
         return legacy(http, &server).await;
     };
     if !resource_matches(&prm.resource, server_url) {
@@ -239,7 +269,7 @@ pub async fn discover(
             "the protected resource metadata lists no authorization server".into(),
         ));
     };
-    let metadata = fetch_authorization_server_metadata(http, &issuer).await?;
+    let metadata = fetch_authorization_server_metadata_via(http, &issuer).await?;
     Ok(Discovery {
         resource: prm.resource.clone(),
         resource_metadata: Some(prm),

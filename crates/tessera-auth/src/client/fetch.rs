@@ -1,12 +1,14 @@
 //! The HTTP exchanges of the client flow (metadata, registration, tokens),
 //! on reqwest with rustls.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
 use super::error::OAuthError;
+use super::observe::{OAuthExchange, OAuthObserver, OAuthPhase};
 
 /// How long one exchange with a metadata, registration or token endpoint may take.
 pub(crate) const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,9 +28,31 @@ impl Answer {
     }
 }
 
+/// The HTTP client of the flow, and who watches its exchanges.
+#[derive(Clone)]
+pub(crate) struct Http {
+    client: reqwest::Client,
+    observer: Option<Arc<dyn OAuthObserver>>,
+}
+
+impl Http {
+    /// `client`, watched by nobody.
+    pub fn plain(client: reqwest::Client) -> Http {
+        Http {
+            client,
+            observer: None,
+        }
+    }
+
+    /// Shows every exchange to `observer` from now on.
+    pub fn observe(&mut self, observer: Arc<dyn OAuthObserver>) {
+        self.observer = Some(observer);
+    }
+}
+
 /// The client used for every exchange (redirects followed up to 5 times).
-pub(crate) fn client() -> Result<reqwest::Client, OAuthError> {
-    reqwest::Client::builder()
+pub(crate) fn client() -> Result<Http, OAuthError> {
+    let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::limited(5))
         .timeout(EXCHANGE_TIMEOUT)
         .user_agent(concat!("tessera-auth/", env!("CARGO_PKG_VERSION")))
@@ -36,7 +60,8 @@ pub(crate) fn client() -> Result<reqwest::Client, OAuthError> {
         .map_err(|e| OAuthError::Http {
             url: String::new(),
             why: e.to_string(),
-        })
+        })?;
+    Ok(Http::plain(client))
 }
 
 async fn finish(url: &str, r: reqwest::Response) -> Result<Answer, OAuthError> {
@@ -58,16 +83,13 @@ async fn finish(url: &str, r: reqwest::Response) -> Result<Answer, OAuthError> {
 }
 
 /// GET `url` asking for JSON.
-pub(crate) async fn get(http: &reqwest::Client, url: &str) -> Result<Answer, OAuthError> {
-    send(url, http.get(url)).await
+pub(crate) async fn get(http: &Http, url: &str) -> Result<Answer, OAuthError> {
+    send(http, OAuthPhase::Discovery, url, http.client.get(url), &[]).await
 }
 
 /// GET `url` and parse a JSON object, or `None` when the server has no
 /// such document (any non-success status or a body that is not an object).
-pub(crate) async fn get_document(
-    http: &reqwest::Client,
-    url: &str,
-) -> Result<Option<Value>, OAuthError> {
+pub(crate) async fn get_document(http: &Http, url: &str) -> Result<Option<Value>, OAuthError> {
     let a = get(http, url).await?;
     if !a.status.is_success() {
         return Ok(None);
@@ -77,7 +99,7 @@ pub(crate) async fn get_document(
 
 /// POST a form to `url` with extra `headers`.
 pub(crate) async fn post_form(
-    http: &reqwest::Client,
+    http: &Http,
     url: &str,
     form: &[(String, String)],
     headers: HeaderMap,
@@ -85,33 +107,64 @@ pub(crate) async fn post_form(
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .finish();
-    let request = http.post(url).headers(headers).header(
+    let request = http.client.post(url).headers(headers).header(
         reqwest::header::CONTENT_TYPE,
         HeaderValue::from_static("application/x-www-form-urlencoded"),
     );
-    send(url, request.body(body)).await
+    send(http, OAuthPhase::Token, url, request.body(body), form).await
 }
 
 /// POST a JSON body to `url`.
-pub(crate) async fn post_json(
-    http: &reqwest::Client,
-    url: &str,
-    body: &Value,
-) -> Result<Answer, OAuthError> {
-    send(url, http.post(url).json(body)).await
+pub(crate) async fn post_json(http: &Http, url: &str, body: &Value) -> Result<Answer, OAuthError> {
+    let form = [("json".to_owned(), body.to_string())];
+    send(
+        http,
+        OAuthPhase::Registration,
+        url,
+        http.client.post(url).json(body),
+        &form,
+    )
+    .await
 }
 
-/// Sends `request` (to `url`) asking for JSON, and reads the answer.
-async fn send(url: &str, request: reqwest::RequestBuilder) -> Result<Answer, OAuthError> {
-    let r = request
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| OAuthError::Http {
+/// Sends `request` (to `url`) asking for JSON, and reads the answer; the
+/// observer, if any, sees it as a step of `phase` (`sent`: the form or
+/// JSON body sent).
+async fn send(
+    http: &Http,
+    phase: OAuthPhase,
+    url: &str,
+    request: reqwest::RequestBuilder,
+    sent: &[(String, String)],
+) -> Result<Answer, OAuthError> {
+    let request = request.header(reqwest::header::ACCEPT, "application/json");
+    let seen = http.observer.as_ref().and_then(|o| {
+        let copy = request.try_clone()?.build().ok()?;
+        Some((o, copy, Instant::now()))
+    });
+    let answer = async {
+        let r = request.send().await.map_err(|e| OAuthError::Http {
             url: url.to_owned(),
             why: error_chain(&e),
         })?;
-    finish(url, r).await
+        finish(url, r).await
+    }
+    .await;
+    if let Some((observer, req, started)) = seen {
+        observer.exchange(&OAuthExchange {
+            phase,
+            method: req.method().as_str(),
+            url,
+            request_headers: req.headers(),
+            request_body: sent,
+            outcome: match &answer {
+                Ok(a) => Ok((a.status.as_u16(), &a.headers, &a.body)),
+                Err(e) => Err(e.to_string()),
+            },
+            elapsed: started.elapsed(),
+        });
+    }
+    answer
 }
 
 /// An error and its sources, on one line.

@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use super::assertion::ClientSigningKey;
 use super::authorization::{AuthorizationParams, begin};
 use super::config::{Config, Grant};
-use super::discovery::{Discovery, discover};
+use super::discovery::{Discovery, discover_via};
 use super::dpop::DpopKey;
 use super::error::OAuthError;
 use super::fetch;
@@ -67,7 +67,7 @@ pub(crate) struct State {
 /// insufficient_scope` (step-up, at most three attempts per scope set).
 pub struct OAuthClient {
     pub(crate) config: Config,
-    pub(crate) http: reqwest::Client,
+    pub(crate) http: fetch::Http,
     pub(crate) state: tokio::sync::Mutex<State>,
     pub(crate) dpop_key: Mutex<Option<DpopKey>>,
     /// The authorization server's last `DPoP-Nonce`.
@@ -88,6 +88,7 @@ impl std::fmt::Debug for OAuthClient {
 /// Sets up an [`OAuthClient`].
 pub struct OAuthClientBuilder {
     config: Config,
+    observer: Option<Arc<dyn super::observe::OAuthObserver>>,
 }
 
 impl std::fmt::Debug for OAuthClientBuilder {
@@ -167,15 +168,26 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// Shows every exchange of the flow (discovery, registration, tokens)
+    /// to `observer`.
+    pub fn observer(mut self, observer: Arc<dyn super::observe::OAuthObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
     /// The client.
     pub fn build(self) -> Result<OAuthClient, OAuthError> {
         url::Url::parse(&self.config.server_url).map_err(|e| OAuthError::BadUrl {
             url: self.config.server_url.clone(),
             why: e.to_string(),
         })?;
+        let mut http = fetch::client()?;
+        if let Some(o) = self.observer {
+            http.observe(o);
+        }
         Ok(OAuthClient {
             config: self.config,
-            http: fetch::client()?,
+            http,
             state: tokio::sync::Mutex::new(State::default()),
             dpop_key: Mutex::new(None),
             as_nonce: Mutex::new(None),
@@ -202,6 +214,7 @@ impl OAuthClient {
     pub fn builder(server_url: impl Into<String>, grant: Grant) -> OAuthClientBuilder {
         OAuthClientBuilder {
             config: Config::new(server_url.into(), grant),
+            observer: None,
         }
     }
 
@@ -502,7 +515,7 @@ impl OAuthClient {
         st: &mut State,
         challenge: Option<&BearerChallenge>,
     ) -> Result<(), OAuthError> {
-        let d = discover(
+        let d = discover_via(
             &self.http,
             &self.config.server_url,
             challenge.and_then(|c| c.resource_metadata.as_deref()),

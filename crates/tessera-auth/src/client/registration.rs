@@ -165,7 +165,7 @@ pub(crate) fn registration_auth_method(metadata: &AuthorizationServerMetadata) -
 
 /// Registers a client at `endpoint` (RFC 7591).
 pub(crate) async fn register(
-    http: &reqwest::Client,
+    http: &super::fetch::Http,
     endpoint: &str,
     issuer: &str,
     req: &RegistrationRequest,

@@ -102,7 +102,7 @@ impl TokenSet {
 
 /// One token endpoint and how to authenticate there.
 pub(crate) struct TokenEndpoint<'a> {
-    pub http: &'a reqwest::Client,
+    pub http: &'a super::fetch::Http,
     pub url: &'a str,
     /// The authorization server's issuer (the audience of client assertions).
     pub issuer: &'a str,

@@ -20,7 +20,10 @@ use tessera::types::{JsonObject, LoggingLevel, methods};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::asks::Answer as AskAnswer;
-use super::config_file::MAX_CONFIG;
+use super::forward::{
+    Answer, CompleteBody, PromptBody, Prompts, ReadBody, Resources, Templates, Tools, done,
+    forward, list,
+};
 use super::hub::{Hub, Outcome, Spec};
 use super::journal::Entry;
 use super::output_check;
@@ -39,7 +42,7 @@ pub fn routes(hub: Hub) -> Router {
         .route("/api/connections", get(list_connections).post(connect))
         .route("/api/connections/{id}", get(connection).delete(disconnect))
         .route("/api/connections/{id}/ping", post(ping))
-        .route("/api/connections/{id}/tools", get(tools))
+        .route("/api/connections/{id}/tools", get(list::<Tools>))
         .route("/api/connections/{id}/tools/call", post(call_tool))
         .route("/api/connections/{id}/calls/{call}/cancel", post(cancel))
         .route("/api/connections/{id}/tasks", get(list_tasks))
@@ -48,36 +51,56 @@ pub fn routes(hub: Hub) -> Router {
             "/api/connections/{id}/tasks/{task}/cancel",
             post(cancel_task),
         )
-        .route("/api/connections/{id}/resources", get(resources))
-        .route("/api/connections/{id}/resource-templates", get(templates))
-        .route("/api/connections/{id}/resources/read", post(read_resource))
-        .route("/api/connections/{id}/resources/subscribe", post(subscribe))
+        .route("/api/connections/{id}/resources", get(list::<Resources>))
+        .route(
+            "/api/connections/{id}/resource-templates",
+            get(list::<Templates>),
+        )
+        .route(
+            "/api/connections/{id}/resources/read",
+            post(forward::<ReadBody>),
+        )
+        .route(
+            "/api/connections/{id}/resources/subscribe",
+            post(subscription::<true>),
+        )
         .route(
             "/api/connections/{id}/resources/unsubscribe",
-            post(unsubscribe),
+            post(subscription::<false>),
         )
-        .route("/api/connections/{id}/prompts", get(prompts))
-        .route("/api/connections/{id}/prompts/get", post(get_prompt))
+        .route("/api/connections/{id}/prompts", get(list::<Prompts>))
+        .route(
+            "/api/connections/{id}/prompts/get",
+            post(forward::<PromptBody>),
+        )
         .route("/api/connections/{id}/logging/level", post(set_level))
-        .route("/api/connections/{id}/complete", post(complete))
+        .route(
+            "/api/connections/{id}/complete",
+            post(forward::<CompleteBody>),
+        )
         .route("/api/connections/{id}/load", post(load_start))
         .route("/api/load/{run}/stop", post(load_stop))
         .route("/api/connections/{id}/skills", get(skills_list))
         .route("/api/connections/{id}/skills/verify", post(skills_verify))
         .route("/api/connections/{id}/request", post(any_request))
+        .route("/api/connections/{id}/apps/view", post(super::apps::view))
+        .route(
+            "/api/connections/{id}/documents",
+            post(super::apps::document),
+        )
+        .route("/api/login", post(super::signin::start))
         .route("/api/asks", get(list_asks))
         .route("/api/asks/{ask}", post(answer_ask))
         .route("/api/transcript", get(transcript))
         .with_state(hub)
 }
 
-type Answer = Result<Json<Value>, Problem>;
-
 async fn info(State(hub): State<Hub>) -> Answer {
     Ok(Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
         "protocolVersions": tessera::types::ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
         "connections": hub.list().iter().map(|c| c.describe()).collect::<Vec<_>>(),
+        "sandboxPort": hub.sandbox_port(),
     })))
 }
 
@@ -156,19 +179,10 @@ async fn config(State(hub): State<Hub>) -> Answer {
         return Ok(Json(json!({"path": null, "servers": []})));
     };
     let shown = path.display().to_string();
-    let text = match std::fs::metadata(path) {
-        Err(_) => return Ok(Json(json!({"path": shown, "exists": false, "servers": []}))),
-        Ok(m) if m.len() > MAX_CONFIG => {
-            return Err(Problem::bad_request(format!(
-                "{shown}: over {MAX_CONFIG} bytes"
-            )));
-        }
-        Ok(_) => std::fs::read_to_string(path)
-            .map_err(|e| Problem::bad_request(format!("{shown}: {e}")))?,
+    let Some(text) = crate::config::read_text(path).map_err(Problem::bad_request)? else {
+        return Ok(Json(json!({"path": shown, "exists": false, "servers": []})));
     };
-    let file: crate::config::ConfigFile = serde_json::from_str(&text).map_err(|e| {
-        Problem::bad_request(format!("{shown}: not a valid MCP configuration file: {e}"))
-    })?;
+    let file = crate::config::parse(path, &text).map_err(Problem::bad_request)?;
     let servers: Vec<Value> = file
         .mcp_servers
         .iter()
@@ -220,25 +234,6 @@ async fn ping(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
         .await
         .map_err(|e| Problem::client(&e, "ping"))?;
     Ok(Json(json!({"ms": took.as_secs_f64() * 1000.0})))
-}
-
-fn values<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
-    items
-        .iter()
-        .filter_map(|i| serde_json::to_value(i).ok())
-        .collect()
-}
-
-async fn tools(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
-    let c = hub.get(id)?;
-    let tools = c
-        .client
-        .list_tools()
-        .await
-        .map_err(|e| Problem::client(&e, methods::TOOLS_LIST))?;
-    let tools = values(&tools);
-    c.remember_tools(tools.clone());
-    Ok(Json(json!({"tools": tools})))
 }
 
 /// `POST …/tools/call`.
@@ -353,131 +348,23 @@ async fn cancel_task(
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn resources(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
-    let c = hub.get(id)?;
-    let r = c
-        .client
-        .list_resources()
-        .await
-        .map_err(|e| Problem::client(&e, methods::RESOURCES_LIST))?;
-    Ok(Json(
-        json!({"resources": values(&r), "subscribed": c.subscriptions.list()}),
-    ))
-}
-
-async fn templates(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
-    let c = hub.get(id)?;
-    let r = c
-        .client
-        .list_resource_templates()
-        .await
-        .map_err(|e| Problem::client(&e, methods::RESOURCES_TEMPLATES_LIST))?;
-    Ok(Json(json!({"resourceTemplates": values(&r)})))
-}
-
-/// `POST …/resources/read`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReadBody {
-    uri: String,
-}
-
-async fn read_resource(
-    State(hub): State<Hub>,
-    Path(id): Path<u64>,
-    Body(body): Body<ReadBody>,
-) -> Answer {
-    let c = hub.get(id)?;
-    let mut params = JsonObject::new();
-    params.insert("uri".into(), json!(body.uri));
-    done(
-        c.call(hub.journal(), methods::RESOURCES_READ, params, None)
-            .await?,
-    )
-}
-
-async fn subscribe(
+/// `POST …/resources/subscribe` (`ON`) or `…/unsubscribe`.
+async fn subscription<const ON: bool>(
     State(hub): State<Hub>,
     Path(id): Path<u64>,
     Body(body): Body<ReadBody>,
 ) -> Result<StatusCode, Problem> {
     let c = hub.get(id)?;
-    c.subscriptions
-        .subscribe(&c.client, id, &body.uri, hub.journal())
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-async fn unsubscribe(
-    State(hub): State<Hub>,
-    Path(id): Path<u64>,
-    Body(body): Body<ReadBody>,
-) -> Result<StatusCode, Problem> {
-    let c = hub.get(id)?;
-    c.subscriptions
-        .unsubscribe(&c.client, id, &body.uri, hub.journal())
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-async fn prompts(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
-    let c = hub.get(id)?;
-    let r = c
-        .client
-        .list_prompts()
-        .await
-        .map_err(|e| Problem::client(&e, methods::PROMPTS_LIST))?;
-    Ok(Json(json!({"prompts": values(&r)})))
-}
-
-/// `POST …/prompts/get`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PromptBody {
-    name: String,
-    #[serde(default)]
-    arguments: Option<serde_json::Map<String, Value>>,
-}
-
-async fn get_prompt(
-    State(hub): State<Hub>,
-    Path(id): Path<u64>,
-    Body(body): Body<PromptBody>,
-) -> Answer {
-    let c = hub.get(id)?;
-    let mut params = JsonObject::new();
-    params.insert("name".into(), json!(body.name));
-    if let Some(a) = body.arguments {
-        if let Some((k, _)) = a.iter().find(|(_, v)| !v.is_string()) {
-            return Err(Problem::bad_request(format!(
-                "arguments.{k}: prompt arguments are strings"
-            )));
-        }
-        params.insert("arguments".into(), Value::Object(a));
+    if ON {
+        c.subscriptions
+            .subscribe(&c.client, id, &body.uri, hub.journal())
+            .await?;
+    } else {
+        c.subscriptions
+            .unsubscribe(&c.client, id, &body.uri, hub.journal())
+            .await?;
     }
-    done(
-        c.call(hub.journal(), methods::PROMPTS_GET, params, None)
-            .await?,
-    )
-}
-
-/// `POST …/complete`: the `completion/complete` params as they are
-/// (`ref`, `argument`, `context`).
-async fn complete(
-    State(hub): State<Hub>,
-    Path(id): Path<u64>,
-    Body(params): Body<JsonObject>,
-) -> Answer {
-    let c = hub.get(id)?;
-    if !params.contains_key("ref") || !params.contains_key("argument") {
-        return Err(Problem::bad_request(
-            "give ref ({type: ref/prompt, name} or {type: ref/resource, uri}) and argument ({name, value})",
-        ));
-    }
-    done(
-        c.call(hub.journal(), methods::COMPLETION_COMPLETE, params, None)
-            .await?,
-    )
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// `POST …/load`: starts a load run of one tool; its progress comes as
@@ -546,13 +433,6 @@ async fn any_request(
         c.call(hub.journal(), &body.method, params, body.call_id)
             .await?,
     )
-}
-
-fn done(outcome: Outcome) -> Answer {
-    match outcome {
-        Outcome::Done(r) => Ok(Json(json!({"result": r}))),
-        Outcome::Cancelled => Ok(Json(json!({"cancelled": true}))),
-    }
 }
 
 /// `POST …/logging/level`.

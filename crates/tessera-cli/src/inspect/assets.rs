@@ -48,21 +48,31 @@ const ASSETS: &[Asset] = &[
     asset!("console.js", JS),
     asset!("skills.js", JS),
     asset!("load.js", JS),
+    asset!("sandbox.js", JS),
+    asset!("apps.js", JS),
+    asset!("signin.js", JS),
+    asset!("network.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only
 /// from the inspector itself; images and audio also from `data:` URLs (the
-/// content of tool results); no frames, plugins or form posts elsewhere.
-const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
-                   img-src 'self' data:; media-src 'self' data:; base-uri 'none'; \
-                   form-action 'none'; frame-ancestors 'none'";
+/// content of tool results); frames only from the app sandbox's port (any
+/// host name: the page may be opened as `localhost` or `127.0.0.1`); no
+/// plugins or form posts elsewhere.
+fn policy(sandbox_port: u16) -> String {
+    format!(
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; \
+         img-src 'self' data:; media-src 'self' data:; frame-src http://*:{sandbox_port}; \
+         base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+}
 
-fn serve(name: &str) -> Response {
+fn serve(name: &str, policy: &str) -> Response {
     match ASSETS.iter().find(|a| a.name == name) {
         Some(a) => (
             [
                 (header::CONTENT_TYPE, a.content_type),
-                (header::CONTENT_SECURITY_POLICY, CSP),
+                (header::CONTENT_SECURITY_POLICY, policy),
                 (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
                 (header::REFERRER_POLICY, "no-referrer"),
                 (header::CACHE_CONTROL, "no-store"),
@@ -75,14 +85,17 @@ fn serve(name: &str) -> Response {
 }
 
 /// The routes of the page: `/`, `/page/{file}` (and an empty
-/// `/favicon.ico`, so browsers log no error).
-pub fn routes() -> Router {
+/// `/favicon.ico`, so browsers log no error); `sandbox_port` is the app
+/// sandbox's, which the page may frame.
+pub fn routes(sandbox_port: u16) -> Router {
+    let csp: std::sync::Arc<str> = policy(sandbox_port).into();
+    let index = csp.clone();
     Router::new()
-        .route("/", get(|| async { serve("index.html") }))
+        .route("/", get(move || async move { serve("index.html", &index) }))
         .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route(
             "/page/{file}",
-            get(|Path(file): Path<String>| async move { serve(&file) }),
+            get(move |Path(file): Path<String>| async move { serve(&file, &csp) }),
         )
 }
 

@@ -10,25 +10,18 @@ use serde_json::{Map, Value, json};
 
 use super::problem::Problem;
 
-/// The largest configuration file read or written.
-pub const MAX_CONFIG: u64 = 1024 * 1024;
+use crate::config::MAX_CONFIG;
+
 /// The longest server name.
 const MAX_NAME: usize = 128;
 
+/// The file as JSON (an empty `mcpServers` when there is none), with every
+/// member kept.
 fn read(path: &Path) -> Result<Value, Problem> {
     let shown = path.display();
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(json!({"mcpServers": {}})),
-        Err(e) => return Err(Problem::bad_request(format!("{shown}: {e}"))),
-        Ok(m) if m.len() > MAX_CONFIG => {
-            return Err(Problem::bad_request(format!(
-                "{shown}: over {MAX_CONFIG} bytes"
-            )));
-        }
-        Ok(_) => {}
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Problem::bad_request(format!("{shown}: {e}")))?;
+    let Some(text) = crate::config::read_text(path).map_err(Problem::bad_request)? else {
+        return Ok(json!({"mcpServers": {}}));
+    };
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Problem::bad_request(format!("{shown}: not JSON: {e}")))?;
     if !v.is_object() {

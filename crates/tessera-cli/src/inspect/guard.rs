@@ -114,11 +114,12 @@ pub async fn enforce(State(access): State<Arc<Access>>, request: Request, next: 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use axum::http::HeaderValue;
 
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    /// A header map of `pairs` (shared with the other modules' tests).
+    pub(crate) fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
             h.insert(*k, HeaderValue::from_str(v).unwrap());

@@ -11,7 +11,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tessera::client::{CallOptions, ChildCommand, Client, ClientEvent, ConnectMode};
-use tessera::types::{Era, JsonObject, LoggingLevel, ProtocolVersion, Root};
+use tessera::types::{
+    ClientCapabilities, Era, JsonObject, LoggingLevel, ProtocolVersion, Root, UiSettings,
+};
 use tokio::task::AbortHandle;
 
 use super::asks::Asks;
@@ -76,6 +78,10 @@ pub struct Spec {
     /// clock).
     #[serde(default)]
     pub timeout: Option<f64>,
+    /// Client extensions to declare (identifier → settings), beside tasks
+    /// and Apps, which the inspector declares itself.
+    #[serde(default)]
+    pub extensions: BTreeMap<String, JsonObject>,
 }
 
 impl Spec {
@@ -343,6 +349,32 @@ pub struct Extras {
     pub roots: Vec<String>,
     /// How long each request waits for its answer.
     pub timeout: Duration,
+    /// More client extensions to declare (identifier → settings).
+    pub extensions: BTreeMap<String, JsonObject>,
+}
+
+/// The most client extensions one connection declares from the page.
+pub const MAX_EXTENSIONS: usize = 16;
+/// The longest extension identifier.
+const MAX_EXTENSION_ID: usize = 128;
+
+/// Checks the extensions a page asks to declare.
+fn check_extensions(e: &BTreeMap<String, JsonObject>) -> Result<(), Problem> {
+    if e.len() > MAX_EXTENSIONS {
+        return Err(Problem::bad_request(format!(
+            "extensions: at most {MAX_EXTENSIONS}"
+        )));
+    }
+    match e.keys().find(|id| {
+        id.is_empty()
+            || id.len() > MAX_EXTENSION_ID
+            || id.chars().any(|c| c.is_whitespace() || c.is_control())
+    }) {
+        Some(id) => Err(Problem::bad_request(format!(
+            "extension {id:?}: an identifier of 1 to {MAX_EXTENSION_ID} characters without spaces (like io.example/feature)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The connections. Cheap to clone.
@@ -357,14 +389,24 @@ struct HubInner {
     config: Option<std::path::PathBuf>,
     asks: Asks,
     http: HttpOptions,
+    sandbox_port: u16,
+    documents: super::sandbox::Documents,
+    sign_ins: super::signin::SignIns,
     next: AtomicU64,
     conns: Mutex<BTreeMap<u64, Arc<Connection>>>,
 }
 
 impl Hub {
     /// No connections yet; `http` holds the command line's `-H`/`--cacert`,
-    /// `config` the configuration file of named servers.
-    pub fn new(journal: Journal, http: HttpOptions, config: Option<std::path::PathBuf>) -> Hub {
+    /// `config` the configuration file of named servers, `sandbox_port` the
+    /// port of the app sandbox origin, `documents` what it serves.
+    pub fn new(
+        journal: Journal,
+        http: HttpOptions,
+        config: Option<std::path::PathBuf>,
+        sandbox_port: u16,
+        documents: super::sandbox::Documents,
+    ) -> Hub {
         Hub {
             inner: Arc::new(HubInner {
                 runs: Runs::default(),
@@ -372,6 +414,9 @@ impl Hub {
                 asks: Asks::new(journal.clone()),
                 journal,
                 http,
+                sandbox_port,
+                documents,
+                sign_ins: super::signin::SignIns::default(),
                 next: AtomicU64::new(1),
                 conns: Mutex::new(BTreeMap::new()),
             }),
@@ -386,6 +431,21 @@ impl Hub {
     /// The configuration file of named servers, if there is one.
     pub fn config_path(&self) -> Option<&std::path::Path> {
         self.inner.config.as_deref()
+    }
+
+    /// The port of the app sandbox origin (same host name, this port).
+    pub fn sandbox_port(&self) -> u16 {
+        self.inner.sandbox_port
+    }
+
+    /// The documents the sandbox origin serves.
+    pub fn documents(&self) -> &super::sandbox::Documents {
+        &self.inner.documents
+    }
+
+    /// The OAuth sign-ins in progress.
+    pub fn sign_ins(&self) -> &super::signin::SignIns {
+        &self.inner.sign_ins
     }
 
     /// The load runs in progress.
@@ -427,6 +487,7 @@ impl Hub {
             Extras {
                 tasks: spec.tasks,
                 roots: spec.roots.clone(),
+                extensions: spec.extensions.clone(),
                 timeout: match spec.timeout {
                     None => REQUEST_TIMEOUT,
                     Some(t) if t.is_finite() && t > 0.0 && t <= MAX_REQUEST_TIME.as_secs_f64() => {
@@ -452,6 +513,7 @@ impl Hub {
         extras: Extras,
     ) -> Result<Arc<Connection>, Problem> {
         let tasks = extras.tasks;
+        check_extensions(&extras.extensions)?;
         if extras.roots.len() > MAX_ROOTS {
             return Err(Problem::bad_request(format!("at most {MAX_ROOTS} roots")));
         }
@@ -473,6 +535,17 @@ impl Hub {
             .request_timeout(Some(extras.timeout))
             .max_request_timeout(Some(MAX_REQUEST_TIME))
             .probe_timeout(Duration::from_secs(5));
+        // The page's extensions first: the inspector's own are declared over them.
+        let builder = if extras.extensions.is_empty() {
+            builder
+        } else {
+            builder.capabilities(ClientCapabilities {
+                extensions: Some(extras.extensions.clone()),
+                ..ClientCapabilities::default()
+            })
+        };
+        // The inspector is an MCP Apps host: it renders HTML views.
+        let builder = builder.declare_extension(&UiSettings::html());
         let mut builder = self.inner.asks.install(builder, id);
         if tasks {
             builder = builder.tasks();
@@ -526,6 +599,10 @@ impl Hub {
                     } else {
                         crate::login::with_stored_auth(t, &url)
                     };
+                    let t = t.with_observer(Arc::new(super::network::Recorder {
+                        journal: journal.clone(),
+                        conn: id,
+                    }));
                     builder
                         .connect_transport(Tap::new(t, journal.clone(), id))
                         .await

@@ -5,15 +5,21 @@
 //! launch's token; every API request must carry it.
 
 mod api;
+mod apps;
 mod asks;
 mod assets;
 mod config_file;
+mod forward;
 mod guard;
 mod hub;
 mod journal;
 mod load;
+mod network;
+mod oauth_debug;
 mod output_check;
 mod problem;
+mod sandbox;
+mod signin;
 mod skills;
 mod subscriptions;
 mod tap;
@@ -158,11 +164,47 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
             Vec::new()
         },
     });
+    // The sandbox origin of MCP Apps views: the same address, another port.
+    let sandbox_listener = tokio::net::TcpListener::bind(SocketAddr::new(bound.ip(), 0))
+        .await
+        .map_err(|e| {
+            Failure::Coded(
+                Exit::Local,
+                anyhow::anyhow!("--host {}: cannot listen for the app sandbox: {e}", a.host),
+            )
+        })?;
+    let sandbox_port = sandbox_listener
+        .local_addr()
+        .map_err(|e| Failure::Coded(Exit::Local, anyhow::anyhow!("{e}")))?
+        .port();
+    let sandbox_access = Arc::new(guard::Access {
+        token: guard::new_token(),
+        hosts: if bound.ip().is_loopback() {
+            guard::loopback_hosts(sandbox_port)
+        } else {
+            Vec::new()
+        },
+    });
+    let ancestors = if bound.ip().is_loopback() {
+        guard::loopback_hosts(bound.port())
+            .iter()
+            .map(|h| format!("http://{h}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        format!("http://*:{}", bound.port())
+    };
+    let documents = sandbox::Documents::default();
+    let sandbox_app = sandbox::routes(
+        sandbox::Framing { ancestors },
+        documents.clone(),
+        sandbox_access,
+    );
     let journal = journal::Journal::new();
     let config = a.target.config.clone().or_else(crate::config::default_path);
-    let hub = hub::Hub::new(journal, a.http.clone(), config);
+    let hub = hub::Hub::new(journal, a.http.clone(), config, sandbox_port, documents);
     let app = api::routes(hub.clone())
-        .merge(assets::routes())
+        .merge(assets::routes(sandbox_port))
         .layer(axum::middleware::from_fn_with_state(access, guard::enforce));
     let url = format!("http://{}/?token={token}", url_host(bound));
     {
@@ -186,6 +228,7 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
             tasks: a.tasks,
             roots: Vec::new(),
             timeout: hub::REQUEST_TIMEOUT,
+            extensions: Default::default(),
         };
         tokio::spawn(async move {
             if let Err(p) = hub.open(t, mode, extras).await {
@@ -194,8 +237,10 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
         });
     }
     let serving = axum::serve(listener, app);
+    let sandboxing = axum::serve(sandbox_listener, sandbox_app);
     let outcome = tokio::select! {
         r = serving => r.map_err(|e| Failure::Coded(Exit::Local, anyhow::anyhow!("serving: {e}"))),
+        r = sandboxing => r.map_err(|e| Failure::Coded(Exit::Local, anyhow::anyhow!("serving the app sandbox: {e}"))),
         _ = tokio::signal::ctrl_c() => Ok(()),
     };
     hub.close_all().await;

@@ -166,3 +166,28 @@ pub fn start_inspect_env(args: &[&str], env: &[(&str, &str)], deadline: Duration
         process,
     }
 }
+
+/// `tessera serve --http` on a free port behind `asrv` (the test
+/// authorization server, which must be running on the caller's runtime),
+/// requiring the `mcp` scope: the process and its endpoint URL.
+pub async fn serve_behind(
+    asrv: &tessera_auth::testing::TestAuthorizationServer,
+) -> (Running, String) {
+    let issuer = asrv.issuer();
+    let (server, port) = tokio::task::spawn_blocking(move || {
+        let mut serve = Command::new(env!("CARGO_BIN_EXE_tessera"));
+        serve.args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            &issuer,
+            "--auth-scopes",
+            "mcp",
+        ]);
+        spawn_serving(&mut serve, Duration::from_secs(30))
+    })
+    .await
+    .unwrap();
+    (Running(server), format!("http://127.0.0.1:{port}/mcp"))
+}

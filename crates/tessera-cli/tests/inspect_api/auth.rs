@@ -2,9 +2,6 @@
 //! authorization server): refused without a token, reached with one given
 //! on the command line (`-H`) or with the connection (`headers`).
 
-use std::process::Command;
-use std::time::Duration;
-
 use serde_json::json;
 use tessera_auth::testing::TestAuthorizationServer;
 
@@ -15,24 +12,7 @@ use crate::common;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_protected_server_needs_the_token_given_on_the_command_line_or_with_the_connection() {
     let asrv = TestAuthorizationServer::start().await.unwrap();
-    let issuer = asrv.issuer();
-    let (server, port) = tokio::task::spawn_blocking(move || {
-        let mut serve = Command::new(env!("CARGO_BIN_EXE_tessera"));
-        serve.args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--auth-issuer",
-            &issuer,
-            "--auth-scopes",
-            "mcp",
-        ]);
-        common::spawn_serving(&mut serve, Duration::from_secs(30))
-    })
-    .await
-    .unwrap();
-    let _server = common::Running(server);
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_server, url) = common::serve_behind(&asrv).await;
     let token = asrv.token(&asrv.claims(&url, &["mcp"]));
 
     // No token: refused, and the message says the server wants authorization.

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod apps;
 mod auth;
 mod client;
 mod connections;

@@ -7,8 +7,13 @@
 //! under target/tmp/inspect-browser/. Without Chromium the test is skipped
 //! (with a message) unless CI is set, where it must run.
 
+mod apps;
 #[path = "../common/mod.rs"]
 mod common;
+mod everything;
+mod network;
+mod pdf;
+mod signin;
 mod webdriver;
 
 use std::path::PathBuf;
@@ -113,6 +118,9 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
             .await;
         b.fill("#srv-target", bin).await;
         b.fill("#srv-args", "serve\n--stdio").await;
+        // A client extension of the user's own, declared with the others.
+        b.fill("#srv-extensions", r#"{"io.example/probe": {"level": 2}}"#)
+            .await;
         b.click("#srv-connect").await;
 
         // Connected: the Tools tab lists the reference server's tools.
@@ -232,6 +240,16 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         for m in ["server/discover", "tools/list", "tools/call", "tools/call ✓", "notifications/progress", "notifications/cancelled", "resources/read ✓"] {
             assert!(kinds.contains(&m), "{m} missing from {kinds:?}");
         }
+        // The requests declare the extension given on the Servers tab, beside the inspector's own.
+        let declared = b
+            .run(
+                "const li = document.querySelector(\"#proto-list li[data-method='tools/list']\");
+                 const caps = JSON.parse(li.querySelector('pre.json').textContent).params._meta['io.modelcontextprotocol/clientCapabilities'];
+                 return Object.keys(caps.extensions || {}).sort()",
+                json!([]),
+            )
+            .await;
+        assert_eq!(declared, json!(["io.example/probe", "io.modelcontextprotocol/ui"]));
         // Replay a request from the list: the answer shows under it.
         b.run(
             "document.querySelector(\"#proto-list li[data-method='tools/call'] details\").open = true",
@@ -521,7 +539,9 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
         // Every tab's panel fits a narrow window: nothing wider than it.
         b.resize(480, 800).await;
         for tab in [
-            "servers", "tools", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console",
+            "servers", "tools", "apps", "resources", "prompts", "tasks", "skills", "logs", "protocol",
+            "network",
+            "console",
         ] {
             b.click(&format!("#tab-{tab}")).await;
             let overflow = b

@@ -282,6 +282,41 @@ impl Session {
         }
     }
 
+    /// Makes the frame element matching `css` (in the current browsing
+    /// context) the one later commands work in.
+    pub async fn enter_frame(&self, css: &str) {
+        let e = self.find(css).await;
+        self.cmd("POST", "frame", json!({"id": {ELEMENT: e.0}}))
+            .await;
+    }
+
+    /// Back to the top-level page.
+    pub async fn leave_frames(&self) {
+        self.cmd("POST", "frame", json!({"id": null})).await;
+    }
+
+    /// The current window's handle.
+    pub async fn window(&self) -> String {
+        self.cmd("GET", "window", json!({}))
+            .await
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Opens a new tab and makes it current; returns its handle.
+    pub async fn new_tab(&self) -> String {
+        let v = self.cmd("POST", "window/new", json!({"type": "tab"})).await;
+        let handle = v["handle"].as_str().unwrap().to_string();
+        self.switch_to(&handle).await;
+        handle
+    }
+
+    /// Makes the window `handle` current.
+    pub async fn switch_to(&self, handle: &str) {
+        self.cmd("POST", "window", json!({"handle": handle})).await;
+    }
+
     /// Resizes the window.
     pub async fn resize(&self, width: u32, height: u32) {
         self.cmd(

@@ -266,6 +266,14 @@ impl HttpClientTransport {
         self
     }
 
+    /// Shows every HTTP exchange of this transport to `observer` (a
+    /// debugging tool's view of the wire). Set it before the transport is
+    /// used; a second call is ignored.
+    pub fn with_observer(self, observer: Arc<dyn crate::client_observe::HttpObserver>) -> Self {
+        let _ = self.shared.observer.set(observer);
+        self
+    }
+
     /// The session id the server issued, if any.
     pub fn session_id(&self) -> Option<String> {
         self.shared.session()

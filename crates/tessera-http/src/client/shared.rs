@@ -17,6 +17,7 @@ use tokio::task::AbortHandle;
 
 use super::tool_headers::{ToolHeaders, headers_for};
 use crate::client_auth::{ChallengeOutcome, HttpAuth};
+use crate::client_observe::{HttpExchange, HttpObserver};
 use crate::headers::MCP_SESSION_ID;
 
 /// The HTTP client of a connection (`http://` and `https://`; see `tls`).
@@ -55,6 +56,8 @@ pub(crate) struct Shared {
     pub version: Mutex<Option<String>>,
     pub extra_headers: HeaderMap,
     pub auth: OnceLock<Arc<dyn HttpAuth>>,
+    /// Sees every exchange, if set.
+    pub observer: OnceLock<Arc<dyn HttpObserver>>,
     pub inbound: mpsc::Sender<Incoming>,
     /// The engine's `initialize` request and `notifications/initialized`, to
     /// replay when the server forgets the session.
@@ -84,6 +87,7 @@ impl Shared {
             version: Mutex::new(None),
             extra_headers,
             auth: OnceLock::new(),
+            observer: OnceLock::new(),
             inbound,
             handshake: Mutex::new((None, None)),
             reinit: tokio::sync::Mutex::new(()),
@@ -165,13 +169,36 @@ impl Shared {
                 let (method, uri) = (req.method().clone(), req.uri().clone());
                 auth.authorize(&method, &uri, req.headers_mut()).await?;
             }
+            // What the observer is shown: a copy of the request as sent.
+            let seen = self.observer.get().map(|o| {
+                let parts = (
+                    req.method().clone(),
+                    req.uri().clone(),
+                    req.headers().clone(),
+                );
+                (o, parts, req.body().clone(), std::time::Instant::now())
+            });
             let req = self.to_reqwest(req)?;
-            let response: Response = self
+            let answer = self
                 .client
                 .execute(req)
                 .await
-                .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)))?
-                .into();
+                .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)));
+            if let Some((observer, (method, uri, headers), body, started)) = &seen {
+                observer.exchange(&HttpExchange {
+                    method,
+                    url: uri,
+                    request_headers: headers,
+                    request_body: body,
+                    outcome: match &answer {
+                        Ok(r) => Ok((r.status(), r.headers())),
+                        Err(e) => Err(e.as_str()),
+                    },
+                    elapsed: started.elapsed(),
+                    attempt,
+                });
+            }
+            let response: Response = answer?.into();
             let status = response.status();
             let challenged = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
             let Some(auth) = self.auth.get().filter(|_| challenged) else {

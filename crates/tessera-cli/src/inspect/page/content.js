@@ -2,7 +2,8 @@
 // audio, resource links, embedded resources) and resource contents. Data
 // is shown as text; images and audio only from base64 with a media type of
 // their kind.
-import { el, json, badge } from "./dom.js";
+import { el, fill, json, badge } from "./dom.js";
+import { sandboxFrame, sandboxOrigin } from "./sandbox.js";
 
 const MEDIA = /^[a-z]+\/[A-Za-z0-9.+-]+$/;
 
@@ -36,9 +37,19 @@ export function renderContentBlock(block) {
   return el("div", {}, badge(`content type ${String(type)}`), json(block));
 }
 
-// One entry of a resources/read result (or an embedded resource).
-export function renderResourceContents(c) {
+// One entry of a resources/read result (or an embedded resource). With
+// opts.pdf(uri) (resolving to a path of the sandbox origin), a PDF can be
+// shown in the browser's viewer, framed from that origin.
+export function renderResourceContents(c, opts = {}) {
   const head = el("p", { class: "meta" }, el("code", {}, c.uri ?? ""), c.mimeType ? ` ${c.mimeType}` : "");
+  const html = htmlOf(c);
+  if (html !== null && sandboxOrigin()) {
+    // Rendered in the sandbox origin, no script allowed; the source beside it.
+    const view = sandboxFrame({ html, sandbox: "", title: `HTML of ${c.uri ?? "the resource"}` });
+    view.frame.classList.add("html-view");
+    return el("div", { class: "html-resource" }, head, badge("HTML, rendered in the sandbox without scripts"), view.frame,
+      el("details", {}, el("summary", {}, "HTML source"), el("pre", { class: "text" }, html)));
+  }
   if (typeof c.text === "string") {
     if (c.mimeType && /json/.test(c.mimeType)) {
       try {
@@ -55,6 +66,21 @@ export function renderResourceContents(c) {
     const audio = dataUrl("audio", c.mimeType, c.blob);
     if (audio) return el("div", {}, head, el("audio", { src: audio, controls: true, "aria-label": c.uri ?? "audio" }));
     const bytes = Math.floor((c.blob.length * 3) / 4);
+    if (c.mimeType === "application/pdf" && opts.pdf && sandboxOrigin()) {
+      const box = el("div", { class: "pdf-box" });
+      const button = el("button", { type: "button", "data-action": "pdf", onclick: async () => {
+        button.disabled = true;
+        try {
+          const path = await opts.pdf(c.uri);
+          fill(box, el("iframe", { class: "pdf-view", src: `${sandboxOrigin()}${path}`, title: `PDF ${c.uri ?? ""}`,
+            referrerpolicy: "no-referrer" }));
+        } catch (e) {
+          fill(box, el("p", { class: "bad", role: "alert" }, e.message));
+          button.disabled = false;
+        }
+      } }, `Show the PDF (about ${bytes} bytes)`);
+      return el("div", {}, head, badge("PDF, shown by the browser's viewer from the sandbox origin"), " ", button, box);
+    }
     return el("div", {}, head, el("p", { class: "notice" }, `binary content, about ${bytes} bytes (not shown)`));
   }
   return el("div", {}, head, json(c));
@@ -78,4 +104,17 @@ export function renderToolResult(answer) {
   }
   parts.push(el("details", {}, el("summary", {}, "Raw result"), json(r)));
   return parts;
+}
+
+// The HTML of a text/html resource (text, or base64 UTF-8), else null.
+function htmlOf(c) {
+  if (typeof c.mimeType !== "string" || !/^text\/html\s*(;|$)/i.test(c.mimeType)) return null;
+  if (typeof c.text === "string") return c.text;
+  if (typeof c.blob !== "string") return null;
+  try {
+    const bytes = Uint8Array.from(atob(c.blob.replace(/\s/g, "")), (ch) => ch.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
 }

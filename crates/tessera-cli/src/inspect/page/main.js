@@ -12,6 +12,9 @@ import * as asks from "./asks.js";
 import * as tasks from "./tasks.js";
 import * as consoleTab from "./console.js";
 import * as skills from "./skills.js";
+import * as apps from "./apps.js";
+import * as network from "./network.js";
+import { setSandboxPort } from "./sandbox.js";
 
 const listeners = new Map();
 const ctx = {
@@ -84,7 +87,7 @@ function renderSelect() {
   );
 }
 
-const TABS = ["servers", "tools", "resources", "prompts", "tasks", "skills", "logs", "protocol", "console"];
+const TABS = ["servers", "tools", "apps", "resources", "prompts", "tasks", "skills", "logs", "protocol", "network", "console"];
 
 function showTab(name, focus = false) {
   ctx.tab = name;
@@ -129,10 +132,12 @@ async function start() {
   const panel = (name) => document.getElementById(`panel-${name}`);
   servers.init(ctx, panel("servers"));
   tools.init(ctx, panel("tools"));
+  apps.init(ctx, panel("apps"));
   resources.init(ctx, panel("resources"));
   prompts.init(ctx, panel("prompts"));
   logs.init(ctx, panel("logs"));
   protocol.init(ctx, panel("protocol"));
+  network.init(ctx, panel("network"));
   tasks.init(ctx, panel("tasks"));
   consoleTab.init(ctx, panel("console"));
   skills.init(ctx, panel("skills"));
@@ -164,6 +169,9 @@ async function start() {
     () => ctx.emit("reset"),
   );
   try {
+    const info = await api("GET", "info");
+    setSandboxPort(info.sandboxPort);
+    ctx.version = info.version;
     const { connections } = await api("GET", "connections");
     for (const c of connections) ctx.connections.set(c.id, c);
     if (connections.length > 0) ctx.current = connections[0].id;

@@ -1,10 +1,14 @@
 // Protocol: every JSON-RPC message of every connection, in order; requests
 // paired with their responses (the method is shown on both), notifications
-// inline, errors marked; a message's JSON opens on demand.
+// inline, errors marked; the rounds of a multi round-trip request (an
+// `input_required` answer, the retries carrying input, the final answer)
+// grouped under its first request; a message's JSON opens on demand.
 import { el, fill, field, json, badge } from "./dom.js";
 import { token } from "./api.js";
 
 const MAX_ROWS = 5000;
+// The most rounds shown under one multi round-trip request.
+const MAX_ROUNDS = 200;
 
 // The class of a JSON-RPC error code, as the page labels it.
 const ERROR_CLASSES = new Map([
@@ -73,7 +77,7 @@ export function init(ctx, panel) {
         methods.set(key(e.dir), m.method);
         // A multi round-trip retry carries the answers (or the state) of the round before.
         const round = m.params && (m.params.inputResponses || m.params.requestState) ? "retry with input" : null;
-        return { kind: "request", label: m.method, id: m.id, round };
+        return { kind: "request", label: m.method, id: m.id, round, key: key(e.dir) };
       }
       return { kind: "notification", label: m.method };
     }
@@ -83,16 +87,24 @@ export function init(ctx, panel) {
       methods.delete(request);
       if (m.error) {
         return { kind: "error", label: `${method} ✗ ${m.error.code}: ${m.error.message}`, id: m.id,
-          errorClass: errorClass(m.error.code) };
+          errorClass: errorClass(m.error.code), method, request };
       }
-      if (m.result?.resultType === "input_required") return { kind: "response", label: `${method} ⋯ input required`, id: m.id };
-      return { kind: "response", label: `${method} ✓`, id: m.id };
+      if (m.result?.resultType === "input_required") {
+        return { kind: "response", label: `${method} ⋯ input required`, id: m.id, method, request, inputRequired: true };
+      }
+      return { kind: "response", label: `${method} ✓`, id: m.id, method, request };
     }
     return { kind: "other", label: "message" };
   };
 
   const item = (e, methods, target) => {
     const d = describe(e, methods);
+    const li = row(e, d, target);
+    li.describedAs = d;
+    return li;
+  };
+
+  const row = (e, d, target) => {
     const li = el("li", { class: `msg ${d.kind} ${e.dir}`, "data-kind": d.kind, "data-method": d.label },
       el("details", {},
         el("summary", {},
@@ -110,6 +122,56 @@ export function init(ctx, panel) {
         d.kind === "request" && e.dir === "out" && d.label !== "initialize" ? replay(e, target) : null));
     li.dataset.search = `${d.label} ${JSON.stringify(d.id ?? "")}`.toLowerCase();
     return li;
+  };
+
+  // Multi round-trip grouping: where each request went (its group), and the
+  // groups waiting for a retry (an input_required answer came), by
+  // connection and method.
+  const groups = new Map();
+  const waiting = new Map();
+  const nest = (g, li, round) => {
+    if (!g.ol) {
+      g.ol = el("ol", { class: "protocol rounds", "aria-label": `Rounds of ${g.method}` });
+      g.li.append(g.ol);
+      g.li.classList.add("grouped");
+      g.li.querySelector("summary .label")?.before(badge("multi round-trip"), " ");
+    }
+    if (round) li.querySelector("summary .label")?.before(badge(`round ${round}`), " ");
+    g.ol.append(li);
+    while (g.ol.children.length > MAX_ROUNDS) g.ol.firstChild.remove();
+  };
+  // Places li (message e) in the list or under the group it belongs to;
+  // true when it was nested.
+  const place = (e, li) => {
+    const d = li.describedAs;
+    if (d.kind === "request" && d.key) {
+      if (groups.size > 10000) groups.clear();
+      const wait = `${e.connection} ${d.label}`;
+      const g = d.round ? waiting.get(wait) : null;
+      if (g) {
+        waiting.delete(wait);
+        g.round += 1;
+        groups.set(d.key, g);
+        nest(g, li, g.round);
+        return true;
+      }
+      groups.set(d.key, { li, ol: null, round: 1, method: d.label });
+      return false;
+    }
+    if ((d.kind === "response" || d.kind === "error") && d.request) {
+      const g = groups.get(d.request);
+      groups.delete(d.request);
+      if (!g) return false;
+      if (d.inputRequired) {
+        if (waiting.size > 1000) waiting.clear();
+        waiting.set(`${e.connection} ${d.method}`, g);
+      }
+      if (d.inputRequired || g.ol) {
+        nest(g, li, null);
+        return true;
+      }
+    }
+    return false;
   };
 
   // Sends the request again (its params without _meta, which the client
@@ -147,12 +209,16 @@ export function init(ctx, panel) {
   ctx.on("reset", () => {
     messages.length = 0;
     methods.clear();
+    groups.clear();
+    waiting.clear();
     fill(list);
     update();
   });
   ctx.on("event:protocol", (e) => {
     messages.push(e);
+    if (messages.length > MAX_ROWS * 4) messages.shift();
     const li = item(e, methods, e.connection);
+    if (place(e, li)) return update();
     li.hidden = !matches(li);
     list.append(li);
     while (list.children.length > MAX_ROWS) {

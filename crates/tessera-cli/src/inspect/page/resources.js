@@ -25,7 +25,8 @@ export function init(ctx, panel) {
       const answer = await ctx.api("POST", `connections/${c.id}/resources/read`, { uri });
       const contents = Array.isArray(answer.result?.contents) ? answer.result.contents : [];
       shown = uri;
-      fill(view, el("h2", {}, uri), followControls(c, uri), contents.map(renderResourceContents),
+      const pdf = async (u) => (await ctx.api("POST", `connections/${c.id}/documents`, { uri: u })).path;
+      fill(view, el("h2", {}, uri), followControls(c, uri), contents.map((x) => renderResourceContents(x, { pdf })),
         el("details", {}, el("summary", {}, "Raw result"), json(answer.result)));
     } catch (e) {
       fill(view, el("p", { class: "bad", role: "alert" }, e.message));

@@ -1,6 +1,7 @@
 // Servers: connect by URL or command (era, protocol version), and the open
 // connections with their badges.
 import { el, fill, field, badge, json } from "./dom.js";
+import { signIn } from "./signin.js";
 
 const VERSIONS = ["", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 
@@ -20,10 +21,13 @@ export function init(ctx, panel) {
     VERSIONS.map((v) => el("option", { value: v }, v || "(negotiate)")));
   const tasks = el("input", { id: "srv-tasks", type: "checkbox" });
   const roots = el("textarea", { id: "srv-roots", rows: 2, cols: 40, spellcheck: "false" });
+  const extensions = el("textarea", { id: "srv-extensions", rows: 2, cols: 40, spellcheck: "false",
+    placeholder: "{\"io.example/feature\": {}}" });
   const timeout = el("input", { id: "srv-timeout", type: "number", min: "0.1", max: "600", step: "any", value: "60" });
   const button = el("button", { id: "srv-connect", type: "submit" }, "Connect");
   const saveName = el("input", { id: "srv-save-name", type: "text", autocomplete: "off", spellcheck: "false" });
   const save = el("button", { id: "srv-save", type: "button" }, "Save to the configuration file");
+  const oauth = signIn(ctx, () => (kind.value === "url" ? target.value.trim() : ""));
   const argsField = field("Arguments (one per line)", args);
   const headersField = field("Headers (Name: value, one per line)", headers);
   const targetLabel = el("label", { for: "srv-target" }, "Program");
@@ -32,6 +36,7 @@ export function init(ctx, panel) {
     targetLabel.textContent = k === "url" ? "URL" : k === "server" ? "Server name" : "Program";
     argsField.hidden = k !== "command";
     headersField.hidden = k !== "url";
+    oauth.button.hidden = k !== "url";
   };
   kind.addEventListener("change", sync);
   const lines = (t) => t.value.split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
@@ -43,8 +48,9 @@ export function init(ctx, panel) {
     field("Name in the configuration file", saveName),
     field("Roots (file:// URIs, one per line)", roots),
     field("Timeout per request (seconds)", timeout),
+    field("Client extensions to declare (JSON: identifier → settings)", extensions),
     el("div", { class: "field" }, el("label", { for: "srv-tasks" }, "Declare the tasks extension (2026-07-28)"), tasks),
-    el("div", { class: "row" }, button, save));
+    el("div", { class: "row" }, button, save, oauth.button), oauth.box);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const spec = { era: era.value };
@@ -52,6 +58,20 @@ export function init(ctx, panel) {
     if (lines(roots).length > 0) spec.roots = lines(roots);
     if (timeout.value && Number(timeout.value) !== 60) spec.timeout = Number(timeout.value);
     if (version.value) spec.protocolVersion = version.value;
+    if (extensions.value.trim()) {
+      try {
+        const parsed = JSON.parse(extensions.value);
+        if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)
+          || Object.values(parsed).some((v) => !v || typeof v !== "object" || Array.isArray(v))) {
+          throw new Error("an object of identifier → settings object");
+        }
+        spec.extensions = parsed;
+      } catch (err) {
+        ctx.status(`Client extensions: ${err.message}`, "bad");
+        extensions.focus();
+        return;
+      }
+    }
     const k = kind.value;
     const t = target.value.trim();
     if (!t) {

@@ -6,6 +6,7 @@ import { el, fill, field, badge, json } from "./dom.js";
 import { schemaForm } from "./schema_form.js";
 import { renderToolResult } from "./content.js";
 import { initLoad, loadPanel } from "./load.js";
+import { uiMeta, visibility } from "./apps.js";
 
 export function init(ctx, panel) {
   initLoad(ctx);
@@ -46,8 +47,16 @@ export function init(ctx, panel) {
     const taskField = support === "optional" || support === "required"
       ? el("div", { class: "row" }, asTask, el("label", { for: "tool-as-task" }, "Run as a task")) : null;
     const call = el("button", { type: "submit", id: "tool-call" }, `Call ${t.name}`);
+    const openApp = typeof uiMeta(t)?.resourceUri === "string"
+      ? el("button", { type: "button", id: "tool-open-app", onclick: () => {
+        try {
+          ctx.emit("open-app", { tool: t, args: form.read() });
+        } catch (e) {
+          fill(result, el("p", { class: "bad", role: "alert" }, e.message));
+        }
+      } }, "Call and open its app") : null;
     const cancel = el("button", { type: "button", id: "tool-cancel", disabled: true, onclick: doCancel }, "Cancel");
-    const f = el("form", { "aria-label": `Arguments of ${t.name}` }, form.node, taskField, el("div", { class: "row" }, call, cancel));
+    const f = el("form", { "aria-label": `Arguments of ${t.name}` }, form.node, taskField, el("div", { class: "row" }, call, cancel, openApp));
     f.addEventListener("submit", (e) => {
       e.preventDefault();
       doCall(t, call, cancel, asTask.checked && taskField !== null);
@@ -162,5 +171,7 @@ function annotationBadges(t) {
   if (a.idempotentHint) out.push(badge("idempotent"));
   if (a.openWorldHint) out.push(badge("open world"));
   if (t.execution?.taskSupport && t.execution.taskSupport !== "forbidden") out.push(badge(`task: ${t.execution.taskSupport}`));
+  if (typeof uiMeta(t)?.resourceUri === "string") out.push(badge("app"));
+  if (!visibility(t).includes("model")) out.push(badge("app only"));
   return out;
 }
