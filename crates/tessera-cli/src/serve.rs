@@ -333,6 +333,13 @@ async fn serve_http(
         ResponseMode::Auto
     };
     let scope_source = server.clone();
+    let ready_check: crate::readiness::Check = {
+        let server = server.clone();
+        std::sync::Arc::new(move || {
+            let server = server.clone();
+            Box::pin(async move { server.check_task_store().await })
+        })
+    };
     let mut b = McpHttp::builder(server)
         .bind_address(local)
         .endpoint_path(a.path.clone())
@@ -408,6 +415,7 @@ async fn serve_http(
     let protection = crate::serve_auth::protection(
         &a.auth,
         &format!("http://{shown}{}", a.path),
+        "tessera reference server",
         move |name| scope_source.tool_scopes(name),
         shared,
     )
@@ -422,13 +430,20 @@ async fn serve_http(
             format!("; HTTP+SSE (2024-11-05) at http://{shown}/sse")
         },
     );
+    // `GET /readyz` (the task store's check) in front of everything, authorization included.
     match protection {
         Some(p) => {
             eprintln!("tessera: authorization: {}", p.summary);
-            let service = tower::Layer::layer(&p.layer, mcp.clone());
+            let service = crate::readiness::Readiness::new(
+                tower::Layer::layer(&p.layer, mcp.clone()),
+                ready_check,
+            );
             tessera_http::serve_with(listener, mcp, service, shutdown_signal()).await
         }
-        None => tessera_http::serve(listener, mcp, shutdown_signal()).await,
+        None => {
+            let service = crate::readiness::Readiness::new(mcp.clone(), ready_check);
+            tessera_http::serve_with(listener, mcp, service, shutdown_signal()).await
+        }
     }
     .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)

@@ -57,7 +57,8 @@ pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 
 #[cfg(feature = "server")]
 pub use server::{
-    BadEventId, DangerousSettings, EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore,
-    LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr,
-    ResponseMode, ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
+    BadEventId, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENT_BYTES_TOTAL, DangerousSettings,
+    EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore, LegacySsePaths, McpBody,
+    McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr, ResponseMode, ServiceFactory,
+    StoredEvent, ToolSchemaLookup, serve, serve_with,
 };

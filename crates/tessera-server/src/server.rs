@@ -454,6 +454,13 @@ impl<S: Send + Sync + 'static> Server<S> {
         self.tasks().ready().await
     }
 
+    /// Checks the task store now ([`TaskStore::check`](crate::task::TaskStore::check)):
+    /// `Err` says what is wrong (a deleted or corrupted SQLite file, say).
+    /// The server also checks it at every sweep and logs a failure.
+    pub async fn check_task_store(&self) -> Result<(), String> {
+        self.tasks().check_store().await
+    }
+
     /// The capabilities, derived from what is registered.
     pub fn capabilities(&self) -> ServerCapabilities {
         self.capabilities_of(&self.read())

@@ -62,7 +62,10 @@ mod axum_mount;
 pub use body::McpBody;
 pub use connection::RemoteAddr;
 pub use dangerous::DangerousSettings;
-pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
+pub use event_store::{
+    BadEventId, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENT_BYTES_TOTAL, EventId, EventStore,
+    InMemoryEventStore, StoredEvent,
+};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
 pub use serve::{serve, serve_with};
 
@@ -262,6 +265,7 @@ pub(crate) struct Config {
     pub max_streams_per_connection: u32,
     pub stream_buffer: usize,
     pub standalone_backlog: usize,
+    pub standalone_backlog_bytes: usize,
     pub keep_alive: Option<Duration>,
     pub retry: Option<Duration>,
     pub event_store: Option<Arc<dyn EventStore>>,
@@ -416,6 +420,7 @@ impl McpHttp {
                 max_streams_per_connection: 100,
                 stream_buffer: 256,
                 standalone_backlog: 64,
+                standalone_backlog_bytes: session::DEFAULT_BACKLOG_BYTES,
                 keep_alive: Some(Duration::from_secs(15)),
                 retry: Some(Duration::from_secs(1)),
                 event_store: Some(Arc::new(InMemoryEventStore::default())),
@@ -772,6 +777,14 @@ impl McpHttpBuilder {
     /// stream (default 64; the oldest are dropped).
     pub fn standalone_backlog(mut self, messages: usize) -> Self {
         self.config.standalone_backlog = messages;
+        self
+    }
+
+    /// How many bytes of unrelated messages are kept for a session without
+    /// an open GET stream (default 1 MiB; the oldest are dropped, and a
+    /// message bigger than this alone is not kept).
+    pub fn standalone_backlog_bytes(mut self, bytes: usize) -> Self {
+        self.config.standalone_backlog_bytes = bytes;
         self
     }
 
