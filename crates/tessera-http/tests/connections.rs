@@ -140,13 +140,10 @@ async fn an_idle_keep_alive_connection_outlives_the_header_timeout() {
     .await;
     let mut s = TcpStream::connect(server.addr).await.unwrap();
     let request = |id: i64| {
-        let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": "ping",
-            "params": {"_meta": common::modern_meta()}}))
-        .unwrap();
+        let body = serde_json::to_vec(&common::initialize(id, common::LEGACY)).unwrap();
         let mut r = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
-             Content-Type: application/json\r\nMcp-Protocol-Version: 2026-07-28\r\n\
-             Mcp-Method: ping\r\nContent-Length: {}\r\n\r\n",
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             server.host(),
             body.len()
         )

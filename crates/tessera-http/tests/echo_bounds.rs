@@ -117,12 +117,14 @@ async fn many_large_events_stay_within_the_session_and_total_budgets() {
     for i in 0..4 {
         let sid = s.session(LEGACY).await;
         let r = s
-            .send_json(s.in_session(&sid), count_call(10 + i, 256, &token))
+            .send_json(s.in_session(&sid), count_call(10 + i, 200, &token))
             .await;
         let (progress, v) = read_all(r).await;
-        assert_eq!(progress, 256, "every step went out");
-        assert_eq!(v["result"]["content"][0]["text"], "256");
-        // 256 events of about 1.2 KiB: 300 KiB sent, at most 64 KiB kept.
+        assert_eq!(progress, 200, "every step went out");
+        assert_eq!(v["result"]["content"][0]["text"], "200");
+        // 200 events of about 1.2 KiB: 240 KiB sent, at most 64 KiB kept
+        // (200 stays under the stream's 256-event buffer, which a handler
+        // emitting without pause would fill before the client reads).
         assert!(store.session_bytes(&sid) <= 64 << 10);
         assert!(store.bytes() <= 160 << 10, "{}", store.bytes());
         sessions.push(sid);

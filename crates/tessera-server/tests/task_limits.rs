@@ -51,7 +51,7 @@ impl Session {
     async fn open(server: &Server<Gate>) -> Session {
         let (a, b) = tokio::io::duplex(1 << 22);
         let (sr, sw) = tokio::io::split(b);
-        let _ = server.serve_io(sr, sw);
+        let _ = server.clone().serve_io(sr, sw);
         let (read, write) = tokio::io::split(a);
         let mut s = Session {
             write,
