@@ -833,10 +833,12 @@ impl Router {
             },
             None => false,
         };
-        if !delivered && stream == self.standalone && self.kind == SessionKind::Streamable {
-            if self.backlog.push(bytes) > 0 {
-                tracing::debug!(session = %self.session, "standalone backlog full: dropped the oldest messages");
-            }
+        if !delivered
+            && stream == self.standalone
+            && self.kind == SessionKind::Streamable
+            && self.backlog.push(bytes) > 0
+        {
+            tracing::debug!(session = %self.session, "standalone backlog full: dropped the oldest messages");
         }
     }
 }
