@@ -53,7 +53,8 @@ impl Engine {
             self.answer(
                 Some(id.clone()),
                 Err(ErrorObject::invalid_request(format!(
-                    "Invalid Request: id {id} is already used by a request in progress"
+                    "Invalid Request: id {} is already used by a request in progress",
+                    tessera_types::excerpt(&id.to_string())
                 ))),
                 batch,
             );

@@ -266,6 +266,7 @@ pub(crate) struct Config {
     pub stream_buffer: usize,
     pub standalone_backlog: usize,
     pub standalone_backlog_bytes: usize,
+    pub standalone_backlog_total_bytes: usize,
     pub keep_alive: Option<Duration>,
     pub retry: Option<Duration>,
     pub event_store: Option<Arc<dyn EventStore>>,
@@ -293,6 +294,8 @@ pub(crate) struct Shared {
     pub cluster: Arc<cluster::Cluster>,
     /// Set once the service's events are shared over the bus.
     linked: tokio::sync::OnceCell<()>,
+    /// The bytes every session's standalone backlog holds, against one cap.
+    pub backlog_budget: Arc<session::BacklogBudget>,
 }
 
 impl Shared {
@@ -421,6 +424,7 @@ impl McpHttp {
                 stream_buffer: 256,
                 standalone_backlog: 64,
                 standalone_backlog_bytes: session::DEFAULT_BACKLOG_BYTES,
+                standalone_backlog_total_bytes: session::DEFAULT_BACKLOG_TOTAL_BYTES,
                 keep_alive: Some(Duration::from_secs(15)),
                 retry: Some(Duration::from_secs(1)),
                 event_store: Some(Arc::new(InMemoryEventStore::default())),
@@ -788,6 +792,14 @@ impl McpHttpBuilder {
         self
     }
 
+    /// How many bytes the standalone backlogs of every session hold
+    /// together (default 64 MiB): at the cap, a session makes room from its
+    /// own oldest messages, and a message that still does not fit is dropped.
+    pub fn standalone_backlog_total_bytes(mut self, bytes: usize) -> Self {
+        self.config.standalone_backlog_total_bytes = bytes;
+        self
+    }
+
     /// The SSE keep-alive comment interval (default 15 s; `None` = off).
     pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
         self.config.keep_alive = every;
@@ -864,6 +876,9 @@ impl McpHttpBuilder {
             shared: Arc::new(Shared {
                 cluster,
                 linked: tokio::sync::OnceCell::new(),
+                backlog_budget: session::BacklogBudget::new(
+                    self.config.standalone_backlog_total_bytes,
+                ),
                 config: self.config,
                 spawner: self.spawner,
                 sessions: registry::Registry::new(max, per_client),

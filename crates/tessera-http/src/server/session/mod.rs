@@ -113,7 +113,7 @@ pub(crate) struct Submit {
     permit: OwnedSemaphorePermit,
 }
 
-pub(crate) use backlog::DEFAULT_BACKLOG_BYTES;
+pub(crate) use backlog::{BacklogBudget, DEFAULT_BACKLOG_BYTES, DEFAULT_BACKLOG_TOTAL_BYTES};
 pub(crate) use handle::{EndReason, SessionHandle};
 
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
@@ -228,7 +228,11 @@ fn start(
         streams,
         standalone,
         next_stream: standalone + 1,
-        backlog: backlog::Backlog::new(c.standalone_backlog, c.standalone_backlog_bytes),
+        backlog: backlog::Backlog::new(
+            c.standalone_backlog,
+            c.standalone_backlog_bytes,
+            shared.backlog_budget.clone(),
+        ),
         link,
         relay_ends: Vec::new(),
         relay_waits: Vec::new(),
