@@ -155,6 +155,29 @@ pub struct ServeArgs {
     #[arg(long, value_name = "STORE", default_value = "memory")]
     task_store: String,
 
+    /// The most tasks one client (principal, else session or client name)
+    /// may have running at once; more are refused naming the limit.
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_RUNNING_TASKS_PER_OWNER)]
+    max_running_tasks_per_client: usize,
+
+    /// The most tasks running at once in this process.
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_RUNNING_TASKS)]
+    max_running_tasks: usize,
+
+    /// The most unexpired tasks one client may have stored (finished ones
+    /// count until their ttl ends).
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_STORED_TASKS_PER_OWNER)]
+    max_tasks_per_client: usize,
+
+    /// The most unexpired tasks stored in all.
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_STORED_TASKS)]
+    max_tasks: usize,
+
+    /// The largest result a task keeps, in bytes of JSON; a bigger one
+    /// fails the task with an error naming its size.
+    #[arg(long, value_name = "BYTES", default_value_t = tessera::server::task::DEFAULT_MAX_TASK_RESULT_BYTES)]
+    max_task_result_bytes: usize,
+
     /// Keep all shared state in Redis (redis://HOST:PORT[/DB]): sessions, tasks,
     /// resumable streams and the requestState key ring, with messages between
     /// instances over Redis pub/sub, so that several instances serve one
@@ -260,6 +283,13 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
     } else {
         options.task_store = Some(task_store(&a.task_store)?);
     }
+    options.task_caps = Some(crate::reference::TaskCaps {
+        running_per_owner: a.max_running_tasks_per_client,
+        running: a.max_running_tasks,
+        stored_per_owner: a.max_tasks_per_client,
+        stored: a.max_tasks,
+        result_bytes: a.max_task_result_bytes,
+    });
     let redis = options.redis.clone();
     let server = crate::reference::server(options).context("building the reference server")?;
     // Tasks a previous process left running are reported failed from the start.

@@ -218,6 +218,13 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Adjusts the task settings in place (caps, lifetimes), keeping the
+    /// store and bus set so far.
+    pub fn configure_tasks(mut self, f: impl FnOnce(&mut crate::task::TaskSettings)) -> Self {
+        f(&mut self.tasks);
+        self
+    }
+
     /// Adds an MCP-level middleware layer (see
     /// [`tessera_runtime::middleware`]): it sees every request the server
     /// serves — method, params, era and version, HTTP headers and principal —

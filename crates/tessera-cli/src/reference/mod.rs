@@ -25,6 +25,23 @@ pub struct Options {
     pub task_store: Option<Arc<dyn tessera::server::task::TaskStore>>,
     /// Shared state on Redis (`--redis`): tasks and the requestState key ring.
     pub redis: Option<tessera_redis::Redis>,
+    /// The caps on tasks (`--max-tasks` and the like); the defaults when `None`.
+    pub task_caps: Option<TaskCaps>,
+}
+
+/// The caps on tasks `tessera serve` was given (see `TaskSettings`).
+#[derive(Debug, Clone, Copy)]
+pub struct TaskCaps {
+    /// `TaskSettings::max_running_per_owner`.
+    pub running_per_owner: usize,
+    /// `TaskSettings::max_running`.
+    pub running: usize,
+    /// `TaskSettings::max_stored_per_owner`.
+    pub stored_per_owner: usize,
+    /// `TaskSettings::max_stored`.
+    pub stored: usize,
+    /// `TaskSettings::max_result_bytes`.
+    pub result_bytes: usize,
 }
 
 impl std::fmt::Debug for Options {
@@ -33,6 +50,7 @@ impl std::fmt::Debug for Options {
             .field("skills", &self.skills)
             .field("task_store", &self.task_store.is_some())
             .field("redis", &self.redis)
+            .field("task_caps", &self.task_caps)
             .finish()
     }
 }
@@ -50,6 +68,15 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     }
     if let Some(redis) = &options.redis {
         b = redis.install(b);
+    }
+    if let Some(c) = options.task_caps {
+        b = b.configure_tasks(|t| {
+            t.max_running_per_owner = c.running_per_owner;
+            t.max_running = c.running;
+            t.max_stored_per_owner = c.stored_per_owner;
+            t.max_stored = c.stored;
+            t.max_result_bytes = c.result_bytes;
+        });
     }
     let b = tools::register(b);
     let b = apps::register(b);
