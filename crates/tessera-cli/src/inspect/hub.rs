@@ -517,15 +517,11 @@ impl Hub {
                     let mut http = self.inner.http.clone();
                     http.headers.extend(headers);
                     let t = http.transport(&url).map_err(Problem::failure)?;
-                    let has_auth = http
-                        .header_map()
+                    // -H Authorization, else a workload token, else `tessera login`'s.
+                    let t = http
+                        .authorizer(&url)
                         .map_err(Problem::failure)?
-                        .contains_key("authorization");
-                    let t = if has_auth {
-                        t
-                    } else {
-                        crate::login::with_stored_auth(t, &url)
-                    };
+                        .install(t);
                     builder
                         .connect_transport(Tap::new(t, journal.clone(), id))
                         .await
