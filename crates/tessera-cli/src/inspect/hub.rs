@@ -518,10 +518,7 @@ impl Hub {
                     http.headers.extend(headers);
                     let t = http.transport(&url).map_err(Problem::failure)?;
                     // -H Authorization, else a workload token, else `tessera login`'s.
-                    let t = http
-                        .authorizer(&url)
-                        .map_err(Problem::failure)?
-                        .install(t);
+                    let t = http.authorizer(&url).map_err(Problem::failure)?.install(t);
                     builder
                         .connect_transport(Tap::new(t, journal.clone(), id))
                         .await
