@@ -230,7 +230,7 @@ async fn session_with_a_token_and_step_up() {
     assert_eq!(
         text_of(&v),
         format!(
-            "sub=mcp-client client=mcp-client scopes=mcp principal={} mcp-client",
+            "sub=mcp-client client=mcp-client scopes=mcp principal={} sub:mcp-client",
             f.asrv.issuer()
         )
     );

@@ -40,7 +40,7 @@ async fn active_and_inactive_tokens() {
     let opaque = asrv.opaque_token(&asrv.claims(RESOURCE, &["mcp"]));
     let r = p.with_token(&opaque).await;
     assert_eq!(r.0, StatusCode::OK, "{r:?}");
-    assert_eq!(r.2, format!("user-1|{} user-1", asrv.issuer()));
+    assert_eq!(r.2, format!("user-1|{} sub:user-1", asrv.issuer()));
     // A JWT the server signed is introspected too.
     let jwt = asrv.token(&asrv.claims(RESOURCE, &["mcp"]));
     assert_eq!(p.with_token(&jwt).await.0, StatusCode::OK);

@@ -33,7 +33,7 @@ async fn valid_tokens_pass_with_claims() {
     let rs = asrv.token(&asrv.claims(RESOURCE, &["mcp"]));
     let r = p.with_token(&rs).await;
     assert_eq!(r.0, StatusCode::OK, "{r:?}");
-    assert_eq!(r.2, format!("user-1|{} user-1", asrv.issuer()));
+    assert_eq!(r.2, format!("user-1|{} sub:user-1", asrv.issuer()));
     let es = asrv.token_with("es-1", &asrv.claims(RESOURCE, &["mcp", "other"]));
     assert_eq!(p.with_token(&es).await.0, StatusCode::OK);
     // An audience that differs only in host case and a trailing slash is the same resource.

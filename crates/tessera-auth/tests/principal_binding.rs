@@ -305,6 +305,47 @@ async fn a_streamable_session_refuses_another_principals_token() {
     f.stop().await;
 }
 
+/// Issue 32 item 11: tokens naming neither `sub` nor `client_id`/`azp` used
+/// to share one identity, and `sub: "svc"` was the same principal as
+/// `client_id: "svc"`. Each identity-less token is now its own principal,
+/// and a subject is never a client id.
+#[tokio::test]
+async fn identity_less_tokens_and_a_client_named_like_a_subject_share_nothing() {
+    let f = Fixture::start().await;
+    let token_with = |edit: &dyn Fn(&mut serde_json::Map<String, Value>)| {
+        let mut claims = f.asrv.claims(&f.resource, &["mcp"]);
+        edit(&mut claims);
+        f.asrv.token(&claims)
+    };
+    let nobody = |c: &mut serde_json::Map<String, Value>| {
+        c.remove("sub");
+        c.remove("client_id");
+    };
+    let (first, second) = (token_with(&nobody), token_with(&nobody));
+    let as_subject = token_with(&|c| {
+        c.insert("sub".into(), json!("svc"));
+        c.remove("client_id");
+    });
+    let as_client = token_with(&|c| {
+        c.remove("sub");
+        c.insert("client_id".into(), json!("svc"));
+    });
+    let touch = rpc(2, "tools/call", json!({"name": "touch", "arguments": {}}));
+    for (owner, intruder) in [(&first, &second), (&as_subject, &as_client)] {
+        let sid = f.open_session(owner).await;
+        let r = f.send(f.legacy(intruder, Some(&sid)), &touch).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND);
+        let v = f.rpc(f.legacy(owner, Some(&sid)), &touch).await;
+        assert!(v["result"]["content"][0]["text"].is_string(), "{v}");
+    }
+    assert_eq!(
+        f.touches.load(Ordering::SeqCst),
+        2,
+        "only the owners' calls ran"
+    );
+    f.stop().await;
+}
+
 #[tokio::test]
 async fn an_http_sse_session_refuses_another_principals_token() {
     let f = Fixture::start().await;

@@ -302,13 +302,9 @@ impl ClientOptions {
                 Target::Url { url, headers } => {
                     let mut http = self.http.clone();
                     http.headers.extend(headers);
-                    let transport = http.transport(&url)?;
-                    // A token given with -H Authorization wins over one stored by `tessera login`.
-                    let transport = if http.header_map()?.contains_key("authorization") {
-                        transport
-                    } else {
-                        crate::login::with_stored_auth(transport, &url)
-                    };
+                    // -H Authorization wins over a workload token, which wins
+                    // over a token stored by `tessera login`.
+                    let transport = http.authorizer(&url)?.install(http.transport(&url)?);
                     let builder = match tessera::runtime::Link::http(&url) {
                         Some(link) => builder.link(link),
                         None => builder,

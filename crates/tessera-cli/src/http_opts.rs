@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use clap::Args;
+use tessera_auth::client::{Grant, OAuthClient, WorkloadToken};
 use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 use tessera_http::{HttpClientBuilder, HttpClientError, HttpClientTransport};
 
@@ -38,19 +41,62 @@ pub struct HttpOptions {
     /// https:// (on top of the built-in web roots), e.g. for a private CA.
     #[arg(long, value_name = "PATH")]
     pub cacert: Option<PathBuf>,
+
+    /// Authorize as a workload (SEP-1933): present the JWT in this file (a
+    /// Kubernetes projected service-account token, say) to the MCP server's
+    /// authorization server in the RFC 7523 jwt-bearer grant, with no
+    /// client id or login. The file is read again at every token request,
+    /// so a rotated token is used from the next one on.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "TESSERA_WORKLOAD_TOKEN_FILE",
+        conflicts_with = "workload_token_env"
+    )]
+    pub workload_token_file: Option<PathBuf>,
+
+    /// As --workload-token-file, with the token in the environment variable NAME.
+    #[arg(long, value_name = "NAME")]
+    pub workload_token_env: Option<String>,
 }
 
 impl HttpOptions {
     /// Whether any option was given.
     pub fn is_set(&self) -> bool {
-        !self.headers.is_empty() || self.cacert.is_some()
+        !self.headers.is_empty() || self.cacert.is_some() || self.workload().is_some()
+    }
+
+    /// The workload token asked for, if any.
+    pub fn workload(&self) -> Option<WorkloadToken> {
+        match (&self.workload_token_file, &self.workload_token_env) {
+            (Some(path), _) => Some(WorkloadToken::file(path)),
+            (None, Some(name)) => Some(WorkloadToken::env(name)),
+            (None, None) => None,
+        }
+    }
+
+    /// How requests to `url` are authorized: not at all by us when a header
+    /// gives `Authorization` (it wins), by the workload identity grant when
+    /// a workload token is given, else with the token `tessera login` stored.
+    pub fn authorizer(&self, url: &str) -> Result<Authorizer, Failure> {
+        if self.header_map()?.contains_key("authorization") {
+            return Ok(Authorizer::Header);
+        }
+        let Some(workload) = self.workload() else {
+            return Ok(Authorizer::Stored(url.to_owned()));
+        };
+        let oauth = OAuthClient::builder(url, Grant::Workload(workload))
+            .client_name("tessera-cli")
+            .build()
+            .map_err(|e| Failure::Usage(format!("workload identity for {url}: {e}")))?;
+        Ok(Authorizer::Workload(Arc::new(oauth)))
     }
 
     /// Refuses the options for a target that is not an http(s) URL.
     pub fn only_for_http(&self) -> Result<(), Failure> {
         if self.is_set() {
             return Err(Failure::Usage(
-                "-H/--header and --cacert apply to an http(s) URL target, not to `-- COMMAND`"
+                "-H/--header, --cacert and --workload-token-* apply to an http(s) URL target, not to `-- COMMAND`"
                     .into(),
             ));
         }
@@ -89,6 +135,29 @@ impl HttpOptions {
             b = add_roots(b, path)?;
         }
         Ok(b)
+    }
+}
+
+/// How a client verb authorizes its HTTP requests ([`HttpOptions::authorizer`]).
+#[derive(Debug, Clone)]
+pub enum Authorizer {
+    /// A `-H Authorization: …` header does.
+    Header,
+    /// The workload identity grant (one client, its tokens shared by every
+    /// connection made with it).
+    Workload(Arc<OAuthClient>),
+    /// The token `tessera login` stored for this URL, if any.
+    Stored(String),
+}
+
+impl Authorizer {
+    /// `transport`, authorized.
+    pub fn install(&self, transport: HttpClientTransport) -> HttpClientTransport {
+        match self {
+            Authorizer::Header => transport,
+            Authorizer::Workload(oauth) => transport.with_auth(oauth.clone()),
+            Authorizer::Stored(url) => crate::login::with_stored_auth(transport, url),
+        }
     }
 }
 
@@ -176,7 +245,7 @@ mod tests {
     fn repeated_names_keep_every_value() {
         let o = HttpOptions {
             headers: vec!["X-A: 1".into(), "x-a: 2".into(), "X-B: 3".into()],
-            cacert: None,
+            ..HttpOptions::default()
         };
         let m = o.header_map().unwrap();
         let a: Vec<_> = m.get_all("x-a").iter().collect();

@@ -85,6 +85,9 @@ pub struct ProxyArgs {
 
     #[command(flatten)]
     upstream_http: HttpOptions,
+
+    #[command(flatten)]
+    auth: Box<crate::serve_auth::AuthArgs>,
 }
 
 fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Failure> {
@@ -96,20 +99,16 @@ fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Fai
         Target::Url { url, .. } => {
             // Checked once here, so that building it again later cannot fail on the options.
             http.transport(&url)?;
-            let own_auth = http.header_map()?.contains_key("authorization");
+            // `-H Authorization: ...` wins over a workload token, which wins
+            // over a token stored by `tessera login`.
+            let authorizer = http.authorizer(&url)?;
             let http = http.clone();
             let u = url.clone();
             Ok(UpstreamSpec::http_with(url, move || {
                 let builder = http
                     .apply(HttpClientTransport::builder(&u))
                     .unwrap_or_else(|_| HttpClientTransport::builder(&u));
-                let t = builder.build()?;
-                // A token given with `-H Authorization: ...` wins over one stored by `tessera login`.
-                Ok(if own_auth {
-                    t
-                } else {
-                    crate::login::with_stored_auth(t, &u)
-                })
+                Ok(authorizer.install(builder.build()?))
             }))
         }
     }
@@ -143,6 +142,12 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
     if a.http.is_none() && !a.stdio {
         return Err(Failure::Usage(
             "choose how to serve: --http ADDR (e.g. --http 127.0.0.1:8002) or --stdio".into(),
+        ));
+    }
+    if a.http.is_none() && a.auth.auth_issuer.is_some() {
+        // clap lets --stdio (which conflicts with --http) switch off `requires`.
+        return Err(Failure::Usage(
+            "--auth-issuer protects HTTP only: use it with --http ADDR, not --stdio".into(),
         ));
     }
     let spec = upstream_spec(target, &a.upstream_http)?;
@@ -260,14 +265,36 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
         b = b.legacy_sse(None);
     }
     let mcp = b.build();
+    let shown = if local.ip().is_unspecified() {
+        std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), local.port())
+    } else {
+        local
+    };
+    // The same OAuth resource-server front as `tessera serve` (one verifier,
+    // the same DPoP checks); the upstream's tool scopes are not known here.
+    let protection = crate::serve_auth::protection(
+        &a.auth,
+        &format!("http://{shown}{}", a.path),
+        "tessera proxy",
+        |_| None,
+        None,
+    )
+    .await?;
     // `what` holds the upstream's name: peer text.
     eprintln!(
-        "tessera: proxying {} at http://{local}{}",
+        "tessera: proxying {} at http://{shown}{}",
         crate::peer_text::line(what),
         a.path
     );
-    tessera_http::serve(listener, mcp, crate::serve::shutdown_signal())
-        .await
-        .context("serving HTTP")?;
+    let shutdown = crate::serve::shutdown_signal();
+    match protection {
+        Some(p) => {
+            eprintln!("tessera: authorization: {}", p.summary);
+            let service = tower::Layer::layer(&p.layer, mcp.clone());
+            tessera_http::serve_with(listener, mcp, service, shutdown).await
+        }
+        None => tessera_http::serve(listener, mcp, shutdown).await,
+    }
+    .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)
 }

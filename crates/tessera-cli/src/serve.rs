@@ -160,6 +160,29 @@ pub struct ServeArgs {
     #[arg(long, value_name = "STORE", default_value = "memory")]
     task_store: String,
 
+    /// The most tasks one client (principal, else session or client name)
+    /// may have running at once; more are refused naming the limit.
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_RUNNING_TASKS_PER_OWNER)]
+    max_running_tasks_per_client: usize,
+
+    /// The most tasks running at once in this process.
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_RUNNING_TASKS)]
+    max_running_tasks: usize,
+
+    /// The most unexpired tasks one client may have stored (finished ones
+    /// count until their ttl ends).
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_STORED_TASKS_PER_OWNER)]
+    max_tasks_per_client: usize,
+
+    /// The most unexpired tasks stored in all.
+    #[arg(long, value_name = "N", default_value_t = tessera::server::task::DEFAULT_MAX_STORED_TASKS)]
+    max_tasks: usize,
+
+    /// The largest result a task keeps, in bytes of JSON; a bigger one
+    /// fails the task with an error naming its size.
+    #[arg(long, value_name = "BYTES", default_value_t = tessera::server::task::DEFAULT_MAX_TASK_RESULT_BYTES)]
+    max_task_result_bytes: usize,
+
     /// Keep all shared state in Redis (redis://HOST:PORT[/DB]): sessions, tasks,
     /// resumable streams and the requestState key ring, with messages between
     /// instances over Redis pub/sub, so that several instances serve one
@@ -265,6 +288,13 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
     } else {
         options.task_store = Some(task_store(&a.task_store)?);
     }
+    options.task_caps = Some(crate::reference::TaskCaps {
+        running_per_owner: a.max_running_tasks_per_client,
+        running: a.max_running_tasks,
+        stored_per_owner: a.max_tasks_per_client,
+        stored: a.max_tasks,
+        result_bytes: a.max_task_result_bytes,
+    });
     let redis = options.redis.clone();
     options.layer = crate::telemetry::layer();
     if let Some(addr) = &a.metrics {
@@ -342,6 +372,13 @@ async fn serve_http(
         ResponseMode::Auto
     };
     let scope_source = server.clone();
+    let ready_check: crate::readiness::Check = {
+        let server = server.clone();
+        std::sync::Arc::new(move || {
+            let server = server.clone();
+            Box::pin(async move { server.check_task_store().await })
+        })
+    };
     let mut b = McpHttp::builder(server)
         .bind_address(local)
         .endpoint_path(a.path.clone())
@@ -425,6 +462,7 @@ async fn serve_http(
     let protection = crate::serve_auth::protection(
         &a.auth,
         &format!("http://{shown}{}", a.path),
+        "tessera reference server",
         move |name| scope_source.tool_scopes(name),
         shared,
     )
@@ -439,13 +477,20 @@ async fn serve_http(
             format!("; HTTP+SSE (2024-11-05) at http://{shown}/sse")
         },
     );
+    // `GET /readyz` (the task store's check) in front of everything, authorization included.
     match protection {
         Some(p) => {
             eprintln!("tessera: authorization: {}", p.summary);
-            let service = tower::Layer::layer(&p.layer, mcp.clone());
+            let service = crate::readiness::Readiness::new(
+                tower::Layer::layer(&p.layer, mcp.clone()),
+                ready_check,
+            );
             tessera_http::serve_with(listener, mcp, service, shutdown_signal()).await
         }
-        None => tessera_http::serve(listener, mcp, shutdown_signal()).await,
+        None => {
+            let service = crate::readiness::Readiness::new(mcp.clone(), ready_check);
+            tessera_http::serve_with(listener, mcp, service, shutdown_signal()).await
+        }
     }
     .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)

@@ -295,11 +295,15 @@ fn dpop_settings(
 
 /// The protection asked for by `a`, or `None` when `--auth-issuer` is not
 /// given. `own_url` is this server's endpoint URL (the default audience);
+/// `resource_name` names it in the protected resource metadata;
 /// `tool_scopes` gives the scopes a tool declares; `shared` is the DPoP
 /// state shared between instances (Redis), else it stays in memory.
+/// `tessera serve` and `tessera proxy` both protect their endpoint with it:
+/// one verifier, the same checks.
 pub async fn protection<F>(
     a: &AuthArgs,
     own_url: &str,
+    resource_name: &str,
     tool_scopes: F,
     shared: Option<SharedDpop>,
 ) -> Result<Option<Protection>, Failure>
@@ -325,7 +329,7 @@ where
                 .http_client(client)
                 .build();
             (
-                layer_builder(a, issuer, &audience, verifier),
+                layer_builder(a, issuer, &audience, resource_name, verifier),
                 format!("JWT, keys from {jwks_uri}"),
             )
         }
@@ -341,7 +345,7 @@ where
                 .build()
                 .map_err(|e| anyhow::anyhow!("setting up introspection: {e}"))?;
             (
-                layer_builder(a, issuer, &audience, verifier),
+                layer_builder(a, issuer, &audience, resource_name, verifier),
                 format!("introspection at {endpoint}"),
             )
         }
@@ -377,11 +381,12 @@ fn layer_builder(
     a: &AuthArgs,
     issuer: &str,
     audience: &str,
+    resource_name: &str,
     verifier: impl tessera_auth::server::TokenVerifier,
 ) -> tessera_auth::server::BearerAuthLayerBuilder {
     let mut b = BearerAuthLayer::builder(audience, verifier)
         .authorization_server(issuer)
-        .resource_name("tessera reference server");
+        .resource_name(resource_name);
     if !a.auth_scopes.is_empty() {
         b = b
             .scopes_supported(a.auth_scopes.iter().cloned())

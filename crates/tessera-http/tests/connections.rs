@@ -78,6 +78,92 @@ async fn an_idle_keep_alive_connection_is_closed() {
     );
 }
 
+/// Issue 32 item 14: a connection that never sends a byte was held until
+/// the idle timeout (60 s), not the header timeout.
+#[tokio::test]
+async fn a_silent_connection_is_closed_at_the_header_timeout() {
+    let server = TestServer::start(|b| {
+        b.header_read_timeout(Some(Duration::from_millis(300)))
+            .connection_idle_timeout(Some(Duration::from_secs(20)))
+    })
+    .await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    let opened = std::time::Instant::now();
+    let got = within(read_to_close(&mut s)).await;
+    assert!(got.is_empty(), "{}", String::from_utf8_lossy(&got));
+    let held = opened.elapsed();
+    assert!(
+        held >= Duration::from_millis(300) && held < Duration::from_secs(5),
+        "held {held:?}"
+    );
+}
+
+/// Reads one HTTP/1.1 response with a `content-length` off `s`.
+async fn read_response(s: &mut TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().to_owned())
+                })
+                .and_then(|v| v.parse::<usize>().ok())
+                .expect("a content-length");
+            if body.len() >= len {
+                return text;
+            }
+        }
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(
+            n > 0,
+            "closed mid-response: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Issue 32 item 14: idle keep-alive connections closed at the header
+/// timeout (10 s) where the docs say the idle timeout (60 s) applies.
+#[tokio::test]
+async fn an_idle_keep_alive_connection_outlives_the_header_timeout() {
+    let server = TestServer::start(|b| {
+        b.header_read_timeout(Some(Duration::from_millis(200)))
+            .connection_idle_timeout(Some(Duration::from_secs(20)))
+            .response_mode(tessera_http::ResponseMode::Json)
+    })
+    .await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    let request = |id: i64| {
+        let body = serde_json::to_vec(&common::initialize(id, common::LEGACY)).unwrap();
+        let mut r = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            server.host(),
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(&body);
+        r
+    };
+    s.write_all(&request(1)).await.unwrap();
+    let first = within(read_response(&mut s)).await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    // Idle for four header timeouts: a keep-alive pause, not a slow head.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    s.write_all(&request(2)).await.unwrap();
+    let second = within(read_response(&mut s)).await;
+    assert!(
+        second.starts_with("HTTP/1.1 200"),
+        "the same connection: {second}"
+    );
+}
+
 #[tokio::test]
 async fn beyond_the_connection_cap_new_connections_get_503_at_once() {
     let server = TestServer::start(|b| b.max_connections(2)).await;

@@ -55,5 +55,6 @@ pub use event::{Connected, Event, IncomingRequest, Outbound, RequestContext, Tra
 pub use peer::PeerCapabilities;
 pub use pending::RequestOptions;
 pub use raw::{RawResponse, RawResult, Reply};
+pub use serve::MAX_PROGRESS_TOKEN;
 pub use session::{SessionSnapshot, level_passes, level_rank};
 pub use tessera_types::{Era, ProtocolVersion};

@@ -53,7 +53,8 @@ impl Engine {
             self.answer(
                 Some(id.clone()),
                 Err(ErrorObject::invalid_request(format!(
-                    "Invalid Request: id {id} is already used by a request in progress"
+                    "Invalid Request: id {} is already used by a request in progress",
+                    tessera_types::excerpt(&id.to_string())
                 ))),
                 batch,
             );
@@ -87,10 +88,14 @@ impl Engine {
         let (era, version) = self
             .connection()
             .unwrap_or((Era::Legacy, ProtocolVersion::LATEST_LEGACY));
+        let progress_token = match progress_token(r.meta.as_ref()) {
+            Ok(t) => t,
+            Err(e) => return self.answer(Some(id), Err(e), batch),
+        };
         let context = RequestContext {
             era,
             version,
-            progress_token: progress_token(r.meta.as_ref()),
+            progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
             meta: r.meta.take().map(Arc::new),
@@ -179,7 +184,10 @@ impl Engine {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
-        let progress_token = progress_token(Some(&meta));
+        let progress_token = match progress_token(Some(&meta)) {
+            Ok(t) => t,
+            Err(e) => return self.answer(Some(id), Err(e), batch),
+        };
         let meta = Arc::new(meta);
         let context = RequestContext {
             era: Era::Modern,
@@ -262,10 +270,14 @@ impl Engine {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
+        let progress_token = match progress_token(r.meta.as_ref()) {
+            Ok(t) => t,
+            Err(e) => return self.answer(Some(id), Err(e), batch),
+        };
         let context = RequestContext {
             era: Era::Legacy,
             version,
-            progress_token: progress_token(r.meta.as_ref()),
+            progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
             meta: r.meta.take().map(Arc::new),
@@ -366,10 +378,28 @@ fn request_tag(meta: Option<&JsonObject>) -> Option<Value> {
     }
 }
 
-fn progress_token(meta: Option<&JsonObject>) -> Option<RequestId> {
-    meta?
-        .get(mk::PROGRESS_TOKEN)
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+/// The longest string `_meta.progressToken` a request may carry, in bytes.
+/// Every progress notification echoes the token: a long one would multiply
+/// a request's size by the number of notifications (one 4 MB request with
+/// 256 progress steps pinned a gigabyte in streams and event stores).
+pub const MAX_PROGRESS_TOKEN: usize = 1024;
+
+/// The request's progress token, if any; a string token longer than
+/// [`MAX_PROGRESS_TOKEN`] is refused with an error that names the limit.
+fn progress_token(meta: Option<&JsonObject>) -> Result<Option<RequestId>, ErrorObject> {
+    let Some(v) = meta.and_then(|m| m.get(mk::PROGRESS_TOKEN)) else {
+        return Ok(None);
+    };
+    if let Value::String(s) = v {
+        if s.len() > MAX_PROGRESS_TOKEN {
+            return Err(ErrorObject::invalid_params(format!(
+                "Invalid params: _meta {} is {} bytes; the limit is {MAX_PROGRESS_TOKEN}",
+                mk::PROGRESS_TOKEN,
+                s.len()
+            )));
+        }
+    }
+    Ok(serde_json::from_value(v.clone()).ok())
 }
 
 /// A typed result as the JSON object it is on the wire.

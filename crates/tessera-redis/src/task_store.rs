@@ -10,7 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures::future::BoxFuture;
 use redis::{Script, Value};
 use tessera_server::task::{
-    TaskChange, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
+    TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
 };
 use tessera_types::ErrorObject;
 use tessera_types::tasks::TaskStatus;
@@ -475,6 +475,37 @@ impl TaskStore for RedisTaskStore {
                 })
                 .await
                 .map_err(backend)
+        })
+    }
+
+    /// The owner's index and the expiry index, by `ZCARD` (tasks past their
+    /// lifetime count until the next sweep deletes them).
+    fn count<'a>(
+        &'a self,
+        owner: &'a str,
+        _now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>> {
+        Box::pin(async move {
+            let index = self.redis.key(&format!("owner:{owner}"));
+            let expiry = self.redis.key("expiry");
+            let (index, expiry) = (&index, &expiry);
+            let (owned, total): (usize, usize) = self
+                .redis
+                .run(|mut c| async move {
+                    redis::pipe()
+                        .cmd("ZCARD")
+                        .arg(index)
+                        .cmd("ZCARD")
+                        .arg(expiry)
+                        .query_async(&mut c)
+                        .await
+                })
+                .await
+                .map_err(backend)?;
+            Ok(TaskCount {
+                owner: owned,
+                total,
+            })
         })
     }
 }

@@ -74,8 +74,8 @@ pub use prompt::{
     PromptRoute, check_prompt_name, prompt,
 };
 pub use resource::{
-    Blob, FsResources, IntoResourceContents, JsonContents, MAX_MATCH_LEN, ResourceBuilder,
-    ResourceError, ResourceHandler, ResourceProvider, ResourceRead, ResourceRoute,
+    Blob, FsResources, IntoResourceContents, JsonContents, MAX_ECHOED_URI, MAX_MATCH_LEN,
+    ResourceBuilder, ResourceError, ResourceHandler, ResourceProvider, ResourceRead, ResourceRoute,
     ResourceTemplateBuilder, ResourceTemplateRoute, TemplateError, Uri, UriTemplate, UriVars,
     VarValue, Vars, guess_mime_type, resource, resource_template,
 };

@@ -19,7 +19,7 @@ mod extract;
 mod fs;
 mod handler;
 mod provider;
-mod response;
+pub(crate) mod response;
 mod template;
 pub(crate) mod uri;
 mod vars;
@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
     Era, ErrorObject, JsonObject, ReadResourceRequestParams, Resource, ResourceRequestParams,
@@ -43,7 +43,7 @@ pub use extract::{ResourceRead, Uri, UriVars, Vars};
 pub use fs::{FsResources, guess_mime_type};
 pub use handler::ResourceHandler;
 pub use provider::ResourceProvider;
-pub use response::{Blob, IntoResourceContents, JsonContents, ResourceError};
+pub use response::{Blob, IntoResourceContents, JsonContents, MAX_ECHOED_URI, ResourceError};
 pub use template::{MAX_MATCH_LEN, TemplateError, UriTemplate, VarValue};
 
 use builder::ErasedReader;
@@ -347,7 +347,7 @@ fn reader_input<S>(
 
 fn invalid_uri(uri: &str, problem: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!("Invalid params: invalid resource URI: {problem}"))
-        .with_data(json!({ "uri": uri }))
+        .with_data(response::uri_data(uri))
 }
 
 impl<S: Send + Sync + 'static> Server<S> {

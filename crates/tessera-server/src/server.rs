@@ -218,6 +218,13 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Adjusts the task settings in place (caps, lifetimes), keeping the
+    /// store and bus set so far.
+    pub fn configure_tasks(mut self, f: impl FnOnce(&mut crate::task::TaskSettings)) -> Self {
+        f(&mut self.tasks);
+        self
+    }
+
     /// Adds an MCP-level middleware layer (see
     /// [`tessera_runtime::middleware`]): it sees every request the server
     /// serves — method, params, era and version, HTTP headers and principal —
@@ -452,6 +459,13 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// at startup so a restarted server reports them at once.
     pub async fn recover_tasks(&self) -> Result<(), ErrorObject> {
         self.tasks().ready().await
+    }
+
+    /// Checks the task store now ([`TaskStore::check`](crate::task::TaskStore::check)):
+    /// `Err` says what is wrong (a deleted or corrupted SQLite file, say).
+    /// The server also checks it at every sweep and logs a failure.
+    pub async fn check_task_store(&self) -> Result<(), String> {
+        self.tasks().check_store().await
     }
 
     /// The capabilities, derived from what is registered.

@@ -7,6 +7,7 @@ use super::assertion::ClientSigningKey;
 use super::registration::ClientCredentials;
 use super::store::{MemoryTokenStore, TokenStore};
 use super::user_agent::UserAgent;
+use super::workload::WorkloadToken;
 
 /// The grant used to obtain tokens.
 #[derive(Clone)]
@@ -23,6 +24,13 @@ pub enum Grant {
         /// The signed JWT to present as `assertion`.
         assertion: String,
     },
+    /// Workload identity (SEP-1933): the RFC 7523 JWT bearer grant with a
+    /// platform-issued token read from a file or an environment variable
+    /// at every token request (so a rotated file is picked up), without a
+    /// client identity (no secret, no registration) unless
+    /// [`client`](super::OAuthClientBuilder::client) gives one. A token
+    /// about to expire is replaced by a new grant before the request.
+    Workload(WorkloadToken),
     /// Enterprise-managed authorization (SEP-990): the user's ID token is
     /// exchanged at the enterprise IdP for an identity assertion grant
     /// (RFC 8693 token exchange), which is then presented to the MCP
@@ -36,6 +44,7 @@ impl std::fmt::Debug for Grant {
             Grant::AuthorizationCode(_) => "AuthorizationCode",
             Grant::ClientCredentials => "ClientCredentials",
             Grant::JwtBearer { .. } => "JwtBearer",
+            Grant::Workload(_) => "Workload",
             Grant::IdentityAssertion(_) => "IdentityAssertion",
         })
     }

@@ -29,16 +29,24 @@ impl OAuthClient {
     ) -> Result<(), OAuthError> {
         let mut st = self.state.lock().await;
         self.load(&mut st);
-        let expiring = st.creds.as_ref().is_some_and(|c| {
-            c.tokens.refresh_token.is_some()
-                && c.tokens
-                    .expires_within(unix_now(), self.config.refresh_skew_secs)
+        let expiring = st.creds.as_ref().and_then(|c| {
+            c.tokens
+                .expires_within(unix_now(), self.config.refresh_skew_secs)
+                .then_some(c.tokens.refresh_token.is_some())
         });
-        if expiring {
-            if let Err(e) = self.refresh_locked(&mut st).await {
-                // The server will challenge the request; a new grant follows.
-                tracing::info!("refreshing the access token failed: {e}");
+        match expiring {
+            Some(true) => {
+                if let Err(e) = self.refresh_locked(&mut st).await {
+                    // The server will challenge the request; a new grant follows.
+                    tracing::info!("refreshing the access token failed: {e}");
+                }
             }
+            Some(false) if self.renews_by_grant() => {
+                if let Err(e) = self.renew_locked(&mut st).await {
+                    tracing::info!("renewing the access token failed: {e}");
+                }
+            }
+            _ => {}
         }
         let Some(creds) = &st.creds else {
             return Ok(());

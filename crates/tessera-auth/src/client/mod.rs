@@ -10,7 +10,8 @@
 //! document URL, or RFC 7591 registration), and runs the configured
 //! [`Grant`]: authorization code with PKCE through a [`UserAgent`]
 //! ([`LoopbackBrowser`] or [`HeadlessUserAgent`]), client credentials,
-//! JWT bearer, or enterprise-managed token exchange. It sends `resource`
+//! JWT bearer, workload identity ([`WorkloadToken`], SEP-1933), or
+//! enterprise-managed token exchange. It sends `resource`
 //! (RFC 8707), checks `state` and `iss` (RFC 9207), uses DPoP (RFC 9449)
 //! when the authorization server offers it, refreshes before expiry, and
 //! answers `403 insufficient_scope` with a step-up (at most three
@@ -45,6 +46,7 @@ mod registration;
 mod store;
 mod token;
 mod user_agent;
+mod workload;
 
 pub use assertion::{ClientSigningKey, JWT_BEARER_ASSERTION_TYPE};
 pub use authorization::{AuthorizationParams, PendingAuthorization, begin as begin_authorization};
@@ -58,3 +60,4 @@ pub use registration::{AuthMethod, ClientCredentials};
 pub use store::{FileTokenStore, MemoryTokenStore, StoreLock, StoredCredentials, TokenStore};
 pub use token::{TokenSet, grant_type};
 pub use user_agent::{CallbackParams, HeadlessUserAgent, LoopbackBrowser, UserAgent};
+pub use workload::{MAX_WORKLOAD_TOKEN_BYTES, WorkloadToken};

@@ -465,6 +465,10 @@ impl OAuthClient {
         if let Some(c) = st.creds.as_ref().filter(|c| c.issuer == d.issuer) {
             return Ok(c.client.clone());
         }
+        if matches!(self.config.grant, Grant::Workload(_)) {
+            // SEP-1933: the workload token is the credential; no client id.
+            return Ok(ClientCredentials::public(String::new()).with_auth_method(AuthMethod::None));
+        }
         let user_agent = match &self.config.grant {
             Grant::AuthorizationCode(ua) => Some(ua.clone()),
             _ => None,
@@ -493,7 +497,7 @@ impl OAuthClient {
                 }
             }
             Grant::ClientCredentials => grant_types.push(grant_type::CLIENT_CREDENTIALS.into()),
-            Grant::JwtBearer { .. } | Grant::IdentityAssertion(_) => {
+            Grant::JwtBearer { .. } | Grant::Workload(_) | Grant::IdentityAssertion(_) => {
                 grant_types.push(grant_type::JWT_BEARER.into())
             }
         }
@@ -510,10 +514,32 @@ impl OAuthClient {
     }
 
     /// Discovery, client identity and the grant; the tokens end up in `st`.
+    /// Counts against the attempts per scope set.
     pub(crate) async fn authorize_locked(
         &self,
         st: &mut State,
         challenge: Option<&BearerChallenge>,
+    ) -> Result<(), OAuthError> {
+        self.grant_locked(st, challenge, true).await
+    }
+
+    /// Replaces tokens about to expire by a new grant when that needs no
+    /// one (workload identity), without counting it as an attempt: a
+    /// long-running workload renews its token every lifetime.
+    pub(crate) async fn renew_locked(&self, st: &mut State) -> Result<(), OAuthError> {
+        self.grant_locked(st, None, false).await
+    }
+
+    /// Whether tokens are renewed by running the grant again.
+    pub(crate) fn renews_by_grant(&self) -> bool {
+        matches!(self.config.grant, Grant::Workload(_))
+    }
+
+    async fn grant_locked(
+        &self,
+        st: &mut State,
+        challenge: Option<&BearerChallenge>,
+        counted: bool,
     ) -> Result<(), OAuthError> {
         let d = discover_via(
             &self.http,
@@ -524,11 +550,13 @@ impl OAuthClient {
         let scopes = self.select_scopes(st, &d, challenge);
         let mut key: Vec<&str> = scopes.iter().map(String::as_str).collect();
         key.sort_unstable();
-        let count = st.attempts.entry(key.join(" ")).or_insert(0);
-        if *count >= self.config.max_attempts {
-            return Err(OAuthError::TooManyAttempts(*count));
+        if counted {
+            let count = st.attempts.entry(key.join(" ")).or_insert(0);
+            if *count >= self.config.max_attempts {
+                return Err(OAuthError::TooManyAttempts(*count));
+            }
+            *count += 1;
         }
-        *count += 1;
         if st.creds.as_ref().is_some_and(|c| c.issuer != d.issuer) {
             // Another authorization server now: nothing of the old one is reused.
             st.creds = None;
@@ -641,6 +669,16 @@ impl OAuthClient {
                 let mut form = vec![
                     pair("grant_type", grant_type::JWT_BEARER),
                     pair("assertion", assertion.clone()),
+                    resource,
+                ];
+                form.extend(scope.map(|s| pair("scope", s)));
+                ep.request(&form, unix_now).await
+            }
+            Grant::Workload(source) => {
+                // Read now: the platform may have rotated it since the last grant.
+                let mut form = vec![
+                    pair("grant_type", grant_type::JWT_BEARER),
+                    pair("assertion", source.read()?),
                     resource,
                 ];
                 form.extend(scope.map(|s| pair("scope", s)));

@@ -137,6 +137,8 @@ impl TokenEndpoint<'_> {
             })
         };
         match self.method {
+            // No identity at all (a workload identity grant): nothing to add.
+            AuthMethod::None if id.is_empty() => {}
             AuthMethod::None => form.push(("client_id".into(), id.clone())),
             AuthMethod::ClientSecretBasic => {
                 let pair = format!("{}:{}", form_encode(id), form_encode(&secret()?));

@@ -82,16 +82,33 @@ impl AuthInfo {
         self.expires_at.map(|s| UNIX_EPOCH + Duration::from_secs(s))
     }
 
-    /// Who made the request: `"<issuer> <subject>"` (issuer and subject
-    /// together, since subjects are only unique per issuer), falling back to
-    /// the client id when the token has no subject. `None` if the token names
-    /// neither. A DPoP-bound token adds ` jkt=<thumbprint>`, so what is
-    /// bound to the principal (sessions) is also bound to the key.
+    /// Who made the request: `"<issuer> sub:<subject>"` (issuer and
+    /// subject together, since subjects are only unique per issuer), else
+    /// `"<issuer> client:<client id>"` for a token with no subject — a
+    /// subject and a client id of the same text are different principals.
+    /// A token that names neither is its own principal,
+    /// `"<issuer> token:<SHA-256 of its claims>"`: it shares nothing (no
+    /// session) with any other token. A DPoP-bound token adds
+    /// ` jkt=<thumbprint>`, so what is bound to the principal (sessions) is
+    /// also bound to the key. Always `Some` (kept an `Option` for callers).
     pub fn principal(&self) -> Option<Principal> {
-        let who = self.subject.as_ref().or(self.client_id.as_ref())?;
+        let who = match (&self.subject, &self.client_id) {
+            (Some(sub), _) => format!("sub:{sub}"),
+            (None, Some(client)) => format!("client:{client}"),
+            (None, None) => {
+                use base64::Engine as _;
+                use sha2::Digest as _;
+                let text = serde_json::to_vec(&self.claims).unwrap_or_default();
+                let hash = sha2::Sha256::digest(&text);
+                format!(
+                    "token:{}",
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(hash)
+                )
+            }
+        };
         let mut p = match &self.issuer {
             Some(iss) => format!("{iss} {who}"),
-            None => who.clone(),
+            None => who,
         };
         if let Some(jkt) = self.dpop_jkt() {
             p.push_str(" jkt=");
@@ -118,7 +135,10 @@ mod tests {
         assert_eq!(a.scopes, ["files:read", "files:write"]);
         assert_eq!(a.audience, ["https://rs/mcp", "x"]);
         assert_eq!(a.client_id.as_deref(), Some("cli"));
-        assert_eq!(a.principal(), Some(Principal("https://as alice".into())));
+        assert_eq!(
+            a.principal(),
+            Some(Principal("https://as sub:alice".into()))
+        );
         assert!(a.has_scope("files:write") && !a.has_scope("files"));
         assert_eq!(
             a.expires(),
@@ -133,13 +153,38 @@ mod tests {
         };
         let a = AuthInfo::from_claims(c);
         assert_eq!(a.scopes, ["a", "b"]);
-        assert_eq!(a.principal(), Some(Principal("svc".into())));
-        assert_eq!(AuthInfo::from_claims(Map::new()).principal(), None);
+        assert_eq!(a.principal(), Some(Principal("client:svc".into())));
+        // A subject and a client id of the same text are two principals.
+        let Value::Object(c) = json!({"sub": "svc"}) else {
+            unreachable!()
+        };
+        assert_eq!(
+            AuthInfo::from_claims(c).principal(),
+            Some(Principal("sub:svc".into()))
+        );
+        // Tokens naming neither are each their own principal.
+        let nobody = |jti: &str| {
+            let Value::Object(c) = json!({"iss": "https://as", "jti": jti, "exp": 1}) else {
+                unreachable!()
+            };
+            AuthInfo::from_claims(c).principal().unwrap().0
+        };
+        assert!(
+            nobody("a").starts_with("https://as token:"),
+            "{}",
+            nobody("a")
+        );
+        assert_ne!(nobody("a"), nobody("b"));
+        assert_eq!(
+            nobody("a"),
+            nobody("a"),
+            "the same token, the same principal"
+        );
         let Value::Object(c) = json!({"sub": "bob", "cnf": {"jkt": "abc"}}) else {
             unreachable!()
         };
         let a = AuthInfo::from_claims(c);
         assert_eq!(a.dpop_jkt(), Some("abc"));
-        assert_eq!(a.principal(), Some(Principal("bob jkt=abc".into())));
+        assert_eq!(a.principal(), Some(Principal("sub:bob jkt=abc".into())));
     }
 }

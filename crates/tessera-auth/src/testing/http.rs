@@ -68,6 +68,7 @@ async fn route(state: &State, req: Request<Incoming>) -> Answer {
                 Some("authorization_code" | "refresh_token") => {
                     code_flow::token(state, &headers, &form)
                 }
+                Some(super::JWT_BEARER) => super::workload::token(state, &headers, &form).await,
                 _ => token(state, &headers, &form),
             }
         }
@@ -90,7 +91,7 @@ fn metadata(state: &State) -> Value {
         "jwks_uri": format!("{iss}/jwks"),
         "introspection_endpoint": format!("{iss}/introspect"),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials", super::JWT_BEARER],
         "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
         "code_challenge_methods_supported": ["S256"],
@@ -221,7 +222,7 @@ fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String
 }
 
 /// Signs an access token (a JWT with the current key) for `client_id`
-/// acting as `sub`, valid for `ttl` seconds, bound to the DPoP key `jkt`
+/// (none when empty) acting as `sub`, valid for `ttl` seconds, bound to the DPoP key `jkt`
 /// if given; returns it with its serial number, or `None` when there is no
 /// current key.
 pub(crate) fn sign_access_token(
@@ -241,6 +242,10 @@ pub(crate) fn sign_access_token(
     }) else {
         unreachable!("a JSON object literal")
     };
+    if client_id.is_empty() {
+        // A workload's token: issued to no client.
+        claims.remove("client_id");
+    }
     if let Some(jkt) = jkt {
         claims.insert("cnf".into(), json!({ "jkt": jkt }));
     }

@@ -95,9 +95,14 @@ impl TestKey {
 
     /// Signs `claims` as a JWT (`typ: at+jwt`, with this key's `kid`).
     pub fn sign(&self, claims: &Map<String, Value>) -> String {
+        self.sign_typed(claims, "at+jwt")
+    }
+
+    /// Signs `claims` as a JWT of type `typ`, with this key's `kid`.
+    pub fn sign_typed(&self, claims: &Map<String, Value>, typ: &str) -> String {
         let mut header = Header::new(self.alg);
         header.kid = Some(self.kid.clone());
-        header.typ = Some("at+jwt".into());
+        header.typ = Some(typ.into());
         jsonwebtoken::encode(&header, claims, &self.encoding).expect("signing")
     }
 }

@@ -19,6 +19,11 @@
 //!   signed and opaque tokens it minted, `active: false` for anything else,
 //!   expired or revoked.
 //!
+//! - the RFC 7523 `jwt-bearer` grant with a workload token (SEP-1933) of
+//!   an issuer trusted with [`TestAuthorizationServer::trust_workload_issuer`]
+//!   (keys found by discovery), which another `TestAuthorizationServer`
+//!   can play: [`TestAuthorizationServer::workload_token`] mints one.
+//!
 //! With [`CodeFlowSettings::dpop`], token requests with a DPoP proof get
 //! tokens bound to its key (`cnf.jkt`), optionally after a nonce round.
 //! [`TestDpopKey`] signs DPoP proofs, good and bad, for resource-server
@@ -34,6 +39,7 @@ mod dpop;
 mod dpop_grant;
 mod http;
 mod keys;
+mod workload;
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -65,7 +71,11 @@ pub(crate) struct State {
     pub authorization_requests: Mutex<Vec<HashMap<String, String>>>,
     pub token_requests: Mutex<HashMap<String, u64>>,
     pub registrations: Mutex<Vec<Value>>,
+    pub workload: Mutex<workload::WorkloadTrust>,
 }
+
+/// The RFC 7523 JWT bearer grant type.
+pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 pub(crate) struct Keys {
     /// Every key, in creation order.
@@ -138,6 +148,7 @@ impl TestAuthorizationServer {
             authorization_requests: Mutex::new(Vec::new()),
             token_requests: Mutex::new(HashMap::new()),
             registrations: Mutex::new(Vec::new()),
+            workload: Mutex::new(workload::WorkloadTrust::default()),
         });
         let task = tokio::spawn(http::run(listener, state.clone()));
         Ok(TestAuthorizationServer { state, addr, task })
@@ -188,7 +199,8 @@ impl TestAuthorizationServer {
         lock(&self.state.authorization_requests).clone()
     }
 
-    /// How many token requests with `grant_type` arrived (code and refresh grants).
+    /// How many token requests with `grant_type` arrived (code, refresh and
+    /// `jwt-bearer` grants).
     pub fn token_requests(&self, grant_type: &str) -> u64 {
         lock(&self.state.token_requests)
             .get(grant_type)
@@ -307,6 +319,42 @@ impl TestAuthorizationServer {
         if !k.published.iter().any(|p| p == kid) {
             k.published.push(kid.to_owned());
         }
+    }
+
+    /// Trusts workload tokens (SEP-1933) issued by `issuer` in the
+    /// `jwt-bearer` grant; its keys are found by discovery at first use.
+    pub fn trust_workload_issuer(&self, issuer: &str) {
+        lock(&self.state.workload)
+            .issuers
+            .entry(issuer.to_owned())
+            .or_insert(None);
+    }
+
+    /// The claims of the workload assertions accepted so far, in order
+    /// (the last 1,024).
+    pub fn workload_grants(&self) -> Vec<Map<String, Value>> {
+        lock(&self.state.workload).grants.clone()
+    }
+
+    /// A workload token of this server playing the platform's issuer (a
+    /// Kubernetes service-account token, say): `typ: JWT`, subject `sub`,
+    /// for `audience` (the authorization server it is presented to), valid
+    /// for `ttl` seconds, with a fresh `jti`; signed with the current key.
+    pub fn workload_token(&self, sub: &str, audience: &str, ttl: u64) -> String {
+        let t = now();
+        let n = self.state.next.fetch_add(1, Ordering::Relaxed);
+        let Value::Object(claims) = json!({
+            "iss": self.state.issuer, "sub": sub, "aud": audience,
+            "iat": t, "exp": t + ttl, "jti": format!("workload-{n}"),
+        }) else {
+            unreachable!("a JSON object literal")
+        };
+        let key = {
+            let k = lock(&self.state.keys);
+            k.all.iter().find(|x| x.kid == k.current).cloned()
+        };
+        key.expect("the current key exists")
+            .sign_typed(&claims, "JWT")
     }
 
     /// Makes `kid` the key that signs issued tokens.

@@ -590,15 +590,8 @@ impl Hub {
                     let mut http = self.inner.http.clone();
                     http.headers.extend(headers);
                     let t = http.transport(&url).map_err(Problem::failure)?;
-                    let has_auth = http
-                        .header_map()
-                        .map_err(Problem::failure)?
-                        .contains_key("authorization");
-                    let t = if has_auth {
-                        t
-                    } else {
-                        crate::login::with_stored_auth(t, &url)
-                    };
+                    // -H Authorization, else a workload token, else `tessera login`'s.
+                    let t = http.authorizer(&url).map_err(Problem::failure)?.install(t);
                     let t = t.with_observer(Arc::new(super::network::Recorder {
                         journal: journal.clone(),
                         conn: id,

@@ -145,7 +145,10 @@ async fn open(origin: &Origin) -> Result<Client, String> {
             let mut http = origin.http.clone();
             http.headers.extend(headers.iter().cloned());
             let t = http.transport(url).map_err(|e| format!("{e:?}"))?;
-            let t = crate::login::with_stored_auth(t, url);
+            let t = http
+                .authorizer(url)
+                .map_err(|e| format!("{e:?}"))?
+                .install(t);
             builder
                 .connect_transport(t)
                 .await

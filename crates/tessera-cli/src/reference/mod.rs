@@ -27,6 +27,23 @@ pub struct Options {
     pub redis: Option<tessera_redis::Redis>,
     /// Telemetry's middleware layer, when telemetry is on.
     pub layer: Option<tessera_telemetry::TelemetryLayer>,
+    /// The caps on tasks (`--max-tasks` and the like); the defaults when `None`.
+    pub task_caps: Option<TaskCaps>,
+}
+
+/// The caps on tasks `tessera serve` was given (see `TaskSettings`).
+#[derive(Debug, Clone, Copy)]
+pub struct TaskCaps {
+    /// `TaskSettings::max_running_per_owner`.
+    pub running_per_owner: usize,
+    /// `TaskSettings::max_running`.
+    pub running: usize,
+    /// `TaskSettings::max_stored_per_owner`.
+    pub stored_per_owner: usize,
+    /// `TaskSettings::max_stored`.
+    pub stored: usize,
+    /// `TaskSettings::max_result_bytes`.
+    pub result_bytes: usize,
 }
 
 impl std::fmt::Debug for Options {
@@ -36,6 +53,7 @@ impl std::fmt::Debug for Options {
             .field("task_store", &self.task_store.is_some())
             .field("redis", &self.redis)
             .field("telemetry", &self.layer.is_some())
+            .field("task_caps", &self.task_caps)
             .finish()
     }
 }
@@ -56,6 +74,15 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     }
     if let Some(layer) = options.layer {
         b = b.layer(layer);
+    }
+    if let Some(c) = options.task_caps {
+        b = b.configure_tasks(|t| {
+            t.max_running_per_owner = c.running_per_owner;
+            t.max_running = c.running;
+            t.max_stored_per_owner = c.stored_per_owner;
+            t.max_stored = c.stored;
+            t.max_result_bytes = c.result_bytes;
+        });
     }
     let b = tools::register(b);
     let b = apps::register(b);

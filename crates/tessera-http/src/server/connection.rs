@@ -5,8 +5,18 @@
 //!
 //! The watchdog sees the connection through two small wrappers: the socket
 //! ([`WatchedIo`]) records since when a write has been unable to make
-//! progress, and the service ([`Tracked`]) counts the requests whose response
-//! (body included) is not finished yet.
+//! progress and when the bytes of a new request head began, and the service
+//! ([`Tracked`]) counts the requests whose response (body included) is not
+//! finished yet.
+//!
+//! The header read timeout is kept here rather than by hyper: hyper arms it
+//! only once it parses HTTP/1 (after the protocol is detected from the first
+//! bytes, so a connection that sends nothing was held until the idle
+//! timeout), and re-arms it as soon as a keep-alive connection goes idle (so
+//! idle keep-alive connections closed at the header timeout, not the idle
+//! one). Here a head must arrive within the header timeout of the
+//! connection's opening, and of its first byte later on; a keep-alive
+//! connection that sends nothing is idle.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -38,6 +48,15 @@ pub(crate) struct Activity {
     idle_since: Mutex<Instant>,
     /// Since when a write has been waiting for the peer to read.
     write_blocked_since: Mutex<Option<Instant>>,
+    /// Since when a request head has been awaited: from the opening until
+    /// the first request, then from the first byte read while no request
+    /// is active (HTTP/1 only) until that request starts.
+    head_since: Mutex<Option<Instant>>,
+    /// Whether the connection speaks HTTP/2 (its frames between requests
+    /// are not request heads).
+    h2: std::sync::atomic::AtomicBool,
+    /// Whether any byte was read yet.
+    read_any: std::sync::atomic::AtomicBool,
 }
 
 impl Activity {
@@ -46,7 +65,36 @@ impl Activity {
             active: AtomicUsize::new(0),
             idle_since: Mutex::new(Instant::now()),
             write_blocked_since: Mutex::new(None),
+            head_since: Mutex::new(Some(Instant::now())),
+            h2: std::sync::atomic::AtomicBool::new(false),
+            read_any: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Bytes arrived: the first ones tell HTTP/2 (its preface) from HTTP/1;
+    /// on HTTP/1, bytes while no request is active begin a new head.
+    fn read(&self, first: &[u8]) {
+        if !self.read_any.swap(true, Ordering::AcqRel) {
+            self.h2
+                .store(first.starts_with(b"PRI * HTTP/2"), Ordering::Release);
+        }
+        if self.active.load(Ordering::Acquire) == 0 && !self.h2.load(Ordering::Acquire) {
+            let mut h = self
+                .head_since
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if h.is_none() {
+                *h = Some(Instant::now());
+            }
+        }
+    }
+
+    /// A request started: no head is awaited.
+    fn head_done(&self) {
+        *self
+            .head_since
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     fn write_blocked(&self) {
@@ -68,6 +116,17 @@ impl Activity {
 
     /// Why the connection should be closed now, if it should.
     pub(crate) fn expired(&self, limits: &ConnLimits, now: Instant) -> Option<&'static str> {
+        if let (Some(t), Some(since)) = (
+            limits.header_timeout,
+            *self
+                .head_since
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        ) {
+            if now.saturating_duration_since(since) >= t {
+                return Some("no request head within the header read timeout");
+            }
+        }
         if let (Some(t), Some(since)) = (
             limits.write_timeout,
             *self
@@ -100,6 +159,7 @@ pub(crate) struct ActiveGuard(Arc<Activity>);
 impl ActiveGuard {
     fn new(a: Arc<Activity>) -> Self {
         a.active.fetch_add(1, Ordering::AcqRel);
+        a.head_done();
         ActiveGuard(a)
     }
 }
@@ -140,7 +200,13 @@ impl<T: AsyncRead + Unpin> AsyncRead for WatchedIo<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let p = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if matches!(p, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            this.activity.read(&buf.filled()[before..]);
+        }
+        p
     }
 }
 
@@ -252,6 +318,7 @@ impl<B: Body> Body for TrackedBody<B> {
 /// The connection-level limits [`serve`](super::serve) applies.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ConnLimits {
+    pub header_timeout: Option<Duration>,
     pub idle_timeout: Option<Duration>,
     pub write_timeout: Option<Duration>,
 }
@@ -259,6 +326,7 @@ pub(crate) struct ConnLimits {
 impl ConnLimits {
     pub(crate) fn from_config(c: &Config) -> Self {
         ConnLimits {
+            header_timeout: c.header_read_timeout,
             idle_timeout: c.connection_idle_timeout,
             write_timeout: c.write_timeout,
         }
@@ -267,7 +335,7 @@ impl ConnLimits {
     /// How often the watchdog looks: a quarter of the shortest timeout,
     /// between 10 ms and 5 s; `None` when nothing is watched.
     pub(crate) fn tick(&self) -> Option<Duration> {
-        let shortest = [self.idle_timeout, self.write_timeout]
+        let shortest = [self.header_timeout, self.idle_timeout, self.write_timeout]
             .into_iter()
             .flatten()
             .min()?;
@@ -359,6 +427,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn idle_and_write_expiry() {
         let limits = ConnLimits {
+            header_timeout: None,
             idle_timeout: Some(Duration::from_secs(60)),
             write_timeout: Some(Duration::from_secs(30)),
         };
@@ -381,5 +450,42 @@ mod tests {
         );
         tokio::time::advance(Duration::from_secs(60)).await;
         assert!(a.expired(&limits, Instant::now()).is_some(), "idle");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn head_expiry() {
+        let limits = ConnLimits {
+            header_timeout: Some(Duration::from_secs(10)),
+            idle_timeout: Some(Duration::from_secs(60)),
+            write_timeout: None,
+        };
+        // Silent from the start: closed at the header timeout.
+        let a = Activity::new();
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert!(a.expired(&limits, Instant::now()).is_none());
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(a.expired(&limits, Instant::now()).unwrap().contains("head"));
+        // A request, then keep-alive silence: idle, not a head.
+        let a = Activity::new();
+        a.read(b"GET / HTTP/1.1\r\n");
+        drop(ActiveGuard::new(a.clone()));
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert!(
+            a.expired(&limits, Instant::now()).is_none(),
+            "idle keep-alive"
+        );
+        // A byte of a next head starts its clock.
+        a.read(b"P");
+        tokio::time::advance(Duration::from_millis(500)).await;
+        assert!(a.expired(&limits, Instant::now()).is_none());
+        tokio::time::advance(Duration::from_secs(10)).await;
+        assert!(a.expired(&limits, Instant::now()).unwrap().contains("head"));
+        // HTTP/2 frames between requests are not heads.
+        let a = Activity::new();
+        a.read(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+        drop(ActiveGuard::new(a.clone()));
+        a.read(b"ping");
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert!(a.expired(&limits, Instant::now()).is_none());
     }
 }

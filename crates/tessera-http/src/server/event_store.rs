@@ -101,13 +101,33 @@ pub trait EventStore: Send + Sync + 'static {
     fn remove_session(&self, session: &str) -> BoxFuture<'_, ()>;
 }
 
+/// The bytes an event is counted for: its data plus a fixed overhead (id,
+/// queue slot, allocation).
+fn weight(e: &StoredEvent) -> usize {
+    e.data.len() + EVENT_OVERHEAD
+}
+
+/// What an event costs beside its data, in bytes, when accounting.
+const EVENT_OVERHEAD: usize = 64;
+
+/// The default bytes kept per session (see [`InMemoryEventStore::with_bytes`]).
+pub const DEFAULT_EVENT_BYTES_PER_SESSION: usize = 4 << 20;
+
+/// The default bytes kept for every session together.
+pub const DEFAULT_EVENT_BYTES_TOTAL: usize = 64 << 20;
+
 /// A bounded in-memory [`EventStore`]: the last `per_session` events of each
-/// session (oldest evicted first), for at most `sessions` sessions (the
-/// least recently written session is evicted first).
+/// session, at most [`DEFAULT_EVENT_BYTES_PER_SESSION`] bytes of them
+/// (oldest evicted first), for at most `sessions` sessions and
+/// [`DEFAULT_EVENT_BYTES_TOTAL`] bytes in all (the least recently written
+/// session is evicted first). An event bigger than a session's byte budget
+/// is not kept: a resumption simply misses it.
 #[derive(Debug)]
 pub struct InMemoryEventStore {
     per_session: usize,
     sessions: usize,
+    bytes_per_session: usize,
+    bytes_total: usize,
     inner: Mutex<Inner>,
 }
 
@@ -116,6 +136,8 @@ struct Inner {
     logs: HashMap<String, Log>,
     /// Counts writes; a log's `written` is the count at its last write.
     clock: u64,
+    /// The accounted bytes of every log.
+    bytes: usize,
 }
 
 /// The events of one session.
@@ -123,14 +145,36 @@ struct Inner {
 struct Log {
     events: VecDeque<StoredEvent>,
     written: u64,
+    /// The accounted bytes of `events`.
+    bytes: usize,
 }
 
 impl InMemoryEventStore {
-    /// A store keeping `per_session` events for each of at most `sessions` sessions.
+    /// A store keeping `per_session` events for each of at most `sessions`
+    /// sessions, within the default byte budgets.
     pub fn new(per_session: usize, sessions: usize) -> Self {
+        Self::with_bytes(
+            per_session,
+            sessions,
+            DEFAULT_EVENT_BYTES_PER_SESSION,
+            DEFAULT_EVENT_BYTES_TOTAL,
+        )
+    }
+
+    /// A store keeping `per_session` events and `bytes_per_session` bytes
+    /// for each of at most `sessions` sessions, and `bytes_total` bytes in
+    /// all (an event counts its data plus 64 bytes).
+    pub fn with_bytes(
+        per_session: usize,
+        sessions: usize,
+        bytes_per_session: usize,
+        bytes_total: usize,
+    ) -> Self {
         InMemoryEventStore {
             per_session: per_session.max(1),
             sessions: sessions.max(1),
+            bytes_per_session: bytes_per_session.max(EVENT_OVERHEAD),
+            bytes_total: bytes_total.max(EVENT_OVERHEAD),
             inner: Mutex::new(Inner::default()),
         }
     }
@@ -150,42 +194,83 @@ impl InMemoryEventStore {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The bytes held in total, as accounted against the budgets (for
+    /// tests and metrics).
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// The bytes held for `session`, as accounted.
+    pub fn session_bytes(&self, session: &str) -> usize {
+        self.lock().logs.get(session).map_or(0, |l| l.bytes)
+    }
 }
 
 impl Default for InMemoryEventStore {
-    /// 256 events per session, 1024 sessions.
+    /// 256 events and 4 MiB per session, 1024 sessions, 64 MiB in all.
     fn default() -> Self {
         InMemoryEventStore::new(256, 1024)
     }
 }
 
+impl Inner {
+    /// Evicts the least recently written session other than `keep`;
+    /// `false` when there is none.
+    fn evict_oldest_except(&mut self, keep: &str) -> bool {
+        // A scan, only when a new session finds the store full or the
+        // total budget is exceeded.
+        let oldest = self
+            .logs
+            .iter()
+            .filter(|(k, _)| k.as_str() != keep)
+            .min_by_key(|(_, l)| l.written)
+            .map(|(k, _)| k.clone());
+        match oldest.and_then(|k| self.logs.remove(&k)) {
+            Some(log) => {
+                self.bytes -= log.bytes;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 impl EventStore for InMemoryEventStore {
     fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
+        let w = weight(&event);
         let mut g = self.lock();
+        if w > self.bytes_per_session.min(self.bytes_total) {
+            tracing::debug!(
+                session,
+                bytes = event.data.len(),
+                "an event over the store's byte budget is not kept"
+            );
+            return Box::pin(async {});
+        }
         g.clock += 1;
         let clock = g.clock;
-        let log = match g.logs.get_mut(session) {
-            Some(log) => log,
-            None => {
-                if g.logs.len() >= self.sessions {
-                    // Evict the least recently written session (a scan, only
-                    // when a new session finds the store full).
-                    let oldest = g
-                        .logs
-                        .iter()
-                        .min_by_key(|(_, l)| l.written)
-                        .map(|(k, _)| k.clone());
-                    if let Some(k) = oldest {
-                        g.logs.remove(&k);
-                    }
-                }
-                g.logs.entry(session.to_owned()).or_default()
-            }
-        };
-        log.written = clock;
-        if log.events.len() >= self.per_session {
-            log.events.pop_front();
+        if !g.logs.contains_key(session) && g.logs.len() >= self.sessions {
+            g.evict_oldest_except(session);
         }
+        // The total budget: other sessions go first, least recently written first.
+        while g.bytes + w > self.bytes_total && g.evict_oldest_except(session) {}
+        let inner = &mut *g;
+        let log = inner.logs.entry(session.to_owned()).or_default();
+        log.written = clock;
+        while !log.events.is_empty()
+            && (log.events.len() >= self.per_session
+                || log.bytes + w > self.bytes_per_session
+                || inner.bytes + w > self.bytes_total)
+        {
+            if let Some(old) = log.events.pop_front() {
+                let ow = weight(&old);
+                log.bytes -= ow;
+                inner.bytes -= ow;
+            }
+        }
+        log.bytes += w;
+        inner.bytes += w;
         log.events.push_back(event);
         Box::pin(async {})
     }
@@ -207,7 +292,10 @@ impl EventStore for InMemoryEventStore {
     }
 
     fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
-        self.lock().logs.remove(session);
+        let mut g = self.lock();
+        if let Some(log) = g.logs.remove(session) {
+            g.bytes -= log.bytes;
+        }
         Box::pin(async {})
     }
 }
@@ -260,5 +348,46 @@ mod tests {
         };
         assert_eq!(widest.to_string(), format!("{0}-{0}", u64::MAX));
         assert_eq!(EventId { stream: 0, seq: 0 }.to_string(), "0-0");
+    }
+
+    fn big(stream: u64, seq: u64, n: usize) -> StoredEvent {
+        StoredEvent {
+            id: EventId { stream, seq },
+            data: Bytes::from(vec![b'x'; n]),
+        }
+    }
+
+    #[tokio::test]
+    async fn bounded_by_bytes_per_session_and_in_all() {
+        // 1,000 events, 10 KiB per session, 25 KiB in all.
+        let s = InMemoryEventStore::with_bytes(1000, 100, 10 << 10, 25 << 10);
+        for seq in 0..100 {
+            s.store("a", big(1, seq, 1000)).await;
+            assert!(s.session_bytes("a") <= 10 << 10);
+        }
+        // The newest events are kept, the oldest evicted.
+        let r = s.replay_after("a", EventId { stream: 1, seq: 0 }).await;
+        assert_eq!(r.last().map(|e| e.id.seq), Some(99));
+        assert_eq!(r.len(), (10 << 10) / (1000 + EVENT_OVERHEAD));
+        for name in ["b", "c", "d"] {
+            for seq in 0..20 {
+                s.store(name, big(1, seq, 1000)).await;
+                assert!(s.bytes() <= 25 << 10, "{}", s.bytes());
+            }
+        }
+        // The least recently written session went first.
+        assert_eq!(s.session_bytes("a"), 0);
+        assert!(s.session_bytes("d") > 0);
+        // An event over the budget is not kept at all.
+        s.store("e", big(1, 0, 11 << 10)).await;
+        assert_eq!(s.session_bytes("e"), 0);
+        let before = s.bytes();
+        s.remove_session("d").await;
+        assert!(s.bytes() < before);
+        let total: usize = ["b", "c", "d", "e"]
+            .iter()
+            .map(|n| s.session_bytes(n))
+            .sum();
+        assert_eq!(s.bytes(), total, "the total is the sum of the sessions");
     }
 }

@@ -63,7 +63,10 @@ mod axum_mount;
 pub use body::McpBody;
 pub use connection::RemoteAddr;
 pub use dangerous::DangerousSettings;
-pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore, StoredEvent};
+pub use event_store::{
+    BadEventId, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENT_BYTES_TOTAL, EventId, EventStore,
+    InMemoryEventStore, StoredEvent,
+};
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
 pub use layered::LayeredFactory;
 pub use serve::{serve, serve_with};
@@ -264,6 +267,8 @@ pub(crate) struct Config {
     pub max_streams_per_connection: u32,
     pub stream_buffer: usize,
     pub standalone_backlog: usize,
+    pub standalone_backlog_bytes: usize,
+    pub standalone_backlog_total_bytes: usize,
     pub keep_alive: Option<Duration>,
     pub retry: Option<Duration>,
     pub event_store: Option<Arc<dyn EventStore>>,
@@ -291,6 +296,8 @@ pub(crate) struct Shared {
     pub cluster: Arc<cluster::Cluster>,
     /// Set once the service's events are shared over the bus.
     linked: tokio::sync::OnceCell<()>,
+    /// The bytes every session's standalone backlog holds, against one cap.
+    pub backlog_budget: Arc<session::BacklogBudget>,
 }
 
 impl Shared {
@@ -419,6 +426,8 @@ impl McpHttp {
                 max_streams_per_connection: 100,
                 stream_buffer: 256,
                 standalone_backlog: 64,
+                standalone_backlog_bytes: session::DEFAULT_BACKLOG_BYTES,
+                standalone_backlog_total_bytes: session::DEFAULT_BACKLOG_TOTAL_BYTES,
                 keep_alive: Some(Duration::from_secs(15)),
                 retry: Some(Duration::from_secs(1)),
                 event_store: Some(Arc::new(InMemoryEventStore::default())),
@@ -778,6 +787,22 @@ impl McpHttpBuilder {
         self
     }
 
+    /// How many bytes of unrelated messages are kept for a session without
+    /// an open GET stream (default 1 MiB; the oldest are dropped, and a
+    /// message bigger than this alone is not kept).
+    pub fn standalone_backlog_bytes(mut self, bytes: usize) -> Self {
+        self.config.standalone_backlog_bytes = bytes;
+        self
+    }
+
+    /// How many bytes the standalone backlogs of every session hold
+    /// together (default 64 MiB): at the cap, a session makes room from its
+    /// own oldest messages, and a message that still does not fit is dropped.
+    pub fn standalone_backlog_total_bytes(mut self, bytes: usize) -> Self {
+        self.config.standalone_backlog_total_bytes = bytes;
+        self
+    }
+
     /// The SSE keep-alive comment interval (default 15 s; `None` = off).
     pub fn keep_alive(mut self, every: Option<Duration>) -> Self {
         self.config.keep_alive = every;
@@ -854,6 +879,9 @@ impl McpHttpBuilder {
             shared: Arc::new(Shared {
                 cluster,
                 linked: tokio::sync::OnceCell::new(),
+                backlog_budget: session::BacklogBudget::new(
+                    self.config.standalone_backlog_total_bytes,
+                ),
                 config: self.config,
                 spawner: self.spawner,
                 sessions: registry::Registry::new(max, per_client),

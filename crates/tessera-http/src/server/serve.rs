@@ -58,7 +58,9 @@ where
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(config.header_read_timeout);
+        // Kept by the connection watchdog instead (see `connection`): hyper's
+        // misses silent connections and closes idle keep-alive ones early.
+        .header_read_timeout(None);
     builder
         .http2()
         .timer(TokioTimer::new())

@@ -10,6 +10,10 @@ use tessera_types::{
     TextResourceContents,
 };
 
+/// The most bytes of a requested URI echoed in an error's `data.uri`: a
+/// peer's multi-megabyte URI is not sent back whole.
+pub const MAX_ECHOED_URI: usize = 2048;
+
 /// Why reading (or listing) resources failed. Each kind becomes a JSON-RPC
 /// error response:
 ///
@@ -48,10 +52,12 @@ impl ResourceError {
         ResourceError::InvalidParams(message.to_string())
     }
 
-    /// The JSON-RPC error for a request about `uri` (if any) in `era`.
+    /// The JSON-RPC error for a request about `uri` (if any) in `era`. The
+    /// URI is echoed in `data.uri` up to [`MAX_ECHOED_URI`] bytes; a longer
+    /// one is cut there, and `data.uriBytes` says how long it was.
     pub(crate) fn into_error_object(self, uri: Option<&str>, era: Era) -> ErrorObject {
         let with_uri = |e: ErrorObject| match uri {
-            Some(u) => e.with_data(json!({ "uri": u })),
+            Some(u) => e.with_data(uri_data(u)),
             None => e,
         };
         match self {
@@ -71,6 +77,26 @@ impl ResourceError {
             e @ ResourceError::Internal(_) => ErrorObject::internal(e.to_string()),
             ResourceError::Rpc(e) => e,
         }
+    }
+}
+
+/// `uri` as far as it is echoed to a peer: its first [`MAX_ECHOED_URI`]
+/// bytes (at a character boundary).
+pub(crate) fn echoed_uri(uri: &str) -> &str {
+    let mut end = uri.len().min(MAX_ECHOED_URI);
+    while !uri.is_char_boundary(end) {
+        end -= 1;
+    }
+    &uri[..end]
+}
+
+/// An error's `data` naming the requested `uri`: `{"uri": …}`, cut at
+/// [`MAX_ECHOED_URI`] bytes with `uriBytes` giving the length when longer.
+pub(crate) fn uri_data(uri: &str) -> serde_json::Value {
+    if uri.len() > MAX_ECHOED_URI {
+        json!({ "uri": echoed_uri(uri), "uriBytes": uri.len() })
+    } else {
+        json!({ "uri": uri })
     }
 }
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult};
 use tessera_types::{
     BlobResourceContents, ErrorObject, JsonObject, ReadResourceResult, Resource, ResourceContents,
@@ -14,6 +14,7 @@ use tessera_types::{
 use super::Shared;
 use crate::context::RequestContext;
 use crate::extension::ExtensionRequest;
+use crate::resource::response::{echoed_uri, uri_data};
 use crate::resource::{ResourceError, ResourceProvider};
 
 /// The methods the extension serves.
@@ -78,10 +79,11 @@ fn get(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
             .map(|d| d.entry())
     });
     let Some(skill) = skill else {
-        return Err(
-            ErrorObject::invalid_params(format!("No skill is served at {uri}"))
-                .with_data(json!({ "uri": uri })),
-        );
+        return Err(ErrorObject::invalid_params(format!(
+            "No skill is served at {}",
+            echoed_uri(&uri)
+        ))
+        .with_data(uri_data(&uri)));
     };
     let mut result = JsonObject::new();
     result.insert("skill".into(), to_value(&skill));
@@ -92,8 +94,8 @@ fn get(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
 async fn directory(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
     let uri = uri_param(request)?;
     let not_a_directory = || {
-        ErrorObject::invalid_params(format!("{uri} is not a directory resource"))
-            .with_data(json!({ "uri": uri }))
+        ErrorObject::invalid_params(format!("{} is not a directory resource", echoed_uri(&uri)))
+            .with_data(uri_data(&uri))
     };
     let children: Vec<Resource> = match shared.catalog().dirs.get(&uri) {
         Some(c) => c.clone(),

@@ -25,6 +25,7 @@ where
     ttl_expiry(&make()).await;
     listing(&make()).await;
     fail_unfinished(&make()).await;
+    counting(&make()).await;
 }
 
 fn obj(v: serde_json::Value) -> JsonObject {
@@ -423,4 +424,37 @@ pub async fn fail_unfinished<S: TaskStore>(store: &S) {
         .expect("task");
     assert_eq!(done.status, TaskStatus::Completed);
     assert_eq!(done.result, Some(result));
+}
+
+/// [`TaskStore::count`]: an owner's unexpired tasks and all of them; an
+/// expired task stops counting at the latest once swept.
+pub async fn counting<S: TaskStore>(store: &S) {
+    let before = store.count("counter", T0).await.expect("count");
+    assert_eq!(before.owner, 0, "a new owner has no tasks");
+    for i in 0..3 {
+        let rec = TaskRecord::working(
+            format!("cnt-{i}"),
+            "counter",
+            methods::TOOLS_CALL,
+            T0,
+            Some(1_000),
+            None,
+        );
+        store.create(rec).await.expect("create");
+    }
+    let other = TaskRecord::working(
+        "cnt-other",
+        "counted-neighbour",
+        methods::TOOLS_CALL,
+        T0,
+        Some(1_000),
+        None,
+    );
+    store.create(other).await.expect("create");
+    let c = store.count("counter", T0).await.expect("count");
+    assert_eq!(c.owner, 3, "the owner's tasks only");
+    assert!(c.total >= before.total + 4, "{c:?} after {before:?}");
+    store.sweep(T0 + 2_000).await.expect("sweep");
+    let c = store.count("counter", T0 + 2_000).await.expect("count");
+    assert_eq!(c.owner, 0, "expired and swept tasks do not count");
 }

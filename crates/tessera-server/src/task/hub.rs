@@ -39,7 +39,31 @@ pub struct TaskSettings {
     /// relayed to it, and every status change reaches the `tasks/result`
     /// waiters and `subscriptions/listen` streams of every instance.
     pub bus: Option<Arc<dyn Bus>>,
+    /// The most tasks one owner (principal, session or client) may have
+    /// running in this process at once (default 16); more are refused.
+    pub max_running_per_owner: usize,
+    /// The most tasks running in this process at once (default 256).
+    pub max_running: usize,
+    /// The most unexpired tasks one owner may have in the store (default
+    /// 100): finished ones count until their lifetime ends.
+    pub max_stored_per_owner: usize,
+    /// The most unexpired tasks in the store (default 1,000).
+    pub max_stored: usize,
+    /// The largest result a task keeps, as JSON (default 1 MiB): a bigger
+    /// one fails the task with an error naming the size.
+    pub max_result_bytes: usize,
 }
+
+/// The default [`TaskSettings::max_running_per_owner`].
+pub const DEFAULT_MAX_RUNNING_TASKS_PER_OWNER: usize = 16;
+/// The default [`TaskSettings::max_running`].
+pub const DEFAULT_MAX_RUNNING_TASKS: usize = 256;
+/// The default [`TaskSettings::max_stored_per_owner`].
+pub const DEFAULT_MAX_STORED_TASKS_PER_OWNER: usize = 100;
+/// The default [`TaskSettings::max_stored`].
+pub const DEFAULT_MAX_STORED_TASKS: usize = 1000;
+/// The default [`TaskSettings::max_result_bytes`].
+pub const DEFAULT_MAX_TASK_RESULT_BYTES: usize = 1 << 20;
 
 impl std::fmt::Debug for TaskSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -48,6 +72,11 @@ impl std::fmt::Debug for TaskSettings {
             .field("max_ttl", &self.max_ttl)
             .field("poll_interval", &self.poll_interval)
             .field("bus", &self.bus.is_some())
+            .field("max_running_per_owner", &self.max_running_per_owner)
+            .field("max_running", &self.max_running)
+            .field("max_stored_per_owner", &self.max_stored_per_owner)
+            .field("max_stored", &self.max_stored)
+            .field("max_result_bytes", &self.max_result_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -61,6 +90,11 @@ impl Default for TaskSettings {
             poll_interval: Duration::from_millis(500),
             sweep_every: Duration::from_secs(60),
             bus: None,
+            max_running_per_owner: DEFAULT_MAX_RUNNING_TASKS_PER_OWNER,
+            max_running: DEFAULT_MAX_RUNNING_TASKS,
+            max_stored_per_owner: DEFAULT_MAX_STORED_TASKS_PER_OWNER,
+            max_stored: DEFAULT_MAX_STORED_TASKS,
+            max_result_bytes: DEFAULT_MAX_TASK_RESULT_BYTES,
         }
     }
 }
@@ -113,6 +147,8 @@ pub(crate) struct TaskHub {
     relays: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
     /// This hub's id on the bus (its own announcements are skipped).
     origin: String,
+    /// What the last store check found wrong, if anything.
+    store_fault: Mutex<Option<String>>,
     me: Weak<TaskHub>,
 }
 
@@ -126,6 +162,7 @@ impl TaskHub {
             changes: broadcast::channel(256).0,
             relays: Mutex::new(HashMap::new()),
             origin: super::new_task_id(),
+            store_fault: Mutex::new(None),
             me: me.clone(),
         })
     }
@@ -181,12 +218,31 @@ impl TaskHub {
                         if let Err(e) = hub.store().sweep(hub.now_ms()).await {
                             tracing::warn!(error = %e, "sweeping expired tasks failed");
                         }
+                        let _ = hub.check_store().await;
                     }
                 });
                 Ok(())
             })
             .await
             .map(|_| ())
+    }
+
+    /// Checks the store; a failure is logged as an error once (and its end
+    /// once), and returned.
+    pub async fn check_store(&self) -> Result<(), String> {
+        let now = self.store().check().await.map_err(|e| e.to_string());
+        let mut last = self
+            .store_fault
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match (&now, last.as_ref()) {
+            (Err(e), Some(before)) if e == before => {}
+            (Err(e), _) => tracing::error!(error = %e, "the task store is failing"),
+            (Ok(()), Some(_)) => tracing::info!("the task store works again"),
+            (Ok(()), None) => {}
+        }
+        *last = now.as_ref().err().cloned();
+        now
     }
 
     /// The lifetime of a new task, from the client's wish (2025-11-25 `ttl`).
@@ -210,6 +266,7 @@ impl TaskHub {
         input: Arc<TaskInput>,
     ) -> Result<(TaskRecord, Arc<LiveTask>), ErrorObject> {
         self.ready().await?;
+        self.check_room(owner).await?;
         let record = TaskRecord::working(
             super::new_task_id(),
             owner,
@@ -245,6 +302,51 @@ impl TaskHub {
             }
         }
         Ok((record, live))
+    }
+
+    /// Refuses a new task of `owner` when a cap on running or stored tasks
+    /// is reached, naming it.
+    async fn check_room(&self, owner: &str) -> Result<(), ErrorObject> {
+        let st = &self.settings;
+        let refuse = |what: String| {
+            tracing::info!(owner, "task refused: {what}");
+            Err(ErrorObject::invalid_request(format!(
+                "Invalid Request: too many tasks: {what}; wait for some to finish or expire"
+            )))
+        };
+        let (mine, all) = {
+            let live = self.live();
+            let mine = live.values().filter(|l| l.owner == owner).count();
+            (mine, live.len())
+        };
+        if mine >= st.max_running_per_owner {
+            return refuse(format!(
+                "this client has {mine} running, the limit (TaskSettings::max_running_per_owner)"
+            ));
+        }
+        if all >= st.max_running {
+            return refuse(format!(
+                "the server has {all} running, the limit (TaskSettings::max_running)"
+            ));
+        }
+        let count = self
+            .store()
+            .count(owner, self.now_ms())
+            .await
+            .map_err(store_error)?;
+        if count.owner >= st.max_stored_per_owner {
+            return refuse(format!(
+                "this client has {} stored, the limit (TaskSettings::max_stored_per_owner)",
+                count.owner
+            ));
+        }
+        if count.total >= st.max_stored {
+            return refuse(format!(
+                "the server has {} stored, the limit (TaskSettings::max_stored)",
+                count.total
+            ));
+        }
+        Ok(())
     }
 
     /// The bus shared with other instances, if any.
@@ -380,6 +482,27 @@ impl TaskHub {
 
     /// Records the outcome of a task's handler (a cancelled task stays cancelled).
     pub async fn finish(&self, task_id: &str, out: Result<JsonObject, ErrorObject>, legacy: bool) {
+        let out = match out {
+            Ok(result) => {
+                let size = json_size(&result);
+                let max = self.settings.max_result_bytes;
+                if size > max {
+                    tracing::info!(
+                        task = task_id,
+                        size,
+                        max,
+                        "a task's result is over the limit"
+                    );
+                    Err(ErrorObject::internal(format!(
+                        "Internal error: the task's result is {size} bytes; the limit is {max} \
+                         (TaskSettings::max_result_bytes)"
+                    )))
+                } else {
+                    Ok(result)
+                }
+            }
+            e => e,
+        };
         let change = match out {
             Ok(result) => {
                 let is_error = result.get("isError") == Some(&serde_json::Value::Bool(true));
@@ -437,6 +560,23 @@ pub(crate) fn owner_of(r: &Request) -> String {
 fn process_tag() -> u64 {
     static TAG: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *TAG.get_or_init(rand::random)
+}
+
+/// The size of `v` as JSON, counted without keeping the text.
+fn json_size(v: &JsonObject) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }
 
 pub(crate) fn duration_ms(d: Duration) -> u64 {

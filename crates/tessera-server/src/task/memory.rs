@@ -6,8 +6,8 @@ use std::sync::Mutex;
 use futures::future::BoxFuture;
 
 use super::store::{
-    TaskChange, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition, decode_cursor,
-    encode_cursor,
+    TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
+    decode_cursor, encode_cursor,
 };
 
 /// Tasks kept in memory: fast, and gone when the process ends.
@@ -169,5 +169,27 @@ impl TaskStore for MemoryTaskStore {
             }
         }
         Box::pin(async move { Ok(n) })
+    }
+
+    fn count<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>> {
+        let t = self.tables();
+        let live = |id: &String| t.tasks.get(id).is_some_and(|r| !r.is_expired(now_ms));
+        let start = (owner.to_owned(), 0, String::new());
+        let owned = t
+            .by_owner
+            .range(start..)
+            .take_while(|(o, _, _)| o == owner)
+            .filter(|(_, _, id)| live(id))
+            .count();
+        let total = t.tasks.values().filter(|r| !r.is_expired(now_ms)).count();
+        let out = TaskCount {
+            owner: owned,
+            total,
+        };
+        Box::pin(async move { Ok(out) })
     }
 }

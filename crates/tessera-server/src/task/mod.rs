@@ -29,12 +29,18 @@ pub(crate) mod wire;
 
 pub use call::TaskStart;
 pub use extension::TasksExtension;
-pub use hub::{RESTART_MESSAGE, TaskSettings};
+pub use hub::{
+    DEFAULT_MAX_RUNNING_TASKS, DEFAULT_MAX_RUNNING_TASKS_PER_OWNER, DEFAULT_MAX_STORED_TASKS,
+    DEFAULT_MAX_STORED_TASKS_PER_OWNER, DEFAULT_MAX_TASK_RESULT_BYTES, RESTART_MESSAGE,
+    TaskSettings,
+};
 pub use legacy::RELATED_TASK;
 pub use memory::MemoryTaskStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
-pub use store::{TaskChange, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition};
+pub use store::{
+    TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
+};
 
 /// Whether a tool can run as a task (re-exported for the `#[tool]` macro).
 pub use tessera_types::tool::TaskSupport;

@@ -6,7 +6,7 @@
 //! across processes sharing the file) and durable once a statement returns
 //! (write-ahead log, `synchronous=FULL`). Calls run on tokio's blocking pool.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -14,14 +14,36 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use tessera_types::tasks::TaskStatus;
 
 use super::store::{
-    TaskChange, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition, decode_cursor,
-    encode_cursor,
+    TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
+    decode_cursor, encode_cursor,
 };
 
 /// Tasks in an SQLite database file.
 #[derive(Debug, Clone)]
 pub struct SqliteTaskStore {
     conn: Arc<Mutex<Connection>>,
+    /// The file opened and what identified it then (none in memory).
+    file: Option<(PathBuf, FileId)>,
+}
+
+/// What tells one file from another at the same path: device and inode
+/// (on other systems, nothing: only a deleted file is noticed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId(u64, u64);
+
+impl FileId {
+    fn of(meta: &std::fs::Metadata) -> FileId {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            FileId(meta.dev(), meta.ino())
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            FileId(0, 0)
+        }
+    }
 }
 
 const SCHEMA: &str = "
@@ -101,8 +123,12 @@ fn read_row(row: &Row<'_>) -> rusqlite::Result<TaskRecord> {
 impl SqliteTaskStore {
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, TaskStoreError> {
+        let path = path.as_ref();
         let conn = Connection::open(path).map_err(backend)?;
-        Self::init(conn)
+        let mut store = Self::init(conn)?;
+        let meta = std::fs::metadata(path).map_err(backend)?;
+        store.file = Some((path.to_path_buf(), FileId::of(&meta)));
+        Ok(store)
     }
 
     /// A private in-memory database (for tests).
@@ -121,6 +147,7 @@ impl SqliteTaskStore {
         conn.execute_batch(SCHEMA).map_err(backend)?;
         Ok(SqliteTaskStore {
             conn: Arc::new(Mutex::new(conn)),
+            file: None,
         })
     }
 
@@ -332,6 +359,72 @@ impl TaskStore for SqliteTaskStore {
                 ],
             )
             .map_err(backend)
+        })
+    }
+
+    fn count<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>> {
+        let owner = owner.to_owned();
+        self.with(move |c| {
+            let live = "(expires_at_ms IS NULL OR expires_at_ms > ?1)";
+            let owned: i64 = c
+                .query_row(
+                    &format!("SELECT COUNT(*) FROM tessera_tasks WHERE owner = ?2 AND {live}"),
+                    params![to_sql(now_ms), owner],
+                    |r| r.get(0),
+                )
+                .map_err(backend)?;
+            let total: i64 = c
+                .query_row(
+                    &format!("SELECT COUNT(*) FROM tessera_tasks WHERE {live}"),
+                    params![to_sql(now_ms)],
+                    |r| r.get(0),
+                )
+                .map_err(backend)?;
+            Ok(TaskCount {
+                owner: usize::try_from(owned).unwrap_or(0),
+                total: usize::try_from(total).unwrap_or(0),
+            })
+        })
+    }
+
+    /// The file must still be the one opened (not deleted nor replaced:
+    /// writes to a deleted file are lost at the restart they are meant to
+    /// survive), and `PRAGMA quick_check` must find it sound.
+    fn check(&self) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        let file = self.file.clone();
+        self.with(move |c| {
+            if let Some((path, id)) = &file {
+                match std::fs::metadata(path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Err(TaskStoreError::Backend(format!(
+                            "the database file {} was deleted: tasks written from now on \
+                             are lost at the next restart",
+                            path.display()
+                        )));
+                    }
+                    Err(e) => return Err(backend(format!("{}: {e}", path.display()))),
+                    Ok(meta) if FileId::of(&meta) != *id => {
+                        return Err(TaskStoreError::Backend(format!(
+                            "the database file {} was replaced by another file",
+                            path.display()
+                        )));
+                    }
+                    Ok(_) => {}
+                }
+            }
+            let verdict: String = c
+                .query_row("PRAGMA quick_check", [], |r| r.get(0))
+                .map_err(|e| backend(format!("the database is unreadable: {e}")))?;
+            if verdict != "ok" {
+                return Err(TaskStoreError::Backend(format!(
+                    "the database is corrupted: {verdict}"
+                )));
+            }
+            Ok(())
         })
     }
 }

@@ -251,6 +251,31 @@ pub trait TaskStore: Send + Sync + 'static {
         message: &'a str,
         now_ms: u64,
     ) -> BoxFuture<'a, Result<usize, TaskStoreError>>;
+
+    /// How many tasks not expired at `now_ms` the store holds: of `owner`,
+    /// and in all (the server's caps on stored tasks). A store may count
+    /// tasks that expired but were not swept yet.
+    fn count<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>>;
+
+    /// Whether the store still works: a file store checks that its file is
+    /// still the one it opened and is not corrupted. The server runs it at
+    /// every sweep and logs a failure; the default does nothing.
+    fn check(&self) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// How many tasks a store holds ([`TaskStore::count`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TaskCount {
+    /// Those of the owner asked about.
+    pub owner: usize,
+    /// All of them.
+    pub total: usize,
 }
 
 /// Encodes a list cursor: the position after (`created_at_ms`, `task_id`).

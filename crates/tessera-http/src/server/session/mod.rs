@@ -19,13 +19,13 @@
 //! instances (`link`: its stored state, its bus topic, who holds its
 //! standalone stream); see [`super::cluster`] for how state moves.
 
+mod backlog;
 mod core;
 mod handle;
 mod link;
 mod resume;
 mod unstored;
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -113,6 +113,7 @@ pub(crate) struct Submit {
     permit: OwnedSemaphorePermit,
 }
 
+pub(crate) use backlog::{BacklogBudget, DEFAULT_BACKLOG_BYTES, DEFAULT_BACKLOG_TOTAL_BYTES};
 pub(crate) use handle::{EndReason, SessionHandle};
 
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
@@ -212,7 +213,6 @@ fn start(
         },
         retry: c.retry,
         stream_buffer: c.stream_buffer,
-        backlog_cap: c.standalone_backlog,
         idle_timeout: c.idle_timeout,
         handshake_deadline: if handle.is_handshaken() {
             None
@@ -228,7 +228,11 @@ fn start(
         streams,
         standalone,
         next_stream: standalone + 1,
-        backlog: VecDeque::new(),
+        backlog: backlog::Backlog::new(
+            c.standalone_backlog,
+            c.standalone_backlog_bytes,
+            shared.backlog_budget.clone(),
+        ),
         link,
         relay_ends: Vec::new(),
         relay_waits: Vec::new(),
@@ -294,7 +298,6 @@ struct Router {
     store: Option<Arc<dyn EventStore>>,
     retry: Option<Duration>,
     stream_buffer: usize,
-    backlog_cap: usize,
     idle_timeout: Option<Duration>,
     /// A session whose client has sent nothing after `initialize` by then ends.
     handshake_deadline: Option<Instant>,
@@ -312,7 +315,7 @@ struct Router {
     standalone: u64,
     next_stream: u64,
     /// Standalone messages not yet delivered to any GET stream.
-    backlog: VecDeque<Bytes>,
+    backlog: backlog::Backlog,
     /// The session's part in the shared state (Streamable HTTP sessions).
     link: Option<Box<link::Link>>,
     /// Streams relayed to another instance that ended, to tell it.
@@ -834,14 +837,12 @@ impl Router {
             },
             None => false,
         };
-        if !delivered && stream == self.standalone && self.kind == SessionKind::Streamable {
-            if self.backlog.len() >= self.backlog_cap {
-                self.backlog.pop_front();
-                tracing::debug!(session = %self.session, "standalone backlog full: dropped the oldest message");
-            }
-            if self.backlog_cap > 0 {
-                self.backlog.push_back(bytes);
-            }
+        if !delivered
+            && stream == self.standalone
+            && self.kind == SessionKind::Streamable
+            && self.backlog.push(bytes) > 0
+        {
+            tracing::debug!(session = %self.session, "standalone backlog full: dropped the oldest messages");
         }
     }
 }

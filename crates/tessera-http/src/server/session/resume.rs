@@ -81,7 +81,7 @@ impl Router {
                     // What waited here was stored, and replayed above.
                     self.backlog.clear();
                 } else {
-                    for b in self.backlog.drain(..) {
+                    for b in self.backlog.take() {
                         let _ = tx.try_send(b);
                     }
                 }

@@ -1,0 +1,223 @@
+//! Caps on tasks (issue 32 item 8): one client made 10,000 tasks in 16 s,
+//! 2,000 600-second tasks from one session were accepted, and 100 tasks
+//! with 1 MiB results grew the store by 100 MB. Running and stored tasks
+//! are capped per owner and in all, results are bounded, and each refusal
+//! names its limit. Handlers wait on a gate; time only moves on tokio's
+//! paused clock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tessera_server::task::{MemoryTaskStore, TaskSettings};
+use tessera_server::{Args, Server, State, tool};
+use tessera_types::tool::TaskSupport;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::Semaphore;
+
+struct Gate(Semaphore);
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Size {
+    /// How many bytes of text to answer with.
+    bytes: usize,
+}
+
+async fn gated(State(g): State<Gate>, Args(a): Args<Size>) -> String {
+    g.0.acquire().await.expect("gate open").forget();
+    "x".repeat(a.bytes)
+}
+
+fn server(settings: TaskSettings) -> Server<Gate> {
+    Server::with_state(Gate(Semaphore::new(0)))
+        .task_settings(settings)
+        .tool(
+            tool("gated")
+                .task_support(TaskSupport::Optional)
+                .handler(gated),
+        )
+        .build()
+        .unwrap()
+}
+
+/// A 2025-11-25 session over an in-memory pipe.
+struct Session {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    read: BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
+    next: i64,
+}
+
+impl Session {
+    async fn open(server: &Server<Gate>) -> Session {
+        let (a, b) = tokio::io::duplex(1 << 22);
+        let (sr, sw) = tokio::io::split(b);
+        let _ = server.clone().serve_io(sr, sw);
+        let (read, write) = tokio::io::split(a);
+        let mut s = Session {
+            write,
+            read: BufReader::new(read),
+            next: 0,
+        };
+        let r = s
+            .call(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}),
+            )
+            .await;
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+        s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        s
+    }
+
+    async fn send(&mut self, v: Value) {
+        let mut line = serde_json::to_vec(&v).unwrap();
+        line.push(b'\n');
+        self.write.write_all(&line).await.unwrap();
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let mut line = String::new();
+            tokio::time::timeout(Duration::from_secs(30), self.read.read_line(&mut line))
+                .await
+                .expect("an answer in time")
+                .unwrap();
+            let m: Value = serde_json::from_str(&line).unwrap();
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    /// Starts `gated` as a task (ttl `ttl_ms`); the answer as it came.
+    async fn task(&mut self, bytes: usize, ttl_ms: u64) -> Value {
+        self.call(
+            "tools/call",
+            json!({"name": "gated", "arguments": {"bytes": bytes}, "task": {"ttl": ttl_ms}}),
+        )
+        .await
+    }
+
+    /// Waits for task `id` to reach a terminal status; returns it.
+    async fn finished(&mut self, id: &str) -> Value {
+        loop {
+            let r = self.call("tasks/get", json!({"taskId": id})).await;
+            let status = r["result"]["status"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            if ["completed", "failed", "cancelled"].contains(&status.as_str()) {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+fn task_id(r: &Value) -> String {
+    r["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {r}"))
+        .to_owned()
+}
+
+fn refusal(r: &Value) -> String {
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    r["error"]["message"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(start_paused = true)]
+async fn running_tasks_are_capped_per_client_and_in_all() {
+    let s = server(TaskSettings {
+        store: Arc::new(MemoryTaskStore::new()),
+        max_running_per_owner: 3,
+        max_running: 5,
+        ..TaskSettings::default()
+    });
+    let mut a = Session::open(&s).await;
+    for _ in 0..3 {
+        task_id(&a.task(1, 600_000).await);
+    }
+    // The fourth of one session: refused, naming the limit.
+    let why = refusal(&a.task(1, 600_000).await);
+    assert!(why.contains("this client has 3 running"), "{why}");
+    assert!(why.contains("max_running_per_owner"), "{why}");
+    // Another client still gets in, up to the server's cap.
+    let mut b = Session::open(&s).await;
+    task_id(&b.task(1, 600_000).await);
+    task_id(&b.task(1, 600_000).await);
+    let why = refusal(&b.task(1, 600_000).await);
+    assert!(why.contains("the server has 5 running"), "{why}");
+    // One finishes: room again.
+    s.state().0.add_permits(1);
+    let mut c = Session::open(&s).await;
+    let mut made = None;
+    for _ in 0..100 {
+        let r = c.task(1, 600_000).await;
+        if r.get("result").is_some() {
+            made = Some(task_id(&r));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(made.is_some(), "a slot freed when a task finished");
+}
+
+#[tokio::test(start_paused = true)]
+async fn stored_tasks_are_capped_until_they_expire() {
+    let s = server(TaskSettings {
+        store: Arc::new(MemoryTaskStore::new()),
+        max_stored_per_owner: 2,
+        max_stored: 3,
+        sweep_every: Duration::from_secs(1),
+        ..TaskSettings::default()
+    });
+    s.state().0.add_permits(100);
+    let mut a = Session::open(&s).await;
+    for _ in 0..2 {
+        let id = task_id(&a.task(1, 5_000).await);
+        a.finished(&id).await;
+    }
+    // Finished tasks are kept until their lifetime ends, and count.
+    let why = refusal(&a.task(1, 5_000).await);
+    assert!(why.contains("this client has 2 stored"), "{why}");
+    let mut b = Session::open(&s).await;
+    let id = task_id(&b.task(1, 5_000).await);
+    b.finished(&id).await;
+    let why = refusal(&b.task(1, 5_000).await);
+    assert!(why.contains("the server has 3 stored"), "{why}");
+    // Once they expire there is room again.
+    tokio::time::advance(Duration::from_secs(6)).await;
+    task_id(&a.task(1, 5_000).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_result_over_the_limit_fails_its_task() {
+    let s = server(TaskSettings {
+        store: Arc::new(MemoryTaskStore::new()),
+        max_result_bytes: 4096,
+        ..TaskSettings::default()
+    });
+    s.state().0.add_permits(2);
+    let mut a = Session::open(&s).await;
+    let big = task_id(&a.task(1 << 20, 60_000).await);
+    let r = a.finished(&big).await;
+    assert_eq!(r["result"]["status"], "failed", "{r}");
+    let r = a.call("tasks/result", json!({"taskId": big})).await;
+    let msg = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("the limit is 4096") && msg.contains("max_result_bytes"),
+        "{r}"
+    );
+    // A result within the limit is kept as it is.
+    let small = task_id(&a.task(100, 60_000).await);
+    a.finished(&small).await;
+    let r = a.call("tasks/result", json!({"taskId": small})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "x".repeat(100), "{r}");
+}
