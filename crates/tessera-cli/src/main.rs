@@ -23,6 +23,7 @@ mod replay;
 mod sampling;
 mod serve;
 mod serve_auth;
+mod session_limits;
 mod skills_cmd;
 mod target;
 mod task_cmd;

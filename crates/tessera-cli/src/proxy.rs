@@ -71,6 +71,17 @@ pub struct ProxyArgs {
     #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
     legacy_sessions: LegacySessions,
 
+    /// The most upstream processes started for legacy sessions of their own
+    /// in front of a stdio server (beside the one shared process); a session
+    /// that needs one beyond it gets an error naming this limit. A session's
+    /// process stops when the session ends, idles out or is evicted.
+    #[arg(long, value_name = "N", default_value_t = tessera_proxy::DEFAULT_MAX_PROCESSES as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_upstream_processes: u32,
+
+    #[command(flatten)]
+    sessions: crate::session_limits::SessionLimits,
+
     /// Aggregate the servers listed in this mcpServers JSON file instead of one upstream.
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
@@ -145,6 +156,11 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
             "choose how to serve: --http ADDR (e.g. --http 127.0.0.1:8002) or --stdio".into(),
         ));
     }
+    if let (None, Some(flag)) = (&a.http, a.sessions.changed_flag()) {
+        return Err(Failure::Usage(format!(
+            "{flag} applies to --http only: use it with --http ADDR, not --stdio"
+        )));
+    }
     let spec = upstream_spec(target, &a.upstream_http)?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
@@ -154,6 +170,7 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
             LegacySessions::Shared => Some(true),
             LegacySessions::Own => Some(false),
         },
+        max_processes: Some(a.max_upstream_processes as usize),
         ..UpstreamOptions::default()
     };
     let described = spec.describe();
@@ -234,6 +251,7 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
     if a.no_legacy_sse {
         b = b.legacy_sse(None);
     }
+    b = a.sessions.apply(b);
     let mcp = b.build();
     // `what` holds the upstream's name: peer text.
     eprintln!(

@@ -409,6 +409,7 @@ async fn supervise(member: Arc<Member>, hub: Arc<Hub>, stop: CancellationToken) 
             proxy_identity(all_client_capabilities()),
             sink,
             &member.options,
+            None,
         );
         let outcome = tokio::select! {
             o = connecting => o,

@@ -49,4 +49,4 @@ pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR
 pub use bridge::{Proxy, ProxyService};
 pub use config::{ServerEntry, parse_servers};
 pub use error::ProxyError;
-pub use upstream::{TransportMaker, UpstreamOptions, UpstreamSpec};
+pub use upstream::{DEFAULT_MAX_PROCESSES, TransportMaker, UpstreamOptions, UpstreamSpec};
