@@ -18,6 +18,7 @@ mod notices;
 mod output;
 mod peer_text;
 mod proxy;
+mod proxy_check;
 mod reference;
 mod replay;
 mod sampling;

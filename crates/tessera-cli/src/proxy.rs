@@ -33,8 +33,14 @@ endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /mess
 --config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \
 \"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\" and \
 \"denyTools\" per server): tools and prompts are offered as NAME__name, resource URIs as NAME+URI. \
-A server that dies loses its tools until it is reconnected (with backoff); the others go on.")]
+A server that dies loses its tools until it is reconnected (with backoff); the others go on. \
+A \"gateway\" section beside mcpServers names API keys and rules over principal x upstream x \
+tool/prompt/resource (docs/proxy.md); `tessera proxy check` explains a decision.")]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ProxyArgs {
+    #[command(subcommand)]
+    action: Option<ProxyAction>,
+
     /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8002).
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
     http: Option<String>,
@@ -126,6 +132,13 @@ fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Fai
     }
 }
 
+/// What `tessera proxy` does besides serving.
+#[derive(Debug, clap::Subcommand)]
+enum ProxyAction {
+    /// Print which gateway rule decides whether a principal may use an item, and why.
+    Check(crate::proxy_check::CheckArgs),
+}
+
 /// How a proxy serves legacy client sessions (`--legacy-sessions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum LegacySessions {
@@ -138,7 +151,10 @@ enum LegacySessions {
 }
 
 /// Runs `tessera proxy`.
-pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
+pub async fn run(mut a: ProxyArgs) -> Result<ExitCode, Failure> {
+    if let Some(ProxyAction::Check(c)) = a.action.take() {
+        return crate::proxy_check::run(c);
+    }
     if let Some(path) = a.config.clone() {
         return aggregate(&a, &path).await;
     }
@@ -183,7 +199,7 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
                 "" => "the upstream server".to_owned(),
                 name => name.to_owned(),
             };
-            let out = serve_http(&a, &addr, proxy.clone(), &name).await;
+            let out = serve_http(&a, &addr, proxy.clone(), &name, None).await;
             proxy.close().await;
             out
         }
@@ -208,21 +224,25 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
-    let servers = tessera_proxy::parse_servers(&text)
+    let config = tessera_proxy::parse_config(&text, |var| std::env::var(var).ok())
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
         probe_timeout: Duration::from_secs(a.probe_timeout),
         ..UpstreamOptions::default()
     };
-    let aggregator = tessera_proxy::Aggregator::start(servers, options)
+    let aggregator = tessera_proxy::Aggregator::start(config.servers, options)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
+    aggregator.set_policy(config.gateway.policy);
+    let keys = (!config.gateway.api_keys.is_empty())
+        .then(|| tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys));
     let names = aggregator.names().join(", ");
     let out = serve_http(
         a,
         &addr,
         aggregator.clone(),
         &format!("the upstreams {names}"),
+        keys,
     )
     .await;
     aggregator.close();
@@ -234,6 +254,7 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
     addr: &str,
     factory: F,
     what: &str,
+    keys: Option<tessera_proxy::ApiKeyLayer>,
 ) -> Result<ExitCode, Failure> {
     if !a.path.starts_with('/') {
         return Err(Failure::Usage(format!(
@@ -259,8 +280,14 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
         crate::peer_text::line(what),
         a.path
     );
-    tessera_http::serve(listener, mcp, crate::serve::shutdown_signal())
-        .await
-        .context("serving HTTP")?;
+    match keys {
+        Some(layer) => {
+            eprintln!("tessera: callers are admitted by API key (X-API-Key)");
+            let service = tower::Layer::layer(&layer, mcp.clone());
+            tessera_http::serve_with(listener, mcp, service, crate::serve::shutdown_signal()).await
+        }
+        None => tessera_http::serve(listener, mcp, crate::serve::shutdown_signal()).await,
+    }
+    .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)
 }

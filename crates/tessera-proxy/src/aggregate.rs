@@ -24,7 +24,9 @@ use tessera_types::{
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::apikey::CallerClaims;
 use crate::bridge::FORWARDED_METHODS;
+use crate::policy::{ItemKind, Policy};
 use crate::calls::Calls;
 use crate::config::{ServerEntry, valid_name};
 use crate::error::ProxyError;
@@ -209,6 +211,8 @@ impl Member {
 
 struct Inner {
     members: Vec<Arc<Member>>,
+    /// Who may see and use what ([`Aggregator::set_policy`]).
+    policy: std::sync::RwLock<Arc<Policy>>,
     /// Items per page of the combined lists.
     page_size: AtomicUsize,
     hub: Arc<Hub>,
@@ -332,6 +336,7 @@ impl Aggregator {
         }
         let inner = Arc::new(Inner {
             members,
+            policy: Default::default(),
             page_size: AtomicUsize::new(DEFAULT_PAGE_SIZE),
             hub,
             config,
@@ -348,6 +353,13 @@ impl Aggregator {
     /// other; each page ends with a `nextCursor` until the last.
     pub fn set_page_size(&self, items: usize) {
         self.inner.page_size.store(items.max(1), Ordering::Relaxed);
+    }
+
+    /// Sets the rules that decide who may see and use which tools, prompts
+    /// and resources (see [`crate::Policy`]); requests already running keep
+    /// the rules they started with.
+    pub fn set_policy(&self, policy: Policy) {
+        *self.inner.policy.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
     }
 
     /// The upstream names, in order.
@@ -513,6 +525,7 @@ async fn upstream_page(
     method: &str,
     key: &str,
     cursor: Option<String>,
+    visible: &Visible<'_>,
 ) -> Option<(Vec<Value>, Option<String>, JsonObject)> {
     let up = m.current()?;
     let params = cursor.map(|c| {
@@ -544,6 +557,19 @@ async fn upstream_page(
             if key == "tools" && !m.entry.allows(&original) {
                 return None;
             }
+            let (kind, id) = match key {
+                "tools" => (ItemKind::Tool, original.as_str()),
+                "prompts" => (ItemKind::Prompt, original.as_str()),
+                _ => (
+                    ItemKind::Resource,
+                    ["uri", "uriTemplate"]
+                        .iter()
+                        .find_map(|k| o.get(*k).and_then(Value::as_str))?,
+                ),
+            };
+            if !visible.allows(name, kind, id) {
+                return None;
+            }
             o.insert(
                 "name".into(),
                 json!(format!("{name}{NAME_SEPARATOR}{original}")),
@@ -563,6 +589,38 @@ async fn upstream_page(
         }
     }
     Some((items, next, hints))
+}
+
+/// What the caller of one request may see: the policy at its start and
+/// the caller's claims.
+struct Visible<'a> {
+    policy: Arc<Policy>,
+    claims: std::borrow::Cow<'a, JsonObject>,
+}
+
+impl<'a> Visible<'a> {
+    /// The caller of `r`: the claims an API key stands for, else those of a
+    /// verified OAuth token, else none.
+    fn of(inner: &Inner, r: &'a Request) -> Visible<'a> {
+        let policy = inner
+            .policy
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let claims = match (
+            r.extensions.get::<CallerClaims>(),
+            r.extensions.get::<tessera_auth::server::AuthInfo>(),
+        ) {
+            (Some(c), _) => std::borrow::Cow::Borrowed(&c.0),
+            (None, Some(info)) => std::borrow::Cow::Borrowed(&info.claims),
+            (None, None) => std::borrow::Cow::Owned(JsonObject::new()),
+        };
+        Visible { policy, claims }
+    }
+
+    fn allows(&self, upstream: &str, kind: ItemKind, name: &str) -> bool {
+        self.policy.allows(&self.claims, upstream, kind, name)
+    }
 }
 
 fn param_str<'a>(params: Option<&'a JsonObject>, key: &str) -> Result<&'a str, ErrorObject> {
@@ -609,6 +667,7 @@ impl Inner {
                     (i, p.cursor, p.skip)
                 }
             };
+        let visible = Visible::of(self, r);
         let mut items: Vec<Value> = Vec::new();
         let mut hints = Hints::default();
         // Upstream pages read for this page, bounded so that upstreams
@@ -618,7 +677,7 @@ impl Inner {
             let m = &self.members[index];
             reads += 1;
             let Some((page, next, page_hints)) =
-                upstream_page(m, r, method, key, cursor.clone()).await
+                upstream_page(m, r, method, key, cursor.clone(), &visible).await
             else {
                 (index, cursor, skip) = (index + 1, None, 0);
                 continue;
@@ -660,10 +719,20 @@ impl Inner {
             .as_ref()
             .map(|p| p.object().clone())
             .unwrap_or_default();
+        let visible = Visible::of(self, r);
+        // Unknown and denied read the same, so that a refusal tells nothing
+        // of what the caller may not see.
         let unknown = |what: &str, v: &str| {
             ErrorObject::invalid_params(format!(
-                "Invalid params: unknown {what} {v:?} (names are NAME{NAME_SEPARATOR}{what}, URIs NAME{URI_SEPARATOR}URI, with NAME one of the upstreams)"
+                "Invalid params: no {what} {v:?} is available to this caller (names are \
+                 NAME{NAME_SEPARATOR}{what}, URIs NAME{URI_SEPARATOR}URI, with NAME one of the \
+                 upstreams; an item the gateway's rules deny is not available either)"
             ))
+        };
+        let kind_of = |what: &str| match what {
+            "tool" => ItemKind::Tool,
+            "prompt" => ItemKind::Prompt,
+            _ => ItemKind::Resource,
         };
         let member = match method {
             methods::TOOLS_CALL | methods::PROMPTS_GET => {
@@ -674,7 +743,9 @@ impl Inner {
                 };
                 let full = param_str(Some(&params), "name")?.to_owned();
                 let (m, rest) = self.by_name(&full).ok_or_else(|| unknown(what, &full))?;
-                if what == "tool" && !m.entry.allows(rest) {
+                if (what == "tool" && !m.entry.allows(rest))
+                    || !visible.allows(&m.entry.name, kind_of(what), rest)
+                {
                     return Err(unknown(what, &full));
                 }
                 params.insert("name".into(), json!(rest));
@@ -686,6 +757,7 @@ impl Inner {
                 let full = param_str(Some(&params), "uri")?.to_owned();
                 let (m, rest) = self
                     .by_uri(&full)
+                    .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
                     .ok_or_else(|| unknown("resource", &full))?;
                 params.insert("uri".into(), json!(rest));
                 m
@@ -712,9 +784,10 @@ impl Inner {
                 } else {
                     self.by_uri(&full)
                 };
-                let (m, rest) = found.ok_or_else(|| {
-                    unknown(if key == "name" { "prompt" } else { "resource" }, &full)
-                })?;
+                let what = if key == "name" { "prompt" } else { "resource" };
+                let (m, rest) = found
+                    .filter(|(m, rest)| visible.allows(&m.entry.name, kind_of(what), rest))
+                    .ok_or_else(|| unknown(what, &full))?;
                 reference.insert(key.into(), json!(rest));
                 m
             }
@@ -751,9 +824,13 @@ impl Inner {
     async fn subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
         let uri =
             param_str(r.params.as_ref().map(tessera_types::Params::object), "uri")?.to_owned();
-        if self.by_uri(&uri).is_none() {
+        let visible = Visible::of(self, r);
+        let known = self
+            .by_uri(&uri)
+            .is_some_and(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest));
+        if !known {
             return Err(ErrorObject::invalid_params(format!(
-                "Invalid params: unknown resource {uri:?}"
+                "Invalid params: no resource {uri:?} is available to this caller"
             )));
         }
         let changed = {
@@ -795,9 +872,13 @@ impl Inner {
         let lists =
             flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged");
         let mut uris = BTreeSet::new();
+        let visible = Visible::of(self, r);
         if let Some(Value::Array(a)) = requested.get("resourceSubscriptions") {
             for u in a.iter().filter_map(Value::as_str) {
-                let Some((m, rest)) = self.by_uri(u) else {
+                let Some((m, rest)) = self
+                    .by_uri(u)
+                    .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
+                else {
                     continue;
                 };
                 if self.hub.subscribe(u) {

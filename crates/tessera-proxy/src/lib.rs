@@ -33,20 +33,26 @@
 #![forbid(unsafe_code)]
 
 mod aggregate;
+mod apikey;
 mod bridge;
 mod calls;
 mod config;
 mod error;
 mod fanout;
 mod forward;
+mod gateway;
 mod hints;
 mod listen;
 mod pages;
+mod policy;
 mod route;
 mod upstream;
 
+pub use apikey::{API_KEY_HEADER, ApiKeyAuth, ApiKeyLayer, CallerClaims};
 pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR};
 pub use bridge::{Proxy, ProxyService};
 pub use config::{ServerEntry, parse_servers};
 pub use error::ProxyError;
+pub use gateway::{ApiKey, Gateway, MIN_API_KEY_BYTES, ProxyConfig, parse_config};
+pub use policy::{Decision, Effect, ItemKind, Policy, Rule};
 pub use upstream::{DEFAULT_MAX_PROCESSES, TransportMaker, UpstreamOptions, UpstreamSpec};
