@@ -286,3 +286,124 @@ fn parse_key(
         digest: digest(key.as_bytes()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::ItemKind;
+    use serde_json::json;
+
+    fn env(var: &str) -> Option<String> {
+        (var != "UNSET").then(|| format!("{var}-0123456789abcdef"))
+    }
+
+    fn config(gateway: Value) -> Result<ProxyConfig, ProxyError> {
+        let doc = json!({"mcpServers": {
+            "files": {"command": "f"}, "web": {"url": "http://127.0.0.1:1/mcp"}
+        }, "gateway": gateway});
+        parse_config(&doc.to_string(), env)
+    }
+
+    fn claims(v: Value) -> JsonObject {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn first_match_wins_and_default_deny() {
+        let c = config(json!({"rules": [
+            {"name": "no deletes", "tools": "delete_*", "effect": "deny"},
+            {"when": {"groups": ["eng", "ops"]}, "upstreams": "files", "effect": "allow"},
+            {"when": {"sub": "bob"}, "tools": ["echo"], "prompts": "greet", "effect": "allow"},
+            {"when": {"admin": "true"}, "effect": "allow"}
+        ]}))
+        .unwrap();
+        let p = &c.gateway.policy;
+        let alice = claims(json!({"sub": "alice", "groups": ["eng"]}));
+        let bob = claims(json!({"sub": "bob"}));
+        let root = claims(json!({"sub": "root", "admin": true}));
+        let none = JsonObject::new();
+        let t = ItemKind::Tool;
+        assert!(p.allows(&alice, "files", t, "read"));
+        assert!(!p.allows(&alice, "files", t, "delete_all"), "rule 0 first");
+        assert!(!p.allows(&alice, "web", t, "read"), "no rule for web");
+        assert!(p.allows(&alice, "files", ItemKind::Resource, "file:///a"));
+        assert!(p.allows(&bob, "web", t, "echo"));
+        assert!(p.allows(&bob, "web", ItemKind::Prompt, "greet"));
+        assert!(
+            !p.allows(&bob, "web", ItemKind::Resource, "test://x"),
+            "rule 2 names tools and prompts only"
+        );
+        assert!(p.allows(&root, "web", t, "x"), "a boolean claim by its JSON text");
+        assert!(!p.allows(&none, "files", t, "read"));
+        let d = p.decide(&alice, "files", t, "delete_all");
+        assert_eq!(d.rule, Some(0));
+        assert!(d.explanation.contains("\"no deletes\""), "{}", d.explanation);
+        let d = p.decide(&none, "files", t, "read");
+        assert_eq!((d.effect, d.rule), (Effect::Deny, None));
+        assert!(d.explanation.contains("none of the 4 rules"), "{}", d.explanation);
+        // No rules: everything allowed.
+        let open = config(json!({})).unwrap().gateway.policy;
+        assert!(open.allows(&none, "web", t, "anything"));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        for (g, path) in [
+            (json!([]), "gateway: must be an object"),
+            (json!({"rule": []}), "gateway.rule: unknown field"),
+            (json!({"rules": [{"effect": "maybe"}]}), "gateway.rules[0].effect"),
+            (
+                json!({"rules": [{"effect": "allow", "upstreams": ["files", "nope"]}]}),
+                "gateway.rules[0].upstreams[1]: no server is named \"nope\"",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "tools": ["a", 3]}]}),
+                "gateway.rules[0].tools[1]: must be a string",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "tools": "[a"}]}),
+                "gateway.rules[0].tools: bad glob",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "when": {"sub": []}}]}),
+                "gateway.rules[0].when.sub: an empty list",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "tool": "a"}]}),
+                "gateway.rules[0].tool: unknown field",
+            ),
+            (
+                json!({"apiKeys": [{"keyEnv": "UNSET", "principal": {"sub": "a"}}]}),
+                "gateway.apiKeys[0].keyEnv: the environment variable UNSET is not set",
+            ),
+            (
+                json!({"apiKeys": [{"keyEnv": "A", "principal": {"name": "a"}}]}),
+                "gateway.apiKeys[0].principal",
+            ),
+            (
+                json!({"apiKeys": [{"key": "inline", "keyEnv": "A", "principal": {"sub": "a"}}]}),
+                "gateway.apiKeys[0].key: unknown field",
+            ),
+            (
+                json!({"apiKeys": [
+                    {"keyEnv": "A", "principal": {"sub": "a"}},
+                    {"keyEnv": "A", "principal": {"sub": "b"}}
+                ]}),
+                "gateway.apiKeys[1]: the same key is given twice",
+            ),
+        ] {
+            let e = config(g.clone()).expect_err(&g.to_string()).to_string();
+            assert!(e.contains(path), "{g}: {e}");
+        }
+    }
+
+    #[test]
+    fn short_keys_are_refused() {
+        let doc = json!({"mcpServers": {"a": {"command": "x"}},
+            "gateway": {"apiKeys": [{"keyEnv": "K", "principal": {"sub": "a"}}]}});
+        let e = parse_config(&doc.to_string(), |_| Some("short".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("shorter than 16 bytes"), "{e}");
+    }
+}

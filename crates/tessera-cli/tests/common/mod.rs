@@ -82,9 +82,18 @@ impl Drop for Running {
 /// its first stderr line; the rest of its stderr is drained in the background
 /// (a full pipe would stall it).
 pub fn start_proxy<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Running, String) {
+    start_proxy_env(args, &[])
+}
+
+/// [`start_proxy`] with extra environment variables.
+pub fn start_proxy_env<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    env: &[(&str, &str)],
+) -> (Running, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .arg("proxy")
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
