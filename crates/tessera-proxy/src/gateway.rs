@@ -18,7 +18,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tessera_types::JsonObject;
 
-use crate::config::{ServerEntry, parse_servers};
+use crate::config::{ServerEntry, parse_servers_with};
 use crate::error::ProxyError;
 use crate::policy::{Effect, Glob, Policy, Rule};
 
@@ -68,14 +68,14 @@ pub(crate) fn digest(key: &[u8]) -> [u8; 32] {
 /// The shortest API key accepted, in bytes.
 pub const MIN_API_KEY_BYTES: usize = 16;
 
-/// Reads a configuration file: `mcpServers` (see [`parse_servers`]) and an
+/// Reads a configuration file: `mcpServers` (see [`crate::parse_servers`]) and an
 /// optional `gateway` section. API keys are read from the environment
 /// variables the file names, through `env` (`std::env::var` in a program).
 pub fn parse_config(
     text: &str,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<ProxyConfig, ProxyError> {
-    let servers = parse_servers(text)?;
+    let servers = parse_servers_with(text, &env)?;
     let doc: Value = serde_json::from_str(text)
         .map_err(|e| ProxyError::Config(format!("not a JSON document: {e}")))?;
     let gateway = match doc.get("gateway") {

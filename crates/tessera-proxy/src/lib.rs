@@ -37,6 +37,7 @@ mod apikey;
 mod bridge;
 mod calls;
 mod config;
+mod credentials;
 mod error;
 mod fanout;
 mod forward;

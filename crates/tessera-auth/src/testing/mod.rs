@@ -188,7 +188,7 @@ impl TestAuthorizationServer {
         lock(&self.state.authorization_requests).clone()
     }
 
-    /// How many token requests with `grant_type` arrived (code and refresh grants).
+    /// How many token requests with `grant_type` arrived (every grant).
     pub fn token_requests(&self, grant_type: &str) -> u64 {
         lock(&self.state.token_requests)
             .get(grant_type)
