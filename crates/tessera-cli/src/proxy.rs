@@ -199,7 +199,9 @@ pub async fn run(mut a: ProxyArgs) -> Result<ExitCode, Failure> {
                 "" => "the upstream server".to_owned(),
                 name => name.to_owned(),
             };
-            let out = serve_http(&a, &addr, proxy.clone(), &name, None).await;
+            let p = proxy.clone();
+            let health = tessera_proxy::HealthLayer::new(move || p.readiness());
+            let out = serve_http(&a, &addr, proxy.clone(), &name, None, health).await;
             proxy.close().await;
             out
         }
@@ -237,12 +239,15 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     let keys = (!config.gateway.api_keys.is_empty())
         .then(|| tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys));
     let names = aggregator.names().join(", ");
+    let g = aggregator.clone();
+    let health = tessera_proxy::HealthLayer::new(move || g.readiness());
     let out = serve_http(
         a,
         &addr,
         aggregator.clone(),
         &format!("the upstreams {names}"),
         keys,
+        health,
     )
     .await;
     aggregator.close();
@@ -255,6 +260,7 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
     factory: F,
     what: &str,
     keys: Option<tessera_proxy::ApiKeyLayer>,
+    health: tessera_proxy::HealthLayer,
 ) -> Result<ExitCode, Failure> {
     if !a.path.starts_with('/') {
         return Err(Failure::Usage(format!(
@@ -280,13 +286,17 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
         crate::peer_text::line(what),
         a.path
     );
+    // The health probes answer first, without credentials.
     match keys {
         Some(layer) => {
             eprintln!("tessera: callers are admitted by API key (X-API-Key)");
-            let service = tower::Layer::layer(&layer, mcp.clone());
+            let service = tower::Layer::layer(&health, tower::Layer::layer(&layer, mcp.clone()));
             tessera_http::serve_with(listener, mcp, service, crate::serve::shutdown_signal()).await
         }
-        None => tessera_http::serve(listener, mcp, crate::serve::shutdown_signal()).await,
+        None => {
+            let service = tower::Layer::layer(&health, mcp.clone());
+            tessera_http::serve_with(listener, mcp, service, crate::serve::shutdown_signal()).await
+        }
     }
     .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)

@@ -268,3 +268,61 @@ fn check_explains_the_deciding_rule() {
     assert!(err.contains("UPSTREAM one of alpha, beta"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `GET /healthz` and `GET /readyz` answer without an API key; `/readyz`
+/// gives each upstream's state, and is 200 while one is connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_probes_need_no_key_and_name_each_upstream() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("http://{}/mcp", dead.local_addr().unwrap());
+    drop(dead);
+    let dir = std::env::temp_dir().join(format!("tessera-gateway-health-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gateway.json");
+    let doc = json!({
+        "mcpServers": {
+            "alive": {"command": TESSERA, "args": ["serve", "--stdio"]},
+            "dead": {"url": dead_url}
+        },
+        "gateway": {"apiKeys": [{"keyEnv": KEYS[0].0, "principal": {"sub": "alice"}}]}
+    });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let (_proxy, url) = tokio::task::spawn_blocking(move || {
+        start_proxy_env(&["--http", "127.0.0.1:0", "--config", &path], &KEYS)
+    })
+    .await
+    .unwrap();
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let http = reqwest::Client::new();
+    let r = bounded("/healthz", http.get(format!("{base}/healthz")).send())
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<serde_json::Value>().await.unwrap()["status"], "ok");
+    // `alive` connects in the background: ask (bounded) until it has.
+    let body = bounded("alive connected", async {
+        loop {
+            let r = http.get(format!("{base}/readyz")).send().await.unwrap();
+            let status = r.status();
+            let body: serde_json::Value = r.json().await.unwrap();
+            if body["upstreams"]["alive"] == "connected" {
+                assert_eq!(status, 200, "{body}");
+                break body;
+            }
+            assert_eq!(status, 503, "nothing connected yet: {body}");
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(
+        body,
+        json!({"ready": true, "upstreams": {"alive": "connected", "dead": "reconnecting"}})
+    );
+    // The MCP endpoint itself still wants a key.
+    let r = bounded("POST without a key", http.post(&url).body("{}").send())
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -371,6 +371,21 @@ impl Aggregator {
             .collect()
     }
 
+    /// Each upstream's state (`connected` or `reconnecting`); ready when
+    /// at least one is connected (the others' items are left out until
+    /// they come back).
+    pub fn readiness(&self) -> crate::Readiness {
+        let mut upstreams = serde_json::Map::new();
+        let mut ready = false;
+        for m in &self.inner.members {
+            let up = m.current().is_some();
+            ready |= up;
+            let state = if up { "connected" } else { "reconnecting" };
+            upstreams.insert(m.entry.name.clone(), json!(state));
+        }
+        crate::Readiness { ready, upstreams }
+    }
+
     /// Whether upstream `name` is connected now.
     pub fn is_connected(&self, name: &str) -> bool {
         self.member(name).is_some_and(|m| m.current().is_some())

@@ -233,6 +233,25 @@ impl Proxy {
         &self.inner.config.server.info
     }
 
+    /// The shared upstream connection's state, under the name
+    /// `upstream`: `connected`, `connecting` (being opened now) or
+    /// `reconnecting` (it ended; the next request opens it again, so the
+    /// proxy stays ready), `closed` once [`Proxy::close`] ran.
+    pub fn readiness(&self) -> crate::Readiness {
+        let state = match self.inner.shared.try_lock() {
+            _ if self.inner.closed.load(Ordering::Acquire) => "closed",
+            Err(_) => "connecting",
+            Ok(slot) if slot.as_ref().is_some_and(|u| u.is_open()) => "connected",
+            Ok(_) => "reconnecting",
+        };
+        let mut upstreams = serde_json::Map::new();
+        upstreams.insert("upstream".into(), Value::String(state.into()));
+        crate::Readiness {
+            ready: state != "closed",
+            upstreams,
+        }
+    }
+
     /// The upstream server's capabilities (what the proxy declares).
     pub fn capabilities(&self) -> &ServerCapabilities {
         &self.inner.config.server.capabilities

@@ -42,6 +42,7 @@ mod error;
 mod fanout;
 mod forward;
 mod gateway;
+mod health;
 mod hints;
 mod listen;
 mod pages;
@@ -54,6 +55,7 @@ pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR
 pub use bridge::{Proxy, ProxyService};
 pub use config::{ServerEntry, parse_servers};
 pub use error::ProxyError;
+pub use health::{HEALTHZ_PATH, Health, HealthLayer, READYZ_PATH, Readiness};
 pub use gateway::{ApiKey, Gateway, MIN_API_KEY_BYTES, ProxyConfig, parse_config};
 pub use policy::{Decision, Effect, ItemKind, Policy, Rule};
 pub use upstream::{DEFAULT_MAX_PROCESSES, TransportMaker, UpstreamOptions, UpstreamSpec};
