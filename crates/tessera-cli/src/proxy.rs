@@ -236,6 +236,7 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     let aggregator = tessera_proxy::Aggregator::start(config.servers, options)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     aggregator.set_policy(config.gateway.policy);
+    aggregator.set_rate_limits(tessera_proxy::RateLimits::new(config.gateway.rate_limits));
     let keys = (!config.gateway.api_keys.is_empty())
         .then(|| tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys));
     let names = aggregator.names().join(", ");

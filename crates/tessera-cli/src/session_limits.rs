@@ -38,7 +38,10 @@ impl SessionLimits {
         [
             (self.session_idle_timeout != 1800, "--session-idle-timeout"),
             (self.max_sessions != 1024, "--max-sessions"),
-            (self.max_sessions_per_client != 256, "--max-sessions-per-client"),
+            (
+                self.max_sessions_per_client != 256,
+                "--max-sessions-per-client",
+            ),
             (self.handshake_timeout != 10, "--handshake-timeout"),
         ]
         .into_iter()

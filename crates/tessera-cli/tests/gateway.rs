@@ -50,6 +50,10 @@ fn config() -> serde_json::Value {
                  "tools": "echo", "effect": "allow"},
                 {"name": "sales echo and prompts", "when": {"groups": "sales"},
                  "tools": "echo", "prompts": "*", "effect": "allow"}
+            ],
+            "rateLimits": [
+                {"name": "alice on beta", "when": {"sub": "alice"}, "upstreams": "beta",
+                 "requests": 3, "perSeconds": 3600}
             ]
         }
     })
@@ -109,8 +113,10 @@ async fn three_principals_see_and_use_what_the_rules_allow() {
     // Everything each upstream offers, as the reference server lists it.
     let direct = bounded(
         "the reference server",
-        Client::builder("gateway-test", "1.0")
-            .connect_child(&tessera::client::ChildCommand::new(TESSERA, ["serve", "--stdio"])),
+        Client::builder("gateway-test", "1.0").connect_child(&tessera::client::ChildCommand::new(
+            TESSERA,
+            ["serve", "--stdio"],
+        )),
     )
     .await
     .unwrap();
@@ -149,9 +155,12 @@ async fn three_principals_see_and_use_what_the_rules_allow() {
     assert_eq!(tools, expected);
     assert_eq!(prompts, on("alpha", &all_prompts, "__", &|_| true));
     assert_eq!(resources, on("alpha", &all_resources, "+", &|_| true));
-    let r = bounded("beta__echo", alice.call_tool("beta__echo", json!({"text": "hi"})))
-        .await
-        .unwrap();
+    let r = bounded(
+        "beta__echo",
+        alice.call_tool("beta__echo", json!({"text": "hi"})),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.content[0].as_text(), Some("hi"));
     let uri = resources.iter().next().unwrap().clone();
     bounded("resources/read", alice.read_resource(&uri))
@@ -192,11 +201,17 @@ async fn three_principals_see_and_use_what_the_rules_allow() {
         denied.replace("alpha__test_trigger_tool_change", "NAME"),
         missing.replace("gamma__no_such_tool", "NAME")
     );
-    for other in all_tools.iter().filter(|t| t.as_str() != "test_trigger_tool_change") {
+    for other in all_tools
+        .iter()
+        .filter(|t| t.as_str() != "test_trigger_tool_change")
+    {
         assert!(!denied.contains(&format!("__{other}\"")), "{denied}");
     }
     let m = refused_call(&carol, "alpha__echo").await;
-    assert!(m.contains("\"alpha__echo\"") && m.contains("is available"), "{m}");
+    assert!(
+        m.contains("\"alpha__echo\"") && m.contains("is available"),
+        "{m}"
+    );
     let m = refused_call(&bob, "beta__test_trigger_tool_change").await;
     assert!(m.contains("is available"), "{m}");
     for c in [alice, bob, carol] {
@@ -247,11 +262,17 @@ fn check_explains_the_deciding_rule() {
     let alice = r#"{"sub":"alice","groups":["eng"]}"#;
     let (code, out, _) = check(alice, &["--tool", "alpha__echo"]);
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("allowed by rule rules[1] \"eng owns alpha\""), "{out}");
+    assert!(
+        out.contains("allowed by rule rules[1] \"eng owns alpha\""),
+        "{out}"
+    );
     assert!(out.contains("claim groups = \"eng\""), "{out}");
     let (code, out, _) = check(alice, &["--tool", "alpha__test_trigger_tool_change"]);
     assert_eq!(code, Some(4), "{out}");
-    assert!(out.contains("denied by rule rules[0] \"no test triggers\""), "{out}");
+    assert!(
+        out.contains("denied by rule rules[0] \"no test triggers\""),
+        "{out}"
+    );
     let (code, out, _) = check(r#"{"sub":"carol"}"#, &["--prompt", "beta__simple_prompt"]);
     assert_eq!(code, Some(4), "{out}");
     assert!(out.contains("none of the 4 rules matches prompt"), "{out}");
@@ -324,5 +345,57 @@ async fn health_probes_need_no_key_and_name_each_upstream() {
         .await
         .unwrap();
     assert_eq!(r.status(), 401);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A rate limit per principal × upstream: alice's fourth call to beta
+/// within the hour is refused with the delay in `data`; her calls to alpha
+/// and bob's to beta are not counted against it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_holds_per_principal_and_upstream() {
+    let dir = std::env::temp_dir().join(format!("tessera-gateway-rate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gateway.json");
+    std::fs::write(&file, config().to_string()).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let (_proxy, url) = tokio::task::spawn_blocking(move || {
+        start_proxy_env(&["--http", "127.0.0.1:0", "--config", &path], &KEYS)
+    })
+    .await
+    .unwrap();
+    let alice = client(&url, KEYS[0].1).await;
+    let bob = client(&url, KEYS[1].1).await;
+    bounded("both upstreams listed", async {
+        loop {
+            let tools = alice.list_tools().await.expect("lists");
+            let has = |n: &str| tools.iter().any(|t| t.name == n);
+            if has("alpha__echo") && has("beta__echo") {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    let call = |c: &Client, tool: &'static str| {
+        let c = c.clone();
+        async move { bounded(tool, c.call_tool(tool, json!({"text": "x"}))).await }
+    };
+    for _ in 0..3 {
+        call(&alice, "beta__echo").await.expect("within the limit");
+    }
+    let e = call(&alice, "beta__echo").await.expect_err("over the limit");
+    let e = e.remote().expect("a JSON-RPC error");
+    assert!(e.message.contains("rate limit"), "{}", e.message);
+    let data = e.data.as_ref().expect("data");
+    let ms = data["retryAfterMs"].as_u64().expect("retryAfterMs");
+    assert!(ms > 1000 && ms <= 1_200_000, "a third of an hour at most: {ms}");
+    assert_eq!(data["limit"], "rateLimits[0] \"alice on beta\"");
+    // Other upstreams, other principals: not limited.
+    for _ in 0..5 {
+        call(&alice, "alpha__echo").await.expect("alpha is not limited");
+        call(&bob, "beta__echo").await.expect("bob is not limited");
+    }
+    alice.close().await;
+    bob.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

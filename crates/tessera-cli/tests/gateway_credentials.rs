@@ -139,7 +139,10 @@ fn credential_errors_name_the_server_and_field() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{auth}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("server \"web\"") && err.contains(why), "{auth}: {err}");
+        assert!(
+            err.contains("server \"web\"") && err.contains(why),
+            "{auth}: {err}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

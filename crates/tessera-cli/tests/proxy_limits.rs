@@ -165,7 +165,11 @@ async fn subscribing_sessions_are_held_to_the_process_cap() {
     assert_eq!(subscribed.len(), 16, "the default cap");
     assert_eq!(refused.len(), 24);
     let children = children_of(pid);
-    assert_eq!(children.len(), 17, "16 session processes and the shared one");
+    assert_eq!(
+        children.len(),
+        17,
+        "16 session processes and the shared one"
+    );
 
     // A refused session goes on over the shared connection.
     let v = raw
@@ -242,7 +246,14 @@ async fn idle_and_evicted_sessions_give_their_processes_back() {
 fn the_limits_are_checked() {
     for args in [
         &["--stdio", "--max-sessions", "4", "--", "true"][..],
-        &["--http", "127.0.0.1:0", "--max-upstream-processes", "0", "--", "true"][..],
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--max-upstream-processes",
+            "0",
+            "--",
+            "true",
+        ][..],
     ] {
         let out = std::process::Command::new(TESSERA)
             .arg("proxy")

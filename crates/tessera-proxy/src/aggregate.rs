@@ -7,7 +7,7 @@
 //! tools, prompts and resources disappear (clients are told the lists
 //! changed), and it is reconnected with backoff until it comes back.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,22 +18,24 @@ use tessera_http::ServiceFactory;
 use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
 use tessera_types::{
-    Era, ErrorObject, Implementation, JsonObject, PromptsCapability, ProtocolVersion, RequestId,
+    Era, ErrorObject, Implementation, JsonObject, PromptsCapability, ProtocolVersion,
     ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::apikey::CallerClaims;
 use crate::bridge::FORWARDED_METHODS;
-use crate::policy::{ItemKind, Policy};
+use crate::caller::Visible;
 use crate::calls::Calls;
 use crate::config::{ServerEntry, valid_name};
 use crate::error::ProxyError;
 use crate::forward::{forward, send};
 use crate::hints::Hints;
+use crate::hub::{Hub, Listener};
 use crate::listen::tag;
 use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
+use crate::policy::{ItemKind, Policy};
+use crate::ratelimit::RateLimits;
 use crate::route::{ask_sole, log};
 use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
@@ -44,114 +46,6 @@ pub const URI_SEPARATOR: char = '+';
 
 /// The most upstream pages read to serve one page of a combined list.
 const MAX_PAGES: usize = 100;
-const LIST_KINDS: [&str; 3] = [
-    methods::NOTIFICATIONS_TOOLS_LIST_CHANGED,
-    methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
-    methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
-];
-
-/// A `subscriptions/listen` stream served by the aggregator.
-struct Listener {
-    key: u64,
-    peer: Peer,
-    id: RequestId,
-    lists: bool,
-    uris: BTreeSet<String>,
-}
-
-/// Who hears about changes: legacy sessions and listen streams.
-#[derive(Default)]
-struct Hub {
-    next: std::sync::atomic::AtomicU64,
-    sessions: Mutex<Vec<(Peer, BTreeSet<String>)>>,
-    listeners: Mutex<Vec<Listener>>,
-    /// Upstream resource subscriptions, counted by prefixed URI.
-    subscribed: Mutex<HashMap<String, usize>>,
-}
-
-impl Hub {
-    /// Tells every session and listener that the lists may have changed.
-    fn lists_changed(&self) {
-        for m in LIST_KINDS {
-            self.announce_list(m);
-        }
-    }
-
-    fn announce_list(&self, method: &str) {
-        let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        s.retain(|(p, _)| p.is_open());
-        for (p, _) in s.iter() {
-            let _ = p.notify(method, None, None);
-        }
-        drop(s);
-        let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        for x in l.iter().filter(|x| x.lists) {
-            let _ = x
-                .peer
-                .notify(method, Some(tag(&x.id, None)), Some(x.id.clone()));
-        }
-    }
-
-    fn resource_updated(&self, uri: &str) {
-        let mut p = JsonObject::new();
-        p.insert("uri".into(), json!(uri));
-        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        for (peer, subs) in s.iter().filter(|(_, subs)| subs.contains(uri)) {
-            let _ = subs;
-            let _ = peer.notify(
-                methods::NOTIFICATIONS_RESOURCES_UPDATED,
-                Some(p.clone()),
-                None,
-            );
-        }
-        drop(s);
-        let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        for x in l.iter().filter(|x| x.uris.contains(uri)) {
-            let _ = x.peer.notify(
-                methods::NOTIFICATIONS_RESOURCES_UPDATED,
-                Some(tag(&x.id, Some(&p))),
-                Some(x.id.clone()),
-            );
-        }
-    }
-
-    /// A notification from upstream `name` that belongs to no request.
-    fn announce(&self, name: &str, method: &str, params: Option<&JsonObject>) {
-        if LIST_KINDS.contains(&method) {
-            self.announce_list(method);
-        } else if method == methods::NOTIFICATIONS_RESOURCES_UPDATED {
-            if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
-                self.resource_updated(&format!("{name}{URI_SEPARATOR}{uri}"));
-            }
-        } else {
-            tracing::debug!(upstream = %name, %method, "notification not passed on: no client to send it to");
-        }
-    }
-
-    /// Counts one more subscriber of `uri`; `true` for the first.
-    fn subscribe(&self, uri: &str) -> bool {
-        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        let n = s.entry(uri.to_owned()).or_insert(0);
-        *n += 1;
-        *n == 1
-    }
-
-    /// Counts one subscriber of `uri` less; `true` for the last.
-    fn unsubscribe(&self, uri: &str) -> bool {
-        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        match s.get_mut(uri) {
-            Some(n) if *n > 1 => {
-                *n -= 1;
-                false
-            }
-            Some(_) => {
-                s.remove(uri);
-                true
-            }
-            None => false,
-        }
-    }
-}
 
 /// The traffic of one upstream's pooled connection.
 struct MemberSink {
@@ -213,6 +107,8 @@ struct Inner {
     members: Vec<Arc<Member>>,
     /// Who may see and use what ([`Aggregator::set_policy`]).
     policy: std::sync::RwLock<Arc<Policy>>,
+    /// How often each caller may use each upstream ([`Aggregator::set_rate_limits`]).
+    limits: std::sync::RwLock<Arc<RateLimits>>,
     /// Items per page of the combined lists.
     page_size: AtomicUsize,
     hub: Arc<Hub>,
@@ -337,6 +233,7 @@ impl Aggregator {
         let inner = Arc::new(Inner {
             members,
             policy: Default::default(),
+            limits: Default::default(),
             page_size: AtomicUsize::new(DEFAULT_PAGE_SIZE),
             hub,
             config,
@@ -360,6 +257,12 @@ impl Aggregator {
     /// the rules they started with.
     pub fn set_policy(&self, policy: Policy) {
         *self.inner.policy.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
+    }
+
+    /// Sets the rate limits per caller × upstream (see
+    /// [`crate::RateLimits`]); the buckets start full.
+    pub fn set_rate_limits(&self, limits: RateLimits) {
+        *self.inner.limits.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(limits);
     }
 
     /// The upstream names, in order.
@@ -606,38 +509,6 @@ async fn upstream_page(
     Some((items, next, hints))
 }
 
-/// What the caller of one request may see: the policy at its start and
-/// the caller's claims.
-struct Visible<'a> {
-    policy: Arc<Policy>,
-    claims: std::borrow::Cow<'a, JsonObject>,
-}
-
-impl<'a> Visible<'a> {
-    /// The caller of `r`: the claims an API key stands for, else those of a
-    /// verified OAuth token, else none.
-    fn of(inner: &Inner, r: &'a Request) -> Visible<'a> {
-        let policy = inner
-            .policy
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let claims = match (
-            r.extensions.get::<CallerClaims>(),
-            r.extensions.get::<tessera_auth::server::AuthInfo>(),
-        ) {
-            (Some(c), _) => std::borrow::Cow::Borrowed(&c.0),
-            (None, Some(info)) => std::borrow::Cow::Borrowed(&info.claims),
-            (None, None) => std::borrow::Cow::Owned(JsonObject::new()),
-        };
-        Visible { policy, claims }
-    }
-
-    fn allows(&self, upstream: &str, kind: ItemKind, name: &str) -> bool {
-        self.policy.allows(&self.claims, upstream, kind, name)
-    }
-}
-
 fn param_str<'a>(params: Option<&'a JsonObject>, key: &str) -> Result<&'a str, ErrorObject> {
     params
         .and_then(|p| p.get(key))
@@ -682,7 +553,7 @@ impl Inner {
                     (i, p.cursor, p.skip)
                 }
             };
-        let visible = Visible::of(self, r);
+        let visible = Visible::of(&self.policy, &self.limits, r);
         let mut items: Vec<Value> = Vec::new();
         let mut hints = Hints::default();
         // Upstream pages read for this page, bounded so that upstreams
@@ -734,7 +605,7 @@ impl Inner {
             .as_ref()
             .map(|p| p.object().clone())
             .unwrap_or_default();
-        let visible = Visible::of(self, r);
+        let visible = Visible::of(&self.policy, &self.limits, r);
         // Unknown and denied read the same, so that a refusal tells nothing
         // of what the caller may not see.
         let unknown = |what: &str, v: &str| {
@@ -809,6 +680,19 @@ impl Inner {
             other => return Err(ErrorObject::method_not_found(other)),
         };
         let name = member.entry.name.clone();
+        let (kind, item) = match method {
+            methods::TOOLS_CALL => (ItemKind::Tool, params.get("name")),
+            methods::PROMPTS_GET => (ItemKind::Prompt, params.get("name")),
+            methods::COMPLETION_COMPLETE => match params.get("ref") {
+                Some(reference) if reference.get("name").is_some() => {
+                    (ItemKind::Prompt, reference.get("name"))
+                }
+                reference => (ItemKind::Resource, reference.and_then(|x| x.get("uri"))),
+            },
+            _ => (ItemKind::Resource, params.get("uri")),
+        };
+        let item = item.and_then(Value::as_str).unwrap_or_default();
+        visible.spend(r, &name, kind, item)?;
         let up = member.upstream()?;
         let mut result = forward(&up, &member.calls, r, method, Some(params)).await?;
         match method {
@@ -839,7 +723,7 @@ impl Inner {
     async fn subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
         let uri =
             param_str(r.params.as_ref().map(tessera_types::Params::object), "uri")?.to_owned();
-        let visible = Visible::of(self, r);
+        let visible = Visible::of(&self.policy, &self.limits, r);
         let known = self
             .by_uri(&uri)
             .is_some_and(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest));
@@ -887,7 +771,7 @@ impl Inner {
         let lists =
             flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged");
         let mut uris = BTreeSet::new();
-        let visible = Visible::of(self, r);
+        let visible = Visible::of(&self.policy, &self.limits, r);
         if let Some(Value::Array(a)) = requested.get("resourceSubscriptions") {
             for u in a.iter().filter_map(Value::as_str) {
                 let Some((m, rest)) = self

@@ -595,9 +595,7 @@ impl SessionLink {
             .await
             .map_err(|e| match e {
                 Refusal::Cap(e) => e,
-                Refusal::Connect(e) => {
-                    ErrorObject::internal(format!("upstream unavailable: {e}"))
-                }
+                Refusal::Connect(e) => ErrorObject::internal(format!("upstream unavailable: {e}")),
             })?
             .clone();
         if !up.is_open() {

@@ -24,8 +24,8 @@ use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::credentials::parse_auth;
 use crate::error::ProxyError;
-use tessera_http::HttpClientTransport;
 use crate::upstream::UpstreamSpec;
+use tessera_http::HttpClientTransport;
 
 #[derive(Deserialize)]
 struct File {

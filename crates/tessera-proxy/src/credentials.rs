@@ -51,19 +51,21 @@ pub(crate) fn parse_auth(
     let o = v
         .as_object()
         .ok_or_else(|| bad("auth must be an object".into()))?;
-    let need = |key: &str| {
-        text(o, key, bad)?.ok_or_else(|| bad(format!("auth.{key} is required")))
-    };
+    let need = |key: &str| text(o, key, bad)?.ok_or_else(|| bad(format!("auth.{key} is required")));
     let secret = |key: &str| {
         let var = need(key)?;
-        env(var).ok_or_else(|| bad(format!("auth.{key}: the environment variable {var} is not set")))
+        env(var).ok_or_else(|| {
+            bad(format!(
+                "auth.{key}: the environment variable {var} is not set"
+            ))
+        })
     };
     let known: &[&str] = match o.get("type").and_then(Value::as_str) {
         Some("header") => &["type", "header", "valueEnv", "prefix"],
         Some("clientCredentials") => &["type", "clientId", "clientSecretEnv", "scope"],
         _ => {
             return Err(bad(
-                "auth.type must be \"header\" or \"clientCredentials\"".into(),
+                "auth.type must be \"header\" or \"clientCredentials\"".into()
             ));
         }
     };
@@ -78,14 +80,19 @@ pub(crate) fn parse_auth(
             let name = need("header")?;
             let name = HeaderName::try_from(name)
                 .map_err(|_| bad(format!("auth.header: bad header name {name:?}")))?;
-            let value = format!("{}{}", text(o, "prefix", bad)?.unwrap_or(""), secret("valueEnv")?);
+            let value = format!(
+                "{}{}",
+                text(o, "prefix", bad)?.unwrap_or(""),
+                secret("valueEnv")?
+            );
             let mut value = HeaderValue::try_from(value)
                 .map_err(|_| bad("auth.valueEnv: the value is not a valid header value".into()))?;
             value.set_sensitive(true);
             Ok(Credentials::Header(name, value))
         }
         _ => {
-            let client = ClientCredentials::confidential(need("clientId")?, secret("clientSecretEnv")?);
+            let client =
+                ClientCredentials::confidential(need("clientId")?, secret("clientSecretEnv")?);
             let mut b = OAuthClient::builder(url, Grant::ClientCredentials).client(client);
             if let Some(scope) = text(o, "scope", bad)? {
                 b = b.scope(scope);

@@ -20,7 +20,8 @@ use tessera_types::JsonObject;
 
 use crate::config::{ServerEntry, parse_servers_with};
 use crate::error::ProxyError;
-use crate::policy::{Effect, Glob, Policy, Rule};
+use crate::policy::{Effect, Glob, Policy, Rule, Selector};
+use crate::ratelimit::{RateLimit, parse_limit};
 
 /// A proxy's whole configuration: the upstreams and the gateway section.
 #[derive(Debug, Clone)]
@@ -38,6 +39,8 @@ pub struct Gateway {
     pub policy: Policy,
     /// The API keys callers may present (`X-API-Key`).
     pub api_keys: Vec<ApiKey>,
+    /// The rate limits, in order.
+    pub rate_limits: Vec<RateLimit>,
 }
 
 /// One API key and the principal it stands for.
@@ -85,7 +88,7 @@ pub fn parse_config(
     Ok(ProxyConfig { servers, gateway })
 }
 
-fn bad(path: &str, why: impl std::fmt::Display) -> ProxyError {
+pub(crate) fn bad(path: &str, why: impl std::fmt::Display) -> ProxyError {
     ProxyError::Config(format!("{path}: {why}"))
 }
 
@@ -98,10 +101,10 @@ fn parse_gateway(
         .as_object()
         .ok_or_else(|| bad("gateway", "must be an object"))?;
     for k in g.keys() {
-        if !["rules", "apiKeys"].contains(&k.as_str()) {
+        if !["rules", "apiKeys", "rateLimits"].contains(&k.as_str()) {
             return Err(bad(
                 &format!("gateway.{k}"),
-                "unknown field (known: rules, apiKeys)",
+                "unknown field (known: rules, apiKeys, rateLimits)",
             ));
         }
     }
@@ -114,6 +117,19 @@ fn parse_gateway(
             out.policy
                 .rules
                 .push(parse_rule(&format!("gateway.rules[{i}]"), i, r, servers)?);
+        }
+    }
+    if let Some(limits) = g.get("rateLimits") {
+        let limits = limits
+            .as_array()
+            .ok_or_else(|| bad("gateway.rateLimits", "must be an array"))?;
+        for (i, l) in limits.iter().enumerate() {
+            out.rate_limits.push(parse_limit(
+                &format!("gateway.rateLimits[{i}]"),
+                i,
+                l,
+                servers,
+            )?);
         }
     }
     if let Some(keys) = g.get("apiKeys") {
@@ -155,29 +171,10 @@ fn parse_rule(
     r: &Value,
     servers: &[ServerEntry],
 ) -> Result<Rule, ProxyError> {
-    let r = r.as_object().ok_or_else(|| bad(path, "must be an object"))?;
-    const KNOWN: [&str; 7] = [
-        "name",
-        "when",
-        "upstreams",
-        "tools",
-        "prompts",
-        "resources",
-        "effect",
-    ];
-    for k in r.keys() {
-        if !KNOWN.contains(&k.as_str()) {
-            return Err(bad(
-                &format!("{path}.{k}"),
-                format!("unknown field (known: {})", KNOWN.join(", ")),
-            ));
-        }
-    }
-    let name = match r.get("name") {
-        None => format!("rules[{index}]"),
-        Some(Value::String(s)) => format!("rules[{index}] {s:?}"),
-        Some(_) => return Err(bad(&format!("{path}.name"), "must be a string")),
-    };
+    let r = r
+        .as_object()
+        .ok_or_else(|| bad(path, "must be an object"))?;
+    let selector = parse_selector(path, &format!("rules[{index}]"), r, servers, &["effect"])?;
     let effect = match r.get("effect").and_then(Value::as_str) {
         Some("allow") => Effect::Allow,
         Some("deny") => Effect::Deny,
@@ -187,6 +184,32 @@ fn parse_rule(
                 "must be \"allow\" or \"deny\"",
             ));
         }
+    };
+    Ok(Rule { selector, effect })
+}
+
+/// The fields a rule and a rate limit share; `more` names the caller's own.
+pub(crate) fn parse_selector(
+    path: &str,
+    label: &str,
+    r: &serde_json::Map<String, Value>,
+    servers: &[ServerEntry],
+    more: &[&str],
+) -> Result<Selector, ProxyError> {
+    const KNOWN: [&str; 6] = ["name", "when", "upstreams", "tools", "prompts", "resources"];
+    for k in r.keys() {
+        if !KNOWN.contains(&k.as_str()) && !more.contains(&k.as_str()) {
+            let all: Vec<&str> = KNOWN.iter().chain(more).copied().collect();
+            return Err(bad(
+                &format!("{path}.{k}"),
+                format!("unknown field (known: {})", all.join(", ")),
+            ));
+        }
+    }
+    let name = match r.get("name") {
+        None => label.to_owned(),
+        Some(Value::String(s)) => format!("{label} {s:?}"),
+        Some(_) => return Err(bad(&format!("{path}.name"), "must be a string")),
     };
     let mut when = Vec::new();
     match r.get("when") {
@@ -211,7 +234,11 @@ fn parse_rule(
             for (i, one) in g.iter().enumerate() {
                 if one.is_literal() && !servers.iter().any(|s| s.name == one.text()) {
                     return Err(bad(
-                        &if g.len() > 1 { format!("{p}[{i}]") } else { p.clone() },
+                        &if g.len() > 1 {
+                            format!("{p}[{i}]")
+                        } else {
+                            p.clone()
+                        },
                         format!("no server is named {:?} in mcpServers", one.text()),
                     ));
                 }
@@ -224,14 +251,13 @@ fn parse_rule(
             .map(|v| globs(&format!("{path}.{k}"), v))
             .transpose()
     };
-    Ok(Rule {
+    Ok(Selector {
         name,
         when,
         upstreams,
         tools: kind("tools")?,
         prompts: kind("prompts")?,
         resources: kind("resources")?,
-        effect,
     })
 }
 
@@ -240,7 +266,9 @@ fn parse_key(
     k: &Value,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<ApiKey, ProxyError> {
-    let k = k.as_object().ok_or_else(|| bad(path, "must be an object"))?;
+    let k = k
+        .as_object()
+        .ok_or_else(|| bad(path, "must be an object"))?;
     for f in k.keys() {
         if !["keyEnv", "principal"].contains(&f.as_str()) {
             return Err(bad(
@@ -250,15 +278,12 @@ fn parse_key(
             ));
         }
     }
-    let var = k
-        .get("keyEnv")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            bad(
-                &format!("{path}.keyEnv"),
-                "must name the environment variable that holds the key",
-            )
-        })?;
+    let var = k.get("keyEnv").and_then(Value::as_str).ok_or_else(|| {
+        bad(
+            &format!("{path}.keyEnv"),
+            "must name the environment variable that holds the key",
+        )
+    })?;
     let key = env(var).ok_or_else(|| {
         bad(
             &format!("{path}.keyEnv"),
@@ -333,14 +358,25 @@ mod tests {
             !p.allows(&bob, "web", ItemKind::Resource, "test://x"),
             "rule 2 names tools and prompts only"
         );
-        assert!(p.allows(&root, "web", t, "x"), "a boolean claim by its JSON text");
+        assert!(
+            p.allows(&root, "web", t, "x"),
+            "a boolean claim by its JSON text"
+        );
         assert!(!p.allows(&none, "files", t, "read"));
         let d = p.decide(&alice, "files", t, "delete_all");
         assert_eq!(d.rule, Some(0));
-        assert!(d.explanation.contains("\"no deletes\""), "{}", d.explanation);
+        assert!(
+            d.explanation.contains("\"no deletes\""),
+            "{}",
+            d.explanation
+        );
         let d = p.decide(&none, "files", t, "read");
         assert_eq!((d.effect, d.rule), (Effect::Deny, None));
-        assert!(d.explanation.contains("none of the 4 rules"), "{}", d.explanation);
+        assert!(
+            d.explanation.contains("none of the 4 rules"),
+            "{}",
+            d.explanation
+        );
         // No rules: everything allowed.
         let open = config(json!({})).unwrap().gateway.policy;
         assert!(open.allows(&none, "web", t, "anything"));
@@ -351,7 +387,10 @@ mod tests {
         for (g, path) in [
             (json!([]), "gateway: must be an object"),
             (json!({"rule": []}), "gateway.rule: unknown field"),
-            (json!({"rules": [{"effect": "maybe"}]}), "gateway.rules[0].effect"),
+            (
+                json!({"rules": [{"effect": "maybe"}]}),
+                "gateway.rules[0].effect",
+            ),
             (
                 json!({"rules": [{"effect": "allow", "upstreams": ["files", "nope"]}]}),
                 "gateway.rules[0].upstreams[1]: no server is named \"nope\"",

@@ -78,9 +78,9 @@ impl Glob {
     }
 }
 
-/// One rule of a [`Policy`].
+/// Which callers and items a rule (or a rate limit) is about.
 #[derive(Debug, Clone)]
-pub struct Rule {
+pub struct Selector {
     /// Its name in explanations (`rules[N]` when the file gives none).
     pub name: String,
     pub(crate) when: Vec<(String, Vec<Glob>)>,
@@ -88,6 +88,13 @@ pub struct Rule {
     pub(crate) tools: Option<Vec<Glob>>,
     pub(crate) prompts: Option<Vec<Glob>>,
     pub(crate) resources: Option<Vec<Glob>>,
+}
+
+/// One rule of a [`Policy`].
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Which callers and items it is about.
+    pub selector: Selector,
     /// What it decides.
     pub effect: Effect,
 }
@@ -108,9 +115,9 @@ fn claim_texts(v: &Value) -> Vec<String> {
     }
 }
 
-impl Rule {
-    /// Why the rule matches the item, or `None` when it does not.
-    fn reasons(
+impl Selector {
+    /// Why the selector matches the item, or `None` when it does not.
+    pub(crate) fn reasons(
         &self,
         claims: &JsonObject,
         upstream: &str,
@@ -143,11 +150,7 @@ impl Rule {
             if !globs.iter().any(|g| g.matches(name)) {
                 return None;
             }
-            why.push(format!(
-                "{} {name:?} matches {}",
-                kind.word(),
-                texts(globs)
-            ));
+            why.push(format!("{} {name:?} matches {}", kind.word(), texts(globs)));
         }
         Some(why)
     }
@@ -189,7 +192,7 @@ impl Policy {
         }
         self.rules
             .iter()
-            .find(|r| r.reasons(claims, upstream, kind, name).is_some())
+            .find(|r| r.selector.reasons(claims, upstream, kind, name).is_some())
             .is_some_and(|r| r.effect == Effect::Allow)
     }
 
@@ -209,7 +212,7 @@ impl Policy {
             };
         }
         for (i, r) in self.rules.iter().enumerate() {
-            if let Some(why) = r.reasons(claims, upstream, kind, name) {
+            if let Some(why) = r.selector.reasons(claims, upstream, kind, name) {
                 let verb = match r.effect {
                     Effect::Allow => "allowed",
                     Effect::Deny => "denied",
@@ -219,7 +222,7 @@ impl Policy {
                     rule: Some(i),
                     explanation: format!(
                         "{verb} by rule {} (the first that matches): {}",
-                        r.name,
+                        r.selector.name,
                         why.join("; ")
                     ),
                 };
