@@ -237,8 +237,14 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     aggregator.set_policy(config.gateway.policy);
     aggregator.set_rate_limits(tessera_proxy::RateLimits::new(config.gateway.rate_limits));
-    let keys = (!config.gateway.api_keys.is_empty())
-        .then(|| tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys));
+    // Always in place, so that a reload can add keys.
+    let keys = tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys);
+    let watch = crate::proxy_reload::spawn(
+        path.to_path_buf(),
+        &text,
+        aggregator.clone(),
+        keys.clone(),
+    );
     let names = aggregator.names().join(", ");
     let g = aggregator.clone();
     let health = tessera_proxy::HealthLayer::new(move || g.readiness());
@@ -247,10 +253,11 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
         &addr,
         aggregator.clone(),
         &format!("the upstreams {names}"),
-        keys,
+        Some(keys),
         health,
     )
     .await;
+    watch.abort();
     aggregator.close();
     out
 }
@@ -290,7 +297,6 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
     // The health probes answer first, without credentials.
     match keys {
         Some(layer) => {
-            eprintln!("tessera: callers are admitted by API key (X-API-Key)");
             let service = tower::Layer::layer(&health, tower::Layer::layer(&layer, mcp.clone()));
             tessera_http::serve_with(listener, mcp, service, crate::serve::shutdown_signal()).await
         }

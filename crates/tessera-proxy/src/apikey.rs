@@ -10,7 +10,7 @@
 //! too, unless the layer was made [`ApiKeyLayer::or_pass_on`], which leaves
 //! it to the layer behind (an OAuth bearer layer).
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -31,19 +31,28 @@ pub const API_KEY_HEADER: &str = "x-api-key";
 pub struct CallerClaims(pub JsonObject);
 
 /// A tower layer that admits callers by API key (see the module docs).
+/// Its clones share one key list, which [`ApiKeyLayer::set_keys`] replaces.
 #[derive(Debug, Clone)]
 pub struct ApiKeyLayer {
-    keys: Arc<Vec<ApiKey>>,
+    keys: Arc<RwLock<Arc<Vec<ApiKey>>>>,
     pass_on: bool,
 }
 
 impl ApiKeyLayer {
-    /// Admits the holders of `keys`, and nobody else.
+    /// Admits the holders of `keys`, and nobody else. With no key at all
+    /// there is nothing to check: every request passes, and its caller has
+    /// no claims.
     pub fn new(keys: Vec<ApiKey>) -> Self {
         ApiKeyLayer {
-            keys: Arc::new(keys),
+            keys: Arc::new(RwLock::new(Arc::new(keys))),
             pass_on: false,
         }
+    }
+
+    /// Replaces the keys (a configuration reload); requests already
+    /// admitted keep their caller.
+    pub fn set_keys(&self, keys: Vec<ApiKey>) {
+        *self.keys.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(keys);
     }
 
     /// Passes a request that carries no `X-API-Key` on to the service
@@ -107,6 +116,14 @@ impl ApiKeyLayer {
     /// Admits `req` (`true`: its extensions set; `false`: no key, passed
     /// on untouched) or says why not.
     fn admit<B>(&self, req: &mut Request<B>) -> Result<bool, &'static str> {
+        let keys = self
+            .keys
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if keys.is_empty() {
+            return Ok(false);
+        }
         let Some(key) = self.presented(req) else {
             return if self.pass_on {
                 Ok(false)
@@ -116,7 +133,7 @@ impl ApiKeyLayer {
         };
         let d = digest(key);
         // Digests are compared, so the time taken says nothing of the keys.
-        let Some(k) = self.keys.iter().find(|k| k.digest == d) else {
+        let Some(k) = keys.iter().find(|k| k.digest == d) else {
             return Err("unknown API key");
         };
         let sub = k
