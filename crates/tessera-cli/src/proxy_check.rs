@@ -80,6 +80,23 @@ pub fn run(a: CheckArgs) -> Result<ExitCode, Failure> {
         )));
     };
     let entry = config.servers.iter().find(|s| s.name == upstream);
+    // Callers name a tool as it is offered; the rules speak of the upstream's name.
+    let name = match (kind, entry) {
+        (ItemKind::Tool, Some(e)) => match e.overrides.original(name) {
+            Some(original) => original,
+            None => {
+                println!(
+                    "denied: upstream {upstream:?} offers no tool {name:?} (its toolOverrides \
+                     hide it or give it another name)"
+                );
+                return Ok(Exit::Auth.into());
+            }
+        },
+        _ => name,
+    };
+    if name != split.map_or("", |(_, n)| n) {
+        println!("tool {full:?} is the upstream's {name:?}");
+    }
     if kind == ItemKind::Tool && entry.is_some_and(|e| !e.allows(name)) {
         println!(
             "denied: tool {name:?} is left out by the allowTools/denyTools lists of upstream \

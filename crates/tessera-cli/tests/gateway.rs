@@ -399,3 +399,73 @@ async fn a_rate_limit_holds_per_principal_and_upstream() {
     bob.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Tool overrides: a tool renamed and re-described with an argument fixed
+/// by the operator (gone from the schema, and a caller's value replaced),
+/// another hidden; the rules still speak of the upstream's names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overrides_rename_describe_hide_and_fix_arguments() {
+    let dir = std::env::temp_dir().join(format!("tessera-gateway-over-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gateway.json");
+    let doc = json!({
+        "mcpServers": {"alpha": {"command": TESSERA, "args": ["serve", "--stdio"],
+            "toolOverrides": {
+                "echo": {"name": "say", "description": "Says what the operator chose",
+                         "arguments": {"text": "fixed by the operator"}},
+                "greet": {"hidden": true}
+            }}},
+        "gateway": {
+            "apiKeys": [{"keyEnv": KEYS[0].0, "principal": {"sub": "alice"}}],
+            "rules": [{"when": {"sub": "alice"}, "tools": ["echo", "greet", "count"],
+                       "effect": "allow"}]
+        }
+    });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let (_proxy, url) = tokio::task::spawn_blocking(move || {
+        start_proxy_env(&["--http", "127.0.0.1:0", "--config", &path], &KEYS)
+    })
+    .await
+    .unwrap();
+    let alice = client(&url, KEYS[0].1).await;
+    let tools = bounded("alpha listed", async {
+        loop {
+            let tools = alice.list_tools().await.expect("lists");
+            if !tools.is_empty() {
+                break tools;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    let names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, BTreeSet::from(["alpha__say", "alpha__count"]));
+    let say = tools.iter().find(|t| t.name == "alpha__say").unwrap();
+    assert_eq!(say.description.as_deref(), Some("Says what the operator chose"));
+    let schema = serde_json::to_value(&say.input_schema).unwrap();
+    assert!(schema["properties"].get("text").is_none(), "{schema}");
+    let r = bounded(
+        "alpha__say",
+        alice.call_tool("alpha__say", json!({"text": "the caller's"})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.content[0].as_text(), Some("fixed by the operator"));
+    for gone in ["alpha__echo", "alpha__greet"] {
+        let m = refused_call(&alice, gone).await;
+        assert!(m.contains("is available to this caller"), "{gone}: {m}");
+    }
+    alice.close().await;
+    // `check` takes the offered name.
+    let out = std::process::Command::new(TESSERA)
+        .args(["proxy", "check", "--config"])
+        .arg(&file)
+        .args(["--principal", r#"{"sub":"alice"}"#, "--tool", "alpha__say"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("the upstream's \"echo\""), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

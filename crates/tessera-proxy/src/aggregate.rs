@@ -475,6 +475,12 @@ async fn upstream_page(
             if key == "tools" && !m.entry.allows(&original) {
                 return None;
             }
+            // The name callers see (a tool may be renamed or hidden).
+            let offered = if key == "tools" {
+                m.entry.overrides.offered(&original)?.to_owned()
+            } else {
+                original.clone()
+            };
             let (kind, id) = match key {
                 "tools" => (ItemKind::Tool, original.as_str()),
                 "prompts" => (ItemKind::Prompt, original.as_str()),
@@ -488,9 +494,12 @@ async fn upstream_page(
             if !visible.allows(name, kind, id) {
                 return None;
             }
+            if key == "tools" {
+                m.entry.overrides.present(&original, o);
+            }
             o.insert(
                 "name".into(),
-                json!(format!("{name}{NAME_SEPARATOR}{original}")),
+                json!(format!("{name}{NAME_SEPARATOR}{offered}")),
             );
             for k in ["uri", "uriTemplate"] {
                 if let Some(Value::String(u)) = o.get_mut(k) {
@@ -629,12 +638,24 @@ impl Inner {
                 };
                 let full = param_str(Some(&params), "name")?.to_owned();
                 let (m, rest) = self.by_name(&full).ok_or_else(|| unknown(what, &full))?;
+                // A tool is called by the name callers see; the upstream's own.
+                let rest = if what == "tool" {
+                    m.entry
+                        .overrides
+                        .original(rest)
+                        .ok_or_else(|| unknown(what, &full))?
+                } else {
+                    rest
+                };
                 if (what == "tool" && !m.entry.allows(rest))
                     || !visible.allows(&m.entry.name, kind_of(what), rest)
                 {
                     return Err(unknown(what, &full));
                 }
                 params.insert("name".into(), json!(rest));
+                if what == "tool" {
+                    m.entry.overrides.fix_arguments(rest, &mut params);
+                }
                 m
             }
             methods::RESOURCES_READ

@@ -24,6 +24,7 @@ use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::credentials::parse_auth;
 use crate::error::ProxyError;
+use crate::overrides::ToolOverrides;
 use crate::upstream::UpstreamSpec;
 use tessera_http::HttpClientTransport;
 
@@ -49,6 +50,7 @@ struct Entry {
     #[serde(default)]
     deny_tools: Vec<String>,
     auth: Option<serde_json::Value>,
+    tool_overrides: Option<serde_json::Value>,
 }
 
 /// One upstream of an aggregating proxy.
@@ -65,6 +67,8 @@ pub struct ServerEntry {
     pub allow_tools: Option<Vec<String>>,
     /// These tools are never offered.
     pub deny_tools: Vec<String>,
+    /// Renamed, re-described, hidden tools and fixed arguments.
+    pub overrides: ToolOverrides,
 }
 
 impl ServerEntry {
@@ -76,6 +80,7 @@ impl ServerEntry {
             timeout: None,
             allow_tools: None,
             deny_tools: Vec::new(),
+            overrides: ToolOverrides::default(),
         }
     }
 
@@ -177,12 +182,17 @@ pub(crate) fn parse_servers_with(
                 )));
             }
         };
+        let overrides = match &e.tool_overrides {
+            None => ToolOverrides::default(),
+            Some(v) => ToolOverrides::parse(v).map_err(bad)?,
+        };
         out.push(ServerEntry {
             name,
             spec,
             timeout,
             allow_tools: e.allow_tools,
             deny_tools: e.deny_tools,
+            overrides,
         });
     }
     Ok(out)
