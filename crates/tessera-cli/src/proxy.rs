@@ -88,6 +88,9 @@ pub struct ProxyArgs {
     #[command(flatten)]
     sessions: crate::session_limits::SessionLimits,
 
+    #[command(flatten)]
+    auth: Box<crate::serve_auth::AuthArgs>,
+
     /// Aggregate the servers listed in this mcpServers JSON file instead of one upstream.
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
@@ -170,6 +173,11 @@ pub async fn run(mut a: ProxyArgs) -> Result<ExitCode, Failure> {
     if a.http.is_none() && !a.stdio {
         return Err(Failure::Usage(
             "choose how to serve: --http ADDR (e.g. --http 127.0.0.1:8002) or --stdio".into(),
+        ));
+    }
+    if a.http.is_none() && a.auth.auth_issuer.is_some() {
+        return Err(Failure::Usage(
+            "--auth-issuer protects HTTP only: use it with --http ADDR, not --stdio".into(),
         ));
     }
     if let (None, Some(flag)) = (&a.http, a.sessions.changed_flag()) {
@@ -294,15 +302,42 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
         crate::peer_text::line(what),
         a.path
     );
-    // The health probes answer first, without credentials.
-    match keys {
-        Some(layer) => {
-            let service = tower::Layer::layer(&health, tower::Layer::layer(&layer, mcp.clone()));
-            tessera_http::serve_with(listener, mcp, service, crate::serve::shutdown_signal()).await
+    let shown = if local.ip().is_unspecified() {
+        format!("127.0.0.1:{}", local.port())
+    } else {
+        local.to_string()
+    };
+    // Forwarded calls are checked upstream: no scope per tool here.
+    let protection = crate::serve_auth::protection(
+        &a.auth,
+        &format!("http://{shown}{}", a.path),
+        |_| None,
+        None,
+    )
+    .await?;
+    if let Some(p) = &protection {
+        eprintln!("tessera: authorization: {}", p.summary);
+    }
+    let stop = crate::serve::shutdown_signal();
+    use tower::Layer as _;
+    // The health probes answer first, without credentials; an API key,
+    // when one is presented, admits without the OAuth token.
+    match (keys, protection) {
+        (Some(keys), Some(p)) => {
+            let service = health.layer(keys.or_pass_on().layer(p.layer.layer(mcp.clone())));
+            tessera_http::serve_with(listener, mcp, service, stop).await
         }
-        None => {
-            let service = tower::Layer::layer(&health, mcp.clone());
-            tessera_http::serve_with(listener, mcp, service, crate::serve::shutdown_signal()).await
+        (Some(keys), None) => {
+            let service = health.layer(keys.layer(mcp.clone()));
+            tessera_http::serve_with(listener, mcp, service, stop).await
+        }
+        (None, Some(p)) => {
+            let service = health.layer(p.layer.layer(mcp.clone()));
+            tessera_http::serve_with(listener, mcp, service, stop).await
+        }
+        (None, None) => {
+            let service = health.layer(mcp.clone());
+            tessera_http::serve_with(listener, mcp, service, stop).await
         }
     }
     .context("serving HTTP")?;

@@ -146,3 +146,86 @@ fn credential_errors_name_the_server_and_field() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The OAuth front of the proxy (`--auth-issuer`) names the caller for the
+/// gateway's rules: a token's claims decide what it sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_token_claims_drive_the_rules() {
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    let issuer = asrv.issuer();
+    let dir = std::env::temp_dir().join(format!("tessera-gw-oauth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("servers.json");
+    let doc = json!({
+        "mcpServers": {"up": {"command": env!("CARGO_BIN_EXE_tessera"), "args": ["serve", "--stdio"]}},
+        "gateway": {"rules": [
+            {"when": {"groups": "eng"}, "tools": "echo", "effect": "allow"}
+        ]}
+    });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let (_proxy, url) = tokio::task::spawn_blocking(move || {
+        start_proxy_env(
+            &["--http", "127.0.0.1:0", "--config", &path, "--auth-issuer", &issuer],
+            &[],
+        )
+    })
+    .await
+    .unwrap();
+    let token_for = |groups: Option<&str>| {
+        let mut c = asrv.claims(&url, &["mcp"]);
+        if let Some(g) = groups {
+            c.insert("groups".into(), json!([g]));
+        }
+        asrv.token(&c)
+    };
+    let connect = |token: String| {
+        let url = url.clone();
+        async move {
+            let mut h = tessera_http::http::HeaderMap::new();
+            h.insert(
+                "authorization",
+                format!("Bearer {token}").parse().unwrap(),
+            );
+            let t = tessera_http::HttpClientTransport::with_headers(&url, h).unwrap();
+            bounded(
+                "connecting with a token",
+                Client::builder("gateway-test", "1.0").connect_transport(t),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let eng = connect(token_for(Some("eng"))).await;
+    let names = bounded("up listed", async {
+        loop {
+            let t: Vec<String> = eng
+                .list_tools()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|t| t.name)
+                .collect();
+            if !t.is_empty() {
+                break t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(names, ["up__echo"]);
+    let sales = connect(token_for(Some("sales"))).await;
+    assert!(bounded("list", sales.list_tools()).await.unwrap().is_empty());
+    // No token: 401 from the OAuth front.
+    let r = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    eng.close().await;
+    sales.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
