@@ -247,12 +247,8 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     aggregator.set_rate_limits(tessera_proxy::RateLimits::new(config.gateway.rate_limits));
     // Always in place, so that a reload can add keys.
     let keys = tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys);
-    let watch = crate::proxy_reload::spawn(
-        path.to_path_buf(),
-        &text,
-        aggregator.clone(),
-        keys.clone(),
-    );
+    let watch =
+        crate::proxy_reload::spawn(path.to_path_buf(), &text, aggregator.clone(), keys.clone());
     let names = aggregator.names().join(", ");
     let g = aggregator.clone();
     let health = tessera_proxy::HealthLayer::new(move || g.readiness());

@@ -37,8 +37,7 @@ pub fn spawn(
     let running_servers = servers_of(text);
     tokio::spawn(async move {
         #[cfg(unix)]
-        let mut hup =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         let mut seen = stamp(&path);
         loop {

@@ -383,16 +383,23 @@ async fn a_rate_limit_holds_per_principal_and_upstream() {
     for _ in 0..3 {
         call(&alice, "beta__echo").await.expect("within the limit");
     }
-    let e = call(&alice, "beta__echo").await.expect_err("over the limit");
+    let e = call(&alice, "beta__echo")
+        .await
+        .expect_err("over the limit");
     let e = e.remote().expect("a JSON-RPC error");
     assert!(e.message.contains("rate limit"), "{}", e.message);
     let data = e.data.as_ref().expect("data");
     let ms = data["retryAfterMs"].as_u64().expect("retryAfterMs");
-    assert!(ms > 1000 && ms <= 1_200_000, "a third of an hour at most: {ms}");
+    assert!(
+        ms > 1000 && ms <= 1_200_000,
+        "a third of an hour at most: {ms}"
+    );
     assert_eq!(data["limit"], "rateLimits[0] \"alice on beta\"");
     // Other upstreams, other principals: not limited.
     for _ in 0..5 {
-        call(&alice, "alpha__echo").await.expect("alpha is not limited");
+        call(&alice, "alpha__echo")
+            .await
+            .expect("alpha is not limited");
         call(&bob, "beta__echo").await.expect("bob is not limited");
     }
     alice.close().await;
@@ -442,7 +449,10 @@ async fn overrides_rename_describe_hide_and_fix_arguments() {
     let names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, BTreeSet::from(["alpha__say", "alpha__count"]));
     let say = tools.iter().find(|t| t.name == "alpha__say").unwrap();
-    assert_eq!(say.description.as_deref(), Some("Says what the operator chose"));
+    assert_eq!(
+        say.description.as_deref(),
+        Some("Says what the operator chose")
+    );
     let schema = serde_json::to_value(&say.input_schema).unwrap();
     assert!(schema["properties"].get("text").is_none(), "{schema}");
     let r = bounded(

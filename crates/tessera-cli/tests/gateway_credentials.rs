@@ -166,7 +166,14 @@ async fn oauth_token_claims_drive_the_rules() {
     let path = file.to_str().unwrap().to_owned();
     let (_proxy, url) = tokio::task::spawn_blocking(move || {
         start_proxy_env(
-            &["--http", "127.0.0.1:0", "--config", &path, "--auth-issuer", &issuer],
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--config",
+                &path,
+                "--auth-issuer",
+                &issuer,
+            ],
             &[],
         )
     })
@@ -183,10 +190,7 @@ async fn oauth_token_claims_drive_the_rules() {
         let url = url.clone();
         async move {
             let mut h = tessera_http::http::HeaderMap::new();
-            h.insert(
-                "authorization",
-                format!("Bearer {token}").parse().unwrap(),
-            );
+            h.insert("authorization", format!("Bearer {token}").parse().unwrap());
             let t = tessera_http::HttpClientTransport::with_headers(&url, h).unwrap();
             bounded(
                 "connecting with a token",
@@ -215,7 +219,12 @@ async fn oauth_token_claims_drive_the_rules() {
     .await;
     assert_eq!(names, ["up__echo"]);
     let sales = connect(token_for(Some("sales"))).await;
-    assert!(bounded("list", sales.list_tools()).await.unwrap().is_empty());
+    assert!(
+        bounded("list", sales.list_tools())
+            .await
+            .unwrap()
+            .is_empty()
+    );
     // No token: 401 from the OAuth front.
     let r = reqwest::Client::new()
         .post(&url)

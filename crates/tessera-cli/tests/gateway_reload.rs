@@ -30,8 +30,10 @@ async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
 
 fn config(servers: &[&str], rules: Value) -> String {
     let up = json!({"command": TESSERA, "args": ["serve", "--stdio"]});
-    let servers: serde_json::Map<String, Value> =
-        servers.iter().map(|s| (s.to_string(), up.clone())).collect();
+    let servers: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|s| (s.to_string(), up.clone()))
+        .collect();
     json!({"mcpServers": servers, "gateway": {
         "apiKeys": [{"keyEnv": "GW_RELOAD_KEY", "principal": {"sub": "alice"}}],
         "rules": rules
@@ -134,11 +136,23 @@ async fn rules_reload_on_sighup_and_a_broken_file_keeps_them() {
     ]);
     replace(&file, config(&["alpha"], all_but_tests));
     let pid = proxy.0.id().to_string();
-    assert!(Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     line_with(&lines, "reloaded (");
     let after = tools(&alice).await;
-    assert!(after.len() > 1 && after.contains(&"alpha__echo".to_owned()), "{after:?}");
-    assert!(!after.iter().any(|t| t.starts_with("alpha__test_")), "{after:?}");
+    assert!(
+        after.len() > 1 && after.contains(&"alpha__echo".to_owned()),
+        "{after:?}"
+    );
+    assert!(
+        !after.iter().any(|t| t.starts_with("alpha__test_")),
+        "{after:?}"
+    );
 
     // A broken file is refused as it changes, and the rules stay.
     replace(
@@ -147,13 +161,19 @@ async fn rules_reload_on_sighup_and_a_broken_file_keeps_them() {
     );
     let refused = line_with(&lines, "not reloaded");
     assert!(refused.contains("gateway.rules[0].effect"), "{refused}");
-    assert!(refused.contains("the running configuration stays"), "{refused}");
+    assert!(
+        refused.contains("the running configuration stays"),
+        "{refused}"
+    );
     assert_eq!(tools(&alice).await, after);
 
     // A new upstream needs a restart, and says so.
     replace(
         &file,
-        config(&["alpha", "beta"], json!([{"when": {"sub": "alice"}, "effect": "allow"}])),
+        config(
+            &["alpha", "beta"],
+            json!([{"when": {"sub": "alice"}, "effect": "allow"}]),
+        ),
     );
     line_with(&lines, "mcpServers changed");
     alice.close().await;

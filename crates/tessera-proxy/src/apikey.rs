@@ -116,11 +116,7 @@ impl ApiKeyLayer {
     /// Admits `req` (`true`: its extensions set; `false`: no key, passed
     /// on untouched) or says why not.
     fn admit<B>(&self, req: &mut Request<B>) -> Result<bool, &'static str> {
-        let keys = self
-            .keys
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let keys = self.keys.read().unwrap_or_else(|e| e.into_inner()).clone();
         if keys.is_empty() {
             return Ok(false);
         }

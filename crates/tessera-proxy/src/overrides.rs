@@ -63,10 +63,7 @@ impl ToolOverrides {
                             ));
                         }
                         if let Some(other) = new_names.insert(n.clone(), tool.clone()) {
-                            return Err(format!(
-                                "{}: {other:?} is renamed {n:?} too",
-                                at(".name")
-                            ));
+                            return Err(format!("{}: {other:?} is renamed {n:?} too", at(".name")));
                         }
                         t.name = Some(n.clone());
                     }
@@ -114,7 +111,9 @@ impl ToolOverrides {
         if let Some(o) = self.renamed_to(offered) {
             return Some(o);
         }
-        self.offered(offered).is_some_and(|n| n == offered).then_some(offered)
+        self.offered(offered)
+            .is_some_and(|n| n == offered)
+            .then_some(offered)
     }
 
     fn renamed_to(&self, new: &str) -> Option<&str> {
@@ -217,9 +216,18 @@ mod tests {
         for (v, why) in [
             (json!([]), "toolOverrides must be an object"),
             (json!({"a": {"name": "x__y"}}), "toolOverrides.a.name"),
-            (json!({"a": {"name": "n"}, "b": {"name": "n"}}), "toolOverrides.b.name"),
-            (json!({"a": {"hidden": "yes"}}), "toolOverrides.a.hidden: must be true or false"),
-            (json!({"a": {"rename": "x"}}), "toolOverrides.a.rename: unknown field"),
+            (
+                json!({"a": {"name": "n"}, "b": {"name": "n"}}),
+                "toolOverrides.b.name",
+            ),
+            (
+                json!({"a": {"hidden": "yes"}}),
+                "toolOverrides.a.hidden: must be true or false",
+            ),
+            (
+                json!({"a": {"rename": "x"}}),
+                "toolOverrides.a.rename: unknown field",
+            ),
         ] {
             let e = ToolOverrides::parse(&v).unwrap_err();
             assert!(e.contains(why), "{v}: {e}");
