@@ -33,8 +33,14 @@ endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /mess
 --config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \
 \"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\" and \
 \"denyTools\" per server): tools and prompts are offered as NAME__name, resource URIs as NAME+URI. \
-A server that dies loses its tools until it is reconnected (with backoff); the others go on.")]
+A server that dies loses its tools until it is reconnected (with backoff); the others go on. \
+A \"gateway\" section beside mcpServers names API keys and rules over principal x upstream x \
+tool/prompt/resource (docs/proxy.md); `tessera proxy check` explains a decision.")]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ProxyArgs {
+    #[command(subcommand)]
+    action: Option<ProxyAction>,
+
     /// Serve Streamable HTTP on ADDR (e.g. 127.0.0.1:8002).
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
     http: Option<String>,
@@ -71,6 +77,20 @@ pub struct ProxyArgs {
     #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
     legacy_sessions: LegacySessions,
 
+    /// The most upstream processes started for legacy sessions of their own
+    /// in front of a stdio server (beside the one shared process); a session
+    /// that needs one beyond it gets an error naming this limit. A session's
+    /// process stops when the session ends, idles out or is evicted.
+    #[arg(long, value_name = "N", default_value_t = tessera_proxy::DEFAULT_MAX_PROCESSES as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_upstream_processes: u32,
+
+    #[command(flatten)]
+    sessions: crate::session_limits::SessionLimits,
+
+    #[command(flatten)]
+    auth: Box<crate::serve_auth::AuthArgs>,
+
     /// Aggregate the servers listed in this mcpServers JSON file instead of one upstream.
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
@@ -85,9 +105,6 @@ pub struct ProxyArgs {
 
     #[command(flatten)]
     upstream_http: HttpOptions,
-
-    #[command(flatten)]
-    auth: Box<crate::serve_auth::AuthArgs>,
 }
 
 fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Failure> {
@@ -114,6 +131,13 @@ fn upstream_spec(target: Target, http: &HttpOptions) -> Result<UpstreamSpec, Fai
     }
 }
 
+/// What `tessera proxy` does besides serving.
+#[derive(Debug, clap::Subcommand)]
+enum ProxyAction {
+    /// Print which gateway rule decides whether a principal may use an item, and why.
+    Check(crate::proxy_check::CheckArgs),
+}
+
 /// How a proxy serves legacy client sessions (`--legacy-sessions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum LegacySessions {
@@ -126,7 +150,10 @@ enum LegacySessions {
 }
 
 /// Runs `tessera proxy`.
-pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
+pub async fn run(mut a: ProxyArgs) -> Result<ExitCode, Failure> {
+    if let Some(ProxyAction::Check(c)) = a.action.take() {
+        return crate::proxy_check::run(c);
+    }
     if let Some(path) = a.config.clone() {
         return aggregate(&a, &path).await;
     }
@@ -150,6 +177,11 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
             "--auth-issuer protects HTTP only: use it with --http ADDR, not --stdio".into(),
         ));
     }
+    if let (None, Some(flag)) = (&a.http, a.sessions.changed_flag()) {
+        return Err(Failure::Usage(format!(
+            "{flag} applies to --http only: use it with --http ADDR, not --stdio"
+        )));
+    }
     let spec = upstream_spec(target, &a.upstream_http)?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
@@ -159,6 +191,7 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
             LegacySessions::Shared => Some(true),
             LegacySessions::Own => Some(false),
         },
+        max_processes: Some(a.max_upstream_processes as usize),
         ..UpstreamOptions::default()
     };
     let described = spec.describe();
@@ -171,7 +204,9 @@ pub async fn run(a: ProxyArgs) -> Result<ExitCode, Failure> {
                 "" => "the upstream server".to_owned(),
                 name => name.to_owned(),
             };
-            let out = serve_http(&a, &addr, proxy.clone(), &name).await;
+            let p = proxy.clone();
+            let health = tessera_proxy::HealthLayer::new(move || p.readiness());
+            let out = serve_http(&a, &addr, proxy.clone(), &name, None, health).await;
             proxy.close().await;
             out
         }
@@ -203,23 +238,34 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
-    let servers = tessera_proxy::parse_servers(&text)
+    let config = tessera_proxy::parse_config(&text, |var| std::env::var(var).ok())
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
         probe_timeout: Duration::from_secs(a.probe_timeout),
         ..UpstreamOptions::default()
     };
-    let aggregator = tessera_proxy::Aggregator::start(servers, options)
+    let aggregator = tessera_proxy::Aggregator::start(config.servers, options)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
+    aggregator.set_policy(config.gateway.policy);
+    aggregator.set_rate_limits(tessera_proxy::RateLimits::new(config.gateway.rate_limits));
+    // Always in place, so that a reload can add keys.
+    let keys = tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys);
+    let watch =
+        crate::proxy_reload::spawn(path.to_path_buf(), &text, aggregator.clone(), keys.clone());
     let names = aggregator.names().join(", ");
+    let g = aggregator.clone();
+    let health = tessera_proxy::HealthLayer::new(move || g.readiness());
     let out = serve_http(
         a,
         &addr,
         aggregator.clone(),
         &format!("the upstreams {names}"),
+        Some(keys),
+        health,
     )
     .await;
+    watch.abort();
     aggregator.close();
     out
 }
@@ -231,14 +277,16 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
     addr: &str,
     factory: F,
     what: &str,
+    keys: Option<tessera_proxy::ApiKeyLayer>,
+    health: tessera_proxy::HealthLayer,
 ) -> Result<ExitCode, Failure> {
     match crate::telemetry::layer() {
         Some(layer) => {
             let stack = tessera::runtime::middleware::MiddlewareStack::new().layer(layer);
             let layered = tessera_http::LayeredFactory::new(factory, stack);
-            serve_factory(a, addr, layered, what).await
+            serve_factory(a, addr, layered, what, keys, health).await
         }
-        None => serve_factory(a, addr, factory, what).await,
+        None => serve_factory(a, addr, factory, what, keys, health).await,
     }
 }
 
@@ -247,6 +295,8 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
     addr: &str,
     factory: F,
     what: &str,
+    keys: Option<tessera_proxy::ApiKeyLayer>,
+    health: tessera_proxy::HealthLayer,
 ) -> Result<ExitCode, Failure> {
     if !a.path.starts_with('/') {
         return Err(Failure::Usage(format!(
@@ -264,6 +314,7 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
     if a.no_legacy_sse {
         b = b.legacy_sse(None);
     }
+    b = a.sessions.apply(b);
     let mcp = b.build();
     let shown = if local.ip().is_unspecified() {
         std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), local.port())
@@ -286,14 +337,30 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
         crate::peer_text::line(what),
         a.path
     );
-    let shutdown = crate::serve::shutdown_signal();
-    match protection {
-        Some(p) => {
-            eprintln!("tessera: authorization: {}", p.summary);
-            let service = tower::Layer::layer(&p.layer, mcp.clone());
-            tessera_http::serve_with(listener, mcp, service, shutdown).await
+    if let Some(p) = &protection {
+        eprintln!("tessera: authorization: {}", p.summary);
+    }
+    let stop = crate::serve::shutdown_signal();
+    use tower::Layer as _;
+    // The health probes answer first, without credentials; an API key,
+    // when one is presented, admits without the OAuth token.
+    match (keys, protection) {
+        (Some(keys), Some(p)) => {
+            let service = health.layer(keys.or_pass_on().layer(p.layer.layer(mcp.clone())));
+            tessera_http::serve_with(listener, mcp, service, stop).await
         }
-        None => tessera_http::serve(listener, mcp, shutdown).await,
+        (Some(keys), None) => {
+            let service = health.layer(keys.layer(mcp.clone()));
+            tessera_http::serve_with(listener, mcp, service, stop).await
+        }
+        (None, Some(p)) => {
+            let service = health.layer(p.layer.layer(mcp.clone()));
+            tessera_http::serve_with(listener, mcp, service, stop).await
+        }
+        (None, None) => {
+            let service = health.layer(mcp.clone());
+            tessera_http::serve_with(listener, mcp, service, stop).await
+        }
     }
     .context("serving HTTP")?;
     Ok(ExitCode::SUCCESS)

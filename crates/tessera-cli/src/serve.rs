@@ -72,24 +72,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024, requires = "http")]
     max_body_bytes: usize,
 
-    /// Close a session after this many seconds without requests or open streams (0 = never).
-    #[arg(long, value_name = "SECS", default_value_t = 1800, requires = "http")]
-    session_idle_timeout: u64,
-
-    /// The most sessions open at once; at the cap the least recently used idle
-    /// session is ended, and a new one gets 503 only when all are busy.
-    #[arg(long, value_name = "N", default_value_t = 1024, requires = "http")]
-    max_sessions: usize,
-
-    /// The most sessions one client (authenticated principal, else IP address)
-    /// may hold; checked before --max-sessions (429 when all of them are busy).
-    #[arg(long, value_name = "N", default_value_t = 256, requires = "http")]
-    max_sessions_per_client: usize,
-
-    /// End a new session whose client sends nothing after initialize within
-    /// this many seconds (0 = only the idle timeout applies).
-    #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
-    handshake_timeout: u64,
+    #[command(flatten)]
+    sessions: crate::session_limits::SessionLimits,
 
     /// The most requests one session may have in progress (a batch counts each);
     /// more wait up to 30 s for room, then get 429.
@@ -346,6 +330,7 @@ fn http_only_flag(a: &ServeArgs) -> Option<&'static str> {
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))
+    .or_else(|| a.sessions.changed_flag())
 }
 
 async fn serve_http(
@@ -385,12 +370,6 @@ async fn serve_http(
         .stateless(a.stateless)
         .response_mode(mode)
         .max_body_bytes(a.max_body_bytes)
-        .session_idle_timeout(
-            (a.session_idle_timeout > 0).then(|| Duration::from_secs(a.session_idle_timeout)),
-        )
-        .max_sessions(a.max_sessions)
-        .max_sessions_per_client(a.max_sessions_per_client)
-        .handshake_timeout(secs(a.handshake_timeout))
         .max_requests_per_session(a.max_requests_per_session)
         .max_batch(a.max_batch)
         .header_read_timeout(secs(a.header_read_timeout))
@@ -401,6 +380,7 @@ async fn serve_http(
         .write_timeout(secs(a.write_timeout))
         .max_streams_per_connection(a.max_streams_per_connection)
         .keep_alive(secs(a.keep_alive));
+    b = a.sessions.apply(b);
     if let Some(n) = a.max_connections {
         b = b.max_connections(n);
     }

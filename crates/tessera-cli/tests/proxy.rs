@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::start_proxy;
+use common::{children_of, start_proxy};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -164,27 +164,6 @@ async fn aggregates_a_stdio_and_an_http_upstream() {
     drop(proxy);
     let _ = stop.send(());
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The processes whose parent is `pid` (read from `/proc/*/stat`).
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("reads /proc").flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid ...`: the name may hold spaces, so read after its `)`.
-        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-        let mut fields = after.split_whitespace();
-        let (state, ppid) = (fields.next(), fields.next());
-        if ppid == Some(pid.to_string().as_str()) && state != Some("Z") {
-            out.push(child);
-        }
-    }
-    out
 }
 
 /// Waits for the next tool list change among `events`.

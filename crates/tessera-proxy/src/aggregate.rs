@@ -7,7 +7,7 @@
 //! tools, prompts and resources disappear (clients are told the lists
 //! changed), and it is reconnected with backoff until it comes back.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,20 +18,24 @@ use tessera_http::ServiceFactory;
 use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
 use tessera_types::{
-    Era, ErrorObject, Implementation, JsonObject, PromptsCapability, ProtocolVersion, RequestId,
+    Era, ErrorObject, Implementation, JsonObject, PromptsCapability, ProtocolVersion,
     ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::bridge::FORWARDED_METHODS;
+use crate::caller::Visible;
 use crate::calls::Calls;
 use crate::config::{ServerEntry, valid_name};
 use crate::error::ProxyError;
 use crate::forward::{forward, send};
 use crate::hints::Hints;
+use crate::hub::{Hub, Listener};
 use crate::listen::tag;
 use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
+use crate::policy::{ItemKind, Policy};
+use crate::ratelimit::RateLimits;
 use crate::route::{ask_sole, log};
 use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
@@ -42,114 +46,6 @@ pub const URI_SEPARATOR: char = '+';
 
 /// The most upstream pages read to serve one page of a combined list.
 const MAX_PAGES: usize = 100;
-const LIST_KINDS: [&str; 3] = [
-    methods::NOTIFICATIONS_TOOLS_LIST_CHANGED,
-    methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
-    methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
-];
-
-/// A `subscriptions/listen` stream served by the aggregator.
-struct Listener {
-    key: u64,
-    peer: Peer,
-    id: RequestId,
-    lists: bool,
-    uris: BTreeSet<String>,
-}
-
-/// Who hears about changes: legacy sessions and listen streams.
-#[derive(Default)]
-struct Hub {
-    next: std::sync::atomic::AtomicU64,
-    sessions: Mutex<Vec<(Peer, BTreeSet<String>)>>,
-    listeners: Mutex<Vec<Listener>>,
-    /// Upstream resource subscriptions, counted by prefixed URI.
-    subscribed: Mutex<HashMap<String, usize>>,
-}
-
-impl Hub {
-    /// Tells every session and listener that the lists may have changed.
-    fn lists_changed(&self) {
-        for m in LIST_KINDS {
-            self.announce_list(m);
-        }
-    }
-
-    fn announce_list(&self, method: &str) {
-        let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        s.retain(|(p, _)| p.is_open());
-        for (p, _) in s.iter() {
-            let _ = p.notify(method, None, None);
-        }
-        drop(s);
-        let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        for x in l.iter().filter(|x| x.lists) {
-            let _ = x
-                .peer
-                .notify(method, Some(tag(&x.id, None)), Some(x.id.clone()));
-        }
-    }
-
-    fn resource_updated(&self, uri: &str) {
-        let mut p = JsonObject::new();
-        p.insert("uri".into(), json!(uri));
-        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        for (peer, subs) in s.iter().filter(|(_, subs)| subs.contains(uri)) {
-            let _ = subs;
-            let _ = peer.notify(
-                methods::NOTIFICATIONS_RESOURCES_UPDATED,
-                Some(p.clone()),
-                None,
-            );
-        }
-        drop(s);
-        let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        for x in l.iter().filter(|x| x.uris.contains(uri)) {
-            let _ = x.peer.notify(
-                methods::NOTIFICATIONS_RESOURCES_UPDATED,
-                Some(tag(&x.id, Some(&p))),
-                Some(x.id.clone()),
-            );
-        }
-    }
-
-    /// A notification from upstream `name` that belongs to no request.
-    fn announce(&self, name: &str, method: &str, params: Option<&JsonObject>) {
-        if LIST_KINDS.contains(&method) {
-            self.announce_list(method);
-        } else if method == methods::NOTIFICATIONS_RESOURCES_UPDATED {
-            if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
-                self.resource_updated(&format!("{name}{URI_SEPARATOR}{uri}"));
-            }
-        } else {
-            tracing::debug!(upstream = %name, %method, "notification not passed on: no client to send it to");
-        }
-    }
-
-    /// Counts one more subscriber of `uri`; `true` for the first.
-    fn subscribe(&self, uri: &str) -> bool {
-        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        let n = s.entry(uri.to_owned()).or_insert(0);
-        *n += 1;
-        *n == 1
-    }
-
-    /// Counts one subscriber of `uri` less; `true` for the last.
-    fn unsubscribe(&self, uri: &str) -> bool {
-        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        match s.get_mut(uri) {
-            Some(n) if *n > 1 => {
-                *n -= 1;
-                false
-            }
-            Some(_) => {
-                s.remove(uri);
-                true
-            }
-            None => false,
-        }
-    }
-}
 
 /// The traffic of one upstream's pooled connection.
 struct MemberSink {
@@ -209,6 +105,10 @@ impl Member {
 
 struct Inner {
     members: Vec<Arc<Member>>,
+    /// Who may see and use what ([`Aggregator::set_policy`]).
+    policy: std::sync::RwLock<Arc<Policy>>,
+    /// How often each caller may use each upstream ([`Aggregator::set_rate_limits`]).
+    limits: std::sync::RwLock<Arc<RateLimits>>,
     /// Items per page of the combined lists.
     page_size: AtomicUsize,
     hub: Arc<Hub>,
@@ -332,6 +232,8 @@ impl Aggregator {
         }
         let inner = Arc::new(Inner {
             members,
+            policy: Default::default(),
+            limits: Default::default(),
             page_size: AtomicUsize::new(DEFAULT_PAGE_SIZE),
             hub,
             config,
@@ -350,6 +252,19 @@ impl Aggregator {
         self.inner.page_size.store(items.max(1), Ordering::Relaxed);
     }
 
+    /// Sets the rules that decide who may see and use which tools, prompts
+    /// and resources (see [`crate::Policy`]); requests already running keep
+    /// the rules they started with.
+    pub fn set_policy(&self, policy: Policy) {
+        *self.inner.policy.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
+    }
+
+    /// Sets the rate limits per caller × upstream (see
+    /// [`crate::RateLimits`]); the buckets start full.
+    pub fn set_rate_limits(&self, limits: RateLimits) {
+        *self.inner.limits.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(limits);
+    }
+
     /// The upstream names, in order.
     pub fn names(&self) -> Vec<String> {
         self.inner
@@ -357,6 +272,21 @@ impl Aggregator {
             .iter()
             .map(|m| m.entry.name.clone())
             .collect()
+    }
+
+    /// Each upstream's state (`connected` or `reconnecting`); ready when
+    /// at least one is connected (the others' items are left out until
+    /// they come back).
+    pub fn readiness(&self) -> crate::Readiness {
+        let mut upstreams = serde_json::Map::new();
+        let mut ready = false;
+        for m in &self.inner.members {
+            let up = m.current().is_some();
+            ready |= up;
+            let state = if up { "connected" } else { "reconnecting" };
+            upstreams.insert(m.entry.name.clone(), json!(state));
+        }
+        crate::Readiness { ready, upstreams }
     }
 
     /// Whether upstream `name` is connected now.
@@ -409,6 +339,7 @@ async fn supervise(member: Arc<Member>, hub: Arc<Hub>, stop: CancellationToken) 
             proxy_identity(all_client_capabilities()),
             sink,
             &member.options,
+            None,
         );
         let outcome = tokio::select! {
             o = connecting => o,
@@ -512,6 +443,7 @@ async fn upstream_page(
     method: &str,
     key: &str,
     cursor: Option<String>,
+    visible: &Visible<'_>,
 ) -> Option<(Vec<Value>, Option<String>, JsonObject)> {
     let up = m.current()?;
     let params = cursor.map(|c| {
@@ -543,9 +475,31 @@ async fn upstream_page(
             if key == "tools" && !m.entry.allows(&original) {
                 return None;
             }
+            // The name callers see (a tool may be renamed or hidden).
+            let offered = if key == "tools" {
+                m.entry.overrides.offered(&original)?.to_owned()
+            } else {
+                original.clone()
+            };
+            let (kind, id) = match key {
+                "tools" => (ItemKind::Tool, original.as_str()),
+                "prompts" => (ItemKind::Prompt, original.as_str()),
+                _ => (
+                    ItemKind::Resource,
+                    ["uri", "uriTemplate"]
+                        .iter()
+                        .find_map(|k| o.get(*k).and_then(Value::as_str))?,
+                ),
+            };
+            if !visible.allows(name, kind, id) {
+                return None;
+            }
+            if key == "tools" {
+                m.entry.overrides.present(&original, o);
+            }
             o.insert(
                 "name".into(),
-                json!(format!("{name}{NAME_SEPARATOR}{original}")),
+                json!(format!("{name}{NAME_SEPARATOR}{offered}")),
             );
             for k in ["uri", "uriTemplate"] {
                 if let Some(Value::String(u)) = o.get_mut(k) {
@@ -608,6 +562,7 @@ impl Inner {
                     (i, p.cursor, p.skip)
                 }
             };
+        let visible = Visible::of(&self.policy, &self.limits, r);
         let mut items: Vec<Value> = Vec::new();
         let mut hints = Hints::default();
         // Upstream pages read for this page, bounded so that upstreams
@@ -617,7 +572,7 @@ impl Inner {
             let m = &self.members[index];
             reads += 1;
             let Some((page, next, page_hints)) =
-                upstream_page(m, r, method, key, cursor.clone()).await
+                upstream_page(m, r, method, key, cursor.clone(), &visible).await
             else {
                 (index, cursor, skip) = (index + 1, None, 0);
                 continue;
@@ -659,10 +614,20 @@ impl Inner {
             .as_ref()
             .map(|p| p.object().clone())
             .unwrap_or_default();
+        let visible = Visible::of(&self.policy, &self.limits, r);
+        // Unknown and denied read the same, so that a refusal tells nothing
+        // of what the caller may not see.
         let unknown = |what: &str, v: &str| {
             ErrorObject::invalid_params(format!(
-                "Invalid params: unknown {what} {v:?} (names are NAME{NAME_SEPARATOR}{what}, URIs NAME{URI_SEPARATOR}URI, with NAME one of the upstreams)"
+                "Invalid params: no {what} {v:?} is available to this caller (names are \
+                 NAME{NAME_SEPARATOR}{what}, URIs NAME{URI_SEPARATOR}URI, with NAME one of the \
+                 upstreams; an item the gateway's rules deny is not available either)"
             ))
+        };
+        let kind_of = |what: &str| match what {
+            "tool" => ItemKind::Tool,
+            "prompt" => ItemKind::Prompt,
+            _ => ItemKind::Resource,
         };
         let member = match method {
             methods::TOOLS_CALL | methods::PROMPTS_GET => {
@@ -673,10 +638,24 @@ impl Inner {
                 };
                 let full = param_str(Some(&params), "name")?.to_owned();
                 let (m, rest) = self.by_name(&full).ok_or_else(|| unknown(what, &full))?;
-                if what == "tool" && !m.entry.allows(rest) {
+                // A tool is called by the name callers see; the upstream's own.
+                let rest = if what == "tool" {
+                    m.entry
+                        .overrides
+                        .original(rest)
+                        .ok_or_else(|| unknown(what, &full))?
+                } else {
+                    rest
+                };
+                if (what == "tool" && !m.entry.allows(rest))
+                    || !visible.allows(&m.entry.name, kind_of(what), rest)
+                {
                     return Err(unknown(what, &full));
                 }
                 params.insert("name".into(), json!(rest));
+                if what == "tool" {
+                    m.entry.overrides.fix_arguments(rest, &mut params);
+                }
                 m
             }
             methods::RESOURCES_READ
@@ -685,6 +664,7 @@ impl Inner {
                 let full = param_str(Some(&params), "uri")?.to_owned();
                 let (m, rest) = self
                     .by_uri(&full)
+                    .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
                     .ok_or_else(|| unknown("resource", &full))?;
                 params.insert("uri".into(), json!(rest));
                 m
@@ -711,15 +691,29 @@ impl Inner {
                 } else {
                     self.by_uri(&full)
                 };
-                let (m, rest) = found.ok_or_else(|| {
-                    unknown(if key == "name" { "prompt" } else { "resource" }, &full)
-                })?;
+                let what = if key == "name" { "prompt" } else { "resource" };
+                let (m, rest) = found
+                    .filter(|(m, rest)| visible.allows(&m.entry.name, kind_of(what), rest))
+                    .ok_or_else(|| unknown(what, &full))?;
                 reference.insert(key.into(), json!(rest));
                 m
             }
             other => return Err(ErrorObject::method_not_found(other)),
         };
         let name = member.entry.name.clone();
+        let (kind, item) = match method {
+            methods::TOOLS_CALL => (ItemKind::Tool, params.get("name")),
+            methods::PROMPTS_GET => (ItemKind::Prompt, params.get("name")),
+            methods::COMPLETION_COMPLETE => match params.get("ref") {
+                Some(reference) if reference.get("name").is_some() => {
+                    (ItemKind::Prompt, reference.get("name"))
+                }
+                reference => (ItemKind::Resource, reference.and_then(|x| x.get("uri"))),
+            },
+            _ => (ItemKind::Resource, params.get("uri")),
+        };
+        let item = item.and_then(Value::as_str).unwrap_or_default();
+        visible.spend(r, &name, kind, item)?;
         let up = member.upstream()?;
         let mut result = forward(&up, &member.calls, r, method, Some(params)).await?;
         match method {
@@ -750,9 +744,13 @@ impl Inner {
     async fn subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
         let uri =
             param_str(r.params.as_ref().map(tessera_types::Params::object), "uri")?.to_owned();
-        if self.by_uri(&uri).is_none() {
+        let visible = Visible::of(&self.policy, &self.limits, r);
+        let known = self
+            .by_uri(&uri)
+            .is_some_and(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest));
+        if !known {
             return Err(ErrorObject::invalid_params(format!(
-                "Invalid params: unknown resource {uri:?}"
+                "Invalid params: no resource {uri:?} is available to this caller"
             )));
         }
         let changed = {
@@ -794,9 +792,13 @@ impl Inner {
         let lists =
             flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged");
         let mut uris = BTreeSet::new();
+        let visible = Visible::of(&self.policy, &self.limits, r);
         if let Some(Value::Array(a)) = requested.get("resourceSubscriptions") {
             for u in a.iter().filter_map(Value::as_str) {
-                let Some((m, rest)) = self.by_uri(u) else {
+                let Some((m, rest)) = self
+                    .by_uri(u)
+                    .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
+                else {
                     continue;
                 };
                 if self.hub.subscribe(u) {

@@ -49,7 +49,7 @@ use crate::forward::{forward, forward_reply};
 use crate::listen::{self, Listeners};
 use crate::route::{SessionSink, SharedSink, Unsolicited};
 use crate::upstream::{
-    Upstream, UpstreamOptions, UpstreamSpec, all_client_capabilities, proxy_identity,
+    ProcessCap, Upstream, UpstreamOptions, UpstreamSpec, all_client_capabilities, proxy_identity,
 };
 
 /// The request methods a proxy passes on (the upstream answers `-32601` for
@@ -133,6 +133,8 @@ struct Inner {
     /// several requests in flight, so a session that sets a log level needs
     /// an upstream session of its own.
     untagged_logs: bool,
+    /// The processes started for sessions of their own (stdio upstreams).
+    processes: ProcessCap,
 }
 
 /// A proxy in front of one upstream server. It is a
@@ -202,7 +204,9 @@ impl Proxy {
                 .experimental
                 .as_ref()
                 .is_some_and(|x| x.contains_key(tessera_proto::meta_keys::REQUEST_TAG));
+        let processes = ProcessCap::new(options.max_processes);
         let inner = Arc::new(Inner {
+            processes,
             share_legacy,
             untagged_logs,
             spec,
@@ -228,6 +232,25 @@ impl Proxy {
     /// The upstream server's `serverInfo`.
     pub fn server_info(&self) -> &Implementation {
         &self.inner.config.server.info
+    }
+
+    /// The shared upstream connection's state, under the name
+    /// `upstream`: `connected`, `connecting` (being opened now) or
+    /// `reconnecting` (it ended; the next request opens it again, so the
+    /// proxy stays ready), `closed` once [`Proxy::close`] ran.
+    pub fn readiness(&self) -> crate::Readiness {
+        let state = match self.inner.shared.try_lock() {
+            _ if self.inner.closed.load(Ordering::Acquire) => "closed",
+            Err(_) => "connecting",
+            Ok(slot) if slot.as_ref().is_some_and(|u| u.is_open()) => "connected",
+            Ok(_) => "reconnecting",
+        };
+        let mut upstreams = serde_json::Map::new();
+        upstreams.insert("upstream".into(), Value::String(state.into()));
+        crate::Readiness {
+            ready: state != "closed",
+            upstreams,
+        }
     }
 
     /// The upstream server's capabilities (what the proxy declares).
@@ -330,6 +353,7 @@ async fn open_shared(
         proxy_identity(all_client_capabilities()),
         sink,
         options,
+        None,
     )
     .await
 }
@@ -543,12 +567,19 @@ impl SessionLink {
                             JsonObject::new(),
                         );
                 }
+                // A stdio upstream session is a process: it takes a place
+                // under the cap (given back when the process has exited).
+                let place = || match inner.spec {
+                    UpstreamSpec::Stdio(_) => inner.processes.take().map(Some),
+                    UpstreamSpec::Http { .. } => Ok(None),
+                };
                 let legacy = Upstream::connect(
                     &inner.spec,
                     ConnectMode::Legacy(r.context.version),
                     proxy_identity(caps.clone()),
                     sink(),
                     &inner.options,
+                    place().map_err(Refusal::Cap)?,
                 )
                 .await;
                 let up = match legacy {
@@ -561,14 +592,18 @@ impl SessionLink {
                         proxy_identity(caps),
                         sink(),
                         &inner.options,
+                        place().map_err(Refusal::Cap)?,
                     )
                     .await
-                    .map_err(|_| first)?,
+                    .map_err(|_| Refusal::Connect(first))?,
                 };
-                Ok::<_, ProxyError>(Arc::new(up))
+                Ok::<_, Refusal>(Arc::new(up))
             })
             .await
-            .map_err(|e| ErrorObject::internal(format!("upstream unavailable: {e}")))?
+            .map_err(|e| match e {
+                Refusal::Cap(e) => e,
+                Refusal::Connect(e) => ErrorObject::internal(format!("upstream unavailable: {e}")),
+            })?
             .clone();
         if !up.is_open() {
             return Err(ErrorObject::internal(
@@ -610,6 +645,14 @@ impl SessionLink {
     }
 }
 
+/// Why a session's own upstream session could not be opened.
+enum Refusal {
+    /// Every place under `--max-upstream-processes` is taken.
+    Cap(ErrorObject),
+    /// The upstream did not start or connect.
+    Connect(ProxyError),
+}
+
 /// The downstream side of a [`Proxy`]: a [`tessera_runtime::Service`] that
 /// forwards every request upstream.
 #[derive(Clone)]
@@ -641,8 +684,12 @@ impl ProxyService {
                         return Ok((up, self.inner.calls.clone()));
                     }
                 }
+                // Pinned only once its own session is open: a session
+                // refused one (the process cap) goes on over the shared
+                // connection for what that can serve.
+                let up = s.upstream(&self.inner, r).await?;
                 s.pin();
-                (s.upstream(&self.inner, r).await?, s.calls.clone())
+                (up, s.calls.clone())
             }
             _ => (self.inner.shared().await?, self.inner.calls.clone()),
         })

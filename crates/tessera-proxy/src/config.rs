@@ -12,8 +12,9 @@
 //! Each entry is a stdio server (`command`, optional `args` and `env`) or a
 //! Streamable HTTP one (`url`, optional `headers`). The proxy also reads
 //! `timeout` (seconds per forwarded request), `allowTools` and `denyTools`
-//! (exact tool names, before prefixing); other keys are ignored, so the file
-//! other clients use works as it is.
+//! (exact tool names, before prefixing), and for a URL `auth` (how the proxy
+//! authenticates to it: [`crate::credentials`]); other keys are ignored, so
+//! the file other clients use works as it is.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,8 +22,11 @@ use std::time::Duration;
 use serde::Deserialize;
 use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
+use crate::credentials::parse_auth;
 use crate::error::ProxyError;
+use crate::overrides::ToolOverrides;
 use crate::upstream::UpstreamSpec;
+use tessera_http::HttpClientTransport;
 
 #[derive(Deserialize)]
 struct File {
@@ -45,6 +49,8 @@ struct Entry {
     allow_tools: Option<Vec<String>>,
     #[serde(default)]
     deny_tools: Vec<String>,
+    auth: Option<serde_json::Value>,
+    tool_overrides: Option<serde_json::Value>,
 }
 
 /// One upstream of an aggregating proxy.
@@ -61,6 +67,8 @@ pub struct ServerEntry {
     pub allow_tools: Option<Vec<String>>,
     /// These tools are never offered.
     pub deny_tools: Vec<String>,
+    /// Renamed, re-described, hidden tools and fixed arguments.
+    pub overrides: ToolOverrides,
 }
 
 impl ServerEntry {
@@ -72,6 +80,7 @@ impl ServerEntry {
             timeout: None,
             allow_tools: None,
             deny_tools: Vec::new(),
+            overrides: ToolOverrides::default(),
         }
     }
 
@@ -92,8 +101,17 @@ pub(crate) fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
-/// Reads an `mcpServers` document.
+/// Reads an `mcpServers` document (secrets named by `auth` keys are read
+/// from this process's environment).
 pub fn parse_servers(text: &str) -> Result<Vec<ServerEntry>, ProxyError> {
+    parse_servers_with(text, &|var| std::env::var(var).ok())
+}
+
+/// [`parse_servers`] with the environment given.
+pub(crate) fn parse_servers_with(
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<ServerEntry>, ProxyError> {
     let file: File = serde_json::from_str(text)
         .map_err(|e| ProxyError::Config(format!("not an mcpServers document: {e}")))?;
     if file.servers.is_empty() {
@@ -110,6 +128,12 @@ pub fn parse_servers(text: &str) -> Result<Vec<ServerEntry>, ProxyError> {
             ));
         }
         let spec = match (e.command, e.url) {
+            (Some(_), None) if e.auth.is_some() => {
+                return Err(bad(
+                    "auth applies to a url (HTTP) server; give a stdio server its secrets in env"
+                        .into(),
+                ));
+            }
             (Some(command), None) => {
                 let mut c = tessera_runtime::ChildCommand::new(command, e.args);
                 c.env = e
@@ -131,7 +155,20 @@ pub fn parse_servers(text: &str) -> Result<Vec<ServerEntry>, ProxyError> {
                         .map_err(|_| bad(format!("bad value for header {k:?}")))?;
                     headers.append(n, v);
                 }
-                UpstreamSpec::http(url, headers)
+                let auth = match &e.auth {
+                    Some(a) => parse_auth(a, &url, env, &bad)?.install(&mut headers),
+                    None => None,
+                };
+                match auth {
+                    None => UpstreamSpec::http(url, headers),
+                    Some(auth) => {
+                        let u = url.clone();
+                        UpstreamSpec::http_with(url, move || {
+                            Ok(HttpClientTransport::with_headers(&u, headers.clone())?
+                                .with_auth(auth.clone()))
+                        })
+                    }
+                }
             }
             (Some(_), Some(_)) => return Err(bad("give command or url, not both".into())),
             (None, None) => return Err(bad("needs a command (stdio) or a url (HTTP)".into())),
@@ -145,12 +182,17 @@ pub fn parse_servers(text: &str) -> Result<Vec<ServerEntry>, ProxyError> {
                 )));
             }
         };
+        let overrides = match &e.tool_overrides {
+            None => ToolOverrides::default(),
+            Some(v) => ToolOverrides::parse(v).map_err(bad)?,
+        };
         out.push(ServerEntry {
             name,
             spec,
             timeout,
             allow_tools: e.allow_tools,
             deny_tools: e.deny_tools,
+            overrides,
         });
     }
     Ok(out)

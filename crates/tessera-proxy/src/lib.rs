@@ -33,20 +33,35 @@
 #![forbid(unsafe_code)]
 
 mod aggregate;
+mod apikey;
 mod bridge;
+mod caller;
 mod calls;
 mod config;
+mod credentials;
 mod error;
 mod fanout;
 mod forward;
+mod gateway;
+mod health;
 mod hints;
+mod hub;
 mod listen;
+mod overrides;
 mod pages;
+mod policy;
+mod ratelimit;
 mod route;
 mod upstream;
 
 pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR};
+pub use apikey::{API_KEY_HEADER, ApiKeyAuth, ApiKeyLayer, CallerClaims};
 pub use bridge::{Proxy, ProxyService};
 pub use config::{ServerEntry, parse_servers};
 pub use error::ProxyError;
-pub use upstream::{TransportMaker, UpstreamOptions, UpstreamSpec};
+pub use gateway::{ApiKey, Gateway, MIN_API_KEY_BYTES, ProxyConfig, parse_config};
+pub use health::{HEALTHZ_PATH, Health, HealthLayer, READYZ_PATH, Readiness};
+pub use overrides::{ToolOverride, ToolOverrides};
+pub use policy::{Decision, Effect, ItemKind, Policy, Rule, Selector};
+pub use ratelimit::{MAX_BUCKETS, RateLimit, RateLimits};
+pub use upstream::{DEFAULT_MAX_PROCESSES, TransportMaker, UpstreamOptions, UpstreamSpec};

@@ -13,8 +13,8 @@ use tessera_runtime::{
     Request, Service,
 };
 use tessera_types::{
-    ClientCapabilities, ElicitationCapability, Era, Implementation, JsonObject, RootsCapability,
-    SamplingCapability,
+    ClientCapabilities, ElicitationCapability, Era, ErrorObject, Implementation, JsonObject,
+    RootsCapability, SamplingCapability,
 };
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -153,7 +153,17 @@ pub struct UpstreamOptions {
     /// HTTP upstream, where a session costs the server little and a legacy
     /// call through it costs the proxy less than a 2026-07-28 one.
     pub share_legacy_sessions: Option<bool>,
+    /// The most upstream processes a [`Proxy`](crate::Proxy) in front of a
+    /// stdio server runs at once for legacy sessions of their own (beside
+    /// its one shared process): a session that needs one beyond it is
+    /// refused with an error naming the limit, and a process is stopped
+    /// when its session ends (closed, idled out or evicted). `None`: no
+    /// limit.
+    pub max_processes: Option<usize>,
 }
+
+/// The default of [`UpstreamOptions::max_processes`].
+pub const DEFAULT_MAX_PROCESSES: usize = 16;
 
 impl Default for UpstreamOptions {
     fn default() -> Self {
@@ -162,6 +172,7 @@ impl Default for UpstreamOptions {
             max_request_timeout: Some(Duration::from_secs(600)),
             probe_timeout: Duration::from_secs(5),
             share_legacy_sessions: None,
+            max_processes: Some(DEFAULT_MAX_PROCESSES),
         }
     }
 }
@@ -171,6 +182,9 @@ pub(crate) struct Upstream {
     pub peer: Peer,
     pub connected: Connected,
     child: Mutex<Option<ChildProcess>>,
+    /// The process's place under [`UpstreamOptions::max_processes`], given
+    /// back once the process has exited.
+    permit: Mutex<Option<ProcessPermit>>,
     /// Fires when the connection's driver ends (the upstream went away).
     closed: CancellationToken,
 }
@@ -217,6 +231,7 @@ impl Upstream {
         identity: ClientIdentity,
         sink: Arc<dyn Sink>,
         options: &UpstreamOptions,
+        permit: Option<ProcessPermit>,
     ) -> Result<Upstream, ProxyError> {
         let mut config = EngineConfig::client(identity);
         config.timeouts.request = options.request_timeout;
@@ -269,6 +284,7 @@ impl Upstream {
             peer,
             connected,
             child: Mutex::new(child),
+            permit: Mutex::new(permit),
             closed: watch_end(task),
         })
     }
@@ -295,13 +311,66 @@ impl Upstream {
         if let Some(c) = child {
             let _ = c.shutdown().await;
         }
+        // The process has exited: its place is free.
+        self.permit.lock().map(|mut p| p.take()).unwrap_or(None);
     }
 }
 
 impl Drop for Upstream {
     fn drop(&mut self) {
-        // The child (if any) shuts down in the background as it drops.
         self.peer.close();
+        let child = self.child.get_mut().map(Option::take).unwrap_or(None);
+        let permit = self.permit.get_mut().map(Option::take).unwrap_or(None);
+        match (child, tokio::runtime::Handle::try_current()) {
+            // Shut down in the background; the place is given back once the
+            // process has exited.
+            (Some(c), Ok(h)) => {
+                h.spawn(async move {
+                    let _ = c.shutdown().await;
+                    drop(permit);
+                });
+            }
+            // No runtime: the child is killed as it drops.
+            (child, _) => drop((child, permit)),
+        }
+    }
+}
+
+/// Counts the upstream processes a proxy runs for sessions of their own
+/// ([`UpstreamOptions::max_processes`]).
+#[derive(Debug, Clone)]
+pub(crate) struct ProcessCap {
+    limit: Option<usize>,
+    places: Arc<tokio::sync::Semaphore>,
+}
+
+/// One process's place under a [`ProcessCap`].
+pub(crate) type ProcessPermit = tokio::sync::OwnedSemaphorePermit;
+
+impl ProcessCap {
+    /// A cap of `limit` processes (`None`: unlimited).
+    pub fn new(limit: Option<usize>) -> Self {
+        ProcessCap {
+            limit,
+            places: Arc::new(tokio::sync::Semaphore::new(
+                limit.unwrap_or(tokio::sync::Semaphore::MAX_PERMITS),
+            )),
+        }
+    }
+
+    /// A place for one more process, or the error the client gets when
+    /// every place is taken.
+    pub fn take(&self) -> Result<ProcessPermit, ErrorObject> {
+        self.places.clone().try_acquire_owned().map_err(|_| {
+            let n = self.limit.unwrap_or(0);
+            let mut e = ErrorObject::internal(format!(
+                "this session needs an upstream process of its own, and the proxy already runs \
+                 its limit of {n} such processes (--max-upstream-processes, \
+                 UpstreamOptions::max_processes); end an idle session or try again later"
+            ));
+            e.data = Some(serde_json::json!({"limit": "max-upstream-processes", "max": n}));
+            e
+        })
     }
 }
 

@@ -176,6 +176,8 @@ fn client(
 }
 
 fn token(state: &State, headers: &http::HeaderMap, form: &HashMap<String, String>) -> Answer {
+    let grant = form.get("grant_type").cloned().unwrap_or_default();
+    *lock(&state.token_requests).entry(grant).or_insert(0) += 1;
     let Some(client_id) = client(state, headers, form) else {
         return json_answer(
             StatusCode::UNAUTHORIZED,

@@ -199,8 +199,7 @@ impl TestAuthorizationServer {
         lock(&self.state.authorization_requests).clone()
     }
 
-    /// How many token requests with `grant_type` arrived (code, refresh and
-    /// `jwt-bearer` grants).
+    /// How many token requests with `grant_type` arrived (every grant).
     pub fn token_requests(&self, grant_type: &str) -> u64 {
         lock(&self.state.token_requests)
             .get(grant_type)

@@ -82,18 +82,18 @@ impl Drop for Running {
 /// its first stderr line; the rest of its stderr is drained in the background
 /// (a full pipe would stall it).
 pub fn start_proxy<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (Running, String) {
-    start_proxy_env(args, &[])
+    start_proxy_env::<S, &str>(args, &[])
 }
 
-/// [`start_proxy`] with environment variables.
-pub fn start_proxy_env<S: AsRef<std::ffi::OsStr>>(
+/// [`start_proxy`] with extra environment variables.
+pub fn start_proxy_env<S: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
     args: &[S],
-    env: &[(&str, String)],
+    env: &[(&str, V)],
 ) -> (Running, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .arg("proxy")
         .args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .envs(env.iter().map(|(k, v)| (*k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -190,4 +190,25 @@ pub async fn serve_behind(
     .await
     .unwrap();
     (Running(server), format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// The processes whose parent is `pid` (read from `/proc/*/stat`).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("reads /proc").flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the name may hold spaces, so read after its `)`.
+        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+        let mut fields = after.split_whitespace();
+        let (state, ppid) = (fields.next(), fields.next());
+        if ppid == Some(pid.to_string().as_str()) && state != Some("Z") {
+            out.push(child);
+        }
+    }
+    out
 }

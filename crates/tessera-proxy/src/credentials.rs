@@ -1,0 +1,120 @@
+//! How the proxy authenticates to an HTTP upstream: the `auth` key of an
+//! `mcpServers` entry.
+//!
+//! - `{"type": "header", "header": "Authorization", "valueEnv": "VAR",
+//!   "prefix": "Bearer "}`: a static header whose value (after the
+//!   optional prefix) is read from an environment variable at start, so
+//!   the secret never sits in the file.
+//! - `{"type": "clientCredentials", "clientId": "…", "clientSecretEnv":
+//!   "VAR", "scope": "…"}`: an OAuth 2.1 client credentials grant at the
+//!   authorization server the upstream names in its protected resource
+//!   metadata (RFC 9728). One token per upstream, shared by every
+//!   connection to it, kept until it expires and then fetched again.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tessera_auth::client::{ClientCredentials, Grant, OAuthClient};
+use tessera_http::HttpAuth;
+use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::error::ProxyError;
+
+/// What an `auth` key asks for, ready to use.
+pub(crate) enum Credentials {
+    /// A header added to every request.
+    Header(HeaderName, HeaderValue),
+    /// An OAuth client for the upstream.
+    OAuth(Arc<dyn HttpAuth>),
+}
+
+fn text<'a>(
+    o: &'a serde_json::Map<String, Value>,
+    key: &str,
+    bad: &impl Fn(String) -> ProxyError,
+) -> Result<Option<&'a str>, ProxyError> {
+    match o.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(bad(format!("auth.{key} must be a string"))),
+    }
+}
+
+/// Reads the `auth` value of the entry for `url`; `bad` prefixes errors
+/// with the server's name.
+pub(crate) fn parse_auth(
+    v: &Value,
+    url: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    bad: &impl Fn(String) -> ProxyError,
+) -> Result<Credentials, ProxyError> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| bad("auth must be an object".into()))?;
+    let need = |key: &str| text(o, key, bad)?.ok_or_else(|| bad(format!("auth.{key} is required")));
+    let secret = |key: &str| {
+        let var = need(key)?;
+        env(var).ok_or_else(|| {
+            bad(format!(
+                "auth.{key}: the environment variable {var} is not set"
+            ))
+        })
+    };
+    let known: &[&str] = match o.get("type").and_then(Value::as_str) {
+        Some("header") => &["type", "header", "valueEnv", "prefix"],
+        Some("clientCredentials") => &["type", "clientId", "clientSecretEnv", "scope"],
+        _ => {
+            return Err(bad(
+                "auth.type must be \"header\" or \"clientCredentials\"".into()
+            ));
+        }
+    };
+    if let Some(k) = o.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(bad(format!(
+            "auth.{k}: unknown field (known: {})",
+            known.join(", ")
+        )));
+    }
+    match need("type")? {
+        "header" => {
+            let name = need("header")?;
+            let name = HeaderName::try_from(name)
+                .map_err(|_| bad(format!("auth.header: bad header name {name:?}")))?;
+            let value = format!(
+                "{}{}",
+                text(o, "prefix", bad)?.unwrap_or(""),
+                secret("valueEnv")?
+            );
+            let mut value = HeaderValue::try_from(value)
+                .map_err(|_| bad("auth.valueEnv: the value is not a valid header value".into()))?;
+            value.set_sensitive(true);
+            Ok(Credentials::Header(name, value))
+        }
+        _ => {
+            let client =
+                ClientCredentials::confidential(need("clientId")?, secret("clientSecretEnv")?);
+            let mut b = OAuthClient::builder(url, Grant::ClientCredentials).client(client);
+            if let Some(scope) = text(o, "scope", bad)? {
+                b = b.scope(scope);
+            }
+            let oauth = b
+                .build()
+                .map_err(|e| bad(format!("auth: cannot set up the OAuth client: {e}")))?;
+            Ok(Credentials::OAuth(Arc::new(oauth)))
+        }
+    }
+}
+
+impl Credentials {
+    /// Adds these credentials to what every transport to the upstream
+    /// carries: a header into `headers`, or the OAuth client returned.
+    pub(crate) fn install(self, headers: &mut HeaderMap) -> Option<Arc<dyn HttpAuth>> {
+        match self {
+            Credentials::Header(n, v) => {
+                headers.insert(n, v);
+                None
+            }
+            Credentials::OAuth(a) => Some(a),
+        }
+    }
+}

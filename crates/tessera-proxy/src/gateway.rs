@@ -1,0 +1,448 @@
+//! The `gateway` section of a proxy's configuration file, beside
+//! `mcpServers`: the policy rules and the API keys.
+//!
+//! ```json
+//! {"mcpServers": {"files": {"command": "files-server"}},
+//!  "gateway": {
+//!    "apiKeys": [{"keyEnv": "ALICE_KEY", "principal": {"sub": "alice", "groups": ["eng"]}}],
+//!    "rules": [
+//!      {"name": "eng reads", "when": {"groups": "eng"}, "upstreams": "files",
+//!       "tools": ["read_*", "list_*"], "effect": "allow"},
+//!      {"name": "nobody deletes", "tools": "delete_*", "effect": "deny"}
+//!    ]}}
+//! ```
+//!
+//! Every error names the field it is about (`gateway.rules[1].effect: …`).
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tessera_types::JsonObject;
+
+use crate::config::{ServerEntry, parse_servers_with};
+use crate::error::ProxyError;
+use crate::policy::{Effect, Glob, Policy, Rule, Selector};
+use crate::ratelimit::{RateLimit, parse_limit};
+
+/// A proxy's whole configuration: the upstreams and the gateway section.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// The upstreams (`mcpServers`).
+    pub servers: Vec<ServerEntry>,
+    /// The `gateway` section (empty when the file has none).
+    pub gateway: Gateway,
+}
+
+/// The `gateway` section: who the callers are and what each may use.
+#[derive(Debug, Clone, Default)]
+pub struct Gateway {
+    /// The rules over principal × upstream × item.
+    pub policy: Policy,
+    /// The API keys callers may present (`X-API-Key`).
+    pub api_keys: Vec<ApiKey>,
+    /// The rate limits, in order.
+    pub rate_limits: Vec<RateLimit>,
+}
+
+/// One API key and the principal it stands for.
+#[derive(Clone)]
+pub struct ApiKey {
+    /// The environment variable the key was read from (for messages).
+    pub env: String,
+    /// The claims of the caller presenting it (`sub` at least).
+    pub principal: JsonObject,
+    /// The SHA-256 of the key (the key itself is not kept).
+    pub(crate) digest: [u8; 32],
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("env", &self.env)
+            .field("principal", &self.principal)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The SHA-256 of `key`.
+pub(crate) fn digest(key: &[u8]) -> [u8; 32] {
+    Sha256::digest(key).into()
+}
+
+/// The shortest API key accepted, in bytes.
+pub const MIN_API_KEY_BYTES: usize = 16;
+
+/// Reads a configuration file: `mcpServers` (see [`crate::parse_servers`]) and an
+/// optional `gateway` section. API keys are read from the environment
+/// variables the file names, through `env` (`std::env::var` in a program).
+pub fn parse_config(
+    text: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ProxyConfig, ProxyError> {
+    let servers = parse_servers_with(text, &env)?;
+    let doc: Value = serde_json::from_str(text)
+        .map_err(|e| ProxyError::Config(format!("not a JSON document: {e}")))?;
+    let gateway = match doc.get("gateway") {
+        None | Some(Value::Null) => Gateway::default(),
+        Some(g) => parse_gateway(g, &servers, &env)?,
+    };
+    Ok(ProxyConfig { servers, gateway })
+}
+
+pub(crate) fn bad(path: &str, why: impl std::fmt::Display) -> ProxyError {
+    ProxyError::Config(format!("{path}: {why}"))
+}
+
+fn parse_gateway(
+    g: &Value,
+    servers: &[ServerEntry],
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Gateway, ProxyError> {
+    let g = g
+        .as_object()
+        .ok_or_else(|| bad("gateway", "must be an object"))?;
+    for k in g.keys() {
+        if !["rules", "apiKeys", "rateLimits"].contains(&k.as_str()) {
+            return Err(bad(
+                &format!("gateway.{k}"),
+                "unknown field (known: rules, apiKeys, rateLimits)",
+            ));
+        }
+    }
+    let mut out = Gateway::default();
+    if let Some(rules) = g.get("rules") {
+        let rules = rules
+            .as_array()
+            .ok_or_else(|| bad("gateway.rules", "must be an array"))?;
+        for (i, r) in rules.iter().enumerate() {
+            out.policy
+                .rules
+                .push(parse_rule(&format!("gateway.rules[{i}]"), i, r, servers)?);
+        }
+    }
+    if let Some(limits) = g.get("rateLimits") {
+        let limits = limits
+            .as_array()
+            .ok_or_else(|| bad("gateway.rateLimits", "must be an array"))?;
+        for (i, l) in limits.iter().enumerate() {
+            out.rate_limits.push(parse_limit(
+                &format!("gateway.rateLimits[{i}]"),
+                i,
+                l,
+                servers,
+            )?);
+        }
+    }
+    if let Some(keys) = g.get("apiKeys") {
+        let keys = keys
+            .as_array()
+            .ok_or_else(|| bad("gateway.apiKeys", "must be an array"))?;
+        for (i, k) in keys.iter().enumerate() {
+            let path = format!("gateway.apiKeys[{i}]");
+            let key = parse_key(&path, k, env)?;
+            if out.api_keys.iter().any(|o| o.digest == key.digest) {
+                return Err(bad(&path, "the same key is given twice"));
+            }
+            out.api_keys.push(key);
+        }
+    }
+    Ok(out)
+}
+
+/// A glob or an array of them.
+fn globs(path: &str, v: &Value) -> Result<Vec<Glob>, ProxyError> {
+    let one = |p: &str, v: &Value| match v {
+        Value::String(s) => Glob::new(s).map_err(|e| bad(p, e)),
+        _ => Err(bad(p, "must be a string (a glob)")),
+    };
+    match v {
+        Value::Array(a) if a.is_empty() => Err(bad(path, "an empty list matches nothing")),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| one(&format!("{path}[{i}]"), v))
+            .collect(),
+        v => Ok(vec![one(path, v)?]),
+    }
+}
+
+fn parse_rule(
+    path: &str,
+    index: usize,
+    r: &Value,
+    servers: &[ServerEntry],
+) -> Result<Rule, ProxyError> {
+    let r = r
+        .as_object()
+        .ok_or_else(|| bad(path, "must be an object"))?;
+    let selector = parse_selector(path, &format!("rules[{index}]"), r, servers, &["effect"])?;
+    let effect = match r.get("effect").and_then(Value::as_str) {
+        Some("allow") => Effect::Allow,
+        Some("deny") => Effect::Deny,
+        _ => {
+            return Err(bad(
+                &format!("{path}.effect"),
+                "must be \"allow\" or \"deny\"",
+            ));
+        }
+    };
+    Ok(Rule { selector, effect })
+}
+
+/// The fields a rule and a rate limit share; `more` names the caller's own.
+pub(crate) fn parse_selector(
+    path: &str,
+    label: &str,
+    r: &serde_json::Map<String, Value>,
+    servers: &[ServerEntry],
+    more: &[&str],
+) -> Result<Selector, ProxyError> {
+    const KNOWN: [&str; 6] = ["name", "when", "upstreams", "tools", "prompts", "resources"];
+    for k in r.keys() {
+        if !KNOWN.contains(&k.as_str()) && !more.contains(&k.as_str()) {
+            let all: Vec<&str> = KNOWN.iter().chain(more).copied().collect();
+            return Err(bad(
+                &format!("{path}.{k}"),
+                format!("unknown field (known: {})", all.join(", ")),
+            ));
+        }
+    }
+    let name = match r.get("name") {
+        None => label.to_owned(),
+        Some(Value::String(s)) => format!("{label} {s:?}"),
+        Some(_) => return Err(bad(&format!("{path}.name"), "must be a string")),
+    };
+    let mut when = Vec::new();
+    match r.get("when") {
+        None => {}
+        Some(Value::Object(m)) => {
+            for (claim, v) in m {
+                when.push((claim.clone(), globs(&format!("{path}.when.{claim}"), v)?));
+            }
+        }
+        Some(_) => {
+            return Err(bad(
+                &format!("{path}.when"),
+                "must be an object of claim: glob (or [globs])",
+            ));
+        }
+    }
+    let upstreams = match r.get("upstreams") {
+        None => None,
+        Some(v) => {
+            let p = format!("{path}.upstreams");
+            let g = globs(&p, v)?;
+            for (i, one) in g.iter().enumerate() {
+                if one.is_literal() && !servers.iter().any(|s| s.name == one.text()) {
+                    return Err(bad(
+                        &if g.len() > 1 {
+                            format!("{p}[{i}]")
+                        } else {
+                            p.clone()
+                        },
+                        format!("no server is named {:?} in mcpServers", one.text()),
+                    ));
+                }
+            }
+            Some(g)
+        }
+    };
+    let kind = |k: &str| {
+        r.get(k)
+            .map(|v| globs(&format!("{path}.{k}"), v))
+            .transpose()
+    };
+    Ok(Selector {
+        name,
+        when,
+        upstreams,
+        tools: kind("tools")?,
+        prompts: kind("prompts")?,
+        resources: kind("resources")?,
+    })
+}
+
+fn parse_key(
+    path: &str,
+    k: &Value,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<ApiKey, ProxyError> {
+    let k = k
+        .as_object()
+        .ok_or_else(|| bad(path, "must be an object"))?;
+    for f in k.keys() {
+        if !["keyEnv", "principal"].contains(&f.as_str()) {
+            return Err(bad(
+                &format!("{path}.{f}"),
+                "unknown field (known: keyEnv, principal; the key itself is read from the \
+                 environment, never from the file)",
+            ));
+        }
+    }
+    let var = k.get("keyEnv").and_then(Value::as_str).ok_or_else(|| {
+        bad(
+            &format!("{path}.keyEnv"),
+            "must name the environment variable that holds the key",
+        )
+    })?;
+    let key = env(var).ok_or_else(|| {
+        bad(
+            &format!("{path}.keyEnv"),
+            format!("the environment variable {var} is not set"),
+        )
+    })?;
+    if key.len() < MIN_API_KEY_BYTES {
+        return Err(bad(
+            &format!("{path}.keyEnv"),
+            format!("the key in {var} is shorter than {MIN_API_KEY_BYTES} bytes"),
+        ));
+    }
+    let principal = match k.get("principal") {
+        Some(Value::Object(p)) if p.get("sub").and_then(Value::as_str).is_some() => p.clone(),
+        _ => {
+            return Err(bad(
+                &format!("{path}.principal"),
+                "must be an object of claims with a string \"sub\"",
+            ));
+        }
+    };
+    Ok(ApiKey {
+        env: var.to_owned(),
+        principal,
+        digest: digest(key.as_bytes()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::ItemKind;
+    use serde_json::json;
+
+    fn env(var: &str) -> Option<String> {
+        (var != "UNSET").then(|| format!("{var}-0123456789abcdef"))
+    }
+
+    fn config(gateway: Value) -> Result<ProxyConfig, ProxyError> {
+        let doc = json!({"mcpServers": {
+            "files": {"command": "f"}, "web": {"url": "http://127.0.0.1:1/mcp"}
+        }, "gateway": gateway});
+        parse_config(&doc.to_string(), env)
+    }
+
+    fn claims(v: Value) -> JsonObject {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn first_match_wins_and_default_deny() {
+        let c = config(json!({"rules": [
+            {"name": "no deletes", "tools": "delete_*", "effect": "deny"},
+            {"when": {"groups": ["eng", "ops"]}, "upstreams": "files", "effect": "allow"},
+            {"when": {"sub": "bob"}, "tools": ["echo"], "prompts": "greet", "effect": "allow"},
+            {"when": {"admin": "true"}, "effect": "allow"}
+        ]}))
+        .unwrap();
+        let p = &c.gateway.policy;
+        let alice = claims(json!({"sub": "alice", "groups": ["eng"]}));
+        let bob = claims(json!({"sub": "bob"}));
+        let root = claims(json!({"sub": "root", "admin": true}));
+        let none = JsonObject::new();
+        let t = ItemKind::Tool;
+        assert!(p.allows(&alice, "files", t, "read"));
+        assert!(!p.allows(&alice, "files", t, "delete_all"), "rule 0 first");
+        assert!(!p.allows(&alice, "web", t, "read"), "no rule for web");
+        assert!(p.allows(&alice, "files", ItemKind::Resource, "file:///a"));
+        assert!(p.allows(&bob, "web", t, "echo"));
+        assert!(p.allows(&bob, "web", ItemKind::Prompt, "greet"));
+        assert!(
+            !p.allows(&bob, "web", ItemKind::Resource, "test://x"),
+            "rule 2 names tools and prompts only"
+        );
+        assert!(
+            p.allows(&root, "web", t, "x"),
+            "a boolean claim by its JSON text"
+        );
+        assert!(!p.allows(&none, "files", t, "read"));
+        let d = p.decide(&alice, "files", t, "delete_all");
+        assert_eq!(d.rule, Some(0));
+        assert!(
+            d.explanation.contains("\"no deletes\""),
+            "{}",
+            d.explanation
+        );
+        let d = p.decide(&none, "files", t, "read");
+        assert_eq!((d.effect, d.rule), (Effect::Deny, None));
+        assert!(
+            d.explanation.contains("none of the 4 rules"),
+            "{}",
+            d.explanation
+        );
+        // No rules: everything allowed.
+        let open = config(json!({})).unwrap().gateway.policy;
+        assert!(open.allows(&none, "web", t, "anything"));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        for (g, path) in [
+            (json!([]), "gateway: must be an object"),
+            (json!({"rule": []}), "gateway.rule: unknown field"),
+            (
+                json!({"rules": [{"effect": "maybe"}]}),
+                "gateway.rules[0].effect",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "upstreams": ["files", "nope"]}]}),
+                "gateway.rules[0].upstreams[1]: no server is named \"nope\"",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "tools": ["a", 3]}]}),
+                "gateway.rules[0].tools[1]: must be a string",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "tools": "[a"}]}),
+                "gateway.rules[0].tools: bad glob",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "when": {"sub": []}}]}),
+                "gateway.rules[0].when.sub: an empty list",
+            ),
+            (
+                json!({"rules": [{"effect": "allow", "tool": "a"}]}),
+                "gateway.rules[0].tool: unknown field",
+            ),
+            (
+                json!({"apiKeys": [{"keyEnv": "UNSET", "principal": {"sub": "a"}}]}),
+                "gateway.apiKeys[0].keyEnv: the environment variable UNSET is not set",
+            ),
+            (
+                json!({"apiKeys": [{"keyEnv": "A", "principal": {"name": "a"}}]}),
+                "gateway.apiKeys[0].principal",
+            ),
+            (
+                json!({"apiKeys": [{"key": "inline", "keyEnv": "A", "principal": {"sub": "a"}}]}),
+                "gateway.apiKeys[0].key: unknown field",
+            ),
+            (
+                json!({"apiKeys": [
+                    {"keyEnv": "A", "principal": {"sub": "a"}},
+                    {"keyEnv": "A", "principal": {"sub": "b"}}
+                ]}),
+                "gateway.apiKeys[1]: the same key is given twice",
+            ),
+        ] {
+            let e = config(g.clone()).expect_err(&g.to_string()).to_string();
+            assert!(e.contains(path), "{g}: {e}");
+        }
+    }
+
+    #[test]
+    fn short_keys_are_refused() {
+        let doc = json!({"mcpServers": {"a": {"command": "x"}},
+            "gateway": {"apiKeys": [{"keyEnv": "K", "principal": {"sub": "a"}}]}});
+        let e = parse_config(&doc.to_string(), |_| Some("short".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("shorter than 16 bytes"), "{e}");
+    }
+}
