@@ -59,5 +59,5 @@ pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
 pub use server::{
     BadEventId, DangerousSettings, EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore,
     LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr,
-    ResponseMode, ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
+    ResponseMode, ServiceFactory, StoredEvent, ToolHeaders, serve, serve_with,
 };

@@ -90,10 +90,10 @@ impl Engine {
         let context = RequestContext {
             era,
             version,
-            progress_token: progress_token(r.meta.as_ref()),
+            progress_token: progress_token(r.meta.as_deref()),
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: r.meta.take().map(Arc::new),
+            meta: r.meta.take(),
             log_level: None,
         };
         self.start(r, context, batch);
@@ -180,7 +180,6 @@ impl Engine {
             return;
         }
         let progress_token = progress_token(Some(&meta));
-        let meta = Arc::new(meta);
         let context = RequestContext {
             era: Era::Modern,
             version,
@@ -265,10 +264,10 @@ impl Engine {
         let context = RequestContext {
             era: Era::Legacy,
             version,
-            progress_token: progress_token(r.meta.as_ref()),
+            progress_token: progress_token(r.meta.as_deref()),
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: r.meta.take().map(Arc::new),
+            meta: r.meta.take(),
             log_level: self.session.log_level.clone(),
         };
         self.start(r, context, batch);
@@ -354,7 +353,7 @@ struct Incoming {
     id: RequestId,
     method: String,
     params: Option<Params>,
-    meta: Option<JsonObject>,
+    meta: Option<Arc<JsonObject>>,
 }
 
 /// The request's tag to echo ([`mk::REQUEST_TAG`]), when it is one.
