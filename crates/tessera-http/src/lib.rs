@@ -64,5 +64,5 @@ pub use server::{
     BadEventId, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENT_BYTES_TOTAL, DangerousSettings,
     EventId, EventStore, HostGuard, HostPolicy, InMemoryEventStore, LayeredFactory, LegacySsePaths,
     McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr, ResponseMode,
-    ServiceFactory, StoredEvent, ToolSchemaLookup, serve, serve_with,
+    ServiceFactory, StoredEvent, ToolHeaders, serve, serve_with,
 };

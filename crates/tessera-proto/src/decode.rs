@@ -22,6 +22,8 @@
 //! Whether a batch is *allowed* depends on the negotiated version; that is the
 //! engine's decision, not the decoder's.
 
+use std::sync::Arc;
+
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -112,13 +114,15 @@ pub fn decode_frame(frame: Frame<'_>) -> Inbound {
     // split does not count it). A batch's array is one level more.
     // Few texts have as many opening brackets as the limit: those are
     // counted (a loop the compiler vectorises), only the others walked.
-    let fits = |t: &str, max: usize| {
-        t.bytes().filter(|b| matches!(b, b'[' | b'{')).count() <= max
+    let fits = |t: &[u8], max: usize| {
+        t.iter().filter(|b| matches!(b, b'[' | b'{')).count() <= max
             || tessera_types::params::nesting(t) <= max
     };
     let too_deep = match &frame {
-        Frame::Single(r) => !fits(r.get(), MAX_NESTING),
-        Frame::Batch(items) => items.iter().any(|r| !fits(r.get(), MAX_NESTING - 1)),
+        Frame::Single(bytes) => !fits(bytes, MAX_NESTING),
+        Frame::Batch(items) => items
+            .iter()
+            .any(|r| !fits(r.get().as_bytes(), MAX_NESTING - 1)),
     };
     if too_deep {
         return Inbound::Invalid(Rejection::answer(
@@ -134,10 +138,24 @@ pub fn decode_frame(frame: Frame<'_>) -> Inbound {
             ErrorObject::invalid_request("Invalid Request: empty batch"),
         )),
         Frame::Batch(items) => Inbound::Batch(items.into_iter().map(decode_text).collect()),
-        Frame::Single(raw) => match decode_text(raw) {
-            Ok(m) => Inbound::Message(m),
-            Err(r) => Inbound::Invalid(r),
-        },
+        Frame::Single(bytes) => {
+            let decoded = if envelope::first_byte(bytes) == Some(b'{') {
+                // Checked as JSON and read in one pass.
+                match envelope::members_of_bytes(bytes) {
+                    Ok(m) => decode_members(m),
+                    Err(e) => Err(Rejection::answer(
+                        None,
+                        ErrorObject::parse_error(format!("Parse error: {e}")),
+                    )),
+                }
+            } else {
+                Err(invalid(None, "a message must be a JSON object"))
+            };
+            match decoded {
+                Ok(m) => Inbound::Message(m),
+                Err(r) => Inbound::Invalid(r),
+            }
+        }
     }
 }
 
@@ -180,8 +198,13 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Rejection> {
 /// serde_json's type, which replaces the object by a value that writes and
 /// reads back the same: only later keys are at risk.)
 fn suspect(bytes: &[u8]) -> bool {
-    memchr::memmem::find(bytes, &RESERVED_KEY.as_bytes()[1..]).is_some()
-        || memchr::memmem::find(bytes, b"\\u").is_some()
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    // Built once: making a searcher costs more than searching a message.
+    static KEY: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(&RESERVED_KEY.as_bytes()[1..]));
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
+    KEY.find(bytes).is_some() || ESCAPE.find(bytes).is_some()
 }
 
 /// Whether an object anywhere in `value` has a key starting with
@@ -360,15 +383,19 @@ fn read_raw_id(raw: &RawValue) -> Result<RequestId, &'static str> {
 
 /// Decodes one message from its text (what [`decode_single`] does for a
 /// tree, with the same outcome for every input).
-pub fn decode_text(raw: &RawValue) -> Decoded {
+pub(crate) fn decode_text(raw: &RawValue) -> Decoded {
     if kind(raw) != Kind::Object {
         return Err(invalid(None, "a message must be a JSON object"));
     }
-    let m = match envelope::members(raw.get()) {
-        Ok(m) => m,
+    match envelope::members(raw.get()) {
+        Ok(m) => decode_members(m),
         // The text was checked as JSON: only depth can fail here.
-        Err(e) => return Err(too_deep(e)),
-    };
+        Err(e) => Err(too_deep(e)),
+    }
+}
+
+/// Decodes one message from its envelope members.
+fn decode_members(m: envelope::Members<'_>) -> Decoded {
     let id = m.id.map(read_raw_id);
     let echo_id = id.as_ref().and_then(|r| r.as_ref().ok().cloned());
     let is_response = m.method.is_none() && (m.result.is_some() || m.error.is_some());
@@ -390,7 +417,7 @@ pub fn decode_text(raw: &RawValue) -> Decoded {
         };
         // Params stay text until something reads them (the frame's depth
         // was checked when it was split: a tree can be built from them).
-        let params = match m.params.map(|p| Params::from_raw(p.to_owned())) {
+        let params = match m.params.map(|p| Params::from_checked_raw(p.to_owned())) {
             None => None,
             Some(Some(p)) => Some(p),
             Some(None) => return Err(invalid(echo_id, "params must be an object")),
@@ -459,20 +486,10 @@ pub fn decode_text(raw: &RawValue) -> Decoded {
     ))
 }
 
-/// Reads `params._meta` as an object, if present: from the params' text
-/// when they have one, without reading their other members.
-pub fn params_meta(params: Option<&Params>) -> Option<JsonObject> {
-    let params = params?;
-    if params
-        .raw()
-        .is_some_and(|t| !t.get().contains("_meta") && !t.get().contains("\\u"))
-    {
-        return None;
-    }
-    match params.member("_meta")? {
-        Value::Object(m) => Some(m),
-        _ => None,
-    }
+/// `params._meta` when it is an object: read once from the params' text,
+/// without reading their other members, and kept with them.
+pub fn params_meta(params: Option<&Params>) -> Option<Arc<JsonObject>> {
+    params?.meta().cloned()
 }
 
 /// Reads `params._meta` as an object, if present.

@@ -17,9 +17,10 @@ use serde_json::value::RawValue;
 /// One frame split into its messages, as text borrowed from the frame.
 #[derive(Debug)]
 pub enum Frame<'a> {
-    /// One value (an object when it is a message; anything else is refused
-    /// when decoded).
-    Single(&'a RawValue),
+    /// One value, as the bytes it arrived in. An object is checked as JSON
+    /// while its message is read (one pass does both); any other value was
+    /// checked when the frame was split, and is refused when decoded.
+    Single(&'a [u8]),
     /// A JSON array: a batch, one text per element (possibly empty).
     Batch(Vec<&'a RawValue>),
 }
@@ -47,13 +48,25 @@ impl Frame<'_> {
 /// Splits `bytes` into a [`Frame`]: `Err` with serde_json's message when the
 /// bytes are not one JSON value.
 pub(crate) fn split(bytes: &[u8]) -> Result<Frame<'_>, serde_json::Error> {
+    // An object (nearly every frame) is read once, when its message is.
+    if first_byte(bytes) == Some(b'{') {
+        return Ok(Frame::Single(bytes));
+    }
     let whole: &RawValue = serde_json::from_slice(bytes)?;
     if whole.get().starts_with('[') {
         let items: Vec<&RawValue> = serde_json::from_str(whole.get())?;
         Ok(Frame::Batch(items))
     } else {
-        Ok(Frame::Single(whole))
+        Ok(Frame::Single(bytes))
     }
+}
+
+/// The first byte of `bytes` that is not JSON whitespace.
+pub(crate) fn first_byte(bytes: &[u8]) -> Option<u8> {
+    bytes
+        .iter()
+        .copied()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 /// The envelope members of one message, as text. A member given twice
@@ -110,6 +123,12 @@ pub(crate) fn members(text: &str) -> Result<Members<'_>, serde_json::Error> {
     serde_json::from_str(text)
 }
 
+/// Reads the envelope members of `bytes`, checking them as one JSON object
+/// on the way (`Err` for anything else, with serde_json's message).
+pub(crate) fn members_of_bytes(bytes: &[u8]) -> Result<Members<'_>, serde_json::Error> {
+    serde_json::from_slice(bytes)
+}
+
 /// What kind of JSON value `raw` is, by its first character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -156,7 +175,10 @@ mod tests {
         assert!(split(b"[]").unwrap().is_empty());
         assert_eq!(split(b" {} ").unwrap().len(), 1);
         assert!(split(b"[1,]").is_err());
-        assert!(split(b"{} {}").is_err());
+        assert!(split(b"1 2").is_err());
+        // An object is checked when its members are read.
+        assert!(members_of_bytes(b"{} {}").is_err());
+        assert!(members_of_bytes(b"{\"a\":}").is_err());
     }
 
     #[test]

@@ -31,7 +31,13 @@ pub fn check_name(
     let Some(key) = name_key(method) else {
         return Ok(());
     };
-    match (header, params.and_then(|p| p.member(key)).as_ref()) {
+    // `name` and `uri` are read once with `_meta`; others on their own.
+    let body = params.and_then(|p| match key {
+        "name" => p.name().map(std::borrow::Cow::Borrowed),
+        "uri" => p.uri().map(std::borrow::Cow::Borrowed),
+        other => p.member(other).map(std::borrow::Cow::Owned),
+    });
+    match (header, body.as_deref()) {
         (None, Some(Value::String(b))) => Err(format!(
             "the Mcp-Name header is required for {method} (the body's params.{key} is '{b}')"
         )),

@@ -88,7 +88,7 @@ impl Engine {
         let (era, version) = self
             .connection()
             .unwrap_or((Era::Legacy, ProtocolVersion::LATEST_LEGACY));
-        let progress_token = match progress_token(r.meta.as_ref()) {
+        let progress_token = match progress_token(r.meta.as_deref()) {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
@@ -98,7 +98,7 @@ impl Engine {
             progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: r.meta.take().map(Arc::new),
+            meta: r.meta.take(),
             log_level: None,
         };
         self.start(r, context, batch);
@@ -188,7 +188,6 @@ impl Engine {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
-        let meta = Arc::new(meta);
         let context = RequestContext {
             era: Era::Modern,
             version,
@@ -270,7 +269,7 @@ impl Engine {
             self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
             return;
         }
-        let progress_token = match progress_token(r.meta.as_ref()) {
+        let progress_token = match progress_token(r.meta.as_deref()) {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
@@ -280,7 +279,7 @@ impl Engine {
             progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
             peer_info: self.session.peer_info.clone(),
-            meta: r.meta.take().map(Arc::new),
+            meta: r.meta.take(),
             log_level: self.session.log_level.clone(),
         };
         self.start(r, context, batch);
@@ -366,7 +365,7 @@ struct Incoming {
     id: RequestId,
     method: String,
     params: Option<Params>,
-    meta: Option<JsonObject>,
+    meta: Option<Arc<JsonObject>>,
 }
 
 /// The request's tag to echo ([`mk::REQUEST_TAG`]), when it is one.

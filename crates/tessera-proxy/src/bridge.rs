@@ -33,7 +33,8 @@ use std::sync::{Arc, Mutex, Weak};
 use tessera_types::methods;
 
 use serde_json::Value;
-use tessera_http::{ServiceFactory, ToolSchemaLookup};
+use tessera_http::{ServiceFactory, ToolHeaders};
+use tessera_proto::mirror::{self, ParamHeader};
 use tessera_proto::{CallError, ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::middleware::MiddlewareStack;
 use tessera_runtime::{
@@ -79,7 +80,7 @@ pub(crate) const FORWARDED_METHODS: [&str; 15] = [
 /// `tools/list` that passes through; emptied by `tools/list_changed`.
 #[derive(Default)]
 pub(crate) struct ToolSchemas {
-    map: std::sync::RwLock<Option<HashMap<String, Arc<JsonObject>>>>,
+    map: std::sync::RwLock<Option<HashMap<String, Arc<[ParamHeader]>>>>,
 }
 
 impl ToolSchemas {
@@ -94,7 +95,7 @@ impl ToolSchemas {
             let name = t.get("name").and_then(Value::as_str);
             let schema = t.get("inputSchema").and_then(Value::as_object);
             if let (Some(n), Some(s)) = (name, schema) {
-                map.insert(n.to_owned(), Arc::new(s.clone()));
+                map.insert(n.to_owned(), mirror::param_headers(s).into());
             }
         }
     }
@@ -104,7 +105,7 @@ impl ToolSchemas {
         *self.map.write().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    fn get(&self, name: &str) -> Option<Arc<JsonObject>> {
+    fn get(&self, name: &str) -> Option<Arc<[ParamHeader]>> {
         self.map
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -768,12 +769,12 @@ impl ServiceFactory for Proxy {
         (self.inner.config.clone(), Arc::new(self.session_service()))
     }
 
-    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
+    fn tool_param_headers(&self, name: &str) -> ToolHeaders {
         // Unknown here: let the HTTP layer ask (the list may be newer than
         // what the proxy has seen).
         match self.inner.schemas.get(name) {
-            Some(schema) => ToolSchemaLookup::Found(schema),
-            None => ToolSchemaLookup::Unknown,
+            Some(headers) => ToolHeaders::Known(headers),
+            None => ToolHeaders::Unknown,
         }
     }
 }

@@ -39,7 +39,7 @@ use tessera_types::methods;
 use serde_json::{Value, json};
 use tessera_runtime::BoxFuture;
 use tessera_types::{
-    APP_MIME_TYPE, ErrorObject, JsonObject, ReadResourceResult, Resource, ResourceContents,
+    APP_MIME_TYPE, ErrorObject, JsonObject, Params, ReadResourceResult, Resource, ResourceContents,
     TextResourceContents, ToolUiMeta, UI_EXTENSION, UiResourceMeta, UiSettings, UiVisibility,
 };
 
@@ -162,12 +162,12 @@ impl ServerExtension for Apps {
         &self,
         _method: &str,
         context: &RequestContext,
-        params: Option<&JsonObject>,
+        params: Option<&Params>,
     ) -> Result<(), ErrorObject> {
         if client_renders_apps(context) {
             return Ok(());
         }
-        let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        let Some(name) = params.and_then(Params::name).and_then(Value::as_str) else {
             return Ok(()); // the core answers malformed calls
         };
         // Read in place: this runs on every call of every tool.

@@ -63,7 +63,9 @@ use std::sync::{Arc, Weak};
 
 use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request};
-use tessera_types::{Era, ErrorObject, ExtensionSettings, JsonObject, ServerCapabilities, Tool};
+use tessera_types::{
+    Era, ErrorObject, ExtensionSettings, JsonObject, Params, ServerCapabilities, Tool,
+};
 
 use crate::context::RequestContext;
 use crate::hub::ListKind;
@@ -149,12 +151,14 @@ pub trait ServerExtension: Send + Sync + 'static {
 
     /// Refuses a request to one of
     /// [`guarded_methods`](ServerExtension::guarded_methods) before any
-    /// handler runs (the error is the answer).
+    /// handler runs (the error is the answer). The params are as they came:
+    /// [`Params::name`], [`Params::uri`] and [`Params::meta`] are read once
+    /// for everyone; [`Params::decode`] reads a typed form from the text.
     fn check_request(
         &self,
         method: &str,
         context: &RequestContext,
-        params: Option<&JsonObject>,
+        params: Option<&Params>,
     ) -> Result<(), ErrorObject> {
         let _ = (method, context, params);
         Ok(())
@@ -386,6 +390,14 @@ impl ExtensionSet {
     /// when none does, a request goes straight to the core.
     pub fn touches(&self, method: &str) -> bool {
         [&self.methods, &self.guards, &self.results]
+            .into_iter()
+            .any(|table| table.iter().any(|(m, _)| m == method))
+    }
+
+    /// Whether an extension serves `method` or sees its results (guards
+    /// only read the request).
+    pub fn shapes(&self, method: &str) -> bool {
+        [&self.methods, &self.results]
             .into_iter()
             .any(|table| table.iter().any(|(m, _)| m == method))
     }

@@ -7,6 +7,7 @@ use tessera_types::methods;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tessera_proto::mirror::ParamHeader;
 use tessera_proto::{EngineConfig, Reply, ServerIdentity};
 use tessera_runtime::middleware::{Middleware, MiddlewareStack};
 use tessera_runtime::{
@@ -580,9 +581,11 @@ impl<S: Send + Sync + 'static> Server<S> {
             .map(|t| t.tool.input_schema.clone())
     }
 
-    /// Like [`Server::tool_input_schema`], without copying the schema.
-    pub fn tool_input_schema_shared(&self, name: &str) -> Option<Arc<JsonObject>> {
-        self.read().tools.get(name).map(|t| t.input_schema.clone())
+    /// The arguments tool `name` mirrors into `Mcp-Param-*` headers (its
+    /// input schema's `x-mcp-header` marks, read once when it was added);
+    /// `None` if there is no such tool.
+    pub fn tool_param_headers(&self, name: &str) -> Option<Arc<[ParamHeader]>> {
+        self.read().tools.get(name).map(|t| t.param_headers.clone())
     }
 
     /// The OAuth scopes tool `name` was declared to need
@@ -672,27 +675,27 @@ pub(crate) fn ready(r: HandlerResult) -> BoxFuture<'static, HandlerResult> {
 }
 
 impl<S: Send + Sync + 'static> Server<S> {
+    /// Runs the extensions' guards of the request's method.
+    fn check_guards(&self, request: &Request) -> Result<(), ErrorObject> {
+        let mut guards = self.inner.extensions.guards(&request.method).peekable();
+        if guards.peek().is_none() {
+            return Ok(());
+        }
+        let context = RequestContext::from_request(request);
+        for g in guards {
+            g.check_request(&request.method, &context, request.params.as_ref())?;
+        }
+        Ok(())
+    }
+
     /// Serves one request below the middleware: extension guards, the
     /// extension or core handler, result hooks.
     fn serve_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         if !self.inner.extensions.touches(&request.method) {
             return self.handle_core(request);
         }
-        {
-            let mut guards = self.inner.extensions.guards(&request.method).peekable();
-            if guards.peek().is_some() {
-                let context = RequestContext::from_request(&request);
-                for g in guards {
-                    let checked = g.check_request(
-                        &request.method,
-                        &context,
-                        request.params.as_ref().map(tessera_types::Params::object),
-                    );
-                    if let Err(e) = checked {
-                        return ready(Err(e));
-                    }
-                }
-            }
+        if let Err(e) = self.check_guards(&request) {
+            return ready(Err(e));
         }
         let hooks = self.inner.extensions.result_hooks(&request.method);
         let context = (!hooks.is_empty()).then(|| RequestContext::from_request(&request));
@@ -735,13 +738,17 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
     }
 
     /// A `tools/call` that nothing reads on its way out (no middleware, no
-    /// extension on the method) is answered with its result written
-    /// straight to JSON text; everything else as a tree.
+    /// extension serving it or seeing its result; guards only read the
+    /// request) is answered with its result written straight to JSON text;
+    /// everything else as a tree.
     fn handle(&self, request: Request) -> Handling {
         if request.method == methods::TOOLS_CALL
             && self.inner.middleware.is_empty()
-            && !self.inner.extensions.touches(methods::TOOLS_CALL)
+            && !self.inner.extensions.shapes(methods::TOOLS_CALL)
         {
+            if let Err(e) = self.check_guards(&request) {
+                return Handling::Reply(Box::pin(async move { Err(e) }));
+            }
             return Handling::Reply(self.call_tool::<Reply>(request));
         }
         Handling::Object(self.handle_request(request))

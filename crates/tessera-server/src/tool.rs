@@ -6,6 +6,7 @@ use tessera_types::methods;
 use std::collections::HashMap;
 
 use serde_json::Value;
+use tessera_proto::mirror::ParamHeader;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
     CallToolResult, ErrorObject, JsonObject, ServerCapabilities, Tool, ToolAnnotations,
@@ -192,8 +193,9 @@ impl<S> ToolRoute<S> {
 /// A registered tool: definition, compiled validators, handler.
 pub(crate) struct RegisteredTool<S> {
     pub tool: Tool,
-    /// `tool.input_schema`, shared with transports that read it per call.
-    pub input_schema: Arc<JsonObject>,
+    /// The arguments `tool.input_schema` marks with `x-mcp-header`, read
+    /// once here for transports that check them per call.
+    pub param_headers: Arc<[ParamHeader]>,
     pub requires: Vec<String>,
     pub scopes: Vec<String>,
     pub task_start: TaskStart,
@@ -252,7 +254,7 @@ impl<S> RegisteredTool<S> {
             None => None,
         };
         Ok(RegisteredTool {
-            input_schema: Arc::new(route.tool.input_schema.clone()),
+            param_headers: tessera_proto::mirror::param_headers(&route.tool.input_schema).into(),
             tool: route.tool,
             requires: route.requires,
             scopes: route.scopes,

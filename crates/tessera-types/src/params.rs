@@ -10,7 +10,9 @@
 //! changed them, else their tree.
 
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, LazyLock, OnceLock};
+
+use memchr::memmem::Finder;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -31,6 +33,18 @@ pub struct Params {
     text: Option<Box<RawValue>>,
     /// The tree, built from the text on first use.
     tree: OnceLock<JsonObject>,
+    /// `_meta`, `name` and `uri`, read together on first use (the transport
+    /// and the engine both look at them; the text is read once for them).
+    head: OnceLock<Head>,
+}
+
+/// The members of params that routing reads before any handler: `_meta`
+/// (when an object), `name` and `uri`.
+#[derive(Debug, Clone, Default)]
+struct Head {
+    meta: Option<Arc<JsonObject>>,
+    name: Option<Value>,
+    uri: Option<Value>,
 }
 
 impl Params {
@@ -41,6 +55,18 @@ impl Params {
         ok.then(|| Params {
             text: Some(text),
             tree: OnceLock::new(),
+            head: OnceLock::new(),
+        })
+    }
+
+    /// Params from the text of a message whose frame was checked to nest at
+    /// most [`MAX_NESTING`] deep as a whole (a decoder's work): `None` unless
+    /// the text is an object. The depth is not counted again.
+    pub fn from_checked_raw(text: Box<RawValue>) -> Option<Self> {
+        text.get().starts_with('{').then(|| Params {
+            text: Some(text),
+            tree: OnceLock::new(),
+            head: OnceLock::new(),
         })
     }
 
@@ -64,6 +90,7 @@ impl Params {
     pub fn object_mut(&mut self) -> &mut JsonObject {
         self.object();
         self.text = None;
+        self.head = OnceLock::new();
         self.tree.get_mut().expect("the tree was just built")
     }
 
@@ -79,7 +106,10 @@ impl Params {
     /// `true` says "maybe"; [`Params::get`] tells for sure.
     pub fn may_have(&self, key: &str) -> bool {
         match &self.text {
-            Some(t) => t.get().contains(key) || t.get().contains("\\u"),
+            Some(t) => {
+                memchr::memmem::find(t.get().as_bytes(), key.as_bytes()).is_some()
+                    || has_escape(t.get())
+            }
             None => self.object().contains_key(key),
         }
     }
@@ -94,6 +124,55 @@ impl Params {
             }
             None => self.object().get(key).cloned(),
         }
+    }
+
+    /// `_meta`, when it is an object. Read on first use from the text
+    /// together with `name` and `uri` (the other members are skipped), then
+    /// kept.
+    pub fn meta(&self) -> Option<&Arc<JsonObject>> {
+        // Text that neither names `_meta` nor has a `\\u` escape (which
+        // could spell it) has none: nothing is read.
+        if let Some(t) = &self.text {
+            static META: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("_meta"));
+            if self.head.get().is_none()
+                && META.find(t.get().as_bytes()).is_none()
+                && !has_escape(t.get())
+            {
+                return None;
+            }
+        }
+        self.head().meta.as_ref()
+    }
+
+    /// The `name` member, whatever its type (see [`Params::meta`]).
+    pub fn name(&self) -> Option<&Value> {
+        self.head().name.as_ref()
+    }
+
+    /// The `uri` member, whatever its type (see [`Params::meta`]).
+    pub fn uri(&self) -> Option<&Value> {
+        self.head().uri.as_ref()
+    }
+
+    fn head(&self) -> &Head {
+        self.head
+            .get_or_init(|| match (&self.text, self.tree.get()) {
+                (Some(t), _) => {
+                    let mut d = serde_json::Deserializer::from_str(t.get());
+                    // The text is a valid object: only a member too deep for a
+                    // tree could fail, and such text is refused when decoded.
+                    serde::de::DeserializeSeed::deserialize(HeadSeed, &mut d).unwrap_or_default()
+                }
+                (None, Some(tree)) => Head {
+                    meta: match tree.get("_meta") {
+                        Some(Value::Object(m)) => Some(Arc::new(m.clone())),
+                        _ => None,
+                    },
+                    name: tree.get("name").cloned(),
+                    uri: tree.get("uri").cloned(),
+                },
+                (None, None) => Head::default(),
+            })
     }
 
     /// One member (builds the tree on first use).
@@ -119,6 +198,13 @@ impl Params {
                 .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("valid JSON")),
         }
     }
+}
+
+/// Whether JSON text has a `\\u` escape (which could spell any key).
+fn has_escape(text: &str) -> bool {
+    // Built once: making a searcher costs more than searching a message.
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\\u"));
+    ESCAPE.find(text.as_bytes()).is_some()
 }
 
 /// Finds one member of an object, skipping the others (the last one when a
@@ -153,6 +239,46 @@ impl<'de> serde::de::Visitor<'de> for MemberSeed<'_> {
     }
 }
 
+/// Reads the [`Head`] members of an object, skipping the others (the last
+/// one when a key is given twice, as a tree would keep it).
+struct HeadSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed {
+    type Value = Head;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for HeadSeed {
+    type Value = Head;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
+        let mut head = Head::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "_meta" => {
+                    head.meta = match map.next_value::<Value>()? {
+                        Value::Object(m) => Some(Arc::new(m)),
+                        _ => None,
+                    }
+                }
+                "name" => head.name = Some(map.next_value::<Value>()?),
+                "uri" => head.uri = Some(map.next_value::<Value>()?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(head)
+    }
+}
+
 /// Deserializes `T` from a borrowed tree, without copying it.
 pub(crate) fn decode_tree<T: DeserializeOwned>(tree: &JsonObject) -> Result<T, serde_json::Error> {
     T::deserialize(ObjectRef(tree))
@@ -181,16 +307,17 @@ impl<'de> Deserializer<'de> for ObjectRef<'de> {
 /// vectorises); only the others are walked.
 pub fn within_depth(text: &str) -> bool {
     let opening = text.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
-    opening <= MAX_NESTING || nesting(text) <= MAX_NESTING
+    opening <= MAX_NESTING || nesting(text.as_bytes()) <= MAX_NESTING
 }
 
-/// The deepest nesting of arrays and objects in valid JSON `text`.
-pub fn nesting(text: &str) -> usize {
+/// The deepest nesting of arrays and objects in JSON `text` (for text that
+/// is not valid JSON, a count that is at least as deep as a parser gets).
+pub fn nesting(text: &[u8]) -> usize {
     let mut depth = 0usize;
     let mut deepest = 0usize;
     let mut in_string = false;
     let mut escaped = false;
-    for b in text.bytes() {
+    for &b in text {
         if in_string {
             match (escaped, b) {
                 (true, _) => escaped = false,
@@ -228,6 +355,7 @@ impl From<JsonObject> for Params {
         Params {
             text: None,
             tree: OnceLock::from(tree),
+            head: OnceLock::new(),
         }
     }
 }
@@ -244,6 +372,7 @@ impl Clone for Params {
         Params {
             text: self.text.clone(),
             tree: self.tree.clone(),
+            head: self.head.clone(),
         }
     }
 }
@@ -292,6 +421,33 @@ mod tests {
     }
 
     #[test]
+    fn the_head_is_read_once_and_agrees_with_the_tree() {
+        let texts = [
+            r#"{"name":"a","arguments":{"x":1},"_meta":{"k":1}}"#,
+            r#"{"uri":"file:///x","name":7,"_meta":[]}"#,
+            r#"{"name":"first","name":"last","_meta":{"a":1},"_meta":{"b":2}}"#,
+            r#"{"\u005fmeta":{"hidden":true},"n\u0061me":"spelled"}"#,
+            r#"{"other":"_meta","x":{"name":"nested"}}"#,
+            r#"{}"#,
+        ];
+        for text in texts {
+            let p = Params::from_raw(raw(text)).unwrap();
+            let tree = Params::from(serde_json::from_str::<JsonObject>(text).unwrap());
+            assert_eq!(p.meta().map(|m| &**m), tree.meta().map(|m| &**m), "{text}");
+            assert_eq!(p.name(), tree.name(), "{text}");
+            assert_eq!(p.uri(), tree.uri(), "{text}");
+            // Read from the text, member by member: no tree was built.
+            assert!(p.tree.get().is_none(), "{text}");
+        }
+        let p = Params::from_raw(raw(r#"{"name":"a","_meta":{"k":1}}"#)).unwrap();
+        assert!(std::ptr::eq(p.meta().unwrap(), p.meta().unwrap()));
+        // Changing the tree forgets what was read.
+        let mut p = p;
+        p.object_mut().insert("name".into(), json!("b"));
+        assert_eq!(p.name(), Some(&json!("b")));
+    }
+
+    #[test]
     fn text_is_read_only_when_asked_and_written_as_it_came() {
         let p = Params::from_raw(raw(r#"{ "b": 1, "a": [true] }"#)).unwrap();
         assert!(p.tree.get().is_none());
@@ -332,7 +488,7 @@ mod tests {
             "]".repeat(MAX_NESTING - 1)
         );
         assert!(Params::from_raw(raw(&ok)).is_some());
-        assert_eq!(nesting(r#"{"s":"[[[{{\"]]"}"#), 1);
+        assert_eq!(nesting(br#"{"s":"[[[{{\"]]"}"#), 1);
         // Many brackets inside strings: counted, then walked, and within.
         let strings = format!(r#"{{"s":"{}"}}"#, "[".repeat(500));
         assert!(within_depth(&strings));

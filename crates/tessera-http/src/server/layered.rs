@@ -7,7 +7,7 @@ use tessera_proto::EngineConfig;
 use tessera_runtime::BoxFuture;
 use tessera_runtime::middleware::{Layered, MiddlewareStack};
 
-use super::{ServiceFactory, ToolSchemaLookup};
+use super::{ServiceFactory, ToolHeaders};
 use tessera_runtime::{Bus, StoreError};
 
 /// A [`ServiceFactory`] whose services' requests go through `stack` first;
@@ -49,8 +49,8 @@ impl<F: ServiceFactory> ServiceFactory for LayeredFactory<F> {
         )
     }
 
-    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
-        self.inner.tool_input_schema(name)
+    fn tool_param_headers(&self, name: &str) -> ToolHeaders {
+        self.inner.tool_param_headers(name)
     }
 
     fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {

@@ -33,10 +33,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use tessera_proto::EngineConfig;
+use tessera_proto::mirror::ParamHeader;
 use tessera_runtime::{
     BoxFuture, Bus, Connection, ConnectionOptions, Service, SessionState, SessionStore, StoreError,
 };
-use tessera_types::{JsonObject, ProtocolVersion};
+use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -101,14 +102,14 @@ pub trait ServiceFactory: Send + Sync + 'static {
         self.make_shared()
     }
 
-    /// The `inputSchema` of tool `name`, when the factory can read it
-    /// directly ([`ToolSchemaLookup::Unknown`] when it cannot tell: the
-    /// server then asks the service with an internal `tools/list`). Used to
-    /// check the `Mcp-Param-*` headers of 2026-07-28 `tools/call` requests
-    /// without listing every tool on every call.
-    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
+    /// The arguments tool `name` mirrors into `Mcp-Param-*` headers, when
+    /// the factory can tell directly ([`ToolHeaders::Unknown`] when it
+    /// cannot: the server then asks the service with an internal
+    /// `tools/list`). Used to check the headers of 2026-07-28 `tools/call`
+    /// requests without listing every tool, or walking its schema, per call.
+    fn tool_param_headers(&self, name: &str) -> ToolHeaders {
         let _ = name;
-        ToolSchemaLookup::Unknown
+        ToolHeaders::Unknown
     }
 
     /// Shares the service's server-wide events (a resource updated, a list
@@ -143,10 +144,10 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
         (self.shared_engine_config(), Arc::new(self.clone()))
     }
 
-    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
-        match self.tool_input_schema_shared(name) {
-            Some(schema) => ToolSchemaLookup::Found(schema),
-            None => ToolSchemaLookup::NoSuchTool,
+    fn tool_param_headers(&self, name: &str) -> ToolHeaders {
+        match tessera_server::Server::tool_param_headers(self, name) {
+            Some(headers) => ToolHeaders::Known(headers),
+            None => ToolHeaders::NoSuchTool,
         }
     }
 
@@ -155,11 +156,13 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
     }
 }
 
-/// What a [`ServiceFactory`] knows of a tool's `inputSchema`.
+/// What a [`ServiceFactory`] knows of the arguments a tool mirrors into
+/// `Mcp-Param-*` headers (its `inputSchema`'s `x-mcp-header` marks).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolSchemaLookup {
-    /// The tool exists and this is its `inputSchema`.
-    Found(Arc<JsonObject>),
+pub enum ToolHeaders {
+    /// The tool exists and mirrors these arguments (read from its schema
+    /// once, when it was registered or listed).
+    Known(Arc<[ParamHeader]>),
     /// There is no tool of that name.
     NoSuchTool,
     /// The factory cannot tell; the server asks the service instead.
@@ -179,7 +182,7 @@ trait Spawner: Send + Sync {
         shared: &'a Arc<Shared>,
         job: single::Job,
     ) -> BoxFuture<'a, reply::HttpResponse>;
-    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup;
+    fn tool_param_headers(&self, name: &str) -> ToolHeaders;
     fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>>;
 }
 
@@ -208,8 +211,8 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
         Box::pin(single::serve(shared, config, service, job))
     }
 
-    fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
-        self.0.tool_input_schema(name)
+    fn tool_param_headers(&self, name: &str) -> ToolHeaders {
+        self.0.tool_param_headers(name)
     }
 
     fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
@@ -338,9 +341,9 @@ impl Shared {
             .await;
     }
 
-    /// The `inputSchema` of a tool, when the factory can read it directly.
-    pub(crate) fn tool_input_schema(&self, name: &str) -> ToolSchemaLookup {
-        self.spawner.tool_input_schema(name)
+    /// The mirrored arguments of a tool, when the factory can tell directly.
+    pub(crate) fn tool_param_headers(&self, name: &str) -> ToolHeaders {
+        self.spawner.tool_param_headers(name)
     }
 
     /// The supported versions as wire strings, newest first.

@@ -12,7 +12,7 @@ use tessera_types::methods;
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 use tessera_proto::{EngineConfig, Outbound, Transmit};
 use tessera_runtime::middleware::Frame;
 use tessera_runtime::{Connection, Service};
@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::body::{McpBody, OnDrop};
 use super::modern;
 use super::reply::{self, HttpResponse};
-use super::{ResponseMode, Shared, ToolSchemaLookup};
+use super::{ResponseMode, Shared, ToolHeaders};
 use crate::sse::SseEvent;
 use tessera_proto::mirror::{self, ParamHeader};
 
@@ -174,19 +174,24 @@ async fn check_param_headers<S: Service>(
     if r.method != methods::TOOLS_CALL || !shared.config.validate_param_headers {
         return Ok(());
     }
-    let params = r.params.as_ref();
-    let Some(tool) = params.and_then(|p| p.get("name")).and_then(|n| n.as_str()) else {
+    // Read member by member from the text: the params never become a tree here.
+    let Some(params) = r.params.as_ref() else {
         return Ok(());
     };
-    let wanted = match shared.tool_input_schema(tool) {
-        // Read directly from the server: no tools/list per call.
-        ToolSchemaLookup::Found(schema) => mirror::param_headers(&schema),
-        ToolSchemaLookup::NoSuchTool => Default::default(),
-        ToolSchemaLookup::Unknown => engine.tool_param_headers(r, tool).await,
+    let Some(Value::String(tool)) = params.name() else {
+        return Ok(());
     };
-    let args = params
-        .and_then(|p| p.get("arguments"))
-        .and_then(|a| a.as_object());
+    let wanted: Arc<[ParamHeader]> = match shared.tool_param_headers(tool) {
+        // Read from the server, as registered: no tools/list per call.
+        ToolHeaders::Known(headers) => headers,
+        ToolHeaders::NoSuchTool => return Ok(()),
+        ToolHeaders::Unknown => engine.tool_param_headers(r, tool).await.into(),
+    };
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let args = params.member("arguments");
+    let args = args.as_ref().and_then(Value::as_object);
     modern::check_param_headers(headers, &wanted, args).map_err(|why| {
         reply::rpc_error(
             StatusCode::BAD_REQUEST,

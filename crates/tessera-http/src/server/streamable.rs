@@ -64,6 +64,22 @@ pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
         })
 }
 
+/// Whether a POST's `Accept` allows both answers (JSON and an event
+/// stream). The value clients send nearly always is recognised as it is,
+/// before any parsing.
+pub(crate) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let mut all = headers.get_all(http::header::ACCEPT).iter();
+    if let (Some(only), None) = (all.next(), all.next()) {
+        let v = only.as_bytes();
+        if v == b"application/json, text/event-stream"
+            || v == b"text/event-stream, application/json"
+        {
+            return true;
+        }
+    }
+    accepts(headers, "application/json") && accepts(headers, "text/event-stream")
+}
+
 /// Whether a media-range parameter is `q=0` (spaces ignored, up to three decimals).
 fn zero_quality(param: &str) -> bool {
     let mut compact = param.bytes().filter(|b| *b != b' ');
@@ -240,7 +256,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let headers = parts.headers;
-    if !(accepts(&headers, "application/json") && accepts(&headers, "text/event-stream")) {
+    if !accepts_json_and_sse(&headers) {
         return reply::refuse(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: a POST to the MCP endpoint must accept both application/json \
@@ -854,6 +870,17 @@ mod tests {
         assert!(!accepts(&h("application/json"), "text/event-stream"));
         assert!(!accepts(&h("text/event-stream; q=0"), "text/event-stream"));
         assert!(!accepts(&HeaderMap::new(), "application/json"));
+        assert!(accepts_json_and_sse(&h(
+            "application/json, text/event-stream"
+        )));
+        assert!(accepts_json_and_sse(&h(
+            "text/event-stream, application/json"
+        )));
+        assert!(accepts_json_and_sse(&h("*/*")));
+        assert!(!accepts_json_and_sse(&h("application/json")));
+        assert!(!accepts_json_and_sse(&h(
+            "application/json, text/event-stream;q=0"
+        )));
         assert!(accepts(&h("Application/JSON"), "application/json"));
         assert!(!accepts(
             &h("text/event-stream;q = 0.00"),
