@@ -89,6 +89,11 @@ async fn the_session_cap_answers_503_while_every_session_is_busy() {
     let _stream_b = open_stream(&app, &sb).await;
     let full = open(&app).await;
     assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        full.headers()["retry-after"],
+        "5",
+        "a 503 says when to retry"
+    );
     let body = full.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions"));
     // Session a's stream closes: it is idle, and evicted for the newcomer.
@@ -150,6 +155,7 @@ async fn the_per_client_cap_applies_before_the_global_one() {
     // 10.0.0.1 holds two busy sessions: its third is refused with 429...
     let r = open_from("10.0.0.1").await;
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(r.headers()["retry-after"], "5", "a 429 says when to retry");
     let body = r.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions-per-client"));
     // ...while another address is not affected.

@@ -519,9 +519,13 @@ impl McpHttp {
             );
         }
         if self.is_shutting_down() {
-            return reply::refuse(
-                http::StatusCode::SERVICE_UNAVAILABLE,
-                "Service Unavailable: the server is shutting down",
+            // Another instance, or this one restarted, can serve the retry.
+            return reply::retry_after(
+                reply::refuse(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: the server is shutting down",
+                ),
+                1,
             );
         }
         if shared.cluster.bus.is_some() && !shared.linked.initialized() {

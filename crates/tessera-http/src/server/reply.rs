@@ -142,3 +142,11 @@ pub(crate) fn refusal(refusal: &Refusal) -> Option<HttpResponse> {
 pub(crate) fn refused(frame: Option<&Frame>) -> Option<HttpResponse> {
     refusal(&frame?.refusal()?)
 }
+
+/// `r` with `Retry-After: secs` (every 503 and 429 of the endpoint says when
+/// to come back).
+pub(crate) fn retry_after(mut r: HttpResponse, secs: u64) -> HttpResponse {
+    r.headers_mut()
+        .insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
+    r
+}

@@ -291,9 +291,14 @@ where
     }
 }
 
-/// The refusal of a new session when a cap is reached and nothing is idle.
+/// How long a client refused by a session cap is asked to wait
+/// (`Retry-After`): sessions go idle and are reclaimed within seconds.
+pub(crate) const SESSIONS_FULL_RETRY_SECS: u64 = 5;
+
+/// The refusal of a new session when a cap is reached and nothing is idle
+/// (with `Retry-After`).
 pub(crate) fn sessions_full(full: Full) -> HttpResponse {
-    match full {
+    let r = match full {
         Full::Global(n) => reply::refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
@@ -309,7 +314,8 @@ pub(crate) fn sessions_full(full: Full) -> HttpResponse {
                  --max-sessions-per-client, McpHttpBuilder::max_sessions_per_client)"
             ),
         ),
-    }
+    };
+    reply::retry_after(r, SESSIONS_FULL_RETRY_SECS)
 }
 
 /// The refusal of a batch larger than the limit (nothing of it runs).
@@ -328,7 +334,7 @@ pub(crate) fn batch_too_large(shared: &Shared, len: usize) -> Option<HttpRespons
 
 /// The refusal of a request when its session has too many in progress.
 pub(crate) fn session_busy(max: usize) -> HttpResponse {
-    let mut r = reply::refuse(
+    let r = reply::refuse(
         StatusCode::TOO_MANY_REQUESTS,
         format!(
             "Too Many Requests: the session has {max} requests in progress, the limit; retry when \
@@ -336,11 +342,7 @@ pub(crate) fn session_busy(max: usize) -> HttpResponse {
              McpHttpBuilder::max_requests_per_session)"
         ),
     );
-    r.headers_mut().insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from_static("1"),
-    );
-    r
+    reply::retry_after(r, 1)
 }
 
 /// A request of a stateless server: its own engine, no session.
@@ -393,16 +395,12 @@ fn unknown_session(id: &str) -> HttpResponse {
 
 /// The refusal of a request that needs the session store while it is down.
 pub(crate) fn store_unavailable(e: &tessera_runtime::StoreError) -> HttpResponse {
-    let mut r = reply::rpc_error(
+    let r = reply::rpc_error(
         StatusCode::SERVICE_UNAVAILABLE,
         None,
         cluster::store_down(e),
     );
-    r.headers_mut().insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from_static("1"),
-    );
-    r
+    reply::retry_after(r, 1)
 }
 
 /// The session a request names: the local copy, or one restored from the
@@ -735,16 +733,12 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) ->
             if let (true, Some(e)) = (ok, session.store_error()) {
                 // Nobody else could serve the session: there is none.
                 session.terminate();
-                let mut r = reply::rpc_error(
+                let r = reply::rpc_error(
                     StatusCode::SERVICE_UNAVAILABLE,
                     Some(request_id),
                     cluster::store_down(&e),
                 );
-                r.headers_mut().insert(
-                    http::header::RETRY_AFTER,
-                    http::HeaderValue::from_static("1"),
-                );
-                r
+                reply::retry_after(r, 1)
             } else if ok {
                 reply::with_session(reply::json(StatusCode::OK, b), &session.id)
             } else {
