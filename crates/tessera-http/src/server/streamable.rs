@@ -416,7 +416,10 @@ async fn lookup(
         return Err(missing_session());
     };
     let s = match shared.sessions.get(id) {
-        Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => s,
+        Some(s) if s.kind == SessionKind::Streamable && !s.ended.is_cancelled() => {
+            still_stored(shared, &s).await?;
+            s
+        }
         Some(_) => return Err(unknown_session(id)),
         // Boxed: the rare path keeps its state off every request's future.
         None => Box::pin(restore(shared, id, caller)).await?,
@@ -427,6 +430,30 @@ async fn lookup(
     } else {
         tracing::warn!(session = %s.id, "request for a session opened by another principal: refused");
         Err(unknown_session(id))
+    }
+}
+
+/// With instances sharing sessions, a local copy serves a request only while
+/// the session is still stored: a DELETE on another instance removes it from
+/// the store before it answers, and the note that tells this instance may
+/// not have arrived yet. The check also refreshes the stored state's expiry.
+/// A store that cannot answer does not end the session (it serves on).
+async fn still_stored(shared: &Arc<Shared>, s: &Arc<SessionHandle>) -> Result<(), HttpResponse> {
+    let cluster = &shared.cluster;
+    if !cluster.stores || cluster.bus.is_none() {
+        return Ok(());
+    }
+    match cluster.store.touch(&s.id, cluster.ttl).await {
+        Ok(false) => {
+            tracing::debug!(session = %s.id, "stored session state is gone: the session ended elsewhere");
+            s.terminate_as(EndReason::Remote);
+            Err(unknown_session(&s.id))
+        }
+        Ok(true) => Ok(()),
+        Err(e) => {
+            tracing::debug!(session = %s.id, %e, "could not check the stored session state");
+            Ok(())
+        }
     }
 }
 
