@@ -2,8 +2,8 @@
 //!
 //! - Streamable HTTP: the standalone GET stream is reopened (with
 //!   `Last-Event-ID`) when the server ends it, and a `404` there (the server
-//!   forgot the session) makes the client set up a new session and open the
-//!   stream in it;
+//!   forgot the session) ends the connection; the client's next request
+//!   connects again (a new session) and the stream opens in it;
 //! - 2024-11-05 HTTP+SSE: when the server closes the event stream, the
 //!   client opens a new one (a new session, the handshake replayed), with
 //!   backoff, and gives up after a bounded number of attempts.
@@ -268,15 +268,22 @@ fn streamable_script(st: &mut State, r: Req) -> Response<Body> {
 async fn get_stream_is_reopened_and_a_forgotten_session_renewed() {
     let mock = start(streamable_script).await;
     let url = format!("http://{}/mcp", mock.addr);
-    let transport = HttpClientTransport::new(&url).unwrap();
     let client = Client::builder("streams-test", "1")
         .protocol_version(ProtocolVersion::V2025_11_25)
-        .connect_transport(transport)
+        .connect_transports(move || HttpClientTransport::new(&url).map_err(std::io::Error::other))
         .await
         .unwrap();
 
     // The first stream ends after one event; the client reopens it with
-    // Last-Event-ID, gets 404, sets up s2 and opens the stream there.
+    // Last-Event-ID and gets 404: the session is lost, and the transport
+    // ends without writing anything of its own.
+    mock.wait_for("GET s1 last=ev-1").await;
+
+    // The next request finds the connection ended by the lost session: the
+    // client connects again (a new initialize, session s2, its GET stream)
+    // and the request goes to the new session.
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools[0].name, "s2");
     mock.wait_for("GET s2").await;
     let log = mock.log();
     let pos = |e: &str| log.iter().position(|x| x == e).unwrap_or(usize::MAX);
@@ -292,10 +299,10 @@ async fn get_stream_is_reopened_and_a_forgotten_session_renewed() {
         pos("POST notifications/initialized s2") < pos("GET s2"),
         "{log:#?}"
     );
-
-    // Requests now go to the new session.
-    let tools = client.list_tools().await.unwrap();
-    assert_eq!(tools[0].name, "s2");
+    assert!(
+        !log.iter().any(|e| e.starts_with("DELETE s1")),
+        "no DELETE for a session the server forgot: {log:#?}"
+    );
     client.close().await;
     mock.wait_for("DELETE s2").await;
 }

@@ -415,8 +415,30 @@ impl HttpClientTransport {
 }
 
 impl Transport for HttpClientTransport {
+    /// The next message from the server. Once the server forgot the session,
+    /// the end ([`SessionLost`](tessera_runtime::SessionLost)) comes after
+    /// every POST on its way has its answer (or its not-served error) read.
     async fn recv(&mut self) -> std::io::Result<Option<Incoming>> {
-        Ok(self.inbound.recv().await)
+        let mut lost = self.shared.lost.subscribe();
+        tokio::select! {
+            biased;
+            m = self.inbound.recv() => return Ok(m),
+            _ = lost.wait_for(|l| *l) => {}
+        }
+        let mut in_flight = self.shared.in_flight.subscribe();
+        loop {
+            if *in_flight.borrow_and_update() == 0 {
+                return match self.inbound.try_recv() {
+                    Ok(m) => Ok(Some(m)),
+                    Err(_) => Err(tessera_runtime::SessionLost::io_error()),
+                };
+            }
+            tokio::select! {
+                biased;
+                m = self.inbound.recv() => return Ok(m),
+                _ = in_flight.changed() => {}
+            }
+        }
     }
 
     async fn send(&mut self, out: &mut Vec<Transmit>) -> std::io::Result<()> {
