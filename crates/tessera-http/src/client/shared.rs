@@ -59,10 +59,6 @@ pub(crate) struct Shared {
     /// Sees every exchange, if set.
     pub observer: OnceLock<Arc<dyn HttpObserver>>,
     pub inbound: mpsc::Sender<Incoming>,
-    /// The engine's `initialize` request and `notifications/initialized`, to
-    /// replay into a new HTTP+SSE stream (in that transport the stream is the
-    /// session).
-    pub handshake: Mutex<(Option<Bytes>, Option<Bytes>)>,
     /// Set when the server forgot the session: the connection ends, and the
     /// client sets up a new one (see [`Shared::lose_session`]).
     pub lost: tokio::sync::watch::Sender<bool>,
@@ -93,7 +89,6 @@ impl Shared {
             auth: OnceLock::new(),
             observer: OnceLock::new(),
             inbound,
-            handshake: Mutex::new((None, None)),
             lost: tokio::sync::watch::Sender::new(false),
             in_flight: tokio::sync::watch::Sender::new(0),
             listen: Mutex::new(None),
@@ -318,6 +313,35 @@ impl Shared {
         self.stop_listen();
         if !self.lost.send_replace(true) {
             tracing::info!("the server forgot session {stale}; the connection ends");
+        }
+    }
+
+    /// The next message for the engine from `inbound`. Once the session is
+    /// lost, the end ([`SessionLost`](tessera_runtime::SessionLost)) comes
+    /// after every POST on its way has its outcome read.
+    pub(crate) async fn next_incoming(
+        &self,
+        inbound: &mut mpsc::Receiver<Incoming>,
+    ) -> std::io::Result<Option<Incoming>> {
+        let mut lost = self.lost.subscribe();
+        tokio::select! {
+            biased;
+            m = inbound.recv() => return Ok(m),
+            _ = lost.wait_for(|l| *l) => {}
+        }
+        let mut in_flight = self.in_flight.subscribe();
+        loop {
+            if *in_flight.borrow_and_update() == 0 {
+                return match inbound.try_recv() {
+                    Ok(m) => Ok(Some(m)),
+                    Err(_) => Err(tessera_runtime::SessionLost::io_error()),
+                };
+            }
+            tokio::select! {
+                biased;
+                m = inbound.recv() => return Ok(m),
+                _ = in_flight.changed() => {}
+            }
         }
     }
 
