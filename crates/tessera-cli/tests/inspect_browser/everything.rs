@@ -38,7 +38,7 @@ fn everything() -> Option<PathBuf> {
 #[tokio::test]
 async fn the_official_everything_server_in_the_page() {
     let Some(js) = everything() else { return };
-    let inspector = super::common::start_inspect(&[], std::time::Duration::from_secs(30));
+    let inspector = super::common::start_inspect(&[], super::fixture::START);
     in_browser("everything", async |b: &Session| {
         b.goto(&inspector.url).await;
         b.wait_for("document.body.dataset.ready === 'true'").await;

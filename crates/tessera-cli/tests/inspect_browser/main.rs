@@ -11,13 +11,14 @@ mod apps;
 #[path = "../common/mod.rs"]
 mod common;
 mod everything;
+#[path = "../inspect_fixture/mod.rs"]
+mod fixture;
 mod network;
 mod pdf;
 mod signin;
 mod webdriver;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use futures::FutureExt as _;
 use serde_json::json;
@@ -104,7 +105,7 @@ fn text_has(css: &str, needle: &str) -> String {
 
 #[tokio::test]
 async fn connect_call_cancel_read_get_and_follow_the_protocol() {
-    let inspector = common::start_inspect(&[], Duration::from_secs(30));
+    let inspector = common::start_inspect(&[], fixture::START);
     let bin = env!("CARGO_BIN_EXE_tessera");
     in_browser("scenario", async |b: &Session| {
         // Without the token the page says what to do, and calls nothing.
@@ -307,12 +308,8 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
 
 #[tokio::test]
 async fn a_deep_link_an_elicitation_and_a_foreign_page() {
-    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"));
-    serve.args(["serve", "--http", "127.0.0.1:0"]);
-    let (server, port) = common::spawn_serving(&mut serve, Duration::from_secs(30));
-    let _server = common::Running(server);
-    let inspector = common::start_inspect(&[], Duration::from_secs(30));
-    let mcp = format!("http://127.0.0.1:{port}/mcp");
+    let (_server, mcp) = fixture::serve_http();
+    let inspector = common::start_inspect(&[], fixture::START);
     in_browser("elicitation", async |b: &Session| {
         let link = format!("{}&url={}&era=legacy", inspector.url, url_escape(&mcp));
         b.goto(&link).await;
@@ -395,7 +392,7 @@ async fn a_deep_link_an_elicitation_and_a_foreign_page() {
 
         // A page of another origin (the MCP server's) that knows the token
         // still cannot use the API: its requests carry its Origin.
-        b.goto(&format!("http://127.0.0.1:{port}/")).await;
+        b.goto(&mcp.replace("/mcp", "/")).await;
         let outcome = b
             .run_async(
                 "const [url, token, done] = arguments;
@@ -484,7 +481,7 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             skills.to_str().unwrap(),
         ],
         &[("TESSERA_CONFIG", config.to_str().unwrap())],
-        Duration::from_secs(30),
+        fixture::START,
     );
     in_browser("launch", async |b: &Session| {
         b.goto(&inspector.url).await;
