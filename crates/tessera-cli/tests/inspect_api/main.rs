@@ -12,6 +12,7 @@ mod connections;
 #[path = "../inspect_fixture/mod.rs"]
 mod fixture;
 mod network;
+mod sampling_auto;
 mod security;
 mod server_features;
 mod url_elicitation;

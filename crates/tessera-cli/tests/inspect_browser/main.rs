@@ -356,6 +356,25 @@ async fn a_deep_link_an_elicitation_and_a_foreign_page() {
         b.wait_for(&text_has("#tool-result pre.text", "LLM response: Blue."))
             .await;
 
+        // Or at once with a fixed reply, chosen on the Servers tab.
+        b.click("#tab-servers").await;
+        b.fill("#sampling-auto-text", "Green, at once.").await;
+        b.click("#sampling-auto").await;
+        b.wait_for("document.getElementById('sampling-auto-state').dataset.auto === 'on'")
+            .await;
+        b.click("#tab-tools").await;
+        b.click("#tool-call").await;
+        b.wait_for(&text_has(
+            "#tool-result pre.text",
+            "LLM response: Green, at once.",
+        ))
+        .await;
+        b.click("#tab-servers").await;
+        b.click("#sampling-auto").await;
+        b.wait_for("document.getElementById('sampling-auto-state').dataset.auto === 'off'")
+            .await;
+        b.click("#tab-tools").await;
+
         // Logs: set the level (logging/setLevel, legacy); a tool's log shows.
         b.click("#tab-logs").await;
         b.click("#log-level").await;
