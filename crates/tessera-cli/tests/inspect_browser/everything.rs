@@ -87,7 +87,13 @@ async fn the_official_everything_server_in_the_page() {
         b.fill("#tool-search", "tiny").await;
         b.click("#tool-list [data-tool=get-tiny-image]").await;
         b.click("#tool-call").await;
-        b.wait_for("(() => { const i = document.querySelector('#tool-result img.media'); return i && i.complete && i.naturalWidth > 0; })()")
+        super::media_loaded(b, "#tool-result img.media").await;
+
+        // Resource links, each with its URI.
+        b.fill("#tool-search", "links").await;
+        b.click("#tool-list [data-tool=get-resource-links]").await;
+        b.click("#tool-call").await;
+        b.wait_for("document.querySelectorAll('#tool-result .link').length >= 1 && document.querySelector('#tool-result .link').textContent.includes('demo://')")
             .await;
 
         // A long operation reports progress and is cancelled.

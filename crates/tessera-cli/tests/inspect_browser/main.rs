@@ -96,6 +96,30 @@ where
     }
 }
 
+/// Waits for the image or audio element matching `css` to be decoded (an
+/// event, not a change of the document, so not [`Session::wait_for`]):
+/// `[naturalWidth, naturalHeight]` of an image, `[readyState, duration]` of
+/// audio; fails when the browser cannot decode it.
+async fn media_loaded(b: &Session, css: &str) -> serde_json::Value {
+    b.wait_for(&format!("document.querySelector({css:?})"))
+        .await;
+    let v = b
+        .run_async(
+            "const [css, done] = arguments;
+             const m = document.querySelector(css);
+             const audio = m.tagName === 'AUDIO';
+             const ok = () => done(audio ? [m.readyState, m.duration] : [m.naturalWidth, m.naturalHeight]);
+             const bad = () => done({error: String(m.error && m.error.code)});
+             if (audio ? m.readyState >= 1 : m.complete && m.naturalWidth > 0) ok();
+             else if (audio && m.error || !audio && m.complete) bad();
+             else { m.addEventListener(audio ? 'loadedmetadata' : 'load', ok); m.addEventListener('error', bad); }",
+            json!([css]),
+        )
+        .await;
+    assert!(v.is_array(), "{css} not decoded: {v}");
+    v
+}
+
 /// The text of the first element matching `css`, once it contains `needle`.
 fn text_has(css: &str, needle: &str) -> String {
     format!(
@@ -171,6 +195,31 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         b.wait_for(&text_has("#res-view", "test://static-text"))
             .await;
         b.wait_for("document.querySelector('#res-view pre.text')").await;
+        // An image resource as an image; a JSON one (from the template) as
+        // JSON.
+        b.click("#res-list [data-uri='test://static-binary']").await;
+        let size = media_loaded(b, "#res-view img.media").await;
+        assert_eq!(size, json!([16, 16]));
+        b.fill("#res-templates form [data-var=id]", "7").await;
+        b.click("#res-templates form button[type=submit]").await;
+        b.wait_for(&text_has("#res-view pre.json", "\"id\""))
+            .await;
+
+        // Results by content type: audio that the browser decodes, and text,
+        // an image and an embedded resource together.
+        b.click("#tab-tools").await;
+        b.fill("#tool-search", "content").await;
+        b.click("#tool-list [data-tool=test_audio_content]").await;
+        b.click("#tool-call").await;
+        let audio = media_loaded(b, "#tool-result audio").await;
+        let seconds = audio[1].as_f64().unwrap();
+        assert!((0.05..0.5).contains(&seconds), "{audio}");
+        b.click("#tool-list [data-tool=test_multiple_content_types]")
+            .await;
+        b.click("#tool-call").await;
+        b.wait_for("document.querySelector('#tool-result pre.text') && document.querySelector('#tool-result img.media') && document.querySelector('#tool-result .embedded pre.text')")
+            .await;
+        b.click("#tab-resources").await;
 
         // Subscribe to a resource; its update shows with the time.
         b.click("#res-list [data-uri='test://watched-resource']").await;
