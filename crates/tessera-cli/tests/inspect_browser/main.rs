@@ -314,18 +314,33 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         ))
         .await;
 
-        // Import the exported transcript: its messages show apart.
-        let transcript = reqwest::Client::new()
-            .get(format!("{}/api/transcript", inspector.base))
-            .bearer_auth(&inspector.token)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        // Export the transcript (what the page's Export link downloads),
+        // replay it with `tessera replay` against a fresh server: the same
+        // answers, exit 0; then import it: its messages show apart.
+        let transcript = b
+            .run_async(
+                "const done = arguments[0];
+                 fetch(document.getElementById('proto-export').href)
+                   .then(r => r.text()).then(done, e => done('failed: ' + e));",
+                json!([]),
+            )
+            .await;
+        let transcript = transcript.as_str().unwrap().to_owned();
         let file = artifacts().join(format!("transcript-{}.json", std::process::id()));
         std::fs::write(&file, transcript).unwrap();
+        let replayed = std::process::Command::new(bin)
+            .arg("replay")
+            .arg(&file)
+            .args(["--", bin, "serve", "--stdio"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            replayed.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&replayed.stdout),
+            String::from_utf8_lossy(&replayed.stderr)
+        );
         b.keys("#proto-import", file.to_str().unwrap()).await;
         b.wait_for("document.querySelector(\"#proto-imported li[data-method='prompts/get ✓']\")")
             .await;
