@@ -50,6 +50,7 @@ mod detect;
 mod failure;
 mod legacy;
 mod listen;
+mod observed_body;
 mod shared;
 mod streamable;
 mod tls;

@@ -176,7 +176,8 @@ impl Shared {
                     req.uri().clone(),
                     req.headers().clone(),
                 );
-                (o, parts, req.body().clone(), std::time::Instant::now())
+                let id = crate::client_observe::next_exchange_id();
+                (o, parts, req.body().clone(), std::time::Instant::now(), id)
             });
             let req = self.to_reqwest(req)?;
             let answer = self
@@ -184,8 +185,9 @@ impl Shared {
                 .execute(req)
                 .await
                 .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)));
-            if let Some((observer, (method, uri, headers), body, started)) = &seen {
+            if let Some((observer, (method, uri, headers), body, started, id)) = &seen {
                 observer.exchange(&HttpExchange {
+                    id: *id,
                     method,
                     url: uri,
                     request_headers: headers,
@@ -198,7 +200,16 @@ impl Shared {
                     attempt,
                 });
             }
-            let response: Response = answer?.into();
+            let mut response: Response = answer?.into();
+            if let Some((observer, _, _, _, id)) = seen {
+                response = response.map(|body| {
+                    reqwest::Body::wrap(super::observed_body::ObservedBody::new(
+                        body,
+                        observer.clone(),
+                        id,
+                    ))
+                });
+            }
             let status = response.status();
             let challenged = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
             let Some(auth) = self.auth.get().filter(|_| challenged) else {
