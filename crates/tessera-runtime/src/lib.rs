@@ -41,6 +41,7 @@ mod service;
 pub mod shared;
 mod stdio;
 mod stream_control;
+pub mod tally;
 pub mod testing;
 mod transport;
 

@@ -31,6 +31,10 @@ impl Middleware for TelemetryLayer {
         crate::session::watch(peer, version, histogram);
     }
 
+    fn is_active(&self) -> bool {
+        self.telemetry.is_active()
+    }
+
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
         let t = &self.telemetry.inner;
         let ambient = Context::current();

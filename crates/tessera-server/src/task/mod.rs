@@ -24,6 +24,7 @@ mod memory;
 pub(crate) mod relay;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod stats;
 mod store;
 pub(crate) mod wire;
 
@@ -36,6 +37,7 @@ pub use hub::{
 };
 pub use legacy::RELATED_TASK;
 pub use memory::MemoryTaskStore;
+pub use stats::{TaskStats, limit, status_name};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
 pub use store::{
