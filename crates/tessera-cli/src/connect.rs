@@ -305,7 +305,7 @@ impl ClientOptions {
                     // -H Authorization wins over a workload token, which wins
                     // over a token stored by `tessera login`.
                     let transport = http.authorizer(&url)?.install(http.transport(&url)?);
-                    let builder = match tessera::runtime::Link::http(&url) {
+                    let builder = match transport.link() {
                         Some(link) => builder.link(link),
                         None => builder,
                     };

@@ -151,6 +151,11 @@ async fn spans_follow_the_mcp_conventions_in_both_eras() {
         client.attr("network.protocol.name").as_deref(),
         Some("http")
     );
+    assert_eq!(
+        client.attr("network.protocol.version").as_deref(),
+        Some("1.1"),
+        "the HTTP version of the handshake's answer"
+    );
     assert_eq!(client.attr("server.address").as_deref(), Some("127.0.0.1"));
     assert_eq!(
         client.attr("server.port"),
@@ -180,11 +185,20 @@ async fn spans_follow_the_mcp_conventions_in_both_eras() {
         server.attr("network.protocol.name").as_deref(),
         Some("http")
     );
+    assert_eq!(
+        server.attr("network.protocol.version").as_deref(),
+        Some("1.1")
+    );
     assert_eq!(server.attr("client.address").as_deref(), Some("127.0.0.1"));
     assert!(server.attr("client.port").is_some());
     assert!(
         server.attr("mcp.session.id").is_some(),
         "a legacy request is in a session"
+    );
+    assert_eq!(
+        client.attr("mcp.session.id"),
+        server.attr("mcp.session.id"),
+        "both sides name the session"
     );
     assert_eq!(
         server.attr("jsonrpc.request.id"),

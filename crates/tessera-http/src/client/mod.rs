@@ -274,6 +274,16 @@ impl HttpClientTransport {
         self
     }
 
+    /// Where this transport goes, for telemetry (`network.*`,
+    /// `server.*`), sharing what it learns as it goes (the HTTP version,
+    /// the session id: [`LinkState`](tessera_runtime::LinkState)). Give it
+    /// to the connection (`ClientBuilder::link`, or
+    /// `ConnectionOptions::link`). `None` when the URL has no host.
+    pub fn link(&self) -> Option<tessera_runtime::Link> {
+        tessera_runtime::Link::http(&self.shared.url.to_string())
+            .map(|l| l.with_state(self.shared.link.clone()))
+    }
+
     /// The session id the server issued, if any.
     pub fn session_id(&self) -> Option<String> {
         self.shared.session()

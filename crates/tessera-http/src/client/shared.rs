@@ -70,6 +70,9 @@ pub(crate) struct Shared {
     pub tools_list_ids: Mutex<HashSet<RequestId>>,
     /// What `tools/list` taught about `x-mcp-header` parameters.
     pub tool_headers: Mutex<ToolHeaders>,
+    /// The HTTP version and session id, for telemetry (shared with the
+    /// connection's [`Link`](tessera_runtime::Link)).
+    pub link: Arc<tessera_runtime::LinkState>,
 }
 
 impl Shared {
@@ -94,6 +97,7 @@ impl Shared {
             listen: Mutex::new(None),
             tools_list_ids: Mutex::new(HashSet::new()),
             tool_headers: Mutex::new(ToolHeaders::default()),
+            link: Arc::default(),
         }
     }
 
@@ -102,6 +106,7 @@ impl Shared {
     }
 
     pub(crate) fn set_session(&self, s: Option<String>) {
+        self.link.set_session(s.as_deref());
         *lock(&self.session) = s;
     }
 
@@ -199,6 +204,7 @@ impl Shared {
                 });
             }
             let response: Response = answer?.into();
+            self.link.set_http_version(response.version());
             let status = response.status();
             let challenged = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
             let Some(auth) = self.auth.get().filter(|_| challenged) else {

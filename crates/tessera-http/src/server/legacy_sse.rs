@@ -38,7 +38,7 @@ pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> Http
         );
     }
     let (tx, rx) = mpsc::channel(shared.config.stream_buffer);
-    let caller = Caller::of(req.extensions());
+    let caller = Caller::of(req.extensions(), req.version());
     let (client, owner) = (caller.client.clone(), caller.principal());
     match session::spawn(shared, SessionKind::Sse, Some(tx), client, owner) {
         Ok(s) => {
@@ -77,7 +77,7 @@ where
             "Bad Request: the sessionId query parameter is required (it comes in the stream's endpoint event)",
         );
     };
-    let caller = Caller::of(req.extensions());
+    let caller = Caller::of(req.extensions(), req.version());
     let session = match shared.sessions.get(&id) {
         Some(s)
             if s.kind == SessionKind::Sse

@@ -281,7 +281,7 @@ where
         Ok(i) => i,
         Err(r) => return r,
     };
-    let caller = Caller::of(&parts.extensions);
+    let caller = Caller::of(&parts.extensions, parts.version);
     match modern::detect(shared, &headers, &inbound) {
         Err(r) => r,
         Ok(Era::Modern(version)) => match inbound {
@@ -823,7 +823,7 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Not Acceptable: a GET to the MCP endpoint opens an SSE stream (send Accept: text/event-stream)",
         );
     }
-    let session = match lookup(shared, headers, &Caller::of(&parts.extensions)).await {
+    let session = match lookup(shared, headers, &Caller::of(&parts.extensions, parts.version)).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -861,7 +861,7 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Method Not Allowed: this server is stateless and has no sessions",
         );
     }
-    match lookup(shared, headers, &Caller::of(&parts.extensions)).await {
+    match lookup(shared, headers, &Caller::of(&parts.extensions, parts.version)).await {
         Ok(s) => {
             // Gone from the store first: no instance restores it after this.
             if shared.cluster.stores {
