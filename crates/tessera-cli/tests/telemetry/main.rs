@@ -515,3 +515,50 @@ async fn calls_succeed_when_the_collector_refuses_or_never_answers() {
     // The stuck collector was reached (the exports were attempted).
     assert!(hanging.requests() > 0);
 }
+
+/// Sends a 2026-07-28 `tools/call echo` to `url` over HTTP/2 with prior
+/// knowledge (h2c); returns the status.
+async fn call_over_h2(url: &str) -> u16 {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let uri: http::Uri = url.parse().unwrap();
+    let authority = uri.authority().unwrap().as_str().to_owned();
+    let tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("an HTTP/2 handshake");
+    tokio::spawn(conn);
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"h2"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"h2","version":"1"}}}}"#;
+    let req = http::Request::post(uri)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .body(Full::new(bytes::Bytes::from_static(body.as_bytes())))
+        .unwrap();
+    let r = send.send_request(req).await.expect("an answer over HTTP/2");
+    let status = r.status().as_u16();
+    let _ = r.into_body().collect().await;
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_over_http2_is_recorded_as_version_2() {
+    let rx = Receiver::start(Mode::Answer).await;
+    let (_server, url) = serve(&rx.endpoint()).await;
+    assert_eq!(call_over_h2(&url).await, 200);
+    rx.wait_for("the server span of the HTTP/2 call", BOUND, |r| {
+        find(&r.spans(), "serve", "tools/call echo")
+            .iter()
+            .any(|s| s.attr("network.protocol.version").is_some())
+    })
+    .await;
+    let spans = rx.spans();
+    let s = find(&spans, "serve", "tools/call echo")[0];
+    assert_eq!(s.span.kind, SERVER);
+    assert_eq!(s.attr("network.protocol.name").as_deref(), Some("http"));
+    assert_eq!(s.attr("network.protocol.version").as_deref(), Some("2"));
+    assert_eq!(s.attr("mcp.session.id"), None, "2026-07-28 has no session");
+}
