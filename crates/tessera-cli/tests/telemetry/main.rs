@@ -516,6 +516,66 @@ async fn calls_succeed_when_the_collector_refuses_or_never_answers() {
     assert!(hanging.requests() > 0);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_collector_that_never_answers_costs_a_bounded_queue() {
+    let hanging = Receiver::start(Mode::Hang).await;
+    let mut env = otel_env(&hanging.endpoint(), "serve");
+    env.extend([
+        ("OTEL_BSP_MAX_QUEUE_SIZE", "8".to_owned()),
+        ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4".to_owned()),
+        ("TESSERA_LOG", "warn".to_owned()),
+    ]);
+    let (child, port, lines) = tokio::task::spawn_blocking(move || {
+        let mut cmd = Command::new(TESSERA);
+        cmd.args(["serve", "--http", "127.0.0.1:0"]).envs(env);
+        common::spawn_serving_logged(&mut cmd, BOUND)
+    })
+    .await
+    .unwrap();
+    let _server = Running(child);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    // Far more spans than the queue holds while the first export hangs:
+    // every call still gets its answer.
+    let http = reqwest::Client::new();
+    for i in 0..40 {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"n{i}"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}}}}}}}}"#
+        );
+        let r = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "echo")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let text = r.text().await.unwrap();
+        assert!(text.contains(&format!("n{i}")), "{text}");
+    }
+    // The queue is full, so new spans are dropped (not kept), and the SDK
+    // says so once.
+    let said = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + BOUND;
+        let mut said = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match lines.recv_timeout(left) {
+                Ok(l) if l.contains("SpanDroppingStarted") => return Ok(l),
+                Ok(l) => said.push(l),
+                Err(_) => break,
+            }
+        }
+        Err(said)
+    })
+    .await
+    .unwrap();
+    assert!(said.is_ok(), "no warning of dropped spans: {said:?}");
+    assert!(hanging.requests() > 0, "the export was attempted");
+}
+
 /// Sends a 2026-07-28 `tools/call echo` to `url` over HTTP/2 with prior
 /// knowledge (h2c); returns the status.
 async fn call_over_h2(url: &str) -> u16 {
