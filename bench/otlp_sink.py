@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """An OTLP/HTTP collector that takes every export and keeps nothing.
 
-    python3 bench/otlp_sink.py PORT
+    python3 bench/otlp_sink.py PORT [--hang]
 
 Answers each POST (/v1/traces, /v1/metrics, /v1/logs) with 200 and an empty
 protobuf body (an empty Export*ServiceResponse), after reading the request.
+With --hang it reads each request and never answers (a stuck collector).
 Counts requests and bytes and prints them on SIGTERM, so a benchmark can say
 what was exported. Loopback only.
 """
 import signal
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 counts = {"requests": 0, "bytes": 0}
+HANG = "--hang" in sys.argv[2:]
 
 
 class Sink(BaseHTTPRequestHandler):
@@ -23,6 +26,8 @@ class Sink(BaseHTTPRequestHandler):
         self.rfile.read(n)
         counts["requests"] += 1
         counts["bytes"] += n
+        if HANG:
+            threading.Event().wait()
         self.send_response(200)
         self.send_header("content-type", "application/x-protobuf")
         self.send_header("content-length", "0")
@@ -34,6 +39,7 @@ class Sink(BaseHTTPRequestHandler):
 
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink)
+    server.daemon_threads = True
 
     def stop(*_):
         print(f"otlp sink: {counts['requests']} exports, {counts['bytes']} bytes", flush=True)

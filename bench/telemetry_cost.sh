@@ -9,6 +9,8 @@
 #   layer  the layer with no tracer or meter provider installed (inactive: left out of the stack)
 #   otlp   the layer exporting spans and metrics over OTLP/HTTP at 100% sampling to
 #          bench/otlp_sink.py (a collector that takes everything and keeps nothing)
+#   refused  the same, to a port nothing listens on (the collector is down)
+#   hanging  the same, to bench/otlp_sink.py --hang (accepts and never answers)
 #
 # Environment: EXAMPLE_BIN (default: bench/target/tessera/profiling/examples/telemetry_http, built
 # with `cargo build --profile profiling -p tessera-examples --example telemetry_http` when missing;
@@ -39,18 +41,32 @@ if [ ! -x "$EXAMPLE_BIN" ]; then
 fi
 
 SINK_PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+HANG_PORT="$(free_port)"
+DOWN_PORT="$(free_port)"
 python3 "$BENCH/otlp_sink.py" "$SINK_PORT" &
 SINK_PID=$!
-trap 'kill "$SINK_PID" 2>/dev/null || true' EXIT
+python3 "$BENCH/otlp_sink.py" "$HANG_PORT" --hang &
+HANG_PID=$!
+trap 'kill "$SINK_PID" "$HANG_PID" 2>/dev/null || true' EXIT
 
 declare -A COST
-for T in none layer otlp; do
+MODES=(none layer otlp refused hanging)
+for T in "${MODES[@]}"; do
   ENV=()
-  if [ "$T" = otlp ]; then
-    ENV=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_SERVICE_NAME=telemetry-cost
+  case "$T" in
+    otlp) PORT="$SINK_PORT" ;;
+    refused) PORT="$DOWN_PORT" ;;
+    hanging) PORT="$HANG_PORT" ;;
+    *) PORT="" ;;
+  esac
+  AS="$T"
+  if [ -n "$PORT" ]; then
+    AS=otlp
+    ENV=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" OTEL_SERVICE_NAME=telemetry-cost
          OTEL_TRACES_SAMPLER=always_on OTEL_BSP_SCHEDULE_DELAY=200 OTEL_METRIC_EXPORT_INTERVAL=1000)
   fi
-  OUT="$(env "${ENV[@]}" TESSERA_BIN="$EXAMPLE_BIN" SERVER_CMD="$EXAMPLE_BIN {ADDR} --telemetry $T" \
+  OUT="$(env "${ENV[@]}" TESSERA_BIN="$EXAMPLE_BIN" SERVER_CMD="$EXAMPLE_BIN {ADDR} --telemetry $AS" \
     "$BENCH/profile.sh" --server custom --mode "$MODE" --requests "$REQUESTS" --concurrency "$CONC" \
     --tool callgrind)"
   COST[$T]="$(sed -n 's/^== instructions per request (server, all threads): //p' <<<"$OUT")"
@@ -60,6 +76,6 @@ done
 ratio() { python3 -c "print(f'{$1 / $2:.3f}')"; }
 echo "| telemetry | instructions per call | ÷ none |"
 echo "|---|---:|---:|"
-for T in none layer otlp; do
+for T in "${MODES[@]}"; do
   echo "| $T | ${COST[$T]} | $(ratio "${COST[$T]}" "${COST[none]}") |"
 done

@@ -11,10 +11,9 @@
 //!   CLIENT on the client). The server's engine answers it before any
 //!   handler runs, so the server records no SERVER span for it.
 //! - **`subscriptions/listen`** is one long span per stream, from the
-//!   request to the stream's end, like any request: the notifications it
-//!   delivers are counted by `tessera.listen.notifications` rather than
-//!   recorded as span events, because a stream may live for hours and a
-//!   span's events are held in memory until it ends.
+//!   request to the stream's end, like any request. The notifications it
+//!   delivers are not recorded as span events: a stream may live for hours
+//!   and a span's events are held in memory until it ends.
 //! - **Multi round-trip requests (MRTR)**: each round is its own request,
 //!   so its own span. A round whose result asks for input carries
 //!   `tessera.mrtr.input_required = true` (not an error); a round that
