@@ -263,3 +263,26 @@ fn scope() -> InstrumentationScope {
         .with_version(env!("CARGO_PKG_VERSION"))
         .build()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+
+    /// One test, since it sets the process's global tracer provider.
+    #[test]
+    fn telemetry_is_active_only_with_something_to_record_into() {
+        assert!(!Telemetry::builder().build().is_active(), "the API's no-op");
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let given = Telemetry::builder().tracer_provider(&provider).build();
+        assert!(given.is_active());
+        global::set_tracer_provider(provider.clone());
+        assert!(Telemetry::builder().build().is_active(), "a real global");
+        // The probe was dropped by the default parent-based sampler.
+        provider.force_flush().unwrap();
+        assert_eq!(exporter.get_finished_spans().unwrap(), Vec::new());
+    }
+}
