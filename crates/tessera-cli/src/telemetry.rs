@@ -78,7 +78,11 @@ pub fn operational(
         t::LIMIT,
         move || {
             let task_caps = tasks.task_stats().refused;
-            stats.refused().collect::<Vec<_>>().into_iter().chain(task_caps)
+            stats
+                .refused()
+                .collect::<Vec<_>>()
+                .into_iter()
+                .chain(task_caps)
         },
     );
     let tasks = server.clone();

@@ -97,7 +97,10 @@ async fn a_silent_connection_is_closed_at_the_header_timeout() {
         "held {held:?}"
     );
     let stats = server.mcp.stats();
-    assert_eq!(stats.refused_by(tessera_http::limit::HEADER_READ_TIMEOUT), 1);
+    assert_eq!(
+        stats.refused_by(tessera_http::limit::HEADER_READ_TIMEOUT),
+        1
+    );
 }
 
 /// Reads one HTTP/1.1 response with a `content-length` off `s`.

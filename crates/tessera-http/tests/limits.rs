@@ -164,7 +164,10 @@ async fn the_per_client_cap_applies_before_the_global_one() {
     let body = r.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions-per-client"));
     let stats = app.stats();
-    assert_eq!(stats.refused_by(tessera_http::limit::MAX_SESSIONS_PER_CLIENT), 1);
+    assert_eq!(
+        stats.refused_by(tessera_http::limit::MAX_SESSIONS_PER_CLIENT),
+        1
+    );
     assert_eq!(stats.refused_by(tessera_http::limit::MAX_SESSIONS), 0);
     // ...while another address is not affected.
     assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
@@ -352,7 +355,8 @@ async fn a_body_that_stops_arriving_gets_408() {
     assert_eq!(r.headers()["connection"], "close");
     assert_eq!(started.elapsed(), Duration::from_secs(30));
     assert_eq!(
-        app.stats().refused_by(tessera_http::limit::BODY_READ_TIMEOUT),
+        app.stats()
+            .refused_by(tessera_http::limit::BODY_READ_TIMEOUT),
         1
     );
 }

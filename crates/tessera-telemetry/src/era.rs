@@ -78,8 +78,7 @@ pub fn task_id_param<'a>(
 /// Attributes read from a result: an MRTR round asking for input, a task
 /// created.
 pub fn result_attributes(result: &JsonObject) -> Vec<KeyValue> {
-    let input_required =
-        result.get("resultType").and_then(Value::as_str) == Some("input_required");
+    let input_required = result.get("resultType").and_then(Value::as_str) == Some("input_required");
     let task_id = result
         .get("task")
         .and_then(|t| t.get("taskId"))

@@ -182,7 +182,10 @@ mod tests {
         assert_eq!(top_level(""), TopLevel::default());
         assert_eq!(top_level("[1]"), TopLevel::default());
         assert!(top_level(r#"{"isError":true,"content":[{"#).is_error);
-        assert_eq!(top_level(r#"{"content":"unterminated"#), TopLevel::default());
+        assert_eq!(
+            top_level(r#"{"content":"unterminated"#),
+            TopLevel::default()
+        );
         assert_eq!(top_level(r#"{"a":}"#), TopLevel::default());
         assert_eq!(top_level(r#"{"a":"\"#), TopLevel::default());
         assert_eq!(top_level(r#"{"a":[}}}]]]"#), TopLevel::default());

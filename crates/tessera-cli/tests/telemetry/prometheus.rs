@@ -65,7 +65,8 @@ fn serve_with_metrics(extra: &[String]) -> (Running, String, String) {
 /// A Prometheus scraping `target` every 200 ms; returns it, its API base
 /// and its data directory (removed by the caller).
 fn start_prometheus(target: &str, name: &str) -> (Running, String, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("tessera-prometheus-{name}-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("tessera-prometheus-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("prometheus.yml");
@@ -258,7 +259,12 @@ async fn prometheus_scrapes_the_operational_counts() {
     })
     .await;
     assert_eq!(sum(&r), 1.0, "{r:?}");
-    for limit in ["max_batch", "max_sessions", "max_requests_per_session", "max_running_tasks"] {
+    for limit in [
+        "max_batch",
+        "max_sessions",
+        "max_requests_per_session",
+        "max_running_tasks",
+    ] {
         assert!(
             r.iter().any(|s| s["metric"]["tessera_limit"] == limit),
             "no series for {limit}: {r:?}"
@@ -306,7 +312,10 @@ async fn prometheus_scrapes_the_operational_counts() {
         .await
         .unwrap();
     assert_eq!(init.status(), 200);
-    let sid = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let sid = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let _ = init.bytes().await.unwrap();
     let headers = |rb: reqwest::RequestBuilder| {
         rb.header("mcp-session-id", &sid)
@@ -327,10 +336,7 @@ async fn prometheus_scrapes_the_operational_counts() {
         .unwrap();
     assert_eq!(stream.status(), 200);
     poll_sum(&http, &api, "tessera_streams_open", 1.0).await;
-    poll(&http, &api, "tessera_connections_open", |r| {
-        sum(r) >= 1.0
-    })
-    .await;
+    poll(&http, &api, "tessera_connections_open", |r| sum(r) >= 1.0).await;
     poll_sum(&http, &api, "tessera_sessions_open", 1.0).await;
     drop(stream);
     poll_sum(&http, &api, "tessera_streams_open", 0.0).await;

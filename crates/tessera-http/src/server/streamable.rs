@@ -191,19 +191,21 @@ where
             return Err(timed_out(
                 super::limit::BODY_READ_TIMEOUT,
                 format!(
-                "the body stopped arriving for {} s \
+                    "the body stopped arriving for {} s \
                  (tessera serve --body-read-timeout, or McpHttpBuilder::body_read_timeout)",
-                after.as_secs_f64()
-            )));
+                    after.as_secs_f64()
+                ),
+            ));
         }
         Err(ReadError::Deadline(after)) => {
             return Err(timed_out(
                 super::limit::BODY_TOTAL_TIMEOUT,
                 format!(
-                "the body did not arrive within {} s \
+                    "the body did not arrive within {} s \
                  (tessera serve --body-total-timeout, or McpHttpBuilder::body_total_timeout)",
-                after.as_secs_f64()
-            )));
+                    after.as_secs_f64()
+                ),
+            ));
         }
         Err(ReadError::TooSlow {
             min_rate,
@@ -213,12 +215,13 @@ where
             return Err(timed_out(
                 super::limit::BODY_MIN_RATE,
                 format!(
-                "the body arrived slower than {min_rate} bytes/s ({received} bytes in {:.1} s, \
+                    "the body arrived slower than {min_rate} bytes/s ({received} bytes in {:.1} s, \
                  after a grace of {} s; tessera serve --body-min-rate, or \
                  McpHttpBuilder::body_min_rate)",
-                elapsed.as_secs_f64(),
-                BODY_RATE_GRACE.as_secs()
-            )));
+                    elapsed.as_secs_f64(),
+                    BODY_RATE_GRACE.as_secs()
+                ),
+            ));
         }
         Err(ReadError::Io(e)) => {
             return Err(reply::refuse(
@@ -823,7 +826,13 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Not Acceptable: a GET to the MCP endpoint opens an SSE stream (send Accept: text/event-stream)",
         );
     }
-    let session = match lookup(shared, headers, &Caller::of(&parts.extensions, parts.version)).await {
+    let session = match lookup(
+        shared,
+        headers,
+        &Caller::of(&parts.extensions, parts.version),
+    )
+    .await
+    {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -861,7 +870,13 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Method Not Allowed: this server is stateless and has no sessions",
         );
     }
-    match lookup(shared, headers, &Caller::of(&parts.extensions, parts.version)).await {
+    match lookup(
+        shared,
+        headers,
+        &Caller::of(&parts.extensions, parts.version),
+    )
+    .await
+    {
         Ok(s) => {
             // Gone from the store first: no instance restores it after this.
             if shared.cluster.stores {

@@ -329,15 +329,15 @@ impl TaskHub {
             return refuse(
                 limit::MAX_RUNNING_TASKS_PER_OWNER,
                 format!(
-                "this client has {mine} running, the limit (TaskSettings::max_running_per_owner)"
-            ));
+                    "this client has {mine} running, the limit (TaskSettings::max_running_per_owner)"
+                ),
+            );
         }
         if all >= st.max_running {
             return refuse(
                 limit::MAX_RUNNING_TASKS,
-                format!(
-                "the server has {all} running, the limit (TaskSettings::max_running)"
-            ));
+                format!("the server has {all} running, the limit (TaskSettings::max_running)"),
+            );
         }
         let count = self
             .store()
@@ -348,17 +348,19 @@ impl TaskHub {
             return refuse(
                 limit::MAX_STORED_TASKS_PER_OWNER,
                 format!(
-                "this client has {} stored, the limit (TaskSettings::max_stored_per_owner)",
-                count.owner
-            ));
+                    "this client has {} stored, the limit (TaskSettings::max_stored_per_owner)",
+                    count.owner
+                ),
+            );
         }
         if count.total >= st.max_stored {
             return refuse(
                 limit::MAX_STORED_TASKS,
                 format!(
-                "the server has {} stored, the limit (TaskSettings::max_stored)",
-                count.total
-            ));
+                    "the server has {} stored, the limit (TaskSettings::max_stored)",
+                    count.total
+                ),
+            );
         }
         Ok(())
     }

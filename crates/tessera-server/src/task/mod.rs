@@ -37,9 +37,9 @@ pub use hub::{
 };
 pub use legacy::RELATED_TASK;
 pub use memory::MemoryTaskStore;
-pub use stats::{TaskStats, limit, status_name};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
+pub use stats::{TaskStats, limit, status_name};
 pub use store::{
     TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
 };
