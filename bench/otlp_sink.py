@@ -40,9 +40,11 @@ class Sink(BaseHTTPRequestHandler):
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink)
     server.daemon_threads = True
+    # An exporter that closes its connection is not an error worth printing.
+    server.handle_error = lambda *_: None
 
     def stop(*_):
-        print(f"otlp sink: {counts['requests']} exports, {counts['bytes']} bytes", flush=True)
+        print(f"otlp sink: {counts['requests']} exports, {counts['bytes']} bytes", file=sys.stderr, flush=True)
         sys.exit(0)
 
     signal.signal(signal.SIGTERM, stop)
