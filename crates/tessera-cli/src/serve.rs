@@ -364,6 +364,7 @@ async fn serve_http(
             Box::pin(async move { server.check_task_store().await })
         })
     };
+    let tasks = server.clone();
     let mut b = McpHttp::builder(server)
         .bind_address(local)
         .endpoint_path(a.path.clone())
@@ -402,12 +403,7 @@ async fn serve_http(
     }
     let mcp = b.build();
     if let Some(t) = crate::telemetry::telemetry() {
-        let m = mcp.clone();
-        t.instruments().gauge(
-            tessera_telemetry::SESSIONS_OPEN,
-            "Live sessions (Streamable HTTP and HTTP+SSE) of the endpoint.",
-            move || m.session_count() as u64,
-        );
+        crate::telemetry::operational(t.instruments(), &mcp, &tasks, redis.as_ref());
     }
     let shown = if local.ip().is_unspecified() {
         format!(

@@ -96,6 +96,11 @@ async fn a_silent_connection_is_closed_at_the_header_timeout() {
         held >= Duration::from_millis(300) && held < Duration::from_secs(5),
         "held {held:?}"
     );
+    let stats = server.mcp.stats();
+    assert_eq!(
+        stats.refused_by(tessera_http::limit::HEADER_READ_TIMEOUT),
+        1
+    );
 }
 
 /// Reads one HTTP/1.1 response with a `content-length` off `s`.
@@ -174,6 +179,9 @@ async fn beyond_the_connection_cap_new_connections_get_503_at_once() {
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 503"), "{text}");
     assert!(text.contains("--max-connections"), "{text}");
+    let stats = server.mcp.stats();
+    assert_eq!(stats.refused_by(tessera_http::limit::MAX_CONNECTIONS), 1);
+    assert_eq!(stats.connections_open(), 2, "the two accepted ones");
     // The open ones keep working; once one closes there is room again.
     drop(a);
     drop(b);

@@ -96,6 +96,11 @@ async fn the_session_cap_answers_503_while_every_session_is_busy() {
     );
     let body = full.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions"));
+    // The refusal is counted under its limit; the two streams are open.
+    let stats = app.stats();
+    assert_eq!(stats.refused_by(tessera_http::limit::MAX_SESSIONS), 1);
+    assert_eq!(stats.refused().map(|(_, n)| n).sum::<u64>(), 1);
+    assert_eq!(stats.streams_open(), 2);
     // Session a's stream closes: it is idle, and evicted for the newcomer.
     drop(stream_a);
     let c = open(&app).await;
@@ -158,6 +163,12 @@ async fn the_per_client_cap_applies_before_the_global_one() {
     assert_eq!(r.headers()["retry-after"], "5", "a 429 says when to retry");
     let body = r.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions-per-client"));
+    let stats = app.stats();
+    assert_eq!(
+        stats.refused_by(tessera_http::limit::MAX_SESSIONS_PER_CLIENT),
+        1
+    );
+    assert_eq!(stats.refused_by(tessera_http::limit::MAX_SESSIONS), 0);
     // ...while another address is not affected.
     assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
     assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
@@ -223,6 +234,7 @@ async fn a_batch_over_the_limit_is_refused_whole() {
             .unwrap()
             .contains("--max-batch")
     );
+    assert_eq!(app.stats().refused_by(tessera_http::limit::MAX_BATCH), 1);
     let r = app
         .clone()
         .oneshot(post(Some(&sid), batch(3)))
@@ -299,6 +311,11 @@ async fn requests_beyond_the_session_limit_wait_then_get_429() {
     let r = third.await.unwrap().unwrap();
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(r.headers().contains_key("retry-after"));
+    assert_eq!(
+        app.stats()
+            .refused_by(tessera_http::limit::MAX_REQUESTS_PER_SESSION),
+        1
+    );
     // A waiting request gets in as soon as one finishes.
     let fourth = tokio::spawn(app.clone().oneshot(post(
         Some(&sid),
@@ -337,6 +354,11 @@ async fn a_body_that_stops_arriving_gets_408() {
     assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
     assert_eq!(r.headers()["connection"], "close");
     assert_eq!(started.elapsed(), Duration::from_secs(30));
+    assert_eq!(
+        app.stats()
+            .refused_by(tessera_http::limit::BODY_READ_TIMEOUT),
+        1
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -381,6 +403,9 @@ async fn a_trickling_body_gets_408_by_its_rate_and_its_total_time() {
     let body = r.into_body().collect().await.unwrap().to_bytes();
     let text = String::from_utf8_lossy(&body);
     assert!(text.contains("--body-min-rate"), "{text}");
+    let stats = app_defaults.stats();
+    assert_eq!(stats.refused_by(tessera_http::limit::BODY_MIN_RATE), 1);
+    assert_eq!(stats.refused_by(tessera_http::limit::BODY_TOTAL_TIMEOUT), 0);
 
     // Fast enough for the rate but never ending: cut at the total time.
     let app_short = app(|b| b.body_total_timeout(Some(Duration::from_secs(20))));
@@ -399,6 +424,12 @@ async fn a_trickling_body_gets_408_by_its_rate_and_its_total_time() {
     let body = r.into_body().collect().await.unwrap().to_bytes();
     let text = String::from_utf8_lossy(&body);
     assert!(text.contains("--body-total-timeout"), "{text}");
+    assert_eq!(
+        app_short
+            .stats()
+            .refused_by(tessera_http::limit::BODY_TOTAL_TIMEOUT),
+        1
+    );
 }
 
 /// A request made by `who` (as an authentication layer would mark it).

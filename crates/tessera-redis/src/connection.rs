@@ -3,6 +3,7 @@
 //! hanging while Redis is away.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -98,6 +99,7 @@ impl RedisOptions {
         let conn = Conn {
             manager,
             timeout: self.op_timeout,
+            stats: Arc::default(),
         };
         let ring = RedisKeyRing::start(
             conn.clone(),
@@ -124,6 +126,31 @@ impl RedisOptions {
 pub(crate) struct Conn {
     manager: ConnectionManager,
     timeout: Duration,
+    stats: Arc<RedisStats>,
+}
+
+/// What a [`Redis`] handle counts for its operators: the operations sent
+/// (each one round trip: a command, a pipeline or a script) and those that
+/// failed. `tessera-telemetry` exports them as `tessera.redis.round_trips`
+/// and `tessera.redis.errors`.
+#[derive(Debug, Default)]
+pub struct RedisStats {
+    round_trips: AtomicU64,
+    errors: AtomicU64,
+}
+
+impl RedisStats {
+    /// Operations sent since the handle connected (the bus's subscription
+    /// connection not included).
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// Operations that failed: Redis answered with an error, the
+    /// connection broke, or no answer came within the operation timeout.
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
 }
 
 impl Conn {
@@ -134,14 +161,14 @@ impl Conn {
         F: FnOnce(ConnectionManager) -> Fut,
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
-        match tokio::time::timeout(self.timeout, op(self.manager.clone())).await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(Error::from_redis(e)),
-            Err(_) => Err(Error::Unavailable(format!(
-                "no answer within {:?}",
-                self.timeout
-            ))),
-        }
+        self.stats.round_trips.fetch_add(1, Ordering::Relaxed);
+        let r = match tokio::time::timeout(self.timeout, op(self.manager.clone())).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) => Error::from_redis(e),
+            Err(_) => Error::Unavailable(format!("no answer within {:?}", self.timeout)),
+        };
+        self.stats.errors.fetch_add(1, Ordering::Relaxed);
+        Err(r)
     }
 }
 
@@ -237,6 +264,11 @@ impl Redis {
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
         self.inner.conn.run(op).await
+    }
+
+    /// The operations sent and failed so far ([`RedisStats`]).
+    pub fn stats(&self) -> Arc<RedisStats> {
+        self.inner.conn.stats.clone()
     }
 
     /// The `requestState` key ring this instance shares through Redis.

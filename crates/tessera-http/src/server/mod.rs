@@ -56,6 +56,7 @@ mod reply;
 mod serve;
 mod session;
 mod single;
+mod stats;
 mod streamable;
 
 #[cfg(feature = "axum")]
@@ -71,6 +72,7 @@ pub use event_store::{
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
 pub use layered::LayeredFactory;
 pub use serve::{serve, serve_with};
+pub use stats::{HttpStats, limit};
 
 /// Makes the application side of a connection: one [`Service`] and its
 /// [`EngineConfig`] for every legacy session and every stateless POST.
@@ -301,6 +303,8 @@ pub(crate) struct Shared {
     linked: tokio::sync::OnceCell<()>,
     /// The bytes every session's standalone backlog holds, against one cap.
     pub backlog_budget: Arc<session::BacklogBudget>,
+    /// Connections and streams open, refusals by limit.
+    pub stats: Arc<HttpStats>,
 }
 
 impl Shared {
@@ -447,6 +451,14 @@ impl McpHttp {
     /// How many sessions (Streamable HTTP and HTTP+SSE) are live.
     pub fn session_count(&self) -> usize {
         self.shared.sessions.len()
+    }
+
+    /// The endpoint's operational counts: connections and SSE streams open
+    /// now, requests refused by each limit. `tessera-telemetry` exports
+    /// them as `tessera.connections.open`, `tessera.streams.open` and
+    /// `tessera.requests.refused`.
+    pub fn stats(&self) -> Arc<HttpStats> {
+        self.shared.stats.clone()
     }
 
     /// With a bus ([`McpHttpBuilder::bus`]): waits until this instance hears
@@ -896,6 +908,7 @@ impl McpHttpBuilder {
                 closing: CancellationToken::new(),
                 shutting_down: AtomicBool::new(false),
                 stateless_client: single::StatelessClient::default(),
+                stats: Arc::default(),
             }),
         }
     }

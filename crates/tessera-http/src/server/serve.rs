@@ -87,6 +87,7 @@ where
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             // At the cap: say so and close, without waiting for the peer.
             tracing::debug!(%peer, max_connections, "connection refused: too many open connections");
+            app.shared.stats.refuse(super::limit::MAX_CONNECTIONS);
             let _ = stream.try_write(connection::OVER_CAPACITY);
             drop(stream);
             continue;
@@ -94,6 +95,8 @@ where
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(%e, %peer, "could not set TCP_NODELAY");
         }
+        let open = app.shared.stats.connection();
+        let stats = app.shared.stats.clone();
         let activity = Activity::new();
         let io = TokioIo::new(WatchedIo::new(stream, activity.clone()));
         let service = TowerToHyperService::new(Tracked {
@@ -104,8 +107,8 @@ where
         let conn = builder.serve_connection_with_upgrades(io, service);
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {
-            connection::watch(conn, activity, limits, peer).await;
-            drop(slot);
+            connection::watch(conn, activity, limits, peer, &stats).await;
+            drop((slot, open));
         });
     }
     drop(listener);
