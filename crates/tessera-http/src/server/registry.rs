@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use foldhash::HashMap;
 use tessera_runtime::Principal;
 
-use super::session::SessionHandle;
+use super::session::{EndReason, SessionHandle};
 
 /// Who a session is counted against for the per-client cap.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -37,6 +37,16 @@ pub(crate) enum ClientKey {
 }
 
 impl ClientKey {
+    /// The client as the shared session store counts it: `p:` and the
+    /// principal, `a:` and the address, or empty when unknown.
+    pub(crate) fn store_key(&self) -> String {
+        match self {
+            ClientKey::Principal(p) => format!("p:{}", p.0),
+            ClientKey::Addr(a) => format!("a:{}", a.to_canonical()),
+            ClientKey::Unknown => String::new(),
+        }
+    }
+
     /// The key of the request being handled: its principal, else `addr`.
     pub(crate) fn of(principal: Option<Principal>, addr: Option<IpAddr>) -> Self {
         match (principal, addr) {
@@ -160,7 +170,7 @@ fn evict_lru(
     };
     if let Some(h) = map.remove(&id) {
         tracing::info!(session = %h.id, "session evicted to make room for a new one (least recently used, idle)");
-        h.terminate();
+        h.terminate_as(EndReason::Evicted);
     }
     true
 }
@@ -203,7 +213,7 @@ fn reclaim_from_heaviest(
             "every session is busy at the cap: a session of the client holding the most was ended \
              to make room for another client (least recently used first)"
         );
-        h.terminate();
+        h.terminate_as(EndReason::Evicted);
     }
     true
 }
