@@ -1,6 +1,6 @@
 //! The public extension API, both roles and both eras: declarations read by
 //! the peer, extension methods in both directions, extension notifications,
-//! fields added to core results.
+//! entries added to a core result's `_meta`.
 
 mod common;
 
@@ -10,9 +10,14 @@ use common::{ERAS, bounded, builder, in_process, obj};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tessera_client::ClientExtension;
-use tessera_runtime::{BoxFuture, HandlerResult, Notification};
-use tessera_server::{ExtensionRequest, RequestContext, Server, ServerExtension, tool};
-use tessera_types::{Era, ErrorObject, ExtensionSettings, JsonObject, settings_object};
+use tessera_runtime::BoxFuture;
+use tessera_server::{
+    DeclaredSettings, ExtensionRoutes, RequestContext, Server, ServerExtension, tool,
+};
+use tessera_types::{
+    CacheScope, Cacheable, Era, ErrorObject, ExtensionSettings, JsonObject, ListToolsResult,
+    settings_object,
+};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,61 +32,85 @@ impl ExtensionSettings for DemoSettings {
 
 /// The server half: `demo/echo` (answers with what the client declared),
 /// `demo/ask` (asks the client `demo/question` in the legacy era), takes
-/// `notifications/demo/poke`, adds `demo` to every `tools/list` result.
+/// `notifications/demo/poke`, adds its entry to every `tools/list` result's
+/// `_meta`.
 #[derive(Default)]
 struct DemoServer {
-    pokes: Arc<Mutex<Vec<Option<JsonObject>>>>,
+    pokes: Arc<Mutex<Vec<JsonObject>>>,
+}
+
+#[derive(Deserialize)]
+struct EchoParams {
+    x: i64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EchoResult {
+    params: Value,
+    client_level: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<CacheScope>,
+}
+
+impl Cacheable for EchoResult {
+    fn cache_fields_mut(&mut self) -> (&mut Option<u64>, &mut Option<CacheScope>) {
+        (&mut self.ttl_ms, &mut self.cache_scope)
+    }
+}
+
+/// No params.
+#[derive(Deserialize)]
+struct NoParams {}
+
+#[derive(Serialize)]
+struct AskResult {
+    answer: JsonObject,
 }
 
 impl ServerExtension for DemoServer {
     fn id(&self) -> &str {
         DemoSettings::ID
     }
-    fn settings(&self) -> JsonObject {
-        settings_object(&DemoSettings { level: 7 })
+    fn settings(&self) -> DeclaredSettings {
+        DeclaredSettings::of(&DemoSettings { level: 7 })
     }
-    fn methods(&self) -> Vec<String> {
-        vec!["demo/echo".into(), "demo/ask".into()]
-    }
-    fn handle_request(&self, request: ExtensionRequest) -> BoxFuture<'static, HandlerResult> {
-        Box::pin(async move {
-            let ctx = request.context().clone();
-            let declared = ctx
+    fn routes(&self, routes: &mut ExtensionRoutes) {
+        routes.method("demo/echo", |request, p: EchoParams| async move {
+            let declared = request
+                .context()
                 .client_extension::<DemoSettings>()
                 .transpose()
                 .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
-            let mut result = JsonObject::new();
-            match request.method() {
-                "demo/echo" => {
-                    result.insert("params".into(), Value::Object(request.params()));
-                    result.insert("clientLevel".into(), json!(declared.map(|d| d.level)));
-                    request.cache_hints(&mut result);
-                }
-                _ => {
-                    let _ = ctx.peer().notify("notifications/demo/tick", None, None);
-                    let answer = ctx
-                        .request_client("demo/question", Some(obj(json!({"q": "colour?"}))))
-                        .await
-                        .map_err(|e| ErrorObject::internal(e.to_string()))?;
-                    result.insert("answer".into(), Value::Object(answer));
-                }
-            }
+            let mut result = EchoResult {
+                params: json!({"x": p.x}),
+                client_level: declared.map(|d| d.level),
+                ttl_ms: None,
+                cache_scope: None,
+            };
+            request.cache_hints(&mut result);
             Ok(result)
-        })
+        });
+        routes.method("demo/ask", |request, _: NoParams| async move {
+            let ctx = request.context().clone();
+            let _ = ctx.peer().notify("notifications/demo/tick", None, None);
+            let answer = ctx
+                .request_client("demo/question", Some(obj(json!({"q": "colour?"}))))
+                .await
+                .map_err(|e| ErrorObject::internal(e.to_string()))?;
+            Ok(AskResult { answer })
+        });
+        let pokes = self.pokes.clone();
+        routes.notification_method("notifications/demo/poke", move |p: JsonObject, _peer| {
+            pokes.lock().unwrap().push(p);
+            async {}
+        });
     }
-    fn notifications(&self) -> Vec<String> {
-        vec!["notifications/demo/poke".into()]
-    }
-    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
-        self.pokes.lock().unwrap().push(n.params);
-        Box::pin(async {})
-    }
-    fn result_methods(&self) -> Vec<String> {
-        vec!["tools/list".into()]
-    }
-    fn on_result(&self, _method: &str, context: &RequestContext, result: &mut JsonObject) {
-        result.insert(
-            "demo".into(),
+    fn on_tools_list(&self, context: &RequestContext, result: &mut ListToolsResult) {
+        result.meta.get_or_insert_with(JsonObject::new).insert(
+            DemoSettings::ID.into(),
             json!({"clientDeclared": context.client_declares_extension(DemoSettings::ID)}),
         );
     }
@@ -126,7 +155,7 @@ async fn noop() -> &'static str {
     "ok"
 }
 
-fn server(pokes: Arc<Mutex<Vec<Option<JsonObject>>>>) -> Server {
+fn server(pokes: Arc<Mutex<Vec<JsonObject>>>) -> Server {
     Server::builder()
         .tool(tool("noop").handler(noop))
         .extension(DemoServer { pokes })
@@ -171,7 +200,11 @@ async fn declarations_methods_and_result_fields_in_both_eras() {
         let tools = bounded("tools/list", client.request_raw("tools/list", None))
             .await
             .unwrap();
-        assert_eq!(tools["demo"], json!({"clientDeclared": true}), "{version}");
+        assert_eq!(
+            tools["_meta"][DemoSettings::ID],
+            json!({"clientDeclared": true}),
+            "{version}"
+        );
 
         // A server-to-client extension request (legacy sessions only: a
         // 2026-07-28 server cannot send requests of its own).

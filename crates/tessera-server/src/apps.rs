@@ -39,8 +39,9 @@ use tessera_types::methods;
 use serde_json::{Value, json};
 use tessera_runtime::BoxFuture;
 use tessera_types::{
-    APP_MIME_TYPE, ErrorObject, JsonObject, Params, ReadResourceResult, Resource, ResourceContents,
-    TextResourceContents, ToolUiMeta, UI_EXTENSION, UiResourceMeta, UiSettings, UiVisibility,
+    APP_MIME_TYPE, ErrorObject, JsonObject, ListToolsResult, Params, ReadResourceResult, Resource,
+    ResourceContents, TextResourceContents, ToolUiMeta, UI_EXTENSION, UiResourceMeta, UiSettings,
+    UiVisibility,
 };
 
 use crate::context::RequestContext;
@@ -137,20 +138,10 @@ impl ServerExtension for Apps {
         Some(Arc::new(Views(self.views.clone())))
     }
 
-    fn result_methods(&self) -> Vec<String> {
-        vec![methods::TOOLS_LIST.into()]
-    }
-
-    fn on_result(&self, _method: &str, context: &RequestContext, result: &mut JsonObject) {
-        if client_renders_apps(context) {
-            return;
-        }
+    fn on_tools_list(&self, context: &RequestContext, result: &mut ListToolsResult) {
         // A client that renders no views never gets app-only tools.
-        if let Some(Value::Array(tools)) = result.get_mut("tools") {
-            tools.retain(|t| {
-                let tool = serde_json::from_value(t.clone()).ok();
-                !app_only(tool.as_ref().and_then(ToolUiMeta::of))
-            });
+        if !client_renders_apps(context) {
+            result.tools.retain(|t| !app_only(ToolUiMeta::of(t)));
         }
     }
 

@@ -63,7 +63,9 @@ pub use completion::{
 pub use context::RequestContext;
 pub use elicit::Elicited;
 pub use error::BuildError;
-pub use extension::{ExtensionHost, ExtensionRequest, ServerExtension};
+pub use extension::{
+    DeclaredSettings, ExtensionHost, ExtensionRequest, ExtensionRoutes, ServerExtension,
+};
 pub use extract::{
     Args, Extension, FromRequest, HandlerInput, RawArgs, Rejection, RequestBody, RequestParts,
     State, ToolCall,

@@ -20,13 +20,17 @@ use tessera_types::{
 use crate::completion::CompletionRegistry;
 use crate::context::RequestContext;
 use crate::error::BuildError;
-use crate::extension::{ExtensionHost, ExtensionRequest, ExtensionSet, Notifier, ServerExtension};
+use crate::extension::{
+    ExtensionHost, ExtensionRequest, ExtensionSet, Notifier, RouteFn, ServerExtension,
+};
 use crate::hub::{Hub, ListKind};
 use crate::mrtr::StateSealer;
 use crate::pagination::Pager;
 use crate::prompt::PromptRegistry;
 use crate::resource::ResourceRegistry;
 use crate::tool::{ToolRegistry, ToolRoute};
+use tessera_runtime::ReplyResult;
+use tessera_types::CacheScope;
 
 /// Everything a server offers. Each feature keeps its own part.
 pub(crate) struct Registry<S> {
@@ -653,9 +657,9 @@ impl<S: Send + Sync + 'static> Server<S> {
         // served.
         let exts = &self.inner.extensions;
         let caps = self.capabilities_of(reg);
-        for (method, i) in &exts.methods {
-            if caps.has_extension(exts.list[*i].id()) && !out.contains(method) {
-                out.push(method.clone());
+        for (route, i) in &exts.routes {
+            if caps.has_extension(exts.list[*i].id()) && !out.contains(&route.method) {
+                out.push(route.method.clone());
             }
         }
         out
@@ -688,8 +692,8 @@ impl<S: Send + Sync + 'static> Server<S> {
         Ok(())
     }
 
-    /// Serves one request below the middleware: extension guards, the
-    /// extension or core handler, result hooks.
+    /// Serves one request below the middleware: extension guards, then the
+    /// extension route or the core handler.
     fn serve_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
         if !self.inner.extensions.touches(&request.method) {
             return self.handle_core(request);
@@ -697,37 +701,42 @@ impl<S: Send + Sync + 'static> Server<S> {
         if let Err(e) = self.check_guards(&request) {
             return ready(Err(e));
         }
-        let hooks = self.inner.extensions.result_hooks(&request.method);
-        let context = (!hooks.is_empty()).then(|| RequestContext::from_request(&request));
-        let answer = match self
-            .inner
-            .extensions
-            .serving(&request.method, request.context.era)
-        {
-            Some(ext) => {
-                let settings = &self.inner.settings;
-                ext.handle_request(ExtensionRequest {
-                    context: RequestContext::from_request(&request),
-                    pager: self.inner.pager.clone(),
-                    cache_ttl_ms: u64::try_from(settings.cache_ttl.as_millis()).unwrap_or(u64::MAX),
-                    cache_scope: settings.cache_scope,
-                    request,
+        match self.route_of(&request) {
+            Some(handler) => {
+                let reply = self.route(handler.as_ref(), request);
+                Box::pin(async move {
+                    reply.await?.into_object().map_err(|e| {
+                        ErrorObject::internal(format!(
+                            "Internal error: a result does not read: {e}"
+                        ))
+                    })
                 })
             }
             None => self.handle_core(request),
-        };
-        let Some(context) = context else {
-            return answer;
-        };
-        Box::pin(async move {
-            let mut result = answer.await?;
-            // Results that ask for more input are not final: no hooks.
-            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
-                for h in &hooks {
-                    h.on_result(context.method(), &context, &mut result);
-                }
-            }
-            Ok(result)
+        }
+    }
+
+    /// The extension route serving `request` in its era, if any.
+    fn route_of(&self, request: &Request) -> Option<Arc<RouteFn>> {
+        self.inner
+            .extensions
+            .serving(&request.method, request.context.era)
+            .map(|r| r.handler.clone())
+    }
+
+    /// Calls an extension route.
+    fn route(&self, handler: &RouteFn, request: Request) -> BoxFuture<'static, ReplyResult> {
+        let settings = &self.inner.settings;
+        handler(ExtensionRequest {
+            context: RequestContext::from_request(&request),
+            pager: self.inner.pager.clone(),
+            cache_ttl_ms: u64::try_from(settings.cache_ttl.as_millis()).unwrap_or(u64::MAX),
+            cache_scope: if settings.cache_scope == "public" {
+                CacheScope::Public
+            } else {
+                CacheScope::Private
+            },
+            request,
         })
     }
 }
@@ -737,19 +746,29 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
         self.served_methods()
     }
 
-    /// A `tools/call` that nothing reads on its way out (no middleware, no
-    /// extension serving it or seeing its result; guards only read the
-    /// request) is answered with its result written straight to JSON text;
-    /// everything else as a tree.
+    /// A `tools/call` or an extension route that nothing reads on its way
+    /// out (no middleware; guards only read the request) is answered with
+    /// its result written straight to JSON text; everything else as a tree.
     fn handle(&self, request: Request) -> Handling {
+        if !self.inner.middleware.is_empty() {
+            return Handling::Object(self.handle_request(request));
+        }
         if request.method == methods::TOOLS_CALL
-            && self.inner.middleware.is_empty()
             && !self.inner.extensions.shapes(methods::TOOLS_CALL)
         {
             if let Err(e) = self.check_guards(&request) {
                 return Handling::Reply(Box::pin(async move { Err(e) }));
             }
             return Handling::Reply(self.call_tool::<Reply>(request));
+        }
+        if self.inner.extensions.shapes(&request.method) {
+            if let Err(e) = self.check_guards(&request) {
+                return Handling::Reply(Box::pin(async move { Err(e) }));
+            }
+            return match self.route_of(&request) {
+                Some(handler) => Handling::Reply(self.route(handler.as_ref(), request)),
+                None => Handling::Object(self.handle_core(request)),
+            };
         }
         Handling::Object(self.handle_request(request))
     }
@@ -772,7 +791,7 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
         }
         Box::pin(async move {
             for t in takers {
-                t.handle_notification(n.clone()).await;
+                t(n.clone()).await;
             }
         })
     }

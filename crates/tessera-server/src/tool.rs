@@ -9,8 +9,8 @@ use serde_json::Value;
 use tessera_proto::mirror::ParamHeader;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
-    CallToolResult, ErrorObject, JsonObject, ServerCapabilities, Tool, ToolAnnotations,
-    ToolsCapability,
+    CallToolResult, ErrorObject, JsonObject, ListToolsResult, ServerCapabilities, Tool,
+    ToolAnnotations, ToolsCapability,
 };
 
 use crate::context::RequestContext;
@@ -18,7 +18,7 @@ use crate::error::BuildError;
 use crate::extract::{HandlerInput, ToolCall};
 use crate::handler::ToolHandler;
 use crate::schema::{Validator, empty_object_schema};
-use crate::server::{Server, ready};
+use crate::server::{Server, ready, to_object};
 use crate::task::TaskStart;
 use tessera_types::tool::TaskSupport;
 
@@ -379,15 +379,18 @@ impl<S: Send + Sync + 'static> Server<S> {
                 }
             }
         }
-        let (page, next) = self.pager().page(methods::TOOLS_LIST, &all, cursor)?;
-        let mut result = JsonObject::new();
-        result.insert(
-            "tools".into(),
-            serde_json::to_value(page).unwrap_or_default(),
-        );
-        if let Some(n) = next {
-            result.insert("nextCursor".into(), Value::String(n));
-        }
+        // Extensions edit the whole list, before it is cut into pages.
+        let mut listed = ListToolsResult {
+            tools: all,
+            ..ListToolsResult::default()
+        };
+        self.inner.extensions.on_tools_list(&ctx, &mut listed);
+        let (page, next) = self
+            .pager()
+            .page(methods::TOOLS_LIST, &listed.tools, cursor)?;
+        listed.tools = page;
+        listed.next_cursor = next;
+        let mut result = to_object(&listed);
         self.cache_hints(&ctx, &mut result);
         Ok(result)
     }

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 use tessera_client::{Client, ClientError};
 use tessera_server::task::{TaskSupport, TasksExtension};
-use tessera_server::{Server, ServerExtension, tool};
+use tessera_server::{ExtensionRoutes, Server, ServerExtension, tool};
 use tessera_types::tasks::TASKS_EXTENSION;
 use tessera_types::{Era, JsonObject, ProtocolVersion};
 
@@ -61,9 +61,18 @@ fn task_server(register: bool) -> Server {
 fn it_is_a_server_extension_for_the_modern_era() {
     let ext = TasksExtension::default();
     assert_eq!(ext.id(), TASKS_EXTENSION);
-    assert_eq!(ext.methods(), ["tasks/get", "tasks/update", "tasks/cancel"]);
-    assert!(ext.serves(Era::Modern));
-    assert!(!ext.serves(Era::Legacy));
+    let mut routes = ExtensionRoutes::default();
+    ext.routes(&mut routes);
+    let routed: Vec<_> = routes.request_methods().collect();
+    assert_eq!(
+        routed,
+        [
+            ("tasks/get", Some(Era::Modern)),
+            ("tasks/update", Some(Era::Modern)),
+            ("tasks/cancel", Some(Era::Modern))
+        ]
+    );
+    assert_eq!(routes.notification_methods().count(), 0);
 }
 
 #[tokio::test]

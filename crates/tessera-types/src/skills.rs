@@ -13,7 +13,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::JsonObject;
+use crate::cache::CacheScope;
 use crate::extension::ExtensionSettings;
+use crate::macros::requests;
 use crate::resource::Resource;
 
 /// The extension identifier.
@@ -147,13 +149,49 @@ pub struct ListSkillsResult {
     /// The cursor of the next page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+    /// How long, in milliseconds, the client may cache the page. 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the page. 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+impl ListSkillsResult {
+    /// A page of `skills`, and the cursor of the next one.
+    pub fn new(skills: Vec<Skill>, next_cursor: Option<String>) -> Self {
+        ListSkillsResult {
+            skills,
+            next_cursor,
+            ttl_ms: None,
+            cache_scope: None,
+        }
+    }
 }
 
 /// The result of `skills/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct GetSkillResult {
     /// The entry.
     pub skill: Skill,
+    /// How long, in milliseconds, the client may cache the entry. 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the entry. 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+impl GetSkillResult {
+    /// The result naming `skill`.
+    pub fn new(skill: Skill) -> Self {
+        GetSkillResult {
+            skill,
+            ttl_ms: None,
+            cache_scope: None,
+        }
+    }
 }
 
 /// The result of `resources/directory/read`.
@@ -165,6 +203,62 @@ pub struct ReadResourceDirectoryResult {
     /// The cursor of the next page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+    /// How long, in milliseconds, the client may cache the page. 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Who may cache the page. 2026-07-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
+}
+
+impl ReadResourceDirectoryResult {
+    /// A page of `resources`, and the cursor of the next one.
+    pub fn new(resources: Vec<Resource>, next_cursor: Option<String>) -> Self {
+        ReadResourceDirectoryResult {
+            resources,
+            next_cursor,
+            ttl_ms: None,
+            cache_scope: None,
+        }
+    }
+}
+
+crate::cache::impl_cacheable!(
+    ListSkillsResult,
+    GetSkillResult,
+    ReadResourceDirectoryResult
+);
+
+/// Parameters of `skills/get`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GetSkillRequestParams {
+    /// Reserved metadata (`_meta`).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// The skill's URI (`skill://…/SKILL.md`).
+    pub uri: String,
+}
+
+/// Parameters of `resources/directory/read`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReadResourceDirectoryRequestParams {
+    /// Reserved metadata (`_meta`).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<JsonObject>,
+    /// The directory's URI.
+    pub uri: String,
+    /// Where to continue: the `nextCursor` of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+requests! {
+    /// `skills/list` (Skills extension).
+    ListSkillsRequest: crate::methods::SKILLS_LIST, crate::pagination::PaginatedRequestParams => ListSkillsResult;
+    /// `skills/get` (Skills extension).
+    GetSkillRequest: crate::methods::SKILLS_GET, GetSkillRequestParams => GetSkillResult;
+    /// `resources/directory/read` (Skills extension).
+    ReadResourceDirectoryRequest: crate::methods::RESOURCES_DIRECTORY_READ, ReadResourceDirectoryRequestParams => ReadResourceDirectoryResult;
 }
 
 /// The digest of `bytes` as skill entries write it: `sha256:<hex>`.

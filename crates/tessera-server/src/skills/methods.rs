@@ -4,69 +4,56 @@
 use std::sync::Arc;
 use tessera_types::methods;
 
-use serde_json::Value;
-use tessera_runtime::{BoxFuture, HandlerResult};
+use tessera_runtime::BoxFuture;
 use tessera_types::{
-    BlobResourceContents, ErrorObject, JsonObject, ReadResourceResult, Resource, ResourceContents,
-    TextResourceContents,
+    BlobResourceContents, ErrorObject, GetSkillRequest, GetSkillRequestParams, GetSkillResult,
+    ListSkillsRequest, ListSkillsResult, PaginatedRequestParams, ReadResourceDirectoryRequest,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceResult, Resource,
+    ResourceContents, TextResourceContents,
 };
 
 use super::Shared;
 use crate::context::RequestContext;
-use crate::extension::ExtensionRequest;
+use crate::extension::{ExtensionRequest, ExtensionRoutes};
 use crate::resource::response::{echoed_uri, uri_data};
 use crate::resource::{ResourceError, ResourceProvider};
 
-/// The methods the extension serves.
-pub(crate) const METHODS: [&str; 3] = [
-    methods::SKILLS_LIST,
-    methods::SKILLS_GET,
-    methods::RESOURCES_DIRECTORY_READ,
-];
-
-pub(crate) fn handle(
-    shared: Arc<Shared>,
-    request: ExtensionRequest,
-) -> BoxFuture<'static, HandlerResult> {
-    Box::pin(async move {
-        match request.method() {
-            methods::SKILLS_LIST => list(&shared, &request),
-            methods::SKILLS_GET => get(&shared, &request),
-            methods::RESOURCES_DIRECTORY_READ => directory(&shared, &request).await,
-            other => Err(ErrorObject::method_not_found(other)),
-        }
-    })
+/// Adds the extension's three requests to `routes`.
+pub(crate) fn route(shared: &Arc<Shared>, routes: &mut ExtensionRoutes) {
+    let s = shared.clone();
+    routes.request::<ListSkillsRequest, _, _>(move |request, params| {
+        std::future::ready(list(&s, &request, params))
+    });
+    let s = shared.clone();
+    routes.request::<GetSkillRequest, _, _>(move |request, params| {
+        std::future::ready(get(&s, &request, params))
+    });
+    let s = shared.clone();
+    routes.request::<ReadResourceDirectoryRequest, _, _>(move |request, params| {
+        let s = s.clone();
+        async move { directory(&s, &request, params).await }
+    });
 }
 
-fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-fn list(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
+fn list(
+    shared: &Shared,
+    request: &ExtensionRequest,
+    params: PaginatedRequestParams,
+) -> Result<ListSkillsResult, ErrorObject> {
     let all = shared.entries();
     // Entries are atomic: a page holds whole entries.
-    let (page, next) = request.page(methods::SKILLS_LIST, &all)?;
-    let mut result = JsonObject::new();
-    result.insert("skills".into(), to_value(&page));
-    if let Some(n) = next {
-        result.insert("nextCursor".into(), Value::String(n));
-    }
+    let (page, next) = request.page(methods::SKILLS_LIST, &all, params.cursor.as_deref())?;
+    let mut result = ListSkillsResult::new(page, next);
     request.cache_hints(&mut result);
     Ok(result)
 }
 
-fn uri_param(request: &ExtensionRequest) -> Result<String, ErrorObject> {
-    match request.params().get("uri") {
-        Some(Value::String(u)) => Ok(u.clone()),
-        _ => Err(ErrorObject::invalid_params(format!(
-            "Invalid params for {}: uri must be a string",
-            request.method()
-        ))),
-    }
-}
-
-fn get(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
-    let uri = uri_param(request)?;
+fn get(
+    shared: &Shared,
+    request: &ExtensionRequest,
+    params: GetSkillRequestParams,
+) -> Result<GetSkillResult, ErrorObject> {
+    let uri = params.uri;
     let skill = {
         let catalog = shared.catalog();
         catalog.by_uri.get(&uri).map(|i| catalog.skills[*i].clone())
@@ -85,14 +72,17 @@ fn get(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
         ))
         .with_data(uri_data(&uri)));
     };
-    let mut result = JsonObject::new();
-    result.insert("skill".into(), to_value(&skill));
+    let mut result = GetSkillResult::new(skill);
     request.cache_hints(&mut result);
     Ok(result)
 }
 
-async fn directory(shared: &Shared, request: &ExtensionRequest) -> HandlerResult {
-    let uri = uri_param(request)?;
+async fn directory(
+    shared: &Shared,
+    request: &ExtensionRequest,
+    params: ReadResourceDirectoryRequestParams,
+) -> Result<ReadResourceDirectoryResult, ErrorObject> {
+    let uri = params.uri;
     let not_a_directory = || {
         ErrorObject::invalid_params(format!("{} is not a directory resource", echoed_uri(&uri)))
             .with_data(uri_data(&uri))
@@ -112,12 +102,12 @@ async fn directory(shared: &Shared, request: &ExtensionRequest) -> HandlerResult
         }
     };
     // The cursor is bound to this directory.
-    let (page, next) = request.page(&format!("resources/directory/read {uri}"), &children)?;
-    let mut result = JsonObject::new();
-    result.insert("resources".into(), to_value(&page));
-    if let Some(n) = next {
-        result.insert("nextCursor".into(), Value::String(n));
-    }
+    let (page, next) = request.page(
+        &format!("resources/directory/read {uri}"),
+        &children,
+        params.cursor.as_deref(),
+    )?;
+    let mut result = ReadResourceDirectoryResult::new(page, next);
     // Like every listing of 2026-07-28, a directory page is cacheable:
     // peers (the TypeScript SkillsClient) require `ttlMs`/`cacheScope`.
     request.cache_hints(&mut result);

@@ -32,15 +32,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, SystemTime};
 
-use tessera_runtime::{BoxFuture, HandlerResult};
-use tessera_types::{
-    JsonObject, ResourcesCapability, ServerCapabilities, Skill, SkillsSettings, settings_object,
-};
+use tessera_types::{ResourcesCapability, ServerCapabilities, Skill, SkillsSettings};
 
 pub use catalog::{MAX_FRONTMATTER_BYTES, SkillsError};
 pub use dynamic::{DynamicSkill, SkillFile};
 
-use crate::extension::{ExtensionHost, ExtensionRequest, ServerExtension};
+use crate::extension::{DeclaredSettings, ExtensionHost, ExtensionRoutes, ServerExtension};
 use crate::hub::ListKind;
 use crate::resource::ResourceProvider;
 use catalog::Catalog;
@@ -274,8 +271,8 @@ impl ServerExtension for Skills {
         tessera_types::SKILLS_EXTENSION
     }
 
-    fn settings(&self) -> JsonObject {
-        settings_object(&SkillsSettings {
+    fn settings(&self) -> DeclaredSettings {
+        DeclaredSettings::of(&SkillsSettings {
             directory_read: Some(true),
         })
     }
@@ -287,12 +284,8 @@ impl ServerExtension for Skills {
             .get_or_insert_with(ResourcesCapability::default);
     }
 
-    fn methods(&self) -> Vec<String> {
-        methods::METHODS.iter().map(|m| (*m).to_owned()).collect()
-    }
-
-    fn handle_request(&self, request: ExtensionRequest) -> BoxFuture<'static, HandlerResult> {
-        methods::handle(self.shared.clone(), request)
+    fn routes(&self, routes: &mut ExtensionRoutes) {
+        methods::route(&self.shared, routes);
     }
 
     fn resources(&self) -> Option<Arc<dyn ResourceProvider>> {

@@ -6,16 +6,19 @@
 
 use std::sync::{Arc, OnceLock};
 
+use serde::Deserialize;
 use serde_json::Value;
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_runtime::{HandlerResult, Request};
 use tessera_types::tasks::TASKS_EXTENSION;
-use tessera_types::{Era, ErrorObject, JsonObject, ServerCapabilities, methods};
+use tessera_types::{
+    EmptyResult, Era, ErrorObject, JsonObject, ServerCapabilities, TaskIdParams, methods,
+};
 
 use super::call::{declares_extension, extension_required};
 use super::hub::{TaskHub, owner_of};
-use super::store::{TaskChange, Transition};
+use super::store::{TaskChange, TaskRecord, Transition};
 use super::wire;
-use crate::extension::{ExtensionHost, ExtensionRequest, ServerExtension};
+use crate::extension::{ExtensionHost, ExtensionRequest, ExtensionRoutes, ServerExtension};
 
 /// The `taskId` of a task method's params.
 pub(crate) fn task_id_param(r: &Request) -> Result<String, ErrorObject> {
@@ -64,7 +67,7 @@ pub(crate) fn unknown_task(id: &str) -> ErrorObject {
 /// ```
 #[derive(Default)]
 pub struct TasksExtension {
-    host: OnceLock<ExtensionHost>,
+    host: Arc<OnceLock<ExtensionHost>>,
 }
 
 impl std::fmt::Debug for TasksExtension {
@@ -72,13 +75,6 @@ impl std::fmt::Debug for TasksExtension {
         f.debug_struct("TasksExtension")
             .field("attached", &self.host.get().is_some())
             .finish()
-    }
-}
-
-impl TasksExtension {
-    /// The task hub of the server the extension is attached to.
-    fn hub(&self) -> Option<Arc<TaskHub>> {
-        self.host.get()?.task_hub()
     }
 }
 
@@ -101,28 +97,35 @@ impl ServerExtension for TasksExtension {
         }
     }
 
-    fn methods(&self) -> Vec<String> {
-        vec![
-            methods::TASKS_GET.into(),
-            methods::TASKS_UPDATE.into(),
-            methods::TASKS_CANCEL.into(),
-        ]
-    }
-
-    fn serves(&self, era: Era) -> bool {
-        era == Era::Modern
-    }
-
-    fn handle_request(&self, request: ExtensionRequest) -> BoxFuture<'static, HandlerResult> {
-        let Some(hub) = self.hub() else {
-            let method = request.request.method.clone();
-            return Box::pin(async move {
-                Err(ErrorObject::internal(format!(
-                    "Internal error: {method}: the tasks extension is not attached to a server"
-                )))
-            });
-        };
-        handle(hub, request.request)
+    fn routes(&self, routes: &mut ExtensionRoutes) {
+        // 2025-11-25 requests of the same names are served by the core.
+        let host = self.host.clone();
+        routes.method_in(
+            Era::Modern,
+            methods::TASKS_GET,
+            move |r, p: TaskIdParams| {
+                let hub = attached(&host, &r);
+                async move { get(hub?, r, p).await }
+            },
+        );
+        let host = self.host.clone();
+        routes.method_in(
+            Era::Modern,
+            methods::TASKS_UPDATE,
+            move |r, p: UpdateParams| {
+                let hub = attached(&host, &r);
+                async move { update(hub?, r, p).await }
+            },
+        );
+        let host = self.host.clone();
+        routes.method_in(
+            Era::Modern,
+            methods::TASKS_CANCEL,
+            move |r, p: TaskIdParams| {
+                let hub = attached(&host, &r);
+                async move { cancel(hub?, r, p).await }
+            },
+        );
     }
 
     fn attach(&self, host: ExtensionHost) {
@@ -130,58 +133,79 @@ impl ServerExtension for TasksExtension {
     }
 }
 
-fn ready(r: HandlerResult) -> BoxFuture<'static, HandlerResult> {
-    Box::pin(std::future::ready(r))
+/// The hub of the server the extension is attached to, for a request that
+/// declares the extension.
+fn attached(
+    host: &Arc<OnceLock<ExtensionHost>>,
+    r: &ExtensionRequest,
+) -> Result<Arc<TaskHub>, ErrorObject> {
+    if !declares_extension(r.request()) {
+        return Err(extension_required(r.method()));
+    }
+    host.get().and_then(ExtensionHost::task_hub).ok_or_else(|| {
+        ErrorObject::internal(format!(
+            "Internal error: {}: the tasks extension is not attached to a server",
+            r.method()
+        ))
+    })
 }
 
-/// `tasks/get`, `tasks/update` or `tasks/cancel` of a 2026-07-28 request.
-fn handle(hub: Arc<TaskHub>, r: Request) -> BoxFuture<'static, HandlerResult> {
-    if !declares_extension(&r) {
-        return ready(Err(extension_required(&r.method)));
+/// The params of `tasks/update`, with the answers kept as sent.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UpdateParams {
+    task_id: String,
+    input_responses: JsonObject,
+}
+
+/// The task `id` of this requestor.
+async fn record(hub: &TaskHub, r: &ExtensionRequest, id: &str) -> Result<TaskRecord, ErrorObject> {
+    hub.get(&owner_of(r.request()), id)
+        .await?
+        .ok_or_else(|| unknown_task(id))
+}
+
+/// `tasks/get`: the detailed task, with its outcome once it is terminal.
+async fn get(hub: Arc<TaskHub>, r: ExtensionRequest, p: TaskIdParams) -> HandlerResult {
+    Ok(wire::get_result(&record(&hub, &r, &p.task_id).await?))
+}
+
+/// `tasks/update`: answers to the task's input requests, delivered where it
+/// runs.
+async fn update(
+    hub: Arc<TaskHub>,
+    r: ExtensionRequest,
+    p: UpdateParams,
+) -> Result<EmptyResult, ErrorObject> {
+    let id = p.task_id;
+    record(&hub, &r, &id).await?;
+    if let Some(live) = hub.running(&id) {
+        if live.input.answer(&p.input_responses) > 0 {
+            hub.publish_input(&id, &live).await?;
+        }
+    } else if let Some(bus) = hub.bus() {
+        // Another instance runs it.
+        super::relay::send_answer(bus.as_ref(), &id, &p.input_responses).await;
     }
-    let id = match task_id_param(&r) {
-        Ok(id) => id,
-        Err(e) => return ready(Err(e)),
-    };
-    let owner = owner_of(&r);
-    Box::pin(async move {
-        let Some(record) = hub.get(&owner, &id).await? else {
-            return Err(unknown_task(&id));
-        };
-        match r.method.as_str() {
-            methods::TASKS_GET => Ok(wire::get_result(&record)),
-            methods::TASKS_UPDATE => {
-                let responses = match r.params.as_ref().and_then(|p| p.get("inputResponses")) {
-                    Some(Value::Object(o)) => o.clone(),
-                    _ => {
-                        return Err(ErrorObject::invalid_params(
-                            "Invalid params: inputResponses must be an object",
-                        ));
-                    }
-                };
-                if let Some(live) = hub.running(&id) {
-                    if live.input.answer(&responses) > 0 {
-                        hub.publish_input(&id, &live).await?;
-                    }
-                } else if let Some(bus) = hub.bus() {
-                    // Another instance runs it.
-                    super::relay::send_answer(bus.as_ref(), &id, &responses).await;
-                }
-                Ok(JsonObject::new())
-            }
-            _ => {
-                // tasks/cancel: acknowledged for a terminal task too.
-                if !record.status.is_terminal() {
-                    if let Transition::Applied(_) = hub.apply(&id, TaskChange::cancelled()).await? {
-                        if let Some(live) = hub.running(&id) {
-                            live.cancel.cancel();
-                        } else if let Some(bus) = hub.bus() {
-                            super::relay::send_cancel(bus.as_ref(), &id).await;
-                        }
-                    }
-                }
-                Ok(JsonObject::new())
+    Ok(EmptyResult::default())
+}
+
+/// `tasks/cancel`: acknowledged for a terminal task too.
+async fn cancel(
+    hub: Arc<TaskHub>,
+    r: ExtensionRequest,
+    p: TaskIdParams,
+) -> Result<EmptyResult, ErrorObject> {
+    let id = p.task_id;
+    let record = record(&hub, &r, &id).await?;
+    if !record.status.is_terminal() {
+        if let Transition::Applied(_) = hub.apply(&id, TaskChange::cancelled()).await? {
+            if let Some(live) = hub.running(&id) {
+                live.cancel.cancel();
+            } else if let Some(bus) = hub.bus() {
+                super::relay::send_cancel(bus.as_ref(), &id).await;
             }
         }
-    })
+    }
+    Ok(EmptyResult::default())
 }
