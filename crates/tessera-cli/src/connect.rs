@@ -304,13 +304,35 @@ impl ClientOptions {
                     http.headers.extend(headers);
                     // -H Authorization wins over a workload token, which wins
                     // over a token stored by `tessera login`.
-                    let transport = http.authorizer(&url)?.install(http.transport(&url)?);
-                    let builder = match transport.link() {
+                    let authorizer = http.authorizer(&url)?;
+                    // The first transport is built here so that bad options
+                    // fail at once; reconnections (a session the server
+                    // forgot) build their own the same way, reporting into
+                    // the first one's link state.
+                    let made = authorizer.install(http.transport(&url)?);
+                    let link = made.link();
+                    let state = link.as_ref().map(|l| l.state.clone());
+                    let first = std::sync::Mutex::new(Some(made));
+                    let builder = match link {
                         Some(link) => builder.link(link),
                         None => builder,
                     };
+                    let target = url.clone();
                     builder
-                        .connect_transport(transport)
+                        .connect_transports(move || {
+                            let made = first.lock().ok().and_then(|mut f| f.take());
+                            match made {
+                                Some(t) => Ok(t),
+                                None => http
+                                    .transport(&target)
+                                    .map(|t| authorizer.install(t))
+                                    .map(|t| match &state {
+                                        Some(s) => t.with_link_state(s.clone()),
+                                        None => t,
+                                    })
+                                    .map_err(|e| std::io::Error::other(format!("{e:?}"))),
+                            }
+                        })
                         .await
                         .map_err(|e| connect_failure(e, mode, format!("connecting to {url}")))
                 }

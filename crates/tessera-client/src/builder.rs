@@ -15,7 +15,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::cache::ResponseCache;
 use crate::client::{Client, ClientInner, Remembered, Settings};
-use crate::connect::{ChildConnector, Connector, Launch, Started, establish};
+use crate::connect::{ChildConnector, Connector, Launch, Started, TransportConnector, establish};
 use crate::error::ClientError;
 use crate::extension::ClientExtension;
 use crate::handler::{FormHandler, SamplingHandler, UrlConsent};
@@ -338,6 +338,20 @@ impl ClientBuilder {
         let first = connector.clone();
         self.open(Some(connector), move |launch| first.start(launch))
             .await
+    }
+
+    /// Connects over transports made by `make`, one per connection: the
+    /// client reconnects through it ([`Client::reconnect`](crate::Client::reconnect),
+    /// [`retry_idempotent`](ClientBuilder::retry_idempotent)), and when the
+    /// server forgets the session (Streamable HTTP `404`) it sets up a new
+    /// one, restores the log level and resource subscriptions, and sends the
+    /// refused request again.
+    pub async fn connect_transports<F, T>(self, make: F) -> Result<Client, ClientError>
+    where
+        F: Fn() -> std::io::Result<T> + Send + Sync + 'static,
+        T: Transport,
+    {
+        self.connect_with(TransportConnector::new(make)).await
     }
 
     /// Connects over a reader/writer pair carrying newline-delimited JSON-RPC

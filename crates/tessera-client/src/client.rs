@@ -289,7 +289,8 @@ impl Client {
 
     /// The path of every request: the cache, `_meta` (log level, extra
     /// entries), progress, and one re-issue after a lost connection for
-    /// idempotent methods when [`ClientBuilder::retry_idempotent`](crate::ClientBuilder::retry_idempotent) is on.
+    /// idempotent methods when [`ClientBuilder::retry_idempotent`](crate::ClientBuilder::retry_idempotent) is on,
+    /// or of any request the server refused because it forgot the session.
     pub(crate) async fn send(
         &self,
         method: &str,
@@ -308,6 +309,7 @@ impl Client {
             && IDEMPOTENT_METHODS.contains(&method);
         let mut reissued = false;
         loop {
+            self.renew_lost_session().await?;
             let (peer, generation, connected) = self.inner.current();
             let p = self.decorate(params.clone(), options, connected.era);
             match self.send_on(&peer, method, p, options).await {
@@ -322,9 +324,53 @@ impl Client {
                     tracing::debug!(%method, "connection lost; reconnecting to re-issue");
                     self.reconnect_from(generation).await?;
                 }
+                // The server never served it: safe to send again, whatever
+                // the method, once a new session exists. A request that met
+                // a connection already ended by the lost session was not
+                // sent at all.
+                Err(e)
+                    if !reissued
+                        && self.inner.connector.is_some()
+                        && (e.is_session_lost()
+                            || e.is_closed() && self.ended_by_lost_session(generation).await) =>
+                {
+                    reissued = true;
+                    tracing::info!(%method, "the server forgot the session; reconnecting");
+                    self.reconnect_from(generation).await?;
+                }
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Whether connection `generation` (still the current one) ended
+    /// because the server forgot the session; waits a moment for its end to
+    /// be recorded.
+    async fn ended_by_lost_session(&self, generation: u64) -> bool {
+        let (mut done, lost) = {
+            let c = self.inner.conn();
+            if c.generation != generation {
+                return false;
+            }
+            (c.done.clone(), c.lost.clone())
+        };
+        let ended =
+            tokio::time::timeout(std::time::Duration::from_secs(5), done.wait_for(|d| *d)).await;
+        matches!(ended, Ok(Ok(_))) && lost.load(Ordering::SeqCst)
+    }
+
+    /// Reconnects first when the connection ended because the server forgot
+    /// the session (a new request cannot act twice), if the client can.
+    async fn renew_lost_session(&self) -> Result<(), ClientError> {
+        let (lost, generation) = {
+            let c = self.inner.conn();
+            (c.lost.load(Ordering::SeqCst), c.generation)
+        };
+        if lost && self.inner.connector.is_some() {
+            tracing::info!("the server forgot the session; reconnecting");
+            self.reconnect_from(generation).await?;
+        }
+        Ok(())
     }
 
     /// Adds the per-request `_meta` entries.

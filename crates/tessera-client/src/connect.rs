@@ -9,7 +9,11 @@
 //!
 //! Requests in flight fail with a closed-connection error
 //! ([`ClientError::is_closed`]); the client does not re-send them by itself,
-//! because a re-sent `tools/call` could act twice. [`Client::reconnect`]
+//! because a re-sent `tools/call` could act twice. The exception is a
+//! request the server refused because it forgot the session
+//! ([`ClientError::is_session_lost`]: Streamable HTTP answers `404`): it was
+//! not served, so a client with a [`Connector`] reconnects (a new session)
+//! and sends it once more. Transports never set up sessions by themselves. [`Client::reconnect`]
 //! starts a new connection (re-spawning the child) with exponential backoff
 //! and negotiates again. With [`ClientBuilder::retry_idempotent`](crate::ClientBuilder::retry_idempotent),
 //! requests that change nothing (lists, `resources/read`, `prompts/get`,
@@ -127,6 +131,41 @@ impl Connector for ChildConnector {
     }
 }
 
+/// Opens a new transport from a factory for every connection: how a client
+/// over Streamable HTTP reconnects, and sets up a new session when the
+/// server forgot its own ([`ClientBuilder::connect_transports`](crate::ClientBuilder::connect_transports)).
+pub struct TransportConnector<F> {
+    make: F,
+}
+
+impl<F> std::fmt::Debug for TransportConnector<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransportConnector").finish_non_exhaustive()
+    }
+}
+
+impl<F, T> TransportConnector<F>
+where
+    F: Fn() -> std::io::Result<T> + Send + Sync + 'static,
+    T: Transport,
+{
+    /// A connector that calls `make` for each new transport.
+    pub fn new(make: F) -> Self {
+        TransportConnector { make }
+    }
+}
+
+impl<F, T> Connector for TransportConnector<F>
+where
+    F: Fn() -> std::io::Result<T> + Send + Sync + 'static,
+    T: Transport,
+{
+    fn start(&self, launch: Launch) -> BoxFuture<'static, std::io::Result<Started>> {
+        let started = (self.make)().map(|t| launch.run(t));
+        Box::pin(std::future::ready(started))
+    }
+}
+
 /// One negotiated connection.
 #[derive(Debug)]
 pub(crate) struct Conn {
@@ -134,6 +173,8 @@ pub(crate) struct Conn {
     pub connected: Arc<tessera_proto::Connected>,
     pub generation: u64,
     pub done: watch::Receiver<bool>,
+    /// Set when the connection ended because the server forgot the session.
+    pub lost: Arc<std::sync::atomic::AtomicBool>,
     pub child: Option<ChildProcess>,
 }
 
@@ -157,8 +198,14 @@ pub(crate) async fn establish(
     };
     let (done_tx, done_rx) = watch::channel(false);
     let events = shared.events.clone();
+    let lost = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let lost_flag = lost.clone();
     tokio::spawn(async move {
-        let _ = task.await;
+        if let Ok(Err(e)) = task.await {
+            if tessera_runtime::SessionLost::is(&e) {
+                lost_flag.store(true, Ordering::SeqCst);
+            }
+        }
         done_tx.send_replace(true);
         let _ = events.send(ClientEvent::Disconnected);
     });
@@ -167,6 +214,7 @@ pub(crate) async fn establish(
         connected: Arc::new(connected),
         generation,
         done: done_rx,
+        lost,
         child,
     })
 }

@@ -149,6 +149,19 @@ impl ClientError {
         }
     }
 
+    /// Whether the transport reported that the server forgot the session
+    /// (Streamable HTTP: `404` to a request that carried one). The request
+    /// was not served and the connection ended; a client that can reconnect
+    /// sets up a new session and sends the request once more by itself.
+    pub fn is_session_lost(&self) -> bool {
+        self.remote()
+            .and_then(|e| e.data.as_ref())
+            .and_then(|d| d.get(tessera_runtime::TRANSPORT_FAILURE_KEY))
+            .and_then(|m| m.get(tessera_runtime::SESSION_LOST_KEY))
+            .and_then(serde_json::Value::as_bool)
+            == Some(true)
+    }
+
     /// Whether the connection was (or got) closed before an answer arrived.
     pub fn is_closed(&self) -> bool {
         matches!(

@@ -2,11 +2,12 @@
 //!
 //! - Streamable HTTP: the standalone GET stream is reopened (with
 //!   `Last-Event-ID`) when the server ends it, and a `404` there (the server
-//!   forgot the session) makes the client set up a new session and open the
-//!   stream in it;
+//!   forgot the session) ends the connection; the client's next request
+//!   connects again (a new session) and the stream opens in it;
 //! - 2024-11-05 HTTP+SSE: when the server closes the event stream, the
-//!   client opens a new one (a new session, the handshake replayed), with
-//!   backoff, and gives up after a bounded number of attempts.
+//!   session is over and the connection ends; the client's next request
+//!   opens a new one (its own handshake, a new session), with the client's
+//!   backoff and a bounded number of attempts.
 //!
 //! Every wait is for a recorded event, with a deadline.
 
@@ -25,7 +26,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tessera_client::Client;
+use tessera_client::{Client, ClientEvent, ReconnectPolicy};
 use tessera_http::{HttpClientTransport, LegacySseClientTransport};
 use tessera_types::ProtocolVersion;
 
@@ -268,15 +269,22 @@ fn streamable_script(st: &mut State, r: Req) -> Response<Body> {
 async fn get_stream_is_reopened_and_a_forgotten_session_renewed() {
     let mock = start(streamable_script).await;
     let url = format!("http://{}/mcp", mock.addr);
-    let transport = HttpClientTransport::new(&url).unwrap();
     let client = Client::builder("streams-test", "1")
         .protocol_version(ProtocolVersion::V2025_11_25)
-        .connect_transport(transport)
+        .connect_transports(move || HttpClientTransport::new(&url).map_err(std::io::Error::other))
         .await
         .unwrap();
 
     // The first stream ends after one event; the client reopens it with
-    // Last-Event-ID, gets 404, sets up s2 and opens the stream there.
+    // Last-Event-ID and gets 404: the session is lost, and the transport
+    // ends without writing anything of its own.
+    mock.wait_for("GET s1 last=ev-1").await;
+
+    // The next request finds the connection ended by the lost session: the
+    // client connects again (a new initialize, session s2, its GET stream)
+    // and the request goes to the new session.
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools[0].name, "s2");
     mock.wait_for("GET s2").await;
     let log = mock.log();
     let pos = |e: &str| log.iter().position(|x| x == e).unwrap_or(usize::MAX);
@@ -292,10 +300,10 @@ async fn get_stream_is_reopened_and_a_forgotten_session_renewed() {
         pos("POST notifications/initialized s2") < pos("GET s2"),
         "{log:#?}"
     );
-
-    // Requests now go to the new session.
-    let tools = client.list_tools().await.unwrap();
-    assert_eq!(tools[0].name, "s2");
+    assert!(
+        !log.iter().any(|e| e.starts_with("DELETE s1")),
+        "no DELETE for a session the server forgot: {log:#?}"
+    );
     client.close().await;
     mock.wait_for("DELETE s2").await;
 }
@@ -338,70 +346,102 @@ fn legacy_script(st: &mut State, r: Req) -> Response<Body> {
     }
 }
 
-async fn legacy_client(mock: &Mock) -> Client {
+/// A client over HTTP+SSE that makes a new transport for each connection,
+/// trying `attempts` times with short waits.
+async fn legacy_client(mock: &Mock, attempts: u32) -> Client {
     let url = format!("http://{}/sse", mock.addr);
     Client::builder("streams-test", "1")
         .protocol_version(ProtocolVersion::V2024_11_05)
-        .connect_transport(LegacySseClientTransport::new(&url).unwrap())
+        .reconnect_policy(ReconnectPolicy {
+            max_attempts: attempts,
+            initial_delay: Duration::from_millis(20),
+            ..ReconnectPolicy::default()
+        })
+        .connect_transports(move || {
+            LegacySseClientTransport::new(&url).map_err(std::io::Error::other)
+        })
         .await
         .unwrap()
 }
 
+/// Waits until the client's connection ended.
+async fn disconnected(events: &mut tessera_client::EventStream) {
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            match events.recv().await {
+                Some(ClientEvent::Disconnected) => return,
+                Some(_) => continue,
+                None => panic!("the client is gone"),
+            }
+        }
+    })
+    .await
+    .expect("the connection ends");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn legacy_event_stream_is_reopened_with_the_handshake_replayed() {
+async fn legacy_a_closed_event_stream_ends_the_session_and_the_client_opens_a_new_one() {
     let mock = start(legacy_script).await;
-    let client = legacy_client(&mock).await;
+    let client = legacy_client(&mock, 5).await;
+    let mut events = client.events();
     assert_eq!(client.list_tools().await.unwrap()[0].name, "k1");
 
-    // The server drops the stream (refusing the first attempt to reopen it).
+    // The server drops the stream: the session is over, and the transport
+    // ends without opening anything by itself.
     mock.state.lock().unwrap().refuse_sse = 1;
     mock.close_stream("k1");
-    mock.wait_for("POST notifications/initialized k2").await;
+    disconnected(&mut events).await;
+    assert!(
+        !mock
+            .log()
+            .iter()
+            .any(|e| e.starts_with("GET /sse") && e != "GET /sse k1"),
+        "{:#?}",
+        mock.log()
+    );
+
+    // The next request makes the client connect again (the first try is
+    // refused), with its own handshake in session k2.
+    assert_eq!(client.list_tools().await.unwrap()[0].name, "k2");
     let log = mock.log();
     let pos = |e: &str| log.iter().position(|x| x == e).unwrap_or(usize::MAX);
     assert!(pos("GET /sse refused") < pos("GET /sse k2"), "{log:#?}");
     assert!(pos("POST initialize k2") < pos("POST notifications/initialized k2"));
-
-    // The engine saw none of that: the same client goes on, in session k2.
-    assert_eq!(client.list_tools().await.unwrap()[0].name, "k2");
     client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_reconnection_is_bounded() {
     let mock = start(legacy_script).await;
-    let client = legacy_client(&mock).await;
+    let client = legacy_client(&mock, 3).await;
+    let mut events = client.events();
     mock.state.lock().unwrap().refuse_sse = u32::MAX;
-    let started = Instant::now();
     mock.close_stream("k1");
-    // A request made while the client tries waits for the outcome, and fails
-    // once the client gives up, saying why.
-    mock.wait_for("GET /sse refused").await;
+    disconnected(&mut events).await;
+    // The next request tries the client's reconnection policy, and fails
+    // once it gives up, saying why.
     let err = tokio::time::timeout(DEADLINE, client.list_tools())
         .await
         .expect("the client gives up in bounded time")
         .unwrap_err();
     assert!(
-        err.to_string().contains("tries to open a new one failed"),
-        "{err} (after {:?})",
-        started.elapsed()
+        err.to_string()
+            .contains("could not reconnect after 3 attempt(s)"),
+        "{err}"
     );
     let refused = mock
         .log()
         .iter()
         .filter(|e| *e == "GET /sse refused")
         .count();
-    assert_eq!(refused, 5, "{:#?}", mock.log());
-    // Later requests fail at once.
-    let err = client.list_tools().await.unwrap_err();
-    assert!(err.to_string().contains("tries to open a new one failed"));
+    assert_eq!(refused, 3, "{:#?}", mock.log());
     client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_requests_in_flight_fail_at_once_when_the_stream_drops() {
     let mock = start(legacy_script).await;
-    let client = Arc::new(legacy_client(&mock).await);
+    let client = Arc::new(legacy_client(&mock, 5).await);
     // The mock never answers tools/call: the call waits on the stream.
     let c = client.clone();
     let call = tokio::spawn(async move { c.call_tool("hang", json!({})).await });
@@ -413,7 +453,7 @@ async fn legacy_requests_in_flight_fail_at_once_when_the_stream_drops() {
         .expect("the call does not hang")
         .unwrap()
         .unwrap_err();
-    assert!(err.to_string().contains("retryable"), "{err}");
+    assert!(err.to_string().contains("session is over"), "{err}");
     // Failed as soon as the stream ended, not after a request timeout.
     assert!(
         dropped.elapsed() < Duration::from_secs(5),

@@ -138,7 +138,14 @@ async fn run<T: Transport, S: Service>(
             () = core.work() => {}
             frame = transport.recv(), if eof_at.is_none() => match frame {
                 Ok(Some(frame)) => core.handle(frame),
-                Ok(None) | Err(_) => {
+                Ok(None) => {
+                    eof_at = Some(tokio::time::Instant::now() + options.drain_timeout);
+                    core.peer_closed();
+                }
+                // The connection's task ends with the reason (a lost
+                // session, for one).
+                Err(e) => {
+                    result = Err(e);
                     eof_at = Some(tokio::time::Instant::now() + options.drain_timeout);
                     core.peer_closed();
                 }

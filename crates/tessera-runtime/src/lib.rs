@@ -45,6 +45,44 @@ pub mod tally;
 pub mod testing;
 mod transport;
 
+/// The `data` member of an error a transport made up itself because the
+/// peer gave no JSON-RPC answer (an HTTP error status, a failed
+/// connection): an object with the HTTP `status`, if any, and
+/// [`SESSION_LOST_KEY`].
+pub const TRANSPORT_FAILURE_KEY: &str = "io.tessera/transportFailure";
+
+/// The member of a [`TRANSPORT_FAILURE_KEY`] marker that is `true` when the
+/// server forgot the session: the request was not served and the connection
+/// ended, so sending it again on a new session cannot act twice.
+pub const SESSION_LOST_KEY: &str = "sessionLost";
+
+/// Why a transport ended: the server forgot the session (Streamable HTTP
+/// answered `404`). A transport's `recv` fails with an [`std::io::Error`]
+/// carrying it; the connection's task then ends with that error, and a
+/// client that can reconnect sets up a new session before its next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionLost;
+
+impl std::fmt::Display for SessionLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the server forgot the session")
+    }
+}
+
+impl std::error::Error for SessionLost {}
+
+impl SessionLost {
+    /// The error a transport's `recv` returns for it.
+    pub fn io_error() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::ConnectionReset, SessionLost)
+    }
+
+    /// Whether `e` says the session was lost.
+    pub fn is(e: &std::io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<SessionLost>())
+    }
+}
+
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
 pub use connection::{Connection, ConnectionOptions};
 pub use driver::{drive, spawn, spawn_restored, spawn_shared, spawn_transport};

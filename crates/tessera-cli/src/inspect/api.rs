@@ -90,6 +90,10 @@ pub fn routes(hub: Hub) -> Router {
         )
         .route("/api/login", post(super::signin::start))
         .route("/api/asks", get(list_asks))
+        .route(
+            "/api/sampling-auto",
+            get(get_auto_reply).put(put_auto_reply),
+        )
         .route("/api/asks/{ask}", post(answer_ask))
         .route("/api/transcript", get(transcript))
         .with_state(hub)
@@ -460,6 +464,31 @@ async fn set_level(
 
 async fn list_asks(State(hub): State<Hub>) -> Answer {
     Ok(Json(json!({"asks": hub.asks().list()})))
+}
+
+/// `PUT /api/sampling-auto`: `{"text", "model"?}` answers every sampling
+/// request at once with that text; `{"text": null}` asks the user again.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AutoReplyBody {
+    text: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+async fn get_auto_reply(State(hub): State<Hub>) -> Answer {
+    Ok(Json(json!({"auto": hub.asks().auto_reply()})))
+}
+
+async fn put_auto_reply(State(hub): State<Hub>, Body(body): Body<AutoReplyBody>) -> Answer {
+    let reply = body.text.map(|text| super::asks::AutoReply {
+        text,
+        model: body.model.unwrap_or_else(|| "tessera-inspect".into()),
+    });
+    hub.asks()
+        .set_auto_reply(reply)
+        .map_err(Problem::bad_request)?;
+    Ok(Json(json!({"auto": hub.asks().auto_reply()})))
 }
 
 /// `POST /api/asks/{ask}`: exactly one of `reply` (the result to send) and

@@ -46,6 +46,20 @@ struct Inner {
     journal: Journal,
     next: AtomicU64,
     pending: Mutex<BTreeMap<u64, (Value, oneshot::Sender<Answer>)>>,
+    auto: Mutex<Option<AutoReply>>,
+}
+
+/// The most bytes of an automatic sampling reply's text or model name.
+pub const MAX_AUTO_REPLY: usize = 16 * 1024;
+
+/// The fixed reply the inspector gives every sampling request at once, when
+/// the user chose that instead of being asked each time.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AutoReply {
+    /// The reply's text.
+    pub text: String,
+    /// The model it names.
+    pub model: String,
 }
 
 /// Removes a question when its asker stops waiting (answered, timed out,
@@ -74,6 +88,7 @@ impl Asks {
                 journal,
                 next: AtomicU64::new(1),
                 pending: Mutex::new(BTreeMap::new()),
+                auto: Mutex::new(None),
             }),
         }
     }
@@ -85,6 +100,33 @@ impl Asks {
             .pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn auto(&self) -> std::sync::MutexGuard<'_, Option<AutoReply>> {
+        self.inner
+            .auto
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The automatic sampling reply, if one is set.
+    pub fn auto_reply(&self) -> Option<AutoReply> {
+        self.auto().clone()
+    }
+
+    /// Sets (or, with `None`, clears) the reply every sampling request gets
+    /// at once; refused when its text or model is over [`MAX_AUTO_REPLY`]
+    /// bytes. Questions already waiting still wait for the user.
+    pub fn set_auto_reply(&self, reply: Option<AutoReply>) -> Result<(), String> {
+        if let Some(r) = &reply {
+            if r.text.len() > MAX_AUTO_REPLY || r.model.len() > MAX_AUTO_REPLY {
+                return Err(format!(
+                    "an automatic reply's text and model are at most {MAX_AUTO_REPLY} bytes"
+                ));
+            }
+        }
+        *self.auto() = reply;
+        Ok(())
     }
 
     /// The questions waiting, as recorded.
@@ -186,6 +228,17 @@ impl Asks {
             let asks = asks.clone();
             async move {
                 let params = serde_json::to_value(&params).unwrap_or(Value::Null);
+                if let Some(auto) = asks.auto_reply() {
+                    let reply = json!({"role": "assistant", "model": auto.model,
+                        "stopReason": "endTurn", "content": {"type": "text", "text": auto.text}});
+                    asks.inner.journal.record(
+                        "auto-reply",
+                        json!({"connection": conn, "kind": "sampling", "params": params, "reply": reply}),
+                    );
+                    return serde_json::from_value::<CreateMessageResult>(reply).map_err(|e| {
+                        ErrorObject::new(REFUSED, format!("the automatic reply is not valid: {e}"))
+                    });
+                }
                 asks.ask::<CreateMessageResult>(conn, "sampling", json!({"params": params}))
                     .await
             }

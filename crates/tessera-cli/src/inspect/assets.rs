@@ -52,6 +52,7 @@ const ASSETS: &[Asset] = &[
     asset!("apps.js", JS),
     asset!("signin.js", JS),
     asset!("network.js", JS),
+    asset!("sampling_auto.js", JS),
 ];
 
 /// The policy of every page response: scripts, styles and connections only

@@ -595,6 +595,7 @@ impl Hub {
                     let t = t.with_observer(Arc::new(super::network::Recorder {
                         journal: journal.clone(),
                         conn: id,
+                        bodies: Default::default(),
                     }));
                     builder
                         .connect_transport(Tap::new(t, journal.clone(), id))

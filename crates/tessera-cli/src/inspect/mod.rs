@@ -18,6 +18,7 @@ mod network;
 mod oauth_debug;
 mod output_check;
 mod problem;
+mod response_body;
 mod sandbox;
 mod signin;
 mod skills;

@@ -2,7 +2,8 @@
 //! recorded into the [`Journal`] as an `http` event (method, URL, status,
 //! headers with credentials masked, the request body, the time to the
 //! answer's headers), with the `Mcp-*` headers checked against the rules of
-//! the Streamable HTTP transport ([`check`]).
+//! the Streamable HTTP transport ([`check`]); then the answer's body as it
+//! is read, as `http-body` events ([`ResponseBodies`]).
 
 use serde_json::{Value, json};
 use tessera::types::ProtocolVersion;
@@ -13,6 +14,7 @@ use tessera_http::http::{HeaderMap, Method, StatusCode};
 use tessera_http::{HttpExchange, HttpObserver};
 
 use super::journal::Journal;
+use super::response_body::ResponseBodies;
 
 /// The most bytes of a request body kept in the event.
 const MAX_BODY: usize = 64 * 1024;
@@ -25,6 +27,59 @@ pub struct Recorder {
     pub journal: Journal,
     /// The connection's id.
     pub conn: u64,
+    /// The answers' bodies being read.
+    pub bodies: ResponseBodies,
+}
+
+/// Records, for the exchanges whose events carry `label` (the connection,
+/// or the sign-in), the `http` event when the answer's headers arrive and
+/// then the `http-body` events of its body.
+pub fn record_exchange(
+    journal: &Journal,
+    bodies: &ResponseBodies,
+    e: &HttpExchange<'_>,
+    mut event: Value,
+) {
+    event["exchange"] = json!(e.id);
+    if e.outcome.is_ok() {
+        bodies.begin(e.id);
+    }
+    journal.record("http", event);
+}
+
+/// Records a piece of exchange `id`'s body (the `label` members name the
+/// connection or the sign-in).
+pub fn record_body(
+    journal: &Journal,
+    bodies: &ResponseBodies,
+    label: Value,
+    id: u64,
+    chunk: &[u8],
+) {
+    if let Some(text) = bodies.chunk(id, chunk) {
+        let mut event = label;
+        event["exchange"] = json!(id);
+        event["text"] = json!(text);
+        journal.record("http-body", event);
+    }
+}
+
+/// Records the end of exchange `id`'s body.
+pub fn record_end(
+    journal: &Journal,
+    bodies: &ResponseBodies,
+    label: Value,
+    id: u64,
+    outcome: Result<(), &str>,
+) {
+    if let Some(end) = bodies.end(id, outcome) {
+        let mut event = label;
+        event["exchange"] = json!(id);
+        if let (Some(event), Value::Object(end)) = (event.as_object_mut(), end) {
+            event.extend(end);
+        }
+        journal.record("http-body", event);
+    }
 }
 
 /// One rule a header was held to.
@@ -253,7 +308,17 @@ impl HttpObserver for Recorder {
     fn exchange(&self, e: &HttpExchange<'_>) {
         let mut event = describe(e);
         event["connection"] = json!(self.conn);
-        self.journal.record("http", event);
+        record_exchange(&self.journal, &self.bodies, e, event);
+    }
+
+    fn response_body(&self, id: u64, chunk: &[u8]) {
+        let label = json!({"connection": self.conn});
+        record_body(&self.journal, &self.bodies, label, id, chunk);
+    }
+
+    fn response_end(&self, id: u64, outcome: Result<(), &str>) {
+        let label = json!({"connection": self.conn});
+        record_end(&self.journal, &self.bodies, label, id, outcome);
     }
 }
 

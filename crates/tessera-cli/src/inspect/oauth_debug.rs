@@ -221,6 +221,8 @@ pub struct Steps {
     pub journal: Journal,
     /// The sign-in's id.
     pub login: u64,
+    /// The bodies of the MCP requests' answers being read.
+    pub bodies: super::response_body::ResponseBodies,
 }
 
 impl OAuthObserver for Steps {
@@ -287,7 +289,17 @@ impl HttpObserver for Steps {
         event["connection"] = Value::Null;
         event["login"] = json!(self.login);
         event["oauth"] = json!("mcp request");
-        self.journal.record("http", event);
+        network::record_exchange(&self.journal, &self.bodies, e, event);
+    }
+
+    fn response_body(&self, id: u64, chunk: &[u8]) {
+        let label = json!({"connection": null, "login": self.login});
+        network::record_body(&self.journal, &self.bodies, label, id, chunk);
+    }
+
+    fn response_end(&self, id: u64, outcome: Result<(), &str>) {
+        let label = json!({"connection": null, "login": self.login});
+        network::record_end(&self.journal, &self.bodies, label, id, outcome);
     }
 }
 

@@ -105,6 +105,7 @@ async fn run(
     let steps = Arc::new(super::oauth_debug::Steps {
         journal: journal.clone(),
         login: id,
+        bodies: Default::default(),
     });
     let flow = sign_in(
         SignIn {

@@ -39,33 +39,27 @@ async fn a_view_is_fetched_and_the_sandbox_origin_serves_its_proxy() {
     assert!(policy.contains("connect-src 'none'"), "{policy}");
     assert_eq!(view["refused"], json!([]));
     // A tool without a view, and one never listed.
-    let (s, v) = api
-        .send(
+    let v = api
+        .expect(
+            400,
             reqwest::Method::POST,
             &format!("connections/{id}/apps/view"),
             Some(json!({"tool": "echo"})),
         )
         .await;
-    assert_eq!(s, 400, "{v}");
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("names no view"),
-        "{v}"
-    );
-    let (s, _) = api
-        .send(
-            reqwest::Method::POST,
-            &format!("connections/{id}/apps/view"),
-            Some(json!({"tool": "nope"})),
-        )
-        .await;
-    assert_eq!(s, 404);
+    says(&v, "names no view");
+    api.expect(
+        404,
+        reqwest::Method::POST,
+        &format!("connections/{id}/apps/view"),
+        Some(json!({"tool": "nope"})),
+    )
+    .await;
 
     // Client extensions from the page: an identifier that is not one is refused.
-    let (s, v) = api
-        .send(
+    let v = api
+        .expect(
+            400,
             reqwest::Method::POST,
             "connections",
             Some(
@@ -74,14 +68,7 @@ async fn a_view_is_fetched_and_the_sandbox_origin_serves_its_proxy() {
             ),
         )
         .await;
-    assert_eq!(s, 400, "{v}");
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not an id"),
-        "{v}"
-    );
+    says(&v, "not an id");
 
     // The sandbox origin: another port of the same host.
     let info = api.get("info").await;

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::common::Inspector;
 
-pub const START: Duration = Duration::from_secs(30);
+pub use crate::fixture::START;
 
 /// A client of one inspector's API.
 pub struct Api {
@@ -43,16 +43,26 @@ impl Api {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
-    pub async fn get(&self, path: &str) -> Value {
-        let (s, v) = self.send(reqwest::Method::GET, path, None).await;
-        assert_eq!(s, 200, "GET {path}: {v}");
+    /// Sends a request that must be answered `status`; returns the body.
+    pub async fn expect(
+        &self,
+        status: u16,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Value {
+        let (s, v) = self.send(method.clone(), path, body).await;
+        assert_eq!(s, status, "{method} {path}: {v}");
         v
     }
 
+    pub async fn get(&self, path: &str) -> Value {
+        self.expect(200, reqwest::Method::GET, path, None).await
+    }
+
     pub async fn post(&self, path: &str, body: Value) -> Value {
-        let (s, v) = self.send(reqwest::Method::POST, path, Some(body)).await;
-        assert_eq!(s, 200, "POST {path}: {v}");
-        v
+        self.expect(200, reqwest::Method::POST, path, Some(body))
+            .await
     }
 
     /// Connects to `tessera serve --stdio` in `era`.
@@ -63,6 +73,12 @@ impl Api {
         )
         .await
     }
+}
+
+/// Asserts that the API's error answer `v` says `text` in its message.
+pub fn says(v: &Value, text: &str) {
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(text), "{text:?} not in {v}");
 }
 
 /// The journal's event stream, read until `done` holds for the events so

@@ -106,14 +106,13 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
         )
         .await;
     assert_eq!(again["result"]["content"][0]["text"], "2");
-    let (s, v) = api
-        .send(
-            reqwest::Method::POST,
-            &format!("connections/{id}/request"),
-            Some(json!({"method": "initialize", "params": {}})),
-        )
-        .await;
-    assert_eq!(s, 400, "{v}");
+    api.expect(
+        400,
+        reqwest::Method::POST,
+        &format!("connections/{id}/request"),
+        Some(json!({"method": "initialize", "params": {}})),
+    )
+    .await;
 
     // Completion of a prompt argument.
     let done = api
@@ -173,19 +172,21 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
     assert_eq!(log["data"], "Tool execution started");
 
     // Disconnect: gone from the list; its calls answer 404.
-    let (s, _) = api
-        .send(reqwest::Method::DELETE, &format!("connections/{id}"), None)
-        .await;
-    assert_eq!(s, 204);
+    api.expect(
+        204,
+        reqwest::Method::DELETE,
+        &format!("connections/{id}"),
+        None,
+    )
+    .await;
     assert_eq!(api.get("connections").await["connections"], json!([]));
-    let (s, v) = api
-        .send(
-            reqwest::Method::GET,
-            &format!("connections/{id}/tools"),
-            None,
-        )
-        .await;
-    assert_eq!(s, 404, "{v}");
+    api.expect(
+        404,
+        reqwest::Method::GET,
+        &format!("connections/{id}/tools"),
+        None,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -209,14 +210,13 @@ async fn progress_and_cancel_of_a_long_call() {
             .any(|e| e["type"] == "progress" && e["call"] == "long-1")
     })
     .await;
-    let (s, v) = api
-        .send(
-            reqwest::Method::POST,
-            &format!("connections/{id}/calls/long-1/cancel"),
-            None,
-        )
-        .await;
-    assert_eq!(s, 204, "{v}");
+    api.expect(
+        204,
+        reqwest::Method::POST,
+        &format!("connections/{id}/calls/long-1/cancel"),
+        None,
+    )
+    .await;
     let answer = tokio::time::timeout(Duration::from_secs(10), call)
         .await
         .expect("a cancelled call answers at once")
@@ -231,14 +231,13 @@ async fn progress_and_cancel_of_a_long_call() {
     .await;
     assert!(!events.is_empty());
     // An unknown call cannot be cancelled.
-    let (s, _) = api
-        .send(
-            reqwest::Method::POST,
-            &format!("connections/{id}/calls/long-1/cancel"),
-            None,
-        )
-        .await;
-    assert_eq!(s, 404);
+    api.expect(
+        404,
+        reqwest::Method::POST,
+        &format!("connections/{id}/calls/long-1/cancel"),
+        None,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -271,39 +270,32 @@ async fn legacy_era_and_a_launch_target() {
     .await;
     assert!(!events.is_empty());
     // A bad request names what is wrong.
-    let (s, v) = api
-        .send(
+    let v = api
+        .expect(
+            400,
             reqwest::Method::POST,
             &format!("connections/{id}/logging/level"),
             Some(json!({"level": "loud"})),
         )
         .await;
-    assert_eq!(s, 400);
-    assert!(
-        v["error"]["message"].as_str().unwrap().contains("loud"),
-        "{v}"
-    );
-    let (s, v) = api
-        .send(
-            reqwest::Method::POST,
-            "connections",
-            Some(json!({"url": "http://127.0.0.1:1/mcp", "command": "x"})),
-        )
-        .await;
-    assert_eq!(s, 400, "{v}");
+    says(&v, "loud");
+    api.expect(
+        400,
+        reqwest::Method::POST,
+        "connections",
+        Some(json!({"url": "http://127.0.0.1:1/mcp", "command": "x"})),
+    )
+    .await;
     // A body of the wrong shape is refused the same way, saying why.
-    let (s, v) = api
-        .send(
+    let v = api
+        .expect(
+            422,
             reqwest::Method::POST,
             &format!("connections/{id}/tools/call"),
             Some(json!({"nam": "echo"})),
         )
         .await;
-    assert_eq!(s, 422, "{v}");
-    assert!(
-        v["error"]["message"].as_str().unwrap().contains("nam"),
-        "{v}"
-    );
+    says(&v, "nam");
 }
 
 #[tokio::test]
@@ -319,22 +311,20 @@ async fn a_connection_waits_as_long_as_its_timeout() {
         .await;
     assert_eq!(conn["timeoutSeconds"], 0.5);
     let id = conn["id"].as_u64().unwrap();
-    let (s, v) = api
-        .send(
-            reqwest::Method::POST,
-            &format!("connections/{id}/tools/call"),
-            Some(json!({"name": "slow_compute", "arguments": {"seconds": 5}})),
-        )
-        .await;
-    assert_eq!(s, 504, "{v}");
-    let (s, _) = api
-        .send(
-            reqwest::Method::POST,
-            "connections",
-            Some(json!({"command": "x", "timeout": -1})),
-        )
-        .await;
-    assert_eq!(s, 400);
+    api.expect(
+        504,
+        reqwest::Method::POST,
+        &format!("connections/{id}/tools/call"),
+        Some(json!({"name": "slow_compute", "arguments": {"seconds": 5}})),
+    )
+    .await;
+    api.expect(
+        400,
+        reqwest::Method::POST,
+        "connections",
+        Some(json!({"command": "x", "timeout": -1})),
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -378,31 +368,24 @@ async fn the_servers_of_the_configuration_file_are_listed_and_connect() {
         .await;
     assert_eq!(conn["serverInfo"]["name"], "tessera-reference");
     assert_eq!(conn["era"], "legacy");
-    let (s, v) = api
-        .send(
+    let v = api
+        .expect(
+            400,
             reqwest::Method::POST,
             "connections",
             Some(json!({"server": "missing"})),
         )
         .await;
-    assert_eq!(s, 400);
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("reference"),
-        "{v}"
-    );
+    says(&v, "reference");
 
     // Edited from the page: one server added, then removed; the rest stays.
-    let (s, v) = api
-        .send(
-            reqwest::Method::PUT,
-            "config/servers/added",
-            Some(json!({"command": "srv", "args": ["--stdio"]})),
-        )
-        .await;
-    assert_eq!(s, 204, "{v}");
+    api.expect(
+        204,
+        reqwest::Method::PUT,
+        "config/servers/added",
+        Some(json!({"command": "srv", "args": ["--stdio"]})),
+    )
+    .await;
     let names = |c: &Value| -> Vec<String> {
         c["servers"]
             .as_array()
@@ -415,22 +398,17 @@ async fn the_servers_of_the_configuration_file_are_listed_and_connect() {
         names(&api.get("config").await),
         ["added", "broken", "reference", "remote"]
     );
-    let (s, v) = api
-        .send(
-            reqwest::Method::PUT,
-            "config/servers/bad",
-            Some(json!({"command": "x", "url": "http://127.0.0.1:9/mcp"})),
-        )
+    api.expect(
+        400,
+        reqwest::Method::PUT,
+        "config/servers/bad",
+        Some(json!({"command": "x", "url": "http://127.0.0.1:9/mcp"})),
+    )
+    .await;
+    api.expect(204, reqwest::Method::DELETE, "config/servers/added", None)
         .await;
-    assert_eq!(s, 400, "{v}");
-    let (s, _) = api
-        .send(reqwest::Method::DELETE, "config/servers/added", None)
+    api.expect(404, reqwest::Method::DELETE, "config/servers/added", None)
         .await;
-    assert_eq!(s, 204);
-    let (s, _) = api
-        .send(reqwest::Method::DELETE, "config/servers/added", None)
-        .await;
-    assert_eq!(s, 404);
     // `--server NAME` as the launch TARGET.
     let named = common::start_inspect_env(
         &["--server", "reference"],
@@ -479,8 +457,9 @@ async fn the_roots_given_at_connect_answer_the_server() {
         );
     }
     // Roots are file:// URIs.
-    let (s, v) = api
-        .send(
+    let v = api
+        .expect(
+            400,
             reqwest::Method::POST,
             "connections",
             Some(
@@ -489,11 +468,7 @@ async fn the_roots_given_at_connect_answer_the_server() {
             ),
         )
         .await;
-    assert_eq!(s, 400, "{v}");
-    assert!(
-        v["error"]["message"].as_str().unwrap().contains("file://"),
-        "{v}"
-    );
+    says(&v, "file://");
 }
 
 #[tokio::test]

@@ -9,6 +9,10 @@ mod apps;
 mod auth;
 mod client;
 mod connections;
+#[path = "../inspect_fixture/mod.rs"]
+mod fixture;
+mod network;
+mod sampling_auto;
 mod security;
 mod server_features;
 mod url_elicitation;

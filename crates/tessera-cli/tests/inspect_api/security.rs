@@ -106,3 +106,43 @@ fn a_non_loopback_host_is_refused_naming_the_flag() {
         "{err}"
     );
 }
+
+/// `--open` hands the very URL printed (token included) to the desktop's
+/// opener (`xdg-open`, here a script on `PATH` that writes its argument into
+/// a FIFO the test reads: no waiting on time).
+#[test]
+fn open_hands_the_printed_url_to_the_desktops_opener() {
+    let dir = std::env::temp_dir().join(format!("inspect-open-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("opened");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let opener = dir.join("xdg-open");
+    std::fs::write(
+        &opener,
+        "#!/bin/sh\nprintf '%s\\n' \"$1\" > \"$(dirname \"$0\")/opened\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let inspector =
+        crate::common::start_inspect_env(&["--open"], &[("PATH", path.as_str())], START);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reading = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::read_to_string(reading));
+    });
+    let opened = rx
+        .recv_timeout(START)
+        .expect("the opener was never run")
+        .unwrap();
+    assert_eq!(opened.trim_end(), inspector.url);
+    drop(inspector);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -33,17 +33,16 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
         assert_eq!(ask["connection"], id);
         let n = ask["ask"].as_u64().unwrap();
         assert_eq!(api.get("asks").await["asks"][0]["ask"], n);
-        let (s, v) = api
-            .send(
-                reqwest::Method::POST,
-                &format!("asks/{n}"),
-                Some(
-                    json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
+        api.expect(
+            204,
+            reqwest::Method::POST,
+            &format!("asks/{n}"),
+            Some(
+                json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
                                       "content": {"type": "text", "text": "hi from the page"}}}),
-                ),
-            )
-            .await;
-        assert_eq!(s, 204, "{v}");
+            ),
+        )
+        .await;
         let (_, r) = sampled.await.unwrap();
         assert_eq!(
             r["result"]["content"][0]["text"], "LLM response: hi from the page",
@@ -59,15 +58,10 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
             json!(["username", "email"])
         );
         let n = ask["ask"].as_u64().unwrap();
-        let (s, _) = api
-            .send(
-                reqwest::Method::POST,
+        api.expect(204, reqwest::Method::POST,
                 &format!("asks/{n}"),
                 Some(json!({"reply": {"action": "accept",
-                                      "content": {"username": "ada", "email": "ada@example.com"}}})),
-            )
-            .await;
-        assert_eq!(s, 204);
+                                      "content": {"username": "ada", "email": "ada@example.com"}}}))).await;
         let text = elicited.await.unwrap().1["result"]["content"][0]["text"]
             .as_str()
             .unwrap()
@@ -90,18 +84,20 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
         let shown = r.to_string();
         assert!(shown.contains("not now"), "{era}: {shown}");
         // Answering twice: the question is gone.
-        let (s, _) = api
-            .send(
-                reqwest::Method::POST,
-                &format!("asks/{n}"),
-                Some(json!({"reject": "again"})),
-            )
-            .await;
-        assert_eq!(s, 404);
-        let (s, _) = api
-            .send(reqwest::Method::DELETE, &format!("connections/{id}"), None)
-            .await;
-        assert_eq!(s, 204);
+        api.expect(
+            404,
+            reqwest::Method::POST,
+            &format!("asks/{n}"),
+            Some(json!({"reject": "again"})),
+        )
+        .await;
+        api.expect(
+            204,
+            reqwest::Method::DELETE,
+            &format!("connections/{id}"),
+            None,
+        )
+        .await;
     }
     // The transcript: every event, the messages among them.
     let resp = reqwest::get(format!(
@@ -181,14 +177,13 @@ async fn a_tool_call_as_a_task_is_followed_to_its_end_or_cancelled() {
                 .any(|t| t["taskId"] == long.as_str()),
             "{listed}"
         );
-        let (s, v) = api
-            .send(
-                reqwest::Method::POST,
-                &format!("connections/{id}/tasks/{long}/cancel"),
-                None,
-            )
-            .await;
-        assert_eq!(s, 204, "{v}");
+        api.expect(
+            204,
+            reqwest::Method::POST,
+            &format!("connections/{id}/tasks/{long}/cancel"),
+            None,
+        )
+        .await;
         let events = events_until(&api, |ev| {
             ev.iter()
                 .any(|e| e["type"] == "taskResult" && e["taskId"] == long.as_str())
@@ -200,14 +195,13 @@ async fn a_tool_call_as_a_task_is_followed_to_its_end_or_cancelled() {
                 && e["status"] == "cancelled"),
             "{era}: {events:#?}"
         );
-        let (s, _) = api
-            .send(
-                reqwest::Method::POST,
-                &format!("connections/{id}/tasks/{long}/cancel"),
-                None,
-            )
-            .await;
-        assert_eq!(s, 404);
+        api.expect(
+            404,
+            reqwest::Method::POST,
+            &format!("connections/{id}/tasks/{long}/cancel"),
+            None,
+        )
+        .await;
         // The server's own list: 2025-11-25 has tasks/list, the extension has none.
         let (s, v) = api
             .send(
@@ -239,14 +233,13 @@ async fn resource_subscriptions_in_both_eras() {
     for era in ["legacy", "modern"] {
         let id = api.connect_reference(era).await["id"].as_u64().unwrap();
         let uri = "test://watched-resource";
-        let (s, v) = api
-            .send(
-                reqwest::Method::POST,
-                &format!("connections/{id}/resources/subscribe"),
-                Some(json!({"uri": uri})),
-            )
-            .await;
-        assert_eq!(s, 204, "{era}: {v}");
+        api.expect(
+            204,
+            reqwest::Method::POST,
+            &format!("connections/{id}/resources/subscribe"),
+            Some(json!({"uri": uri})),
+        )
+        .await;
         let listed = api.get(&format!("connections/{id}/resources")).await;
         assert_eq!(listed["subscribed"], json!([uri]));
         api.post(
@@ -259,14 +252,13 @@ async fn resource_subscriptions_in_both_eras() {
                 .any(|e| e["type"] == "changed" && e["connection"] == id && e["uri"] == uri)
         })
         .await;
-        let (s, _) = api
-            .send(
-                reqwest::Method::POST,
-                &format!("connections/{id}/resources/unsubscribe"),
-                Some(json!({"uri": uri})),
-            )
-            .await;
-        assert_eq!(s, 204);
+        api.expect(
+            204,
+            reqwest::Method::POST,
+            &format!("connections/{id}/resources/unsubscribe"),
+            Some(json!({"uri": uri})),
+        )
+        .await;
         let listed = api.get(&format!("connections/{id}/resources")).await;
         assert_eq!(listed["subscribed"], json!([]));
     }
@@ -372,14 +364,13 @@ async fn a_load_run_reports_as_it_goes_and_sums_up() {
         .count();
     assert_eq!(calls, 0);
     // Bounds, and stopping a run.
-    let (s, _) = api
-        .send(
-            reqwest::Method::POST,
-            &format!("connections/{id}/load"),
-            Some(json!({"name": "add", "concurrency": 1000})),
-        )
-        .await;
-    assert_eq!(s, 400);
+    api.expect(
+        400,
+        reqwest::Method::POST,
+        &format!("connections/{id}/load"),
+        Some(json!({"name": "add", "concurrency": 1000})),
+    )
+    .await;
     let run = api
         .post(
             &format!("connections/{id}/load"),
@@ -388,10 +379,13 @@ async fn a_load_run_reports_as_it_goes_and_sums_up() {
         .await["run"]
         .as_u64()
         .unwrap();
-    let (s, _) = api
-        .send(reqwest::Method::POST, &format!("load/{run}/stop"), None)
-        .await;
-    assert_eq!(s, 204);
+    api.expect(
+        204,
+        reqwest::Method::POST,
+        &format!("load/{run}/stop"),
+        None,
+    )
+    .await;
     events_until(&api, |ev| {
         ev.iter()
             .any(|e| e["type"] == "loadDone" && e["run"] == run && e["error"] == "stopped")

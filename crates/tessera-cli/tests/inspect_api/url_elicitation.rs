@@ -7,7 +7,6 @@ use std::time::Duration;
 use serde_json::json;
 use tessera::server::{RequestContext, Server, tool};
 use tessera::types::{ElicitRequestParams, ElicitRequestURLParams};
-use tessera_http::McpHttp;
 
 use crate::client::*;
 use crate::common;
@@ -15,8 +14,6 @@ use crate::common;
 /// A server with one tool, `visit`, that asks the user to open a URL and
 /// returns the action they chose; its `/mcp` URL.
 async fn url_asking_server() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let local = listener.local_addr().unwrap();
     let server = Server::builder()
         .name_version("url-asker", "1.0.0")
         .tool(
@@ -37,12 +34,7 @@ async fn url_asking_server() -> String {
         )
         .build()
         .unwrap();
-    let mcp = McpHttp::builder(server).bind_address(local).build();
-    let app = axum::Router::new().route_service("/mcp", mcp);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{local}/mcp")
+    crate::fixture::serve_in_process(server).await
 }
 
 // The server runs on this runtime: the test's blocking waits must not stall it.
@@ -77,14 +69,13 @@ async fn the_page_consents_to_a_url_the_server_asks_to_open() {
         assert_eq!(ask["url"], "https://accounts.example.com/connect?state=abc");
         assert_eq!(ask["host"], "accounts.example.com");
         assert_eq!(ask["message"], "Sign in to connect your account");
-        let (s, v) = api
-            .send(
-                reqwest::Method::POST,
-                &format!("asks/{seen}"),
-                Some(json!({"reply": {"action": action}})),
-            )
-            .await;
-        assert_eq!(s, 204, "{v}");
+        api.expect(
+            204,
+            reqwest::Method::POST,
+            &format!("asks/{seen}"),
+            Some(json!({"reply": {"action": action}})),
+        )
+        .await;
         let r = tokio::time::timeout(Duration::from_secs(30), call)
             .await
             .unwrap()

@@ -6,8 +6,6 @@
 //! without running its script; the rounds of a multi round-trip call
 //! grouped in the Protocol tab.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use super::webdriver::Session;
@@ -16,8 +14,7 @@ use super::{common, in_browser, text_has};
 #[tokio::test]
 async fn an_app_renders_in_the_sandbox_and_calls_its_tool_through_the_bridge() {
     let bin = env!("CARGO_BIN_EXE_tessera");
-    let inspector =
-        common::start_inspect(&["--", bin, "serve", "--stdio"], Duration::from_secs(30));
+    let inspector = common::start_inspect(&["--", bin, "serve", "--stdio"], super::fixture::START);
     in_browser("apps", async |b: &Session| {
         b.goto(&inspector.url).await;
         b.wait_for("document.querySelector('#tool-list [data-tool=app_counter]')")

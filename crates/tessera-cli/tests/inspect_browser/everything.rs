@@ -38,20 +38,47 @@ fn everything() -> Option<PathBuf> {
 #[tokio::test]
 async fn the_official_everything_server_in_the_page() {
     let Some(js) = everything() else { return };
-    let inspector = super::common::start_inspect(&[], std::time::Duration::from_secs(30));
+    let inspector = super::common::start_inspect(&[], super::fixture::START);
     in_browser("everything", async |b: &Session| {
         b.goto(&inspector.url).await;
         b.wait_for("document.body.dataset.ready === 'true'").await;
         b.fill("#srv-target", "node").await;
         b.fill("#srv-args", &format!("{}\nstdio", js.display())).await;
         b.click("#srv-connect").await;
-        b.wait_for("document.querySelector('#tool-list [data-tool=echo]')")
-            .await;
+        // server-everything registers its client-dependent tools after the
+        // handshake, each with a tools/list_changed, so the page reloads its
+        // list several times. It keeps an unchanged tool's button across
+        // those reloads; the test still waits for the settled list (no load
+        // due, the last of those tools shown) before it clicks.
+        b.wait_for(
+            "document.getElementById('tool-list').dataset.state === 'ready' \
+             && document.querySelector('#tool-list [data-tool=simulate-research-query]')",
+        )
+        .await;
         // A legacy-era server (the TypeScript SDK): the badge says so.
         b.wait_for(&text_has("#conn-badges", "legacy")).await;
 
         b.click("#tool-list [data-tool=echo]").await;
         b.fill("[data-arg=message]", "from the browser").await;
+        // A reload of the list (what each list_changed does) keeps the
+        // tool's very button, its selection and what was typed in its form.
+        b.run(
+            "document.querySelector('#tool-list [data-tool=echo]').dataset.mark = 'kept'",
+            json!([]),
+        )
+        .await;
+        b.click("#tool-refresh").await;
+        b.wait_for("document.getElementById('tool-list').dataset.state === 'ready'")
+            .await;
+        let after = b
+            .run(
+                "const e = document.querySelector('#tool-list [data-tool=echo]');
+                 return [e.dataset.mark, e.getAttribute('aria-pressed'),
+                         document.querySelector('[data-arg=message]').value];",
+                json!([]),
+            )
+            .await;
+        assert_eq!(after, json!(["kept", "true", "from the browser"]));
         b.click("#tool-call").await;
         b.wait_for(&text_has("#tool-result pre.text", "from the browser"))
             .await;
@@ -60,7 +87,13 @@ async fn the_official_everything_server_in_the_page() {
         b.fill("#tool-search", "tiny").await;
         b.click("#tool-list [data-tool=get-tiny-image]").await;
         b.click("#tool-call").await;
-        b.wait_for("(() => { const i = document.querySelector('#tool-result img.media'); return i && i.complete && i.naturalWidth > 0; })()")
+        super::media_loaded(b, "#tool-result img.media").await;
+
+        // Resource links, each with its URI.
+        b.fill("#tool-search", "links").await;
+        b.click("#tool-list [data-tool=get-resource-links]").await;
+        b.click("#tool-call").await;
+        b.wait_for("document.querySelectorAll('#tool-result .link').length >= 1 && document.querySelector('#tool-result .link').textContent.includes('demo://')")
             .await;
 
         // A long operation reports progress and is cancelled.

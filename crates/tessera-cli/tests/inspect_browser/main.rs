@@ -11,13 +11,14 @@ mod apps;
 #[path = "../common/mod.rs"]
 mod common;
 mod everything;
+#[path = "../inspect_fixture/mod.rs"]
+mod fixture;
 mod network;
 mod pdf;
 mod signin;
 mod webdriver;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use futures::FutureExt as _;
 use serde_json::json;
@@ -95,6 +96,30 @@ where
     }
 }
 
+/// Waits for the image or audio element matching `css` to be decoded (an
+/// event, not a change of the document, so not [`Session::wait_for`]):
+/// `[naturalWidth, naturalHeight]` of an image, `[readyState, duration]` of
+/// audio; fails when the browser cannot decode it.
+async fn media_loaded(b: &Session, css: &str) -> serde_json::Value {
+    b.wait_for(&format!("document.querySelector({css:?})"))
+        .await;
+    let v = b
+        .run_async(
+            "const [css, done] = arguments;
+             const m = document.querySelector(css);
+             const audio = m.tagName === 'AUDIO';
+             const ok = () => done(audio ? [m.readyState, m.duration] : [m.naturalWidth, m.naturalHeight]);
+             const bad = () => done({error: String(m.error && m.error.code)});
+             if (audio ? m.readyState >= 1 : m.complete && m.naturalWidth > 0) ok();
+             else if (audio && m.error || !audio && m.complete) bad();
+             else { m.addEventListener(audio ? 'loadedmetadata' : 'load', ok); m.addEventListener('error', bad); }",
+            json!([css]),
+        )
+        .await;
+    assert!(v.is_array(), "{css} not decoded: {v}");
+    v
+}
+
 /// The text of the first element matching `css`, once it contains `needle`.
 fn text_has(css: &str, needle: &str) -> String {
     format!(
@@ -104,7 +129,7 @@ fn text_has(css: &str, needle: &str) -> String {
 
 #[tokio::test]
 async fn connect_call_cancel_read_get_and_follow_the_protocol() {
-    let inspector = common::start_inspect(&[], Duration::from_secs(30));
+    let inspector = common::start_inspect(&[], fixture::START);
     let bin = env!("CARGO_BIN_EXE_tessera");
     in_browser("scenario", async |b: &Session| {
         // Without the token the page says what to do, and calls nothing.
@@ -170,6 +195,31 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         b.wait_for(&text_has("#res-view", "test://static-text"))
             .await;
         b.wait_for("document.querySelector('#res-view pre.text')").await;
+        // An image resource as an image; a JSON one (from the template) as
+        // JSON.
+        b.click("#res-list [data-uri='test://static-binary']").await;
+        let size = media_loaded(b, "#res-view img.media").await;
+        assert_eq!(size, json!([16, 16]));
+        b.fill("#res-templates form [data-var=id]", "7").await;
+        b.click("#res-templates form button[type=submit]").await;
+        b.wait_for(&text_has("#res-view pre.json", "\"id\""))
+            .await;
+
+        // Results by content type: audio that the browser decodes, and text,
+        // an image and an embedded resource together.
+        b.click("#tab-tools").await;
+        b.fill("#tool-search", "content").await;
+        b.click("#tool-list [data-tool=test_audio_content]").await;
+        b.click("#tool-call").await;
+        let audio = media_loaded(b, "#tool-result audio").await;
+        let seconds = audio[1].as_f64().unwrap();
+        assert!((0.05..0.5).contains(&seconds), "{audio}");
+        b.click("#tool-list [data-tool=test_multiple_content_types]")
+            .await;
+        b.click("#tool-call").await;
+        b.wait_for("document.querySelector('#tool-result pre.text') && document.querySelector('#tool-result img.media') && document.querySelector('#tool-result .embedded pre.text')")
+            .await;
+        b.click("#tab-resources").await;
 
         // Subscribe to a resource; its update shows with the time.
         b.click("#res-list [data-uri='test://watched-resource']").await;
@@ -264,18 +314,33 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
         ))
         .await;
 
-        // Import the exported transcript: its messages show apart.
-        let transcript = reqwest::Client::new()
-            .get(format!("{}/api/transcript", inspector.base))
-            .bearer_auth(&inspector.token)
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        // Export the transcript (what the page's Export link downloads),
+        // replay it with `tessera replay` against a fresh server: the same
+        // answers, exit 0; then import it: its messages show apart.
+        let transcript = b
+            .run_async(
+                "const done = arguments[0];
+                 fetch(document.getElementById('proto-export').href)
+                   .then(r => r.text()).then(done, e => done('failed: ' + e));",
+                json!([]),
+            )
+            .await;
+        let transcript = transcript.as_str().unwrap().to_owned();
         let file = artifacts().join(format!("transcript-{}.json", std::process::id()));
         std::fs::write(&file, transcript).unwrap();
+        let replayed = std::process::Command::new(bin)
+            .arg("replay")
+            .arg(&file)
+            .args(["--", bin, "serve", "--stdio"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            replayed.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&replayed.stdout),
+            String::from_utf8_lossy(&replayed.stderr)
+        );
         b.keys("#proto-import", file.to_str().unwrap()).await;
         b.wait_for("document.querySelector(\"#proto-imported li[data-method='prompts/get ✓']\")")
             .await;
@@ -307,12 +372,8 @@ async fn connect_call_cancel_read_get_and_follow_the_protocol() {
 
 #[tokio::test]
 async fn a_deep_link_an_elicitation_and_a_foreign_page() {
-    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"));
-    serve.args(["serve", "--http", "127.0.0.1:0"]);
-    let (server, port) = common::spawn_serving(&mut serve, Duration::from_secs(30));
-    let _server = common::Running(server);
-    let inspector = common::start_inspect(&[], Duration::from_secs(30));
-    let mcp = format!("http://127.0.0.1:{port}/mcp");
+    let (_server, mcp) = fixture::serve_http();
+    let inspector = common::start_inspect(&[], fixture::START);
     in_browser("elicitation", async |b: &Session| {
         let link = format!("{}&url={}&era=legacy", inspector.url, url_escape(&mcp));
         b.goto(&link).await;
@@ -359,6 +420,25 @@ async fn a_deep_link_an_elicitation_and_a_foreign_page() {
         b.wait_for(&text_has("#tool-result pre.text", "LLM response: Blue."))
             .await;
 
+        // Or at once with a fixed reply, chosen on the Servers tab.
+        b.click("#tab-servers").await;
+        b.fill("#sampling-auto-text", "Green, at once.").await;
+        b.click("#sampling-auto").await;
+        b.wait_for("document.getElementById('sampling-auto-state').dataset.auto === 'on'")
+            .await;
+        b.click("#tab-tools").await;
+        b.click("#tool-call").await;
+        b.wait_for(&text_has(
+            "#tool-result pre.text",
+            "LLM response: Green, at once.",
+        ))
+        .await;
+        b.click("#tab-servers").await;
+        b.click("#sampling-auto").await;
+        b.wait_for("document.getElementById('sampling-auto-state').dataset.auto === 'off'")
+            .await;
+        b.click("#tab-tools").await;
+
         // Logs: set the level (logging/setLevel, legacy); a tool's log shows.
         b.click("#tab-logs").await;
         b.click("#log-level").await;
@@ -395,7 +475,7 @@ async fn a_deep_link_an_elicitation_and_a_foreign_page() {
 
         // A page of another origin (the MCP server's) that knows the token
         // still cannot use the API: its requests carry its Origin.
-        b.goto(&format!("http://127.0.0.1:{port}/")).await;
+        b.goto(&mcp.replace("/mcp", "/")).await;
         let outcome = b
             .run_async(
                 "const [url, token, done] = arguments;
@@ -484,7 +564,7 @@ async fn a_launch_target_opens_on_the_tools_tab_and_fits_a_narrow_window() {
             skills.to_str().unwrap(),
         ],
         &[("TESSERA_CONFIG", config.to_str().unwrap())],
-        Duration::from_secs(30),
+        fixture::START,
     );
     in_browser("launch", async |b: &Session| {
         b.goto(&inspector.url).await;

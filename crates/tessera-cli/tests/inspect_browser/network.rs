@@ -2,20 +2,14 @@
 //! each HTTP exchange with its status, the `Mcp-*` headers highlighted and
 //! each checked against the Streamable HTTP rules, credentials masked.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use super::webdriver::Session;
-use super::{common, in_browser, text_has};
+use super::{common, fixture, in_browser, text_has};
 
 #[tokio::test]
 async fn the_network_tab_shows_each_exchange_and_checks_its_mcp_headers() {
-    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"));
-    serve.args(["serve", "--http", "127.0.0.1:0"]);
-    let (server, port) = common::spawn_serving(&mut serve, Duration::from_secs(30));
-    let _server = common::Running(server);
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_server, url) = fixture::serve_http();
     let inspector = common::start_inspect(
         &[
             "--era",
@@ -24,14 +18,15 @@ async fn the_network_tab_shows_each_exchange_and_checks_its_mcp_headers() {
             "Authorization: Bearer secret-token-123",
             &url,
         ],
-        Duration::from_secs(30),
+        super::fixture::START,
     );
     in_browser("network", async |b: &Session| {
         b.goto(&inspector.url).await;
         b.wait_for("document.querySelector('#tool-list [data-tool=echo]')")
             .await;
         b.click("#tool-list [data-tool=echo]").await;
-        b.fill("[data-arg=text]", "over http").await;
+        b.fill("[data-arg=text]", "over http <b id=net-pwn>markup</b>")
+            .await;
         b.click("#tool-call").await;
         b.wait_for(&text_has("#tool-result pre.text", "over http")).await;
 
@@ -82,7 +77,25 @@ async fn the_network_tab_shows_each_exchange_and_checks_its_mcp_headers() {
         assert_eq!(shown[1], false, "the token must not be shown");
         assert_eq!(shown[2], true);
         // The exchange carries the request body: the JSON-RPC request.
-        b.wait_for(&text_has("#net-list", "\"over http\"")).await;
+        b.wait_for(&text_has("#net-list", "\"over http <b id=net-pwn>")).await;
+        // And the answer's body, read to its end: the server's markup shown
+        // as the characters it is, never made into elements.
+        let body = b
+            .wait_for(
+                "(() => { const li = [...document.querySelectorAll('#net-list li[data-status=\"200\"]')]
+                   .find(li => li.querySelector('.label').textContent.startsWith('tools/call '));
+                 const end = li && li.querySelector('.body-state');
+                 return end && end.dataset.state === 'complete'
+                   && [li.querySelector('pre.body').textContent, end.textContent]; })()",
+            )
+            .await;
+        let text = body[0].as_str().unwrap();
+        assert!(text.contains("over http <b id=net-pwn>markup</b>"), "{text}");
+        assert!(body[1].as_str().unwrap().contains(" bytes"), "{body}");
+        let made = b
+            .run("return document.getElementById('net-pwn') === null", json!([]))
+            .await;
+        assert_eq!(made, true, "the server's markup became an element");
     })
     .await;
 }

@@ -4,7 +4,6 @@
 
 use serde_json::json;
 use tessera::server::{Blob, Server, resource};
-use tessera_http::McpHttp;
 
 use super::webdriver::Session;
 use super::{common, in_browser, text_has};
@@ -24,8 +23,6 @@ trailer << /Root 1 0 R >>
 
 /// A server with one resource, `test://doc.pdf`; its `/mcp` URL.
 async fn pdf_server() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let local = listener.local_addr().unwrap();
     let server = Server::builder()
         .name_version("pdf-server", "1.0.0")
         .resource(
@@ -35,23 +32,17 @@ async fn pdf_server() -> String {
         )
         .build()
         .unwrap();
-    let mcp = McpHttp::builder(server).bind_address(local).build();
-    let app = axum::Router::new().route_service("/mcp", mcp);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{local}/mcp")
+    super::fixture::serve_in_process(server).await
 }
 
 // The server runs on this runtime: the test's blocking waits must not stall it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pdf_resource_is_shown_by_the_browsers_viewer_from_the_sandbox_origin() {
     let url = pdf_server().await;
-    let inspector = tokio::task::spawn_blocking(move || {
-        common::start_inspect(&[&url], std::time::Duration::from_secs(30))
-    })
-    .await
-    .unwrap();
+    let inspector =
+        tokio::task::spawn_blocking(move || common::start_inspect(&[&url], super::fixture::START))
+            .await
+            .unwrap();
     in_browser("pdf", async |b: &Session| {
         b.goto(&inspector.url).await;
         b.wait_for("document.body.dataset.ready === 'true' && document.querySelectorAll('#conn-select option[value]').length > 0 && document.getElementById('conn-select').value !== ''")

@@ -5,8 +5,6 @@
 //! once and redirects to the inspector's loopback listener), the page says
 //! signed in, and connecting to the server then uses the stored token.
 
-use std::time::Duration;
-
 use serde_json::json;
 
 use tessera_auth::testing::TestAuthorizationServer;
@@ -27,7 +25,7 @@ async fn sign_in_with_oauth_from_the_page_then_connect() {
             common::start_inspect_env(
                 &[],
                 &[("TESSERA_TOKEN_FILE", tokens.to_str().unwrap())],
-                Duration::from_secs(30),
+                super::fixture::START,
             )
         }
     })

@@ -11,6 +11,11 @@ use serde_json::{Value, json};
 /// The element key of the W3C protocol.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// How often an action finds its element again after the page replaced it.
+/// The page keeps unchanged nodes across re-renders, so more than one
+/// replacement in a row means the page keeps rebuilding: a bug to see.
+const STALE_ATTEMPTS: usize = 4;
+
 /// A `chromedriver` process on a free loopback port, killed when dropped.
 pub struct Driver {
     child: Child,
@@ -176,60 +181,67 @@ impl Session {
         Element(v[ELEMENT].as_str().unwrap().to_string())
     }
 
-    /// Clicks an element (found again if the page re-rendered it between
-    /// finding and clicking).
-    pub async fn click(&self, css: &str) {
-        for _ in 0..3 {
+    /// Finds the element matching `css` and does `act` on it. When the page
+    /// replaced that element between the finding and the acting (WebDriver's
+    /// "stale element reference", and only then), it is found again and `act`
+    /// repeated, at most [`STALE_ATTEMPTS`] times in all; any other error
+    /// fails at once, naming `what`.
+    async fn on_element(
+        &self,
+        what: &str,
+        css: &str,
+        act: impl AsyncFn(&Element) -> Result<Value, Value>,
+    ) -> Value {
+        let mut last = Value::Null;
+        for _ in 0..STALE_ATTEMPTS {
             let e = self.find(css).await;
-            match self
-                .try_cmd("POST", &format!("element/{}/click", e.0), json!({}))
-                .await
-            {
-                Ok(_) => return,
-                Err(v) if v["value"]["error"] == "stale element reference" => continue,
-                Err(v) => panic!("WebDriver click {css}: {v}"),
+            match act(&e).await {
+                Ok(v) => return v,
+                Err(v) if v["value"]["error"] == "stale element reference" => last = v,
+                Err(v) => panic!("WebDriver {what} {css}: {v}"),
             }
         }
-        panic!("WebDriver click {css}: the element kept being replaced");
+        panic!(
+            "WebDriver {what} {css}: the element was replaced {STALE_ATTEMPTS} times between \
+             finding and acting (last answer: {last})"
+        );
     }
 
-    /// Replaces the value of an input with `text` (typed as keys), finding
-    /// it again if the page re-rendered it meanwhile.
+    /// Clicks an element.
+    pub async fn click(&self, css: &str) {
+        self.on_element("click", css, async |e| {
+            self.try_cmd("POST", &format!("element/{}/click", e.0), json!({}))
+                .await
+        })
+        .await;
+    }
+
+    /// Replaces the value of an input with `text` (typed as keys).
     pub async fn fill(&self, css: &str, text: &str) {
-        for _ in 0..3 {
-            let e = self.find(css).await;
-            let cleared = self
-                .try_cmd("POST", &format!("element/{}/clear", e.0), json!({}))
-                .await;
-            let typed = match cleared {
-                Ok(_) => {
-                    self.try_cmd(
-                        "POST",
-                        &format!("element/{}/value", e.0),
-                        json!({"text": text}),
-                    )
-                    .await
-                }
-                Err(v) => Err(v),
-            };
-            match typed {
-                Ok(_) => return,
-                Err(v) if v["value"]["error"] == "stale element reference" => continue,
-                Err(v) => panic!("WebDriver fill {css}: {v}"),
-            }
-        }
-        panic!("WebDriver fill {css}: the element kept being replaced");
+        self.on_element("fill", css, async |e| {
+            self.try_cmd("POST", &format!("element/{}/clear", e.0), json!({}))
+                .await?;
+            self.try_cmd(
+                "POST",
+                &format!("element/{}/value", e.0),
+                json!({"text": text}),
+            )
+            .await
+        })
+        .await;
     }
 
     /// Sends keys to an element (WebDriver key codes such as `\u{E012}`,
     /// the left arrow, included).
     pub async fn keys(&self, css: &str, text: &str) {
-        let e = self.find(css).await;
-        self.cmd(
-            "POST",
-            &format!("element/{}/value", e.0),
-            json!({"text": text}),
-        )
+        self.on_element("keys", css, async |e| {
+            self.try_cmd(
+                "POST",
+                &format!("element/{}/value", e.0),
+                json!({"text": text}),
+            )
+            .await
+        })
         .await;
     }
 
@@ -285,9 +297,11 @@ impl Session {
     /// Makes the frame element matching `css` (in the current browsing
     /// context) the one later commands work in.
     pub async fn enter_frame(&self, css: &str) {
-        let e = self.find(css).await;
-        self.cmd("POST", "frame", json!({"id": {ELEMENT: e.0}}))
-            .await;
+        self.on_element("enter frame", css, async |e| {
+            self.try_cmd("POST", "frame", json!({"id": {ELEMENT: e.0}}))
+                .await
+        })
+        .await;
     }
 
     /// Back to the top-level page.

@@ -7,13 +7,20 @@ use serde_json::{Value, json};
 use tessera_types::ErrorObject;
 
 /// The `data` member that marks a locally made transport error.
-pub const TRANSPORT_FAILURE_KEY: &str = "io.tessera/transportFailure";
+pub const TRANSPORT_FAILURE_KEY: &str = tessera_runtime::TRANSPORT_FAILURE_KEY;
+
+/// The member of the marker saying the session was lost.
+const SESSION_LOST_KEY: &str = tessera_runtime::SESSION_LOST_KEY;
 
 /// What went wrong on the HTTP level, read back from a marked error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransportFailure {
     /// The HTTP status the server answered with, when there was an answer.
     pub status: Option<u16>,
+    /// Whether the server forgot the session (`404` to a request that
+    /// carried one): the request was not served, the connection ended, and
+    /// it is safe to send the request again once a new session exists.
+    pub session_lost: bool,
 }
 
 impl TransportFailure {
@@ -30,7 +37,11 @@ impl TransportFailure {
             .get("status")
             .and_then(Value::as_u64)
             .and_then(|s| u16::try_from(s).ok());
-        Some(TransportFailure { status })
+        let session_lost = marker.get(SESSION_LOST_KEY) == Some(&Value::Bool(true));
+        Some(TransportFailure {
+            status,
+            session_lost,
+        })
     }
 }
 
@@ -41,6 +52,14 @@ pub(crate) fn local_error(message: String) -> ErrorObject {
     let status = leading_status(&message);
     let mut e = ErrorObject::internal(message);
     e.data = Some(json!({ TRANSPORT_FAILURE_KEY: { "status": status } }));
+    e
+}
+
+/// The error answering a request the server refused because it forgot the
+/// session (`404`): marked like [`local_error`], with `sessionLost: true`.
+pub(crate) fn session_lost_error(message: String) -> ErrorObject {
+    let mut e = ErrorObject::internal(message);
+    e.data = Some(json!({ TRANSPORT_FAILURE_KEY: { "status": 404, SESSION_LOST_KEY: true } }));
     e
 }
 
@@ -67,8 +86,13 @@ mod tests {
         let e = local_error("HTTP request failed: connection refused".into());
         assert_eq!(
             TransportFailure::of(&e),
-            Some(TransportFailure { status: None })
+            Some(TransportFailure {
+                status: None,
+                session_lost: false
+            })
         );
+        let lost = TransportFailure::of(&session_lost_error("gone".into())).unwrap();
+        assert_eq!((lost.status, lost.session_lost), (Some(404), true));
         let e = local_error("GET /sse answered HTTP 404 Not Found without an event stream".into());
         assert_eq!(TransportFailure::of(&e).unwrap().status, Some(404));
         assert_eq!(TransportFailure::of(&ErrorObject::internal("boom")), None);

@@ -4,11 +4,14 @@
 //!
 //! When the server closes the event stream, the session is over (in this
 //! transport the stream is the session): the requests still waiting for an
-//! answer fail, and the client opens a new stream — a new session, into which
-//! it replays the engine's `initialize` and `notifications/initialized`, so
-//! the engine goes on unaware. It tries [`MAX_RECONNECTS`] times in a row,
-//! waiting [`RECONNECT_BACKOFF`] and doubling the wait each time; messages
-//! sent meanwhile wait for the new endpoint, and fail if the client gives up.
+//! answer fail, messages sent afterwards are refused unsent (marked
+//! [`session_lost`](super::failure::TransportFailure::session_lost)), and
+//! the connection ends as lost
+//! ([`SessionLost`](tessera_runtime::SessionLost)). The transport never
+//! opens a session by itself: a client with a connector
+//! ([`connect_transports`](tessera_client::ClientBuilder::connect_transports))
+//! connects again, with its own handshake, and restores what the session
+//! had.
 //!
 //! [`LegacySseClientTransport`] speaks it directly; [`HttpClientTransport`]
 //! falls back to it when a server refuses Streamable HTTP
@@ -19,7 +22,6 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tessera_types::methods;
 
 use http::{Method, Uri};
 use http_body_util::BodyExt;
@@ -37,25 +39,13 @@ use crate::sse::{SseDecoder, SseFrame};
 /// How long the server may take to name its message endpoint.
 pub(crate) const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How many times in a row the client tries to open a new event stream after
-/// the server closed one.
-pub(crate) const MAX_RECONNECTS: u32 = 5;
-
-/// The wait before the first of those tries (doubled for each next one).
-pub(crate) const RECONNECT_BACKOFF: Duration = Duration::from_millis(100);
-
-/// A stream that stayed open this long resets the count of tries.
-const STABLE: Duration = Duration::from_secs(10);
-
 /// Where messages go, as the reader task knows it.
 #[derive(Debug, Clone)]
 enum Link {
     /// POST to this endpoint, of the event stream of this generation.
     Ready(Uri, u64),
-    /// A new event stream is being opened.
-    Reconnecting,
-    /// The client gave up, for this reason.
-    Gone(String),
+    /// The event stream ended: the session is over.
+    Gone,
 }
 
 /// An open HTTP+SSE connection: the event stream is being read (and
@@ -75,10 +65,13 @@ struct Pending {
     ids: HashSet<RequestId>,
 }
 
-/// Why a request failed when the stream it waited on ended (it may be sent
-/// again: the client reconnects).
+/// Why a request failed when the stream it waited on ended.
 const STREAM_CLOSED: &str =
-    "the server closed its event stream before answering (retryable: the client reconnects)";
+    "the server closed its event stream before answering: the HTTP+SSE session is over";
+
+/// Why a message was not sent.
+const SESSION_OVER: &str =
+    "the server closed its event stream: the HTTP+SSE session is over; the request was not sent";
 
 impl Drop for LegacyConn {
     fn drop(&mut self) {
@@ -179,142 +172,31 @@ pub(crate) async fn open(shared: &Arc<Shared>, wait: Duration) -> Result<LegacyC
 }
 
 /// Reads the event stream; when the server closes it, fails the unanswered
-/// requests and opens a new one (see the module documentation).
+/// requests and ends the connection as lost (see the module documentation).
 async fn run(
     shared: Arc<Shared>,
-    mut stream: Stream,
+    stream: Stream,
     pending: Arc<Mutex<Pending>>,
     link: watch::Sender<Link>,
 ) {
-    let mut tries = 0u32;
-    loop {
-        let opened = tokio::time::Instant::now();
-        let endpoint = stream.endpoint.clone();
-        read(&shared, stream, &pending).await;
-        link.send_replace(Link::Reconnecting);
-        // Every request waiting on this stream fails now; one being posted
-        // right now sees the new generation and fails at once too.
-        let unanswered: Vec<RequestId> = {
-            let mut p = lock(&pending);
-            p.generation += 1;
-            p.ids.drain().collect()
-        };
-        for id in unanswered {
-            shared.fail(&id, STREAM_CLOSED.into()).await;
-        }
-        if opened.elapsed() >= STABLE {
-            tries = 0;
-        }
-        tracing::info!("the server closed the HTTP+SSE event stream of {endpoint}; reconnecting");
-        let mut last = String::new();
-        stream = loop {
-            if tries >= MAX_RECONNECTS {
-                link.send_replace(Link::Gone(format!(
-                    "the server closed its event stream, and {MAX_RECONNECTS} tries to open a new one failed (last: {last})"
-                )));
-                return;
-            }
-            tokio::time::sleep(RECONNECT_BACKOFF.saturating_mul(1 << tries)).await;
-            tries += 1;
-            match reopen(&shared).await {
-                Ok(s) => break s,
-                Err(e) => {
-                    tracing::debug!("reopening the event stream failed: {e}");
-                    last = e;
-                }
-            }
-        };
-        let generation = lock(&pending).generation;
-        link.send_replace(Link::Ready(stream.endpoint.clone(), generation));
-    }
-}
-
-/// Opens a new event stream and replays the handshake into its session:
-/// `initialize` (its answer, which the engine already had, is read from the
-/// stream and dropped) and `notifications/initialized`.
-async fn reopen(shared: &Arc<Shared>) -> Result<Stream, String> {
-    let mut s = connect_stream(shared, ENDPOINT_TIMEOUT).await?;
-    let (init, initialized) = lock(&shared.handshake).clone();
-    let Some(init) = init else {
-        return Ok(s);
+    let endpoint = stream.endpoint.clone();
+    read(&shared, stream, &pending).await;
+    link.send_replace(Link::Gone);
+    // Every request waiting on this stream fails now; one being posted
+    // right now sees the new generation and is refused unsent.
+    let unanswered: Vec<RequestId> = {
+        let mut p = lock(&pending);
+        p.generation += 1;
+        p.ids.drain().collect()
     };
-    let init_id = serde_json::from_slice::<Value>(&init)
-        .ok()
-        .and_then(|v| serde_json::from_value::<RequestId>(v.get("id")?.clone()).ok())
-        .ok_or("the initialize request to replay has no id")?;
-    post_raw(shared, &s.endpoint, init).await?;
-    // Wait for its answer, handing anything else on to the engine.
-    let deadline = tokio::time::Instant::now() + ENDPOINT_TIMEOUT;
-    let mut answered = false;
-    let mut later = Vec::new();
-    let early = std::mem::take(&mut s.early);
-    let absorb = |ev: SseFrame, answered: &mut bool, later: &mut Vec<SseFrame>| {
-        if *answered {
-            later.push(ev);
-            return Ok(());
-        }
-        let v: Option<Value> = serde_json::from_str(&ev.data).ok();
-        let is_answer = v.as_ref().is_some_and(|v| {
-            v.get("method").is_none()
-                && v.get("id")
-                    .and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok())
-                    .as_ref()
-                    == Some(&init_id)
-        });
-        if !is_answer {
-            later.push(ev);
-            return Ok(());
-        }
-        if let Some(e) = v.as_ref().and_then(|v| v.get("error")) {
-            return Err(format!("the server refused the replayed initialize: {e}"));
-        }
-        *answered = true;
-        Ok(())
-    };
-    for ev in early {
-        absorb(ev, &mut answered, &mut later)?;
+    for id in unanswered {
+        shared.fail(&id, STREAM_CLOSED.into()).await;
     }
-    while !answered {
-        let frame = tokio::time::timeout_at(deadline, s.body.frame())
-            .await
-            .map_err(|_| "no answer to the replayed initialize in time".to_owned())?
-            .ok_or("the event stream ended before the replayed initialize was answered")?
-            .map_err(|e| format!("reading the event stream failed: {e}"))?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        for ev in s.decoder.feed(&data) {
-            absorb(ev, &mut answered, &mut later)?;
-        }
-    }
-    s.early = later;
-    if let Some(note) = initialized {
-        post_raw(shared, &s.endpoint, note).await?;
-    }
-    tracing::info!("a new HTTP+SSE session is open at {}", s.endpoint);
-    Ok(s)
-}
-
-/// POSTs `body` to `endpoint`; anything but a 2xx is an error.
-async fn post_raw(shared: &Shared, endpoint: &Uri, body: bytes::Bytes) -> Result<(), String> {
-    let build = || {
-        shared.request_to(
-            endpoint,
-            Method::POST,
-            Some(body.clone()),
-            "application/json, text/event-stream",
-            None,
-        )
-    };
-    let r = tokio::time::timeout(ENDPOINT_TIMEOUT, shared.exchange(build))
-        .await
-        .map_err(|_| format!("POST {endpoint} timed out"))??;
-    let status = r.status();
-    let _ = r.into_body().collect().await;
-    if status.is_success() {
-        Ok(())
-    } else {
-        Err(format!("POST {endpoint} answered HTTP {status}"))
+    tracing::info!(
+        "the server closed the HTTP+SSE event stream of {endpoint}; the session is over"
+    );
+    if !shared.lost.send_replace(true) {
+        tracing::debug!("the HTTP+SSE connection ends");
     }
 }
 
@@ -364,17 +246,15 @@ impl LegacyConn {
         shared: Arc<Shared>,
         out: Outgoing,
     ) -> impl Future<Output = ()> + Send + 'static {
-        let mut link = self.link.clone();
+        let link = self.link.clone();
         let pending = self.pending.clone();
         async move {
-            let (endpoint, generation) = match endpoint(&mut link).await {
-                Ok(e) => e,
-                Err(why) => {
-                    if let Some(id) = &out.request_id {
-                        shared.fail(id, why).await;
-                    }
-                    return;
+            let _in_flight = shared.post_started();
+            let Some((endpoint, generation)) = endpoint(&link) else {
+                if let Some(id) = &out.request_id {
+                    shared.fail_lost(id, SESSION_OVER.into()).await;
                 }
+                return;
             };
             if let Some(id) = &out.request_id {
                 let current = {
@@ -387,7 +267,7 @@ impl LegacyConn {
                 };
                 if !current {
                     // The stream this endpoint belongs to has just ended.
-                    shared.fail(id, STREAM_CLOSED.into()).await;
+                    shared.fail_lost(id, SESSION_OVER.into()).await;
                     return;
                 }
             }
@@ -416,6 +296,16 @@ impl LegacyConn {
                 Ok(r) if r.status().is_success() => {
                     let _ = r.into_body().collect().await;
                 }
+                // The server does not know the session: not served.
+                Ok(r) if r.status() == http::StatusCode::NOT_FOUND => {
+                    forget();
+                    let _ = r.into_body().collect().await;
+                    if let Some(id) = &out.request_id {
+                        let why = format!("POST {endpoint} answered HTTP 404: {SESSION_OVER}");
+                        shared.fail_lost(id, why).await;
+                    }
+                    shared.lost.send_replace(true);
+                }
                 Ok(r) => {
                     forget();
                     let status = r.status();
@@ -432,18 +322,12 @@ impl LegacyConn {
     }
 }
 
-/// The endpoint to POST to and its stream's generation: at once, or once a
-/// new event stream is open.
-async fn endpoint(link: &mut watch::Receiver<Link>) -> Result<(Uri, u64), String> {
-    loop {
-        match &*link.borrow_and_update() {
-            Link::Ready(u, g) => return Ok((u.clone(), *g)),
-            Link::Gone(why) => return Err(why.clone()),
-            Link::Reconnecting => {}
-        }
-        if link.changed().await.is_err() {
-            return Err("the HTTP+SSE connection is closed".into());
-        }
+/// The endpoint to POST to and its stream's generation, while the stream
+/// is open.
+fn endpoint(link: &watch::Receiver<Link>) -> Option<(Uri, u64)> {
+    match &*link.borrow() {
+        Link::Ready(u, g) => Some((u.clone(), *g)),
+        Link::Gone => None,
     }
 }
 
@@ -500,13 +384,6 @@ pub(crate) async fn send_all(
 ) {
     for t in out.drain(..) {
         let o = Outgoing::describe(&t, shared);
-        match o.method.as_deref() {
-            Some(methods::INITIALIZE) => lock(&shared.handshake).0 = Some(o.body.clone()),
-            Some(methods::NOTIFICATIONS_INITIALIZED) => {
-                lock(&shared.handshake).1 = Some(o.body.clone())
-            }
-            _ => {}
-        }
         if conn.is_none() {
             match open(shared, ENDPOINT_TIMEOUT).await {
                 Ok(c) => *conn = Some(c),
@@ -532,8 +409,11 @@ pub(crate) async fn send_all(
 }
 
 impl Transport for LegacySseClientTransport {
+    /// The next message from the server; the end
+    /// ([`SessionLost`](tessera_runtime::SessionLost)) once the event stream
+    /// closed and every POST on its way has its outcome read.
     async fn recv(&mut self) -> std::io::Result<Option<Incoming>> {
-        Ok(self.inbound.recv().await)
+        self.shared.next_incoming(&mut self.inbound).await
     }
 
     async fn send(&mut self, out: &mut Vec<Transmit>) -> std::io::Result<()> {

@@ -5,10 +5,9 @@
 //! ends it, it is reopened with `Last-Event-ID` after the server's `retry:`
 //! delay (at least [`MIN_RETRY`], doubling for each reopening in a row that
 //! brings no event, at most [`MAX_QUIET_RECONNECTS`] of those); when the
-//! server answers `404` (it forgot the session), a new session is set up
-//! ([`renew_session`]) and the stream opened in it (at most
-//! [`MAX_RENEWALS`] times). A server without such a stream answers
-//! `405`, and the client goes on without one.
+//! server answers `404` (it forgot the session), the connection ends as lost
+//! ([`Shared::lose_session`]) and the client sets up a new one. A server
+//! without such a stream answers `405`, and the client goes on without one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,16 +16,12 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 
 use super::shared::{Shared, lock};
-use super::streamable::renew_session;
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION};
 use crate::sse::SseDecoder;
 
 /// How many times in a row the stream may be reopened without an event
 /// arriving before the client stops reopening it.
 pub(crate) const MAX_QUIET_RECONNECTS: u32 = 5;
-
-/// How many new sessions the stream's `404`s may set up.
-pub(crate) const MAX_RENEWALS: u32 = 3;
 
 /// The wait before reopening when the server named none (`retry:`).
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -95,12 +90,11 @@ struct Progress {
     retry: Duration,
 }
 
-/// Reads the stream, reopens it when it ends, and renews the session when
-/// the server forgot it; returns when the client should give up.
-async fn keep_open(shared: Arc<Shared>, mut session: String, first: Response) {
+/// Reads the stream and reopens it when it ends; returns when the client
+/// should give up, or the server forgot the session.
+async fn keep_open(shared: Arc<Shared>, session: String, first: Response) {
     let mut response = Ok(first);
     let mut quiet = 0u32;
-    let mut renewals = 0u32;
     let mut p = Progress {
         last_id: None,
         retry: DEFAULT_RETRY,
@@ -115,24 +109,8 @@ async fn keep_open(shared: Arc<Shared>, mut session: String, first: Response) {
                 }
             }
             Ok(r) if r.status() == StatusCode::NOT_FOUND => {
-                if renewals >= MAX_RENEWALS {
-                    tracing::warn!("the server keeps forgetting the session; GET stream closed");
-                    return;
-                }
-                renewals += 1;
-                match renew_session(&shared, &session, false).await {
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!("the session expired and a new one failed: {e}");
-                        return;
-                    }
-                }
-                // A new session (ours, or one a request set up meanwhile).
-                let Some(now) = shared.session() else { return };
-                session = now;
-                p.last_id = None;
-                response = get(&shared, None).await;
-                continue;
+                shared.lose_session(&session);
+                return;
             }
             Ok(r) => {
                 tracing::debug!("GET stream refused: HTTP {}", r.status());

@@ -5,8 +5,11 @@
 //! - **Session** (legacy era): the `Mcp-Session-Id` of the `initialize`
 //!   answer is kept and sent on every later request; `DELETE` ends it on
 //!   close. A `404` to a request carrying the session means the server
-//!   forgot it: the transport replays the handshake for a new session and
-//!   sends the request again ([`streamable`]).
+//!   forgot it: the request is refused as not served, and the connection
+//!   ends as lost ([`tessera_runtime::SessionLost`]). The transport never
+//!   writes an MCP message of its own: the client reconnects through its
+//!   connector, negotiates, restores the session's state and sends the
+//!   request again ([`streamable`]).
 //! - **Headers**: `MCP-Protocol-Version` (the request's own `_meta` version in
 //!   2026-07-28, the negotiated one after `initialize`), in 2026-07-28
 //!   `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers of `x-mcp-header`
@@ -22,12 +25,11 @@
 //! - **Streams**: SSE responses are parsed as they arrive; once a legacy
 //!   session exists, a `GET` stream carries the server's own requests and
 //!   notifications (a server that has none answers 405, which is fine); it is
-//!   reopened when the server ends it, and a `404` there sets up a new
-//!   session ([`listen`]). An SSE response that ends before its answer is
+//!   reopened when the server ends it, and a `404` there ends the connection
+//!   as lost ([`listen`]). An SSE response that ends before its answer is
 //!   resumed with `GET` and `Last-Event-ID`, after the server's `retry:`
-//!   delay. An HTTP+SSE event stream the server closes is replaced by a new
-//!   one, with the handshake replayed, with backoff and a bounded number of
-//!   tries ([`legacy`]).
+//!   delay. An HTTP+SSE event stream the server closes ends that session,
+//!   and the connection, the same way ([`legacy`]).
 //! - **TLS** ([`tls`]): `https://` with rustls (ring), the webpki roots and
 //!   any roots given to the builder.
 //! - **Auth**: every request goes through the [`HttpAuth`] hook, if set.
@@ -48,6 +50,7 @@ mod detect;
 mod failure;
 mod legacy;
 mod listen;
+mod observed_body;
 mod shared;
 mod streamable;
 mod tls;
@@ -60,7 +63,7 @@ pub use legacy::LegacySseClientTransport;
 use crate::client_auth::HttpAuth;
 use detect::{cached, forget, remember, suggests_legacy};
 use legacy::LegacyConn;
-use shared::{Outgoing, Shared, lock};
+use shared::{Outgoing, Shared};
 
 /// How long the first message waits for its answer's headers before the
 /// next messages are sent anyway (see `HttpClientTransport::probe`).
@@ -281,7 +284,16 @@ impl HttpClientTransport {
     /// `ConnectionOptions::link`). `None` when the URL has no host.
     pub fn link(&self) -> Option<tessera_runtime::Link> {
         tessera_runtime::Link::http(&self.shared.url.to_string())
-            .map(|l| l.with_state(self.shared.link.clone()))
+            .map(|l| l.with_state(self.shared.link_state().clone()))
+    }
+
+    /// Reports the HTTP version and session id into `state` rather than a
+    /// state of its own: a transport that replaces another (a reconnection)
+    /// keeps the connection's [`Link`](tessera_runtime::Link) current. Set
+    /// it before the transport is used; a second call is ignored.
+    pub fn with_link_state(self, state: std::sync::Arc<tessera_runtime::LinkState>) -> Self {
+        let _ = self.shared.link.set(state);
+        self
     }
 
     /// The session id the server issued, if any.
@@ -405,28 +417,26 @@ impl HttpClientTransport {
     /// Sends one message over Streamable HTTP.
     async fn send_streamable(&mut self, o: Outgoing) {
         let shared = self.shared.clone();
-        match o.method.as_deref() {
-            Some(methods::INITIALIZE) => lock(&shared.handshake).0 = Some(o.body.clone()),
-            Some(methods::NOTIFICATIONS_INITIALIZED) => {
-                lock(&shared.handshake).1 = Some(o.body.clone());
-                // The handshake is done once the server has this
-                // notification: send it, then open the GET stream.
-                streamable::post(shared.clone(), o).await;
-                if !self.get_started && shared.session().is_some() {
-                    self.get_started = true;
-                    listen::open_listen(&shared).await;
-                }
-                return;
+        if o.method.as_deref() == Some(methods::NOTIFICATIONS_INITIALIZED) {
+            // The handshake is done once the server has this notification:
+            // send it, then open the GET stream.
+            streamable::post(shared.clone(), o).await;
+            if !self.get_started && shared.session().is_some() {
+                self.get_started = true;
+                listen::open_listen(&shared).await;
             }
-            _ => {}
+            return;
         }
         self.tasks.spawn(streamable::post(shared, o));
     }
 }
 
 impl Transport for HttpClientTransport {
+    /// The next message from the server. Once the server forgot the session,
+    /// the end ([`SessionLost`](tessera_runtime::SessionLost)) comes after
+    /// every POST on its way has its answer (or its not-served error) read.
     async fn recv(&mut self) -> std::io::Result<Option<Incoming>> {
-        Ok(self.inbound.recv().await)
+        self.shared.next_incoming(&mut self.inbound).await
     }
 
     async fn send(&mut self, out: &mut Vec<Transmit>) -> std::io::Result<()> {
@@ -439,9 +449,6 @@ impl Transport for HttpClientTransport {
         while let Some(t) = pending.next() {
             let o = Outgoing::describe(&t, &self.shared);
             if !self.decided {
-                if o.method.as_deref() == Some(methods::INITIALIZE) {
-                    lock(&self.shared.handshake).0 = Some(o.body.clone());
-                }
                 self.probe(o).await;
                 if self.legacy.is_some() {
                     let mut rest: Vec<Transmit> = pending.collect();

@@ -59,11 +59,11 @@ pub(crate) struct Shared {
     /// Sees every exchange, if set.
     pub observer: OnceLock<Arc<dyn HttpObserver>>,
     pub inbound: mpsc::Sender<Incoming>,
-    /// The engine's `initialize` request and `notifications/initialized`, to
-    /// replay when the server forgets the session.
-    pub handshake: Mutex<(Option<Bytes>, Option<Bytes>)>,
-    /// Held while a new session is being set up.
-    pub reinit: tokio::sync::Mutex<()>,
+    /// Set when the server forgot the session: the connection ends, and the
+    /// client sets up a new one (see [`Shared::lose_session`]).
+    pub lost: tokio::sync::watch::Sender<bool>,
+    /// How many POSTs are on their way (their answers are still to come).
+    pub in_flight: tokio::sync::watch::Sender<usize>,
     /// The standalone GET stream of the session, if one is open.
     pub listen: Mutex<Option<AbortHandle>>,
     /// The ids of `tools/list` requests whose answers are still to come.
@@ -72,7 +72,7 @@ pub(crate) struct Shared {
     pub tool_headers: Mutex<ToolHeaders>,
     /// The HTTP version and session id, for telemetry (shared with the
     /// connection's [`Link`](tessera_runtime::Link)).
-    pub link: Arc<tessera_runtime::LinkState>,
+    pub link: OnceLock<Arc<tessera_runtime::LinkState>>,
 }
 
 impl Shared {
@@ -92,13 +92,19 @@ impl Shared {
             auth: OnceLock::new(),
             observer: OnceLock::new(),
             inbound,
-            handshake: Mutex::new((None, None)),
-            reinit: tokio::sync::Mutex::new(()),
+            lost: tokio::sync::watch::Sender::new(false),
+            in_flight: tokio::sync::watch::Sender::new(0),
             listen: Mutex::new(None),
             tools_list_ids: Mutex::new(HashSet::new()),
             tool_headers: Mutex::new(ToolHeaders::default()),
-            link: Arc::default(),
+            link: OnceLock::new(),
         }
+    }
+
+    /// Where the HTTP version and session id go (made on first use unless
+    /// given with `HttpClientTransport::with_link_state`).
+    pub(crate) fn link_state(&self) -> &Arc<tessera_runtime::LinkState> {
+        self.link.get_or_init(Arc::default)
     }
 
     pub(crate) fn session(&self) -> Option<String> {
@@ -106,7 +112,7 @@ impl Shared {
     }
 
     pub(crate) fn set_session(&self, s: Option<String>) {
-        self.link.set_session(s.as_deref());
+        self.link_state().set_session(s.as_deref());
         *lock(&self.session) = s;
     }
 
@@ -181,7 +187,8 @@ impl Shared {
                     req.uri().clone(),
                     req.headers().clone(),
                 );
-                (o, parts, req.body().clone(), std::time::Instant::now())
+                let id = crate::client_observe::next_exchange_id();
+                (o, parts, req.body().clone(), std::time::Instant::now(), id)
             });
             let req = self.to_reqwest(req)?;
             let answer = self
@@ -189,8 +196,9 @@ impl Shared {
                 .execute(req)
                 .await
                 .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)));
-            if let Some((observer, (method, uri, headers), body, started)) = &seen {
+            if let Some((observer, (method, uri, headers), body, started, id)) = &seen {
                 observer.exchange(&HttpExchange {
+                    id: *id,
                     method,
                     url: uri,
                     request_headers: headers,
@@ -203,8 +211,17 @@ impl Shared {
                     attempt,
                 });
             }
-            let response: Response = answer?.into();
-            self.link.set_http_version(response.version());
+            let mut response: Response = answer?.into();
+            self.link_state().set_http_version(response.version());
+            if let Some((observer, _, _, _, id)) = seen {
+                response = response.map(|body| {
+                    reqwest::Body::wrap(super::observed_body::ObservedBody::new(
+                        body,
+                        observer.clone(),
+                        id,
+                    ))
+                });
+            }
             let status = response.status();
             let challenged = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
             let Some(auth) = self.auth.get().filter(|_| challenged) else {
@@ -293,11 +310,89 @@ impl Shared {
             .await;
     }
 
+    /// Answers request `id` with a transport error that says the session
+    /// is lost and the request was not served
+    /// ([`TransportFailure::session_lost`](super::failure::TransportFailure::session_lost)).
+    pub(crate) async fn fail_lost(&self, id: &RequestId, message: String) {
+        lock(&self.tools_list_ids).remove(id);
+        let e = super::failure::session_lost_error(message);
+        let m = JsonRpcMessage::error(Some(id.clone()), e);
+        self.deliver(&serde_json::to_vec(&m).unwrap_or_default())
+            .await;
+    }
+
+    /// Ends the connection because the server forgot session `stale` (it
+    /// answered `404`): the standalone stream stops, no `DELETE` is sent,
+    /// and the transport reports its end once the answers already delivered
+    /// are read. A transport never sets up a session by itself: the client
+    /// reconnects, negotiates again and restores what the old session had.
+    pub(crate) fn lose_session(&self, stale: &str) {
+        {
+            let mut session = lock(&self.session);
+            if session.as_deref() == Some(stale) {
+                *session = None;
+            }
+        }
+        self.stop_listen();
+        if !self.lost.send_replace(true) {
+            tracing::info!("the server forgot session {stale}; the connection ends");
+        }
+    }
+
+    /// The next message for the engine from `inbound`. Once the session is
+    /// lost, the end ([`SessionLost`](tessera_runtime::SessionLost)) comes
+    /// after every POST on its way has its outcome read.
+    pub(crate) async fn next_incoming(
+        &self,
+        inbound: &mut mpsc::Receiver<Incoming>,
+    ) -> std::io::Result<Option<Incoming>> {
+        let mut lost = self.lost.subscribe();
+        tokio::select! {
+            biased;
+            m = inbound.recv() => return Ok(m),
+            _ = lost.wait_for(|l| *l) => {}
+        }
+        let mut in_flight = self.in_flight.subscribe();
+        loop {
+            if *in_flight.borrow_and_update() == 0 {
+                return match inbound.try_recv() {
+                    Ok(m) => Ok(Some(m)),
+                    Err(_) => Err(tessera_runtime::SessionLost::io_error()),
+                };
+            }
+            tokio::select! {
+                biased;
+                m = inbound.recv() => return Ok(m),
+                _ = in_flight.changed() => {}
+            }
+        }
+    }
+
+    /// Whether the server forgot the session.
+    pub(crate) fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+
+    /// Counts a POST until the guard drops.
+    pub(crate) fn post_started(self: &Arc<Self>) -> InFlight {
+        self.in_flight.send_modify(|n| *n += 1);
+        InFlight(self.clone())
+    }
+
     /// Stops the standalone GET stream, if one is open.
     pub(crate) fn stop_listen(&self) {
         if let Some(h) = lock(&self.listen).take() {
             h.abort();
         }
+    }
+}
+
+/// A POST on its way (see [`Shared::post_started`]).
+pub(crate) struct InFlight(Arc<Shared>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 

@@ -12,8 +12,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tessera_types::RequestId;
 
-use super::listen::open_listen;
-use super::shared::{Outgoing, Shared, lock};
+use super::shared::{Outgoing, Shared};
 use crate::headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, encode_header_value,
 };
@@ -21,9 +20,6 @@ use crate::sse::SseDecoder;
 
 /// The `Accept` header of every POST.
 const ACCEPT_POST: &str = "application/json, text/event-stream";
-
-/// How long a replayed handshake may take.
-const REINIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// POSTs `out` to the endpoint with the headers of its era, carrying
 /// `session` as `Mcp-Session-Id`.
@@ -76,11 +72,22 @@ pub(crate) async fn send_post(
 }
 
 /// Sends one message and hands its answer to the engine. A `404` to a
-/// request that carried a session means the server forgot the session: a
-/// new one is set up and the message sent again.
+/// message that carried a session means the server forgot the session: the
+/// message was not served, and the connection ends as lost (see
+/// [`Shared::lose_session`]); the client's reconnection sets up a new
+/// session, never the transport.
 pub(crate) async fn post(shared: Arc<Shared>, out: Outgoing) {
+    let _in_flight = shared.post_started();
+    if shared.is_lost() {
+        // Not sent: the session it belongs to is gone.
+        if let Some(id) = &out.request_id {
+            let why = "the server forgot the session; the request was not sent";
+            shared.fail_lost(id, why.into()).await;
+        }
+        return;
+    }
     let session = shared.session();
-    let mut response = match send_post(&shared, &out, session.as_deref()).await {
+    let response = match send_post(&shared, &out, session.as_deref()).await {
         Ok(r) => r,
         Err(e) => return fail(&shared, &out, e).await,
     };
@@ -88,14 +95,19 @@ pub(crate) async fn post(shared: Arc<Shared>, out: Outgoing) {
     if let (StatusCode::NOT_FOUND, Some(stale), false) =
         (response.status(), &session, is_initialize)
     {
-        if let Err(e) = reinit(&shared, stale).await {
-            return fail(&shared, &out, format!("the session expired: {e}")).await;
+        if let Some(id) = &out.request_id {
+            shared
+                .fail_lost(
+                    id,
+                    format!(
+                        "HTTP 404 Not Found: the server no longer knows session {stale}; the \
+                         request was not served"
+                    ),
+                )
+                .await;
         }
-        let session = shared.session();
-        response = match send_post(&shared, &out, session.as_deref()).await {
-            Ok(r) => r,
-            Err(e) => return fail(&shared, &out, e).await,
-        };
+        shared.lose_session(stale);
+        return;
     }
     handle_response(&shared, &out, response).await;
 }
@@ -273,91 +285,4 @@ pub(crate) async fn read_sse(
             }
         }
     }
-}
-
-/// Sets up a new session after the server answered `404` to a request of
-/// session `stale`, and reopens the GET stream (see [`renew_session`]).
-async fn reinit(shared: &Arc<Shared>, stale: &str) -> Result<(), String> {
-    if renew_session(shared, stale, true).await? == Some(true) {
-        open_listen(shared).await;
-    }
-    Ok(())
-}
-
-/// Sets up a new session after the server answered `404` to a request (or
-/// the GET stream) of session `stale`: replays the engine's `initialize`
-/// (without a session), then `notifications/initialized`. Several requests
-/// may fail at once; only the first sets up a session, the others find it
-/// done (`Ok(None)`). `Ok(Some(true))`: a new session exists. With
-/// `stop_listen`, the GET stream of the old session is stopped first (the
-/// GET stream's own task passes `false`: it goes on by itself).
-pub(crate) async fn renew_session(
-    shared: &Arc<Shared>,
-    stale: &str,
-    stop_listen: bool,
-) -> Result<Option<bool>, String> {
-    let _guard = shared.reinit.lock().await;
-    if shared.session().as_deref() != Some(stale) {
-        return Ok(None);
-    }
-    let (init, initialized) = lock(&shared.handshake).clone();
-    let init = init.ok_or("no initialize request to replay")?;
-    shared.set_session(None);
-    if stop_listen {
-        shared.stop_listen();
-    }
-    let replay = async {
-        let build = || {
-            shared.request_to(
-                &shared.url,
-                Method::POST,
-                Some(init.clone()),
-                ACCEPT_POST,
-                None,
-            )
-        };
-        let r = shared.exchange(build).await?;
-        if !r.status().is_success() {
-            return Err(format!(
-                "the server refused the new initialize with HTTP {}",
-                r.status()
-            ));
-        }
-        let session = r
-            .headers()
-            .get(crate::headers::MCP_SESSION_ID)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        // The answer (JSON or a short SSE stream) was already seen by the
-        // engine the first time: read it to its end and drop it.
-        let _ = r.into_body().collect().await;
-        shared.set_session(session.clone());
-        if let Some(note) = initialized {
-            let version = shared.version();
-            let build = || {
-                let mut req = shared.request_to(
-                    &shared.url,
-                    Method::POST,
-                    Some(note.clone()),
-                    ACCEPT_POST,
-                    session.as_deref(),
-                );
-                if let Some(v) = version
-                    .as_deref()
-                    .and_then(|v| HeaderValue::from_str(v).ok())
-                {
-                    req.headers_mut().insert(MCP_PROTOCOL_VERSION, v);
-                }
-                req
-            };
-            let r = shared.exchange(build).await?;
-            let _ = r.into_body().collect().await;
-        }
-        Ok::<_, String>(session.is_some())
-    };
-    let has_session = tokio::time::timeout(REINIT_TIMEOUT, replay)
-        .await
-        .map_err(|_| "the new initialize timed out".to_owned())??;
-    tracing::info!("the server forgot the session; a new one was set up");
-    Ok(Some(has_session))
 }

@@ -6,7 +6,7 @@
 // view's `tools/call` (tools visible to apps only) and `resources/read` to
 // the server, shows `ui/message`, `ui/open-link`, `ui/update-model-context`
 // and logs, and lists every message of the bridge both ways.
-import { el, fill, badge, json } from "./dom.js";
+import { el, fill, badge, json, reconcile, serialLoader } from "./dom.js";
 import { schemaForm } from "./schema_form.js";
 import { sandboxFrame } from "./sandbox.js";
 
@@ -46,26 +46,31 @@ export function init(ctx, panel) {
     el("div", { class: "side" }, el("h2", {}, "Apps"), refresh, list),
     el("div", { class: "main" }, detail, stage)));
 
-  const load = async () => {
+  // Coalesced and keyed like the Tools tab's list: a list_changed keeps the
+  // buttons of unchanged tools.
+  const load = serialLoader(list, async (stale) => {
     const c = ctx.conn();
     loadedFor = c ? c.id : null;
     if (!c) {
       fill(list, el("li", {}, "Not connected."));
       return;
     }
+    let answer;
     try {
-      tools = (await ctx.api("GET", `connections/${c.id}/tools`)).tools;
+      answer = (await ctx.api("GET", `connections/${c.id}/tools`)).tools;
     } catch (e) {
-      fill(list, el("li", { class: "bad" }, e.message));
+      if (!stale()) fill(list, el("li", { class: "bad" }, e.message));
       return;
     }
+    if (stale() || loadedFor !== c.id) return;
+    tools = Array.isArray(answer) ? answer : [];
     const apps = tools.filter((t) => typeof uiMeta(t)?.resourceUri === "string");
-    fill(list, apps.length ? apps.map((t) => el("li", {},
+    reconcile(list, apps, (t) => t.name, (t) => el("li", {},
       el("button", { type: "button", class: "item", "data-app-tool": t.name, onclick: () => choose(t) },
         el("span", { class: "name" }, t.title || t.name), " ",
-        visibility(t).includes("model") ? null : badge("app only"))))
-      : el("li", {}, "No tool of this server names a view."));
-  };
+        visibility(t).includes("model") ? null : badge("app only"))));
+    if (apps.length === 0) list.append(el("li", {}, "No tool of this server names a view."));
+  });
 
   const choose = (t, args) => {
     const form = schemaForm(t.inputSchema || {}, `app-arg-${t.name}`);

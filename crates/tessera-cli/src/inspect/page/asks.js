@@ -2,7 +2,7 @@
 // checked before sending; Accept, Decline or Cancel), URL-mode elicitation
 // (consent, the URL shown in full) and sampling (edit the reply and send it,
 // or reject). Shown above the tabs until answered.
-import { el, fill, field, json, badge } from "./dom.js";
+import { el, fill, field, json, badge, reconcile } from "./dom.js";
 import { schemaForm } from "./schema_form.js";
 
 export function init(ctx, region) {
@@ -73,12 +73,17 @@ export function init(ctx, region) {
       el("button", { type: "button", "data-action": "cancel", onclick: () => answer(a.ask, { reply: { action: "cancel" } }) }, "Cancel")),
   ];
 
+  // Each question keeps its card while others come and go: what the user
+  // typed into one is never lost to another's arrival.
+  const heading = el("h2", {});
+  const cards = el("div", { class: "ask-cards" });
+  fill(region, heading, cards);
   const render = () => {
     region.hidden = open.size === 0;
-    fill(region, el("h2", {}, `Requests from servers (${open.size})`),
-      [...open.values()].map((a) => el("article", { class: "card ask", "data-ask": a.ask, "data-kind": a.kind },
-        el("h3", {}, `#${a.connection} asks: ${a.kind}`),
-        a.kind === "elicitation" ? elicitation(a) : a.kind === "url" ? urlConsent(a) : sampling(a))));
+    heading.textContent = `Requests from servers (${open.size})`;
+    reconcile(cards, [...open.values()], (a) => a.ask, (a) => el("article", { class: "card ask", "data-ask": a.ask, "data-kind": a.kind },
+      el("h3", {}, `#${a.connection} asks: ${a.kind}`),
+      a.kind === "elicitation" ? elicitation(a) : a.kind === "url" ? urlConsent(a) : sampling(a)));
   };
 
   ctx.on("reset", () => {
@@ -86,9 +91,10 @@ export function init(ctx, region) {
     render();
   });
   ctx.on("event:ask", (a) => {
+    const first = open.size === 0;
     open.set(a.ask, a);
     render();
-    region.querySelector("input, textarea, button")?.focus();
+    if (first) region.querySelector("input, textarea, button")?.focus();
   });
   ctx.on("event:answered", (a) => {
     if (open.delete(a.ask)) render();

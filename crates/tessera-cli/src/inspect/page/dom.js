@@ -63,3 +63,75 @@ export function field(label, control, hint) {
 export function badge(text, kind = "") {
   return el("span", { class: `badge ${kind}` }, text);
 }
+
+// The nodes `reconcile` rendered for each list, by key, with the JSON of the
+// item each was rendered from.
+const rendered = new WeakMap();
+
+// Brings the children of `parent` in step with `items`: an item whose key
+// and content are unchanged keeps the very node it had (a re-render never
+// replaces what a person is about to click, nor what a test holds); a new or
+// changed item gets a fresh node from `render`; nodes of items gone are
+// removed. Returns the nodes in the order of `items`.
+export function reconcile(parent, items, keyOf, render) {
+  const before = rendered.get(parent) || new Map();
+  const after = new Map();
+  const nodes = items.map((item, i) => {
+    let key = String(keyOf(item));
+    if (after.has(key)) key = `${key}\u0000${i}`;
+    const sig = JSON.stringify(item);
+    const old = before.get(key);
+    const node = old && old.sig === sig ? old.node : render(item);
+    after.set(key, { sig, node });
+    return node;
+  });
+  rendered.set(parent, after);
+  let at = parent.firstChild;
+  for (const node of nodes) {
+    if (node === at) {
+      at = at.nextSibling;
+    } else {
+      parent.insertBefore(node, at);
+    }
+  }
+  while (at) {
+    const next = at.nextSibling;
+    at.remove();
+    at = next;
+  }
+  return nodes;
+}
+
+// A loader for a list the server may change at any time: calls made while
+// one runs coalesce into a single run after it (so answers never arrive out
+// of order and an old answer never overwrites a newer one). `work(stale)`
+// does one load; `stale()` is true once another run is due, and `work`
+// then skips drawing. `node.dataset.state` is "loading" while runs are due
+// and "ready" once the last one ended.
+export function serialLoader(node, work) {
+  let running = null;
+  let again = false;
+  return () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    node.dataset.state = "loading";
+    running = (async () => {
+      try {
+        do {
+          again = false;
+          try {
+            await work(() => again);
+          } catch (e) {
+            console.error(e);
+          }
+        } while (again);
+      } finally {
+        running = null;
+        node.dataset.state = "ready";
+      }
+    })();
+    return running;
+  };
+}

@@ -1,10 +1,11 @@
 // Prompts: the list, an argument form, and the messages prompts/get returns.
-import { el, fill, field, json, badge } from "./dom.js";
+import { el, fill, field, json, badge, reconcile, serialLoader } from "./dom.js";
 import { renderContentBlock } from "./content.js";
 import { suggest } from "./completion.js";
 
 export function init(ctx, panel) {
   let loadedFor = null;
+  let chosen = null;
   const list = el("ul", { id: "prompt-list", class: "list", "aria-label": "Prompts" });
   const detail = el("div", { id: "prompt-detail" });
   const view = el("div", { id: "prompt-view", class: "result", "aria-live": "polite" });
@@ -14,6 +15,7 @@ export function init(ctx, panel) {
     el("div", { class: "main" }, detail, view)));
 
   const choose = (p) => {
+    chosen = p;
     const args = Array.isArray(p.arguments) ? p.arguments : [];
     const inputs = args.map((a) => el("input", { type: "text", "data-arg": a.name, spellcheck: "false",
       "aria-required": a.required ? "true" : null }));
@@ -54,26 +56,45 @@ export function init(ctx, panel) {
     fill(view);
   };
 
-  const load = async () => {
+  // Another connection starts afresh; a list_changed or Refresh of the same
+  // one keeps each unchanged prompt's button and the chosen prompt's form.
+  const load = serialLoader(list, async (stale) => {
     const c = ctx.conn();
-    loadedFor = c ? c.id : null;
-    fill(detail);
-    fill(view);
-    if (!c) return fill(list, el("li", {}, "Not connected."));
-    try {
-      const { prompts } = await ctx.api("GET", `connections/${c.id}/prompts`);
-      fill(list, prompts.length ? prompts.map((p) => el("li", {},
-        el("button", { type: "button", class: "item", "data-prompt": p.name, onclick: () => choose(p) },
-          el("span", { class: "name" }, p.title || p.name)))) : el("li", {}, "No prompts."));
-    } catch (e) {
-      fill(list, el("li", { class: "bad" }, e.message));
+    const id = c ? c.id : null;
+    if (id !== loadedFor) {
+      loadedFor = id;
+      chosen = null;
+      fill(detail);
+      fill(view);
     }
-  };
+    if (!c) return fill(list, el("li", {}, "Not connected."));
+    let prompts;
+    try {
+      prompts = (await ctx.api("GET", `connections/${c.id}/prompts`)).prompts;
+    } catch (e) {
+      if (!stale()) fill(list, el("li", { class: "bad" }, e.message));
+      return;
+    }
+    if (stale() || loadedFor !== c.id) return;
+    prompts = Array.isArray(prompts) ? prompts : [];
+    reconcile(list, prompts, (p) => p.name, (p) => el("li", {},
+      el("button", { type: "button", class: "item", "data-prompt": p.name, onclick: () => choose(p) },
+        el("span", { class: "name" }, p.title || p.name))));
+    if (prompts.length === 0) list.append(el("li", {}, "No prompts."));
+    if (chosen) {
+      const now = prompts.find((p) => p.name === chosen.name);
+      if (!now) {
+        fill(detail, el("p", { class: "notice" }, `The server no longer offers ${chosen.name}.`));
+        chosen = null;
+      } else if (JSON.stringify(now) !== JSON.stringify(chosen)) {
+        choose(now);
+      }
+    }
+  });
 
   refresh.addEventListener("click", load);
-  ctx.on("select", () => {
-    loadedFor = null;
-    if (ctx.tab === "prompts") load();
+  ctx.on("select", (c) => {
+    if (ctx.tab === "prompts" && loadedFor !== (c?.id ?? null)) load();
   });
   ctx.on("tab", (name) => {
     if (name === "prompts" && loadedFor !== (ctx.conn()?.id ?? null)) load();

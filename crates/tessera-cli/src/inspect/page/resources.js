@@ -1,6 +1,6 @@
 // Resources: the list and the templates (a field per URI template
 // variable), and a viewer for what resources/read returns.
-import { el, fill, field, json } from "./dom.js";
+import { el, fill, field, json, reconcile, serialLoader } from "./dom.js";
 import { renderResourceContents } from "./content.js";
 import { suggest } from "./completion.js";
 
@@ -93,10 +93,17 @@ export function init(ctx, panel) {
     return f;
   };
 
-  const load = async () => {
+  // Another connection starts afresh; a list_changed or Refresh of the same
+  // one keeps unchanged entries' nodes, the template forms as typed while
+  // the templates are unchanged, and the resource being read.
+  const load = serialLoader(list, async (stale) => {
     const c = ctx.conn();
-    loadedFor = c ? c.id : null;
-    fill(view);
+    const id = c ? c.id : null;
+    if (id !== loadedFor) {
+      loadedFor = id;
+      shown = null;
+      fill(view);
+    }
     if (!c) {
       fill(list, el("li", {}, "Not connected."));
       fill(templates);
@@ -104,25 +111,30 @@ export function init(ctx, panel) {
     }
     try {
       const { resources } = await ctx.api("GET", `connections/${c.id}/resources`);
-      fill(list, resources.length ? resources.map((r) => el("li", {},
+      if (stale() || loadedFor !== c.id) return;
+      const all = Array.isArray(resources) ? resources : [];
+      reconcile(list, all, (r) => r.uri, (r) => el("li", {},
         el("button", { type: "button", class: "item", "data-uri": r.uri, onclick: () => read(r.uri) },
           el("span", { class: "name" }, r.title || r.name), " ", el("code", {}, r.uri),
-          r.mimeType ? ` ${r.mimeType}` : ""))) : el("li", {}, "No resources."));
+          r.mimeType ? ` ${r.mimeType}` : "")));
+      if (all.length === 0) list.append(el("li", {}, "No resources."));
     } catch (e) {
-      fill(list, el("li", { class: "bad" }, e.message));
+      if (!stale()) fill(list, el("li", { class: "bad" }, e.message));
     }
     try {
       const { resourceTemplates } = await ctx.api("GET", `connections/${c.id}/resource-templates`);
-      fill(templates, resourceTemplates.length ? resourceTemplates.map(templateForm) : el("p", {}, "No templates."));
+      if (stale() || loadedFor !== c.id) return;
+      const all = Array.isArray(resourceTemplates) ? resourceTemplates : [];
+      reconcile(templates, all, (t) => t.uriTemplate, templateForm);
+      if (all.length === 0) templates.append(el("p", {}, "No templates."));
     } catch (e) {
-      fill(templates, el("p", { class: "bad" }, e.message));
+      if (!stale()) fill(templates, el("p", { class: "bad" }, e.message));
     }
-  };
+  });
 
   refresh.addEventListener("click", load);
-  ctx.on("select", () => {
-    loadedFor = null;
-    if (ctx.tab === "resources") load();
+  ctx.on("select", (c) => {
+    if (ctx.tab === "resources" && loadedFor !== (c?.id ?? null)) load();
   });
   ctx.on("tab", (name) => {
     if (name === "resources" && loadedFor !== (ctx.conn()?.id ?? null)) load();

@@ -2,6 +2,7 @@
 // connections with their badges.
 import { el, fill, field, badge, json } from "./dom.js";
 import { signIn } from "./signin.js";
+import { samplingAutoPanel } from "./sampling_auto.js";
 
 const VERSIONS = ["", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 
@@ -107,7 +108,8 @@ export function init(ctx, panel) {
   const list = el("div", { id: "srv-list", class: "cards" });
   const named = el("div", { id: "srv-config" });
   fill(panel, el("h2", {}, "Connect"), form, el("h2", {}, "Connections"), list,
-    el("h2", {}, "Servers of the configuration file"), named);
+    el("h2", {}, "Servers of the configuration file"), named,
+    el("h2", {}, "Sampling"), samplingAutoPanel(ctx));
 
   const connectNamed = async (name) => {
     const spec = { server: name, era: era.value };

@@ -2,7 +2,7 @@
 // form generated from the selected tool's inputSchema, Call with progress
 // and Cancel, and the result rendered by content type with the outputSchema
 // verdict.
-import { el, fill, field, badge, json } from "./dom.js";
+import { el, fill, field, badge, json, reconcile, serialLoader } from "./dom.js";
 import { schemaForm } from "./schema_form.js";
 import { renderToolResult } from "./content.js";
 import { initLoad, loadPanel } from "./load.js";
@@ -27,15 +27,23 @@ export function init(ctx, panel) {
       el("div", { class: "side" }, field("Search tools", search), refresh, list),
       el("div", { class: "main" }, detail, el("div", { class: "row" }, progress, progressText), result)));
 
+  // Each tool keeps its button across re-renders while the server's
+  // description of it is unchanged: a list_changed that arrives while a
+  // person (or a test) clicks never swallows the click.
   const renderList = () => {
     const q = search.value.trim().toLowerCase();
     const shown = tools.filter((t) => !q || t.name.toLowerCase().includes(q)
       || (t.title || "").toLowerCase().includes(q) || (t.description || "").toLowerCase().includes(q));
-    fill(list, shown.map((t) => el("li", {},
-      el("button", { type: "button", class: selected?.name === t.name ? "item on" : "item", "data-tool": t.name,
-        "aria-pressed": selected?.name === t.name ? "true" : "false", onclick: () => choose(t) },
-      el("span", { class: "name" }, t.title || t.name), " ", annotationBadges(t)))));
-    if (shown.length === 0) fill(list, el("li", {}, tools.length ? "No tool matches." : "No tools."));
+    const items = reconcile(list, shown, (t) => t.name, (t) => el("li", {},
+      el("button", { type: "button", class: "item", "data-tool": t.name, onclick: () => choose(t) },
+        el("span", { class: "name" }, t.title || t.name), " ", annotationBadges(t))));
+    for (const item of items) {
+      const button = item.firstElementChild;
+      const on = selected?.name === button.dataset.tool;
+      button.className = on ? "item on" : "item";
+      button.setAttribute("aria-pressed", on ? "true" : "false");
+    }
+    if (shown.length === 0) list.append(el("li", {}, tools.length ? "No tool matches." : "No tools."));
   };
 
   const choose = (t) => {
@@ -124,21 +132,46 @@ export function init(ctx, panel) {
     }
   };
 
-  const load = async () => {
+  // Another connection starts afresh; a list_changed or Refresh of the same
+  // one keeps the chosen tool and what was typed into its form, unless the
+  // server dropped or redefined that tool.
+  const load = serialLoader(list, async (stale) => {
     const c = ctx.conn();
-    loadedFor = c ? c.id : null;
-    tools = [];
-    selected = null;
-    fill(detail, el("p", {}, c ? "Choose a tool." : "Not connected."));
-    fill(result);
-    if (!c) return renderList();
+    const id = c ? c.id : null;
+    if (id !== loadedFor) {
+      loadedFor = id;
+      tools = [];
+      selected = null;
+      fill(detail, el("p", {}, c ? "Choose a tool." : "Not connected."));
+      fill(result);
+      renderList();
+    }
+    if (!c) return;
+    let answer;
     try {
-      tools = (await ctx.api("GET", `connections/${c.id}/tools`)).tools;
+      answer = (await ctx.api("GET", `connections/${c.id}/tools`)).tools;
     } catch (e) {
-      fill(detail, el("p", { class: "bad" }, e.message));
+      if (stale()) return;
+      if (selected) ctx.status(e.message, "bad");
+      else fill(detail, el("p", { class: "bad" }, e.message));
+      return;
+    }
+    if (stale() || loadedFor !== c.id) return;
+    tools = Array.isArray(answer) ? answer : [];
+    if (selected) {
+      const now = tools.find((t) => t.name === selected.name);
+      if (!now) {
+        fill(detail, el("p", { class: "notice", id: "tool-gone" }, `The server no longer offers ${selected.name}.`));
+        selected = null;
+      } else if (JSON.stringify(now) !== JSON.stringify(selected)) {
+        choose(now);
+        detail.prepend(el("p", { class: "notice", id: "tool-redefined" }, `The server changed ${now.name}: its form is new.`));
+      } else {
+        selected = now;
+      }
     }
     renderList();
-  };
+  });
 
   search.addEventListener("input", renderList);
   refresh.addEventListener("click", load);
