@@ -307,13 +307,12 @@ impl ClientOptions {
                     let authorizer = http.authorizer(&url)?;
                     // The first transport is built here so that bad options
                     // fail at once; reconnections (a session the server
-                    // forgot) build their own the same way, reporting into
-                    // the first one's link state.
+                    // forgot) build their own the same way, telling the
+                    // same link what they learn.
                     let made = authorizer.install(http.transport(&url)?);
                     let link = made.link();
-                    let state = link.as_ref().map(|l| l.state.clone());
                     let first = std::sync::Mutex::new(Some(made));
-                    let builder = match link {
+                    let builder = match link.clone() {
                         Some(link) => builder.link(link),
                         None => builder,
                     };
@@ -325,10 +324,12 @@ impl ClientOptions {
                                 Some(t) => Ok(t),
                                 None => http
                                     .transport(&target)
-                                    .map(|t| authorizer.install(t))
-                                    .map(|t| match &state {
-                                        Some(s) => t.with_link_state(s.clone()),
-                                        None => t,
+                                    .map(|t| {
+                                        let t = authorizer.install(t);
+                                        match &link {
+                                            Some(l) => t.with_link_state(l.state.clone()),
+                                            None => t,
+                                        }
                                     })
                                     .map_err(|e| std::io::Error::other(format!("{e:?}"))),
                             }

@@ -177,6 +177,87 @@ async fn the_per_client_cap_applies_before_the_global_one() {
     settle(|| app.session_count() == 4).await;
 }
 
+/// Issue 32 item 5: a few addresses holding every session with open GET
+/// streams locked everyone out. Now a newcomer takes the least recently
+/// used session of the client holding the most, busy or not, while that
+/// client holds more than the newcomer would; equal shares are left alone
+/// (`503` with `Retry-After`).
+#[tokio::test(start_paused = true)]
+async fn at_the_cap_a_newcomer_reclaims_from_the_heaviest_holder() {
+    let app = app(|b| b.max_sessions(6));
+    let open_from = |ip: &'static str| {
+        let app = app.clone();
+        async move {
+            app.oneshot(from_addr(post(None, initialize(1, "2025-11-25")), ip))
+                .await
+                .unwrap()
+        }
+    };
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let status = |sid: String| {
+        let app = app.clone();
+        let list = list.clone();
+        async move { app.oneshot(post(Some(&sid), list)).await.unwrap().status() }
+    };
+    // 10.0.0.1 holds four busy sessions, 10.0.0.2 two: the table is full,
+    // nothing is idle. Each is opened a second after the last (paused
+    // clock), so "least recently used" is their order.
+    let mut held = Vec::new();
+    for ip in [
+        "10.0.0.1", "10.0.0.1", "10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2",
+    ] {
+        let r = open_from(ip).await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let sid = sid_of(&r);
+        initialized(&app, &sid).await;
+        let stream = open_stream(&app, &sid).await;
+        held.push((ip, sid, stream));
+        tokio::time::advance(Duration::from_secs(1)).await;
+    }
+    // A newcomer gets in: 10.0.0.1's oldest session is ended for it.
+    let r = open_from("10.0.0.9").await;
+    assert_eq!(r.status(), StatusCode::OK, "the newcomer is not locked out");
+    let n1 = sid_of(&r);
+    initialized(&app, &n1).await;
+    let _n1_stream = open_stream(&app, &n1).await;
+    assert_eq!(status(held[0].1.clone()).await, StatusCode::NOT_FOUND);
+    for (_, sid, _) in &held[1..] {
+        // A request uses the session: a second apart keeps their order.
+        assert_eq!(status(sid.clone()).await, StatusCode::OK, "kept");
+        tokio::time::advance(Duration::from_secs(1)).await;
+    }
+    // Its second: 10.0.0.1 still holds three, more than the newcomer's two.
+    let r = open_from("10.0.0.9").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let n2 = sid_of(&r);
+    initialized(&app, &n2).await;
+    let _n2_stream = open_stream(&app, &n2).await;
+    assert_eq!(status(held[1].1.clone()).await, StatusCode::NOT_FOUND);
+    // Now 10.0.0.1 and 10.0.0.2 hold two each, as the newcomer: a third
+    // would leave it with more than any other, so it waits.
+    let r = open_from("10.0.0.9").await;
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()["retry-after"], "5");
+    // The first newcomer's sessions are used (so 10.0.0.1's are now the
+    // least recently used); another newcomer with none yet takes from a
+    // holder of two.
+    for sid in [&n1, &n2] {
+        assert_eq!(status(sid.clone()).await, StatusCode::OK);
+        tokio::time::advance(Duration::from_secs(1)).await;
+    }
+    let r = open_from("10.0.0.8").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    settle(|| app.session_count() == 6).await;
+    // Three clients hold two each: the least recently used session among
+    // them (10.0.0.1's) went.
+    assert_eq!(status(held[2].1.clone()).await, StatusCode::NOT_FOUND);
+    for (_, sid, _) in &held[3..] {
+        assert_eq!(status(sid.clone()).await, StatusCode::OK, "kept");
+    }
+    assert_eq!(status(n1).await, StatusCode::OK);
+    assert_eq!(status(n2).await, StatusCode::OK);
+}
+
 #[tokio::test(start_paused = true)]
 async fn sessions_that_never_finish_the_handshake_expire_in_10_s() {
     let app = app(|b| b);

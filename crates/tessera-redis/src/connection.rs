@@ -23,6 +23,8 @@ pub struct RedisOptions {
     pub(crate) key_period: Duration,
     pub(crate) events_per_stream: usize,
     pub(crate) event_ttl: Duration,
+    pub(crate) event_session_bytes: u64,
+    pub(crate) event_total_bytes: u64,
 }
 
 impl RedisOptions {
@@ -70,6 +72,18 @@ impl RedisOptions {
     pub fn event_retention(mut self, per_stream: usize, ttl: Duration) -> Self {
         self.events_per_stream = per_stream.max(1);
         self.event_ttl = ttl.max(Duration::from_secs(1));
+        self
+    }
+
+    /// How many bytes of event data the resumable SSE streams keep for one
+    /// session (default 4 MiB) and for every session together (default 64
+    /// MiB), counted in Redis so that the bound holds across the instances
+    /// sharing the prefix. An event over a session's budget is not kept; a
+    /// session over it loses its oldest events; over the total, the least
+    /// recently written sessions are deleted whole.
+    pub fn event_bytes(mut self, per_session: u64, total: u64) -> Self {
+        self.event_session_bytes = per_session.max(1);
+        self.event_total_bytes = total.max(self.event_session_bytes);
         self
     }
 
@@ -226,6 +240,8 @@ impl Redis {
             key_period: Duration::from_secs(3600),
             events_per_stream: 256,
             event_ttl: Duration::from_secs(3600),
+            event_session_bytes: 4 << 20,
+            event_total_bytes: 64 << 20,
         }
     }
 

@@ -101,8 +101,8 @@ pub use service::{
     BoxFuture, HandlerResult, Handling, NoService, Notification, ReplyResult, Request, Service,
 };
 pub use shared::{
-    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionExport, SessionState, SessionStore,
-    StoreError,
+    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionCaps, SessionExport, SessionState,
+    SessionStore, StoreError,
 };
 pub use stdio::{STDIO_PIPES_ENV, serve_stdio};
 pub use tessera_proto::{RawResult, Reply};

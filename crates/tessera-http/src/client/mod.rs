@@ -284,15 +284,19 @@ impl HttpClientTransport {
     /// `ConnectionOptions::link`). `None` when the URL has no host.
     pub fn link(&self) -> Option<tessera_runtime::Link> {
         tessera_runtime::Link::http(&self.shared.url.to_string())
-            .map(|l| l.with_state(self.shared.link_state().clone()))
+            .map(|l| l.with_state(self.shared.link.clone()))
     }
 
-    /// Reports the HTTP version and session id into `state` rather than a
-    /// state of its own: a transport that replaces another (a reconnection)
-    /// keeps the connection's [`Link`](tessera_runtime::Link) current. Set
-    /// it before the transport is used; a second call is ignored.
-    pub fn with_link_state(self, state: std::sync::Arc<tessera_runtime::LinkState>) -> Self {
-        let _ = self.shared.link.set(state);
+    /// Writes what this transport learns (the HTTP version, the session
+    /// id) into `state`, the state of a [`Link`](tessera_runtime::Link) a
+    /// client already has: for the transports a client makes when it
+    /// reconnects ([`link`](HttpClientTransport::link) gave the first
+    /// one's). Call it before the transport is used; later it changes
+    /// nothing.
+    pub fn with_link_state(mut self, state: Arc<tessera_runtime::LinkState>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.link = state;
+        }
         self
     }
 

@@ -72,7 +72,7 @@ pub(crate) struct Shared {
     pub tool_headers: Mutex<ToolHeaders>,
     /// The HTTP version and session id, for telemetry (shared with the
     /// connection's [`Link`](tessera_runtime::Link)).
-    pub link: OnceLock<Arc<tessera_runtime::LinkState>>,
+    pub link: Arc<tessera_runtime::LinkState>,
 }
 
 impl Shared {
@@ -97,14 +97,8 @@ impl Shared {
             listen: Mutex::new(None),
             tools_list_ids: Mutex::new(HashSet::new()),
             tool_headers: Mutex::new(ToolHeaders::default()),
-            link: OnceLock::new(),
+            link: Arc::default(),
         }
-    }
-
-    /// Where the HTTP version and session id go (made on first use unless
-    /// given with `HttpClientTransport::with_link_state`).
-    pub(crate) fn link_state(&self) -> &Arc<tessera_runtime::LinkState> {
-        self.link.get_or_init(Arc::default)
     }
 
     pub(crate) fn session(&self) -> Option<String> {
@@ -112,7 +106,7 @@ impl Shared {
     }
 
     pub(crate) fn set_session(&self, s: Option<String>) {
-        self.link_state().set_session(s.as_deref());
+        self.link.set_session(s.as_deref());
         *lock(&self.session) = s;
     }
 
@@ -212,7 +206,7 @@ impl Shared {
                 });
             }
             let mut response: Response = answer?.into();
-            self.link_state().set_http_version(response.version());
+            self.link.set_http_version(response.version());
             if let Some((observer, _, _, _, id)) = seen {
                 response = response.map(|body| {
                     reqwest::Body::wrap(super::observed_body::ObservedBody::new(
@@ -331,6 +325,7 @@ impl Shared {
             let mut session = lock(&self.session);
             if session.as_deref() == Some(stale) {
                 *session = None;
+                self.link.set_session(None);
             }
         }
         self.stop_listen();

@@ -41,6 +41,7 @@ use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+mod addr_slots;
 mod body;
 mod carried;
 mod cluster;
@@ -269,6 +270,7 @@ pub(crate) struct Config {
     pub connection_idle_timeout: Option<Duration>,
     pub write_timeout: Option<Duration>,
     pub max_connections: Option<usize>,
+    pub max_connections_per_client: Option<usize>,
     pub max_streams_per_connection: u32,
     pub stream_buffer: usize,
     pub standalone_backlog: usize,
@@ -430,6 +432,7 @@ impl McpHttp {
                 connection_idle_timeout: Some(Duration::from_secs(60)),
                 write_timeout: Some(Duration::from_secs(30)),
                 max_connections: None,
+                max_connections_per_client: None,
                 max_streams_per_connection: 100,
                 stream_buffer: 256,
                 standalone_backlog: 64,
@@ -782,6 +785,18 @@ impl McpHttpBuilder {
     /// of a tenth (at least 64) for everything else the process opens.
     pub fn max_connections(mut self, n: usize) -> Self {
         self.config.max_connections = Some(n.max(1));
+        self
+    }
+
+    /// With [`serve`]: the most connections one peer address holds open at
+    /// once. Beyond it a new connection from that address gets an immediate
+    /// `429` with `Retry-After` and is closed; other addresses are not
+    /// affected. Default: three quarters of
+    /// [`max_connections`](Self::max_connections), so a quarter is always
+    /// left to others. Behind a reverse proxy every client has the proxy's
+    /// address: raise it to the connection cap there.
+    pub fn max_connections_per_client(mut self, n: usize) -> Self {
+        self.config.max_connections_per_client = Some(n.max(1));
         self
     }
 

@@ -751,6 +751,36 @@ async fn answer(
     }
 }
 
+/// Counts a new session against the caps kept in the shared session store
+/// (every instance's sessions: `SessionStore::admit`), and ends the sessions
+/// it forgot to make room: the local copies here, the others through the bus.
+async fn admit_shared(
+    shared: &Arc<Shared>,
+    session: &SessionHandle,
+) -> Result<(), tessera_runtime::StoreError> {
+    let c = &shared.config;
+    let caps = tessera_runtime::SessionCaps {
+        max: c.max_sessions,
+        per_client: c.max_sessions_per_client,
+    };
+    let client = session.client.store_key();
+    let forgotten = shared
+        .cluster
+        .store
+        .admit(&session.id, &client, caps, shared.cluster.ttl)
+        .await?;
+    for id in forgotten {
+        tracing::info!(session = %id, "session ended to make room for a new one (a cap counted across instances; least recently used)");
+        if let Some(h) = shared.sessions.get(&id) {
+            h.terminate_as(EndReason::Remote);
+        }
+        if let Err(e) = shared.cluster.publish(&id, Note::Ended).await {
+            tracing::warn!(session = %id, %e, "other instances were not told the session ended");
+        }
+    }
+    Ok(())
+}
+
 async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) -> HttpResponse {
     let owner = caller.principal();
     let request_id = r.id.clone();
@@ -759,6 +789,12 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) ->
         Ok(s) => s,
         Err(full) => return sessions_full(shared, full),
     };
+    if shared.cluster.stores {
+        if let Err(e) = admit_shared(shared, &session).await {
+            session.terminate();
+            return store_unavailable(&e);
+        }
+    }
     let ids = vec![r.id.clone()];
     let inbound = Inbound::Message(JsonRpcMessage::Request(r));
     // The handshake is always answered as JSON (it has nothing to stream).

@@ -320,11 +320,20 @@ impl TaskHub {
                 "Invalid Request: too many tasks: {what}; wait for some to finish or expire"
             )))
         };
+        let count = self
+            .store()
+            .count(owner, self.now_ms())
+            .await
+            .map_err(store_error)?;
+        // Those running here, or on every instance when the store counts
+        // them (a shared store): the caps then hold across instances.
         let (mine, all) = {
             let live = self.live();
             let mine = live.values().filter(|l| l.owner == owner).count();
             (mine, live.len())
         };
+        let mine = mine.max(count.running_of_owner.unwrap_or(0));
+        let all = all.max(count.running.unwrap_or(0));
         if mine >= st.max_running_per_owner {
             return refuse(
                 limit::MAX_RUNNING_TASKS_PER_OWNER,
@@ -339,11 +348,6 @@ impl TaskHub {
                 format!("the server has {all} running, the limit (TaskSettings::max_running)"),
             );
         }
-        let count = self
-            .store()
-            .count(owner, self.now_ms())
-            .await
-            .map_err(store_error)?;
         if count.owner >= st.max_stored_per_owner {
             return refuse(
                 limit::MAX_STORED_TASKS_PER_OWNER,
