@@ -65,6 +65,25 @@ impl Api {
             .await
     }
 
+    /// Closes connection `id`.
+    pub async fn disconnect(&self, id: u64) {
+        let path = format!("connections/{id}");
+        self.expect(204, reqwest::Method::DELETE, &path, None).await;
+    }
+
+    /// Answers sampling question `ask` as the model, with `text`.
+    pub async fn reply_sampling(&self, ask: u64, text: &str) {
+        let reply = json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
+                                     "content": {"type": "text", "text": text}}});
+        self.expect(
+            204,
+            reqwest::Method::POST,
+            &format!("asks/{ask}"),
+            Some(reply),
+        )
+        .await;
+    }
+
     /// Connects to `tessera serve --stdio` in `era`.
     pub async fn connect_reference(&self, era: &str) -> Value {
         self.post(
