@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profile one server under a bounded tools/call load and print its top symbols.
 #
-#   bench/profile.sh [--server tessera|rmcp|floor] [--mode legacy-sse|legacy-json|modern]
+#   bench/profile.sh [--server tessera|rmcp|floor|custom] [--mode legacy-sse|legacy-json|modern]
 #                    [--requests N] [--concurrency C] [--tool auto|perf|callgrind] [--redis]
 #
 # --redis (tessera only): the server keeps its state in a private redis-server (persistence off,
@@ -14,6 +14,9 @@
 # of N/10 calls runs before collection starts, so start-up and the handshakes are not counted.
 # Output: bench/target/profile/<server>-<mode>.* and the top symbols (self and inclusive) on
 # stdout. Needs bench/run.sh's build of bench/ (run it once, or build bench/).
+#
+# --server custom runs SERVER_CMD (words; {ADDR} is replaced by the listening address) as the
+# server: a program built on the library, such as bench/telemetry_cost.sh's.
 #
 # Environment: TESSERA_BIN (default: bench/target/tessera/profiling/tessera,
 #              built with `cargo build --profile profiling` when missing),
@@ -81,6 +84,7 @@ if [ "$REDIS" = 1 ]; then
   REDIS_ARGS=(--redis "redis://127.0.0.1:$REDIS_PORT/0")
 fi
 case "$SERVER/$MODE" in
+  custom/*) read -r -a CMD <<<"${SERVER_CMD:?--server custom needs SERVER_CMD}"; CMD=("${CMD[@]//\{ADDR\}/$ADDR}") ;;
   tessera/legacy-sse) CMD=("$TESSERA_BIN" serve --http "$ADDR" --sse-response "${REDIS_ARGS[@]}") ;;
   tessera/*) CMD=("$TESSERA_BIN" serve --http "$ADDR" --stateless --json-response "${REDIS_ARGS[@]}") ;;
   rmcp/legacy-sse) CMD=("$BENCH_TARGET_DIR/release/rmcp-echo" --http "$ADDR" --stateful) ;;

@@ -307,10 +307,12 @@ impl ClientOptions {
                     let authorizer = http.authorizer(&url)?;
                     // The first transport is built here so that bad options
                     // fail at once; reconnections (a session the server
-                    // forgot) build their own the same way.
-                    let first =
-                        std::sync::Mutex::new(Some(authorizer.install(http.transport(&url)?)));
-                    let builder = match tessera::runtime::Link::http(&url) {
+                    // forgot) build their own the same way, telling the
+                    // same link what they learn.
+                    let made = authorizer.install(http.transport(&url)?);
+                    let link = made.link();
+                    let first = std::sync::Mutex::new(Some(made));
+                    let builder = match link.clone() {
                         Some(link) => builder.link(link),
                         None => builder,
                     };
@@ -322,7 +324,13 @@ impl ClientOptions {
                                 Some(t) => Ok(t),
                                 None => http
                                     .transport(&target)
-                                    .map(|t| authorizer.install(t))
+                                    .map(|t| {
+                                        let t = authorizer.install(t);
+                                        match &link {
+                                            Some(l) => t.with_link_state(l.state.clone()),
+                                            None => t,
+                                        }
+                                    })
                                     .map_err(|e| std::io::Error::other(format!("{e:?}"))),
                             }
                         })

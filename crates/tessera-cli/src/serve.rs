@@ -121,6 +121,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", requires = "http")]
     max_connections: Option<usize>,
 
+    /// The most connections one peer address holds open at once (default:
+    /// three quarters of --max-connections); beyond it a new connection from
+    /// that address gets 429 and is closed at once. Behind a reverse proxy,
+    /// raise it to --max-connections.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections_per_client: Option<usize>,
+
     /// The most concurrent requests (HTTP/2 streams) on one connection.
     #[arg(long, value_name = "N", default_value_t = 100, requires = "http")]
     max_streams_per_connection: u32,
@@ -327,6 +334,10 @@ fn http_only_flag(a: &ServeArgs) -> Option<&'static str> {
         (a.allow_any_origin, "--allow-any-origin"),
         (a.no_legacy_sse, "--no-legacy-sse"),
         (a.max_connections.is_some(), "--max-connections"),
+        (
+            a.max_connections_per_client.is_some(),
+            "--max-connections-per-client",
+        ),
     ]
     .into_iter()
     .find_map(|(given, flag)| given.then_some(flag))
@@ -364,6 +375,7 @@ async fn serve_http(
             Box::pin(async move { server.check_task_store().await })
         })
     };
+    let tasks = server.clone();
     let mut b = McpHttp::builder(server)
         .bind_address(local)
         .endpoint_path(a.path.clone())
@@ -384,6 +396,9 @@ async fn serve_http(
     if let Some(n) = a.max_connections {
         b = b.max_connections(n);
     }
+    if let Some(n) = a.max_connections_per_client {
+        b = b.max_connections_per_client(n);
+    }
     if a.no_legacy_sse {
         b = b.legacy_sse(None);
     }
@@ -402,12 +417,7 @@ async fn serve_http(
     }
     let mcp = b.build();
     if let Some(t) = crate::telemetry::telemetry() {
-        let m = mcp.clone();
-        t.instruments().gauge(
-            tessera_telemetry::SESSIONS_OPEN,
-            "Live sessions (Streamable HTTP and HTTP+SSE) of the endpoint.",
-            move || m.session_count() as u64,
-        );
+        crate::telemetry::operational(t.instruments(), &mcp, &tasks, redis.as_ref());
     }
     let shown = if local.ip().is_unspecified() {
         format!(

@@ -152,7 +152,7 @@ impl HandlerSet {
         for ext in &self.extensions.list {
             caps.extensions
                 .get_or_insert_with(Default::default)
-                .insert(ext.id().to_owned(), ext.settings());
+                .insert(ext.id().to_owned(), ext.settings().into_object());
         }
         caps
     }
@@ -327,8 +327,8 @@ impl Inputs {
         params: Option<JsonObject>,
     ) -> Result<JsonObject, ErrorObject> {
         self.check(&method, params.as_ref()).map_err(|r| r.error)?;
-        if let Some(ext) = self.extensions.serving(&method) {
-            return ext.handle_request(&method, params).await;
+        if let Some(answer) = self.extensions.serving(&method) {
+            return answer(params).await;
         }
         match method.as_str() {
             methods::ROOTS_LIST => Ok(to_object(&ListRootsResult {

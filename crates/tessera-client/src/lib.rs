@@ -109,7 +109,7 @@ pub use client::Client;
 pub use connect::{ChildConnector, Connector, Launch, Started, TransportConnector};
 pub use error::ClientError;
 pub use events::{ClientEvent, EventStream};
-pub use extension::ClientExtension;
+pub use extension::{ClientExtension, ClientRoutes};
 pub use handler::{
     FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest, user_rejected,
 };

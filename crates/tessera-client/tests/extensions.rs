@@ -9,14 +9,12 @@ use std::sync::{Arc, Mutex};
 use common::{ERAS, bounded, builder, in_process, obj};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tessera_client::ClientExtension;
-use tessera_runtime::BoxFuture;
+use tessera_client::{ClientExtension, ClientRoutes};
 use tessera_server::{
     DeclaredSettings, ExtensionRoutes, RequestContext, Server, ServerExtension, tool,
 };
 use tessera_types::{
     CacheScope, Cacheable, Era, ErrorObject, ExtensionSettings, JsonObject, ListToolsResult,
-    settings_object,
 };
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -121,33 +119,39 @@ struct DemoClient {
     notes: Arc<Mutex<Vec<String>>>,
 }
 
+/// `demo/question`'s params and answer.
+#[derive(Deserialize)]
+struct Question {
+    q: Value,
+}
+
+#[derive(Serialize)]
+struct Reply {
+    asked: Value,
+    reply: &'static str,
+}
+
 impl ClientExtension for DemoClient {
     fn id(&self) -> &str {
         DemoSettings::ID
     }
-    fn settings(&self) -> JsonObject {
-        settings_object(&DemoSettings { level: 3 })
+    fn settings(&self) -> DeclaredSettings {
+        DeclaredSettings::of(&DemoSettings { level: 3 })
     }
-    fn methods(&self) -> Vec<String> {
-        vec!["demo/question".into()]
-    }
-    fn handle_request(
-        &self,
-        _method: &str,
-        params: Option<JsonObject>,
-    ) -> BoxFuture<'static, Result<JsonObject, ErrorObject>> {
-        Box::pin(async move {
-            let q = params
-                .and_then(|p| p.get("q").cloned())
-                .unwrap_or(Value::Null);
-            Ok(obj(json!({"asked": q, "reply": "blue"})))
-        })
-    }
-    fn notifications(&self) -> Vec<String> {
-        vec!["notifications/demo/tick".into()]
-    }
-    fn handle_notification(&self, method: &str, _params: Option<&JsonObject>) {
-        self.notes.lock().unwrap().push(method.to_owned());
+    fn routes(&self, routes: &mut ClientRoutes) {
+        routes.method("demo/question", |p: Question| async move {
+            Ok(Reply {
+                asked: p.q,
+                reply: "blue",
+            })
+        });
+        let notes = self.notes.clone();
+        routes.notification_method("notifications/demo/tick", move |_: JsonObject| {
+            notes
+                .lock()
+                .unwrap()
+                .push("notifications/demo/tick".to_owned());
+        });
     }
 }
 

@@ -96,6 +96,11 @@ async fn a_silent_connection_is_closed_at_the_header_timeout() {
         held >= Duration::from_millis(300) && held < Duration::from_secs(5),
         "held {held:?}"
     );
+    let stats = server.mcp.stats();
+    assert_eq!(
+        stats.refused_by(tessera_http::limit::HEADER_READ_TIMEOUT),
+        1
+    );
 }
 
 /// Reads one HTTP/1.1 response with a `content-length` off `s`.
@@ -174,6 +179,9 @@ async fn beyond_the_connection_cap_new_connections_get_503_at_once() {
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 503"), "{text}");
     assert!(text.contains("--max-connections"), "{text}");
+    let stats = server.mcp.stats();
+    assert_eq!(stats.refused_by(tessera_http::limit::MAX_CONNECTIONS), 1);
+    assert_eq!(stats.connections_open(), 2, "the two accepted ones");
     // The open ones keep working; once one closes there is room again.
     drop(a);
     drop(b);
@@ -227,4 +235,66 @@ async fn a_peer_that_does_not_read_its_response_is_dropped() {
         "the reply was cut short: {} bytes",
         got.len()
     );
+}
+
+/// Connects to `server` from the loopback address `source`.
+async fn connect_from(source: &str, server: std::net::SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{source}:0").parse().unwrap()).unwrap();
+    socket.connect(server).await.unwrap()
+}
+
+/// Issue 32 item 4: one address held every connection and another client
+/// was refused 35 times out of 35. Now an address holds at most
+/// `max_connections_per_client`: its next connection gets `429` with
+/// `Retry-After` at once, while another address is served.
+#[tokio::test]
+async fn one_address_cannot_hold_every_connection() {
+    let server = TestServer::start(|b| {
+        b.max_connections(8)
+            .max_connections_per_client(2)
+            .response_mode(tessera_http::ResponseMode::Json)
+    })
+    .await;
+    // 127.0.0.3 opens two connections and sends nothing (as a client
+    // holding streams does): both are held.
+    let _a = connect_from("127.0.0.3", server.addr).await;
+    let _b = connect_from("127.0.0.3", server.addr).await;
+    let mut c = connect_from("127.0.0.3", server.addr).await;
+    let got = within(read_to_close(&mut c)).await;
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 429"), "{text}");
+    assert!(text.contains("retry-after: 1"), "{text}");
+    assert!(text.contains("--max-connections-per-client"), "{text}");
+    // Another address gets in and is served.
+    let mut other = connect_from("127.0.0.4", server.addr).await;
+    let body = serde_json::to_vec(&common::initialize(1, common::LEGACY)).unwrap();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        server.host(),
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    other.write_all(&request).await.unwrap();
+    let answer = within(read_response(&mut other)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // Once one of 127.0.0.3's connections closes, it may open another.
+    drop(_a);
+    let mut again = within(async {
+        loop {
+            let mut s = connect_from("127.0.0.3", server.addr).await;
+            s.write_all(&request).await.unwrap();
+            let mut first = [0u8; 12];
+            if s.read_exact(&mut first).await.is_ok() && &first == b"HTTP/1.1 200" {
+                return s;
+            }
+            // The server has not seen the close yet: it refused; try again
+            // once it has (each try waits for the server's answer).
+        }
+    })
+    .await;
+    let mut rest = [0u8; 1];
+    again.read_exact(&mut rest).await.unwrap();
 }

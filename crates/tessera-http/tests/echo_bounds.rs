@@ -155,3 +155,63 @@ async fn an_unknown_uri_is_not_echoed_whole() {
         tessera_server::MAX_ECHOED_URI
     );
 }
+
+/// A JSON-RPC id of megabytes is refused with `-32600` and id `null`, in a
+/// session and in a 2026-07-28 request, and the answer does not quote it;
+/// the session goes on serving the next request.
+#[tokio::test]
+async fn a_huge_id_is_refused_with_a_null_id_and_not_echoed() {
+    let store = Arc::new(InMemoryEventStore::default());
+    let dyn_store: Arc<dyn EventStore> = store.clone();
+    let s = TestServer::start_with(counting_server(), move |b| {
+        b.event_store(Some(dyn_store))
+            .response_mode(ResponseMode::Sse)
+    })
+    .await;
+    let sid = s.session(LEGACY).await;
+    let id = "i".repeat(3 << 20);
+    let call = |id: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "count", "arguments": {"to": 3}
+        }})
+    };
+    let r = s.send_json(s.in_session(&sid), call(json!(id))).await;
+    let bytes = body_bytes(r).await;
+    assert!(bytes.len() < 1024, "{} bytes answered", bytes.len());
+    let text = String::from_utf8_lossy(&bytes);
+    let v: Value = text
+        .lines()
+        .find_map(|l| serde_json::from_str(l.strip_prefix("data:")?.trim()).ok())
+        .or_else(|| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_else(|| panic!("no JSON answer: {text}"));
+    assert_eq!(v["id"], Value::Null, "{v}");
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("limit of {} bytes", tessera_proto::MAX_ID_BYTES)),
+        "{v}"
+    );
+    assert!(store.bytes() < 4096, "{} bytes kept", store.bytes());
+
+    // The session still serves.
+    let r = s.send_json(s.in_session(&sid), call(json!(7))).await;
+    let (_, v) = read_all(r).await;
+    assert_eq!(v["id"], 7);
+    assert_eq!(v["result"]["content"][0]["text"], "3", "{v}");
+
+    // A 2026-07-28 request with such an id is refused the same way.
+    let mut body = call(json!(id));
+    body["params"]["_meta"] = modern_meta();
+    let r = s
+        .send_json(s.modern("tools/call", Some("count")), body)
+        .await;
+    let bytes = body_bytes(r).await;
+    assert!(bytes.len() < 1024, "{} bytes answered", bytes.len());
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
+}

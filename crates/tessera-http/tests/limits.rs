@@ -96,6 +96,11 @@ async fn the_session_cap_answers_503_while_every_session_is_busy() {
     );
     let body = full.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions"));
+    // The refusal is counted under its limit; the two streams are open.
+    let stats = app.stats();
+    assert_eq!(stats.refused_by(tessera_http::limit::MAX_SESSIONS), 1);
+    assert_eq!(stats.refused().map(|(_, n)| n).sum::<u64>(), 1);
+    assert_eq!(stats.streams_open(), 2);
     // Session a's stream closes: it is idle, and evicted for the newcomer.
     drop(stream_a);
     let c = open(&app).await;
@@ -158,12 +163,99 @@ async fn the_per_client_cap_applies_before_the_global_one() {
     assert_eq!(r.headers()["retry-after"], "5", "a 429 says when to retry");
     let body = r.into_body().collect().await.unwrap().to_bytes();
     assert!(String::from_utf8_lossy(&body).contains("--max-sessions-per-client"));
+    let stats = app.stats();
+    assert_eq!(
+        stats.refused_by(tessera_http::limit::MAX_SESSIONS_PER_CLIENT),
+        1
+    );
+    assert_eq!(stats.refused_by(tessera_http::limit::MAX_SESSIONS), 0);
     // ...while another address is not affected.
     assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
     assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
     // At its own cap with idle sessions, a client's oldest idle one makes room.
     assert_eq!(open_from("10.0.0.2").await.status(), StatusCode::OK);
     settle(|| app.session_count() == 4).await;
+}
+
+/// Issue 32 item 5: a few addresses holding every session with open GET
+/// streams locked everyone out. Now a newcomer takes the least recently
+/// used session of the client holding the most, busy or not, while that
+/// client holds more than the newcomer would; equal shares are left alone
+/// (`503` with `Retry-After`).
+#[tokio::test(start_paused = true)]
+async fn at_the_cap_a_newcomer_reclaims_from_the_heaviest_holder() {
+    let app = app(|b| b.max_sessions(6));
+    let open_from = |ip: &'static str| {
+        let app = app.clone();
+        async move {
+            app.oneshot(from_addr(post(None, initialize(1, "2025-11-25")), ip))
+                .await
+                .unwrap()
+        }
+    };
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let status = |sid: String| {
+        let app = app.clone();
+        let list = list.clone();
+        async move { app.oneshot(post(Some(&sid), list)).await.unwrap().status() }
+    };
+    // 10.0.0.1 holds four busy sessions, 10.0.0.2 two: the table is full,
+    // nothing is idle. Each is opened a second after the last (paused
+    // clock), so "least recently used" is their order.
+    let mut held = Vec::new();
+    for ip in [
+        "10.0.0.1", "10.0.0.1", "10.0.0.1", "10.0.0.1", "10.0.0.2", "10.0.0.2",
+    ] {
+        let r = open_from(ip).await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let sid = sid_of(&r);
+        initialized(&app, &sid).await;
+        let stream = open_stream(&app, &sid).await;
+        held.push((ip, sid, stream));
+        tokio::time::advance(Duration::from_secs(1)).await;
+    }
+    // A newcomer gets in: 10.0.0.1's oldest session is ended for it.
+    let r = open_from("10.0.0.9").await;
+    assert_eq!(r.status(), StatusCode::OK, "the newcomer is not locked out");
+    let n1 = sid_of(&r);
+    initialized(&app, &n1).await;
+    let _n1_stream = open_stream(&app, &n1).await;
+    assert_eq!(status(held[0].1.clone()).await, StatusCode::NOT_FOUND);
+    for (_, sid, _) in &held[1..] {
+        // A request uses the session: a second apart keeps their order.
+        assert_eq!(status(sid.clone()).await, StatusCode::OK, "kept");
+        tokio::time::advance(Duration::from_secs(1)).await;
+    }
+    // Its second: 10.0.0.1 still holds three, more than the newcomer's two.
+    let r = open_from("10.0.0.9").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let n2 = sid_of(&r);
+    initialized(&app, &n2).await;
+    let _n2_stream = open_stream(&app, &n2).await;
+    assert_eq!(status(held[1].1.clone()).await, StatusCode::NOT_FOUND);
+    // Now 10.0.0.1 and 10.0.0.2 hold two each, as the newcomer: a third
+    // would leave it with more than any other, so it waits.
+    let r = open_from("10.0.0.9").await;
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()["retry-after"], "5");
+    // The first newcomer's sessions are used (so 10.0.0.1's are now the
+    // least recently used); another newcomer with none yet takes from a
+    // holder of two.
+    for sid in [&n1, &n2] {
+        assert_eq!(status(sid.clone()).await, StatusCode::OK);
+        tokio::time::advance(Duration::from_secs(1)).await;
+    }
+    let r = open_from("10.0.0.8").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    settle(|| app.session_count() == 6).await;
+    // Three clients hold two each: the least recently used session among
+    // them (10.0.0.1's) went.
+    assert_eq!(status(held[2].1.clone()).await, StatusCode::NOT_FOUND);
+    for (_, sid, _) in &held[3..] {
+        assert_eq!(status(sid.clone()).await, StatusCode::OK, "kept");
+    }
+    assert_eq!(status(n1).await, StatusCode::OK);
+    assert_eq!(status(n2).await, StatusCode::OK);
 }
 
 #[tokio::test(start_paused = true)]
@@ -223,6 +315,7 @@ async fn a_batch_over_the_limit_is_refused_whole() {
             .unwrap()
             .contains("--max-batch")
     );
+    assert_eq!(app.stats().refused_by(tessera_http::limit::MAX_BATCH), 1);
     let r = app
         .clone()
         .oneshot(post(Some(&sid), batch(3)))
@@ -299,6 +392,11 @@ async fn requests_beyond_the_session_limit_wait_then_get_429() {
     let r = third.await.unwrap().unwrap();
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(r.headers().contains_key("retry-after"));
+    assert_eq!(
+        app.stats()
+            .refused_by(tessera_http::limit::MAX_REQUESTS_PER_SESSION),
+        1
+    );
     // A waiting request gets in as soon as one finishes.
     let fourth = tokio::spawn(app.clone().oneshot(post(
         Some(&sid),
@@ -337,6 +435,11 @@ async fn a_body_that_stops_arriving_gets_408() {
     assert_eq!(r.status(), StatusCode::REQUEST_TIMEOUT);
     assert_eq!(r.headers()["connection"], "close");
     assert_eq!(started.elapsed(), Duration::from_secs(30));
+    assert_eq!(
+        app.stats()
+            .refused_by(tessera_http::limit::BODY_READ_TIMEOUT),
+        1
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -381,6 +484,9 @@ async fn a_trickling_body_gets_408_by_its_rate_and_its_total_time() {
     let body = r.into_body().collect().await.unwrap().to_bytes();
     let text = String::from_utf8_lossy(&body);
     assert!(text.contains("--body-min-rate"), "{text}");
+    let stats = app_defaults.stats();
+    assert_eq!(stats.refused_by(tessera_http::limit::BODY_MIN_RATE), 1);
+    assert_eq!(stats.refused_by(tessera_http::limit::BODY_TOTAL_TIMEOUT), 0);
 
     // Fast enough for the rate but never ending: cut at the total time.
     let app_short = app(|b| b.body_total_timeout(Some(Duration::from_secs(20))));
@@ -399,6 +505,12 @@ async fn a_trickling_body_gets_408_by_its_rate_and_its_total_time() {
     let body = r.into_body().collect().await.unwrap().to_bytes();
     let text = String::from_utf8_lossy(&body);
     assert!(text.contains("--body-total-timeout"), "{text}");
+    assert_eq!(
+        app_short
+            .stats()
+            .refused_by(tessera_http::limit::BODY_TOTAL_TIMEOUT),
+        1
+    );
 }
 
 /// A request made by `who` (as an authentication layer would mark it).

@@ -243,15 +243,46 @@ pub fn decode_value(value: Value) -> Inbound {
     }
 }
 
-fn read_id(v: &Value) -> Result<RequestId, &'static str> {
+/// The longest string id a message may carry, in bytes. An id is kept while
+/// its request runs, stored with each event of its stream and echoed in its
+/// answer: a request with a longer one is refused with `-32600` and id `null`
+/// (the id is never quoted), and a response with one is dropped.
+pub const MAX_ID_BYTES: usize = 1024;
+
+/// Why an id could not be read.
+#[derive(Debug, Clone, Copy)]
+enum IdError {
+    /// Not a string or an integer.
+    Kind(&'static str),
+    /// A string longer than [`MAX_ID_BYTES`]: its length in bytes when it
+    /// was decoded, `None` when its text alone was too long to decode.
+    TooLong(Option<usize>),
+}
+
+impl std::fmt::Display for IdError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IdError::Kind(why) => f.write_str(why),
+            IdError::TooLong(Some(len)) => write!(
+                f,
+                "id is {len} bytes long; the limit is {MAX_ID_BYTES} bytes"
+            ),
+            IdError::TooLong(None) => {
+                write!(f, "id is longer than the limit of {MAX_ID_BYTES} bytes")
+            }
+        }
+    }
+}
+
+fn read_id(v: &Value) -> Result<RequestId, IdError> {
     match v {
+        Value::String(s) if s.len() > MAX_ID_BYTES => Err(IdError::TooLong(Some(s.len()))),
         Value::String(s) => Ok(RequestId::String(s.clone())),
-        Value::Number(n) => n
-            .as_i64()
-            .map(RequestId::Number)
-            .ok_or("id must be a string or an integer, not a fractional or out-of-range number"),
-        Value::Null => Err("id must not be null"),
-        _ => Err("id must be a string or an integer"),
+        Value::Number(n) => n.as_i64().map(RequestId::Number).ok_or(IdError::Kind(
+            "id must be a string or an integer, not a fractional or out-of-range number",
+        )),
+        Value::Null => Err(IdError::Kind("id must not be null")),
+        _ => Err(IdError::Kind("id must be a string or an integer")),
     }
 }
 
@@ -366,18 +397,25 @@ fn too_deep(e: serde_json::Error) -> Rejection {
 }
 
 /// Reads an id from its text: only a string or an integer is valid.
-fn read_raw_id(raw: &RawValue) -> Result<RequestId, &'static str> {
+fn read_raw_id(raw: &RawValue) -> Result<RequestId, IdError> {
     match kind(raw) {
-        Kind::String => envelope::string(raw)
-            .map(|s| RequestId::String(s.into_owned()))
-            .ok_or("id must be a string or an integer"),
+        // Each decoded byte takes at most six bytes of text (`\uXXXX`): a
+        // text longer than that is refused before it is decoded.
+        Kind::String if raw.get().len() > 6 * MAX_ID_BYTES + 2 => Err(IdError::TooLong(None)),
+        Kind::String => match envelope::string(raw) {
+            Some(s) if s.len() > MAX_ID_BYTES => Err(IdError::TooLong(Some(s.len()))),
+            Some(s) => Ok(RequestId::String(s.into_owned())),
+            None => Err(IdError::Kind("id must be a string or an integer")),
+        },
         Kind::Number => serde_json::from_str::<i64>(raw.get())
             .map(RequestId::Number)
-            .map_err(
-                |_| "id must be a string or an integer, not a fractional or out-of-range number",
-            ),
-        Kind::Null => Err("id must not be null"),
-        _ => Err("id must be a string or an integer"),
+            .map_err(|_| {
+                IdError::Kind(
+                    "id must be a string or an integer, not a fractional or out-of-range number",
+                )
+            }),
+        Kind::Null => Err(IdError::Kind("id must not be null")),
+        _ => Err(IdError::Kind("id must be a string or an integer")),
     }
 }
 

@@ -49,6 +49,7 @@ mod serve;
 mod session;
 
 pub use config::{ClientIdentity, EngineConfig, Role, ServerIdentity, Timeouts};
+pub use decode::MAX_ID_BYTES;
 pub use engine::{ConnectMode, Engine, MAX_REQUEST_TAG, meta_keys};
 pub use error::{CallError, SendError};
 pub use event::{Connected, Event, IncomingRequest, Outbound, RequestContext, Transmit};

@@ -189,6 +189,68 @@ fn bad_ids_are_invalid_with_a_null_id() {
     }
 }
 
+/// A string id over `MAX_ID_BYTES` (one of 4 MiB as an attacker sends, one
+/// just over, one written with escapes, which takes the tree path) is
+/// refused with `-32600` and id `null`; the answer never quotes it. One of
+/// exactly the limit is a fine id.
+#[test]
+fn ids_over_the_limit_are_invalid_with_a_null_id_and_never_quoted() {
+    use tessera_proto::MAX_ID_BYTES;
+    let request = |id: &str| format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"ping"}}"#);
+    let cases = [
+        "a".repeat(4 << 20),
+        "b".repeat(MAX_ID_BYTES + 1),
+        "\\u0041".repeat(MAX_ID_BYTES + 1),
+        "\\u0041".repeat(MAX_ID_BYTES / 2) + &"c".repeat(MAX_ID_BYTES / 2 + 1),
+        "é".repeat(MAX_ID_BYTES / 2 + 1),
+    ];
+    for id in &cases {
+        let s = request(id);
+        for mut e in engines() {
+            e.handle_bytes(Instant::now(), s.as_bytes());
+            let sent: Vec<_> = std::iter::from_fn(|| e.poll_transmit()).collect();
+            assert_eq!(sent.len(), 1, "one answer");
+            let v = wire(&sent[0]);
+            assert_eq!(v["id"], Value::Null);
+            assert_eq!(v["error"]["code"], -32600);
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(message.contains("1024"), "names the limit: {message}");
+            assert!(
+                v.to_string().len() < 256,
+                "the answer does not quote the id: {} bytes",
+                v.to_string().len()
+            );
+        }
+        // The same id on a response is dropped, never answered.
+        let response = format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{}}}}"#);
+        for mut e in engines() {
+            e.handle_bytes(Instant::now(), response.as_bytes());
+            assert!(drain(&mut e).is_empty(), "never answer a response");
+        }
+    }
+    // Inside a batch (2025-03-26), only the element with the long id is refused.
+    let mut e = legacy_server(server_config(), Instant::now(), "2025-03-26");
+    let long = "d".repeat(MAX_ID_BYTES + 1);
+    let reply = batch_reply(
+        &mut e,
+        Instant::now(),
+        json!([ping(1), {"jsonrpc":"2.0","id":long,"method":"ping"}]),
+    )
+    .expect("a batch reply");
+    assert_eq!(ids_of(&reply), vec![json!(1), Value::Null]);
+    // At the limit, in plain text and with escapes: answered and echoed whole.
+    for (text, decoded) in [
+        ("e".repeat(MAX_ID_BYTES), "e".repeat(MAX_ID_BYTES)),
+        ("\\u0041".repeat(MAX_ID_BYTES), "A".repeat(MAX_ID_BYTES)),
+        ("é".repeat(MAX_ID_BYTES / 2), "é".repeat(MAX_ID_BYTES / 2)),
+    ] {
+        let mut e = legacy_server(server_config(), Instant::now(), "2025-06-18");
+        e.handle_bytes(Instant::now(), request(&text).as_bytes());
+        let answer = only(drain(&mut e));
+        assert_eq!(answer, json!({"jsonrpc":"2.0","id":decoded,"result":{}}));
+    }
+}
+
 #[test]
 fn params_that_are_not_an_object_are_invalid() {
     for params in ["[1]", "[]", "\"s\"", "5", "true", "null"] {

@@ -254,13 +254,13 @@ impl Upstream {
                     tessera_runtime::spawn(config, pipes.stdout, pipes.stdin, service, options);
                 (peer, task, Some(child))
             }
-            UpstreamSpec::Http { transport, url } => {
+            UpstreamSpec::Http { transport, .. } => {
                 let t = transport().map_err(|source| ProxyError::Http {
                     upstream: name.clone(),
                     source,
                 })?;
                 let options = ConnectionOptions {
-                    link: tessera_runtime::Link::http(url).map(Arc::new),
+                    link: t.link().map(Arc::new),
                     ..ConnectionOptions::default()
                 };
                 let (peer, task) = tessera_runtime::spawn_transport(config, t, service, options);

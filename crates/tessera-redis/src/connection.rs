@@ -3,6 +3,7 @@
 //! hanging while Redis is away.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -22,6 +23,8 @@ pub struct RedisOptions {
     pub(crate) key_period: Duration,
     pub(crate) events_per_stream: usize,
     pub(crate) event_ttl: Duration,
+    pub(crate) event_session_bytes: u64,
+    pub(crate) event_total_bytes: u64,
 }
 
 impl RedisOptions {
@@ -72,6 +75,18 @@ impl RedisOptions {
         self
     }
 
+    /// How many bytes of event data the resumable SSE streams keep for one
+    /// session (default 4 MiB) and for every session together (default 64
+    /// MiB), counted in Redis so that the bound holds across the instances
+    /// sharing the prefix. An event over a session's budget is not kept; a
+    /// session over it loses its oldest events; over the total, the least
+    /// recently written sessions are deleted whole.
+    pub fn event_bytes(mut self, per_session: u64, total: u64) -> Self {
+        self.event_session_bytes = per_session.max(1);
+        self.event_total_bytes = total.max(self.event_session_bytes);
+        self
+    }
+
     /// Connects (failing at once when Redis does not answer) and starts the
     /// background refresh of the `requestState` key ring.
     pub async fn connect(self) -> Result<Redis, Error> {
@@ -98,6 +113,7 @@ impl RedisOptions {
         let conn = Conn {
             manager,
             timeout: self.op_timeout,
+            stats: Arc::default(),
         };
         let ring = RedisKeyRing::start(
             conn.clone(),
@@ -124,6 +140,31 @@ impl RedisOptions {
 pub(crate) struct Conn {
     manager: ConnectionManager,
     timeout: Duration,
+    stats: Arc<RedisStats>,
+}
+
+/// What a [`Redis`] handle counts for its operators: the operations sent
+/// (each one round trip: a command, a pipeline or a script) and those that
+/// failed. `tessera-telemetry` exports them as `tessera.redis.round_trips`
+/// and `tessera.redis.errors`.
+#[derive(Debug, Default)]
+pub struct RedisStats {
+    round_trips: AtomicU64,
+    errors: AtomicU64,
+}
+
+impl RedisStats {
+    /// Operations sent since the handle connected (the bus's subscription
+    /// connection not included).
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// Operations that failed: Redis answered with an error, the
+    /// connection broke, or no answer came within the operation timeout.
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
 }
 
 impl Conn {
@@ -134,14 +175,14 @@ impl Conn {
         F: FnOnce(ConnectionManager) -> Fut,
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
-        match tokio::time::timeout(self.timeout, op(self.manager.clone())).await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(Error::from_redis(e)),
-            Err(_) => Err(Error::Unavailable(format!(
-                "no answer within {:?}",
-                self.timeout
-            ))),
-        }
+        self.stats.round_trips.fetch_add(1, Ordering::Relaxed);
+        let r = match tokio::time::timeout(self.timeout, op(self.manager.clone())).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) => Error::from_redis(e),
+            Err(_) => Error::Unavailable(format!("no answer within {:?}", self.timeout)),
+        };
+        self.stats.errors.fetch_add(1, Ordering::Relaxed);
+        Err(r)
     }
 }
 
@@ -199,6 +240,8 @@ impl Redis {
             key_period: Duration::from_secs(3600),
             events_per_stream: 256,
             event_ttl: Duration::from_secs(3600),
+            event_session_bytes: 4 << 20,
+            event_total_bytes: 64 << 20,
         }
     }
 
@@ -237,6 +280,11 @@ impl Redis {
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
         self.inner.conn.run(op).await
+    }
+
+    /// The operations sent and failed so far ([`RedisStats`]).
+    pub fn stats(&self) -> Arc<RedisStats> {
+        self.inner.conn.stats.clone()
     }
 
     /// The `requestState` key ring this instance shares through Redis.

@@ -5,9 +5,18 @@
 //! `{prefix}ev:{session}:{stream}`, whose entry ids are `0-{seq + 1}` (so
 //! entries sort by sequence number and a replay is one `XRANGE` from an
 //! exclusive start) and whose one field `d` holds the event's data. Each
-//! append trims the stream to the newest `per_stream` entries (`MAXLEN`) and
-//! pushes its TTL to `ttl` from now; a set `{prefix}evs:{session}` names the
-//! session's streams (same TTL) so that ending the session deletes them all.
+//! append trims the stream to the newest `per_stream` entries and pushes its
+//! TTL to `ttl` from now; a set `{prefix}evs:{session}` names the session's
+//! streams (same TTL) so that ending the session deletes them all.
+//!
+//! The store is bounded in bytes as well, across every instance that shares
+//! the prefix: a hash `{prefix}evb` (the ledger) holds each session's bytes
+//! (its events' data) and their `total`, and a sorted set `{prefix}evo`
+//! orders the sessions by when their keys expire (so by last write). An
+//! event larger than a session's budget is not kept; a session over its
+//! budget loses its oldest events (lowest stream first); while the total is
+//! over its budget, the least recently written sessions are deleted whole.
+//! Sessions whose keys expired are taken off the ledger at the next append.
 //!
 //! Appends go through one writer task per store (see [`crate::event_writer`]):
 //! an event is queued when [`EventStore::store`] is called and written in
@@ -24,13 +33,21 @@ use tessera_runtime::BoxFuture;
 
 use crate::connection::Redis;
 use crate::error::Error;
-use crate::event_writer::{Append, EventWriter, write_index_key, write_stream_key};
+use crate::event_writer::{
+    Append, EventWriter, Limits, write_index_key, write_ledger_key, write_order_key,
+    write_stream_key,
+};
 
-/// Deletes a session's streams. KEYS: the session's set of streams.
+/// Deletes a session's streams and takes its bytes off the ledger. KEYS:
+/// the session's set of streams, the ledger, the session order.
 const REMOVE: &str = r"
 local streams = redis.call('SMEMBERS', KEYS[1])
 for _, k in ipairs(streams) do redis.call('DEL', k) end
 redis.call('DEL', KEYS[1])
+local bytes = tonumber(redis.call('HGET', KEYS[2], KEYS[1])) or 0
+if bytes ~= 0 then redis.call('HINCRBY', KEYS[2], 'total', -bytes) end
+redis.call('HDEL', KEYS[2], KEYS[1])
+redis.call('ZREM', KEYS[3], KEYS[1])
 return #streams
 ";
 
@@ -44,6 +61,8 @@ pub struct RedisEventStore {
     redis: Redis,
     per_stream: usize,
     ttl_ms: u64,
+    session_bytes: u64,
+    total_bytes: u64,
     remove: Arc<Script>,
     writer: EventWriter,
 }
@@ -54,23 +73,32 @@ impl std::fmt::Debug for RedisEventStore {
             .field("redis", &self.redis)
             .field("per_stream", &self.per_stream)
             .field("ttl_ms", &self.ttl_ms)
+            .field("session_bytes", &self.session_bytes)
+            .field("total_bytes", &self.total_bytes)
             .finish()
     }
 }
 
 impl Redis {
     /// The event store of this instance (retention from
-    /// [`RedisOptions::event_retention`](crate::RedisOptions::event_retention)).
+    /// [`RedisOptions::event_retention`](crate::RedisOptions::event_retention)
+    /// and [`RedisOptions::event_bytes`](crate::RedisOptions::event_bytes)).
     pub fn event_store(&self) -> RedisEventStore {
         let o = self.settings();
-        let per_stream = o.events_per_stream;
-        let ttl_ms = u64::try_from(o.event_ttl.as_millis()).unwrap_or(u64::MAX);
+        let limits = Limits {
+            per_stream: o.events_per_stream,
+            ttl_ms: u64::try_from(o.event_ttl.as_millis()).unwrap_or(u64::MAX),
+            session_bytes: o.event_session_bytes,
+            total_bytes: o.event_total_bytes,
+        };
         RedisEventStore {
             redis: self.clone(),
-            per_stream,
-            ttl_ms,
+            per_stream: limits.per_stream,
+            ttl_ms: limits.ttl_ms,
+            session_bytes: limits.session_bytes,
+            total_bytes: limits.total_bytes,
             remove: Arc::new(Script::new(REMOVE)),
-            writer: EventWriter::new(self.clone(), per_stream, ttl_ms),
+            writer: EventWriter::new(self.clone(), limits),
         }
     }
 }
@@ -86,6 +114,47 @@ impl RedisEventStore {
         let mut key = Vec::new();
         write_index_key(&mut key, self.redis.prefix(), session);
         key
+    }
+
+    fn ledger_key(&self) -> Vec<u8> {
+        let mut key = Vec::new();
+        write_ledger_key(&mut key, self.redis.prefix());
+        key
+    }
+
+    fn order_key(&self) -> Vec<u8> {
+        let mut key = Vec::new();
+        write_order_key(&mut key, self.redis.prefix());
+        key
+    }
+
+    /// The bytes of event data kept for every session of the store (every
+    /// instance sharing the prefix), once the appends queued before this
+    /// call are written.
+    pub async fn bytes(&self) -> Result<u64, Error> {
+        self.ledger_entry(b"total".to_vec()).await
+    }
+
+    /// The bytes of event data kept for `session`, once the appends queued
+    /// before this call are written.
+    pub async fn session_bytes(&self, session: &str) -> Result<u64, Error> {
+        self.ledger_entry(self.index_key(session)).await
+    }
+
+    async fn ledger_entry(&self, field: Vec<u8>) -> Result<u64, Error> {
+        self.writer.flush().await;
+        let ledger = self.ledger_key();
+        let n: Option<i64> = self
+            .redis
+            .run(|mut c| async move {
+                redis::cmd("HGET")
+                    .arg(&ledger)
+                    .arg(&field)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(n.unwrap_or(0).max(0).unsigned_abs())
     }
 
     /// Appends one event (see [`EventStore::store`]), reporting failures.
@@ -137,9 +206,17 @@ impl RedisEventStore {
     pub async fn try_remove_session(&self, session: &str) -> Result<(), Error> {
         self.writer.flush().await;
         let index = self.index_key(session);
+        let (ledger, order) = (self.ledger_key(), self.order_key());
         let script = self.remove.clone();
         self.redis
-            .run(|mut c| async move { script.key(&index).invoke_async::<i64>(&mut c).await })
+            .run(|mut c| async move {
+                script
+                    .key(&index)
+                    .key(&ledger)
+                    .key(&order)
+                    .invoke_async::<i64>(&mut c)
+                    .await
+            })
             .await
             .map(|_| ())
     }

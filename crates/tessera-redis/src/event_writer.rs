@@ -34,35 +34,132 @@ use crate::error::Error;
 const MAX_BATCH: usize = 256;
 
 /// Appends a batch of events. KEYS: the batch's streams, then the indexes
-/// of their sessions. ARGV: `MAXLEN`, the TTL in milliseconds, the number
-/// of streams S, then for each stream the position in KEYS of its session's
-/// index (S values), then for each event the position in KEYS of its
-/// stream, its entry id and its data.
+/// of their sessions, then the store's byte ledger (a hash: each session's
+/// index → its bytes, and `total`) and its session order (a sorted set:
+/// each session's index → when it expires, in Redis's milliseconds). ARGV:
+/// the events kept per stream, the TTL in milliseconds, the number of
+/// streams S, the bytes kept per session, the bytes kept in all, then for
+/// each stream the position in KEYS of its session's index (S values), then
+/// for each event the position in KEYS of its stream, its entry id and its
+/// data.
+///
+/// The bytes of an event are the length of its data. First the sessions
+/// whose keys have expired are taken off the ledger; then each event over
+/// the session budget is skipped and each other one added (a stream over
+/// its count loses its oldest entries); then each session of the batch over
+/// its budget loses its oldest events, lowest stream first; then, while the
+/// total is over its budget, the least recently written sessions outside
+/// the batch are deleted whole. The ledger and the order keep the TTL of
+/// the newest session, so nothing outlives what it counts.
 ///
 /// Every TTL is set before anything that may fail on a key of the wrong
 /// type, and every step runs even when one fails: the reply is the first
 /// error, if any (the batch is then reported as not kept), else the number
 /// of events.
 const APPEND: &str = r"
-local maxlen, ttl, s = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local maxlen, ttl, s = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local per_session, total_max = tonumber(ARGV[4]), tonumber(ARGV[5])
+local ledger, order = KEYS[#KEYS - 1], KEYS[#KEYS]
+local first_index, last_index = s + 1, #KEYS - 2
 local failed
 local function run(...)
   local r = redis.pcall(...)
-  if type(r) == 'table' and r.err and not failed then failed = r end
+  if type(r) == 'table' and r.err then
+    if not failed then failed = r end
+    return nil
+  end
+  return r
+end
+local function account(index, delta)
+  if delta ~= 0 then
+    redis.call('HINCRBY', ledger, index, delta)
+    redis.call('HINCRBY', ledger, 'total', delta)
+  end
+end
+local function bytes_of(index)
+  return tonumber(redis.call('HGET', ledger, index)) or 0
+end
+local function forget(index)
+  local streams = run('SMEMBERS', index) or {}
+  for _, k in ipairs(streams) do redis.call('DEL', k) end
+  redis.call('DEL', index)
+  account(index, -bytes_of(index))
+  redis.call('HDEL', ledger, index)
+  redis.call('ZREM', order, index)
+end
+-- Deletes the oldest entries of a stream until `want` bytes are freed or
+-- it is empty; returns the bytes freed.
+local function drop(key, want, count)
+  local freed = 0
+  while (want == nil or freed < want) and (count == nil or count > 0) do
+    local entries = run('XRANGE', key, '-', '+', 'COUNT', 1)
+    if not entries or #entries == 0 then break end
+    local fields = entries[1][2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 'd' then freed = freed + #fields[j + 1] end
+    end
+    redis.call('XDEL', key, entries[1][1])
+    if count then count = count - 1 end
+  end
+  return freed
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, index in ipairs(redis.call('ZRANGEBYSCORE', order, '-inf', now)) do
+  forget(index)
 end
 local n = 0
-for at = 4 + s, #ARGV, 3 do
-  run('XADD', KEYS[tonumber(ARGV[at])], 'MAXLEN', '=', maxlen, ARGV[at + 1], 'd', ARGV[at + 2])
-  n = n + 1
+for at = 6 + s, #ARGV, 3 do
+  local stream = tonumber(ARGV[at])
+  local key, index = KEYS[stream], KEYS[tonumber(ARGV[5 + stream])]
+  local data = ARGV[at + 2]
+  if #data <= per_session and run('XADD', key, ARGV[at + 1], 'd', data) then
+    account(index, #data)
+    local len = run('XLEN', key) or 0
+    if len > maxlen then account(index, -drop(key, nil, len - maxlen)) end
+    n = n + 1
+  end
 end
 for i = 1, s do
   run('PEXPIRE', KEYS[i], ttl)
 end
+local expires = now + ttl
 for i = 1, s do
-  local index = KEYS[tonumber(ARGV[3 + i])]
+  local index = KEYS[tonumber(ARGV[5 + i])]
   run('SADD', index, KEYS[i])
   run('PEXPIRE', index, ttl)
 end
+local batch = {}
+for i = first_index, last_index do
+  local index = KEYS[i]
+  batch[index] = true
+  redis.call('ZADD', order, expires, index)
+  local over = bytes_of(index) - per_session
+  if over > 0 then
+    local streams = run('SMEMBERS', index) or {}
+    table.sort(streams, function(a, b)
+      return (tonumber(string.match(a, ':(%d+)$')) or 0) < (tonumber(string.match(b, ':(%d+)$')) or 0)
+    end)
+    for _, k in ipairs(streams) do
+      if over <= 0 then break end
+      local freed = drop(k, over, nil)
+      account(index, -freed)
+      over = over - freed
+    end
+  end
+end
+local total = tonumber(redis.call('HGET', ledger, 'total')) or 0
+if total > total_max then
+  for _, index in ipairs(redis.call('ZRANGE', order, 0, -1)) do
+    if total <= total_max then break end
+    if not batch[index] then
+      forget(index)
+      total = tonumber(redis.call('HGET', ledger, 'total')) or 0
+    end
+  end
+end
+redis.call('PEXPIRE', ledger, ttl)
+redis.call('PEXPIRE', order, ttl)
 if failed then return failed end
 return n
 ";
@@ -86,17 +183,15 @@ enum Job {
 #[derive(Clone)]
 pub(crate) struct EventWriter {
     redis: Redis,
-    per_stream: usize,
-    ttl_ms: u64,
+    limits: Limits,
     queue: Arc<OnceLock<mpsc::UnboundedSender<Job>>>,
 }
 
 impl EventWriter {
-    pub(crate) fn new(redis: Redis, per_stream: usize, ttl_ms: u64) -> Self {
+    pub(crate) fn new(redis: Redis, limits: Limits) -> Self {
         EventWriter {
             redis,
-            per_stream,
-            ttl_ms,
+            limits,
             queue: Arc::new(OnceLock::new()),
         }
     }
@@ -104,7 +199,7 @@ impl EventWriter {
     fn queue(&self) -> &mpsc::UnboundedSender<Job> {
         self.queue.get_or_init(|| {
             let (tx, rx) = mpsc::unbounded_channel();
-            let batch = Batch::new(self.redis.prefix(), self.per_stream, self.ttl_ms);
+            let batch = Batch::new(self.redis.prefix(), self.limits);
             tokio::spawn(run(self.redis.clone(), batch, rx));
             tx
         })
@@ -180,12 +275,21 @@ async fn send(redis: &Redis, batch: &Batch) -> Result<(), Error> {
         .map(|_| ())
 }
 
+/// What an event store keeps: events per stream, for how long after the
+/// last one, and bytes per session and in all.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) per_stream: usize,
+    pub(crate) ttl_ms: u64,
+    pub(crate) session_bytes: u64,
+    pub(crate) total_bytes: u64,
+}
+
 /// The command of one batch, rebuilt in place for each batch (its buffers
 /// keep their capacity), and what it is built from.
 struct Batch {
     prefix: Box<str>,
-    per_stream: usize,
-    ttl_ms: u64,
+    limits: Limits,
     script: Script,
     cmd: Cmd,
     /// The positions of the batch's appends among its jobs.
@@ -200,11 +304,10 @@ struct Batch {
 }
 
 impl Batch {
-    fn new(prefix: &str, per_stream: usize, ttl_ms: u64) -> Self {
+    fn new(prefix: &str, limits: Limits) -> Self {
         Batch {
             prefix: prefix.into(),
-            per_stream,
-            ttl_ms,
+            limits,
             script: Script::new(APPEND),
             cmd: Cmd::new(),
             events: Vec::new(),
@@ -267,7 +370,7 @@ impl Batch {
         );
         cmd.arg("EVALSHA")
             .arg(self.script.get_hash())
-            .arg(s + self.sessions.len());
+            .arg(s + self.sessions.len() + 2);
         for &(stream, first, _) in &self.streams {
             if let Some(a) = append(first) {
                 write_stream_key(
@@ -283,7 +386,14 @@ impl Batch {
                 write_index_key(&mut cmd.writer_for_next_arg(), &self.prefix, &a.session);
             }
         }
-        cmd.arg(self.per_stream).arg(self.ttl_ms).arg(s);
+        write_ledger_key(&mut cmd.writer_for_next_arg(), &self.prefix);
+        write_order_key(&mut cmd.writer_for_next_arg(), &self.prefix);
+        let l = &self.limits;
+        cmd.arg(l.per_stream)
+            .arg(l.ttl_ms)
+            .arg(s)
+            .arg(l.session_bytes)
+            .arg(l.total_bytes);
         for &(_, _, session) in &self.streams {
             cmd.arg(s + session + 1);
         }
@@ -321,6 +431,18 @@ pub(crate) fn write_index_key(w: &mut impl std::io::Write, prefix: &str, session
     let _ = w.write_all(session.as_bytes());
 }
 
+/// Writes the key of the store's byte ledger: `{prefix}evb`.
+pub(crate) fn write_ledger_key(w: &mut impl std::io::Write, prefix: &str) {
+    let _ = w.write_all(prefix.as_bytes());
+    let _ = w.write_all(b"evb");
+}
+
+/// Writes the key of the store's session order: `{prefix}evo`.
+pub(crate) fn write_order_key(w: &mut impl std::io::Write, prefix: &str) {
+    let _ = w.write_all(prefix.as_bytes());
+    let _ = w.write_all(b"evo");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,15 +474,23 @@ mod tests {
         let mut batch = jobs([a("s", 1, 2), a("s", 1, 3), a("s", 2, 1)]);
         batch.push(Job::Flush(oneshot::channel().0));
         batch.extend(jobs([a("t", 1, 1)]));
-        let mut b = Batch::new("p:", 10, 1000);
+        let mut b = Batch::new(
+            "p:",
+            Limits {
+                per_stream: 10,
+                ttl_ms: 1000,
+                session_bytes: 500,
+                total_bytes: 9000,
+            },
+        );
         assert!(b.encode(&batch));
         let hash = b.script.get_hash().to_owned();
         assert_eq!(
             args(&b.cmd),
             [
-                "EVALSHA", &hash, "5", // streams, then indexes
-                "p:ev:s:1", "p:ev:s:2", "p:ev:t:1", "p:evs:s", "p:evs:t", //
-                "10", "1000", "3", // MAXLEN, TTL, streams
+                "EVALSHA", &hash, "7", // streams, indexes, ledger, order
+                "p:ev:s:1", "p:ev:s:2", "p:ev:t:1", "p:evs:s", "p:evs:t", "p:evb", "p:evo", "10",
+                "1000", "3", "500", "9000", // count, TTL, streams, bytes
                 "4", "4", "5", // each stream's index
                 "1", "0-2", "{}", "1", "0-3", "{}", "2", "0-1", "{}", "3", "0-1", "{}",
             ]
@@ -370,8 +500,8 @@ mod tests {
         assert_eq!(
             args(&b.cmd),
             [
-                "EVALSHA", &hash, "2", "p:ev:u:7", "p:evs:u", "10", "1000", "1", "2", "1", "0-9",
-                "{}"
+                "EVALSHA", &hash, "4", "p:ev:u:7", "p:evs:u", "p:evb", "p:evo", "10", "1000", "1",
+                "500", "9000", "2", "1", "0-9", "{}"
             ]
         );
         assert!(!b.encode(&[Job::Flush(oneshot::channel().0)]));

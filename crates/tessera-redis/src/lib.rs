@@ -64,7 +64,7 @@ mod task_store;
 pub mod testing;
 
 pub use bus::RedisBus;
-pub use connection::{Redis, RedisOptions};
+pub use connection::{Redis, RedisOptions, RedisStats};
 pub use dpop_replay::RedisReplayCache;
 pub use error::Error;
 pub use event_store::RedisEventStore;

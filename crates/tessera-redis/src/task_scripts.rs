@@ -14,7 +14,10 @@
 //! - `{prefix}expiry`: a sorted set of ids scored by `created + ttl`, for
 //!   sweeping;
 //! - `{prefix}running:{instance}`: the ids of the unfinished tasks an
-//!   instance created, for `fail_unfinished` after its restart.
+//!   instance created, for `fail_unfinished` after its restart;
+//! - `{prefix}unfinished` and `{prefix}unfinished:{owner}`: the ids of every
+//!   unfinished task, and of each owner's, so that the caps on running tasks
+//!   hold across instances (`TaskStore::count`).
 //!
 //! Every key has a Redis TTL: a task's is its lifetime plus a grace period,
 //! and each index's is stretched to the longest task in it. The scripts build
@@ -37,7 +40,8 @@ local function terminal(s)
 end
 ";
 
-/// KEYS: task, owner index, expiry index, running set.
+/// KEYS: task, owner index, expiry index, running set, unfinished set,
+/// the owner's unfinished set.
 /// ARGV: px, index member, expires ('' for none), id, '1' when unfinished,
 /// then the hash's field/value pairs. Returns 1, or 0 when the id is taken.
 pub(crate) fn create() -> Script {
@@ -56,8 +60,10 @@ if ARGV[3] ~= '' then
   extend(KEYS[3], px)
 end
 if ARGV[5] == '1' then
-  redis.call('SADD', KEYS[4], ARGV[4])
-  extend(KEYS[4], px)
+  for k = 4, 6 do
+    redis.call('SADD', KEYS[k], ARGV[4])
+    extend(KEYS[k], px)
+  end
 end
 return 1
 "
@@ -66,11 +72,11 @@ return 1
 
 /// KEYS: task. ARGV: now, status, then status message, input requests,
 /// result, error (each `+value`, or `-` for none), the running-set prefix,
-/// the id. Returns `{'none'}`, or `{'terminal'|'applied', field, value, …}`.
+/// the id, the unfinished set. Returns `{'none'}`, or `{'terminal'|'applied', field, value, …}`.
 pub(crate) fn update() -> Script {
     Script::new(&format!(
         "{TERMINAL}
-local h = redis.call('HMGET', KEYS[1], 's', 'c', 't', 'u', 'i')
+local h = redis.call('HMGET', KEYS[1], 's', 'c', 't', 'u', 'i', 'o')
 if not h[1] then return {{'none'}} end
 local now = tonumber(ARGV[1])
 if h[3] ~= '' and now >= tonumber(h[2]) + tonumber(h[3]) then return {{'none'}} end
@@ -93,6 +99,10 @@ put('r', ARGV[5])
 put('e', ARGV[6])
 if now > tonumber(h[4]) then redis.call('HSET', KEYS[1], 'u', ARGV[1]) end
 if terminal(ARGV[2]) and h[5] then redis.call('SREM', ARGV[7] .. h[5], ARGV[8]) end
+if terminal(ARGV[2]) then
+  redis.call('SREM', ARGV[9], ARGV[8])
+  if h[6] then redis.call('SREM', ARGV[9] .. ':' .. h[6], ARGV[8]) end
+end
 local out = redis.call('HGETALL', KEYS[1])
 table.insert(out, 1, 'applied')
 return out
@@ -137,7 +147,7 @@ return out
 }
 
 /// KEYS: expiry index. ARGV: task key prefix, owner index prefix, running
-/// set prefix, now, batch size. Deletes up to a batch of tasks expired at
+/// set prefix, now, batch size, the unfinished set. Deletes up to a batch of tasks expired at
 /// `now`; returns `{deleted, looked at}`.
 pub(crate) fn sweep() -> Script {
     Script::new(
@@ -152,6 +162,8 @@ for _, id in ipairs(ids) do
     redis.call('DEL', k)
     redis.call('ZREM', ARGV[2] .. h[1], h[5])
     if h[4] then redis.call('SREM', ARGV[3] .. h[4], id) end
+    redis.call('SREM', ARGV[6], id)
+    redis.call('SREM', ARGV[6] .. ':' .. h[1], id)
     n = n + 1
   end
   redis.call('ZREM', KEYS[1], id)
@@ -162,7 +174,7 @@ return {n, #ids}
 }
 
 /// KEYS: this instance's running set. ARGV: task key prefix, now, status
-/// message, error (JSON). Fails every unfinished task in the set, empties
+/// message, error (JSON), the unfinished set. Fails every unfinished task in the set, empties
 /// it, returns how many were failed.
 pub(crate) fn fail_unfinished() -> Script {
     Script::new(&format!(
@@ -171,7 +183,9 @@ local ids = redis.call('SMEMBERS', KEYS[1])
 local n = 0
 for _, id in ipairs(ids) do
   local k = ARGV[1] .. id
-  local h = redis.call('HMGET', k, 's', 'u')
+  local h = redis.call('HMGET', k, 's', 'u', 'o')
+  redis.call('SREM', ARGV[5], id)
+  if h[3] then redis.call('SREM', ARGV[5] .. ':' .. h[3], id) end
   if h[1] and not terminal(h[1]) then
     redis.call('HSET', k, 's', 'failed', 'sm', ARGV[3], 'e', ARGV[4])
     redis.call('HDEL', k, 'ir', 'r')

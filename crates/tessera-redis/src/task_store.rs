@@ -259,6 +259,8 @@ impl TaskStore for RedisTaskStore {
                 self.redis.key("expiry"),
                 self.redis
                     .key(&format!("running:{}", self.redis.instance_id())),
+                self.redis.key("unfinished"),
+                self.redis.key(&format!("unfinished:{}", record.owner)),
             ];
             let unfinished = if record.status.is_terminal() {
                 "0"
@@ -324,6 +326,7 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let key = self.task_key(task_id);
             let running = self.redis.key("running:");
+            let unfinished = self.redis.key("unfinished");
             let script = &self.scripts.update;
             let reply: Value = self
                 .redis
@@ -338,6 +341,7 @@ impl TaskStore for RedisTaskStore {
                         .arg(optional(json_text(&change.error)))
                         .arg(&running)
                         .arg(task_id)
+                        .arg(&unfinished)
                         .invoke_async(&mut c)
                         .await
                 })
@@ -419,6 +423,7 @@ impl TaskStore for RedisTaskStore {
                 self.redis.key("task:"),
                 self.redis.key("owner:"),
                 self.redis.key("running:"),
+                self.redis.key("unfinished"),
             ];
             let mut total = 0usize;
             loop {
@@ -434,6 +439,7 @@ impl TaskStore for RedisTaskStore {
                             .arg(&prefixes[2])
                             .arg(now_ms.to_string())
                             .arg(SWEEP_BATCH)
+                            .arg(&prefixes[3])
                             .invoke_async(&mut c)
                             .await
                     })
@@ -461,6 +467,7 @@ impl TaskStore for RedisTaskStore {
                 .redis
                 .key(&format!("running:{}", self.redis.instance_id()));
             let task_prefix = self.redis.key("task:");
+            let unfinished = self.redis.key("unfinished");
             let script = &self.scripts.fail_unfinished;
             self.redis
                 .run(|mut c| async move {
@@ -470,6 +477,7 @@ impl TaskStore for RedisTaskStore {
                         .arg(now_ms.to_string())
                         .arg(message)
                         .arg(&error)
+                        .arg(&unfinished)
                         .invoke_async(&mut c)
                         .await
                 })
@@ -488,15 +496,21 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let index = self.redis.key(&format!("owner:{owner}"));
             let expiry = self.redis.key("expiry");
-            let (index, expiry) = (&index, &expiry);
-            let (owned, total): (usize, usize) = self
+            let unfinished = self.redis.key("unfinished");
+            let mine = self.redis.key(&format!("unfinished:{owner}"));
+            let keys = (&index, &expiry, &unfinished, &mine);
+            let (owned, total, running, running_mine): (usize, usize, usize, usize) = self
                 .redis
                 .run(|mut c| async move {
                     redis::pipe()
                         .cmd("ZCARD")
-                        .arg(index)
+                        .arg(keys.0)
                         .cmd("ZCARD")
-                        .arg(expiry)
+                        .arg(keys.1)
+                        .cmd("SCARD")
+                        .arg(keys.2)
+                        .cmd("SCARD")
+                        .arg(keys.3)
                         .query_async(&mut c)
                         .await
                 })
@@ -505,6 +519,8 @@ impl TaskStore for RedisTaskStore {
             Ok(TaskCount {
                 owner: owned,
                 total,
+                running_of_owner: Some(running_mine),
+                running: Some(running),
             })
         })
     }

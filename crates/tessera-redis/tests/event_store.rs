@@ -112,8 +112,8 @@ async fn streams_are_bounded_and_expire() {
     let keys: Vec<String> = c.keys("ev-test:ev*").await.unwrap();
     assert_eq!(
         keys.len(),
-        2,
-        "one stream and the session's index: {keys:?}"
+        4,
+        "one stream, the session's index, the ledger and the order: {keys:?}"
     );
     for k in keys {
         let ttl: i64 = c.pttl(&k).await.unwrap();
@@ -162,8 +162,8 @@ async fn appends_queued_together_are_kept_in_order_with_their_ttls() {
     let mut c = client.get_multiplexed_async_connection().await.unwrap();
     assert_eq!(
         assert_all_expire(&mut c, 120_000).await,
-        3 * 3 + 3,
-        "nine streams and three indexes"
+        3 * 3 + 3 + 2,
+        "nine streams, three indexes, the ledger and the order"
     );
     let mut index: Vec<String> = c.smembers("ev-test:evs:y").await.unwrap();
     index.sort();
@@ -172,7 +172,7 @@ async fn appends_queued_together_are_kept_in_order_with_their_ttls() {
         ["ev-test:ev:y:1", "ev-test:ev:y:2", "ev-test:ev:y:5"]
     );
     b.remove_session("y").await;
-    assert_eq!(assert_all_expire(&mut c, 120_000).await, 2 * 3 + 2);
+    assert_eq!(assert_all_expire(&mut c, 120_000).await, 2 * 3 + 2 + 2);
 }
 
 #[tokio::test]
@@ -229,5 +229,126 @@ async fn a_failed_append_fails_its_batch_but_spares_the_others_and_every_ttl() {
         .try_store("good", &ev(1, 2))
         .await
         .expect("a later append");
-    assert_eq!(assert_all_expire(&mut c, 120_000).await, 4);
+    assert_eq!(assert_all_expire(&mut c, 120_000).await, 4 + 2);
+}
+
+/// An event whose data is `len` bytes.
+fn sized(stream: u64, seq: u64, len: usize) -> StoredEvent {
+    StoredEvent {
+        id: EventId { stream, seq },
+        data: Bytes::from(vec![b'x'; len]),
+    }
+}
+
+async fn bounded(server: &RedisServer, per_stream: usize, session: u64, total: u64) -> Redis {
+    Redis::options(server.url())
+        .prefix("ev-test:")
+        .event_retention(per_stream, Duration::from_secs(120))
+        .event_bytes(session, total)
+        .connect()
+        .await
+        .expect("connect")
+}
+
+fn seqs(events: &[StoredEvent]) -> Vec<u64> {
+    events.iter().map(|e| e.id.seq).collect()
+}
+
+/// Issue 32 item 1 in Redis: a session keeps at most its byte budget (its
+/// oldest events go, lowest stream first), an event over the budget is not
+/// kept, and trimming by count gives the bytes back.
+#[tokio::test]
+async fn a_session_keeps_at_most_its_bytes_oldest_events_first() {
+    let server = RedisServer::start().expect("start redis-server");
+    let store = bounded(&server, 8, 10_000, 100_000).await.event_store();
+    for seq in 0..6 {
+        store.store("s", sized(1, seq, 1000)).await;
+    }
+    for seq in 0..6 {
+        store.store("s", sized(2, seq, 1000)).await;
+    }
+    assert_eq!(store.session_bytes("s").await.unwrap(), 10_000);
+    assert_eq!(store.bytes().await.unwrap(), 10_000);
+    let one = store.replay_after("s", EventId { stream: 1, seq: 0 }).await;
+    assert_eq!(seqs(&one), [2, 3, 4, 5], "stream 1 lost its two oldest");
+    let two = store.replay_after("s", EventId { stream: 2, seq: 0 }).await;
+    assert_eq!(seqs(&two), [1, 2, 3, 4, 5], "stream 2 is whole");
+
+    // One event over the whole budget (a 4 MB echo) is not kept, and
+    // nothing else goes for it.
+    store.store("s", sized(2, 6, 10_001)).await;
+    assert_eq!(store.session_bytes("s").await.unwrap(), 10_000);
+    let two = store.replay_after("s", EventId { stream: 2, seq: 0 }).await;
+    assert_eq!(seqs(&two), [1, 2, 3, 4, 5]);
+
+    // Trimming by count (8 per stream) gives the bytes back.
+    for seq in 0..20 {
+        store.store("t", sized(1, seq, 100)).await;
+    }
+    assert_eq!(store.session_bytes("t").await.unwrap(), 800);
+    assert_eq!(store.bytes().await.unwrap(), 10_800);
+
+    // Ending a session takes its bytes off.
+    store.remove_session("s").await;
+    assert_eq!(store.session_bytes("s").await.unwrap(), 0);
+    assert_eq!(store.bytes().await.unwrap(), 800);
+}
+
+/// The total is counted in Redis, so it holds across instances: over it,
+/// the least recently written sessions are deleted whole, whichever
+/// instance wrote them, and the session being written stays.
+#[tokio::test]
+async fn the_total_holds_across_instances_least_recently_written_sessions_first() {
+    let server = RedisServer::start().expect("start redis-server");
+    let a = bounded(&server, 100, 4_000, 10_000).await.event_store();
+    let b = bounded(&server, 100, 4_000, 10_000).await.event_store();
+    for (i, session) in ["s1", "s2", "s3", "s4", "s5"].into_iter().enumerate() {
+        let store = if i % 2 == 0 { &a } else { &b };
+        for seq in 0..3 {
+            store.store(session, sized(1, seq, 1000)).await;
+        }
+        assert!(a.bytes().await.unwrap() <= 10_000);
+    }
+    assert_eq!(a.bytes().await.unwrap(), 9_000);
+    assert_eq!(b.bytes().await.unwrap(), 9_000);
+    for gone in ["s1", "s2"] {
+        assert!(
+            a.replay_after(gone, EventId { stream: 1, seq: 0 })
+                .await
+                .is_empty(),
+            "{gone} was deleted"
+        );
+        assert_eq!(b.session_bytes(gone).await.unwrap(), 0);
+    }
+    for kept in ["s3", "s4", "s5"] {
+        assert_eq!(
+            seqs(&b.replay_after(kept, EventId { stream: 1, seq: 0 }).await),
+            [1, 2],
+            "{kept}"
+        );
+    }
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = c.keys("ev-test:ev:s1*").await.unwrap();
+    assert!(keys.is_empty(), "{keys:?}");
+}
+
+/// A session whose keys expired (as Redis's TTL does; here its place in the
+/// order is moved into the past) is taken off the ledger at the next append,
+/// so expired sessions never count against the total.
+#[tokio::test]
+async fn expired_sessions_leave_the_ledger_at_the_next_append() {
+    let server = RedisServer::start().expect("start redis-server");
+    let store = bounded(&server, 100, 4_000, 10_000).await.event_store();
+    for seq in 0..3 {
+        store.store("old", sized(1, seq, 1000)).await;
+    }
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let _: i64 = c.zadd("ev-test:evo", "ev-test:evs:old", 1).await.unwrap();
+    store.store("new", sized(1, 0, 500)).await;
+    assert_eq!(store.bytes().await.unwrap(), 500);
+    assert_eq!(store.session_bytes("old").await.unwrap(), 0);
+    let score: Option<f64> = c.zscore("ev-test:evo", "ev-test:evs:old").await.unwrap();
+    assert_eq!(score, None);
 }

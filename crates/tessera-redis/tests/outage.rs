@@ -34,6 +34,12 @@ async fn operations_fail_fast_while_redis_is_down_and_recover() {
         ))
         .await
         .unwrap();
+    // Operations are counted (the connection's key ring, the create), and
+    // none failed yet.
+    let stats = redis.stats();
+    let trips = stats.round_trips();
+    assert!(trips >= 1, "{trips}");
+    assert_eq!(stats.errors(), 0);
 
     server.kill();
     for _ in 0..3 {
@@ -61,6 +67,9 @@ async fn operations_fail_fast_while_redis_is_down_and_recover() {
             started.elapsed()
         );
     }
+    // The failed get and ping of each round, at least, were counted.
+    assert!(stats.errors() >= 6, "{}", stats.errors());
+    assert!(stats.round_trips() >= trips + 6);
 
     server
         .restart()

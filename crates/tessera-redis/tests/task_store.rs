@@ -137,3 +137,38 @@ async fn every_key_has_a_ttl() {
         assert!(ttl > 0, "{k} has no TTL ({ttl})");
     }
 }
+
+/// Unfinished tasks are counted in Redis for the caps on running tasks,
+/// whichever instance runs them: a task stops counting when it finishes
+/// (on any instance), when its instance restarts and fails it, and when it
+/// is swept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_tasks_are_counted_across_instances() {
+    let server = RedisServer::start().expect("start redis-server");
+    let a = connect(&server, "run:", "instance-a").await.task_store();
+    let b = connect(&server, "run:", "instance-b").await.task_store();
+    let t0 = 1_000;
+    let working = |id: &str, owner: &str, ttl: u64| {
+        TaskRecord::working(id, owner, "tools/call", t0, Some(ttl), None)
+    };
+    a.create(working("a1", "alice", 60_000)).await.unwrap();
+    a.create(working("a2", "alice", 60_000)).await.unwrap();
+    b.create(working("b1", "alice", 60_000)).await.unwrap();
+    b.create(working("b2", "bob", 1_000)).await.unwrap();
+    let c = b.count("alice", t0).await.unwrap();
+    assert_eq!((c.running_of_owner, c.running), (Some(3), Some(4)), "{c:?}");
+    // b1 finishes, updated from instance a.
+    a.update("b1", TaskChange::completed(serde_json::Map::new()), t0 + 1)
+        .await
+        .unwrap();
+    let c = a.count("alice", t0 + 1).await.unwrap();
+    assert_eq!((c.running_of_owner, c.running), (Some(2), Some(3)), "{c:?}");
+    // A restarts: its two are failed and stop counting.
+    assert_eq!(a.fail_unfinished("restarted", t0 + 2).await.unwrap(), 2);
+    let c = b.count("alice", t0 + 2).await.unwrap();
+    assert_eq!((c.running_of_owner, c.running), (Some(0), Some(1)), "{c:?}");
+    // Bob's task outlives its lifetime unfinished: the sweep drops it.
+    b.sweep(t0 + 5_000).await.unwrap();
+    let c = b.count("bob", t0 + 5_000).await.unwrap();
+    assert_eq!((c.running_of_owner, c.running), (Some(0), Some(0)), "{c:?}");
+}

@@ -95,6 +95,25 @@ pub struct SessionId(pub String);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub std::net::SocketAddr);
 
+/// The HTTP version a request came over, as `network.protocol.version`
+/// spells it (`1.1`, `2`): put by the HTTP transport, recorded by
+/// telemetry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpVersion(pub &'static str);
+
+impl HttpVersion {
+    /// The version of `v`.
+    pub fn of(v: http::Version) -> HttpVersion {
+        HttpVersion(match v {
+            http::Version::HTTP_09 => "0.9",
+            http::Version::HTTP_10 => "1.0",
+            http::Version::HTTP_2 => "2",
+            http::Version::HTTP_3 => "3",
+            _ => "1.1",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,7 @@ mod service;
 pub mod shared;
 mod stdio;
 mod stream_control;
+pub mod tally;
 pub mod testing;
 mod transport;
 
@@ -85,7 +86,7 @@ impl SessionLost {
 pub use child::{ChildCommand, ChildPipes, ChildProcess};
 pub use connection::{Connection, ConnectionOptions};
 pub use driver::{drive, spawn, spawn_restored, spawn_shared, spawn_transport};
-pub use extensions::{Extensions, PeerAddr, Principal, SessionId};
+pub use extensions::{Extensions, HttpVersion, PeerAddr, Principal, SessionId};
 pub use stream_control::{
     CLOSE_SSE_STREAM_CAPABILITY, CLOSE_SSE_STREAM_NOTIFICATION, StreamControl, StreamHandle,
     close_retry,
@@ -94,14 +95,14 @@ pub use stream_control::{
 /// a message with [`Connection::handle_message`] and await
 /// [`Connection::next`].
 pub type OneShot<S> = Connection<S>;
-pub use link::Link;
+pub use link::{Link, LinkState};
 pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
 pub use service::{
     BoxFuture, HandlerResult, Handling, NoService, Notification, ReplyResult, Request, Service,
 };
 pub use shared::{
-    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionExport, SessionState, SessionStore,
-    StoreError,
+    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionCaps, SessionExport, SessionState,
+    SessionStore, StoreError,
 };
 pub use stdio::{STDIO_PIPES_ENV, serve_stdio};
 pub use tessera_proto::{RawResult, Reply};

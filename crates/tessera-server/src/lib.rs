@@ -63,9 +63,7 @@ pub use completion::{
 pub use context::RequestContext;
 pub use elicit::Elicited;
 pub use error::BuildError;
-pub use extension::{
-    DeclaredSettings, ExtensionHost, ExtensionRequest, ExtensionRoutes, ServerExtension,
-};
+pub use extension::{ExtensionHost, ExtensionRequest, ExtensionRoutes, ServerExtension};
 pub use extract::{
     Args, Extension, FromRequest, HandlerInput, RawArgs, Rejection, RequestBody, RequestParts,
     State, ToolCall,
@@ -83,4 +81,5 @@ pub use resource::{
 };
 pub use response::{IntoToolResult, ProtocolError, Structured};
 pub use server::{SUBSCRIPTIONS_KEY, Server, ServerBuilder};
+pub use tessera_types::DeclaredSettings;
 pub use tool::{ToolBuilder, ToolRoute, check_tool_name, tool};

@@ -451,6 +451,12 @@ impl<S: Send + Sync + 'static> Server<S> {
         &self.inner.tasks
     }
 
+    /// The task counts now: running here, statuses entered, caps hit
+    /// ([`TaskStats`](crate::task::TaskStats)).
+    pub fn task_stats(&self) -> crate::task::TaskStats {
+        self.tasks().stats()
+    }
+
     /// Whether some tool can run as a task (then the server declares tasks:
     /// `capabilities.tasks` for 2025-11-25, the `io.modelcontextprotocol/tasks`
     /// extension for 2026-07-28).

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tessera_server::task::{MemoryTaskStore, TaskSettings};
+use tessera_server::task::{MemoryTaskStore, TaskSettings, limit};
 use tessera_server::{Args, Server, State, tool};
 use tessera_types::tool::TaskSupport;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -154,6 +154,13 @@ async fn running_tasks_are_capped_per_client_and_in_all() {
     task_id(&b.task(1, 600_000).await);
     let why = refusal(&b.task(1, 600_000).await);
     assert!(why.contains("the server has 5 running"), "{why}");
+    // The counts: five running, each refusal under its cap.
+    let stats = s.task_stats();
+    assert_eq!(stats.running, 5);
+    let refused = |cap: &str| stats.refused.iter().find(|(n, _)| *n == cap).unwrap().1;
+    assert_eq!(refused(limit::MAX_RUNNING_TASKS_PER_OWNER), 1);
+    assert_eq!(refused(limit::MAX_RUNNING_TASKS), 1);
+    assert_eq!(refused(limit::MAX_STORED_TASKS), 0);
     // One finishes: room again.
     s.state().0.add_permits(1);
     let mut c = Session::open(&s).await;
@@ -192,6 +199,15 @@ async fn stored_tasks_are_capped_until_they_expire() {
     b.finished(&id).await;
     let why = refusal(&b.task(1, 5_000).await);
     assert!(why.contains("the server has 3 stored"), "{why}");
+    let stats = s.task_stats();
+    let count = |of: &[(&str, u64)], name: &str| of.iter().find(|(n, _)| *n == name).unwrap().1;
+    assert_eq!(count(&stats.refused, limit::MAX_STORED_TASKS_PER_OWNER), 1);
+    assert_eq!(count(&stats.refused, limit::MAX_STORED_TASKS), 1);
+    // Three tasks entered `working` and then `completed`; none runs now.
+    assert_eq!(count(&stats.entered, "working"), 3);
+    assert_eq!(count(&stats.entered, "completed"), 3);
+    assert_eq!(count(&stats.entered, "failed"), 0);
+    assert_eq!(stats.running, 0);
     // Once they expire there is room again.
     tokio::time::advance(Duration::from_secs(6)).await;
     task_id(&a.task(1, 5_000).await);

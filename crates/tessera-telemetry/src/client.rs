@@ -13,9 +13,9 @@ use tessera_types::{Era, JsonObject, RequestId};
 
 use crate::Telemetry;
 use crate::convention::{
-    CANCELLED, CLOSED, ERROR_TYPE, JSONRPC_REQUEST_ID, MCP_METHOD_NAME, NETWORK_PROTOCOL_NAME,
-    NETWORK_TRANSPORT, OTHER, RPC_RESPONSE_STATUS_CODE, SERVER_ADDRESS, SERVER_PORT, Target,
-    span_name,
+    CANCELLED, CLOSED, ERROR_TYPE, JSONRPC_REQUEST_ID, MCP_METHOD_NAME, MCP_SESSION_ID,
+    NETWORK_PROTOCOL_NAME, NETWORK_PROTOCOL_VERSION, NETWORK_TRANSPORT, OTHER,
+    RPC_RESPONSE_STATUS_CODE, SERVER_ADDRESS, SERVER_PORT, Target, span_name,
 };
 use crate::era;
 use crate::meta;
@@ -67,6 +67,13 @@ impl OutgoingObserver for Sender {
         );
         if let Some(l) = peer.link() {
             link_attributes(l, &mut attrs.shared);
+            if let Some(s) = l.state.session() {
+                if connected.as_ref().is_some_and(|c| era::has_sessions(c.era)) {
+                    attrs
+                        .span_only
+                        .push(KeyValue::new(MCP_SESSION_ID, crate::convention::short(&s)));
+                }
+            }
         }
         if let Some(c) = &connected {
             attrs
@@ -196,6 +203,9 @@ fn link_attributes(l: &Link, out: &mut Vec<KeyValue>) {
     out.push(KeyValue::new(NETWORK_TRANSPORT, l.transport));
     if let Some(p) = l.protocol {
         out.push(KeyValue::new(NETWORK_PROTOCOL_NAME, p));
+        if let Some(v) = l.state.http_version() {
+            out.push(KeyValue::new(NETWORK_PROTOCOL_VERSION, v));
+        }
     }
     if let (Some(a), Some(p)) = (&l.address, l.port) {
         out.push(KeyValue::new(SERVER_ADDRESS, a.clone()));

@@ -11,10 +11,9 @@
 //!   CLIENT on the client). The server's engine answers it before any
 //!   handler runs, so the server records no SERVER span for it.
 //! - **`subscriptions/listen`** is one long span per stream, from the
-//!   request to the stream's end, like any request: the notifications it
-//!   delivers are counted by `tessera.listen.notifications` rather than
-//!   recorded as span events, because a stream may live for hours and a
-//!   span's events are held in memory until it ends.
+//!   request to the stream's end, like any request. The notifications it
+//!   delivers are not recorded as span events: a stream may live for hours
+//!   and a span's events are held in memory until it ends.
 //! - **Multi round-trip requests (MRTR)**: each round is its own request,
 //!   so its own span. A round whose result asks for input carries
 //!   `tessera.mrtr.input_required = true` (not an error); a round that
@@ -79,15 +78,22 @@ pub fn task_id_param<'a>(
 /// Attributes read from a result: an MRTR round asking for input, a task
 /// created.
 pub fn result_attributes(result: &JsonObject) -> Vec<KeyValue> {
-    let mut out = Vec::new();
-    if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
-        out.push(KeyValue::new(MRTR_INPUT_REQUIRED, true));
-    }
-    if let Some(id) = result
+    let input_required = result.get("resultType").and_then(Value::as_str) == Some("input_required");
+    let task_id = result
         .get("task")
         .and_then(|t| t.get("taskId"))
-        .and_then(Value::as_str)
-    {
+        .and_then(Value::as_str);
+    result_attributes_of(input_required, task_id)
+}
+
+/// The attributes of a result that asks for input (`input_required`) or
+/// created the task `task_id`.
+pub fn result_attributes_of(input_required: bool, task_id: Option<&str>) -> Vec<KeyValue> {
+    let mut out = Vec::new();
+    if input_required {
+        out.push(KeyValue::new(MRTR_INPUT_REQUIRED, true));
+    }
+    if let Some(id) = task_id {
         out.push(KeyValue::new(TASK_ID, crate::convention::short(id)));
     }
     out

@@ -1,6 +1,7 @@
 //! The metric instruments: the convention's four duration histograms and
 //! Tessera's own `tessera.*` gauges and counters.
 
+use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Histogram, Meter};
 
 use crate::convention::{
@@ -8,8 +9,31 @@ use crate::convention::{
     SERVER_OPERATION_DURATION, SERVER_SESSION_DURATION,
 };
 
-/// `tessera.sessions.open`: live legacy sessions on an HTTP endpoint.
+/// `tessera.sessions.open` (gauge): live legacy sessions on an HTTP
+/// endpoint.
 pub const SESSIONS_OPEN: &str = "tessera.sessions.open";
+/// `tessera.connections.open` (gauge): open HTTP connections.
+pub const CONNECTIONS_OPEN: &str = "tessera.connections.open";
+/// `tessera.streams.open` (gauge): open SSE response streams.
+pub const STREAMS_OPEN: &str = "tessera.streams.open";
+/// `tessera.requests.refused` (counter, by [`LIMIT`]): requests refused by
+/// a limit.
+pub const REQUESTS_REFUSED: &str = "tessera.requests.refused";
+/// `tessera.limit`: the limit that refused a request, by the name of its
+/// setting (`max_body_bytes`, `max_sessions`, …).
+pub const LIMIT: &str = "tessera.limit";
+/// `tessera.tasks.running` (gauge): tasks running in this process.
+pub const TASKS_RUNNING: &str = "tessera.tasks.running";
+/// `tessera.tasks.entered` (counter, by [`TASK_STATUS`]): how many times a
+/// task entered each status.
+pub const TASKS_ENTERED: &str = "tessera.tasks.entered";
+/// `tessera.task.status`: a task status as the protocol spells it
+/// (`working`, `input_required`, `completed`, `failed`, `cancelled`).
+pub const TASK_STATUS: &str = "tessera.task.status";
+/// `tessera.redis.round_trips` (counter): operations sent to Redis.
+pub const REDIS_ROUND_TRIPS: &str = "tessera.redis.round_trips";
+/// `tessera.redis.errors` (counter): Redis operations that failed.
+pub const REDIS_ERRORS: &str = "tessera.redis.errors";
 
 /// The instruments a [`Telemetry`](crate::Telemetry) records into.
 #[derive(Debug, Clone)]
@@ -60,6 +84,48 @@ impl Instruments {
             ),
             meter,
         }
+    }
+
+    /// Registers a counter read by `read` at each collection: `read`
+    /// returns the running total (a count kept elsewhere, such as the Redis
+    /// operations of [`REDIS_ROUND_TRIPS`]).
+    pub fn counter(
+        &self,
+        name: &'static str,
+        description: &'static str,
+        read: impl Fn() -> u64 + Send + Sync + 'static,
+    ) {
+        let _ = self
+            .meter
+            .u64_observable_counter(name)
+            .with_description(description)
+            .with_callback(move |o| o.observe(read(), &[]))
+            .build();
+    }
+
+    /// Registers a counter with one attribute `key`, read by `read` at each
+    /// collection: `read` returns the running total of each value of `key`
+    /// (the refusals of each limit, [`REQUESTS_REFUSED`] by [`LIMIT`]).
+    /// Register each name once, with every source in one `read`.
+    pub fn counter_by<I>(
+        &self,
+        name: &'static str,
+        description: &'static str,
+        key: &'static str,
+        read: impl Fn() -> I + Send + Sync + 'static,
+    ) where
+        I: IntoIterator<Item = (&'static str, u64)>,
+    {
+        let _ = self
+            .meter
+            .u64_observable_counter(name)
+            .with_description(description)
+            .with_callback(move |o| {
+                for (value, n) in read() {
+                    o.observe(n, &[KeyValue::new(key, value)]);
+                }
+            })
+            .build();
     }
 
     /// Registers a gauge read by `read` at each collection (for example

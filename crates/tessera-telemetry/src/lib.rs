@@ -24,14 +24,31 @@
 //! tracer and meter providers the application installed.
 //!
 //! ```
+//! use opentelemetry_sdk::trace::SdkTracerProvider;
 //! use tessera_telemetry::Telemetry;
 //! use tessera_runtime::middleware::MiddlewareStack;
 //!
-//! // Records into the global OpenTelemetry providers.
+//! // Records into the global OpenTelemetry providers: none is installed,
+//! // so there is nothing to record and the layer stays out of the stack.
 //! let telemetry = Telemetry::builder().build();
+//! assert!(!telemetry.is_active());
+//! let stack = MiddlewareStack::new().layer(telemetry.layer());
+//! assert_eq!(stack.len(), 0);
+//!
+//! // Records spans with a tracer provider of the program's.
+//! let provider = SdkTracerProvider::builder().build();
+//! let telemetry = Telemetry::builder().tracer_provider(&provider).build();
 //! let stack = MiddlewareStack::new().layer(telemetry.layer());
 //! assert_eq!(stack.len(), 1);
 //! ```
+//!
+//! A [`Telemetry`] with nothing to record into (no tracer or meter provider
+//! given, and the global tracer provider the API's no-op one) is not
+//! active: its layer leaves the middleware stack as it was, and no observer
+//! of sent requests is installed, so a request costs what it costs without
+//! the layer. A program whose only provider is a global *meter* provider
+//! passes it with [`TelemetryBuilder::meter_provider`] (the API cannot tell
+//! a global no-op meter provider from a real one).
 
 mod client;
 pub mod convention;
@@ -42,6 +59,7 @@ mod instruments;
 pub mod meta;
 mod operation;
 mod options;
+mod peek;
 mod server;
 mod session;
 
@@ -53,7 +71,10 @@ use opentelemetry::metrics::Meter;
 use opentelemetry::propagation::{TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 
-pub use instruments::{Instruments, SESSIONS_OPEN};
+pub use instruments::{
+    CONNECTIONS_OPEN, Instruments, LIMIT, REDIS_ERRORS, REDIS_ROUND_TRIPS, REQUESTS_REFUSED,
+    SESSIONS_OPEN, STREAMS_OPEN, TASK_STATUS, TASKS_ENTERED, TASKS_RUNNING,
+};
 pub use options::Options;
 pub use server::TelemetryLayer;
 
@@ -71,6 +92,8 @@ struct Inner {
     propagator: Box<dyn TextMapPropagator + Send + Sync>,
     instruments: Instruments,
     options: Options,
+    /// Whether there is anything to record into.
+    active: bool,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -94,10 +117,18 @@ impl Telemetry {
         }
     }
 
+    /// Whether anything is recorded: a tracer or meter provider was given,
+    /// or the global tracer provider was a real one when the telemetry was
+    /// built (see the crate docs).
+    pub fn is_active(&self) -> bool {
+        self.inner.active
+    }
+
     /// The middleware layer for a server's (or a client's) stack. Making it
     /// also installs this telemetry as the process's observer of the
     /// requests it sends ([`tessera_runtime::outgoing`]; the first one
-    /// installed stays), so one layer covers both directions.
+    /// installed stays), so one layer covers both directions. An inactive
+    /// telemetry's layer is left out of the stack it is added to.
     pub fn layer(&self) -> TelemetryLayer {
         self.observe_outgoing();
         TelemetryLayer {
@@ -109,6 +140,9 @@ impl Telemetry {
     /// it sends, for a process that sends but has no middleware stack (a
     /// command-line client). Returns whether this one was installed.
     pub fn observe_outgoing(&self) -> bool {
+        if !self.inner.active {
+            return false;
+        }
         tessera_runtime::outgoing::observe_outgoing(Arc::new(client::Sender {
             telemetry: self.clone(),
         }))
@@ -175,6 +209,7 @@ impl TelemetryBuilder {
 
     /// The telemetry.
     pub fn build(self) -> Telemetry {
+        let explicit = self.tracer.is_some() || self.meter.is_some();
         let tracer = self
             .tracer
             .unwrap_or_else(|| global::tracer_with_scope(scope()));
@@ -187,8 +222,10 @@ impl TelemetryBuilder {
                 Box::new(BaggagePropagator::new()),
             ]))
         });
+        let active = explicit || records(&tracer);
         Telemetry {
             inner: Arc::new(Inner {
+                active,
                 tracer,
                 propagator,
                 instruments: Instruments::new(meter),
@@ -198,8 +235,54 @@ impl TelemetryBuilder {
     }
 }
 
+/// Whether `tracer` makes real spans. The probe's parent is a remote span
+/// that was not sampled: the API's no-op tracer hands the parent's context
+/// back, a real tracer makes a span of its own (a parent-based sampler,
+/// the SDK's default, drops it unexported; a sampler that ignores the
+/// parent exports it once, named `tessera.probe`).
+fn records(tracer: &BoxedTracer) -> bool {
+    use opentelemetry::trace::{
+        Span, SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState, Tracer,
+    };
+    let parent = SpanContext::new(
+        TraceId::from(0x7465_7373_6572_6170_726f_6265_0000_0001_u128),
+        SpanId::from(0x7465_7373_6572_6101_u64),
+        TraceFlags::default(),
+        true,
+        TraceState::default(),
+    );
+    let cx = opentelemetry::Context::new().with_remote_span_context(parent.clone());
+    let mut probe = tracer.start_with_context("tessera.probe", &cx);
+    let real = probe.span_context().span_id() != parent.span_id();
+    probe.end();
+    real
+}
+
 fn scope() -> InstrumentationScope {
     InstrumentationScope::builder(SCOPE)
         .with_version(env!("CARGO_PKG_VERSION"))
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+
+    /// One test, since it sets the process's global tracer provider.
+    #[test]
+    fn telemetry_is_active_only_with_something_to_record_into() {
+        assert!(!Telemetry::builder().build().is_active(), "the API's no-op");
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let given = Telemetry::builder().tracer_provider(&provider).build();
+        assert!(given.is_active());
+        global::set_tracer_provider(provider.clone());
+        assert!(Telemetry::builder().build().is_active(), "a real global");
+        // The probe was dropped by the default parent-based sampler.
+        provider.force_flush().unwrap();
+        assert_eq!(exporter.get_finished_spans().unwrap(), Vec::new());
+    }
 }

@@ -57,17 +57,11 @@ impl Peek {
     }
 
     fn of_text(text: &str) -> Peek {
-        // Parsed only when it may name what is read (a `\u` escape could
-        // spell a key).
-        let may = ["isError", "resultType", "\"task\"", "\\u"]
-            .iter()
-            .any(|k| text.contains(k));
-        if !may {
-            return Peek::default();
-        }
-        match serde_json::from_str::<JsonObject>(text) {
-            Ok(o) => Peek::of_object(&o),
-            Err(_) => Peek::default(),
+        // One pass over the top level; nothing else is built.
+        let t = crate::peek::top_level(text);
+        Peek {
+            is_error: t.is_error,
+            extra: era::result_attributes_of(t.input_required, t.task_id.as_deref()),
         }
     }
 }

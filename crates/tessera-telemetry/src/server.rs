@@ -5,12 +5,12 @@
 use opentelemetry::trace::{FutureExt, Link, SpanKind, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
 use tessera_runtime::middleware::{Middleware, Next};
-use tessera_runtime::{BoxFuture, HandlerResult, PeerAddr, Request, SessionId};
+use tessera_runtime::{BoxFuture, HandlerResult, HttpVersion, PeerAddr, Request, SessionId};
 
 use crate::Telemetry;
 use crate::convention::{
     CLIENT_ADDRESS, CLIENT_PORT, JSONRPC_REQUEST_ID, MCP_SESSION_ID, NETWORK_PROTOCOL_NAME,
-    NETWORK_TRANSPORT, Target, short, span_name,
+    NETWORK_PROTOCOL_VERSION, NETWORK_TRANSPORT, Target, short, span_name,
 };
 use crate::era;
 use crate::meta;
@@ -29,6 +29,10 @@ impl Middleware for TelemetryLayer {
     fn on_session(&self, peer: &tessera_runtime::Peer, version: tessera_types::ProtocolVersion) {
         let histogram = self.telemetry.inner.instruments.server_session.clone();
         crate::session::watch(peer, version, histogram);
+    }
+
+    fn is_active(&self) -> bool {
+        self.telemetry.is_active()
     }
 
     fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
@@ -55,6 +59,11 @@ impl Middleware for TelemetryLayer {
             attrs
                 .shared
                 .push(KeyValue::new(NETWORK_PROTOCOL_NAME, "http"));
+            if let Some(HttpVersion(v)) = request.extension::<HttpVersion>() {
+                attrs
+                    .shared
+                    .push(KeyValue::new(NETWORK_PROTOCOL_VERSION, *v));
+            }
         }
         attrs
             .span_only

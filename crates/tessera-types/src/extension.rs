@@ -79,6 +79,25 @@ pub fn settings_object<E: ExtensionSettings>(settings: &E) -> JsonObject {
     }
 }
 
+/// The settings an extension declares under its identifier in
+/// `capabilities.extensions`: made from its typed [`ExtensionSettings`], or
+/// empty (`{}`). What a server or client extension returns from its
+/// `settings` method.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeclaredSettings(JsonObject);
+
+impl DeclaredSettings {
+    /// The settings `settings` serialize to.
+    pub fn of<E: ExtensionSettings>(settings: &E) -> Self {
+        DeclaredSettings(settings_object(settings))
+    }
+
+    /// The object declared under the identifier.
+    pub fn into_object(self) -> JsonObject {
+        self.0
+    }
+}
+
 fn lookup<E: ExtensionSettings>(
     map: Option<&CapabilityMap>,
 ) -> Option<Result<E, ExtensionSettingsError>> {

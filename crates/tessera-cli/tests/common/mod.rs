@@ -21,6 +21,17 @@ pub fn free_port() -> u16 {
 /// Binding port 0 leaves no window between choosing a port and binding it,
 /// where another test could take the port (as with [`free_port`]).
 pub fn spawn_serving(cmd: &mut Command, deadline: Duration) -> (Child, u16) {
+    let (child, port, _) = spawn_serving_logged(cmd, deadline);
+    (child, port)
+}
+
+/// Like [`spawn_serving`], and also returns the lines the server writes on
+/// stderr after the address.
+pub fn spawn_serving_logged(
+    cmd: &mut Command,
+    deadline: Duration,
+) -> (Child, u16, std::sync::mpsc::Receiver<String>) {
+    let (lines_tx, lines) = std::sync::mpsc::channel();
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -34,11 +45,13 @@ pub fn spawn_serving(cmd: &mut Command, deadline: Duration) -> (Child, u16) {
         let mut tx = Some(tx);
         for line in BufReader::new(stderr).lines() {
             let Ok(line) = line else { break };
-            if let Some(port) = served_port(&line) {
+            if tx.is_none() {
+                let _ = lines_tx.send(line);
+            } else if let Some(port) = served_port(&line) {
                 if let Some(tx) = tx.take() {
                     let _ = tx.send(Ok(port));
                 }
-            } else if tx.is_some() {
+            } else {
                 said.push(line);
             }
         }
@@ -47,7 +60,7 @@ pub fn spawn_serving(cmd: &mut Command, deadline: Duration) -> (Child, u16) {
         }
     });
     match rx.recv_timeout(deadline) {
-        Ok(Ok(port)) => (child, port),
+        Ok(Ok(port)) => (child, port, lines),
         other => {
             let _ = child.kill();
             let _ = child.wait();

@@ -151,6 +151,11 @@ async fn spans_follow_the_mcp_conventions_in_both_eras() {
         client.attr("network.protocol.name").as_deref(),
         Some("http")
     );
+    assert_eq!(
+        client.attr("network.protocol.version").as_deref(),
+        Some("1.1"),
+        "the HTTP version of the handshake's answer"
+    );
     assert_eq!(client.attr("server.address").as_deref(), Some("127.0.0.1"));
     assert_eq!(
         client.attr("server.port"),
@@ -180,11 +185,20 @@ async fn spans_follow_the_mcp_conventions_in_both_eras() {
         server.attr("network.protocol.name").as_deref(),
         Some("http")
     );
+    assert_eq!(
+        server.attr("network.protocol.version").as_deref(),
+        Some("1.1")
+    );
     assert_eq!(server.attr("client.address").as_deref(), Some("127.0.0.1"));
     assert!(server.attr("client.port").is_some());
     assert!(
         server.attr("mcp.session.id").is_some(),
         "a legacy request is in a session"
+    );
+    assert_eq!(
+        client.attr("mcp.session.id"),
+        server.attr("mcp.session.id"),
+        "both sides name the session"
     );
     assert_eq!(
         server.attr("jsonrpc.request.id"),
@@ -500,4 +514,111 @@ async fn calls_succeed_when_the_collector_refuses_or_never_answers() {
     }
     // The stuck collector was reached (the exports were attempted).
     assert!(hanging.requests() > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_collector_that_never_answers_costs_a_bounded_queue() {
+    let hanging = Receiver::start(Mode::Hang).await;
+    let mut env = otel_env(&hanging.endpoint(), "serve");
+    env.extend([
+        ("OTEL_BSP_MAX_QUEUE_SIZE", "8".to_owned()),
+        ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "4".to_owned()),
+        ("TESSERA_LOG", "warn".to_owned()),
+    ]);
+    let (child, port, lines) = tokio::task::spawn_blocking(move || {
+        let mut cmd = Command::new(TESSERA);
+        cmd.args(["serve", "--http", "127.0.0.1:0"]).envs(env);
+        common::spawn_serving_logged(&mut cmd, BOUND)
+    })
+    .await
+    .unwrap();
+    let _server = Running(child);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    // Far more spans than the queue holds while the first export hangs:
+    // every call still gets its answer.
+    let http = reqwest::Client::new();
+    for i in 0..40 {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"n{i}"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"t","version":"1"}}}}}}}}"#
+        );
+        let r = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "echo")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let text = r.text().await.unwrap();
+        assert!(text.contains(&format!("n{i}")), "{text}");
+    }
+    // The queue is full, so new spans are dropped (not kept), and the SDK
+    // says so once.
+    let said = tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + BOUND;
+        let mut said = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match lines.recv_timeout(left) {
+                Ok(l) if l.contains("SpanDroppingStarted") => return Ok(l),
+                Ok(l) => said.push(l),
+                Err(_) => break,
+            }
+        }
+        Err(said)
+    })
+    .await
+    .unwrap();
+    assert!(said.is_ok(), "no warning of dropped spans: {said:?}");
+    assert!(hanging.requests() > 0, "the export was attempted");
+}
+
+/// Sends a 2026-07-28 `tools/call echo` to `url` over HTTP/2 with prior
+/// knowledge (h2c); returns the status.
+async fn call_over_h2(url: &str) -> u16 {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let uri: http::Uri = url.parse().unwrap();
+    let authority = uri.authority().unwrap().as_str().to_owned();
+    let tcp = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("an HTTP/2 handshake");
+    tokio::spawn(conn);
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"h2"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"h2","version":"1"}}}}"#;
+    let req = http::Request::post(uri)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .body(Full::new(bytes::Bytes::from_static(body.as_bytes())))
+        .unwrap();
+    let r = send.send_request(req).await.expect("an answer over HTTP/2");
+    let status = r.status().as_u16();
+    let _ = r.into_body().collect().await;
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_over_http2_is_recorded_as_version_2() {
+    let rx = Receiver::start(Mode::Answer).await;
+    let (_server, url) = serve(&rx.endpoint()).await;
+    assert_eq!(call_over_h2(&url).await, 200);
+    rx.wait_for("the server span of the HTTP/2 call", BOUND, |r| {
+        find(&r.spans(), "serve", "tools/call echo")
+            .iter()
+            .any(|s| s.attr("network.protocol.version").is_some())
+    })
+    .await;
+    let spans = rx.spans();
+    let s = find(&spans, "serve", "tools/call echo")[0];
+    assert_eq!(s.span.kind, SERVER);
+    assert_eq!(s.attr("network.protocol.name").as_deref(), Some("http"));
+    assert_eq!(s.attr("network.protocol.version").as_deref(), Some("2"));
+    assert_eq!(s.attr("mcp.session.id"), None, "2026-07-28 has no session");
 }

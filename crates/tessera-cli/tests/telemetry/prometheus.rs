@@ -30,11 +30,12 @@ const BUCKETS: [f64; 15] = [
     f64::INFINITY,
 ];
 
-/// Starts `tessera serve --http 127.0.0.1:0 --metrics 127.0.0.1:0`;
-/// returns it, its MCP URL and its metrics address.
-fn serve_with_metrics() -> (Running, String, String) {
+/// Starts `tessera serve --http 127.0.0.1:0 --metrics 127.0.0.1:0` with
+/// `extra` arguments; returns it, its MCP URL and its metrics address.
+fn serve_with_metrics(extra: &[String]) -> (Running, String, String) {
     let mut child = Command::new(TESSERA)
         .args(["serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -63,8 +64,9 @@ fn serve_with_metrics() -> (Running, String, String) {
 
 /// A Prometheus scraping `target` every 200 ms; returns it, its API base
 /// and its data directory (removed by the caller).
-fn start_prometheus(target: &str) -> (Running, String, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("tessera-prometheus-{}", std::process::id()));
+fn start_prometheus(target: &str, name: &str) -> (Running, String, std::path::PathBuf) {
+    let dir =
+        std::env::temp_dir().join(format!("tessera-prometheus-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("prometheus.yml");
@@ -138,10 +140,10 @@ fn value(sample: &Value) -> f64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn prometheus_scrapes_the_duration_histograms() {
-    let (_server, url, metrics) = tokio::task::spawn_blocking(serve_with_metrics)
+    let (_server, url, metrics) = tokio::task::spawn_blocking(|| serve_with_metrics(&[]))
         .await
         .unwrap();
-    let (_prometheus, api, dir) = start_prometheus(&metrics);
+    let (_prometheus, api, dir) = start_prometheus(&metrics, "durations");
     const CALLS: usize = 5;
     for i in 0..CALLS {
         let args = format!(r#"{{"a":{i},"b":1}}"#);
@@ -201,5 +203,142 @@ async fn prometheus_scrapes_the_duration_histograms() {
 
     // The sessions gauge: the verbs' sessions were each closed.
     poll(&http, &api, "tessera_sessions_open", |r| !r.is_empty()).await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The sum of the values of `q`'s series.
+fn sum(r: &[Value]) -> f64 {
+    r.iter().map(value).sum()
+}
+
+/// Polls `q` until the sum of its series is `want`, and returns it.
+async fn poll_sum(http: &reqwest::Client, api: &str, q: &str, want: f64) -> Vec<Value> {
+    poll(http, api, q, |r| !r.is_empty() && sum(r) == want).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn prometheus_scrapes_the_operational_counts() {
+    let redis = tessera_redis::testing::RedisServer::start().expect("start redis-server");
+    let extra = vec![
+        "--redis".to_owned(),
+        redis.url(),
+        "--max-body-bytes".to_owned(),
+        "4096".to_owned(),
+    ];
+    let (_server, url, metrics) = tokio::task::spawn_blocking(move || serve_with_metrics(&extra))
+        .await
+        .unwrap();
+    let (_prometheus, api, dir) = start_prometheus(&metrics, "operational");
+    let http = reqwest::Client::new();
+
+    // A body over --max-body-bytes is refused, and counted under its limit.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(8192)
+    );
+    let r = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let refused = poll_sum(
+        &http,
+        &api,
+        r#"tessera_requests_refused_total{tessera_limit="max_body_bytes"}"#,
+        1.0,
+    )
+    .await;
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    // Every other limit is a series at zero.
+    let r = poll(&http, &api, "tessera_requests_refused_total", |r| {
+        r.len() >= 14
+    })
+    .await;
+    assert_eq!(sum(&r), 1.0, "{r:?}");
+    for limit in [
+        "max_batch",
+        "max_sessions",
+        "max_requests_per_session",
+        "max_running_tasks",
+    ] {
+        assert!(
+            r.iter().any(|s| s["metric"]["tessera_limit"] == limit),
+            "no series for {limit}: {r:?}"
+        );
+    }
+
+    // A task runs to completion: it entered `working`, then `completed`.
+    let (ok, out) = verb(
+        "",
+        "call",
+        &["call", "sleep", r#"{"ms":10}"#, "--task", &url],
+    )
+    .await;
+    assert!(ok, "{out}");
+    poll_sum(
+        &http,
+        &api,
+        r#"tessera_tasks_entered_total{tessera_task_status="completed"}"#,
+        1.0,
+    )
+    .await;
+    poll_sum(
+        &http,
+        &api,
+        r#"tessera_tasks_entered_total{tessera_task_status="working"}"#,
+        1.0,
+    )
+    .await;
+    poll_sum(&http, &api, "tessera_tasks_running", 0.0).await;
+    // Sessions and tasks live in Redis: round trips, no errors.
+    poll(&http, &api, "tessera_redis_round_trips_total", |r| {
+        sum(r) > 0.0
+    })
+    .await;
+    poll_sum(&http, &api, "tessera_redis_errors_total", 0.0).await;
+
+    // A legacy session's standalone GET stream: one stream and at least
+    // one connection open while it is held, none once it is dropped.
+    let init = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200);
+    let sid = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = init.bytes().await.unwrap();
+    let headers = |rb: reqwest::RequestBuilder| {
+        rb.header("mcp-session-id", &sid)
+            .header("mcp-protocol-version", "2025-11-25")
+    };
+    let done = headers(http.post(&url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), 202);
+    let stream = headers(http.get(&url))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    poll_sum(&http, &api, "tessera_streams_open", 1.0).await;
+    poll(&http, &api, "tessera_connections_open", |r| sum(r) >= 1.0).await;
+    poll_sum(&http, &api, "tessera_sessions_open", 1.0).await;
+    drop(stream);
+    poll_sum(&http, &api, "tessera_streams_open", 0.0).await;
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -277,6 +277,29 @@ impl HttpClientTransport {
         self
     }
 
+    /// Where this transport goes, for telemetry (`network.*`,
+    /// `server.*`), sharing what it learns as it goes (the HTTP version,
+    /// the session id: [`LinkState`](tessera_runtime::LinkState)). Give it
+    /// to the connection (`ClientBuilder::link`, or
+    /// `ConnectionOptions::link`). `None` when the URL has no host.
+    pub fn link(&self) -> Option<tessera_runtime::Link> {
+        tessera_runtime::Link::http(&self.shared.url.to_string())
+            .map(|l| l.with_state(self.shared.link.clone()))
+    }
+
+    /// Writes what this transport learns (the HTTP version, the session
+    /// id) into `state`, the state of a [`Link`](tessera_runtime::Link) a
+    /// client already has: for the transports a client makes when it
+    /// reconnects ([`link`](HttpClientTransport::link) gave the first
+    /// one's). Call it before the transport is used; later it changes
+    /// nothing.
+    pub fn with_link_state(mut self, state: Arc<tessera_runtime::LinkState>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.link = state;
+        }
+        self
+    }
+
     /// The session id the server issued, if any.
     pub fn session_id(&self) -> Option<String> {
         self.shared.session()

@@ -70,6 +70,9 @@ pub(crate) struct Shared {
     pub tools_list_ids: Mutex<HashSet<RequestId>>,
     /// What `tools/list` taught about `x-mcp-header` parameters.
     pub tool_headers: Mutex<ToolHeaders>,
+    /// The HTTP version and session id, for telemetry (shared with the
+    /// connection's [`Link`](tessera_runtime::Link)).
+    pub link: Arc<tessera_runtime::LinkState>,
 }
 
 impl Shared {
@@ -94,6 +97,7 @@ impl Shared {
             listen: Mutex::new(None),
             tools_list_ids: Mutex::new(HashSet::new()),
             tool_headers: Mutex::new(ToolHeaders::default()),
+            link: Arc::default(),
         }
     }
 
@@ -102,6 +106,7 @@ impl Shared {
     }
 
     pub(crate) fn set_session(&self, s: Option<String>) {
+        self.link.set_session(s.as_deref());
         *lock(&self.session) = s;
     }
 
@@ -201,6 +206,7 @@ impl Shared {
                 });
             }
             let mut response: Response = answer?.into();
+            self.link.set_http_version(response.version());
             if let Some((observer, _, _, _, id)) = seen {
                 response = response.map(|body| {
                     reqwest::Body::wrap(super::observed_body::ObservedBody::new(
@@ -319,6 +325,7 @@ impl Shared {
             let mut session = lock(&self.session);
             if session.as_deref() == Some(stale) {
                 *session = None;
+                self.link.set_session(None);
             }
         }
         self.stop_listen();

@@ -25,18 +25,23 @@ pub(crate) struct Caller {
     pub(crate) client: ClientKey,
     /// The TCP peer, when known.
     addr: Option<std::net::SocketAddr>,
+    /// The HTTP version of the request, when known.
+    version: Option<tessera_runtime::HttpVersion>,
 }
 
 impl Caller {
-    /// The caller of the HTTP request whose extensions are `extensions`.
-    pub(crate) fn of(extensions: &http::Extensions) -> Caller {
+    /// The caller of the HTTP request whose extensions are `extensions`,
+    /// sent over HTTP `version`.
+    pub(crate) fn of(extensions: &http::Extensions, version: http::Version) -> Caller {
         let carried = extensions.get::<Extensions>().cloned().unwrap_or_default();
         let addr = extensions.get::<RemoteAddr>().map(|a| a.0);
+        let version = Some(tessera_runtime::HttpVersion::of(version));
         let client = ClientKey::of(carried.get::<Principal>().cloned(), addr.map(|a| a.ip()));
         Caller {
             carried,
             client,
             addr,
+            version,
         }
     }
 
@@ -58,6 +63,9 @@ impl Caller {
         e.insert(headers);
         if let Some(a) = self.addr {
             e.insert(tessera_runtime::PeerAddr(a));
+        }
+        if let Some(v) = self.version {
+            e.insert(v);
         }
         e
     }

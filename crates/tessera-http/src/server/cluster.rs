@@ -26,8 +26,13 @@
 //!   bound to is checked first: anyone else gets `404` and no handler runs.
 //!   Requests for a session held locally need no store round trip.
 //! - Each copy subscribes to its session's topic (below) while it lives. A
-//!   copy ending on its own (idle, evicted, shutdown) leaves the stored state
-//!   alone; `DELETE` removes it from the store and tells every copy to end.
+//!   copy ending on its own (idle, shutdown) leaves the stored state alone;
+//!   `DELETE` removes it from the store and tells every copy to end, and so
+//!   does an instance that evicts a session from its table to make room.
+//! - The session caps are also counted by the store
+//!   ([`SessionStore::admit`], in Redis for `RedisSessionStore`) when
+//!   `initialize` opens a session: the sessions it forgets to make room are
+//!   ended here and, through the bus, on every other instance.
 //!
 //! Without a bus the instance is alone and nothing is published. Given a
 //! store (a persistent one, say), it still saves there, so that sessions

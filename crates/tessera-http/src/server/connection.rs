@@ -124,7 +124,7 @@ impl Activity {
                 .unwrap_or_else(PoisonError::into_inner),
         ) {
             if now.saturating_duration_since(since) >= t {
-                return Some("no request head within the header read timeout");
+                return Some(NO_HEAD);
             }
         }
         if let (Some(t), Some(since)) = (
@@ -152,6 +152,9 @@ impl Activity {
         None
     }
 }
+
+/// Why a connection that sent no request head in time is closed.
+const NO_HEAD: &str = "no request head within the header read timeout";
 
 /// Decrements the active count (and restarts the idle clock) when dropped.
 pub(crate) struct ActiveGuard(Arc<Activity>);
@@ -350,6 +353,7 @@ pub(crate) async fn watch<F, E>(
     activity: Arc<Activity>,
     limits: ConnLimits,
     peer: SocketAddr,
+    stats: &super::HttpStats,
 ) where
     F: Future<Output = Result<(), E>>,
     E: std::fmt::Display,
@@ -372,6 +376,9 @@ pub(crate) async fn watch<F, E>(
             _ = tokio::time::sleep(tick) => {
                 if let Some(why) = activity.expired(&limits, Instant::now()) {
                     tracing::debug!(%peer, why, "closing the connection");
+                    if why == NO_HEAD {
+                        stats.refuse(super::limit::HEADER_READ_TIMEOUT);
+                    }
                     return;
                 }
             }

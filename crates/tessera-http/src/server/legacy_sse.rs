@@ -38,7 +38,7 @@ pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> Http
         );
     }
     let (tx, rx) = mpsc::channel(shared.config.stream_buffer);
-    let caller = Caller::of(req.extensions());
+    let caller = Caller::of(req.extensions(), req.version());
     let (client, owner) = (caller.client.clone(), caller.principal());
     match session::spawn(shared, SessionKind::Sse, Some(tx), client, owner) {
         Ok(s) => {
@@ -46,11 +46,11 @@ pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> Http
                 rx,
                 shared.config.keep_alive,
                 Some(shared.closing.clone()),
-                vec![Box::new(s.stream_opened())],
+                vec![Box::new(s.stream_opened()), Box::new(shared.stats.stream())],
             );
             reply::sse(body)
         }
-        Err(full) => sessions_full(full),
+        Err(full) => sessions_full(shared, full),
     }
 }
 
@@ -77,7 +77,7 @@ where
             "Bad Request: the sessionId query parameter is required (it comes in the stream's endpoint event)",
         );
     };
-    let caller = Caller::of(req.extensions());
+    let caller = Caller::of(req.extensions(), req.version());
     let session = match shared.sessions.get(&id) {
         Some(s)
             if s.kind == SessionKind::Sse
@@ -120,7 +120,7 @@ where
     for id in request_ids(&inbound) {
         match session.try_reserve_one() {
             Some(p) => held.push((id, p)),
-            None => return session_busy(session.max_inflight()),
+            None => return session_busy(shared, session.max_inflight()),
         }
     }
     let cancelled = cancelled_id(&inbound);

@@ -41,6 +41,7 @@ use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+mod addr_slots;
 mod body;
 mod carried;
 mod cluster;
@@ -56,6 +57,7 @@ mod reply;
 mod serve;
 mod session;
 mod single;
+mod stats;
 mod streamable;
 
 #[cfg(feature = "axum")]
@@ -71,6 +73,7 @@ pub use event_store::{
 pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
 pub use layered::LayeredFactory;
 pub use serve::{serve, serve_with};
+pub use stats::{HttpStats, limit};
 
 /// Makes the application side of a connection: one [`Service`] and its
 /// [`EngineConfig`] for every legacy session and every stateless POST.
@@ -267,6 +270,7 @@ pub(crate) struct Config {
     pub connection_idle_timeout: Option<Duration>,
     pub write_timeout: Option<Duration>,
     pub max_connections: Option<usize>,
+    pub max_connections_per_client: Option<usize>,
     pub max_streams_per_connection: u32,
     pub stream_buffer: usize,
     pub standalone_backlog: usize,
@@ -301,6 +305,8 @@ pub(crate) struct Shared {
     linked: tokio::sync::OnceCell<()>,
     /// The bytes every session's standalone backlog holds, against one cap.
     pub backlog_budget: Arc<session::BacklogBudget>,
+    /// Connections and streams open, refusals by limit.
+    pub stats: Arc<HttpStats>,
 }
 
 impl Shared {
@@ -426,6 +432,7 @@ impl McpHttp {
                 connection_idle_timeout: Some(Duration::from_secs(60)),
                 write_timeout: Some(Duration::from_secs(30)),
                 max_connections: None,
+                max_connections_per_client: None,
                 max_streams_per_connection: 100,
                 stream_buffer: 256,
                 standalone_backlog: 64,
@@ -447,6 +454,14 @@ impl McpHttp {
     /// How many sessions (Streamable HTTP and HTTP+SSE) are live.
     pub fn session_count(&self) -> usize {
         self.shared.sessions.len()
+    }
+
+    /// The endpoint's operational counts: connections and SSE streams open
+    /// now, requests refused by each limit. `tessera-telemetry` exports
+    /// them as `tessera.connections.open`, `tessera.streams.open` and
+    /// `tessera.requests.refused`.
+    pub fn stats(&self) -> Arc<HttpStats> {
+        self.shared.stats.clone()
     }
 
     /// With a bus ([`McpHttpBuilder::bus`]): waits until this instance hears
@@ -773,6 +788,18 @@ impl McpHttpBuilder {
         self
     }
 
+    /// With [`serve`]: the most connections one peer address holds open at
+    /// once. Beyond it a new connection from that address gets an immediate
+    /// `429` with `Retry-After` and is closed; other addresses are not
+    /// affected. Default: three quarters of
+    /// [`max_connections`](Self::max_connections), so a quarter is always
+    /// left to others. Behind a reverse proxy every client has the proxy's
+    /// address: raise it to the connection cap there.
+    pub fn max_connections_per_client(mut self, n: usize) -> Self {
+        self.config.max_connections_per_client = Some(n.max(1));
+        self
+    }
+
     /// With [`serve`]: the most concurrent requests (HTTP/2 streams) on one
     /// connection (default 100; HTTP/1 serves one at a time anyway).
     pub fn max_streams_per_connection(mut self, n: u32) -> Self {
@@ -896,6 +923,7 @@ impl McpHttpBuilder {
                 closing: CancellationToken::new(),
                 shutting_down: AtomicBool::new(false),
                 stateless_client: single::StatelessClient::default(),
+                stats: Arc::default(),
             }),
         }
     }

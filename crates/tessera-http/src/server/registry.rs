@@ -7,6 +7,15 @@
 //! progress, no open stream) in that group is evicted to make room; only when
 //! every session in the group is busy is the newcomer refused. A client that
 //! opens sessions and leaves them unused therefore cannot lock anyone out.
+//!
+//! At the server's cap with every session busy (clients holding open GET
+//! streams), a newcomer is not refused while some client holds more
+//! sessions than the newcomer would with this one: a session of the client
+//! holding the most is reclaimed (ended, even though busy: its least
+//! recently used one, so the oldest stream goes first). A few addresses
+//! holding every session therefore cannot lock everyone else out; clients
+//! holding equal shares do not take sessions from each other (the newcomer
+//! gets `503` with `Retry-After` then).
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -14,10 +23,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use foldhash::HashMap;
 use tessera_runtime::Principal;
 
-use super::session::SessionHandle;
+use super::session::{EndReason, SessionHandle};
 
 /// Who a session is counted against for the per-client cap.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum ClientKey {
     /// The authenticated principal.
     Principal(Principal),
@@ -28,6 +37,16 @@ pub(crate) enum ClientKey {
 }
 
 impl ClientKey {
+    /// The client as the shared session store counts it: `p:` and the
+    /// principal, `a:` and the address, or empty when unknown.
+    pub(crate) fn store_key(&self) -> String {
+        match self {
+            ClientKey::Principal(p) => format!("p:{}", p.0),
+            ClientKey::Addr(a) => format!("a:{}", a.to_canonical()),
+            ClientKey::Unknown => String::new(),
+        }
+    }
+
     /// The key of the request being handled: its principal, else `addr`.
     pub(crate) fn of(principal: Option<Principal>, addr: Option<IpAddr>) -> Self {
         match (principal, addr) {
@@ -41,7 +60,8 @@ impl ClientKey {
 /// Why no session could be opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Full {
-    /// `max_sessions` sessions are open and all of them are busy.
+    /// `max_sessions` sessions are open, all of them are busy, and no
+    /// client holds more than the newcomer would.
     Global(usize),
     /// This client holds `max_sessions_per_client` busy sessions.
     Client(usize),
@@ -122,7 +142,10 @@ impl Registry {
                 return Err(Full::Client(self.per_client));
             }
         }
-        if map.len() >= self.max && !evict_lru(&mut map, |_| true) {
+        if map.len() >= self.max
+            && !evict_lru(&mut map, |_| true)
+            && !reclaim_from_heaviest(&mut map, client)
+        {
             return Err(Full::Global(self.max));
         }
         let handle = make();
@@ -147,7 +170,50 @@ fn evict_lru(
     };
     if let Some(h) = map.remove(&id) {
         tracing::info!(session = %h.id, "session evicted to make room for a new one (least recently used, idle)");
-        h.terminate();
+        h.terminate_as(EndReason::Evicted);
+    }
+    true
+}
+
+/// Ends the least recently used session (busy or not) of the client holding
+/// the most sessions, when it holds more than `newcomer` would with one more;
+/// `false` otherwise. Among clients holding as many, the one with the least
+/// recently used session gives it up.
+fn reclaim_from_heaviest(
+    map: &mut HashMap<Arc<str>, Arc<SessionHandle>>,
+    newcomer: &ClientKey,
+) -> bool {
+    // Per client: how many sessions, and its least recently used one.
+    let mut held: HashMap<&ClientKey, (usize, &Arc<SessionHandle>, tokio::time::Instant)> =
+        HashMap::default();
+    for h in map.values() {
+        let at = h.last_activity();
+        held.entry(&h.client)
+            .and_modify(|(n, oldest, oldest_at)| {
+                *n += 1;
+                if at < *oldest_at {
+                    (*oldest, *oldest_at) = (h, at);
+                }
+            })
+            .or_insert((1, h, at));
+    }
+    let mine = held.get(newcomer).map_or(0, |(n, ..)| *n);
+    let heaviest = held
+        .values()
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)))
+        .filter(|(n, ..)| *n > mine + 1)
+        .map(|(n, h, _)| (*n, h.id.clone()));
+    let Some((n, id)) = heaviest else {
+        return false;
+    };
+    if let Some(h) = map.remove(&id) {
+        tracing::warn!(
+            session = %h.id,
+            held = n,
+            "every session is busy at the cap: a session of the client holding the most was ended \
+             to make room for another client (least recently used first)"
+        );
+        h.terminate_as(EndReason::Evicted);
     }
     true
 }

@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use super::McpHttp;
+use super::addr_slots::{self, AddrSlots};
 use super::connection::{self, Activity, ConnLimits, Tracked, WatchedIo};
 
 /// Serves `app` on `listener` until `shutdown` completes, then shuts down
@@ -23,7 +24,8 @@ use super::connection::{self, Activity, ConnLimits, Tracked, WatchedIo};
 /// must not wait for Nagle's algorithm) and the connection limits set on the
 /// [`McpHttpBuilder`](super::McpHttpBuilder): the header-read, idle and write
 /// timeouts, the cap on open connections (beyond it a new connection gets
-/// `503` and is closed at once) and on HTTP/2 streams per connection. Each
+/// `503` and is closed at once), on those of one peer address (beyond it,
+/// `429`) and on HTTP/2 streams per connection. Each
 /// request carries the peer's [`RemoteAddr`](super::RemoteAddr).
 pub async fn serve<F>(listener: TcpListener, app: McpHttp, shutdown: F) -> std::io::Result<()>
 where
@@ -70,6 +72,11 @@ where
         .max_connections
         .unwrap_or_else(connection::default_max_connections);
     let slots = Arc::new(Semaphore::new(max_connections));
+    let per_addr = config
+        .max_connections_per_client
+        .unwrap_or_else(|| addr_slots::default_per_addr(max_connections));
+    let addr_slots = Arc::new(AddrSlots::default());
+    let over_per_addr = addr_slots::over_cap_response(per_addr);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -87,13 +94,22 @@ where
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             // At the cap: say so and close, without waiting for the peer.
             tracing::debug!(%peer, max_connections, "connection refused: too many open connections");
+            app.shared.stats.refuse(super::limit::MAX_CONNECTIONS);
             let _ = stream.try_write(connection::OVER_CAPACITY);
+            drop(stream);
+            continue;
+        };
+        let Some(addr_slot) = addr_slots.take(peer.ip(), per_addr) else {
+            tracing::debug!(%peer, per_addr, "connection refused: its address holds too many open connections");
+            let _ = stream.try_write(&over_per_addr);
             drop(stream);
             continue;
         };
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(%e, %peer, "could not set TCP_NODELAY");
         }
+        let open = app.shared.stats.connection();
+        let stats = app.shared.stats.clone();
         let activity = Activity::new();
         let io = TokioIo::new(WatchedIo::new(stream, activity.clone()));
         let service = TowerToHyperService::new(Tracked {
@@ -104,8 +120,9 @@ where
         let conn = builder.serve_connection_with_upgrades(io, service);
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {
-            connection::watch(conn, activity, limits, peer).await;
-            drop(slot);
+            connection::watch(conn, activity, limits, peer, &stats).await;
+            drop(addr_slot);
+            drop((slot, open));
         });
     }
     drop(listener);

@@ -289,6 +289,7 @@ async fn answer<S: Service>(
     if let Some(t) = token {
         guards.push(Box::new(t));
     }
+    guards.push(Box::new(shared.stats.stream()));
     tokio::spawn(pump(engine, id, tx, gone, flavor));
     let body = McpBody::sse(
         rx,

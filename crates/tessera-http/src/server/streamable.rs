@@ -150,6 +150,7 @@ where
 {
     let limit = shared.config.max_body;
     let too_large = || {
+        shared.stats.refuse(super::limit::MAX_BODY_BYTES);
         reply::refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
@@ -171,7 +172,8 @@ where
         min_rate: shared.config.body_min_rate,
     };
     // A body too slow in any way gets 408 and its connection closed.
-    let timed_out = |why: String| {
+    let timed_out = |limit: &'static str, why: String| {
+        shared.stats.refuse(limit);
         let mut r = reply::refuse(
             StatusCode::REQUEST_TIMEOUT,
             format!("Request Timeout: {why}"),
@@ -186,31 +188,40 @@ where
         Ok(b) => b,
         Err(ReadError::TooLarge) => return Err(too_large()),
         Err(ReadError::Stalled(after)) => {
-            return Err(timed_out(format!(
-                "the body stopped arriving for {} s \
+            return Err(timed_out(
+                super::limit::BODY_READ_TIMEOUT,
+                format!(
+                    "the body stopped arriving for {} s \
                  (tessera serve --body-read-timeout, or McpHttpBuilder::body_read_timeout)",
-                after.as_secs_f64()
-            )));
+                    after.as_secs_f64()
+                ),
+            ));
         }
         Err(ReadError::Deadline(after)) => {
-            return Err(timed_out(format!(
-                "the body did not arrive within {} s \
+            return Err(timed_out(
+                super::limit::BODY_TOTAL_TIMEOUT,
+                format!(
+                    "the body did not arrive within {} s \
                  (tessera serve --body-total-timeout, or McpHttpBuilder::body_total_timeout)",
-                after.as_secs_f64()
-            )));
+                    after.as_secs_f64()
+                ),
+            ));
         }
         Err(ReadError::TooSlow {
             min_rate,
             received,
             elapsed,
         }) => {
-            return Err(timed_out(format!(
-                "the body arrived slower than {min_rate} bytes/s ({received} bytes in {:.1} s, \
+            return Err(timed_out(
+                super::limit::BODY_MIN_RATE,
+                format!(
+                    "the body arrived slower than {min_rate} bytes/s ({received} bytes in {:.1} s, \
                  after a grace of {} s; tessera serve --body-min-rate, or \
                  McpHttpBuilder::body_min_rate)",
-                elapsed.as_secs_f64(),
-                BODY_RATE_GRACE.as_secs()
-            )));
+                    elapsed.as_secs_f64(),
+                    BODY_RATE_GRACE.as_secs()
+                ),
+            ));
         }
         Err(ReadError::Io(e)) => {
             return Err(reply::refuse(
@@ -273,7 +284,7 @@ where
         Ok(i) => i,
         Err(r) => return r,
     };
-    let caller = Caller::of(&parts.extensions);
+    let caller = Caller::of(&parts.extensions, parts.version);
     match modern::detect(shared, &headers, &inbound) {
         Err(r) => r,
         Ok(Era::Modern(version)) => match inbound {
@@ -297,7 +308,11 @@ pub(crate) const SESSIONS_FULL_RETRY_SECS: u64 = 5;
 
 /// The refusal of a new session when a cap is reached and nothing is idle
 /// (with `Retry-After`).
-pub(crate) fn sessions_full(full: Full) -> HttpResponse {
+pub(crate) fn sessions_full(shared: &Shared, full: Full) -> HttpResponse {
+    shared.stats.refuse(match full {
+        Full::Global(_) => super::limit::MAX_SESSIONS,
+        Full::Client(_) => super::limit::MAX_SESSIONS_PER_CLIENT,
+    });
     let r = match full {
         Full::Global(n) => reply::refuse(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -322,6 +337,7 @@ pub(crate) fn sessions_full(full: Full) -> HttpResponse {
 pub(crate) fn batch_too_large(shared: &Shared, len: usize) -> Option<HttpResponse> {
     let max = shared.config.max_batch;
     (len > max).then(|| {
+        shared.stats.refuse(super::limit::MAX_BATCH);
         reply::refuse(
             StatusCode::BAD_REQUEST,
             format!(
@@ -333,7 +349,8 @@ pub(crate) fn batch_too_large(shared: &Shared, len: usize) -> Option<HttpRespons
 }
 
 /// The refusal of a request when its session has too many in progress.
-pub(crate) fn session_busy(max: usize) -> HttpResponse {
+pub(crate) fn session_busy(shared: &Shared, max: usize) -> HttpResponse {
+    shared.stats.refuse(super::limit::MAX_REQUESTS_PER_SESSION);
     let r = reply::refuse(
         StatusCode::TOO_MANY_REQUESTS,
         format!(
@@ -483,7 +500,7 @@ async fn restore(
         return Err(unknown_session(id));
     }
     tracing::debug!(session = %id, "session restored from the session store");
-    session::restore(shared, state, caller.client.clone()).map_err(sessions_full)
+    session::restore(shared, state, caller.client.clone()).map_err(|f| sessions_full(shared, f))
 }
 
 /// Whether a frame sent after `initialize` completes the handshake: anything
@@ -670,7 +687,7 @@ async fn answer(
         .reserve(ids.len(), shared.config.session_queue_timeout)
         .await
     else {
-        return Err(session_busy(session.max_inflight()));
+        return Err(session_busy(shared, session.max_inflight()));
     };
     let Some(first) = session.submit(ids, batch, mode, inbound, extensions, permit) else {
         return Err(unknown_session(&session.id));
@@ -722,12 +739,46 @@ async fn answer(
                 rx,
                 c.keep_alive,
                 Some(shared.closing.clone()),
-                vec![Box::new(token), Box::new(session.stream_opened())],
+                vec![
+                    Box::new(token),
+                    Box::new(session.stream_opened()),
+                    Box::new(shared.stats.stream()),
+                ],
             );
             Ok(Answer::Sse(reply::sse(body)))
         }
         Err(_) => Err(unknown_session(&session.id)),
     }
+}
+
+/// Counts a new session against the caps kept in the shared session store
+/// (every instance's sessions: `SessionStore::admit`), and ends the sessions
+/// it forgot to make room: the local copies here, the others through the bus.
+async fn admit_shared(
+    shared: &Arc<Shared>,
+    session: &SessionHandle,
+) -> Result<(), tessera_runtime::StoreError> {
+    let c = &shared.config;
+    let caps = tessera_runtime::SessionCaps {
+        max: c.max_sessions,
+        per_client: c.max_sessions_per_client,
+    };
+    let client = session.client.store_key();
+    let forgotten = shared
+        .cluster
+        .store
+        .admit(&session.id, &client, caps, shared.cluster.ttl)
+        .await?;
+    for id in forgotten {
+        tracing::info!(session = %id, "session ended to make room for a new one (a cap counted across instances; least recently used)");
+        if let Some(h) = shared.sessions.get(&id) {
+            h.terminate_as(EndReason::Remote);
+        }
+        if let Err(e) = shared.cluster.publish(&id, Note::Ended).await {
+            tracing::warn!(session = %id, %e, "other instances were not told the session ended");
+        }
+    }
+    Ok(())
 }
 
 async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) -> HttpResponse {
@@ -736,8 +787,14 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) ->
     let client = caller.client.clone();
     let session = match session::spawn(shared, SessionKind::Streamable, None, client, owner) {
         Ok(s) => s,
-        Err(full) => return sessions_full(full),
+        Err(full) => return sessions_full(shared, full),
     };
+    if shared.cluster.stores {
+        if let Err(e) = admit_shared(shared, &session).await {
+            session.terminate();
+            return store_unavailable(&e);
+        }
+    }
     let ids = vec![r.id.clone()];
     let inbound = Inbound::Message(JsonRpcMessage::Request(r));
     // The handshake is always answered as JSON (it has nothing to stream).
@@ -805,7 +862,13 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Not Acceptable: a GET to the MCP endpoint opens an SSE stream (send Accept: text/event-stream)",
         );
     }
-    let session = match lookup(shared, headers, &Caller::of(&parts.extensions)).await {
+    let session = match lookup(
+        shared,
+        headers,
+        &Caller::of(&parts.extensions, parts.version),
+    )
+    .await
+    {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -821,7 +884,10 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
         rx,
         c.keep_alive,
         Some(shared.closing.clone()),
-        vec![Box::new(session.stream_opened())],
+        vec![
+            Box::new(session.stream_opened()),
+            Box::new(shared.stats.stream()),
+        ],
     );
     reply::with_session(reply::sse(body), &session.id)
 }
@@ -840,7 +906,13 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
             "Method Not Allowed: this server is stateless and has no sessions",
         );
     }
-    match lookup(shared, headers, &Caller::of(&parts.extensions)).await {
+    match lookup(
+        shared,
+        headers,
+        &Caller::of(&parts.extensions, parts.version),
+    )
+    .await
+    {
         Ok(s) => {
             // Gone from the store first: no instance restores it after this.
             if shared.cluster.stores {

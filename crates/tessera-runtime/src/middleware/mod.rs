@@ -80,6 +80,16 @@ pub trait Middleware: Send + Sync + 'static {
     fn on_session(&self, peer: &Peer, version: ProtocolVersion) {
         let _ = (peer, version);
     }
+
+    /// Whether the layer does anything. A layer that knows when it is made
+    /// that it never will (telemetry with nothing to record into) returns
+    /// `false`, and [`MiddlewareStack::layer`] leaves it out: the stack,
+    /// and what a server does when it has no middleware (answering a
+    /// `tools/call` with its result written straight to text), stay as
+    /// they were. The default is `true`.
+    fn is_active(&self) -> bool {
+        true
+    }
 }
 
 /// The handler at the bottom of a stack.
@@ -134,13 +144,17 @@ impl MiddlewareStack {
     }
 
     /// Adds `layer` inside the layers already added: the first layer added
-    /// sees each request first and its result last.
+    /// sees each request first and its result last. A layer that is not
+    /// active ([`Middleware::is_active`]) is left out.
     pub fn layer(self, layer: impl Middleware) -> Self {
         self.layer_arc(Arc::new(layer))
     }
 
     /// Like [`MiddlewareStack::layer`], for a shared layer.
     pub fn layer_arc(self, layer: Arc<dyn Middleware>) -> Self {
+        if !layer.is_active() {
+            return self;
+        }
         let mut v: Vec<Arc<dyn Middleware>> = self.layers.iter().cloned().collect();
         v.push(layer);
         MiddlewareStack { layers: v.into() }

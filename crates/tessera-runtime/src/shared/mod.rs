@@ -51,4 +51,4 @@ mod store;
 
 pub use bus::{Bus, BusSubscription, LocalBus};
 pub use state::{SessionExport, SessionState};
-pub use store::{MemorySessionStore, SessionStore, StoreError};
+pub use store::{MemorySessionStore, SessionCaps, SessionStore, StoreError};

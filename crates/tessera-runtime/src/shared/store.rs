@@ -57,6 +57,35 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Forgets session `id`.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Counts the new session `id` of `client` against caps that every
+    /// instance sharing the store keeps (`client` is empty when unknown: no
+    /// per-client cap then), for `ttl` unless touched. At a cap the least
+    /// recently used session of the group is forgotten (its state removed):
+    /// the ids returned, whose local copies the caller ends.
+    ///
+    /// The default counts nothing: a store of one process leaves the caps
+    /// to the process's own table of sessions.
+    fn admit<'a>(
+        &'a self,
+        id: &'a str,
+        client: &'a str,
+        caps: SessionCaps,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        let _ = (id, client, caps, ttl);
+        Box::pin(async { Ok(Vec::new()) })
+    }
+}
+
+/// The session caps a shared store keeps across instances
+/// ([`SessionStore::admit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionCaps {
+    /// The most sessions in all.
+    pub max: usize,
+    /// The most sessions of one client.
+    pub per_client: usize,
 }
 
 impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
@@ -75,6 +104,15 @@ impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
     }
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         (**self).remove(id)
+    }
+    fn admit<'a>(
+        &'a self,
+        id: &'a str,
+        client: &'a str,
+        caps: SessionCaps,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        (**self).admit(id, client, caps, ttl)
     }
 }
 

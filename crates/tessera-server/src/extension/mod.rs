@@ -76,8 +76,7 @@ mod set;
 use std::sync::Arc;
 
 use tessera_types::{
-    ErrorObject, ExtensionSettings, JsonObject, ListToolsResult, Params, ServerCapabilities,
-    settings_object,
+    DeclaredSettings, ErrorObject, ExtensionSettings, ListToolsResult, Params, ServerCapabilities,
 };
 
 use crate::context::RequestContext;
@@ -154,23 +153,6 @@ pub trait ServerExtension: Send + Sync + 'static {
     /// changes while serving.
     fn attach(&self, host: ExtensionHost) {
         let _ = host;
-    }
-}
-
-/// The settings an extension declares under its identifier in
-/// `capabilities.extensions`: made from its typed
-/// [`ExtensionSettings`], or empty (`{}`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DeclaredSettings(JsonObject);
-
-impl DeclaredSettings {
-    /// The settings `settings` serialize to.
-    pub fn of<E: ExtensionSettings>(settings: &E) -> Self {
-        DeclaredSettings(settings_object(settings))
-    }
-
-    pub(crate) fn into_object(self) -> JsonObject {
-        self.0
     }
 }
 

@@ -37,11 +37,12 @@ use tessera_types::{ResourcesCapability, ServerCapabilities, Skill, SkillsSettin
 pub use catalog::{MAX_FRONTMATTER_BYTES, SkillsError};
 pub use dynamic::{DynamicSkill, SkillFile};
 
-use crate::extension::{DeclaredSettings, ExtensionHost, ExtensionRoutes, ServerExtension};
+use crate::extension::{ExtensionHost, ExtensionRoutes, ServerExtension};
 use crate::hub::ListKind;
 use crate::resource::ResourceProvider;
 use catalog::Catalog;
 use dynamic::DynamicEntry;
+use tessera_types::DeclaredSettings;
 
 /// What the extension and its resource provider share.
 pub(crate) struct Shared {

@@ -149,6 +149,8 @@ pub(crate) struct TaskHub {
     origin: String,
     /// What the last store check found wrong, if anything.
     store_fault: Mutex<Option<String>>,
+    /// Statuses entered and caps hit, for the operators.
+    tally: super::stats::TaskTally,
     me: Weak<TaskHub>,
 }
 
@@ -163,6 +165,7 @@ impl TaskHub {
             relays: Mutex::new(HashMap::new()),
             origin: super::new_task_id(),
             store_fault: Mutex::new(None),
+            tally: super::stats::TaskTally::default(),
             me: me.clone(),
         })
     }
@@ -279,6 +282,7 @@ impl TaskHub {
             .create(record.clone())
             .await
             .map_err(store_error)?;
+        self.tally.entered(record.status);
         let live = Arc::new(LiveTask {
             cancel,
             input,
@@ -308,43 +312,59 @@ impl TaskHub {
     /// is reached, naming it.
     async fn check_room(&self, owner: &str) -> Result<(), ErrorObject> {
         let st = &self.settings;
-        let refuse = |what: String| {
+        use super::stats::limit;
+        let refuse = |cap: &'static str, what: String| {
+            self.tally.refused(cap);
             tracing::info!(owner, "task refused: {what}");
             Err(ErrorObject::invalid_request(format!(
                 "Invalid Request: too many tasks: {what}; wait for some to finish or expire"
             )))
         };
-        let (mine, all) = {
-            let live = self.live();
-            let mine = live.values().filter(|l| l.owner == owner).count();
-            (mine, live.len())
-        };
-        if mine >= st.max_running_per_owner {
-            return refuse(format!(
-                "this client has {mine} running, the limit (TaskSettings::max_running_per_owner)"
-            ));
-        }
-        if all >= st.max_running {
-            return refuse(format!(
-                "the server has {all} running, the limit (TaskSettings::max_running)"
-            ));
-        }
         let count = self
             .store()
             .count(owner, self.now_ms())
             .await
             .map_err(store_error)?;
+        // Those running here, or on every instance when the store counts
+        // them (a shared store): the caps then hold across instances.
+        let (mine, all) = {
+            let live = self.live();
+            let mine = live.values().filter(|l| l.owner == owner).count();
+            (mine, live.len())
+        };
+        let mine = mine.max(count.running_of_owner.unwrap_or(0));
+        let all = all.max(count.running.unwrap_or(0));
+        if mine >= st.max_running_per_owner {
+            return refuse(
+                limit::MAX_RUNNING_TASKS_PER_OWNER,
+                format!(
+                    "this client has {mine} running, the limit (TaskSettings::max_running_per_owner)"
+                ),
+            );
+        }
+        if all >= st.max_running {
+            return refuse(
+                limit::MAX_RUNNING_TASKS,
+                format!("the server has {all} running, the limit (TaskSettings::max_running)"),
+            );
+        }
         if count.owner >= st.max_stored_per_owner {
-            return refuse(format!(
-                "this client has {} stored, the limit (TaskSettings::max_stored_per_owner)",
-                count.owner
-            ));
+            return refuse(
+                limit::MAX_STORED_TASKS_PER_OWNER,
+                format!(
+                    "this client has {} stored, the limit (TaskSettings::max_stored_per_owner)",
+                    count.owner
+                ),
+            );
         }
         if count.total >= st.max_stored {
-            return refuse(format!(
-                "the server has {} stored, the limit (TaskSettings::max_stored)",
-                count.total
-            ));
+            return refuse(
+                limit::MAX_STORED_TASKS,
+                format!(
+                    "the server has {} stored, the limit (TaskSettings::max_stored)",
+                    count.total
+                ),
+            );
         }
         Ok(())
     }
@@ -417,6 +437,7 @@ impl TaskHub {
             .await
             .map_err(store_error)?;
         if let Transition::Applied(r) = &t {
+            self.tally.entered(r.status);
             self.announce(r);
         }
         Ok(t)
@@ -438,6 +459,11 @@ impl TaskHub {
                 relay::send_changed(bus.as_ref(), &origin, &id, &owner).await;
             });
         }
+    }
+
+    /// The task counts now ([`super::TaskStats`]).
+    pub fn stats(&self) -> super::TaskStats {
+        self.tally.read(self.live().len())
     }
 
     /// Status changes as they happen.

@@ -189,6 +189,7 @@ impl TaskStore for MemoryTaskStore {
         let out = TaskCount {
             owner: owned,
             total,
+            ..TaskCount::default()
         };
         Box::pin(async move { Ok(out) })
     }

@@ -24,6 +24,7 @@ mod memory;
 pub(crate) mod relay;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod stats;
 mod store;
 pub(crate) mod wire;
 
@@ -38,6 +39,7 @@ pub use legacy::RELATED_TASK;
 pub use memory::MemoryTaskStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteTaskStore;
+pub use stats::{TaskStats, limit, status_name};
 pub use store::{
     TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
 };

@@ -387,6 +387,7 @@ impl TaskStore for SqliteTaskStore {
             Ok(TaskCount {
                 owner: usize::try_from(owned).unwrap_or(0),
                 total: usize::try_from(total).unwrap_or(0),
+                ..TaskCount::default()
             })
         })
     }

@@ -253,8 +253,10 @@ pub trait TaskStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<usize, TaskStoreError>>;
 
     /// How many tasks not expired at `now_ms` the store holds: of `owner`,
-    /// and in all (the server's caps on stored tasks). A store may count
-    /// tasks that expired but were not swept yet.
+    /// and in all (the server's caps on stored tasks), and, for a store
+    /// shared by several instances, how many are unfinished (the caps on
+    /// running tasks, then held across instances). A store may count tasks
+    /// that expired but were not swept yet.
     fn count<'a>(
         &'a self,
         owner: &'a str,
@@ -276,6 +278,12 @@ pub struct TaskCount {
     pub owner: usize,
     /// All of them.
     pub total: usize,
+    /// Those of the owner that are not finished, on every instance sharing
+    /// the store; `None` when the store does not count them (a store of
+    /// one process: the server counts the tasks it runs itself).
+    pub running_of_owner: Option<usize>,
+    /// All unfinished tasks, on every instance (`None` as above).
+    pub running: Option<usize>,
 }
 
 /// Encodes a list cursor: the position after (`created_at_ms`, `task_id`).

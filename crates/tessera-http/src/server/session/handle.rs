@@ -28,8 +28,12 @@ pub(crate) enum EndReason {
     Deleted = 1,
     /// The server is shutting down.
     Shutdown = 2,
-    /// The client deleted it through another instance.
+    /// The client deleted it through another instance, or another instance
+    /// ended it to make room under the caps counted in the shared store.
     Remote = 3,
+    /// This instance ended it to make room for another session (a cap):
+    /// it is over on every instance.
+    Evicted = 4,
 }
 
 /// What the HTTP handlers hold of a session.
@@ -302,6 +306,7 @@ impl SessionHandle {
             1 => EndReason::Deleted,
             2 => EndReason::Shutdown,
             3 => EndReason::Remote,
+            4 => EndReason::Evicted,
             _ => EndReason::Local,
         }
     }

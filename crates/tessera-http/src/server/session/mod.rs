@@ -42,6 +42,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::cluster::Note;
 use super::event_store::{EventId, EventStore, StoredEvent};
 use super::registry::{ClientKey, Full};
 use super::{ResponseMode, Shared};
@@ -424,15 +425,23 @@ impl Router {
         // this lone instance ended it; a copy among several (or one shutting
         // down) leaves the shared state to the others and to its TTL.
         let alone = shared.as_ref().is_none_or(|s| s.cluster.bus.is_none());
+        // A session evicted to make room is over everywhere: its state goes
+        // and the other copies are told, or it would answer again there.
         let over = match reason {
-            EndReason::Deleted => true,
+            EndReason::Deleted | EndReason::Evicted => true,
             EndReason::Local => alone,
             EndReason::Shutdown | EndReason::Remote => false,
         };
-        if over && reason == EndReason::Local && self.link.is_some() {
+        let local = matches!(reason, EndReason::Local | EndReason::Evicted);
+        if over && local && self.link.is_some() {
             if let Some(s) = &shared {
                 if let Err(e) = s.cluster.store.remove(&self.session).await {
                     tracing::warn!(session = %self.session, %e, "could not remove the session's stored state");
+                }
+                if reason == EndReason::Evicted {
+                    if let Err(e) = s.cluster.publish(&self.session, Note::Ended).await {
+                        tracing::warn!(session = %self.session, %e, "other instances were not told the session ended");
+                    }
                 }
             }
         }
