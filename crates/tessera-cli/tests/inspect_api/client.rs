@@ -110,7 +110,8 @@ pub async fn events_until(api: &Api, done: impl Fn(&[Value]) -> bool) -> Vec<Val
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    let mut buf = String::new();
+    // Bytes: a piece of the stream may end inside a character.
+    let mut buf: Vec<u8> = Vec::new();
     let mut events = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
@@ -119,9 +120,9 @@ pub async fn events_until(api: &Api, done: impl Fn(&[Value]) -> bool) -> Vec<Val
             .unwrap_or_else(|_| panic!("the events never matched; got {events:#?}"))
             .unwrap()
             .expect("the stream stays open");
-        buf.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(end) = buf.find("\n\n") {
-            let block: String = buf.drain(..end + 2).collect();
+        buf.extend_from_slice(&chunk);
+        while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+            let block = String::from_utf8(buf.drain(..end + 2).collect()).unwrap();
             let is_message = !block.lines().any(|l| l.starts_with("event:"));
             for line in block.lines() {
                 if let Some(d) = line.strip_prefix("data:") {
