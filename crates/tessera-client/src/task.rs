@@ -14,7 +14,7 @@
 //! ([`TaskHandle::wait`], honouring the server's `pollInterval` with backoff)
 //! or cancel ([`TaskHandle::cancel`]).
 //!
-//! **Progress**: [`Client::call_tool_as_task_with`] takes
+//! **Progress**: [`Client::call_tool_as_task`] takes [`TaskOptions`] with
 //! [`CallOptions`] whose [`on_progress`](CallOptions::on_progress) callback
 //! sees every `notifications/progress` of the call. In 2025-11-25 the call's
 //! progress token stays valid for the task's whole life, so the callback
@@ -27,11 +27,15 @@
 //!
 //! ```no_run
 //! # async fn run(client: tessera_client::Client) -> Result<(), tessera_client::ClientError> {
-//! use tessera_client::{CallOptions, ToolCallOutcome};
+//! use std::time::Duration;
+//! use tessera_client::{CallOptions, TaskOptions, ToolCallOutcome};
 //!
 //! let options = CallOptions::new()
 //!     .on_progress(|p| eprintln!("{}/{:?} {}", p.progress, p.total, p.message.unwrap_or_default()));
-//! match client.call_tool_as_task_with("render", None, Some(60_000), &options).await? {
+//! let options = TaskOptions::default()
+//!     .ttl(Duration::from_secs(60))
+//!     .call_options(options);
+//! match client.call_tool_as_task("render", (), options).await? {
 //!     ToolCallOutcome::Done(result) => println!("{result:?}"),
 //!     ToolCallOutcome::Task(task) => {
 //!         let result = task.wait(|state| eprintln!("{:?}", state.status)).await?;
