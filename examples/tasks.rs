@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use tessera::client::{Client, ToolCallOutcome};
+use tessera::client::{Client, TaskOptions, ToolCallOutcome};
 use tessera::server::task::TaskStart;
 use tessera::server::{Args, RequestContext, Server, tool};
 use tessera::types::ProtocolVersion;
@@ -75,9 +75,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
         // 1. Run a call as a task and wait for it. The server keeps the
         //    result for 60 s (the ttl) after the task ends.
-        let args = serde_json::json!({"steps": 3}).as_object().cloned();
+        let options = TaskOptions::default().ttl(Duration::from_secs(60));
         let ToolCallOutcome::Task(task) = client
-            .call_tool_as_task("crunch", args, Some(60_000))
+            .call_tool_as_task("crunch", serde_json::json!({"steps": 3}), options)
             .await?
         else {
             return Err("the server answered without a task".into());
@@ -85,11 +85,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  task {} started", task.id());
         // `wait` polls at the server's interval and reports each change.
         let result = task.wait(|s| println!("  status: {:?}", s.status)).await?;
-        println!("  result: {}", result["content"][0]["text"]);
+        let text = result.content[0].as_text().unwrap_or_default();
+        println!("  result: {text}");
 
         // 2. Start a long one, look at it, then cancel it.
-        let args = serde_json::json!({"steps": 600}).as_object().cloned();
-        let ToolCallOutcome::Task(task) = client.call_tool_as_task("crunch", args, None).await?
+        let args = serde_json::json!({"steps": 600});
+        let ToolCallOutcome::Task(task) = client
+            .call_tool_as_task("crunch", args, TaskOptions::default())
+            .await?
         else {
             return Err("the server answered without a task".into());
         };
@@ -97,7 +100,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         task.cancel().await?;
         let after = task.status().await?.status;
         println!("  after cancel: {after:?}");
-        if after != TaskStatus::Cancelled || result["content"][0]["text"] != "crunched 3 steps" {
+        if after != TaskStatus::Cancelled || text != "crunched 3 steps" {
             return Err("the tasks did not end as expected".into());
         }
 

@@ -59,12 +59,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .response_mode(ResponseMode::Json)
         .build();
     eprintln!("serving MCP at http://{local}/mcp (telemetry: {mode})");
-    tessera_http::serve(listener, mcp, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    tessera_http::serve(listener, mcp, stopped()).await?;
+    // The spans still queued are exported before the program ends.
     if let Some(e) = exporting {
         e.shutdown().await;
     }
     Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

@@ -108,6 +108,26 @@ else
   check "http_axum starts listening" false
 fi
 
+# telemetry_http: the telemetry layer exporting over OTLP to a collector that
+# keeps nothing (bench/otlp_sink.py); the spans still queued leave at exit.
+SPORT="$(free_port)"
+SLOG="$(mktemp)"
+python3 "$ROOT/bench/otlp_sink.py" "$SPORT" 2>"$SLOG" & SPID=$!
+PORT="$(free_port)"
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SPORT" "$EX/telemetry_http" "127.0.0.1:$PORT" --telemetry otlp \
+  >/dev/null 2>&1 & TPID=$!
+if wait_port "$PORT" && wait_port "$SPORT"; then
+  check "telemetry_http serves MCP with the telemetry layer (tessera call)" \
+    bash -c '[ "$(timeout 30 "$1" call echo "{\"text\":\"hi\"}" "$2")" = hi ]' _ "$TESSERA" "http://127.0.0.1:$PORT/mcp"
+  kill -TERM "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null
+  kill -TERM "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null
+  check "telemetry_http exports its spans over OTLP" grep -Eq "otlp sink: [1-9][0-9]* exports" "$SLOG"
+else
+  check "telemetry_http starts listening" false
+  kill "$TPID" "$SPID" 2>/dev/null; wait "$TPID" "$SPID" 2>/dev/null
+fi
+rm -f "$SLOG"
+
 # oauth_server: no token gets 401 and the metadata that leads to the issuer.
 PORT="$(free_port)"
 "$EX/oauth_server" "127.0.0.1:$PORT" https://auth.example.com >/dev/null 2>&1 & PIDS+=($!)

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 use tessera::client::task::TaskState;
-use tessera::client::{CallOptions, Client, ClientError, ToolCallOutcome};
+use tessera::client::{CallOptions, Client, ClientError, TaskOptions, ToolCallOutcome};
 use tessera::types::{CallToolResult, Era, ErrorCode, JsonObject, ProtocolVersion};
 
 use crate::Failure;
@@ -147,7 +147,7 @@ pub async fn tasks(a: TasksArgs) -> Result<ExitCode, Failure> {
         }
         TasksCommand::Result(t) => {
             let (client, json) = open(t.target).await?;
-            let out = client.task(&t.id).wait(|_| {}).await;
+            let out = client.task(&t.id).wait_raw(|_| {}).await;
             let legacy = client.era() == Era::Legacy;
             client.close().await;
             show(out.map_err(|e| task_failure(e, &t.id, legacy))?, json)
@@ -246,7 +246,7 @@ pub async fn call(
         CallOptions::new().on_progress(move |p| bar.progress(&p))
     };
     let outcome = tokio::select! {
-        o = client.call_tool_as_task_with(tool, Some(args), ttl, &options) => o,
+        o = client.call_tool_as_task(tool, args, TaskOptions { ttl, call: options }) => o,
         _ = interrupt.as_mut() => {
             // Dropping the request tells the server it is cancelled.
             bar.finish();
@@ -260,6 +260,10 @@ pub async fn call(
             bar.finish();
             eprintln!("the server answered without a task");
             client.close().await;
+            let result = match serde_json::to_value(&result) {
+                Ok(serde_json::Value::Object(o)) => o,
+                _ => tessera::types::JsonObject::new(),
+            };
             return show(result, json);
         }
         Ok(ToolCallOutcome::Task(h)) => h,
@@ -276,7 +280,7 @@ pub async fn call(
     )));
     let on_change = |s: &TaskState| bar.status(&describe(s));
     let out = tokio::select! {
-        r = handle.wait(on_change) => r,
+        r = handle.wait_raw(on_change) => r,
         _ = interrupt.as_mut() => {
             bar.finish();
             let c = handle.cancel().await;

@@ -253,3 +253,31 @@ fn http_only_options_are_refused_with_stdio() {
         );
     }
 }
+
+/// The opt-outs of the Host and Origin checks (issue 33 item 9) open with
+/// DANGEROUS in `tessera serve --help`, say what they switch off, and name the
+/// only setting they are meant for.
+#[test]
+fn the_host_and_origin_opt_outs_say_dangerous_in_help() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["serve", "--help"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for (flag, what) in [
+        ("--allow-any-host", "DNS rebinding"),
+        ("--allow-any-origin", "any web page"),
+    ] {
+        let at = text
+            .find(&format!("      {flag}\n"))
+            .unwrap_or_else(|| panic!("{flag} missing from serve --help:\n{text}"));
+        let entry = &text[at + flag.len() + 7..];
+        let entry = &entry[..entry.find("\n  -").unwrap_or(entry.len())];
+        let entry = entry.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(entry.starts_with("DANGEROUS:"), "{flag}: {entry}");
+        assert!(entry.contains(what), "{flag}: {entry}");
+        assert!(entry.contains("reverse proxy"), "{flag}: {entry}");
+    }
+}

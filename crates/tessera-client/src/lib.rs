@@ -118,6 +118,6 @@ pub use listen::{ListenEnd, ListenStream};
 pub use options::{CallOptions, ProgressCallback, ReconnectPolicy};
 pub use receiver::MAX_TASKS as MAX_RECEIVED_TASKS;
 pub use skills::{LoadedSkill, SkillCache, SkillKey, SkillVerificationError, VerificationProblem};
-pub use task::{TaskHandle, TaskState, ToolCallOutcome};
+pub use task::{TaskHandle, TaskOptions, TaskState, ToolCallOutcome};
 pub use tessera_proto::ConnectMode;
 pub use tessera_runtime::ChildCommand;

@@ -14,7 +14,7 @@
 //! ([`TaskHandle::wait`], honouring the server's `pollInterval` with backoff)
 //! or cancel ([`TaskHandle::cancel`]).
 //!
-//! **Progress**: [`Client::call_tool_as_task_with`] takes
+//! **Progress**: [`Client::call_tool_as_task`] takes [`TaskOptions`] with
 //! [`CallOptions`] whose [`on_progress`](CallOptions::on_progress) callback
 //! sees every `notifications/progress` of the call. In 2025-11-25 the call's
 //! progress token stays valid for the task's whole life, so the callback
@@ -27,11 +27,15 @@
 //!
 //! ```no_run
 //! # async fn run(client: tessera_client::Client) -> Result<(), tessera_client::ClientError> {
-//! use tessera_client::{CallOptions, ToolCallOutcome};
+//! use std::time::Duration;
+//! use tessera_client::{CallOptions, TaskOptions, ToolCallOutcome};
 //!
 //! let options = CallOptions::new()
 //!     .on_progress(|p| eprintln!("{}/{:?} {}", p.progress, p.total, p.message.unwrap_or_default()));
-//! match client.call_tool_as_task_with("render", None, Some(60_000), &options).await? {
+//! let options = TaskOptions::default()
+//!     .ttl(Duration::from_secs(60))
+//!     .call_options(options);
+//! match client.call_tool_as_task("render", (), options).await? {
 //!     ToolCallOutcome::Done(result) => println!("{result:?}"),
 //!     ToolCallOutcome::Task(task) => {
 //!         let result = task.wait(|state| eprintln!("{:?}", state.status)).await?;
@@ -49,7 +53,7 @@ use serde_json::{Value, json};
 use tessera_proto::CallError;
 use tessera_runtime::PeerError;
 use tessera_types::tasks::TaskStatus;
-use tessera_types::{Era, ErrorObject, JsonObject, ResultType};
+use tessera_types::{CallToolResult, Era, ErrorObject, JsonObject, ResultType};
 
 use crate::client::Client;
 use crate::error::ClientError;
@@ -60,10 +64,43 @@ use crate::task_progress::{ProgressFeed, fresh_token};
 /// The answer to [`Client::call_tool_as_task`].
 #[derive(Debug)]
 pub enum ToolCallOutcome {
-    /// The server answered at once (the raw `CallToolResult`).
-    Done(JsonObject),
+    /// The server answered at once.
+    Done(CallToolResult),
     /// The server made the call a task.
     Task(TaskHandle),
+}
+
+/// How to call a tool as a task ([`Client::call_tool_as_task`]).
+#[derive(Clone, Default)]
+pub struct TaskOptions {
+    /// How long the server should keep the task, in milliseconds
+    /// (2025-11-25: the `task.ttl` the client asks for; 2026-07-28 servers
+    /// decide themselves).
+    pub ttl: Option<u64>,
+    /// Progress callback, timeout, `_meta` and log level of the call.
+    pub call: CallOptions,
+}
+
+impl std::fmt::Debug for TaskOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskOptions")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskOptions {
+    /// Asks the server to keep the task for `ttl`.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// The call's options (a progress callback among them).
+    pub fn call_options(mut self, call: CallOptions) -> Self {
+        self.call = call;
+        self
+    }
 }
 
 /// A task's state as `tasks/get` reports it (both designs).
@@ -124,6 +161,14 @@ pub struct TaskHandle {
     progress: Option<Arc<ProgressFeed>>,
 }
 
+/// A `tools/call` result read into its type.
+fn call_result(raw: JsonObject) -> Result<CallToolResult, ClientError> {
+    serde_json::from_value(Value::Object(raw)).map_err(|source| ClientError::Decode {
+        method: methods::TOOLS_CALL.to_owned(),
+        source,
+    })
+}
+
 fn remote(e: ErrorObject) -> ClientError {
     ClientError::Request(PeerError::Call(CallError::Remote(e)))
 }
@@ -134,33 +179,25 @@ const DEFAULT_POLL: Duration = Duration::from_millis(500);
 const MAX_POLL: Duration = Duration::from_secs(5);
 
 impl Client {
-    /// Calls a tool as a task: asks for one (2025-11-25, with `ttl` in
-    /// milliseconds) or lets the server decide (2026-07-28; the client must
-    /// declare the extension, see [`ClientBuilder::tasks`](crate::ClientBuilder::tasks)).
-    /// Multi round-trip input before the task exists is answered through the
-    /// client's handlers. [`Client::call_tool_as_task_with`] also takes
-    /// options, a progress callback among them.
+    /// Calls a tool as a task: asks for one (2025-11-25, kept for
+    /// [`TaskOptions::ttl`]) or lets the server decide (2026-07-28; the client must declare
+    /// the extension, see [`ClientBuilder::tasks`](crate::ClientBuilder::tasks)).
+    /// The arguments are any value that serializes to a JSON object (or to
+    /// `null` for none); anything else is refused with
+    /// [`ClientError::InvalidArguments`] before anything is sent. Multi
+    /// round-trip input before the task exists is answered through the
+    /// client's handlers. A progress callback in [`TaskOptions::call`] sees the call's progress and, for a 2025-11-25 task,
+    /// the task's progress until it ends (see the [module](crate::task)
+    /// documentation).
     pub async fn call_tool_as_task(
         &self,
         name: &str,
-        arguments: Option<JsonObject>,
-        ttl: Option<u64>,
+        arguments: impl serde::Serialize,
+        options: TaskOptions,
     ) -> Result<ToolCallOutcome, ClientError> {
-        self.call_tool_as_task_with(name, arguments, ttl, &CallOptions::default())
-            .await
-    }
-
-    /// [`Client::call_tool_as_task`] with options. A progress callback
-    /// ([`CallOptions::on_progress`]) sees the call's progress and, for a
-    /// 2025-11-25 task, the task's progress until it ends (see the
-    /// [module](crate::task) documentation).
-    pub async fn call_tool_as_task_with(
-        &self,
-        name: &str,
-        arguments: Option<JsonObject>,
-        ttl: Option<u64>,
-        options: &CallOptions,
-    ) -> Result<ToolCallOutcome, ClientError> {
+        let arguments = crate::mrtr::tool_arguments(name, arguments)?;
+        let TaskOptions { ttl, call } = options;
+        let options = &call;
         let mut params = JsonObject::new();
         params.insert("name".into(), json!(name));
         params.insert(
@@ -200,7 +237,7 @@ impl Client {
                     if let Some(f) = feed {
                         f.finish().await;
                     }
-                    ToolCallOutcome::Done(raw)
+                    ToolCallOutcome::Done(call_result(raw)?)
                 }
             });
         }
@@ -212,7 +249,7 @@ impl Client {
                 self.handle(TaskState::from_raw(raw)?),
             ));
         }
-        Ok(ToolCallOutcome::Done(raw))
+        Ok(ToolCallOutcome::Done(call_result(raw)?))
     }
 
     fn handle(&self, state: TaskState) -> TaskHandle {
@@ -327,7 +364,19 @@ impl TaskHandle {
     /// The task's progress (a 2025-11-25 task created with a progress
     /// callback) that arrived before the result has been delivered when
     /// this returns.
-    pub async fn wait(&self, on_change: impl FnMut(&TaskState)) -> Result<JsonObject, ClientError> {
+    pub async fn wait(
+        &self,
+        on_change: impl FnMut(&TaskState),
+    ) -> Result<CallToolResult, ClientError> {
+        call_result(self.wait_raw(on_change).await?)
+    }
+
+    /// [`wait`](TaskHandle::wait), with the result as the server sent it
+    /// (every member kept, for tools that show it whole).
+    pub async fn wait_raw(
+        &self,
+        on_change: impl FnMut(&TaskState),
+    ) -> Result<JsonObject, ClientError> {
         let out = self.wait_inner(on_change).await;
         if let Some(f) = &self.progress {
             f.finish().await;

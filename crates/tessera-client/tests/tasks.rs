@@ -8,11 +8,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::{ERAS, bounded, builder, in_process};
 use serde_json::json;
 use tessera_client::task::TaskState;
-use tessera_client::{CallOptions, ToolCallOutcome};
+use tessera_client::{CallOptions, TaskOptions, ToolCallOutcome};
 use tessera_server::task::TaskStart;
 use tessera_server::{RequestContext, Server, tool};
 use tessera_types::tasks::TaskStatus;
@@ -74,7 +75,11 @@ async fn a_task_is_awaited_with_its_input_answered() {
         let client = in_process(&s, client_builder(v)).await;
         let out = bounded(
             "the call",
-            client.call_tool_as_task("ask_name", None, Some(60_000)),
+            client.call_tool_as_task(
+                "ask_name",
+                (),
+                TaskOptions::default().ttl(Duration::from_secs(60)),
+            ),
         )
         .await
         .unwrap();
@@ -86,7 +91,8 @@ async fn a_task_is_awaited_with_its_input_answered() {
             .await
             .unwrap();
         assert_eq!(
-            result["content"][0]["text"], "hello Ada from a task",
+            result.content[0].as_text(),
+            Some("hello Ada from a task"),
             "{v}: {result:?}"
         );
         // Every change seen is reported once; the last one is the end.
@@ -110,7 +116,7 @@ async fn a_task_is_cancelled_through_its_handle() {
         let s = server();
         let client = in_process(&s, client_builder(v)).await;
         let ToolCallOutcome::Task(handle) = client
-            .call_tool_as_task("forever", None, None)
+            .call_tool_as_task("forever", (), TaskOptions::default())
             .await
             .unwrap()
         else {
@@ -163,7 +169,13 @@ async fn task_progress_reaches_the_callback() {
             CallOptions::new().on_progress(move |p| count.send_modify(|c| c.push(p.progress)));
         let out = bounded(
             "the call",
-            client.call_tool_as_task_with("steps", None, Some(60_000), &options),
+            client.call_tool_as_task(
+                "steps",
+                (),
+                TaskOptions::default()
+                    .ttl(Duration::from_secs(60))
+                    .call_options(options),
+            ),
         )
         .await
         .unwrap();
@@ -177,7 +189,7 @@ async fn task_progress_reaches_the_callback() {
             .unwrap();
         go.notify_one();
         let result = bounded("the task", handle.wait(|_| {})).await.unwrap();
-        assert_eq!(result["content"][0]["text"], "stepped", "{v}");
+        assert_eq!(result.content[0].as_text(), Some("stepped"), "{v}");
         let seen = counted.borrow().clone();
         match v {
             // The token stays valid for the task's life: the third report

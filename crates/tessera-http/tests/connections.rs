@@ -266,6 +266,12 @@ async fn one_address_cannot_hold_every_connection() {
     assert!(text.starts_with("HTTP/1.1 429"), "{text}");
     assert!(text.contains("retry-after: 1"), "{text}");
     assert!(text.contains("--max-connections-per-client"), "{text}");
+    let stats = server.mcp.stats();
+    assert_eq!(
+        stats.refused_by(tessera_http::limit::MAX_CONNECTIONS_PER_CLIENT),
+        1
+    );
+    assert_eq!(stats.refused_by(tessera_http::limit::MAX_CONNECTIONS), 0);
     // Another address gets in and is served.
     let mut other = connect_from("127.0.0.4", server.addr).await;
     let body = serde_json::to_vec(&common::initialize(1, common::LEGACY)).unwrap();

@@ -15,7 +15,7 @@ use axum::routing::{get, post, put};
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tessera::client::ToolCallOutcome;
+use tessera::client::{TaskOptions, ToolCallOutcome};
 use tessera::types::{JsonObject, LoggingLevel, methods};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -276,11 +276,22 @@ async fn call_tool(
     if body.task {
         let outcome = c
             .client
-            .call_tool_as_task(&body.name, body.arguments, body.ttl)
+            .call_tool_as_task(
+                &body.name,
+                body.arguments,
+                TaskOptions {
+                    ttl: body.ttl,
+                    ..TaskOptions::default()
+                },
+            )
             .await
             .map_err(|e| Problem::client(&e, methods::TOOLS_CALL))?;
         return Ok(Json(match outcome {
-            ToolCallOutcome::Done(result) => {
+            ToolCallOutcome::Done(typed) => {
+                let result = match serde_json::to_value(&typed) {
+                    Ok(Value::Object(o)) => o,
+                    _ => JsonObject::new(),
+                };
                 let check = output_check::check(c.tool(&body.name).as_ref(), &result);
                 json!({"result": result, "outputCheck": check, "task": null})
             }

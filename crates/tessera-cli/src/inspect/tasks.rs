@@ -60,7 +60,7 @@ impl TaskBook {
             let j = journal.clone();
             let me2 = me.clone();
             let outcome = h
-                .wait(|s| {
+                .wait_raw(|s| {
                     let v = state(conn, s);
                     if let Some(f) = me2.book().get_mut(&s.task_id) {
                         f.last = v.clone();

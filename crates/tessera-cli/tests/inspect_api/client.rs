@@ -65,6 +65,25 @@ impl Api {
             .await
     }
 
+    /// Closes connection `id`.
+    pub async fn disconnect(&self, id: u64) {
+        let path = format!("connections/{id}");
+        self.expect(204, reqwest::Method::DELETE, &path, None).await;
+    }
+
+    /// Answers sampling question `ask` as the model, with `text`.
+    pub async fn reply_sampling(&self, ask: u64, text: &str) {
+        let reply = json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
+                                     "content": {"type": "text", "text": text}}});
+        self.expect(
+            204,
+            reqwest::Method::POST,
+            &format!("asks/{ask}"),
+            Some(reply),
+        )
+        .await;
+    }
+
     /// Connects to `tessera serve --stdio` in `era`.
     pub async fn connect_reference(&self, era: &str) -> Value {
         self.post(
@@ -91,7 +110,8 @@ pub async fn events_until(api: &Api, done: impl Fn(&[Value]) -> bool) -> Vec<Val
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
-    let mut buf = String::new();
+    // Bytes: a piece of the stream may end inside a character.
+    let mut buf: Vec<u8> = Vec::new();
     let mut events = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
@@ -100,9 +120,9 @@ pub async fn events_until(api: &Api, done: impl Fn(&[Value]) -> bool) -> Vec<Val
             .unwrap_or_else(|_| panic!("the events never matched; got {events:#?}"))
             .unwrap()
             .expect("the stream stays open");
-        buf.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(end) = buf.find("\n\n") {
-            let block: String = buf.drain(..end + 2).collect();
+        buf.extend_from_slice(&chunk);
+        while let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+            let block = String::from_utf8(buf.drain(..end + 2).collect()).unwrap();
             let is_message = !block.lines().any(|l| l.starts_with("event:"));
             for line in block.lines() {
                 if let Some(d) = line.strip_prefix("data:") {

@@ -172,13 +172,7 @@ async fn tools_resources_prompts_logs_and_the_protocol_stream() {
     assert_eq!(log["data"], "Tool execution started");
 
     // Disconnect: gone from the list; its calls answer 404.
-    api.expect(
-        204,
-        reqwest::Method::DELETE,
-        &format!("connections/{id}"),
-        None,
-    )
-    .await;
+    api.disconnect(id).await;
     assert_eq!(api.get("connections").await["connections"], json!([]));
     api.expect(
         404,

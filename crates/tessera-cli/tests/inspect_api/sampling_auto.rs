@@ -85,16 +85,7 @@ async fn sampling_is_answered_at_once_with_the_fixed_reply_until_turned_off() {
     let ask = next_ask(&api, 0).await;
     assert_eq!(ask["kind"], "sampling");
     let n = ask["ask"].as_u64().unwrap();
-    api.expect(
-        204,
-        reqwest::Method::POST,
-        &format!("asks/{n}"),
-        Some(
-            json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
-                              "content": {"type": "text", "text": "by hand"}}}),
-        ),
-    )
-    .await;
+    api.reply_sampling(n, "by hand").await;
     let r = call.await.unwrap();
     assert_eq!(r["result"]["content"][0]["text"], "LLM response: by hand");
 }

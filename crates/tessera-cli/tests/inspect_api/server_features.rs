@@ -33,16 +33,7 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
         assert_eq!(ask["connection"], id);
         let n = ask["ask"].as_u64().unwrap();
         assert_eq!(api.get("asks").await["asks"][0]["ask"], n);
-        api.expect(
-            204,
-            reqwest::Method::POST,
-            &format!("asks/{n}"),
-            Some(
-                json!({"reply": {"role": "assistant", "model": "m", "stopReason": "endTurn",
-                                      "content": {"type": "text", "text": "hi from the page"}}}),
-            ),
-        )
-        .await;
+        api.reply_sampling(n, "hi from the page").await;
         let (_, r) = sampled.await.unwrap();
         assert_eq!(
             r["result"]["content"][0]["text"], "LLM response: hi from the page",
@@ -91,13 +82,7 @@ async fn the_page_answers_sampling_and_elicitation_and_exports_the_transcript() 
             Some(json!({"reject": "again"})),
         )
         .await;
-        api.expect(
-            204,
-            reqwest::Method::DELETE,
-            &format!("connections/{id}"),
-            None,
-        )
-        .await;
+        api.disconnect(id).await;
     }
     // The transcript: every event, the messages among them.
     let resp = reqwest::get(format!(

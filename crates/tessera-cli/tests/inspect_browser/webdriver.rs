@@ -216,33 +216,28 @@ impl Session {
         .await;
     }
 
-    /// Replaces the value of an input with `text` (typed as keys).
-    pub async fn fill(&self, css: &str, text: &str) {
-        self.on_element("fill", css, async |e| {
+    /// Types `text` into element `e`, after clearing it when `clear`.
+    async fn type_into(&self, e: &Element, clear: bool, text: &str) -> Result<Value, Value> {
+        if clear {
             self.try_cmd("POST", &format!("element/{}/clear", e.0), json!({}))
                 .await?;
-            self.try_cmd(
-                "POST",
-                &format!("element/{}/value", e.0),
-                json!({"text": text}),
-            )
+        }
+        let value = json!({"text": text});
+        self.try_cmd("POST", &format!("element/{}/value", e.0), value)
             .await
-        })
-        .await;
+    }
+
+    /// Replaces the value of an input with `text` (typed as keys).
+    pub async fn fill(&self, css: &str, text: &str) {
+        self.on_element("fill", css, async |e| self.type_into(e, true, text).await)
+            .await;
     }
 
     /// Sends keys to an element (WebDriver key codes such as `\u{E012}`,
     /// the left arrow, included).
     pub async fn keys(&self, css: &str, text: &str) {
-        self.on_element("keys", css, async |e| {
-            self.try_cmd(
-                "POST",
-                &format!("element/{}/value", e.0),
-                json!({"text": text}),
-            )
-            .await
-        })
-        .await;
+        self.on_element("keys", css, async |e| self.type_into(e, false, text).await)
+            .await;
     }
 
     /// Runs `script` (a function body; `arguments` holds `args`) in the page.

@@ -255,7 +255,7 @@ async fn prometheus_scrapes_the_operational_counts() {
     assert_eq!(refused.len(), 1, "{refused:?}");
     // Every other limit is a series at zero.
     let r = poll(&http, &api, "tessera_requests_refused_total", |r| {
-        r.len() >= 14
+        r.len() >= 15
     })
     .await;
     assert_eq!(sum(&r), 1.0, "{r:?}");

@@ -11,7 +11,7 @@ use http::{HeaderMap, Method, Request, StatusCode, Uri};
 use serde_json::Value;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::Incoming;
-use tessera_types::{JsonRpcMessage, RequestId};
+use tessera_types::{ErrorObject, JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -297,10 +297,7 @@ impl Shared {
 
     /// Answers a request locally with an error (the server gave no JSON-RPC answer).
     pub(crate) async fn fail(&self, id: &RequestId, message: String) {
-        lock(&self.tools_list_ids).remove(id);
-        let e = super::failure::local_error(message);
-        let m = JsonRpcMessage::error(Some(id.clone()), e);
-        self.deliver(&serde_json::to_vec(&m).unwrap_or_default())
+        self.answer_locally(id, super::failure::local_error(message))
             .await;
     }
 
@@ -308,8 +305,12 @@ impl Shared {
     /// is lost and the request was not served
     /// ([`TransportFailure::session_lost`](super::failure::TransportFailure::session_lost)).
     pub(crate) async fn fail_lost(&self, id: &RequestId, message: String) {
+        self.answer_locally(id, super::failure::session_lost_error(message))
+            .await;
+    }
+
+    async fn answer_locally(&self, id: &RequestId, e: ErrorObject) {
         lock(&self.tools_list_ids).remove(id);
-        let e = super::failure::session_lost_error(message);
         let m = JsonRpcMessage::error(Some(id.clone()), e);
         self.deliver(&serde_json::to_vec(&m).unwrap_or_default())
             .await;

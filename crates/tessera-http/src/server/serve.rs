@@ -101,6 +101,9 @@ where
         };
         let Some(addr_slot) = addr_slots.take(peer.ip(), per_addr) else {
             tracing::debug!(%peer, per_addr, "connection refused: its address holds too many open connections");
+            app.shared
+                .stats
+                .refuse(super::limit::MAX_CONNECTIONS_PER_CLIENT);
             let _ = stream.try_write(&over_per_addr);
             drop(stream);
             continue;

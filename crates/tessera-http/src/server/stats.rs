@@ -13,6 +13,9 @@ use tessera_runtime::tally::{Level, LevelGuard, Tally};
 pub mod limit {
     /// A connection beyond the cap on open connections (`503`, closed).
     pub const MAX_CONNECTIONS: &str = "max_connections";
+    /// A connection beyond its address's cap on open connections (`429`,
+    /// closed).
+    pub const MAX_CONNECTIONS_PER_CLIENT: &str = "max_connections_per_client";
     /// A body over the size limit (`413`).
     pub const MAX_BODY_BYTES: &str = "max_body_bytes";
     /// A body that stopped arriving (`408`).
@@ -35,6 +38,7 @@ pub mod limit {
     /// Every limit counted, in a fixed order.
     pub const ALL: &[&str] = &[
         MAX_CONNECTIONS,
+        MAX_CONNECTIONS_PER_CLIENT,
         MAX_BODY_BYTES,
         BODY_READ_TIMEOUT,
         BODY_TOTAL_TIMEOUT,

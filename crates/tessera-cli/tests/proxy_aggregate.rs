@@ -1,19 +1,18 @@
 //! Aggregation: the reference server over stdio and an in-process server over
 //! HTTP behind one endpoint, prefixed names, a deny list, and the stdio
 //! upstream killed mid-test (its tools disappear, the other upstream keeps
-//! working, and they come back when it has been restarted).
+//! working, and they come back when it has been restarted). It lives with the
+//! CLI so that Cargo builds the `tessera` binary it runs as the stdio upstream.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde::Deserialize;
-use tessera_client::{Client, ClientEvent};
+use tessera::client::{Client, ClientEvent};
+use tessera::runtime::ChildCommand;
+use tessera::server::{Args, Server, tool};
+use tessera::types::ProtocolVersion;
 use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
-use tessera_runtime::ChildCommand;
-use tessera_server::{Args, Server, tool};
-use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 
 const BOUND: Duration = Duration::from_secs(30);
@@ -22,32 +21,6 @@ async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(BOUND, f)
         .await
         .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
-
-/// The `tessera` binary (built once if missing, in this target directory).
-fn tessera_binary() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
-            .parent()
-            .and_then(|d| d.parent())
-            .expect("target profile directory")
-            .to_path_buf();
-        let bin = profile_dir.join("tessera");
-        if !bin.exists() {
-            let target_dir = profile_dir.parent().expect("target directory");
-            let status = std::process::Command::new(env!("CARGO"))
-                .args(["build", "-p", "tessera-cli"])
-                .env("CARGO_TARGET_DIR", target_dir)
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("runs cargo build -p tessera-cli");
-            assert!(status.success(), "cargo build -p tessera-cli failed");
-        }
-        bin
-    })
-    .clone()
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -118,7 +91,7 @@ async fn two_upstreams_one_killed_and_back() {
         "[ -e '{}' ] && exit 1; echo $$ > '{}'; exec '{}' serve --stdio",
         down_file.display(),
         pid_file.display(),
-        tessera_binary().display()
+        env!("CARGO_BIN_EXE_tessera")
     );
     let mut local = ChildCommand::new("sh", ["-c", script.as_str()]);
     local.inherit_stderr = false;
