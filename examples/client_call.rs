@@ -45,8 +45,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let client = match target {
         [url] if url.starts_with("http") => {
+            // Checked once here; the client makes a new transport when it
+            // reconnects (a session the server forgot).
+            HttpClientTransport::new(url)?;
+            let url = url.clone();
             builder
-                .connect_transport(HttpClientTransport::new(url)?)
+                .connect_transports(move || {
+                    HttpClientTransport::new(&url).map_err(std::io::Error::other)
+                })
                 .await?
         }
         [dashes, program, rest @ ..] if dashes == "--" => {
