@@ -4,15 +4,15 @@
 //! were per process). Handlers wait on a gate that the test opens.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera_redis::Redis;
 use tessera_redis::testing::RedisServer;
+use tessera_runtime::testing::LineSession;
 use tessera_server::task::TaskSettings;
 use tessera_server::{RawArgs, Server, State, tool};
 use tessera_types::tool::TaskSupport;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::Semaphore;
 
 struct Gate(Semaphore);
@@ -39,11 +39,7 @@ async fn server(redis: &Redis) -> Server<Gate> {
 }
 
 /// A 2025-11-25 session over an in-memory pipe.
-struct Session {
-    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
-    read: BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>,
-    next: i64,
-}
+struct Session(LineSession<ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>);
 
 impl Session {
     async fn open(server: &Server<Gate>) -> Session {
@@ -51,46 +47,11 @@ impl Session {
         let (sr, sw) = tokio::io::split(b);
         let _ = server.clone().serve_io(sr, sw);
         let (read, write) = tokio::io::split(a);
-        let mut s = Session {
-            write,
-            read: BufReader::new(read),
-            next: 0,
-        };
-        let r = s
-            .call(
-                "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "1"}}),
-            )
-            .await;
-        assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
-        s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        s
-    }
-
-    async fn send(&mut self, v: Value) {
-        let mut line = serde_json::to_vec(&v).unwrap();
-        line.push(b'\n');
-        self.write.write_all(&line).await.unwrap();
+        Session(LineSession::legacy(read, write, "2025-11-25").await)
     }
 
     async fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let id = self.next;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let mut line = String::new();
-            tokio::time::timeout(Duration::from_secs(30), self.read.read_line(&mut line))
-                .await
-                .expect("an answer in time")
-                .unwrap();
-            let m: Value = serde_json::from_str(&line).unwrap();
-            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
-                return m;
-            }
-        }
+        self.0.call(method, params).await
     }
 
     async fn task(&mut self) -> Value {
