@@ -362,11 +362,14 @@ impl Client {
     /// Reconnects first when the connection ended because the server forgot
     /// the session (a new request cannot act twice), if the client can.
     async fn renew_lost_session(&self) -> Result<(), ClientError> {
+        if self.inner.connector.is_none() {
+            return Ok(());
+        }
         let (lost, generation) = {
             let c = self.inner.conn();
             (c.lost.load(Ordering::SeqCst), c.generation)
         };
-        if lost && self.inner.connector.is_some() {
+        if lost {
             tracing::info!("the server forgot the session; reconnecting");
             self.reconnect_from(generation).await?;
         }

@@ -767,14 +767,13 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
             }
             return Handling::Reply(self.call_tool::<Reply>(request));
         }
-        if self.inner.extensions.shapes(&request.method) {
+        // An extension route (one lookup; a method an extension routes in
+        // another era goes on to the core below).
+        if let Some(handler) = self.route_of(&request) {
             if let Err(e) = self.check_guards(&request) {
                 return Handling::Reply(Box::pin(async move { Err(e) }));
             }
-            return match self.route_of(&request) {
-                Some(handler) => Handling::Reply(self.route(handler.as_ref(), request)),
-                None => Handling::Object(self.handle_core(request)),
-            };
+            return Handling::Reply(self.route(handler.as_ref(), request));
         }
         Handling::Object(self.handle_request(request))
     }
