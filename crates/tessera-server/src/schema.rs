@@ -6,7 +6,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use tessera_types::{ElicitationSchema, JsonObject};
 
+mod decoded;
 mod field_order;
+
+pub(crate) use decoded::decoding_enforces;
 
 /// The JSON Schema (2020-12) of `T`, as MCP wants it in `inputSchema` or
 /// `outputSchema`: an object schema, without the `$schema` and `title` keys
