@@ -17,7 +17,7 @@ use crate::context::RequestContext;
 use crate::error::BuildError;
 use crate::extract::{HandlerInput, ToolCall};
 use crate::handler::ToolHandler;
-use crate::schema::{self, Validator, empty_object_schema};
+use crate::schema::{self, LazyValidator, Validator, empty_object_schema};
 use crate::server::{Server, ready, to_object};
 use crate::task::TaskStart;
 use tessera_types::tool::TaskSupport;
@@ -204,7 +204,7 @@ pub(crate) struct RegisteredTool<S> {
     pub scopes: Vec<String>,
     pub task_start: TaskStart,
     /// The tool's input schema, compiled.
-    pub input: Arc<Validator>,
+    pub input: Arc<LazyValidator>,
     /// Whether the arguments are checked against `input` before the handler
     /// runs; `false` when decoding them checks everything the schema says
     /// (the schema then only explains a call that did not decode).
@@ -247,13 +247,20 @@ impl<S> RegisteredTool<S> {
                 problem: "inputSchema must have \"type\": \"object\"".into(),
             });
         }
-        let input = Validator::new(&route.tool.input_schema).map_err(|problem| {
-            BuildError::InvalidSchema {
-                tool: name.clone(),
-                problem,
-            }
-        })?;
         let check_input = !schema::decoding_enforces(&route.tool.input_schema, route.input_decoded);
+        // A schema every call is checked against is compiled now (and a bad
+        // one refused); one that decoding enforces (derived from a Rust type)
+        // only when a call that did not decode needs explaining.
+        let input = if check_input {
+            LazyValidator::ready(Validator::new(&route.tool.input_schema).map_err(|problem| {
+                BuildError::InvalidSchema {
+                    tool: name.clone(),
+                    problem,
+                }
+            })?)
+        } else {
+            LazyValidator::deferred(&route.tool.input_schema)
+        };
         let output = match &route.tool.output_schema {
             Some(s) => Some(
                 Validator::new(s).map_err(|problem| BuildError::InvalidSchema {

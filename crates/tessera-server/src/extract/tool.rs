@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use tessera_types::JsonObject;
 
 use super::{FromRequest, HandlerInput, Rejection, RequestBody};
-use crate::schema::{Validator, schema_for};
+use crate::schema::{LazyValidator, schema_for};
 
 /// The body of a `tools/call`: the tool's name and its arguments, as they
 /// came. The arguments are kept as JSON text until an extractor reads them
@@ -22,7 +22,7 @@ pub struct ToolCall {
     arguments: Arguments,
     /// The tool's input schema when the arguments were not checked against
     /// it before the handler: it explains a call that does not decode.
-    unchecked: Option<Arc<Validator>>,
+    unchecked: Option<Arc<LazyValidator>>,
 }
 
 /// A tool call's `arguments`, in the form they are held.
@@ -42,7 +42,7 @@ impl ToolCall {
     pub(crate) fn new(
         name: String,
         arguments: Arguments,
-        unchecked: Option<Arc<Validator>>,
+        unchecked: Option<Arc<LazyValidator>>,
     ) -> Self {
         ToolCall {
             name,
@@ -63,12 +63,13 @@ impl ToolCall {
         };
         decoded.map_err(|e| {
             let explained = match (&given, &self.unchecked) {
-                (Arguments::Text(text), Some(schema)) => serde_json::from_str::<Value>(text.get())
-                    .ok()
-                    .and_then(|v| schema.check(&v).err()),
-                (Arguments::None, Some(schema)) => {
-                    schema.check(&Value::Object(JsonObject::new())).err()
+                (Arguments::Text(text), Some(schema)) => {
+                    let value = serde_json::from_str::<Value>(text.get()).ok();
+                    schema.get().zip(value).and_then(|(s, v)| s.check(&v).err())
                 }
+                (Arguments::None, Some(schema)) => schema
+                    .get()
+                    .and_then(|s| s.check(&Value::Object(JsonObject::new())).err()),
                 _ => None,
             };
             format!(

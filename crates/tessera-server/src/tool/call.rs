@@ -12,7 +12,7 @@ use tessera_types::{CallToolResult, ErrorObject, JsonObject, Params};
 
 use crate::context::RequestContext;
 use crate::extract::{Arguments, HandlerInput, RequestParts, ToolCall};
-use crate::schema::Validator;
+use crate::schema::LazyValidator;
 use crate::server::{Server, to_object};
 use crate::task::call::{TaskCall, TaskPlan};
 
@@ -63,15 +63,17 @@ enum GivenArguments<'a> {
 impl GivenArguments<'_> {
     /// The arguments as the handler gets them, checked against `input` first
     /// when the tool has a check (then as a tree: what the validator reads).
-    fn checked(self, input: &Validator, check: bool) -> Result<Arguments, String> {
-        let v = input;
-        if !check {
-            return Ok(match self {
-                GivenArguments::None => Arguments::None,
-                GivenArguments::Text(t) => Arguments::Text(t.to_owned()),
-                GivenArguments::Tree(o) => Arguments::Tree(o.clone()),
-            });
-        }
+    fn checked(self, input: &LazyValidator, check: bool) -> Result<Arguments, String> {
+        let v = match input.get() {
+            Some(v) if check => v,
+            _ => {
+                return Ok(match self {
+                    GivenArguments::None => Arguments::None,
+                    GivenArguments::Text(t) => Arguments::Text(t.to_owned()),
+                    GivenArguments::Tree(o) => Arguments::Tree(o.clone()),
+                });
+            }
+        };
         let object = match self {
             GivenArguments::None => None,
             GivenArguments::Text(t) => {
