@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
 use tessera_runtime::middleware::{BoxError, McpService, MiddlewareStack};
-use tessera_runtime::{Reply, Request};
 use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
+use tessera_runtime::{Reply, Request};
 use tessera_types::{
     ClientCapabilities, Era, ExtensionSettings, Implementation, LoggingLevel, ProtocolVersion, Root,
 };
@@ -294,15 +294,21 @@ impl ClientBuilder {
     pub fn layer<L, E>(mut self, layer: L) -> Self
     where
         L: tower::Layer<McpService> + Send + Sync + 'static,
-        L::Service: tower::Service<Request, Response = Reply, Error = E>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
+        L::Service:
+            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
         <L::Service as tower::Service<Request>>::Future: Send + 'static,
         E: Into<BoxError> + 'static,
     {
         self.middleware = self.middleware.layer(layer);
+        self
+    }
+
+    /// Edits the middleware stack as a whole: for helpers that add
+    /// several things at once, such as
+    /// `.middleware(|s| telemetry.install(s))` (a layer and a session
+    /// observer, or nothing when telemetry is off).
+    pub fn middleware(mut self, f: impl FnOnce(MiddlewareStack) -> MiddlewareStack) -> Self {
+        self.middleware = f(std::mem::take(&mut self.middleware));
         self
     }
 
