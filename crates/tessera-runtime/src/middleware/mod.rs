@@ -198,14 +198,37 @@ impl MiddlewareStack {
 /// Runs `request` through `service` (a stack from
 /// [`MiddlewareStack::wrap`]) and answers with its result, a tower error
 /// turned into the JSON-RPC error it stands for ([`error_object`]).
+///
+/// When the stack is ready at once (it is, unless a limit is full) the
+/// request is handed to it here, not on the answer's first poll: a layer
+/// that refuses in `call` (the OAuth scope check) has recorded its
+/// [`Refusal`] before the transport chooses how to answer.
 pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, ReplyResult> {
     let frame = request.frame().cloned();
     let id = request.id.clone();
-    let call = service.clone().oneshot(request);
-    Box::pin(async move {
-        call.await
-            .map_err(|e| errors::answer(e, frame.as_ref(), id))
-    })
+    let mut service = service.clone();
+    let waker = futures::task::noop_waker();
+    let ready = tower::Service::poll_ready(&mut service, &mut Context::from_waker(&waker));
+    match ready {
+        Poll::Ready(Ok(())) => {
+            let call = tower::Service::call(&mut service, request);
+            Box::pin(async move {
+                call.await
+                    .map_err(|e| errors::answer(e, frame.as_ref(), id))
+            })
+        }
+        Poll::Ready(Err(e)) => {
+            let error = errors::answer(e, frame.as_ref(), id);
+            Box::pin(std::future::ready(Err(error)))
+        }
+        // Waits for readiness with the answer's own waker.
+        Poll::Pending => Box::pin(async move {
+            service
+                .oneshot(request)
+                .await
+                .map_err(|e| errors::answer(e, frame.as_ref(), id))
+        }),
+    }
 }
 
 /// The endpoint of a stack: `service`'s own way of answering, as an
