@@ -29,7 +29,7 @@ use tessera_types::tasks::legacy::{
     CreateTaskResult, GetTaskResult, ListTasksResult, Task, TaskStatusNotification,
     TaskStatusNotificationParams,
 };
-use tessera_types::{ErrorObject, JsonObject, Notification};
+use tessera_types::{ErrorObject, JsonObject, NotificationMethod};
 use tokio::sync::watch;
 use tokio::time::Instant;
 

@@ -152,8 +152,8 @@ pub use logging::*;
 pub use messages::*;
 pub use meta::{MetaObject, NotificationMeta, RequestMeta, ResultMeta};
 pub use method::{
-    Notification, NotificationParams, Request, RequestParams, decode_object_params, decode_params,
-    encode_params,
+    NotificationMethod, NotificationParams, RequestMethod, RequestParams, decode_object_params,
+    decode_params, encode_params,
 };
 pub use mrtr::*;
 pub use pagination::*;

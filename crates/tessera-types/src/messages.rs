@@ -92,7 +92,7 @@ macro_rules! message_union {
 
 message_union! {
     /// A request from client to server, any version.
-    ClientRequest: Request {
+    ClientRequest: RequestMethod {
         /// `initialize` (legacy).
         Initialize(crate::lifecycle::InitializeRequest),
         /// `ping` (legacy).
@@ -139,7 +139,7 @@ message_union! {
 message_union! {
     /// A request from server to client (legacy versions; in 2026-07-28
     /// these travel as [`InputRequest`](crate::mrtr::InputRequest)s).
-    ServerRequest: Request {
+    ServerRequest: RequestMethod {
         /// `ping`.
         Ping(crate::lifecycle::PingRequest),
         /// `sampling/createMessage`.
@@ -161,7 +161,7 @@ message_union! {
 
 message_union! {
     /// A notification from client to server, any version.
-    ClientNotification: Notification {
+    ClientNotification: NotificationMethod {
         /// `notifications/cancelled`.
         Cancelled(crate::cancel::CancelledNotification),
         /// `notifications/initialized` (legacy).
@@ -177,7 +177,7 @@ message_union! {
 
 message_union! {
     /// A notification from server to client, any version.
-    ServerNotification: Notification {
+    ServerNotification: NotificationMethod {
         /// `notifications/cancelled`.
         Cancelled(crate::cancel::CancelledNotification),
         /// `notifications/progress`.

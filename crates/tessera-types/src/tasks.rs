@@ -281,6 +281,25 @@ pub struct TaskStatusNotificationParams {
     pub task: DetailedTask,
 }
 
+/// Read the same way as the 2025-11-25 notification's params
+/// ([`legacy::TaskStatusNotificationParams`]), whatever the nesting.
+impl TaskStatusNotificationParams {
+    /// The task's identifier.
+    pub fn task_id(&self) -> &str {
+        &self.task.task.task_id
+    }
+
+    /// The task's status.
+    pub fn status(&self) -> TaskStatus {
+        self.task.task.status
+    }
+
+    /// The human-readable description of the state, if any.
+    pub fn status_message(&self) -> Option<&str> {
+        self.task.task.status_message.as_deref()
+    }
+}
+
 crate::result::impl_result_fields!(CreateTaskResult, GetTaskResult);
 
 requests! {
@@ -423,6 +442,25 @@ pub mod legacy {
         /// The task.
         #[serde(flatten)]
         pub task: Task,
+    }
+
+    /// Read the same way as the Tasks extension's notification params
+    /// ([`TaskStatusNotificationParams`](super::TaskStatusNotificationParams)).
+    impl TaskStatusNotificationParams {
+        /// The task's identifier.
+        pub fn task_id(&self) -> &str {
+            &self.task.task_id
+        }
+
+        /// The task's status.
+        pub fn status(&self) -> TaskStatus {
+            self.task.status
+        }
+
+        /// The human-readable description of the state, if any.
+        pub fn status_message(&self) -> Option<&str> {
+            self.task.status_message.as_deref()
+        }
     }
 
     requests! {

@@ -90,7 +90,7 @@ impl ScopeLayer {
                 }
             }
         };
-        match request.frame() {
+        match request.message_scope() {
             Some(frame) => frame.note(|n: &mut FrameNeeds| {
                 for s in extra {
                     if !n.0.contains(&s) {
@@ -130,7 +130,7 @@ impl Middleware for ScopeLayer {
             &request.method,
             request.params.as_ref().map(tessera_types::Params::object),
         );
-        let earlier = request.frame().and_then(|f| f.refusal());
+        let earlier = request.message_scope().and_then(|f| f.refusal());
         let ours = earlier
             .as_ref()
             .is_some_and(|r| r.detail::<ScopeRefusal>().is_some());

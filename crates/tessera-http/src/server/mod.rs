@@ -70,7 +70,7 @@ pub use event_store::{
     BadEventId, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENT_BYTES_TOTAL, EventId, EventStore,
     InMemoryEventStore, StoredEvent,
 };
-pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
+pub use guard::{HostGuard, HostGuardRefusal, HostPolicy, OriginPolicy};
 pub use layered::LayeredFactory;
 pub use serve::{serve, serve_with};
 pub use stats::{HttpStats, limit};

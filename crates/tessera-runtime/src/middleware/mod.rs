@@ -22,7 +22,7 @@
 //! A layer refuses a request by returning a JSON-RPC error, or with a
 //! [`Refusal`] that also says how an HTTP transport answers instead (`403`
 //! and a `WWW-Authenticate` challenge, `429` and `Retry-After`): the HTTP
-//! transport finds it in the request's [`Frame`] and answers the POST with
+//! transport finds it in the request's [`MessageScope`] and answers the POST with
 //! it, stdio sends the JSON-RPC error. A transport (or a tower layer in front
 //! of one) attaches layers of its own to the requests it hands over with
 //! [`RequestLayers`]; `tessera-auth` checks OAuth scopes this way.
@@ -61,7 +61,7 @@ use tessera_types::{JsonObject, ProtocolVersion};
 
 pub use limit::{ConcurrencyLimitLayer, LimitKey};
 pub use metrics::{MetricsLayer, Outcome, RequestRecord};
-pub use refusal::{Frame, HttpRefusal, Refusal, RequestLayers};
+pub use refusal::{HttpRefusal, MessageScope, Refusal, RequestLayers};
 pub use timeout::TimeoutLayer;
 pub use trace::TraceLayer;
 
