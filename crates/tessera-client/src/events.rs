@@ -56,7 +56,7 @@ pub enum ClientEvent {
     /// A task's status changed: `notifications/tasks/status` (2025-11-25;
     /// the task is `p.task`). Read it as [`ClientEvent::TaskStatus`] with
     /// `p.task_id()`, `p.status()` and `p.status_message()`.
-    LegacyTaskStatus(legacy::TaskStatusNotificationParams),
+    LegacyTaskStatus(legacy::LegacyTaskStatusNotificationParams),
     /// Any other notification (an extension's, a vendor's), or a known one
     /// whose params did not fit its type: exactly as it arrived.
     Other {
@@ -122,8 +122,11 @@ impl ClientEvent {
             TaskStatusNotification::METHOD => {
                 typed::<TaskStatusNotification>(&params, ClientEvent::TaskStatus)
             }
-            legacy::TaskStatusNotification::METHOD => {
-                typed::<legacy::TaskStatusNotification>(&params, ClientEvent::LegacyTaskStatus)
+            legacy::LegacyTaskStatusNotification::METHOD => {
+                typed::<legacy::LegacyTaskStatusNotification>(
+                    &params,
+                    ClientEvent::LegacyTaskStatus,
+                )
             }
             _ => None,
         };
@@ -148,7 +151,7 @@ impl ClientEvent {
                 SubscriptionsAcknowledgedNotification::METHOD
             }
             ClientEvent::TaskStatus(_) => TaskStatusNotification::METHOD,
-            ClientEvent::LegacyTaskStatus(_) => legacy::TaskStatusNotification::METHOD,
+            ClientEvent::LegacyTaskStatus(_) => legacy::LegacyTaskStatusNotification::METHOD,
             ClientEvent::Other { method, .. } => method,
             ClientEvent::Disconnected | ClientEvent::Reconnected { .. } => return None,
         })

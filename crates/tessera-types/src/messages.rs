@@ -149,11 +149,11 @@ message_union! {
         /// `elicitation/create` (since 2025-06-18).
         Elicit(crate::elicitation::ElicitRequest),
         /// `tasks/get` (2025-11-25).
-        GetTask(crate::tasks::legacy::GetTaskRequest),
+        GetTask(crate::tasks::legacy::LegacyGetTaskRequest),
         /// `tasks/result` (2025-11-25).
         GetTaskPayload(crate::tasks::legacy::GetTaskPayloadRequest),
         /// `tasks/cancel` (2025-11-25).
-        CancelTask(crate::tasks::legacy::CancelTaskRequest),
+        CancelTask(crate::tasks::legacy::LegacyCancelTaskRequest),
         /// `tasks/list` (2025-11-25).
         ListTasks(crate::tasks::legacy::ListTasksRequest),
     }
@@ -171,7 +171,7 @@ message_union! {
         /// `notifications/roots/list_changed` (legacy).
         RootsListChanged(crate::roots::RootsListChangedNotification),
         /// `notifications/tasks/status` (2025-11-25).
-        TaskStatus(crate::tasks::legacy::TaskStatusNotification),
+        TaskStatus(crate::tasks::legacy::LegacyTaskStatusNotification),
     }
 }
 
@@ -197,7 +197,7 @@ message_union! {
         /// `notifications/subscriptions/acknowledged` (2026-07-28).
         SubscriptionsAcknowledged(crate::subscriptions::SubscriptionsAcknowledgedNotification),
         /// `notifications/tasks/status` (2025-11-25).
-        TaskStatus(crate::tasks::legacy::TaskStatusNotification),
+        TaskStatus(crate::tasks::legacy::LegacyTaskStatusNotification),
         /// `notifications/tasks` (Tasks extension).
         Tasks(crate::tasks::TaskStatusNotification),
     }
