@@ -22,8 +22,9 @@
 //! (2024-11-05), `serve` (hyper server), `connection` (per-connection
 //! timeouts and the connection cap).
 //!
-//! Every limit has a safe default and a builder method; the crate README's
-//! "Limits" table lists them with what a peer sees when it hits one.
+//! Every limit has a safe default and a builder method; the guide's limits
+//! chapter (`tessera::guide::limits`) lists them with their defaults and
+//! options, `docs/http.md` with what a peer sees when it hits one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
