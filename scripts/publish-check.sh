@@ -72,7 +72,7 @@ features() {
 }
 
 package() {
-  cargo package --workspace --locked
+  cargo package --workspace --exclude tessera-examples --locked
 }
 
 stage msrv msrv

@@ -98,7 +98,10 @@ mod links {
                 }
             }
         }
-        assert!(checked > 20, "only {checked} links found: is the scan broken?");
+        assert!(
+            checked > 20,
+            "only {checked} links found: is the scan broken?"
+        );
         assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
     }
 
