@@ -39,11 +39,11 @@
 //! Modules are named by topic ([`content`], [`tool`], [`resource`],
 //! [`prompt`], [`sampling`], [`elicitation`], ...). Every public item is
 //! also re-exported at the crate root, except the [`tasks::legacy`] types
-//! whose names clash with the extension's.
+//! (those whose schema names the extension reuses are named `Legacy…`).
 //!
 //! Each request and notification of the schemas has a zero-sized marker
 //! type named after its definition (e.g. [`CallToolRequest`]) implementing
-//! [`Request`] or [`Notification`]: the wire method name plus the Rust
+//! [`RequestMethod`] or [`NotificationMethod`]: the wire method name plus the Rust
 //! types of `params` and `result`. Parameter types are named after the
 //! schema's `*Params` definitions (e.g. [`CallToolRequestParams`]).
 //! [`ClientRequest`], [`ServerRequest`], [`ClientNotification`] and

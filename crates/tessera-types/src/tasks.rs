@@ -282,7 +282,7 @@ pub struct TaskStatusNotificationParams {
 }
 
 /// Read the same way as the 2025-11-25 notification's params
-/// ([`legacy::TaskStatusNotificationParams`]), whatever the nesting.
+/// ([`legacy::LegacyTaskStatusNotificationParams`]), whatever the nesting.
 impl TaskStatusNotificationParams {
     /// The task's identifier.
     pub fn task_id(&self) -> &str {
