@@ -38,7 +38,7 @@
 //! A layer refuses a request by answering with a JSON-RPC error, or with a
 //! [`Refusal`] that also says how an HTTP transport answers instead (`403`
 //! and a `WWW-Authenticate` challenge, `429` and `Retry-After`): the HTTP
-//! transport finds it in the request's [`Frame`] and answers the POST with
+//! transport finds it in the request's [`MessageScope`] and answers the POST with
 //! it, stdio sends the JSON-RPC error. A transport (or a tower layer in front
 //! of one) attaches layers of its own to the requests it hands over with
 //! [`RequestLayers`]; `tessera-auth` checks OAuth scopes this way.
@@ -89,7 +89,7 @@ use tessera_types::{JsonObject, ProtocolVersion};
 
 pub use errors::{error_code, error_object};
 pub use metrics::{MetricsLayer, MetricsService, Outcome, RequestRecord};
-pub use refusal::{Frame, HttpRefusal, Refusal, RequestLayers};
+pub use refusal::{HttpRefusal, MessageScope, Refusal, RequestLayers};
 pub use tower::BoxError;
 pub use trace::{TraceLayer, TraceService};
 
@@ -204,7 +204,7 @@ impl MiddlewareStack {
 /// that refuses in `call` (the OAuth scope check) has recorded its
 /// [`Refusal`] before the transport chooses how to answer.
 pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, ReplyResult> {
-    let frame = request.frame().cloned();
+    let frame = request.message_scope().cloned();
     let id = request.id.clone();
     let mut service = service.clone();
     let waker = futures::task::noop_waker();
