@@ -36,7 +36,7 @@
 use std::sync::{Arc, OnceLock};
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_runtime::BoxFuture;
 use tessera_types::{
     APP_MIME_TYPE, ErrorObject, JsonObject, ListToolsResult, Params, ReadResourceResult, Resource,
@@ -171,7 +171,7 @@ impl ServerExtension for Apps {
                 "Tool {name} is only callable from an app view (visibility [\"app\"]); this \
                  client did not declare {UI_EXTENSION} with {APP_MIME_TYPE}"
             ))
-            .with_data(json!({ "name": name })));
+            .with_data(serde_json::to_value(RefusedTool { name }).unwrap_or_default()));
         }
         Ok(())
     }
@@ -227,4 +227,10 @@ impl ToolBuilder {
     pub fn ui(self, ui: ToolUiMeta) -> Self {
         self.edit(|t| ui.apply(t))
     }
+}
+
+/// The data of a refused app-only tool call: the tool's name.
+#[derive(serde::Serialize)]
+struct RefusedTool<'a> {
+    name: &'a str,
 }

@@ -343,10 +343,11 @@ impl Catalog {
                     serde_json::to_vec(&fm).map_or(usize::MAX, |v| v.len()),
                 )?;
                 tessera_types::check_metadata(&fm).map_err(invalid)?;
-                if fm.get("name").and_then(Value::as_str) != Some(name.as_str()) {
+                let head = super::FrontmatterHead::of(&fm);
+                if head.name.as_str() != Some(name.as_str()) {
                     return Err(invalid(format!(
                         "the frontmatter name {} does not match the directory name {name:?}",
-                        fm.get("name").cloned().unwrap_or(Value::Null)
+                        head.name
                     )));
                 }
                 frontmatter = Some(fm);

@@ -75,12 +75,13 @@ impl DynamicEntry {
             return Err(invalid(format!("{name:?} is not a valid skill name")));
         }
         let frontmatter = skill.frontmatter();
-        if frontmatter.get("name").and_then(Value::as_str) != Some(name.as_str()) {
+        let head = super::FrontmatterHead::of(&frontmatter);
+        if head.name.as_str() != Some(name.as_str()) {
             return Err(invalid(format!(
                 "the frontmatter name does not match the last path segment {name:?}"
             )));
         }
-        if !matches!(frontmatter.get("description"), Some(Value::String(d)) if !d.is_empty()) {
+        if !matches!(&head.description, Value::String(d) if !d.is_empty()) {
             return Err(invalid("the frontmatter has no description".into()));
         }
         let root = uri_of(&segments);

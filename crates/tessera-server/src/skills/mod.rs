@@ -297,3 +297,21 @@ impl ServerExtension for Skills {
         let _ = self.host.set(host);
     }
 }
+
+/// The members of a skill's frontmatter the server checks itself.
+#[derive(serde::Deserialize, Default)]
+pub(crate) struct FrontmatterHead {
+    /// `name` (a string when well formed).
+    #[serde(default)]
+    pub(crate) name: serde_json::Value,
+    /// `description` (a non-empty string when well formed).
+    #[serde(default)]
+    pub(crate) description: serde_json::Value,
+}
+
+impl FrontmatterHead {
+    /// The head of a parsed frontmatter.
+    pub(crate) fn of(frontmatter: &tessera_types::JsonObject) -> FrontmatterHead {
+        <FrontmatterHead as serde::Deserialize>::deserialize(frontmatter).unwrap_or_default()
+    }
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tessera_runtime::{BoxFuture, Request};
 use tessera_types::tasks::TASKS_EXTENSION;
 use tessera_types::tool::TaskSupport;
@@ -89,8 +89,8 @@ pub(crate) fn plan(
         .params
         .as_ref()
         .filter(|p| p.may_have("task"))
-        .and_then(|p| p.get("task"))
-        .filter(|t| !t.is_null());
+        .and_then(|p| p.decode::<Asked>().ok())
+        .and_then(|a| a.task);
     let tasks_era = r.context.version >= ProtocolVersion::V2025_11_25 && server_has_tasks;
     match (support, asked, tasks_era) {
         (TaskSupport::Required, None, _) | (TaskSupport::Required, _, false) => Err(not_found(
@@ -99,9 +99,7 @@ pub(crate) fn plan(
         (TaskSupport::Forbidden, Some(_), true) => Err(not_found(format!(
             "tool {tool} cannot be called as a task (execution.taskSupport is \"forbidden\")"
         ))),
-        (_, Some(t), true) => Ok(TaskPlan::Legacy {
-            ttl: t.get("ttl").and_then(Value::as_u64),
-        }),
+        (_, Some(t), true) => Ok(TaskPlan::Legacy { ttl: t.ttl }),
         _ => Ok(TaskPlan::Inline),
     }
 }
@@ -259,4 +257,12 @@ fn spawn_runner(
         }
         hub.forget(&task_id);
     });
+}
+
+/// The `task` member of `tools/call` params (2025-11-25), when present and
+/// not `null`.
+#[derive(serde::Deserialize)]
+struct Asked {
+    #[serde(default)]
+    task: Option<tessera_types::tasks::legacy::TaskMetadata>,
 }

@@ -7,7 +7,6 @@
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
-use serde_json::Value;
 use tessera_runtime::{HandlerResult, Request};
 use tessera_types::tasks::TASKS_EXTENSION;
 use tessera_types::{
@@ -22,15 +21,9 @@ use crate::extension::{ExtensionHost, ExtensionRequest, ExtensionRoutes, ServerE
 
 /// The `taskId` of a task method's params.
 pub(crate) fn task_id_param(r: &Request) -> Result<String, ErrorObject> {
-    match r.params.as_ref().and_then(|p| p.get("taskId")) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(_) => Err(ErrorObject::invalid_params(
-            "Invalid params: taskId must be a string",
-        )),
-        None => Err(ErrorObject::invalid_params(
-            "Invalid params: missing field `taskId`",
-        )),
-    }
+    tessera_types::decode_params::<tessera_types::tasks::TaskIdParams>(r.params.as_ref())
+        .map(|p| p.task_id)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))
 }
 
 /// The error for a task that does not exist for this requestor.

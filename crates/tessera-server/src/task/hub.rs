@@ -531,7 +531,8 @@ impl TaskHub {
         };
         let change = match out {
             Ok(result) => {
-                let is_error = result.get("isError") == Some(&serde_json::Value::Bool(true));
+                let is_error = <ErrorFlag as serde::Deserialize>::deserialize(&result)
+                    .is_ok_and(|f| f.is_error);
                 if legacy && is_error {
                     // 2025-11-25: a tool result with isError fails the task;
                     // tasks/result still returns the result.
@@ -570,13 +571,12 @@ pub(crate) fn owner_of(r: &Request) -> String {
         // those of other processes on the same store.
         return format!("session:{:016x}:{}", process_tag(), r.peer.connection_id());
     }
-    match r
+    let named = r
         .context
         .peer_info
-        .as_ref()
-        .and_then(|i| i.get("name"))
-        .and_then(|n| n.as_str())
-    {
+        .as_deref()
+        .and_then(|i| <ClientName as serde::Deserialize>::deserialize(i).ok());
+    match named.as_ref().and_then(|n| n.name.as_deref()) {
         Some(name) => format!("client:{name}"),
         None => "anonymous".to_owned(),
     }
@@ -612,4 +612,18 @@ pub(crate) fn duration_ms(d: Duration) -> u64 {
 fn store_error(e: TaskStoreError) -> ErrorObject {
     tracing::warn!(error = %e, "task store");
     ErrorObject::internal(format!("Internal error: task store: {e}"))
+}
+
+/// The `isError` flag of a tool result.
+#[derive(serde::Deserialize)]
+struct ErrorFlag {
+    #[serde(rename = "isError", default)]
+    is_error: bool,
+}
+
+/// The `name` of a client's `clientInfo`.
+#[derive(serde::Deserialize)]
+struct ClientName {
+    #[serde(default)]
+    name: Option<String>,
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::tasks::TaskStatus;
 use tessera_types::{ErrorObject, JsonObject, ProtocolVersion};
@@ -26,29 +26,27 @@ impl<S: Send + Sync + 'static> Server<S> {
         let hub = self.tasks().clone();
         let owner = owner_of(&r);
         if r.method == methods::TASKS_LIST {
-            let cursor = match r.params.as_ref().and_then(|p| p.get("cursor")) {
-                None | Some(Value::Null) => None,
-                Some(Value::String(c)) => Some(c.clone()),
-                Some(_) => {
-                    return ready(Err(ErrorObject::invalid_params(
-                        "Invalid params: cursor must be a string",
-                    )));
+            let cursor = match tessera_types::decode_params::<
+                tessera_types::pagination::PaginatedRequestParams,
+            >(r.params.as_ref())
+            {
+                Ok(p) => p.cursor,
+                Err(e) => {
+                    return ready(Err(ErrorObject::invalid_params(format!(
+                        "Invalid params: {e}"
+                    ))));
                 }
             };
             let limit = self.inner.settings.page_size;
             return Box::pin(async move {
                 let page = hub.list(&owner, cursor.as_deref(), limit).await?;
-                let tasks: Vec<Value> = page
-                    .tasks
-                    .iter()
-                    .map(|t| Value::Object(wire::legacy_task(t)))
-                    .collect();
-                let mut out = JsonObject::new();
-                out.insert("tasks".into(), Value::Array(tasks));
-                if let Some(c) = page.next_cursor {
-                    out.insert("nextCursor".into(), json!(c));
-                }
-                Ok(out)
+                Ok(crate::server::to_object(
+                    &tessera_types::tasks::legacy::ListTasksResult {
+                        meta: None,
+                        tasks: page.tasks.iter().map(wire::legacy_task_of).collect(),
+                        next_cursor: page.next_cursor.map(Into::into),
+                    },
+                ))
             });
         }
         let id = match task_id_param(&r) {
@@ -141,11 +139,14 @@ async fn wait_terminal(
 
 /// What the original request would have returned, tied to its task.
 fn payload(record: TaskRecord) -> Result<JsonObject, ErrorObject> {
-    let related = json!({ "taskId": record.task_id });
+    let related = serde_json::to_value(tessera_types::tasks::legacy::RelatedTaskMetadata {
+        task_id: record.task_id.clone(),
+    })
+    .unwrap_or_default();
     match (record.status, record.result, record.error) {
         (_, Some(mut result), _) => {
             let meta = result
-                .entry("_meta")
+                .entry(META)
                 .or_insert_with(|| Value::Object(JsonObject::new()));
             if let Value::Object(m) = meta {
                 m.insert(RELATED_TASK.into(), related);
@@ -157,7 +158,7 @@ fn payload(record: TaskRecord) -> Result<JsonObject, ErrorObject> {
             "Internal error: task {} was cancelled before it produced a result",
             record.task_id
         ))
-        .with_data(json!({ "_meta": { RELATED_TASK: related } }))),
+        .with_data(related_meta(related))),
     }
 }
 
@@ -169,4 +170,16 @@ fn status_name(s: TaskStatus) -> &'static str {
         TaskStatus::Failed => "failed",
         TaskStatus::Cancelled => "cancelled",
     }
+}
+
+/// The `_meta` member of results and error data.
+const META: &str = "_meta";
+
+/// Error data tying an error to its task: `{"_meta": {RELATED_TASK: related}}`.
+fn related_meta(related: Value) -> Value {
+    let mut meta = JsonObject::new();
+    meta.insert(RELATED_TASK.into(), related);
+    let mut data = JsonObject::new();
+    data.insert(META.into(), Value::Object(meta));
+    Value::Object(data)
 }

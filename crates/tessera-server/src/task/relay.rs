@@ -21,7 +21,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 use tessera_runtime::Bus;
 use tessera_types::JsonObject;
 
@@ -51,8 +51,12 @@ pub(crate) async fn send_answer(bus: &dyn Bus, id: &str, responses: &JsonObject)
             None
         }
     };
-    let msg = json!({"answer": responses, "reply": reply}).to_string();
-    if let Err(e) = bus.publish(&task_topic(id), Bytes::from(msg)).await {
+    let msg = wire(&TaskRequest {
+        cancel: false,
+        answer: Some(responses),
+        reply: Some(reply.as_str()),
+    });
+    if let Err(e) = bus.publish(&task_topic(id), msg).await {
         tracing::warn!(task = id, error = %e, "tasks/update not relayed to the running instance");
         return;
     }
@@ -71,8 +75,12 @@ pub(crate) async fn send_answer(bus: &dyn Bus, id: &str, responses: &JsonObject)
 
 /// Asks the instance running task `id` to stop its handler.
 pub(crate) async fn send_cancel(bus: &dyn Bus, id: &str) {
-    let msg = json!({"cancel": true}).to_string();
-    if let Err(e) = bus.publish(&task_topic(id), Bytes::from(msg)).await {
+    let msg = wire(&TaskRequest::<&JsonObject, &str> {
+        cancel: true,
+        answer: None,
+        reply: None,
+    });
+    if let Err(e) = bus.publish(&task_topic(id), msg).await {
         tracing::warn!(task = id, error = %e, "tasks/cancel not relayed to the running instance");
     }
 }
@@ -80,8 +88,12 @@ pub(crate) async fn send_cancel(bus: &dyn Bus, id: &str) {
 /// Tells the other instances that task `id` of `owner` changed (`origin`:
 /// the announcing hub, which skips its own message).
 pub(crate) async fn send_changed(bus: &dyn Bus, origin: &str, id: &str, owner: &str) {
-    let msg = json!({"id": id, "owner": owner, "from": origin}).to_string();
-    if let Err(e) = bus.publish(CHANGED, Bytes::from(msg)).await {
+    let msg = wire(&Changed {
+        id,
+        owner,
+        from: origin,
+    });
+    if let Err(e) = bus.publish(CHANGED, msg).await {
         tracing::warn!(task = id, error = %e, "task change not announced to the other instances");
     }
 }
@@ -103,21 +115,21 @@ pub(crate) async fn serve_task(
     };
     Some(tokio::spawn(async move {
         while let Some(msg) = sub.recv().await {
-            let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&msg) else {
+            let Ok(m) = serde_json::from_slice::<TaskRequest<JsonObject, String>>(&msg) else {
                 continue;
             };
             let (Some(hub), Some(live)) = (hub.upgrade(), live.upgrade()) else {
                 return;
             };
-            if m.get("cancel") == Some(&Value::Bool(true)) {
+            if m.cancel {
                 live.cancel.cancel();
-            } else if let Some(Value::Object(answers)) = m.get("answer") {
+            } else if let Some(answers) = &m.answer {
                 if live.input.answer(answers) > 0 {
                     if let Err(e) = hub.publish_input(&id, &live).await {
                         tracing::warn!(task = %id, error = %e.message, "task input not recorded");
                     }
                 }
-                if let Some(Value::String(reply)) = m.get("reply") {
+                if let Some(reply) = &m.reply {
                     let _ = bus.publish(reply, Bytes::from_static(b"recorded")).await;
                 }
             }
@@ -137,19 +149,43 @@ pub(crate) async fn watch_changes(bus: Arc<dyn Bus>, hub: Weak<TaskHub>) {
     };
     tokio::spawn(async move {
         while let Some(msg) = sub.recv().await {
-            let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&msg) else {
-                continue;
-            };
-            let (Some(Value::String(id)), Some(Value::String(owner))) =
-                (m.get("id"), m.get("owner"))
-            else {
+            let Ok(m) = serde_json::from_slice::<Changed<String>>(&msg) else {
                 continue;
             };
             let Some(hub) = hub.upgrade() else { return };
-            if m.get("from").and_then(Value::as_str) == Some(hub.origin()) {
+            if m.from == hub.origin() {
                 continue;
             }
+            let (owner, id) = (&m.owner, &m.id);
             hub.heard_change(owner, id).await;
         }
     });
+}
+
+/// What another instance asks of the one running a task, on the task's
+/// topic: `{"cancel": true}`, or `{"answer": {...}, "reply": TOPIC}` (the
+/// topic to confirm on once the answers are recorded).
+#[derive(Serialize, Deserialize)]
+struct TaskRequest<A, S> {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    cancel: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    answer: Option<A>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reply: Option<S>,
+}
+
+/// A task transition announced to the other instances (`from`: the
+/// announcing hub, which skips its own message).
+#[derive(Serialize, Deserialize)]
+struct Changed<S> {
+    id: S,
+    owner: S,
+    from: S,
+}
+
+/// A bus message's bytes.
+fn wire(message: &impl Serialize) -> Bytes {
+    // Strings and JSON objects always serialize.
+    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
 }

@@ -73,7 +73,12 @@ pub(crate) fn create_result(r: &TaskRecord) -> JsonObject {
 
 /// The 2025-11-25 `Task` members.
 pub(crate) fn legacy_task(r: &TaskRecord) -> JsonObject {
-    to_object(&legacy::LegacyTask {
+    to_object(&legacy_task_of(r))
+}
+
+/// The 2025-11-25 `Task` of a record.
+pub(crate) fn legacy_task_of(r: &TaskRecord) -> legacy::LegacyTask {
+    legacy::LegacyTask {
         task_id: r.task_id.clone(),
         status: r.status,
         status_message: r.status_message.clone(),
@@ -81,12 +86,13 @@ pub(crate) fn legacy_task(r: &TaskRecord) -> JsonObject {
         last_updated_at: iso_time(r.updated_at_ms),
         ttl: r.ttl_ms,
         poll_interval: r.poll_interval_ms,
-    })
+    }
 }
 
 /// `CreateTaskResult` (2025-11-25): `{task}`.
 pub(crate) fn legacy_create_result(r: &TaskRecord) -> JsonObject {
-    let mut o = JsonObject::new();
-    o.insert("task".into(), serde_json::Value::Object(legacy_task(r)));
-    o
+    to_object(&legacy::LegacyCreateTaskResult {
+        meta: None,
+        task: legacy_task_of(r),
+    })
 }
