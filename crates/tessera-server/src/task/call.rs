@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use serde_json::json;
 use tessera_runtime::{BoxFuture, Request};
 use tessera_types::tasks::TASKS_EXTENSION;
 use tessera_types::tool::TaskSupport;
@@ -54,7 +53,26 @@ pub(crate) fn extension_required(what: &str) -> ErrorObject {
         ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
         format!("Missing required client capability: {what} needs the {TASKS_EXTENSION} extension"),
     )
-    .with_data(json!({"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
+    .with_data(required_extension())
+}
+
+/// `{"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}`.
+fn required_extension() -> serde_json::Value {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Required {
+        required_capabilities: tessera_types::ClientCapabilities,
+    }
+    let mut extensions = tessera_types::CapabilityMap::new();
+    extensions.insert(TASKS_EXTENSION.into(), tessera_types::JsonObject::new());
+    let required_capabilities = tessera_types::ClientCapabilities {
+        extensions: Some(extensions),
+        ..Default::default()
+    };
+    serde_json::to_value(Required {
+        required_capabilities,
+    })
+    .unwrap_or_default()
 }
 
 /// Decides how a call to a tool with `support` is served.
