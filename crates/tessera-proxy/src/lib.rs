@@ -47,10 +47,12 @@ mod health;
 mod hints;
 mod hub;
 mod listen;
+mod member;
 mod overrides;
 mod pages;
 mod policy;
 mod ratelimit;
+mod resilience;
 mod route;
 mod upstream;
 
@@ -64,4 +66,5 @@ pub use health::{HEALTHZ_PATH, Health, HealthLayer, READYZ_PATH, Readiness};
 pub use overrides::{ToolOverride, ToolOverrides};
 pub use policy::{Decision, Effect, ItemKind, Policy, Rule, Selector};
 pub use ratelimit::{MAX_BUCKETS, RateLimit, RateLimits};
+pub use resilience::{Breaker, DEFAULT_MAX_CONCURRENT};
 pub use upstream::{DEFAULT_MAX_PROCESSES, TransportMaker, UpstreamOptions, UpstreamSpec};
