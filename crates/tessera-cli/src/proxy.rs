@@ -95,6 +95,25 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
 
+    /// Keep the gateway's rate-limit buckets in Redis (redis://HOST:PORT[/DB]),
+    /// so that every proxy instance using it holds one limit (with --config).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TESSERA_REDIS_URL",
+        requires = "config"
+    )]
+    redis: Option<String>,
+
+    /// The prefix of the proxy's Redis keys (instances holding one limit share it).
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "tessera-proxy:",
+        requires = "redis"
+    )]
+    redis_prefix: String,
+
     /// The upstream: an http(s) URL.
     #[arg(value_name = "URL")]
     positional: Vec<String>,
@@ -245,14 +264,26 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
         probe_timeout: Duration::from_secs(a.probe_timeout),
         ..UpstreamOptions::default()
     };
+    let buckets = match &a.redis {
+        None => None,
+        Some(url) => Some(crate::proxy_redis::connect(url, &a.redis_prefix).await?),
+    };
     let aggregator = tessera_proxy::Aggregator::start(config.servers, options)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     aggregator.set_policy(config.gateway.policy);
-    aggregator.set_rate_limits(tessera_proxy::RateLimits::new(config.gateway.rate_limits));
+    aggregator.set_rate_limits(crate::proxy_redis::limits(
+        config.gateway.rate_limits,
+        buckets.as_ref(),
+    ));
     // Always in place, so that a reload can add keys.
     let keys = tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys);
-    let watch =
-        crate::proxy_reload::spawn(path.to_path_buf(), &text, aggregator.clone(), keys.clone());
+    let watch = crate::proxy_reload::spawn(
+        path.to_path_buf(),
+        &text,
+        aggregator.clone(),
+        keys.clone(),
+        buckets,
+    );
     let names = aggregator.names().join(", ");
     let g = aggregator.clone();
     let health = tessera_proxy::HealthLayer::new(move || g.readiness());
@@ -342,6 +373,8 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
     }
     let stop = crate::serve::shutdown_signal();
     use tower::Layer as _;
+    // A request a rate limit refuses whole gets 429 with Retry-After.
+    let health = tower::layer::util::Stack::new(tessera_proxy::RetryAfterLayer, health);
     // The health probes answer first, without credentials; an API key,
     // when one is presented, admits without the OAuth token.
     match (keys, protection) {

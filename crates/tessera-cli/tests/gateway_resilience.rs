@@ -105,7 +105,7 @@ async fn client_of(agg: &Aggregator, stop: &CancellationToken) -> Client {
         "connecting to the aggregator",
         Client::builder("resilience-test", "1.0")
             .protocol_version(ProtocolVersion::V2025_11_25)
-            .connect_transport(HttpClientTransport::new(format!("http://{addr}/mcp")).unwrap()),
+            .connect_transport(HttpClientTransport::new(&format!("http://{addr}/mcp")).unwrap()),
     )
     .await
     .expect("connects")

@@ -669,7 +669,7 @@ impl Inner {
             _ => (ItemKind::Resource, params.get("uri")),
         };
         let item = item.and_then(Value::as_str).unwrap_or_default();
-        visible.spend(r, &name, kind, item)?;
+        visible.spend(r, &name, kind, item).await?;
         let mut result = member.call(r, method, params).await?;
         match method {
             methods::TOOLS_CALL => prefix_content(&name, result.get_mut("content")),
