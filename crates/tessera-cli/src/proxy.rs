@@ -57,6 +57,11 @@ pub struct ProxyArgs {
     #[arg(long, requires = "http")]
     no_legacy_sse: bool,
 
+    /// Accept this Host header value (name, or name:port; repeatable) instead of
+    /// the defaults derived from the bind address (behind a load balancer).
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
+
     /// Seconds a forwarded request may wait for the upstream's answer,
     /// restarted by each progress notification (0 = no limit).
     #[arg(long, value_name = "SECS", default_value_t = 60)]
@@ -344,6 +349,9 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
         .endpoint_path(a.path.clone());
     if a.no_legacy_sse {
         b = b.legacy_sse(None);
+    }
+    if !a.allow_host.is_empty() {
+        b = b.allowed_hosts(a.allow_host.clone());
     }
     b = a.sessions.apply(b);
     let mcp = b.build();

@@ -61,6 +61,7 @@ async fn serve_counter(name: &str, counter: Counter, stop: &CancellationToken) -
         .tool(tool("hit").handler(move |RawArgs(a): RawArgs| {
             let c = c.clone();
             async move {
+                let a = Value::Object(a);
                 let id = a["id"].as_str().unwrap_or_default().to_owned();
                 *c.runs.lock().unwrap().entry(id.clone()).or_default() += 1;
                 if a["hold"] == true {
@@ -207,7 +208,7 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
 
     // Phase 1 is over: a call is held in the flaky upstream, and the
     // process is killed while it is in flight.
-    barrier.wait().await;
+    bounded("the callers", barrier.wait()).await;
     let held = {
         let c = client.clone();
         tokio::spawn(
@@ -225,7 +226,7 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
         .status()
         .expect("runs kill");
     assert!(killed.success());
-    barrier.wait().await;
+    bounded("the callers", barrier.wait()).await;
     // Phase 2 runs while the proxy finds the upstream dead.
     assert!(bounded("flaky seen dead", agg.wait_connected("flaky", false)).await);
     let (e, _) = bounded("the held call", held)
@@ -235,13 +236,13 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
     assert!(e.contains("closed the connection"), "{e}");
     assert_eq!(tool_names(&client).await, ["steady__hit"]);
     assert_eq!(agg.readiness().upstreams["flaky"], "reconnecting");
-    barrier.wait().await;
+    bounded("the callers", barrier.wait()).await;
 
     // Phase 2 is over: the upstream may come back, and its tools do.
     std::fs::remove_file(&down_file).expect("removes the down file");
     assert!(bounded("flaky back", agg.wait_connected("flaky", true)).await);
     assert_eq!(tool_names(&client).await, ["flaky__hit", "steady__hit"]);
-    barrier.wait().await;
+    bounded("the callers", barrier.wait()).await;
 
     let mut failed = Vec::new();
     for c in callers {

@@ -105,6 +105,9 @@ async fn three_instances_on_one_redis_hold_one_limit() {
                         &redis_url,
                         "--redis-prefix",
                         "gw-shared-test:",
+                        // The balancer's Host (127.0.0.1 on its own port).
+                        "--allow-host",
+                        "127.0.0.1",
                     ],
                     &KEYS,
                 )
