@@ -31,8 +31,9 @@ error that says why. Over HTTP the \
 endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.
 
 --config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \
-\"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\" and \
-\"denyTools\" per server): tools and prompts are offered as NAME__name, resource URIs as NAME+URI. \
+\"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\", \
+\"denyTools\", \"maxConcurrent\" and \"circuitBreaker\" per server): tools and prompts are offered as \
+NAME__name, resource URIs as NAME+URI. \
 A server that dies loses its tools until it is reconnected (with backoff); the others go on. \
 A \"gateway\" section beside mcpServers names API keys and rules over principal x upstream x \
 tool/prompt/resource (docs/proxy.md); `tessera proxy check` explains a decision.")]
