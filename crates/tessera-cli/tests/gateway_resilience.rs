@@ -12,6 +12,8 @@
 
 #![cfg(unix)]
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,7 +23,7 @@ use tessera::client::Client;
 use tessera::runtime::ChildCommand;
 use tessera::server::{RawArgs, Server, tool};
 use tessera::types::ProtocolVersion;
-use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_http::HttpClientTransport;
 use tessera_proxy::{Aggregator, Breaker, ServerEntry, UpstreamOptions, UpstreamSpec};
 use tokio::sync::{Barrier, Notify, mpsc};
 use tokio_util::sync::CancellationToken;
@@ -79,34 +81,17 @@ async fn serve_counter(name: &str, counter: Counter, stop: &CancellationToken) -
         }))
         .build()
         .expect("builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(server).bind_address(addr).build();
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
-    });
-    format!("http://{addr}/mcp")
+    common::serve_loopback(server, stop).await
 }
 
 /// Serves `agg` over HTTP and connects a client to it.
 async fn client_of(agg: &Aggregator, stop: &CancellationToken) -> Client {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(agg.clone()).bind_address(addr).build();
-    let s = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, s.cancelled_owned()).await;
-    });
+    let url = common::serve_loopback(agg.clone(), stop).await;
     bounded(
         "connecting to the aggregator",
         Client::builder("resilience-test", "1.0")
             .protocol_version(ProtocolVersion::V2025_11_25)
-            .connect_transport(HttpClientTransport::new(&format!("http://{addr}/mcp")).unwrap()),
+            .connect_transport(HttpClientTransport::new(&url).unwrap()),
     )
     .await
     .expect("connects")

@@ -4,6 +4,8 @@
 //! working, and they come back when it has been restarted). It lives with the
 //! CLI so that Cargo builds the `tessera` binary it runs as the stdio upstream.
 
+mod common;
+
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -11,7 +13,7 @@ use tessera::client::{Client, ClientEvent};
 use tessera::runtime::ChildCommand;
 use tessera::server::{Args, Server, tool};
 use tessera::types::ProtocolVersion;
-use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_http::HttpClientTransport;
 use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -47,16 +49,7 @@ async fn serve_web(stop: &CancellationToken) -> String {
         )
         .build()
         .expect("builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(server).bind_address(addr).build();
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
-    });
-    format!("http://{addr}/mcp")
+    common::serve_loopback(server, stop).await
 }
 
 async fn tool_names(c: &Client) -> Vec<String> {
@@ -107,16 +100,7 @@ async fn two_upstreams_one_killed_and_back() {
     assert!(bounded("local connects", agg.wait_connected("local", true)).await);
     assert!(bounded("web connects", agg.wait_connected("web", true)).await);
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(agg.clone()).bind_address(addr).build();
-    let s = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, s.cancelled_owned()).await;
-    });
-    let url = format!("http://{addr}/mcp");
+    let url = common::serve_loopback(agg.clone(), &stop).await;
     let connect = |v: ProtocolVersion| {
         let url = url.clone();
         async move {

@@ -172,22 +172,8 @@ pub(crate) async fn send(
     method: &str,
     params: Option<JsonObject>,
 ) -> Result<JsonObject, Failure> {
-    let reply = exchange(r, method, false, |progress, assigned, raw| {
-        up.peer.request_tracked(
-            method,
-            params,
-            RequestOptions::default(),
-            progress,
-            assigned,
-            raw,
-        )
-    })
-    .await?;
-    reply.into_object().map_err(|e| {
-        Failure::answered(ErrorObject::internal(format!(
-            "the upstream's result cannot be read: {e}"
-        )))
-    })
+    let reply = request(up, r, method, params, false).await?;
+    reply.into_object().map_err(unreadable)
 }
 
 /// [`send`], with the answer's result kept as the JSON text the upstream
@@ -198,7 +184,20 @@ async fn send_raw(
     method: &str,
     params: Option<JsonObject>,
 ) -> Result<RawResult, Failure> {
-    let reply = exchange(r, method, true, |progress, assigned, raw| {
+    let reply = request(up, r, method, params, true).await?;
+    reply.into_raw().map_err(unreadable)
+}
+
+/// One request upstream through [`exchange`], its result kept as text
+/// when `raw`.
+async fn request(
+    up: &Upstream,
+    r: &Request,
+    method: &str,
+    params: Option<JsonObject>,
+    raw: bool,
+) -> Result<Reply, Failure> {
+    exchange(r, method, raw, |progress, assigned, raw| {
         up.peer.request_tracked(
             method,
             params,
@@ -208,12 +207,14 @@ async fn send_raw(
             raw,
         )
     })
-    .await?;
-    reply.into_raw().map_err(|e| {
-        Failure::answered(ErrorObject::internal(format!(
-            "the upstream's result cannot be read: {e}"
-        )))
-    })
+    .await
+}
+
+/// An answer the proxy cannot read.
+fn unreadable(e: serde_json::Error) -> Failure {
+    Failure::answered(ErrorObject::internal(format!(
+        "the upstream's result cannot be read: {e}"
+    )))
 }
 
 /// Runs one upstream call made by `call` (given where progress goes when
@@ -306,11 +307,7 @@ pub(crate) async fn forward_reply(
         return match for_legacy(first) {
             Ok(text) => Ok(Reply::Raw(text)),
             Err(first) => {
-                let first = first.to_object().map_err(|e| {
-                    Failure::answered(ErrorObject::internal(format!(
-                        "the upstream's result cannot be read: {e}"
-                    )))
-                })?;
+                let first = first.to_object().map_err(unreadable)?;
                 rounds(up, r, method, base, first).await.map(Reply::Object)
             }
         };

@@ -225,3 +225,23 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     }
     out
 }
+
+/// Serves `factory` (a server, a proxy) over Streamable HTTP on a free
+/// loopback port in this process until `stop` fires; its endpoint URL.
+pub async fn serve_loopback<F: tessera_http::ServiceFactory>(
+    factory: F,
+    stop: &tokio_util::sync::CancellationToken,
+) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("address");
+    let mcp = tessera_http::McpHttp::builder(factory)
+        .bind_address(addr)
+        .build();
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
+    });
+    format!("http://{addr}/mcp")
+}
