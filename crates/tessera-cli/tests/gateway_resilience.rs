@@ -20,7 +20,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera::client::Client;
-use tessera::runtime::ChildCommand;
 use tessera::server::{RawArgs, Server, tool};
 use tessera::types::ProtocolVersion;
 use tessera_http::HttpClientTransport;
@@ -131,26 +130,17 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
     let flaky_url = serve_counter("flaky", flaky_count.clone(), &stop).await;
     let steady_url = serve_counter("steady", steady_count.clone(), &stop).await;
 
-    let dir = std::env::temp_dir().join(format!("tessera-gw-resilience-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let pid_file = dir.join("flaky.pid");
-    let down_file = dir.join("down");
-    // The wrapper records the stdio proxy's PID (exec keeps it) so the test
-    // can kill it, and fails at once while `down` exists, so the test says
-    // when the upstream may come back.
-    let script = format!(
-        "[ -e '{}' ] && exit 1; echo $$ > '{}'; exec '{}' proxy --stdio '{}'",
-        down_file.display(),
-        pid_file.display(),
-        env!("CARGO_BIN_EXE_tessera"),
-        flaky_url
+    // The flaky upstream: a stdio proxy in front of the counting server.
+    let flaky = common::Killable::new(
+        "gw-resilience",
+        &format!(
+            "'{}' proxy --stdio '{flaky_url}'",
+            env!("CARGO_BIN_EXE_tessera")
+        ),
     );
-    let mut flaky = ChildCommand::new("sh", ["-c", script.as_str()]);
-    flaky.inherit_stderr = false;
-    flaky.shutdown_grace = Duration::from_millis(300);
     let agg = Aggregator::start(
         vec![
-            ServerEntry::new("flaky", UpstreamSpec::Stdio(flaky)),
+            ServerEntry::new("flaky", UpstreamSpec::Stdio(flaky.command.clone())),
             ServerEntry::new("steady", UpstreamSpec::http(steady_url, Default::default())),
         ],
         UpstreamOptions::default(),
@@ -204,13 +194,7 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
         bounded("the held call", held_rx.recv()).await.as_deref(),
         Some("held")
     );
-    std::fs::write(&down_file, b"").expect("down file");
-    let pid = std::fs::read_to_string(&pid_file).expect("pid file");
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", pid.trim()])
-        .status()
-        .expect("runs kill");
-    assert!(killed.success());
+    flaky.kill_and_hold();
     bounded("the callers", barrier.wait()).await;
     // Phase 2 runs while the proxy finds the upstream dead.
     assert!(bounded("flaky seen dead", agg.wait_connected("flaky", false)).await);
@@ -224,7 +208,7 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
     bounded("the callers", barrier.wait()).await;
 
     // Phase 2 is over: the upstream may come back, and its tools do.
-    std::fs::remove_file(&down_file).expect("removes the down file");
+    flaky.release();
     assert!(bounded("flaky back", agg.wait_connected("flaky", true)).await);
     assert_eq!(tool_names(&client).await, ["flaky__hit", "steady__hit"]);
     bounded("the callers", barrier.wait()).await;
@@ -265,7 +249,6 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
     client.close().await;
     agg.close();
     stop.cancel();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use tessera::client::{Client, ClientEvent};
-use tessera::runtime::ChildCommand;
 use tessera::server::{Args, Server, tool};
 use tessera::types::ProtocolVersion;
 use tessera_http::HttpClientTransport;
@@ -73,27 +72,18 @@ async fn text_of(c: &Client, name: &str, args: serde_json::Value) -> String {
 async fn two_upstreams_one_killed_and_back() {
     let stop = CancellationToken::new();
     let web_url = serve_web(&stop).await;
-    let dir = std::env::temp_dir().join(format!("tessera-proxy-agg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let pid_file = dir.join("local.pid");
-    let down_file = dir.join("down");
-    // The wrapper records the server's PID (exec keeps it) so the test can
-    // kill it, and fails at once while the `down` file exists, so the test
-    // decides when the upstream may come back.
-    let script = format!(
-        "[ -e '{}' ] && exit 1; echo $$ > '{}'; exec '{}' serve --stdio",
-        down_file.display(),
-        pid_file.display(),
-        env!("CARGO_BIN_EXE_tessera")
+    let local = common::Killable::new(
+        "proxy-agg",
+        &format!("'{}' serve --stdio", env!("CARGO_BIN_EXE_tessera")),
     );
-    let mut local = ChildCommand::new("sh", ["-c", script.as_str()]);
-    local.inherit_stderr = false;
-    local.shutdown_grace = Duration::from_millis(300);
     let mut web = ServerEntry::new("web", UpstreamSpec::http(web_url, Default::default()));
     web.deny_tools = vec!["secret".into()];
     web.timeout = Some(Duration::from_secs(5));
     let agg = Aggregator::start(
-        vec![ServerEntry::new("local", UpstreamSpec::Stdio(local)), web],
+        vec![
+            ServerEntry::new("local", UpstreamSpec::Stdio(local.command.clone())),
+            web,
+        ],
         UpstreamOptions::default(),
     )
     .expect("starts");
@@ -166,16 +156,7 @@ async fn two_upstreams_one_killed_and_back() {
 
     // Kill the stdio upstream, and keep it from restarting for now.
     let mut events = legacy.events();
-    std::fs::write(&down_file, b"").expect("down file");
-    let pid = std::fs::read_to_string(&pid_file)
-        .expect("pid file")
-        .trim()
-        .to_owned();
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", pid.as_str()])
-        .status()
-        .expect("runs kill");
-    assert!(killed.success());
+    local.kill_and_hold();
     assert!(bounded("local seen dead", agg.wait_connected("local", false)).await);
     // A legacy session hears that the tool list changed.
     bounded("the list_changed notification", async {
@@ -205,7 +186,7 @@ async fn two_upstreams_one_killed_and_back() {
             "web says still"
         );
     }
-    std::fs::remove_file(&down_file).expect("removes the down file");
+    local.release();
 
     // It is restarted, and its tools come back.
     assert!(bounded("local back", agg.wait_connected("local", true)).await);
@@ -223,5 +204,4 @@ async fn two_upstreams_one_killed_and_back() {
     modern.close().await;
     agg.close();
     stop.cancel();
-    let _ = std::fs::remove_dir_all(&dir);
 }
