@@ -23,7 +23,7 @@ use tessera::client::Client;
 use tessera::server::{RawArgs, Server, tool};
 use tessera::types::ProtocolVersion;
 use tessera_http::HttpClientTransport;
-use tessera_proxy::{Aggregator, Breaker, ServerEntry, UpstreamOptions, UpstreamSpec};
+use tessera_proxy::{Aggregator, Breaker, UpstreamConfig, UpstreamOptions, UpstreamSpec};
 use tokio::sync::{Barrier, Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -140,8 +140,8 @@ async fn an_upstream_killed_under_load_comes_back_and_no_call_runs_twice() {
     );
     let agg = Aggregator::start(
         vec![
-            ServerEntry::new("flaky", UpstreamSpec::Stdio(flaky.command.clone())),
-            ServerEntry::new("steady", UpstreamSpec::http(steady_url, Default::default())),
+            UpstreamConfig::new("flaky", UpstreamSpec::Stdio(flaky.command.clone())),
+            UpstreamConfig::new("steady", UpstreamSpec::http(steady_url, Default::default())),
         ],
         UpstreamOptions::default(),
     )
@@ -256,7 +256,7 @@ async fn a_circuit_opens_after_timeouts_probes_and_closes() {
     let stop = CancellationToken::new();
     let count = Counter::default();
     let url = serve_counter("slow", count.clone(), &stop).await;
-    let mut entry = ServerEntry::new("slow", UpstreamSpec::http(url, Default::default()));
+    let mut entry = UpstreamConfig::new("slow", UpstreamSpec::http(url, Default::default()));
     entry.timeout = Some(Duration::from_millis(300));
     entry.breaker = Some(Breaker {
         failures: 2,

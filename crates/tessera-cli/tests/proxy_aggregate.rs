@@ -13,7 +13,7 @@ use tessera::client::{Client, ClientEvent};
 use tessera::server::{Args, Server, tool};
 use tessera::types::ProtocolVersion;
 use tessera_http::HttpClientTransport;
-use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
+use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec};
 use tokio_util::sync::CancellationToken;
 
 const BOUND: Duration = Duration::from_secs(30);
@@ -76,12 +76,12 @@ async fn two_upstreams_one_killed_and_back() {
         "proxy-agg",
         &format!("'{}' serve --stdio", env!("CARGO_BIN_EXE_tessera")),
     );
-    let mut web = ServerEntry::new("web", UpstreamSpec::http(web_url, Default::default()));
+    let mut web = UpstreamConfig::new("web", UpstreamSpec::http(web_url, Default::default()));
     web.deny_tools = vec!["secret".into()];
     web.timeout = Some(Duration::from_secs(5));
     let agg = Aggregator::start(
         vec![
-            ServerEntry::new("local", UpstreamSpec::Stdio(local.command.clone())),
+            UpstreamConfig::new("local", UpstreamSpec::Stdio(local.command.clone())),
             web,
         ],
         UpstreamOptions::default(),

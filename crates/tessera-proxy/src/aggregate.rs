@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bridge::FORWARDED_METHODS;
 use crate::caller::Visible;
-use crate::config::{ServerEntry, valid_name};
+use crate::config::{UpstreamConfig, valid_name};
 use crate::error::ProxyError;
 use crate::hints::Hints;
 use crate::hub::{Hub, Listener};
@@ -146,7 +146,7 @@ impl Aggregator {
     /// backoff whenever its connection ends) and returns at once; use
     /// [`Aggregator::wait_connected`] to wait for the first connections.
     pub fn start(
-        servers: Vec<ServerEntry>,
+        servers: Vec<UpstreamConfig>,
         options: UpstreamOptions,
     ) -> Result<Aggregator, ProxyError> {
         let mut seen = BTreeSet::new();
@@ -193,7 +193,7 @@ impl Aggregator {
     /// name (whose connection is closed; requests in flight on it fail,
     /// sessions go on). Its items appear once it has connected, and every
     /// session is told the lists changed.
-    pub fn add_upstream(&self, entry: ServerEntry) -> Result<(), ProxyError> {
+    pub fn add_upstream(&self, entry: UpstreamConfig) -> Result<(), ProxyError> {
         check_name(&entry.name)?;
         let member = Arc::new(Member::new(
             entry,

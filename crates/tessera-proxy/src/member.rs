@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::calls::Calls;
-use crate::config::ServerEntry;
+use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
 use crate::hub::Hub;
 use crate::resilience::{Circuit, CircuitState, Places, RETRY_WAIT};
@@ -53,7 +53,7 @@ impl Sink for MemberSink {
 /// One upstream of the aggregator.
 pub(crate) struct Member {
     /// Its configuration entry.
-    pub entry: ServerEntry,
+    pub entry: UpstreamConfig,
     /// The options of its connection (the entry's timeout applied).
     pub options: UpstreamOptions,
     conn: Mutex<Option<Arc<Upstream>>>,
@@ -70,7 +70,7 @@ pub(crate) struct Member {
 impl Member {
     /// A member for `entry` (not started: see [`supervise`]); `stop` stops
     /// it.
-    pub fn new(entry: ServerEntry, options: &UpstreamOptions, stop: CancellationToken) -> Self {
+    pub fn new(entry: UpstreamConfig, options: &UpstreamOptions, stop: CancellationToken) -> Self {
         let mut o = options.clone();
         if entry.timeout.is_some() {
             o.request_timeout = entry.timeout;
