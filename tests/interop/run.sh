@@ -93,6 +93,7 @@ CASES=(
   "proxy/tessera-2026-07-28-everything|node,tessera|case_proxy_modern_everything"
   "proxy/tessera-2025-11-25-everything|node,tessera|case_proxy_legacy_everything"
   "proxy/sse-upstream-everything|node,tessera|case_proxy_sse_upstream_everything"
+  "proxy/gateway-everything-stdio-and-py-http|node,py,tessera|case_proxy_gateway_everything_py"
   "cli/list-tools-py-reference|py,tessera|case_cli_list_reference"
   "cli/call-echo-py-reference|py,tessera|case_cli_call_reference"
   "control/ts-sdk-everything|node|case_control_ts_everything"
@@ -691,6 +692,40 @@ case_cli_verbs_http_py() {
   verbs_py legacy "http://127.0.0.1:$port/mcp"; local st=$?
   [ "$st" = 0 ] && { verbs_py modern "http://127.0.0.1:$port/mcp"; st=$?; }
   stop_http
+  return $st
+}
+
+# `tessera proxy --config` aggregating the official server-everything over stdio and the
+# Python SDK's MCPServer (the FastMCP server) over Streamable HTTP: both upstreams' tools
+# are listed through the gateway, prefixed, and a call of each goes through.
+case_proxy_gateway_everything_py() {
+  local py_port; py_port="$(free_port)"
+  "$VENV_PY" "$REFERENCE_PY" --http "$py_port" >"$OUT/py-http-$py_port.log" 2>&1 &
+  local py_pid=$!
+  local cfg="$CASE_DIR/gateway.json"
+  node -e 'console.log(JSON.stringify({mcpServers: {
+      everything: {command: "node", args: [process.argv[1], "stdio"]},
+      py: {url: "http://127.0.0.1:" + process.argv[2] + "/mcp"}}}))' \
+    "$EVERYTHING_JS" "$py_port" >"$cfg"
+  if ! start_http no /mcp "$TESSERA" proxy --config "$cfg" --http; then
+    stop_http; kill "$py_pid" 2>/dev/null; return 1
+  fi
+  # The upstreams connect in the background: list (bounded) until both are in.
+  local i st=1
+  for i in $(seq 1 100); do
+    WANT_TOOLS="everything__echo everything__get-sum py__echo py__add" list_tools_url "$HTTP_URL" && { st=0; break; }
+    sleep 0.2
+  done
+  if [ "$st" = 0 ]; then
+    run_cmd call-everything "$TESSERA" call everything__echo '{"message":"through the gateway"}' "$HTTP_URL"
+    expect_exit 0 && expect_stdout_has "Echo: through the gateway"; st=$?
+  fi
+  if [ "$st" = 0 ]; then
+    run_cmd call-py "$TESSERA" call py__add '{"a":20,"b":22}' "$HTTP_URL"
+    expect_exit 0 && expect_stdout_has "42"; st=$?
+  fi
+  stop_http
+  kill "$py_pid" 2>/dev/null; wait "$py_pid" 2>/dev/null
   return $st
 }
 

@@ -19,6 +19,7 @@ mod output;
 mod peer_text;
 mod proxy;
 mod proxy_check;
+mod proxy_redis;
 mod proxy_reload;
 mod readiness;
 mod reference;

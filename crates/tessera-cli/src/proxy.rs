@@ -31,8 +31,9 @@ error that says why. Over HTTP the \
 endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /message.
 
 --config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \
-\"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\" and \
-\"denyTools\" per server): tools and prompts are offered as NAME__name, resource URIs as NAME+URI. \
+\"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\", \
+\"denyTools\", \"maxConcurrent\" and \"circuitBreaker\" per server): tools and prompts are offered as \
+NAME__name, resource URIs as NAME+URI. \
 A server that dies loses its tools until it is reconnected (with backoff); the others go on. \
 A \"gateway\" section beside mcpServers names API keys and rules over principal x upstream x \
 tool/prompt/resource (docs/proxy.md); `tessera proxy check` explains a decision.")]
@@ -56,6 +57,11 @@ pub struct ProxyArgs {
     /// Do not serve the 2024-11-05 HTTP+SSE transport at /sse and /message.
     #[arg(long, requires = "http")]
     no_legacy_sse: bool,
+
+    /// Accept this Host header value (name, or name:port; repeatable) instead of
+    /// the defaults derived from the bind address (behind a load balancer).
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    allow_host: Vec<String>,
 
     /// Seconds a forwarded request may wait for the upstream's answer,
     /// restarted by each progress notification (0 = no limit).
@@ -94,6 +100,25 @@ pub struct ProxyArgs {
     /// Aggregate the servers listed in this mcpServers JSON file instead of one upstream.
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
+
+    /// Keep the gateway's rate-limit buckets in Redis (redis://HOST:PORT[/DB]),
+    /// so that every proxy instance using it holds one limit (with --config).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TESSERA_REDIS_URL",
+        requires = "config"
+    )]
+    redis: Option<String>,
+
+    /// The prefix of the proxy's Redis keys (instances holding one limit share it).
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "tessera-proxy:",
+        requires = "redis"
+    )]
+    redis_prefix: String,
 
     /// The upstream: an http(s) URL.
     #[arg(value_name = "URL")]
@@ -243,14 +268,26 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
         probe_timeout: Duration::from_secs(a.probe_timeout),
         ..UpstreamOptions::default()
     };
+    let buckets = match &a.redis {
+        None => None,
+        Some(url) => Some(crate::proxy_redis::connect(url, &a.redis_prefix).await?),
+    };
     let aggregator = tessera_proxy::Aggregator::start(config.servers, options)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     aggregator.set_policy(config.gateway.policy);
-    aggregator.set_rate_limits(tessera_proxy::RateLimits::new(config.gateway.rate_limits));
+    aggregator.set_rate_limits(crate::proxy_redis::limits(
+        config.gateway.rate_limits,
+        buckets.as_ref(),
+    ));
     // Always in place, so that a reload can add keys.
     let keys = tessera_proxy::ApiKeyLayer::new(config.gateway.api_keys);
-    let watch =
-        crate::proxy_reload::spawn(path.to_path_buf(), &text, aggregator.clone(), keys.clone());
+    let watch = crate::proxy_reload::spawn(
+        path.to_path_buf(),
+        &text,
+        aggregator.clone(),
+        keys.clone(),
+        buckets,
+    );
     let names = aggregator.names().join(", ");
     let g = aggregator.clone();
     let health = tessera_proxy::HealthLayer::new(move || g.readiness());
@@ -310,6 +347,9 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
     if a.no_legacy_sse {
         b = b.legacy_sse(None);
     }
+    if !a.allow_host.is_empty() {
+        b = b.allowed_hosts(a.allow_host.clone());
+    }
     b = a.sessions.apply(b);
     let mcp = b.build();
     let shown = if local.ip().is_unspecified() {
@@ -338,6 +378,8 @@ async fn serve_factory<F: tessera_http::ServiceFactory>(
     }
     let stop = crate::serve::shutdown_signal();
     use tower::Layer as _;
+    // A request a rate limit refuses whole gets 429 with Retry-After.
+    let health = tower::layer::util::Stack::new(tessera_proxy::RetryAfterLayer, health);
     // The health probes answer first, without credentials; an API key,
     // when one is presented, admits without the OAuth token.
     match (keys, protection) {

@@ -3,14 +3,18 @@
 //! second): the new file is validated whole first; a bad one is reported
 //! with the field at fault and the running configuration stays. The
 //! gateway section (rules, rate limits, API keys) takes effect at once for
-//! new requests; sessions in progress go on. Upstreams (`mcpServers`) are
-//! not reloaded: a change there is reported, and applies at the next start.
+//! new requests; sessions in progress go on. Upstreams (`mcpServers`) added
+//! to the file are connected, removed ones closed, and changed ones
+//! reconnected with their new entry; the others keep their connections,
+//! and every session is told the lists changed.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
-use tessera_proxy::{Aggregator, ApiKeyLayer, RateLimits, parse_config};
+use std::sync::Arc;
+
+use tessera_proxy::{Aggregator, ApiKeyLayer, SharedBuckets, parse_config};
 use tokio::task::JoinHandle;
 
 /// What the file looks like from outside: its modification time and size.
@@ -33,8 +37,9 @@ pub fn spawn(
     text: &str,
     aggregator: Aggregator,
     keys: ApiKeyLayer,
+    buckets: Option<Arc<dyn SharedBuckets>>,
 ) -> JoinHandle<()> {
-    let running_servers = servers_of(text);
+    let mut running_servers = servers_of(text);
     tokio::spawn(async move {
         #[cfg(unix)]
         let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
@@ -63,18 +68,37 @@ pub fn spawn(
                 }
             };
             seen = stamp(&path);
-            reload(&path, why, running_servers.as_ref(), &aggregator, &keys);
+            let running = Running {
+                servers: running_servers.as_ref(),
+                aggregator: &aggregator,
+                keys: &keys,
+                buckets: buckets.as_ref(),
+            };
+            if let Some(servers) = reload(&path, why, &running) {
+                running_servers = Some(servers);
+            }
         }
     })
 }
 
-fn reload(
-    path: &Path,
-    why: &str,
-    running_servers: Option<&Value>,
-    aggregator: &Aggregator,
-    keys: &ApiKeyLayer,
-) {
+/// What a reload changes.
+struct Running<'a> {
+    /// The `mcpServers` section running now.
+    servers: Option<&'a Value>,
+    aggregator: &'a Aggregator,
+    keys: &'a ApiKeyLayer,
+    /// Where the rate-limit buckets live when shared (`--redis`).
+    buckets: Option<&'a Arc<dyn SharedBuckets>>,
+}
+
+/// Reloads `path`; the `mcpServers` now running when it was applied.
+fn reload(path: &Path, why: &str, running: &Running<'_>) -> Option<Value> {
+    let Running {
+        servers: running_servers,
+        aggregator,
+        keys,
+        buckets,
+    } = *running;
     let shown = path.display();
     let outcome = std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
@@ -91,17 +115,52 @@ fn reload(
                 "tessera: {shown} not reloaded ({why}): {}; the running configuration stays",
                 crate::peer_text::line(&e)
             );
-            return;
+            return None;
         }
     };
-    aggregator.set_policy(config.gateway.policy);
-    aggregator.set_rate_limits(RateLimits::new(config.gateway.rate_limits));
-    keys.set_keys(config.gateway.api_keys);
-    eprintln!("tessera: {shown} reloaded ({why}): gateway rules, rate limits and API keys");
-    if servers.as_ref() != running_servers {
-        eprintln!(
-            "tessera: {shown}: mcpServers changed; upstreams are not reloaded, restart the \
-             proxy to apply"
-        );
+    let entry_of = |all: Option<&Value>, name: &str| all.and_then(|s| s.get(name)).cloned();
+    let (mut added, mut changed) = (Vec::new(), Vec::new());
+    let mut wanted = Vec::new();
+    // New and changed upstreams first, so that the list is never empty.
+    for entry in config.servers {
+        let name = entry.name.clone();
+        let before = entry_of(running_servers, &name);
+        wanted.push(name.clone());
+        if before.is_some() && before == entry_of(servers.as_ref(), &name) {
+            continue;
+        }
+        if let Err(e) = aggregator.add_upstream(entry) {
+            eprintln!("tessera: {shown}: upstream {name}: {e}");
+            continue;
+        }
+        if before.is_some() {
+            changed.push(name);
+        } else {
+            added.push(name);
+        }
     }
+    aggregator.set_policy(config.gateway.policy);
+    aggregator.set_rate_limits(crate::proxy_redis::limits(
+        config.gateway.rate_limits,
+        buckets,
+    ));
+    keys.set_keys(config.gateway.api_keys);
+    let mut removed = Vec::new();
+    for name in aggregator.names() {
+        if !wanted.contains(&name) && aggregator.remove_upstream(&name) {
+            removed.push(name);
+        }
+    }
+    let mut said = String::from("gateway rules, rate limits and API keys");
+    for (what, names) in [
+        ("upstreams added", &added),
+        ("reconnected", &changed),
+        ("removed", &removed),
+    ] {
+        if !names.is_empty() {
+            said.push_str(&format!("; {what}: {}", names.join(", ")));
+        }
+    }
+    eprintln!("tessera: {shown} reloaded ({why}): {said}");
+    servers
 }

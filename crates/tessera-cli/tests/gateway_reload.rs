@@ -1,7 +1,9 @@
 //! Hot reload of `tessera proxy --config`: new rules apply on SIGHUP to a
 //! session already open, a broken file (seen as it changes) is reported
-//! with the field at fault and the running rules stay, and a change of
-//! upstreams is reported as needing a restart.
+//! with the field at fault and the running rules stay, and a reload that
+//! adds an upstream connects it (an open session sees its tools and calls
+//! them), one that removes an upstream closes it, and a broken file keeps
+//! the upstreams running.
 
 #![cfg(unix)]
 
@@ -167,7 +169,7 @@ async fn rules_reload_on_sighup_and_a_broken_file_keeps_them() {
     );
     assert_eq!(tools(&alice).await, after);
 
-    // A new upstream needs a restart, and says so.
+    // A new upstream is connected, and the open session sees its tools.
     replace(
         &file,
         config(
@@ -175,7 +177,48 @@ async fn rules_reload_on_sighup_and_a_broken_file_keeps_them() {
             json!([{"when": {"sub": "alice"}, "effect": "allow"}]),
         ),
     );
-    line_with(&lines, "mcpServers changed");
+    let said = line_with(&lines, "upstreams added");
+    assert!(said.contains("upstreams added: beta"), "{said}");
+    let both = bounded("beta's tools", async {
+        loop {
+            let t = tools(&alice).await;
+            if t.iter().any(|n| n.starts_with("beta__")) {
+                break t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(both.contains(&"alpha__echo".to_owned()), "{both:?}");
+    assert!(both.contains(&"beta__echo".to_owned()), "{both:?}");
+    // The session goes on through it.
+    let r = bounded(
+        "beta__add",
+        alice.call_tool("beta__add", json!({"a": 2, "b": 40})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.content[0].as_text(), Some("42"));
+
+    // A broken file now keeps both.
+    replace(&file, "{\"mcpServers\": {\"beta\": {}}}".to_owned());
+    let refused = line_with(&lines, "not reloaded");
+    assert!(refused.contains("server \"beta\""), "{refused}");
+    assert_eq!(tools(&alice).await, both);
+
+    // An upstream taken out of the file is closed, and its tools go.
+    replace(
+        &file,
+        config(
+            &["beta"],
+            json!([{"when": {"sub": "alice"}, "effect": "allow"}]),
+        ),
+    );
+    let said = line_with(&lines, "removed:");
+    assert!(said.contains("removed: alpha"), "{said}");
+    let left = tools(&alice).await;
+    assert!(!left.is_empty(), "{left:?}");
+    assert!(left.iter().all(|n| n.starts_with("beta__")), "{left:?}");
     alice.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,14 +4,15 @@
 //! working, and they come back when it has been restarted). It lives with the
 //! CLI so that Cargo builds the `tessera` binary it runs as the stdio upstream.
 
+mod common;
+
 use std::time::Duration;
 
 use serde::Deserialize;
 use tessera::client::{Client, ClientEvent};
-use tessera::runtime::ChildCommand;
 use tessera::server::{Args, Server, tool};
 use tessera::types::ProtocolVersion;
-use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_http::HttpClientTransport;
 use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec};
 use tokio_util::sync::CancellationToken;
 
@@ -47,16 +48,7 @@ async fn serve_web(stop: &CancellationToken) -> String {
         )
         .build()
         .expect("builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(server).bind_address(addr).build();
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
-    });
-    format!("http://{addr}/mcp")
+    common::serve_loopback(server, stop).await
 }
 
 async fn tool_names(c: &Client) -> Vec<String> {
@@ -80,28 +72,16 @@ async fn text_of(c: &Client, name: &str, args: serde_json::Value) -> String {
 async fn two_upstreams_one_killed_and_back() {
     let stop = CancellationToken::new();
     let web_url = serve_web(&stop).await;
-    let dir = std::env::temp_dir().join(format!("tessera-proxy-agg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let pid_file = dir.join("local.pid");
-    let down_file = dir.join("down");
-    // The wrapper records the server's PID (exec keeps it) so the test can
-    // kill it, and fails at once while the `down` file exists, so the test
-    // decides when the upstream may come back.
-    let script = format!(
-        "[ -e '{}' ] && exit 1; echo $$ > '{}'; exec '{}' serve --stdio",
-        down_file.display(),
-        pid_file.display(),
-        env!("CARGO_BIN_EXE_tessera")
+    let local = common::Killable::new(
+        "proxy-agg",
+        &format!("'{}' serve --stdio", env!("CARGO_BIN_EXE_tessera")),
     );
-    let mut local = ChildCommand::new("sh", ["-c", script.as_str()]);
-    local.inherit_stderr = false;
-    local.shutdown_grace = Duration::from_millis(300);
     let mut web = UpstreamConfig::new("web", UpstreamSpec::http(web_url, Default::default()));
     web.deny_tools = vec!["secret".into()];
     web.timeout = Some(Duration::from_secs(5));
     let agg = Aggregator::start(
         vec![
-            UpstreamConfig::new("local", UpstreamSpec::Stdio(local)),
+            UpstreamConfig::new("local", UpstreamSpec::Stdio(local.command.clone())),
             web,
         ],
         UpstreamOptions::default(),
@@ -110,16 +90,7 @@ async fn two_upstreams_one_killed_and_back() {
     assert!(bounded("local connects", agg.wait_connected("local", true)).await);
     assert!(bounded("web connects", agg.wait_connected("web", true)).await);
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(agg.clone()).bind_address(addr).build();
-    let s = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, s.cancelled_owned()).await;
-    });
-    let url = format!("http://{addr}/mcp");
+    let url = common::serve_loopback(agg.clone(), &stop).await;
     let connect = |v: ProtocolVersion| {
         let url = url.clone();
         async move {
@@ -185,16 +156,7 @@ async fn two_upstreams_one_killed_and_back() {
 
     // Kill the stdio upstream, and keep it from restarting for now.
     let mut events = legacy.events();
-    std::fs::write(&down_file, b"").expect("down file");
-    let pid = std::fs::read_to_string(&pid_file)
-        .expect("pid file")
-        .trim()
-        .to_owned();
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", pid.as_str()])
-        .status()
-        .expect("runs kill");
-    assert!(killed.success());
+    local.kill_and_hold();
     assert!(bounded("local seen dead", agg.wait_connected("local", false)).await);
     // A legacy session hears that the tool list changed.
     bounded("the list_changed notification", async {
@@ -224,7 +186,7 @@ async fn two_upstreams_one_killed_and_back() {
             "web says still"
         );
     }
-    std::fs::remove_file(&down_file).expect("removes the down file");
+    local.release();
 
     // It is restarted, and its tools come back.
     assert!(bounded("local back", agg.wait_connected("local", true)).await);
@@ -242,5 +204,4 @@ async fn two_upstreams_one_killed_and_back() {
     modern.close().await;
     agg.close();
     stop.cancel();
-    let _ = std::fs::remove_dir_all(&dir);
 }

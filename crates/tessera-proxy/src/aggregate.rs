@@ -9,35 +9,31 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
 use tessera_types::methods;
 
 use serde_json::{Value, json};
 use tessera_http::ServiceFactory;
-use tessera_proto::{ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
+use tessera_proto::{EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
 use tessera_types::{
     Era, ErrorObject, Implementation, JsonObject, PromptsCapability, ProtocolVersion,
     ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::bridge::FORWARDED_METHODS;
 use crate::caller::Visible;
-use crate::calls::Calls;
 use crate::config::{UpstreamConfig, valid_name};
 use crate::error::ProxyError;
-use crate::forward::{forward, send};
 use crate::hints::Hints;
 use crate::hub::{Hub, Listener};
 use crate::listen::tag;
+use crate::member::{Member, supervise};
 use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
 use crate::policy::{ItemKind, Policy};
 use crate::ratelimit::RateLimits;
-use crate::route::{ask_sole, log};
-use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
+use crate::upstream::UpstreamOptions;
 
 /// The separator between an upstream's name and a tool or prompt name.
 pub const NAME_SEPARATOR: &str = "__";
@@ -47,72 +43,23 @@ pub const URI_SEPARATOR: char = '+';
 /// The most upstream pages read to serve one page of a combined list.
 const MAX_PAGES: usize = 100;
 
-/// The traffic of one upstream's pooled connection.
-struct MemberSink {
-    name: String,
-    calls: Arc<Calls>,
-    hub: Arc<Hub>,
-}
-
-impl Sink for MemberSink {
-    fn request(
-        &self,
-        method: String,
-        params: Option<JsonObject>,
-    ) -> BoxFuture<'static, HandlerResult> {
-        ask_sole(&self.calls, "pooled", method, params)
-    }
-
-    fn notification(&self, method: String, params: Option<JsonObject>) {
-        match method.as_str() {
-            methods::NOTIFICATIONS_MESSAGE => {
-                log(self.calls.sole().ok().as_ref(), None, params.as_ref())
-            }
-            methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
-            tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION => {}
-            _ => self.hub.announce(&self.name, &method, params.as_ref()),
-        }
-    }
-}
-
-/// One upstream of the aggregator.
-struct Member {
-    entry: UpstreamConfig,
-    options: UpstreamOptions,
-    conn: Mutex<Option<Arc<Upstream>>>,
-    calls: Arc<Calls>,
-    alive: watch::Sender<bool>,
-}
-
-impl Member {
-    fn current(&self) -> Option<Arc<Upstream>> {
-        self.conn
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .filter(|u| u.is_open())
-    }
-
-    fn upstream(&self) -> Result<Arc<Upstream>, ErrorObject> {
-        self.current().ok_or_else(|| {
-            ErrorObject::internal(format!(
-                "upstream {} is unavailable (reconnecting)",
-                self.entry.name
-            ))
-        })
-    }
-}
-
 struct Inner {
-    members: Vec<Arc<Member>>,
+    /// The upstreams, in order; replaced whole when one is added or removed
+    /// ([`Aggregator::add_upstream`]), so a request works on the list it
+    /// started with.
+    members: RwLock<Arc<Vec<Arc<Member>>>>,
+    /// The options new upstreams are connected with.
+    options: UpstreamOptions,
     /// Who may see and use what ([`Aggregator::set_policy`]).
-    policy: std::sync::RwLock<Arc<Policy>>,
+    policy: RwLock<Arc<Policy>>,
     /// How often each caller may use each upstream ([`Aggregator::set_rate_limits`]).
-    limits: std::sync::RwLock<Arc<RateLimits>>,
+    limits: RwLock<Arc<RateLimits>>,
     /// Items per page of the combined lists.
     page_size: AtomicUsize,
     hub: Arc<Hub>,
-    config: Arc<EngineConfig>,
+    /// The engine configuration new sessions get (its instructions name
+    /// the upstreams).
+    config: RwLock<Arc<EngineConfig>>,
     stop: CancellationToken,
 }
 
@@ -150,6 +97,50 @@ impl std::fmt::Debug for Aggregator {
     }
 }
 
+/// The engine configuration of an aggregator of upstreams `names`.
+fn engine_config(names: &[&str]) -> Arc<EngineConfig> {
+    let info = Implementation::new("tessera-proxy", env!("CARGO_PKG_VERSION"));
+    let capabilities = ServerCapabilities {
+        tools: Some(ToolsCapability {
+            list_changed: Some(true),
+            ..Default::default()
+        }),
+        prompts: Some(PromptsCapability {
+            list_changed: Some(true),
+            ..Default::default()
+        }),
+        resources: Some(ResourcesCapability {
+            subscribe: Some(true),
+            list_changed: Some(true),
+            ..Default::default()
+        }),
+        completions: Some(JsonObject::new()),
+        logging: Some(JsonObject::new()),
+        ..Default::default()
+    };
+    let identity = ServerIdentity {
+        info,
+        capabilities,
+        instructions: Some(format!(
+            "This endpoint aggregates the MCP servers {}. Tool and prompt names are prefixed \
+             with the server name and '__'; resource URIs with the server name and '+'.",
+            names.join(", ")
+        )),
+        ..ServerIdentity::default()
+    };
+    Arc::new(EngineConfig::server(identity).with_methods(FORWARDED_METHODS.iter().copied()))
+}
+
+fn check_name(name: &str) -> Result<(), ProxyError> {
+    if valid_name(name) {
+        Ok(())
+    } else {
+        Err(ProxyError::Config(format!(
+            "upstream name {name:?}: a letter, then letters, digits and '-'"
+        )))
+    }
+}
+
 impl Aggregator {
     /// Starts a supervisor per upstream (each connects, and reconnects with
     /// backoff whenever its connection ends) and returns at once; use
@@ -160,12 +151,7 @@ impl Aggregator {
     ) -> Result<Aggregator, ProxyError> {
         let mut seen = BTreeSet::new();
         for s in &servers {
-            if !valid_name(&s.name) {
-                return Err(ProxyError::Config(format!(
-                    "upstream name {:?}: a letter, then letters, digits and '-'",
-                    s.name
-                )));
-            }
+            check_name(&s.name)?;
             if !seen.insert(s.name.clone()) {
                 return Err(ProxyError::Config(format!(
                     "upstream name {:?} given twice",
@@ -177,72 +163,100 @@ impl Aggregator {
             return Err(ProxyError::Config("no upstream server".into()));
         }
         let hub = Arc::new(Hub::default());
+        let stop = CancellationToken::new();
         let members: Vec<Arc<Member>> = servers
             .into_iter()
-            .map(|entry| {
-                let mut o = options.clone();
-                if entry.timeout.is_some() {
-                    o.request_timeout = entry.timeout;
-                }
-                Arc::new(Member {
-                    entry,
-                    options: o,
-                    conn: Mutex::new(None),
-                    calls: Arc::new(Calls::default()),
-                    alive: watch::channel(false).0,
-                })
-            })
+            .map(|entry| Arc::new(Member::new(entry, &options, stop.child_token())))
             .collect();
-        let info = Implementation::new("tessera-proxy", env!("CARGO_PKG_VERSION"));
-        let capabilities = ServerCapabilities {
-            tools: Some(ToolsCapability {
-                list_changed: Some(true),
-                ..Default::default()
-            }),
-            prompts: Some(PromptsCapability {
-                list_changed: Some(true),
-                ..Default::default()
-            }),
-            resources: Some(ResourcesCapability {
-                subscribe: Some(true),
-                list_changed: Some(true),
-                ..Default::default()
-            }),
-            completions: Some(JsonObject::new()),
-            logging: Some(JsonObject::new()),
-            ..Default::default()
-        };
         let names: Vec<&str> = members.iter().map(|m| m.entry.name.as_str()).collect();
-        let identity = ServerIdentity {
-            info,
-            capabilities,
-            instructions: Some(format!(
-                "This endpoint aggregates the MCP servers {}. Tool and prompt names are prefixed \
-                 with the server name and '__'; resource URIs with the server name and '+'.",
-                names.join(", ")
-            )),
-            ..ServerIdentity::default()
-        };
-        let config = Arc::new(
-            EngineConfig::server(identity).with_methods(FORWARDED_METHODS.iter().copied()),
-        );
-        let stop = CancellationToken::new();
+        let config = engine_config(&names);
         for m in &members {
-            tokio::spawn(supervise(m.clone(), hub.clone(), stop.clone()));
+            tokio::spawn(supervise(m.clone(), hub.clone()));
         }
         let inner = Arc::new(Inner {
-            members,
+            members: RwLock::new(Arc::new(members)),
+            options,
             policy: Default::default(),
             limits: Default::default(),
             page_size: AtomicUsize::new(DEFAULT_PAGE_SIZE),
             hub,
-            config,
+            config: RwLock::new(config),
             stop,
         });
         let service = Arc::new(AggregatorService {
             inner: inner.clone(),
         });
         Ok(Aggregator { inner, service })
+    }
+
+    /// Adds an upstream after the others, or replaces the one of the same
+    /// name (whose connection is closed; requests in flight on it fail,
+    /// sessions go on). Its items appear once it has connected, and every
+    /// session is told the lists changed.
+    pub fn add_upstream(&self, entry: UpstreamConfig) -> Result<(), ProxyError> {
+        check_name(&entry.name)?;
+        let member = Arc::new(Member::new(
+            entry,
+            &self.inner.options,
+            self.inner.stop.child_token(),
+        ));
+        let old = {
+            let mut members = self
+                .inner
+                .members
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            let mut list: Vec<Arc<Member>> = members.as_ref().clone();
+            let old = match list.iter().position(|m| m.entry.name == member.entry.name) {
+                Some(i) => Some(std::mem::replace(&mut list[i], member.clone())),
+                None => {
+                    list.push(member.clone());
+                    None
+                }
+            };
+            *members = Arc::new(list);
+            old
+        };
+        if let Some(old) = old {
+            old.stop.cancel();
+        }
+        self.renamed();
+        tokio::spawn(supervise(member, self.inner.hub.clone()));
+        Ok(())
+    }
+
+    /// Removes upstream `name` (its connection is closed; requests in flight
+    /// on it fail, sessions go on and are told the lists changed); `false`
+    /// when there is none, or it is the last one.
+    pub fn remove_upstream(&self, name: &str) -> bool {
+        let gone = {
+            let mut members = self
+                .inner
+                .members
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            if members.len() < 2 {
+                return false;
+            }
+            let Some(i) = members.iter().position(|m| m.entry.name == name) else {
+                return false;
+            };
+            let mut list: Vec<Arc<Member>> = members.as_ref().clone();
+            let gone = list.remove(i);
+            *members = Arc::new(list);
+            gone
+        };
+        gone.stop.cancel();
+        self.renamed();
+        self.inner.hub.lists_changed();
+        true
+    }
+
+    /// The engine configuration for the upstreams now.
+    fn renamed(&self) {
+        let members = self.inner.members();
+        let names: Vec<&str> = members.iter().map(|m| m.entry.name.as_str()).collect();
+        *self.inner.config.write().unwrap_or_else(|e| e.into_inner()) = engine_config(&names);
     }
 
     /// Sets how many items a page of a combined list holds (at least 1;
@@ -268,22 +282,22 @@ impl Aggregator {
     /// The upstream names, in order.
     pub fn names(&self) -> Vec<String> {
         self.inner
-            .members
+            .members()
             .iter()
             .map(|m| m.entry.name.clone())
             .collect()
     }
 
-    /// Each upstream's state (`connected` or `reconnecting`); ready when
-    /// at least one is connected (the others' items are left out until
-    /// they come back).
+    /// Each upstream's state: `connected`, `reconnecting`, `circuit-open`
+    /// (its circuit breaker refuses requests) or `circuit-half-open` (a
+    /// probe request decides); ready when at least one is connected (the
+    /// others' items are left out until they come back).
     pub fn readiness(&self) -> crate::Readiness {
         let mut upstreams = serde_json::Map::new();
         let mut ready = false;
-        for m in &self.inner.members {
-            let up = m.current().is_some();
-            ready |= up;
-            let state = if up { "connected" } else { "reconnecting" };
+        for m in self.inner.members().iter() {
+            let state = m.state();
+            ready |= state == "connected";
             upstreams.insert(m.entry.name.clone(), json!(state));
         }
         crate::Readiness { ready, upstreams }
@@ -303,95 +317,26 @@ impl Aggregator {
         let mut rx = m.alive.subscribe();
         tokio::select! {
             r = rx.wait_for(|a| *a == connected) => r.is_ok(),
-            _ = self.inner.stop.cancelled() => false,
+            _ = m.stop.cancelled() => false,
         }
     }
 
-    fn member(&self, name: &str) -> Option<&Arc<Member>> {
-        self.inner.members.iter().find(|m| m.entry.name == name)
+    fn member(&self, name: &str) -> Option<Arc<Member>> {
+        self.inner
+            .members()
+            .iter()
+            .find(|m| m.entry.name == name)
+            .cloned()
     }
 
     /// The engine configuration the aggregator serves with.
     pub fn engine_config(&self) -> EngineConfig {
-        (*self.inner.config).clone()
+        (*self.inner.config()).clone()
     }
 
     /// Stops the supervisors and closes every upstream connection.
     pub fn close(&self) {
         self.inner.stop.cancel();
-    }
-}
-
-async fn supervise(member: Arc<Member>, hub: Arc<Hub>, stop: CancellationToken) {
-    const FIRST: Duration = Duration::from_millis(200);
-    const MOST: Duration = Duration::from_secs(5);
-    let mut delay = FIRST;
-    let spec = member.entry.spec.clone();
-    loop {
-        let sink = Arc::new(MemberSink {
-            name: member.entry.name.clone(),
-            calls: member.calls.clone(),
-            hub: hub.clone(),
-        });
-        let connecting = Upstream::connect(
-            &spec,
-            ConnectMode::Auto,
-            proxy_identity(all_client_capabilities()),
-            sink,
-            &member.options,
-            None,
-        );
-        let outcome = tokio::select! {
-            o = connecting => o,
-            _ = stop.cancelled() => return,
-        };
-        match outcome {
-            Ok(up) => {
-                let up = Arc::new(up);
-                *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = Some(up.clone());
-                let _ = member.alive.send_replace(true);
-                hub.lists_changed();
-                delay = FIRST;
-                tracing::info!(upstream = %member.entry.name, "connected");
-                // A 2026-07-28 upstream tells of changes on a listen stream.
-                let listen = async {
-                    if up.era() == Era::Modern {
-                        let mut p = JsonObject::new();
-                        p.insert(
-                            "notifications".into(),
-                            json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}),
-                        );
-                        let options = RequestOptions {
-                            no_timeout: true,
-                            ..RequestOptions::default()
-                        };
-                        let _ = up
-                            .peer
-                            .request(methods::SUBSCRIPTIONS_LISTEN, Some(p), options)
-                            .await;
-                    }
-                    std::future::pending::<()>().await
-                };
-                tokio::select! {
-                    _ = up.peer_closed() => {}
-                    _ = listen => {}
-                    _ = stop.cancelled() => {
-                        up.close().await;
-                        return;
-                    }
-                }
-                *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
-                let _ = member.alive.send_replace(false);
-                hub.lists_changed();
-                tracing::warn!(upstream = %member.entry.name, "connection lost; reconnecting");
-            }
-            Err(e) => tracing::warn!(upstream = %member.entry.name, %e, "cannot connect"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => {}
-            _ = stop.cancelled() => return,
-        }
-        delay = (delay * 2).min(MOST);
     }
 }
 
@@ -445,19 +390,12 @@ async fn upstream_page(
     cursor: Option<String>,
     visible: &Visible<'_>,
 ) -> Option<(Vec<Value>, Option<String>, JsonObject)> {
-    let up = m.current()?;
     let params = cursor.map(|c| {
         let mut p = JsonObject::new();
         p.insert("cursor".into(), json!(c));
         p
     });
-    let mut page = match send(&up, r, method, params).await {
-        Ok(page) => page,
-        Err(e) => {
-            tracing::warn!(upstream = %m.entry.name, %method, %e, "left out of the list");
-            return None;
-        }
-    };
+    let mut page = m.page(r, method, params).await?;
     let next = match page.remove("nextCursor") {
         Some(Value::String(c)) => Some(c),
         _ => None,
@@ -528,16 +466,34 @@ fn param_str<'a>(params: Option<&'a JsonObject>, key: &str) -> Result<&'a str, E
 }
 
 impl Inner {
-    fn by_name<'a>(&self, name: &'a str) -> Option<(&Arc<Member>, &'a str)> {
-        let (n, rest) = name.split_once(NAME_SEPARATOR)?;
-        let m = self.members.iter().find(|m| m.entry.name == n)?;
-        Some((m, rest))
+    /// The upstreams now.
+    fn members(&self) -> Arc<Vec<Arc<Member>>> {
+        self.members
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
-    fn by_uri<'a>(&self, uri: &'a str) -> Option<(&Arc<Member>, &'a str)> {
+    /// The engine configuration for new sessions.
+    fn config(&self) -> Arc<EngineConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn named(&self, n: &str) -> Option<Arc<Member>> {
+        self.members().iter().find(|m| m.entry.name == n).cloned()
+    }
+
+    fn by_name<'a>(&self, name: &'a str) -> Option<(Arc<Member>, &'a str)> {
+        let (n, rest) = name.split_once(NAME_SEPARATOR)?;
+        Some((self.named(n)?, rest))
+    }
+
+    fn by_uri<'a>(&self, uri: &'a str) -> Option<(Arc<Member>, &'a str)> {
         let (n, rest) = uri.split_once(URI_SEPARATOR)?;
-        let m = self.members.iter().find(|m| m.entry.name == n)?;
-        Some((m, rest))
+        Some((self.named(n)?, rest))
     }
 
     /// One page of the combined `key` list: the connected upstreams' items
@@ -545,13 +501,13 @@ impl Inner {
     /// that is down or fails is left out, and the page goes on with the next.
     async fn list(&self, r: &Request, method: &str, key: &str) -> HandlerResult {
         let size = self.page_size.load(Ordering::Relaxed).max(1);
+        let members = self.members();
         let (mut index, mut cursor, mut skip) =
             match requested_cursor(r.params.as_ref().map(tessera_types::Params::object))? {
                 None => (0, None, 0),
                 Some(c) => {
                     let p = Position::open(method, c)?;
-                    let i = self
-                        .members
+                    let i = members
                         .iter()
                         .position(|m| m.entry.name == p.upstream)
                         .ok_or_else(|| {
@@ -568,8 +524,8 @@ impl Inner {
         // Upstream pages read for this page, bounded so that upstreams
         // answering empty pages cannot keep one request going.
         let mut reads = 0;
-        while index < self.members.len() && items.len() < size && reads < MAX_PAGES {
-            let m = &self.members[index];
+        while index < members.len() && items.len() < size && reads < MAX_PAGES {
+            let m = &members[index];
             reads += 1;
             let Some((page, next, page_hints)) =
                 upstream_page(m, r, method, key, cursor.clone(), &visible).await
@@ -594,7 +550,7 @@ impl Inner {
         if r.context.era == Era::Modern {
             hints.write(&mut out);
         }
-        if let Some(m) = self.members.get(index) {
+        if let Some(m) = members.get(index) {
             let next = Position {
                 method: method.to_owned(),
                 upstream: m.entry.name.clone(),
@@ -713,9 +669,8 @@ impl Inner {
             _ => (ItemKind::Resource, params.get("uri")),
         };
         let item = item.and_then(Value::as_str).unwrap_or_default();
-        visible.spend(r, &name, kind, item)?;
-        let up = member.upstream()?;
-        let mut result = forward(&up, &member.calls, r, method, Some(params)).await?;
+        visible.spend(r, &name, kind, item).await?;
+        let mut result = member.call(r, method, params).await?;
         match method {
             methods::TOOLS_CALL => prefix_content(&name, result.get_mut("content")),
             methods::PROMPTS_GET => {
@@ -941,7 +896,7 @@ impl ServiceFactory for Aggregator {
     }
 
     fn make_shared(&self) -> (Arc<EngineConfig>, Arc<AggregatorService>) {
-        (self.inner.config.clone(), self.service.clone())
+        (self.inner.config(), self.service.clone())
     }
 }
 

@@ -713,7 +713,7 @@ impl Service for ProxyService {
         Handling::Reply(Box::pin(async move {
             let (up, calls) = me.upstream_for(&r).await?;
             let params = r.params.take().map(tessera_types::Params::into_object);
-            forward_reply(&up, &calls, &r, &r.method, params).await
+            Ok(forward_reply(&up, &calls, &r, &r.method, params).await?)
         }))
     }
 
@@ -730,7 +730,9 @@ impl Service for ProxyService {
             }
             // The params move on upstream (rewritten in place, never copied).
             let params = r.params.take().map(tessera_types::Params::into_object);
-            let out = forward(&up, &calls, &r, &r.method, params).await;
+            let out = forward(&up, &calls, &r, &r.method, params)
+                .await
+                .map_err(ErrorObject::from);
             if let (Ok(result), methods::TOOLS_LIST) = (&out, r.method.as_str()) {
                 me.inner.schemas.learn(result);
             }

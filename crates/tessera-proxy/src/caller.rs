@@ -49,7 +49,7 @@ impl<'a> Visible<'a> {
     }
 
     /// Takes a token of the caller's rate limit for `name` of `upstream`.
-    pub(crate) fn spend(
+    pub(crate) async fn spend(
         &self,
         r: &Request,
         upstream: &str,
@@ -73,13 +73,6 @@ impl<'a> Visible<'a> {
                 .get::<tessera_runtime::Principal>()
                 .map_or_else(|| "anonymous".to_owned(), |p| p.0.clone()),
         };
-        limits.take(
-            &who,
-            &self.claims,
-            upstream,
-            kind,
-            name,
-            std::time::Instant::now(),
-        )
+        limits.spend(&who, &self.claims, upstream, kind, name).await
     }
 }

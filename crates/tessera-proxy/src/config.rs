@@ -12,9 +12,10 @@
 //! Each entry is a stdio server (`command`, optional `args` and `env`) or a
 //! Streamable HTTP one (`url`, optional `headers`). The proxy also reads
 //! `timeout` (seconds per forwarded request), `allowTools` and `denyTools`
-//! (exact tool names, before prefixing), and for a URL `auth` (how the proxy
-//! authenticates to it: [`crate::credentials`]); other keys are ignored, so
-//! the file other clients use works as it is.
+//! (exact tool names, before prefixing), `maxConcurrent` and
+//! `circuitBreaker` ([`crate::resilience`]), and for a URL `auth` (how the
+//! proxy authenticates to it: [`crate::credentials`]); other keys are
+//! ignored, so the file other clients use works as it is.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -25,6 +26,7 @@ use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 use crate::credentials::parse_auth;
 use crate::error::ProxyError;
 use crate::overrides::ToolOverrides;
+use crate::resilience::{Breaker, DEFAULT_MAX_CONCURRENT, parse_breaker, parse_max_concurrent};
 use crate::upstream::UpstreamSpec;
 use tessera_http::HttpClientTransport;
 
@@ -51,6 +53,8 @@ struct Entry {
     deny_tools: Vec<String>,
     auth: Option<serde_json::Value>,
     tool_overrides: Option<serde_json::Value>,
+    max_concurrent: Option<serde_json::Value>,
+    circuit_breaker: Option<serde_json::Value>,
 }
 
 /// One upstream of an aggregating proxy.
@@ -69,6 +73,11 @@ pub struct UpstreamConfig {
     pub deny_tools: Vec<String>,
     /// Renamed, re-described, hidden tools and fixed arguments.
     pub overrides: ToolOverrides,
+    /// The most requests in flight to it at once; more wait for a place
+    /// (at most the request timeout).
+    pub max_concurrent: usize,
+    /// Its circuit breaker (`None`: none).
+    pub breaker: Option<Breaker>,
 }
 
 impl UpstreamConfig {
@@ -81,6 +90,8 @@ impl UpstreamConfig {
             allow_tools: None,
             deny_tools: Vec::new(),
             overrides: ToolOverrides::default(),
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+            breaker: Some(Breaker::default()),
         }
     }
 
@@ -186,6 +197,10 @@ pub(crate) fn parse_servers_with(
             None => ToolOverrides::default(),
             Some(v) => ToolOverrides::parse(v).map_err(bad)?,
         };
+        let max_concurrent = parse_max_concurrent(e.max_concurrent.as_ref())
+            .map_err(bad)?
+            .unwrap_or(DEFAULT_MAX_CONCURRENT);
+        let breaker = parse_breaker(e.circuit_breaker.as_ref()).map_err(bad)?;
         out.push(UpstreamConfig {
             name,
             spec,
@@ -193,6 +208,8 @@ pub(crate) fn parse_servers_with(
             allow_tools: e.allow_tools,
             deny_tools: e.deny_tools,
             overrides,
+            max_concurrent,
+            breaker,
         });
     }
     Ok(out)

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tessera_proto::{CallError, RequestOptions, meta_keys};
-use tessera_runtime::{HandlerResult, PeerError, RawResult, Reply, Request};
-use tessera_types::{Era, ErrorObject, JsonObject, ResultType};
-use tokio::sync::mpsc;
+use tessera_runtime::{PeerError, RawResult, Reply, Request};
+use tessera_types::{Era, ErrorObject, JsonObject, RequestId, ResultType};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::calls::Calls;
 use crate::upstream::Upstream;
@@ -112,6 +112,58 @@ pub(crate) fn peer_error(method: &str, e: PeerError) -> ErrorObject {
     }
 }
 
+/// How a forwarded request ended, as the circuit breaker and the retry of
+/// an aggregating proxy see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// The upstream answered (a result or a JSON-RPC error): it is alive.
+    Answered,
+    /// Never handed to the connection, so nothing of it was written:
+    /// sending it again on another connection cannot run it twice.
+    Unsent,
+    /// Sent, or perhaps sent, and not answered: a timeout, or the
+    /// connection ended first. It may have run.
+    Lost,
+    /// Given up because the client cancelled.
+    Cancelled,
+}
+
+/// A forwarded request that failed: the error the client gets, and how the
+/// request ended.
+#[derive(Debug, Clone)]
+pub(crate) struct Failure {
+    /// The JSON-RPC error for the client.
+    pub error: ErrorObject,
+    /// How it ended upstream.
+    pub fate: Fate,
+}
+
+impl Failure {
+    /// A failure of the proxy's own making, after the upstream answered
+    /// (an answer it cannot use).
+    fn answered(error: ErrorObject) -> Failure {
+        Failure {
+            error,
+            fate: Fate::Answered,
+        }
+    }
+
+    /// The same failure, for a request of which an earlier part (an input
+    /// round) was already sent: never "unsent" as a whole.
+    fn after_first(mut self) -> Failure {
+        if self.fate == Fate::Unsent {
+            self.fate = Fate::Lost;
+        }
+        self
+    }
+}
+
+impl From<Failure> for ErrorObject {
+    fn from(f: Failure) -> ErrorObject {
+        f.error
+    }
+}
+
 /// Sends one request upstream and waits for its answer, passing progress
 /// back and giving up (which cancels it upstream) when the client cancels.
 pub(crate) async fn send(
@@ -119,19 +171,9 @@ pub(crate) async fn send(
     r: &Request,
     method: &str,
     params: Option<JsonObject>,
-) -> HandlerResult {
-    exchange(r, method, |progress| async move {
-        let options = RequestOptions::default();
-        match progress {
-            None => up.peer.request(method, params, options).await,
-            Some(tx) => {
-                up.peer
-                    .request_with_progress(method, params, options, tx)
-                    .await
-            }
-        }
-    })
-    .await
+) -> Result<JsonObject, Failure> {
+    let reply = request(up, r, method, params, false).await?;
+    reply.into_object().map_err(unreadable)
 }
 
 /// [`send`], with the answer's result kept as the JSON text the upstream
@@ -141,53 +183,91 @@ async fn send_raw(
     r: &Request,
     method: &str,
     params: Option<JsonObject>,
-) -> Result<RawResult, ErrorObject> {
-    exchange(r, method, |progress| async move {
-        let options = RequestOptions::default();
-        match progress {
-            None => up.peer.request_raw(method, params, options).await,
-            Some(tx) => {
-                up.peer
-                    .request_raw_with_progress(method, params, options, tx)
-                    .await
-            }
-        }
+) -> Result<RawResult, Failure> {
+    let reply = request(up, r, method, params, true).await?;
+    reply.into_raw().map_err(unreadable)
+}
+
+/// One request upstream through [`exchange`], its result kept as text
+/// when `raw`.
+async fn request(
+    up: &Upstream,
+    r: &Request,
+    method: &str,
+    params: Option<JsonObject>,
+    raw: bool,
+) -> Result<Reply, Failure> {
+    exchange(r, method, raw, |progress, assigned, raw| {
+        up.peer.request_tracked(
+            method,
+            params,
+            RequestOptions::default(),
+            progress,
+            assigned,
+            raw,
+        )
     })
     .await
 }
 
+/// An answer the proxy cannot read.
+fn unreadable(e: serde_json::Error) -> Failure {
+    Failure::answered(ErrorObject::internal(format!(
+        "the upstream's result cannot be read: {e}"
+    )))
+}
+
 /// Runs one upstream call made by `call` (given where progress goes when
-/// the client asked for it), passing progress back and giving up when the
-/// client cancels (dropping the call cancels it upstream).
-async fn exchange<T, F, Fut>(r: &Request, method: &str, call: F) -> Result<T, ErrorObject>
+/// the client asked for it, where the engine tells the request's id, and
+/// whether to keep the result as text), passing progress back and giving
+/// up when the client cancels (dropping the call cancels it upstream).
+async fn exchange<F, Fut>(r: &Request, method: &str, raw: bool, call: F) -> Result<Reply, Failure>
 where
-    F: FnOnce(Option<mpsc::UnboundedSender<JsonObject>>) -> Fut,
-    Fut: Future<Output = Result<T, PeerError>>,
+    F: FnOnce(Option<mpsc::UnboundedSender<JsonObject>>, oneshot::Sender<RequestId>, bool) -> Fut,
+    Fut: Future<Output = Result<Reply, PeerError>>,
 {
     let cancel = r.cancel.clone();
-    if r.context.progress_token.is_none() {
-        let call = call(None);
-        return tokio::select! {
-            biased;
-            _ = cancel.cancelled() => Err(ErrorObject::internal("cancelled by the client")),
-            out = call => out.map_err(|e| peer_error(method, e)),
-        };
-    }
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let call = call(Some(tx));
-    tokio::pin!(call);
-    let out = loop {
+    let (assigned, mut id) = oneshot::channel();
+    let cancelled = || Failure {
+        error: ErrorObject::internal("cancelled by the client"),
+        fate: Fate::Cancelled,
+    };
+    let out = if r.context.progress_token.is_none() {
+        let call = call(None, assigned, raw);
         tokio::select! {
             biased;
-            _ = cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
-            Some(p) = rx.recv() => pass_progress(r, &p),
-            out = &mut call => break out,
+            _ = cancel.cancelled() => return Err(cancelled()),
+            out = call => out,
         }
+    } else {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let call = call(Some(tx), assigned, raw);
+        tokio::pin!(call);
+        let out = loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(cancelled()),
+                Some(p) = rx.recv() => pass_progress(r, &p),
+                out = &mut call => break out,
+            }
+        };
+        while let Ok(p) = rx.try_recv() {
+            pass_progress(r, &p);
+        }
+        out
     };
-    while let Ok(p) = rx.try_recv() {
-        pass_progress(r, &p);
-    }
-    out.map_err(|e| peer_error(method, e))
+    out.map_err(|e| {
+        let fate = match (&e, id.try_recv()) {
+            (PeerError::Call(CallError::Remote(_)), _) => Fate::Answered,
+            // The engine never took it: the sender was dropped unused.
+            (_, Err(oneshot::error::TryRecvError::Closed)) => Fate::Unsent,
+            _ => Fate::Lost,
+        };
+        Failure {
+            error: peer_error(method, e),
+            fate,
+        }
+    })
 }
 
 fn pass_progress(r: &Request, p: &JsonObject) {
@@ -213,7 +293,7 @@ pub(crate) async fn forward_reply(
     r: &Request,
     method: &str,
     params: Option<JsonObject>,
-) -> Result<Reply, ErrorObject> {
+) -> Result<Reply, Failure> {
     let era = r.context.era;
     if era == Era::Modern && crate::hints::completes(method) {
         return forward(up, calls, r, method, params)
@@ -227,9 +307,7 @@ pub(crate) async fn forward_reply(
         return match for_legacy(first) {
             Ok(text) => Ok(Reply::Raw(text)),
             Err(first) => {
-                let first = first.to_object().map_err(|e| {
-                    ErrorObject::internal(format!("the upstream's result cannot be read: {e}"))
-                })?;
+                let first = first.to_object().map_err(unreadable)?;
                 rounds(up, r, method, base, first).await.map(Reply::Object)
             }
         };
@@ -274,7 +352,7 @@ pub(crate) async fn forward(
     r: &Request,
     method: &str,
     params: Option<JsonObject>,
-) -> HandlerResult {
+) -> Result<JsonObject, Failure> {
     let guard = calls.enter(r);
     let base = prepare(params, r, up.era(), Some(guard.tag()));
     if !(r.context.era == Era::Legacy && up.era() == Era::Modern) {
@@ -297,7 +375,7 @@ async fn rounds(
     method: &str,
     base: Option<JsonObject>,
     mut result: JsonObject,
-) -> HandlerResult {
+) -> Result<JsonObject, Failure> {
     for round in 1..=MAX_ROUNDS {
         if ResultType::of(&result) != ResultType::InputRequired {
             result.remove("resultType");
@@ -309,16 +387,16 @@ async fn rounds(
         let mut next = base.clone().unwrap_or_default();
         if let Some(reqs) = result.get("inputRequests") {
             let Value::Object(reqs) = reqs else {
-                return Err(ErrorObject::internal(
+                return Err(Failure::answered(ErrorObject::internal(
                     "the upstream server sent an inputRequests that is not an object",
-                ));
+                )));
             };
             let mut answers = JsonObject::new();
             for (key, req) in reqs {
                 let m = req.get("method").and_then(Value::as_str).ok_or_else(|| {
-                    ErrorObject::internal(
+                    Failure::answered(ErrorObject::internal(
                         "the upstream server sent an input request without a method",
-                    )
+                    ))
                 })?;
                 let p = req.get("params").and_then(Value::as_object).cloned();
                 let options = RequestOptions {
@@ -329,7 +407,7 @@ async fn rounds(
                     .peer
                     .request(m, p, options)
                     .await
-                    .map_err(|e| peer_error(m, e))?;
+                    .map_err(|e| Failure::answered(peer_error(m, e)))?;
                 answers.insert(key.clone(), Value::Object(answer));
             }
             next.insert("inputResponses".into(), Value::Object(answers));
@@ -337,11 +415,13 @@ async fn rounds(
         if let Some(state) = result.get("requestState") {
             next.insert("requestState".into(), state.clone());
         }
-        result = send(up, r, method, Some(next)).await?;
+        result = send(up, r, method, Some(next))
+            .await
+            .map_err(Failure::after_first)?;
     }
-    Err(ErrorObject::internal(format!(
+    Err(Failure::answered(ErrorObject::internal(format!(
         "the upstream server asked for input more than {MAX_ROUNDS} times for one {method}"
-    )))
+    ))))
 }
 
 #[cfg(test)]

@@ -47,10 +47,13 @@ mod health;
 mod hints;
 mod hub;
 mod listen;
+mod member;
 mod overrides;
 mod pages;
 mod policy;
 mod ratelimit;
+mod resilience;
+mod retry_after;
 mod route;
 mod upstream;
 
@@ -63,5 +66,7 @@ pub use gateway::{ApiKey, Gateway, MIN_API_KEY_BYTES, ProxyConfig, parse_config}
 pub use health::{HEALTHZ_PATH, Health, HealthLayer, READYZ_PATH, Readiness};
 pub use overrides::{ToolOverride, ToolOverrides};
 pub use policy::{Decision, Effect, ItemKind, Policy, Rule, Selector};
-pub use ratelimit::{MAX_BUCKETS, RateLimit, RateLimits};
+pub use ratelimit::{MAX_BUCKETS, RateLimit, RateLimits, SharedBuckets};
+pub use resilience::{Breaker, DEFAULT_MAX_CONCURRENT};
+pub use retry_after::{MAX_INSPECTED, RetryAfter, RetryAfterLayer};
 pub use upstream::{DEFAULT_MAX_PROCESSES, TransportMaker, UpstreamOptions, UpstreamSpec};

@@ -8,10 +8,16 @@
 //! `resources/read`, completions, subscriptions) takes a token from the
 //! bucket of the first limit that matches it; with none left it is refused
 //! with a JSON-RPC error whose `data` carries `retryAfterMs`.
+//!
+//! The buckets live in this process by default; with
+//! [`RateLimits::shared`] they live in a [`SharedBuckets`] store (Redis, for
+//! `tessera proxy --redis`), so that several instances hold one limit.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use tessera_runtime::BoxFuture;
 
 use serde_json::{Value, json};
 use tessera_types::{ErrorObject, JsonObject};
@@ -53,12 +59,37 @@ impl Bucket {
     }
 }
 
+/// A store of token buckets shared by several proxy instances (Redis, in
+/// `tessera proxy --redis`: `tessera_redis::Redis::take_token` does this).
+pub trait SharedBuckets: Send + Sync + 'static {
+    /// Takes one token from the bucket `name` (at most 512 bytes), refilled
+    /// at `rate` tokens a second up to `burst` and full when new: `None`
+    /// when taken, else how long until the next token; an error when the
+    /// store cannot be reached.
+    fn take<'a>(
+        &'a self,
+        name: &'a str,
+        rate: f64,
+        burst: f64,
+    ) -> BoxFuture<'a, Result<Option<Duration>, String>>;
+}
+
 /// The limits and their buckets.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct RateLimits {
     limits: Vec<RateLimit>,
     buckets: Mutex<HashMap<(usize, String, String, String), Bucket>>,
     max_buckets: usize,
+    shared: Option<Arc<dyn SharedBuckets>>,
+}
+
+impl std::fmt::Debug for RateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimits")
+            .field("limits", &self.limits)
+            .field("shared", &self.shared.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl RateLimits {
@@ -68,6 +99,68 @@ impl RateLimits {
             limits,
             buckets: Mutex::default(),
             max_buckets: MAX_BUCKETS,
+            shared: None,
+        }
+    }
+
+    /// The same limits with their buckets in `store`, shared with every
+    /// instance using it (the buckets in this process are not used).
+    pub fn shared(mut self, store: Arc<dyn SharedBuckets>) -> Self {
+        self.shared = Some(store);
+        self
+    }
+
+    /// The first limit that matches a request.
+    fn matching(
+        &self,
+        claims: &JsonObject,
+        upstream: &str,
+        kind: ItemKind,
+        name: &str,
+    ) -> Option<(usize, &RateLimit)> {
+        self.limits
+            .iter()
+            .enumerate()
+            .find(|(_, l)| l.selector.reasons(claims, upstream, kind, name).is_some())
+    }
+
+    /// Takes a token for a request, as [`RateLimits::take`] does, from the
+    /// shared store when there is one: a store that cannot be reached
+    /// refuses the request (the limit is not silently lifted).
+    pub async fn spend(
+        &self,
+        who: &str,
+        claims: &JsonObject,
+        upstream: &str,
+        kind: ItemKind,
+        name: &str,
+    ) -> Result<(), ErrorObject> {
+        let Some(store) = &self.shared else {
+            return self.take(who, claims, upstream, kind, name, Instant::now());
+        };
+        let Some((index, limit)) = self.matching(claims, upstream, kind, name) else {
+            return Ok(());
+        };
+        // The bucket changes with the limit's rate and burst (a reload that
+        // changes them starts new buckets, as in memory).
+        let mut bucket = format!(
+            "{index}:{}:{}:{}:{}",
+            limit.rate,
+            limit.burst,
+            compact(who),
+            compact(upstream)
+        );
+        if limit.per_item {
+            bucket.push(':');
+            bucket.push_str(&compact(&format!("{}:{name}", kind.word())));
+        }
+        match store.take(&bucket, limit.rate, limit.burst).await {
+            Ok(None) => Ok(()),
+            Ok(Some(wait)) => Err(exceeded(limit, upstream, wait)),
+            Err(e) => Err(ErrorObject::internal(format!(
+                "the gateway's shared rate limiter cannot be reached ({e}); retry in a second"
+            ))
+            .with_data(json!({"retryAfterMs": 1000, "limit": "shared-rate-limiter"}))),
         }
     }
 
@@ -87,12 +180,7 @@ impl RateLimits {
         name: &str,
         now: Instant,
     ) -> Result<(), ErrorObject> {
-        let Some((index, limit)) = self
-            .limits
-            .iter()
-            .enumerate()
-            .find(|(_, l)| l.selector.reasons(claims, upstream, kind, name).is_some())
-        else {
+        let Some((index, limit)) = self.matching(claims, upstream, kind, name) else {
             return Ok(());
         };
         let item = if limit.per_item {
@@ -125,14 +213,19 @@ impl RateLimits {
             return Ok(());
         }
         let wait = Duration::from_secs_f64((1.0 - b.tokens) / limit.rate);
-        let ms = wait.as_millis().max(1) as u64;
-        Err(ErrorObject::internal(format!(
-            "rate limit {} reached for {upstream:?}; retry in {:.1} s",
-            limit.selector.name,
-            ms as f64 / 1000.0
-        ))
-        .with_data(json!({"retryAfterMs": ms, "limit": limit.selector.name})))
+        Err(exceeded(limit, upstream, wait))
     }
+}
+
+/// The refusal of a request over `limit` (the next token in `wait`).
+fn exceeded(limit: &RateLimit, upstream: &str, wait: Duration) -> ErrorObject {
+    let ms = wait.as_millis().max(1) as u64;
+    ErrorObject::internal(format!(
+        "rate limit {} reached for {upstream:?}; retry in {:.1} s",
+        limit.selector.name,
+        ms as f64 / 1000.0
+    ))
+    .with_data(json!({"retryAfterMs": ms, "limit": limit.selector.name}))
 }
 
 /// A bucket key part of bounded size: `s` itself when short, else its

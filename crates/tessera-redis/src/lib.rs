@@ -62,6 +62,7 @@ mod task_scripts;
 mod task_store;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod token_bucket;
 
 pub use bus::RedisBus;
 pub use connection::{Redis, RedisOptions, RedisStats};
@@ -72,6 +73,7 @@ pub use install::Install;
 pub use key_ring::RedisKeyRing;
 pub use session_store::RedisSessionStore;
 pub use task_store::RedisTaskStore;
+pub use token_bucket::MAX_BUCKET_NAME;
 
 /// The `redis` crate this one is built on.
 pub use redis;

@@ -307,6 +307,34 @@ impl Peer {
         )
     }
 
+    /// Sends a request as [`Peer::request`] or, with `raw`, as
+    /// [`Peer::request_raw`] (asking for progress when `progress` is given),
+    /// telling `assigned` the JSON-RPC id as soon as the engine takes the
+    /// request. When the call fails and `assigned` was never told, the
+    /// request never reached the engine, so nothing of it was written: a
+    /// proxy may send it again on another connection without running it
+    /// twice.
+    pub async fn request_tracked(
+        &self,
+        method: impl Into<String>,
+        params: Option<JsonObject>,
+        mut options: RequestOptions,
+        progress: Option<mpsc::UnboundedSender<JsonObject>>,
+        assigned: oneshot::Sender<RequestId>,
+        raw: bool,
+    ) -> Result<Reply, PeerError> {
+        options.progress |= progress.is_some();
+        self.request_inner(
+            method.into(),
+            params,
+            options,
+            progress,
+            Some(assigned),
+            raw,
+        )
+        .await
+    }
+
     /// Like [`Peer::request`], asking for progress: each `notifications/progress`
     /// params object is sent to `progress`.
     pub async fn request_with_progress(

@@ -225,3 +225,81 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     }
     out
 }
+
+/// Serves `factory` (a server, a proxy) over Streamable HTTP on a free
+/// loopback port in this process until `stop` fires; its endpoint URL.
+pub async fn serve_loopback<F: tessera_http::ServiceFactory>(
+    factory: F,
+    stop: &tokio_util::sync::CancellationToken,
+) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("address");
+    let mcp = tessera_http::McpHttp::builder(factory)
+        .bind_address(addr)
+        .build();
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
+    });
+    format!("http://{addr}/mcp")
+}
+
+/// A stdio upstream the test can kill and keep down: a shell wrapper that
+/// records the server's PID (exec keeps it) and fails at once while a
+/// `down` file exists, so that the test decides when it may come back.
+pub struct Killable {
+    dir: std::path::PathBuf,
+    pid_file: std::path::PathBuf,
+    down_file: std::path::PathBuf,
+    /// The command to give the proxy (`sh -c …`).
+    pub command: tessera::runtime::ChildCommand,
+}
+
+impl Killable {
+    /// A wrapper running `exec ARGS` (shell words, quoted as needed) in a
+    /// folder of its own named after `tag`.
+    pub fn new(tag: &str, args: &str) -> Killable {
+        let dir = std::env::temp_dir().join(format!("tessera-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let pid_file = dir.join("upstream.pid");
+        let down_file = dir.join("down");
+        let script = format!(
+            "[ -e '{}' ] && exit 1; echo $$ > '{}'; exec {args}",
+            down_file.display(),
+            pid_file.display(),
+        );
+        let mut command = tessera::runtime::ChildCommand::new("sh", ["-c", script.as_str()]);
+        command.inherit_stderr = false;
+        command.shutdown_grace = Duration::from_millis(300);
+        Killable {
+            dir,
+            pid_file,
+            down_file,
+            command,
+        }
+    }
+
+    /// Kills the running server (SIGKILL) and keeps it from starting again.
+    pub fn kill_and_hold(&self) {
+        std::fs::write(&self.down_file, b"").expect("down file");
+        let pid = std::fs::read_to_string(&self.pid_file).expect("pid file");
+        let killed = Command::new("kill")
+            .args(["-KILL", pid.trim()])
+            .status()
+            .expect("runs kill");
+        assert!(killed.success(), "kill {pid}");
+    }
+
+    /// Lets the server start again.
+    pub fn release(&self) {
+        std::fs::remove_file(&self.down_file).expect("removes the down file");
+    }
+}
+
+impl Drop for Killable {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

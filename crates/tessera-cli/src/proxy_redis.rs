@@ -1,0 +1,49 @@
+//! `tessera proxy --redis URL`: the gateway's rate-limit buckets in Redis,
+//! so that every instance using it holds one limit.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tessera::runtime::BoxFuture;
+use tessera_proxy::{RateLimit, RateLimits, SharedBuckets};
+
+use crate::Failure;
+
+/// [`SharedBuckets`] in Redis ([`tessera_redis::Redis::take_token`]).
+struct RedisBuckets(tessera_redis::Redis);
+
+impl SharedBuckets for RedisBuckets {
+    fn take<'a>(
+        &'a self,
+        name: &'a str,
+        rate: f64,
+        burst: f64,
+    ) -> BoxFuture<'a, Result<Option<Duration>, String>> {
+        Box::pin(async move {
+            self.0
+                .take_token(name, rate, burst)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// Connects to Redis for `--redis URL`.
+pub async fn connect(url: &str, prefix: &str) -> Result<Arc<dyn SharedBuckets>, Failure> {
+    let redis = tessera_redis::Redis::options(url)
+        .prefix(prefix)
+        .connect()
+        .await
+        .with_context(|| "connecting to Redis (--redis / TESSERA_REDIS_URL)")?;
+    Ok(Arc::new(RedisBuckets(redis)))
+}
+
+/// `limits`, with their buckets in `shared` when given.
+pub fn limits(limits: Vec<RateLimit>, shared: Option<&Arc<dyn SharedBuckets>>) -> RateLimits {
+    let limits = RateLimits::new(limits);
+    match shared {
+        Some(s) => limits.shared(s.clone()),
+        None => limits,
+    }
+}

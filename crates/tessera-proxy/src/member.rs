@@ -1,0 +1,292 @@
+//! One upstream of an [`Aggregator`](crate::Aggregator): its pooled
+//! connection, the supervisor that keeps it open (reconnecting with
+//! backoff), and the way every request reaches it: through its circuit
+//! breaker and concurrency cap, retried once only when it was never
+//! written (see [`crate::resilience`]).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tessera_proto::{ConnectMode, RequestOptions};
+use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_types::{Era, ErrorObject, JsonObject, methods};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::calls::Calls;
+use crate::config::UpstreamConfig;
+use crate::forward::{Failure, Fate, forward, send};
+use crate::hub::Hub;
+use crate::resilience::{Circuit, CircuitState, Places, RETRY_WAIT};
+use crate::route::{ask_sole, log};
+use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
+
+/// The traffic of one upstream's pooled connection.
+pub(crate) struct MemberSink {
+    name: String,
+    calls: Arc<Calls>,
+    hub: Arc<Hub>,
+}
+
+impl Sink for MemberSink {
+    fn request(
+        &self,
+        method: String,
+        params: Option<JsonObject>,
+    ) -> BoxFuture<'static, HandlerResult> {
+        ask_sole(&self.calls, "pooled", method, params)
+    }
+
+    fn notification(&self, method: String, params: Option<JsonObject>) {
+        match method.as_str() {
+            methods::NOTIFICATIONS_MESSAGE => {
+                log(self.calls.sole().ok().as_ref(), None, params.as_ref())
+            }
+            methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
+            tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION => {}
+            _ => self.hub.announce(&self.name, &method, params.as_ref()),
+        }
+    }
+}
+
+/// One upstream of the aggregator.
+pub(crate) struct Member {
+    /// Its configuration entry.
+    pub entry: UpstreamConfig,
+    /// The options of its connection (the entry's timeout applied).
+    pub options: UpstreamOptions,
+    conn: Mutex<Option<Arc<Upstream>>>,
+    /// The requests in flight on its connection.
+    pub calls: Arc<Calls>,
+    /// Whether it is connected now.
+    pub alive: watch::Sender<bool>,
+    circuit: Circuit,
+    places: Places,
+    /// Stops its supervisor (and closes its connection).
+    pub stop: CancellationToken,
+}
+
+impl Member {
+    /// A member for `entry` (not started: see [`supervise`]); `stop` stops
+    /// it.
+    pub fn new(entry: UpstreamConfig, options: &UpstreamOptions, stop: CancellationToken) -> Self {
+        let mut o = options.clone();
+        if entry.timeout.is_some() {
+            o.request_timeout = entry.timeout;
+        }
+        Member {
+            circuit: Circuit::new(entry.breaker),
+            places: Places::new(entry.max_concurrent),
+            entry,
+            options: o,
+            conn: Mutex::new(None),
+            calls: Arc::new(Calls::default()),
+            alive: watch::channel(false).0,
+            stop,
+        }
+    }
+
+    /// The state `/readyz` shows: `connected`, `reconnecting`,
+    /// `circuit-open` or `circuit-half-open`.
+    pub fn state(&self) -> &'static str {
+        if self.current().is_none() {
+            return "reconnecting";
+        }
+        match self.circuit.state_at(tokio::time::Instant::now()) {
+            CircuitState::Closed => "connected",
+            CircuitState::Open => "circuit-open",
+            CircuitState::HalfOpen => "circuit-half-open",
+        }
+    }
+
+    /// Forwards `r` (as `method` with `params`) through the circuit breaker
+    /// and the concurrency cap; a request that never reached the upstream
+    /// is sent once more on its next connection (waiting for it at most
+    /// [`RETRY_WAIT`]).
+    pub async fn call(
+        &self,
+        r: &Request,
+        method: &str,
+        params: JsonObject,
+    ) -> Result<JsonObject, ErrorObject> {
+        let name = &self.entry.name;
+        let mut retried = false;
+        loop {
+            let up = self.upstream()?;
+            let pass = self.circuit.admit(name, tokio::time::Instant::now())?;
+            let place = self.place(r).await?;
+            let out = forward(&up, &self.calls, r, method, Some(params.clone())).await;
+            drop(place);
+            match out {
+                Ok(result) => {
+                    pass.finish(Fate::Answered);
+                    return Ok(result);
+                }
+                Err(Failure { error, fate }) => {
+                    pass.finish(fate);
+                    if fate != Fate::Unsent || retried {
+                        return Err(error);
+                    }
+                    retried = true;
+                    tracing::debug!(upstream = %name, %method, "never sent; retrying on the next connection");
+                    if !self.next_connection(&up, r).await {
+                        return Err(error);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends a list request (`None` when the upstream is down, its circuit
+    /// refuses, or the request fails: the list goes on without it).
+    pub async fn page(
+        &self,
+        r: &Request,
+        method: &str,
+        params: Option<JsonObject>,
+    ) -> Option<JsonObject> {
+        let up = self.current()?;
+        let pass = self
+            .circuit
+            .admit(&self.entry.name, tokio::time::Instant::now())
+            .ok()?;
+        let _place = self.place(r).await.ok()?;
+        match send(&up, r, method, params).await {
+            Ok(page) => {
+                pass.finish(Fate::Answered);
+                Some(page)
+            }
+            Err(Failure { error, fate }) => {
+                pass.finish(fate);
+                tracing::warn!(upstream = %self.entry.name, %method, %error, "left out of the list");
+                None
+            }
+        }
+    }
+
+    /// A place under the concurrency cap, waiting at most the request
+    /// timeout, and no longer than the client does.
+    async fn place(&self, r: &Request) -> Result<tokio::sync::OwnedSemaphorePermit, ErrorObject> {
+        tokio::select! {
+            p = self.places.take(&self.entry.name, self.options.request_timeout) => p,
+            _ = r.cancel.cancelled() => Err(ErrorObject::internal("cancelled by the client")),
+        }
+    }
+
+    /// Waits (at most [`RETRY_WAIT`], and no longer than the client) for a
+    /// connection other than `old`; whether one came.
+    async fn next_connection(&self, old: &Arc<Upstream>, r: &Request) -> bool {
+        let mut alive = self.alive.subscribe();
+        let wait = async {
+            loop {
+                if self.current().is_some_and(|c| !Arc::ptr_eq(&c, old)) {
+                    return true;
+                }
+                if alive.changed().await.is_err() {
+                    return false;
+                }
+            }
+        };
+        tokio::select! {
+            got = tokio::time::timeout(RETRY_WAIT, wait) => got.unwrap_or(false),
+            _ = r.cancel.cancelled() => false,
+        }
+    }
+
+    /// The connection now, if it is open.
+    pub fn current(&self) -> Option<Arc<Upstream>> {
+        self.conn
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .filter(|u| u.is_open())
+    }
+
+    /// The connection now, or the error a request to it gets.
+    pub fn upstream(&self) -> Result<Arc<Upstream>, ErrorObject> {
+        self.current().ok_or_else(|| {
+            ErrorObject::internal(format!(
+                "upstream {} is unavailable (reconnecting)",
+                self.entry.name
+            ))
+        })
+    }
+}
+
+/// Keeps `member` connected until its `stop` fires: connects, and
+/// reconnects with backoff (0.2 s doubling up to 5 s) whenever the
+/// connection ends, telling `hub`'s sessions that the lists changed.
+pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
+    let stop = member.stop.clone();
+    const FIRST: Duration = Duration::from_millis(200);
+    const MOST: Duration = Duration::from_secs(5);
+    let mut delay = FIRST;
+    let spec = member.entry.spec.clone();
+    loop {
+        let sink = Arc::new(MemberSink {
+            name: member.entry.name.clone(),
+            calls: member.calls.clone(),
+            hub: hub.clone(),
+        });
+        let connecting = Upstream::connect(
+            &spec,
+            ConnectMode::Auto,
+            proxy_identity(all_client_capabilities()),
+            sink,
+            &member.options,
+            None,
+        );
+        let outcome = tokio::select! {
+            o = connecting => o,
+            _ = stop.cancelled() => return,
+        };
+        match outcome {
+            Ok(up) => {
+                let up = Arc::new(up);
+                *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = Some(up.clone());
+                let _ = member.alive.send_replace(true);
+                hub.lists_changed();
+                delay = FIRST;
+                tracing::info!(upstream = %member.entry.name, "connected");
+                // A 2026-07-28 upstream tells of changes on a listen stream.
+                let listen = async {
+                    if up.era() == Era::Modern {
+                        let mut p = JsonObject::new();
+                        p.insert(
+                            "notifications".into(),
+                            json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}),
+                        );
+                        let options = RequestOptions {
+                            no_timeout: true,
+                            ..RequestOptions::default()
+                        };
+                        let _ = up
+                            .peer
+                            .request(methods::SUBSCRIPTIONS_LISTEN, Some(p), options)
+                            .await;
+                    }
+                    std::future::pending::<()>().await
+                };
+                tokio::select! {
+                    _ = up.peer_closed() => {}
+                    _ = listen => {}
+                    _ = stop.cancelled() => {
+                        up.close().await;
+                        return;
+                    }
+                }
+                *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                let _ = member.alive.send_replace(false);
+                hub.lists_changed();
+                tracing::warn!(upstream = %member.entry.name, "connection lost; reconnecting");
+            }
+            Err(e) => tracing::warn!(upstream = %member.entry.name, %e, "cannot connect"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = stop.cancelled() => return,
+        }
+        delay = (delay * 2).min(MOST);
+    }
+}
