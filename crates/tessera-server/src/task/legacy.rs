@@ -44,7 +44,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                     &tessera_types::tasks::legacy::ListTasksResult {
                         meta: None,
                         tasks: page.tasks.iter().map(wire::legacy_task_of).collect(),
-                        next_cursor: page.next_cursor.map(Into::into),
+                        next_cursor: page.next_cursor,
                     },
                 ))
             });
