@@ -1,13 +1,11 @@
 //! MCP Apps: a tool's `_meta.ui` and its view round trip, and app-only tools
 //! are shown to (and callable by) clients that render views only — both eras.
 
-mod common;
-
-use common::{ERAS, builder, in_process};
 use serde_json::json;
 use tessera_client::apps::visible_to_model;
 use tessera_server::apps::{Apps, UiView};
 use tessera_server::{Server, tool};
+use tessera_testkit::prelude::{ERAS, builder, in_process};
 use tessera_types::{
     APP_MIME_TYPE, ToolUiMeta, UiCsp, UiPermissions, UiResourceMeta, UiSettings, UiVisibility,
 };

@@ -2,11 +2,9 @@
 //! typed, with its `_meta`; unknown ones (and known ones with params that do
 //! not fit) arrive as `ClientEvent::Other`, exactly as sent.
 
-mod common;
-
-use common::{bounded, builder, obj, scripted};
 use serde_json::{Value, json};
 use tessera_client::{ClientEvent, EventStream};
+use tessera_testkit::prelude::{bounded, builder, obj, scripted};
 use tessera_types::{LoggingLevel, ProtocolVersion, RequestId, TaskStatus};
 
 /// The next `n` notification events (connection events are not expected).

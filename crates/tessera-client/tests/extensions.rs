@@ -2,17 +2,15 @@
 //! the peer, extension methods in both directions, extension notifications,
 //! entries added to a core result's `_meta`.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::{ERAS, bounded, builder, in_process, obj};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tessera_client::{ClientExtension, ClientRoutes};
 use tessera_server::{
     DeclaredSettings, ExtensionRoutes, RequestContext, Server, ServerExtension, tool,
 };
+use tessera_testkit::prelude::{ERAS, bounded, builder, in_process, obj};
 use tessera_types::{
     CacheScope, Cacheable, Era, ErrorObject, ExtensionSettings, JsonObject, ListToolsResult,
 };

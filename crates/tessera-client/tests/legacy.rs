@@ -4,12 +4,10 @@
 //! `notifications/elicitation/complete` and the `-32042` error, roots
 //! notifications and resource subscriptions.
 
-mod common;
-
-use common::*;
 use serde_json::{Value, json};
 use tessera_client::{Client, ClientBuilder, ClientError, ClientEvent, UrlRequest, user_rejected};
 use tessera_server::{ProtocolError, RawArgs, RequestContext, Server, resource, tool};
+use tessera_testkit::prelude::*;
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ErrorObject, ProtocolVersion,
     Root,

@@ -1,15 +1,13 @@
 //! `subscriptions/listen` streams: demultiplexing concurrent subscriptions,
 //! cancellation by drop, graceful end, re-subscription after reconnecting.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::*;
 use serde_json::{Value, json};
 use tessera_client::{ClientEvent, ListenEnd};
 use tessera_server::hub::ListKind;
 use tessera_server::{Server, prompt, resource, tool};
+use tessera_testkit::prelude::*;
 use tessera_types::{JsonObject, ProtocolVersion, RequestId, SubscriptionFilter};
 use tokio_util::sync::CancellationToken;
 
@@ -176,44 +174,4 @@ async fn a_server_may_end_a_subscription_gracefully() {
     assert!(matches!(n, ClientEvent::PromptListChanged(_)), "{n:?}");
     assert!(bounded("the end", stream.recv()).await.is_none());
     assert_eq!(stream.end(), Some(ListenEnd::Graceful));
-}
-
-#[tokio::test]
-async fn subscriptions_are_sent_again_after_reconnecting() {
-    let client = reference(builder(MODERN)).await;
-    let mut stream = client
-        .listen(SubscriptionFilter {
-            tools_list_changed: Some(true),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let pid = client.child_id().unwrap();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    bounded("the connection to end", client.closed()).await;
-    bounded("reconnect", client.reconnect()).await.unwrap();
-    let ack = bounded("the new acknowledgment", stream.recv())
-        .await
-        .unwrap();
-    assert!(
-        matches!(ack, ClientEvent::SubscriptionsAcknowledged(_)),
-        "{ack:?}"
-    );
-    client
-        .call_tool("test_trigger_tool_change", json!({}))
-        .await
-        .unwrap();
-    let n = bounded("the change", stream.recv()).await.unwrap();
-    assert_eq!(n.method(), Some("notifications/tools/list_changed"));
-    let id: RequestId = serde_json::from_value(subscription_of(&n)).unwrap();
-    assert_eq!(serde_json::to_value(&id).unwrap(), subscription_of(&ack));
-    client.close().await;
-    assert!(bounded("the stream to end", stream.recv()).await.is_none());
-    assert_eq!(stream.end(), Some(ListenEnd::Closed));
 }

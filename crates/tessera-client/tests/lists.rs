@@ -1,17 +1,15 @@
 //! Pagination (with loop guards) and the response cache (hits, `ttlMs` on the
 //! virtual clock, invalidation by notifications, a refused cursor).
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::*;
 use serde::Deserialize;
 use serde_json::json;
 use tessera_client::ClientError;
 use tessera_server::{Server, Vars, prompt, resource, resource_template, tool};
+use tessera_testkit::prelude::*;
 use tessera_types::{ErrorObject, ProtocolVersion, SubscriptionFilter};
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;

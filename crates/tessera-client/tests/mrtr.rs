@@ -2,14 +2,12 @@
 //! limit, what a retry carries, refusal of undeclared input requests,
 //! protocol violations, handler refusals, URL mode and sampling rules.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::*;
 use serde_json::{Value, json};
 use tessera_client::{ClientError, UrlRequest, user_rejected};
+use tessera_testkit::prelude::*;
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ErrorObject, JsonObject,
     ProtocolVersion, RequestId,

@@ -2,16 +2,14 @@
 //! (size, digest, frontmatter), tampered content caught, the cache, and
 //! servers without the extension — in both eras.
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{ERAS, builder, in_process};
 use serde_json::Value;
 use tessera_client::{ClientError, SkillCache, VerificationProblem};
 use tessera_server::Server;
 use tessera_server::skills::Skills;
+use tessera_testkit::prelude::{ERAS, builder, in_process};
 use tessera_types::{SkillResources, skill_digest};
 
 const SKILL_MD: &str =

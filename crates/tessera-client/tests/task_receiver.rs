@@ -4,16 +4,14 @@
 //! `tasks/cancel`, and reports what it saw. The client's handlers are held
 //! by gates the tool opens, so every status it observes is deterministic.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::{bounded, builder, in_process};
 use serde_json::{Value, json};
 use tessera_client::{Client, FormRequest};
 use tessera_runtime::PeerError;
 use tessera_server::{RequestContext, Server, tool};
+use tessera_testkit::prelude::{bounded, builder, in_process};
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitResult, ElicitValue, ErrorObject,
     JsonObject, ProtocolVersion,
@@ -234,7 +232,7 @@ async fn without_receive_tasks_requests_are_answered_directly() {
 }
 
 /// The next `notifications/tasks/status` the scripted server received.
-async fn next_status(notes: &mut common::Notes) -> JsonObject {
+async fn next_status(notes: &mut tessera_testkit::pair::Notes) -> JsonObject {
     loop {
         let (method, params) = bounded("a status notification", notes.recv())
             .await
@@ -264,10 +262,11 @@ async fn status_changes_are_notified_to_the_server() {
             Err::<CreateMessageResult, _>(ErrorObject::new(-1, "no model here"))
         })
         .receive_tasks();
-    let (client, server, mut notes) = common::scripted(b, json!({}), &[], |_| async {
-        unreachable!("the client sends no requests")
-    })
-    .await;
+    let (client, server, mut notes) =
+        tessera_testkit::pair::scripted(b, json!({}), &[], |_| async {
+            unreachable!("the client sends no requests")
+        })
+        .await;
     let opts = tessera_proto::RequestOptions::default;
     let elicit = obj(json!({
         "message": "Anything?",
@@ -351,7 +350,7 @@ async fn tasks_list_is_paginated_over_the_wire() {
     let b = builder(ProtocolVersion::V2025_11_25)
         .elicitation(|_f: FormRequest| std::future::pending::<Result<ElicitResult, ErrorObject>>())
         .receive_tasks();
-    let (client, server, _notes) = common::scripted(b, json!({}), &[], |_| async {
+    let (client, server, _notes) = tessera_testkit::pair::scripted(b, json!({}), &[], |_| async {
         unreachable!("the client sends no requests")
     })
     .await;

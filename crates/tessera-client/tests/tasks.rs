@@ -4,18 +4,16 @@
 //! task's progress counted at the caller's callback. Also the order of an
 //! elicitation form's properties as the client's form handler sees them.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{ERAS, bounded, builder, in_process};
 use serde_json::json;
 use tessera_client::task::TaskState;
 use tessera_client::{CallOptions, TaskOptions, ToolCallOutcome};
 use tessera_server::task::TaskStart;
 use tessera_server::{RequestContext, Server, tool};
+use tessera_testkit::prelude::{ERAS, bounded, builder, in_process};
 use tessera_types::tasks::TaskStatus;
 use tessera_types::tool::TaskSupport;
 use tessera_types::{ElicitRequestParams, ElicitResult, ElicitValue, ErrorObject, ProtocolVersion};

@@ -1,17 +1,15 @@
 //! Cancellation by dropping a call, and timeouts restarted by progress under
 //! a hard maximum, on tokio's virtual clock.
 
-mod common;
-
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tessera_client::CallOptions;
 use tessera_server::{Args, RequestContext, Server, State, tool};
+use tessera_testkit::prelude::*;
 use tessera_types::CallToolRequestParams;
 use tokio::sync::Notify;
 use tokio::time::Instant;

@@ -2,11 +2,10 @@
 //! structs, `request::<R>()` named by the request's marker type, and a
 //! handler's log level given as a `LoggingLevel`.
 
-mod common;
-
 use serde_json::json;
 use tessera_client::{Client, ClientEvent};
 use tessera_server::{RequestContext, Server, tool};
+use tessera_testkit::pair::in_process;
 use tessera_types::{ListToolsRequest, LoggingLevel, PaginatedRequestParams, ProtocolVersion};
 
 async fn chatty(ctx: RequestContext) -> &'static str {
@@ -15,15 +14,11 @@ async fn chatty(ctx: RequestContext) -> &'static str {
 }
 
 async fn connect(server: &Server, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("typed-tests", "1.0")
-        .protocol_version(version)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("typed-tests", "1.0").protocol_version(version),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -92,11 +87,13 @@ async fn server_capabilities_keep_every_member_the_server_sent() {
         "extensions": {"com.example/demo": {"level": 2}}
     });
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
-        let (client, _peer, _notes) =
-            common::scripted(common::builder(version), declared.clone(), &[], |_| async {
-                unreachable!("no requests")
-            })
-            .await;
+        let (client, _peer, _notes) = tessera_testkit::pair::scripted(
+            tessera_testkit::handlers::builder(version),
+            declared.clone(),
+            &[],
+            |_| async { unreachable!("no requests") },
+        )
+        .await;
         let caps = client.server_capabilities();
         assert_eq!(caps.tools.as_ref().unwrap().list_changed, Some(true));
         assert!(caps.logging.is_some());
@@ -186,11 +183,7 @@ async fn a_typed_elicitation_asks_with_the_derived_form_and_reads_the_answer() {
         ("wrong", "error:"),
     ] {
         for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
-            let (client_io, server_io) = tokio::io::duplex(1 << 20);
-            let (sr, sw) = tokio::io::split(server_io);
-            let _ = server.clone().serve_io(sr, sw);
-            let (cr, cw) = tokio::io::split(client_io);
-            let client = Client::builder("typed-tests", "1.0")
+            let builder = Client::builder("typed-tests", "1.0")
                 .protocol_version(version)
                 .elicitation(move |f: tessera_client::FormRequest| async move {
                     // The form is the one derived from `Booking`, in order.
@@ -214,10 +207,8 @@ async fn a_typed_elicitation_asks_with_the_derived_form_and_reads_the_answer() {
                             ElicitResult::accept(content)
                         }
                     })
-                })
-                .connect_io(cr, cw)
-                .await
-                .expect("connects");
+                });
+            let client = in_process(&server, builder).await;
             let text = match client.call_tool("book", ()).await {
                 Ok(r) => r.content[0].as_text().unwrap_or_default().to_owned(),
                 // A 2026-07-28 client checks its own answer before the

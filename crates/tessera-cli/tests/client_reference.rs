@@ -1,19 +1,29 @@
-//! Against the reference server (`tessera serve --stdio`) in both eras: the
-//! same handlers answer legacy server requests and 2026-07-28 input requests.
-
-mod common;
+//! The client against the reference server (`tessera serve --stdio`, this
+//! crate's binary) in both eras: the same handlers answer legacy server
+//! requests and 2026-07-28 input requests; subscriptions survive the
+//! server's death.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::*;
 use serde_json::json;
-use tessera_client::{CallOptions, ClientError, ClientEvent, FormRequest};
+use tessera_client::{
+    CallOptions, Client, ClientBuilder, ClientError, ClientEvent, FormRequest, ListenEnd,
+};
+use tessera_testkit::prelude::*;
+use tessera_testkit::reference::Reference;
 use tessera_types::{
     CallToolRequestParams, ElicitResult, ElicitValue, ErrorObject, LoggingLevel, MrtrResult,
-    ProtocolVersion, Root,
+    ProtocolVersion, Root, SubscriptionFilter,
 };
+
+/// Connects `builder` to this crate's `tessera serve --stdio`.
+async fn reference(builder: ClientBuilder) -> Client {
+    Reference::new(env!("CARGO_BIN_EXE_tessera"))
+        .connect(builder)
+        .await
+}
 
 #[tokio::test]
 async fn sampling_and_elicitation_tools_in_both_eras() {
@@ -422,4 +432,47 @@ async fn the_round_count_is_bounded_by_the_handlers_being_called_once_per_reques
     assert_eq!(text(&r), "Got name name-value, a greeting and 2 root(s)");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     client.close().await;
+}
+
+#[tokio::test]
+async fn subscriptions_are_sent_again_after_reconnecting() {
+    let client = reference(builder(ProtocolVersion::V2026_07_28)).await;
+    let mut stream = client
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let pid = client.child_id().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    bounded("the connection to end", client.closed()).await;
+    bounded("reconnect", client.reconnect()).await.unwrap();
+    let ack = bounded("the new acknowledgment", stream.recv())
+        .await
+        .unwrap();
+    assert!(
+        matches!(ack, ClientEvent::SubscriptionsAcknowledged(_)),
+        "{ack:?}"
+    );
+    client
+        .call_tool("test_trigger_tool_change", json!({}))
+        .await
+        .unwrap();
+    let n = bounded("the change", stream.recv()).await.unwrap();
+    assert_eq!(n.method(), Some("notifications/tools/list_changed"));
+    // The change comes on the subscription that the new acknowledgment names.
+    assert_eq!(
+        n.subscription_id().expect("a subscription id"),
+        ack.subscription_id().expect("a subscription id")
+    );
+    client.close().await;
+    assert!(bounded("the stream to end", stream.recv()).await.is_none());
+    assert_eq!(stream.end(), Some(ListenEnd::Closed));
 }
