@@ -3,7 +3,9 @@
 //! valid request is answered.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+
+use tessera_testkit::Running;
 
 use serde_json::{Value, json};
 
@@ -31,7 +33,7 @@ impl Rng {
 }
 
 struct Server {
-    child: Child,
+    child: Running,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
 }
@@ -48,7 +50,7 @@ impl Server {
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Server {
-            child,
+            child: Running(child),
             stdin,
             stdout,
         }
@@ -65,13 +67,6 @@ impl Server {
         let n = self.stdout.read_line(&mut line).unwrap();
         assert!(n > 0, "the server closed its output");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON from server: {e}: {line}"))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -7,8 +7,10 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::process::{Child, Command};
+use std::process::Command;
+
 use std::time::{Duration, Instant};
+use tessera_testkit::Running;
 
 use serde_json::{Value, json};
 use tessera_redis::testing::{Haproxy, RedisServer};
@@ -17,15 +19,8 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A `tessera serve` child process; killed when dropped.
 struct Instance {
-    child: Child,
+    child: Running,
     port: u16,
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Instance {
@@ -51,7 +46,10 @@ async fn start(redis: &str, port: u16, id: &str) -> Instance {
             .args(["--allow-host", "127.0.0.1", "--allow-host", "localhost"]),
         DEADLINE,
     );
-    Instance { child, port }
+    Instance {
+        child: Running(child),
+        port,
+    }
 }
 
 /// One 2026-07-28 request from the client `cluster-test` to `url`; returns

@@ -6,9 +6,11 @@
 //! Every wait is bounded.
 
 use std::io::{Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
+
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
+use tessera_testkit::Running;
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
 const BOUND: Duration = Duration::from_secs(60);
@@ -19,7 +21,7 @@ fn sh_quote(s: &str) -> String {
 
 /// `tessera ARGS...` inside a pseudo-terminal: what it shows, and its keyboard.
 struct Terminal {
-    child: Child,
+    child: Running,
     keys: Option<ChildStdin>,
     screen_rx: Receiver<Vec<u8>>,
     screen: String,
@@ -55,7 +57,7 @@ impl Terminal {
         });
         Terminal {
             keys: child.stdin.take(),
-            child,
+            child: Running(child),
             screen_rx,
             screen: String::new(),
             seen: 0,
@@ -121,13 +123,6 @@ impl Terminal {
         drop(self.keys.take());
         let status = self.child.wait().expect("waits");
         (status.code(), std::mem::take(&mut self.screen))
-    }
-}
-
-impl Drop for Terminal {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

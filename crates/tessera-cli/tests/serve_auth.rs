@@ -6,9 +6,11 @@
 mod common;
 
 use std::io::Read;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tessera_testkit::Running;
 
 use serde_json::{Map, Value, json};
 use tessera_auth::challenge::BearerChallenge;
@@ -18,17 +20,10 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A `tessera serve` child process; killed when dropped.
 struct Served {
-    child: Child,
+    child: Running,
     port: u16,
     stderr: Arc<Mutex<String>>,
     reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Served {
@@ -72,7 +67,7 @@ fn spawn(extra: &[&str], env: &[(&str, &str)]) -> Served {
         }
     });
     Served {
-        child,
+        child: Running(child),
         port: 0,
         stderr,
         reader: Some(reader),

@@ -2,46 +2,31 @@
 //! reading and `--verify`, and a file changed behind the server's back
 //! caught (exit 1, what did not match, nothing printed).
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
 
+use tessera_testkit::process::{Running, spawn_serving};
+
+/// `tessera serve --http` (killed on drop) and its endpoint URL.
 struct Served {
-    child: Child,
+    _child: Running,
     url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Starts the reference server on a free loopback port and reads its URL
 /// from the line it prints once it listens.
-fn serve(dir: &PathBuf) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["serve", "--http", "127.0.0.1:0", "--skills"])
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start tessera serve");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next()
-            .expect("the server prints its address")
-            .expect("readable stderr");
-        if let Some(rest) = line.split("at http://").nth(1) {
-            let addr = rest.split(['/', ';', ' ']).next().unwrap();
-            break format!("http://{addr}/mcp");
-        }
-    };
-    // Keep draining stderr so the server never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
-    Served { child, url }
+fn serve(dir: &Path) -> Served {
+    let (child, port) = spawn_serving(
+        Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["serve", "--http", "127.0.0.1:0", "--skills"])
+            .arg(dir),
+        Duration::from_secs(30),
+    );
+    Served {
+        _child: Running(child),
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
 }
 
 fn tessera(args: &[&str]) -> Output {

@@ -7,8 +7,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
+use tessera_testkit::Running;
 
 use serde_json::{Value, json};
 
@@ -16,15 +18,8 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A `tessera serve` child process; killed when dropped.
 struct Served {
-    child: Child,
+    child: Running,
     port: u16,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Starts the server on a port of its choosing and waits (bounded) until it listens.
@@ -35,7 +30,10 @@ async fn start(store: &str) -> Served {
             .args(["--task-store", store]),
         DEADLINE,
     );
-    Served { child, port }
+    Served {
+        child: Running(child),
+        port,
+    }
 }
 
 /// One 2026-07-28 request from the client `restart-test`, declaring the

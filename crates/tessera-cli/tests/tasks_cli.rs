@@ -6,20 +6,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
-
-/// `tessera serve --http` on a free loopback port; killed on drop.
-struct Serve(Child);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn tessera(args: &[&str]) -> Output {
     Command::new(BIN)
@@ -39,7 +29,7 @@ async fn tasks_list_where_there_is_no_listing_is_unsupported() {
         Command::new(BIN).args(["serve", "--http", "127.0.0.1:0"]),
         Duration::from_secs(30),
     );
-    let _server = Serve(child);
+    let _server = common::Running(child);
     let url = format!("http://127.0.0.1:{port}/mcp");
 
     // The era is detected: a 2026-07-28 server. Nothing is listed, exit 9.
@@ -99,7 +89,7 @@ async fn call_task_follow_ups_work_or_say_why_not() {
         Command::new(BIN).args(["serve", "--http", "127.0.0.1:0"]),
         Duration::from_secs(30),
     );
-    let _server = Serve(child);
+    let _server = common::Running(child);
     let url = format!("http://127.0.0.1:{port}/mcp");
 
     let o = tessera(&[

@@ -6,7 +6,9 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
+
+use tessera_testkit::Running;
 
 use serde_json::{Value, json};
 
@@ -14,7 +16,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 
 /// `tessera serve --http` on a free loopback port, stopped on drop.
 struct HttpServer {
-    child: Child,
+    child: Running,
     url: String,
 }
 
@@ -29,7 +31,7 @@ impl HttpServer {
             .expect("start tessera serve --http");
         // Dropped (killed and waited for) on every path, panics included.
         let mut server = HttpServer {
-            child,
+            child: Running(child),
             url: String::new(),
         };
         let mut err = BufReader::new(server.child.stderr.take().unwrap());
@@ -50,13 +52,6 @@ impl HttpServer {
                 return server;
             }
         }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -13,17 +13,11 @@ use serde_json::{Value, json};
 use tessera_client::Client;
 use tessera_macros::{prompt, resource, tool, tools};
 use tessera_server::{Args, PromptArgs, RequestContext, Server, State, Structured, Uri, Vars};
+use tessera_testkit::pair::in_process;
 use tessera_types::{CallToolResult, ContentBlock, JsonObject, Tool};
 
 async fn connect<S: Send + Sync + 'static>(server: &Server<S>) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("macro-tests", "1.0")
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(server, Client::builder("macro-tests", "1.0")).await
 }
 
 async fn raw(client: &Client, method: &str, params: Value) -> Value {

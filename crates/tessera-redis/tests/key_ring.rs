@@ -10,6 +10,7 @@ use tessera_redis::testing::RedisServer;
 use tessera_redis::{Redis, RedisKeyRing};
 use tessera_server::mrtr::StateSealer;
 use tessera_server::{RequestContext, Server, tool};
+use tessera_testkit::pair::serve_raw;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const HOUR: u64 = 3_600_000;
@@ -108,10 +109,7 @@ impl Wire {
             .install(Server::builder().tool(tool("two_questions").handler(two_questions)))
             .build()
             .unwrap();
-        let (a, b) = tokio::io::duplex(1 << 16);
-        let (sr, sw) = tokio::io::split(b);
-        let _ = server.serve_io(sr, sw);
-        let (read, write) = tokio::io::split(a);
+        let (read, write) = serve_raw(&server, 1 << 16);
         Wire {
             write,
             read: BufReader::new(read),

@@ -11,6 +11,7 @@ use tessera_redis::testing::RedisServer;
 use tessera_runtime::testing::LineSession;
 use tessera_server::task::TaskSettings;
 use tessera_server::{RawArgs, Server, State, tool};
+use tessera_testkit::pair::serve_raw;
 use tessera_types::tool::TaskSupport;
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::Semaphore;
@@ -43,10 +44,7 @@ struct Session(LineSession<ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>);
 
 impl Session {
     async fn open(server: &Server<Gate>) -> Session {
-        let (a, b) = tokio::io::duplex(1 << 20);
-        let (sr, sw) = tokio::io::split(b);
-        let _ = server.clone().serve_io(sr, sw);
-        let (read, write) = tokio::io::split(a);
+        let (read, write) = serve_raw(server, 1 << 20);
         Session(LineSession::legacy(read, write, "2025-11-25").await)
     }
 

@@ -10,20 +10,15 @@ use tessera_server::{
     BuildError, CompletionRequest, CompletionTarget, PromptArgsMap, ProtocolError, Server,
     ServerBuilder, State, complete_from, prompt, resource_template,
 };
+use tessera_testkit::pair::{ERAS, in_process};
 use tessera_types::{CompleteResult, Completion, ErrorObject, JsonObject, ProtocolVersion};
 
-const ERAS: [ProtocolVersion; 2] = [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28];
-
 async fn connect<S: Send + Sync + 'static>(server: &Server<S>, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("completion-tests", "1.0")
-        .protocol_version(version)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("completion-tests", "1.0").protocol_version(version),
+    )
+    .await
 }
 
 fn object(v: Value) -> JsonObject {

@@ -11,6 +11,7 @@ use tessera_server::{
     CompletionRequest, Extension, FromRequest, HandlerInput, Rejection, RequestBody,
     RequestContext, Server, prompt, resource, tool,
 };
+use tessera_testkit::pair::in_process;
 use tessera_types::{JsonObject, ProtocolVersion};
 
 /// The server's state: a counter every handler bumps through `Visit`.
@@ -73,15 +74,11 @@ fn server() -> Server<Counter> {
 }
 
 async fn connect(server: &Server<Counter>, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("extractor-tests", "1.0")
-        .protocol_version(version)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("extractor-tests", "1.0").protocol_version(version),
+    )
+    .await
 }
 
 fn object(v: serde_json::Value) -> JsonObject {

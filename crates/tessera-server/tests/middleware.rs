@@ -15,6 +15,7 @@ use tessera_runtime::middleware::{
 };
 use tessera_runtime::{HandlerResult, Principal, Request};
 use tessera_server::{Args, RequestContext, Server, ServerBuilder, tool};
+use tessera_testkit::pair::in_process;
 use tessera_types::{ErrorCode, ErrorObject, methods};
 use tokio::time::Instant;
 
@@ -83,11 +84,7 @@ fn builder() -> ServerBuilder {
 }
 
 async fn connect_with(server: Server, client: ClientBuilder) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    client.connect_io(cr, cw).await.expect("connects")
+    in_process(&server, client).await
 }
 
 async fn connect(server: Server) -> Client {

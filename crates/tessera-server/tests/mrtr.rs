@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera_server::{RequestContext, Server, tool};
+use tessera_testkit::pair::serve_raw;
 use tessera_types::{ElicitRequestParams, JsonObject};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -66,10 +67,7 @@ struct Wire {
 
 impl Wire {
     fn start(server: Server) -> Wire {
-        let (a, b) = tokio::io::duplex(1 << 20);
-        let (sr, sw) = tokio::io::split(b);
-        let _ = server.serve_io(sr, sw);
-        let (read, write) = tokio::io::split(a);
+        let (read, write) = serve_raw(&server, 1 << 20);
         Wire {
             write,
             read: BufReader::new(read),

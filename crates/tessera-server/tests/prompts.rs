@@ -12,23 +12,18 @@ use tessera_client::{Client, ClientError};
 use tessera_server::{
     BuildError, PromptArgs, PromptArgsMap, ProtocolError, RequestContext, Server, State, prompt,
 };
+use tessera_testkit::pair::{ERAS, in_process};
 use tessera_types::{
     ContentBlock, ErrorObject, GetPromptResult, Icon, JsonObject, PromptArgument, PromptMessage,
     ProtocolVersion, Role,
 };
 
-const ERAS: [ProtocolVersion; 2] = [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28];
-
 async fn connect<S: Send + Sync + 'static>(server: &Server<S>, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("prompt-tests", "1.0")
-        .protocol_version(version)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("prompt-tests", "1.0").protocol_version(version),
+    )
+    .await
 }
 
 fn params(v: Value) -> Option<JsonObject> {
@@ -721,19 +716,16 @@ async fn a_modern_get_can_ask_for_input_and_be_retried() {
         .prompt(prompt("rooted").handler(with_roots))
         .build()
         .unwrap();
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    let client = Client::builder("prompt-tests", "1.0")
-        .protocol_version(ProtocolVersion::V2026_07_28)
-        .capabilities(tessera_types::ClientCapabilities {
-            roots: Some(Default::default()),
-            ..Default::default()
-        })
-        .connect_io(cr, cw)
-        .await
-        .unwrap();
+    let client = in_process(
+        &server,
+        Client::builder("prompt-tests", "1.0")
+            .protocol_version(ProtocolVersion::V2026_07_28)
+            .capabilities(tessera_types::ClientCapabilities {
+                roots: Some(Default::default()),
+                ..Default::default()
+            }),
+    )
+    .await;
 
     let first = get(&client, "rooted", json!({})).await.unwrap();
     assert_eq!(first["resultType"], "input_required");

@@ -14,13 +14,13 @@ use tessera_server::{
     Blob, JsonContents, RequestContext, ResourceError, Server, State, Uri, UriVars, Vars, resource,
     resource_template,
 };
+use tessera_testkit::pair::{ERAS, in_process};
 use tessera_types::{
     ClientCapabilities, JsonObject, ProtocolVersion, ResourceContents, TextResourceContents,
 };
 
 const LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
-const ERAS: [ProtocolVersion; 2] = [LEGACY, MODERN];
 const PNG: &[u8] = &[0x89, b'P', b'N', b'G', 0, 1, 2, 255];
 
 struct App {
@@ -129,16 +129,13 @@ async fn connect_with<S: Send + Sync + 'static>(
     version: ProtocolVersion,
     caps: ClientCapabilities,
 ) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("resources-tests", "1.0")
-        .protocol_version(version)
-        .capabilities(caps)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("resources-tests", "1.0")
+            .protocol_version(version)
+            .capabilities(caps),
+    )
+    .await
 }
 
 fn object(v: Value) -> JsonObject {

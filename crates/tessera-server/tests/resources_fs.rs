@@ -8,11 +8,11 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tessera_client::{Client, ClientError};
 use tessera_server::{FsResources, Server, resource};
+use tessera_testkit::pair::{ERAS, in_process};
 use tessera_types::{JsonObject, ProtocolVersion};
 
 const LEGACY: ProtocolVersion = ProtocolVersion::V2025_11_25;
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
-const ERAS: [ProtocolVersion; 2] = [LEGACY, MODERN];
 const SECRET: &str = "TOP-SECRET-CONTENTS";
 const PNG: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0xff];
 
@@ -73,15 +73,11 @@ fn layout(tag: &str) -> (Scratch, PathBuf) {
 }
 
 async fn connect(server: &Server, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("resources-fs-tests", "1.0")
-        .protocol_version(version)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("resources-fs-tests", "1.0").protocol_version(version),
+    )
+    .await
 }
 
 fn object(v: Value) -> JsonObject {

@@ -13,11 +13,11 @@ use tessera_client::{Client, ClientError};
 use tessera_runtime::BoxFuture;
 use tessera_server::skills::{DynamicSkill, SkillFile, Skills, SkillsError};
 use tessera_server::{ResourceError, Server};
+use tessera_testkit::pair::{ERAS, in_process};
 use tessera_types::{
     JsonObject, ProtocolVersion, Skill, SkillResources, SkillsSettings, skill_digest,
 };
 
-const ERAS: [ProtocolVersion; 2] = [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28];
 const PNG: &[u8] = &[
     0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0xff, 0xfe,
 ];
@@ -61,15 +61,11 @@ impl Drop for Scratch {
 }
 
 async fn connect(server: &Server, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("skills-tests", "1.0")
-        .protocol_version(version)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("skills-tests", "1.0").protocol_version(version),
+    )
+    .await
 }
 
 fn obj(v: Value) -> JsonObject {

@@ -8,6 +8,7 @@ use serde_json::json;
 use tessera_client::{Client, ClientBuilder};
 use tessera_runtime::{CLOSE_SSE_STREAM_CAPABILITY, StreamControl};
 use tessera_server::{Server, tool};
+use tessera_testkit::pair::in_process;
 use tessera_types::{ClientCapabilities, ProtocolVersion};
 
 async fn close(stream: StreamControl) -> String {
@@ -23,11 +24,7 @@ async fn call(client: ClientBuilder) -> String {
         .tool(tool("close").handler(close))
         .build()
         .unwrap();
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    let client: Client = client.connect_io(cr, cw).await.expect("connects");
+    let client: Client = in_process(&server, client).await;
     let r = client.call_tool("close", json!({})).await.unwrap();
     serde_json::to_value(&r.content[0]).unwrap()["text"]
         .as_str()

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tessera_runtime::testing::LineSession;
 use tessera_server::task::{MemoryTaskStore, TaskSettings, limit};
 use tessera_server::{Args, Server, State, tool};
+use tessera_testkit::pair::serve_raw;
 use tessera_types::tool::TaskSupport;
 use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::Semaphore;
@@ -46,10 +47,7 @@ struct Session(LineSession<ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>);
 
 impl Session {
     async fn open(server: &Server<Gate>) -> Session {
-        let (a, b) = tokio::io::duplex(1 << 22);
-        let (sr, sw) = tokio::io::split(b);
-        let _ = server.clone().serve_io(sr, sw);
-        let (read, write) = tokio::io::split(a);
+        let (read, write) = serve_raw(server, 1 << 22);
         Session(LineSession::legacy(read, write, "2025-11-25").await)
     }
 

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tessera_runtime::{Bus, LocalBus};
 use tessera_server::task::{MemoryTaskStore, TaskSettings, TaskStore};
 use tessera_server::{RequestContext, Server, tool};
+use tessera_testkit::pair::serve_raw;
 use tessera_types::tool::TaskSupport;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
@@ -71,10 +72,7 @@ struct Wire {
 
 impl Wire {
     fn start(server: Server) -> Wire {
-        let (a, b) = tokio::io::duplex(1 << 20);
-        let (sr, sw) = tokio::io::split(b);
-        let _ = server.serve_io(sr, sw);
-        let (read, write) = tokio::io::split(a);
+        let (read, write) = serve_raw(&server, 1 << 20);
         Wire {
             write,
             read: BufReader::new(read),

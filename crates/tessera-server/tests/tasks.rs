@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tessera_server::task::{MemoryTaskStore, TaskSettings, TaskStart};
 use tessera_server::{Args, RequestContext, Server, State, tool};
+use tessera_testkit::pair::serve_raw;
 use tessera_types::ElicitRequestParams;
 use tessera_types::tool::TaskSupport;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -122,10 +123,7 @@ struct Wire {
 
 impl Wire {
     fn start(server: Server<Gate>) -> Wire {
-        let (a, b) = tokio::io::duplex(1 << 20);
-        let (sr, sw) = tokio::io::split(b);
-        let _ = server.serve_io(sr, sw);
-        let (read, write) = tokio::io::split(a);
+        let (read, write) = serve_raw(&server, 1 << 20);
         Wire {
             write,
             read: BufReader::new(read),

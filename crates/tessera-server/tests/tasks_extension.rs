@@ -8,19 +8,16 @@ use serde_json::{Value, json};
 use tessera_client::{Client, ClientError};
 use tessera_server::task::{TaskSupport, TasksExtension};
 use tessera_server::{ExtensionRoutes, Server, ServerExtension, tool};
+use tessera_testkit::pair::in_process;
 use tessera_types::tasks::TASKS_EXTENSION;
 use tessera_types::{Era, JsonObject, ProtocolVersion};
 
 async fn connect(server: &Server, version: ProtocolVersion, tasks: bool) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
     let mut b = Client::builder("tasks-extension-tests", "1.0").protocol_version(version);
     if tasks {
         b = b.tasks();
     }
-    b.connect_io(cr, cw).await.expect("connects")
+    in_process(server, b).await
 }
 
 fn params(v: Value) -> Option<JsonObject> {

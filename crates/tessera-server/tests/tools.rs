@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tessera_client::Client;
 use tessera_server::{Args, Server, tool};
+use tessera_testkit::pair::in_process;
 use tessera_types::ProtocolVersion;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -40,15 +41,11 @@ fn server() -> Server {
 }
 
 async fn connect(server: &Server, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("tool-tests", "1.0")
-        .protocol_version(version)
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(
+        server,
+        Client::builder("tool-tests", "1.0").protocol_version(version),
+    )
+    .await
 }
 
 async fn schema(version: ProtocolVersion) -> Value {
