@@ -96,7 +96,12 @@ fn assert_all_fresh(tokens: &[Option<String>], who: &str) {
 fn start_second_process(file: &Path) -> tokio::process::Child {
     let exe = std::env::current_exe().unwrap();
     tokio::process::Command::new(exe)
-        .args(["refresh_race::second_process", "--exact", "--ignored", "--nocapture"])
+        .args([
+            "refresh_race::second_process",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
         .env(CHILD_FILE, file)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

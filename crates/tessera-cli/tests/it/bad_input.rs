@@ -33,7 +33,7 @@ impl Rng {
 }
 
 struct Server {
-    child: Running,
+    _child: Running,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
 }
@@ -50,7 +50,7 @@ impl Server {
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         Server {
-            child: Running(child),
+            _child: Running(child),
             stdin,
             stdout,
         }

@@ -8,15 +8,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tessera_client::{
+use tessera::client::{
     CallOptions, Client, ClientBuilder, ClientError, ClientEvent, FormRequest, ListenEnd,
 };
-use tessera_testkit::prelude::*;
-use tessera_testkit::reference::Reference;
-use tessera_types::{
+use tessera::types::{
     CallToolRequestParams, ElicitResult, ElicitValue, ErrorObject, LoggingLevel, MrtrResult,
     ProtocolVersion, Root, SubscriptionFilter,
 };
+use tessera_testkit::prelude::*;
+use tessera_testkit::reference::Reference;
 
 /// Connects `builder` to this crate's `tessera serve --stdio`.
 async fn reference(builder: ClientBuilder) -> Client {
@@ -197,13 +197,13 @@ async fn a_form_answer_that_breaks_the_schema_is_not_sent() {
             .await;
         match v.era() {
             // Legacy: the server's request got a -32603 error, so its tool failed.
-            tessera_types::Era::Legacy => {
+            tessera::types::Era::Legacy => {
                 let r = outcome.unwrap();
                 assert!(r.is_error(), "{r:?}");
                 assert!(text(&r).contains("requestedSchema"), "{}", text(&r));
             }
             // Modern: the call fails locally, nothing is retried.
-            tessera_types::Era::Modern => match outcome.unwrap_err() {
+            tessera::types::Era::Modern => match outcome.unwrap_err() {
                 ClientError::Input { method, error, .. } => {
                     assert_eq!(method, "elicitation/create");
                     assert_eq!(error.code, -32603);
@@ -267,11 +267,11 @@ async fn log_messages_arrive_as_events_in_both_eras() {
         let client = reference(builder(v)).await;
         let mut events = client.events();
         let options = match v.era() {
-            tessera_types::Era::Legacy => {
+            tessera::types::Era::Legacy => {
                 client.set_log_level(LoggingLevel::Info).await.unwrap();
                 CallOptions::new()
             }
-            tessera_types::Era::Modern => CallOptions::new().log_level(LoggingLevel::Info),
+            tessera::types::Era::Modern => CallOptions::new().log_level(LoggingLevel::Info),
         };
         client
             .call_tool_with(
@@ -401,7 +401,7 @@ async fn reconnects_after_the_child_is_killed() {
 
 #[tokio::test]
 async fn a_one_off_transport_cannot_reconnect() {
-    let server = tessera_server::Server::builder().build().unwrap();
+    let server = tessera::server::Server::builder().build().unwrap();
     let client = in_process(&server, builder(ProtocolVersion::V2025_11_25)).await;
     assert!(matches!(
         client.reconnect().await,

@@ -19,7 +19,7 @@ const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A `tessera serve` child process; killed when dropped.
 struct Instance {
-    child: Running,
+    _child: Running,
     port: u16,
 }
 
@@ -47,7 +47,7 @@ async fn start(redis: &str, port: u16, id: &str) -> Instance {
         DEADLINE,
     );
     Instance {
-        child: Running(child),
+        _child: Running(child),
         port,
     }
 }

@@ -2,7 +2,7 @@
 //! reading and `--verify`, and a file changed behind the server's back
 //! caught (exit 1, what did not match, nothing printed).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 

@@ -8,7 +8,7 @@ use tessera_client::{ClientEvent, ListenEnd};
 use tessera_server::hub::ListKind;
 use tessera_server::{Server, prompt, resource, tool};
 use tessera_testkit::prelude::*;
-use tessera_types::{JsonObject, ProtocolVersion, RequestId, SubscriptionFilter};
+use tessera_types::{JsonObject, ProtocolVersion, SubscriptionFilter};
 use tokio_util::sync::CancellationToken;
 
 const MODERN: ProtocolVersion = ProtocolVersion::V2026_07_28;
