@@ -5,7 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 /// How long a test waits for any one thing before it fails.
-pub const BOUND: Duration = Duration::from_secs(20);
+pub const BOUND: Duration = Duration::from_secs(30);
 
 /// Awaits `f`, failing the test (naming `what`) if it takes longer than
 /// [`BOUND`].

@@ -20,9 +20,9 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let server = Server::builder().build();
+//! let server = Server::builder().build().unwrap();
 //! let client = tessera_testkit::pair::in_process(&server, Client::builder("doc", "1")).await;
-//! assert!(client.list_tools().await.unwrap().tools.is_empty());
+//! assert!(client.list_tools().await.unwrap().is_empty());
 //! # }
 //! ```
 

@@ -16,20 +16,14 @@ use tessera::client::Client;
 use tessera::types::ProtocolVersion;
 use tessera_http::HttpClientTransport;
 use tessera_http::http::{HeaderMap, HeaderValue};
+use tessera_testkit::bounded;
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
-const BOUND: Duration = Duration::from_secs(30);
 const KEYS: [(&str, &str); 3] = [
     ("GW_TEST_ALICE", "alice-key-0123456789abcdef"),
     ("GW_TEST_BOB", "bob-key-0123456789abcdef"),
     ("GW_TEST_CAROL", "carol-key-0123456789abcdef"),
 ];
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 /// The configuration: two upstreams and the rules of the matrix.
 fn config() -> serde_json::Value {

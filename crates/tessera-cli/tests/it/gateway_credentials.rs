@@ -13,15 +13,9 @@ use std::time::Duration;
 use serde_json::json;
 use tessera::client::Client;
 use tessera_auth::testing::TestAuthorizationServer;
+use tessera_testkit::{BOUND, bounded};
 
-const BOUND: Duration = Duration::from_secs(30);
 const SECRET: &str = "gateway-proxy-secret-0123456789";
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_credentials_and_a_header_from_the_environment() {

@@ -17,16 +17,10 @@ use tessera::client::Client;
 use tessera::types::ProtocolVersion;
 use tessera_http::HttpClientTransport;
 use tessera_http::http::{HeaderMap, HeaderValue};
+use tessera_testkit::{BOUND, bounded};
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
-const BOUND: Duration = Duration::from_secs(30);
 const KEY: &str = "alice-reload-key-0123456789";
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 fn config(servers: &[&str], rules: Value) -> String {
     let up = json!({"command": TESSERA, "args": ["serve", "--stdio"]});

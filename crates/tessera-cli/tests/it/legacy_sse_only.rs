@@ -16,16 +16,10 @@ use tessera::client::Client;
 use tessera::http::McpHttp;
 use tessera::server::{Server, tool};
 use tessera::types::ProtocolVersion;
+use tessera_testkit::bounded;
 use tokio::net::TcpListener;
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
-const BOUND: Duration = Duration::from_secs(30);
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 /// The old server: version 2024-11-05 only, and its Streamable HTTP endpoint
 /// moved to a path no client is given, so that `/sse` and `/message` are all

@@ -15,16 +15,10 @@ use tessera::http::McpHttp;
 use tessera::server::{RequestContext, Server, tool};
 use tessera::types::ProtocolVersion;
 use tessera_http::http::HeaderMap;
+use tessera_testkit::bounded;
 use tokio::net::TcpListener;
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
-const BOUND: Duration = Duration::from_secs(30);
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 /// An HTTP server with `hello` and `headers` (the x-* headers it received).
 async fn web_server() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {

@@ -13,15 +13,8 @@ use tessera::server::{Args, Server, tool};
 use tessera::types::ProtocolVersion;
 use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
+use tessera_testkit::bounded;
 use tokio_util::sync::CancellationToken;
-
-const BOUND: Duration = Duration::from_secs(30);
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Text {

@@ -9,16 +9,9 @@ use tessera_client::Client;
 use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
 use tessera_server::{Server, tool};
+use tessera_testkit::bounded;
 use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
-
-const BOUND: Duration = Duration::from_secs(30);
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 async fn done() -> &'static str {
     "done"

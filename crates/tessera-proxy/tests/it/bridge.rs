@@ -13,18 +13,11 @@ use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proto::EngineConfig;
 use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
 use tessera_server::{Args, RequestContext, Server, resource, tool};
+use tessera_testkit::bounded;
 use tessera_types::{
     ElicitRequestParams, ElicitResult, ElicitValue, ErrorObject, LoggingLevel, ProtocolVersion,
 };
 use tokio_util::sync::CancellationToken;
-
-const BOUND: Duration = Duration::from_secs(20);
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Text {

@@ -8,16 +8,9 @@ use std::time::Duration;
 use tessera_client::Client;
 use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+use tessera_testkit::bounded;
 use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
-
-const BOUND: Duration = Duration::from_secs(20);
-
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(BOUND, f)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not finish within {BOUND:?}"))
-}
 
 /// A legacy stdio server answering `tools/call` by hand: `mode: "broken"`
 /// gets a line cut short, `mode: "array"` a result that is not an object,

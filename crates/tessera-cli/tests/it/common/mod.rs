@@ -34,14 +34,22 @@ pub fn start_proxy_env<S: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
         .expect("starts tessera proxy");
     let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
     let running = Running(child);
-    let mut line = String::new();
-    stderr.read_line(&mut line).expect("reads stderr");
+    // The line `tessera: proxying … at http://…`; an upstream's own notice
+    // (with its URL) may come before it.
+    let mut said = String::new();
+    let url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).expect("reads stderr") == 0 {
+            panic!("tessera proxy ended without naming its endpoint:\n{said}");
+        }
+        if line.starts_with("tessera: proxying ") {
+            let at = line.rsplit_once(" at ").map_or("", |(_, url)| url.trim());
+            assert!(at.starts_with("http://"), "no URL in {line:?}");
+            break at.to_owned();
+        }
+        said.push_str(&line);
+    };
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_owned();
     (running, url)
 }
 
