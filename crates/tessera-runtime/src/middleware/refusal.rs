@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use tessera_types::{ErrorObject, RequestId};
 
 use super::MiddlewareStack;
-use crate::service::{HandlerResult, Request};
+use crate::service::Request;
 
 /// How an HTTP transport answers a refused request: a status, headers, and
 /// a body (when `None`, the JSON-RPC error response, as JSON).
@@ -40,10 +40,10 @@ pub struct HttpRefusal {
 /// ```
 /// use http::StatusCode;
 /// use tessera_runtime::middleware::{Next, Refusal};
-/// use tessera_runtime::{HandlerResult, Request};
-/// use tessera_types::{ErrorObject, RequestId};
+/// use tessera_runtime::{ReplyResult, Request};
+/// use tessera_types::ErrorObject;
 ///
-/// async fn closed(request: Request, _next: Next) -> HandlerResult {
+/// async fn closed(request: Request, _next: Next) -> ReplyResult {
 ///     Refusal::new(ErrorObject::internal("Closed for maintenance"))
 ///         .http_status(StatusCode::SERVICE_UNAVAILABLE)
 ///         .http_header(http::header::RETRY_AFTER, "60")
@@ -147,13 +147,19 @@ impl Refusal {
     /// Refuses `request`: records the refusal in the request's [`Frame`]
     /// (where an HTTP transport finds it) and returns the JSON-RPC error
     /// for the layer to answer with.
-    pub fn reject(mut self, request: &Request) -> HandlerResult {
+    pub fn reject<T>(mut self, request: &Request) -> Result<T, ErrorObject> {
         let error = self.error.clone();
         self.id = Some(request.id.clone());
         if let Some(frame) = request.frame() {
             frame.refuse(self);
         }
         Err(error)
+    }
+
+    /// The refusal of the request with this id.
+    pub(super) fn for_request(mut self, id: RequestId) -> Self {
+        self.id = Some(id);
+        self
     }
 }
 
