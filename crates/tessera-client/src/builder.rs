@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
 use tessera_runtime::middleware::{BoxError, McpService, MiddlewareStack};
-use tessera_runtime::{Reply, Request};
 use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
+use tessera_runtime::{Reply, Request};
 use tessera_types::{
     ClientCapabilities, Era, ExtensionSettings, Implementation, LoggingLevel, ProtocolVersion, Root,
 };
@@ -294,11 +294,8 @@ impl ClientBuilder {
     pub fn layer<L, E>(mut self, layer: L) -> Self
     where
         L: tower::Layer<McpService> + Send + Sync + 'static,
-        L::Service: tower::Service<Request, Response = Reply, Error = E>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
+        L::Service:
+            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
         <L::Service as tower::Service<Request>>::Future: Send + 'static,
         E: Into<BoxError> + 'static,
     {

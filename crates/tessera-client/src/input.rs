@@ -435,7 +435,8 @@ impl Inputs {
         }
         let answers = join_all(calls.into_iter().map(|(key, method, params)| {
             let this = self.clone();
-            let layered = through.map(|t| (t.stack.clone(), t.request(&key, &method, params.clone())));
+            let layered =
+                through.map(|t| (t.stack.clone(), t.request(&key, &method, params.clone())));
             async move {
                 // Input requests are answered in place: never as 2025-11-25
                 // tasks; through the client's middleware like the server's

@@ -258,11 +258,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     pub fn layer<L, E>(mut self, layer: L) -> Self
     where
         L: tower::Layer<McpService> + Send + Sync + 'static,
-        L::Service: tower::Service<Request, Response = Reply, Error = E>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
+        L::Service:
+            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
         <L::Service as tower::Service<Request>>::Future: Send + 'static,
         E: Into<BoxError> + 'static,
     {
@@ -383,7 +380,9 @@ fn below_middleware<S: Send + Sync + 'static>(server: std::sync::Weak<Inner<S>>)
             match handling {
                 Some(Handling::Object(f)) => f.await.map(Reply::Object),
                 Some(Handling::Reply(f)) => f.await,
-                None => Err(ErrorObject::internal("Internal error: the server was dropped")),
+                None => Err(ErrorObject::internal(
+                    "Internal error: the server was dropped",
+                )),
             }
             .map_err(BoxError::from)
         }

@@ -16,13 +16,18 @@
 //!
 //! ```
 //! use tessera_client::Client;
-//! use tessera_server::Server;
+//! use tessera_server::{Server, tool};
+//! use tessera_testkit::prelude::*;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let server = Server::builder().build().unwrap();
-//! let client = tessera_testkit::pair::in_process(&server, Client::builder("doc", "1")).await;
-//! assert!(client.list_tools().await.unwrap().is_empty());
+//! let server = Server::builder()
+//!     .tool(tool("hello").handler(|| async { "hi" }))
+//!     .build()
+//!     .unwrap();
+//! let client = in_process(&server, Client::builder("doc", "1")).await;
+//! let answer = bounded("the call", client.call_tool("hello", serde_json::json!({}))).await;
+//! assert_eq!(text(&answer.unwrap()), "hi");
 //! # }
 //! ```
 

@@ -136,11 +136,8 @@ impl MiddlewareStack {
     pub fn layer<L, E>(self, layer: L) -> Self
     where
         L: tower::Layer<McpService> + Send + Sync + 'static,
-        L::Service: tower::Service<Request, Response = Reply, Error = E>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
+        L::Service:
+            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
         <L::Service as tower::Service<Request>>::Future: Send + 'static,
         E: Into<BoxError> + 'static,
     {

@@ -9,15 +9,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tessera_client::{Client, ClientBuilder};
-use tessera_runtime::middleware::{MetricsLayer, Next, Outcome, RequestRecord, TraceLayer, from_fn};
+use tessera_runtime::middleware::{
+    MetricsLayer, Next, Outcome, RequestRecord, TraceLayer, from_fn,
+};
 use tessera_runtime::{Reply, ReplyResult, Request};
-use tower::limit::ConcurrencyLimitLayer;
-use tower::load_shed::LoadShedLayer;
-use tower::timeout::TimeoutLayer;
 use tessera_server::{Args, RequestContext, Server, ServerBuilder, tool};
 use tessera_testkit::pair::in_process;
 use tessera_types::{ErrorCode, ErrorObject, methods};
 use tokio::time::Instant;
+use tower::limit::ConcurrencyLimitLayer;
+use tower::load_shed::LoadShedLayer;
+use tower::timeout::TimeoutLayer;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Text {
