@@ -303,6 +303,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Edits the middleware stack as a whole: for helpers that add
+    /// several things at once, such as
+    /// `.middleware(|s| telemetry.install(s))` (a layer and a session
+    /// observer, or nothing when telemetry is off).
+    pub fn middleware(mut self, f: impl FnOnce(MiddlewareStack) -> MiddlewareStack) -> Self {
+        self.middleware = f(std::mem::take(&mut self.middleware));
+        self
+    }
+
     /// How many events a slow [`EventStream`](crate::EventStream) may fall
     /// behind before it skips the oldest (default 1024).
     pub fn event_capacity(mut self, n: usize) -> Self {

@@ -267,6 +267,15 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Edits the middleware stack as a whole: for helpers that add
+    /// several things at once, such as
+    /// `.middleware(|s| telemetry.install(s))` (a layer and a session
+    /// observer, or nothing when telemetry is off).
+    pub fn middleware(mut self, f: impl FnOnce(MiddlewareStack) -> MiddlewareStack) -> Self {
+        self.middleware = f(std::mem::take(&mut self.middleware));
+        self
+    }
+
     /// Calls `hook` with each legacy session's connection and version when
     /// its handshake completes: how a layer that measures sessions (the
     /// telemetry's session duration) learns of them.
