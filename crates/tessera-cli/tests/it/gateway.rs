@@ -9,7 +9,6 @@ use crate::common;
 
 use common::start_proxy_env;
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use serde_json::json;
 use tessera::client::Client;

@@ -8,7 +8,6 @@
 use crate::common;
 
 use common::{spawn_serving, start_proxy_env};
-use std::time::Duration;
 
 use serde_json::json;
 use tessera::client::Client;

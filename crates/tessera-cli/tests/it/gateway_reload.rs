@@ -10,7 +10,6 @@ use crate::common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera::client::Client;

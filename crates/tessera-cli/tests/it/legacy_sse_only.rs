@@ -10,7 +10,6 @@ use crate::common;
 use common::start_proxy;
 use std::net::SocketAddr;
 use std::process::Stdio;
-use std::time::Duration;
 
 use tessera::client::Client;
 use tessera::http::McpHttp;

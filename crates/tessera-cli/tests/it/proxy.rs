@@ -8,7 +8,6 @@ use crate::common;
 use common::{children_of, start_proxy};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use tessera::client::{ChildCommand, Client};
 use tessera::http::McpHttp;

@@ -3,8 +3,6 @@
 //! cut into pages of the aggregator's size, with cursors that only the list
 //! they came from accepts; 2026-07-28 pages carry the combined caching hints.
 
-use std::time::Duration;
-
 use tessera_client::Client;
 use tessera_http::{HttpClientTransport, McpHttp};
 use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::Deserialize;
 use tessera_client::{CallOptions, Client, ClientEvent, FormRequest};
