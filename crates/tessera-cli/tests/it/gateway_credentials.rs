@@ -7,12 +7,12 @@
 
 use crate::common;
 
-use common::{spawn_serving, start_proxy_env};
+use common::start_proxy_env;
 
 use serde_json::json;
 use tessera::client::Client;
 use tessera_auth::testing::TestAuthorizationServer;
-use tessera_testkit::{BOUND, bounded};
+use tessera_testkit::bounded;
 
 const SECRET: &str = "gateway-proxy-secret-0123456789";
 
@@ -20,25 +20,7 @@ const SECRET: &str = "gateway-proxy-secret-0123456789";
 async fn client_credentials_and_a_header_from_the_environment() {
     let asrv = TestAuthorizationServer::start().await.unwrap();
     asrv.register_client("gateway-proxy", SECRET);
-    let issuer = asrv.issuer();
-    let (upstream, port) = tokio::task::spawn_blocking(move || {
-        spawn_serving(
-            std::process::Command::new(env!("CARGO_BIN_EXE_tessera")).args([
-                "serve",
-                "--http",
-                "127.0.0.1:0",
-                "--auth-issuer",
-                &issuer,
-                "--auth-scopes",
-                "mcp",
-            ]),
-            BOUND,
-        )
-    })
-    .await
-    .unwrap();
-    let _upstream = common::Running(upstream);
-    let up_url = format!("http://127.0.0.1:{port}/mcp");
+    let (_upstream, up_url) = common::serve_behind(&asrv).await;
     let token = asrv.token(&asrv.claims(&up_url, &["mcp"]));
 
     let dir = std::env::temp_dir().join(format!("tessera-gw-creds-{}", std::process::id()));
