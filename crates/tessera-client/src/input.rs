@@ -12,7 +12,7 @@ use tessera_types::methods;
 
 use futures::future::join_all;
 use serde_json::{Value, json};
-use tessera_proto::RequestContext;
+use tessera_proto::RequestInfo;
 use tessera_runtime::middleware::{self, McpService};
 use tessera_runtime::{Extensions, Peer, Request};
 use tessera_types::capabilities::{
@@ -514,7 +514,7 @@ impl InputLayers {
             id: RequestId::String(key.to_owned()),
             method: method.to_owned(),
             params: params.map(tessera_types::Params::from),
-            context: RequestContext {
+            context: RequestInfo {
                 era: Era::Modern,
                 version: self.version,
                 progress_token: None,

@@ -92,7 +92,7 @@ impl ScopeLayer {
                 }
             }
         };
-        match request.frame() {
+        match request.message_scope() {
             Some(frame) => frame.note(|n: &mut FrameNeeds| {
                 for s in extra {
                     if !n.0.contains(&s) {
@@ -152,7 +152,7 @@ impl ScopeService {
             &request.method,
             request.params.as_ref().map(tessera_types::Params::object),
         );
-        let earlier = request.frame().and_then(|f| f.refusal());
+        let earlier = request.message_scope().and_then(|f| f.refusal());
         let ours = earlier
             .as_ref()
             .is_some_and(|r| r.detail::<ScopeRefusal>().is_some());

@@ -4,7 +4,7 @@
 use tessera_types::{ErrorCode, ErrorObject, RequestId};
 use tower::BoxError;
 
-use super::refusal::{Frame, Refusal};
+use super::refusal::{MessageScope, Refusal};
 
 /// The JSON-RPC error a stack's error stands for: the
 /// [`ErrorObject`] a layer or handler answered with, `-32603` "Request timed
@@ -36,7 +36,7 @@ fn busy() -> ErrorObject {
 /// [`error_object`] for request `id`; a shed request is also recorded in
 /// its `frame` as a refusal an HTTP transport answers with `429` and
 /// `Retry-After: 1`.
-pub(super) fn answer(e: BoxError, frame: Option<&Frame>, id: RequestId) -> ErrorObject {
+pub(super) fn answer(e: BoxError, frame: Option<&MessageScope>, id: RequestId) -> ErrorObject {
     let shed = e.is::<tower::load_shed::error::Overloaded>();
     let error = error_object(e);
     if let (true, Some(frame)) = (shed, frame) {

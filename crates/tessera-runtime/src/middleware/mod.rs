@@ -38,7 +38,7 @@
 //! A layer refuses a request by answering with a JSON-RPC error, or with a
 //! [`Refusal`] that also says how an HTTP transport answers instead (`403`
 //! and a `WWW-Authenticate` challenge, `429` and `Retry-After`): the HTTP
-//! transport finds it in the request's [`Frame`] and answers the POST with
+//! transport finds it in the request's [`MessageScope`] and answers the POST with
 //! it, stdio sends the JSON-RPC error. A transport (or a tower layer in front
 //! of one) attaches layers of its own to the requests it hands over with
 //! [`RequestLayers`]; `tessera-auth` checks OAuth scopes this way.
@@ -89,7 +89,7 @@ use tessera_types::{JsonObject, ProtocolVersion};
 
 pub use errors::{error_code, error_object};
 pub use metrics::{MetricsLayer, MetricsService, Outcome, RequestRecord};
-pub use refusal::{Frame, HttpRefusal, Refusal, RequestLayers};
+pub use refusal::{HttpRefusal, MessageScope, Refusal, RequestLayers};
 pub use tower::BoxError;
 pub use trace::{TraceLayer, TraceService};
 
@@ -198,14 +198,37 @@ impl MiddlewareStack {
 /// Runs `request` through `service` (a stack from
 /// [`MiddlewareStack::wrap`]) and answers with its result, a tower error
 /// turned into the JSON-RPC error it stands for ([`error_object`]).
+///
+/// When the stack is ready at once (it is, unless a limit is full) the
+/// request is handed to it here, not on the answer's first poll: a layer
+/// that refuses in `call` (the OAuth scope check) has recorded its
+/// [`Refusal`] before the transport chooses how to answer.
 pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, ReplyResult> {
-    let frame = request.frame().cloned();
+    let frame = request.message_scope().cloned();
     let id = request.id.clone();
-    let call = service.clone().oneshot(request);
-    Box::pin(async move {
-        call.await
-            .map_err(|e| errors::answer(e, frame.as_ref(), id))
-    })
+    let mut service = service.clone();
+    let waker = futures::task::noop_waker();
+    let ready = tower::Service::poll_ready(&mut service, &mut Context::from_waker(&waker));
+    match ready {
+        Poll::Ready(Ok(())) => {
+            let call = tower::Service::call(&mut service, request);
+            Box::pin(async move {
+                call.await
+                    .map_err(|e| errors::answer(e, frame.as_ref(), id))
+            })
+        }
+        Poll::Ready(Err(e)) => {
+            let error = errors::answer(e, frame.as_ref(), id);
+            Box::pin(std::future::ready(Err(error)))
+        }
+        // Waits for readiness with the answer's own waker.
+        Poll::Pending => Box::pin(async move {
+            service
+                .oneshot(request)
+                .await
+                .map_err(|e| errors::answer(e, frame.as_ref(), id))
+        }),
+    }
 }
 
 /// The endpoint of a stack: `service`'s own way of answering, as an
