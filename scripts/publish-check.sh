@@ -74,7 +74,7 @@ features() {
 }
 
 package() {
-  cargo package --workspace --exclude tessera-examples --locked
+  cargo package --workspace --exclude tessera-examples --exclude tessera-testkit --locked
 }
 
 stage msrv msrv

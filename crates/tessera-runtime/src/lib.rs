@@ -42,6 +42,7 @@ pub mod shared;
 mod stdio;
 mod stream_control;
 pub mod tally;
+#[cfg(feature = "testing")]
 pub mod testing;
 mod transport;
 

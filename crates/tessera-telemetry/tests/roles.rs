@@ -16,6 +16,7 @@ use serde_json::json;
 use tessera_client::Client;
 use tessera_server::{RequestContext, Server, tool};
 use tessera_telemetry::Telemetry;
+use tessera_testkit::pair::in_process;
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ErrorObject, ProtocolVersion, SamplingMessage,
 };
@@ -43,17 +44,14 @@ fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
 /// Serves `server` in-process and connects a client speaking `version`
 /// with a sampling handler and the telemetry layer.
 async fn connect(server: &Server, telemetry: &Telemetry, version: ProtocolVersion) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("roles-client", "1.0")
-        .protocol_version(version)
-        .sampling(paris)
-        .layer(telemetry.layer())
-        .connect_io(cr, cw)
-        .await
-        .unwrap()
+    in_process(
+        server,
+        Client::builder("roles-client", "1.0")
+            .protocol_version(version)
+            .sampling(paris)
+            .layer(telemetry.layer()),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

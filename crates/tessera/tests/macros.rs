@@ -12,16 +12,10 @@ use tessera::client::Client;
 use tessera::macros::{prompt, resource, tool, tools};
 use tessera::server::{Args, PromptArgs, Server, Vars};
 use tessera::types::{CallToolResult, ContentBlock};
+use tessera_testkit::pair::in_process;
 
 async fn connect<S: Send + Sync + 'static>(server: &Server<S>) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_io);
-    let _ = server.clone().serve_io(sr, sw);
-    let (cr, cw) = tokio::io::split(client_io);
-    Client::builder("facade-macro-tests", "1.0")
-        .connect_io(cr, cw)
-        .await
-        .expect("connects")
+    in_process(server, Client::builder("facade-macro-tests", "1.0")).await
 }
 
 fn text(r: &CallToolResult) -> &str {

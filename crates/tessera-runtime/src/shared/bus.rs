@@ -20,7 +20,7 @@ use crate::BoxFuture;
 /// included), in the order one publisher published them; one made while it
 /// was in flight may get it too. Payloads are opaque
 /// bytes; topics are short strings (the users of a bus namespace them). The
-/// rules are checked by [`super::bus_contract`].
+/// rules are checked by `shared::bus_contract` (feature `testing`).
 pub trait Bus: Send + Sync + 'static {
     /// Sends `payload` to every current subscription of `topic`. Returns once
     /// the bus has taken the message (not when subscribers have read it).

@@ -37,14 +37,17 @@
 //!
 //! # For implementers
 //!
-//! Every implementation runs the same checks: [`session_contract::run`] and
-//! [`session_contract::expiry`] for a [`SessionStore`], [`bus_contract::run`]
-//! for a [`Bus`]. Errors of the backend are [`StoreError`]s; the HTTP layer
-//! answers a request that needs the store while it is down with `503` and a
-//! JSON-RPC error saying so.
+//! Every implementation runs the same checks (feature `testing`):
+//! `session_contract::run` and `session_contract::expiry` for a
+//! [`SessionStore`], `bus_contract::run` for a [`Bus`]. Errors of the
+//! backend are [`StoreError`]s; the HTTP layer answers a request that
+//! needs the store while it is down with `503` and a JSON-RPC error saying
+//! so.
 
 mod bus;
+#[cfg(any(test, feature = "testing"))]
 pub mod bus_contract;
+#[cfg(any(test, feature = "testing"))]
 pub mod session_contract;
 mod state;
 mod store;

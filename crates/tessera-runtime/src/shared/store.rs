@@ -31,7 +31,7 @@ pub enum StoreError {
 ///
 /// Calls are asynchronous so that a networked store fits; each is expected to
 /// cost at most one round trip. The rules every implementation keeps are
-/// checked by [`super::session_contract`]:
+/// checked by `shared::session_contract` (feature `testing`):
 ///
 /// - a state saved is loaded back equal, by any instance, until it expires or
 ///   is removed; a later save replaces it whole;

@@ -15,6 +15,7 @@
 //! [`SqliteTaskStore`] (feature `sqlite`) to survive a restart.
 
 pub(crate) mod call;
+#[cfg(any(test, feature = "testing"))]
 pub mod contract;
 mod extension;
 pub(crate) mod hub;

@@ -191,7 +191,7 @@ pub enum TaskStoreError {
 
 /// Durable storage of tasks.
 ///
-/// The contract (checked by [`contract`](super::contract), which every
+/// The contract (checked by `task::contract`, feature `testing`, which every
 /// implementation must pass):
 ///
 /// - [`create`](TaskStore::create) returns only once the task is stored: a

@@ -1,0 +1,217 @@
+//! Hot reload of `tessera proxy --config`: new rules apply on SIGHUP to a
+//! session already open, a broken file (seen as it changes) is reported
+//! with the field at fault and the running rules stay, and a reload that
+//! adds an upstream connects it (an open session sees its tools and calls
+//! them), one that removes an upstream closes it, and a broken file keeps
+//! the upstreams running.
+
+#![cfg(unix)]
+
+use crate::common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
+use tessera::client::Client;
+use tessera::types::ProtocolVersion;
+use tessera_http::HttpClientTransport;
+use tessera_http::http::{HeaderMap, HeaderValue};
+use tessera_testkit::{BOUND, bounded};
+
+const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
+const KEY: &str = "alice-reload-key-0123456789";
+
+fn config(servers: &[&str], rules: Value) -> String {
+    let up = json!({"command": TESSERA, "args": ["serve", "--stdio"]});
+    let servers: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|s| (s.to_string(), up.clone()))
+        .collect();
+    json!({"mcpServers": servers, "gateway": {
+        "apiKeys": [{"keyEnv": "GW_RELOAD_KEY", "principal": {"sub": "alice"}}],
+        "rules": rules
+    }})
+    .to_string()
+}
+
+/// Replaces `file` whole (a rename), so the proxy never reads it half written.
+fn replace(file: &std::path::Path, text: String) {
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, file).unwrap();
+}
+
+/// Waits for a stderr line of the proxy holding `want` (skipping others).
+fn line_with(lines: &mpsc::Receiver<String>, want: &str) -> String {
+    let deadline = std::time::Instant::now() + BOUND;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(l) if l.contains(want) => return l,
+            Ok(_) => continue,
+            Err(e) => panic!("no stderr line with {want:?}: {e}"),
+        }
+    }
+}
+
+async fn tools(c: &Client) -> Vec<String> {
+    let mut t: Vec<String> = bounded("tools/list", c.list_tools())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    t.sort();
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_reload_on_sighup_and_a_broken_file_keeps_them() {
+    let dir = std::env::temp_dir().join(format!("tessera-gw-reload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gateway.json");
+    let only_echo = json!([{"when": {"sub": "alice"}, "tools": "echo", "effect": "allow"}]);
+    std::fs::write(&file, config(&["alpha"], only_echo)).unwrap();
+
+    let mut child = Command::new(TESSERA)
+        .args(["proxy", "--http", "127.0.0.1:0", "--config"])
+        .arg(&file)
+        .env("GW_RELOAD_KEY", KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let proxy = common::Running(child);
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines() {
+            let Ok(l) = l else { break };
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let first = lines.recv_timeout(BOUND).expect("the proxy starts");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .to_owned();
+
+    let mut h = HeaderMap::new();
+    h.insert("x-api-key", HeaderValue::from_static(KEY));
+    let alice = bounded(
+        "connecting",
+        Client::builder("reload-test", "1.0")
+            .protocol_version(ProtocolVersion::V2025_11_25)
+            .connect_transport(HttpClientTransport::with_headers(&url, h).unwrap()),
+    )
+    .await
+    .unwrap();
+    let before = bounded("alpha connected", async {
+        loop {
+            let t = tools(&alice).await;
+            if !t.is_empty() {
+                break t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(before, ["alpha__echo"]);
+
+    // New rules, then SIGHUP: the open session sees them.
+    let all_but_tests = json!([
+        {"tools": "test_*", "effect": "deny"},
+        {"when": {"sub": "alice"}, "effect": "allow"}
+    ]);
+    replace(&file, config(&["alpha"], all_but_tests));
+    let pid = proxy.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    line_with(&lines, "reloaded (");
+    let after = tools(&alice).await;
+    assert!(
+        after.len() > 1 && after.contains(&"alpha__echo".to_owned()),
+        "{after:?}"
+    );
+    assert!(
+        !after.iter().any(|t| t.starts_with("alpha__test_")),
+        "{after:?}"
+    );
+
+    // A broken file is refused as it changes, and the rules stay.
+    replace(
+        &file,
+        config(&["alpha"], json!([{"tools": "*", "effect": "maybe"}])),
+    );
+    let refused = line_with(&lines, "not reloaded");
+    assert!(refused.contains("gateway.rules[0].effect"), "{refused}");
+    assert!(
+        refused.contains("the running configuration stays"),
+        "{refused}"
+    );
+    assert_eq!(tools(&alice).await, after);
+
+    // A new upstream is connected, and the open session sees its tools.
+    replace(
+        &file,
+        config(
+            &["alpha", "beta"],
+            json!([{"when": {"sub": "alice"}, "effect": "allow"}]),
+        ),
+    );
+    let said = line_with(&lines, "upstreams added");
+    assert!(said.contains("upstreams added: beta"), "{said}");
+    let both = bounded("beta's tools", async {
+        loop {
+            let t = tools(&alice).await;
+            if t.iter().any(|n| n.starts_with("beta__")) {
+                break t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(both.contains(&"alpha__echo".to_owned()), "{both:?}");
+    assert!(both.contains(&"beta__echo".to_owned()), "{both:?}");
+    // The session goes on through it.
+    let r = bounded(
+        "beta__add",
+        alice.call_tool("beta__add", json!({"a": 2, "b": 40})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.content[0].as_text(), Some("42"));
+
+    // A broken file now keeps both.
+    replace(&file, "{\"mcpServers\": {\"beta\": {}}}".to_owned());
+    let refused = line_with(&lines, "not reloaded");
+    assert!(refused.contains("server \"beta\""), "{refused}");
+    assert_eq!(tools(&alice).await, both);
+
+    // An upstream taken out of the file is closed, and its tools go.
+    replace(
+        &file,
+        config(
+            &["beta"],
+            json!([{"when": {"sub": "alice"}, "effect": "allow"}]),
+        ),
+    );
+    let said = line_with(&lines, "removed:");
+    assert!(said.contains("removed: alpha"), "{said}");
+    let left = tools(&alice).await;
+    assert!(!left.is_empty(), "{left:?}");
+    assert!(left.iter().all(|n| n.starts_with("beta__")), "{left:?}");
+    alice.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

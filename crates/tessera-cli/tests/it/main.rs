@@ -1,0 +1,41 @@
+//! The integration tests of `tessera-cli`, one test binary: each module was
+//! its own binary once (`cargo test -p tessera-cli --test it MODULE::`).
+
+mod bad_input;
+mod client_caps;
+mod client_http_opts;
+mod client_reference;
+mod cluster;
+mod cluster_sessions;
+mod common;
+mod dpop_matrix;
+mod elicit_pty;
+mod era;
+mod gateway;
+mod gateway_credentials;
+mod gateway_reload;
+mod gateway_resilience;
+mod gateway_shared_limit;
+mod inspect_api;
+mod inspect_browser;
+mod inspect_fixture;
+mod legacy_sse_only;
+mod noisy_upstream;
+mod oversized_answer;
+mod proxy;
+mod proxy_aggregate;
+mod proxy_dpop;
+mod proxy_limits;
+mod readyz;
+mod replay;
+mod serve_auth;
+mod serve_dpop;
+mod skills_cli;
+mod stdio_pipes;
+mod task_restart;
+mod tasks_cli;
+mod telemetry;
+mod terminal_escapes;
+mod verbs;
+mod whole_timeout;
+mod workload_identity;

@@ -1,0 +1,115 @@
+//! An event store that keeps events later than they are written (a
+//! networked one): the session writes each event to its client at once and
+//! ends a stream with its last event, kept or not, and replays
+//! (Last-Event-ID) only what the store has finished keeping.
+
+use crate::common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use http::StatusCode;
+use serde_json::json;
+use tessera_http::{EventId, EventStore, InMemoryEventStore, ResponseMode, StoredEvent};
+use tessera_runtime::BoxFuture;
+use tokio::sync::watch;
+
+/// Keeps events only once its gate is open; until then each store waits.
+struct GatedStore {
+    kept: InMemoryEventStore,
+    gate: watch::Sender<bool>,
+    /// The events handed over, in call order.
+    taken: Mutex<Vec<EventId>>,
+}
+
+impl GatedStore {
+    fn new() -> Arc<Self> {
+        Arc::new(GatedStore {
+            kept: InMemoryEventStore::default(),
+            gate: watch::channel(false).0,
+            taken: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+/// The store seen by the server: the gated store behind an `Arc`.
+struct Shared(Arc<GatedStore>);
+
+impl EventStore for Shared {
+    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
+        self.0.taken.lock().unwrap().push(event.id);
+        let (store, session) = (self.0.clone(), session.to_owned());
+        let mut open = self.0.gate.subscribe();
+        Box::pin(async move {
+            let _ = open.wait_for(|o| *o).await;
+            store.kept.store(&session, event).await;
+        })
+    }
+
+    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
+        self.0.kept.replay_after(session, after)
+    }
+
+    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
+        self.0.kept.remove_session(session)
+    }
+}
+
+#[tokio::test]
+async fn events_go_out_and_streams_end_before_the_store_keeps_them() {
+    let gated = GatedStore::new();
+    let store: Arc<dyn EventStore> = Arc::new(Shared(gated.clone()));
+    let s = TestServer::start(move |b| b.event_store(Some(store)).response_mode(ResponseMode::Sse))
+        .await;
+    let sid = s.session(LEGACY).await;
+    let r = s
+        .send_json(
+            s.in_session(&sid),
+            call(5, "echo", json!({"text": "hi"}), false),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut sse = Sse::new(r);
+    let priming = within(sse.next()).await.expect("the priming event");
+    let priming_id = priming.id.expect("a resumable stream");
+    // The response arrives although the store has not kept it.
+    let (id, v) = within(sse.next_json()).await.expect("the response");
+    assert_eq!(v["id"], 5);
+    assert_eq!(v["result"]["content"][0]["text"], "hi");
+    let event_id = id.expect("the response has an event id");
+    assert_eq!(
+        gated.taken.lock().unwrap().last().map(|e| e.to_string()),
+        Some(event_id.clone()),
+        "handed to the store before it was written"
+    );
+    assert!(gated.kept.is_empty(), "nothing kept yet");
+    // The stream ends with its last event: the client has all of it.
+    assert!(within(sse.next()).await.is_none(), "the stream ends");
+    assert!(gated.kept.is_empty(), "still nothing kept");
+
+    // A resumption asked now is answered once the store has the event.
+    let resume = {
+        let get = s
+            .get()
+            .header("mcp-session-id", &sid)
+            .header("last-event-id", &priming_id);
+        let addr = s.addr;
+        tokio::spawn(async move {
+            let body = http_body_util::Full::new(bytes::Bytes::new());
+            let r = send(addr, get.body(body).unwrap()).await;
+            assert_eq!(r.status(), StatusCode::OK);
+            let mut sse = Sse::new(r);
+            let mut got = Vec::new();
+            while let Some((id, v)) = sse.next_json().await {
+                got.push((id, v));
+            }
+            got
+        })
+    };
+    gated.gate.send_replace(true);
+    let replayed = within(resume).await.unwrap();
+    assert_eq!(gated.kept.len(), 1, "kept before the replay");
+    assert_eq!(replayed.len(), 1, "{replayed:?}");
+    assert_eq!(replayed[0].0.as_deref(), Some(event_id.as_str()));
+    assert_eq!(replayed[0].1["id"], 5);
+}

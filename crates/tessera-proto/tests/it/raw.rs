@@ -1,0 +1,230 @@
+//! Results passed on as JSON text: a client-role engine hands the answer to
+//! a raw request over without building a tree, and a server-role engine
+//! writes such a text as it is, unless it must add to it.
+
+use crate::harness;
+
+use std::time::{Duration, Instant};
+
+use harness::*;
+use serde_json::json;
+use serde_json::value::RawValue;
+use tessera_proto::{CallError, Engine, Event, Outbound, RawResult, RequestOptions};
+use tessera_types::{ErrorObject, RequestId};
+
+fn raw(s: &str) -> RawResult {
+    RawResult::new(RawValue::from_string(s.to_owned()).unwrap()).unwrap()
+}
+
+/// A client engine with one raw request (id 1) and one ordinary one (id 2)
+/// in flight.
+fn client_with_requests(now: Instant) -> Engine {
+    let mut c = Engine::new(client_config());
+    let options = RequestOptions {
+        timeout: Some(Duration::from_secs(5)),
+        ..RequestOptions::default()
+    };
+    let raw_id = c
+        .send_request_raw(now, "tools/call", None, options.clone())
+        .unwrap();
+    let plain_id = c.send_request(now, "tools/list", None, options).unwrap();
+    assert_eq!(
+        (raw_id, plain_id),
+        (RequestId::Number(1), RequestId::Number(2))
+    );
+    drain(&mut c);
+    c
+}
+
+#[test]
+fn a_raw_request_gets_the_result_text_as_the_peer_wrote_it() {
+    let now = Instant::now();
+    let mut c = client_with_requests(now);
+    let text = r#"{ "content" : [ {"type":"text","text":"hi"} ], "z": 1, "a": 2 }"#;
+    let line = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{text}}}"#);
+    c.handle_bytes(now, line.as_bytes());
+    match events(&mut c).as_slice() {
+        [Event::RawResponse { id, result }] => {
+            assert_eq!(*id, RequestId::Number(1));
+            assert_eq!(result.get(), text, "not a byte changed");
+        }
+        other => panic!("expected a raw response, got {other:?}"),
+    }
+    // The ordinary request still gets an object.
+    c.handle_bytes(now, br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
+    assert!(matches!(
+        events(&mut c).as_slice(),
+        [Event::Response { id, outcome: Ok(r) }] if *id == RequestId::Number(2) && r["tools"] == json!([])
+    ));
+    assert_eq!(c.pending_requests(), 0);
+}
+
+#[test]
+fn errors_and_bad_answers_to_a_raw_request_go_the_ordinary_way() {
+    let now = Instant::now();
+    let mut c = client_with_requests(now);
+    // Not JSON: answered with a parse error, as ever; the request waits.
+    c.handle_bytes(now, br#"{"jsonrpc":"2.0","id":1,"result":{"#);
+    assert_eq!(error_code(&only(drain(&mut c))), -32700);
+    // A result that is not an object: dropped and reported, never answered.
+    c.handle_bytes(now, br#"{"jsonrpc":"2.0","id":1,"result":[1]}"#);
+    assert!(drain(&mut c).is_empty());
+    assert!(matches!(
+        events(&mut c).as_slice(),
+        [Event::ProtocolViolation(_)]
+    ));
+    assert_eq!(c.pending_requests(), 2);
+    // An error answer is an error outcome.
+    c.handle_bytes(
+        now,
+        br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#,
+    );
+    assert!(matches!(
+        events(&mut c).as_slice(),
+        [Event::Response { id, outcome: Err(CallError::Remote(e)) }]
+            if *id == RequestId::Number(1) && e.code == -32602
+    ));
+    // A late answer to it is dropped as an answer to an unknown id.
+    c.handle_bytes(now, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    assert!(matches!(
+        events(&mut c).as_slice(),
+        [Event::ProtocolViolation(_)]
+    ));
+    // The other one times out as usual.
+    c.handle_timeout(now + Duration::from_secs(5));
+    assert!(matches!(
+        events(&mut c).as_slice(),
+        [Event::Response {
+            outcome: Err(CallError::Timeout(_)),
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn a_cancelled_raw_request_drops_its_late_answer() {
+    let now = Instant::now();
+    let mut c = client_with_requests(now);
+    assert!(c.cancel(&RequestId::Number(1), None));
+    drain(&mut c);
+    c.handle_bytes(now, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+    assert!(events(&mut c).is_empty(), "dropped quietly");
+}
+
+#[test]
+fn an_answer_already_decoded_arrives_as_an_object() {
+    let now = Instant::now();
+    let mut c = client_with_requests(now);
+    let decoded = tessera_proto::decode::decode(br#"{"jsonrpc":"2.0","id":1,"result":{"a":1}}"#);
+    c.handle_inbound(now, decoded);
+    assert!(matches!(
+        events(&mut c).as_slice(),
+        [Event::Response { outcome: Ok(r), .. }] if r["a"] == 1
+    ));
+}
+
+/// A modern server engine with `tools/call` id 5 in progress.
+fn modern_server(now: Instant) -> Engine {
+    let mut s = Engine::new(server_config());
+    feed(&mut s, now, &modern_request(json!(5), "tools/call"));
+    assert!(matches!(events(&mut s).as_slice(), [Event::Request(_)]));
+    s
+}
+
+#[test]
+fn a_modern_result_with_everything_is_written_as_it_is() {
+    let now = Instant::now();
+    let mut s = modern_server(now);
+    let text = r#"{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"}}}"#;
+    assert!(s.respond_raw(&RequestId::Number(5), raw(text)));
+    let t = s.poll_transmit().expect("an answer");
+    assert_eq!(t.related, Some(RequestId::Number(5)));
+    assert!(matches!(&t.message, Outbound::Raw(r) if r.id == RequestId::Number(5)));
+    assert_eq!(
+        String::from_utf8(t.message.to_bytes()).unwrap(),
+        format!(r#"{{"jsonrpc":"2.0","id":5,"result":{text}}}"#)
+    );
+    // Answered once only.
+    assert!(!s.respond_raw(&RequestId::Number(5), raw("{}")));
+    assert!(s.poll_transmit().is_none());
+}
+
+#[test]
+fn a_modern_result_missing_what_the_engine_adds_is_completed() {
+    let now = Instant::now();
+    let mut s = modern_server(now);
+    assert!(s.respond_raw(&RequestId::Number(5), raw(r#"{"content":[]}"#)));
+    let answer = only(drain(&mut s));
+    assert_eq!(answer["result"]["resultType"], "complete");
+    assert_eq!(
+        answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test-server"
+    );
+}
+
+#[test]
+fn a_legacy_result_is_written_as_it_is_and_a_cancelled_one_not_at_all() {
+    let now = Instant::now();
+    let mut s = legacy_server(server_config(), now, "2025-11-25");
+    for id in [1, 2] {
+        feed(
+            &mut s,
+            now,
+            &json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"x"}}),
+        );
+    }
+    events(&mut s);
+    assert!(s.respond_reply(
+        &RequestId::Number(1),
+        Ok(tessera_proto::Reply::Raw(raw("{}")))
+    ));
+    assert_eq!(
+        s.poll_transmit().unwrap().message.to_bytes(),
+        br#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+    feed(
+        &mut s,
+        now,
+        &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}),
+    );
+    events(&mut s);
+    assert!(!s.respond_raw(&RequestId::Number(2), raw("{}")));
+    assert!(s.poll_transmit().is_none());
+    // An error through the same door is an ordinary error response.
+    feed(
+        &mut s,
+        now,
+        &json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}),
+    );
+    events(&mut s);
+    assert!(s.respond_reply(
+        &RequestId::Number(3),
+        Err(ErrorObject::invalid_params("no"))
+    ));
+    assert_eq!(error_code(&only(drain(&mut s))), -32602);
+}
+
+#[test]
+fn a_raw_result_in_a_batch_joins_the_batch() {
+    let now = Instant::now();
+    let mut s = legacy_server(server_config(), now, "2025-03-26");
+    feed(
+        &mut s,
+        now,
+        &json!([
+            {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}},
+            {"jsonrpc":"2.0","id":2,"method":"tools/list"}
+        ]),
+    );
+    events(&mut s);
+    assert!(s.respond_raw(&RequestId::Number(1), raw(r#"{"a": 1}"#)));
+    assert!(
+        s.poll_transmit().is_none(),
+        "the batch waits for its other answer"
+    );
+    assert!(s.respond(&RequestId::Number(2), Ok(Default::default())));
+    let t = s.poll_transmit().unwrap();
+    assert!(matches!(t.message, Outbound::Batch(_)));
+    let batch = wire(&t);
+    assert_eq!(batch[0], json!({"jsonrpc":"2.0","id":1,"result":{"a":1}}));
+}

@@ -1,0 +1,6 @@
+//! The integration tests of `tessera-proxy`, one test binary: each module was
+//! its own binary once (`cargo test -p tessera-proxy --test it MODULE::`).
+
+mod aggregate_pages;
+mod bridge;
+mod raw;

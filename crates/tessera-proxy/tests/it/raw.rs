@@ -1,0 +1,120 @@
+//! Results passed through the proxy as JSON text, from an upstream that
+//! writes its answers by hand (a small Python stdio server): what it writes
+//! arrives, and a broken answer becomes a JSON-RPC error for the client,
+//! never a crash or a hang, in both eras.
+
+use std::time::Duration;
+
+use tessera_client::Client;
+use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+use tessera_testkit::bounded;
+use tessera_types::ProtocolVersion;
+use tokio_util::sync::CancellationToken;
+
+/// A legacy stdio server answering `tools/call` by hand: `mode: "broken"`
+/// gets a line cut short, `mode: "array"` a result that is not an object,
+/// anything else a well-formed result with its own spacing.
+const UPSTREAM: &str = r#"
+import json, sys
+def send(s):
+    sys.stdout.write(s + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    m = json.loads(line)
+    if "id" not in m or "method" not in m:
+        continue
+    i, method, p = m["id"], m["method"], m.get("params") or {}
+    head = '{"jsonrpc":"2.0","id":%s,"result":' % json.dumps(i)
+    if method == "initialize":
+        send(head + json.dumps({"protocolVersion": p.get("protocolVersion"),
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "by-hand", "version": "1"}}) + "}")
+    elif method == "tools/list":
+        send(head + '{"tools":[{"name":"say","inputSchema":{"type":"object"}}]}}')
+    elif method == "tools/call":
+        mode = (p.get("arguments") or {}).get("mode")
+        if mode == "broken":
+            send(head + '{"content":[')
+        elif mode == "array":
+            send(head + '[1]}')
+        else:
+            send(head + '{ "content" : [{"type":"text","text":"as written"}], "structuredContent": {"z": 1, "a": [2]} }}')
+    elif method == "ping":
+        send(head + "{}}")
+    else:
+        send(json.dumps({"jsonrpc": "2.0", "id": i, "error": {"code": -32601, "message": "no " + method}}))
+"#;
+
+async fn serve(proxy: Proxy, stop: &CancellationToken) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let addr = listener.local_addr().expect("address");
+    let mcp = McpHttp::builder(proxy)
+        .bind_address(addr)
+        .endpoint_path("/mcp")
+        .build();
+    let stop = stop.clone();
+    tokio::spawn(async move {
+        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
+    });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_answers_pass_as_written_and_broken_ones_become_errors() {
+    let stop = CancellationToken::new();
+    let options = UpstreamOptions {
+        // How long a broken answer keeps the client waiting.
+        request_timeout: Some(Duration::from_secs(1)),
+        ..UpstreamOptions::default()
+    };
+    let proxy = bounded(
+        "the proxy connecting upstream",
+        Proxy::connect(UpstreamSpec::stdio("python3", ["-c", UPSTREAM]), options),
+    )
+    .await
+    .expect("the proxy connects");
+    let url = serve(proxy.clone(), &stop).await;
+    // A legacy client (its own upstream session, same era: passed as text)
+    // and a 2026-07-28 one (a legacy upstream: read and completed).
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let t = HttpClientTransport::new(&url).expect("transport");
+        let c = bounded(
+            "connecting",
+            Client::builder("raw-test", "1.0")
+                .protocol_version(version)
+                .connect_transport(t),
+        )
+        .await
+        .expect("connects to the proxy");
+        let ok = bounded("say", c.call_tool("say", serde_json::json!({})))
+            .await
+            .expect("a result");
+        assert_eq!(ok.content[0].as_text(), Some("as written"), "{version}");
+        assert_eq!(
+            ok.structured_content,
+            Some(serde_json::json!({"z": 1, "a": [2]})),
+            "{version}"
+        );
+        for mode in ["broken", "array"] {
+            let err = bounded(mode, c.call_tool("say", serde_json::json!({"mode": mode})))
+                .await
+                .expect_err("a JSON-RPC error");
+            assert!(
+                err.to_string().contains("did not answer tools/call"),
+                "{version} {mode}: {err}"
+            );
+        }
+        // The connection goes on serving.
+        let again = bounded("say again", c.call_tool("say", serde_json::json!({})))
+            .await
+            .expect("a result");
+        assert_eq!(again.content[0].as_text(), Some("as written"));
+        c.close().await;
+    }
+    proxy.close().await;
+    stop.cancel();
+}
