@@ -23,7 +23,7 @@ use tessera_server::{RawArgs, Server, tool};
 use tokio::net::TcpSocket;
 use tokio::sync::{Semaphore, mpsc};
 
-use common::{LEGACY, MODERN, TestServer, body_json, call, initialize, modern_meta, within};
+use common::{LEGACY, MODERN, Sse, TestServer, body_json, call, initialize, modern_meta, within};
 
 /// The default `max_requests_per_client`.
 const SHARE: usize = 256;
@@ -276,7 +276,7 @@ async fn a_client_flooding_slow_calls_is_held_to_its_share_and_another_is_answer
 }
 
 #[tokio::test]
-async fn a_lower_share_holds_stateless_requests_too() {
+async fn a_lower_share_holds_stateless_and_http_sse_requests_too() {
     let (started_tx, mut started) = mpsc::unbounded_channel();
     let gate = Arc::new(Semaphore::new(0));
     let stateless = TestServer::start_with(slow_server(started_tx.clone(), gate.clone()), |b| {
@@ -320,4 +320,65 @@ async fn a_lower_share_holds_stateless_requests_too() {
     )
     .await;
     assert_eq!(r.status(), StatusCode::OK, "the share was given back");
+
+    // HTTP+SSE (2024-11-05): a POST whose request is beyond the share gets
+    // 429 at once; the requests held are answered on the stream later.
+    let (started_tx, mut started) = mpsc::unbounded_channel();
+    let gate = Arc::new(Semaphore::new(0));
+    let s = TestServer::start_with(slow_server(started_tx, gate.clone()), |b| {
+        b.max_requests_per_client(2)
+    })
+    .await;
+    let r = s
+        .send(
+            http::Request::get("/sse")
+                .header("host", s.host())
+                .header("accept", "text/event-stream"),
+            "",
+        )
+        .await;
+    let mut sse = Sse::new(r);
+    let endpoint = sse.next().await.expect("the endpoint event").data;
+    let post_message = |body: Value| {
+        let (s, uri) = (&s, endpoint.clone());
+        async move {
+            s.send_json(
+                http::Request::post(uri)
+                    .header("host", s.host())
+                    .header("content-type", "application/json"),
+                body,
+            )
+            .await
+        }
+    };
+    assert_eq!(
+        post_message(initialize(1, "2024-11-05")).await.status(),
+        StatusCode::ACCEPTED
+    );
+    let _ = sse.next_json().await.expect("initialize answered");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post_message(initialized).await.status(),
+        StatusCode::ACCEPTED
+    );
+    for id in [2, 3] {
+        let r = post_message(call(id, "slow", json!({}), false)).await;
+        assert_eq!(r.status(), StatusCode::ACCEPTED);
+        within(started.recv()).await.expect("started");
+    }
+    let r = post_message(call(4, "echo", json!({}), false)).await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(r.headers()["retry-after"], "1");
+    gate.add_permits(2);
+    let mut answered = Vec::new();
+    for _ in 0..2 {
+        let (_, v) = sse.next_json().await.expect("an answer on the stream");
+        answered.push(v["id"].as_i64().unwrap());
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, [2, 3]);
+    let r = post_message(call(5, "echo", json!({"text": "after"}), false)).await;
+    assert_eq!(r.status(), StatusCode::ACCEPTED, "the share was given back");
+    let (_, v) = sse.next_json().await.expect("answered");
+    assert_eq!(v["result"]["content"][0]["text"], "after");
 }
