@@ -25,17 +25,26 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let block = peer_text::block(&text);
     assert!(
-        !block.chars().any(|c| drives_terminal(c) && c != '\n' && c != '\t'),
+        !block
+            .chars()
+            .any(|c| drives_terminal(c) && c != '\n' && c != '\t'),
         "block left a control character: {block:?}"
     );
     let line = peer_text::line(&text);
-    assert!(!line.chars().any(drives_terminal), "line left a control character: {line:?}");
+    assert!(
+        !line.chars().any(drives_terminal),
+        "line left a control character: {line:?}"
+    );
     if !text.chars().any(drives_terminal) {
         assert_eq!(block, text);
         assert_eq!(line, text);
     }
     // Every visible character survives, in order.
-    let visible = |s: &str| s.chars().filter(|c| !drives_terminal(*c)).collect::<String>();
+    let visible = |s: &str| {
+        s.chars()
+            .filter(|c| !drives_terminal(*c))
+            .collect::<String>()
+    };
     assert!(visible(&line).len() >= visible(&text).len());
 
     for doc in [json!(text), json!({"k": text, "n": [text]})] {

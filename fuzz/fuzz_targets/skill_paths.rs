@@ -31,7 +31,8 @@ const SECRET: &[u8] = b"SECRET";
 fn root() -> &'static PathBuf {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
-        let base = std::env::temp_dir().join(format!("tessera-fuzz-skill-paths-{}", std::process::id()));
+        let base =
+            std::env::temp_dir().join(format!("tessera-fuzz-skill-paths-{}", std::process::id()));
         let _ = fs::remove_dir_all(&base);
         let outside = base.join("outside");
         let root = base.join("root");
@@ -42,7 +43,11 @@ fn root() -> &'static PathBuf {
         fs::write(root.join("a/SKILL.md"), b"inside: ---\nname: a\n---\n").unwrap();
         fs::write(root.join("a/b/file.txt"), b"inside: a file").unwrap();
         fs::write(root.join("a/b/c/deep.txt"), b"inside: deeper").unwrap();
-        fs::write(root.join("a/b/big.txt"), [b"inside:".as_slice(), &[b'x'; 4096]].concat()).unwrap();
+        fs::write(
+            root.join("a/b/big.txt"),
+            [b"inside:".as_slice(), &[b'x'; 4096]].concat(),
+        )
+        .unwrap();
         symlink("../../outside/secret.txt", root.join("a/link_file")).unwrap();
         symlink("../../outside/dir", root.join("a/link_dir")).unwrap();
         symlink(outside.join("secret.txt"), root.join("a/abs_link")).unwrap();
@@ -57,9 +62,28 @@ fn root() -> &'static PathBuf {
 
 /// Names the fuzzer picks from (a byte each), beside free text.
 const NAMES: &[&str] = &[
-    "a", "b", "c", "SKILL.md", "file.txt", "deep.txt", "big.txt", "link_file", "link_dir",
-    "abs_link", "inner_link", "dir_link", "dangling", "loop", "fifo", "secret.txt", "dir", "..",
-    ".", "", "outside", "root",
+    "a",
+    "b",
+    "c",
+    "SKILL.md",
+    "file.txt",
+    "deep.txt",
+    "big.txt",
+    "link_file",
+    "link_dir",
+    "abs_link",
+    "inner_link",
+    "dir_link",
+    "dangling",
+    "loop",
+    "fifo",
+    "secret.txt",
+    "dir",
+    "..",
+    ".",
+    "",
+    "outside",
+    "root",
 ];
 
 fuzz_target!(|data: &[u8]| {
@@ -76,7 +100,10 @@ fuzz_target!(|data: &[u8]| {
             rel.push(NAMES[usize::from(b) % NAMES.len()].to_owned());
             i += 1;
         } else {
-            let end = rest[i..].iter().position(|&c| c == b'/').map_or(rest.len(), |p| i + p);
+            let end = rest[i..]
+                .iter()
+                .position(|&c| c == b'/')
+                .map_or(rest.len(), |p| i + p);
             rel.push(String::from_utf8_lossy(&rest[i + 1..end]).into_owned());
             i = end + 1;
         }
@@ -84,10 +111,22 @@ fuzz_target!(|data: &[u8]| {
     let limit = u64::from(limit) * 32;
     match confined::read(root(), &rel, limit) {
         Ok(bytes) => {
-            assert!(bytes.starts_with(INSIDE), "{rel:?} read a file outside the root or a link: {bytes:?}");
-            assert!(bytes.len() as u64 <= limit, "{rel:?}: {} bytes over the limit {limit}", bytes.len());
             assert!(
-                !rel.iter().any(|s| s.contains("link") || s == ".." || s == "." || s.is_empty() || s == "dangling" || s == "loop"),
+                bytes.starts_with(INSIDE),
+                "{rel:?} read a file outside the root or a link: {bytes:?}"
+            );
+            assert!(
+                bytes.len() as u64 <= limit,
+                "{rel:?}: {} bytes over the limit {limit}",
+                bytes.len()
+            );
+            assert!(
+                !rel.iter().any(|s| s.contains("link")
+                    || s == ".."
+                    || s == "."
+                    || s.is_empty()
+                    || s == "dangling"
+                    || s == "loop"),
                 "{rel:?} was resolved through a link or a relative segment"
             );
         }

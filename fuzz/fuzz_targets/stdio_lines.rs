@@ -6,22 +6,15 @@
 //! a newline still counted — and no frame is ever longer than the limit.
 #![no_main]
 
+#[path = "../support/runtime.rs"]
+mod support;
+
 use std::pin::Pin;
-use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use libfuzzer_sys::fuzz_target;
 use tessera_runtime::lines::{Frame, LineReader};
 use tokio::io::{AsyncRead, ReadBuf};
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a runtime")
-    })
-}
 
 /// Hands out `data` in chunks of the sizes in `sizes` (cycled).
 struct Chunked<'a> {
@@ -100,8 +93,15 @@ fuzz_target!(|input: &[u8]| {
     let n_sizes = usize::from(n_sizes % 8).min(rest.len());
     let (sizes, data) = rest.split_at(n_sizes);
     let max = usize::from(max % 64) + 1;
-    let frames = runtime().block_on(async {
-        let mut reader = LineReader::new(Chunked { data, sizes, next: 0 }, max);
+    let frames = support::runtime().block_on(async {
+        let mut reader = LineReader::new(
+            Chunked {
+                data,
+                sizes,
+                next: 0,
+            },
+            max,
+        );
         let mut frames = Vec::new();
         while let Some(f) = reader.next().await.expect("reading memory never fails") {
             frames.push(f);
@@ -112,7 +112,11 @@ fuzz_target!(|input: &[u8]| {
     let mut want = model(data, max).into_iter();
     for f in &frames {
         if let Frame::Line(line) = f {
-            assert!(line.len() <= max, "a line of {} bytes passed the limit {max}", line.len());
+            assert!(
+                line.len() <= max,
+                "a line of {} bytes passed the limit {max}",
+                line.len()
+            );
             assert!(!line.contains(&b'\n'));
         }
         loop {
@@ -123,7 +127,10 @@ fuzz_target!(|input: &[u8]| {
                     break;
                 }
                 (Frame::TooLong { len, .. }, Some(Want::TooLong(lens))) => {
-                    assert!(lens.contains(len), "too long with {len}, model {lens:?} (max {max})");
+                    assert!(
+                        lens.contains(len),
+                        "too long with {len}, model {lens:?} (max {max})"
+                    );
                     break;
                 }
                 (Frame::TooLong { len, .. }, Some(Want::Either { len: l, .. })) => {

@@ -23,7 +23,7 @@ use tessera_server::{RawArgs, Server, tool};
 use tokio::net::TcpSocket;
 use tokio::sync::{Semaphore, mpsc};
 
-use common::{LEGACY, MODERN, Sse, TestServer, body_json, call, initialize, modern_meta, within};
+use common::{LEGACY, MODERN, TestServer, body_json, call, initialize, modern_meta, within};
 
 /// The default `max_requests_per_client`.
 const SHARE: usize = 256;
@@ -99,6 +99,25 @@ async fn send(
     .await
 }
 
+/// Sends `req`, expects `200`, and returns the text of the tool's result.
+async fn text_of(
+    h2: &mut hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+    req: Request<Full<Bytes>>,
+) -> Value {
+    let r = send(h2, req).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    body_json(r).await["result"]["content"][0]["text"].clone()
+}
+
+/// Sends `req` on a clone of `h2` in a task of its own (a call held open).
+fn spawn_send(
+    h2: &hyper::client::conn::http2::SendRequest<Full<Bytes>>,
+    req: Request<Full<Bytes>>,
+) -> tokio::task::JoinHandle<Response<Incoming>> {
+    let mut h2 = h2.clone();
+    tokio::spawn(async move { send(&mut h2, req).await })
+}
+
 /// Opens a legacy session over `h2`; returns its id.
 async fn open_session(
     server: &TestServer,
@@ -158,8 +177,7 @@ async fn a_client_flooding_slow_calls_is_held_to_its_share_and_another_is_answer
             &in_session,
             &call(100 + i, "slow", json!({}), false),
         );
-        let mut h2 = a.clone();
-        flood.push(tokio::spawn(async move { send(&mut h2, req).await }));
+        flood.push(spawn_send(&a, req));
     }
     for _ in 0..250 {
         within(started.recv()).await.expect("a slow call started");
@@ -177,8 +195,7 @@ async fn a_client_flooding_slow_calls_is_held_to_its_share_and_another_is_answer
             &in_session2,
             &call(500 + i, "slow", json!({}), false),
         );
-        let mut h2 = a.clone();
-        flood.push(tokio::spawn(async move { send(&mut h2, req).await }));
+        flood.push(spawn_send(&a, req));
     }
     for _ in 250..SHARE {
         within(started.recv()).await.expect("a slow call started");
@@ -229,23 +246,16 @@ async fn a_client_flooding_slow_calls_is_held_to_its_share_and_another_is_answer
         ("mcp-session-id", sid_b.as_str()),
         ("mcp-protocol-version", LEGACY),
     ];
-    let r = send(
-        &mut b,
-        post(
-            &server,
-            &b_session,
-            &call(2, "echo", json!({"text": "hi"}), false),
-        ),
-    )
-    .await;
-    assert_eq!(r.status(), StatusCode::OK);
-    assert_eq!(body_json(r).await["result"]["content"][0]["text"], "hi");
-    let r = send(&mut b, post(&server, &modern_headers, &modern)).await;
-    assert_eq!(r.status(), StatusCode::OK);
-    assert_eq!(body_json(r).await["result"]["content"][0]["text"], "x");
-    let req = post(&server, &b_session, &call(3, "slow", json!({}), false));
-    let mut hb = b.clone();
-    let b_slow = tokio::spawn(async move { send(&mut hb, req).await });
+    let hi = call(2, "echo", json!({"text": "hi"}), false);
+    assert_eq!(text_of(&mut b, post(&server, &b_session, &hi)).await, "hi");
+    assert_eq!(
+        text_of(&mut b, post(&server, &modern_headers, &modern)).await,
+        "x"
+    );
+    let b_slow = spawn_send(
+        &b,
+        post(&server, &b_session, &call(3, "slow", json!({}), false)),
+    );
     within(started.recv())
         .await
         .expect("the other client's slow call started");
@@ -262,17 +272,11 @@ async fn a_client_flooding_slow_calls_is_held_to_its_share_and_another_is_answer
         );
     }
     assert_eq!(within(b_slow).await.unwrap().status(), StatusCode::OK);
-    let r = send(
-        &mut a,
-        post(
-            &server,
-            &in_session,
-            &call(905, "echo", json!({"text": "again"}), false),
-        ),
-    )
-    .await;
-    assert_eq!(r.status(), StatusCode::OK);
-    assert_eq!(body_json(r).await["result"]["content"][0]["text"], "again");
+    let again = call(905, "echo", json!({"text": "again"}), false);
+    assert_eq!(
+        text_of(&mut a, post(&server, &in_session, &again)).await,
+        "again"
+    );
 }
 
 #[tokio::test]
@@ -287,9 +291,10 @@ async fn a_lower_share_holds_stateless_and_http_sse_requests_too() {
     let v = [("mcp-protocol-version", LEGACY)];
     let mut held = Vec::new();
     for i in 0..2 {
-        let req = post(&stateless, &v, &call(i, "slow", json!({}), false));
-        let mut h2 = a.clone();
-        held.push(tokio::spawn(async move { send(&mut h2, req).await }));
+        held.push(spawn_send(
+            &a,
+            post(&stateless, &v, &call(i, "slow", json!({}), false)),
+        ));
         within(started.recv()).await.expect("started");
     }
     let r = send(
@@ -300,16 +305,8 @@ async fn a_lower_share_holds_stateless_and_http_sse_requests_too() {
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(r.headers()["retry-after"], "1");
     let mut b = h2_from(stateless.addr, "127.0.0.2".parse().unwrap()).await;
-    let r = send(
-        &mut b,
-        post(
-            &stateless,
-            &v,
-            &call(10, "echo", json!({"text": "b"}), false),
-        ),
-    )
-    .await;
-    assert_eq!(r.status(), StatusCode::OK);
+    let other = call(10, "echo", json!({"text": "b"}), false);
+    assert_eq!(text_of(&mut b, post(&stateless, &v, &other)).await, "b");
     gate.add_permits(2);
     for h in held {
         assert_eq!(within(h).await.unwrap().status(), StatusCode::OK);
@@ -329,28 +326,8 @@ async fn a_lower_share_holds_stateless_and_http_sse_requests_too() {
         b.max_requests_per_client(2)
     })
     .await;
-    let r = s
-        .send(
-            http::Request::get("/sse")
-                .header("host", s.host())
-                .header("accept", "text/event-stream"),
-            "",
-        )
-        .await;
-    let mut sse = Sse::new(r);
-    let endpoint = sse.next().await.expect("the endpoint event").data;
-    let post_message = |body: Value| {
-        let (s, uri) = (&s, endpoint.clone());
-        async move {
-            s.send_json(
-                http::Request::post(uri)
-                    .header("host", s.host())
-                    .header("content-type", "application/json"),
-                body,
-            )
-            .await
-        }
-    };
+    let (mut sse, endpoint) = s.legacy_sse().await;
+    let post_message = |body: Value| s.post_message(&endpoint, body);
     assert_eq!(
         post_message(initialize(1, "2024-11-05")).await.status(),
         StatusCode::ACCEPTED
