@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 use tessera::runtime::middleware::{Next, from_fn};
-use tessera::runtime::{HandlerResult, Request};
+use tessera::runtime::{ReplyResult, Request};
 use tessera::server::{Server, tool};
 
-async fn log(request: Request, next: Next) -> HandlerResult {
+async fn log(request: Request, next: Next) -> ReplyResult {
     let what = format!("{} {}", request.method, request.target().unwrap_or(""));
     let started = Instant::now();
     let result = next.run(request).await;

@@ -2,12 +2,12 @@
 //! `tessera call wipe '{}' -- cargo run -q -p tessera-examples --example tool_allow_list`
 
 use tessera::runtime::middleware::{Next, from_fn};
-use tessera::runtime::{HandlerResult, Request};
+use tessera::runtime::{ReplyResult, Request};
 use tessera::server::{Server, tool};
 use tessera::types::{ErrorObject, methods};
 const ALLOWED: &[&str] = &["time"];
 
-async fn allow_list(request: Request, next: Next) -> HandlerResult {
+async fn allow_list(request: Request, next: Next) -> ReplyResult {
     let name = request.target().unwrap_or_default();
     if request.method == methods::TOOLS_CALL && !ALLOWED.contains(&name) {
         return Err(ErrorObject::invalid_params(format!(

@@ -211,10 +211,8 @@ pub async fn run(mut a: ProxyArgs) -> Result<ExitCode, Failure> {
             out
         }
         None => {
-            let mut layers = tessera::runtime::middleware::MiddlewareStack::new();
-            if let Some(layer) = crate::telemetry::layer() {
-                layers = layers.layer(layer);
-            }
+            let layers =
+                crate::telemetry::install(tessera::runtime::middleware::MiddlewareStack::new());
             proxy
                 .serve_stdio_with(layers)
                 .await
@@ -280,14 +278,12 @@ async fn serve_http<F: tessera_http::ServiceFactory>(
     keys: Option<tessera_proxy::ApiKeyLayer>,
     health: tessera_proxy::HealthLayer,
 ) -> Result<ExitCode, Failure> {
-    match crate::telemetry::layer() {
-        Some(layer) => {
-            let stack = tessera::runtime::middleware::MiddlewareStack::new().layer(layer);
-            let layered = tessera_http::LayeredFactory::new(factory, stack);
-            serve_factory(a, addr, layered, what, keys, health).await
-        }
-        None => serve_factory(a, addr, factory, what, keys, health).await,
+    let stack = crate::telemetry::install(tessera::runtime::middleware::MiddlewareStack::new());
+    if stack.is_empty() {
+        return serve_factory(a, addr, factory, what, keys, health).await;
     }
+    let layered = tessera_http::LayeredFactory::new(factory, stack);
+    serve_factory(a, addr, layered, what, keys, health).await
 }
 
 async fn serve_factory<F: tessera_http::ServiceFactory>(

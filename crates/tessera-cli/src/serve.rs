@@ -287,7 +287,7 @@ pub async fn run(a: ServeArgs) -> Result<ExitCode, Failure> {
         result_bytes: a.max_task_result_bytes,
     });
     let redis = options.redis.clone();
-    options.layer = crate::telemetry::layer();
+    options.telemetry = crate::telemetry::telemetry().cloned();
     if let Some(addr) = &a.metrics {
         serve_metrics(addr).await?;
     }

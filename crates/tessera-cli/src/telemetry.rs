@@ -4,8 +4,9 @@
 
 use std::sync::OnceLock;
 
+use tessera::runtime::middleware::MiddlewareStack;
+use tessera_telemetry::Telemetry;
 use tessera_telemetry::export::{self, Exporting, MetricsEndpoint};
-use tessera_telemetry::{Telemetry, TelemetryLayer};
 
 use crate::exit::Failure;
 
@@ -25,10 +26,13 @@ pub fn init(prometheus: bool) -> Result<Option<Exporting>, Failure> {
     Ok(exporting)
 }
 
-/// The layer recording the requests a server of this process receives,
-/// when telemetry is on.
-pub fn layer() -> Option<TelemetryLayer> {
-    STATE.get().map(|(t, _)| t.layer())
+/// `stack` with the layer recording the requests a server of this process
+/// receives and the observer of its sessions, when telemetry is on.
+pub fn install(stack: MiddlewareStack) -> MiddlewareStack {
+    match STATE.get() {
+        Some((t, _)) => t.install(stack),
+        None => stack,
+    }
 }
 
 /// The telemetry, when on.

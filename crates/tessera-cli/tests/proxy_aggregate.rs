@@ -12,7 +12,7 @@ use tessera::runtime::ChildCommand;
 use tessera::server::{Args, Server, tool};
 use tessera::types::ProtocolVersion;
 use tessera_http::{HttpClientTransport, McpHttp};
-use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
+use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec};
 use tokio_util::sync::CancellationToken;
 
 const BOUND: Duration = Duration::from_secs(30);
@@ -96,11 +96,14 @@ async fn two_upstreams_one_killed_and_back() {
     let mut local = ChildCommand::new("sh", ["-c", script.as_str()]);
     local.inherit_stderr = false;
     local.shutdown_grace = Duration::from_millis(300);
-    let mut web = ServerEntry::new("web", UpstreamSpec::http(web_url, Default::default()));
+    let mut web = UpstreamConfig::new("web", UpstreamSpec::http(web_url, Default::default()));
     web.deny_tools = vec!["secret".into()];
     web.timeout = Some(Duration::from_secs(5));
     let agg = Aggregator::start(
-        vec![ServerEntry::new("local", UpstreamSpec::Stdio(local)), web],
+        vec![
+            UpstreamConfig::new("local", UpstreamSpec::Stdio(local)),
+            web,
+        ],
         UpstreamOptions::default(),
     )
     .expect("starts");

@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
-use tessera_runtime::middleware::{Middleware, MiddlewareStack};
+use tessera_runtime::middleware::{BoxError, McpService, MiddlewareStack};
 use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
+use tessera_runtime::{Reply, Request};
 use tessera_types::{
     ClientCapabilities, Era, ExtensionSettings, Implementation, LoggingLevel, ProtocolVersion, Root,
 };
@@ -290,8 +291,24 @@ impl ClientBuilder {
     /// `elicitation/create`, task methods): it can observe, reject or
     /// rewrite them and their answers. The first layer added is the
     /// outermost.
-    pub fn layer(mut self, layer: impl Middleware) -> Self {
+    pub fn layer<L, E>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<McpService> + Send + Sync + 'static,
+        L::Service:
+            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<Request>>::Future: Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
         self.middleware = self.middleware.layer(layer);
+        self
+    }
+
+    /// Edits the middleware stack as a whole: for helpers that add
+    /// several things at once, such as
+    /// `.middleware(|s| telemetry.install(s))` (a layer and a session
+    /// observer, or nothing when telemetry is off).
+    pub fn middleware(mut self, f: impl FnOnce(MiddlewareStack) -> MiddlewareStack) -> Self {
+        self.middleware = f(std::mem::take(&mut self.middleware));
         self
     }
 
@@ -394,14 +411,15 @@ impl ClientBuilder {
         let mut settings = self.settings(&caps);
         let (events, _) = broadcast::channel(self.event_capacity);
         let (generation, _) = watch::channel(1);
+        let inputs = Arc::new(Inputs::new(self.handlers.clone(), caps));
         let shared = Arc::new(Shared {
-            inputs: Arc::new(Inputs::new(self.handlers.clone(), caps)),
+            stacks: crate::service::Stacks::new(&self.middleware, &inputs),
+            inputs,
             events,
             cache: self.cache.then(ResponseCache::default),
             subscriptions: Arc::new(Subscriptions::default()),
             generation,
             closed: AtomicBool::new(false),
-            middleware: self.middleware.clone(),
         });
         let started = first(Launch::new(&shared, &settings, 1)).await?;
         let conn = match establish(&shared, &settings, 1, started).await {

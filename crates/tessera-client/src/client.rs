@@ -279,7 +279,7 @@ impl Client {
     /// Sends a request named by its marker type from `tessera_types` (its
     /// method, params and result types) and decodes the result:
     /// `client.request::<PingRequest>(&RequestParams::default())`.
-    pub async fn request<R: tessera_types::Request>(
+    pub async fn request<R: tessera_types::RequestMethod>(
         &self,
         params: &R::Params,
     ) -> Result<R::Result, ClientError> {

@@ -12,12 +12,12 @@ use serde_json::Value;
 use tessera_types::tasks::legacy;
 use tessera_types::{
     ElicitationCompleteNotification, ElicitationCompleteNotificationParams, Era, JsonObject,
-    LoggingMessageNotification, LoggingMessageNotificationParams, Notification, NotificationParams,
-    ProgressNotification, ProgressNotificationParams, PromptListChangedNotification,
-    ProtocolVersion, RequestId, ResourceListChangedNotification, ResourceUpdatedNotification,
-    ResourceUpdatedNotificationParams, SubscriptionsAcknowledgedNotification,
-    SubscriptionsAcknowledgedNotificationParams, TaskStatusNotification,
-    TaskStatusNotificationParams, ToolListChangedNotification,
+    LoggingMessageNotification, LoggingMessageNotificationParams, NotificationMethod,
+    NotificationParams, ProgressNotification, ProgressNotificationParams,
+    PromptListChangedNotification, ProtocolVersion, RequestId, ResourceListChangedNotification,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParams,
+    SubscriptionsAcknowledgedNotification, SubscriptionsAcknowledgedNotificationParams,
+    TaskStatusNotification, TaskStatusNotificationParams, ToolListChangedNotification,
 };
 use tokio::sync::broadcast;
 
@@ -49,10 +49,14 @@ pub enum ClientEvent {
     /// A `subscriptions/listen` stream was acknowledged (2026-07-28).
     SubscriptionsAcknowledged(SubscriptionsAcknowledgedNotificationParams),
     /// A task's status changed: the tasks extension's `notifications/tasks`
-    /// (2026-07-28).
+    /// (2026-07-28), with the status-specific members (the task is
+    /// `p.task.task`). Read either era's notification the same way with
+    /// `p.task_id()`, `p.status()` and `p.status_message()`.
     TaskStatus(TaskStatusNotificationParams),
-    /// A task's status changed: `notifications/tasks/status` (2025-11-25).
-    LegacyTaskStatus(legacy::TaskStatusNotificationParams),
+    /// A task's status changed: `notifications/tasks/status` (2025-11-25;
+    /// the task is `p.task`). Read it as [`ClientEvent::TaskStatus`] with
+    /// `p.task_id()`, `p.status()` and `p.status_message()`.
+    LegacyTaskStatus(legacy::LegacyTaskStatusNotificationParams),
     /// Any other notification (an extension's, a vendor's), or a known one
     /// whose params did not fit its type: exactly as it arrived.
     Other {
@@ -79,7 +83,7 @@ impl ClientEvent {
     /// typed variant; [`ClientEvent::Other`] for a method this crate does
     /// not model or params that do not fit.
     pub fn from_notification(method: &str, params: Option<JsonObject>) -> Self {
-        fn typed<N: Notification>(
+        fn typed<N: NotificationMethod>(
             params: &Option<JsonObject>,
             wrap: impl FnOnce(N::Params) -> ClientEvent,
         ) -> Option<ClientEvent> {
@@ -118,8 +122,11 @@ impl ClientEvent {
             TaskStatusNotification::METHOD => {
                 typed::<TaskStatusNotification>(&params, ClientEvent::TaskStatus)
             }
-            legacy::TaskStatusNotification::METHOD => {
-                typed::<legacy::TaskStatusNotification>(&params, ClientEvent::LegacyTaskStatus)
+            legacy::LegacyTaskStatusNotification::METHOD => {
+                typed::<legacy::LegacyTaskStatusNotification>(
+                    &params,
+                    ClientEvent::LegacyTaskStatus,
+                )
             }
             _ => None,
         };
@@ -144,7 +151,7 @@ impl ClientEvent {
                 SubscriptionsAcknowledgedNotification::METHOD
             }
             ClientEvent::TaskStatus(_) => TaskStatusNotification::METHOD,
-            ClientEvent::LegacyTaskStatus(_) => legacy::TaskStatusNotification::METHOD,
+            ClientEvent::LegacyTaskStatus(_) => legacy::LegacyTaskStatusNotification::METHOD,
             ClientEvent::Other { method, .. } => method,
             ClientEvent::Disconnected | ClientEvent::Reconnected { .. } => return None,
         })

@@ -115,7 +115,7 @@ impl ClientRoutes {
     /// Answers request `R` (a `tessera_types` marker).
     pub fn request<R, F, Fut>(&mut self, handler: F) -> &mut Self
     where
-        R: tessera_types::Request,
+        R: tessera_types::RequestMethod,
         R::Params: Send + 'static,
         R::Result: Send + 'static,
         F: Fn(R::Params) -> Fut + Send + Sync + 'static,
@@ -161,7 +161,7 @@ impl ClientRoutes {
     /// Takes notification `N` (a `tessera_types` marker).
     pub fn notification<N, F>(&mut self, handler: F) -> &mut Self
     where
-        N: tessera_types::Notification,
+        N: tessera_types::NotificationMethod,
         F: Fn(N::Params) + Send + Sync + 'static,
     {
         self.notification_method(N::METHOD, handler)

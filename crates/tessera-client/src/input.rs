@@ -12,9 +12,9 @@ use tessera_types::methods;
 
 use futures::future::join_all;
 use serde_json::{Value, json};
-use tessera_proto::RequestContext;
-use tessera_runtime::middleware::MiddlewareStack;
-use tessera_runtime::{BoxFuture, Extensions, HandlerResult, Peer, Request};
+use tessera_proto::RequestInfo;
+use tessera_runtime::middleware::{self, McpService};
+use tessera_runtime::{Extensions, Peer, Request};
 use tessera_types::capabilities::{
     ClientTaskRequests, ClientTasksCapability, ElicitationTaskRequests, SamplingTaskRequests,
 };
@@ -321,7 +321,7 @@ impl Inputs {
     }
 
     /// Answers a request that passed [`Inputs::check`] now.
-    async fn answer_now(
+    pub(crate) async fn answer_now(
         self: Arc<Self>,
         method: String,
         params: Option<JsonObject>,
@@ -435,31 +435,15 @@ impl Inputs {
         }
         let answers = join_all(calls.into_iter().map(|(key, method, params)| {
             let this = self.clone();
-            let layered = through
-                .filter(|t| !t.middleware.is_empty())
-                .map(|t| t.request(&key, &method, params.clone()));
-            let middleware = through.map(|t| t.middleware.clone());
+            let layered =
+                through.map(|t| (t.stack.clone(), t.request(&key, &method, params.clone())));
             async move {
                 // Input requests are answered in place: never as 2025-11-25
                 // tasks; through the client's middleware like the server's
                 // requests of the legacy era.
-                let out = match (layered, middleware) {
-                    (Some(request), Some(stack)) => {
-                        stack
-                            .run(
-                                request,
-                                move |r: Request| -> BoxFuture<'static, HandlerResult> {
-                                    let this = this.clone();
-                                    Box::pin(async move {
-                                        this.answer_now(
-                                            r.method,
-                                            r.params.map(tessera_types::Params::into_object),
-                                        )
-                                        .await
-                                    })
-                                },
-                            )
-                            .await
+                let out = match layered {
+                    Some((stack, request)) => {
+                        middleware::reply_object(middleware::serve(&stack, request).await)
                     }
                     _ => this.answer_now(method.clone(), params).await,
                 };
@@ -513,7 +497,8 @@ pub struct InputRequestKey(pub String);
 /// How input requests reach the client's middleware: the stack, the
 /// connection and what the server said about itself.
 pub(crate) struct InputLayers {
-    pub middleware: MiddlewareStack,
+    /// The client's middleware over its answers to input requests.
+    pub stack: McpService,
     pub peer: Peer,
     pub version: ProtocolVersion,
     pub server_capabilities: Arc<ServerCapabilities>,
@@ -529,7 +514,7 @@ impl InputLayers {
             id: RequestId::String(key.to_owned()),
             method: method.to_owned(),
             params: params.map(tessera_types::Params::from),
-            context: RequestContext {
+            context: RequestInfo {
                 era: Era::Modern,
                 version: self.version,
                 progress_token: None,

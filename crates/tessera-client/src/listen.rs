@@ -17,7 +17,7 @@ use futures::Stream;
 use serde_json::Value;
 use tessera_proto::RequestOptions;
 use tessera_types::{
-    Era, JsonObject, Notification, RequestId, SubscriptionFilter,
+    Era, JsonObject, NotificationMethod, RequestId, SubscriptionFilter,
     SubscriptionsAcknowledgedNotification, SubscriptionsAcknowledgedNotificationParams,
 };
 use tokio::sync::{mpsc, oneshot, watch};

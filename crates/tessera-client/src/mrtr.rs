@@ -118,10 +118,10 @@ impl Client {
     /// handlers.
     async fn fulfil_inputs(&self, requests: &JsonObject) -> Result<InputResponses, ClientError> {
         let shared = &self.inner.shared;
-        let through = (!shared.middleware.is_empty()).then(|| {
+        let through = shared.stacks.as_ref().map(|stacks| {
             let connected = self.connected();
             InputLayers {
-                middleware: shared.middleware.clone(),
+                stack: stacks.input.clone(),
                 peer: self.peer(),
                 version: connected.version,
                 server_capabilities: connected.server_capabilities.clone(),

@@ -26,10 +26,10 @@ use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, Peer};
 use tessera_types::tasks::TaskStatus;
 use tessera_types::tasks::legacy::{
-    CreateTaskResult, GetTaskResult, ListTasksResult, Task, TaskStatusNotification,
-    TaskStatusNotificationParams,
+    LegacyCreateTaskResult, LegacyGetTaskResult, LegacyTask, LegacyTaskStatusNotification,
+    LegacyTaskStatusNotificationParams, ListTasksResult,
 };
-use tessera_types::{ErrorObject, JsonObject, Notification};
+use tessera_types::{ErrorObject, JsonObject, NotificationMethod};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -53,7 +53,7 @@ type Outcome = Result<JsonObject, ErrorObject>;
 struct Entry {
     /// Creation order (what `tasks/list` pages and its cursors follow).
     seq: u64,
-    task: Task,
+    task: LegacyTask,
     expires: Instant,
     outcome: watch::Sender<Option<Outcome>>,
     abort: Option<tokio::task::AbortHandle>,
@@ -125,14 +125,18 @@ fn invalid_cursor() -> ErrorObject {
 
 /// Tells the requestor that a task's status changed. The notification
 /// carries the whole task and, as the spec asks, no related-task metadata.
-fn announce(peer: Option<&Peer>, task: &Task) {
+fn announce(peer: Option<&Peer>, task: &LegacyTask) {
     let Some(peer) = peer else { return };
-    let params = TaskStatusNotificationParams {
+    let params = LegacyTaskStatusNotificationParams {
         meta: None,
         task: task.clone(),
     };
     // A connection that is gone has no one to tell.
-    let _ = peer.notify(TaskStatusNotification::METHOD, Some(object(&params)), None);
+    let _ = peer.notify(
+        LegacyTaskStatusNotification::METHOD,
+        Some(object(&params)),
+        None,
+    );
 }
 
 fn object<T: serde::Serialize>(v: &T) -> JsonObject {
@@ -212,7 +216,7 @@ impl TaskReceiver {
         rand::rng().fill_bytes(&mut bytes);
         let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         let created = now_iso();
-        let task = Task {
+        let task = LegacyTask {
             task_id: id.clone(),
             status: TaskStatus::Working,
             status_message: None,
@@ -263,7 +267,7 @@ impl TaskReceiver {
         if let Some(e) = self.lock().get_mut(&id) {
             e.abort = Some(handle.abort_handle());
         }
-        Ok(object(&CreateTaskResult { meta: None, task }))
+        Ok(object(&LegacyCreateTaskResult { meta: None, task }))
     }
 
     /// Records how task `id` ended (unless it was cancelled first) and
@@ -298,7 +302,7 @@ impl TaskReceiver {
         let mut tasks = self.lock();
         Self::sweep(&mut tasks);
         let e = tasks.get(&id).ok_or_else(|| unknown(&id))?;
-        Ok(object(&GetTaskResult {
+        Ok(object(&LegacyGetTaskResult {
             meta: None,
             task: e.task.clone(),
         }))
@@ -320,7 +324,7 @@ impl TaskReceiver {
         };
         let mut tasks = self.lock();
         Self::sweep(&mut tasks);
-        let mut all: Vec<(u64, &Task)> = tasks
+        let mut all: Vec<(u64, &LegacyTask)> = tasks
             .values()
             .filter(|e| after.is_none_or(|a| e.seq > a))
             .map(|e| (e.seq, &e.task))
@@ -373,7 +377,7 @@ impl TaskReceiver {
         let (peer, task) = (e.peer.clone(), e.task.clone());
         drop(tasks);
         announce(peer.as_ref(), &task);
-        Ok(object(&GetTaskResult { meta: None, task }))
+        Ok(object(&LegacyGetTaskResult { meta: None, task }))
     }
 
     /// `tasks/result`: waits until the task ends, then answers what the

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use tessera_runtime::middleware::MiddlewareStack;
+use tessera_runtime::Reply;
+use tessera_runtime::middleware::{self, BoxError, McpService, MiddlewareStack};
 use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request, Service};
 use tessera_types::JsonObject;
 use tokio::sync::{broadcast, watch};
@@ -27,8 +28,72 @@ pub(crate) struct Shared {
     /// touched when the client closes.
     pub generation: watch::Sender<u64>,
     pub closed: AtomicBool,
-    /// The MCP-level middleware the server's requests go through.
-    pub middleware: MiddlewareStack,
+    /// The MCP-level middleware over the answers to legacy server requests and over
+    /// 2026-07-28 input requests (`None` without layers), built once so
+    /// what layers keep (a limit's slots) is shared.
+    pub stacks: Option<Stacks>,
+}
+
+/// The client's middleware, built over its two ways of answering.
+#[derive(Clone)]
+pub(crate) struct Stacks {
+    /// Over the requests a legacy server sends.
+    pub legacy: McpService,
+    /// Over the input requests of a 2026-07-28 result.
+    pub input: McpService,
+}
+
+impl std::fmt::Debug for Stacks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stacks")
+    }
+}
+
+impl Stacks {
+    /// `middleware` over `inputs`' answers; `None` without layers.
+    pub fn new(middleware: &MiddlewareStack, inputs: &Arc<Inputs>) -> Option<Stacks> {
+        if middleware.is_empty() {
+            return None;
+        }
+        let legacy = {
+            let inputs = inputs.clone();
+            McpService::new(tower::service_fn(move |request: Request| {
+                let inputs = inputs.clone();
+                async move {
+                    // Undeclared requests are refused inside `answer`, before any handler runs.
+                    inputs
+                        .answer(
+                            request.method,
+                            request.params.map(tessera_types::Params::into_object),
+                            Some(request.peer),
+                        )
+                        .await
+                        .map(Reply::Object)
+                        .map_err(BoxError::from)
+                }
+            }))
+        };
+        let input = {
+            let inputs = inputs.clone();
+            McpService::new(tower::service_fn(move |request: Request| {
+                let inputs = inputs.clone();
+                async move {
+                    inputs
+                        .answer_now(
+                            request.method,
+                            request.params.map(tessera_types::Params::into_object),
+                        )
+                        .await
+                        .map(Reply::Object)
+                        .map_err(BoxError::from)
+                }
+            }))
+        };
+        Some(Stacks {
+            legacy: middleware.wrap(legacy),
+            input: middleware.wrap(input),
+        })
+    }
 }
 
 /// The [`Service`] of one connection.
@@ -69,24 +134,21 @@ impl Service for ClientService {
     }
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        let inputs = self.shared.inputs.clone();
-        let answer = move |request: Request| -> BoxFuture<'static, HandlerResult> {
-            let inputs = inputs.clone();
-            Box::pin(async move {
-                // Undeclared requests are refused inside `answer`, before any handler runs.
-                inputs
-                    .answer(
-                        request.method,
-                        request.params.map(tessera_types::Params::into_object),
-                        Some(request.peer),
-                    )
-                    .await
-            })
-        };
-        if self.shared.middleware.is_empty() {
-            return answer(request);
+        if let Some(stacks) = &self.shared.stacks {
+            let answer = middleware::serve(&stacks.legacy, request);
+            return Box::pin(async move { middleware::reply_object(answer.await) });
         }
-        self.shared.middleware.run(request, answer)
+        let inputs = self.shared.inputs.clone();
+        Box::pin(async move {
+            // Undeclared requests are refused inside `answer`, before any handler runs.
+            inputs
+                .answer(
+                    request.method,
+                    request.params.map(tessera_types::Params::into_object),
+                    Some(request.peer),
+                )
+                .await
+        })
     }
 
     fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {

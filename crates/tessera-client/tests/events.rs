@@ -57,6 +57,13 @@ async fn notifications_are_typed_and_keep_their_meta() {
             "notifications/resources/updated",
             json!({"url": "docs://b"}),
         ),
+        // The Tasks extension's status notification (2026-07-28).
+        (
+            "notifications/tasks",
+            json!({"taskId": "t-2", "status": "failed", "statusMessage": "boom",
+                   "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:02Z",
+                   "ttlMs": null, "error": {"code": -32603, "message": "boom"}}),
+        ),
     ];
     for (method, params) in &sent {
         server
@@ -86,6 +93,7 @@ async fn notifications_are_typed_and_keep_their_meta() {
         ClientEvent::LegacyTaskStatus(p) => {
             assert_eq!(p.task.task_id, "t-1");
             assert_eq!(p.task.status, TaskStatus::Working);
+            assert_eq!((p.task_id(), p.status()), ("t-1", TaskStatus::Working));
         }
         other => panic!("{other:?}"),
     }
@@ -101,6 +109,19 @@ async fn notifications_are_typed_and_keep_their_meta() {
         "{:?}",
         got[5]
     );
+
+    // Both eras' status notifications read the same way.
+    match &got[6] {
+        ClientEvent::TaskStatus(p) => {
+            assert_eq!(p.task.task.task_id, "t-2");
+            assert_eq!(p.task.error.as_ref().unwrap().code, -32603);
+            assert_eq!(
+                (p.task_id(), p.status(), p.status_message()),
+                ("t-2", TaskStatus::Failed, Some("boom"))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 
     // The wire form is reachable from every typed value, `_meta` included.
     for (event, (method, params)) in got.iter().zip(&sent) {

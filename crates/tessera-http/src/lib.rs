@@ -62,7 +62,7 @@ pub use client_observe::{HttpExchange, HttpObserver};
 #[cfg(feature = "server")]
 pub use server::{
     BadEventId, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENT_BYTES_TOTAL, DangerousSettings,
-    EventId, EventStore, HostGuard, HostPolicy, HttpStats, InMemoryEventStore, LayeredFactory,
-    LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, Refusal, RemoteAddr,
+    EventId, EventStore, HostGuard, HostGuardRefusal, HostPolicy, HttpStats, InMemoryEventStore,
+    LayeredFactory, LegacySsePaths, McpBody, McpHttp, McpHttpBuilder, OriginPolicy, RemoteAddr,
     ResponseMode, ServiceFactory, StoredEvent, ToolHeaders, limit, serve, serve_with,
 };

@@ -689,15 +689,15 @@ async fn a_slow_reader_loses_its_stream_not_the_server_memory() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_refusing_concurrency_limit_answers_429_with_retry_after() {
-    use tessera_runtime::middleware::ConcurrencyLimitLayer;
+async fn towers_load_shed_answers_429_with_retry_after() {
     use tessera_server::{Server, tool};
     use tokio::sync::Notify;
     let (gate, at_gate) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
     let (g, a) = (gate.clone(), at_gate.clone());
     let server = Server::builder()
         .name_version("limits", "1.0.0")
-        .layer(ConcurrencyLimitLayer::per_session(1).refuse_when_full(Duration::from_secs(2)))
+        .layer(tower::load_shed::LoadShedLayer::new())
+        .layer(tower::limit::ConcurrencyLimitLayer::new(1))
         .tool(tool("gate").handler(move || {
             let (g, a) = (g.clone(), a.clone());
             async move {
@@ -718,14 +718,14 @@ async fn a_refusing_concurrency_limit_answers_429_with_retry_after() {
             .oneshot(post(Some(&sid), call(2, "gate", json!({}), false))),
     );
     at_gate.notified().await;
-    // The session's one slot is taken: refused at once, 429 and Retry-After.
+    // The server's one slot is taken: refused at once, 429 and Retry-After.
     let r = app
         .clone()
         .oneshot(post(Some(&sid), call(3, "gate", json!({}), false)))
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert_eq!(r.headers()["retry-after"], "2");
+    assert_eq!(r.headers()["retry-after"], "1");
     assert!(r.headers().get("mcp-session-id").is_none());
     let body: Value =
         serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap();
@@ -735,7 +735,7 @@ async fn a_refusing_concurrency_limit_answers_429_with_retry_after() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("Too many requests in progress"),
+            .contains("Server busy"),
         "{body}"
     );
     gate.notify_one();

@@ -6,7 +6,7 @@ use tessera_types::{ClientCapabilities, Implementation, ProtocolVersion, ServerC
 
 /// Which side of the conversation an engine plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub enum Side {
     /// Serves tools, resources and prompts; answers `initialize` and `server/discover`.
     Server,
     /// Connects to a server; answers `ping` and the server's requests (roots, sampling, elicitation).
@@ -60,7 +60,7 @@ impl Default for Timeouts {
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     /// Server or client.
-    pub role: Role,
+    pub side: Side,
     /// The protocol versions this side accepts, any order.
     pub versions: Vec<ProtocolVersion>,
     /// The server's identity (server role).
@@ -91,7 +91,7 @@ impl EngineConfig {
     /// A server configuration speaking every known version.
     pub fn server(identity: ServerIdentity) -> Self {
         EngineConfig {
-            role: Role::Server,
+            side: Side::Server,
             versions: ProtocolVersion::ALL.to_vec(),
             server: identity,
             client: ClientIdentity::default(),
@@ -107,7 +107,7 @@ impl EngineConfig {
     /// A client configuration speaking every known version.
     pub fn client(identity: ClientIdentity) -> Self {
         EngineConfig {
-            role: Role::Client,
+            side: Side::Client,
             client: identity,
             server: ServerIdentity::default(),
             // A server that writes junk (logs on stdout) is not sent a

@@ -15,7 +15,7 @@
 //!
 //! A malformed response (a missing or wrong `jsonrpc`, a missing or invalid
 //! `id` on a result, a `result` that is not an object, a malformed `error`) is
-//! a [`Rejection`] with `silent` set: answering it would send a response to a
+//! a [`InvalidMessage`] with `silent` set: answering it would send a response to a
 //! response, which the peer could mistake for the answer to one of its own
 //! requests with the same id.
 //!
@@ -43,15 +43,15 @@ pub enum Inbound {
     /// A JSON array: a batch, each element decoded on its own.
     Batch(Vec<Decoded>),
     /// Bad input that deserves an error response (with the id when it could be read).
-    Invalid(Rejection),
+    Invalid(InvalidMessage),
 }
 
 /// One element of a batch.
-pub type Decoded = Result<JsonRpcMessage, Rejection>;
+pub type Decoded = Result<JsonRpcMessage, InvalidMessage>;
 
 /// Input that is not a valid message.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Rejection {
+pub struct InvalidMessage {
     /// The request id, when one could be read. `None` means respond with `id: null`.
     pub id: Option<RequestId>,
     /// The error to answer with.
@@ -63,9 +63,9 @@ pub struct Rejection {
     pub silent: bool,
 }
 
-impl Rejection {
+impl InvalidMessage {
     fn answer(id: Option<RequestId>, error: ErrorObject) -> Self {
-        Rejection {
+        InvalidMessage {
             id,
             error,
             silent: false,
@@ -73,7 +73,7 @@ impl Rejection {
     }
 
     fn silent(error: ErrorObject) -> Self {
-        Rejection {
+        InvalidMessage {
             id: None,
             error,
             silent: true,
@@ -98,13 +98,13 @@ pub fn decode(bytes: &[u8]) -> Inbound {
 /// what is not JSON. `Ok(None)` for the rare frame that might hold an object
 /// key reserved by the JSON parser (see [`parse`]): decode that one with
 /// [`parse`] and [`decode_value`], which check for such keys.
-pub fn split(bytes: &[u8]) -> Result<Option<Frame<'_>>, Rejection> {
+pub fn split(bytes: &[u8]) -> Result<Option<Frame<'_>>, InvalidMessage> {
     if suspect(bytes) {
         return Ok(None);
     }
-    envelope::split(bytes)
-        .map(Some)
-        .map_err(|e| Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}"))))
+    envelope::split(bytes).map(Some).map_err(|e| {
+        InvalidMessage::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
+    })
 }
 
 /// Decodes a frame [`split`] made: each message is read from its text, and
@@ -125,7 +125,7 @@ pub fn decode_frame(frame: Frame<'_>) -> Inbound {
             .any(|r| !fits(r.get().as_bytes(), MAX_NESTING - 1)),
     };
     if too_deep {
-        return Inbound::Invalid(Rejection::answer(
+        return Inbound::Invalid(InvalidMessage::answer(
             None,
             ErrorObject::parse_error(format!(
                 "Parse error: nested deeper than {MAX_NESTING} levels (the parser's recursion limit)"
@@ -133,7 +133,7 @@ pub fn decode_frame(frame: Frame<'_>) -> Inbound {
         ));
     }
     match frame {
-        Frame::Batch(items) if items.is_empty() => Inbound::Invalid(Rejection::answer(
+        Frame::Batch(items) if items.is_empty() => Inbound::Invalid(InvalidMessage::answer(
             None,
             ErrorObject::invalid_request("Invalid Request: empty batch"),
         )),
@@ -143,7 +143,7 @@ pub fn decode_frame(frame: Frame<'_>) -> Inbound {
                 // Checked as JSON and read in one pass.
                 match envelope::members_of_bytes(bytes) {
                     Ok(m) => decode_members(m),
-                    Err(e) => Err(Rejection::answer(
+                    Err(e) => Err(InvalidMessage::answer(
                         None,
                         ErrorObject::parse_error(format!("Parse error: {e}")),
                     )),
@@ -170,9 +170,9 @@ const RESERVED_KEY: &str = "$serde_json::private::";
 /// `-32600` for an object key starting with `$serde_json::private::`, which
 /// the tree cannot carry without changing it (written plainly or with `\u`
 /// escapes; dropped silently when the frame is a response).
-pub fn parse(bytes: &[u8]) -> Result<Value, Rejection> {
+pub fn parse(bytes: &[u8]) -> Result<Value, InvalidMessage> {
     let value = serde_json::from_slice::<Value>(bytes).map_err(|e| {
-        Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
+        InvalidMessage::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
     })?;
     if suspect(bytes) && has_reserved_key(&value) {
         let error = ErrorObject::invalid_request(format!(
@@ -184,9 +184,9 @@ pub fn parse(bytes: &[u8]) -> Result<Value, Rejection> {
             !o.contains_key("method") && (o.contains_key("result") || o.contains_key("error"))
         });
         return Err(if is_response {
-            Rejection::silent(error)
+            InvalidMessage::silent(error)
         } else {
-            Rejection::answer(None, error)
+            InvalidMessage::answer(None, error)
         });
     }
     Ok(value)
@@ -231,7 +231,7 @@ fn has_reserved_key(value: &Value) -> bool {
 /// Decodes an already-parsed JSON value.
 pub fn decode_value(value: Value) -> Inbound {
     match value {
-        Value::Array(items) if items.is_empty() => Inbound::Invalid(Rejection::answer(
+        Value::Array(items) if items.is_empty() => Inbound::Invalid(InvalidMessage::answer(
             None,
             ErrorObject::invalid_request("Invalid Request: empty batch"),
         )),
@@ -286,8 +286,8 @@ fn read_id(v: &Value) -> Result<RequestId, IdError> {
     }
 }
 
-fn invalid(id: Option<RequestId>, why: impl std::fmt::Display) -> Rejection {
-    Rejection::answer(
+fn invalid(id: Option<RequestId>, why: impl std::fmt::Display) -> InvalidMessage {
+    InvalidMessage::answer(
         id,
         ErrorObject::invalid_request(format!("Invalid Request: {why}")),
     )
@@ -308,7 +308,7 @@ pub fn decode_single(value: Value) -> Decoded {
     match obj.get("jsonrpc") {
         Some(Value::String(s)) if s == "2.0" => {}
         _ if is_response => {
-            return Err(Rejection::silent(ErrorObject::invalid_request(
+            return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                 "response with a missing or wrong jsonrpc member",
             )));
         }
@@ -345,13 +345,13 @@ pub fn decode_single(value: Value) -> Decoded {
         let id = match id {
             Some(Ok(id)) => id,
             _ => {
-                return Err(Rejection::silent(ErrorObject::invalid_request(
+                return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                     "response without a valid id",
                 )));
             }
         };
         let Value::Object(result) = result else {
-            return Err(Rejection::silent(ErrorObject::invalid_request(
+            return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                 "result must be an object",
             )));
         };
@@ -367,7 +367,7 @@ pub fn decode_single(value: Value) -> Decoded {
             (None, _) | (Some(Value::Null), _) => None,
             (_, Some(Ok(id))) => Some(id),
             _ => {
-                return Err(Rejection::silent(ErrorObject::invalid_request(
+                return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                     "error response with an invalid id",
                 )));
             }
@@ -378,9 +378,9 @@ pub fn decode_single(value: Value) -> Decoded {
                 id,
                 error,
             })),
-            Err(e) => Err(Rejection::silent(ErrorObject::invalid_request(format!(
-                "malformed error object: {e}"
-            )))),
+            Err(e) => Err(InvalidMessage::silent(ErrorObject::invalid_request(
+                format!("malformed error object: {e}"),
+            ))),
         };
     }
 
@@ -392,8 +392,8 @@ pub fn decode_single(value: Value) -> Decoded {
 
 /// A parse error for a member too deeply nested to become a tree (the frame
 /// scan does not count depth; building the tree does).
-fn too_deep(e: serde_json::Error) -> Rejection {
-    Rejection::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
+fn too_deep(e: serde_json::Error) -> InvalidMessage {
+    InvalidMessage::answer(None, ErrorObject::parse_error(format!("Parse error: {e}")))
 }
 
 /// Reads an id from its text: only a string or an integer is valid.
@@ -441,7 +441,7 @@ fn decode_members(m: envelope::Members<'_>) -> Decoded {
     match m.jsonrpc.map(envelope::string) {
         Some(Some(s)) if s == "2.0" => {}
         _ if is_response => {
-            return Err(Rejection::silent(ErrorObject::invalid_request(
+            return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                 "response with a missing or wrong jsonrpc member",
             )));
         }
@@ -479,12 +479,12 @@ fn decode_members(m: envelope::Members<'_>) -> Decoded {
 
     if let Some(result) = m.result {
         let Some(Ok(id)) = id else {
-            return Err(Rejection::silent(ErrorObject::invalid_request(
+            return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                 "response without a valid id",
             )));
         };
         if kind(result) != Kind::Object {
-            return Err(Rejection::silent(ErrorObject::invalid_request(
+            return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                 "result must be an object",
             )));
         }
@@ -501,7 +501,7 @@ fn decode_members(m: envelope::Members<'_>) -> Decoded {
             (None, _) | (Some(Kind::Null), _) => None,
             (_, Some(Ok(id))) => Some(id),
             _ => {
-                return Err(Rejection::silent(ErrorObject::invalid_request(
+                return Err(InvalidMessage::silent(ErrorObject::invalid_request(
                     "error response with an invalid id",
                 )));
             }
@@ -512,9 +512,9 @@ fn decode_members(m: envelope::Members<'_>) -> Decoded {
                 id,
                 error,
             })),
-            Err(e) => Err(Rejection::silent(ErrorObject::invalid_request(format!(
-                "malformed error object: {e}"
-            )))),
+            Err(e) => Err(InvalidMessage::silent(ErrorObject::invalid_request(
+                format!("malformed error object: {e}"),
+            ))),
         };
     }
 
@@ -540,7 +540,7 @@ mod tests {
     use super::*;
     use tessera_types::ErrorCode;
 
-    fn rejected(bytes: &str) -> Rejection {
+    fn rejected(bytes: &str) -> InvalidMessage {
         match decode(bytes.as_bytes()) {
             Inbound::Invalid(r) => r,
             other => panic!("expected rejection for {bytes}, got {other:?}"),

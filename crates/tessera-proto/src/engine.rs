@@ -20,7 +20,7 @@ use tessera_types::{
     RequestId, ServerCapabilities,
 };
 
-use crate::config::{EngineConfig, Role};
+use crate::config::{EngineConfig, Side};
 use crate::decode::{self, Inbound};
 use crate::error::{CallError, SendError};
 use crate::event::{Event, Outbound, Transmit};
@@ -142,7 +142,7 @@ struct ClientWire {
 
 impl ClientWire {
     fn of(config: &EngineConfig) -> Self {
-        if config.role != Role::Client {
+        if config.side != Side::Client {
             return ClientWire::default();
         }
         let c = &config.client;
@@ -161,7 +161,7 @@ impl Engine {
     pub fn new(config: impl Into<Arc<EngineConfig>>) -> Self {
         let config = config.into();
         let mut session = Session::default();
-        if config.role == Role::Client {
+        if config.side == Side::Client {
             session.peer_capabilities = Arc::<ServerCapabilities>::default().into();
         }
         Engine {
@@ -338,7 +338,7 @@ impl Engine {
         self.handle_message_in(now, message, None)
     }
 
-    fn reject(&mut self, r: decode::Rejection, batch: Option<u64>) {
+    fn reject(&mut self, r: decode::InvalidMessage, batch: Option<u64>) {
         if r.silent {
             self.push_event(Event::ProtocolViolation(r.error.message));
         } else if r.id.is_none() && batch.is_none() {
@@ -527,7 +527,7 @@ impl Engine {
                     });
                 }
             }
-            methods::NOTIFICATIONS_INITIALIZED if self.config.role == Role::Server => {
+            methods::NOTIFICATIONS_INITIALIZED if self.config.side == Side::Server => {
                 if let Some(version) = self.session.version {
                     if !self.session.initialized {
                         self.session.initialized = true;
@@ -578,7 +578,7 @@ impl Engine {
         if self.closed {
             return Err(SendError::Closed);
         }
-        if self.config.role == Role::Server {
+        if self.config.side == Side::Server {
             let modern_only = options
                 .related
                 .as_ref()
@@ -628,7 +628,7 @@ impl Engine {
             &mut params,
             options.related.as_ref().and_then(|r| self.inflight.get(r)),
         );
-        if self.config.role == Role::Client {
+        if self.config.side == Side::Client {
             if let Connect::Connected {
                 era: Era::Modern,
                 version,
@@ -873,7 +873,7 @@ impl Engine {
 
     /// Whether 2026-07-28 results get the server's identity in `_meta`.
     fn adds_server_info(&self) -> bool {
-        self.config.role == Role::Server && !self.config.server.info.name.is_empty()
+        self.config.side == Side::Server && !self.config.server.info.name.is_empty()
     }
 
     pub(crate) fn shape_modern_result(&self, r: &mut JsonObject) {

@@ -85,7 +85,7 @@ impl Outbound {
 
 /// What an incoming request is known to be about, beyond its method and params.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RequestContext {
+pub struct RequestInfo {
     /// The era this request is served in.
     pub era: Era,
     /// The protocol version: the negotiated one (legacy) or the request's own (modern).
@@ -113,7 +113,7 @@ pub struct IncomingRequest {
     /// The params, as they came (text until read; see [`Params`]).
     pub params: Option<Params>,
     /// Era, version, capabilities and `_meta`.
-    pub context: RequestContext,
+    pub context: RequestInfo,
 }
 
 /// What the connection turned out to be (client role).

@@ -48,11 +48,11 @@ mod raw;
 mod serve;
 mod session;
 
-pub use config::{ClientIdentity, EngineConfig, Role, ServerIdentity, Timeouts};
+pub use config::{ClientIdentity, EngineConfig, ServerIdentity, Side, Timeouts};
 pub use decode::MAX_ID_BYTES;
 pub use engine::{ConnectMode, Engine, MAX_REQUEST_TAG, meta_keys};
 pub use error::{CallError, SendError};
-pub use event::{Connected, Event, IncomingRequest, Outbound, RequestContext, Transmit};
+pub use event::{Connected, Event, IncomingRequest, Outbound, RequestInfo, Transmit};
 pub use peer::PeerCapabilities;
 pub use pending::RequestOptions;
 pub use raw::{RawResponse, RawResult, Reply};

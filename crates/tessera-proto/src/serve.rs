@@ -11,10 +11,10 @@ use tessera_types::{
     JsonObject, Params, ProtocolVersion, RequestId,
 };
 
-use crate::config::Role;
+use crate::config::Side;
 use crate::decode;
 use crate::engine::{Engine, Inflight, meta_keys as mk};
-use crate::event::{Event, IncomingRequest, RequestContext};
+use crate::event::{Event, IncomingRequest, RequestInfo};
 use crate::peer::PeerCapabilities;
 use crate::session::level_rank;
 
@@ -68,9 +68,9 @@ impl Engine {
             params,
             meta,
         };
-        match self.config.role {
-            Role::Client => self.on_request_as_client(request, batch),
-            Role::Server => self.on_request_as_server(request, batch),
+        match self.config.side {
+            Side::Client => self.on_request_as_client(request, batch),
+            Side::Server => self.on_request_as_server(request, batch),
         }
     }
 
@@ -92,7 +92,7 @@ impl Engine {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
-        let context = RequestContext {
+        let context = RequestInfo {
             era,
             version,
             progress_token,
@@ -188,7 +188,7 @@ impl Engine {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
-        let context = RequestContext {
+        let context = RequestInfo {
             era: Era::Modern,
             version,
             progress_token,
@@ -273,7 +273,7 @@ impl Engine {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
-        let context = RequestContext {
+        let context = RequestInfo {
             era: Era::Legacy,
             version,
             progress_token,
@@ -332,7 +332,7 @@ impl Engine {
         Ok(to_object(&result))
     }
 
-    fn start(&mut self, r: Incoming, context: RequestContext, batch: Option<u64>) {
+    fn start(&mut self, r: Incoming, context: RequestInfo, batch: Option<u64>) {
         let Incoming {
             id, method, params, ..
         } = r;

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bridge::FORWARDED_METHODS;
 use crate::caller::Visible;
 use crate::calls::Calls;
-use crate::config::{ServerEntry, valid_name};
+use crate::config::{UpstreamConfig, valid_name};
 use crate::error::ProxyError;
 use crate::forward::{forward, send};
 use crate::hints::Hints;
@@ -77,7 +77,7 @@ impl Sink for MemberSink {
 
 /// One upstream of the aggregator.
 struct Member {
-    entry: ServerEntry,
+    entry: UpstreamConfig,
     options: UpstreamOptions,
     conn: Mutex<Option<Arc<Upstream>>>,
     calls: Arc<Calls>,
@@ -155,7 +155,7 @@ impl Aggregator {
     /// backoff whenever its connection ends) and returns at once; use
     /// [`Aggregator::wait_connected`] to wait for the first connections.
     pub fn start(
-        servers: Vec<ServerEntry>,
+        servers: Vec<UpstreamConfig>,
         options: UpstreamOptions,
     ) -> Result<Aggregator, ProxyError> {
         let mut seen = BTreeSet::new();

@@ -55,7 +55,7 @@ struct Entry {
 
 /// One upstream of an aggregating proxy.
 #[derive(Debug, Clone)]
-pub struct ServerEntry {
+pub struct UpstreamConfig {
     /// Its name: the prefix of its tools and prompts (`NAME__tool`) and of
     /// its resource URIs (`NAME+scheme:…`).
     pub name: String,
@@ -71,10 +71,10 @@ pub struct ServerEntry {
     pub overrides: ToolOverrides,
 }
 
-impl ServerEntry {
+impl UpstreamConfig {
     /// An upstream with no tool filter and the default timeout.
     pub fn new(name: impl Into<String>, spec: UpstreamSpec) -> Self {
-        ServerEntry {
+        UpstreamConfig {
             name: name.into(),
             spec,
             timeout: None,
@@ -103,7 +103,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 
 /// Reads an `mcpServers` document (secrets named by `auth` keys are read
 /// from this process's environment).
-pub fn parse_servers(text: &str) -> Result<Vec<ServerEntry>, ProxyError> {
+pub fn parse_servers(text: &str) -> Result<Vec<UpstreamConfig>, ProxyError> {
     parse_servers_with(text, &|var| std::env::var(var).ok())
 }
 
@@ -111,7 +111,7 @@ pub fn parse_servers(text: &str) -> Result<Vec<ServerEntry>, ProxyError> {
 pub(crate) fn parse_servers_with(
     text: &str,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<ServerEntry>, ProxyError> {
+) -> Result<Vec<UpstreamConfig>, ProxyError> {
     let file: File = serde_json::from_str(text)
         .map_err(|e| ProxyError::Config(format!("not an mcpServers document: {e}")))?;
     if file.servers.is_empty() {
@@ -186,7 +186,7 @@ pub(crate) fn parse_servers_with(
             None => ToolOverrides::default(),
             Some(v) => ToolOverrides::parse(v).map_err(bad)?,
         };
-        out.push(ServerEntry {
+        out.push(UpstreamConfig {
             name,
             spec,
             timeout,

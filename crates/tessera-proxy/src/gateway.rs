@@ -18,7 +18,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tessera_types::JsonObject;
 
-use crate::config::{ServerEntry, parse_servers_with};
+use crate::config::{UpstreamConfig, parse_servers_with};
 use crate::error::ProxyError;
 use crate::policy::{Effect, Glob, Policy, Rule, Selector};
 use crate::ratelimit::{RateLimit, parse_limit};
@@ -27,7 +27,7 @@ use crate::ratelimit::{RateLimit, parse_limit};
 #[derive(Debug, Clone)]
 pub struct ProxyConfig {
     /// The upstreams (`mcpServers`).
-    pub servers: Vec<ServerEntry>,
+    pub servers: Vec<UpstreamConfig>,
     /// The `gateway` section (empty when the file has none).
     pub gateway: Gateway,
 }
@@ -94,7 +94,7 @@ pub(crate) fn bad(path: &str, why: impl std::fmt::Display) -> ProxyError {
 
 fn parse_gateway(
     g: &Value,
-    servers: &[ServerEntry],
+    servers: &[UpstreamConfig],
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<Gateway, ProxyError> {
     let g = g
@@ -169,7 +169,7 @@ fn parse_rule(
     path: &str,
     index: usize,
     r: &Value,
-    servers: &[ServerEntry],
+    servers: &[UpstreamConfig],
 ) -> Result<Rule, ProxyError> {
     let r = r
         .as_object()
@@ -193,7 +193,7 @@ pub(crate) fn parse_selector(
     path: &str,
     label: &str,
     r: &serde_json::Map<String, Value>,
-    servers: &[ServerEntry],
+    servers: &[UpstreamConfig],
     more: &[&str],
 ) -> Result<Selector, ProxyError> {
     const KNOWN: [&str; 6] = ["name", "when", "upstreams", "tools", "prompts", "resources"];

@@ -57,7 +57,7 @@ mod upstream;
 pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR};
 pub use apikey::{API_KEY_HEADER, ApiKeyAuth, ApiKeyLayer, CallerClaims};
 pub use bridge::{Proxy, ProxyService};
-pub use config::{ServerEntry, parse_servers};
+pub use config::{UpstreamConfig, parse_servers};
 pub use error::ProxyError;
 pub use gateway::{ApiKey, Gateway, MIN_API_KEY_BYTES, ProxyConfig, parse_config};
 pub use health::{HEALTHZ_PATH, Health, HealthLayer, READYZ_PATH, Readiness};

@@ -152,7 +152,7 @@ pub(crate) fn parse_limit(
     path: &str,
     index: usize,
     v: &Value,
-    servers: &[crate::ServerEntry],
+    servers: &[crate::UpstreamConfig],
 ) -> Result<RateLimit, crate::ProxyError> {
     use crate::gateway::{bad, parse_selector};
     let o = v

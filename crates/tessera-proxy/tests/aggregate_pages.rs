@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tessera_client::Client;
 use tessera_http::{HttpClientTransport, McpHttp};
-use tessera_proxy::{Aggregator, ServerEntry, UpstreamOptions, UpstreamSpec};
+use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec};
 use tessera_server::{Server, tool};
 use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
@@ -52,12 +52,12 @@ async fn serve(stop: &CancellationToken, prefix: &str, count: usize, page_size: 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn combined_lists_come_in_pages() {
     let stop = CancellationToken::new();
-    let mut a = ServerEntry::new(
+    let mut a = UpstreamConfig::new(
         "a",
         UpstreamSpec::http(serve(&stop, "t", 5, 2).await, Default::default()),
     );
     a.deny_tools = vec!["t2".into()];
-    let b = ServerEntry::new(
+    let b = UpstreamConfig::new(
         "b",
         UpstreamSpec::http(serve(&stop, "u", 3, 10).await, Default::default()),
     );

@@ -652,10 +652,13 @@ impl<S: Service> Connection<S> {
             .frame_extensions
             .get::<crate::middleware::RequestLayers>()
         {
-            // Layers the transport attached run outside the service's own.
+            // Layers the transport attached run outside the service's own
+            // (built for this request: keep layers that count across
+            // requests, such as limits, on the service).
             Some(layers) if !layers.0.is_empty() => {
-                let service = self.service.clone();
-                Handling::Object(layers.0.run(request, move |r| service.handle_request(r)))
+                let endpoint = crate::middleware::endpoint(self.service.clone());
+                let stack = layers.0.wrap(endpoint);
+                Handling::Reply(crate::middleware::serve(&stack, request))
             }
             _ => self.service.handle(request),
         };

@@ -8,7 +8,7 @@ use crate::oversized::EnvelopeScan;
 
 /// One frame read from a line transport.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Frame {
+pub enum LineFrame {
     /// A complete line, without its newline (and without a trailing `\r`).
     Line(BytesMut),
     /// A line longer than the limit; its bytes were discarded (after being
@@ -37,7 +37,7 @@ pub struct LineReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
-    /// Wraps a reader; lines longer than `max` bytes are reported as [`Frame::TooLong`].
+    /// Wraps a reader; lines longer than `max` bytes are reported as [`LineFrame::TooLong`].
     pub fn new(inner: R, max: usize) -> Self {
         LineReader {
             inner,
@@ -50,7 +50,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The next frame; `None` at end of input. Blank lines are skipped.
-    pub async fn next(&mut self) -> std::io::Result<Option<Frame>> {
+    pub async fn next(&mut self) -> std::io::Result<Option<LineFrame>> {
         loop {
             if let Some(pos) = self.buf[self.scanned..].iter().position(|b| *b == b'\n') {
                 let end = self.scanned + pos;
@@ -62,7 +62,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 }
                 if let Some((skipped, mut scan)) = self.discarding.take() {
                     scan.feed(&line);
-                    return Ok(Some(Frame::TooLong {
+                    return Ok(Some(LineFrame::TooLong {
                         len: skipped + line.len(),
                         response_to: scan.response_id(),
                     }));
@@ -70,7 +70,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if line.len() > self.max {
                     let mut scan = EnvelopeScan::default();
                     scan.feed(&line);
-                    return Ok(Some(Frame::TooLong {
+                    return Ok(Some(LineFrame::TooLong {
                         len: line.len(),
                         response_to: scan.response_id(),
                     }));
@@ -78,7 +78,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                return Ok(Some(Frame::Line(line)));
+                return Ok(Some(LineFrame::Line(line)));
             }
             self.scanned = self.buf.len();
             if self.buf.len() > self.max || (self.discarding.is_some() && !self.buf.is_empty()) {
@@ -94,7 +94,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     scan.feed(&self.buf);
                     let len = skipped + self.buf.len();
                     self.buf.clear();
-                    return Ok(Some(Frame::TooLong {
+                    return Ok(Some(LineFrame::TooLong {
                         len,
                         response_to: scan.response_id(),
                     }));
@@ -105,7 +105,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 // A last line without a newline still counts.
                 let line = self.buf.split();
                 self.scanned = 0;
-                return Ok(Some(Frame::Line(line)));
+                return Ok(Some(LineFrame::Line(line)));
             }
             self.buf.reserve(8 * 1024);
             if self.inner.read_buf(&mut self.buf).await? == 0 {
@@ -119,7 +119,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 mod tests {
     use super::*;
 
-    async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
+    async fn frames(input: &[u8], max: usize) -> Vec<LineFrame> {
         let mut r = LineReader::new(input, max);
         let mut out = Vec::new();
         while let Some(f) = r.next().await.unwrap() {
@@ -128,8 +128,8 @@ mod tests {
         out
     }
 
-    fn line(s: &str) -> Frame {
-        Frame::Line(BytesMut::from(s.as_bytes()))
+    fn line(s: &str) -> LineFrame {
+        LineFrame::Line(BytesMut::from(s.as_bytes()))
     }
 
     #[tokio::test]
@@ -145,7 +145,7 @@ mod tests {
         let mut input = vec![b'x'; 50_000];
         input.extend_from_slice(b"\nok\n");
         let f = frames(&input, 1000).await;
-        assert!(matches!(f[0], Frame::TooLong { len, response_to: None } if len >= 50_000));
+        assert!(matches!(f[0], LineFrame::TooLong { len, response_to: None } if len >= 50_000));
         assert_eq!(f[1], line("ok"));
     }
 
@@ -160,7 +160,7 @@ mod tests {
         let f = frames(&input, 1000).await;
         assert_eq!(
             f[0],
-            Frame::TooLong {
+            LineFrame::TooLong {
                 len: input.len() - 22,
                 response_to: Some(RequestId::Number(42))
             }
@@ -170,7 +170,7 @@ mod tests {
         let f = frames(&input[..input.len() - 30], 1000).await;
         assert!(matches!(
             f[0],
-            Frame::TooLong {
+            LineFrame::TooLong {
                 response_to: None,
                 ..
             }

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use tessera_proto::{IncomingRequest, Reply, RequestContext};
+use tessera_proto::{IncomingRequest, Reply, RequestInfo};
 use tessera_types::{ErrorObject, JsonObject, Params, ProtocolVersion, RequestId};
 use tokio_util::sync::CancellationToken;
 
@@ -111,7 +111,7 @@ pub struct Request {
     /// The params, as they came (text until read; see [`Params`]).
     pub params: Option<Params>,
     /// Era, version, peer capabilities, `_meta`.
-    pub context: RequestContext,
+    pub context: RequestInfo,
     /// The connection, for progress, logs and requests back to the peer.
     pub peer: Peer,
     /// Fires when the peer cancels this request or the connection closes.

@@ -8,7 +8,7 @@ use tessera_proto::decode::Inbound;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-use crate::lines::{Frame, LineReader};
+use crate::lines::{LineFrame, LineReader};
 
 /// One inbound frame.
 #[derive(Debug)]
@@ -227,8 +227,8 @@ where
             }
         };
         Ok(frame.map(|f| match f {
-            Frame::Line(b) => Incoming::Bytes(b),
-            Frame::TooLong { len, response_to } => Incoming::TooLong {
+            LineFrame::Line(b) => Incoming::Bytes(b),
+            LineFrame::TooLong { len, response_to } => Incoming::TooLong {
                 len,
                 limit: self.limit,
                 response_to,

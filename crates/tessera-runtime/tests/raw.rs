@@ -182,18 +182,23 @@ async fn a_service_reply_is_written_as_it_is() {
 }
 
 #[tokio::test]
-async fn layers_see_an_object_and_an_empty_stack_keeps_the_reply() {
+async fn a_layer_that_reads_the_result_sees_an_object_and_others_keep_the_text() {
     use tessera_runtime::middleware::{Layered, MiddlewareStack, Next, from_fn};
-    async fn mark(r: Request, next: Next) -> HandlerResult {
-        let mut out = next.run(r).await?;
+    async fn mark(r: Request, next: Next) -> tessera_runtime::ReplyResult {
+        let mut out = next.run(r).await?.into_object().expect("an object");
         out.insert("seen".into(), true.into());
-        Ok(out)
+        Ok(tessera_runtime::Reply::Object(out))
+    }
+    async fn look(r: Request, next: Next) -> tessera_runtime::ReplyResult {
+        next.run(r).await
     }
     let config =
         Arc::new(EngineConfig::server(ServerIdentity::default()).with_methods(["tools/call"]));
     for (stack, raw) in [
         (MiddlewareStack::new(), true),
         (MiddlewareStack::new().layer(from_fn(mark)), false),
+        // A layer that does not read the result keeps it as text.
+        (MiddlewareStack::new().layer(from_fn(look)), true),
     ] {
         let service = Arc::new(Layered::new(Passer, stack));
         let mut core = Connection::new(config.clone(), service);

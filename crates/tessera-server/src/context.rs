@@ -24,7 +24,7 @@ pub struct RequestContext {
     pub(crate) method: Arc<str>,
     pub(crate) peer: Peer,
     pub(crate) cancel: CancellationToken,
-    pub(crate) proto: tessera_proto::RequestContext,
+    pub(crate) proto: tessera_proto::RequestInfo,
     pub(crate) input: Option<Arc<InputState>>,
     pub(crate) extensions: tessera_runtime::Extensions,
     pub(crate) task: Option<Arc<crate::task::live::TaskLink>>,

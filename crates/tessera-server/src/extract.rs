@@ -11,6 +11,7 @@ mod parts;
 mod tool;
 
 pub use parts::{Extension, State};
+pub(crate) use tool::Arguments;
 pub use tool::{Args, RawArgs, ToolCall};
 
 /// What every request carries, whatever its kind: the context (era,
@@ -123,6 +124,16 @@ pub trait FromRequest<S, B: RequestBody>: Sized + Send {
     /// arguments. The first parameter that declares something wins.
     fn declaration() -> Option<B::Declaration> {
         None
+    }
+
+    /// Whether reading the body with this extractor refuses whatever breaks
+    /// its [`declaration`](FromRequest::declaration), so the server need not
+    /// check the declaration itself first. [`Args<T>`] says so for a schema
+    /// derived from `T` (the server still checks the schema keywords decoding
+    /// cannot). Only asked of the parameter whose declaration the handler
+    /// uses; the default is `false`.
+    fn decodes_declaration() -> bool {
+        false
     }
 }
 

@@ -40,6 +40,11 @@ pub trait ToolHandler<M, S>: Clone + Send + Sync + 'static {
     /// The `inputSchema` implied by the parameters (the first that reads the arguments).
     fn input_schema() -> Option<JsonObject>;
 
+    /// Whether the parameter that declares the `inputSchema` refuses what
+    /// breaks it when it decodes the arguments
+    /// ([`FromRequest::decodes_declaration`]).
+    fn input_decoded() -> bool;
+
     /// The `outputSchema` implied by the return type.
     fn output_schema() -> Option<JsonObject>;
 }
@@ -105,6 +110,14 @@ macro_rules! impl_handlers {
 
             fn input_schema() -> Option<JsonObject> {
                 None$(.or_else(<$t as FromRequest<S, ToolCall>>::declaration))*
+            }
+
+            fn input_decoded() -> bool {
+                None$(.or_else(|| {
+                    <$t as FromRequest<S, ToolCall>>::declaration()
+                        .map(|_| <$t as FromRequest<S, ToolCall>>::decodes_declaration())
+                }))*
+                .unwrap_or(false)
             }
 
             fn output_schema() -> Option<JsonObject> {

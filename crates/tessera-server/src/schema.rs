@@ -6,7 +6,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use tessera_types::{ElicitationSchema, JsonObject};
 
+mod decoded;
 mod field_order;
+
+pub(crate) use decoded::decoding_enforces;
 
 /// The JSON Schema (2020-12) of `T`, as MCP wants it in `inputSchema` or
 /// `outputSchema`: an object schema, without the `$schema` and `title` keys
@@ -171,6 +174,47 @@ pub fn empty_object_schema() -> JsonObject {
     let mut o = JsonObject::new();
     o.insert("type".into(), Value::String("object".into()));
     o
+}
+
+/// A tool's input schema, compiled when the tool is registered (when every
+/// call is checked against it) or on first use (when it only explains a call
+/// that did not decode: a schema derived from a Rust type compiles).
+pub(crate) struct LazyValidator {
+    schema: Option<JsonObject>,
+    compiled: std::sync::OnceLock<Option<Validator>>,
+}
+
+impl LazyValidator {
+    /// A schema compiled already.
+    pub(crate) fn ready(v: Validator) -> Self {
+        LazyValidator {
+            schema: None,
+            compiled: std::sync::OnceLock::from(Some(v)),
+        }
+    }
+
+    /// A schema compiled on first use.
+    pub(crate) fn deferred(schema: &JsonObject) -> Self {
+        LazyValidator {
+            schema: Some(schema.clone()),
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The compiled schema (`None` if it does not compile).
+    pub(crate) fn get(&self) -> Option<&Validator> {
+        self.compiled
+            .get_or_init(|| self.schema.as_ref().and_then(|s| Validator::new(s).ok()))
+            .as_ref()
+    }
+}
+
+impl std::fmt::Debug for LazyValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyValidator")
+            .field("compiled", &self.compiled.get().is_some())
+            .finish()
+    }
 }
 
 /// A compiled schema.

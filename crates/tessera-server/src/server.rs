@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tessera_proto::mirror::ParamHeader;
 use tessera_proto::{EngineConfig, Reply, ServerIdentity};
-use tessera_runtime::middleware::{Middleware, MiddlewareStack};
+use tessera_runtime::middleware::{BoxError, McpService, MiddlewareStack};
 use tessera_runtime::{
     BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, Peer, Request, Service,
 };
@@ -237,20 +237,53 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// can observe, reject or rewrite the request and its result. The first
     /// layer added is the outermost.
     ///
+    /// Layers are tower layers over the server's
+    /// [`McpService`](tessera_runtime::middleware::McpService), so tower's
+    /// own limit, load shedding and timeout work as they are:
+    ///
     /// ```
     /// use std::time::Duration;
-    /// use tessera_runtime::middleware::{TimeoutLayer, TraceLayer};
+    /// use tessera_runtime::middleware::TraceLayer;
     /// use tessera_server::Server;
     ///
     /// let server = Server::builder()
     ///     .layer(TraceLayer::new())
-    ///     .layer(TimeoutLayer::new(Duration::from_secs(30)))
+    ///     .layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)))
+    ///     .layer(tower::load_shed::LoadShedLayer::new())
+    ///     .layer(tower::limit::ConcurrencyLimitLayer::new(64))
     ///     .build()
     ///     .unwrap();
     /// # let _ = server;
     /// ```
-    pub fn layer(mut self, layer: impl Middleware) -> Self {
+    pub fn layer<L, E>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<McpService> + Send + Sync + 'static,
+        L::Service:
+            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<Request>>::Future: Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
         self.middleware = self.middleware.layer(layer);
+        self
+    }
+
+    /// Edits the middleware stack as a whole: for helpers that add
+    /// several things at once, such as
+    /// `.middleware(|s| telemetry.install(s))` (a layer and a session
+    /// observer, or nothing when telemetry is off).
+    pub fn middleware(mut self, f: impl FnOnce(MiddlewareStack) -> MiddlewareStack) -> Self {
+        self.middleware = f(std::mem::take(&mut self.middleware));
+        self
+    }
+
+    /// Calls `hook` with each legacy session's connection and version when
+    /// its handshake completes: how a layer that measures sessions (the
+    /// telemetry's session duration) learns of them.
+    pub fn observe_sessions(
+        mut self,
+        hook: impl Fn(&Peer, ProtocolVersion) + Send + Sync + 'static,
+    ) -> Self {
+        self.middleware = self.middleware.observe_sessions(hook);
         self
     }
 
@@ -290,9 +323,14 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                     .unwrap_or_else(|| StateSealer::random(Duration::from_secs(600))),
                 extensions: self.extensions,
                 middleware: self.middleware,
+                stacked: std::sync::OnceLock::new(),
             }),
         };
         let weak = Arc::downgrade(&server.inner);
+        if !server.inner.middleware.is_empty() {
+            let stacked = server.inner.middleware.wrap(below_middleware(weak.clone()));
+            let _ = server.inner.stacked.set(stacked);
+        }
         let notifier: std::sync::Weak<dyn Notifier> = weak;
         for e in &server.inner.extensions.list {
             e.attach(ExtensionHost {
@@ -336,6 +374,28 @@ pub(crate) struct Inner<S> {
     pub(crate) extensions: ExtensionSet,
     pub(crate) tasks: Arc<crate::task::hub::TaskHub>,
     middleware: MiddlewareStack,
+    /// The middleware over the server's own answering, when there is any;
+    /// its endpoint holds the server weakly.
+    stacked: std::sync::OnceLock<McpService>,
+}
+
+/// The endpoint of a server's middleware: the server's answering below it.
+fn below_middleware<S: Send + Sync + 'static>(server: std::sync::Weak<Inner<S>>) -> McpService {
+    McpService::new(tower::service_fn(move |request: Request| {
+        let handling = server
+            .upgrade()
+            .map(|inner| Server { inner }.handle_below(request));
+        async move {
+            match handling {
+                Some(Handling::Object(f)) => f.await.map(Reply::Object),
+                Some(Handling::Reply(f)) => f.await,
+                None => Err(ErrorObject::internal(
+                    "Internal error: the server was dropped",
+                )),
+            }
+            .map_err(BoxError::from)
+        }
+    }))
 }
 
 /// An MCP server: what it offers and how it answers, for both eras. Cheap to
@@ -698,6 +758,29 @@ impl<S: Send + Sync + 'static> Server<S> {
         Ok(())
     }
 
+    /// Serves one request below the middleware. A `tools/call` or an
+    /// extension route (guards only read the request) is answered with its
+    /// result written straight to JSON text; everything else as a tree.
+    fn handle_below(&self, request: Request) -> Handling {
+        if request.method == methods::TOOLS_CALL
+            && !self.inner.extensions.shapes(methods::TOOLS_CALL)
+        {
+            if let Err(e) = self.check_guards(&request) {
+                return Handling::Reply(Box::pin(async move { Err(e) }));
+            }
+            return Handling::Reply(self.call_tool::<Reply>(request));
+        }
+        // An extension route (one lookup; a method an extension routes in
+        // another era goes on to the core below).
+        if let Some(handler) = self.route_of(&request) {
+            if let Err(e) = self.check_guards(&request) {
+                return Handling::Reply(Box::pin(async move { Err(e) }));
+            }
+            return Handling::Reply(self.route(handler.as_ref(), request));
+        }
+        Handling::Object(self.serve_request(request))
+    }
+
     /// Serves one request below the middleware: extension guards, then the
     /// extension route or the core handler.
     fn serve_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
@@ -756,36 +839,19 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
     /// out (no middleware; guards only read the request) is answered with
     /// its result written straight to JSON text; everything else as a tree.
     fn handle(&self, request: Request) -> Handling {
-        if !self.inner.middleware.is_empty() {
-            return Handling::Object(self.handle_request(request));
+        match self.inner.stacked.get() {
+            Some(stack) => Handling::Reply(tessera_runtime::middleware::serve(stack, request)),
+            None => self.handle_below(request),
         }
-        if request.method == methods::TOOLS_CALL
-            && !self.inner.extensions.shapes(methods::TOOLS_CALL)
-        {
-            if let Err(e) = self.check_guards(&request) {
-                return Handling::Reply(Box::pin(async move { Err(e) }));
-            }
-            return Handling::Reply(self.call_tool::<Reply>(request));
-        }
-        // An extension route (one lookup; a method an extension routes in
-        // another era goes on to the core below).
-        if let Some(handler) = self.route_of(&request) {
-            if let Err(e) = self.check_guards(&request) {
-                return Handling::Reply(Box::pin(async move { Err(e) }));
-            }
-            return Handling::Reply(self.route(handler.as_ref(), request));
-        }
-        Handling::Object(self.handle_request(request))
     }
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        if self.inner.middleware.is_empty() {
-            return self.serve_request(request);
+        match self.handle(request) {
+            Handling::Object(f) => f,
+            Handling::Reply(f) => {
+                Box::pin(async move { tessera_runtime::middleware::reply_object(f.await) })
+            }
         }
-        let this = self.clone();
-        self.inner
-            .middleware
-            .run(request, move |r| this.serve_request(r))
     }
 
     fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
@@ -803,7 +869,7 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
 
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         tracing::debug!(%version, "legacy session initialized");
-        self.inner.middleware.on_session(&peer, version);
+        self.inner.middleware.session_started(&peer, version);
         self.hub().add_session(peer);
     }
 

@@ -17,7 +17,7 @@ use crate::context::RequestContext;
 use crate::error::BuildError;
 use crate::extract::{HandlerInput, ToolCall};
 use crate::handler::ToolHandler;
-use crate::schema::{Validator, empty_object_schema};
+use crate::schema::{self, LazyValidator, Validator, empty_object_schema};
 use crate::server::{Server, ready, to_object};
 use crate::task::TaskStart;
 use tessera_types::tool::TaskSupport;
@@ -161,6 +161,7 @@ impl ToolBuilder {
             requires: self.requires,
             scopes: self.scopes,
             task_start: self.task_start,
+            input_decoded: !self.input_schema_set && H::input_decoded(),
             handler: Arc::new(move |call| handler.call(call)),
         }
     }
@@ -172,6 +173,9 @@ pub struct ToolRoute<S> {
     pub(crate) requires: Vec<String>,
     pub(crate) scopes: Vec<String>,
     pub(crate) task_start: TaskStart,
+    /// Whether the handler's arguments extractor refuses what breaks the
+    /// schema it declared ([`ToolHandler::input_decoded`]).
+    pub(crate) input_decoded: bool,
     pub(crate) handler: ErasedHandler<S>,
 }
 
@@ -199,7 +203,12 @@ pub(crate) struct RegisteredTool<S> {
     pub requires: Vec<String>,
     pub scopes: Vec<String>,
     pub task_start: TaskStart,
-    pub input: Validator,
+    /// The tool's input schema, compiled.
+    pub input: Arc<LazyValidator>,
+    /// Whether the arguments are checked against `input` before the handler
+    /// runs; `false` when decoding them checks everything the schema says
+    /// (the schema then only explains a call that did not decode).
+    pub check_input: bool,
     pub output: Option<Validator>,
     pub handler: ErasedHandler<S>,
 }
@@ -238,12 +247,20 @@ impl<S> RegisteredTool<S> {
                 problem: "inputSchema must have \"type\": \"object\"".into(),
             });
         }
-        let input = Validator::new(&route.tool.input_schema).map_err(|problem| {
-            BuildError::InvalidSchema {
-                tool: name.clone(),
-                problem,
-            }
-        })?;
+        let check_input = !schema::decoding_enforces(&route.tool.input_schema, route.input_decoded);
+        // A schema every call is checked against is compiled now (and a bad
+        // one refused); one that decoding enforces (derived from a Rust type)
+        // only when a call that did not decode needs explaining.
+        let input = if check_input {
+            LazyValidator::ready(Validator::new(&route.tool.input_schema).map_err(|problem| {
+                BuildError::InvalidSchema {
+                    tool: name.clone(),
+                    problem,
+                }
+            })?)
+        } else {
+            LazyValidator::deferred(&route.tool.input_schema)
+        };
         let output = match &route.tool.output_schema {
             Some(s) => Some(
                 Validator::new(s).map_err(|problem| BuildError::InvalidSchema {
@@ -259,7 +276,8 @@ impl<S> RegisteredTool<S> {
             requires: route.requires,
             scopes: route.scopes,
             task_start: route.task_start,
-            input,
+            input: Arc::new(input),
+            check_input,
             output,
             handler: route.handler,
         })

@@ -97,6 +97,49 @@ async fn arguments_are_checked_against_the_schema() {
     }
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Seats {
+    /// At least one seat.
+    #[schemars(range(min = 1))]
+    count: u32,
+}
+
+/// A tool whose schema says what decoding cannot check (a range) is still
+/// checked against it before the handler runs; one whose schema decoding
+/// enforces is read straight from the arguments' text, and a call that does
+/// not decode is explained by the schema all the same.
+#[tokio::test]
+async fn schema_keywords_decoding_cannot_check_are_still_checked() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = runs.clone();
+    let booking = Server::builder()
+        .tool(tool("book").handler(move |Args(s): Args<Seats>| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move { format!("{} booked", s.count) }
+        }))
+        .build()
+        .unwrap();
+    let client = connect(&booking, ProtocolVersion::V2025_11_25).await;
+    let zero = client.call_tool("book", json!({"count": 0})).await.unwrap();
+    assert_eq!(zero.is_error, Some(true));
+    let text = zero.content[0].as_text().unwrap();
+    assert!(
+        text.contains("/count") && text.contains("minimum"),
+        "{text}"
+    );
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let two = client.call_tool("book", json!({"count": 2})).await.unwrap();
+    assert_eq!(two.content[0].as_text(), Some("2 booked"));
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // Empty arguments on a tool read straight from text: the missing
+    // fields are named.
+    let client = connect(&server(), ProtocolVersion::V2025_11_25).await;
+    let missing = client.call_tool("length", json!({})).await.unwrap();
+    assert_eq!(missing.is_error, Some(true));
+    let text = missing.content[0].as_text().unwrap();
+    assert!(text.contains("from") && text.contains("to"), "{text}");
+}
+
 /// An extension that keeps the host it is attached to.
 #[derive(Clone, Default)]
 struct Keeper(std::sync::Arc<std::sync::OnceLock<tessera_server::ExtensionHost>>);

@@ -32,13 +32,13 @@
 //! // so there is nothing to record and the layer stays out of the stack.
 //! let telemetry = Telemetry::builder().build();
 //! assert!(!telemetry.is_active());
-//! let stack = MiddlewareStack::new().layer(telemetry.layer());
+//! let stack = telemetry.install(MiddlewareStack::new());
 //! assert_eq!(stack.len(), 0);
 //!
 //! // Records spans with a tracer provider of the program's.
 //! let provider = SdkTracerProvider::builder().build();
 //! let telemetry = Telemetry::builder().tracer_provider(&provider).build();
-//! let stack = MiddlewareStack::new().layer(telemetry.layer());
+//! let stack = telemetry.install(MiddlewareStack::new());
 //! assert_eq!(stack.len(), 1);
 //! ```
 //!
@@ -76,7 +76,8 @@ pub use instruments::{
     SESSIONS_OPEN, STREAMS_OPEN, TASK_STATUS, TASKS_ENTERED, TASKS_RUNNING,
 };
 pub use options::Options;
-pub use server::TelemetryLayer;
+pub use server::{TelemetryLayer, TelemetryService};
+use tessera_runtime::middleware::MiddlewareStack;
 
 /// The instrumentation scope name of Tessera's spans and metrics.
 pub const SCOPE: &str = "tessera";
@@ -124,11 +125,27 @@ impl Telemetry {
         self.inner.active
     }
 
-    /// The middleware layer for a server's (or a client's) stack. Making it
-    /// also installs this telemetry as the process's observer of the
-    /// requests it sends ([`tessera_runtime::outgoing`]; the first one
+    /// Adds this telemetry to a middleware stack: its [`TelemetryLayer`]
+    /// and the observer of legacy sessions (their duration histogram). An
+    /// inactive telemetry leaves the stack as it was, so a request costs
+    /// what it costs without it. Use it with a builder's `middleware`
+    /// method: `Server::builder().middleware(|s| telemetry.install(s))`.
+    pub fn install(&self, stack: MiddlewareStack) -> MiddlewareStack {
+        if !self.is_active() {
+            return stack;
+        }
+        let histogram = self.inner.instruments.server_session.clone();
+        stack
+            .layer(self.layer())
+            .observe_sessions(move |peer, version| session::watch(peer, version, histogram.clone()))
+    }
+
+    /// The middleware layer alone (a tower layer; see [`Telemetry::install`],
+    /// which also measures sessions and leaves an inactive telemetry out).
+    /// Making it also installs this telemetry as the process's observer of
+    /// the requests it sends ([`tessera_runtime::outgoing`]; the first one
     /// installed stays), so one layer covers both directions. An inactive
-    /// telemetry's layer is left out of the stack it is added to.
+    /// telemetry's layer passes requests on untouched.
     pub fn layer(&self) -> TelemetryLayer {
         self.observe_outgoing();
         TelemetryLayer {

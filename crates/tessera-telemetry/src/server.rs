@@ -4,8 +4,12 @@
 
 use opentelemetry::trace::{FutureExt, Link, SpanKind, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
-use tessera_runtime::middleware::{Middleware, Next};
-use tessera_runtime::{BoxFuture, HandlerResult, HttpVersion, PeerAddr, Request, SessionId};
+use std::borrow::Cow;
+use std::task::{Context as TaskContext, Poll};
+
+use tessera_runtime::middleware::BoxError;
+use tessera_runtime::{BoxFuture, HttpVersion, PeerAddr, Reply, Request, SessionId};
+use tessera_types::ErrorObject;
 
 use crate::Telemetry;
 use crate::convention::{
@@ -25,17 +29,41 @@ pub struct TelemetryLayer {
     pub(crate) telemetry: Telemetry,
 }
 
-impl Middleware for TelemetryLayer {
-    fn on_session(&self, peer: &tessera_runtime::Peer, version: tessera_types::ProtocolVersion) {
-        let histogram = self.telemetry.inner.instruments.server_session.clone();
-        crate::session::watch(peer, version, histogram);
+impl<S> tower::Layer<S> for TelemetryLayer {
+    type Service = TelemetryService<S>;
+
+    fn layer(&self, inner: S) -> TelemetryService<S> {
+        TelemetryService {
+            telemetry: self.telemetry.clone(),
+            inner,
+        }
+    }
+}
+
+/// The service of a [`TelemetryLayer`].
+#[derive(Debug, Clone)]
+pub struct TelemetryService<S> {
+    telemetry: Telemetry,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for TelemetryService<S>
+where
+    S: tower::Service<Request, Response = Reply, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = Reply;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Reply, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
     }
 
-    fn is_active(&self) -> bool {
-        self.telemetry.is_active()
-    }
-
-    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
+    fn call(&mut self, request: Request) -> Self::Future {
+        if !self.telemetry.is_active() {
+            return Box::pin(self.inner.call(request));
+        }
         let t = &self.telemetry.inner;
         let ambient = Context::current();
         let parent = meta::extract(
@@ -114,18 +142,22 @@ impl Middleware for TelemetryLayer {
             &request.method,
             &t.options,
         );
-        let answer = next.run(request).with_context(cx);
+        let answer = self.inner.call(request).with_context(cx);
         Box::pin(async move {
             let result = answer.await;
             match &result {
-                Ok(o) => op.finish(Ending::Object(o), Vec::new()),
-                Err(e) => op.finish(
-                    Ending::Error {
-                        code: e.code,
-                        message: &e.message,
-                    },
-                    Vec::new(),
-                ),
+                Ok(Reply::Object(o)) => op.finish(Ending::Object(o), Vec::new()),
+                Ok(Reply::Raw(r)) => op.finish(Ending::Raw(r.get()), Vec::new()),
+                Err(e) => {
+                    let e = error_object_ref(e);
+                    op.finish(
+                        Ending::Error {
+                            code: e.code,
+                            message: &e.message,
+                        },
+                        Vec::new(),
+                    )
+                }
             }
             result
         })
@@ -138,5 +170,13 @@ pub(crate) fn target_of<'a>(method: &str, s: &'a str) -> Target<'a> {
         "tools/call" => Target::Tool(s),
         "prompts/get" => Target::Prompt(s),
         _ => Target::Resource(s),
+    }
+}
+
+/// The JSON-RPC error a stack's error stands for, borrowed when it is one.
+fn error_object_ref(e: &BoxError) -> Cow<'_, ErrorObject> {
+    match e.downcast_ref::<ErrorObject>() {
+        Some(o) => Cow::Borrowed(o),
+        None => Cow::Owned(ErrorObject::internal(e.to_string())),
     }
 }

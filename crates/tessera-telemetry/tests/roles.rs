@@ -73,7 +73,7 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
 
     let server = Server::builder()
         .name_version("roles", "1.0.0")
-        .layer(telemetry.layer())
+        .middleware(|s| telemetry.install(s))
         .tool(tool("ask").description("Asks the client's model").handler(
             |ctx: RequestContext| async move {
                 let params = CreateMessageRequestParams::new(

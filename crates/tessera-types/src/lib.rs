@@ -39,11 +39,11 @@
 //! Modules are named by topic ([`content`], [`tool`], [`resource`],
 //! [`prompt`], [`sampling`], [`elicitation`], ...). Every public item is
 //! also re-exported at the crate root, except the [`tasks::legacy`] types
-//! whose names clash with the extension's.
+//! (those whose schema names the extension reuses are named `Legacy…`).
 //!
 //! Each request and notification of the schemas has a zero-sized marker
 //! type named after its definition (e.g. [`CallToolRequest`]) implementing
-//! [`Request`] or [`Notification`]: the wire method name plus the Rust
+//! [`RequestMethod`] or [`NotificationMethod`]: the wire method name plus the Rust
 //! types of `params` and `result`. Parameter types are named after the
 //! schema's `*Params` definitions (e.g. [`CallToolRequestParams`]).
 //! [`ClientRequest`], [`ServerRequest`], [`ClientNotification`] and
@@ -152,8 +152,8 @@ pub use logging::*;
 pub use messages::*;
 pub use meta::{MetaObject, NotificationMeta, RequestMeta, ResultMeta};
 pub use method::{
-    Notification, NotificationParams, Request, RequestParams, decode_object_params, decode_params,
-    encode_params,
+    NotificationMethod, NotificationParams, RequestMethod, RequestParams, decode_object_params,
+    decode_params, encode_params,
 };
 pub use mrtr::*;
 pub use pagination::*;

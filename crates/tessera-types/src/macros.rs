@@ -54,7 +54,7 @@ macro_rules! tagged_union {
     };
 }
 
-/// Declares zero-sized marker types implementing [`crate::Request`].
+/// Declares zero-sized marker types implementing [`crate::RequestMethod`].
 macro_rules! requests {
     ( $( $(#[$attr:meta])* $name:ident : $method:expr, $params:ty => $result:ty; )+ ) => {
         $(
@@ -62,7 +62,7 @@ macro_rules! requests {
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
             pub struct $name;
 
-            impl $crate::method::Request for $name {
+            impl $crate::method::RequestMethod for $name {
                 const METHOD: &'static str = $method;
                 type Params = $params;
                 type Result = $result;
@@ -71,7 +71,7 @@ macro_rules! requests {
     };
 }
 
-/// Declares zero-sized marker types implementing [`crate::Notification`].
+/// Declares zero-sized marker types implementing [`crate::NotificationMethod`].
 macro_rules! notifications {
     ( $( $(#[$attr:meta])* $name:ident : $method:expr, $params:ty; )+ ) => {
         $(
@@ -79,7 +79,7 @@ macro_rules! notifications {
             #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
             pub struct $name;
 
-            impl $crate::method::Notification for $name {
+            impl $crate::method::NotificationMethod for $name {
                 const METHOD: &'static str = $method;
                 type Params = $params;
             }

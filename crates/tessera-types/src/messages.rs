@@ -92,7 +92,7 @@ macro_rules! message_union {
 
 message_union! {
     /// A request from client to server, any version.
-    ClientRequest: Request {
+    ClientRequest: RequestMethod {
         /// `initialize` (legacy).
         Initialize(crate::lifecycle::InitializeRequest),
         /// `ping` (legacy).
@@ -139,7 +139,7 @@ message_union! {
 message_union! {
     /// A request from server to client (legacy versions; in 2026-07-28
     /// these travel as [`InputRequest`](crate::mrtr::InputRequest)s).
-    ServerRequest: Request {
+    ServerRequest: RequestMethod {
         /// `ping`.
         Ping(crate::lifecycle::PingRequest),
         /// `sampling/createMessage`.
@@ -149,11 +149,11 @@ message_union! {
         /// `elicitation/create` (since 2025-06-18).
         Elicit(crate::elicitation::ElicitRequest),
         /// `tasks/get` (2025-11-25).
-        GetTask(crate::tasks::legacy::GetTaskRequest),
+        GetTask(crate::tasks::legacy::LegacyGetTaskRequest),
         /// `tasks/result` (2025-11-25).
         GetTaskPayload(crate::tasks::legacy::GetTaskPayloadRequest),
         /// `tasks/cancel` (2025-11-25).
-        CancelTask(crate::tasks::legacy::CancelTaskRequest),
+        CancelTask(crate::tasks::legacy::LegacyCancelTaskRequest),
         /// `tasks/list` (2025-11-25).
         ListTasks(crate::tasks::legacy::ListTasksRequest),
     }
@@ -161,7 +161,7 @@ message_union! {
 
 message_union! {
     /// A notification from client to server, any version.
-    ClientNotification: Notification {
+    ClientNotification: NotificationMethod {
         /// `notifications/cancelled`.
         Cancelled(crate::cancel::CancelledNotification),
         /// `notifications/initialized` (legacy).
@@ -171,13 +171,13 @@ message_union! {
         /// `notifications/roots/list_changed` (legacy).
         RootsListChanged(crate::roots::RootsListChangedNotification),
         /// `notifications/tasks/status` (2025-11-25).
-        TaskStatus(crate::tasks::legacy::TaskStatusNotification),
+        TaskStatus(crate::tasks::legacy::LegacyTaskStatusNotification),
     }
 }
 
 message_union! {
     /// A notification from server to client, any version.
-    ServerNotification: Notification {
+    ServerNotification: NotificationMethod {
         /// `notifications/cancelled`.
         Cancelled(crate::cancel::CancelledNotification),
         /// `notifications/progress`.
@@ -197,7 +197,7 @@ message_union! {
         /// `notifications/subscriptions/acknowledged` (2026-07-28).
         SubscriptionsAcknowledged(crate::subscriptions::SubscriptionsAcknowledgedNotification),
         /// `notifications/tasks/status` (2025-11-25).
-        TaskStatus(crate::tasks::legacy::TaskStatusNotification),
+        TaskStatus(crate::tasks::legacy::LegacyTaskStatusNotification),
         /// `notifications/tasks` (Tasks extension).
         Tasks(crate::tasks::TaskStatusNotification),
     }

@@ -4,12 +4,12 @@
 //! Every request and notification definition of the schemas has a
 //! zero-sized marker type named after it (for example
 //! [`CallToolRequest`](crate::tool::CallToolRequest)) implementing
-//! [`Request`] or [`Notification`]. The marker carries the wire method name
+//! [`RequestMethod`] or [`NotificationMethod`]. The marker carries the wire method name
 //! and the Rust types of `params` (and, for requests, of `result`), so
 //! generic code can encode and decode messages without string matching:
 //!
 //! ```
-//! use tessera_types::{CallToolRequest, CallToolRequestParams, JsonRpcMessage, Request, RequestId};
+//! use tessera_types::{CallToolRequest, CallToolRequestParams, JsonRpcMessage, RequestMethod, RequestId};
 //!
 //! let params = CallToolRequestParams::new("get_weather");
 //! let msg = JsonRpcMessage::typed_request::<CallToolRequest>(RequestId::Number(1), &params).unwrap();
@@ -30,7 +30,7 @@ use crate::jsonrpc::{
 /// Implemented by zero-sized marker types named after the schema's request
 /// definitions. `Params` and `Result` are the version-neutral types; fields
 /// that a given protocol version does not know are optional.
-pub trait Request {
+pub trait RequestMethod {
     /// The JSON-RPC `method` string.
     const METHOD: &'static str;
     /// The type of `params`.
@@ -45,7 +45,7 @@ pub trait Request {
 }
 
 /// A notification method: its name and parameter type.
-pub trait Notification {
+pub trait NotificationMethod {
     /// The JSON-RPC `method` string.
     const METHOD: &'static str;
     /// The type of `params`.
@@ -88,7 +88,7 @@ pub fn decode_params<P: DeserializeOwned>(
 
 impl JsonRpcMessage {
     /// Builds a request for the method `R` with typed parameters.
-    pub fn typed_request<R: Request>(
+    pub fn typed_request<R: RequestMethod>(
         id: RequestId,
         params: &R::Params,
     ) -> Result<Self, serde_json::Error> {
@@ -100,7 +100,7 @@ impl JsonRpcMessage {
     }
 
     /// Builds a notification for the method `N` with typed parameters.
-    pub fn typed_notification<N: Notification>(
+    pub fn typed_notification<N: NotificationMethod>(
         params: &N::Params,
     ) -> Result<Self, serde_json::Error> {
         Ok(JsonRpcMessage::notification(
@@ -120,33 +120,33 @@ impl JsonRpcMessage {
 
 impl JsonRpcRequest {
     /// Whether this request is for method `R`.
-    pub fn is<R: Request>(&self) -> bool {
+    pub fn is<R: RequestMethod>(&self) -> bool {
         self.method == R::METHOD
     }
 
     /// Decodes `params` as the parameters of method `R` (the method name is
     /// not checked; see [`JsonRpcRequest::is`]).
-    pub fn params_as<R: Request>(&self) -> Result<R::Params, serde_json::Error> {
+    pub fn params_as<R: RequestMethod>(&self) -> Result<R::Params, serde_json::Error> {
         decode_params(self.params.as_ref())
     }
 }
 
 impl JsonRpcNotification {
     /// Whether this notification is for method `N`.
-    pub fn is<N: Notification>(&self) -> bool {
+    pub fn is<N: NotificationMethod>(&self) -> bool {
         self.method == N::METHOD
     }
 
     /// Decodes `params` as the parameters of method `N` (the method name is
     /// not checked; see [`JsonRpcNotification::is`]).
-    pub fn params_as<N: Notification>(&self) -> Result<N::Params, serde_json::Error> {
+    pub fn params_as<N: NotificationMethod>(&self) -> Result<N::Params, serde_json::Error> {
         decode_params(self.params.as_ref())
     }
 }
 
 impl JsonRpcResultResponse {
     /// Decodes `result` as the result of method `R`.
-    pub fn result_as<R: Request>(&self) -> Result<R::Result, serde_json::Error> {
+    pub fn result_as<R: RequestMethod>(&self) -> Result<R::Result, serde_json::Error> {
         serde_json::from_value(Value::Object(self.result.clone()))
     }
 }

@@ -6,7 +6,7 @@
 //! here instead of string literals, so a misspelt name fails to compile:
 //!
 //! ```
-//! use tessera_types::{CallToolRequest, Request, methods};
+//! use tessera_types::{CallToolRequest, RequestMethod, methods};
 //!
 //! assert_eq!(CallToolRequest::METHOD, methods::TOOLS_CALL);
 //! let kind = match "tools/call" {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::JsonObject;
 use crate::elicitation::ElicitRequest;
 use crate::elicitation::{ElicitRequestParams, ElicitResult};
-use crate::method::{Request, RequestParams};
+use crate::method::{RequestMethod, RequestParams};
 use crate::result::ResultType;
 use crate::roots::{ListRootsRequest, ListRootsResult};
 use crate::sampling::{CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult};

@@ -281,6 +281,25 @@ pub struct TaskStatusNotificationParams {
     pub task: DetailedTask,
 }
 
+/// Read the same way as the 2025-11-25 notification's params
+/// ([`legacy::LegacyTaskStatusNotificationParams`]), whatever the nesting.
+impl TaskStatusNotificationParams {
+    /// The task's identifier.
+    pub fn task_id(&self) -> &str {
+        &self.task.task.task_id
+    }
+
+    /// The task's status.
+    pub fn status(&self) -> TaskStatus {
+        self.task.task.status
+    }
+
+    /// The human-readable description of the state, if any.
+    pub fn status_message(&self) -> Option<&str> {
+        self.task.task.status_message.as_deref()
+    }
+}
+
 crate::result::impl_result_fields!(CreateTaskResult, GetTaskResult);
 
 requests! {
@@ -303,7 +322,13 @@ pub mod legacy {
     //! A requestor asks for a task by adding `task` ([`TaskMetadata`]) to
     //! the params of `tools/call`, `sampling/createMessage` or
     //! `elicitation/create`; the receiver answers with a
-    //! [`CreateTaskResult`]; the payload is fetched with `tasks/result`.
+    //! [`LegacyCreateTaskResult`]; the payload is fetched with `tasks/result`.
+    //!
+    //! Where the Tasks extension (the parent module) has a definition of the
+    //! same schema name and a different shape, the type here is named
+    //! `Legacy…` (`Task` is [`LegacyTask`], `TaskStatusNotificationParams`
+    //! is [`LegacyTaskStatusNotificationParams`], …), so that a name, in code
+    //! and in compiler messages, means one shape.
 
     use serde::{Deserialize, Serialize};
 
@@ -339,10 +364,10 @@ pub mod legacy {
         pub task: Option<TaskMetadata>,
     }
 
-    /// A task's state (2025-11-25 `Task`).
+    /// A task's state (2025-11-25 schema `Task`).
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
-    pub struct Task {
+    pub struct LegacyTask {
         /// The task's identifier.
         pub task_id: String,
         /// The status.
@@ -365,28 +390,28 @@ pub mod legacy {
     /// The answer to a task-augmented request: `{task}`.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     #[serde(rename_all = "camelCase")]
-    pub struct CreateTaskResult {
+    pub struct LegacyCreateTaskResult {
         /// Reserved metadata (`_meta`); may carry
         /// `io.modelcontextprotocol/model-immediate-response`.
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         pub meta: Option<JsonObject>,
         /// The new task.
-        pub task: Task,
+        pub task: LegacyTask,
     }
 
     /// Result of `tasks/get` and `tasks/cancel`: the task's members at top level.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    pub struct GetTaskResult {
+    pub struct LegacyGetTaskResult {
         /// Reserved metadata (`_meta`).
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         pub meta: Option<JsonObject>,
         /// The task.
         #[serde(flatten)]
-        pub task: Task,
+        pub task: LegacyTask,
     }
 
     /// Result of `tasks/cancel`: the task after cancellation.
-    pub type CancelTaskResult = GetTaskResult;
+    pub type LegacyCancelTaskResult = LegacyGetTaskResult;
 
     /// Result of `tasks/result`: the original request's result, whatever its
     /// shape.
@@ -408,7 +433,7 @@ pub mod legacy {
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         pub meta: Option<JsonObject>,
         /// The tasks on this page.
-        pub tasks: Vec<Task>,
+        pub tasks: Vec<LegacyTask>,
         /// The cursor of the next page.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub next_cursor: Option<Cursor>,
@@ -416,28 +441,47 @@ pub mod legacy {
 
     /// Parameters of `notifications/tasks/status`: the task's members.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-    pub struct TaskStatusNotificationParams {
+    pub struct LegacyTaskStatusNotificationParams {
         /// Reserved metadata (`_meta`).
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         pub meta: Option<JsonObject>,
         /// The task.
         #[serde(flatten)]
-        pub task: Task,
+        pub task: LegacyTask,
+    }
+
+    /// Read the same way as the Tasks extension's notification params
+    /// ([`TaskStatusNotificationParams`](super::TaskStatusNotificationParams)).
+    impl LegacyTaskStatusNotificationParams {
+        /// The task's identifier.
+        pub fn task_id(&self) -> &str {
+            &self.task.task_id
+        }
+
+        /// The task's status.
+        pub fn status(&self) -> TaskStatus {
+            self.task.status
+        }
+
+        /// The human-readable description of the state, if any.
+        pub fn status_message(&self) -> Option<&str> {
+            self.task.status_message.as_deref()
+        }
     }
 
     requests! {
         /// `tasks/get` (2025-11-25).
-        GetTaskRequest: crate::methods::TASKS_GET, TaskIdParams => GetTaskResult;
+        LegacyGetTaskRequest: crate::methods::TASKS_GET, TaskIdParams => LegacyGetTaskResult;
         /// `tasks/result` (2025-11-25): waits for and returns the payload.
         GetTaskPayloadRequest: crate::methods::TASKS_RESULT, TaskIdParams => GetTaskPayloadResult;
         /// `tasks/cancel` (2025-11-25).
-        CancelTaskRequest: crate::methods::TASKS_CANCEL, TaskIdParams => CancelTaskResult;
+        LegacyCancelTaskRequest: crate::methods::TASKS_CANCEL, TaskIdParams => LegacyCancelTaskResult;
         /// `tasks/list` (2025-11-25).
         ListTasksRequest: crate::methods::TASKS_LIST, PaginatedRequestParams => ListTasksResult;
     }
 
     notifications! {
         /// `notifications/tasks/status` (2025-11-25).
-        TaskStatusNotification: crate::methods::NOTIFICATIONS_TASKS_STATUS, TaskStatusNotificationParams;
+        LegacyTaskStatusNotification: crate::methods::NOTIFICATIONS_TASKS_STATUS, LegacyTaskStatusNotificationParams;
     }
 }

@@ -66,7 +66,7 @@ fn params<P: Serialize + DeserializeOwned>(v: &Value) -> Result<(), String> {
 }
 
 /// A request: right method; envelope (when it has one) and typed params.
-fn request<R: Request>(v: &Value) -> Result<(), String> {
+fn request<R: RequestMethod>(v: &Value) -> Result<(), String> {
     if v.get("method").and_then(Value::as_str) != Some(R::METHOD) {
         return Err(format!("method is not {}", R::METHOD));
     }
@@ -85,7 +85,7 @@ fn request<R: Request>(v: &Value) -> Result<(), String> {
 /// A server-to-client request as embedded in `inputRequests` (no JSON-RPC
 /// envelope): typed params, and the [`InputRequest`] union. A stray `id`
 /// (present in the `ListRootsRequest` example) is not part of that shape.
-fn input_request<R: Request>(v: &Value) -> Result<(), String> {
+fn input_request<R: RequestMethod>(v: &Value) -> Result<(), String> {
     request::<R>(v)?;
     let typed: InputRequest =
         serde_json::from_value(v.clone()).map_err(|e| format!("InputRequest decode: {e}"))?;
@@ -98,7 +98,7 @@ fn input_request<R: Request>(v: &Value) -> Result<(), String> {
 }
 
 /// A notification: right method, envelope and typed params.
-fn notification<N: Notification>(v: &Value) -> Result<(), String> {
+fn notification<N: NotificationMethod>(v: &Value) -> Result<(), String> {
     if v.get("method").and_then(Value::as_str) != Some(N::METHOD) {
         return Err(format!("method is not {}", N::METHOD));
     }

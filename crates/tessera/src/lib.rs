@@ -18,7 +18,7 @@
 //! | `auth` | `tessera-auth`: OAuth 2.1 resource server and client | `auth` |
 //! | `server::task::SqliteTaskStore` | the SQLite task store of `tessera-server`: tasks that survive a restart | `sqlite` |
 //! | `redis` | `tessera-redis`: sessions, resumable streams, tasks, MRTR keys and the bus between instances in Redis, so several instances serve one endpoint ([`guide::scaling`]) | `redis` |
-//! | `telemetry` | `tessera-telemetry`: OpenTelemetry spans and metrics following the MCP semantic conventions, as one middleware layer (`docs/telemetry.md`) | `telemetry` |
+//! | `telemetry` | `tessera-telemetry`: OpenTelemetry spans and metrics following the MCP semantic conventions, as one middleware layer ([`guide::middleware`], `docs/telemetry.md`) | `telemetry` |
 //!
 //! ```no_run
 //! use tessera::server::{Args, Server, tool};
@@ -37,6 +37,11 @@
 
 #[cfg(all(feature = "server", feature = "client", feature = "http"))]
 pub mod guide;
+
+/// The README's examples, compiled as doc tests.
+#[cfg(all(doctest, feature = "server", feature = "client"))]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 
 pub use tessera_proto as proto;
 pub use tessera_runtime as runtime;

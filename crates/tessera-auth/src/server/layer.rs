@@ -506,7 +506,7 @@ fn attach<B>(
             .get::<RequestLayers>()
             .map(|l| l.0.clone())
             .unwrap_or_default()
-            .layer_arc(layer.clone());
+            .layer(ScopeLayer::clone(layer));
         carried.insert(RequestLayers(stack));
     }
     if let Some(p) = info.principal() {

@@ -3,8 +3,10 @@
 
 use std::sync::Arc;
 
-use tessera_runtime::middleware::{Middleware, Next, Refusal};
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use std::task::{Context, Poll};
+
+use tessera_runtime::middleware::{BoxError, McpService, Refusal};
+use tessera_runtime::{BoxFuture, Reply, Request};
 use tessera_types::{ErrorCode, ErrorObject};
 
 use super::auth_info::AuthInfo;
@@ -90,7 +92,7 @@ impl ScopeLayer {
                 }
             }
         };
-        match request.frame() {
+        match request.message_scope() {
             Some(frame) => frame.note(|n: &mut FrameNeeds| {
                 for s in extra {
                     if !n.0.contains(&s) {
@@ -124,36 +126,75 @@ impl ScopeLayer {
     }
 }
 
-impl Middleware for ScopeLayer {
-    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
-        let extra = self.rules.needed_for(
+impl tower::Layer<McpService> for ScopeLayer {
+    type Service = ScopeService;
+
+    fn layer(&self, inner: McpService) -> ScopeService {
+        ScopeService {
+            layer: self.clone(),
+            inner,
+        }
+    }
+}
+
+/// The service of a [`ScopeLayer`] over the rest of a middleware stack.
+#[derive(Clone, Debug)]
+pub struct ScopeService {
+    layer: ScopeLayer,
+    inner: McpService,
+}
+
+impl ScopeService {
+    /// The refusal of `request`, if the layer refuses it.
+    fn check(&self, request: &Request) -> Option<ErrorObject> {
+        let rules = &self.layer.rules;
+        let extra = rules.needed_for(
             &request.method,
             request.params.as_ref().map(tessera_types::Params::object),
         );
-        let earlier = request.frame().and_then(|f| f.refusal());
+        let earlier = request.message_scope().and_then(|f| f.refusal());
         let ours = earlier
             .as_ref()
             .is_some_and(|r| r.detail::<ScopeRefusal>().is_some());
         if extra.is_empty() && earlier.is_none() {
-            return next.run(request);
+            return None;
         }
         if let (Some(earlier), false) = (&earlier, ours) {
             // Another layer refused the frame: its answer stands.
-            return Box::pin(std::future::ready(Err(earlier.error().clone())));
+            return Some(earlier.error().clone());
         }
-        let needed = self.needs(&request, extra);
+        let needed = self.layer.needs(request, extra);
         let granted = request
             .extension::<AuthInfo>()
             .map(|a| a.scopes.as_slice())
             .unwrap_or_default();
-        if !ours && self.rules.satisfied(granted, &needed) {
-            return next.run(request);
+        if !ours && rules.satisfied(granted, &needed) {
+            return None;
         }
         let scheme = request
             .extension::<TokenScheme>()
             .copied()
             .unwrap_or(TokenScheme::Bearer);
-        let result = self.refusal(needed, scheme).reject(&request);
-        Box::pin(std::future::ready(result))
+        self.layer
+            .refusal(needed, scheme)
+            .reject::<()>(request)
+            .err()
+    }
+}
+
+impl tower::Service<Request> for ScopeService {
+    type Response = Reply;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Reply, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self.check(&request) {
+            Some(refused) => Box::pin(std::future::ready(Err(BoxError::from(refused)))),
+            None => Box::pin(self.inner.call(request)),
+        }
     }
 }

@@ -25,8 +25,8 @@ pub struct Options {
     pub task_store: Option<Arc<dyn tessera::server::task::TaskStore>>,
     /// Shared state on Redis (`--redis`): tasks and the requestState key ring.
     pub redis: Option<tessera_redis::Redis>,
-    /// Telemetry's middleware layer, when telemetry is on.
-    pub layer: Option<tessera_telemetry::TelemetryLayer>,
+    /// The telemetry recording the requests served, when telemetry is on.
+    pub telemetry: Option<tessera_telemetry::Telemetry>,
     /// The caps on tasks (`--max-tasks` and the like); the defaults when `None`.
     pub task_caps: Option<TaskCaps>,
 }
@@ -52,7 +52,7 @@ impl std::fmt::Debug for Options {
             .field("skills", &self.skills)
             .field("task_store", &self.task_store.is_some())
             .field("redis", &self.redis)
-            .field("telemetry", &self.layer.is_some())
+            .field("telemetry", &self.telemetry.is_some())
             .field("task_caps", &self.task_caps)
             .finish()
     }
@@ -72,8 +72,8 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     if let Some(redis) = &options.redis {
         b = redis.install(b);
     }
-    if let Some(layer) = options.layer {
-        b = b.layer(layer);
+    if let Some(t) = &options.telemetry {
+        b = b.middleware(|s| t.install(s));
     }
     if let Some(c) = options.task_caps {
         b = b.configure_tasks(|t| {

@@ -1,5 +1,5 @@
-//! The HTTP client: reqwest, with TLS by rustls on the ring provider,
-//! trusting the webpki (Mozilla) roots plus any roots the builder was given.
+//! The HTTP client: reqwest, with TLS by rustls on the ring provider (or
+//! the provider the application installed for the process), trusting the webpki (Mozilla) roots plus any roots the builder was given.
 //!
 //! reqwest is the workspace's one HTTP client (tessera-auth's OAuth client
 //! and the CLI use it too), so a binary links one HTTP client stack (reqwest
@@ -43,12 +43,27 @@ fn config(
             .add(cert.clone())
             .map_err(|e| HttpClientError::Tls(format!("bad root certificate: {e}")))?;
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
+    Ok(rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| HttpClientError::Tls(e.to_string()))?
         .with_root_certificates(roots)
         .with_no_client_auth())
+}
+
+/// The crypto provider: the one the application installed for the process
+/// ([`rustls::crypto::CryptoProvider::install_default`]; aws-lc-rs, say, for
+/// post-quantum key exchange), else rustls's ring provider.
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    if let Some(installed) = rustls::crypto::CryptoProvider::get_default() {
+        return Arc::clone(installed);
+    }
+    // ring stays the workspace's one TLS backend (aws-lc-rs is a long C and
+    // cmake build). rustls 0.23.48 deprecates ring's provider because ring has
+    // no post-quantum key exchange; an application that wants X25519MLKEM768
+    // installs the aws-lc-rs provider process-wide and is served above.
+    #[expect(deprecated)]
+    let ring = rustls::crypto::ring::default_provider();
+    Arc::new(ring)
 }
 
 /// A client for `http://` and `https://` URLs. Like a bare hyper client it

@@ -91,7 +91,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tessera_runtime::{Bus, SessionState, SessionStore, StoreError};
-use tessera_types::{Notification, RequestId};
+use tessera_types::{NotificationMethod, RequestId};
 
 /// The key of the standalone stream's holder in the session's stored data.
 pub(crate) const HOLDER_KEY: &str = "tessera-http/holder";

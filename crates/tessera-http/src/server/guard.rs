@@ -68,7 +68,7 @@ impl Default for HostGuard {
 
 /// Why a request was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct HostGuardRefusal {
     /// Which header.
     pub header: &'static str,
     /// Its value (or `(missing)`).
@@ -111,7 +111,7 @@ impl HostGuard {
     }
 
     /// Checks a request's `Host` (or HTTP/2 `:authority`) and `Origin`.
-    pub fn check(&self, host: Option<&str>, origin: Option<&str>) -> Result<(), Refusal> {
+    pub fn check(&self, host: Option<&str>, origin: Option<&str>) -> Result<(), HostGuardRefusal> {
         self.check_host(host)?;
         match origin {
             None => Ok(()),
@@ -119,7 +119,7 @@ impl HostGuard {
         }
     }
 
-    fn check_host(&self, host: Option<&str>) -> Result<(), Refusal> {
+    fn check_host(&self, host: Option<&str>) -> Result<(), HostGuardRefusal> {
         let ok = match (&self.hosts, host) {
             (HostPolicy::Any, _) => true,
             (_, None) => false,
@@ -134,7 +134,7 @@ impl HostGuard {
         if ok {
             return Ok(());
         }
-        Err(Refusal {
+        Err(HostGuardRefusal {
             header: "Host",
             value: host.unwrap_or("(missing)").to_owned(),
             allowed: match &self.hosts {
@@ -148,7 +148,7 @@ impl HostGuard {
         })
     }
 
-    fn check_origin(&self, origin: &str, host: Option<&str>) -> Result<(), Refusal> {
+    fn check_origin(&self, origin: &str, host: Option<&str>) -> Result<(), HostGuardRefusal> {
         let parsed = split_origin(origin);
         let ok = match &self.origins {
             OriginPolicy::Any => true,
@@ -166,7 +166,7 @@ impl HostGuard {
         if ok {
             return Ok(());
         }
-        Err(Refusal {
+        Err(HostGuardRefusal {
             header: "Origin",
             value: origin.to_owned(),
             allowed: match &self.origins {

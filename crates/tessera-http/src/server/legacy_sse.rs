@@ -9,7 +9,7 @@ use tessera_types::methods;
 use bytes::Bytes;
 use http::{Method, StatusCode};
 use tessera_proto::decode::Inbound;
-use tessera_runtime::middleware::Frame;
+use tessera_runtime::middleware::MessageScope;
 use tessera_types::{JsonRpcMessage, RequestId};
 use tokio::sync::mpsc;
 
@@ -134,7 +134,7 @@ where
     } else {
         // Requests: wait until their layers ran, so that a refusal with an
         // HTTP answer (403 for a missing scope) answers this POST.
-        let frame = Frame::new();
+        let frame = MessageScope::new();
         extensions.insert(frame.clone());
         let forwarded = session
             .forward_held_handled(inbound, extensions, held)

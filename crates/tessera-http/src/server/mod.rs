@@ -22,8 +22,9 @@
 //! (2024-11-05), `serve` (hyper server), `connection` (per-connection
 //! timeouts and the connection cap).
 //!
-//! Every limit has a safe default and a builder method; the crate README's
-//! "Limits" table lists them with what a peer sees when it hits one.
+//! Every limit has a safe default and a builder method; the guide's limits
+//! chapter (`tessera::guide::limits`) lists them with their defaults and
+//! options, `docs/http.md` with what a peer sees when it hits one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -72,7 +73,7 @@ pub use event_store::{
     BadEventId, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENT_BYTES_TOTAL, EventId, EventStore,
     InMemoryEventStore, StoredEvent,
 };
-pub use guard::{HostGuard, HostPolicy, OriginPolicy, Refusal};
+pub use guard::{HostGuard, HostGuardRefusal, HostPolicy, OriginPolicy};
 pub use layered::LayeredFactory;
 pub use serve::{serve, serve_with};
 pub use stats::{HttpStats, limit};

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Response, StatusCode, header};
 use tessera_types::{ErrorCode, ErrorObject, JsonRpcMessage, RequestId};
 
-use tessera_runtime::middleware::{Frame, Refusal};
+use tessera_runtime::middleware::{MessageScope, Refusal};
 
 use super::body::McpBody;
 
@@ -139,7 +139,7 @@ pub(crate) fn refusal(refusal: &Refusal) -> Option<HttpResponse> {
 }
 
 /// The HTTP answer of the refusal recorded in `frame`, if any.
-pub(crate) fn refused(frame: Option<&Frame>) -> Option<HttpResponse> {
+pub(crate) fn refused(frame: Option<&MessageScope>) -> Option<HttpResponse> {
     refusal(&frame?.refusal()?)
 }
 

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use tessera_proto::{EngineConfig, Outbound, Transmit};
-use tessera_runtime::middleware::Frame;
+use tessera_runtime::middleware::MessageScope;
 use tessera_runtime::{Connection, Service};
 use tessera_types::{
     ClientCapabilities, ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest,
@@ -223,7 +223,7 @@ async fn answer<S: Service>(
     let id = r.id.clone();
     let long_lived = r.method == methods::SUBSCRIPTIONS_LISTEN;
     let token = (!long_lived).then(|| shared.inflight.token());
-    let frame = Frame::new();
+    let frame = MessageScope::new();
     let mut extensions = extensions;
     extensions.insert(frame.clone());
     engine.handle_message(JsonRpcMessage::Request(r), extensions);

@@ -12,7 +12,7 @@ use http::request::Parts;
 use http::{HeaderMap, Method, StatusCode};
 use tessera_proto::decode::{self, Inbound};
 use tessera_runtime::Extensions;
-use tessera_runtime::middleware::Frame;
+use tessera_runtime::middleware::MessageScope;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
 use super::body::{BODY_RATE_GRACE, BodyTimeouts, McpBody, ReadError, read_limited};
@@ -633,7 +633,7 @@ async fn session_post(
             }
         }
         Inbound::Message(JsonRpcMessage::Notification(n))
-            if n.method == <tessera_types::InitializedNotification as tessera_types::Notification>::METHOD =>
+            if n.method == <tessera_types::InitializedNotification as tessera_types::NotificationMethod>::METHOD =>
         {
             // Stored before the 202: the next request may go to another instance.
             if session.forward_synced(inbound).await {
@@ -686,7 +686,7 @@ async fn answer(
     mode: ResponseMode,
     extensions: Extensions,
 ) -> Result<Answer, HttpResponse> {
-    let frame = extensions.get::<Frame>().cloned();
+    let frame = extensions.get::<MessageScope>().cloned();
     let token = shared.inflight.token();
     let n = ids.len();
     let Some(permit) = session
@@ -947,7 +947,7 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
 fn session_extensions(session: &SessionHandle, caller: &Caller, headers: HeaderMap) -> Extensions {
     let mut e = caller.request_extensions(headers);
     e.insert(tessera_runtime::SessionId(session.id.to_string()));
-    e.insert(Frame::new());
+    e.insert(MessageScope::new());
     e
 }
 

@@ -1,13 +1,15 @@
 //! [`MetricsLayer`]: a hook called with what each request did.
 
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tessera_proto::Reply;
 use tessera_types::ErrorCode;
 use tokio::time::Instant;
+use tower::BoxError;
 
-use super::{Middleware, Next};
-use crate::service::{BoxFuture, HandlerResult, Request};
+use crate::service::{BoxFuture, Request};
 
 /// How a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +24,11 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The outcome of a handler's result.
-    pub fn of(result: &HandlerResult) -> Outcome {
+    /// The outcome of a stack's result.
+    pub fn of(result: &Result<Reply, BoxError>) -> Outcome {
         match result {
             Ok(_) => Outcome::Ok,
-            Err(e) => Outcome::Error(ErrorCode(e.code)),
+            Err(e) => Outcome::Error(super::error_code(e)),
         }
     }
 
@@ -121,11 +123,47 @@ impl<F: FnOnce(RequestRecord)> Drop for Watch<F> {
     }
 }
 
-impl Middleware for MetricsLayer {
-    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
+impl<S> tower::Layer<S> for MetricsLayer {
+    type Service = MetricsService<S>;
+
+    fn layer(&self, inner: S) -> MetricsService<S> {
+        MetricsService {
+            hook: self.hook.clone(),
+            inner,
+        }
+    }
+}
+
+/// The service of a [`MetricsLayer`].
+#[derive(Clone)]
+pub struct MetricsService<S> {
+    hook: Hook,
+    inner: S,
+}
+
+impl<S> std::fmt::Debug for MetricsService<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MetricsService")
+    }
+}
+
+impl<S> tower::Service<Request> for MetricsService<S>
+where
+    S: tower::Service<Request, Response = Reply, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = Reply;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Reply, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
         let hook = self.hook.clone();
         let watch = Watch::start(&request, move |r: RequestRecord| hook(&r));
-        let answer = next.run(request);
+        let answer = self.inner.call(request);
         Box::pin(async move {
             let result = answer.await;
             watch.finish(Outcome::of(&result));

@@ -1,138 +1,124 @@
-//! MCP-level middleware: layers over the requests a connection serves.
+//! MCP-level middleware: [tower] layers over the requests a connection
+//! serves.
 //!
-//! A [`Middleware`] sees each request the peer sends after the connection
-//! core has checked it (JSON-RPC envelope, era, version, capabilities) and
-//! before the handler runs: the method, the params (typed on demand with
-//! [`Request::params_as`]), the era and version, and the request's
-//! [`Extensions`](crate::Extensions), which carry the HTTP headers and the
-//! authenticated [`Principal`](crate::Principal) when the request came over
-//! HTTP. It can observe the request and its result, reject it with a
-//! JSON-RPC error, or rewrite either, and hands the request on with
-//! [`Next::run`]. The same layers serve both roles: a server's layers see
-//! `tools/call` and friends, a client's see `sampling/createMessage`,
-//! `elicitation/create` and `roots/list`.
+//! Every request the peer sends reaches the application through one tower
+//! service, [`McpService`]: a [`Request`] in (method, params typed on demand
+//! with [`Request::params_as`], era and version, and the request's
+//! [`Extensions`](crate::Extensions) with the HTTP headers and the
+//! authenticated [`Principal`](crate::Principal)), a [`Reply`] out. Layers
+//! see each request after the connection core checked it (JSON-RPC envelope,
+//! era, version, capabilities) and before the handler runs. Any
+//! `tower::Layer` whose service speaks `Request → Reply` stacks there, so
+//! tower's own layers work as they are:
+//!
+//! - `tower::limit::ConcurrencyLimitLayer`: requests beyond the limit wait
+//!   for a slot (the limit counts every request of the server or client the
+//!   layer is on);
+//! - `tower::load_shed::LoadShedLayer` in front of it: a request that finds
+//!   no slot is refused at once, with `-32603` "Server busy" — over HTTP
+//!   (before the response started) `429 Too Many Requests` and
+//!   `Retry-After: 1`;
+//! - `tower::timeout::TimeoutLayer`: a request not answered in time gets
+//!   `-32603` "Request timed out", and its handler is dropped.
+//!
+//! Ready layers of this crate: [`TraceLayer`] (a tracing span per request)
+//! and [`MetricsLayer`] (a hook called with each request's
+//! [`RequestRecord`]). [`from_fn`] turns an async function of the request
+//! and the rest of the stack ([`Next`]) into a layer. Results stay as they
+//! came ([`Reply::Raw`] JSON text passes through untouched) unless a layer
+//! reads them ([`Reply::into_object`]).
 //!
 //! Layers are stacked in a [`MiddlewareStack`], outermost first; a service is
 //! wrapped with [`Layered`] (a server or client builder's `layer` method does
-//! this for you). Ready layers: [`TraceLayer`] (a tracing span per request),
-//! [`MetricsLayer`] (a hook called with each request's [`RequestRecord`]),
-//! [`ConcurrencyLimitLayer`] (per session or per principal) and
-//! [`TimeoutLayer`]. [`from_fn`] turns an async function into a layer.
+//! this for you). The stack is built once, so a limit's slots are shared by
+//! every request it sees. The same layers serve both roles: a server's
+//! layers see `tools/call` and friends, a client's see
+//! `sampling/createMessage`, `elicitation/create` and `roots/list`.
 //!
-//! A layer refuses a request by returning a JSON-RPC error, or with a
+//! A layer refuses a request by answering with a JSON-RPC error, or with a
 //! [`Refusal`] that also says how an HTTP transport answers instead (`403`
 //! and a `WWW-Authenticate` challenge, `429` and `Retry-After`): the HTTP
-//! transport finds it in the request's [`Frame`] and answers the POST with
+//! transport finds it in the request's [`MessageScope`] and answers the POST with
 //! it, stdio sends the JSON-RPC error. A transport (or a tower layer in front
 //! of one) attaches layers of its own to the requests it hands over with
 //! [`RequestLayers`]; `tessera-auth` checks OAuth scopes this way.
 //!
-//! A layer made with [`from_fn`]:
+//! A layer made with [`from_fn`], and tower's limit, load shedding and
+//! timeout:
 //!
 //! ```
+//! use std::time::Duration;
 //! use tessera_runtime::middleware::{MiddlewareStack, Next, from_fn};
-//! use tessera_runtime::{Request, HandlerResult};
+//! use tessera_runtime::{Request, ReplyResult};
 //! use tessera_types::ErrorObject;
 //!
-//! async fn no_deletes(request: Request, next: Next) -> HandlerResult {
+//! async fn no_deletes(request: Request, next: Next) -> ReplyResult {
 //!     if request.target() == Some("delete") {
 //!         return Err(ErrorObject::invalid_params("delete is not allowed here"));
 //!     }
 //!     next.run(request).await
 //! }
 //!
-//! let stack = MiddlewareStack::new().layer(from_fn(no_deletes));
-//! assert_eq!(stack.len(), 1);
+//! let stack = MiddlewareStack::new()
+//!     .layer(from_fn(no_deletes))
+//!     .layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(30)))
+//!     .layer(tower::load_shed::LoadShedLayer::new())
+//!     .layer(tower::limit::ConcurrencyLimitLayer::new(64));
+//! assert_eq!(stack.len(), 4);
 //! ```
 
-mod limit;
+mod errors;
 mod metrics;
 mod refusal;
 mod request;
-mod timeout;
 mod trace;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tower::ServiceExt;
+use tower::util::BoxCloneSyncService;
 
 use crate::peer::Peer;
-use crate::service::{BoxFuture, HandlerResult, Handling, Notification, Request, Service};
+use crate::service::{
+    BoxFuture, HandlerResult, Handling, Notification, ReplyResult, Request, Service,
+};
+use tessera_proto::Reply;
 use tessera_types::{JsonObject, ProtocolVersion};
 
-pub use limit::{ConcurrencyLimitLayer, LimitKey};
-pub use metrics::{MetricsLayer, Outcome, RequestRecord};
-pub use refusal::{Frame, HttpRefusal, Refusal, RequestLayers};
-pub use timeout::TimeoutLayer;
-pub use trace::TraceLayer;
+pub use errors::{error_code, error_object};
+pub use metrics::{MetricsLayer, MetricsService, Outcome, RequestRecord};
+pub use refusal::{HttpRefusal, MessageScope, Refusal, RequestLayers};
+pub use tower::BoxError;
+pub use trace::{TraceLayer, TraceService};
 
-/// One layer of MCP-level middleware.
-///
-/// `call` gets the request and the rest of the stack; it answers by calling
-/// [`Next::run`] (possibly with a rewritten request, possibly rewriting the
-/// result) or by returning its own result without calling it (a rejection).
-pub trait Middleware: Send + Sync + 'static {
-    /// Handles one request.
-    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult>;
+/// The service every layer wraps: a request in, a result out (as JSON text
+/// or a tree, see [`Reply`]); a JSON-RPC error is an
+/// [`ErrorObject`](tessera_types::ErrorObject) inside the [`BoxError`], and
+/// tower's own errors (a timeout, load shed) become JSON-RPC errors at the
+/// bottom of the stack ([`error_object`]).
+pub type McpService = BoxCloneSyncService<Request, Reply, BoxError>;
 
-    /// Told when a legacy session's handshake completes on a connection
-    /// served through this layer (server role); `peer` is the session's
-    /// connection. The default does nothing.
-    fn on_session(&self, peer: &Peer, version: ProtocolVersion) {
-        let _ = (peer, version);
-    }
+/// A boxed layer: wraps the rest of the stack.
+type Wrap = Arc<dyn Fn(McpService) -> McpService + Send + Sync>;
 
-    /// Whether the layer does anything. A layer that knows when it is made
-    /// that it never will (telemetry with nothing to record into) returns
-    /// `false`, and [`MiddlewareStack::layer`] leaves it out: the stack,
-    /// and what a server does when it has no middleware (answering a
-    /// `tools/call` with its result written straight to text), stay as
-    /// they were. The default is `true`.
-    fn is_active(&self) -> bool {
-        true
-    }
-}
+/// Called when a legacy session's handshake completes (server role).
+type SessionHook = Arc<dyn Fn(&Peer, ProtocolVersion) + Send + Sync>;
 
-/// The handler at the bottom of a stack.
-type Endpoint = Arc<dyn Fn(Request) -> BoxFuture<'static, HandlerResult> + Send + Sync>;
-
-/// The rest of a middleware stack, down to the handler.
-pub struct Next {
-    layers: Arc<[Arc<dyn Middleware>]>,
-    index: usize,
-    endpoint: Endpoint,
-}
-
-impl std::fmt::Debug for Next {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Next")
-            .field("layers_left", &(self.layers.len() - self.index))
-            .finish()
-    }
-}
-
-impl Next {
-    /// Runs the next layer, or the handler when no layer is left.
-    pub fn run(mut self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        match self.layers.get(self.index).cloned() {
-            Some(layer) => {
-                self.index += 1;
-                layer.call(request, self)
-            }
-            None => (self.endpoint)(request),
-        }
-    }
-}
-
-/// An ordered list of middleware, outermost first. Cheap to clone.
+/// An ordered list of tower layers, outermost first, and the observers of
+/// legacy sessions. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct MiddlewareStack {
-    layers: Arc<[Arc<dyn Middleware>]>,
+    layers: Arc<[Wrap]>,
+    sessions: Arc<[SessionHook]>,
 }
 
 impl std::fmt::Debug for MiddlewareStack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MiddlewareStack")
             .field("layers", &self.layers.len())
+            .field("session_observers", &self.sessions.len())
             .finish()
     }
 }
@@ -144,20 +130,41 @@ impl MiddlewareStack {
     }
 
     /// Adds `layer` inside the layers already added: the first layer added
-    /// sees each request first and its result last. A layer that is not
-    /// active ([`Middleware::is_active`]) is left out.
-    pub fn layer(self, layer: impl Middleware) -> Self {
-        self.layer_arc(Arc::new(layer))
+    /// sees each request first and its result last. Any tower layer whose
+    /// service answers a [`Request`] with a [`Reply`] fits (its error turns
+    /// into a [`BoxError`]).
+    pub fn layer<L, E>(self, layer: L) -> Self
+    where
+        L: tower::Layer<McpService> + Send + Sync + 'static,
+        L::Service:
+            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<Request>>::Future: Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        let wrap: Wrap = Arc::new(move |inner: McpService| {
+            BoxCloneSyncService::new(layer.layer(inner).map_err(Into::into))
+        });
+        let mut v: Vec<Wrap> = self.layers.iter().cloned().collect();
+        v.push(wrap);
+        MiddlewareStack {
+            layers: v.into(),
+            sessions: self.sessions,
+        }
     }
 
-    /// Like [`MiddlewareStack::layer`], for a shared layer.
-    pub fn layer_arc(self, layer: Arc<dyn Middleware>) -> Self {
-        if !layer.is_active() {
-            return self;
+    /// Calls `hook` with each legacy session's connection and version when
+    /// its handshake completes (server role): how a layer that measures
+    /// sessions learns of them.
+    pub fn observe_sessions(
+        self,
+        hook: impl Fn(&Peer, ProtocolVersion) + Send + Sync + 'static,
+    ) -> Self {
+        let mut v: Vec<SessionHook> = self.sessions.iter().cloned().collect();
+        v.push(Arc::new(hook));
+        MiddlewareStack {
+            layers: self.layers,
+            sessions: v.into(),
         }
-        let mut v: Vec<Arc<dyn Middleware>> = self.layers.iter().cloned().collect();
-        v.push(layer);
-        MiddlewareStack { layers: v.into() }
     }
 
     /// The number of layers.
@@ -170,34 +177,114 @@ impl MiddlewareStack {
         self.layers.is_empty()
     }
 
-    /// Tells every layer that a legacy session started
-    /// ([`Middleware::on_session`]).
-    pub fn on_session(&self, peer: &Peer, version: ProtocolVersion) {
-        for l in self.layers.iter() {
-            l.on_session(peer, version);
+    /// Tells the session observers that a legacy session started
+    /// ([`MiddlewareStack::observe_sessions`]).
+    pub fn session_started(&self, peer: &Peer, version: ProtocolVersion) {
+        for hook in self.sessions.iter() {
+            hook(peer, version);
         }
     }
 
-    /// Runs `request` through the stack down to `handler`.
-    pub fn run<F>(&self, request: Request, handler: F) -> BoxFuture<'static, HandlerResult>
-    where
-        F: Fn(Request) -> BoxFuture<'static, HandlerResult> + Send + Sync + 'static,
-    {
-        if self.layers.is_empty() {
-            return handler(request);
-        }
-        Next {
-            layers: self.layers.clone(),
-            index: 0,
-            endpoint: Arc::new(handler),
-        }
-        .run(request)
+    /// The stack over `endpoint`: one service, to clone for each request
+    /// (clones share what the layers keep, such as a limit's slots).
+    pub fn wrap(&self, endpoint: McpService) -> McpService {
+        self.layers
+            .iter()
+            .rev()
+            .fold(endpoint, |inner, wrap| wrap(inner))
     }
+}
+
+/// Runs `request` through `service` (a stack from
+/// [`MiddlewareStack::wrap`]) and answers with its result, a tower error
+/// turned into the JSON-RPC error it stands for ([`error_object`]).
+///
+/// When the stack is ready at once (it is, unless a limit is full) the
+/// request is handed to it here, not on the answer's first poll: a layer
+/// that refuses in `call` (the OAuth scope check) has recorded its
+/// [`Refusal`] before the transport chooses how to answer.
+pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, ReplyResult> {
+    let frame = request.message_scope().cloned();
+    let id = request.id.clone();
+    let mut service = service.clone();
+    let waker = futures::task::noop_waker();
+    let ready = tower::Service::poll_ready(&mut service, &mut Context::from_waker(&waker));
+    match ready {
+        Poll::Ready(Ok(())) => {
+            let call = tower::Service::call(&mut service, request);
+            Box::pin(async move {
+                call.await
+                    .map_err(|e| errors::answer(e, frame.as_ref(), id))
+            })
+        }
+        Poll::Ready(Err(e)) => {
+            let error = errors::answer(e, frame.as_ref(), id);
+            Box::pin(std::future::ready(Err(error)))
+        }
+        // Waits for readiness with the answer's own waker.
+        Poll::Pending => Box::pin(async move {
+            service
+                .oneshot(request)
+                .await
+                .map_err(|e| errors::answer(e, frame.as_ref(), id))
+        }),
+    }
+}
+
+/// The endpoint of a stack: `service`'s own way of answering, as an
+/// [`McpService`].
+pub fn endpoint<S: Service>(service: Arc<S>) -> McpService {
+    BoxCloneSyncService::new(tower::service_fn(move |request: Request| {
+        let handling = service.handle(request);
+        async move {
+            match handling {
+                Handling::Object(f) => f.await.map(Reply::Object),
+                Handling::Reply(f) => f.await,
+            }
+            .map_err(BoxError::from)
+        }
+    }))
 }
 
 /// A layer made from an async function of the request and the rest of the
 /// stack; see [`from_fn`].
-pub struct FromFn<F>(F);
+#[derive(Clone)]
+pub struct FromFnLayer<F>(F);
+
+impl<F> std::fmt::Debug for FromFnLayer<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FromFnLayer")
+    }
+}
+
+/// Turns `f(request, next)` into a layer: `f` answers by awaiting
+/// [`Next::run`] (possibly with a rewritten request, possibly rewriting the
+/// result) or with its own result without calling it (a refusal).
+pub fn from_fn<F, Fut>(f: F) -> FromFnLayer<F>
+where
+    F: Fn(Request, Next) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ReplyResult> + Send + 'static,
+{
+    FromFnLayer(f)
+}
+
+impl<F: Clone> tower::Layer<McpService> for FromFnLayer<F> {
+    type Service = FromFn<F>;
+
+    fn layer(&self, inner: McpService) -> FromFn<F> {
+        FromFn {
+            f: self.0.clone(),
+            inner,
+        }
+    }
+}
+
+/// The service of a [`FromFnLayer`].
+#[derive(Clone)]
+pub struct FromFn<F> {
+    f: F,
+    inner: McpService,
+}
 
 impl<F> std::fmt::Debug for FromFn<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -205,22 +292,45 @@ impl<F> std::fmt::Debug for FromFn<F> {
     }
 }
 
-/// Turns `f(request, next)` into a [`Middleware`].
-pub fn from_fn<F, Fut>(f: F) -> FromFn<F>
+impl<F, Fut> tower::Service<Request> for FromFn<F>
 where
-    F: Fn(Request, Next) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult> + Send + 'static,
+    F: Fn(Request, Next) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = ReplyResult> + Send + 'static,
 {
-    FromFn(f)
+    type Response = Reply;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Reply, BoxError>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        // The rest of the stack is made ready when `Next::run` calls it.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let next = Next {
+            inner: self.inner.clone(),
+        };
+        let answer = (self.f)(request, next);
+        Box::pin(async move { answer.await.map_err(BoxError::from) })
+    }
 }
 
-impl<F, Fut> Middleware for FromFn<F>
-where
-    F: Fn(Request, Next) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult> + Send + 'static,
-{
-    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
-        Box::pin((self.0)(request, next))
+/// The rest of a middleware stack, down to the handler.
+pub struct Next {
+    inner: McpService,
+}
+
+impl std::fmt::Debug for Next {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Next")
+    }
+}
+
+impl Next {
+    /// Runs the rest of the stack on `request`; a tower error from below
+    /// (a timeout, a shed request) comes back as its JSON-RPC error.
+    pub fn run(self, request: Request) -> impl Future<Output = ReplyResult> + Send + 'static {
+        serve(&self.inner, request)
     }
 }
 
@@ -230,6 +340,8 @@ where
 pub struct Layered<S> {
     inner: Arc<S>,
     stack: MiddlewareStack,
+    /// The stack over the inner service; `None` without layers.
+    service: Option<McpService>,
 }
 
 impl<S> std::fmt::Debug for Layered<S> {
@@ -243,15 +355,17 @@ impl<S> std::fmt::Debug for Layered<S> {
 impl<S: Service> Layered<S> {
     /// Wraps `inner` with `stack`.
     pub fn new(inner: S, stack: MiddlewareStack) -> Self {
-        Layered {
-            inner: Arc::new(inner),
-            stack,
-        }
+        Layered::from_arc(Arc::new(inner), stack)
     }
 
     /// Wraps a shared `inner` with `stack`.
     pub fn from_arc(inner: Arc<S>, stack: MiddlewareStack) -> Self {
-        Layered { inner, stack }
+        let service = (!stack.is_empty()).then(|| stack.wrap(endpoint(inner.clone())));
+        Layered {
+            inner,
+            stack,
+            service,
+        }
     }
 
     /// The wrapped service.
@@ -266,16 +380,18 @@ impl<S: Service> Service for Layered<S> {
     }
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        let inner = self.inner.clone();
-        self.stack.run(request, move |r| inner.handle_request(r))
+        match self.handle(request) {
+            Handling::Object(f) => f,
+            Handling::Reply(f) => Box::pin(async move { reply_object(f.await) }),
+        }
     }
 
     fn handle(&self, request: Request) -> Handling {
-        if self.stack.is_empty() {
-            // No layer to read the result: the inner service's own way.
-            return self.inner.handle(request);
+        match &self.service {
+            Some(service) => Handling::Reply(serve(service, request)),
+            // No layer: the inner service's own way.
+            None => self.inner.handle(request),
         }
-        Handling::Object(self.handle_request(request))
     }
 
     fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
@@ -283,7 +399,7 @@ impl<S: Service> Service for Layered<S> {
     }
 
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
-        self.stack.on_session(&peer, version);
+        self.stack.session_started(&peer, version);
         self.inner.on_initialized(peer, version)
     }
 
@@ -300,4 +416,11 @@ impl<S: Service> Service for Layered<S> {
     ) {
         self.inner.on_restored(peer, version, initialized, data)
     }
+}
+
+/// A reply read as an object (the ordinary handlers' answer).
+pub fn reply_object(reply: ReplyResult) -> HandlerResult {
+    reply?.into_object().map_err(|e| {
+        tessera_types::ErrorObject::internal(format!("Internal error: a result does not read: {e}"))
+    })
 }

@@ -1,6 +1,6 @@
 //! [`Refusal`]: a layer's "no", with the JSON-RPC error every transport can
 //! send and, optionally, the HTTP answer an HTTP transport gives instead;
-//! [`Frame`]: what the requests of one transport message share (where a
+//! [`MessageScope`]: what the requests of one transport message share (where a
 //! refusal is recorded for the transport to read); [`RequestLayers`]: layers
 //! a transport attaches to the requests it hands over.
 
@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use tessera_types::{ErrorObject, RequestId};
 
 use super::MiddlewareStack;
-use crate::service::{HandlerResult, Request};
+use crate::service::Request;
 
 /// How an HTTP transport answers a refused request: a status, headers, and
 /// a body (when `None`, the JSON-RPC error response, as JSON).
@@ -40,10 +40,10 @@ pub struct HttpRefusal {
 /// ```
 /// use http::StatusCode;
 /// use tessera_runtime::middleware::{Next, Refusal};
-/// use tessera_runtime::{HandlerResult, Request};
-/// use tessera_types::{ErrorObject, RequestId};
+/// use tessera_runtime::{ReplyResult, Request};
+/// use tessera_types::ErrorObject;
 ///
-/// async fn closed(request: Request, _next: Next) -> HandlerResult {
+/// async fn closed(request: Request, _next: Next) -> ReplyResult {
 ///     Refusal::new(ErrorObject::internal("Closed for maintenance"))
 ///         .http_status(StatusCode::SERVICE_UNAVAILABLE)
 ///         .http_header(http::header::RETRY_AFTER, "60")
@@ -144,21 +144,27 @@ impl Refusal {
         self.detail.as_ref()?.downcast_ref::<T>()
     }
 
-    /// Refuses `request`: records the refusal in the request's [`Frame`]
+    /// Refuses `request`: records the refusal in the request's [`MessageScope`]
     /// (where an HTTP transport finds it) and returns the JSON-RPC error
     /// for the layer to answer with.
-    pub fn reject(mut self, request: &Request) -> HandlerResult {
+    pub fn reject<T>(mut self, request: &Request) -> Result<T, ErrorObject> {
         let error = self.error.clone();
         self.id = Some(request.id.clone());
-        if let Some(frame) = request.frame() {
+        if let Some(frame) = request.message_scope() {
             frame.refuse(self);
         }
         Err(error)
     }
+
+    /// The refusal of the request with this id.
+    pub(super) fn for_request(mut self, id: RequestId) -> Self {
+        self.id = Some(id);
+        self
+    }
 }
 
 #[derive(Default)]
-struct FrameState {
+struct MessageScopeState {
     refusal: Option<Refusal>,
     notes: HashMap<TypeId, Box<dyn Any + Send>>,
 }
@@ -170,29 +176,29 @@ struct FrameState {
 /// [`Extensions`](crate::Extensions); the layers of a batch's requests run
 /// in message order.
 #[derive(Clone, Default)]
-pub struct Frame(Arc<Mutex<FrameState>>);
+pub struct MessageScope(Arc<Mutex<MessageScopeState>>);
 
-impl std::fmt::Debug for Frame {
+impl std::fmt::Debug for MessageScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Frame")
+        f.debug_struct("MessageScope")
             .field("refused", &self.refused())
             .finish()
     }
 }
 
-impl Frame {
+impl MessageScope {
     /// A frame with nothing recorded.
     pub fn new() -> Self {
-        Frame::default()
+        MessageScope::default()
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, FrameState> {
+    fn state(&self) -> std::sync::MutexGuard<'_, MessageScopeState> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Records a refusal; it replaces an earlier one of the same frame (a
     /// layer that refuses several requests of a batch combines them itself,
-    /// reading the earlier one with [`Frame::refusal`]).
+    /// reading the earlier one with [`MessageScope::refusal`]).
     pub fn refuse(&self, refusal: Refusal) {
         self.state().refusal = Some(refusal);
     }
@@ -234,8 +240,8 @@ impl Frame {
 pub struct RequestLayers(pub MiddlewareStack);
 
 impl Request {
-    /// The [`Frame`] the transport attached to this request's message, if any.
-    pub fn frame(&self) -> Option<&Frame> {
-        self.extensions.get::<Frame>()
+    /// The [`MessageScope`] the transport attached to this request's message, if any.
+    pub fn message_scope(&self) -> Option<&MessageScope> {
+        self.extensions.get::<MessageScope>()
     }
 }

@@ -24,7 +24,9 @@ impl Request {
 
     /// Decodes the params as those of method `R` (the method name is not
     /// checked).
-    pub fn params_as<R: tessera_types::Request>(&self) -> Result<R::Params, serde_json::Error> {
+    pub fn params_as<R: tessera_types::RequestMethod>(
+        &self,
+    ) -> Result<R::Params, serde_json::Error> {
         tessera_types::decode_params(self.params.as_ref())
     }
 

@@ -1,10 +1,13 @@
 //! [`TraceLayer`]: a tracing span per request.
 
+use std::task::{Context, Poll};
+
+use tessera_proto::Reply;
+use tower::BoxError;
 use tracing::Instrument;
 
 use super::metrics::{Outcome, Watch};
-use super::{Middleware, Next};
-use crate::service::{BoxFuture, HandlerResult, Request};
+use crate::service::{BoxFuture, Request};
 
 /// Runs each request in an `INFO` span named `mcp.request` with the fields
 /// `method`, `target` (tool or prompt name, resource URI), `id`, `era` and
@@ -21,8 +24,34 @@ impl TraceLayer {
     }
 }
 
-impl Middleware for TraceLayer {
-    fn call(&self, request: Request, next: Next) -> BoxFuture<'static, HandlerResult> {
+impl<S> tower::Layer<S> for TraceLayer {
+    type Service = TraceService<S>;
+
+    fn layer(&self, inner: S) -> TraceService<S> {
+        TraceService { inner }
+    }
+}
+
+/// The service of a [`TraceLayer`].
+#[derive(Debug, Clone)]
+pub struct TraceService<S> {
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for TraceService<S>
+where
+    S: tower::Service<Request, Response = Reply, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = Reply;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<Reply, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
         let span = tracing::info_span!(
             "mcp.request",
             method = %request.method,
@@ -48,7 +77,7 @@ impl Middleware for TraceLayer {
                 }
             }
         });
-        let answer = next.run(request);
+        let answer = self.inner.call(request);
         Box::pin(
             async move {
                 let result = answer.await;

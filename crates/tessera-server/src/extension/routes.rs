@@ -88,7 +88,7 @@ impl ExtensionRoutes {
     /// Serves request `R` (a `tessera_types` marker) in every era.
     pub fn request<R, F, Fut>(&mut self, handler: F) -> &mut Self
     where
-        R: tessera_types::Request,
+        R: tessera_types::RequestMethod,
         R::Params: Send + 'static,
         R::Result: Send + 'static,
         F: Fn(ExtensionRequest, R::Params) -> Fut + Send + Sync + 'static,
@@ -102,7 +102,7 @@ impl ExtensionRoutes {
     /// `tasks/get` is also a 2025-11-25 core method).
     pub fn request_in<R, F, Fut>(&mut self, era: Era, handler: F) -> &mut Self
     where
-        R: tessera_types::Request,
+        R: tessera_types::RequestMethod,
         R::Params: Send + 'static,
         R::Result: Send + 'static,
         F: Fn(ExtensionRequest, R::Params) -> Fut + Send + Sync + 'static,
@@ -144,7 +144,7 @@ impl ExtensionRoutes {
     /// not decode are logged and dropped: a notification has no answer.
     pub fn notification<N, F, Fut>(&mut self, handler: F) -> &mut Self
     where
-        N: tessera_types::Notification,
+        N: tessera_types::NotificationMethod,
         N::Params: Send + 'static,
         F: Fn(N::Params, Peer) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,

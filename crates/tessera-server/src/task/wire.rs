@@ -73,7 +73,7 @@ pub(crate) fn create_result(r: &TaskRecord) -> JsonObject {
 
 /// The 2025-11-25 `Task` members.
 pub(crate) fn legacy_task(r: &TaskRecord) -> JsonObject {
-    to_object(&legacy::Task {
+    to_object(&legacy::LegacyTask {
         task_id: r.task_id.clone(),
         status: r.status,
         status_message: r.status_message.clone(),

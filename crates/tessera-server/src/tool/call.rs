@@ -11,7 +11,8 @@ use tessera_runtime::{BoxFuture, Request};
 use tessera_types::{CallToolResult, ErrorObject, JsonObject, Params};
 
 use crate::context::RequestContext;
-use crate::extract::{HandlerInput, RequestParts, ToolCall};
+use crate::extract::{Arguments, HandlerInput, RequestParts, ToolCall};
+use crate::schema::LazyValidator;
 use crate::server::{Server, to_object};
 use crate::task::call::{TaskCall, TaskPlan};
 
@@ -46,7 +47,49 @@ impl ToolOutput for Reply {
 struct CallParams<'a> {
     name: Cow<'a, str>,
     /// The `arguments` object (absent and `null` read as none).
-    arguments: Option<JsonObject>,
+    arguments: GivenArguments<'a>,
+}
+
+/// A call's `arguments`, as its params hold them.
+enum GivenArguments<'a> {
+    /// Absent or `null`.
+    None,
+    /// An object's text.
+    Text(&'a RawValue),
+    /// An object in params built as a tree.
+    Tree(&'a JsonObject),
+}
+
+impl GivenArguments<'_> {
+    /// The arguments as the handler gets them, checked against `input` first
+    /// when the tool has a check (then as a tree: what the validator reads).
+    fn checked(self, input: &LazyValidator, check: bool) -> Result<Arguments, String> {
+        let v = match input.get() {
+            Some(v) if check => v,
+            _ => {
+                return Ok(match self {
+                    GivenArguments::None => Arguments::None,
+                    GivenArguments::Text(t) => Arguments::Text(t.to_owned()),
+                    GivenArguments::Tree(o) => Arguments::Tree(o.clone()),
+                });
+            }
+        };
+        let object = match self {
+            GivenArguments::None => None,
+            GivenArguments::Text(t) => {
+                Some(serde_json::from_str::<JsonObject>(t.get()).map_err(|e| e.to_string())?)
+            }
+            GivenArguments::Tree(o) => Some(o.clone()),
+        };
+        // Checked as a value, then handed over as the object it is.
+        let given = object.is_some();
+        let value = Value::Object(object.unwrap_or_default());
+        v.check(&value)?;
+        Ok(match value {
+            Value::Object(o) if given => Arguments::Tree(o),
+            _ => Arguments::None,
+        })
+    }
 }
 
 /// The members of `tools/call` params read from their text; the rest
@@ -92,8 +135,8 @@ fn call_params(params: Option<&Params>) -> Result<CallParams<'_>, String> {
             .map_err(|e| e.to_string())?;
     }
     let arguments = match t.arguments {
-        Some(a) => Some(serde_json::from_str::<JsonObject>(a.get()).map_err(|e| e.to_string())?),
-        None => None,
+        Some(a) if a.get().trim_start().starts_with('{') => GivenArguments::Text(a),
+        _ => GivenArguments::None,
     };
     Ok(CallParams {
         name: t.name,
@@ -124,7 +167,10 @@ fn call_params_of_tree(p: &JsonObject) -> Result<CallParams<'_>, String> {
     }
     Ok(CallParams {
         name: Cow::Borrowed(name),
-        arguments: p.get("arguments").and_then(Value::as_object).cloned(),
+        arguments: match p.get("arguments") {
+            Some(Value::Object(o)) => GivenArguments::Tree(o),
+            _ => GivenArguments::None,
+        },
     })
 }
 
@@ -200,20 +246,14 @@ impl<S: Send + Sync + 'static> Server<S> {
                 names.join(", ")
             )))));
         }
-        // Checked as a value (what the validator reads), then handed over
-        // as the object it is, without a copy.
-        let given = arguments.is_some();
-        let value = Value::Object(arguments.unwrap_or_default());
-        let checked = tool.input.check(&value);
-        let arguments = match value {
-            Value::Object(o) if given => Some(o),
-            _ => None,
+        let arguments = match arguments.checked(&tool.input, tool.check_input) {
+            Ok(a) => a,
+            Err(problem) => {
+                return ready(Ok(T::from_result(&CallToolResult::error(format!(
+                    "Invalid arguments for tool {name}: {problem}"
+                )))));
+            }
         };
-        if let Err(problem) = checked {
-            return ready(Ok(T::from_result(&CallToolResult::error(format!(
-                "Invalid arguments for tool {name}: {problem}"
-            )))));
-        }
         let input = match self.prepare_input(&r) {
             Ok(i) => i,
             Err(e) => return ready(Err(e)),
@@ -238,7 +278,11 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
         let call = HandlerInput {
             parts: RequestParts::new(self, context),
-            body: ToolCall { arguments },
+            body: ToolCall::new(
+                name,
+                arguments,
+                (!tool.check_input).then(|| tool.input.clone()),
+            ),
         };
         let fut = (tool.handler)(call);
         let server = self.clone();

@@ -73,14 +73,19 @@ impl Ctx {
     }
 
     /// A request message for marker `R` must validate as `def`.
-    fn request<R: Request>(&mut self, sources: &[&str], def: &str, params: &R::Params) {
+    fn request<R: RequestMethod>(&mut self, sources: &[&str], def: &str, params: &R::Params) {
         let msg = JsonRpcMessage::typed_request::<R>(RequestId::Number(1), params).unwrap();
         self.valid(sources, def, &msg);
         self.valid(&with_envelope(sources), "JSONRPCMessage", &msg);
     }
 
     /// A notification message for marker `N` must validate as `def`.
-    fn notification<N: Notification>(&mut self, sources: &[&str], def: &str, params: &N::Params) {
+    fn notification<N: NotificationMethod>(
+        &mut self,
+        sources: &[&str],
+        def: &str,
+        params: &N::Params,
+    ) {
         let msg = JsonRpcMessage::typed_notification::<N>(params).unwrap();
         self.valid(sources, def, &msg);
         self.valid(&with_envelope(sources), "JSONRPCMessage", &msg);

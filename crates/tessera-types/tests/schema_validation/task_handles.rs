@@ -118,8 +118,8 @@ fn extension_tasks_validate() {
     c.finish();
 }
 
-fn legacy_task(status: TaskStatus) -> tasks::legacy::Task {
-    tasks::legacy::Task {
+fn legacy_task(status: TaskStatus) -> tasks::legacy::LegacyTask {
+    tasks::legacy::LegacyTask {
         task_id: "t-1".into(),
         status,
         status_message: Some("s".into()),
@@ -138,21 +138,21 @@ fn legacy_tasks_validate() {
     unlimited.ttl = None;
     for t in [legacy_task(TaskStatus::Completed), unlimited] {
         c.valid(V2025_11_25, "Task", &t);
-        let created = CreateTaskResult {
+        let created = LegacyCreateTaskResult {
             meta: Some(obj(json!({(meta::MODEL_IMMEDIATE_RESPONSE): "Started."}))),
             task: t.clone(),
         };
         c.valid(V2025_11_25, "CreateTaskResult", &created);
-        let got = GetTaskResult {
+        let got = LegacyGetTaskResult {
             meta: None,
             task: t.clone(),
         };
         c.valid(V2025_11_25, "GetTaskResult", &got);
         c.valid(V2025_11_25, "CancelTaskResult", &got);
-        c.notification::<TaskStatusNotification>(
+        c.notification::<LegacyTaskStatusNotification>(
             V2025_11_25,
             "TaskStatusNotification",
-            &TaskStatusNotificationParams {
+            &LegacyTaskStatusNotificationParams {
                 meta: None,
                 task: t,
             },

@@ -893,12 +893,12 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// The [`Frame`](tessera_runtime::middleware::Frame) the HTTP handler
+/// The [`MessageScope`](tessera_runtime::middleware::MessageScope) the HTTP handler
 /// attached to a frame's requests, if any.
-fn refusal_frame(frame: &Incoming) -> Option<tessera_runtime::middleware::Frame> {
+fn refusal_frame(frame: &Incoming) -> Option<tessera_runtime::middleware::MessageScope> {
     match frame {
         Incoming::WithExtensions { extensions, .. } => extensions
-            .get::<tessera_runtime::middleware::Frame>()
+            .get::<tessera_runtime::middleware::MessageScope>()
             .cloned(),
         _ => None,
     }
