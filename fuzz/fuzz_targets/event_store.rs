@@ -6,8 +6,10 @@
 //! after the id asked for, in order, each as it was stored.
 #![no_main]
 
+#[path = "../support/runtime.rs"]
+mod support;
+
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
@@ -19,15 +21,6 @@ const SESSION_BYTES: usize = 2048;
 const TOTAL_BYTES: usize = 4096;
 /// What an event costs beside its data (the store's documented overhead).
 const OVERHEAD: usize = 64;
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a runtime")
-    })
-}
 
 /// The data of event `seq` of `stream`, `len` bytes long: recognisable on
 /// replay.
@@ -43,7 +36,7 @@ fuzz_target!(|input: &[u8]| {
     // of each event stored.
     let mut next: HashMap<(usize, u64), u64> = HashMap::new();
     let mut stored: HashMap<(usize, u64, u64), usize> = HashMap::new();
-    runtime().block_on(async {
+    support::runtime().block_on(async {
         for op in input.chunks_exact(4) {
             let session = usize::from(op[1]) % names.len();
             let stream = u64::from(op[2] % 4);
@@ -82,9 +75,7 @@ fuzz_target!(|input: &[u8]| {
                 _ => {
                     store.remove_session(name).await;
                     assert_eq!(store.session_bytes(name), 0);
-                    let got = store
-                        .replay_after(name, EventId { stream, seq: 0 })
-                        .await;
+                    let got = store.replay_after(name, EventId { stream, seq: 0 }).await;
                     assert!(got.is_empty(), "a removed session replays nothing");
                 }
             }
@@ -95,7 +86,11 @@ fuzz_target!(|input: &[u8]| {
                 sum += b;
             }
             assert_eq!(sum, store.bytes(), "the accounting adds up");
-            assert!(store.bytes() <= TOTAL_BYTES, "{} bytes in all", store.bytes());
+            assert!(
+                store.bytes() <= TOTAL_BYTES,
+                "{} bytes in all",
+                store.bytes()
+            );
             assert!(store.len() <= PER_SESSION * SESSIONS);
             assert!(store.len() * OVERHEAD <= store.bytes());
         }

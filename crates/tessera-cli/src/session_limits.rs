@@ -1,6 +1,6 @@
 //! The session limits `tessera serve --http` and `tessera proxy --http`
-//! share: how many sessions, per client and in all, and how long an idle or
-//! silent one is kept.
+//! share: how many sessions, per client and in all, how long an idle or
+//! silent one is kept, and how many requests one client may have in progress.
 
 use std::time::Duration;
 
@@ -28,6 +28,13 @@ pub struct SessionLimits {
     /// this many seconds (0 = only the idle timeout applies).
     #[arg(long, value_name = "SECS", default_value_t = 10, requires = "http")]
     pub handshake_timeout: u64,
+
+    /// The most requests one client (authenticated principal, else IP address)
+    /// may have in progress at once, over all its sessions, connections and
+    /// HTTP/2 streams; beyond it a request gets 429 with Retry-After at once.
+    /// Behind a reverse proxy every client has its address: raise it there.
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "http")]
+    pub max_requests_per_client: usize,
 }
 
 impl SessionLimits {
@@ -43,6 +50,10 @@ impl SessionLimits {
                 "--max-sessions-per-client",
             ),
             (self.handshake_timeout != 10, "--handshake-timeout"),
+            (
+                self.max_requests_per_client != 256,
+                "--max-requests-per-client",
+            ),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))
@@ -55,5 +66,6 @@ impl SessionLimits {
             .max_sessions(self.max_sessions)
             .max_sessions_per_client(self.max_sessions_per_client)
             .handshake_timeout(secs(self.handshake_timeout))
+            .max_requests_per_client(self.max_requests_per_client)
     }
 }

@@ -246,6 +246,7 @@ async fn idle_and_evicted_sessions_give_their_processes_back() {
 fn the_limits_are_checked() {
     for args in [
         &["--stdio", "--max-sessions", "4", "--", "true"][..],
+        &["--stdio", "--max-requests-per-client", "4", "--", "true"][..],
         &[
             "--http",
             "127.0.0.1:0",

@@ -9,64 +9,28 @@
 //! affected.
 
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use foldhash::HashMap;
+use super::slots::{Slot, Slots};
 
 /// The open connections of each address.
 #[derive(Debug, Default)]
-pub(crate) struct AddrSlots {
-    open: Mutex<HashMap<IpAddr, usize>>,
-}
+pub(crate) struct AddrSlots(Arc<Slots<IpAddr>>);
 
 /// One connection's slot; given back when dropped.
-#[derive(Debug)]
-pub(crate) struct AddrSlot {
-    slots: Arc<AddrSlots>,
-    addr: IpAddr,
-}
+pub(crate) type AddrSlot = Slot<IpAddr>;
 
 impl AddrSlots {
     /// A slot for a connection from `addr` (an IPv4 address mapped into
     /// IPv6 counts as the IPv4 one), or `None` when it holds `cap` already.
-    pub(crate) fn take(self: &Arc<Self>, addr: IpAddr, cap: usize) -> Option<AddrSlot> {
-        let addr = addr.to_canonical();
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = open.entry(addr).or_insert(0);
-        if *n >= cap {
-            if *n == 0 {
-                open.remove(&addr);
-            }
-            return None;
-        }
-        *n += 1;
-        Some(AddrSlot {
-            slots: self.clone(),
-            addr,
-        })
+    pub(crate) fn take(&self, addr: IpAddr, cap: usize) -> Option<AddrSlot> {
+        self.0.take(addr.to_canonical(), 1, cap)
     }
 
     /// How many connections `addr` holds.
     #[cfg(test)]
     fn held(&self, addr: IpAddr) -> usize {
-        let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        open.get(&addr.to_canonical()).copied().unwrap_or(0)
-    }
-}
-
-impl Drop for AddrSlot {
-    fn drop(&mut self) {
-        let mut open = self
-            .slots
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(n) = open.get_mut(&self.addr) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                open.remove(&self.addr);
-            }
-        }
+        self.0.held(&addr.to_canonical())
     }
 }
 
@@ -96,7 +60,7 @@ mod tests {
 
     #[test]
     fn slots_are_counted_per_address_and_given_back() {
-        let slots = Arc::new(AddrSlots::default());
+        let slots = AddrSlots::default();
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
         let b: IpAddr = "10.0.0.2".parse().unwrap();
@@ -113,7 +77,7 @@ mod tests {
         drop(two);
         assert!(slots.take(b, 0).is_none());
         assert_eq!(slots.held(b), 0);
-        assert_eq!(slots.open.lock().unwrap().len(), 1, "empty entries go");
+        assert_eq!(slots.0.keys(), 1, "empty entries go");
     }
 
     #[test]

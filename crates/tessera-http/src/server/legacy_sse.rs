@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use super::Shared;
 use super::body::McpBody;
 use super::carried::Caller;
+use super::client_share::{InFlight, client_busy};
 use super::reply::{self, HttpResponse};
 use super::session::{self, SessionKind};
 use super::streamable::{
@@ -118,10 +119,13 @@ where
     // answer goes out on the stream; at the limit the POST gets 429 at once.
     let mut held = Vec::new();
     for id in request_ids(&inbound) {
-        match session.try_reserve_one() {
-            Some(p) => held.push((id, p)),
-            None => return session_busy(shared, session.max_inflight()),
-        }
+        let Some(p) = session.try_reserve_one() else {
+            return session_busy(shared, session.max_inflight());
+        };
+        let Some(share) = shared.client_shares.take(&session.client, 1) else {
+            return client_busy(shared, &session.client);
+        };
+        held.push((id, InFlight::new(p, share)));
     }
     let cancelled = cancelled_id(&inbound);
     let mut extensions = caller.request_extensions(parts.headers);

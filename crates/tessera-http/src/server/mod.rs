@@ -45,6 +45,7 @@ use tokio_util::task::TaskTracker;
 mod addr_slots;
 mod body;
 mod carried;
+mod client_share;
 mod cluster;
 mod connection;
 mod dangerous;
@@ -58,6 +59,7 @@ mod reply;
 mod serve;
 mod session;
 mod single;
+mod slots;
 mod stats;
 mod streamable;
 
@@ -262,6 +264,7 @@ pub(crate) struct Config {
     pub max_sessions_per_client: usize,
     pub handshake_timeout: Option<Duration>,
     pub max_requests_per_session: usize,
+    pub max_requests_per_client: usize,
     pub session_queue_timeout: Duration,
     pub max_batch: usize,
     pub header_read_timeout: Option<Duration>,
@@ -293,6 +296,8 @@ pub(crate) struct Shared {
     pub config: Config,
     spawner: Box<dyn Spawner>,
     pub sessions: registry::Registry,
+    /// The requests in progress of each client.
+    pub client_shares: client_share::ClientShares,
     /// Requests in progress (for graceful shutdown).
     pub inflight: TaskTracker,
     /// Fires to end every open stream (shutdown).
@@ -424,6 +429,7 @@ impl McpHttp {
                 max_sessions_per_client: 256,
                 handshake_timeout: Some(Duration::from_secs(10)),
                 max_requests_per_session: 256,
+                max_requests_per_client: client_share::DEFAULT_MAX_REQUESTS_PER_CLIENT,
                 session_queue_timeout: Duration::from_secs(30),
                 max_batch: 100,
                 header_read_timeout: Some(Duration::from_secs(10)),
@@ -720,6 +726,19 @@ impl McpHttpBuilder {
         self
     }
 
+    /// The most requests one client may have in progress at once, over all
+    /// its sessions, connections and HTTP/2 streams (default 256; a batch
+    /// counts each request). A client is counted as for
+    /// [`max_sessions_per_client`](Self::max_sessions_per_client): the
+    /// authenticated principal, else the peer's IP address. A request beyond
+    /// it gets `429` with `Retry-After` at once, so one client flooding the
+    /// server with slow calls cannot starve the others. Behind a reverse
+    /// proxy every client has the proxy's address: raise it there.
+    pub fn max_requests_per_client(mut self, n: usize) -> Self {
+        self.config.max_requests_per_client = n.max(1);
+        self
+    }
+
     /// How long a request may wait for room under
     /// [`max_requests_per_session`](Self::max_requests_per_session) (default 30 s).
     pub fn session_queue_timeout(mut self, wait: Duration) -> Self {
@@ -901,6 +920,7 @@ impl McpHttpBuilder {
     pub fn build(self) -> McpHttp {
         let max = self.config.max_sessions;
         let per_client = self.config.max_sessions_per_client;
+        let requests_per_client = self.config.max_requests_per_client;
         let ttl = self
             .config
             .idle_timeout
@@ -920,6 +940,7 @@ impl McpHttpBuilder {
                 config: self.config,
                 spawner: self.spawner,
                 sessions: registry::Registry::new(max, per_client),
+                client_shares: client_share::ClientShares::new(requests_per_client),
                 inflight: TaskTracker::new(),
                 closing: CancellationToken::new(),
                 shutting_down: AtomicBool::new(false),

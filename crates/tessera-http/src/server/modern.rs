@@ -160,12 +160,16 @@ pub(crate) async fn post(
                 return header_mismatch(Some(r.id.clone()), why);
             }
             let _ = version;
+            let Some(share) = shared.client_shares.take(&caller.client, 1) else {
+                return super::client_share::client_busy(shared, &caller.client);
+            };
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::Modern,
                     extensions: caller.request_extensions(headers.clone()),
                     headers,
                     request: r,
+                    share,
                 })
                 .await
         }

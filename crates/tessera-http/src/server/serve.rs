@@ -75,7 +75,7 @@ where
     let per_addr = config
         .max_connections_per_client
         .unwrap_or_else(|| addr_slots::default_per_addr(max_connections));
-    let addr_slots = Arc::new(AddrSlots::default());
+    let addr_slots = AddrSlots::default();
     let over_per_addr = addr_slots::over_cap_response(per_addr);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {

@@ -24,6 +24,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::body::{McpBody, OnDrop};
+use super::client_share::ClientShare;
 use super::modern;
 use super::reply::{self, HttpResponse};
 use super::{ResponseMode, Shared, ToolHeaders};
@@ -47,6 +48,8 @@ pub(crate) struct Job {
     pub extensions: tessera_runtime::Extensions,
     pub headers: HeaderMap,
     pub request: JsonRpcRequest,
+    /// The request's unit of its client's share, held while its engine runs.
+    pub share: ClientShare,
 }
 
 /// An engine serving one POST, run in the request's task.
@@ -139,6 +142,7 @@ pub(crate) async fn serve<S: Service>(
         extensions,
         headers,
         request: r,
+        share,
     } = job;
     let mut engine = PerRequest {
         engine: Connection::new(config, service),
@@ -160,7 +164,7 @@ pub(crate) async fn serve<S: Service>(
             }
         }
     }
-    answer(shared, engine.engine, r, extensions, flavor).await
+    answer(shared, engine.engine, r, extensions, flavor, share).await
 }
 
 /// 2026-07-28 `tools/call`: the `Mcp-Param-*` headers must mirror the
@@ -214,6 +218,7 @@ async fn answer<S: Service>(
     r: JsonRpcRequest,
     extensions: tessera_runtime::Extensions,
     flavor: Flavor,
+    share: ClientShare,
 ) -> HttpResponse {
     let id = r.id.clone();
     let long_lived = r.method == methods::SUBSCRIPTIONS_LISTEN;
@@ -290,7 +295,11 @@ async fn answer<S: Service>(
         guards.push(Box::new(t));
     }
     guards.push(Box::new(shared.stats.stream()));
-    tokio::spawn(pump(engine, id, tx, gone, flavor));
+    tokio::spawn(async move {
+        // The client's share is given back when the engine stops.
+        let _share = share;
+        pump(engine, id, tx, gone, flavor).await;
+    });
     let body = McpBody::sse(
         rx,
         shared.config.keep_alive,

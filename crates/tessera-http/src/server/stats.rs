@@ -32,6 +32,8 @@ pub mod limit {
     pub const MAX_SESSIONS_PER_CLIENT: &str = "max_sessions_per_client";
     /// A request when its session has too many in progress (`429`).
     pub const MAX_REQUESTS_PER_SESSION: &str = "max_requests_per_session";
+    /// A request when its client has too many in progress (`429`).
+    pub const MAX_REQUESTS_PER_CLIENT: &str = "max_requests_per_client";
     /// A connection closed because no request head came in time.
     pub const HEADER_READ_TIMEOUT: &str = "header_read_timeout";
 
@@ -47,6 +49,7 @@ pub mod limit {
         MAX_SESSIONS,
         MAX_SESSIONS_PER_CLIENT,
         MAX_REQUESTS_PER_SESSION,
+        MAX_REQUESTS_PER_CLIENT,
         HEADER_READ_TIMEOUT,
     ];
 }

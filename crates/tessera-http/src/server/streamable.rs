@@ -17,6 +17,7 @@ use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion
 
 use super::body::{BODY_RATE_GRACE, BodyTimeouts, McpBody, ReadError, read_limited};
 use super::carried::Caller;
+use super::client_share::{InFlight, client_busy};
 use super::cluster::{self, Note};
 use super::event_store::EventId;
 use super::modern::{self, Era};
@@ -372,12 +373,16 @@ async fn legacy_stateless(
 ) -> HttpResponse {
     match inbound {
         Inbound::Message(JsonRpcMessage::Request(r)) => {
+            let Some(share) = shared.client_shares.take(&caller.client, 1) else {
+                return client_busy(shared, &caller.client);
+            };
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::StatelessLegacy(version),
                     extensions: caller.request_extensions(headers.clone()),
                     headers,
                     request: r,
+                    share,
                 })
                 .await
         }
@@ -683,12 +688,17 @@ async fn answer(
 ) -> Result<Answer, HttpResponse> {
     let frame = extensions.get::<MessageScope>().cloned();
     let token = shared.inflight.token();
+    let n = ids.len();
     let Some(permit) = session
-        .reserve(ids.len(), shared.config.session_queue_timeout)
+        .reserve(n, shared.config.session_queue_timeout)
         .await
     else {
         return Err(session_busy(shared, session.max_inflight()));
     };
+    let Some(share) = shared.client_shares.take(&session.client, n) else {
+        return Err(client_busy(shared, &session.client));
+    };
+    let permit = InFlight::new(permit, share);
     let Some(first) = session.submit(ids, batch, mode, inbound, extensions, permit) else {
         return Err(unknown_session(&session.id));
     };

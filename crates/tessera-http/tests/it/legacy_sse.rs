@@ -9,36 +9,9 @@ use serde_json::json;
 #[tokio::test]
 async fn sse_and_message_round_trip() {
     let s = TestServer::start(|b| b).await;
-    let r = s
-        .send(
-            http::Request::get("/sse")
-                .header("host", s.host())
-                .header("accept", "text/event-stream"),
-            "",
-        )
-        .await;
-    assert_eq!(r.status(), StatusCode::OK);
-    let mut sse = Sse::new(r);
-    let endpoint = sse.next().await.unwrap();
-    assert_eq!(endpoint.event.as_deref(), Some("endpoint"));
-    assert!(
-        endpoint.data.starts_with("/message?sessionId="),
-        "{}",
-        endpoint.data
-    );
-    let post = |body: serde_json::Value| {
-        let uri = endpoint.data.clone();
-        let s = &s;
-        async move {
-            s.send_json(
-                http::Request::post(uri)
-                    .header("host", s.host())
-                    .header("content-type", "application/json"),
-                body,
-            )
-            .await
-        }
-    };
+    let (mut sse, endpoint) = s.legacy_sse().await;
+    assert!(endpoint.starts_with("/message?sessionId="), "{endpoint}");
+    let post = |body: serde_json::Value| s.post_message(&endpoint, body);
     let r = post(initialize(1, "2024-11-05")).await;
     assert_eq!(r.status(), StatusCode::ACCEPTED);
     let f = sse.next().await.unwrap();

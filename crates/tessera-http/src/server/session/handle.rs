@@ -8,6 +8,8 @@ use tessera_proto::decode::Inbound;
 use tessera_runtime::{Extensions, Incoming, Peer, Principal, StoreError, StreamHandle};
 use tessera_types::RequestId;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+
+use super::super::client_share::InFlight;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -189,7 +191,7 @@ impl SessionHandle {
         &self,
         inbound: Inbound,
         extensions: Extensions,
-        held: Vec<(RequestId, OwnedSemaphorePermit)>,
+        held: Vec<(RequestId, InFlight)>,
     ) -> bool {
         self.send_forward(frame(inbound, extensions), held)
     }
@@ -200,7 +202,7 @@ impl SessionHandle {
         &self,
         inbound: Inbound,
         extensions: Extensions,
-        held: Vec<(RequestId, OwnedSemaphorePermit)>,
+        held: Vec<(RequestId, InFlight)>,
     ) -> bool {
         let (done, handled) = oneshot::channel();
         let synced = Incoming::Synced {
@@ -212,11 +214,7 @@ impl SessionHandle {
 
     /// Hands `incoming` to the session's task; false when the session has
     /// ended.
-    fn send_forward(
-        &self,
-        incoming: Incoming,
-        held: Vec<(RequestId, OwnedSemaphorePermit)>,
-    ) -> bool {
+    fn send_forward(&self, incoming: Incoming, held: Vec<(RequestId, InFlight)>) -> bool {
         self.touch();
         !self.ended.is_cancelled()
             && self
@@ -236,7 +234,7 @@ impl SessionHandle {
         mode: ResponseMode,
         inbound: Inbound,
         extensions: Extensions,
-        permit: OwnedSemaphorePermit,
+        permit: InFlight,
     ) -> Option<oneshot::Receiver<FirstReply>> {
         self.touch();
         if self.ended.is_cancelled() {

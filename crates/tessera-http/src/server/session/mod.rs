@@ -38,7 +38,9 @@ use bytes::Bytes;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::{BoxFuture, Incoming, Principal, SessionState};
 use tessera_types::{JsonRpcMessage, ProtocolVersion, RequestId};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+
+use super::client_share::InFlight;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -100,7 +102,7 @@ pub(crate) enum Command {
     Save(oneshot::Sender<()>),
     /// A frame without requests for the engine (or, on an HTTP+SSE session,
     /// with requests whose in-flight permits it carries, one per id).
-    Forward(Box<Incoming>, Vec<(RequestId, OwnedSemaphorePermit)>),
+    Forward(Box<Incoming>, Vec<(RequestId, InFlight)>),
 }
 
 /// A frame with requests, and where their answer goes.
@@ -111,7 +113,7 @@ pub(crate) struct Submit {
     frame: Incoming,
     first: oneshot::Sender<FirstReply>,
     /// The request's share of the session's in-flight limit, held until it is answered.
-    permit: OwnedSemaphorePermit,
+    permit: InFlight,
 }
 
 pub(crate) use backlog::{BacklogBudget, DEFAULT_BACKLOG_BYTES, DEFAULT_BACKLOG_TOTAL_BYTES};
@@ -267,7 +269,7 @@ struct Route {
     ids: Vec<RequestId>,
     batch: bool,
     /// Released (dropped) when the route ends.
-    _permit: OwnedSemaphorePermit,
+    _permit: InFlight,
 }
 
 struct StreamState {
@@ -303,7 +305,7 @@ struct Router {
     /// A session whose client has sent nothing after `initialize` by then ends.
     handshake_deadline: Option<Instant>,
     /// HTTP+SSE sessions: the in-flight permits of requests not yet answered.
-    sse_held: HashMap<RequestId, OwnedSemaphorePermit>,
+    sse_held: HashMap<RequestId, InFlight>,
     ended: CancellationToken,
     commands: mpsc::UnboundedReceiver<Command>,
     routes: HashMap<u64, Route>,

@@ -292,6 +292,35 @@ impl TestServer {
 
     /// Initializes a session at 2025-11-25 (or `version`) and sends
     /// `notifications/initialized`; returns the session id.
+    /// Opens an HTTP+SSE (2024-11-05) stream: the stream, and the URI its
+    /// `endpoint` event names for POSTs.
+    pub async fn legacy_sse(&self) -> (Sse, String) {
+        let r = self
+            .send(
+                Request::get("/sse")
+                    .header("host", self.host())
+                    .header("accept", "text/event-stream"),
+                "",
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::OK);
+        let mut sse = Sse::new(r);
+        let endpoint = sse.next().await.expect("the endpoint event");
+        assert_eq!(endpoint.event.as_deref(), Some("endpoint"));
+        (sse, endpoint.data)
+    }
+
+    /// POSTs `body` to an HTTP+SSE endpoint `uri` (from [`Self::legacy_sse`]).
+    pub async fn post_message(&self, uri: &str, body: Value) -> Response<Incoming> {
+        self.send_json(
+            Request::post(uri)
+                .header("host", self.host())
+                .header("content-type", "application/json"),
+            body,
+        )
+        .await
+    }
+
     pub async fn session(&self, version: &str) -> String {
         let r = self.send_json(self.post(), initialize(1, version)).await;
         assert_eq!(r.status(), StatusCode::OK);
