@@ -7,7 +7,7 @@
 //! answered. The slow tool waits on a gate the test opens; every wait is on
 //! an explicit barrier (a message per started call), never a sleep.
 
-mod common;
+use crate::common;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
