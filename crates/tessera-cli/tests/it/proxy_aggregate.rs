@@ -4,7 +4,7 @@
 //! working, and they come back when it has been restarted). It lives with the
 //! CLI so that Cargo builds the `tessera` binary it runs as the stdio upstream.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

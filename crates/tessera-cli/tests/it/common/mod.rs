@@ -133,27 +133,6 @@ pub async fn serve_behind(
     (Running(server), format!("http://127.0.0.1:{port}/mcp"))
 }
 
-/// The processes whose parent is `pid` (read from `/proc/*/stat`).
-pub fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("reads /proc").flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid ...`: the name may hold spaces, so read after its `)`.
-        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-        let mut fields = after.split_whitespace();
-        let (state, ppid) = (fields.next(), fields.next());
-        if ppid == Some(pid.to_string().as_str()) && state != Some("Z") {
-            out.push(child);
-        }
-    }
-    out
-}
-
 /// Serves `factory` (a server, a proxy) over Streamable HTTP on a free
 /// loopback port in this process until `stop` fires; its endpoint URL.
 pub async fn serve_loopback<F: tessera_http::ServiceFactory>(
