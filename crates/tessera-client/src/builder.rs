@@ -5,9 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
-use tessera_runtime::middleware::{BoxError, McpService, MiddlewareStack};
+use tessera_runtime::middleware::{McpLayer, MiddlewareStack};
 use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
-use tessera_runtime::{Reply, Request};
 use tessera_types::{
     ClientCapabilities, Era, ExtensionSettings, Implementation, LoggingLevel, ProtocolVersion, Root,
 };
@@ -291,14 +290,7 @@ impl ClientBuilder {
     /// `elicitation/create`, task methods): it can observe, reject or
     /// rewrite them and their answers. The first layer added is the
     /// outermost.
-    pub fn layer<L, E>(mut self, layer: L) -> Self
-    where
-        L: tower::Layer<McpService> + Send + Sync + 'static,
-        L::Service:
-            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
-        <L::Service as tower::Service<Request>>::Future: Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
+    pub fn layer(mut self, layer: impl McpLayer) -> Self {
         self.middleware = self.middleware.layer(layer);
         self
     }

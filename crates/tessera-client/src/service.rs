@@ -49,46 +49,33 @@ impl std::fmt::Debug for Stacks {
     }
 }
 
+/// The endpoint answering each request with `answer` over `inputs`.
+fn answering(
+    inputs: &Arc<Inputs>,
+    answer: fn(Arc<Inputs>, Request) -> BoxFuture<'static, HandlerResult>,
+) -> McpService {
+    let inputs = inputs.clone();
+    McpService::new(tower::service_fn(move |request: Request| {
+        let answered = answer(inputs.clone(), request);
+        async move { answered.await.map(Reply::Object).map_err(BoxError::from) }
+    }))
+}
+
 impl Stacks {
     /// `middleware` over `inputs`' answers; `None` without layers.
     pub fn new(middleware: &MiddlewareStack, inputs: &Arc<Inputs>) -> Option<Stacks> {
         if middleware.is_empty() {
             return None;
         }
-        let legacy = {
-            let inputs = inputs.clone();
-            McpService::new(tower::service_fn(move |request: Request| {
-                let inputs = inputs.clone();
-                async move {
-                    // Undeclared requests are refused inside `answer`, before any handler runs.
-                    inputs
-                        .answer(
-                            request.method,
-                            request.params.map(tessera_types::Params::into_object),
-                            Some(request.peer),
-                        )
-                        .await
-                        .map(Reply::Object)
-                        .map_err(BoxError::from)
-                }
-            }))
-        };
-        let input = {
-            let inputs = inputs.clone();
-            McpService::new(tower::service_fn(move |request: Request| {
-                let inputs = inputs.clone();
-                async move {
-                    inputs
-                        .answer_now(
-                            request.method,
-                            request.params.map(tessera_types::Params::into_object),
-                        )
-                        .await
-                        .map(Reply::Object)
-                        .map_err(BoxError::from)
-                }
-            }))
-        };
+        // Undeclared requests are refused inside `answer`, before any handler runs.
+        let legacy = answering(inputs, |inputs, request| {
+            let params = request.params.map(tessera_types::Params::into_object);
+            Box::pin(inputs.answer(request.method, params, Some(request.peer)))
+        });
+        let input = answering(inputs, |inputs, request| {
+            let params = request.params.map(tessera_types::Params::into_object);
+            Box::pin(inputs.answer_now(request.method, params))
+        });
         Some(Stacks {
             legacy: middleware.wrap(legacy),
             input: middleware.wrap(input),

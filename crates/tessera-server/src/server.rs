@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tessera_proto::mirror::ParamHeader;
 use tessera_proto::{EngineConfig, Reply, ServerIdentity};
-use tessera_runtime::middleware::{BoxError, McpService, MiddlewareStack};
+use tessera_runtime::middleware::{BoxError, McpLayer, McpService, MiddlewareStack};
 use tessera_runtime::{
     BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, Peer, Request, Service,
 };
@@ -255,14 +255,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     ///     .unwrap();
     /// # let _ = server;
     /// ```
-    pub fn layer<L, E>(mut self, layer: L) -> Self
-    where
-        L: tower::Layer<McpService> + Send + Sync + 'static,
-        L::Service:
-            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
-        <L::Service as tower::Service<Request>>::Future: Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
+    pub fn layer(mut self, layer: impl McpLayer) -> Self {
         self.middleware = self.middleware.layer(layer);
         self
     }

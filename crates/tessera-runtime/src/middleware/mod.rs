@@ -101,7 +101,30 @@ pub use trace::{TraceLayer, TraceService};
 pub type McpService = BoxCloneSyncService<Request, Reply, BoxError>;
 
 /// A boxed layer: wraps the rest of the stack.
-type Wrap = Arc<dyn Fn(McpService) -> McpService + Send + Sync>;
+type Wrap = Arc<dyn McpLayer>;
+
+/// A layer that fits a middleware stack: any `tower::Layer` over
+/// [`McpService`] whose service answers a [`Request`] with a [`Reply`]
+/// (its error turned into a [`BoxError`]), such as tower's limit, load
+/// shedding and timeout layers, [`TraceLayer`], [`MetricsLayer`] and
+/// [`from_fn`]'s layers. Implemented for every such layer; there is nothing
+/// to implement by hand.
+pub trait McpLayer: Send + Sync + 'static {
+    /// The layer over `inner`, boxed.
+    fn wrap(&self, inner: McpService) -> McpService;
+}
+
+impl<L> McpLayer for L
+where
+    L: tower::Layer<McpService> + Send + Sync + 'static,
+    L::Service: tower::Service<Request, Response = Reply> + Clone + Send + Sync + 'static,
+    <L::Service as tower::Service<Request>>::Error: Into<BoxError> + 'static,
+    <L::Service as tower::Service<Request>>::Future: Send + 'static,
+{
+    fn wrap(&self, inner: McpService) -> McpService {
+        BoxCloneSyncService::new(self.layer(inner).map_err(Into::into))
+    }
+}
 
 /// Called when a legacy session's handshake completes (server role).
 type SessionHook = Arc<dyn Fn(&Peer, ProtocolVersion) + Send + Sync>;
@@ -131,21 +154,10 @@ impl MiddlewareStack {
 
     /// Adds `layer` inside the layers already added: the first layer added
     /// sees each request first and its result last. Any tower layer whose
-    /// service answers a [`Request`] with a [`Reply`] fits (its error turns
-    /// into a [`BoxError`]).
-    pub fn layer<L, E>(self, layer: L) -> Self
-    where
-        L: tower::Layer<McpService> + Send + Sync + 'static,
-        L::Service:
-            tower::Service<Request, Response = Reply, Error = E> + Clone + Send + Sync + 'static,
-        <L::Service as tower::Service<Request>>::Future: Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
-        let wrap: Wrap = Arc::new(move |inner: McpService| {
-            BoxCloneSyncService::new(layer.layer(inner).map_err(Into::into))
-        });
+    /// service answers a [`Request`] with a [`Reply`] fits ([`McpLayer`]).
+    pub fn layer(self, layer: impl McpLayer) -> Self {
         let mut v: Vec<Wrap> = self.layers.iter().cloned().collect();
-        v.push(wrap);
+        v.push(Arc::new(layer));
         MiddlewareStack {
             layers: v.into(),
             sessions: self.sessions,
@@ -191,7 +203,7 @@ impl MiddlewareStack {
         self.layers
             .iter()
             .rev()
-            .fold(endpoint, |inner, wrap| wrap(inner))
+            .fold(endpoint, |inner, layer| layer.wrap(inner))
     }
 }
 
