@@ -140,6 +140,21 @@ mod tests {
         );
     }
 
+    /// The `stdio_lines` fuzz target's finding: a blank line that fits once
+    /// its `\r` is dropped is skipped, and the last line (5 bytes, no
+    /// newline) is reported too long with its length. The reader was right;
+    /// the target's model matched the report against the skipped line.
+    #[tokio::test]
+    async fn a_blank_line_at_the_limit_is_skipped_and_the_long_last_line_reported() {
+        assert_eq!(
+            frames(b"\r\r\n\r\r\0\0\0", 1).await,
+            vec![LineFrame::TooLong {
+                len: 5,
+                response_to: None
+            }]
+        );
+    }
+
     #[tokio::test]
     async fn reports_long_lines_and_goes_on() {
         let mut input = vec![b'x'; 50_000];
