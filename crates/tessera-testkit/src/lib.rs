@@ -7,7 +7,7 @@
 //! - [`port`]: free loopback ports;
 //! - [`process`]: child processes killed when dropped, and servers started
 //!   as children whose listening port is read from their output;
-//! - [`reference`]: the reference server (`tessera serve`) as a fixture,
+//! - [`mod@reference`]: the reference server (`tessera serve`) as a fixture,
 //!   given the binary (tests in `tessera-cli` pass
 //!   `env!("CARGO_BIN_EXE_tessera")`);
 //! - [`handlers`]: client-side handlers (sampling, elicitation, roots) with
