@@ -576,7 +576,7 @@ pub(crate) fn owner_of(r: &Request) -> String {
         .peer_info
         .as_deref()
         .and_then(|i| <ClientName as serde::Deserialize>::deserialize(i).ok());
-    match named.as_ref().and_then(|n| n.name.as_deref()) {
+    match named.and_then(|n| n.name) {
         Some(name) => format!("client:{name}"),
         None => "anonymous".to_owned(),
     }
@@ -623,7 +623,7 @@ struct ErrorFlag {
 
 /// The `name` of a client's `clientInfo`.
 #[derive(serde::Deserialize)]
-struct ClientName {
-    #[serde(default)]
-    name: Option<String>,
+struct ClientName<'a> {
+    #[serde(default, borrow)]
+    name: Option<&'a str>,
 }
