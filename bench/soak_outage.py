@@ -25,7 +25,7 @@ a new, empty one on the same port 10 s later; an upstream kill sends SIGKILL
 to the proxy's upstream process 10 s into its phase (the proxy starts it
 again by itself). Errors are counted per phase and per target, by kind. The
 errors of the target an outage hits, during that outage's phase, are the
-documented outage errors (README, docs/scaling.md, docs/proxy.md: 503 with
+documented outage errors (README, crates/tessera/guide/scaling.md and proxy.md: 503 with
 Retry-After while the session store is down, sessions lost with an empty
 Redis, calls to a dead upstream failing at once); every other error counts
 against the run. The resident set size of every process is sampled every

@@ -36,7 +36,7 @@ endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /mess
 NAME__name, resource URIs as NAME+URI. \
 A server that dies loses its tools until it is reconnected (with backoff); the others go on. \
 A \"gateway\" section beside mcpServers names API keys and rules over principal x upstream x \
-tool/prompt/resource (docs/proxy.md); `tessera proxy check` explains a decision.")]
+tool/prompt/resource (the guide: tessera::guide::proxy); `tessera proxy check` explains a decision.")]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ProxyArgs {
     #[command(subcommand)]
