@@ -144,7 +144,12 @@ mod links {
             .expect("docs/ exists")
             .map(|e| e.expect("a directory entry").path())
             .filter(|p| p.extension().is_some_and(|x| x == "md"))
-            .map(|p| p.file_name().expect("a file name").to_string_lossy().into_owned())
+            .map(|p| {
+                p.file_name()
+                    .expect("a file name")
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         pages.sort();
         assert_eq!(pages, ["layout.md", "testing.md"]);
