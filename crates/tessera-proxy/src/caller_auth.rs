@@ -403,7 +403,7 @@ mod tests {
         let later = Instant::now() + Duration::from_secs(3600);
         for i in 0..MAX_CACHED + 10 {
             c.put(key(i), format!("token-{i}").into(), later);
-            if i == 5 {
+            if i == MAX_CACHED - 1 {
                 // Used again: kept over older ones.
                 assert!(c.get(&key(0), Instant::now()).is_some());
             }

@@ -213,3 +213,70 @@ impl Callers {
         self.entries().clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caller_auth::Kind;
+
+    fn pool() -> Callers {
+        let creds = CallerCredentials::new(
+            "http://127.0.0.1:1/mcp".into(),
+            tessera_http::http::HeaderMap::new(),
+            Kind::Forward {
+                audience: "http://127.0.0.1:1/mcp".into(),
+            },
+        );
+        Callers::new(creds, "up".into(), Arc::new(Hub::default()))
+    }
+
+    fn key(i: usize) -> [u8; 32] {
+        let mut k = [0; 32];
+        k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        k
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bounded_busy_callers_refused_idle_ones_make_room_and_are_reaped() {
+        let p = pool();
+        // Every place taken by a caller with a request in flight.
+        let base = Instant::now();
+        let busy: Vec<Arc<Entry>> = (0..MAX_CALLERS)
+            .map(|i| {
+                let e = p.entry(key(i)).unwrap();
+                // Caller i was last seen i ms in.
+                *e.last.lock().unwrap() = base + Duration::from_millis(i as u64);
+                e
+            })
+            .collect();
+        let refused = p.entry(key(MAX_CALLERS)).err().expect("no room");
+        assert!(
+            refused.message.contains("limit of 256 callers"),
+            "{}",
+            refused.message
+        );
+        assert_eq!(refused.data.as_ref().unwrap()["limit"], "callers");
+        // A known caller still gets its own.
+        assert!(Arc::ptr_eq(&p.entry(key(3)).unwrap(), &busy[3]));
+        // The requests end: the newcomer takes the place of the least
+        // recently used (caller 0, unless seen again, as caller 8 is).
+        tokio::time::advance(Duration::from_secs(1)).await;
+        *busy[8].last.lock().unwrap() = Instant::now();
+        drop(busy);
+        p.entry(key(MAX_CALLERS)).expect("room made");
+        assert_eq!(p.len(), MAX_CALLERS);
+        assert!(
+            !p.entries().contains_key(&key(0)),
+            "the least recently used went"
+        );
+        assert!(p.entries().contains_key(&key(8)), "a recent one stays");
+        // Idle connections are closed once IDLE has passed, busy ones never.
+        let held = p.entry(key(5)).unwrap();
+        assert_eq!(p.reap(Instant::now()), MAX_CALLERS, "none idle long enough");
+        tokio::time::advance(IDLE).await;
+        assert_eq!(p.reap(Instant::now()), 1, "only the busy one is left");
+        assert!(Arc::ptr_eq(&p.entry(key(5)).unwrap(), &held));
+        p.clear();
+        assert_eq!(p.len(), 0);
+    }
+}

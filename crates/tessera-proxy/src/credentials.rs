@@ -191,3 +191,109 @@ impl Credentials {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::gateway::parse_config;
+
+    fn with_auth(auth: serde_json::Value) -> Result<crate::ProxyConfig, crate::ProxyError> {
+        let doc = json!({"mcpServers": {
+            "files": {"command": "f"},
+            "web": {"url": "http://127.0.0.1:1/mcp", "auth": auth}
+        }});
+        parse_config(&doc.to_string(), |var| {
+            (var != "UNSET").then(|| format!("{var}-secret"))
+        })
+    }
+
+    #[test]
+    fn caller_credentials_are_read_and_need_an_oauth_front() {
+        for (auth, kind) in [
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": true}),
+                "forward",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "tokenEndpoint": "http://127.0.0.1:2/token", "scope": "mcp",
+                       "audience": "web", "resource": "http://127.0.0.1:1/mcp"}),
+                "tokenExchange",
+            ),
+        ] {
+            let c = with_auth(auth).expect("a good file");
+            let web = c.servers.iter().find(|s| s.name == "web").unwrap();
+            assert_eq!(web.caller.as_ref().map(|c| c.kind()), Some(kind));
+            assert!(
+                c.servers
+                    .iter()
+                    .find(|s| s.name == "files")
+                    .unwrap()
+                    .caller
+                    .is_none()
+            );
+            c.check_front(true).expect("with an OAuth front");
+            let e = c.check_front(false).unwrap_err().to_string();
+            assert!(
+                e.contains("server \"web\": auth.type")
+                    && e.contains(kind)
+                    && e.contains("--auth-issuer"),
+                "{e}"
+            );
+        }
+        // Static credentials need no front.
+        let c = with_auth(json!({"type": "header", "header": "X-Key", "valueEnv": "K"})).unwrap();
+        c.check_front(false).expect("no caller credentials");
+    }
+
+    #[test]
+    fn caller_credential_errors_name_the_field() {
+        for (auth, path) in [
+            (
+                json!({"type": "forward"}),
+                "server \"web\": auth.acknowledgeTokenPassthrough: must be true",
+            ),
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": "yes"}),
+                "auth.acknowledgeTokenPassthrough: must be true",
+            ),
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": true, "audience": 3}),
+                "auth.audience must be a string",
+            ),
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": true, "scope": "x"}),
+                "auth.scope: unknown field",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientSecretEnv": "S"}),
+                "auth.clientId is required",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw"}),
+                "auth.clientSecretEnv is required",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "UNSET"}),
+                "auth.clientSecretEnv: the environment variable UNSET is not set",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "tokenEndpoint": "ftp://x/token"}),
+                "auth.tokenEndpoint: must be an http:// or https:// URL",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "clientSecret": "inline"}),
+                "auth.clientSecret: unknown field",
+            ),
+            (json!({"type": "passthrough"}), "auth.type must be"),
+        ] {
+            let e = with_auth(auth.clone())
+                .expect_err(&auth.to_string())
+                .to_string();
+            assert!(e.contains(path), "{auth}: {e}");
+        }
+    }
+}
