@@ -75,7 +75,7 @@ pub(crate) enum Kind {
         audience: String,
     },
     /// A token exchanged for the caller's.
-    Exchange(TokenExchange),
+    Exchange(Box<TokenExchange>),
 }
 
 struct Inner {
@@ -85,8 +85,13 @@ struct Inner {
     cache: Mutex<Cache>,
 }
 
-/// The caller-dependent credentials of one HTTP upstream (`forward` or
-/// `tokenExchange`; see the module docs). Cheap to clone.
+/// The caller-dependent credentials of one HTTP upstream, read from its
+/// `auth` key ([`crate::parse_config`]): `forward` (the caller's verified
+/// token itself, only when its `aud` names the upstream and the file
+/// acknowledges the passthrough risk) or `tokenExchange` (an RFC 8693
+/// exchange of the caller's token for one issued for the upstream, cached
+/// per caller). Such an upstream is reached on one connection per caller.
+/// Cheap to clone.
 #[derive(Clone)]
 pub struct CallerCredentials(Arc<Inner>);
 

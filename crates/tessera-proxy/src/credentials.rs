@@ -149,7 +149,7 @@ pub(crate) fn parse_auth(
             let x = b
                 .build()
                 .map_err(|e| bad(format!("auth: cannot set up the token exchange: {e}")))?;
-            Ok(Credentials::Caller(Kind::Exchange(x)))
+            Ok(Credentials::Caller(Kind::Exchange(Box::new(x))))
         }
         _ => {
             let client =
