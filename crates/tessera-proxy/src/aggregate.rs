@@ -304,9 +304,11 @@ impl Aggregator {
         crate::Readiness { ready, upstreams }
     }
 
-    /// Whether upstream `name` is connected now.
+    /// Whether upstream `name` is connected now (an upstream reached on
+    /// one connection per caller always is: each caller connects on use).
     pub fn is_connected(&self, name: &str) -> bool {
-        self.member(name).is_some_and(|m| m.current().is_some())
+        self.member(name)
+            .is_some_and(|m| m.per_caller() || m.current().is_some())
     }
 
     /// Waits until upstream `name` is connected (`false` if there is no

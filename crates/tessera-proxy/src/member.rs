@@ -261,6 +261,11 @@ impl Member {
         }
     }
 
+    /// Whether it is reached on one connection per caller.
+    pub fn per_caller(&self) -> bool {
+        self.callers.is_some()
+    }
+
     /// How many callers have a connection of their own now.
     pub fn caller_connections(&self) -> usize {
         self.callers.as_ref().map_or(0, Callers::len)
@@ -295,7 +300,10 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
     const MOST: Duration = Duration::from_secs(5);
     let mut delay = FIRST;
     if let Some(callers) = &member.callers {
-        // Connected to per caller, on demand: close what callers left idle.
+        // Connected to per caller, on demand: usable at once; close what
+        // callers left idle.
+        let _ = member.alive.send_replace(true);
+        hub.lists_changed();
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(IDLE / 4) => {}

@@ -102,6 +102,19 @@ fn credential_errors_name_the_server_and_field() {
             json!({"type": "clientCredentials", "clientId": "x", "clientSecret": "inline"}),
             "auth.clientSecret: unknown field",
         ),
+        // The caller's token is needed, and without --auth-issuer there is none.
+        (
+            json!({"type": "forward", "acknowledgeTokenPassthrough": true}),
+            "auth.type: \"forward\" starts from the caller's OAuth token",
+        ),
+        (
+            json!({"type": "tokenExchange", "clientId": "x", "clientSecretEnv": "HOME"}),
+            "auth.type: \"tokenExchange\" starts from the caller's OAuth token",
+        ),
+        (
+            json!({"type": "forward"}),
+            "auth.acknowledgeTokenPassthrough: must be true",
+        ),
     ] {
         let file = dir.join("servers.json");
         let doc = json!({"mcpServers": {"web": {"url": "http://127.0.0.1:1/mcp", "auth": auth}}});

@@ -225,6 +225,12 @@ async fn token_exchange_gives_the_upstream_a_token_of_its_own_per_caller() {
     let bob_token = rig.token("bob", &[]);
     let alice = rig.client(&alice_token).await;
     let bob = rig.client(&bob_token).await;
+    // No pooled connection to wait for: each caller connects on use.
+    assert!(bounded("usable", rig.aggregator.wait_connected("up", true)).await);
+    let ready = rig.aggregator.readiness();
+    assert!(ready.ready);
+    assert_eq!(ready.upstreams["up"], "per-caller");
+    assert_eq!(rig.aggregator.caller_connections("up"), 0);
 
     let names: Vec<String> = bounded("alice lists", alice.list_tools())
         .await
