@@ -388,17 +388,6 @@ impl<S: Send + Sync + 'static> Server<S> {
         removed
     }
 
-    pub(crate) fn handle_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        match r.method.as_str() {
-            methods::RESOURCES_LIST => self.list_resources(r),
-            methods::RESOURCES_TEMPLATES_LIST => ready(self.list_resource_templates(&r)),
-            methods::RESOURCES_READ => self.read_resource(r),
-            methods::RESOURCES_SUBSCRIBE => ready(self.resource_subscription(&r, true)),
-            methods::RESOURCES_UNSUBSCRIBE => ready(self.resource_subscription(&r, false)),
-            other => ready(Err(ErrorObject::method_not_found(other))),
-        }
-    }
-
     /// Adds the cache hints the result does not set already; results that
     /// are not complete (`input_required`) get none.
     fn add_cache_hints(&self, ctx: &RequestContext, result: &mut JsonObject) {
@@ -414,7 +403,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
     }
 
-    fn list_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn list_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         let ctx = RequestContext::from_request(&r);
         let cursor = match cursor_of(&r) {
             Ok(c) => c,
@@ -451,7 +440,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         })
     }
 
-    fn list_resource_templates(&self, r: &Request) -> HandlerResult {
+    pub(crate) fn list_resource_templates(&self, r: &Request) -> HandlerResult {
         let ctx = RequestContext::from_request(r);
         let cursor = cursor_of(r)?;
         let all = self.read().resources.template_definitions();
@@ -470,7 +459,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         Ok(result)
     }
 
-    fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         let params: ReadResourceRequestParams = match tessera_types::decode_params(
             crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
         ) {
@@ -559,7 +548,7 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// `resources/subscribe` and `resources/unsubscribe` (legacy sessions;
     /// 2026-07-28 clients use `subscriptions/listen`).
-    fn resource_subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
+    pub(crate) fn resource_subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
         if r.context.era == Era::Modern {
             return Err(ErrorObject::method_not_found(&r.method));
         }

@@ -18,7 +18,7 @@ use crate::error::BuildError;
 use crate::extract::{HandlerInput, ToolCall};
 use crate::handler::ToolHandler;
 use crate::schema::{self, LazyValidator, Validator, empty_object_schema};
-use crate::server::{Server, ready, to_object};
+use crate::server::{Server, to_object};
 use crate::task::TaskStart;
 use tessera_types::tool::TaskSupport;
 
@@ -356,14 +356,8 @@ impl<S> ToolRegistry<S> {
 }
 
 impl<S: Send + Sync + 'static> Server<S> {
-    pub(crate) fn handle_tools(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        match r.method.as_str() {
-            methods::TOOLS_LIST => ready(self.list_tools(&r)),
-            _ => self.call_tool::<JsonObject>(r),
-        }
-    }
-
-    fn list_tools(&self, r: &Request) -> HandlerResult {
+    /// Serves `tools/list`.
+    pub(crate) fn list_tools(&self, r: &Request) -> HandlerResult {
         let ctx = RequestContext::from_request(r);
         let cursor = r
             .params

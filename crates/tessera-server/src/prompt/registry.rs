@@ -382,16 +382,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         removed
     }
 
-    /// Serves `prompts/list` and `prompts/get`.
-    pub(crate) fn handle_prompts(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        match r.method.as_str() {
-            methods::PROMPTS_LIST => ready(self.list_prompts(&r)),
-            methods::PROMPTS_GET => self.get_prompt(r),
-            other => ready(Err(ErrorObject::method_not_found(other))),
-        }
-    }
-
-    fn list_prompts(&self, r: &Request) -> HandlerResult {
+    pub(crate) fn list_prompts(&self, r: &Request) -> HandlerResult {
         let ctx = RequestContext::from_request(r);
         let cursor = match r.params.as_ref().and_then(|p| p.get("cursor")) {
             None | Some(Value::Null) => None,
@@ -416,7 +407,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         Ok(result)
     }
 
-    fn get_prompt(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn get_prompt(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         let params: GetPromptRequestParams = match tessera_types::decode_params(
             crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
         ) {
