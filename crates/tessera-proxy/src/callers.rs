@@ -89,9 +89,6 @@ impl Callers {
         options: &UpstreamOptions,
     ) -> Result<Lease, ErrorObject> {
         let caller = self.creds.caller(r, &self.upstream)?;
-        // The upstream token first: a refused exchange never reaches the
-        // upstream (and a cached one costs nothing).
-        self.creds.upstream_token(&caller, &self.upstream).await?;
         let key = caller.key;
         let entry = self.entry(key)?;
         *entry.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
@@ -99,6 +96,20 @@ impl Callers {
             c = entry.conn.lock() => c,
             _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
         };
+        // The upstream token first, under the caller's lock (its requests
+        // arriving together exchange once): a refused exchange never
+        // reaches the upstream, and a cached token costs nothing.
+        if let Err(e) = self.creds.upstream_token(&caller, &self.upstream).await {
+            if conn.is_none() {
+                // Nothing of this caller is open: it holds no place.
+                drop(conn);
+                let mut entries = self.entries();
+                if entries.get(&key).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                    entries.remove(&key);
+                }
+            }
+            return Err(e);
+        }
         let up = match conn.as_ref().filter(|u| u.is_open()) {
             Some(up) => up.clone(),
             None => {

@@ -283,6 +283,14 @@ async fn token_exchange_gives_the_upstream_a_token_of_its_own_per_caller() {
     assert_eq!(issued.len(), 2);
     assert_ne!(issued[0]["sub"], issued[1]["sub"]);
 
+    // A new caller's first requests, all at once: one exchange, one connection.
+    let frank = rig.client(&rig.token("frank", &[])).await;
+    let (a, b, c) = tokio::join!(whoami(&frank), whoami(&frank), whoami(&frank));
+    assert!([a, b, c].iter().all(|x| x["sub"] == "frank"));
+    assert_eq!(rig.exchanges(), 3);
+    assert_eq!(rig.aggregator.caller_connections("up"), 3);
+    frank.close().await;
+
     alice.close().await;
     bob.close().await;
     rig.close();
