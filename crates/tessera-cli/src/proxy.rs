@@ -262,6 +262,7 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     let config = tessera_proxy::parse_config(&text, |var| std::env::var(var).ok())
+        .and_then(|c| c.check_front(a.auth.auth_issuer.is_some()).map(|()| c))
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
@@ -287,6 +288,7 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
         aggregator.clone(),
         keys.clone(),
         buckets,
+        a.auth.auth_issuer.is_some(),
     );
     let names = aggregator.names().join(", ");
     let g = aggregator.clone();

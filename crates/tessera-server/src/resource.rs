@@ -29,6 +29,7 @@ use std::sync::Arc;
 use tessera_types::methods;
 
 use serde_json::Value;
+use tessera_runtime::ReplyResult;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
     Era, ErrorObject, JsonObject, ReadResourceRequestParams, Resource, ResourceRequestParams,
@@ -313,19 +314,6 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     }
 }
 
-/// Reads the optional `cursor` param of a list request.
-fn cursor_of(r: &Request) -> Result<Option<String>, ErrorObject> {
-    r.params
-        .as_ref()
-        .and_then(|p| p.get("cursor"))
-        .map(|c| {
-            c.as_str().map(str::to_owned).ok_or_else(|| {
-                ErrorObject::invalid_params("Invalid params: cursor must be a string")
-            })
-        })
-        .transpose()
-}
-
 fn reader_input<S>(
     uri: &str,
     template: Option<&String>,
@@ -403,11 +391,11 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
     }
 
-    pub(crate) fn list_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn list_resources(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
         let ctx = RequestContext::from_request(&r);
-        let cursor = match cursor_of(&r) {
+        let cursor = match crate::pagination::cursor_of(r.params.as_ref()) {
             Ok(c) => c,
-            Err(e) => return ready(Err(e)),
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
         let (mut all, providers) = {
             let reg = self.read();
@@ -423,40 +411,34 @@ impl<S: Send + Sync + 'static> Server<S> {
                     .map_err(|e| e.into_error_object(None, ctx.era()))?;
                 all.extend(listed);
             }
-            let (page, next) =
+            let (resources, next_cursor) =
                 server
                     .pager()
                     .page(methods::RESOURCES_LIST, &all, cursor.as_deref())?;
-            let mut result = JsonObject::new();
-            result.insert(
-                "resources".into(),
-                serde_json::to_value(page).unwrap_or_default(),
-            );
-            if let Some(n) = next {
-                result.insert("nextCursor".into(), Value::String(n));
-            }
-            server.add_cache_hints(&ctx, &mut result);
-            Ok(result)
+            let mut result = tessera_types::ListResourcesResult {
+                resources,
+                next_cursor,
+                ..Default::default()
+            };
+            server.hint(&ctx, &mut result);
+            crate::extension::routes::write_result(&result)
         })
     }
 
-    pub(crate) fn list_resource_templates(&self, r: &Request) -> HandlerResult {
+    pub(crate) fn list_resource_templates(&self, r: &Request) -> ReplyResult {
         let ctx = RequestContext::from_request(r);
-        let cursor = cursor_of(r)?;
+        let cursor = crate::pagination::cursor_of(r.params.as_ref())?;
         let all = self.read().resources.template_definitions();
-        let (page, next) =
+        let (resource_templates, next_cursor) =
             self.pager()
                 .page(methods::RESOURCES_TEMPLATES_LIST, &all, cursor.as_deref())?;
-        let mut result = JsonObject::new();
-        result.insert(
-            "resourceTemplates".into(),
-            serde_json::to_value(page).unwrap_or_default(),
-        );
-        if let Some(n) = next {
-            result.insert("nextCursor".into(), Value::String(n));
-        }
-        self.add_cache_hints(&ctx, &mut result);
-        Ok(result)
+        let mut result = tessera_types::ListResourceTemplatesResult {
+            resource_templates,
+            next_cursor,
+            ..Default::default()
+        };
+        self.hint(&ctx, &mut result);
+        crate::extension::routes::write_result(&result)
     }
 
     pub(crate) fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {

@@ -22,6 +22,13 @@ use crate::server::{Server, ready};
 /// A core feature's handler.
 pub(crate) type CoreFn<S> = fn(&Server<S>, Request) -> Handling;
 
+/// A finished future for an answer written at once.
+fn done(
+    r: tessera_runtime::ReplyResult,
+) -> tessera_runtime::BoxFuture<'static, tessera_runtime::ReplyResult> {
+    Box::pin(std::future::ready(r))
+}
+
 /// What answers one method in one era.
 pub(crate) enum Target<'a, S> {
     /// A core feature.
@@ -136,13 +143,13 @@ impl<S: Send + Sync + 'static> MethodRouter<S> {
             UnsubscribeRequest, UpdateTaskRequest,
         };
 
-        self.core::<ListToolsRequest>(|s, r| Handling::Object(ready(s.list_tools(&r))));
+        self.core::<ListToolsRequest>(|s, r| Handling::Reply(done(s.list_tools(&r))));
         self.core::<CallToolRequest>(|s, r| {
             Handling::Reply(s.call_tool::<tessera_proto::Reply>(r))
         });
-        self.core::<ListResourcesRequest>(|s, r| Handling::Object(s.list_resources(r)));
+        self.core::<ListResourcesRequest>(|s, r| Handling::Reply(s.list_resources(r)));
         self.core::<ListResourceTemplatesRequest>(|s, r| {
-            Handling::Object(ready(s.list_resource_templates(&r)))
+            Handling::Reply(done(s.list_resource_templates(&r)))
         });
         self.core::<ReadResourceRequest>(|s, r| Handling::Object(s.read_resource(r)));
         self.core::<SubscribeRequest>(|s, r| {
@@ -151,7 +158,7 @@ impl<S: Send + Sync + 'static> MethodRouter<S> {
         self.core::<UnsubscribeRequest>(|s, r| {
             Handling::Object(ready(s.resource_subscription(&r, false)))
         });
-        self.core::<ListPromptsRequest>(|s, r| Handling::Object(ready(s.list_prompts(&r))));
+        self.core::<ListPromptsRequest>(|s, r| Handling::Reply(done(s.list_prompts(&r))));
         self.core::<GetPromptRequest>(|s, r| Handling::Object(s.get_prompt(r)));
         self.core::<CompleteRequest>(|s, r| Handling::Object(s.handle_completion(r)));
         self.core_in::<SubscriptionsListenRequest>(Era::Modern, |s, r| {

@@ -744,6 +744,24 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
     }
 
+    /// Sets the 2026-07-28 cache hints on a typed cacheable result; earlier
+    /// versions have no such fields.
+    pub(crate) fn hint<T: tessera_types::Cacheable>(&self, ctx: &RequestContext, result: &mut T) {
+        if ctx.era() == Era::Modern {
+            let ms = u64::try_from(self.inner.settings.cache_ttl.as_millis()).unwrap_or(u64::MAX);
+            result.set_cache_hint(ms, self.cache_scope());
+        }
+    }
+
+    /// The scope of this server's cache hints.
+    fn cache_scope(&self) -> CacheScope {
+        if self.inner.settings.cache_scope == "public" {
+            CacheScope::Public
+        } else {
+            CacheScope::Private
+        }
+    }
+
     /// The methods served, derived from what is registered.
     fn served_methods(&self) -> Vec<String> {
         self.served_methods_of(&self.read())
@@ -825,11 +843,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             context: RequestContext::from_request(&request),
             pager: self.inner.pager.clone(),
             cache_ttl_ms: u64::try_from(settings.cache_ttl.as_millis()).unwrap_or(u64::MAX),
-            cache_scope: if settings.cache_scope == "public" {
-                CacheScope::Public
-            } else {
-                CacheScope::Private
-            },
+            cache_scope: self.cache_scope(),
             request,
         })
     }
