@@ -19,8 +19,44 @@ use crate::extension::ExtensionSet;
 use crate::extension::routes::{Route, RouteFn};
 use crate::server::{Server, ready};
 
-/// A core feature's handler.
-pub(crate) type CoreFn<S> = fn(&Server<S>, Request) -> Handling;
+/// A core feature's method. A match rather than a function pointer, so
+/// that the request is handed on without another move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Core {
+    ListTools,
+    CallTool,
+    ListResources,
+    ListResourceTemplates,
+    ReadResource,
+    Subscribe,
+    Unsubscribe,
+    ListPrompts,
+    GetPrompt,
+    Complete,
+    Listen,
+    LegacyTasks,
+}
+
+impl<S: Send + Sync + 'static> Server<S> {
+    /// Serves a core method.
+    #[inline]
+    pub(crate) fn serve_core(&self, core: Core, r: Request) -> Handling {
+        match core {
+            Core::CallTool => Handling::Reply(self.call_tool::<tessera_proto::Reply>(r)),
+            Core::ListTools => Handling::Reply(done(self.list_tools(&r))),
+            Core::ListResources => Handling::Reply(self.list_resources(r)),
+            Core::ListResourceTemplates => Handling::Reply(done(self.list_resource_templates(&r))),
+            Core::ReadResource => Handling::Object(self.read_resource(r)),
+            Core::Subscribe => Handling::Object(ready(self.resource_subscription(&r, true))),
+            Core::Unsubscribe => Handling::Object(ready(self.resource_subscription(&r, false))),
+            Core::ListPrompts => Handling::Reply(done(self.list_prompts(&r))),
+            Core::GetPrompt => Handling::Object(self.get_prompt(r)),
+            Core::Complete => Handling::Object(self.handle_completion(r)),
+            Core::Listen => Handling::Object(self.listen(r)),
+            Core::LegacyTasks => Handling::Object(self.handle_tasks_legacy(r)),
+        }
+    }
+}
 
 /// A finished future for an answer written at once.
 fn done(
@@ -30,19 +66,20 @@ fn done(
 }
 
 /// What answers one method in one era.
-pub(crate) enum Target<'a, S> {
+pub(crate) enum Target<'a> {
     /// A core feature.
-    Core(CoreFn<S>),
+    Core(Core),
     /// A typed route of an extension or of the application.
     Route(&'a Arc<RouteFn>),
 }
 
 /// One method's handlers and guards.
-struct Entry<S> {
+#[derive(Default)]
+struct Entry {
     /// The core's handler for legacy sessions (`initialize` eras).
-    legacy: Option<CoreFn<S>>,
+    legacy: Option<Core>,
     /// The core's handler for 2026-07-28 requests.
-    modern: Option<CoreFn<S>>,
+    modern: Option<Core>,
     /// A route added by an extension or the application; it answers its
     /// era (every era when it names none) before the core.
     route: Option<Route>,
@@ -51,31 +88,20 @@ struct Entry<S> {
     guards: Vec<usize>,
 }
 
-impl<S> Default for Entry<S> {
-    fn default() -> Self {
-        Entry {
-            legacy: None,
-            modern: None,
-            route: None,
-            guards: Vec::new(),
-        }
-    }
-}
-
 /// The routes of one server: what answers each method, per era.
-pub(crate) struct MethodRouter<S> {
-    methods: HashMap<Box<str>, Entry<S>>,
+pub(crate) struct MethodRouter {
+    methods: HashMap<Box<str>, Entry>,
 }
 
 /// A lookup's answer.
-pub(crate) struct Found<'a, S> {
+pub(crate) struct Found<'a> {
     /// The handler, or `None`: method not found.
-    pub target: Option<Target<'a, S>>,
+    pub target: Option<Target<'a>>,
     /// The guarding extensions' indices.
     pub guards: &'a [usize],
 }
 
-impl<S: Send + Sync + 'static> MethodRouter<S> {
+impl MethodRouter {
     /// The core routes plus the extensions' and the application's routes and
     /// guards.
     ///
@@ -114,19 +140,19 @@ impl<S: Send + Sync + 'static> MethodRouter<S> {
         Ok(router)
     }
 
-    fn entry(&mut self, method: &str) -> &mut Entry<S> {
+    fn entry(&mut self, method: &str) -> &mut Entry {
         self.methods.entry(method.into()).or_default()
     }
 
     /// Serves `R` in every era.
-    fn core<R: RequestMethod>(&mut self, f: CoreFn<S>) {
+    fn core<R: RequestMethod>(&mut self, f: Core) {
         let e = self.entry(R::METHOD);
         e.legacy = Some(f);
         e.modern = Some(f);
     }
 
     /// Serves `R` to one era only.
-    fn core_in<R: RequestMethod>(&mut self, era: Era, f: CoreFn<S>) {
+    fn core_in<R: RequestMethod>(&mut self, era: Era, f: Core) {
         let e = self.entry(R::METHOD);
         match era {
             Era::Legacy => e.legacy = Some(f),
@@ -143,39 +169,28 @@ impl<S: Send + Sync + 'static> MethodRouter<S> {
             UnsubscribeRequest, UpdateTaskRequest,
         };
 
-        self.core::<ListToolsRequest>(|s, r| Handling::Reply(done(s.list_tools(&r))));
-        self.core::<CallToolRequest>(|s, r| {
-            Handling::Reply(s.call_tool::<tessera_proto::Reply>(r))
-        });
-        self.core::<ListResourcesRequest>(|s, r| Handling::Reply(s.list_resources(r)));
-        self.core::<ListResourceTemplatesRequest>(|s, r| {
-            Handling::Reply(done(s.list_resource_templates(&r)))
-        });
-        self.core::<ReadResourceRequest>(|s, r| Handling::Object(s.read_resource(r)));
-        self.core::<SubscribeRequest>(|s, r| {
-            Handling::Object(ready(s.resource_subscription(&r, true)))
-        });
-        self.core::<UnsubscribeRequest>(|s, r| {
-            Handling::Object(ready(s.resource_subscription(&r, false)))
-        });
-        self.core::<ListPromptsRequest>(|s, r| Handling::Reply(done(s.list_prompts(&r))));
-        self.core::<GetPromptRequest>(|s, r| Handling::Object(s.get_prompt(r)));
-        self.core::<CompleteRequest>(|s, r| Handling::Object(s.handle_completion(r)));
-        self.core_in::<SubscriptionsListenRequest>(Era::Modern, |s, r| {
-            Handling::Object(s.listen(r))
-        });
+        self.core::<ListToolsRequest>(Core::ListTools);
+        self.core::<CallToolRequest>(Core::CallTool);
+        self.core::<ListResourcesRequest>(Core::ListResources);
+        self.core::<ListResourceTemplatesRequest>(Core::ListResourceTemplates);
+        self.core::<ReadResourceRequest>(Core::ReadResource);
+        self.core::<SubscribeRequest>(Core::Subscribe);
+        self.core::<UnsubscribeRequest>(Core::Unsubscribe);
+        self.core::<ListPromptsRequest>(Core::ListPrompts);
+        self.core::<GetPromptRequest>(Core::GetPrompt);
+        self.core::<CompleteRequest>(Core::Complete);
+        self.core_in::<SubscriptionsListenRequest>(Era::Modern, Core::Listen);
         // 2025-11-25 tasks; in 2026-07-28 the tasks extension serves get,
         // update and cancel, and result and list are gone.
-        let legacy_tasks: CoreFn<S> = |s, r| Handling::Object(s.handle_tasks_legacy(r));
-        self.core_in::<GetTaskRequest>(Era::Legacy, legacy_tasks);
-        self.core_in::<UpdateTaskRequest>(Era::Legacy, legacy_tasks);
-        self.core_in::<CancelTaskRequest>(Era::Legacy, legacy_tasks);
-        self.core_in::<GetTaskPayloadRequest>(Era::Legacy, legacy_tasks);
-        self.core_in::<ListTasksRequest>(Era::Legacy, legacy_tasks);
+        self.core_in::<GetTaskRequest>(Era::Legacy, Core::LegacyTasks);
+        self.core_in::<UpdateTaskRequest>(Era::Legacy, Core::LegacyTasks);
+        self.core_in::<CancelTaskRequest>(Era::Legacy, Core::LegacyTasks);
+        self.core_in::<GetTaskPayloadRequest>(Era::Legacy, Core::LegacyTasks);
+        self.core_in::<ListTasksRequest>(Era::Legacy, Core::LegacyTasks);
     }
 
     /// What answers `method` in `era`.
-    pub fn find(&self, method: &str, era: Era) -> Found<'_, S> {
+    pub fn find(&self, method: &str, era: Era) -> Found<'_> {
         let Some(e) = self.methods.get(method) else {
             return Found {
                 target: None,
@@ -209,7 +224,7 @@ impl<S: Send + Sync + 'static> MethodRouter<S> {
 mod tests {
     use super::*;
 
-    fn router() -> MethodRouter<()> {
+    fn router() -> MethodRouter {
         MethodRouter::new(&ExtensionSet::default(), Vec::new()).expect("no conflicts")
     }
 

@@ -416,7 +416,7 @@ pub(crate) struct Inner<S> {
     pub(crate) sealer: StateSealer,
     pub(crate) extensions: ExtensionSet,
     /// Every request method's handler, core and extension alike.
-    router: MethodRouter<S>,
+    router: MethodRouter,
     /// The methods the application routes itself.
     app_methods: Vec<String>,
     pub(crate) tasks: Arc<crate::task::hub::TaskHub>,
@@ -830,7 +830,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             }
         }
         match found.target {
-            Some(Target::Core(f)) => f(self, request),
+            Some(Target::Core(core)) => self.serve_core(core, request),
             Some(Target::Route(handler)) => Handling::Reply(self.route(handler.as_ref(), request)),
             None => Handling::Object(ready(Err(ErrorObject::method_not_found(&request.method)))),
         }
