@@ -228,7 +228,15 @@ done
 fn inspect_reports_a_failed_connection_without_raw_controls() {
     use std::io::BufRead as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["inspect", "--era", "legacy", "--", "sh", "-c", REFUSING_SERVER])
+        .args([
+            "inspect",
+            "--era",
+            "legacy",
+            "--",
+            "sh",
+            "-c",
+            REFUSING_SERVER,
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
