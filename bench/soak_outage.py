@@ -26,7 +26,7 @@ to the proxy's upstream process 10 s into its phase (the proxy starts it
 again by itself); a run shorter than 5 minutes (a shake-out) scales both
 to a quarter of its phase. Errors are counted per phase and per target, by kind. The
 errors of the target an outage hits, during that outage's phase, are the
-documented outage errors (README, docs/scaling.md, docs/proxy.md: 503 with
+documented outage errors (README, crates/tessera/guide/scaling.md and proxy.md: 503 with
 Retry-After while the session store is down, sessions lost with an empty
 Redis, calls to a dead upstream failing at once); every other error counts
 against the run. The resident set size of every process is sampled every

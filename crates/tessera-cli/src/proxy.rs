@@ -36,7 +36,7 @@ endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /mess
 NAME__name, resource URIs as NAME+URI. \
 A server that dies loses its tools until it is reconnected (with backoff); the others go on. \
 A \"gateway\" section beside mcpServers names API keys and rules over principal x upstream x \
-tool/prompt/resource (docs/proxy.md); `tessera proxy check` explains a decision.")]
+tool/prompt/resource (the guide: tessera::guide::proxy); `tessera proxy check` explains a decision.")]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ProxyArgs {
     #[command(subcommand)]
@@ -262,6 +262,7 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     let config = tessera_proxy::parse_config(&text, |var| std::env::var(var).ok())
+        .and_then(|c| c.check_front(a.auth.auth_issuer.is_some()).map(|()| c))
         .map_err(|e| Failure::Usage(format!("--config {}: {e}", path.display())))?;
     let options = UpstreamOptions {
         request_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
@@ -287,6 +288,7 @@ async fn aggregate(a: &ProxyArgs, path: &std::path::Path) -> Result<ExitCode, Fa
         aggregator.clone(),
         keys.clone(),
         buckets,
+        a.auth.auth_issuer.is_some(),
     );
     let names = aggregator.names().join(", ");
     let g = aggregator.clone();

@@ -38,6 +38,7 @@ pub fn spawn(
     aggregator: Aggregator,
     keys: ApiKeyLayer,
     buckets: Option<Arc<dyn SharedBuckets>>,
+    oauth_front: bool,
 ) -> JoinHandle<()> {
     let mut running_servers = servers_of(text);
     tokio::spawn(async move {
@@ -73,6 +74,7 @@ pub fn spawn(
                 aggregator: &aggregator,
                 keys: &keys,
                 buckets: buckets.as_ref(),
+                oauth_front,
             };
             if let Some(servers) = reload(&path, why, &running) {
                 running_servers = Some(servers);
@@ -89,6 +91,8 @@ struct Running<'a> {
     keys: &'a ApiKeyLayer,
     /// Where the rate-limit buckets live when shared (`--redis`).
     buckets: Option<&'a Arc<dyn SharedBuckets>>,
+    /// Whether the proxy verifies OAuth tokens (`--auth-issuer`).
+    oauth_front: bool,
 }
 
 /// Reloads `path`; the `mcpServers` now running when it was applied.
@@ -98,12 +102,14 @@ fn reload(path: &Path, why: &str, running: &Running<'_>) -> Option<Value> {
         aggregator,
         keys,
         buckets,
+        oauth_front,
     } = *running;
     let shown = path.display();
     let outcome = std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
         .and_then(|text| {
             parse_config(&text, |var| std::env::var(var).ok())
+                .and_then(|c| c.check_front(oauth_front).map(|()| c))
                 .map(|c| (c, servers_of(&text)))
                 .map_err(|e| e.to_string())
         });

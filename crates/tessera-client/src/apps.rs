@@ -68,12 +68,8 @@ impl Client {
                 "the view {uri} has MIME type {mime:?}, not {APP_MIME_TYPE}"
             )));
         }
-        let meta = meta
-            .and_then(|m| m.get("ui").cloned())
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| bad(format!("the _meta.ui of {uri} is invalid: {e}")))?
-            .unwrap_or_default();
+        let meta = tessera_types::apps::UiResourceMeta::of(meta.as_ref())
+            .map_err(|e| bad(format!("the _meta.ui of {uri} is invalid: {e}")))?;
         Ok(AppView { uri, html, meta })
     }
 }

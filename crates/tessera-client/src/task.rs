@@ -49,11 +49,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_proto::CallError;
 use tessera_runtime::PeerError;
+use tessera_types::pagination::PaginatedRequestParams;
 use tessera_types::tasks::TaskStatus;
-use tessera_types::{CallToolResult, Era, ErrorObject, JsonObject, ResultType};
+use tessera_types::{
+    CallToolRequestParams, CallToolResult, Era, ErrorObject, JsonObject, ResultType, TaskIdParams,
+};
 
 use crate::client::Client;
 use crate::error::ClientError;
@@ -120,34 +123,83 @@ pub struct TaskState {
 
 impl TaskState {
     fn from_raw(raw: JsonObject) -> Result<Self, ClientError> {
-        let bad = |reason: &str| ClientError::Protocol {
-            method: methods::TASKS_GET.into(),
-            reason: reason.into(),
-        };
-        let task_id = raw
-            .get("taskId")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("no taskId"))?
-            .to_owned();
-        let status: TaskStatus = raw
-            .get("status")
-            .cloned()
-            .and_then(|s| serde_json::from_value(s).ok())
-            .ok_or_else(|| bad("no valid status"))?;
-        let poll = raw
-            .get("pollIntervalMs")
-            .or_else(|| raw.get("pollInterval"))
-            .and_then(Value::as_u64)
-            .map(Duration::from_millis);
+        let head: TaskHead =
+            tessera_types::decode_object_params(Some(&raw)).map_err(|e| ClientError::Protocol {
+                method: methods::TASKS_GET.into(),
+                reason: format!("not a task: {e}"),
+            })?;
         Ok(TaskState {
-            task_id,
-            status,
-            status_message: raw
-                .get("statusMessage")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            poll_interval: poll,
+            task_id: head.task_id,
+            status: head.status,
+            status_message: head.status_message,
+            poll_interval: head
+                .poll_interval_ms
+                .or(head.poll_interval)
+                .map(Duration::from_millis),
             raw,
+        })
+    }
+}
+
+/// The members of a task (either era's shape) that the client reads; the
+/// rest stays in [`TaskState::raw`].
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskHead {
+    task_id: String,
+    status: TaskStatus,
+    #[serde(default)]
+    status_message: Option<String>,
+    /// The 2026-07-28 extension's interval.
+    #[serde(default)]
+    poll_interval_ms: Option<u64>,
+    /// The 2025-11-25 interval.
+    #[serde(default)]
+    poll_interval: Option<u64>,
+}
+
+/// A `tools/call` answer that may have created a task (2025-11-25).
+#[derive(serde::Deserialize)]
+struct CreatedTask {
+    #[serde(default)]
+    task: Option<JsonObject>,
+}
+
+/// A `tasks/list` page (2025-11-25), each task read by [`TaskState`].
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskPage {
+    #[serde(default)]
+    tasks: Vec<JsonObject>,
+    #[serde(default)]
+    next_cursor: Option<String>,
+}
+
+/// The params of `tasks/update` answering a task's input requests.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskAnswers<'a, R: serde::Serialize> {
+    task_id: &'a str,
+    input_responses: &'a R,
+}
+
+/// What a terminal 2026-07-28 task carries.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskOutcome {
+    #[serde(default)]
+    result: Option<JsonObject>,
+    #[serde(default)]
+    error: Option<ErrorObject>,
+    #[serde(default)]
+    input_requests: Option<JsonObject>,
+}
+
+impl TaskState {
+    fn outcome(&self) -> Result<TaskOutcome, ClientError> {
+        tessera_types::decode_object_params(Some(&self.raw)).map_err(|e| ClientError::Protocol {
+            method: methods::TASKS_GET.into(),
+            reason: format!("malformed task: {e}"),
         })
     }
 }
@@ -198,35 +250,36 @@ impl Client {
         let arguments = crate::mrtr::tool_arguments(name, arguments)?;
         let TaskOptions { ttl, call } = options;
         let options = &call;
-        let mut params = JsonObject::new();
-        params.insert("name".into(), json!(name));
-        params.insert(
-            "arguments".into(),
-            Value::Object(arguments.unwrap_or_default()),
-        );
+        let mut params = CallToolRequestParams {
+            arguments: Some(arguments.unwrap_or_default()),
+            ..CallToolRequestParams::new(name)
+        };
         if self.era() == Era::Legacy {
-            let mut t = JsonObject::new();
-            if let Some(ttl) = ttl {
-                t.insert("ttl".into(), json!(ttl));
-            }
-            params.insert("task".into(), Value::Object(t));
+            params.task = Some(tessera_types::tasks::legacy::TaskMetadata { ttl });
             // The task's progress outlives the call: the client names the
             // token itself and follows it on its events, subscribed before
             // the call goes out.
             let mut call_options = options.clone();
             let feed = call_options.progress.take().map(|callback| {
                 let token = fresh_token();
-                let mut meta = JsonObject::new();
-                meta.insert("progressToken".into(), json!(token));
-                params.insert("_meta".into(), Value::Object(meta));
+                params.meta = Some(
+                    tessera_types::encode_params(&tessera_types::RequestMeta {
+                        progress_token: Some(token.clone()),
+                        ..Default::default()
+                    })
+                    .unwrap_or_default(),
+                );
                 Arc::new(ProgressFeed::start(self.events(), token, callback))
             });
             let raw = self
-                .request_raw_with(methods::TOOLS_CALL, Some(params), &call_options)
+                .request_raw_with(methods::TOOLS_CALL, Some(to_object(&params)), &call_options)
                 .await?;
-            return Ok(match raw.get("task") {
-                Some(Value::Object(task)) => {
-                    let mut handle = self.handle(TaskState::from_raw(task.clone())?);
+            let created: Option<CreatedTask> = tessera_types::decode_object_params(Some(&raw))
+                .ok()
+                .and_then(|c: CreatedTask| c.task.is_some().then_some(c));
+            return Ok(match created.and_then(|c| c.task) {
+                Some(task) => {
+                    let mut handle = self.handle(TaskState::from_raw(task)?);
                     if let Some(f) = &feed {
                         f.set_task(&handle.task_id);
                     }
@@ -242,7 +295,7 @@ impl Client {
             });
         }
         let raw: JsonObject = self
-            .call_rounds(methods::TOOLS_CALL, params, options)
+            .call_rounds(methods::TOOLS_CALL, to_object(&params), options)
             .await?;
         if ResultType::of(&raw) == ResultType::Task {
             return Ok(ToolCallOutcome::Task(
@@ -285,24 +338,24 @@ impl Client {
                 self.protocol_version()
             )));
         }
-        let mut p = JsonObject::new();
-        if let Some(c) = cursor {
-            p.insert("cursor".into(), json!(c));
-        }
-        let raw = self.request_raw(methods::TASKS_LIST, Some(p)).await?;
-        let tasks = match raw.get("tasks") {
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_object)
-                .map(|t| TaskState::from_raw(t.clone()))
-                .collect::<Result<Vec<_>, _>>()?,
-            _ => Vec::new(),
+        let p = match cursor {
+            Some(c) => PaginatedRequestParams::after(c),
+            None => PaginatedRequestParams::default(),
         };
-        let next = raw
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        Ok((tasks, next))
+        let raw = self
+            .request_raw(methods::TASKS_LIST, Some(to_object(&p)))
+            .await?;
+        let page: TaskPage =
+            tessera_types::decode_object_params(Some(&raw)).map_err(|e| ClientError::Protocol {
+                method: methods::TASKS_LIST.into(),
+                reason: format!("malformed page: {e}"),
+            })?;
+        let tasks = page
+            .tasks
+            .into_iter()
+            .map(TaskState::from_raw)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((tasks, page.next_cursor))
     }
 }
 
@@ -313,9 +366,7 @@ impl TaskHandle {
     }
 
     fn id_params(&self) -> JsonObject {
-        let mut p = JsonObject::new();
-        p.insert("taskId".into(), json!(self.task_id));
-        p
+        to_object(&TaskIdParams::new(self.task_id.clone()))
     }
 
     /// The task's current state (`tasks/get`).
@@ -415,15 +466,14 @@ impl TaskHandle {
                 if self.client.era() == Era::Legacy {
                     return self.result().await;
                 }
-                if let Some(Value::Object(requests)) = s.raw.get("inputRequests") {
-                    let responses = self.client.fulfil_raw(requests).await?;
-                    let mut p = self.id_params();
-                    p.insert(
-                        "inputResponses".into(),
-                        Value::Object(to_object(&responses)),
-                    );
+                if let Some(requests) = s.outcome()?.input_requests {
+                    let responses = self.client.fulfil_raw(&requests).await?;
+                    let update = TaskAnswers {
+                        task_id: &self.task_id,
+                        input_responses: &responses,
+                    };
                     self.client
-                        .request_raw(methods::TASKS_UPDATE, Some(p))
+                        .request_raw(methods::TASKS_UPDATE, Some(to_object(&update)))
                         .await?;
                     continue;
                 }
@@ -436,24 +486,15 @@ impl TaskHandle {
 /// The outcome carried by a terminal 2026-07-28 state, if it is terminal.
 fn terminal_payload(s: &TaskState) -> Option<Result<JsonObject, ClientError>> {
     match s.status {
-        TaskStatus::Completed => Some(Ok(s
-            .raw
-            .get("result")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default())),
-        TaskStatus::Failed => Some(Err(match s.raw.get("error") {
-            Some(e) => serde_json::from_value::<ErrorObject>(e.clone())
-                .map(remote)
-                .unwrap_or_else(|e| ClientError::Protocol {
-                    method: methods::TASKS_GET.into(),
-                    reason: format!("malformed error: {e}"),
-                }),
-            None => remote(ErrorObject::internal(
+        TaskStatus::Completed => Some(s.outcome().map(|o| o.result.unwrap_or_default())),
+        TaskStatus::Failed => Some(Err(match s.outcome() {
+            Ok(TaskOutcome { error: Some(e), .. }) => remote(e),
+            Ok(_) => remote(ErrorObject::internal(
                 s.status_message
                     .clone()
                     .unwrap_or_else(|| "the task failed".into()),
             )),
+            Err(e) => e,
         })),
         TaskStatus::Cancelled => Some(Err(remote(ErrorObject::internal(format!(
             "task {} was cancelled",

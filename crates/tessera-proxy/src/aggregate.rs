@@ -166,7 +166,7 @@ impl Aggregator {
         let stop = CancellationToken::new();
         let members: Vec<Arc<Member>> = servers
             .into_iter()
-            .map(|entry| Arc::new(Member::new(entry, &options, stop.child_token())))
+            .map(|entry| Arc::new(Member::new(entry, &options, stop.child_token(), &hub)))
             .collect();
         let names: Vec<&str> = members.iter().map(|m| m.entry.name.as_str()).collect();
         let config = engine_config(&names);
@@ -199,6 +199,7 @@ impl Aggregator {
             entry,
             &self.inner.options,
             self.inner.stop.child_token(),
+            &self.inner.hub,
         ));
         let old = {
             let mut members = self
@@ -297,15 +298,17 @@ impl Aggregator {
         let mut ready = false;
         for m in self.inner.members().iter() {
             let state = m.state();
-            ready |= state == "connected";
+            ready |= state == "connected" || state == "per-caller";
             upstreams.insert(m.entry.name.clone(), json!(state));
         }
         crate::Readiness { ready, upstreams }
     }
 
-    /// Whether upstream `name` is connected now.
+    /// Whether upstream `name` is connected now (an upstream reached on
+    /// one connection per caller always is: each caller connects on use).
     pub fn is_connected(&self, name: &str) -> bool {
-        self.member(name).is_some_and(|m| m.current().is_some())
+        self.member(name)
+            .is_some_and(|m| m.per_caller() || m.current().is_some())
     }
 
     /// Waits until upstream `name` is connected (`false` if there is no
@@ -319,6 +322,14 @@ impl Aggregator {
             r = rx.wait_for(|a| *a == connected) => r.is_ok(),
             _ = m.stop.cancelled() => false,
         }
+    }
+
+    /// How many callers have a connection of their own to upstream `name`
+    /// (one whose credentials depend on the caller; at most
+    /// [`crate::MAX_CALLERS`], idle ones closed after
+    /// [`crate::CALLER_IDLE`]).
+    pub fn caller_connections(&self, name: &str) -> usize {
+        self.member(name).map_or(0, |m| m.caller_connections())
     }
 
     fn member(&self, name: &str) -> Option<Arc<Member>> {

@@ -14,7 +14,7 @@
 //! `timeout` (seconds per forwarded request), `allowTools` and `denyTools`
 //! (exact tool names, before prefixing), `maxConcurrent` and
 //! `circuitBreaker` ([`crate::resilience`]), and for a URL `auth` (how the
-//! proxy authenticates to it: [`crate::credentials`]); other keys are
+//! proxy authenticates to it, perhaps as the caller: [`crate::credentials`]); other keys are
 //! ignored, so the file other clients use works as it is.
 
 use std::collections::BTreeMap;
@@ -23,7 +23,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::credentials::parse_auth;
+use crate::caller_auth::CallerCredentials;
+use crate::credentials::{Installed, parse_auth};
 use crate::error::ProxyError;
 use crate::overrides::ToolOverrides;
 use crate::resilience::{Breaker, DEFAULT_MAX_CONCURRENT, parse_breaker, parse_max_concurrent};
@@ -78,6 +79,10 @@ pub struct UpstreamConfig {
     pub max_concurrent: usize,
     /// Its circuit breaker (`None`: none).
     pub breaker: Option<Breaker>,
+    /// Credentials that depend on the caller (`auth` of type `forward` or
+    /// `tokenExchange`): the upstream is then reached on one connection per
+    /// caller, never on a pooled one.
+    pub caller: Option<CallerCredentials>,
 }
 
 impl UpstreamConfig {
@@ -92,6 +97,7 @@ impl UpstreamConfig {
             overrides: ToolOverrides::default(),
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             breaker: Some(Breaker::default()),
+            caller: None,
         }
     }
 
@@ -138,6 +144,7 @@ pub(crate) fn parse_servers_with(
                     .into(),
             ));
         }
+        let mut caller = None;
         let spec = match (e.command, e.url) {
             (Some(_), None) if e.auth.is_some() => {
                 return Err(bad(
@@ -168,16 +175,20 @@ pub(crate) fn parse_servers_with(
                 }
                 let auth = match &e.auth {
                     Some(a) => parse_auth(a, &url, env, &bad)?.install(&mut headers),
-                    None => None,
+                    None => Installed::Headers,
                 };
                 match auth {
-                    None => UpstreamSpec::http(url, headers),
-                    Some(auth) => {
+                    Installed::Headers => UpstreamSpec::http(url, headers),
+                    Installed::OAuth(auth) => {
                         let u = url.clone();
                         UpstreamSpec::http_with(url, move || {
                             Ok(HttpClientTransport::with_headers(&u, headers.clone())?
                                 .with_auth(auth.clone()))
                         })
+                    }
+                    Installed::Caller(kind) => {
+                        caller = Some(CallerCredentials::new(url.clone(), headers.clone(), kind));
+                        UpstreamSpec::http(url, headers)
                     }
                 }
             }
@@ -210,6 +221,7 @@ pub(crate) fn parse_servers_with(
             overrides,
             max_concurrent,
             breaker,
+            caller,
         });
     }
     Ok(out)

@@ -10,14 +10,22 @@
 //!   authorization server the upstream names in its protected resource
 //!   metadata (RFC 9728). One token per upstream, shared by every
 //!   connection to it, kept until it expires and then fetched again.
+//! - `{"type": "forward", "acknowledgeTokenPassthrough": true, "audience":
+//!   "…"}` and `{"type": "tokenExchange", "clientId": "…",
+//!   "clientSecretEnv": "VAR", "tokenEndpoint": "…", "scope": "…",
+//!   "audience": "…", "resource": "…"}`: credentials that depend on the
+//!   caller ([`crate::caller_auth`], which says why `forward` needs the
+//!   acknowledgement); they need the proxy's OAuth front
+//!   ([`crate::ProxyConfig::check_front`]).
 
 use std::sync::Arc;
 
 use serde_json::Value;
-use tessera_auth::client::{ClientCredentials, Grant, OAuthClient};
+use tessera_auth::client::{ClientCredentials, Grant, OAuthClient, TokenExchange};
 use tessera_http::HttpAuth;
 use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
+use crate::caller_auth::Kind;
 use crate::error::ProxyError;
 
 /// What an `auth` key asks for, ready to use.
@@ -26,6 +34,8 @@ pub(crate) enum Credentials {
     Header(HeaderName, HeaderValue),
     /// An OAuth client for the upstream.
     OAuth(Arc<dyn HttpAuth>),
+    /// Credentials that depend on the caller.
+    Caller(Kind),
 }
 
 fn text<'a>(
@@ -63,9 +73,20 @@ pub(crate) fn parse_auth(
     let known: &[&str] = match o.get("type").and_then(Value::as_str) {
         Some("header") => &["type", "header", "valueEnv", "prefix"],
         Some("clientCredentials") => &["type", "clientId", "clientSecretEnv", "scope"],
+        Some("forward") => &["type", "acknowledgeTokenPassthrough", "audience"],
+        Some("tokenExchange") => &[
+            "type",
+            "clientId",
+            "clientSecretEnv",
+            "tokenEndpoint",
+            "scope",
+            "audience",
+            "resource",
+        ],
         _ => {
             return Err(bad(
-                "auth.type must be \"header\" or \"clientCredentials\"".into()
+                "auth.type must be \"header\", \"clientCredentials\", \"forward\" or \"tokenExchange\""
+                    .into(),
             ));
         }
     };
@@ -90,6 +111,46 @@ pub(crate) fn parse_auth(
             value.set_sensitive(true);
             Ok(Credentials::Header(name, value))
         }
+        "forward" => {
+            if o.get("acknowledgeTokenPassthrough") != Some(&Value::Bool(true)) {
+                return Err(bad(
+                    "auth.acknowledgeTokenPassthrough: must be true for \"forward\": the MCP \
+                     authorization specification forbids passing the caller's token on to \
+                     another service unless it was issued for it, and the upstream could replay \
+                     it here; the proxy forwards only tokens whose aud names the upstream \
+                     (auth.audience, default its url). Prefer \"tokenExchange\""
+                        .into(),
+                ));
+            }
+            let audience = text(o, "audience", bad)?.unwrap_or(url).to_owned();
+            Ok(Credentials::Caller(Kind::Forward { audience }))
+        }
+        "tokenExchange" => {
+            let client =
+                ClientCredentials::confidential(need("clientId")?, secret("clientSecretEnv")?);
+            let mut b = TokenExchange::builder(url, client);
+            if let Some(t) = text(o, "tokenEndpoint", bad)? {
+                if !(t.starts_with("http://") || t.starts_with("https://")) {
+                    return Err(bad(format!(
+                        "auth.tokenEndpoint: must be an http:// or https:// URL, not {t:?}"
+                    )));
+                }
+                b = b.token_endpoint(t);
+            }
+            if let Some(s) = text(o, "scope", bad)? {
+                b = b.scope(s);
+            }
+            if let Some(a) = text(o, "audience", bad)? {
+                b = b.audience(a);
+            }
+            if let Some(r) = text(o, "resource", bad)? {
+                b = b.resource(r);
+            }
+            let x = b
+                .build()
+                .map_err(|e| bad(format!("auth: cannot set up the token exchange: {e}")))?;
+            Ok(Credentials::Caller(Kind::Exchange(Box::new(x))))
+        }
         _ => {
             let client =
                 ClientCredentials::confidential(need("clientId")?, secret("clientSecretEnv")?);
@@ -105,16 +166,134 @@ pub(crate) fn parse_auth(
     }
 }
 
+/// How the transports to an upstream authenticate, once the `auth` key
+/// is installed.
+pub(crate) enum Installed {
+    /// Nothing more than the headers.
+    Headers,
+    /// Through this OAuth client.
+    OAuth(Arc<dyn HttpAuth>),
+    /// With the caller's credentials.
+    Caller(Kind),
+}
+
 impl Credentials {
     /// Adds these credentials to what every transport to the upstream
-    /// carries: a header into `headers`, or the OAuth client returned.
-    pub(crate) fn install(self, headers: &mut HeaderMap) -> Option<Arc<dyn HttpAuth>> {
+    /// carries: a header into `headers`, or what else they need.
+    pub(crate) fn install(self, headers: &mut HeaderMap) -> Installed {
         match self {
             Credentials::Header(n, v) => {
                 headers.insert(n, v);
-                None
+                Installed::Headers
             }
-            Credentials::OAuth(a) => Some(a),
+            Credentials::OAuth(a) => Installed::OAuth(a),
+            Credentials::Caller(k) => Installed::Caller(k),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::gateway::parse_config;
+
+    fn with_auth(auth: serde_json::Value) -> Result<crate::ProxyConfig, crate::ProxyError> {
+        let doc = json!({"mcpServers": {
+            "files": {"command": "f"},
+            "web": {"url": "http://127.0.0.1:1/mcp", "auth": auth}
+        }});
+        parse_config(&doc.to_string(), |var| {
+            (var != "UNSET").then(|| format!("{var}-secret"))
+        })
+    }
+
+    #[test]
+    fn caller_credentials_are_read_and_need_an_oauth_front() {
+        for (auth, kind) in [
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": true}),
+                "forward",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "tokenEndpoint": "http://127.0.0.1:2/token", "scope": "mcp",
+                       "audience": "web", "resource": "http://127.0.0.1:1/mcp"}),
+                "tokenExchange",
+            ),
+        ] {
+            let c = with_auth(auth).expect("a good file");
+            let web = c.servers.iter().find(|s| s.name == "web").unwrap();
+            assert_eq!(web.caller.as_ref().map(|c| c.kind()), Some(kind));
+            assert!(
+                c.servers
+                    .iter()
+                    .find(|s| s.name == "files")
+                    .unwrap()
+                    .caller
+                    .is_none()
+            );
+            c.check_front(true).expect("with an OAuth front");
+            let e = c.check_front(false).unwrap_err().to_string();
+            assert!(
+                e.contains("server \"web\": auth.type")
+                    && e.contains(kind)
+                    && e.contains("--auth-issuer"),
+                "{e}"
+            );
+        }
+        // Static credentials need no front.
+        let c = with_auth(json!({"type": "header", "header": "X-Key", "valueEnv": "K"})).unwrap();
+        c.check_front(false).expect("no caller credentials");
+    }
+
+    #[test]
+    fn caller_credential_errors_name_the_field() {
+        for (auth, path) in [
+            (
+                json!({"type": "forward"}),
+                "server \"web\": auth.acknowledgeTokenPassthrough: must be true",
+            ),
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": "yes"}),
+                "auth.acknowledgeTokenPassthrough: must be true",
+            ),
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": true, "audience": 3}),
+                "auth.audience must be a string",
+            ),
+            (
+                json!({"type": "forward", "acknowledgeTokenPassthrough": true, "scope": "x"}),
+                "auth.scope: unknown field",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientSecretEnv": "S"}),
+                "auth.clientId is required",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw"}),
+                "auth.clientSecretEnv is required",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "UNSET"}),
+                "auth.clientSecretEnv: the environment variable UNSET is not set",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "tokenEndpoint": "ftp://x/token"}),
+                "auth.tokenEndpoint: must be an http:// or https:// URL",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "clientSecret": "inline"}),
+                "auth.clientSecret: unknown field",
+            ),
+            (json!({"type": "passthrough"}), "auth.type must be"),
+        ] {
+            let e = with_auth(auth.clone())
+                .expect_err(&auth.to_string())
+                .to_string();
+            assert!(e.contains(path), "{auth}: {e}");
         }
     }
 }

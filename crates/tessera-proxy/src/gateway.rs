@@ -32,6 +32,32 @@ pub struct ProxyConfig {
     pub gateway: Gateway,
 }
 
+impl ProxyConfig {
+    /// Checks that an upstream reached with the caller's credentials
+    /// (`auth` of type `forward` or `tokenExchange`) has a caller token to
+    /// start from: `oauth_front` says whether the proxy verifies OAuth
+    /// tokens (`--auth-issuer`). The error names the server and field.
+    pub fn check_front(&self, oauth_front: bool) -> Result<(), ProxyError> {
+        if oauth_front {
+            return Ok(());
+        }
+        match self
+            .servers
+            .iter()
+            .find_map(|s| Some((s, s.caller.as_ref()?)))
+        {
+            None => Ok(()),
+            Some((s, c)) => Err(ProxyError::Config(format!(
+                "server {:?}: auth.type: {:?} starts from the caller's OAuth token, and this \
+                 proxy verifies none: give it an OAuth front (--auth-issuer, or \
+                 tessera_auth::server::BearerAuthLayer in a program)",
+                s.name,
+                c.kind()
+            ))),
+        }
+    }
+}
+
 /// The `gateway` section: who the callers are and what each may use.
 #[derive(Debug, Clone, Default)]
 pub struct Gateway {

@@ -14,6 +14,7 @@ use tessera_types::{Era, ErrorObject, JsonObject, methods};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::callers::{Callers, IDLE, Lease};
 use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
@@ -27,6 +28,14 @@ pub(crate) struct MemberSink {
     name: String,
     calls: Arc<Calls>,
     hub: Arc<Hub>,
+}
+
+impl MemberSink {
+    /// The sink of a connection to upstream `name` with the requests
+    /// `calls` in flight, announcing its changes on `hub`.
+    pub fn new(name: String, calls: Arc<Calls>, hub: Arc<Hub>) -> Self {
+        MemberSink { name, calls, hub }
+    }
 }
 
 impl Sink for MemberSink {
@@ -63,19 +72,47 @@ pub(crate) struct Member {
     pub alive: watch::Sender<bool>,
     circuit: Circuit,
     places: Places,
+    /// One connection per caller instead of the pooled one, for an
+    /// upstream whose credentials depend on the caller.
+    callers: Option<Callers>,
     /// Stops its supervisor (and closes its connection).
     pub stop: CancellationToken,
+}
+
+/// The connection a request goes through: the pooled one, or the
+/// caller's own.
+enum Conn {
+    Pooled(Arc<Upstream>),
+    Caller(Lease),
+}
+
+impl Conn {
+    fn upstream(&self) -> &Arc<Upstream> {
+        match self {
+            Conn::Pooled(up) => up,
+            Conn::Caller(l) => &l.up,
+        }
+    }
 }
 
 impl Member {
     /// A member for `entry` (not started: see [`supervise`]); `stop` stops
     /// it.
-    pub fn new(entry: UpstreamConfig, options: &UpstreamOptions, stop: CancellationToken) -> Self {
+    pub fn new(
+        entry: UpstreamConfig,
+        options: &UpstreamOptions,
+        stop: CancellationToken,
+        hub: &Arc<Hub>,
+    ) -> Self {
         let mut o = options.clone();
         if entry.timeout.is_some() {
             o.request_timeout = entry.timeout;
         }
         Member {
+            callers: entry
+                .caller
+                .clone()
+                .map(|c| Callers::new(c, entry.name.clone(), hub.clone())),
             circuit: Circuit::new(entry.breaker),
             places: Places::new(entry.max_concurrent),
             entry,
@@ -88,12 +125,14 @@ impl Member {
     }
 
     /// The state `/readyz` shows: `connected`, `reconnecting`,
-    /// `circuit-open` or `circuit-half-open`.
+    /// `circuit-open` or `circuit-half-open`; `per-caller` for an upstream
+    /// connected to per caller, on demand, whose circuit is closed.
     pub fn state(&self) -> &'static str {
-        if self.current().is_none() {
+        if self.callers.is_none() && self.current().is_none() {
             return "reconnecting";
         }
         match self.circuit.state_at(tokio::time::Instant::now()) {
+            CircuitState::Closed if self.callers.is_some() => "per-caller",
             CircuitState::Closed => "connected",
             CircuitState::Open => "circuit-open",
             CircuitState::HalfOpen => "circuit-half-open",
@@ -113,10 +152,14 @@ impl Member {
         let name = &self.entry.name;
         let mut retried = false;
         loop {
-            let up = self.upstream()?;
+            let conn = self.connection(r).await?;
+            let (up, calls) = match &conn {
+                Conn::Pooled(up) => (up, &self.calls),
+                Conn::Caller(l) => (&l.up, &l.calls),
+            };
             let pass = self.circuit.admit(name, tokio::time::Instant::now())?;
             let place = self.place(r).await?;
-            let out = forward(&up, &self.calls, r, method, Some(params.clone())).await;
+            let out = forward(up, calls, r, method, Some(params.clone())).await;
             drop(place);
             match out {
                 Ok(result) => {
@@ -130,7 +173,15 @@ impl Member {
                     }
                     retried = true;
                     tracing::debug!(upstream = %name, %method, "never sent; retrying on the next connection");
-                    if !self.next_connection(&up, r).await {
+                    let next = match (&conn, &self.callers) {
+                        (Conn::Caller(lease), Some(callers)) => {
+                            // The caller's next request connects again.
+                            callers.forget(lease);
+                            true
+                        }
+                        _ => self.next_connection(conn.upstream(), r).await,
+                    };
+                    if !next {
                         return Err(error);
                     }
                 }
@@ -146,13 +197,20 @@ impl Member {
         method: &str,
         params: Option<JsonObject>,
     ) -> Option<JsonObject> {
-        let up = self.current()?;
+        let conn = match self.connection(r).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::debug!(upstream = %self.entry.name, %method, error = %e.message, "left out of the list for this caller");
+                return None;
+            }
+        };
+        let up = conn.upstream();
         let pass = self
             .circuit
             .admit(&self.entry.name, tokio::time::Instant::now())
             .ok()?;
         let _place = self.place(r).await.ok()?;
-        match send(&up, r, method, params).await {
+        match send(up, r, method, params).await {
             Ok(page) => {
                 pass.finish(Fate::Answered);
                 Some(page)
@@ -194,6 +252,25 @@ impl Member {
         }
     }
 
+    /// The connection `r` goes through: the caller's own for an upstream
+    /// with caller-dependent credentials, else the pooled one.
+    async fn connection(&self, r: &Request) -> Result<Conn, ErrorObject> {
+        match &self.callers {
+            Some(callers) => callers.lease(r, &self.options).await.map(Conn::Caller),
+            None => self.upstream().map(Conn::Pooled),
+        }
+    }
+
+    /// Whether it is reached on one connection per caller.
+    pub fn per_caller(&self) -> bool {
+        self.callers.is_some()
+    }
+
+    /// How many callers have a connection of their own now.
+    pub fn caller_connections(&self) -> usize {
+        self.callers.as_ref().map_or(0, Callers::len)
+    }
+
     /// The connection now, if it is open.
     pub fn current(&self) -> Option<Arc<Upstream>> {
         self.conn
@@ -222,6 +299,22 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
     const FIRST: Duration = Duration::from_millis(200);
     const MOST: Duration = Duration::from_secs(5);
     let mut delay = FIRST;
+    if let Some(callers) = &member.callers {
+        // Connected to per caller, on demand: usable at once; close what
+        // callers left idle.
+        let _ = member.alive.send_replace(true);
+        hub.lists_changed();
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(IDLE / 4) => {}
+                _ = stop.cancelled() => {
+                    callers.clear();
+                    return;
+                }
+            }
+            callers.reap(tokio::time::Instant::now());
+        }
+    }
     let spec = member.entry.spec.clone();
     loop {
         let sink = Arc::new(MemberSink {

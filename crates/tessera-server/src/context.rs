@@ -154,15 +154,7 @@ impl RequestContext {
         // metadata, travels on the session's own stream (the call that
         // created the task is answered), and the task waits in input_required.
         let mut params = params.unwrap_or_default();
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(JsonObject::new()));
-        if let Value::Object(m) = meta {
-            m.insert(
-                crate::task::RELATED_TASK.into(),
-                json!({ "taskId": task_id }),
-            );
-        }
+        crate::task::legacy::relate_to_task(&mut params, &task_id);
         let hub = self.task.as_ref().map(|t| t.hub.clone());
         if let Some(hub) = &hub {
             let _ = hub
@@ -351,19 +343,11 @@ impl RequestContext {
             if self.era() == Era::Modern {
                 return;
             }
-            let mut p = JsonObject::new();
-            p.insert("progressToken".into(), json!(token));
-            p.insert("progress".into(), json!(progress));
-            if let Some(t) = total {
-                p.insert("total".into(), json!(t));
-            }
-            if let Some(m) = message {
-                p.insert("message".into(), json!(m));
-            }
-            p.insert(
-                "_meta".into(),
-                json!({ crate::task::RELATED_TASK: { "taskId": task_id } }),
-            );
+            let mut p =
+                tessera_types::ProgressNotificationParams::new(token.clone(), progress, total);
+            p.message = message.map(str::to_owned);
+            let mut p = tessera_types::encode_params(&p).unwrap_or_default();
+            crate::task::legacy::relate_to_task(&mut p, task_id);
             let _ = self
                 .peer
                 .notify(methods::NOTIFICATIONS_PROGRESS, Some(p), None);

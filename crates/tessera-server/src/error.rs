@@ -45,6 +45,15 @@ pub enum BuildError {
         /// What is wrong.
         problem: String,
     },
+    /// A method the application routes clashes with a core method, an
+    /// extension's or another route of its own.
+    #[error("method {method:?}: {problem}")]
+    InvalidRoute {
+        /// The method.
+        method: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A schema could not be compiled.
     #[error("tool {tool:?} has an invalid schema: {problem}")]
     InvalidSchema {

@@ -50,6 +50,7 @@ pub mod pagination;
 mod prompt;
 mod resource;
 mod response;
+mod router;
 pub mod schema;
 mod server;
 pub mod skills;

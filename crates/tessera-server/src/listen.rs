@@ -4,9 +4,8 @@
 use std::collections::BTreeSet;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
-use tessera_types::{Era, ErrorObject, JsonObject};
+use tessera_types::{Era, ErrorObject, JsonObject, SubscriptionFilter};
 
 use crate::hub::{Filter, tagged};
 use crate::server::{Server, ready};
@@ -21,36 +20,30 @@ impl<S: Send + Sync + 'static> Server<S> {
                 methods::SUBSCRIPTIONS_LISTEN,
             )));
         }
-        let requested = match r.params.as_ref().and_then(|p| p.get("notifications")) {
-            Some(Value::Object(f)) => f.clone(),
-            Some(_) => {
-                return ready(Err(ErrorObject::invalid_params(
-                    "Invalid params: notifications must be an object",
-                )));
-            }
-            None => {
-                return ready(Err(ErrorObject::invalid_params(
-                    "Invalid params: subscriptions/listen needs a notifications filter",
-                )));
+        let requested = match tessera_types::decode_params::<ListenParams>(r.params.as_ref()) {
+            Ok(p) => p.notifications,
+            Err(e) => {
+                return ready(Err(ErrorObject::invalid_params(format!(
+                    "Invalid params for subscriptions/listen: {e}"
+                ))));
             }
         };
-        let (filter, mut granted) = match self.grant(&requested) {
-            Ok(x) => x,
-            Err(e) => return ready(Err(e)),
-        };
+        let (filter, mut granted) = self.grant(&requested);
         let task_ids = match self.grant_tasks(&r, &requested) {
             Ok(ids) => ids,
             Err(e) => return ready(Err(e)),
         };
         if !task_ids.is_empty() {
-            granted.insert("taskIds".into(), json!(task_ids.iter().collect::<Vec<_>>()));
+            granted.task_ids = Some(task_ids.iter().cloned().collect());
         }
         let server = self.clone();
         let owner = crate::task::hub::owner_of(&r);
         Box::pin(async move {
             let mut changes = server.tasks().watch();
-            let mut ack = JsonObject::new();
-            ack.insert("notifications".into(), Value::Object(granted));
+            let ack = tessera_types::encode_params(&Granted {
+                notifications: granted,
+            })
+            .unwrap_or_default();
             let id = r.id.clone();
             let key = server
                 .hub()
@@ -100,89 +93,56 @@ impl<S: Send + Sync + 'static> Server<S> {
     fn grant_tasks(
         &self,
         r: &Request,
-        requested: &JsonObject,
+        requested: &SubscriptionFilter,
     ) -> Result<BTreeSet<String>, ErrorObject> {
-        let ids = match requested.get("taskIds") {
-            None | Some(Value::Null) => return Ok(BTreeSet::new()),
-            Some(Value::Array(ids)) => ids,
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: notifications.taskIds must be an array",
-                ));
-            }
+        let Some(ids) = &requested.task_ids else {
+            return Ok(BTreeSet::new());
         };
         if !crate::task::call::declares_extension(r) {
             return Err(crate::task::call::extension_required(
                 "notifications.taskIds",
             ));
         }
-        ids.iter()
-            .map(|v| {
-                v.as_str().map(str::to_owned).ok_or_else(|| {
-                    ErrorObject::invalid_params(
-                        "Invalid params: notifications.taskIds must be strings",
-                    )
-                })
-            })
-            .collect()
+        Ok(ids.iter().cloned().collect())
     }
 
-    /// The part of the filter this server can honour, and its JSON form.
-    fn grant(&self, requested: &JsonObject) -> Result<(Filter, JsonObject), ErrorObject> {
+    /// The part of the filter this server can honour: list changes of the
+    /// features it offers, resource URIs when it offers resources.
+    fn grant(&self, requested: &SubscriptionFilter) -> (Filter, SubscriptionFilter) {
         let caps = self.capabilities();
-        let flag = |key: &str| -> Result<bool, ErrorObject> {
-            match requested.get(key) {
-                None => Ok(false),
-                Some(Value::Bool(b)) => Ok(*b),
-                Some(_) => Err(ErrorObject::invalid_params(format!(
-                    "Invalid params: notifications.{key} must be a boolean"
-                ))),
-            }
+        let on = |flag: Option<bool>, offered: bool| flag == Some(true) && offered;
+        let filter = Filter {
+            tools: on(requested.tools_list_changed, caps.tools.is_some()),
+            prompts: on(requested.prompts_list_changed, caps.prompts.is_some()),
+            resources: on(requested.resources_list_changed, caps.resources.is_some()),
+            resource_uris: match (&requested.resource_subscriptions, &caps.resources) {
+                (Some(uris), Some(_)) => uris.iter().cloned().collect(),
+                _ => BTreeSet::new(),
+            },
         };
-        let mut filter = Filter {
-            tools: flag("toolsListChanged")? && caps.tools.is_some(),
-            prompts: flag("promptsListChanged")? && caps.prompts.is_some(),
-            resources: flag("resourcesListChanged")? && caps.resources.is_some(),
-            resource_uris: BTreeSet::new(),
+        let granted = SubscriptionFilter {
+            tools_list_changed: filter.tools.then_some(true),
+            prompts_list_changed: filter.prompts.then_some(true),
+            resources_list_changed: filter.resources.then_some(true),
+            resource_subscriptions: (!filter.resource_uris.is_empty())
+                .then(|| filter.resource_uris.iter().cloned().collect()),
+            task_ids: None,
         };
-        match requested.get("resourceSubscriptions") {
-            None => {}
-            Some(Value::Array(uris)) => {
-                for u in uris {
-                    let Some(u) = u.as_str() else {
-                        return Err(ErrorObject::invalid_params(
-                            "Invalid params: notifications.resourceSubscriptions must be strings",
-                        ));
-                    };
-                    if caps.resources.is_some() {
-                        filter.resource_uris.insert(u.to_owned());
-                    }
-                }
-            }
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: notifications.resourceSubscriptions must be an array",
-                ));
-            }
-        }
-        let mut granted = JsonObject::new();
-        if filter.tools {
-            granted.insert("toolsListChanged".into(), json!(true));
-        }
-        if filter.prompts {
-            granted.insert("promptsListChanged".into(), json!(true));
-        }
-        if filter.resources {
-            granted.insert("resourcesListChanged".into(), json!(true));
-        }
-        if !filter.resource_uris.is_empty() {
-            granted.insert(
-                "resourceSubscriptions".into(),
-                json!(filter.resource_uris.iter().collect::<Vec<_>>()),
-            );
-        }
-        Ok((filter, granted))
+        (filter, granted)
     }
+}
+
+/// The params of `subscriptions/listen` as this server reads them (`_meta`
+/// is read by the engine and skipped here).
+#[derive(serde::Deserialize)]
+struct ListenParams {
+    notifications: SubscriptionFilter,
+}
+
+/// The acknowledgement's params: the granted filter.
+#[derive(serde::Serialize)]
+struct Granted {
+    notifications: SubscriptionFilter,
 }
 
 /// A `subscriptions/listen` registration in the hub, removed when dropped.

@@ -14,6 +14,24 @@ use tessera_types::ErrorObject;
 
 const TAG_LEN: usize = 16;
 
+/// The `cursor` of a list request; other members (`_meta`) are skipped
+/// unread.
+#[derive(serde::Deserialize)]
+struct CursorParam {
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+/// Reads the optional `cursor` param of a list request (`-32602` when it is
+/// not a string).
+pub(crate) fn cursor_of(
+    params: Option<&tessera_types::Params>,
+) -> Result<Option<String>, ErrorObject> {
+    tessera_types::decode_params::<CursorParam>(params)
+        .map(|p| p.cursor)
+        .map_err(|_| ErrorObject::invalid_params("Invalid params: cursor must be a string"))
+}
+
 /// Seals and opens cursors.
 #[derive(Clone)]
 pub struct Pager {

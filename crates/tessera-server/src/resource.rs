@@ -29,6 +29,7 @@ use std::sync::Arc;
 use tessera_types::methods;
 
 use serde_json::Value;
+use tessera_runtime::ReplyResult;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
     Era, ErrorObject, JsonObject, ReadResourceRequestParams, Resource, ResourceRequestParams,
@@ -313,19 +314,6 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     }
 }
 
-/// Reads the optional `cursor` param of a list request.
-fn cursor_of(r: &Request) -> Result<Option<String>, ErrorObject> {
-    r.params
-        .as_ref()
-        .and_then(|p| p.get("cursor"))
-        .map(|c| {
-            c.as_str().map(str::to_owned).ok_or_else(|| {
-                ErrorObject::invalid_params("Invalid params: cursor must be a string")
-            })
-        })
-        .transpose()
-}
-
 fn reader_input<S>(
     uri: &str,
     template: Option<&String>,
@@ -388,17 +376,6 @@ impl<S: Send + Sync + 'static> Server<S> {
         removed
     }
 
-    pub(crate) fn handle_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        match r.method.as_str() {
-            methods::RESOURCES_LIST => self.list_resources(r),
-            methods::RESOURCES_TEMPLATES_LIST => ready(self.list_resource_templates(&r)),
-            methods::RESOURCES_READ => self.read_resource(r),
-            methods::RESOURCES_SUBSCRIBE => ready(self.resource_subscription(&r, true)),
-            methods::RESOURCES_UNSUBSCRIBE => ready(self.resource_subscription(&r, false)),
-            other => ready(Err(ErrorObject::method_not_found(other))),
-        }
-    }
-
     /// Adds the cache hints the result does not set already; results that
     /// are not complete (`input_required`) get none.
     fn add_cache_hints(&self, ctx: &RequestContext, result: &mut JsonObject) {
@@ -414,11 +391,11 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
     }
 
-    fn list_resources(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn list_resources(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
         let ctx = RequestContext::from_request(&r);
-        let cursor = match cursor_of(&r) {
+        let cursor = match crate::pagination::cursor_of(r.params.as_ref()) {
             Ok(c) => c,
-            Err(e) => return ready(Err(e)),
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
         let (mut all, providers) = {
             let reg = self.read();
@@ -434,43 +411,37 @@ impl<S: Send + Sync + 'static> Server<S> {
                     .map_err(|e| e.into_error_object(None, ctx.era()))?;
                 all.extend(listed);
             }
-            let (page, next) =
+            let (resources, next_cursor) =
                 server
                     .pager()
                     .page(methods::RESOURCES_LIST, &all, cursor.as_deref())?;
-            let mut result = JsonObject::new();
-            result.insert(
-                "resources".into(),
-                serde_json::to_value(page).unwrap_or_default(),
-            );
-            if let Some(n) = next {
-                result.insert("nextCursor".into(), Value::String(n));
-            }
-            server.add_cache_hints(&ctx, &mut result);
-            Ok(result)
+            let mut result = tessera_types::ListResourcesResult {
+                resources,
+                next_cursor,
+                ..Default::default()
+            };
+            server.hint(&ctx, &mut result);
+            crate::extension::routes::write_result(&result)
         })
     }
 
-    fn list_resource_templates(&self, r: &Request) -> HandlerResult {
+    pub(crate) fn list_resource_templates(&self, r: &Request) -> ReplyResult {
         let ctx = RequestContext::from_request(r);
-        let cursor = cursor_of(r)?;
+        let cursor = crate::pagination::cursor_of(r.params.as_ref())?;
         let all = self.read().resources.template_definitions();
-        let (page, next) =
+        let (resource_templates, next_cursor) =
             self.pager()
                 .page(methods::RESOURCES_TEMPLATES_LIST, &all, cursor.as_deref())?;
-        let mut result = JsonObject::new();
-        result.insert(
-            "resourceTemplates".into(),
-            serde_json::to_value(page).unwrap_or_default(),
-        );
-        if let Some(n) = next {
-            result.insert("nextCursor".into(), Value::String(n));
-        }
-        self.add_cache_hints(&ctx, &mut result);
-        Ok(result)
+        let mut result = tessera_types::ListResourceTemplatesResult {
+            resource_templates,
+            next_cursor,
+            ..Default::default()
+        };
+        self.hint(&ctx, &mut result);
+        crate::extension::routes::write_result(&result)
     }
 
-    fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         let params: ReadResourceRequestParams = match tessera_types::decode_params(
             crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
         ) {
@@ -559,7 +530,7 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// `resources/subscribe` and `resources/unsubscribe` (legacy sessions;
     /// 2026-07-28 clients use `subscriptions/listen`).
-    fn resource_subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
+    pub(crate) fn resource_subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
         if r.context.era == Era::Modern {
             return Err(ErrorObject::method_not_found(&r.method));
         }

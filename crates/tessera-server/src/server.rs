@@ -21,13 +21,15 @@ use crate::completion::CompletionRegistry;
 use crate::context::RequestContext;
 use crate::error::BuildError;
 use crate::extension::{
-    ExtensionHost, ExtensionRequest, ExtensionSet, Notifier, RouteFn, ServerExtension,
+    ExtensionHost, ExtensionRequest, ExtensionRoutes, ExtensionSet, Notifier, RouteFn,
+    ServerExtension,
 };
 use crate::hub::{Hub, ListKind};
 use crate::mrtr::StateSealer;
 use crate::pagination::Pager;
 use crate::prompt::PromptRegistry;
 use crate::resource::ResourceRegistry;
+use crate::router::{MethodRouter, Target};
 use crate::tool::{ToolRegistry, ToolRoute};
 use tessera_runtime::ReplyResult;
 use tessera_types::CacheScope;
@@ -75,6 +77,8 @@ pub struct ServerBuilder<S = ()> {
     pub(crate) settings: Settings,
     pub(crate) sealer: Option<StateSealer>,
     pub(crate) extensions: ExtensionSet,
+    /// The methods the application adds ([`ServerBuilder::routes`]).
+    pub(crate) routes: ExtensionRoutes,
     pub(crate) tasks: crate::task::TaskSettings,
     pub(crate) middleware: MiddlewareStack,
 }
@@ -230,6 +234,38 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Adds methods of the application's own, with typed params and
+    /// results, beside the core's and the extensions' (a vendor method, say):
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use tessera_server::Server;
+    /// use tessera_types::ErrorObject;
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Params { n: u32 }
+    /// #[derive(Serialize)]
+    /// struct Doubled { n: u32 }
+    ///
+    /// let server = Server::builder()
+    ///     .routes(|r| {
+    ///         r.method("example.com/double", |_req, p: Params| async move {
+    ///             Ok::<_, ErrorObject>(Doubled { n: p.n * 2 })
+    ///         });
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    ///
+    /// A method the core or an extension serves, or one routed twice,
+    /// fails the build ([`BuildError::InvalidRoute`]). The methods are not
+    /// declared as a capability: clients that know them call them.
+    pub fn routes(mut self, f: impl FnOnce(&mut ExtensionRoutes)) -> Self {
+        f(&mut self.routes);
+        self
+    }
+
     /// Adds an MCP-level middleware layer (see
     /// [`tessera_runtime::middleware`]): it sees every request the server
     /// serves — method, params, era and version, HTTP headers and principal —
@@ -301,6 +337,18 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 });
             }
         }
+        let app = std::mem::take(&mut self.routes);
+        self.extensions
+            .notifications
+            .extend(app.notifications.into_iter().map(|n| (n.method, n.handler)));
+        let app_methods: Vec<String> = app.requests.iter().map(|r| r.method.clone()).collect();
+        let router =
+            MethodRouter::new(&self.extensions, app.requests).map_err(|(method, problem)| {
+                BuildError::InvalidRoute {
+                    method,
+                    problem: problem.into(),
+                }
+            })?;
         let server = Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -315,6 +363,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                     .sealer
                     .unwrap_or_else(|| StateSealer::random(Duration::from_secs(600))),
                 extensions: self.extensions,
+                router,
+                app_methods,
                 middleware: self.middleware,
                 stacked: std::sync::OnceLock::new(),
             }),
@@ -365,6 +415,10 @@ pub(crate) struct Inner<S> {
     pub(crate) settings: Settings,
     pub(crate) sealer: StateSealer,
     pub(crate) extensions: ExtensionSet,
+    /// Every request method's handler, core and extension alike.
+    router: MethodRouter<S>,
+    /// The methods the application routes itself.
+    app_methods: Vec<String>,
     pub(crate) tasks: Arc<crate::task::hub::TaskHub>,
     middleware: MiddlewareStack,
     /// The middleware over the server's own answering, when there is any;
@@ -433,6 +487,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             errors: Vec::new(),
             sealer: None,
             extensions: ExtensionSet::default(),
+            routes: ExtensionRoutes::default(),
             tasks: crate::task::TaskSettings::default(),
             middleware: MiddlewareStack::new(),
             settings: Settings {
@@ -689,6 +744,24 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
     }
 
+    /// Sets the 2026-07-28 cache hints on a typed cacheable result; earlier
+    /// versions have no such fields.
+    pub(crate) fn hint<T: tessera_types::Cacheable>(&self, ctx: &RequestContext, result: &mut T) {
+        if ctx.era() == Era::Modern {
+            let ms = u64::try_from(self.inner.settings.cache_ttl.as_millis()).unwrap_or(u64::MAX);
+            result.set_cache_hint(ms, self.cache_scope());
+        }
+    }
+
+    /// The scope of this server's cache hints.
+    fn cache_scope(&self) -> CacheScope {
+        if self.inner.settings.cache_scope == "public" {
+            CacheScope::Public
+        } else {
+            CacheScope::Private
+        }
+    }
+
     /// The methods served, derived from what is registered.
     fn served_methods(&self) -> Vec<String> {
         self.served_methods_of(&self.read())
@@ -711,6 +784,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             ]);
         }
         let mut out: Vec<String> = m.into_iter().map(str::to_owned).collect();
+        out.extend(self.inner.app_methods.iter().cloned());
         // An extension that withdrew its declaration (the tasks extension
         // when no tool can run as a task) is not offered: its methods are not
         // served.
@@ -738,72 +812,28 @@ pub(crate) fn ready(r: HandlerResult) -> BoxFuture<'static, HandlerResult> {
 }
 
 impl<S: Send + Sync + 'static> Server<S> {
-    /// Runs the extensions' guards of the request's method.
-    fn check_guards(&self, request: &Request) -> Result<(), ErrorObject> {
-        let mut guards = self.inner.extensions.guards(&request.method).peekable();
-        if guards.peek().is_none() {
-            return Ok(());
-        }
-        let context = RequestContext::from_request(request);
-        for g in guards {
-            g.check_request(&request.method, &context, request.params.as_ref())?;
-        }
-        Ok(())
-    }
-
-    /// Serves one request below the middleware. A `tools/call` or an
-    /// extension route (guards only read the request) is answered with its
-    /// result written straight to JSON text; everything else as a tree.
+    /// Serves one request below the middleware: one lookup in the method
+    /// router, the guarding extensions' checks, then the handler. A
+    /// `tools/call` or a typed route is answered with its result written
+    /// straight to JSON text; the other core methods as a tree.
     fn handle_below(&self, request: Request) -> Handling {
-        if request.method == methods::TOOLS_CALL
-            && !self.inner.extensions.shapes(methods::TOOLS_CALL)
-        {
-            if let Err(e) = self.check_guards(&request) {
-                return Handling::Reply(Box::pin(async move { Err(e) }));
+        let found = self.inner.router.find(&request.method, request.context.era);
+        if !found.guards.is_empty() {
+            let context = RequestContext::from_request(&request);
+            for &i in found.guards {
+                let guard = &self.inner.extensions.list[i];
+                if let Err(e) =
+                    guard.check_request(&request.method, &context, request.params.as_ref())
+                {
+                    return Handling::Reply(Box::pin(async move { Err(e) }));
+                }
             }
-            return Handling::Reply(self.call_tool::<Reply>(request));
         }
-        // An extension route (one lookup; a method an extension routes in
-        // another era goes on to the core below).
-        if let Some(handler) = self.route_of(&request) {
-            if let Err(e) = self.check_guards(&request) {
-                return Handling::Reply(Box::pin(async move { Err(e) }));
-            }
-            return Handling::Reply(self.route(handler.as_ref(), request));
+        match found.target {
+            Some(Target::Core(f)) => f(self, request),
+            Some(Target::Route(handler)) => Handling::Reply(self.route(handler.as_ref(), request)),
+            None => Handling::Object(ready(Err(ErrorObject::method_not_found(&request.method)))),
         }
-        Handling::Object(self.serve_request(request))
-    }
-
-    /// Serves one request below the middleware: extension guards, then the
-    /// extension route or the core handler.
-    fn serve_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        if !self.inner.extensions.touches(&request.method) {
-            return self.handle_core(request);
-        }
-        if let Err(e) = self.check_guards(&request) {
-            return ready(Err(e));
-        }
-        match self.route_of(&request) {
-            Some(handler) => {
-                let reply = self.route(handler.as_ref(), request);
-                Box::pin(async move {
-                    reply.await?.into_object().map_err(|e| {
-                        ErrorObject::internal(format!(
-                            "Internal error: a result does not read: {e}"
-                        ))
-                    })
-                })
-            }
-            None => self.handle_core(request),
-        }
-    }
-
-    /// The extension route serving `request` in its era, if any.
-    fn route_of(&self, request: &Request) -> Option<Arc<RouteFn>> {
-        self.inner
-            .extensions
-            .serving(&request.method, request.context.era)
-            .map(|r| r.handler.clone())
     }
 
     /// Calls an extension route.
@@ -813,11 +843,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             context: RequestContext::from_request(&request),
             pager: self.inner.pager.clone(),
             cache_ttl_ms: u64::try_from(settings.cache_ttl.as_millis()).unwrap_or(u64::MAX),
-            cache_scope: if settings.cache_scope == "public" {
-                CacheScope::Public
-            } else {
-                CacheScope::Private
-            },
+            cache_scope: self.cache_scope(),
             request,
         })
     }
@@ -904,31 +930,3 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
 /// The key of a legacy session's resource subscriptions in its stored data
 /// ([`tessera_runtime::SessionState::data`]): an array of URIs.
 pub const SUBSCRIPTIONS_KEY: &str = "tessera-server/subscriptions";
-
-impl<S: Send + Sync + 'static> Server<S> {
-    /// The core features' dispatch.
-    fn handle_core(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        let method = request.method.as_str();
-        match method {
-            methods::TOOLS_LIST | methods::TOOLS_CALL => self.handle_tools(request),
-            methods::SUBSCRIPTIONS_LISTEN => self.listen(request),
-            methods::TASKS_GET
-            | methods::TASKS_UPDATE
-            | methods::TASKS_CANCEL
-            | methods::TASKS_RESULT
-            | methods::TASKS_LIST => {
-                if request.context.era == Era::Modern {
-                    // The tasks extension (`TasksExtension`) serves get,
-                    // update and cancel; it removed result and list.
-                    ready(Err(ErrorObject::method_not_found(method)))
-                } else {
-                    self.handle_tasks_legacy(request)
-                }
-            }
-            m if m.starts_with("resources/") => self.handle_resources(request),
-            m if m.starts_with("prompts/") => self.handle_prompts(request),
-            methods::COMPLETION_COMPLETE => self.handle_completion(request),
-            other => ready(Err(ErrorObject::method_not_found(other))),
-        }
-    }
-}

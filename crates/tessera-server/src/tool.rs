@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 use tessera_proto::mirror::ParamHeader;
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_runtime::{BoxFuture, ReplyResult, Request};
 use tessera_types::{
     CallToolResult, ErrorObject, JsonObject, ListToolsResult, ServerCapabilities, Tool,
     ToolAnnotations, ToolsCapability,
@@ -18,7 +18,7 @@ use crate::error::BuildError;
 use crate::extract::{HandlerInput, ToolCall};
 use crate::handler::ToolHandler;
 use crate::schema::{self, LazyValidator, Validator, empty_object_schema};
-use crate::server::{Server, ready, to_object};
+use crate::server::Server;
 use crate::task::TaskStart;
 use tessera_types::tool::TaskSupport;
 
@@ -356,25 +356,10 @@ impl<S> ToolRegistry<S> {
 }
 
 impl<S: Send + Sync + 'static> Server<S> {
-    pub(crate) fn handle_tools(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        match r.method.as_str() {
-            methods::TOOLS_LIST => ready(self.list_tools(&r)),
-            _ => self.call_tool::<JsonObject>(r),
-        }
-    }
-
-    fn list_tools(&self, r: &Request) -> HandlerResult {
+    /// Serves `tools/list`.
+    pub(crate) fn list_tools(&self, r: &Request) -> ReplyResult {
         let ctx = RequestContext::from_request(r);
-        let cursor = r
-            .params
-            .as_ref()
-            .and_then(|p| p.get("cursor"))
-            .map(|c| {
-                c.as_str().ok_or_else(|| {
-                    ErrorObject::invalid_params("Invalid params: cursor must be a string")
-                })
-            })
-            .transpose()?;
+        let cursor = crate::pagination::cursor_of(r.params.as_ref())?;
         let mut all = self.read().tools.definitions();
         // `execution` (task support) exists in 2025-11-25 only.
         if ctx.era() == tessera_types::Era::Modern
@@ -403,13 +388,12 @@ impl<S: Send + Sync + 'static> Server<S> {
             ..ListToolsResult::default()
         };
         self.inner.extensions.on_tools_list(&ctx, &mut listed);
-        let (page, next) = self
-            .pager()
-            .page(methods::TOOLS_LIST, &listed.tools, cursor)?;
+        let (page, next) =
+            self.pager()
+                .page(methods::TOOLS_LIST, &listed.tools, cursor.as_deref())?;
         listed.tools = page;
         listed.next_cursor = next;
-        let mut result = to_object(&listed);
-        self.cache_hints(&ctx, &mut result);
-        Ok(result)
+        self.hint(&ctx, &mut listed);
+        crate::extension::routes::write_result(&listed)
     }
 }

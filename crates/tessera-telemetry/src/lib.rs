@@ -16,7 +16,7 @@
 //!
 //! Spans are named `{mcp.method.name} {target}` and carry the attributes
 //! listed in [`convention`]; how 2026-07-28 maps onto the conventions is in
-//! [`era`]. The docs' telemetry chapter (`docs/telemetry.md`) has the table.
+//! [`era`]. The guide's telemetry chapter (`tessera::guide::telemetry`) has the table.
 //!
 //! With the `export` feature, `export::init_from_env` sets up OTLP export
 //! from the standard `OTEL_*` variables and `export::serve_metrics` serves

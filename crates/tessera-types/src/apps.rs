@@ -17,6 +17,10 @@ pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 /// The MIME type of an HTML view.
 pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
+/// The `_meta` key under which a tool or a view resource carries its Apps
+/// metadata ([`ToolUiMeta`], [`UiResourceMeta`]).
+pub const UI_META: &str = "ui";
+
 /// A client's settings: the view content types it renders.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -90,7 +94,7 @@ impl ToolUiMeta {
     pub fn apply(&self, tool: &mut Tool) {
         let meta = tool.meta.get_or_insert_with(JsonObject::new);
         meta.insert(
-            "ui".into(),
+            UI_META.into(),
             serde_json::to_value(self).unwrap_or(Value::Null),
         );
     }
@@ -99,7 +103,7 @@ impl ToolUiMeta {
     /// `_meta["ui/resourceUri"]`; `None` when it has neither.
     pub fn of(tool: &Tool) -> Option<ToolUiMeta> {
         let meta = tool.meta.as_ref()?;
-        if let Some(ui) = meta.get("ui") {
+        if let Some(ui) = meta.get(UI_META) {
             return serde_json::from_value(ui.clone()).ok();
         }
         meta.get("ui/resourceUri")
@@ -160,6 +164,17 @@ pub struct UiResourceMeta {
     /// Whether the host should draw a border and background.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefers_border: Option<bool>,
+}
+
+impl UiResourceMeta {
+    /// The `_meta.ui` of a view resource's `_meta` (the default when it has
+    /// none); an error when it is there but malformed.
+    pub fn of(meta: Option<&JsonObject>) -> Result<UiResourceMeta, serde_json::Error> {
+        match meta.and_then(|m| m.get(UI_META)) {
+            Some(ui) => UiResourceMeta::deserialize(ui),
+            None => Ok(UiResourceMeta::default()),
+        }
+    }
 }
 
 #[cfg(test)]

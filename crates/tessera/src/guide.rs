@@ -11,11 +11,16 @@
 //! 8. [`extensions`]: adding to the protocol; skills and MCP Apps.
 //! 9. [`scaling`]: several instances behind one endpoint, their state in
 //!    Redis (the `redis` feature).
-//! 10. [`limits`]: every bound on what a peer can hold or send, its default
+//! 10. [`telemetry`]: OpenTelemetry traces and metrics (the `telemetry`
+//!     feature), OTLP export and Prometheus from the `tessera` binary.
+//! 11. [`limits`]: every bound on what a peer can hold or send, its default
 //!     and the option that changes it.
-//!
-//! The repository's `examples/` folder holds the same ideas as programs
-//! (`cargo run -p tessera-examples --example NAME`).
+//! 12. [`cli`]: the `tessera` command: serving the reference server, the
+//!     client verbs, exit codes, load tests.
+//! 13. [`inspector`]: `tessera inspect`, a web inspector, and `tessera replay`.
+//! 14. [`proxy`]: `tessera proxy`, bridging transports and eras, and a gateway
+//!     in front of several servers with its configuration file.
+//! 15. [`examples`]: the repository's runnable programs.
 
 #[doc = include_str!("../guide/concepts.md")]
 pub mod concepts {}
@@ -44,13 +49,29 @@ pub mod extensions {}
 #[doc = include_str!("../guide/scaling.md")]
 pub mod scaling {}
 
+#[doc = include_str!("../guide/telemetry.md")]
+pub mod telemetry {}
+
 #[doc = include_str!("../guide/limits.md")]
 pub mod limits {}
+
+#[doc = include_str!("../guide/cli.md")]
+pub mod cli {}
+
+#[doc = include_str!("../guide/inspector.md")]
+pub mod inspector {}
+
+#[doc = include_str!("../guide/proxy.md")]
+pub mod proxy {}
+
+#[doc = include_str!("../guide/examples.md")]
+pub mod examples {}
 
 #[cfg(test)]
 mod links {
     //! The manual's relative links (README, CONTRIBUTING, `docs/`, the guide)
-    //! point at files of the repository.
+    //! point at files of the repository, and `docs/` keeps contributor
+    //! pages only.
 
     use std::path::{Path, PathBuf};
 
@@ -91,18 +112,47 @@ mod links {
             let text = std::fs::read_to_string(&file)
                 .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             let dir = file.parent().expect("a file has a directory");
+            // rustdoc renders the guide's chapters as modules: a file path
+            // there is broken on docs.rs, whatever it reaches on disk.
+            let in_guide = dir.ends_with("guide");
             for target in relative_targets(&text) {
                 checked += 1;
-                if !dir.join(target).exists() {
+                if in_guide {
+                    broken.push(format!(
+                        "{} -> {target} (a chapter links with crate::guide::… paths)",
+                        file.display()
+                    ));
+                } else if !dir.join(target).exists() {
                     broken.push(format!("{} -> {target}", file.display()));
                 }
             }
         }
+        // README, CONTRIBUTING and docs/ hold about twenty relative links.
         assert!(
-            checked > 20,
+            checked > 10,
             "only {checked} links found: is the scan broken?"
         );
         assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+    }
+
+    #[test]
+    fn docs_holds_contributor_pages_only() {
+        // The user manual is the guide; a page added to `docs/` is either
+        // contributor material (add it here) or belongs in the guide.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut pages: Vec<String> = std::fs::read_dir(root.join("docs"))
+            .expect("docs/ exists")
+            .map(|e| e.expect("a directory entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .map(|p| {
+                p.file_name()
+                    .expect("a file name")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        pages.sort();
+        assert_eq!(pages, ["layout.md", "testing.md"]);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Tessera: the Model Context Protocol for Rust.
 //!
-//! New here? Read the [`guide`]: concepts, a server, a client, HTTP,
-//! authorization, tasks, extensions and scaling out, each with an example
-//! that compiles.
+//! New here? Read the [`guide`], the user manual: concepts, a server,
+//! middleware, a client, HTTP, authorization, tasks, extensions, scaling out,
+//! telemetry, limits, and the `tessera` command (its client verbs, the
+//! inspector, the proxy), each example compiled.
 //!
 //! This facade re-exports the Tessera crates behind additive features:
 //!
@@ -18,7 +19,7 @@
 //! | `auth` | `tessera-auth`: OAuth 2.1 resource server and client | `auth` |
 //! | `server::task::SqliteTaskStore` | the SQLite task store of `tessera-server`: tasks that survive a restart | `sqlite` |
 //! | `redis` | `tessera-redis`: sessions, resumable streams, tasks, MRTR keys and the bus between instances in Redis, so several instances serve one endpoint ([`guide::scaling`]) | `redis` |
-//! | `telemetry` | `tessera-telemetry`: OpenTelemetry spans and metrics following the MCP semantic conventions, as one middleware layer ([`guide::middleware`], `docs/telemetry.md`) | `telemetry` |
+//! | `telemetry` | `tessera-telemetry`: OpenTelemetry spans and metrics following the MCP semantic conventions, as one middleware layer ([`guide::telemetry`]) | `telemetry` |
 //!
 //! ```no_run
 //! use tessera::server::{Args, Server, tool};

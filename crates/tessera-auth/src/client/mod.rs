@@ -17,6 +17,9 @@
 //! answers `403 insufficient_scope` with a step-up (at most three
 //! attempts per scope set). Tokens live in a [`TokenStore`].
 //!
+//! [`TokenExchange`] is the gateway's side of RFC 8693: a caller's token
+//! traded for one whose audience is the upstream MCP server.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use tessera_auth::client::{Grant, HeadlessUserAgent, OAuthClient};
@@ -37,6 +40,7 @@ mod config;
 pub mod discovery;
 mod dpop;
 mod error;
+mod exchange;
 mod fetch;
 mod hook;
 mod oauth;
@@ -53,6 +57,7 @@ pub use authorization::{AuthorizationParams, PendingAuthorization, begin as begi
 pub use config::{Grant, IdentityAssertion};
 pub use dpop::DpopKey;
 pub use error::OAuthError;
+pub use exchange::{ACCESS_TOKEN_TYPE, TokenExchange, TokenExchangeBuilder};
 pub use oauth::{OAuthClient, OAuthClientBuilder};
 pub use observe::{OAuthExchange, OAuthObserver, OAuthPhase};
 pub use pkce::Pkce;

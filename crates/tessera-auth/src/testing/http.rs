@@ -69,6 +69,9 @@ async fn route(state: &State, req: Request<Incoming>) -> Answer {
                     code_flow::token(state, &headers, &form)
                 }
                 Some(super::JWT_BEARER) => super::workload::token(state, &headers, &form).await,
+                Some(super::exchange::TOKEN_EXCHANGE) => {
+                    super::exchange::token(state, &headers, &form)
+                }
                 _ => token(state, &headers, &form),
             }
         }
@@ -91,7 +94,7 @@ fn metadata(state: &State) -> Value {
         "jwks_uri": format!("{iss}/jwks"),
         "introspection_endpoint": format!("{iss}/introspect"),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials", super::JWT_BEARER],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials", super::JWT_BEARER, super::exchange::TOKEN_EXCHANGE],
         "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
         "code_challenge_methods_supported": ["S256"],
@@ -145,7 +148,7 @@ pub(crate) fn client_id_of(
 }
 
 /// The authenticated client id, by `client_secret_basic` or `client_secret_post`.
-fn client(
+pub(crate) fn client(
     state: &State,
     headers: &http::HeaderMap,
     form: &HashMap<String, String>,
@@ -302,7 +305,7 @@ fn introspect(state: &State, headers: &http::HeaderMap, form: &HashMap<String, S
 }
 
 /// The claims of a JWT this server signed (signature checked, times not).
-fn verify_own(state: &State, token: &str) -> Option<Map<String, Value>> {
+pub(crate) fn verify_own(state: &State, token: &str) -> Option<Map<String, Value>> {
     let header = jsonwebtoken::decode_header(token).ok()?;
     let key = {
         let k = lock(&state.keys);

@@ -19,6 +19,10 @@
 //!   signed and opaque tokens it minted, `active: false` for anything else,
 //!   expired or revoked.
 //!
+//! - the RFC 8693 token exchange grant (a client trades a live token of
+//!   this server for one whose `aud` is the requested `resource` and
+//!   `audience`, with the subject's `sub` and an `act` claim naming the
+//!   client; [`ExchangeSettings`] sets the lifetime or refuses);
 //! - the RFC 7523 `jwt-bearer` grant with a workload token (SEP-1933) of
 //!   an issuer trusted with [`TestAuthorizationServer::trust_workload_issuer`]
 //!   (keys found by discovery), which another `TestAuthorizationServer`
@@ -37,6 +41,7 @@
 mod code_flow;
 mod dpop;
 mod dpop_grant;
+mod exchange;
 mod http;
 mod keys;
 mod workload;
@@ -52,6 +57,7 @@ use serde_json::{Map, Value, json};
 
 pub use code_flow::{CodeFlowSettings, IssMode};
 pub use dpop::{TestDpopKey, ath, signing_input};
+pub use exchange::ExchangeSettings;
 pub use keys::TestKey;
 
 /// The state shared by the server's handlers and its handle.
@@ -72,6 +78,8 @@ pub(crate) struct State {
     pub token_requests: Mutex<HashMap<String, u64>>,
     pub registrations: Mutex<Vec<Value>>,
     pub workload: Mutex<workload::WorkloadTrust>,
+    pub exchange: Mutex<ExchangeSettings>,
+    pub exchanges: Mutex<Vec<Map<String, Value>>>,
 }
 
 /// The RFC 7523 JWT bearer grant type.
@@ -149,6 +157,8 @@ impl TestAuthorizationServer {
             token_requests: Mutex::new(HashMap::new()),
             registrations: Mutex::new(Vec::new()),
             workload: Mutex::new(workload::WorkloadTrust::default()),
+            exchange: Mutex::new(ExchangeSettings::default()),
+            exchanges: Mutex::new(Vec::new()),
         });
         let task = tokio::spawn(http::run(listener, state.clone()));
         Ok(TestAuthorizationServer { state, addr, task })
@@ -354,6 +364,18 @@ impl TestAuthorizationServer {
         };
         key.expect("the current key exists")
             .sign_typed(&claims, "JWT")
+    }
+
+    /// Changes how the token exchange grant behaves (the lifetime of the
+    /// tokens it issues; refusing every exchange).
+    pub fn configure_exchange(&self, f: impl FnOnce(&mut ExchangeSettings)) {
+        f(&mut lock(&self.state.exchange));
+    }
+
+    /// The claims of the tokens the token exchange grant issued, in order
+    /// (the last 1,024).
+    pub fn exchanges(&self) -> Vec<Map<String, Value>> {
+        lock(&self.state.exchanges).clone()
     }
 
     /// Makes `kid` the key that signs issued tokens.

@@ -13,3 +13,4 @@ mod jwt;
 mod principal_binding;
 mod refresh_race;
 mod scopes;
+mod token_exchange;

@@ -1,4 +1,4 @@
-//! The inspector's HTTP API (documented in docs/inspect.md): connections,
+//! The inspector's HTTP API (documented in crates/tessera/guide/inspector.md): connections,
 //! tools, resources, prompts, log level, and the event stream of the
 //! [`Journal`](super::journal::Journal). Every route answers JSON; failures
 //! are [`Problem`]s.

@@ -1,8 +1,9 @@
 //! `tessera inspect [TARGET]`: a web inspector for MCP servers. The binary
 //! holds the MCP connections (with `tessera-client`) and serves, on a
-//! loopback port, a page and the small HTTP + SSE API it uses
-//! (docs/inspect.md). The first line on stdout is the page's URL with the
-//! launch's token; every API request must carry it.
+//! loopback port, a page and the small HTTP + SSE API it uses (documented
+//! in the guide's inspector chapter, `crates/tessera/guide/inspector.md`).
+//! The first line on stdout is the page's URL with the launch's token; every
+//! API request must carry it.
 
 mod api;
 mod apps;

@@ -102,6 +102,19 @@ fn credential_errors_name_the_server_and_field() {
             json!({"type": "clientCredentials", "clientId": "x", "clientSecret": "inline"}),
             "auth.clientSecret: unknown field",
         ),
+        // The caller's token is needed, and without --auth-issuer there is none.
+        (
+            json!({"type": "forward", "acknowledgeTokenPassthrough": true}),
+            "auth.type: \"forward\" starts from the caller's OAuth token",
+        ),
+        (
+            json!({"type": "tokenExchange", "clientId": "x", "clientSecretEnv": "HOME"}),
+            "auth.type: \"tokenExchange\" starts from the caller's OAuth token",
+        ),
+        (
+            json!({"type": "forward"}),
+            "auth.acknowledgeTokenPassthrough: must be true",
+        ),
     ] {
         let file = dir.join("servers.json");
         let doc = json!({"mcpServers": {"web": {"url": "http://127.0.0.1:1/mcp", "auth": auth}}});
@@ -211,5 +224,89 @@ async fn oauth_token_claims_drive_the_rules() {
     assert_eq!(r.status(), 401);
     eng.close().await;
     sales.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `tokenExchange` through the real binaries: the proxy behind its OAuth
+/// front trades each caller's token (issued for the proxy, which the
+/// upstream `tessera serve --auth-issuer` refuses) for one issued for the
+/// upstream, once per caller, and a refused exchange is an error for the
+/// caller.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_exchange_per_caller_through_the_binaries() {
+    const EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+    let asrv = TestAuthorizationServer::start().await.unwrap();
+    asrv.register_client("gateway-proxy", SECRET);
+    let issuer = asrv.issuer();
+    let (_upstream, up_url) = common::serve_behind(&asrv).await;
+    let dir = std::env::temp_dir().join(format!("tessera-gw-exchange-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("servers.json");
+    let doc = json!({"mcpServers": {
+        "up": {"url": up_url, "auth": {"type": "tokenExchange", "clientId": "gateway-proxy",
+                                        "clientSecretEnv": "GW_X_SECRET", "scope": "mcp"}}
+    }});
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let (_proxy, url) = tokio::task::spawn_blocking(move || {
+        start_proxy_env(
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--config",
+                &path,
+                "--auth-issuer",
+                &issuer,
+            ],
+            &[("GW_X_SECRET", SECRET)],
+        )
+    })
+    .await
+    .unwrap();
+    let connect = |sub: &str| {
+        let mut claims = asrv.claims(&url, &["mcp"]);
+        claims.insert("sub".into(), json!(sub));
+        let token = asrv.token(&claims);
+        let url = url.clone();
+        async move {
+            let mut h = tessera_http::http::HeaderMap::new();
+            h.insert("authorization", format!("Bearer {token}").parse().unwrap());
+            let t = tessera_http::HttpClientTransport::with_headers(&url, h).unwrap();
+            bounded(
+                "connecting with a token",
+                Client::builder("gateway-test", "1.0").connect_transport(t),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let alice = connect("alice").await;
+    let bob = connect("bob").await;
+    for i in 0..2 {
+        for (c, who) in [(&alice, "alice"), (&bob, "bob")] {
+            let text = format!("{who} {i}");
+            let r = bounded("echo", c.call_tool("up__echo", json!({"text": text})))
+                .await
+                .unwrap();
+            assert_eq!(r.content[0].as_text(), Some(text.as_str()));
+        }
+    }
+    assert_eq!(asrv.token_requests(EXCHANGE), 2, "one exchange per caller");
+    let issued = asrv.exchanges();
+    let subs: Vec<&str> = issued.iter().map(|c| c["sub"].as_str().unwrap()).collect();
+    assert_eq!(subs, ["alice", "bob"]);
+    for c in &issued {
+        assert_eq!(c["aud"], json!(up_url));
+        assert_eq!(c["act"], json!({"sub": "gateway-proxy"}));
+    }
+    asrv.configure_exchange(|s| s.refuse = Some("access_denied".into()));
+    let carol = connect("carol").await;
+    let err = bounded("refused", carol.call_tool("up__echo", json!({"text": "x"})))
+        .await
+        .expect_err("the exchange is refused");
+    assert!(err.to_string().contains("access_denied"), "{err}");
+    for c in [alice, bob, carol] {
+        c.close().await;
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -134,7 +134,16 @@ fn pipes_are_polled_unless_the_environment_asks_for_blocking_ones() {
     // The mode belongs to the open pipe, which this process holds too: what
     // the server did to its stdin shows here.
     for (setting, polled) in [(None, true), (Some("blocking"), false)] {
-        let (read, mut write) = std::io::pipe().unwrap();
+        // A pipe of which this process keeps a copy of the read end: `cat`'s
+        // stdout, fed through its stdin (`std::io::pipe` needs Rust 1.87,
+        // above the workspace's rust-version).
+        let mut relay = Command::new("cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start cat");
+        let mut write = relay.stdin.take().unwrap();
+        let read = std::os::fd::OwnedFd::from(relay.stdout.take().unwrap());
         let kept = read.try_clone().unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
         cmd.args(["serve", "--stdio"])
@@ -157,5 +166,6 @@ fn pipes_are_polled_unless_the_environment_asks_for_blocking_ones() {
         assert_eq!(nonblocking(&kept), polled, "{setting:?}");
         drop(write);
         assert!(child.wait().unwrap().success());
+        assert!(relay.wait().unwrap().success());
     }
 }

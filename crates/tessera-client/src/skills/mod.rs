@@ -26,11 +26,13 @@
 mod cache;
 mod verify;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_types::methods;
+use tessera_types::pagination::PaginatedRequestParams;
 use tessera_types::{
-    GetSkillResult, JsonObject, ListSkillsResult, ReadResourceDirectoryResult, ResourceContents,
-    SKILLS_EXTENSION, Skill, SkillsSettings,
+    GetSkillRequest, GetSkillRequestParams, JsonObject, ListSkillsResult,
+    ReadResourceDirectoryRequest, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ResourceContents, SKILLS_EXTENSION, Skill, SkillsSettings,
 };
 
 pub use cache::{SkillCache, SkillKey};
@@ -89,7 +91,7 @@ impl Client {
         cursor: Option<&str>,
     ) -> Result<ListSkillsResult, ClientError> {
         self.require_skills()?;
-        let params = cursor.map(|c| to_object(&json!({ "cursor": c })));
+        let params = cursor.map(|c| to_object(&PaginatedRequestParams::after(c)));
         let raw = self.request_raw(methods::SKILLS_LIST, params).await?;
         crate::client::decode(methods::SKILLS_LIST, raw)
     }
@@ -129,10 +131,12 @@ impl Client {
     /// the server when it serves no such skill).
     pub async fn skills_get(&self, uri: &str) -> Result<Skill, ClientError> {
         self.require_skills()?;
-        let raw = self
-            .request_raw(methods::SKILLS_GET, Some(to_object(&json!({ "uri": uri }))))
+        let r = self
+            .request::<GetSkillRequest>(&GetSkillRequestParams {
+                uri: uri.to_owned(),
+                ..Default::default()
+            })
             .await?;
-        let r: GetSkillResult = crate::client::decode(methods::SKILLS_GET, raw)?;
         Ok(r.skill)
     }
 
@@ -148,14 +152,12 @@ impl Client {
                 "resources/directory/read (the server did not declare directoryRead)".into(),
             ));
         }
-        let mut params = to_object(&json!({ "uri": uri }));
-        if let Some(c) = cursor {
-            params.insert("cursor".into(), json!(c));
-        }
-        let raw = self
-            .request_raw(methods::RESOURCES_DIRECTORY_READ, Some(params))
-            .await?;
-        crate::client::decode(methods::RESOURCES_DIRECTORY_READ, raw)
+        self.request::<ReadResourceDirectoryRequest>(&ReadResourceDirectoryRequestParams {
+            uri: uri.to_owned(),
+            cursor: cursor.map(str::to_owned),
+            ..Default::default()
+        })
+        .await
     }
 
     /// The raw bytes of resource `uri` (text as UTF-8, blobs decoded),

@@ -23,8 +23,8 @@
 //! timeouts and the connection cap).
 //!
 //! Every limit has a safe default and a builder method; the guide's limits
-//! chapter (`tessera::guide::limits`) lists them with their defaults and
-//! options, `docs/http.md` with what a peer sees when it hits one.
+//! chapter (`tessera::guide::limits`) lists them with their defaults, their
+//! options and what a peer sees when it hits one.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -3,4 +3,5 @@
 
 mod aggregate_pages;
 mod bridge;
+mod caller_credentials;
 mod raw;

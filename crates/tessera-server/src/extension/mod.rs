@@ -70,7 +70,7 @@
 
 mod host;
 mod request;
-mod routes;
+pub(crate) mod routes;
 mod set;
 
 use std::sync::Arc;

@@ -211,7 +211,7 @@ impl ExtensionRoutes {
 }
 
 /// A route's result as JSON text.
-fn write_result<T: Serialize>(result: &T) -> ReplyResult {
+pub(crate) fn write_result<T: Serialize>(result: &T) -> ReplyResult {
     let text = serde_json::value::to_raw_value(result).map_err(|e| {
         ErrorObject::internal(format!(
             "Internal error: the result does not serialize: {e}"

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use tessera_types::{Era, ListToolsResult, ServerCapabilities};
+use tessera_types::{ListToolsResult, ServerCapabilities};
 
 use super::ServerExtension;
 use super::routes::{ExtensionRoutes, NotifyFn, Route};
@@ -70,32 +70,6 @@ impl ExtensionSet {
         for e in &self.list {
             e.declare(caps);
         }
-    }
-
-    /// Whether any extension serves or guards `method`: when none does, a
-    /// request goes straight to the core.
-    pub fn touches(&self, method: &str) -> bool {
-        self.shapes(method) || self.guards.iter().any(|(m, _)| m == method)
-    }
-
-    /// Whether an extension routes `method` (guards only read the request).
-    pub fn shapes(&self, method: &str) -> bool {
-        self.routes.iter().any(|(r, _)| r.method == method)
-    }
-
-    /// The route serving `method` to a request of `era`, if any.
-    pub fn serving(&self, method: &str, era: Era) -> Option<&Route> {
-        self.routes
-            .iter()
-            .map(|(r, _)| r)
-            .find(|r| r.method == method && r.era.is_none_or(|e| e == era))
-    }
-
-    pub fn guards(&self, method: &str) -> impl Iterator<Item = &Arc<dyn ServerExtension>> {
-        self.guards
-            .iter()
-            .filter(move |(m, _)| m == method)
-            .map(|(_, i)| &self.list[*i])
     }
 
     pub fn notification_takers(&self, method: &str) -> Vec<Arc<NotifyFn>> {

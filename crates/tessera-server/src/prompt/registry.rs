@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use tessera_types::methods;
 
-use serde_json::Value;
+use tessera_runtime::ReplyResult;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
-    ErrorObject, GetPromptRequestParams, JsonObject, Prompt, PromptsCapability, ServerCapabilities,
+    ErrorObject, GetPromptRequestParams, Prompt, PromptsCapability, ServerCapabilities,
 };
 
 use crate::completion::{ErasedCompleter, completion_error};
@@ -382,41 +382,23 @@ impl<S: Send + Sync + 'static> Server<S> {
         removed
     }
 
-    /// Serves `prompts/list` and `prompts/get`.
-    pub(crate) fn handle_prompts(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        match r.method.as_str() {
-            methods::PROMPTS_LIST => ready(self.list_prompts(&r)),
-            methods::PROMPTS_GET => self.get_prompt(r),
-            other => ready(Err(ErrorObject::method_not_found(other))),
-        }
-    }
-
-    fn list_prompts(&self, r: &Request) -> HandlerResult {
+    pub(crate) fn list_prompts(&self, r: &Request) -> ReplyResult {
         let ctx = RequestContext::from_request(r);
-        let cursor = match r.params.as_ref().and_then(|p| p.get("cursor")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(c)) => Some(c.as_str()),
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: cursor must be a string",
-                ));
-            }
-        };
+        let cursor = crate::pagination::cursor_of(r.params.as_ref())?;
         let all = self.read().prompts.definitions();
-        let (page, next) = self.pager().page(methods::PROMPTS_LIST, &all, cursor)?;
-        let mut result = JsonObject::new();
-        result.insert(
-            "prompts".into(),
-            serde_json::to_value(page).unwrap_or_default(),
-        );
-        if let Some(n) = next {
-            result.insert("nextCursor".into(), Value::String(n));
-        }
-        self.cache_hints(&ctx, &mut result);
-        Ok(result)
+        let (prompts, next_cursor) =
+            self.pager()
+                .page(methods::PROMPTS_LIST, &all, cursor.as_deref())?;
+        let mut result = tessera_types::ListPromptsResult {
+            prompts,
+            next_cursor,
+            ..Default::default()
+        };
+        self.hint(&ctx, &mut result);
+        crate::extension::routes::write_result(&result)
     }
 
-    fn get_prompt(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn get_prompt(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
         let params: GetPromptRequestParams = match tessera_types::decode_params(
             crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
         ) {

@@ -137,20 +137,26 @@ async fn wait_terminal(
     Ok(record)
 }
 
-/// What the original request would have returned, tied to its task.
-fn payload(record: TaskRecord) -> Result<JsonObject, ErrorObject> {
+/// Ties a message's params or result to a task: `_meta`'s related-task
+/// entry (2025-11-25), beside the other `_meta` entries.
+pub(crate) fn relate_to_task(message: &mut JsonObject, task_id: &str) {
     let related = serde_json::to_value(tessera_types::tasks::legacy::RelatedTaskMetadata {
-        task_id: record.task_id.clone(),
+        task_id: task_id.to_owned(),
     })
     .unwrap_or_default();
+    let meta = message
+        .entry(META)
+        .or_insert_with(|| Value::Object(JsonObject::new()));
+    if let Value::Object(m) = meta {
+        m.insert(RELATED_TASK.into(), related);
+    }
+}
+
+/// What the original request would have returned, tied to its task.
+fn payload(record: TaskRecord) -> Result<JsonObject, ErrorObject> {
     match (record.status, record.result, record.error) {
         (_, Some(mut result), _) => {
-            let meta = result
-                .entry(META)
-                .or_insert_with(|| Value::Object(JsonObject::new()));
-            if let Value::Object(m) = meta {
-                m.insert(RELATED_TASK.into(), related);
-            }
+            relate_to_task(&mut result, &record.task_id);
             Ok(result)
         }
         (_, None, Some(error)) => Err(error),
@@ -158,7 +164,11 @@ fn payload(record: TaskRecord) -> Result<JsonObject, ErrorObject> {
             "Internal error: task {} was cancelled before it produced a result",
             record.task_id
         ))
-        .with_data(related_meta(related))),
+        .with_data({
+            let mut data = JsonObject::new();
+            relate_to_task(&mut data, &record.task_id);
+            Value::Object(data)
+        })),
     }
 }
 
@@ -174,12 +184,3 @@ fn status_name(s: TaskStatus) -> &'static str {
 
 /// The `_meta` member of results and error data.
 const META: &str = "_meta";
-
-/// Error data tying an error to its task: `{"_meta": {RELATED_TASK: related}}`.
-fn related_meta(related: Value) -> Value {
-    let mut meta = JsonObject::new();
-    meta.insert(RELATED_TASK.into(), related);
-    let mut data = JsonObject::new();
-    data.insert(META.into(), Value::Object(meta));
-    Value::Object(data)
-}

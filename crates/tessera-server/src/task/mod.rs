@@ -19,7 +19,7 @@ pub(crate) mod call;
 pub mod contract;
 mod extension;
 pub(crate) mod hub;
-mod legacy;
+pub(crate) mod legacy;
 pub(crate) mod live;
 mod memory;
 pub(crate) mod relay;

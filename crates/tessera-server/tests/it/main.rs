@@ -9,6 +9,7 @@ mod mrtr;
 mod prompts;
 mod resources;
 mod resources_fs;
+mod routes;
 mod skills;
 mod stream_control;
 mod task_limits;

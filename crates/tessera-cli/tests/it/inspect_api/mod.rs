@@ -1,4 +1,4 @@
-//! The HTTP + SSE API of `tessera inspect` (docs/inspect.md), against a real
+//! The HTTP + SSE API of `tessera inspect` (crates/tessera/guide/inspector.md), against a real
 //! `tessera inspect` holding a real `tessera serve --stdio`, and its
 //! security rules: the token, the Host and Origin checks, loopback binding.
 

@@ -373,7 +373,7 @@ async fn one_trace_runs_from_call_through_proxy_to_serve() {
     let env = otel_env(&rx.endpoint(), "proxy");
     let upstream = url.clone();
     let (_proxy, proxy_url) = tokio::task::spawn_blocking(move || {
-        common::start_proxy_env(&[&upstream, "--http", "127.0.0.1:0"], &env)
+        common::start_proxy_env(&[upstream.as_str(), "--http", "127.0.0.1:0"], &env)
     })
     .await
     .unwrap();

@@ -1,0 +1,293 @@
+//! One upstream connection per caller, for an upstream whose credentials
+//! depend on the caller ([`crate::caller_auth`]): the HTTP client transport
+//! sets its `Authorization` per connection, not per request, so callers with
+//! different tokens cannot share one.
+//!
+//! The pool is keyed by the SHA-256 of the caller's token. It holds at most
+//! [`MAX_CALLERS`] connections: a new caller takes the place of the least
+//! recently used connection with no request in flight, and is refused (with
+//! an error naming the limit) when every connection is busy. A connection
+//! idle for [`IDLE`] is closed by [`Callers::reap`], which the upstream's
+//! supervisor runs, so nothing a caller leaves behind stays open.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tessera_proto::ConnectMode;
+use tessera_runtime::Request;
+use tessera_types::ErrorObject;
+use tokio::time::Instant;
+
+use crate::caller_auth::CallerCredentials;
+use crate::calls::Calls;
+use crate::hub::Hub;
+use crate::member::MemberSink;
+use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
+
+/// The most callers with a connection of their own to one upstream.
+pub const MAX_CALLERS: usize = 256;
+/// How long a caller's connection may stay unused before it is closed.
+pub const IDLE: Duration = Duration::from_secs(120);
+
+/// One caller's connection.
+struct Entry {
+    /// The connection, once made; connecting holds the lock, so one caller
+    /// connects once however many of its requests arrive together.
+    conn: tokio::sync::Mutex<Option<Arc<Upstream>>>,
+    calls: Arc<Calls>,
+    last: Mutex<Instant>,
+}
+
+/// A caller's connection, lent to one request (the connection counts as
+/// busy while a lease lives).
+pub(crate) struct Lease {
+    /// The connection.
+    pub up: Arc<Upstream>,
+    /// Its requests in flight.
+    pub calls: Arc<Calls>,
+    key: [u8; 32],
+    _entry: Arc<Entry>,
+}
+
+/// The per-caller connections of one upstream.
+pub(crate) struct Callers {
+    creds: CallerCredentials,
+    upstream: String,
+    hub: Arc<Hub>,
+    entries: Mutex<HashMap<[u8; 32], Arc<Entry>>>,
+}
+
+impl Callers {
+    /// A pool for `upstream`, reached with `creds`; its connections tell
+    /// `hub` of the upstream's changes.
+    pub fn new(creds: CallerCredentials, upstream: String, hub: Arc<Hub>) -> Self {
+        Callers {
+            creds,
+            upstream,
+            hub,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Arc<Entry>>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many callers have a connection now.
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    /// The connection of the caller of `r`, made (with its upstream token
+    /// obtained first) when it has none. Refused, without reaching the
+    /// upstream, when the caller has no usable token or the exchange fails.
+    pub async fn lease(
+        &self,
+        r: &Request,
+        options: &UpstreamOptions,
+    ) -> Result<Lease, ErrorObject> {
+        let caller = self.creds.caller(r, &self.upstream)?;
+        let key = caller.key;
+        let entry = self.entry(key)?;
+        *entry.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        let mut conn = tokio::select! {
+            c = entry.conn.lock() => c,
+            _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+        };
+        // The upstream token first, under the caller's lock (its requests
+        // arriving together exchange once): a refused exchange never
+        // reaches the upstream, and a cached token costs nothing.
+        if let Err(e) = self.creds.upstream_token(&caller, &self.upstream).await {
+            if conn.is_none() {
+                // Nothing of this caller is open: it holds no place.
+                drop(conn);
+                let mut entries = self.entries();
+                if entries.get(&key).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                    entries.remove(&key);
+                }
+            }
+            return Err(e);
+        }
+        let up = match conn.as_ref().filter(|u| u.is_open()) {
+            Some(up) => up.clone(),
+            None => {
+                let spec = self.creds.spec_for(caller, &self.upstream);
+                let sink = Arc::new(MemberSink::new(
+                    self.upstream.clone(),
+                    entry.calls.clone(),
+                    self.hub.clone(),
+                ));
+                let connecting = Upstream::connect(
+                    &spec,
+                    ConnectMode::Auto,
+                    proxy_identity(all_client_capabilities()),
+                    sink,
+                    options,
+                    None,
+                );
+                let up = tokio::select! {
+                    c = connecting => c,
+                    _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+                }
+                .map_err(|e| {
+                    let mut o = ErrorObject::internal(format!(
+                        "upstream {} cannot be reached for this caller: {e}",
+                        self.upstream
+                    ));
+                    o.data = Some(json!({"upstream": self.upstream}));
+                    o
+                })?;
+                let up = Arc::new(up);
+                *conn = Some(up.clone());
+                up
+            }
+        };
+        drop(conn);
+        Ok(Lease {
+            up,
+            calls: entry.calls.clone(),
+            key,
+            _entry: entry,
+        })
+    }
+
+    /// The entry of `key`, made room for when new.
+    fn entry(&self, key: [u8; 32]) -> Result<Arc<Entry>, ErrorObject> {
+        let mut entries = self.entries();
+        if let Some(e) = entries.get(&key) {
+            return Ok(e.clone());
+        }
+        if entries.len() >= MAX_CALLERS {
+            // The least recently used connection that no request holds.
+            let idle = entries
+                .iter()
+                .filter(|(_, e)| Arc::strong_count(e) == 1)
+                .min_by_key(|(_, e)| *e.last.lock().unwrap_or_else(|p| p.into_inner()))
+                .map(|(k, _)| *k);
+            match idle {
+                Some(k) => {
+                    entries.remove(&k);
+                }
+                None => {
+                    let mut e = ErrorObject::internal(format!(
+                        "upstream {} already has its limit of {MAX_CALLERS} callers with requests \
+                         in flight, each on a connection of its own; try again later",
+                        self.upstream
+                    ));
+                    e.data = Some(
+                        json!({"upstream": self.upstream, "limit": "callers", "max": MAX_CALLERS}),
+                    );
+                    return Err(e);
+                }
+            }
+        }
+        let e = Arc::new(Entry {
+            conn: tokio::sync::Mutex::new(None),
+            calls: Arc::new(Calls::default()),
+            last: Mutex::new(Instant::now()),
+        });
+        entries.insert(key, e.clone());
+        Ok(e)
+    }
+
+    /// Drops the connection `lease` used when it is still the caller's (it
+    /// died: the next request of that caller connects again).
+    pub fn forget(&self, lease: &Lease) {
+        let mut entries = self.entries();
+        let same = entries.get(&lease.key).is_some_and(|e| {
+            e.conn
+                .try_lock()
+                .ok()
+                .and_then(|c| c.as_ref().map(|u| Arc::ptr_eq(u, &lease.up)))
+                .unwrap_or(false)
+        });
+        if same {
+            entries.remove(&lease.key);
+        }
+    }
+
+    /// Closes the connections unused for [`IDLE`] with no request in flight;
+    /// how many are left.
+    pub fn reap(&self, now: Instant) -> usize {
+        let mut entries = self.entries();
+        entries.retain(|_, e| {
+            Arc::strong_count(e) > 1
+                || now.duration_since(*e.last.lock().unwrap_or_else(|p| p.into_inner())) < IDLE
+        });
+        entries.len()
+    }
+
+    /// Closes every connection.
+    pub fn clear(&self) {
+        self.entries().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caller_auth::Kind;
+
+    fn pool() -> Callers {
+        let creds = CallerCredentials::new(
+            "http://127.0.0.1:1/mcp".into(),
+            tessera_http::http::HeaderMap::new(),
+            Kind::Forward {
+                audience: "http://127.0.0.1:1/mcp".into(),
+            },
+        );
+        Callers::new(creds, "up".into(), Arc::new(Hub::default()))
+    }
+
+    fn key(i: usize) -> [u8; 32] {
+        let mut k = [0; 32];
+        k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        k
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bounded_busy_callers_refused_idle_ones_make_room_and_are_reaped() {
+        let p = pool();
+        // Every place taken by a caller with a request in flight.
+        let base = Instant::now();
+        let busy: Vec<Arc<Entry>> = (0..MAX_CALLERS)
+            .map(|i| {
+                let e = p.entry(key(i)).unwrap();
+                // Caller i was last seen i ms in.
+                *e.last.lock().unwrap() = base + Duration::from_millis(i as u64);
+                e
+            })
+            .collect();
+        let refused = p.entry(key(MAX_CALLERS)).err().expect("no room");
+        assert!(
+            refused.message.contains("limit of 256 callers"),
+            "{}",
+            refused.message
+        );
+        assert_eq!(refused.data.as_ref().unwrap()["limit"], "callers");
+        // A known caller still gets its own.
+        assert!(Arc::ptr_eq(&p.entry(key(3)).unwrap(), &busy[3]));
+        // The requests end: the newcomer takes the place of the least
+        // recently used (caller 0, unless seen again, as caller 8 is).
+        tokio::time::advance(Duration::from_secs(1)).await;
+        *busy[8].last.lock().unwrap() = Instant::now();
+        drop(busy);
+        p.entry(key(MAX_CALLERS)).expect("room made");
+        assert_eq!(p.len(), MAX_CALLERS);
+        assert!(
+            !p.entries().contains_key(&key(0)),
+            "the least recently used went"
+        );
+        assert!(p.entries().contains_key(&key(8)), "a recent one stays");
+        // Idle connections are closed once IDLE has passed, busy ones never.
+        let held = p.entry(key(5)).unwrap();
+        assert_eq!(p.reap(Instant::now()), MAX_CALLERS, "none idle long enough");
+        tokio::time::advance(IDLE).await;
+        assert_eq!(p.reap(Instant::now()), 1, "only the busy one is left");
+        assert!(Arc::ptr_eq(&p.entry(key(5)).unwrap(), &held));
+        p.clear();
+        assert_eq!(p.len(), 0);
+    }
+}
