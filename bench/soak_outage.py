@@ -23,7 +23,8 @@ proxy, both over legacy sessions (2025-11-25), which need Redis:
 A Redis restart kills redis-server (SIGKILL) 10 s into its phase and starts
 a new, empty one on the same port 10 s later; an upstream kill sends SIGKILL
 to the proxy's upstream process 10 s into its phase (the proxy starts it
-again by itself). Errors are counted per phase and per target, by kind. The
+again by itself); a run shorter than 5 minutes (a shake-out) scales both
+to a quarter of its phase. Errors are counted per phase and per target, by kind. The
 errors of the target an outage hits, during that outage's phase, are the
 documented outage errors (README, crates/tessera/guide/scaling.md and proxy.md: 503 with
 Retry-After while the session store is down, sessions lost with an empty
@@ -123,6 +124,26 @@ def children(pid):
     return out
 
 
+def descendants(pid):
+    """Every process under `pid` (children, their children, ...)."""
+    out, todo = [], [pid]
+    while todo:
+        for kid in children(todo.pop()):
+            out.append(kid)
+            todo.append(kid)
+    return out
+
+
+def start_time(pid):
+    """The start time of `pid` (clock ticks since boot), or None once it is
+    gone: with the pid, it names one process even if the pid is reused."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 class Cluster:
     """Every process of the soak, by role, started and stopped here."""
 
@@ -190,12 +211,12 @@ class Cluster:
             out["upstream"] = up
         return out
 
-    def restart_redis(self, events):
+    def restart_redis(self, events, down_for):
         p = self.procs["redis"]
         p.send_signal(signal.SIGKILL)
         p.wait()
         events.append((time.monotonic(), "redis killed"))
-        time.sleep(REDIS_DOWN_FOR)
+        time.sleep(down_for)
         self.start_redis()
         events.append((time.monotonic(), "redis started again (empty)"))
 
@@ -208,9 +229,15 @@ class Cluster:
         events.append((time.monotonic(), f"upstream pid {pid} killed"))
 
     def stop(self):
+        """Stops every process started here, by pid: each one started
+        directly (SIGTERM, SIGKILL after 10 s), then whatever they had
+        started themselves (the proxy's upstreams) if it outlived them."""
         with self.lock:
             procs = list(self.procs.items())
-        up = self.upstream_pid() if "proxy" in self.procs else None
+        below = []
+        for _, p in procs:
+            if p.poll() is None:
+                below += [(pid, start_time(pid)) for pid in descendants(p.pid)]
         for role, p in reversed(procs):
             if p.poll() is None:
                 p.terminate()
@@ -219,11 +246,17 @@ class Cluster:
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
-        if up:
-            try:
-                os.kill(up, signal.SIGKILL)
-            except OSError:
-                pass
+        left = []
+        for pid, started in below:
+            if started is not None and start_time(pid) == started:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    left.append(pid)
+                except OSError:
+                    pass
+        if left:
+            say(f"killed {len(left)} processes that outlived their parent: {left}")
+        self.stopped = {role: p.poll() for role, p in procs}
 
 
 def bench(tessera, url, seconds, concurrency):
@@ -267,8 +300,12 @@ def main():
         say(f"no tessera binary at {tessera} (build one: cargo build --release -p tessera-cli)")
         return 2
     phase_secs = a.minutes * 60.0 / len(PHASES)
-    if phase_secs < 2 * OUTAGE_AT + REDIS_DOWN_FOR:
-        say(f"--minutes {a.minutes} leaves {phase_secs:.0f} s a phase; at least 30 s are needed")
+    # A short shake-out run (--minutes 2: 12 s a phase) scales the outage
+    # down to fit its phase; a full run keeps 10 s and 10 s.
+    outage_at = min(OUTAGE_AT, phase_secs / 4)
+    down_for = min(REDIS_DOWN_FOR, phase_secs / 4)
+    if phase_secs < 8:
+        say(f"--minutes {a.minutes} leaves {phase_secs:.0f} s a phase; at least 8 s are needed")
         return 2
     workdir = tempfile.mkdtemp(prefix="tessera-soak-outage-")
     cluster = Cluster(tessera, workdir)
@@ -290,8 +327,11 @@ def main():
             for r in runs:
                 r.start()
             if outage:
-                time.sleep(OUTAGE_AT)
-                (cluster.restart_redis if outage == "redis" else cluster.kill_upstream)(events)
+                time.sleep(outage_at)
+                if outage == "redis":
+                    cluster.restart_redis(events, down_for)
+                else:
+                    cluster.kill_upstream(events)
             for r in runs:
                 r.join()
             phases.append({"n": n, "name": name, "outage": outage,

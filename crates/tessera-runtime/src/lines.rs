@@ -155,6 +155,22 @@ mod tests {
         );
     }
 
+    /// The second campaign finding of the `stdio_lines` target (2026-12-06),
+    /// again the model's: with a limit of 2, a blank line at the limit once
+    /// its `\r` is dropped (`"  \r"`, 3 bytes raw) is skipped, and the next
+    /// line of 3 spaces is reported too long with 3; the model's greedy
+    /// matching paired that report with the skipped line.
+    #[tokio::test]
+    async fn a_skipped_blank_line_at_the_limit_leaves_the_next_report_its_own() {
+        assert_eq!(
+            frames(b"  \r\n\n   \n", 2).await,
+            vec![LineFrame::TooLong {
+                len: 3,
+                response_to: None
+            }]
+        );
+    }
+
     #[tokio::test]
     async fn reports_long_lines_and_goes_on() {
         let mut input = vec![b'x'; 50_000];

@@ -234,7 +234,8 @@ pub async fn run(a: InspectArgs) -> Result<ExitCode, Failure> {
         };
         tokio::spawn(async move {
             if let Err(p) = hub.open(t, mode, extras).await {
-                eprintln!("tessera inspect: {}", p.message);
+                // The message may quote the server (its error text).
+                crate::peer_text::eprintln(&format!("tessera inspect: {}", p.message));
             }
         });
     }

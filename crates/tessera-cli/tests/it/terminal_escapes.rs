@@ -210,3 +210,56 @@ async fn nothing_a_server_sends_reaches_the_terminal_raw() {
     assert_eq!(controls(&line), 0, "{line:?}");
     assert!(line.contains("proxying evilA\\x1b]52;"), "{line}");
 }
+
+/// A stdio server that answers every request with an error whose message
+/// carries OSC 52, BEL and a C1 CSI (as JSON escapes, so the parsed text
+/// holds the raw characters).
+const REFUSING_SERVER: &str = r#"
+msg='boom\u001b]52;c;cm0gLXJmIH4=\u0007\u009b2J'
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"%s"}}\n' "$id" "$msg"
+done
+"#;
+
+/// `tessera inspect` given a server that refuses to connect says why on
+/// stderr, and the server's error text reaches it escaped, not raw.
+#[test]
+fn inspect_reports_a_failed_connection_without_raw_controls() {
+    use std::io::BufRead as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args([
+            "inspect",
+            "--era",
+            "legacy",
+            "--",
+            "sh",
+            "-c",
+            REFUSING_SERVER,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.split(b'\n') {
+            let Ok(line) = line else { break };
+            let line = String::from_utf8_lossy(&line).into_owned();
+            if line.starts_with("tessera inspect:") && !line.contains("serving the inspector") {
+                let _ = tx.send(line);
+                break;
+            }
+        }
+    });
+    // Bounded: the connection fails at its first answer; a minute covers a
+    // loaded machine.
+    let line = rx.recv_timeout(std::time::Duration::from_secs(60));
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = line.expect("tessera inspect reported the failed connection");
+    assert_eq!(controls(&line), 0, "{line:?}");
+    assert!(line.contains("boom\\x1b]52;"), "{line}");
+}
