@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 use tessera_types::methods;
 
 use serde_json::Value;
@@ -184,7 +185,7 @@ impl Proxy {
         let schemas = Arc::new(ToolSchemas::default());
         let first = open_shared(&spec, &options, &calls, &listeners, &schemas).await?;
         if first.connected.server_capabilities.tools.is_some() {
-            learn_tools(&first, &schemas).await;
+            learn_tools(&first, &schemas, options.request_timeout).await;
         }
         let c = &first.connected;
         let identity = ServerIdentity {
@@ -307,8 +308,18 @@ impl Proxy {
     }
 }
 
-/// Reads every page of the upstream's tool list into `schemas`.
-async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
+/// Reads every page of the upstream's tool list into `schemas`, each page
+/// waited for at most `timeout` (the forwarded requests' bound): an upstream
+/// that never answers delays the start by that much, not forever. Without
+/// the list the proxy still serves; it learns the schemas from the first
+/// `tools/list` a client makes.
+async fn learn_tools(up: &Upstream, schemas: &ToolSchemas, timeout: Option<Duration>) {
+    let options = RequestOptions {
+        timeout,
+        max_timeout: timeout,
+        no_timeout: timeout.is_none(),
+        ..RequestOptions::default()
+    };
     let mut cursor: Option<Value> = None;
     for _ in 0..100 {
         let params = cursor.take().map(|c| {
@@ -318,7 +329,7 @@ async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
         });
         match up
             .peer
-            .request(methods::TOOLS_LIST, params, RequestOptions::default())
+            .request(methods::TOOLS_LIST, params, options.clone())
             .await
         {
             Ok(page) => {
@@ -329,7 +340,7 @@ async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
                 }
             }
             Err(e) => {
-                tracing::debug!(%e, "tools/list at start failed");
+                tracing::warn!(%e, "the upstream's tools/list at start failed; serving without it");
                 return;
             }
         }

@@ -8,17 +8,24 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Prints `$1` junk lines, then answers `initialize` and `tools/call`.
+/// Prints `$1` junk lines, then answers `initialize`, `tools/call` and,
+/// unless `$2` is `silent`, `tools/list` (which `tessera proxy` asks at start);
+/// other requests get "method not found".
 const SERVER: &str = r#"
 i=0
 while [ "$i" -lt "$1" ]; do echo "junk line $i, not JSON-RPC at all"; i=$((i+1)); done
 while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  [ -n "$id" ] || continue
   case "$line" in
     *'"method":"initialize"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"noisy","version":"1"}}}\n' "$id" ;;
     *'"method":"tools/call"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"answered"}]}}\n' "$id" ;;
+    *'"method":"tools/list"'*)
+      [ "$2" = silent ] || printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"hello","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
+    *'"method":'*)
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
   esac
 done
 "#;
@@ -47,17 +54,15 @@ fn a_server_flooding_junk_cannot_deadlock_the_client() {
     eprintln!("5,000 junk lines, then the call answered after {took:?}");
 }
 
-/// The proxy side of the same attack: `tessera proxy` in front of a stdio
-/// server that writes 1,000 junk lines first. Before, the proxy never
-/// started listening (its probe of the upstream blocked answering junk);
-/// now it listens, and a call through it is answered by the upstream.
-#[test]
-#[ignore = "fails: on 2026-12-06 the proxy did not name its endpoint within 60 s (issue 32 item 7, proxy half, still open)"]
-fn a_proxy_in_front_of_a_junk_flooding_server_listens_and_forwards() {
+/// Starts `tessera proxy` in front of the script with `junk` lines and
+/// `mode`, plus `extra` options; returns it and its URL once it listens
+/// (within a minute, a bound for a loaded machine).
+fn proxy_in_front(junk: &str, mode: &str, extra: &[&str]) -> (std::process::Child, String) {
     use std::io::BufRead as _;
     let mut proxy = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(["proxy", "--http", "127.0.0.1:0", "--probe-timeout", "1"])
-        .args(["--", "sh", "-c", SERVER, "noisy", "1000"])
+        .args(extra)
+        .args(["--", "sh", "-c", SERVER, "noisy", junk, mode])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -78,18 +83,20 @@ fn a_proxy_in_front_of_a_junk_flooding_server_listens_and_forwards() {
             }
         }
     });
-    // Bounded: a minute covers a loaded machine; the upstream's junk takes
-    // well under a second.
-    let url = match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(Some(url)) => url,
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(Some(url)) => (proxy, url),
         other => {
             let _ = proxy.kill();
             let _ = proxy.wait();
             panic!("tessera proxy never started listening: {other:?}");
         }
-    };
+    }
+}
+
+/// Calls `hello` through the proxy at `url` and stops the proxy.
+fn call_through(mut proxy: std::process::Child, url: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["call", "hello", &url, "--era", "legacy", "--timeout", "30"])
+        .args(["call", "hello", url, "--era", "legacy", "--timeout", "30"])
         .stdin(Stdio::null())
         .output()
         .expect("tessera runs");
@@ -97,4 +104,22 @@ fn a_proxy_in_front_of_a_junk_flooding_server_listens_and_forwards() {
     let _ = proxy.wait();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "answered\n");
+}
+
+/// The proxy side of the same attack: `tessera proxy` in front of a stdio
+/// server that writes 1,000 junk lines first listens, and a call through it
+/// is answered by the upstream.
+#[test]
+fn a_proxy_in_front_of_a_junk_flooding_server_listens_and_forwards() {
+    let (proxy, url) = proxy_in_front("1000", "answers", &[]);
+    call_through(proxy, &url);
+}
+
+/// An upstream that never answers the proxy's `tools/list` at start delays
+/// the start by the request timeout (`--timeout`), not forever; the proxy
+/// then serves without the list.
+#[test]
+fn an_upstream_silent_on_tools_list_delays_the_start_by_the_timeout_only() {
+    let (proxy, url) = proxy_in_front("10", "silent", &["--timeout", "2"]);
+    call_through(proxy, &url);
 }
