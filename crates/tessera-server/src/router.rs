@@ -91,6 +91,8 @@ struct Entry {
 /// The routes of one server: what answers each method, per era.
 pub(crate) struct MethodRouter {
     methods: HashMap<Box<str>, Entry>,
+    /// `tools/call`'s entry, taken out of the map.
+    tools_call: Option<Entry>,
 }
 
 /// A lookup's answer.
@@ -116,6 +118,7 @@ impl MethodRouter {
     ) -> Result<Self, (String, &'static str)> {
         let mut router = MethodRouter {
             methods: HashMap::new(),
+            tools_call: None,
         };
         router.core_routes();
         for (route, _) in &extensions.routes {
@@ -137,6 +140,7 @@ impl MethodRouter {
         for (method, index) in &extensions.guards {
             router.entry(method).guards.push(*index);
         }
+        router.tools_call = router.methods.remove(tessera_types::methods::TOOLS_CALL);
         Ok(router)
     }
 
@@ -191,7 +195,7 @@ impl MethodRouter {
 
     /// What answers `method` in `era`.
     pub fn find(&self, method: &str, era: Era) -> Found<'_> {
-        let Some(e) = self.methods.get(method) else {
+        let Some(e) = self.entry_of(method) else {
             return Found {
                 target: None,
                 guards: &[],
@@ -214,9 +218,18 @@ impl MethodRouter {
 
     /// Whether the core serves `method` in some era.
     pub fn is_core(&self, method: &str) -> bool {
-        self.methods
-            .get(method)
+        self.entry_of(method)
             .is_some_and(|e| e.legacy.is_some() || e.modern.is_some())
+    }
+
+    /// The entry of `method`; the hot method skips hashing its name.
+    fn entry_of(&self, method: &str) -> Option<&Entry> {
+        if method == tessera_types::methods::TOOLS_CALL {
+            if let Some(e) = &self.tools_call {
+                return Some(e);
+            }
+        }
+        self.methods.get(method)
     }
 }
 
@@ -245,6 +258,7 @@ mod tests {
         assert!(r.find("tasks/result", Era::Modern).target.is_none());
         assert!(r.find("resources/unknown", Era::Legacy).target.is_none());
         assert!(r.is_core("completion/complete"));
+        assert!(r.is_core("tools/call"));
         assert!(!r.is_core("ping"));
     }
 }
