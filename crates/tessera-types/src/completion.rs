@@ -74,6 +74,66 @@ pub struct CompleteRequestParams {
     pub context: Option<CompletionContext>,
 }
 
+impl CompleteRequestParams {
+    /// Completes argument `argument` of prompt `prompt`, typed so far as
+    /// `value`.
+    pub fn prompt(
+        prompt: impl Into<String>,
+        argument: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        CompleteRequestParams::of(
+            CompletionReference::Prompt(PromptReference {
+                name: prompt.into(),
+                title: None,
+            }),
+            argument,
+            value,
+        )
+    }
+
+    /// Completes variable `variable` of the resource template `template`,
+    /// typed so far as `value`.
+    pub fn resource_template(
+        template: impl Into<String>,
+        variable: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        CompleteRequestParams::of(
+            CompletionReference::ResourceTemplate(ResourceTemplateReference {
+                uri: template.into(),
+            }),
+            variable,
+            value,
+        )
+    }
+
+    fn of(
+        reference: CompletionReference,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        CompleteRequestParams {
+            meta: None,
+            reference,
+            argument: CompletionArgument {
+                name: name.into(),
+                value: value.into(),
+            },
+            context: None,
+        }
+    }
+
+    /// Adds arguments already resolved, to narrow the completions
+    /// (2025-06-18 and later).
+    pub fn with_context(mut self, arguments: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.context = Some(CompletionContext {
+            arguments: Some(arguments.into_iter().collect()),
+        });
+        self
+    }
+}
+
 /// The completions of a [`CompleteResult`].
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -120,4 +180,33 @@ crate::result::impl_result_fields!(CompleteResult);
 requests! {
     /// `completion/complete`.
     CompleteRequest: crate::methods::COMPLETION_COMPLETE, CompleteRequestParams => CompleteResult;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_constructors_write_the_schemas_shapes() {
+        let p = CompleteRequestParams::prompt("summarise", "title", "prog")
+            .with_context([("lang".to_owned(), "en".to_owned())]);
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({
+                "ref": {"type": "ref/prompt", "name": "summarise"},
+                "argument": {"name": "title", "value": "prog"},
+                "context": {"arguments": {"lang": "en"}}
+            })
+        );
+        let r = CompleteRequestParams::resource_template("books://{id}", "id", "1");
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({
+                "ref": {"type": "ref/resource", "uri": "books://{id}"},
+                "argument": {"name": "id", "value": "1"}
+            })
+        );
+    }
 }
