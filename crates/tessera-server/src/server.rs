@@ -6,7 +6,7 @@ use std::time::Duration;
 use tessera_types::methods;
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_proto::mirror::ParamHeader;
 use tessera_proto::{EngineConfig, Reply, ServerIdentity};
 use tessera_runtime::middleware::{BoxError, McpLayer, McpService, MiddlewareStack};
@@ -32,7 +32,7 @@ use crate::resource::ResourceRegistry;
 use crate::router::{MethodRouter, Target};
 use crate::tool::{ToolRegistry, ToolRoute};
 use tessera_runtime::ReplyResult;
-use tessera_types::CacheScope;
+use tessera_types::{CacheScope, Cacheable as _, CacheableResult};
 
 /// Everything a server offers. Each feature keeps its own part.
 pub(crate) struct Registry<S> {
@@ -62,7 +62,7 @@ impl<S> Default for Registry<S> {
 pub(crate) struct Settings {
     pub page_size: usize,
     pub cache_ttl: Duration,
-    pub cache_scope: &'static str,
+    pub cache_scope: CacheScope,
     pub logging: bool,
     pub draft07_before: Option<ProtocolVersion>,
 }
@@ -160,7 +160,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Marks cacheable results `cacheScope: "private"` (for answers that depend
     /// on who asks); the default is `"public"`.
     pub fn private_cache(mut self) -> Self {
-        self.settings.cache_scope = "private";
+        self.settings.cache_scope = CacheScope::Private;
         self
     }
 
@@ -493,7 +493,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             settings: Settings {
                 page_size: 100,
                 cache_ttl: Duration::from_secs(60),
-                cache_scope: "public",
+                cache_scope: CacheScope::Public,
                 logging: true,
                 draft07_before: None,
             },
@@ -734,31 +734,30 @@ impl<S: Send + Sync + 'static> Server<S> {
         self.hub().list_changed(kind);
     }
 
-    /// Sets the 2026-07-28 cache hints (`ttlMs`, `cacheScope`) on a cacheable
-    /// result; earlier versions have no such fields.
+    /// The cache hints (`ttlMs`, `cacheScope`) of this server's cacheable
+    /// answers: this server's settings, in 2026-07-28 only (earlier versions
+    /// have no such fields).
+    fn cache_hint(&self, ctx: &RequestContext) -> Option<(u64, CacheScope)> {
+        (ctx.era() == Era::Modern).then(|| (self.cache_ttl_ms(), self.inner.settings.cache_scope))
+    }
+
+    /// The `ttlMs` of this server's cache hints.
+    fn cache_ttl_ms(&self) -> u64 {
+        u64::try_from(self.inner.settings.cache_ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Sets the cache hints on a cacheable result held as a tree.
     pub(crate) fn cache_hints(&self, ctx: &RequestContext, result: &mut JsonObject) {
-        if ctx.era() == Era::Modern {
-            let ms = u64::try_from(self.inner.settings.cache_ttl.as_millis()).unwrap_or(u64::MAX);
-            result.insert("ttlMs".into(), json!(ms));
-            result.insert("cacheScope".into(), json!(self.inner.settings.cache_scope));
+        if let Some((ms, scope)) = self.cache_hint(ctx) {
+            let hints = CacheableResult::default().with_cache_hint(ms, scope);
+            result.extend(crate::server::to_object(&hints));
         }
     }
 
-    /// Sets the 2026-07-28 cache hints on a typed cacheable result; earlier
-    /// versions have no such fields.
+    /// Sets the cache hints on a typed cacheable result.
     pub(crate) fn hint<T: tessera_types::Cacheable>(&self, ctx: &RequestContext, result: &mut T) {
-        if ctx.era() == Era::Modern {
-            let ms = u64::try_from(self.inner.settings.cache_ttl.as_millis()).unwrap_or(u64::MAX);
-            result.set_cache_hint(ms, self.cache_scope());
-        }
-    }
-
-    /// The scope of this server's cache hints.
-    fn cache_scope(&self) -> CacheScope {
-        if self.inner.settings.cache_scope == "public" {
-            CacheScope::Public
-        } else {
-            CacheScope::Private
+        if let Some((ms, scope)) = self.cache_hint(ctx) {
+            result.set_cache_hint(ms, scope);
         }
     }
 
@@ -842,8 +841,8 @@ impl<S: Send + Sync + 'static> Server<S> {
         handler(ExtensionRequest {
             context: RequestContext::from_request(&request),
             pager: self.inner.pager.clone(),
-            cache_ttl_ms: u64::try_from(settings.cache_ttl.as_millis()).unwrap_or(u64::MAX),
-            cache_scope: self.cache_scope(),
+            cache_ttl_ms: self.cache_ttl_ms(),
+            cache_scope: settings.cache_scope,
             request,
         })
     }

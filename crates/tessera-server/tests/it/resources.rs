@@ -675,3 +675,42 @@ async fn modern_reads_can_ask_for_input() {
     check_cache_hints(&c, &retry);
     assert_eq!(retry["contents"][0]["text"], json!("action=\"accept\""));
 }
+
+/// A private-cache server with its own lifetime: the hints of typed lists
+/// (`resources/list`) and of results built as trees (`resources/read`) say
+/// the same thing, in 2026-07-28 only.
+#[tokio::test]
+async fn private_cache_and_a_custom_ttl_reach_every_cacheable_result() {
+    let server = Server::builder()
+        .resource(resource("file:///readme.md", "readme").handler(readme))
+        .private_cache()
+        .cache_ttl(Duration::from_secs(5))
+        .build()
+        .expect("builds");
+    let client = connect(&server, MODERN).await;
+    let list = call(&client, "resources/list", json!({}))
+        .await
+        .expect("list");
+    let read = call(
+        &client,
+        "resources/read",
+        json!({"uri": "file:///readme.md"}),
+    )
+    .await
+    .expect("read");
+    for result in [&list, &read] {
+        assert_eq!(result["ttlMs"], json!(5_000), "{result:?}");
+        assert_eq!(result["cacheScope"], json!("private"), "{result:?}");
+    }
+    client.close().await;
+    let legacy = connect(&server, LEGACY).await;
+    let read = call(
+        &legacy,
+        "resources/read",
+        json!({"uri": "file:///readme.md"}),
+    )
+    .await
+    .expect("read");
+    assert!(!read.contains_key("cacheScope"), "{read:?}");
+    legacy.close().await;
+}
