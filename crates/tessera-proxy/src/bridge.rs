@@ -30,7 +30,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 use tessera_types::methods;
 
 use serde_json::Value;
@@ -185,7 +184,7 @@ impl Proxy {
         let schemas = Arc::new(ToolSchemas::default());
         let first = open_shared(&spec, &options, &calls, &listeners, &schemas).await?;
         if first.connected.server_capabilities.tools.is_some() {
-            learn_tools(&first, &schemas, options.request_timeout).await;
+            learn_tools(&first, &schemas).await;
         }
         let c = &first.connected;
         let identity = ServerIdentity {
@@ -308,18 +307,12 @@ impl Proxy {
     }
 }
 
-/// Reads every page of the upstream's tool list into `schemas`, each page
-/// waited for at most `timeout` (the forwarded requests' bound): an upstream
-/// that never answers delays the start by that much, not forever. Without
+/// Reads every page of the upstream's tool list into `schemas`. Each page
+/// waits at most the upstream connection's request timeout (`--timeout`),
+/// so an upstream that never answers delays the start by that much. Without
 /// the list the proxy still serves; it learns the schemas from the first
 /// `tools/list` a client makes.
-async fn learn_tools(up: &Upstream, schemas: &ToolSchemas, timeout: Option<Duration>) {
-    let options = RequestOptions {
-        timeout,
-        max_timeout: timeout,
-        no_timeout: timeout.is_none(),
-        ..RequestOptions::default()
-    };
+async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
     let mut cursor: Option<Value> = None;
     for _ in 0..100 {
         let params = cursor.take().map(|c| {
@@ -329,7 +322,7 @@ async fn learn_tools(up: &Upstream, schemas: &ToolSchemas, timeout: Option<Durat
         });
         match up
             .peer
-            .request(methods::TOOLS_LIST, params, options.clone())
+            .request(methods::TOOLS_LIST, params, RequestOptions::default())
             .await
         {
             Ok(page) => {
