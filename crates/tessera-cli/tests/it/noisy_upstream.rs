@@ -116,7 +116,7 @@ fn a_proxy_in_front_of_a_junk_flooding_server_listens_and_forwards() {
 }
 
 /// An upstream that never answers the proxy's `tools/list` at start delays
-/// the start by the request timeout (`--timeout`), not forever; the proxy
+/// the start by no more than the request timeout (`--timeout`); the proxy
 /// then serves without the list.
 #[test]
 fn an_upstream_silent_on_tools_list_delays_the_start_by_the_timeout_only() {
