@@ -15,13 +15,40 @@ use tessera::types::methods;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tessera::client::{CallOptions, ClientError};
 use tessera::types::JsonObject;
 
 use crate::connect::ClientOptions;
 use crate::exit::{Exit, Failure};
 use crate::output;
+
+/// The `--json` summary of a run.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary<'a> {
+    tool: &'a str,
+    target: &'a str,
+    concurrency: usize,
+    duration_secs: f64,
+    requests: u64,
+    ok: u64,
+    errors: &'a BTreeMap<String, u64>,
+    req_per_sec: f64,
+    latency_ms: Latencies,
+}
+
+/// Latency percentiles, the maximum and the mean, in milliseconds (`null`
+/// when nothing was measured).
+#[derive(Serialize)]
+struct Latencies {
+    p50: Option<f64>,
+    p90: Option<f64>,
+    p99: Option<f64>,
+    max: Option<f64>,
+    mean: Option<f64>,
+}
 
 /// The longest run allowed.
 const MAX_SECONDS: f64 = 3600.0;
@@ -121,19 +148,25 @@ impl Report {
                     / 1000.0,
             )
         };
-        json!({
-            "tool": tool,
-            "target": target,
-            "concurrency": concurrency,
-            "durationSecs": self.elapsed.as_secs_f64(),
-            "requests": self.requests,
-            "ok": self.ok,
-            "errors": self.errors,
-            "reqPerSec": self.rate(),
-            "latencyMs": {
-                "p50": ms(50.0), "p90": ms(90.0), "p99": ms(99.0), "max": ms(100.0), "mean": mean
-            }
-        })
+        let summary = Summary {
+            tool,
+            target,
+            concurrency,
+            duration_secs: self.elapsed.as_secs_f64(),
+            requests: self.requests,
+            ok: self.ok,
+            errors: &self.errors,
+            req_per_sec: self.rate(),
+            latency_ms: Latencies {
+                p50: ms(50.0),
+                p90: ms(90.0),
+                p99: ms(99.0),
+                max: ms(100.0),
+                mean,
+            },
+        };
+        // Through a `Value`: the document's members in name order.
+        serde_json::to_value(summary).unwrap_or(Value::Null)
     }
 
     /// The readable summary.
@@ -202,7 +235,8 @@ pub async fn run(a: BenchArgs) -> Result<ExitCode, Failure> {
     let tool = words
         .next()
         .ok_or_else(|| Failure::Usage("missing the tool name".into()))?;
-    let params = crate::verbs::call::params(&tool, words.next().as_deref())?;
+    let params =
+        crate::verbs::params_object(&crate::verbs::call::params(&tool, words.next().as_deref())?);
     crate::verbs::no_more(words)?;
     let s = opts.connect_to(target).await?;
     let mut call = CallOptions::new();
@@ -289,7 +323,7 @@ async fn load(
                 };
                 let us = t0.elapsed().as_micros().min(u32::MAX as u128) as u32;
                 let outcome = match r {
-                    Ok(res) if res.get("isError").and_then(Value::as_bool) == Some(true) => {
+                    Ok(res) if crate::output::is_tool_error(&res) => {
                         Outcome::Error("tool error (isError)".into())
                     }
                     Ok(_) => Outcome::Ok,

@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
 
+use serde::Deserialize;
 use serde_json::Value;
 use tessera::types::{ElicitAction, ElicitResult, ElicitValue, JsonObject, property_order};
 
-use crate::peer_text;
+use crate::{lenient, peer_text};
 
 /// How many times a question is asked before the form is cancelled.
 const MAX_TRIES: usize = 5;
@@ -31,23 +32,24 @@ pub fn ask(
         "n" | "no" | "decline" => return Ok(ElicitResult::action(ElicitAction::Decline)),
         _ => return Ok(ElicitResult::action(ElicitAction::Cancel)),
     }
-    let empty = JsonObject::new();
-    let props = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let form = FormSchema::deserialize(schema).unwrap_or_default();
+    let props = form.properties.unwrap_or_default();
+    let required: Vec<&str> = form
+        .required
+        .iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
     let mut content = BTreeMap::new();
     // In the server's order: a sorted JSON object carries it in the
     // schema's `x-property-order` annotation.
     for name in &property_order(schema) {
-        let prop = props.get(name).and_then(Value::as_object).unwrap_or(&empty);
+        let prop: Property = props
+            .get(name)
+            .and_then(lenient::object)
+            .unwrap_or_default();
         let is_required = required.contains(&name.as_str());
-        match ask_property(name, prop, is_required, input, out)? {
+        match ask_property(name, &prop, is_required, input, out)? {
             Asked::Value(v) => {
                 content.insert(name.clone(), v);
             }
@@ -75,12 +77,74 @@ fn question(input: &mut dyn BufRead, out: &mut dyn Write, q: &str) -> io::Result
     Ok(Some(line.trim_end_matches(['\n', '\r']).to_owned()))
 }
 
+/// The members of a `requestedSchema` the form reads.
+#[derive(Debug, Default, Deserialize)]
+struct FormSchema {
+    #[serde(default, deserialize_with = "lenient::member")]
+    properties: Option<BTreeMap<String, Value>>,
+    #[serde(default, deserialize_with = "lenient::member")]
+    required: Option<Vec<Value>>,
+}
+
+/// A property of the schema (or the `items` of an array property), read
+/// leniently: each member as sent, used where it has the expected type.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Property {
+    #[serde(rename = "type", default)]
+    kind: Option<Value>,
+    #[serde(default)]
+    title: Option<Value>,
+    #[serde(default)]
+    description: Option<Value>,
+    #[serde(default, deserialize_with = "lenient::present")]
+    default: Option<Value>,
+    #[serde(default)]
+    items: Option<Value>,
+    #[serde(rename = "enum", default)]
+    values: Option<Value>,
+    #[serde(default)]
+    enum_names: Option<Value>,
+    #[serde(default, deserialize_with = "lenient::present")]
+    one_of: Option<Value>,
+    #[serde(default)]
+    any_of: Option<Value>,
+    #[serde(default)]
+    minimum: Option<Value>,
+    #[serde(default)]
+    maximum: Option<Value>,
+    #[serde(default)]
+    min_items: Option<Value>,
+    #[serde(default)]
+    max_items: Option<Value>,
+    #[serde(default)]
+    min_length: Option<Value>,
+    #[serde(default)]
+    max_length: Option<Value>,
+    #[serde(default)]
+    format: Option<Value>,
+}
+
+/// One titled choice (`oneOf` / `anyOf` entry).
+#[derive(Debug, Default, Deserialize)]
+struct Titled {
+    #[serde(rename = "const", default)]
+    value: Option<Value>,
+    #[serde(default)]
+    title: Option<Value>,
+}
+
+/// A member as text, when it is a string.
+fn text(v: &Option<Value>) -> Option<&str> {
+    v.as_ref().and_then(Value::as_str)
+}
+
 /// The choices of an enum property: (value, label).
-fn choices(prop: &JsonObject) -> Option<Vec<(String, String)>> {
-    let items = prop.get("items").and_then(Value::as_object);
-    let source = items.unwrap_or(prop);
-    if let Some(values) = source.get("enum").and_then(Value::as_array) {
-        let names = source.get("enumNames").and_then(Value::as_array);
+fn choices(prop: &Property) -> Option<Vec<(String, String)>> {
+    let items: Option<Property> = prop.items.as_ref().and_then(lenient::object);
+    let source = items.as_ref().unwrap_or(prop);
+    if let Some(values) = source.values.as_ref().and_then(Value::as_array) {
+        let names = source.enum_names.as_ref().and_then(Value::as_array);
         return Some(
             values
                 .iter()
@@ -98,17 +162,17 @@ fn choices(prop: &JsonObject) -> Option<Vec<(String, String)>> {
         );
     }
     let titled = source
-        .get("oneOf")
-        .or_else(|| source.get("anyOf"))
+        .one_of
+        .as_ref()
+        .or(source.any_of.as_ref())
         .and_then(Value::as_array)?;
     Some(
         titled
             .iter()
             .filter_map(|o| {
-                let v = o.get("const")?.as_str()?.to_owned();
-                let label = o
-                    .get("title")
-                    .and_then(Value::as_str)
+                let o: Titled = lenient::object(o)?;
+                let v = text(&o.value)?.to_owned();
+                let label = text(&o.title)
                     .map(|t| format!("{t} ({v})"))
                     .unwrap_or_else(|| v.clone());
                 Some((v, label))
@@ -119,14 +183,14 @@ fn choices(prop: &JsonObject) -> Option<Vec<(String, String)>> {
 
 fn ask_property(
     name: &str,
-    prop: &JsonObject,
+    prop: &Property,
     required: bool,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
 ) -> io::Result<Asked> {
-    let kind = prop.get("type").and_then(Value::as_str).unwrap_or("string");
-    let title = prop.get("title").and_then(Value::as_str).unwrap_or(name);
-    let default = prop.get("default");
+    let kind = text(&prop.kind).unwrap_or("string");
+    let title = text(&prop.title).unwrap_or(name);
+    let default = prop.default.as_ref();
     let options = choices(prop);
     let multi = kind == "array";
     let mut head = format!("{title} ({kind}");
@@ -137,7 +201,7 @@ fn ask_property(
         head.push_str(&format!(", default {d}"));
     }
     head.push(')');
-    if let Some(d) = prop.get("description").and_then(Value::as_str) {
+    if let Some(d) = text(&prop.description) {
         head.push_str(&format!(" — {d}"));
     }
     writeln!(out, "{}", peer_text::line(&head))?;
@@ -198,12 +262,12 @@ fn pick(options: &[(String, String)], word: &str) -> Result<String, String> {
 /// Checks one answer against the property's type and constraints.
 fn parse(
     kind: &str,
-    prop: &JsonObject,
+    prop: &Property,
     options: Option<&[(String, String)]>,
     answer: &str,
 ) -> Result<ElicitValue, String> {
-    let num = |k: &str| prop.get(k).and_then(Value::as_f64);
-    let int = |k: &str| prop.get(k).and_then(Value::as_u64).map(|v| v as usize);
+    let num = |v: &Option<Value>| v.as_ref().and_then(Value::as_f64);
+    let int = |v: &Option<Value>| v.as_ref().and_then(Value::as_u64).map(|v| v as usize);
     match kind {
         "array" => {
             let opts = options.unwrap_or(&[]);
@@ -213,10 +277,10 @@ fn parse(
                 .filter(|w| !w.is_empty())
                 .map(|w| pick(opts, w))
                 .collect::<Result<Vec<_>, _>>()?;
-            if let Some(min) = int("minItems").filter(|m| picked.len() < *m) {
+            if let Some(min) = int(&prop.min_items).filter(|m| picked.len() < *m) {
                 return Err(format!("choose at least {min}"));
             }
-            if let Some(max) = int("maxItems").filter(|m| picked.len() > *m) {
+            if let Some(max) = int(&prop.max_items).filter(|m| picked.len() > *m) {
                 return Err(format!("choose at most {max}"));
             }
             Ok(ElicitValue::StringList(picked))
@@ -235,10 +299,10 @@ fn parse(
             if kind == "integer" && v.fract() != 0.0 {
                 return Err(format!("{answer:?} is not a whole number"));
             }
-            if let Some(min) = num("minimum").filter(|m| v < *m) {
+            if let Some(min) = num(&prop.minimum).filter(|m| v < *m) {
                 return Err(format!("the smallest allowed is {min}"));
             }
-            if let Some(max) = num("maximum").filter(|m| v > *m) {
+            if let Some(max) = num(&prop.maximum).filter(|m| v > *m) {
                 return Err(format!("the largest allowed is {max}"));
             }
             Ok(if kind == "integer" {
@@ -252,13 +316,13 @@ fn parse(
                 return pick(opts, answer).map(ElicitValue::String);
             }
             let chars = answer.chars().count();
-            if let Some(min) = int("minLength").filter(|m| chars < *m) {
+            if let Some(min) = int(&prop.min_length).filter(|m| chars < *m) {
                 return Err(format!("at least {min} characters"));
             }
-            if let Some(max) = int("maxLength").filter(|m| chars > *m) {
+            if let Some(max) = int(&prop.max_length).filter(|m| chars > *m) {
                 return Err(format!("at most {max} characters"));
             }
-            match prop.get("format").and_then(Value::as_str) {
+            match text(&prop.format) {
                 Some("email") if !looks_like_email(answer) => Err("not an email address".into()),
                 Some("uri") if url::Url::parse(answer).is_err() => Err("not a URI".into()),
                 Some("date") if !looks_like_date(answer) => Err("not a date (YYYY-MM-DD)".into()),

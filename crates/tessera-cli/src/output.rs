@@ -6,10 +6,11 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera::types::JsonObject;
 
-use crate::peer_text;
+use crate::{lenient, peer_text};
 
 /// Prints one JSON document on stdout.
 /// DEL and C1 characters in strings are written as `\u007f`…`\u009f`
@@ -20,23 +21,163 @@ pub fn json(v: &Value) {
     println!("{}", peer_text::json(&text));
 }
 
+/// Prints any serialisable document on stdout, as [`json`] does (through a
+/// [`Value`], so that members come in name order, as they always have).
+pub fn json_of<T: Serialize + ?Sized>(v: &T) {
+    match serde_json::to_value(v) {
+        Ok(v) => json(&v),
+        Err(e) => eprintln!("error: cannot write the JSON output: {e}"),
+    }
+}
+
 /// Prints a JSON object on stdout.
 pub fn json_object(o: &JsonObject) {
     json(&Value::Object(o.clone()));
 }
 
-/// Member `k` of `o` as one line of inert text.
-fn str_of<'a>(o: &'a Value, k: &str) -> Cow<'a, str> {
-    peer_text::line(o.get(k).and_then(Value::as_str).unwrap_or(""))
+/// A member as text, when it is a string.
+fn text(v: &Option<Value>) -> Option<&str> {
+    v.as_ref().and_then(Value::as_str)
 }
 
-/// Member `k` of `o` as multi-line inert text.
-fn text_of<'a>(o: &'a Value, k: &str) -> Cow<'a, str> {
-    peer_text::block(o.get(k).and_then(Value::as_str).unwrap_or(""))
+/// A member as one line of inert text (empty when missing or not a string).
+fn line_of(v: &Option<Value>) -> Cow<'_, str> {
+    peer_text::line(text(v).unwrap_or(""))
+}
+
+/// A member as multi-line inert text (empty when missing or not a string).
+fn block_of(v: &Option<Value>) -> Cow<'_, str> {
+    peer_text::block(text(v).unwrap_or(""))
 }
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+/// What a listing shows of a tool, resource, template or prompt (read
+/// leniently: each member as sent).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Item {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    description: Option<Value>,
+    #[serde(default)]
+    uri: Option<Value>,
+    #[serde(default)]
+    uri_template: Option<Value>,
+    #[serde(default)]
+    mime_type: Option<Value>,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+/// A prompt's argument, as a listing shows it.
+#[derive(Debug, Default, Deserialize)]
+struct Argument {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    required: Option<Value>,
+}
+
+/// A content block (of a tool result or a prompt message), read leniently.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Block {
+    #[serde(rename = "type", default)]
+    kind: Option<Value>,
+    #[serde(default)]
+    text: Option<Value>,
+    #[serde(default)]
+    mime_type: Option<Value>,
+    #[serde(default)]
+    data: Option<Value>,
+    #[serde(default)]
+    uri: Option<Value>,
+    #[serde(default)]
+    resource: Option<Value>,
+}
+
+/// The contents of a resource (embedded, or read), read leniently.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Contents {
+    #[serde(default)]
+    uri: Option<Value>,
+    #[serde(default)]
+    mime_type: Option<Value>,
+    #[serde(default)]
+    text: Option<Value>,
+    #[serde(default)]
+    blob: Option<Value>,
+}
+
+/// The members of a `tools/call` result shown.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolResult {
+    #[serde(default)]
+    is_error: Option<Value>,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default, deserialize_with = "crate::lenient::present")]
+    structured_content: Option<Value>,
+}
+
+/// The members of a `resources/read` result shown.
+#[derive(Debug, Default, Deserialize)]
+struct ReadResult {
+    #[serde(default)]
+    contents: Option<Value>,
+}
+
+/// The members of a `prompts/get` result shown.
+#[derive(Debug, Default, Deserialize)]
+struct PromptResult {
+    #[serde(default)]
+    description: Option<Value>,
+    #[serde(default)]
+    messages: Option<Value>,
+}
+
+/// A prompt message.
+#[derive(Debug, Default, Deserialize)]
+struct Message {
+    #[serde(default)]
+    role: Option<Value>,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+/// The members of a `completion/complete` result shown.
+#[derive(Debug, Default, Deserialize)]
+struct CompleteResult {
+    #[serde(default)]
+    completion: Option<Value>,
+}
+
+/// A completion.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Completion {
+    #[serde(default)]
+    values: Option<Value>,
+    #[serde(default)]
+    total: Option<Value>,
+    #[serde(default)]
+    has_more: Option<Value>,
+}
+
+/// `v`'s items when it is an array.
+fn items(v: &Option<Value>) -> Option<&Vec<Value>> {
+    v.as_ref().and_then(Value::as_array)
+}
+
+/// A result read as its view (a default view when its shape differs).
+fn view<'a, T: Deserialize<'a> + Default>(r: &'a JsonObject) -> T {
+    T::deserialize(r).unwrap_or_default()
 }
 
 /// Rows of columns, aligned; the last column is not padded.
@@ -65,41 +206,41 @@ pub fn table(rows: &[Vec<String>]) -> String {
 }
 
 /// The listing of `tools`, `resources`, `resourceTemplates` or `prompts`.
-pub fn listing(key: &str, items: &[Value]) -> String {
-    if items.is_empty() {
+pub fn listing(key: &str, items_listed: &[Value]) -> String {
+    if items_listed.is_empty() {
         let what = match key {
             "resourceTemplates" => "resource templates",
             other => other,
         };
         return format!("(no {what})\n");
     }
-    let rows: Vec<Vec<String>> = items
+    let rows: Vec<Vec<String>> = items_listed
         .iter()
         .map(|i| {
-            let raw = i.get("description").and_then(Value::as_str).unwrap_or("");
+            let i: Item = lenient::object_or_default(i);
+            let raw = text(&i.description).unwrap_or("");
             let desc = peer_text::line(first_line(raw)).into_owned();
             match key {
                 "resources" => vec![
-                    str_of(i, "uri").into_owned(),
-                    str_of(i, "name").into_owned(),
-                    str_of(i, "mimeType").into_owned(),
+                    line_of(&i.uri).into_owned(),
+                    line_of(&i.name).into_owned(),
+                    line_of(&i.mime_type).into_owned(),
                     desc,
                 ],
                 "resourceTemplates" => vec![
-                    str_of(i, "uriTemplate").into_owned(),
-                    str_of(i, "name").into_owned(),
-                    str_of(i, "mimeType").into_owned(),
+                    line_of(&i.uri_template).into_owned(),
+                    line_of(&i.name).into_owned(),
+                    line_of(&i.mime_type).into_owned(),
                     desc,
                 ],
                 "prompts" => {
-                    let args: Vec<String> = i
-                        .get("arguments")
-                        .and_then(Value::as_array)
+                    let args: Vec<String> = items(&i.arguments)
                         .map(|a| {
                             a.iter()
                                 .map(|a| {
-                                    let n = str_of(a, "name");
-                                    if a.get("required").and_then(Value::as_bool) == Some(true) {
+                                    let a: Argument = lenient::object_or_default(a);
+                                    let n = line_of(&a.name);
+                                    if a.required.as_ref().and_then(Value::as_bool) == Some(true) {
                                         n.into_owned()
                                     } else {
                                         format!("[{n}]")
@@ -108,9 +249,9 @@ pub fn listing(key: &str, items: &[Value]) -> String {
                                 .collect()
                         })
                         .unwrap_or_default();
-                    vec![str_of(i, "name").into_owned(), args.join(" "), desc]
+                    vec![line_of(&i.name).into_owned(), args.join(" "), desc]
                 }
-                _ => vec![str_of(i, "name").into_owned(), desc],
+                _ => vec![line_of(&i.name).into_owned(), desc],
             }
         })
         .collect();
@@ -119,23 +260,28 @@ pub fn listing(key: &str, items: &[Value]) -> String {
 
 /// Content blocks (of a tool result or a prompt message) as text.
 pub fn content_block(block: &Value) -> String {
-    match str_of(block, "type").as_ref() {
-        "text" => text_of(block, "text").into_owned(),
+    let b: Block = lenient::object_or_default(block);
+    match line_of(&b.kind).as_ref() {
+        "text" => block_of(&b.text).into_owned(),
         "image" | "audio" => format!(
             "[{} {}, {} base64 chars]",
-            str_of(block, "type"),
-            str_of(block, "mimeType"),
-            str_of(block, "data").len()
+            line_of(&b.kind),
+            line_of(&b.mime_type),
+            line_of(&b.data).len()
         ),
-        "resource_link" => format!("[resource link {}]", str_of(block, "uri")),
+        "resource_link" => format!("[resource link {}]", line_of(&b.uri)),
         "resource" => {
-            let r = block.get("resource").cloned().unwrap_or(Value::Null);
-            match r.get("text").and_then(Value::as_str) {
-                Some(t) => format!("[resource {}]\n{}", str_of(&r, "uri"), peer_text::block(t)),
+            let r: Contents = b
+                .resource
+                .as_ref()
+                .map(lenient::object_or_default)
+                .unwrap_or_default();
+            match text(&r.text) {
+                Some(t) => format!("[resource {}]\n{}", line_of(&r.uri), peer_text::block(t)),
                 None => format!(
                     "[resource {}, {} base64 chars]",
-                    str_of(&r, "uri"),
-                    str_of(&r, "blob").len()
+                    line_of(&r.uri),
+                    line_of(&r.blob).len()
                 ),
             }
         }
@@ -145,14 +291,15 @@ pub fn content_block(block: &Value) -> String {
 
 /// A `tools/call` result as text: its content, else its structured content.
 pub fn tool_result(r: &JsonObject) -> String {
+    let r: ToolResult = view(r);
     let mut out = String::new();
-    let content = r.get("content").and_then(Value::as_array);
+    let content = items(&r.content);
     for block in content.into_iter().flatten() {
         out.push_str(&content_block(block));
         out.push('\n');
     }
     if content.is_none_or(|c| c.is_empty()) {
-        if let Some(s) = r.get("structuredContent") {
+        if let Some(s) = &r.structured_content {
             out.push_str(&peer_text::json(
                 &serde_json::to_string_pretty(s).unwrap_or_default(),
             ));
@@ -160,6 +307,12 @@ pub fn tool_result(r: &JsonObject) -> String {
         }
     }
     out
+}
+
+/// Whether a `tools/call` result says the tool failed (`isError: true`).
+pub fn is_tool_error(r: &JsonObject) -> bool {
+    let r: ToolResult = view(r);
+    r.is_error.as_ref().and_then(Value::as_bool) == Some(true)
 }
 
 /// Prints a typed tool result: its text on stdout, or on stderr after
@@ -179,18 +332,16 @@ pub fn print_result(r: &tessera::types::CallToolResult) {
 /// A `resources/read` result as text: text contents as they are, blobs
 /// summarised.
 pub fn read_result(r: &JsonObject) -> String {
+    let r: ReadResult = view(r);
     let mut out = String::new();
-    let contents: &[Value] = r
-        .get("contents")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
+    let contents: &[Value] = items(&r.contents).map(Vec::as_slice).unwrap_or(&[]);
     let many = contents.len() > 1;
     for c in contents {
+        let c: Contents = lenient::object_or_default(c);
         if many {
-            let _ = writeln!(out, "--- {} {}", str_of(c, "uri"), str_of(c, "mimeType"));
+            let _ = writeln!(out, "--- {} {}", line_of(&c.uri), line_of(&c.mime_type));
         }
-        match c.get("text").and_then(Value::as_str) {
+        match text(&c.text) {
             Some(t) => {
                 out.push_str(&peer_text::block(t));
                 if !t.ends_with('\n') {
@@ -201,9 +352,9 @@ pub fn read_result(r: &JsonObject) -> String {
                 let _ = writeln!(
                     out,
                     "[blob {} {}, {} base64 chars]",
-                    str_of(c, "uri"),
-                    str_of(c, "mimeType"),
-                    str_of(c, "blob").len()
+                    line_of(&c.uri),
+                    line_of(&c.mime_type),
+                    line_of(&c.blob).len()
                 );
             }
         }
@@ -216,17 +367,14 @@ pub fn read_result(r: &JsonObject) -> String {
 
 /// A `prompts/get` result as text: the description, then each message.
 pub fn prompt_result(r: &JsonObject) -> String {
+    let r: PromptResult = view(r);
     let mut out = String::new();
-    if let Some(d) = r.get("description").and_then(Value::as_str) {
+    if let Some(d) = text(&r.description) {
         let _ = writeln!(out, "# {}", peer_text::block(d));
     }
-    for m in r
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let content = m.get("content").cloned().unwrap_or(Value::Null);
+    for m in items(&r.messages).into_iter().flatten() {
+        let m: Message = lenient::object_or_default(m);
+        let content = m.content.clone().unwrap_or(Value::Null);
         let text = match &content {
             Value::Array(blocks) => blocks
                 .iter()
@@ -235,7 +383,7 @@ pub fn prompt_result(r: &JsonObject) -> String {
                 .join("\n"),
             block => content_block(block),
         };
-        let _ = writeln!(out, "{}: {text}", str_of(m, "role"));
+        let _ = writeln!(out, "{}: {text}", line_of(&m.role));
     }
     out
 }
@@ -243,10 +391,13 @@ pub fn prompt_result(r: &JsonObject) -> String {
 /// A `completion/complete` result as text: one value a line, then how many
 /// more there are.
 pub fn completion_result(r: &JsonObject) -> String {
-    let c = r.get("completion").cloned().unwrap_or(Value::Null);
-    let values: Vec<&str> = c
-        .get("values")
-        .and_then(Value::as_array)
+    let r: CompleteResult = view(r);
+    let c: Completion = r
+        .completion
+        .as_ref()
+        .map(lenient::object_or_default)
+        .unwrap_or_default();
+    let values: Vec<&str> = items(&c.values)
         .map(|v| v.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let mut out = String::new();
@@ -257,8 +408,8 @@ pub fn completion_result(r: &JsonObject) -> String {
     if values.is_empty() {
         out.push_str("(no completions)\n");
     }
-    let total = c.get("total").and_then(Value::as_u64);
-    let more = c.get("hasMore").and_then(Value::as_bool) == Some(true);
+    let total = c.total.as_ref().and_then(Value::as_u64);
+    let more = c.has_more.as_ref().and_then(Value::as_bool) == Some(true);
     match total {
         Some(t) if t as usize > values.len() => {
             let _ = writeln!(out, "({} more)", t as usize - values.len());

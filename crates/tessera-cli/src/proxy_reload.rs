@@ -25,10 +25,18 @@ fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
 
 /// The `mcpServers` section of a configuration text, for comparison.
 fn servers_of(text: &str) -> Option<Value> {
-    serde_json::from_str::<Value>(text)
-        .ok()?
-        .get("mcpServers")
-        .cloned()
+    /// The section compared.
+    #[derive(serde::Deserialize)]
+    struct Servers {
+        #[serde(
+            rename = "mcpServers",
+            default,
+            deserialize_with = "crate::lenient::present"
+        )]
+        servers: Option<Value>,
+    }
+    let v = serde_json::from_str::<Value>(text).ok()?;
+    crate::lenient::object::<Servers>(&v)?.servers
 }
 
 /// Starts watching `path`; the task runs until aborted.

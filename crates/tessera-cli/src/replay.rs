@@ -15,11 +15,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::{Value, json};
-use tessera::types::{JsonObject, methods};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tessera::types::{JsonObject, RequestId, methods};
 
 use crate::connect::ClientOptions;
 use crate::exit::{Exit, Failure};
+use crate::lenient;
 
 /// The largest transcript read.
 const MAX_FILE: u64 = 64 * 1024 * 1024;
@@ -46,74 +49,205 @@ pub struct Recorded {
     pub method: String,
     /// The params, without `_meta`.
     pub params: Option<JsonObject>,
+    /// What the request is about: its params' `name`, else `uri`.
+    pub name: Option<String>,
     /// The answer as compared: `{"result": …}` or `{"error": {code, message}}`.
-    pub expected: Value,
+    pub expected: Answer,
 }
 
-/// The answer of a response message, as compared.
-fn comparable(message: &Value) -> Value {
-    if let Some(e) = message.get("error") {
-        return json!({"error": {"code": e.get("code"), "message": e.get("message")}});
+/// An answer as compared: its result without `_meta`, or its error's code
+/// and message (written `{"result": …}` or `{"error": {"code", "message"}}`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Answer {
+    /// A result (`null` when the response had none).
+    Result(Value),
+    /// An error: its code and message as recorded (`null` when missing).
+    Error {
+        /// The error's code.
+        code: Option<Value>,
+        /// The error's message.
+        message: Option<Value>,
+    },
+}
+
+impl std::fmt::Display for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = serde_json::to_string(self).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
     }
-    let mut result = message.get("result").cloned().unwrap_or(Value::Null);
-    if let Some(o) = result.as_object_mut() {
-        o.remove("_meta");
+}
+
+/// The `error` of a recorded response: only what is compared.
+#[derive(Debug, Deserialize)]
+struct RecordedError {
+    #[serde(default)]
+    code: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+}
+
+/// A JSON-RPC frame as the transcript recorded it (lenient: any member
+/// may be missing).
+#[derive(Debug, Deserialize)]
+struct Frame {
+    #[serde(default, deserialize_with = "lenient::member")]
+    id: Option<RequestId>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "lenient::member")]
+    error: Option<RecordedError>,
+}
+
+/// A `protocol` event of the transcript: one frame on one connection.
+#[derive(Debug, Deserialize)]
+struct ProtocolEvent {
+    connection: u64,
+    dir: String,
+    message: Frame,
+}
+
+/// The members of a transcript replay reads; its events stay raw until
+/// each protocol one is read.
+#[derive(Debug, Default, Deserialize)]
+struct Transcript {
+    #[serde(default)]
+    format: Option<Value>,
+    #[serde(default)]
+    events: Option<Vec<Value>>,
+}
+
+/// The members that name what a request is about.
+#[derive(Debug, Deserialize)]
+struct Named {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    uri: Option<Value>,
+}
+
+/// The `type` of an event.
+#[derive(Debug, Deserialize)]
+struct EventKind {
+    #[serde(rename = "type", default)]
+    kind: Option<Value>,
+}
+
+impl Answer {
+    /// The answer of a recorded response frame.
+    fn of_frame(frame: &Frame) -> Answer {
+        match &frame.error {
+            Some(e) => Answer::Error {
+                code: e.code.clone(),
+                message: e.message.clone(),
+            },
+            None => Answer::of_result(frame.result.clone().unwrap_or(Value::Null)),
+        }
     }
-    json!({ "result": result })
+
+    /// The answer of a result, without its `_meta`.
+    fn of_result(result: Value) -> Answer {
+        match lenient::object::<WithoutMeta>(&result) {
+            Some(o) => Answer::Result(Value::Object(o.rest)),
+            None => Answer::Result(result),
+        }
+    }
+}
+
+/// An object read without its `_meta` (which the client writes in params
+/// and the server in results, so neither is compared).
+#[derive(Debug, Deserialize)]
+struct WithoutMeta {
+    #[serde(rename = "_meta", default)]
+    _meta: IgnoredAny,
+    #[serde(flatten)]
+    rest: JsonObject,
+}
+
+/// The protocol events of a transcript, read; events of other types, and
+/// those not shaped as a protocol event, are left out.
+fn protocol_events(events: &[Value]) -> Vec<ProtocolEvent> {
+    events
+        .iter()
+        .filter(|e| {
+            lenient::object::<EventKind>(e)
+                .is_some_and(|k| k.kind.as_ref().and_then(Value::as_str) == Some("protocol"))
+        })
+        .filter_map(lenient::object::<ProtocolEvent>)
+        .collect()
 }
 
 /// The requests of connection `conn` (or the first with one) in a
 /// transcript, each with its recorded answer.
 pub fn requests(transcript: &Value, conn: Option<u64>) -> Result<Vec<Recorded>, String> {
-    if transcript.get("format").and_then(Value::as_str) != Some("tessera-inspect-transcript") {
+    let transcript: Transcript = lenient::object_or_default(transcript);
+    if transcript.format.as_ref().and_then(Value::as_str) != Some("tessera-inspect-transcript") {
         return Err("not a transcript exported by `tessera inspect` (no \"format\": \"tessera-inspect-transcript\")".into());
     }
-    let events: Vec<&Value> = transcript
-        .get("events")
-        .and_then(Value::as_array)
-        .ok_or("the transcript has no events")?
-        .iter()
-        .filter(|e| e.get("type").and_then(Value::as_str) == Some("protocol"))
-        .collect();
+    let events = protocol_events(
+        transcript
+            .events
+            .as_deref()
+            .ok_or("the transcript has no events")?,
+    );
     let skipped = |m: &str| {
         m == methods::INITIALIZE || m == methods::SERVER_DISCOVER || m.starts_with("notifications/")
     };
-    let is_request = |e: &&Value| {
-        e["dir"] == "out"
-            && (e["message"]["id"].is_number() || e["message"]["id"].is_string())
-            && e["message"]["method"].as_str().is_some_and(|m| !skipped(m))
+    let is_request = |e: &ProtocolEvent| {
+        e.dir == "out"
+            && e.message.id.is_some()
+            && e.message
+                .method
+                .as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|m| !skipped(m))
     };
     let conn = match conn {
         Some(c) => c,
         None => events
             .iter()
             .find(|e| is_request(e))
-            .and_then(|e| e["connection"].as_u64())
+            .map(|e| e.connection)
             .ok_or("the transcript has no request to replay")?,
     };
-    let mine: Vec<&&Value> = events.iter().filter(|e| e["connection"] == conn).collect();
+    let mine: Vec<&ProtocolEvent> = events.iter().filter(|e| e.connection == conn).collect();
     let mut out = Vec::new();
     for (i, e) in mine.iter().enumerate() {
         if !is_request(e) {
             continue;
         }
-        let m = &e["message"];
-        let id = &m["id"];
-        let answer = mine[i + 1..].iter().find(|r| {
-            r["dir"] == "in" && r["message"]["id"] == *id && r["message"].get("method").is_none()
-        });
+        let m = &e.message;
+        let answer = mine[i + 1..]
+            .iter()
+            .find(|r| r.dir == "in" && r.message.id == m.id && r.message.method.is_none());
         let Some(answer) = answer else {
             // No answer recorded (cancelled, or the connection ended first).
             continue;
         };
-        let mut params = m.get("params").and_then(Value::as_object).cloned();
-        if let Some(p) = params.as_mut() {
-            p.remove("_meta");
-        }
+        let params = m
+            .params
+            .as_ref()
+            .and_then(|p| WithoutMeta::deserialize(p).ok())
+            .map(|p| p.rest);
         out.push(Recorded {
-            method: m["method"].as_str().unwrap_or_default().to_owned(),
+            method: m
+                .method
+                .as_ref()
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            name: m
+                .params
+                .as_ref()
+                .and_then(lenient::object::<Named>)
+                .and_then(|n| n.name.or(n.uri))
+                .and_then(|n| n.as_str().map(str::to_owned)),
             params,
-            expected: comparable(&answer["message"]),
+            expected: Answer::of_frame(&answer.message),
         });
     }
     if out.is_empty() {
@@ -126,15 +260,29 @@ pub fn requests(transcript: &Value, conn: Option<u64>) -> Result<Vec<Recorded>, 
 
 /// A short description of a request for the report.
 fn label(r: &Recorded) -> String {
-    let name = r
-        .params
-        .as_ref()
-        .and_then(|p| p.get("name").or_else(|| p.get("uri")))
-        .and_then(Value::as_str);
+    let name = r.name.as_deref();
     match name {
         Some(n) => format!("{} {n}", r.method),
         None => r.method.clone(),
     }
+}
+
+/// One request of the `--json` report (members in the order the report
+/// has always written them).
+#[derive(Debug, Serialize)]
+struct Replayed {
+    actual: Answer,
+    equal: bool,
+    expected: Answer,
+    method: String,
+    params: Option<JsonObject>,
+}
+
+/// The `--json` report.
+#[derive(Debug, Serialize)]
+struct ReplayReport {
+    equal: bool,
+    requests: Vec<Replayed>,
 }
 
 /// Runs `tessera replay`.
@@ -168,9 +316,12 @@ pub async fn run(a: ReplayArgs) -> Result<ExitCode, Failure> {
             .request_raw_with(&r.method, r.params.clone(), &call)
             .await
         {
-            Ok(result) => comparable(&json!({ "result": result })),
+            Ok(result) => Answer::of_result(Value::Object(result)),
             Err(e) => match e.remote() {
-                Some(remote) => json!({"error": {"code": remote.code, "message": remote.message}}),
+                Some(remote) => Answer::Error {
+                    code: Some(remote.code.into()),
+                    message: Some(remote.message.clone().into()),
+                },
                 None => {
                     s.close().await;
                     return Err(Failure::client(e, format!("replaying {}", label(r))));
@@ -190,17 +341,20 @@ pub async fn run(a: ReplayArgs) -> Result<ExitCode, Failure> {
                 println!("  now:      {actual}");
             }
         }
-        report.push(json!({
-            "method": r.method, "params": r.params, "equal": equal,
-            "expected": r.expected, "actual": actual,
-        }));
+        report.push(Replayed {
+            actual,
+            equal,
+            expected: r.expected.clone(),
+            method: r.method.clone(),
+            params: r.params.clone(),
+        });
     }
     s.close().await;
     if a.opts.json {
-        let mut doc = JsonObject::new();
-        doc.insert("equal".into(), json!(differ == 0));
-        doc.insert("requests".into(), Value::Array(report));
-        crate::output::json_object(&doc);
+        crate::output::json_of(&ReplayReport {
+            equal: differ == 0,
+            requests: report,
+        });
     } else {
         println!("{} request(s) replayed, {differ} differ", recorded.len());
     }
@@ -214,6 +368,7 @@ pub async fn run(a: ReplayArgs) -> Result<ExitCode, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn ev(conn: u64, dir: &str, message: Value) -> Value {
         json!({"type": "protocol", "connection": conn, "dir": dir, "message": message})
@@ -239,9 +394,10 @@ mod tests {
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!(r[0].method, "tools/call");
         assert_eq!(r[0].params, json!({"name": "add"}).as_object().cloned());
-        assert_eq!(r[0].expected, json!({"result": {"content": []}}));
+        let expected = |i: usize| serde_json::to_value(&r[i].expected).unwrap();
+        assert_eq!(expected(0), json!({"result": {"content": []}}));
         assert_eq!(
-            r[1].expected,
+            expected(1),
             json!({"error": {"code": -32602, "message": "no"}})
         );
         assert!(

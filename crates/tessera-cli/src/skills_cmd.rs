@@ -202,7 +202,13 @@ async fn verify_skill(client: &Client, skill: &Skill) -> Result<usize, ClientErr
 async fn list(client: &Client, verify: bool, json: bool) -> Result<ExitCode, Failure> {
     let skills = client.skills_list().await.map_err(skills_failure)?;
     if json {
-        let v = serde_json::json!({ "skills": skills });
+        /// The `--json` document.
+        #[derive(serde::Serialize)]
+        struct Listed<'a, S> {
+            skills: &'a S,
+        }
+        // Through a `Value`: members in name order, as always written.
+        let v = serde_json::to_value(Listed { skills: &skills }).context("serialising")?;
         let text = serde_json::to_string_pretty(&v).context("serialising")?;
         println!("{}", peer_text::json(&text));
     } else if skills.is_empty() {

@@ -13,18 +13,19 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use futures::{Stream, StreamExt};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera::client::{TaskOptions, ToolCallOutcome};
-use tessera::types::{JsonObject, LoggingLevel, methods};
+use tessera::types::{CallToolRequestParams, JsonObject, LoggingLevel, methods};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::asks::Answer as AskAnswer;
 use super::forward::{
     Answer, CompleteBody, PromptBody, Prompts, ReadBody, Resources, Templates, Tools, done,
-    forward, list,
+    forward, list, object_of, reply,
 };
-use super::hub::{Hub, Outcome, Spec};
+use super::hub::{Described, Hub, Outcome, Spec};
 use super::journal::Entry;
 use super::output_check;
 use super::problem::{Body, Problem};
@@ -99,13 +100,102 @@ pub fn routes(hub: Hub) -> Router {
         .with_state(hub)
 }
 
+/// The answer of `GET /api/info`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Info {
+    version: &'static str,
+    protocol_versions: Vec<&'static str>,
+    connections: Vec<Described>,
+    sandbox_port: u16,
+}
+
+/// The answer of `GET /api/connections`.
+#[derive(Serialize)]
+struct Connections {
+    connections: Vec<Described>,
+}
+
 async fn info(State(hub): State<Hub>) -> Answer {
-    Ok(Json(json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "protocolVersions": tessera::types::ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
-        "connections": hub.list().iter().map(|c| c.describe()).collect::<Vec<_>>(),
-        "sandboxPort": hub.sandbox_port(),
-    })))
+    reply(Info {
+        version: env!("CARGO_PKG_VERSION"),
+        protocol_versions: tessera::types::ProtocolVersion::ALL
+            .iter()
+            .map(|v| v.as_str())
+            .collect(),
+        connections: hub.list().iter().map(|c| c.describe()).collect(),
+        sandbox_port: hub.sandbox_port(),
+    })
+}
+
+/// The `hello` event of the event stream.
+#[derive(Serialize)]
+struct Hello {
+    dropped: u64,
+}
+
+/// A server of the configuration file, as the Servers tab lists it.
+#[derive(Serialize)]
+struct ConfigServer {
+    name: String,
+    #[serde(flatten)]
+    shown: ServerShown,
+}
+
+/// What the Servers tab shows of a server: how it is reached (environment
+/// and header values left out), or why it cannot be.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ServerShown {
+    /// A stdio server.
+    Command {
+        command: String,
+        args: Vec<String>,
+        env: Vec<String>,
+    },
+    /// An HTTP server.
+    Url { url: String, headers: Vec<String> },
+    /// A malformed entry.
+    Problem { problem: String },
+}
+
+/// The answer of `GET /api/config`.
+#[derive(Serialize)]
+struct ConfigFile {
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exists: Option<bool>,
+    servers: Vec<ConfigServer>,
+}
+
+/// The answer of `POST …/ping`.
+#[derive(Serialize)]
+struct Pinged {
+    ms: f64,
+}
+
+/// The answer of `GET …/tasks` and `…/server-tasks`.
+#[derive(Serialize)]
+struct TaskList<T> {
+    tasks: Vec<T>,
+}
+
+/// The answer of `POST …/load`.
+#[derive(Serialize)]
+struct LoadStarted<R> {
+    run: R,
+}
+
+/// The answer of `GET /api/asks`.
+#[derive(Serialize)]
+struct Asked<A> {
+    asks: A,
+}
+
+/// The answer of `GET` and `PUT /api/sampling-auto`.
+#[derive(Serialize)]
+struct Auto<A> {
+    auto: A,
 }
 
 fn data(e: &Entry) -> Event {
@@ -121,7 +211,7 @@ async fn events(State(hub): State<Hub>) -> Sse<impl Stream<Item = Result<Event, 
     let last = kept.last().map_or(0, |e| e.seq);
     let hello = Event::default()
         .event("hello")
-        .data(json!({"dropped": dropped}).to_string());
+        .data(serde_json::to_string(&Hello { dropped }).unwrap_or_default());
     let head = futures::stream::iter(
         std::iter::once(hello)
             .chain(kept.iter().map(data))
@@ -180,46 +270,67 @@ async fn config_remove(
 /// often hold secrets).
 async fn config(State(hub): State<Hub>) -> Answer {
     let Some(path) = hub.config_path() else {
-        return Ok(Json(json!({"path": null, "servers": []})));
+        return reply(ConfigFile {
+            path: None,
+            exists: None,
+            servers: Vec::new(),
+        });
     };
     let shown = path.display().to_string();
     let Some(text) = crate::config::read_text(path).map_err(Problem::bad_request)? else {
-        return Ok(Json(json!({"path": shown, "exists": false, "servers": []})));
+        return reply(ConfigFile {
+            path: Some(shown),
+            exists: Some(false),
+            servers: Vec::new(),
+        });
     };
     let file = crate::config::parse(path, &text).map_err(Problem::bad_request)?;
-    let servers: Vec<Value> = file
+    let servers: Vec<ConfigServer> = file
         .mcp_servers
         .iter()
-        .map(|(name, entry)| match entry.resolve() {
-            Ok(crate::config::Named::Command { program, args, env }) => json!({
-                "name": name, "command": program, "args": args,
-                "env": env.into_iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            }),
-            Ok(crate::config::Named::Url { url, headers }) => json!({
-                "name": name, "url": url,
-                "headers": headers.iter().filter_map(|h| h.split(':').next()).collect::<Vec<_>>(),
-            }),
-            Err(why) => json!({"name": name, "problem": why}),
+        .map(|(name, entry)| {
+            let shown = match entry.resolve() {
+                Ok(crate::config::Named::Command { program, args, env }) => ServerShown::Command {
+                    command: program,
+                    args,
+                    env: env.into_iter().map(|(k, _)| k).collect(),
+                },
+                Ok(crate::config::Named::Url { url, headers }) => ServerShown::Url {
+                    url,
+                    headers: headers
+                        .iter()
+                        .filter_map(|h| h.split(':').next())
+                        .map(str::to_owned)
+                        .collect(),
+                },
+                Err(problem) => ServerShown::Problem { problem },
+            };
+            ConfigServer {
+                name: name.clone(),
+                shown,
+            }
         })
         .collect();
-    Ok(Json(
-        json!({"path": shown, "exists": true, "servers": servers}),
-    ))
+    reply(ConfigFile {
+        path: Some(shown),
+        exists: Some(true),
+        servers,
+    })
 }
 
 async fn list_connections(State(hub): State<Hub>) -> Answer {
-    Ok(Json(json!({
-        "connections": hub.list().iter().map(|c| c.describe()).collect::<Vec<_>>()
-    })))
+    reply(Connections {
+        connections: hub.list().iter().map(|c| c.describe()).collect(),
+    })
 }
 
 async fn connect(State(hub): State<Hub>, Body(spec): Body<Spec>) -> Answer {
     let conn = hub.connect(&spec).await?;
-    Ok(Json(conn.describe()))
+    reply(conn.describe())
 }
 
 async fn connection(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
-    Ok(Json(hub.get(id)?.describe()))
+    reply(hub.get(id)?.describe())
 }
 
 async fn disconnect(State(hub): State<Hub>, Path(id): Path<u64>) -> Response {
@@ -237,7 +348,9 @@ async fn ping(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
         .ping()
         .await
         .map_err(|e| Problem::client(&e, "ping"))?;
-    Ok(Json(json!({"ms": took.as_secs_f64() * 1000.0})))
+    reply(Pinged {
+        ms: took.as_secs_f64() * 1000.0,
+    })
 }
 
 /// `POST …/tools/call`.
@@ -286,37 +399,70 @@ async fn call_tool(
             )
             .await
             .map_err(|e| Problem::client(&e, methods::TOOLS_CALL))?;
-        return Ok(Json(match outcome {
+        return match outcome {
             ToolCallOutcome::Done(typed) => {
-                let result = match serde_json::to_value(&typed) {
-                    Ok(Value::Object(o)) => o,
-                    _ => JsonObject::new(),
-                };
+                let result = object_of(&typed)?;
                 let check = output_check::check(c.tool(&body.name).as_ref(), &result);
-                json!({"result": result, "outputCheck": check, "task": null})
+                reply(Called::Done {
+                    result,
+                    output_check: check,
+                    task: Some(None),
+                })
             }
             ToolCallOutcome::Task(handle) => {
-                let id = handle.id().to_owned();
+                let task_id = handle.id().to_owned();
                 c.tasks.follow(c.id, handle, hub.journal().clone())?;
-                json!({"task": {"taskId": id}})
+                reply(Called::Task {
+                    task: Some(TaskStarted { task_id }),
+                })
             }
-        }));
+        };
     }
-    let mut params = JsonObject::new();
-    params.insert("name".into(), json!(body.name));
-    if let Some(a) = body.arguments {
-        params.insert("arguments".into(), Value::Object(a));
-    }
+    let mut params = CallToolRequestParams::new(body.name.clone());
+    params.arguments = body.arguments;
     let outcome = c
-        .call(hub.journal(), methods::TOOLS_CALL, params, body.call_id)
+        .call(
+            hub.journal(),
+            methods::TOOLS_CALL,
+            object_of(&params)?,
+            body.call_id,
+        )
         .await?;
-    Ok(Json(match outcome {
-        Outcome::Cancelled => json!({"cancelled": true}),
+    match outcome {
+        Outcome::Cancelled => done(Outcome::Cancelled),
         Outcome::Done(result) => {
             let check = output_check::check(c.tool(&body.name).as_ref(), &result);
-            json!({"result": result, "outputCheck": check})
+            reply(Called::Done {
+                result,
+                output_check: check,
+                task: None,
+            })
         }
-    }))
+    }
+}
+
+/// The answer of `POST …/tools/call` when the call ended, or became a task.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Called {
+    /// The result, and its check against the tool's `outputSchema`.
+    #[serde(rename_all = "camelCase")]
+    Done {
+        result: JsonObject,
+        output_check: output_check::Verdict,
+        /// `null` when the call was asked as a task but finished at once.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        task: Option<Option<TaskStarted>>,
+    },
+    /// The task it became.
+    Task { task: Option<TaskStarted> },
+}
+
+/// A task a call became.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskStarted {
+    task_id: String,
 }
 
 async fn cancel(State(hub): State<Hub>, Path((id, call)): Path<(u64, String)>) -> Response {
@@ -328,7 +474,9 @@ async fn cancel(State(hub): State<Hub>, Path((id, call)): Path<(u64, String)>) -
 }
 
 async fn list_tasks(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
-    Ok(Json(json!({"tasks": hub.get(id)?.tasks.list()})))
+    reply(TaskList {
+        tasks: hub.get(id)?.tasks.list(),
+    })
 }
 
 /// The most pages of `tasks/list` read.
@@ -352,7 +500,7 @@ async fn server_tasks(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
             _ => break,
         }
     }
-    Ok(Json(json!({"tasks": all})))
+    reply(TaskList { tasks: all })
 }
 
 async fn cancel_task(
@@ -393,7 +541,7 @@ async fn load_start(
     let run = hub
         .runs()
         .start(id, c.origin.clone(), spec, hub.journal().clone())?;
-    Ok(Json(json!({"run": run})))
+    reply(LoadStarted { run })
 }
 
 async fn load_stop(State(hub): State<Hub>, Path(run): Path<u64>) -> Result<StatusCode, Problem> {
@@ -405,7 +553,7 @@ async fn load_stop(State(hub): State<Hub>, Path(run): Path<u64>) -> Result<Statu
 }
 
 async fn skills_list(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
-    Ok(Json(super::skills::list(&hub.get(id)?.client).await?))
+    super::skills::list(&hub.get(id)?.client).await
 }
 
 async fn skills_verify(
@@ -413,9 +561,7 @@ async fn skills_verify(
     Path(id): Path<u64>,
     Body(body): Body<ReadBody>,
 ) -> Answer {
-    Ok(Json(
-        super::skills::verify(&hub.get(id)?.client, &body.uri).await?,
-    ))
+    super::skills::verify(&hub.get(id)?.client, &body.uri).await
 }
 
 /// `POST …/request`: any request (the Protocol tab's Replay).
@@ -424,9 +570,18 @@ async fn skills_verify(
 struct RequestBody {
     method: String,
     #[serde(default)]
-    params: Option<JsonObject>,
+    params: Option<ParamsWithoutMeta>,
     #[serde(default)]
     call_id: Option<String>,
+}
+
+/// A request's params, its `_meta` left out.
+#[derive(Debug, Deserialize)]
+struct ParamsWithoutMeta {
+    #[serde(rename = "_meta", default)]
+    _meta: IgnoredAny,
+    #[serde(flatten)]
+    rest: JsonObject,
 }
 
 async fn any_request(
@@ -441,9 +596,8 @@ async fn any_request(
             body.method
         )));
     }
-    let mut params = body.params.unwrap_or_default();
     // The client writes its own `_meta` (version, capabilities, progress token).
-    params.remove("_meta");
+    let params = body.params.map(|p| p.rest).unwrap_or_default();
     done(
         c.call(hub.journal(), &body.method, params, body.call_id)
             .await?,
@@ -463,18 +617,20 @@ async fn set_level(
     Body(body): Body<LevelBody>,
 ) -> Answer {
     let c = hub.get(id)?;
-    let level: LoggingLevel = serde_json::from_value(json!(body.level)).map_err(|_| {
+    let level: LoggingLevel = serde_json::from_value(Value::String(body.level.clone())).map_err(|_| {
         Problem::bad_request(format!(
             "level {:?}: expected debug, info, notice, warning, error, critical, alert or emergency",
             body.level
         ))
     })?;
     c.set_level(level).await?;
-    Ok(Json(c.describe()))
+    reply(c.describe())
 }
 
 async fn list_asks(State(hub): State<Hub>) -> Answer {
-    Ok(Json(json!({"asks": hub.asks().list()})))
+    reply(Asked {
+        asks: hub.asks().list(),
+    })
 }
 
 /// `PUT /api/sampling-auto`: `{"text", "model"?}` answers every sampling
@@ -488,18 +644,22 @@ struct AutoReplyBody {
 }
 
 async fn get_auto_reply(State(hub): State<Hub>) -> Answer {
-    Ok(Json(json!({"auto": hub.asks().auto_reply()})))
+    reply(Auto {
+        auto: hub.asks().auto_reply(),
+    })
 }
 
 async fn put_auto_reply(State(hub): State<Hub>, Body(body): Body<AutoReplyBody>) -> Answer {
-    let reply = body.text.map(|text| super::asks::AutoReply {
+    let auto = body.text.map(|text| super::asks::AutoReply {
         text,
         model: body.model.unwrap_or_else(|| "tessera-inspect".into()),
     });
     hub.asks()
-        .set_auto_reply(reply)
+        .set_auto_reply(auto)
         .map_err(Problem::bad_request)?;
-    Ok(Json(json!({"auto": hub.asks().auto_reply()})))
+    reply(Auto {
+        auto: hub.asks().auto_reply(),
+    })
 }
 
 /// `POST /api/asks/{ask}`: exactly one of `reply` (the result to send) and
@@ -532,6 +692,17 @@ async fn answer_ask(
     }
 }
 
+/// The file `GET /api/transcript` answers (which `tessera replay` reads).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Transcript {
+    format: &'static str,
+    version: u32,
+    tessera: &'static str,
+    dropped_before: u64,
+    events: Vec<Value>,
+}
+
 /// `GET /api/transcript`: every event the journal keeps, as one JSON file.
 async fn transcript(State(hub): State<Hub>) -> Response {
     let (kept, dropped, _) = hub.journal().follow();
@@ -539,13 +710,14 @@ async fn transcript(State(hub): State<Hub>) -> Response {
         .iter()
         .filter_map(|e| serde_json::from_str(&e.text).ok())
         .collect();
-    let body = json!({
-        "format": "tessera-inspect-transcript",
-        "version": 1,
-        "tessera": env!("CARGO_PKG_VERSION"),
-        "droppedBefore": dropped,
-        "events": events,
-    });
+    let body = serde_json::to_value(Transcript {
+        format: "tessera-inspect-transcript",
+        version: 1,
+        tessera: env!("CARGO_PKG_VERSION"),
+        dropped_before: dropped,
+        events,
+    })
+    .unwrap_or_default();
     (
         [(
             axum::http::header::CONTENT_DISPOSITION,

@@ -7,10 +7,11 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::Deserialize;
-use serde_json::{Value, json};
-use tessera::types::{Tool, ToolUiMeta, UiVisibility, methods};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tessera::types::{ReadResourceRequestParams, Tool, ToolUiMeta, UiVisibility, methods};
 
+use super::forward::{object_of, reply};
 use super::hub::Hub;
 use super::problem::{Body, Problem};
 use super::sandbox;
@@ -31,14 +32,12 @@ pub async fn view(
     Body(body): Body<ViewBody>,
 ) -> Result<Json<Value>, Problem> {
     let c = hub.get(id)?;
-    let listed = c.tool(&body.tool).ok_or_else(|| {
+    let tool: Tool = c.tool(&body.tool).ok_or_else(|| {
         Problem::not_found(format!(
             "no tool {:?} in the connection's last tools/list: list the tools first",
             body.tool
         ))
     })?;
-    let tool: Tool = serde_json::from_value(listed)
-        .map_err(|e| Problem::bad_request(format!("the tool {:?} is malformed: {e}", body.tool)))?;
     let ui = ToolUiMeta::of(&tool).unwrap_or_default();
     if ui.resource_uri.is_none() {
         return Err(Problem::bad_request(format!(
@@ -60,14 +59,48 @@ pub async fn view(
             UiVisibility::App => "app",
         })
         .collect();
-    Ok(Json(json!({
-        "uri": view.uri,
-        "html": view.html,
-        "meta": view.meta,
-        "policy": policy,
-        "refused": refused,
-        "visibility": visibility,
-    })))
+    reply(View {
+        html: view.html,
+        meta: view.meta,
+        policy,
+        refused,
+        uri: view.uri,
+        visibility,
+    })
+}
+
+/// The answer of `POST …/apps/view`.
+#[derive(Serialize)]
+struct View<M, P, R> {
+    html: String,
+    meta: M,
+    policy: P,
+    refused: R,
+    uri: String,
+    visibility: Vec<&'static str>,
+}
+
+/// The members of a `resources/read` result a document is taken from.
+#[derive(Deserialize)]
+struct Read {
+    #[serde(default, deserialize_with = "crate::lenient::member")]
+    contents: Option<Vec<Value>>,
+}
+
+/// The members of one content of a `resources/read` result.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Content {
+    #[serde(default)]
+    mime_type: Option<Value>,
+    #[serde(default)]
+    blob: Option<Value>,
+}
+
+/// The answer of `POST …/documents`.
+#[derive(Serialize)]
+struct Document {
+    path: String,
 }
 
 /// `POST …/documents`.
@@ -88,8 +121,7 @@ pub async fn document(
 ) -> Result<Json<Value>, Problem> {
     use base64::Engine as _;
     let c = hub.get(id)?;
-    let mut params = tessera::types::JsonObject::new();
-    params.insert("uri".into(), json!(body.uri));
+    let params = object_of(&ReadResourceRequestParams::new(body.uri.clone()))?;
     let read = match c
         .call(hub.journal(), methods::RESOURCES_READ, params, None)
         .await?
@@ -97,13 +129,16 @@ pub async fn document(
         super::hub::Outcome::Done(r) => r,
         super::hub::Outcome::Cancelled => return Err(Problem::bad_request("cancelled")),
     };
-    let blob = read
-        .get("contents")
-        .and_then(Value::as_array)
+    let read: Read = Read::deserialize(Value::Object(read)).unwrap_or(Read { contents: None });
+    let pdf = read
+        .contents
         .into_iter()
         .flatten()
-        .find(|c| c.get("mimeType").and_then(Value::as_str) == Some("application/pdf"))
-        .and_then(|c| c.get("blob"))
+        .filter_map(|c| crate::lenient::object::<Content>(&c))
+        .find(|c| c.mime_type.as_ref().and_then(Value::as_str) == Some("application/pdf"));
+    let blob = pdf
+        .as_ref()
+        .and_then(|c| c.blob.as_ref())
         .and_then(Value::as_str)
         .ok_or_else(|| {
             Problem::bad_request(format!(
@@ -129,5 +164,7 @@ pub async fn document(
         )));
     }
     let doc = hub.documents().put(bytes).map_err(Problem::limit)?;
-    Ok(Json(json!({"path": format!("/doc/{doc}")})))
+    reply(Document {
+        path: format!("/doc/{doc}"),
+    })
 }

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera::client::{ClientBuilder, FormRequest, UrlRequest};
 use tessera::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitResult, ErrorObject,
@@ -34,6 +35,81 @@ pub enum Answer {
     Reply(Value),
     /// Refuse, with this message.
     Reject(String),
+}
+
+/// An `ask` event: a question for the page (the members of `body` with
+/// the connection, the question's id and its kind).
+#[derive(Serialize)]
+struct AskEvent<'a, B> {
+    connection: u64,
+    ask: u64,
+    kind: &'a str,
+    #[serde(flatten)]
+    body: B,
+}
+
+/// An `answered` event: how a question ended.
+#[derive(Serialize)]
+struct Answered {
+    ask: u64,
+    outcome: &'static str,
+}
+
+/// An elicitation form, as asked.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FormAsked<'a, S> {
+    message: &'a str,
+    requested_schema: &'a S,
+}
+
+/// A URL elicitation, as asked.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UrlAsked<'a> {
+    message: &'a str,
+    url: &'a str,
+    host: Option<String>,
+    elicitation_id: Option<&'a str>,
+}
+
+/// The page's answer to a URL elicitation.
+#[derive(Deserialize)]
+struct UrlAnswer {
+    action: ElicitAction,
+}
+
+/// A sampling request, as asked.
+#[derive(Serialize)]
+struct SamplingAsked<'a> {
+    params: &'a CreateMessageRequestParams,
+}
+
+/// The automatic reply to a sampling request, as sent.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AutoReplied<'a> {
+    role: &'static str,
+    model: &'a str,
+    stop_reason: &'static str,
+    content: TextContent<'a>,
+}
+
+/// A text content block.
+#[derive(Serialize)]
+struct TextContent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+/// An `auto-reply` event: a sampling request answered automatically.
+#[derive(Serialize)]
+struct AutoReplyEvent<'a> {
+    connection: u64,
+    kind: &'static str,
+    params: &'a CreateMessageRequestParams,
+    reply: &'a AutoReplied<'a>,
 }
 
 /// The questions waiting for the page. Cheap to clone.
@@ -72,10 +148,13 @@ struct Waiting<'a> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if self.asks.pending().remove(&self.id).is_some() {
-            self.asks
-                .inner
-                .journal
-                .record("answered", json!({"ask": self.id, "outcome": "withdrawn"}));
+            self.asks.inner.journal.record(
+                "answered",
+                Answered {
+                    ask: self.id,
+                    outcome: "withdrawn",
+                },
+            );
         }
     }
 }
@@ -145,7 +224,7 @@ impl Asks {
         };
         self.inner
             .journal
-            .record("answered", json!({"ask": id, "outcome": outcome}));
+            .record("answered", Answered { ask: id, outcome });
         tx.send(answer).is_ok()
     }
 
@@ -155,14 +234,18 @@ impl Asks {
         &self,
         conn: u64,
         kind: &str,
-        body: Value,
+        body: impl Serialize,
     ) -> Result<T, ErrorObject> {
         let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        let mut event = json!({"connection": conn, "ask": id, "kind": kind});
-        if let (Some(e), Value::Object(b)) = (event.as_object_mut(), body) {
-            e.extend(b);
-        }
+        // Kept as written, for the page's list of questions.
+        let event = serde_json::to_value(AskEvent {
+            connection: conn,
+            ask: id,
+            kind,
+            body,
+        })
+        .unwrap_or(Value::Null);
         {
             let mut pending = self.pending();
             if pending.len() >= MAX_PENDING {
@@ -197,7 +280,10 @@ impl Asks {
                 asks.ask::<ElicitResult>(
                     conn,
                     "elicitation",
-                    json!({"message": form.message, "requestedSchema": form.raw_schema}),
+                    FormAsked {
+                        message: &form.message,
+                        requested_schema: &form.raw_schema,
+                    },
                 )
                 .await
             }
@@ -211,35 +297,57 @@ impl Asks {
                     .ask::<Value>(
                         conn,
                         "url",
-                        json!({"message": req.message, "url": req.url, "host": host,
-                               "elicitationId": req.elicitation_id}),
+                        UrlAsked {
+                            message: &req.message,
+                            url: &req.url,
+                            host,
+                            elicitation_id: req.elicitation_id.as_deref(),
+                        },
                     )
                     .await?;
-                serde_json::from_value::<ElicitAction>(answer["action"].clone()).map_err(|_| {
-                    ErrorObject::new(
-                        REFUSED,
-                        "the inspector's answer has no valid action (accept, decline or cancel)",
-                    )
-                })
+                crate::lenient::object::<UrlAnswer>(&answer)
+                    .map(|a| a.action)
+                    .ok_or_else(|| {
+                        ErrorObject::new(
+                            REFUSED,
+                            "the inspector's answer has no valid action (accept, decline or cancel)",
+                        )
+                    })
             }
         });
         let asks = self.clone();
         builder.sampling(move |params: CreateMessageRequestParams| {
             let asks = asks.clone();
             async move {
-                let params = serde_json::to_value(&params).unwrap_or(Value::Null);
                 if let Some(auto) = asks.auto_reply() {
-                    let reply = json!({"role": "assistant", "model": auto.model,
-                        "stopReason": "endTurn", "content": {"type": "text", "text": auto.text}});
+                    let reply = AutoReplied {
+                        role: "assistant",
+                        model: &auto.model,
+                        stop_reason: "endTurn",
+                        content: TextContent {
+                            kind: "text",
+                            text: &auto.text,
+                        },
+                    };
                     asks.inner.journal.record(
                         "auto-reply",
-                        json!({"connection": conn, "kind": "sampling", "params": params, "reply": reply}),
+                        AutoReplyEvent {
+                            connection: conn,
+                            kind: "sampling",
+                            params: &params,
+                            reply: &reply,
+                        },
                     );
-                    return serde_json::from_value::<CreateMessageResult>(reply).map_err(|e| {
-                        ErrorObject::new(REFUSED, format!("the automatic reply is not valid: {e}"))
-                    });
+                    return serde_json::to_value(&reply)
+                        .and_then(serde_json::from_value::<CreateMessageResult>)
+                        .map_err(|e| {
+                            ErrorObject::new(
+                                REFUSED,
+                                format!("the automatic reply is not valid: {e}"),
+                            )
+                        });
                 }
-                asks.ask::<CreateMessageResult>(conn, "sampling", json!({"params": params}))
+                asks.ask::<CreateMessageResult>(conn, "sampling", SamplingAsked { params: &params })
                     .await
             }
         })
@@ -249,6 +357,7 @@ impl Asks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn a_question_waits_for_its_answer_and_leaves_when_dropped() {

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::problem::Problem;
 
@@ -15,24 +16,36 @@ use crate::config::MAX_CONFIG;
 /// The longest server name.
 const MAX_NAME: usize = 128;
 
-/// The file as JSON (an empty `mcpServers` when there is none), with every
-/// member kept.
-fn read(path: &Path) -> Result<Value, Problem> {
+/// The configuration file: its named servers, and every other member as
+/// it was (other MCP clients keep their own settings in it).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct ConfigJson {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: Map<String, Value>,
+    #[serde(flatten)]
+    other: Map<String, Value>,
+}
+
+/// The file (an empty `mcpServers` when there is none), with every member
+/// kept.
+fn read(path: &Path) -> Result<ConfigJson, Problem> {
     let shown = path.display();
     let Some(text) = crate::config::read_text(path).map_err(Problem::bad_request)? else {
-        return Ok(json!({"mcpServers": {}}));
+        return Ok(ConfigJson::default());
     };
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Problem::bad_request(format!("{shown}: not JSON: {e}")))?;
     if !v.is_object() {
         return Err(Problem::bad_request(format!("{shown}: not a JSON object")));
     }
-    Ok(v)
+    ConfigJson::deserialize(v).map_err(|_| Problem::bad_request("\"mcpServers\" is not an object"))
 }
 
-fn write(path: &Path, v: &Value) -> Result<(), Problem> {
+fn write(path: &Path, file: &ConfigJson) -> Result<(), Problem> {
     let shown = path.display();
-    let text = serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+    // Through a `Value`: the members in name order, as the file was written.
+    let v = serde_json::to_value(file).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
     if text.len() as u64 > MAX_CONFIG {
         return Err(Problem::bad_request(format!(
             "{shown} would be over {MAX_CONFIG} bytes"
@@ -49,15 +62,6 @@ fn write(path: &Path, v: &Value) -> Result<(), Problem> {
     })
 }
 
-fn servers(v: &mut Value) -> Result<&mut Map<String, Value>, Problem> {
-    let o = v
-        .as_object_mut()
-        .ok_or_else(|| Problem::bad_request("not a JSON object"))?;
-    let s = o.entry("mcpServers").or_insert_with(|| json!({}));
-    s.as_object_mut()
-        .ok_or_else(|| Problem::bad_request("\"mcpServers\" is not an object"))
-}
-
 /// Adds server `name` (or replaces it) with `entry`: `{command, args?,
 /// env?}` or `{url, headers?}`, checked as the CLI checks entries.
 pub fn put(path: &Path, name: &str, entry: Value) -> Result<(), Problem> {
@@ -71,24 +75,29 @@ pub fn put(path: &Path, name: &str, entry: Value) -> Result<(), Problem> {
     checked
         .resolve()
         .map_err(|why| Problem::bad_request(format!("server {name:?}: {why}")))?;
-    let mut v = read(path)?;
-    servers(&mut v)?.insert(name.to_owned(), entry);
-    write(path, &v)
+    let mut file = read(path)?;
+    file.mcp_servers.insert(name.to_owned(), entry);
+    write(path, &file)
 }
 
 /// Removes server `name`; false when the file has no such server.
 pub fn remove(path: &Path, name: &str) -> Result<bool, Problem> {
-    let mut v = read(path)?;
-    if servers(&mut v)?.remove(name).is_none() {
+    let mut file = read(path)?;
+    if file.mcp_servers.remove(name).is_none() {
         return Ok(false);
     }
-    write(path, &v)?;
+    write(path, &file)?;
     Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn read_value(path: &Path) -> Value {
+        serde_json::to_value(read(path).unwrap()).unwrap()
+    }
 
     #[test]
     fn edits_one_server_and_keeps_the_rest() {
@@ -96,18 +105,18 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let path = dir.join("mcp.json");
         put(&path, "a", json!({"command": "srv", "args": ["--stdio"]})).unwrap();
-        let mut v = read(&path).unwrap();
+        let mut v = read_value(&path);
         v["theirs"] = json!({"keep": true});
         v["mcpServers"]["a"]["autoApprove"] = json!(["x"]);
-        write(&path, &v).unwrap();
+        write(&path, &serde_json::from_value(v).unwrap()).unwrap();
         put(&path, "b", json!({"url": "http://127.0.0.1:9/mcp"})).unwrap();
-        let v = read(&path).unwrap();
+        let v = read_value(&path);
         assert_eq!(v["theirs"], json!({"keep": true}));
         assert_eq!(v["mcpServers"]["a"]["autoApprove"], json!(["x"]));
         assert_eq!(v["mcpServers"]["b"]["url"], "http://127.0.0.1:9/mcp");
         assert!(remove(&path, "a").unwrap());
         assert!(!remove(&path, "a").unwrap());
-        assert!(read(&path).unwrap()["mcpServers"].get("a").is_none());
+        assert!(read_value(&path)["mcpServers"].get("a").is_none());
         let bad = put(&path, "c", json!({"command": "x", "url": "http://x"})).unwrap_err();
         assert!(bad.message.contains("either"), "{}", bad.message);
         assert!(put(&path, "", json!({"command": "x"})).is_err());

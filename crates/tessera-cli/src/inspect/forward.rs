@@ -7,11 +7,16 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use futures::future::BoxFuture;
-use serde::Deserialize;
+use std::collections::BTreeMap;
+
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera::client::{Client, ClientError};
-use tessera::types::{JsonObject, methods};
+use tessera::types::{
+    GetPromptRequestParams, JsonObject, Prompt, ReadResourceRequestParams, Resource,
+    ResourceTemplate, Tool, methods,
+};
 
 use super::hub::{Connection, Hub, Outcome};
 use super::problem::{Body, Problem};
@@ -19,24 +24,27 @@ use super::problem::{Body, Problem};
 /// What routes answer.
 pub type Answer = Result<Json<Value>, Problem>;
 
-/// Values of serialisable items (an item that does not serialise is left out).
-fn values<T: serde::Serialize>(items: &[T]) -> Vec<Value> {
-    items
-        .iter()
-        .filter_map(|i| serde_json::to_value(i).ok())
-        .collect()
+/// The answer of a route: `v` written through a [`Value`], so that its
+/// members come in name order whatever the order of its fields (as the
+/// answers have always been written).
+pub fn reply<T: Serialize>(v: T) -> Answer {
+    serde_json::to_value(v).map(Json).map_err(|e| Problem {
+        status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+        message: format!("writing the answer: {e}"),
+        remote: None,
+    })
 }
 
-/// A listing route: the method, the answer's key, how to fetch every page.
+/// A listing route: the method, its items, the answer it makes of them.
 pub trait Listing {
     /// The `*/list` method (for errors).
     const METHOD: &'static str;
-    /// The member of the answer holding the items.
-    const KEY: &'static str;
+    /// One item of the list.
+    type Item: Serialize + Send;
     /// Every page, through the client's pagination (bounded by its page limit).
-    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Value>, ClientError>>;
-    /// Adds to the answer, or remembers the items (nothing by default).
-    fn finish(_c: &Connection, _items: &[Value], _answer: &mut Value) {}
+    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Self::Item>, ClientError>>;
+    /// The answer (remembering the items where the connection needs them).
+    fn answer(c: &Connection, items: Vec<Self::Item>) -> Answer;
 }
 
 /// `GET …/tools`: remembered, to check results against `outputSchema`.
@@ -48,53 +56,88 @@ pub struct Templates;
 /// `GET …/prompts`.
 pub struct Prompts;
 
+/// The answer of `GET …/tools`.
+#[derive(Serialize)]
+struct ToolsAnswer<'a> {
+    tools: &'a [Tool],
+}
+
+/// The answer of `GET …/resources`.
+#[derive(Serialize)]
+struct ResourcesAnswer {
+    resources: Vec<Resource>,
+    subscribed: Vec<String>,
+}
+
+/// The answer of `GET …/resource-templates`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TemplatesAnswer {
+    resource_templates: Vec<ResourceTemplate>,
+}
+
+/// The answer of `GET …/prompts`.
+#[derive(Serialize)]
+struct PromptsAnswer {
+    prompts: Vec<Prompt>,
+}
+
 impl Listing for Tools {
     const METHOD: &'static str = methods::TOOLS_LIST;
-    const KEY: &'static str = "tools";
-    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Value>, ClientError>> {
-        Box::pin(async move { client.list_tools().await.map(|t| values(&t)) })
+    type Item = Tool;
+    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Tool>, ClientError>> {
+        Box::pin(client.list_tools())
     }
-    fn finish(c: &Connection, items: &[Value], _answer: &mut Value) {
-        c.remember_tools(items.to_vec());
+    fn answer(c: &Connection, items: Vec<Tool>) -> Answer {
+        let answer = reply(ToolsAnswer { tools: &items });
+        c.remember_tools(items);
+        answer
     }
 }
 
 impl Listing for Resources {
     const METHOD: &'static str = methods::RESOURCES_LIST;
-    const KEY: &'static str = "resources";
-    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Value>, ClientError>> {
-        Box::pin(async move { client.list_resources().await.map(|t| values(&t)) })
+    type Item = Resource;
+    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Resource>, ClientError>> {
+        Box::pin(client.list_resources())
     }
-    fn finish(c: &Connection, _items: &[Value], answer: &mut Value) {
-        answer["subscribed"] = json!(c.subscriptions.list());
+    fn answer(c: &Connection, resources: Vec<Resource>) -> Answer {
+        reply(ResourcesAnswer {
+            resources,
+            subscribed: c.subscriptions.list(),
+        })
     }
 }
 
 impl Listing for Templates {
     const METHOD: &'static str = methods::RESOURCES_TEMPLATES_LIST;
-    const KEY: &'static str = "resourceTemplates";
-    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Value>, ClientError>> {
-        Box::pin(async move { client.list_resource_templates().await.map(|t| values(&t)) })
+    type Item = ResourceTemplate;
+    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<ResourceTemplate>, ClientError>> {
+        Box::pin(client.list_resource_templates())
+    }
+    fn answer(_c: &Connection, resource_templates: Vec<ResourceTemplate>) -> Answer {
+        reply(TemplatesAnswer { resource_templates })
     }
 }
 
 impl Listing for Prompts {
     const METHOD: &'static str = methods::PROMPTS_LIST;
-    const KEY: &'static str = "prompts";
-    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Value>, ClientError>> {
-        Box::pin(async move { client.list_prompts().await.map(|t| values(&t)) })
+    type Item = Prompt;
+    fn fetch(client: &Client) -> BoxFuture<'_, Result<Vec<Prompt>, ClientError>> {
+        Box::pin(client.list_prompts())
+    }
+    fn answer(_c: &Connection, prompts: Vec<Prompt>) -> Answer {
+        reply(PromptsAnswer { prompts })
     }
 }
 
-/// `GET …/{list}`: every item, under `L::KEY`.
+/// `GET …/{list}`: every item, under the list's key.
 pub async fn list<L: Listing>(State(hub): State<Hub>, Path(id): Path<u64>) -> Answer {
     let c = hub.get(id)?;
     let items = L::fetch(&c.client)
         .await
         .map_err(|e| Problem::client(&e, L::METHOD))?;
-    let mut answer = json!({ L::KEY: items });
-    L::finish(&c, &items, &mut answer);
-    Ok(Json(answer))
+    L::answer(&c, items)
 }
 
 /// A forwarding route: its body, the method it sends, the params it makes.
@@ -116,9 +159,7 @@ pub struct ReadBody {
 impl Forwarded for ReadBody {
     const METHOD: &'static str = methods::RESOURCES_READ;
     fn params(self) -> Result<JsonObject, Problem> {
-        let mut p = JsonObject::new();
-        p.insert("uri".into(), json!(self.uri));
-        Ok(p)
+        object_of(&ReadResourceRequestParams::new(self.uri))
     }
 }
 
@@ -134,17 +175,20 @@ pub struct PromptBody {
 impl Forwarded for PromptBody {
     const METHOD: &'static str = methods::PROMPTS_GET;
     fn params(self) -> Result<JsonObject, Problem> {
-        let mut p = JsonObject::new();
-        p.insert("name".into(), json!(self.name));
+        let mut p = GetPromptRequestParams::new(self.name);
         if let Some(a) = self.arguments {
-            if let Some((k, _)) = a.iter().find(|(_, v)| !v.is_string()) {
-                return Err(Problem::bad_request(format!(
-                    "arguments.{k}: prompt arguments are strings"
-                )));
+            let mut arguments = BTreeMap::new();
+            for (k, v) in a {
+                let Value::String(v) = v else {
+                    return Err(Problem::bad_request(format!(
+                        "arguments.{k}: prompt arguments are strings"
+                    )));
+                };
+                arguments.insert(k, v);
             }
-            p.insert("arguments".into(), Value::Object(a));
+            p.arguments = Some(arguments);
         }
-        Ok(p)
+        object_of(&p)
     }
 }
 
@@ -177,10 +221,36 @@ pub async fn forward<B: Forwarded>(
     done(c.call(hub.journal(), B::METHOD, params, None).await?)
 }
 
+/// The answer of a call: `{result}`, or `{cancelled: true}`.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Done {
+    /// The server's result.
+    Result {
+        /// The result as the server sent it.
+        result: JsonObject,
+    },
+    /// The page cancelled the call.
+    Cancelled {
+        /// Always `true`.
+        cancelled: bool,
+    },
+}
+
 /// The answer of a finished call.
 pub fn done(outcome: Outcome) -> Answer {
-    match outcome {
-        Outcome::Done(r) => Ok(Json(json!({"result": r}))),
-        Outcome::Cancelled => Ok(Json(json!({"cancelled": true}))),
+    reply(match outcome {
+        Outcome::Done(result) => Done::Result { result },
+        Outcome::Cancelled => Done::Cancelled { cancelled: true },
+    })
+}
+
+/// A serialisable value (params, a typed result) as the JSON object it
+/// writes.
+pub fn object_of<T: Serialize>(params: &T) -> Result<JsonObject, Problem> {
+    match serde_json::to_value(params) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Ok(JsonObject::new()),
+        Err(e) => Err(Problem::bad_request(format!("the params: {e}"))),
     }
 }

@@ -107,7 +107,7 @@ pub async fn enforce(State(access): State<Arc<Access>>, request: Request, next: 
         Ok(()) => next.run(request).await,
         Err((status, message)) => (
             status,
-            axum::Json(serde_json::json!({"error": {"message": message}})),
+            axum::Json(super::problem::ProblemBody::message(message)),
         )
             .into_response(),
     }

@@ -8,11 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera::client::{CallOptions, ChildCommand, Client, ClientEvent, ConnectMode};
 use tessera::types::{
-    ClientCapabilities, Era, JsonObject, LoggingLevel, ProtocolVersion, Root, UiSettings,
+    ClientCapabilities, Era, Implementation, JsonObject, LoggingLevel, ProtocolVersion, Root,
+    ServerCapabilities, Tool, UiSettings,
 };
 use tokio::task::AbortHandle;
 
@@ -188,9 +189,104 @@ pub struct Connection {
     pub timeout: Duration,
     /// What it was opened to (for the load panel's own connections).
     pub origin: Origin,
-    tools: Mutex<Vec<Value>>,
+    tools: Mutex<Vec<Tool>>,
     calls: Mutex<HashMap<String, AbortHandle>>,
     log_level: Mutex<Option<LoggingLevel>>,
+}
+
+/// What the page shows of a connection (`GET …/connections/{id}`, and
+/// the members of its `connected` event).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Described {
+    /// Its id.
+    pub id: u64,
+    /// What it is connected to.
+    pub target: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// Whether it is still connected.
+    pub connected: bool,
+    /// `legacy` or `modern`.
+    pub era: &'static str,
+    /// The protocol version spoken.
+    pub protocol_version: &'static str,
+    /// The server's name and version.
+    pub server_info: Implementation,
+    /// What the server declared.
+    pub capabilities: ServerCapabilities,
+    /// The server's instructions (`null` when none).
+    pub instructions: Option<String>,
+    /// The log level set from the page (`null` when none).
+    pub log_level: Option<&'static str>,
+    /// Whether the client declared the tasks extension.
+    pub tasks_declared: bool,
+    /// How long each request waits for its answer.
+    pub timeout_seconds: f64,
+}
+
+/// A `connection` event: a connection's state changed.
+#[derive(Serialize)]
+struct ConnectionEvent<'a> {
+    connection: u64,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    /// For `connected`: the connection as described.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    described: Option<Described>,
+}
+
+impl<'a> ConnectionEvent<'a> {
+    fn new(connection: u64, state: &'static str) -> Self {
+        ConnectionEvent {
+            connection,
+            state,
+            target: None,
+            error: None,
+            described: None,
+        }
+    }
+}
+
+/// A `progress` event: a call's progress.
+#[derive(Serialize)]
+struct ProgressEvent<'a> {
+    connection: u64,
+    call: &'a str,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&'a str>,
+}
+
+/// A `log` event: a log message of the server.
+#[derive(Serialize)]
+struct LogEvent<'a> {
+    connection: u64,
+    level: &'static str,
+    logger: Option<&'a str>,
+    data: &'a Value,
+}
+
+/// A `changed` event: a list or a resource changed on the server.
+#[derive(Serialize)]
+struct ChangedEvent<'a> {
+    connection: u64,
+    what: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri: Option<&'a str>,
+}
+
+impl<'a> ChangedEvent<'a> {
+    fn list(connection: u64, what: &'static str) -> Self {
+        ChangedEvent {
+            connection,
+            what,
+            uri: None,
+        }
+    }
 }
 
 /// How a call ended.
@@ -203,22 +299,25 @@ pub enum Outcome {
 
 impl Connection {
     /// What the page shows of the connection.
-    pub fn describe(&self) -> Value {
+    pub fn describe(&self) -> Described {
         let c = &self.client;
-        json!({
-            "id": self.id,
-            "target": self.target,
-            "transport": self.transport,
-            "connected": c.is_connected(),
-            "era": match c.era() { Era::Legacy => "legacy", _ => "modern" },
-            "protocolVersion": c.protocol_version().as_str(),
-            "serverInfo": c.server_info(),
-            "capabilities": c.server_capabilities(),
-            "instructions": c.instructions(),
-            "logLevel": self.level().map(|l| l.as_str()),
-            "tasksDeclared": self.declares_tasks,
-            "timeoutSeconds": self.timeout.as_secs_f64(),
-        })
+        Described {
+            id: self.id,
+            target: self.target.clone(),
+            transport: self.transport,
+            connected: c.is_connected(),
+            era: match c.era() {
+                Era::Legacy => "legacy",
+                _ => "modern",
+            },
+            protocol_version: c.protocol_version().as_str(),
+            server_info: c.server_info(),
+            capabilities: c.server_capabilities(),
+            instructions: c.instructions(),
+            log_level: self.level().map(|l| l.as_str()),
+            tasks_declared: self.declares_tasks,
+            timeout_seconds: self.timeout.as_secs_f64(),
+        }
     }
 
     fn level(&self) -> Option<LoggingLevel> {
@@ -236,7 +335,7 @@ impl Connection {
 
     /// Remembers the tools last listed (for checking results against their
     /// `outputSchema`).
-    pub fn remember_tools(&self, tools: Vec<Value>) {
+    pub fn remember_tools(&self, tools: Vec<Tool>) {
         *self
             .tools
             .lock()
@@ -244,12 +343,12 @@ impl Connection {
     }
 
     /// The tool named `name`, as last listed.
-    pub fn tool(&self, name: &str) -> Option<Value> {
+    pub fn tool(&self, name: &str) -> Option<Tool> {
         self.tools
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+            .find(|t| t.name == name)
             .cloned()
     }
 
@@ -290,8 +389,13 @@ impl Connection {
             options = options.on_progress(move |p| {
                 journal.record(
                     "progress",
-                    json!({"connection": conn, "call": id, "progress": p.progress,
-                           "total": p.total, "message": p.message}),
+                    ProgressEvent {
+                        connection: conn,
+                        call: &id,
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message.as_deref(),
+                    },
                 );
             });
         }
@@ -527,7 +631,10 @@ impl Hub {
         let shown = target.describe();
         journal.record(
             "connection",
-            json!({"connection": id, "state": "connecting", "target": shown}),
+            ConnectionEvent {
+                target: Some(&shown),
+                ..ConnectionEvent::new(id, "connecting")
+            },
         );
         let builder = Client::builder("tessera-inspect", env!("CARGO_PKG_VERSION"))
             .mode(mode)
@@ -609,7 +716,10 @@ impl Hub {
             Ok(Err(p)) => {
                 journal.record(
                     "connection",
-                    json!({"connection": id, "state": "failed", "error": p.message}),
+                    ConnectionEvent {
+                        error: Some(&p.message),
+                        ..ConnectionEvent::new(id, "failed")
+                    },
                 );
                 return Err(p);
             }
@@ -621,7 +731,10 @@ impl Hub {
                 };
                 journal.record(
                     "connection",
-                    json!({"connection": id, "state": "failed", "error": p.message}),
+                    ConnectionEvent {
+                        error: Some(&p.message),
+                        ..ConnectionEvent::new(id, "failed")
+                    },
                 );
                 return Err(p);
             }
@@ -642,10 +755,13 @@ impl Hub {
         });
         watch(&conn, journal.clone());
         self.conns().insert(id, conn.clone());
-        let mut event = conn.describe();
-        event["connection"] = json!(id);
-        event["state"] = json!("connected");
-        journal.record("connection", event);
+        journal.record(
+            "connection",
+            ConnectionEvent {
+                described: Some(conn.describe()),
+                ..ConnectionEvent::new(id, "connected")
+            },
+        );
         Ok(conn)
     }
 
@@ -662,7 +778,7 @@ impl Hub {
         conn.client.clone().close().await;
         self.inner
             .journal
-            .record("connection", json!({"connection": id, "state": "closed"}));
+            .record("connection", ConnectionEvent::new(id, "closed"));
         true
     }
 
@@ -685,26 +801,31 @@ fn watch(conn: &Arc<Connection>, journal: Journal) {
             match e {
                 ClientEvent::Log(m) => journal.record(
                     "log",
-                    json!({"connection": id, "level": m.level.as_str(), "logger": m.logger, "data": m.data}),
+                    LogEvent {
+                        connection: id,
+                        level: m.level.as_str(),
+                        logger: m.logger.as_deref(),
+                        data: &m.data,
+                    },
                 ),
                 ClientEvent::ToolListChanged(_) => {
-                    journal.record("changed", json!({"connection": id, "what": "tools"}))
+                    journal.record("changed", ChangedEvent::list(id, "tools"))
                 }
                 ClientEvent::PromptListChanged(_) => {
-                    journal.record("changed", json!({"connection": id, "what": "prompts"}))
+                    journal.record("changed", ChangedEvent::list(id, "prompts"))
                 }
                 ClientEvent::ResourceListChanged(_) => {
-                    journal.record("changed", json!({"connection": id, "what": "resources"}))
+                    journal.record("changed", ChangedEvent::list(id, "resources"))
                 }
                 ClientEvent::ResourceUpdated(u) => journal.record(
                     "changed",
-                    json!({"connection": id, "what": "resource", "uri": u.uri}),
+                    ChangedEvent {
+                        uri: Some(&u.uri),
+                        ..ChangedEvent::list(id, "resource")
+                    },
                 ),
                 ClientEvent::Disconnected => {
-                    journal.record(
-                        "connection",
-                        json!({"connection": id, "state": "disconnected"}),
-                    );
+                    journal.record("connection", ConnectionEvent::new(id, "disconnected"));
                     break;
                 }
                 _ => {}

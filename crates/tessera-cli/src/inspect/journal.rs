@@ -8,7 +8,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
 /// The bytes of history kept (the serialised events).
@@ -19,6 +20,57 @@ pub const MAX_EVENTS: usize = 20_000;
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 /// How far a live stream may fall behind before it is told it lagged.
 const LIVE_CAPACITY: usize = 2048;
+
+/// A body that is not an object, recorded as the event's `value`.
+#[derive(Serialize)]
+struct Wrapped {
+    value: Value,
+}
+
+/// An event: its body's members and the journal's own.
+#[derive(Serialize)]
+struct Stamped<'a> {
+    #[serde(flatten)]
+    body: Map<String, Value>,
+    seq: u64,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    at: f64,
+}
+
+/// The first bytes of something too large to show whole, and its size.
+#[derive(Debug, Clone, Serialize)]
+pub struct Head {
+    /// Whether it was cut.
+    pub truncated: bool,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// Its first bytes, as text.
+    pub head: String,
+}
+
+/// A message (or body) as an event shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Shown {
+    /// The JSON as sent.
+    Json(Value),
+    /// Too large: its head.
+    Truncated(Head),
+    /// Not JSON: the text.
+    Unparsed {
+        /// The bytes as text.
+        unparsed: String,
+    },
+}
+
+/// A `protocol` event: one JSON-RPC message on one connection.
+#[derive(Serialize)]
+struct ProtocolEvent<'a> {
+    connection: u64,
+    dir: &'a str,
+    message: Shown,
+}
 
 /// One event, serialised once.
 #[derive(Debug, Clone)]
@@ -72,25 +124,34 @@ impl Journal {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Records an event of `kind` with the members of `body` (an object),
-    /// adding `seq`, `type` and `at` (milliseconds since launch).
-    pub fn record(&self, kind: &str, body: Value) {
-        let mut event = match body {
-            Value::Object(o) => o,
-            other => {
-                let mut o = Map::new();
-                o.insert("value".into(), other);
-                o
-            }
+    /// Records an event of `kind` with the members of `body` (an object;
+    /// anything else is recorded as its `value`), adding `seq`, `type` and
+    /// `at` (milliseconds since launch). The event is written with its
+    /// members in name order, whatever the order of `body`'s fields.
+    pub fn record(&self, kind: &str, body: impl Serialize) {
+        let body = match serde_json::to_value(&body) {
+            Ok(Value::Object(o)) => o,
+            Ok(other) => match serde_json::to_value(Wrapped { value: other }) {
+                Ok(Value::Object(o)) => o,
+                _ => Map::new(),
+            },
+            Err(_) => Map::new(),
         };
         let at = self.inner.started.elapsed().as_secs_f64() * 1000.0;
         let mut state = self.state();
         let seq = state.next;
         state.next += 1;
-        event.insert("seq".into(), json!(seq));
-        event.insert("type".into(), json!(kind));
-        event.insert("at".into(), json!((at * 10.0).round() / 10.0));
-        let text: Arc<str> = Value::Object(event).to_string().into();
+        let stamped = Stamped {
+            body,
+            seq,
+            kind,
+            at: (at * 10.0).round() / 10.0,
+        };
+        // Through a `Value`, whose members are kept in name order.
+        let text: Arc<str> = serde_json::to_value(&stamped)
+            .unwrap_or(Value::Null)
+            .to_string()
+            .into();
         let entry = Entry { seq, text };
         state.bytes += entry.text.len();
         state.kept.push_back(entry.clone());
@@ -111,18 +172,26 @@ impl Journal {
     /// `"in"` from it) of connection `conn`, given as the bytes on the wire.
     pub fn message(&self, conn: u64, dir: &str, bytes: &[u8]) {
         let message = if bytes.len() > MAX_MESSAGE_BYTES {
-            json!({
-                "truncated": true,
-                "bytes": bytes.len(),
-                "head": String::from_utf8_lossy(&bytes[..MAX_MESSAGE_BYTES.min(4096)]),
+            Shown::Truncated(Head {
+                truncated: true,
+                bytes: bytes.len(),
+                head: String::from_utf8_lossy(&bytes[..MAX_MESSAGE_BYTES.min(4096)]).into_owned(),
             })
         } else {
-            serde_json::from_slice::<Value>(bytes)
-                .unwrap_or_else(|_| json!({"unparsed": String::from_utf8_lossy(bytes)}))
+            match serde_json::from_slice::<Value>(bytes) {
+                Ok(v) => Shown::Json(v),
+                Err(_) => Shown::Unparsed {
+                    unparsed: String::from_utf8_lossy(bytes).into_owned(),
+                },
+            }
         };
         self.record(
             "protocol",
-            json!({"connection": conn, "dir": dir, "message": message}),
+            ProtocolEvent {
+                connection: conn,
+                dir,
+                message,
+            },
         );
     }
 
@@ -152,6 +221,7 @@ impl Default for Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn keeps_order_and_stays_within_its_budget() {

@@ -11,14 +11,42 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera::client::{CallOptions, ChildCommand, Client, ConnectMode};
-use tessera::types::{JsonObject, methods};
+use tessera::types::{CallToolRequestParams, JsonObject, methods};
 
 use super::journal::Journal;
 use super::problem::Problem;
 use crate::bench::{Report, percentile};
+use crate::output::is_tool_error;
+
+/// A `loadDone` event: a run's summary, or why it ended without one.
+#[derive(Serialize)]
+struct LoadDone {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connection: Option<u64>,
+    run: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    summary: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// A `load` event: one interval of a run.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoadTick<'a, E> {
+    connection: u64,
+    run: u64,
+    t: f64,
+    requests: usize,
+    req_per_sec: f64,
+    p50_ms: Option<f64>,
+    p95_ms: Option<f64>,
+    max_ms: Option<f64>,
+    errors: &'a E,
+}
 use crate::http_opts::HttpOptions;
 use crate::target::Target;
 
@@ -104,8 +132,18 @@ impl Runs {
         let me = self.clone();
         let task = tokio::spawn(async move {
             let end = match drive(conn, run, origin, &spec, concurrency, seconds, &journal).await {
-                Ok(summary) => json!({"connection": conn, "run": run, "summary": summary}),
-                Err(why) => json!({"connection": conn, "run": run, "error": why}),
+                Ok(summary) => LoadDone {
+                    connection: Some(conn),
+                    run,
+                    summary: Some(summary),
+                    error: None,
+                },
+                Err(why) => LoadDone {
+                    connection: Some(conn),
+                    run,
+                    summary: None,
+                    error: Some(why),
+                },
             };
             me.runs().remove(&run);
             journal.record("loadDone", end);
@@ -119,7 +157,15 @@ impl Runs {
         match self.runs().remove(&run) {
             Some(h) => {
                 h.abort();
-                journal.record("loadDone", json!({"run": run, "error": "stopped"}));
+                journal.record(
+                    "loadDone",
+                    LoadDone {
+                        connection: None,
+                        run,
+                        summary: None,
+                        error: Some("stopped".into()),
+                    },
+                );
                 true
             }
             None => false,
@@ -177,12 +223,12 @@ async fn drive(
     journal: &Journal,
 ) -> Result<Value, String> {
     let client = open(&origin).await?;
-    let mut params = JsonObject::new();
-    params.insert("name".into(), json!(spec.name));
-    params.insert(
-        "arguments".into(),
-        Value::Object(spec.arguments.clone().unwrap_or_default()),
-    );
+    let mut call = CallToolRequestParams::new(spec.name.clone());
+    call.arguments = Some(spec.arguments.clone().unwrap_or_default());
+    let params = match serde_json::to_value(&call) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    };
     let duration = Duration::from_secs_f64(seconds);
     let started = Instant::now();
     let deadline = tokio::time::Instant::from_std(started + duration);
@@ -210,9 +256,7 @@ async fn drive(
                 let Ok(r) = r else { break };
                 let us = t0.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
                 let error = match r {
-                    Ok(res) if res.get("isError").and_then(Value::as_bool) == Some(true) => {
-                        Some("tool error (isError)".to_owned())
-                    }
+                    Ok(res) if is_tool_error(&res) => Some("tool error (isError)".to_owned()),
                     Ok(_) => None,
                     Err(e) => Some(e.to_string().chars().take(100).collect()),
                 };
@@ -257,14 +301,17 @@ async fn drive(
                 taken.latencies_us.sort_unstable();
                 let ms = |p: f64| percentile(&taken.latencies_us, p).map(|us| f64::from(us) / 1000.0);
                 let n = taken.latencies_us.len();
-                journal.record("load", json!({
-                    "connection": conn, "run": run,
-                    "t": started.elapsed().as_secs_f64(),
-                    "requests": n,
-                    "reqPerSec": n as f64 / TICK.as_secs_f64(),
-                    "p50Ms": ms(50.0), "p95Ms": ms(95.0), "maxMs": ms(100.0),
-                    "errors": taken.errors,
-                }));
+                journal.record("load", LoadTick {
+                    connection: conn,
+                    run,
+                    t: started.elapsed().as_secs_f64(),
+                    requests: n,
+                    req_per_sec: n as f64 / TICK.as_secs_f64(),
+                    p50_ms: ms(50.0),
+                    p95_ms: ms(95.0),
+                    max_ms: ms(100.0),
+                    errors: &taken.errors,
+                });
             }
             joined = workers.join_next() => {
                 if joined.is_none() {

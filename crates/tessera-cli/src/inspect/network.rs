@@ -5,7 +5,8 @@
 //! the Streamable HTTP transport ([`check`]); then the answer's body as it
 //! is read, as `http-body` events ([`ResponseBodies`]).
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera::types::ProtocolVersion;
 use tessera_http::headers::{
     MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, decode_header_value,
@@ -13,8 +14,8 @@ use tessera_http::headers::{
 use tessera_http::http::{HeaderMap, Method, StatusCode};
 use tessera_http::{HttpExchange, HttpObserver};
 
-use super::journal::Journal;
-use super::response_body::ResponseBodies;
+use super::journal::{Head, Journal, Shown};
+use super::response_body::{BodyEnd, ResponseBodies};
 
 /// The most bytes of a request body kept in the event.
 const MAX_BODY: usize = 64 * 1024;
@@ -31,6 +32,100 @@ pub struct Recorder {
     pub bodies: ResponseBodies,
 }
 
+/// Whose an `http` or `http-body` event is: a connection's, or (with no
+/// connection) a sign-in's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Label {
+    /// The connection (`null` for a sign-in's exchanges).
+    pub connection: Option<u64>,
+    /// The sign-in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub login: Option<u64>,
+}
+
+/// Headers as `[[name, value], …]`.
+pub type Headers = Vec<(String, String)>;
+
+/// The checks of an `http` event: the transport's header rules, or the
+/// OAuth rules of a sign-in step.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Checks {
+    /// The Streamable HTTP rules ([`check`]).
+    Headers(Vec<Verdict>),
+    /// The OAuth rules ([`super::oauth_debug`]).
+    Rules(Vec<super::oauth_debug::Rule>),
+}
+
+/// An `http` event: one exchange, as the Network tab shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpEvent {
+    /// Whose exchange it is.
+    #[serde(flatten)]
+    pub label: Label,
+    /// The sign-in step it is (`"mcp request"` for the MCP requests of a
+    /// sign-in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<&'static str>,
+    /// The HTTP method.
+    pub method: String,
+    /// The URL.
+    pub url: String,
+    /// Which attempt of the request it is (1 the first).
+    pub attempt: usize,
+    /// Milliseconds to the answer's headers, to a tenth.
+    pub ms: f64,
+    /// The request's headers, credentials masked.
+    pub request_headers: Headers,
+    /// The request's body (`null` when none).
+    pub request_body: Option<Value>,
+    /// The rules it was held to.
+    pub checks: Checks,
+    /// The answer's status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The answer's headers, credentials masked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<Headers>,
+    /// The answer's body (sign-in steps only; `null` when empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<Value>,
+    /// `"challenge"` for a 401 or 403 answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth: Option<&'static str>,
+    /// Why no answer came.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The exchange's id (which its `http-body` events name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<u64>,
+}
+
+/// Milliseconds to a tenth, as events show durations.
+pub fn tenths_of_ms(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 10_000.0).round() / 10.0
+}
+
+/// An `http-body` event: a piece of an answer's body.
+#[derive(Serialize)]
+struct BodyPiece {
+    #[serde(flatten)]
+    label: Label,
+    exchange: u64,
+    text: String,
+}
+
+/// An `http-body` event: the end of an answer's body.
+#[derive(Serialize)]
+struct BodyEnded {
+    #[serde(flatten)]
+    label: Label,
+    exchange: u64,
+    #[serde(flatten)]
+    end: BodyEnd,
+}
+
 /// Records, for the exchanges whose events carry `label` (the connection,
 /// or the sign-in), the `http` event when the answer's headers arrive and
 /// then the `http-body` events of its body.
@@ -38,9 +133,9 @@ pub fn record_exchange(
     journal: &Journal,
     bodies: &ResponseBodies,
     e: &HttpExchange<'_>,
-    mut event: Value,
+    mut event: HttpEvent,
 ) {
-    event["exchange"] = json!(e.id);
+    event.exchange = Some(e.id);
     if e.outcome.is_ok() {
         bodies.begin(e.id);
     }
@@ -52,14 +147,16 @@ pub fn record_exchange(
 pub fn record_body(
     journal: &Journal,
     bodies: &ResponseBodies,
-    label: Value,
+    label: Label,
     id: u64,
     chunk: &[u8],
 ) {
     if let Some(text) = bodies.chunk(id, chunk) {
-        let mut event = label;
-        event["exchange"] = json!(id);
-        event["text"] = json!(text);
+        let event = BodyPiece {
+            label,
+            exchange: id,
+            text,
+        };
         journal.record("http-body", event);
     }
 }
@@ -68,22 +165,22 @@ pub fn record_body(
 pub fn record_end(
     journal: &Journal,
     bodies: &ResponseBodies,
-    label: Value,
+    label: Label,
     id: u64,
     outcome: Result<(), &str>,
 ) {
     if let Some(end) = bodies.end(id, outcome) {
-        let mut event = label;
-        event["exchange"] = json!(id);
-        if let (Some(event), Value::Object(end)) = (event.as_object_mut(), end) {
-            event.extend(end);
-        }
+        let event = BodyEnded {
+            label,
+            exchange: id,
+            end,
+        };
         journal.record("http-body", event);
     }
 }
 
 /// One rule a header was held to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Verdict {
     /// The header (lower case).
     pub header: &'static str,
@@ -121,19 +218,47 @@ fn masked(name: &str, value: &str) -> String {
 }
 
 /// Headers as `[[name, value], …]`, credentials masked.
-pub fn headers_json(h: &HeaderMap) -> Value {
-    Value::Array(
-        h.iter()
-            .map(|(k, v)| {
-                let v = String::from_utf8_lossy(v.as_bytes());
-                json!([k.as_str(), masked(k.as_str(), &v)])
-            })
-            .collect(),
-    )
+pub fn headers_json(h: &HeaderMap) -> Headers {
+    h.iter()
+        .map(|(k, v)| {
+            let v = String::from_utf8_lossy(v.as_bytes());
+            (k.as_str().to_owned(), masked(k.as_str(), &v))
+        })
+        .collect()
 }
 
 fn header<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
     h.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// What [`check`] reads of a message the client sent (lenient: a member
+/// of another shape reads as missing, never as an error).
+#[derive(Debug, Default, Deserialize)]
+struct SentMessage {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "crate::lenient::member")]
+    params: Option<SentParams>,
+}
+
+/// The members of a sent message's params the headers mirror.
+#[derive(Debug, Default, Deserialize)]
+struct SentParams {
+    #[serde(rename = "_meta", default, deserialize_with = "crate::lenient::member")]
+    meta: Option<SentMeta>,
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    uri: Option<Value>,
+}
+
+/// The protocol version a sent message's `_meta` names.
+#[derive(Debug, Default, Deserialize)]
+struct SentMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    protocol_version: Option<Value>,
 }
 
 /// The Streamable HTTP rules an exchange is held to: the request's
@@ -155,11 +280,15 @@ pub fn check(
             detail,
         })
     };
-    let message = body.filter(|b| b.is_object());
+    let message = body
+        .filter(|b| b.is_object())
+        .map(crate::lenient::object_or_default::<SentMessage>);
     let rpc_method = message
-        .and_then(|m| m.get("method"))
+        .as_ref()
+        .and_then(|m| m.method.as_ref())
         .and_then(Value::as_str);
-    let is_request = message.is_some_and(|m| m.get("id").is_some()) && rpc_method.is_some();
+    let is_request = message.as_ref().is_some_and(|m| m.id.is_some()) && rpc_method.is_some();
+    let params = message.as_ref().and_then(|m| m.params.as_ref());
     if method == Method::POST {
         let accept = header(request, "accept").unwrap_or("");
         rule(
@@ -178,9 +307,9 @@ pub fn check(
             format!("MCP-Protocol-Version: {v}"),
         );
     }
-    let in_body = message
-        .and_then(|m| m.pointer("/params/_meta"))
-        .and_then(|m| m.get(tessera::types::meta::PROTOCOL_VERSION))
+    let in_body = params
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|m| m.protocol_version.as_ref())
         .and_then(Value::as_str);
     if let Some(b) = in_body {
         rule(
@@ -200,14 +329,12 @@ pub fn check(
             format!("header {sent:?}, body {rpc_method:?}"),
         );
         let named = match rpc_method {
-            Some("tools/call" | "prompts/get") => Some("/params/name"),
-            Some("resources/read") => Some("/params/uri"),
+            Some("tools/call" | "prompts/get") => Some(params.and_then(|p| p.name.as_ref())),
+            Some("resources/read") => Some(params.and_then(|p| p.uri.as_ref())),
             _ => None,
         };
-        if let Some(pointer) = named {
-            let want = message
-                .and_then(|m| m.pointer(pointer))
-                .and_then(Value::as_str);
+        if let Some(named) = named {
+            let want = named.and_then(Value::as_str);
             let sent = header(request, MCP_NAME);
             let decoded = sent.map(decode_header_value);
             let ok = matches!((&decoded, want), (Some(Ok(d)), Some(w)) if d == w);
@@ -262,44 +389,53 @@ pub fn check(
 
 /// An exchange as the Network tab shows it (the `http` event's members but
 /// `connection`).
-pub fn describe(e: &HttpExchange<'_>) -> Value {
+pub fn describe(e: &HttpExchange<'_>) -> HttpEvent {
     let body: Option<Value> = if e.request_body.is_empty() {
         None
     } else {
         serde_json::from_slice(e.request_body).ok()
     };
     let shown_body = match (&body, e.request_body.len()) {
-        (_, 0) => Value::Null,
-        (Some(v), n) if n <= MAX_BODY => v.clone(),
-        (_, n) => json!({
-            "truncated": n > MAX_BODY,
-            "bytes": n,
-            "head": String::from_utf8_lossy(&e.request_body[..n.min(MAX_BODY.min(4096))]),
-        }),
+        (_, 0) => None,
+        (Some(v), n) if n <= MAX_BODY => Some(Shown::Json(v.clone())),
+        (_, n) => Some(Shown::Truncated(Head {
+            truncated: n > MAX_BODY,
+            bytes: n,
+            head: String::from_utf8_lossy(&e.request_body[..n.min(MAX_BODY.min(4096))])
+                .into_owned(),
+        })),
     };
     let answer = e.outcome.as_ref().ok().map(|(s, h)| (*s, *h));
-    let verdicts: Vec<Value> = check(e.method, e.request_headers, body.as_ref(), answer)
-        .into_iter()
-        .map(|v| json!({"header": v.header, "rule": v.rule, "ok": v.ok, "detail": v.detail}))
-        .collect();
-    let mut event = json!({
-        "method": e.method.as_str(),
-        "url": e.url.to_string(),
-        "attempt": e.attempt,
-        "ms": (e.elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
-        "requestHeaders": headers_json(e.request_headers),
-        "requestBody": shown_body,
-        "checks": verdicts,
-    });
+    let verdicts = check(e.method, e.request_headers, body.as_ref(), answer);
+    let mut event = HttpEvent {
+        label: Label {
+            connection: None,
+            login: None,
+        },
+        oauth: None,
+        method: e.method.as_str().to_owned(),
+        url: e.url.to_string(),
+        attempt: e.attempt,
+        ms: tenths_of_ms(e.elapsed),
+        request_headers: headers_json(e.request_headers),
+        request_body: shown_body.map(|b| serde_json::to_value(b).unwrap_or(Value::Null)),
+        checks: Checks::Headers(verdicts),
+        status: None,
+        response_headers: None,
+        response_body: None,
+        auth: None,
+        error: None,
+        exchange: None,
+    };
     match e.outcome {
         Ok((status, headers)) => {
-            event["status"] = json!(status.as_u16());
-            event["responseHeaders"] = headers_json(headers);
+            event.status = Some(status.as_u16());
+            event.response_headers = Some(headers_json(headers));
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-                event["auth"] = json!("challenge");
+                event.auth = Some("challenge");
             }
         }
-        Err(why) => event["error"] = json!(why),
+        Err(why) => event.error = Some(why.to_owned()),
     }
     event
 }
@@ -307,18 +443,26 @@ pub fn describe(e: &HttpExchange<'_>) -> Value {
 impl HttpObserver for Recorder {
     fn exchange(&self, e: &HttpExchange<'_>) {
         let mut event = describe(e);
-        event["connection"] = json!(self.conn);
+        event.label = self.label();
         record_exchange(&self.journal, &self.bodies, e, event);
     }
 
     fn response_body(&self, id: u64, chunk: &[u8]) {
-        let label = json!({"connection": self.conn});
-        record_body(&self.journal, &self.bodies, label, id, chunk);
+        record_body(&self.journal, &self.bodies, self.label(), id, chunk);
     }
 
     fn response_end(&self, id: u64, outcome: Result<(), &str>) {
-        let label = json!({"connection": self.conn});
-        record_end(&self.journal, &self.bodies, label, id, outcome);
+        record_end(&self.journal, &self.bodies, self.label(), id, outcome);
+    }
+}
+
+impl Recorder {
+    /// The label of the connection's events.
+    fn label(&self) -> Label {
+        Label {
+            connection: Some(self.conn),
+            login: None,
+        }
     }
 }
 
@@ -326,6 +470,7 @@ impl HttpObserver for Recorder {
 mod tests {
     use super::*;
     use crate::inspect::guard::tests::headers;
+    use serde_json::json;
 
     fn failed(v: &[Verdict]) -> Vec<&'static str> {
         v.iter().filter(|v| !v.ok).map(|v| v.rule).collect()

@@ -5,12 +5,14 @@
 //! the rules of the specifications it answers to ([`step_checks`],
 //! [`authorize_checks`]).
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tessera_auth::client::{OAuthExchange, OAuthObserver, OAuthPhase};
-use tessera_http::{HttpExchange, HttpObserver};
+use tessera_http::{HttpExchange, HttpObserver, http};
 
 use super::journal::Journal;
-use super::network;
+use super::network::{self, Checks, HttpEvent, Label};
+use crate::lenient;
 
 /// Form fields and JSON members whose values are secrets.
 const SECRETS: &[&str] = &[
@@ -41,7 +43,7 @@ fn masked(v: &Value) -> Value {
             o.iter()
                 .map(|(k, v)| match v {
                     Value::String(s) if SECRETS.contains(&k.as_str()) => {
-                        (k.clone(), json!(mask(s)))
+                        (k.clone(), Value::String(mask(s)))
                     }
                     other => (k.clone(), masked(other)),
                 })
@@ -52,9 +54,78 @@ fn masked(v: &Value) -> Value {
     }
 }
 
+/// One rule a sign-in step was held to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// The rule, as the specification words it.
+    pub rule: String,
+    /// Whether the step keeps it.
+    pub ok: bool,
+    /// What was seen.
+    pub detail: String,
+}
+
 /// One rule: the text, whether it is kept, what was seen.
-fn rule(rule: &str, ok: bool, detail: impl Into<String>) -> Value {
-    json!({"rule": rule, "ok": ok, "detail": detail.into()})
+fn rule(rule: &str, ok: bool, detail: impl Into<String>) -> Rule {
+    Rule {
+        rule: rule.to_owned(),
+        ok,
+        detail: detail.into(),
+    }
+}
+
+/// The members of an authorization server's answers the rules read
+/// (metadata, a registration, a token): each as sent, read as text or a
+/// list where a rule needs one.
+#[derive(Debug, Default, Deserialize)]
+struct Answered {
+    #[serde(default)]
+    resource: Option<Value>,
+    #[serde(default)]
+    authorization_servers: Option<Value>,
+    #[serde(default)]
+    issuer: Option<Value>,
+    #[serde(default)]
+    authorization_endpoint: Option<Value>,
+    #[serde(default)]
+    token_endpoint: Option<Value>,
+    #[serde(default)]
+    code_challenge_methods_supported: Option<Value>,
+    #[serde(default)]
+    client_id: Option<Value>,
+    #[serde(default)]
+    access_token: Option<Value>,
+    #[serde(default)]
+    token_type: Option<Value>,
+}
+
+/// The member of a registration request the rules read.
+#[derive(Debug, Default, Deserialize)]
+struct Registration {
+    #[serde(default)]
+    redirect_uris: Option<Value>,
+}
+
+/// The query of an authorization request (the last of a repeated field).
+#[derive(Debug, Default, Deserialize)]
+struct AuthorizeQuery {
+    #[serde(default)]
+    response_type: Option<String>,
+    #[serde(default)]
+    code_challenge: Option<String>,
+    #[serde(default)]
+    code_challenge_method: Option<String>,
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    resource: Option<String>,
+    #[serde(default)]
+    redirect_uri: Option<String>,
+}
+
+/// A member as text, when it is a string.
+fn text(v: &Option<Value>) -> Option<&str> {
+    v.as_ref().and_then(Value::as_str)
 }
 
 /// The rules an exchange of `phase` is held to, from what it sent (`form`:
@@ -67,24 +138,23 @@ pub fn step_checks(
     status: u16,
     cache_control: Option<&str>,
     body: Option<&Value>,
-) -> Vec<Value> {
+) -> Vec<Rule> {
     let field = |name: &str| {
         form.iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     };
-    let member = |name: &str| body.and_then(|b| b.get(name));
-    let text = |name: &str| member(name).and_then(Value::as_str);
+    let b: Answered = body.map(lenient::object_or_default).unwrap_or_default();
     let mut out = Vec::new();
     match phase {
         OAuthPhase::Discovery if status != 200 => {}
         OAuthPhase::Discovery if url.contains("/.well-known/oauth-protected-resource") => {
             out.push(rule(
                 "RFC 9728: the protected resource metadata names its resource",
-                text("resource").is_some_and(|r| !r.is_empty()),
-                format!("resource {:?}", text("resource")),
+                text(&b.resource).is_some_and(|r| !r.is_empty()),
+                format!("resource {:?}", text(&b.resource)),
             ));
-            let servers = member("authorization_servers").and_then(Value::as_array);
+            let servers = b.authorization_servers.as_ref().and_then(Value::as_array);
             out.push(rule(
                 "MCP: the protected resource metadata lists at least one authorization server",
                 servers.is_some_and(|s| !s.is_empty()),
@@ -94,19 +164,21 @@ pub fn step_checks(
         OAuthPhase::Discovery => {
             out.push(rule(
                 "RFC 8414: the metadata names its issuer",
-                text("issuer").is_some(),
-                format!("issuer {:?}", text("issuer")),
+                text(&b.issuer).is_some(),
+                format!("issuer {:?}", text(&b.issuer)),
             ));
             out.push(rule(
                 "RFC 8414: it names the authorization and token endpoints",
-                text("authorization_endpoint").is_some() && text("token_endpoint").is_some(),
+                text(&b.authorization_endpoint).is_some() && text(&b.token_endpoint).is_some(),
                 format!(
                     "authorization_endpoint {:?}, token_endpoint {:?}",
-                    text("authorization_endpoint"),
-                    text("token_endpoint")
+                    text(&b.authorization_endpoint),
+                    text(&b.token_endpoint)
                 ),
             ));
-            let methods: Vec<&str> = member("code_challenge_methods_supported")
+            let methods: Vec<&str> = b
+                .code_challenge_methods_supported
+                .as_ref()
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
@@ -124,14 +196,15 @@ pub fn step_checks(
             ));
             out.push(rule(
                 "RFC 7591: the answer carries the client_id",
-                text("client_id").is_some(),
-                format!("client_id {:?}", text("client_id")),
+                text(&b.client_id).is_some(),
+                format!("client_id {:?}", text(&b.client_id)),
             ));
             let sent: Option<Value> = field("json").and_then(|j| serde_json::from_str(j).ok());
+            let sent: Option<Registration> = sent.as_ref().and_then(lenient::object);
             out.push(rule(
                 "RFC 7591: the client registers its redirect URIs",
-                sent.as_ref()
-                    .and_then(|s| s.get("redirect_uris"))
+                sent.and_then(|s| s.redirect_uris)
+                    .as_ref()
                     .and_then(Value::as_array)
                     .is_some_and(|a| !a.is_empty()),
                 "redirect_uris sent",
@@ -146,8 +219,8 @@ pub fn step_checks(
             if status == 200 {
                 out.push(rule(
                     "RFC 6749: the answer carries access_token and token_type",
-                    text("access_token").is_some() && text("token_type").is_some(),
-                    format!("token_type {:?}", text("token_type")),
+                    text(&b.access_token).is_some() && text(&b.token_type).is_some(),
+                    format!("token_type {:?}", text(&b.token_type)),
                 ));
                 out.push(rule(
                     "RFC 6749: the answer is sent with Cache-Control: no-store",
@@ -174,43 +247,46 @@ pub fn step_checks(
 }
 
 /// The rules of the authorization request (the URL the user opens).
-pub fn authorize_checks(url: &str) -> Vec<Value> {
+pub fn authorize_checks(url: &str) -> Vec<Rule> {
     let Ok(u) = url::Url::parse(url) else {
         return vec![rule("the authorization URL parses", false, url.to_owned())];
     };
     let q: Map<String, Value> = u
         .query_pairs()
-        .map(|(k, v)| (k.into_owned(), json!(v.into_owned())))
+        .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
         .collect();
-    let get = |k: &str| q.get(k).and_then(Value::as_str);
-    let loopback = get("redirect_uri")
+    let q: AuthorizeQuery = AuthorizeQuery::deserialize(Value::Object(q)).unwrap_or_default();
+    fn get(v: &Option<String>) -> Option<&str> {
+        v.as_deref()
+    }
+    let loopback = get(&q.redirect_uri)
         .and_then(|r| url::Url::parse(r).ok())
         .is_some_and(|r| matches!(r.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")));
     vec![
         rule(
             "OAuth 2.1: response_type=code",
-            get("response_type") == Some("code"),
-            format!("response_type {:?}", get("response_type")),
+            get(&q.response_type) == Some("code"),
+            format!("response_type {:?}", get(&q.response_type)),
         ),
         rule(
             "OAuth 2.1: PKCE with code_challenge_method=S256",
-            get("code_challenge").is_some() && get("code_challenge_method") == Some("S256"),
-            format!("code_challenge_method {:?}", get("code_challenge_method")),
+            get(&q.code_challenge).is_some() && get(&q.code_challenge_method) == Some("S256"),
+            format!("code_challenge_method {:?}", get(&q.code_challenge_method)),
         ),
         rule(
             "OAuth 2.1: a state to check on the way back",
-            get("state").is_some_and(|s| !s.is_empty()),
+            get(&q.state).is_some_and(|s| !s.is_empty()),
             "state sent",
         ),
         rule(
             "MCP (RFC 8707): the authorization request names the resource",
-            get("resource").is_some(),
-            format!("resource {:?}", get("resource")),
+            get(&q.resource).is_some(),
+            format!("resource {:?}", get(&q.resource)),
         ),
         rule(
             "RFC 8252: the redirect goes to a loopback address",
             loopback,
-            format!("redirect_uri {:?}", get("redirect_uri")),
+            format!("redirect_uri {:?}", get(&q.redirect_uri)),
         ),
     ]
 }
@@ -232,38 +308,49 @@ impl OAuthObserver for Steps {
             .iter()
             .map(|(k, v)| {
                 let v = if k == "json" {
-                    serde_json::from_str::<Value>(v).map_or_else(|_| json!(v), |j| masked(&j))
+                    serde_json::from_str::<Value>(v)
+                        .map_or_else(|_| Value::String(v.clone()), |j| masked(&j))
                 } else if SECRETS.contains(&k.as_str()) {
-                    json!(mask(v))
+                    Value::String(mask(v))
                 } else {
-                    json!(v)
+                    Value::String(v.clone())
                 };
                 (k.clone(), v)
             })
             .collect();
-        let mut event = json!({
-            "connection": null,
-            "login": self.login,
-            "oauth": e.phase.as_str(),
-            "method": e.method,
-            "url": e.url,
-            "attempt": 1,
-            "ms": (e.elapsed.as_secs_f64() * 10_000.0).round() / 10.0,
-            "requestHeaders": network::headers_json(e.request_headers),
-            "requestBody": if form.is_empty() { Value::Null } else { Value::Object(form) },
-        });
+        let mut event = HttpEvent {
+            label: self.label(),
+            oauth: Some(e.phase.as_str()),
+            method: e.method.to_owned(),
+            url: e.url.to_owned(),
+            attempt: 1,
+            ms: network::tenths_of_ms(e.elapsed),
+            request_headers: network::headers_json(e.request_headers),
+            request_body: (!form.is_empty()).then_some(Value::Object(form)),
+            checks: Checks::Rules(Vec::new()),
+            status: None,
+            response_headers: None,
+            response_body: None,
+            auth: None,
+            error: None,
+            exchange: None,
+        };
         match &e.outcome {
             Ok((status, headers, body)) => {
                 let parsed: Option<Value> = serde_json::from_slice(body).ok();
-                let cache = headers.get("cache-control").and_then(|v| v.to_str().ok());
-                event["status"] = json!(status);
-                event["responseHeaders"] = network::headers_json(headers);
-                event["responseBody"] = match &parsed {
+                let cache = headers
+                    .get(http::header::CACHE_CONTROL)
+                    .and_then(|v| v.to_str().ok());
+                event.status = Some(*status);
+                event.response_headers = Some(network::headers_json(headers));
+                event.response_body = Some(match &parsed {
                     Some(v) => masked(v),
                     None if body.is_empty() => Value::Null,
-                    None => json!(String::from_utf8_lossy(&body[..body.len().min(MAX_BODY)])),
-                };
-                event["checks"] = Value::Array(step_checks(
+                    None => Value::String(
+                        String::from_utf8_lossy(&body[..body.len().min(MAX_BODY)]).into_owned(),
+                    ),
+                });
+                event.checks = Checks::Rules(step_checks(
                     e.phase,
                     e.url,
                     e.request_body,
@@ -272,12 +359,19 @@ impl OAuthObserver for Steps {
                     parsed.as_ref(),
                 ));
             }
-            Err(why) => {
-                event["error"] = json!(why);
-                event["checks"] = json!([]);
-            }
+            Err(why) => event.error = Some(why.clone()),
         }
         self.journal.record("http", event);
+    }
+}
+
+impl Steps {
+    /// The label of the sign-in's events: no connection, its id.
+    fn label(&self) -> Label {
+        Label {
+            connection: None,
+            login: Some(self.login),
+        }
     }
 }
 
@@ -286,32 +380,27 @@ impl HttpObserver for Steps {
         // The MCP requests of the sign-in: the one the server challenges
         // (which starts the flow) and the ones sent with the new token.
         let mut event = network::describe(e);
-        event["connection"] = Value::Null;
-        event["login"] = json!(self.login);
-        event["oauth"] = json!("mcp request");
+        event.label = self.label();
+        event.oauth = Some("mcp request");
         network::record_exchange(&self.journal, &self.bodies, e, event);
     }
 
     fn response_body(&self, id: u64, chunk: &[u8]) {
-        let label = json!({"connection": null, "login": self.login});
-        network::record_body(&self.journal, &self.bodies, label, id, chunk);
+        network::record_body(&self.journal, &self.bodies, self.label(), id, chunk);
     }
 
     fn response_end(&self, id: u64, outcome: Result<(), &str>) {
-        let label = json!({"connection": null, "login": self.login});
-        network::record_end(&self.journal, &self.bodies, label, id, outcome);
+        network::record_end(&self.journal, &self.bodies, self.label(), id, outcome);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn failed(v: &[Value]) -> Vec<String> {
-        v.iter()
-            .filter(|c| c["ok"] == false)
-            .map(|c| c["rule"].as_str().unwrap().to_owned())
-            .collect()
+    fn failed(v: &[Rule]) -> Vec<String> {
+        v.iter().filter(|c| !c.ok).map(|c| c.rule.clone()).collect()
     }
 
     #[test]

@@ -6,8 +6,10 @@ use axum::Json;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tessera::client::ClientError;
+use tessera::types::ErrorObject;
 
 use crate::exit::{Exit, Failure};
 
@@ -19,7 +21,7 @@ pub struct Problem {
     /// What went wrong.
     pub message: String,
     /// The server's JSON-RPC error, when it answered with one.
-    pub remote: Option<Value>,
+    pub remote: Option<ErrorObject>,
 }
 
 impl Problem {
@@ -65,7 +67,7 @@ impl Problem {
         Problem {
             status,
             message: format!("{doing}: {e}"),
-            remote: e.remote().and_then(|r| serde_json::to_value(r).ok()),
+            remote: e.remote().cloned(),
         }
     }
 
@@ -82,17 +84,56 @@ impl Problem {
     }
 }
 
+/// The body of a failed API request.
+#[derive(Serialize)]
+pub struct ProblemBody {
+    /// What went wrong.
+    pub error: ProblemError,
+}
+
+/// What went wrong: the message, and the server's JSON-RPC error code and
+/// data when the server refused.
+#[derive(Serialize)]
+pub struct ProblemError {
+    /// What went wrong.
+    pub message: String,
+    /// The server's JSON-RPC error code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    /// The server's error data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ProblemBody {
+    /// A body with only a message.
+    pub fn message(message: impl Into<String>) -> ProblemBody {
+        ProblemBody {
+            error: ProblemError {
+                message: message.into(),
+                code: None,
+                data: None,
+            },
+        }
+    }
+}
+
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
-        let mut error = json!({"message": self.message});
-        if let Some(Value::Object(r)) = self.remote {
-            for (k, v) in r {
-                if k != "message" {
-                    error[k] = v;
-                }
-            }
-        }
-        (self.status, Json(json!({"error": error}))).into_response()
+        let (code, data) = match self.remote {
+            Some(r) => (Some(r.code), r.data),
+            None => (None, None),
+        };
+        let body = ProblemBody {
+            error: ProblemError {
+                message: self.message,
+                code,
+                data,
+            },
+        };
+        // Written as it always was: through a `Value`, in name order.
+        let body = serde_json::to_value(body).unwrap_or(Value::Null);
+        (self.status, Json(body)).into_response()
     }
 }
 

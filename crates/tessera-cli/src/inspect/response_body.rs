@@ -6,12 +6,30 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 /// The most bytes of one answer's body shown.
 pub const MAX_KEPT: usize = 64 * 1024;
 /// The most bodies followed at once (the oldest are let go past it).
 const MAX_OPEN: usize = 1024;
+
+/// How an answer's body ended (the members of its last `http-body` event
+/// but the label and exchange).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BodyEnd {
+    /// Always `true`: this is the end.
+    pub end: bool,
+    /// The bytes read in all.
+    pub bytes: usize,
+    /// Whether more was read than shown.
+    pub truncated: bool,
+    /// The text of a character left cut at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Why it was not read to its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
 
 /// The bodies being read, by exchange id.
 #[derive(Default)]
@@ -95,26 +113,22 @@ impl ResponseBodies {
     /// Exchange `id`'s body ended: the event's members (`end`, `bytes`,
     /// `truncated`, the `text` of a character left cut, and `error` when it
     /// was not read to its end).
-    pub fn end(&self, id: u64, outcome: Result<(), &str>) -> Option<Value> {
+    pub fn end(&self, id: u64, outcome: Result<(), &str>) -> Option<BodyEnd> {
         let o = self.open().remove(&id)?;
-        let mut v = json!({
-            "end": true,
-            "bytes": o.total,
-            "truncated": o.total > o.kept + o.carry.len(),
-        });
-        if !o.carry.is_empty() {
-            v["text"] = json!(String::from_utf8_lossy(&o.carry));
-        }
-        if let Err(why) = outcome {
-            v["error"] = json!(why);
-        }
-        Some(v)
+        Some(BodyEnd {
+            end: true,
+            bytes: o.total,
+            truncated: o.total > o.kept + o.carry.len(),
+            text: (!o.carry.is_empty()).then(|| String::from_utf8_lossy(&o.carry).into_owned()),
+            error: outcome.err().map(str::to_owned),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_character_cut_between_pieces_is_shown_whole() {
@@ -124,7 +138,7 @@ mod tests {
         assert_eq!(b.chunk(1, &[b'a', euro[0]]).as_deref(), Some("a"));
         assert_eq!(b.chunk(1, &euro[1..2]), None);
         assert_eq!(b.chunk(1, &[euro[2], b'b']).as_deref(), Some("€b"));
-        let end = b.end(1, Ok(())).unwrap();
+        let end = serde_json::to_value(b.end(1, Ok(())).unwrap()).unwrap();
         assert_eq!(end, json!({"end": true, "bytes": 5, "truncated": false}));
         // Unknown or ended exchanges are ignored.
         assert_eq!(b.chunk(1, b"x"), None);
@@ -141,7 +155,7 @@ mod tests {
             shown += b.chunk(7, &piece).map_or(0, |t| t.len());
         }
         assert_eq!(shown, MAX_KEPT);
-        let end = b.end(7, Err("stopped")).unwrap();
+        let end = serde_json::to_value(b.end(7, Err("stopped")).unwrap()).unwrap();
         assert_eq!(end["bytes"], 5 * 40 * 1024);
         assert_eq!(end["truncated"], true);
         assert_eq!(end["error"], "stopped");

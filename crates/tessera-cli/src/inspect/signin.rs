@@ -10,11 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use axum::Json;
 use axum::extract::State;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
+use super::forward::{Answer, reply};
 use super::hub::Hub;
 use super::journal::Journal;
 use super::problem::{Body, Problem};
@@ -55,10 +54,7 @@ pub struct LoginBody {
 }
 
 /// `POST /api/login`: starts a sign-in; `{login, tokenFile}`.
-pub async fn start(
-    State(hub): State<Hub>,
-    Body(body): Body<LoginBody>,
-) -> Result<Json<Value>, Problem> {
+pub async fn start(State(hub): State<Hub>, Body(body): Body<LoginBody>) -> Answer {
     if !(body.url.starts_with("http://") || body.url.starts_with("https://")) {
         return Err(Problem::bad_request(format!(
             "url {:?}: expected an http:// or https:// URL",
@@ -86,10 +82,70 @@ pub async fn start(
     let url = body.url.clone();
     journal.record(
         "login",
-        json!({"login": id, "server": url, "state": "started", "tokenFile": shown}),
+        LoginEvent {
+            token_file: Some(&shown),
+            ..LoginEvent::new(id, &url, "started")
+        },
     );
     tokio::spawn(run(id, url, body.scope, token_file, journal, slot));
-    Ok(Json(json!({"login": id, "tokenFile": shown})))
+    reply(Started {
+        login: id,
+        token_file: shown,
+    })
+}
+
+/// The answer of `POST /api/login`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Started {
+    login: u64,
+    token_file: String,
+}
+
+/// A `login` event: a step of sign-in `login`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoginEvent<'a> {
+    login: u64,
+    server: &'a str,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_file: Option<&'a str>,
+    /// The authorization URL the user opens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<&'a str>,
+    /// The rules of the authorization request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checks: Option<Vec<super::oauth_debug::Rule>>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    signed_in: Option<SignedIn>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+impl<'a> LoginEvent<'a> {
+    fn new(login: u64, server: &'a str, state: &'static str) -> Self {
+        LoginEvent {
+            login,
+            server,
+            state,
+            token_file: None,
+            url: None,
+            checks: None,
+            signed_in: None,
+            error: None,
+        }
+    }
+}
+
+/// What a finished sign-in reports.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SignedIn {
+    tools: usize,
+    stored: bool,
+    dpop: bool,
+    expires_at: Option<u64>,
 }
 
 async fn run(
@@ -124,8 +180,11 @@ async fn run(
         move |authorize| {
             told.record(
                 "login",
-                json!({"login": id, "server": server, "state": "authorize", "url": authorize,
-                       "checks": super::oauth_debug::authorize_checks(authorize)}),
+                LoginEvent {
+                    url: Some(authorize),
+                    checks: Some(super::oauth_debug::authorize_checks(authorize)),
+                    ..LoginEvent::new(id, &server, "authorize")
+                },
             );
         },
     );
@@ -138,13 +197,19 @@ async fn run(
         )),
     };
     let event = match outcome {
-        Ok(done) => json!({
-            "login": id, "server": url, "state": "signedIn", "tools": done.tools,
-            "stored": done.stored.is_some(),
-            "dpop": done.stored.is_some_and(|(d, _)| d),
-            "expiresAt": done.stored.and_then(|(_, e)| e),
-        }),
-        Err(e) => json!({"login": id, "server": url, "state": "failed", "error": format!("{e:#}")}),
+        Ok(done) => LoginEvent {
+            signed_in: Some(SignedIn {
+                tools: done.tools,
+                stored: done.stored.is_some(),
+                dpop: done.stored.is_some_and(|(d, _)| d),
+                expires_at: done.stored.and_then(|(_, e)| e),
+            }),
+            ..LoginEvent::new(id, &url, "signedIn")
+        },
+        Err(e) => LoginEvent {
+            error: Some(format!("{e:#}")),
+            ..LoginEvent::new(id, &url, "failed")
+        },
     };
     journal.record("login", event);
 }

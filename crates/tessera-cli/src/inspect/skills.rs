@@ -3,34 +3,64 @@
 //! (digest, size, frontmatter) and every other file of the manifest
 //! (digest, size) — as `tessera skills list --verify` computes it.
 
-use serde_json::{Value, json};
+use serde::Serialize;
 use tessera::client::{Client, ClientError};
 use tessera::types::SkillResources;
 
+use super::forward::{Answer, reply};
 use super::problem::Problem;
+
+/// The answer of `GET …/skills`.
+#[derive(Serialize)]
+struct Listed<S> {
+    skills: S,
+}
+
+/// The answer of `POST …/skills/verify`.
+#[derive(Serialize)]
+struct Verified<'a> {
+    uri: &'a str,
+    dynamic: bool,
+    files: Vec<FileVerdict<'a>>,
+}
+
+/// One file of a skill, checked.
+#[derive(Serialize)]
+struct FileVerdict<'a> {
+    uri: &'a str,
+    digest: &'a str,
+    size: u64,
+    verdict: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+}
 
 fn problem(e: &ClientError, doing: &str) -> Problem {
     Problem::client(e, doing)
 }
 
 /// `{skills}`: every skill the server lists.
-pub async fn list(client: &Client) -> Result<Value, Problem> {
+pub async fn list(client: &Client) -> Answer {
     let skills = client
         .skills_list()
         .await
         .map_err(|e| problem(&e, "listing skills"))?;
-    Ok(json!({ "skills": skills }))
+    reply(Listed { skills })
 }
 
 /// `{uri, dynamic, files: [{uri, digest, size, verdict, detail?}]}`: each
 /// file of skill `uri` read and checked against its manifest entry.
-pub async fn verify(client: &Client, uri: &str) -> Result<Value, Problem> {
+pub async fn verify(client: &Client, uri: &str) -> Answer {
     let skill = client
         .skills_get(uri)
         .await
         .map_err(|e| problem(&e, "getting the skill"))?;
     let SkillResources::Files(files) = &skill.resources else {
-        return Ok(json!({"uri": uri, "dynamic": true, "files": []}));
+        return reply(Verified {
+            uri,
+            dynamic: true,
+            files: Vec::new(),
+        });
     };
     let mut verdicts = Vec::with_capacity(files.len());
     for f in files {
@@ -39,19 +69,22 @@ pub async fn verify(client: &Client, uri: &str) -> Result<Value, Problem> {
         } else {
             client.read_skill_file(&skill, &f.uri).await.map(|_| ())
         };
-        let mut v = json!({"uri": f.uri, "digest": f.digest, "size": f.size});
-        match checked {
-            Ok(()) => v["verdict"] = json!("ok"),
-            Err(ClientError::SkillVerification(e)) => {
-                v["verdict"] = json!("failed");
-                v["detail"] = json!(e.to_string());
-            }
-            Err(e) => {
-                v["verdict"] = json!("unreadable");
-                v["detail"] = json!(e.to_string());
-            }
-        }
-        verdicts.push(v);
+        let (verdict, detail) = match checked {
+            Ok(()) => ("ok", None),
+            Err(ClientError::SkillVerification(e)) => ("failed", Some(e.to_string())),
+            Err(e) => ("unreadable", Some(e.to_string())),
+        };
+        verdicts.push(FileVerdict {
+            uri: &f.uri,
+            digest: &f.digest,
+            size: f.size,
+            verdict,
+            detail,
+        });
     }
-    Ok(json!({"uri": uri, "dynamic": false, "files": verdicts}))
+    reply(Verified {
+        uri,
+        dynamic: false,
+        files: verdicts,
+    })
 }

@@ -6,12 +6,38 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::json;
+use serde::Serialize;
 use tessera::client::{Client, ClientEvent};
 use tessera::types::{Era, SubscriptionFilter};
 
 use super::journal::Journal;
 use super::problem::Problem;
+
+/// A `subscription` event: a resource is followed, or no longer.
+#[derive(Serialize)]
+struct Followed<'a> {
+    connection: u64,
+    uri: &'a str,
+    state: &'static str,
+}
+
+impl<'a> Followed<'a> {
+    fn new(connection: u64, uri: &'a str, state: &'static str) -> Self {
+        Followed {
+            connection,
+            uri,
+            state,
+        }
+    }
+}
+
+/// A `changed` event for a resource followed.
+#[derive(Serialize)]
+struct Changed<'a> {
+    connection: u64,
+    what: &'static str,
+    uri: &'a str,
+}
 
 /// The most resources one connection follows.
 pub const MAX_SUBSCRIPTIONS: usize = 64;
@@ -76,24 +102,22 @@ impl Subscriptions {
                     if let ClientEvent::ResourceUpdated(u) = e {
                         journal.record(
                             "changed",
-                            json!({"connection": conn, "what": "resource", "uri": u.uri}),
+                            Changed {
+                                connection: conn,
+                                what: "resource",
+                                uri: &u.uri,
+                            },
                         );
                     }
                 }
                 if me.map().remove(&uri).is_some() {
-                    journal.record(
-                        "subscription",
-                        json!({"connection": conn, "uri": uri, "state": "ended"}),
-                    );
+                    journal.record("subscription", Followed::new(conn, &uri, "ended"));
                 }
             });
             Some(task.abort_handle())
         };
         self.map().insert(uri.to_owned(), follower);
-        journal.record(
-            "subscription",
-            json!({"connection": conn, "uri": uri, "state": "subscribed"}),
-        );
+        journal.record("subscription", Followed::new(conn, uri, "subscribed"));
         Ok(())
     }
 
@@ -116,10 +140,7 @@ impl Subscriptions {
                 .await
                 .map_err(|e| Problem::client(&e, "resources/unsubscribe"))?,
         }
-        journal.record(
-            "subscription",
-            json!({"connection": conn, "uri": uri, "state": "unsubscribed"}),
-        );
+        journal.record("subscription", Followed::new(conn, uri, "unsubscribed"));
         Ok(())
     }
 

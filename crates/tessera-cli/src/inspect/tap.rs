@@ -11,6 +11,27 @@ use tessera::runtime::{ChildCommand, ChildProcess, Incoming, LineTransport, Tran
 
 use super::journal::Journal;
 
+/// A message the server sent that is not valid JSON-RPC, as recorded.
+#[derive(serde::Serialize)]
+struct Invalid<'a> {
+    invalid: &'a str,
+}
+
+/// A `notice` event: something the page should know about a connection.
+#[derive(serde::Serialize)]
+struct Notice {
+    connection: u64,
+    text: String,
+}
+
+/// A `console` event: a line a stdio server wrote on stderr.
+#[derive(serde::Serialize)]
+struct ConsoleLine<'a> {
+    connection: u64,
+    line: &'a str,
+    cut: bool,
+}
+
 /// A transport whose messages are recorded.
 pub struct Tap<T> {
     inner: T,
@@ -43,7 +64,9 @@ impl<T: Transport> Tap<T> {
                     }
                     Inbound::Invalid(r) => serde_json::to_writer(
                         &mut self.buf,
-                        &serde_json::json!({"invalid": r.error.message}),
+                        &Invalid {
+                            invalid: &r.error.message,
+                        },
                     ),
                 };
                 if written.is_ok() {
@@ -55,10 +78,12 @@ impl<T: Transport> Tap<T> {
             }
             Incoming::TooLong { len, limit, .. } => self.journal.record(
                 "notice",
-                serde_json::json!({
-                    "connection": self.conn,
-                    "text": format!("the server sent a message of {len} bytes, over the limit of {limit}: refused"),
-                }),
+                Notice {
+                    connection: self.conn,
+                    text: format!(
+                        "the server sent a message of {len} bytes, over the limit of {limit}: refused"
+                    ),
+                },
             ),
         }
     }
@@ -109,7 +134,11 @@ async fn console(mut stderr: tokio::process::ChildStderr, journal: Journal, conn
     let emit = |line: &[u8], cut: bool| {
         journal.record(
             "console",
-            serde_json::json!({"connection": conn, "line": String::from_utf8_lossy(line), "cut": cut}),
+            ConsoleLine {
+                connection: conn,
+                line: &String::from_utf8_lossy(line),
+                cut,
+            },
         )
     };
     let mut pending = Vec::new();

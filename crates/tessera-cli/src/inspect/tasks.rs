@@ -6,8 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
+use serde::Serialize;
 use tessera::client::{TaskHandle, TaskState};
+use tessera::types::tasks::TaskStatus;
+use tessera::types::{ErrorObject, JsonObject};
 
 use super::journal::Journal;
 use super::problem::Problem;
@@ -23,17 +25,56 @@ pub struct TaskBook {
 
 struct Followed {
     handle: TaskHandle,
-    last: Value,
+    last: TaskEvent,
     follower: tokio::task::AbortHandle,
 }
 
-fn state(conn: u64, s: &TaskState) -> Value {
-    json!({
-        "connection": conn,
-        "taskId": s.task_id,
-        "status": s.status,
-        "statusMessage": s.status_message,
-    })
+/// A `task` event: a task's state (also what `GET …/tasks` lists).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskEvent {
+    /// The connection.
+    pub connection: u64,
+    /// The task.
+    pub task_id: String,
+    /// Its status.
+    pub status: TaskStatus,
+    /// The server's message about it (`null` when none; left out of the
+    /// first event, written before the server said anything).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<Option<String>>,
+}
+
+/// A `taskResult` event: how a task ended.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskEnded<'a> {
+    connection: u64,
+    task_id: &'a str,
+    #[serde(flatten)]
+    end: End,
+}
+
+/// A task's result, or why it has none.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum End {
+    Result {
+        result: JsonObject,
+    },
+    Error {
+        error: String,
+        remote: Option<ErrorObject>,
+    },
+}
+
+fn state(conn: u64, s: &TaskState) -> TaskEvent {
+    TaskEvent {
+        connection: conn,
+        task_id: s.task_id.clone(),
+        status: s.status,
+        status_message: Some(s.status_message.clone()),
+    }
 }
 
 impl TaskBook {
@@ -53,7 +94,12 @@ impl TaskBook {
                 "{MAX_TASKS} tasks are already followed on this connection"
             )));
         }
-        let first = json!({"connection": conn, "taskId": id, "status": "working"});
+        let first = TaskEvent {
+            connection: conn,
+            task_id: id.clone(),
+            status: TaskStatus::Working,
+            status_message: None,
+        };
         journal.record("task", first.clone());
         let (me, h, task_id) = (self.clone(), handle.clone(), id.clone());
         let follower = tokio::spawn(async move {
@@ -69,9 +115,16 @@ impl TaskBook {
                 })
                 .await;
             let end = match outcome {
-                Ok(result) => json!({"connection": conn, "taskId": task_id, "result": result}),
-                Err(e) => json!({"connection": conn, "taskId": task_id, "error": e.to_string(),
-                                 "remote": e.remote()}),
+                Ok(result) => End::Result { result },
+                Err(e) => End::Error {
+                    error: e.to_string(),
+                    remote: e.remote().cloned(),
+                },
+            };
+            let end = TaskEnded {
+                connection: conn,
+                task_id: &task_id,
+                end,
             };
             me.book().remove(&task_id);
             journal.record("taskResult", end);
@@ -88,7 +141,7 @@ impl TaskBook {
     }
 
     /// The tasks followed, with their last state.
-    pub fn list(&self) -> Vec<Value> {
+    pub fn list(&self) -> Vec<TaskEvent> {
         self.book().values().map(|f| f.last.clone()).collect()
     }
 

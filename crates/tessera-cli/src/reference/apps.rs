@@ -5,7 +5,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::json;
 use tessera::server::apps::{Apps, UiView};
 use tessera::server::{ServerBuilder, tool};
 use tessera::types::{CallToolResult, ToolUiMeta, UiResourceMeta};
@@ -19,7 +18,12 @@ async fn app_counter() -> CallToolResult {
     let n = COUNT.fetch_add(1, Ordering::Relaxed) + 1;
     // The text is what clients without views (and the model) see.
     let mut r = CallToolResult::text(format!("The counter is at {n}."));
-    r.structured_content = Some(json!({ "count": n }));
+    /// The tool's structured result.
+    #[derive(serde::Serialize)]
+    struct Count {
+        count: u64,
+    }
+    r.structured_content = serde_json::to_value(Count { count: n }).ok();
     r
 }
 

@@ -2,39 +2,70 @@
 //! `ctx.elicit`, `ctx.sample` and `ctx.roots`, which send requests to a legacy
 //! client and answer a 2026-07-28 client with an `InputRequiredResult`.
 
-use serde_json::{Value, json};
+use serde::de::DeserializeOwned;
 use tessera::server::{RequestContext, ServerBuilder, tool};
-use tessera::types::{CreateMessageRequestParams, ElicitRequestParams, ElicitResult};
+use tessera::types::{
+    BooleanSchema, CreateMessageRequestParams, ElicitRequestFormParams, ElicitRequestParams,
+    ElicitResult, ElicitValue, ElicitationSchema, SamplingMessage, SamplingMessageContentBlock,
+    StringSchema,
+};
 
-/// A form-mode elicitation from a message and a JSON schema.
-pub fn form(message: &str, schema: Value) -> Result<ElicitRequestParams, String> {
-    serde_json::from_value(json!({"message": message, "requestedSchema": schema}))
-        .map_err(|e| format!("bad elicitation form: {e}"))
+/// A form-mode elicitation from a message and a schema.
+pub fn form(message: &str, schema: ElicitationSchema) -> Result<ElicitRequestParams, String> {
+    Ok(ElicitRequestFormParams::new(message, schema).into())
 }
 
 /// A one-message sampling request.
 pub fn sampling(prompt: &str, max_tokens: u64) -> Result<CreateMessageRequestParams, String> {
-    serde_json::from_value(json!({
-        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
-        "maxTokens": max_tokens
-    }))
-    .map_err(|e| format!("bad sampling request: {e}"))
+    Ok(CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text(prompt)],
+        max_tokens,
+    ))
+}
+
+/// The text of a sampling answer that is one text block.
+pub fn answer_text(content: &tessera::types::SamplingContent) -> Option<&str> {
+    match content {
+        tessera::types::SamplingContent::Single(SamplingMessageContentBlock::Text(t)) => {
+            Some(&t.text)
+        }
+        _ => None,
+    }
+}
+
+/// The submitted values of an elicitation, read as `T` (`None` when there
+/// are none, or they do not fit).
+pub fn answers<T: DeserializeOwned>(r: &ElicitResult) -> Option<T> {
+    let content = r.content.as_ref()?;
+    serde_json::to_value(content)
+        .ok()
+        .and_then(|v| serde_json::from_value(v).ok())
+}
+
+/// A submitted value as text (a string as it is, anything else as JSON).
+fn shown(v: &ElicitValue) -> String {
+    match v {
+        ElicitValue::String(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
 }
 
 fn field(r: &ElicitResult, name: &str) -> String {
     r.content
         .as_ref()
-        .and_then(|c| serde_json::to_value(c).ok())
-        .and_then(|c| c.get(name).cloned())
-        .map(|v| match v {
-            Value::String(s) => s,
-            other => other.to_string(),
-        })
+        .and_then(|c| c.get(name))
+        .map(shown)
         .unwrap_or_default()
 }
 
-fn one_field(prop: &str) -> Value {
-    json!({"type": "object", "properties": {prop: {"type": "string"}}, "required": [prop]})
+/// A schema of one required string property.
+pub fn one_field(prop: &str) -> ElicitationSchema {
+    ElicitationSchema::new().property(prop, StringSchema::default(), true)
+}
+
+/// A schema of one required boolean property.
+pub fn one_boolean(prop: &str) -> ElicitationSchema {
+    ElicitationSchema::new().property(prop, BooleanSchema::default(), true)
 }
 
 async fn elicitation(ctx: RequestContext) -> Result<String, String> {
@@ -53,10 +84,7 @@ async fn sampling_tool(ctx: RequestContext) -> Result<String, String> {
         )
         .await
         .map_err(|e| e.to_string())?;
-    let text = serde_json::to_value(&r.content)
-        .ok()
-        .and_then(|c| c.get("text").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_default();
+    let text = answer_text(&r.content).unwrap_or_default();
     Ok(format!("The model said: {text}"))
 }
 
@@ -70,8 +98,7 @@ async fn list_roots(ctx: RequestContext) -> Result<String, String> {
 }
 
 async fn request_state(ctx: RequestContext) -> Result<String, String> {
-    let schema =
-        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    let schema = one_boolean("ok");
     let r = ctx
         .elicit_as("confirm", form("Please confirm", schema)?)
         .await
@@ -122,8 +149,7 @@ async fn multi_round(ctx: RequestContext) -> Result<String, String> {
 }
 
 async fn tampered_state(ctx: RequestContext) -> Result<String, String> {
-    let schema =
-        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    let schema = one_boolean("ok");
     ctx.elicit_as("confirm", form("Please confirm", schema)?)
         .await
         .map_err(|e| e.to_string())?;

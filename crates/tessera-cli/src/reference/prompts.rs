@@ -2,9 +2,11 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 use tessera::server::{PromptArgs, RequestContext, ServerBuilder, prompt};
-use tessera::types::{GetPromptResult, PromptMessage};
+use tessera::types::{
+    ContentBlock, EmbeddedResource, GetPromptResult, ImageContent, PromptMessage, Role,
+    TextResourceContents,
+};
 
 use super::media::png_base64;
 
@@ -25,10 +27,6 @@ struct ResourceArg {
     resource_uri: String,
 }
 
-fn message(v: serde_json::Value) -> Result<PromptMessage, String> {
-    serde_json::from_value(v).map_err(|e| format!("bad prompt message: {e}"))
-}
-
 async fn simple() -> &'static str {
     "This is a simple prompt for testing."
 }
@@ -44,43 +42,43 @@ async fn with_embedded_resource(
     PromptArgs(a): PromptArgs<ResourceArg>,
 ) -> Result<Vec<PromptMessage>, String> {
     Ok(vec![
-        message(json!({
-            "role": "user",
-            "content": {
-                "type": "resource",
-                "resource": {
-                    "uri": a.resource_uri,
-                    "mimeType": "text/plain",
-                    "text": "Embedded resource content for testing."
-                }
-            }
-        }))?,
+        PromptMessage {
+            role: Role::User,
+            content: ContentBlock::Resource(EmbeddedResource::new(
+                TextResourceContents::new(a.resource_uri, "Embedded resource content for testing.")
+                    .with_mime_type("text/plain"),
+            )),
+        },
         PromptMessage::user_text("Please process the embedded resource above."),
     ])
 }
 
 async fn with_image() -> Result<Vec<PromptMessage>, String> {
     Ok(vec![
-        message(json!({
-            "role": "user",
-            "content": {"type": "image", "data": png_base64(), "mimeType": "image/png"}
-        }))?,
+        PromptMessage {
+            role: Role::User,
+            content: ContentBlock::Image(ImageContent::new(png_base64(), "image/png")),
+        },
         PromptMessage::user_text("Please analyze the image above."),
     ])
 }
 
 async fn input_required(ctx: RequestContext) -> Result<GetPromptResult, String> {
+    /// The answer to the form.
+    #[derive(serde::Deserialize)]
+    struct Context {
+        context: String,
+    }
     let form = super::mrtr::form(
         "What context should the prompt use?",
-        json!({"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}),
+        super::mrtr::one_field("context"),
     )?;
     let answer = ctx
         .elicit_as("user_context", form)
         .await
         .map_err(|e| e.to_string())?;
-    let context = serde_json::to_value(&answer)
-        .ok()
-        .and_then(|v| v["content"]["context"].as_str().map(str::to_owned))
+    let context = super::mrtr::answers::<Context>(&answer)
+        .map(|c| c.context)
         .unwrap_or_default();
     Ok(GetPromptResult::new(vec![PromptMessage::user_text(
         format!("Use this context: {context}"),

@@ -2,7 +2,6 @@
 //! a resource whose changes can be subscribed to.
 
 use serde::Deserialize;
-use serde_json::json;
 use tessera::server::{Blob, ServerBuilder, Vars, resource, resource_template};
 
 use super::media::PNG;
@@ -22,7 +21,20 @@ async fn static_binary() -> Blob {
 }
 
 async fn template_data(Vars(v): Vars<TemplateVars>) -> String {
-    json!({"id": v.id, "templateTest": true, "data": format!("Data for ID: {}", v.id)}).to_string()
+    /// The template resource's text.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Data<'a> {
+        data: String,
+        id: &'a str,
+        template_test: bool,
+    }
+    serde_json::to_string(&Data {
+        data: format!("Data for ID: {}", v.id),
+        id: &v.id,
+        template_test: true,
+    })
+    .unwrap_or_default()
 }
 
 async fn watched() -> &'static str {

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use tessera::server::task::TaskStart;
 use tessera::server::{Args, ProtocolError, RequestContext, ServerBuilder, tool};
-use tessera::types::ErrorObject;
 use tessera::types::tool::TaskSupport;
+use tessera::types::{ElicitationSchema, ErrorObject};
 
 use super::mrtr::form;
 
@@ -96,8 +95,20 @@ struct DeleteArgs {
     filename: String,
 }
 
-fn confirm_schema() -> Value {
-    json!({"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]})
+fn confirm_schema() -> ElicitationSchema {
+    super::mrtr::one_boolean("confirm")
+}
+
+/// The answer to [`confirm_schema`].
+#[derive(Deserialize)]
+struct Confirmed {
+    confirm: bool,
+}
+
+/// The answer to [`name_schema`].
+#[derive(Deserialize)]
+struct Named {
+    name: String,
 }
 
 async fn confirm_delete(ctx: RequestContext, Args(a): Args<DeleteArgs>) -> Result<String, String> {
@@ -105,12 +116,7 @@ async fn confirm_delete(ctx: RequestContext, Args(a): Args<DeleteArgs>) -> Resul
         .elicit_with(form(&format!("Delete {}?", a.filename), confirm_schema())?)
         .await
         .map_err(|e| e.to_string())?;
-    let confirmed = answer
-        .content
-        .as_ref()
-        .and_then(|c| serde_json::to_value(c).ok())
-        .and_then(|c| c.get("confirm").and_then(Value::as_bool))
-        .unwrap_or(false);
+    let confirmed = super::mrtr::answers::<Confirmed>(&answer).is_some_and(|c| c.confirm);
     if answer.action == tessera::types::ElicitAction::Accept && confirmed {
         Ok(format!("deleted {}", a.filename))
     } else {
@@ -118,15 +124,13 @@ async fn confirm_delete(ctx: RequestContext, Args(a): Args<DeleteArgs>) -> Resul
     }
 }
 
-fn name_schema() -> Value {
-    json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+fn name_schema() -> ElicitationSchema {
+    super::mrtr::one_field("name")
 }
 
 fn name_of(r: &tessera::types::ElicitResult) -> String {
-    r.content
-        .as_ref()
-        .and_then(|c| serde_json::to_value(c).ok())
-        .and_then(|c| c.get("name").and_then(Value::as_str).map(str::to_owned))
+    super::mrtr::answers::<Named>(r)
+        .map(|n| n.name)
         .unwrap_or_default()
 }
 

@@ -10,7 +10,11 @@ use tessera::server::{
     Args, ProtocolError, RequestContext, Server, ServerBuilder, ToolRoute, tool,
 };
 use tessera::types::{
-    ContentBlock, EmbeddedResource, ErrorObject, ImageContent, JsonObject, TextResourceContents,
+    BooleanSchema, ContentBlock, ElicitAction, ElicitationSchema, EmbeddedResource, EnumOption,
+    ErrorObject, ImageContent, JsonObject, LegacyTitledEnumSchema, NumberSchema, NumberType,
+    StringSchema, TextResourceContents, TitledEnumItems, TitledMultiSelectEnumSchema,
+    TitledSingleSelectEnumSchema, UntitledEnumItems, UntitledMultiSelectEnumSchema,
+    UntitledSingleSelectEnumSchema,
 };
 
 use super::media::{PNG, png_base64, wav_base64};
@@ -111,7 +115,7 @@ async fn tool_with_logging(ctx: RequestContext) -> &'static str {
         ctx.log(
             tessera::types::LoggingLevel::Info,
             Some("test_tool_with_logging"),
-            json!(line),
+            Value::from(line),
         );
     }
     "Logging test completed"
@@ -143,59 +147,111 @@ async fn sampling(ctx: RequestContext, Args(a): Args<SamplingArgs>) -> Result<St
         .sample(super::mrtr::sampling(&a.prompt, 100)?)
         .await
         .map_err(|e| format!("sampling failed: {e}"))?;
-    let content = serde_json::to_value(&r.content).unwrap_or(Value::Null);
-    let text = content
-        .get("text")
-        .and_then(Value::as_str)
-        .unwrap_or("(no text)");
+    let text = super::mrtr::answer_text(&r.content).unwrap_or("(no text)");
     Ok(format!("LLM response: {text}"))
 }
 
-async fn elicit(ctx: &RequestContext, message: &str, schema: Value) -> Result<String, String> {
+async fn elicit(
+    ctx: &RequestContext,
+    message: &str,
+    schema: ElicitationSchema,
+) -> Result<String, String> {
     let r = ctx
         .elicit_with(super::mrtr::form(message, schema)?)
         .await
         .map_err(|e| format!("elicitation failed: {e}"))?;
-    let answer = serde_json::to_value(&r).unwrap_or(Value::Null);
-    let action = answer
-        .get("action")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown");
-    let content = answer.get("content").cloned().unwrap_or(Value::Null);
+    let action = match r.action {
+        ElicitAction::Accept => "accept",
+        ElicitAction::Decline => "decline",
+        ElicitAction::Cancel => "cancel",
+    };
+    let content = serde_json::to_string(&r.content).unwrap_or_else(|_| "null".into());
     Ok(format!("User response: action={action}, content={content}"))
+}
+
+/// A string property with a description.
+fn described(description: &str) -> StringSchema {
+    StringSchema {
+        description: Some(description.into()),
+        ..StringSchema::default()
+    }
+}
+
+/// Enum options with titles.
+fn options(titled: &[(&str, &str)]) -> Vec<EnumOption> {
+    titled
+        .iter()
+        .map(|(v, t)| EnumOption::new(*v, *t))
+        .collect()
+}
+
+/// Strings.
+fn strings(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| (*v).to_owned()).collect()
 }
 
 async fn elicitation(
     ctx: RequestContext,
     Args(a): Args<ElicitationArgs>,
 ) -> Result<String, String> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "username": {"type": "string", "description": "User's response"},
-            "email": {"type": "string", "description": "User's email address"}
-        },
-        "required": ["username", "email"]
-    });
+    // Properties in name order, as the schema has always been sent.
+    let mut schema = ElicitationSchema::new()
+        .property("email", described("User's email address"), false)
+        .property("username", described("User's response"), false);
+    schema.required = Some(strings(&["username", "email"]));
     elicit(&ctx, &a.message, schema).await
 }
 
 async fn elicitation_defaults(ctx: RequestContext) -> Result<String, String> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "User name", "default": "John Doe"},
-            "age": {"type": "integer", "description": "User age", "default": 30},
-            "score": {"type": "number", "description": "User score", "default": 95.5},
-            "status": {
-                "type": "string",
-                "description": "User status",
-                "enum": ["active", "inactive", "pending"],
-                "default": "active"
+    // Properties in name order, as the schema has always been sent.
+    let schema = ElicitationSchema::new()
+        .property(
+            "age",
+            NumberSchema {
+                kind: NumberType::Integer,
+                description: Some("User age".into()),
+                default: Some(30.0),
+                ..NumberSchema::default()
             },
-            "verified": {"type": "boolean", "description": "Verification status", "default": true}
-        }
-    });
+            false,
+        )
+        .property(
+            "name",
+            StringSchema {
+                default: Some("John Doe".into()),
+                ..described("User name")
+            },
+            false,
+        )
+        .property(
+            "score",
+            NumberSchema {
+                kind: NumberType::Number,
+                description: Some("User score".into()),
+                default: Some(95.5),
+                ..NumberSchema::default()
+            },
+            false,
+        )
+        .property(
+            "status",
+            UntitledSingleSelectEnumSchema {
+                description: Some("User status".into()),
+                values: strings(&["active", "inactive", "pending"]),
+                default: Some("active".into()),
+                ..UntitledSingleSelectEnumSchema::default()
+            },
+            false,
+        )
+        .property(
+            "verified",
+            BooleanSchema {
+                description: Some("Verification status".into()),
+                default: Some(true),
+                ..BooleanSchema::default()
+            },
+            false,
+        );
     elicit(
         &ctx,
         "Please review and update the form fields with defaults",
@@ -205,47 +261,66 @@ async fn elicitation_defaults(ctx: RequestContext) -> Result<String, String> {
 }
 
 async fn elicitation_enums(ctx: RequestContext) -> Result<String, String> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "untitledSingle": {
-                "type": "string",
-                "description": "Choose an option",
-                "enum": ["option1", "option2", "option3"]
+    // Properties in name order, as the schema has always been sent.
+    let schema = ElicitationSchema::new()
+        .property(
+            "legacyEnum",
+            LegacyTitledEnumSchema {
+                description: Some("Choose a legacy option".into()),
+                values: strings(&["opt1", "opt2", "opt3"]),
+                enum_names: Some(strings(&["Option One", "Option Two", "Option Three"])),
+                ..LegacyTitledEnumSchema::default()
             },
-            "titledSingle": {
-                "type": "string",
-                "description": "Choose a titled option",
-                "oneOf": [
-                    {"const": "value1", "title": "First Option"},
-                    {"const": "value2", "title": "Second Option"},
-                    {"const": "value3", "title": "Third Option"}
-                ]
+            false,
+        )
+        .property(
+            "titledMulti",
+            TitledMultiSelectEnumSchema {
+                description: Some("Choose multiple titled options".into()),
+                items: TitledEnumItems {
+                    any_of: options(&[
+                        ("value1", "First Choice"),
+                        ("value2", "Second Choice"),
+                        ("value3", "Third Choice"),
+                    ]),
+                },
+                ..TitledMultiSelectEnumSchema::default()
             },
-            "legacyEnum": {
-                "type": "string",
-                "description": "Choose a legacy option",
-                "enum": ["opt1", "opt2", "opt3"],
-                "enumNames": ["Option One", "Option Two", "Option Three"]
+            false,
+        )
+        .property(
+            "titledSingle",
+            TitledSingleSelectEnumSchema {
+                description: Some("Choose a titled option".into()),
+                one_of: options(&[
+                    ("value1", "First Option"),
+                    ("value2", "Second Option"),
+                    ("value3", "Third Option"),
+                ]),
+                ..TitledSingleSelectEnumSchema::default()
             },
-            "untitledMulti": {
-                "type": "array",
-                "description": "Choose multiple options",
-                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+            false,
+        )
+        .property(
+            "untitledMulti",
+            UntitledMultiSelectEnumSchema {
+                description: Some("Choose multiple options".into()),
+                items: UntitledEnumItems {
+                    values: strings(&["option1", "option2", "option3"]),
+                },
+                ..UntitledMultiSelectEnumSchema::default()
             },
-            "titledMulti": {
-                "type": "array",
-                "description": "Choose multiple titled options",
-                "items": {
-                    "anyOf": [
-                        {"const": "value1", "title": "First Choice"},
-                        {"const": "value2", "title": "Second Choice"},
-                        {"const": "value3", "title": "Third Choice"}
-                    ]
-                }
-            }
-        }
-    });
+            false,
+        )
+        .property(
+            "untitledSingle",
+            UntitledSingleSelectEnumSchema {
+                description: Some("Choose an option".into()),
+                values: strings(&["option1", "option2", "option3"]),
+                ..UntitledSingleSelectEnumSchema::default()
+            },
+            false,
+        );
     elicit(&ctx, "Please select options from the enum fields", schema).await
 }
 
@@ -283,7 +358,18 @@ async fn json_schema_tool(tessera::server::RawArgs(args): tessera::server::RawAr
 
 /// Arguments of the `x-mcp-header` tool.
 async fn custom_header(tessera::server::RawArgs(args): tessera::server::RawArgs) -> String {
-    let value = args.get("value").and_then(Value::as_str).unwrap_or("");
+    /// The member mirrored into the header.
+    #[derive(Deserialize)]
+    struct Mirrored {
+        #[serde(default)]
+        value: Option<Value>,
+    }
+    let args = Mirrored::deserialize(&args).ok();
+    let value = args
+        .as_ref()
+        .and_then(|a| a.value.as_ref())
+        .and_then(Value::as_str)
+        .unwrap_or("");
     format!("value={value}")
 }
 
@@ -295,7 +381,7 @@ async fn logging_tool(ctx: RequestContext) -> &'static str {
     ctx.log(
         tessera::types::LoggingLevel::Info,
         Some("test_logging_tool"),
-        json!("test_logging_tool was called"),
+        Value::from("test_logging_tool was called"),
     );
     "Logged (if the request asked for a log level)"
 }

@@ -4,8 +4,7 @@ use std::process::ExitCode;
 use tessera::types::methods;
 
 use clap::Args;
-use serde_json::{Value, json};
-use tessera::types::JsonObject;
+use tessera::types::CallToolRequestParams;
 
 use crate::connect::ClientOptions;
 use crate::exit::{Exit, Failure};
@@ -32,12 +31,10 @@ pub struct CallArgs {
 }
 
 /// The `tools/call` params for a tool and its JSON arguments text.
-pub fn params(tool: &str, args: Option<&str>) -> Result<JsonObject, Failure> {
-    let mut p = JsonObject::new();
-    p.insert("name".into(), json!(tool));
+pub fn params(tool: &str, args: Option<&str>) -> Result<CallToolRequestParams, Failure> {
+    let mut p = CallToolRequestParams::new(tool);
     if let Some(text) = args {
-        let a = super::json_object(text, "JSON-ARGS", r#"{"text":"hi"}"#)?;
-        p.insert("arguments".into(), Value::Object(a));
+        p.arguments = Some(super::json_object(text, "JSON-ARGS", r#"{"text":"hi"}"#)?);
     }
     Ok(p)
 }
@@ -59,20 +56,17 @@ pub async fn run(a: CallArgs) -> Result<ExitCode, Failure> {
     };
     let s = a.opts.connect_with_tasks(target, a.task).await?;
     if a.task {
-        let args = match params.get("arguments") {
-            Some(Value::Object(o)) => o.clone(),
-            _ => JsonObject::new(),
-        };
+        let args = params.arguments.unwrap_or_default();
         return crate::task_cmd::call(s.client, &tool, args, a.ttl, a.opts.json, url).await;
     }
     let call = a.opts.call_options(&s);
     let r = s
         .client
-        .request_with_input(methods::TOOLS_CALL, params, &call)
+        .request_with_input(methods::TOOLS_CALL, super::params_object(&params), &call)
         .await;
     s.close().await;
     let r = r.map_err(|e| Failure::client(e, format!("calling {tool}")))?;
-    let failed = r.get("isError").and_then(Value::as_bool) == Some(true);
+    let failed = output::is_tool_error(&r);
     if a.opts.json {
         output::json_object(&r);
     } else if failed {

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 use tessera::types::methods;
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
-use tessera::types::JsonObject;
+use tessera::types::{CompleteRequestParams, JsonObject};
 
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
@@ -48,18 +47,14 @@ pub fn params(
     value: &str,
     context: Option<&str>,
 ) -> Result<JsonObject, Failure> {
-    let reference = match what {
-        CompleteWhat::Prompt => json!({"type": "ref/prompt", "name": name}),
-        CompleteWhat::Resource => json!({"type": "ref/resource", "uri": name}),
+    let mut p = match what {
+        CompleteWhat::Prompt => CompleteRequestParams::prompt(name, arg, value),
+        CompleteWhat::Resource => CompleteRequestParams::resource_template(name, arg, value),
     };
-    let mut p = JsonObject::new();
-    p.insert("ref".into(), reference);
-    p.insert("argument".into(), json!({"name": arg, "value": value}));
     if let Some(text) = context {
-        let args = super::string_map(text, "--context")?;
-        p.insert("context".into(), json!({"arguments": Value::Object(args)}));
+        p = p.with_context(super::string_map(text, "--context")?);
     }
-    Ok(p)
+    Ok(super::params_object(&p))
 }
 
 /// Runs `tessera complete`.

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use clap::Args;
+use serde::Deserialize;
 use serde_json::Value;
 use tessera::types::{Era, JsonObject};
 
@@ -88,6 +89,25 @@ fn flags(v: &Value) -> String {
     }
 }
 
+/// The members of the server's `serverInfo` shown (each as sent).
+#[derive(Debug, Default, Deserialize)]
+struct ServerInfo {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    version: Option<Value>,
+    #[serde(default)]
+    title: Option<Value>,
+}
+
+/// The members of a discovery result shown besides the server's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Discovered {
+    #[serde(default)]
+    supported_versions: Option<Value>,
+}
+
 /// The readable description.
 pub fn describe(
     era: Era,
@@ -97,11 +117,15 @@ pub fn describe(
     instructions: Option<&str>,
     result: &JsonObject,
 ) -> String {
-    let s = |k: &str| peer_text::line(info.get(k).and_then(Value::as_str).unwrap_or(""));
+    let info = ServerInfo::deserialize(info).unwrap_or_default();
+    let result = Discovered::deserialize(result).unwrap_or_default();
+    fn s(v: &Option<Value>) -> std::borrow::Cow<'_, str> {
+        peer_text::line(v.as_ref().and_then(Value::as_str).unwrap_or(""))
+    }
     let mut out = String::new();
-    let mut server = format!("{} {}", s("name"), s("version"));
-    if !s("title").is_empty() {
-        server.push_str(&format!(" ({})", s("title")));
+    let mut server = format!("{} {}", s(&info.name), s(&info.version));
+    if !s(&info.title).is_empty() {
+        server.push_str(&format!(" ({})", s(&info.title)));
     }
     let _ = writeln!(out, "server:       {}", server.trim());
     let how = match era {
@@ -110,7 +134,7 @@ pub fn describe(
     };
     let _ = writeln!(out, "era:          {how}");
     let _ = writeln!(out, "protocol:     {version}");
-    if let Some(v) = result.get("supportedVersions").and_then(Value::as_array) {
+    if let Some(v) = result.supported_versions.as_ref().and_then(Value::as_array) {
         let v: Vec<&str> = v.iter().filter_map(Value::as_str).collect();
         let _ = writeln!(out, "supports:     {}", peer_text::line(&v.join(", ")));
     }

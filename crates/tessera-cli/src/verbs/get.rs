@@ -4,8 +4,7 @@ use std::process::ExitCode;
 use tessera::types::methods;
 
 use clap::Args;
-use serde_json::{Value, json};
-use tessera::types::JsonObject;
+use tessera::types::GetPromptRequestParams;
 
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
@@ -32,12 +31,11 @@ pub async fn run(a: GetArgs) -> Result<ExitCode, Failure> {
     let name = words
         .next()
         .ok_or_else(|| Failure::Usage("missing the prompt name".into()))?;
-    let mut params = JsonObject::new();
-    params.insert("name".into(), json!(name));
+    let mut prompt = GetPromptRequestParams::new(name.clone());
     if let Some(text) = words.next() {
-        let args = super::string_map(&text, "ARGS_JSON")?;
-        params.insert("arguments".into(), Value::Object(args));
+        prompt.arguments = Some(super::string_map(&text, "ARGS_JSON")?);
     }
+    let params = super::params_object(&prompt);
     super::no_more(words)?;
     let s = a.opts.connect_to(target).await?;
     let call = a.opts.call_options(&s);

@@ -5,13 +5,24 @@ use std::process::ExitCode;
 use tessera::types::methods;
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
-use tessera::types::JsonObject;
+use serde::Deserialize;
+use serde_json::Value;
+use tessera::types::{JsonObject, PaginatedRequestParams};
 
 use crate::connect::{ClientOptions, Session};
 use crate::exit::{Exit, Failure};
 use crate::output;
 use crate::peer_text;
+
+/// A page of a `*/list` result: its cursor, and the rest as sent.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Page {
+    #[serde(default)]
+    next_cursor: Option<Value>,
+    #[serde(flatten)]
+    rest: JsonObject,
+}
 
 /// The most pages followed.
 const MAX_PAGES: usize = 1000;
@@ -67,11 +78,9 @@ pub async fn fetch_all(
     let mut all: Vec<Value> = Vec::new();
     let mut first: Option<JsonObject> = None;
     for _ in 0..MAX_PAGES {
-        let params = cursor.as_ref().map(|c| {
-            let mut p = JsonObject::new();
-            p.insert("cursor".into(), json!(c));
-            p
-        });
+        let params = cursor
+            .as_ref()
+            .map(|c| super::params_object(&PaginatedRequestParams::after(c.clone())));
         let mut page = s
             .client
             .request_raw_with(method, params, &call)
@@ -87,7 +96,11 @@ pub async fn fetch_all(
             }
         };
         all.extend(items);
-        let next = page.remove("nextCursor");
+        let Page {
+            next_cursor: next,
+            rest: page,
+        } = Page::deserialize(Value::Object(page))
+            .map_err(|e| Failure::Coded(Exit::Protocol, anyhow::anyhow!("{method}: {e}")))?;
         first.get_or_insert(page);
         match next {
             Some(Value::String(c)) => {

@@ -7,8 +7,7 @@ use std::time::Duration;
 use tessera::types::methods;
 
 use clap::Args;
-use serde_json::json;
-use tessera::types::{Era, JsonObject, LoggingLevel};
+use tessera::types::{Era, LoggingLevel, SetLevelRequestParams};
 
 use crate::connect::{ClientOptions, LevelArg};
 use crate::exit::{Exit, Failure};
@@ -67,8 +66,7 @@ pub async fn run(a: LogLevelArgs) -> Result<ExitCode, Failure> {
             anyhow::anyhow!("the server does not declare the logging capability"),
         ));
     }
-    let mut params = JsonObject::new();
-    params.insert("level".into(), json!(level.as_str()));
+    let params = super::params_object(&SetLevelRequestParams { meta: None, level });
     let call = opts.call_options(&s);
     let r = s
         .client

@@ -11,6 +11,9 @@ pub mod log_level;
 pub mod ping;
 pub mod read;
 
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 use serde_json::Value;
 use tessera::types::JsonObject;
 
@@ -37,12 +40,24 @@ pub fn json_object(text: &str, what: &str, example: &str) -> Result<JsonObject, 
 }
 
 /// Parses a JSON object of strings (prompt arguments, completion context).
-pub fn string_map(text: &str, what: &str) -> Result<JsonObject, Failure> {
+pub fn string_map(text: &str, what: &str) -> Result<BTreeMap<String, String>, Failure> {
     let o = json_object(text, what, r#"{"name":"value"}"#)?;
-    if let Some((k, _)) = o.iter().find(|(_, v)| !v.is_string()) {
-        return Err(Failure::Usage(format!(
-            "{what}: the value of {k:?} must be a string (MCP prompt arguments are strings)"
-        )));
+    let mut map = BTreeMap::new();
+    for (k, v) in o {
+        let Value::String(v) = v else {
+            return Err(Failure::Usage(format!(
+                "{what}: the value of {k:?} must be a string (MCP prompt arguments are strings)"
+            )));
+        };
+        map.insert(k, v);
     }
-    Ok(o)
+    Ok(map)
+}
+
+/// A request's typed params as the JSON object the client sends.
+pub fn params_object<T: Serialize>(params: &T) -> JsonObject {
+    match serde_json::to_value(params) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
 }

@@ -4,8 +4,7 @@ use std::process::ExitCode;
 use tessera::types::methods;
 
 use clap::Args;
-use serde_json::json;
-use tessera::types::JsonObject;
+use tessera::types::ReadResourceRequestParams;
 
 use crate::connect::ClientOptions;
 use crate::exit::Failure;
@@ -32,8 +31,7 @@ pub async fn run(a: ReadArgs) -> Result<ExitCode, Failure> {
         .next()
         .ok_or_else(|| Failure::Usage("missing the resource URI".into()))?;
     super::no_more(words)?;
-    let mut params = JsonObject::new();
-    params.insert("uri".into(), json!(uri));
+    let params = super::params_object(&ReadResourceRequestParams::new(uri.clone()));
     let s = a.opts.connect_to(target).await?;
     let call = a.opts.call_options(&s);
     let r = s

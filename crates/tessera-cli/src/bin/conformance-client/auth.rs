@@ -9,7 +9,8 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::Value;
 use tessera::client::ClientError;
 use tessera::http::HttpClientTransport;
 use tessera_auth::client::{
@@ -17,7 +18,7 @@ use tessera_auth::client::{
     OAuthClient,
 };
 
-use crate::scenarios::builder;
+use crate::scenarios::{NoArguments, builder};
 
 /// The URL of this client's metadata document (its client ID where the
 /// authorization server supports client ID metadata documents).
@@ -26,28 +27,55 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// user agent reads the code from `Location`).
 const REDIRECT_URI: &str = "http://127.0.0.1:3334/callback";
 
-fn text(ctx: &Value, key: &str) -> Option<String> {
-    ctx.get(key).and_then(Value::as_str).map(str::to_owned)
+/// What the suite tells an `auth/*` scenario in `MCP_CONFORMANCE_CONTEXT`
+/// (each member as sent; used when it is a string).
+#[derive(Debug, Default, Deserialize)]
+struct AuthContext {
+    #[serde(default)]
+    client_id: Option<Value>,
+    #[serde(default)]
+    client_secret: Option<Value>,
+    #[serde(default)]
+    issuer: Option<Value>,
+    #[serde(default)]
+    private_key_pem: Option<Value>,
+    #[serde(default)]
+    signing_algorithm: Option<Value>,
+    #[serde(default)]
+    idp_id_token: Option<Value>,
+    #[serde(default)]
+    idp_token_endpoint: Option<Value>,
+    #[serde(default)]
+    idp_client_id: Option<Value>,
+    #[serde(default)]
+    idp_client_secret: Option<Value>,
+    #[serde(default)]
+    valid_jwt: Option<Value>,
+}
+
+/// A member as text, when it is a string.
+fn text(v: &Option<Value>) -> Option<String> {
+    v.as_ref().and_then(Value::as_str).map(str::to_owned)
 }
 
 /// The grant, and the pre-registered client if the context names one.
 fn plan(
     scenario: &str,
-    ctx: &Value,
+    ctx: &AuthContext,
 ) -> Result<(Grant, Option<ClientCredentials>, Option<ClientSigningKey>), String> {
-    let client = text(ctx, "client_id").map(|id| {
-        let c = match text(ctx, "client_secret") {
+    let client = text(&ctx.client_id).map(|id| {
+        let c = match text(&ctx.client_secret) {
             Some(s) => ClientCredentials::confidential(id, s),
             None => ClientCredentials::public(id),
         };
-        match text(ctx, "issuer") {
+        match text(&ctx.issuer) {
             Some(i) => c.for_issuer(i),
             None => c,
         }
     });
-    let key = match text(ctx, "private_key_pem") {
+    let key = match text(&ctx.private_key_pem) {
         Some(pem) => {
-            let alg = text(ctx, "signing_algorithm").unwrap_or_else(|| "ES256".into());
+            let alg = text(&ctx.signing_algorithm).unwrap_or_else(|| "ES256".into());
             Some(ClientSigningKey::from_pem(&pem, &alg).map_err(|e| e.to_string())?)
         }
         None => None,
@@ -56,14 +84,14 @@ fn plan(
         (Some(c), Some(_)) => Some(c.with_auth_method(AuthMethod::PrivateKeyJwt)),
         (c, _) => c,
     };
-    let grant = if let Some(id_token) = text(ctx, "idp_id_token") {
-        let endpoint = text(ctx, "idp_token_endpoint").ok_or("idp_token_endpoint missing")?;
+    let grant = if let Some(id_token) = text(&ctx.idp_id_token) {
+        let endpoint = text(&ctx.idp_token_endpoint).ok_or("idp_token_endpoint missing")?;
         let mut ia = IdentityAssertion::new(endpoint, id_token);
-        if let Some(id) = text(ctx, "idp_client_id") {
-            ia = ia.idp_client(id, text(ctx, "idp_client_secret"));
+        if let Some(id) = text(&ctx.idp_client_id) {
+            ia = ia.idp_client(id, text(&ctx.idp_client_secret));
         }
         Grant::IdentityAssertion(ia)
-    } else if let Some(jwt) = text(ctx, "valid_jwt") {
+    } else if let Some(jwt) = text(&ctx.valid_jwt) {
         Grant::JwtBearer { assertion: jwt }
     } else if scenario.starts_with("auth/client-credentials") {
         Grant::ClientCredentials
@@ -76,10 +104,12 @@ fn plan(
 
 /// Runs one `auth/*` scenario against the mock server at `url`.
 pub(crate) async fn run(url: &str, scenario: &str) -> Result<(), String> {
-    let ctx: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+    let ctx: AuthContext = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .filter(Value::is_object)
+        .and_then(|v| AuthContext::deserialize(v).ok())
+        .unwrap_or_default();
     let (grant, client, key) = plan(scenario, &ctx)?;
     let mut b = OAuthClient::builder(url, grant)
         .client_name("tessera-conformance-client")
@@ -102,7 +132,7 @@ pub(crate) async fn run(url: &str, scenario: &str) -> Result<(), String> {
         let tools = client.list_tools().await.map_err(|e| e.to_string())?;
         for t in &tools {
             client
-                .call_tool(&t.name, json!({}))
+                .call_tool(&t.name, NoArguments {})
                 .await
                 .map_err(|e| e.to_string())?;
         }

@@ -1,9 +1,71 @@
 //! The conformance scenarios that need no authorization.
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tessera::client::{Client, ClientBuilder, ClientError};
 use tessera::http::HttpClientTransport;
-use tessera::types::{ElicitResult, ProtocolVersion, Tool};
+use tessera::types::{ElicitResult, JsonObject, ProtocolVersion, Tool};
+
+/// The arguments of a tool that takes none: `{}`.
+#[derive(Serialize)]
+pub(crate) struct NoArguments {}
+
+/// The arguments of `add_numbers`.
+#[derive(Serialize)]
+struct AddNumbers {
+    a: i64,
+    b: i64,
+}
+
+/// The arguments of `json_schema_echo`.
+#[derive(Serialize)]
+struct SchemaEcho<'a> {
+    schema: &'a JsonObject,
+}
+
+/// What the suite tells the client in `MCP_CONFORMANCE_CONTEXT` (only the
+/// members read; any of them may be missing).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Context {
+    #[serde(default)]
+    tool_calls: Option<Value>,
+}
+
+/// One tool call the suite asks for.
+#[derive(Deserialize)]
+struct ToolCall {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    arguments: Option<Value>,
+}
+
+/// The members of an input schema [`sample_arguments`] reads.
+#[derive(Deserialize)]
+struct InputSchema {
+    #[serde(default)]
+    properties: Option<Value>,
+}
+
+/// A property of an input schema: its type.
+#[derive(Deserialize)]
+struct Property {
+    #[serde(rename = "type", default)]
+    kind: Option<Value>,
+}
+
+/// A member that is there, even as `null`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// `v` read as `T` when it is an object of that shape.
+fn object<'a, T: Deserialize<'a>>(v: &'a Value) -> Option<T> {
+    v.is_object().then(|| T::deserialize(v).ok()).flatten()
+}
 
 /// The client every scenario starts from: the suite's protocol version (if
 /// it names one) and an elicitation handler that accepts with defaults.
@@ -49,14 +111,20 @@ fn context_tool_calls() -> Vec<(String, Value)> {
     let Ok(ctx) = serde_json::from_str::<Value>(&text) else {
         return Vec::new();
     };
-    ctx.get("toolCalls")
+    let Some(ctx) = object::<Context>(&ctx) else {
+        return Vec::new();
+    };
+    ctx.tool_calls
+        .as_ref()
         .and_then(Value::as_array)
         .map(|calls| {
             calls
                 .iter()
                 .filter_map(|c| {
-                    let name = c.get("name")?.as_str()?.to_owned();
-                    Some((name, c.get("arguments").cloned().unwrap_or(json!({}))))
+                    let c: ToolCall = object(c)?;
+                    let name = c.name.as_ref()?.as_str()?.to_owned();
+                    let arguments = c.arguments.unwrap_or_else(|| Value::Object(Map::new()));
+                    Some((name, arguments))
                 })
                 .collect()
         })
@@ -67,18 +135,21 @@ fn context_tool_calls() -> Vec<(String, Value)> {
 /// property of its input schema.
 fn sample_arguments(tool: &Tool) -> Value {
     let mut args = Map::new();
-    if let Some(Value::Object(props)) = tool.input_schema.get("properties") {
-        for (name, prop) in props {
-            let v = match prop.get("type").and_then(Value::as_str) {
-                Some("integer") => json!(1),
-                Some("number") => json!(1.5),
-                Some("boolean") => json!(true),
-                Some("object") => json!({}),
-                Some("array") => json!([]),
-                _ => json!("sample"),
-            };
-            args.insert(name.clone(), v);
-        }
+    let schema = InputSchema::deserialize(&tool.input_schema).ok();
+    let props: Option<BTreeMap<String, Value>> = schema
+        .and_then(|s| s.properties)
+        .and_then(|p| serde_json::from_value(p).ok());
+    for (name, prop) in props.into_iter().flatten() {
+        let kind = object::<Property>(&prop).and_then(|p| p.kind);
+        let v = match kind.as_ref().and_then(Value::as_str) {
+            Some("integer") => Value::from(1),
+            Some("number") => Value::from(1.5),
+            Some("boolean") => Value::Bool(true),
+            Some("object") => Value::Object(Map::new()),
+            Some("array") => Value::Array(Vec::new()),
+            _ => Value::from("sample"),
+        };
+        args.insert(name, v);
     }
     Value::Object(args)
 }
@@ -89,7 +160,7 @@ async fn play(client: &Client, scenario: &str) -> Result<(), String> {
         "tools_call" => {
             client.list_tools().await.map_err(err)?;
             let r = client
-                .call_tool("add_numbers", json!({"a": 5, "b": 3}))
+                .call_tool("add_numbers", AddNumbers { a: 5, b: 3 })
                 .await
                 .map_err(err)?;
             eprintln!(
@@ -99,13 +170,13 @@ async fn play(client: &Client, scenario: &str) -> Result<(), String> {
         }
         "elicitation-sep1034-client-defaults" => {
             client
-                .call_tool("test_client_elicitation_defaults", json!({}))
+                .call_tool("test_client_elicitation_defaults", NoArguments {})
                 .await
                 .map_err(err)?;
         }
         "sse-retry" => {
             client
-                .call_tool("test_reconnection", json!({}))
+                .call_tool("test_reconnection", NoArguments {})
                 .await
                 .map_err(err)?;
         }
@@ -147,9 +218,13 @@ async fn play(client: &Client, scenario: &str) -> Result<(), String> {
                 .iter()
                 .find(|t| t.name == "json_schema_2020_12_tool")
                 .ok_or("json_schema_2020_12_tool is not listed")?;
-            let schema = Value::Object(focal.input_schema.clone());
             client
-                .call_tool("json_schema_echo", json!({ "schema": schema }))
+                .call_tool(
+                    "json_schema_echo",
+                    SchemaEcho {
+                        schema: &focal.input_schema,
+                    },
+                )
                 .await
                 .map_err(err)?;
         }
@@ -158,17 +233,17 @@ async fn play(client: &Client, scenario: &str) -> Result<(), String> {
             // An unrelated call while an input round is in flight must carry
             // nothing of it.
             let (a, b) = tokio::join!(
-                client.call_tool("test_mrtr_echo_state", json!({})),
-                client.call_tool("test_mrtr_unrelated", json!({})),
+                client.call_tool("test_mrtr_echo_state", NoArguments {}),
+                client.call_tool("test_mrtr_unrelated", NoArguments {}),
             );
             a.map_err(err)?;
             b.map_err(err)?;
             client
-                .call_tool("test_mrtr_no_state", json!({}))
+                .call_tool("test_mrtr_no_state", NoArguments {})
                 .await
                 .map_err(err)?;
             client
-                .call_tool("test_mrtr_no_result_type", json!({}))
+                .call_tool("test_mrtr_no_result_type", NoArguments {})
                 .await
                 .map_err(err)?;
         }
