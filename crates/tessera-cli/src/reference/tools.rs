@@ -190,21 +190,20 @@ fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| (*v).to_owned()).collect()
 }
 
-async fn elicitation(
-    ctx: RequestContext,
-    Args(a): Args<ElicitationArgs>,
-) -> Result<String, String> {
-    // Properties in name order, as the schema has always been sent.
+/// The form of `test_elicitation` (properties in name order, as the
+/// schema has always been sent).
+fn elicitation_schema() -> ElicitationSchema {
     let mut schema = ElicitationSchema::new()
         .property("email", described("User's email address"), false)
         .property("username", described("User's response"), false);
     schema.required = Some(strings(&["username", "email"]));
-    elicit(&ctx, &a.message, schema).await
+    schema
 }
 
-async fn elicitation_defaults(ctx: RequestContext) -> Result<String, String> {
-    // Properties in name order, as the schema has always been sent.
-    let schema = ElicitationSchema::new()
+/// The form of `test_elicitation_sep1034_defaults` (properties in name
+/// order, as the schema has always been sent).
+fn defaults_schema() -> ElicitationSchema {
+    ElicitationSchema::new()
         .property(
             "age",
             NumberSchema {
@@ -251,18 +250,13 @@ async fn elicitation_defaults(ctx: RequestContext) -> Result<String, String> {
                 ..BooleanSchema::default()
             },
             false,
-        );
-    elicit(
-        &ctx,
-        "Please review and update the form fields with defaults",
-        schema,
-    )
-    .await
+        )
 }
 
-async fn elicitation_enums(ctx: RequestContext) -> Result<String, String> {
-    // Properties in name order, as the schema has always been sent.
-    let schema = ElicitationSchema::new()
+/// The form of `test_elicitation_sep1330_enums` (properties in name
+/// order, as the schema has always been sent).
+fn enums_schema() -> ElicitationSchema {
+    ElicitationSchema::new()
         .property(
             "legacyEnum",
             LegacyTitledEnumSchema {
@@ -320,8 +314,32 @@ async fn elicitation_enums(ctx: RequestContext) -> Result<String, String> {
                 ..UntitledSingleSelectEnumSchema::default()
             },
             false,
-        );
-    elicit(&ctx, "Please select options from the enum fields", schema).await
+        )
+}
+
+async fn elicitation(
+    ctx: RequestContext,
+    Args(a): Args<ElicitationArgs>,
+) -> Result<String, String> {
+    elicit(&ctx, &a.message, elicitation_schema()).await
+}
+
+async fn elicitation_defaults(ctx: RequestContext) -> Result<String, String> {
+    elicit(
+        &ctx,
+        "Please review and update the form fields with defaults",
+        defaults_schema(),
+    )
+    .await
+}
+
+async fn elicitation_enums(ctx: RequestContext) -> Result<String, String> {
+    elicit(
+        &ctx,
+        "Please select options from the enum fields",
+        enums_schema(),
+    )
+    .await
 }
 
 /// The input schema of `json_schema_2020_12_tool`: 2020-12 keywords that a
@@ -552,12 +570,125 @@ pub fn register(b: ServerBuilder<()>) -> ServerBuilder<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn numbers_print_plainly() {
         assert_eq!(format_number(5.0), "5");
         assert_eq!(format_number(2.5), "2.5");
         assert_eq!(format_number(-3.0), "-3");
+    }
+
+    /// The forms are sent as they were when they were written as JSON.
+    #[test]
+    fn the_forms_keep_their_shape() {
+        let same = |built: ElicitationSchema, written: Value| {
+            let written: ElicitationSchema = serde_json::from_value(written).unwrap();
+            assert_eq!(built, written);
+            assert_eq!(
+                serde_json::to_string(&built).unwrap(),
+                serde_json::to_string(&written).unwrap()
+            );
+        };
+        same(
+            elicitation_schema(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}
+                },
+                "required": ["username", "email"]
+            }),
+        );
+        same(
+            defaults_schema(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                    "age": {"type": "integer", "description": "User age", "default": 30},
+                    "score": {"type": "number", "description": "User score", "default": 95.5},
+                    "status": {
+                        "type": "string",
+                        "description": "User status",
+                        "enum": ["active", "inactive", "pending"],
+                        "default": "active"
+                    },
+                    "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                }
+            }),
+        );
+        same(
+            enums_schema(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {
+                        "type": "string",
+                        "description": "Choose an option",
+                        "enum": ["option1", "option2", "option3"]
+                    },
+                    "titledSingle": {
+                        "type": "string",
+                        "description": "Choose a titled option",
+                        "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]
+                    },
+                    "legacyEnum": {
+                        "type": "string",
+                        "description": "Choose a legacy option",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"]
+                    },
+                    "untitledMulti": {
+                        "type": "array",
+                        "description": "Choose multiple options",
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                    },
+                    "titledMulti": {
+                        "type": "array",
+                        "description": "Choose multiple titled options",
+                        "items": {
+                            "anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"}
+                            ]
+                        }
+                    }
+                }
+            }),
+        );
+        let one = |prop: &str, ty: &str| json!({"type": "object", "properties": {prop: {"type": ty}}, "required": [prop]});
+        same(super::super::mrtr::one_field("name"), one("name", "string"));
+        same(super::super::mrtr::one_boolean("ok"), one("ok", "boolean"));
+    }
+
+    /// The sampling request and the prompt messages are what their JSON
+    /// form was.
+    #[test]
+    fn requests_keep_their_shape() {
+        let built = super::super::mrtr::sampling("hi", 100).unwrap();
+        let written: tessera::types::CreateMessageRequestParams = serde_json::from_value(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 100
+        }))
+        .unwrap();
+        assert_eq!(built, written);
+        let form = super::super::mrtr::form("m", super::super::mrtr::one_field("x")).unwrap();
+        let written: tessera::types::ElicitRequestParams = serde_json::from_value(json!({
+            "message": "m",
+            "requestedSchema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+        }))
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(form).unwrap(),
+            serde_json::to_value(written).unwrap()
+        );
     }
 
     #[test]
