@@ -61,3 +61,65 @@ pub fn params_object<T: Serialize>(params: &T) -> JsonObject {
         _ => JsonObject::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tessera::types::{
+        GetPromptRequestParams, LoggingLevel, PaginatedRequestParams, ReadResourceRequestParams,
+        SetLevelRequestParams,
+    };
+
+    /// The params each verb sends, as they were written as JSON.
+    #[test]
+    fn params_keep_their_shape() {
+        let v = |o: JsonObject| Value::Object(o);
+        assert_eq!(
+            v(params_object(&call::params("add", Some(r#"{"a":1}"#)).unwrap())),
+            json!({"name": "add", "arguments": {"a": 1}})
+        );
+        assert_eq!(
+            v(params_object(&call::params("add", None).unwrap())),
+            json!({"name": "add"})
+        );
+        assert_eq!(
+            v(complete::params(
+                complete::CompleteWhat::Prompt,
+                "p",
+                "a",
+                "x",
+                Some(r#"{"b":"y"}"#)
+            )
+            .unwrap()),
+            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "x"},
+                   "context": {"arguments": {"b": "y"}}})
+        );
+        assert_eq!(
+            v(complete::params(complete::CompleteWhat::Resource, "u/{id}", "id", "1", None).unwrap()),
+            json!({"ref": {"type": "ref/resource", "uri": "u/{id}"}, "argument": {"name": "id", "value": "1"}})
+        );
+        let mut get = GetPromptRequestParams::new("p");
+        get.arguments = Some(string_map(r#"{"x":"1"}"#, "ARGS").unwrap());
+        assert_eq!(
+            v(params_object(&get)),
+            json!({"name": "p", "arguments": {"x": "1"}})
+        );
+        assert!(string_map(r#"{"x":1}"#, "ARGS").is_err());
+        assert_eq!(
+            v(params_object(&ReadResourceRequestParams::new("file:///a"))),
+            json!({"uri": "file:///a"})
+        );
+        assert_eq!(
+            v(params_object(&SetLevelRequestParams {
+                meta: None,
+                level: LoggingLevel::Warning
+            })),
+            json!({"level": "warning"})
+        );
+        assert_eq!(
+            v(params_object(&PaginatedRequestParams::after("c1".to_owned()))),
+            json!({"cursor": "c1"})
+        );
+    }
+}

@@ -273,3 +273,29 @@ async fn play(client: &Client, scenario: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_keep_their_shape() {
+        assert_eq!(serde_json::to_value(NoArguments {}).unwrap(), json!({}));
+        assert_eq!(
+            serde_json::to_value(AddNumbers { a: 5, b: 3 }).unwrap(),
+            json!({"a": 5, "b": 3})
+        );
+        let tool: Tool = serde_json::from_value(json!({"name": "t", "inputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"},
+                           "o": {"type": "object"}, "a": {"type": "array"}, "s": {"type": "string"},
+                           "odd": true}
+        }}))
+        .unwrap();
+        assert_eq!(
+            sample_arguments(&tool),
+            json!({"n": 1, "x": 1.5, "b": true, "o": {}, "a": [], "s": "sample", "odd": "sample"})
+        );
+    }
+}
