@@ -727,3 +727,114 @@ async fn transcript(State(hub): State<Hub>) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn v(x: impl Serialize) -> Value {
+        reply(x).unwrap().0
+    }
+
+    #[test]
+    fn answers_keep_their_shape() {
+        let verdict = output_check::check(None, &JsonObject::new());
+        assert_eq!(
+            v(Called::Done {
+                result: JsonObject::new(),
+                output_check: verdict.clone(),
+                task: Some(None),
+            }),
+            json!({"result": {}, "outputCheck": {"verdict": "none",
+                   "detail": "the tool declares no outputSchema"}, "task": null})
+        );
+        assert_eq!(
+            v(Called::Done {
+                result: JsonObject::new(),
+                output_check: verdict,
+                task: None,
+            })["task"],
+            Value::Null
+        );
+        assert!(
+            !v(Called::Done {
+                result: JsonObject::new(),
+                output_check: output_check::check(None, &JsonObject::new()),
+                task: None,
+            })
+            .as_object()
+            .unwrap()
+            .contains_key("task")
+        );
+        assert_eq!(
+            v(Called::Task {
+                task: Some(TaskStarted {
+                    task_id: "t".into()
+                })
+            }),
+            json!({"task": {"taskId": "t"}})
+        );
+        assert_eq!(
+            v(ConfigFile {
+                path: None,
+                exists: None,
+                servers: Vec::new()
+            }),
+            json!({"path": null, "servers": []})
+        );
+        let servers = vec![
+            ConfigServer {
+                name: "a".into(),
+                shown: ServerShown::Command {
+                    command: "srv".into(),
+                    args: vec!["-x".into()],
+                    env: vec!["K".into()],
+                },
+            },
+            ConfigServer {
+                name: "b".into(),
+                shown: ServerShown::Url {
+                    url: "http://x".into(),
+                    headers: vec!["Authorization".into()],
+                },
+            },
+            ConfigServer {
+                name: "c".into(),
+                shown: ServerShown::Problem {
+                    problem: "bad".into(),
+                },
+            },
+        ];
+        assert_eq!(
+            v(ConfigFile {
+                path: Some("/f".into()),
+                exists: Some(true),
+                servers
+            }),
+            json!({"path": "/f", "exists": true, "servers": [
+                {"name": "a", "command": "srv", "args": ["-x"], "env": ["K"]},
+                {"name": "b", "url": "http://x", "headers": ["Authorization"]},
+                {"name": "c", "problem": "bad"}]})
+        );
+        assert_eq!(
+            serde_json::to_string(&Hello { dropped: 3 }).unwrap(),
+            r#"{"dropped":3}"#
+        );
+        assert_eq!(
+            v(Transcript {
+                format: "tessera-inspect-transcript",
+                version: 1,
+                tessera: "0",
+                dropped_before: 0,
+                events: Vec::new(),
+            }),
+            json!({"format": "tessera-inspect-transcript", "version": 1, "tessera": "0",
+                   "droppedBefore": 0, "events": []})
+        );
+        let p: RequestBody =
+            serde_json::from_value(json!({"method": "m", "params": {"_meta": {"x": 1}, "a": 2}}))
+                .unwrap();
+        assert_eq!(Value::Object(p.params.unwrap().rest), json!({"a": 2}));
+    }
+}

@@ -357,6 +357,44 @@ impl Asks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_and_the_automatic_reply_keep_their_shape() {
+        let asked = AskEvent {
+            connection: 1,
+            ask: 2,
+            kind: "url",
+            body: UrlAsked {
+                message: "m",
+                url: "http://x",
+                host: None,
+                elicitation_id: None,
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(asked).unwrap(),
+            json!({"connection": 1, "ask": 2, "kind": "url", "message": "m", "url": "http://x",
+                   "host": null, "elicitationId": null})
+        );
+        let reply = AutoReplied {
+            role: "assistant",
+            model: "m",
+            stop_reason: "endTurn",
+            content: TextContent {
+                kind: "text",
+                text: "hi",
+            },
+        };
+        let v = serde_json::to_value(&reply).unwrap();
+        assert_eq!(
+            v,
+            json!({"role": "assistant", "model": "m", "stopReason": "endTurn",
+                   "content": {"type": "text", "text": "hi"}})
+        );
+        assert!(serde_json::from_value::<CreateMessageResult>(v).is_ok());
+        let answer: Option<UrlAnswer> = crate::lenient::object(&json!({"action": "accept"}));
+        assert_eq!(answer.map(|a| a.action), Some(ElicitAction::Accept));
+    }
     use serde_json::json;
 
     #[tokio::test]

@@ -254,3 +254,52 @@ pub fn object_of<T: Serialize>(params: &T) -> Result<JsonObject, Problem> {
         Err(e) => Err(Problem::bad_request(format!("the params: {e}"))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_and_params_keep_their_shape() {
+        assert_eq!(
+            done(Outcome::Cancelled).unwrap().0,
+            json!({"cancelled": true})
+        );
+        assert_eq!(
+            done(Outcome::Done(JsonObject::new())).unwrap().0,
+            json!({"result": {}})
+        );
+        assert_eq!(
+            reply(TemplatesAnswer {
+                resource_templates: Vec::new()
+            })
+            .unwrap()
+            .0,
+            json!({"resourceTemplates": []})
+        );
+        let read = ReadBody {
+            uri: "file:///a".into(),
+        }
+        .params()
+        .unwrap();
+        assert_eq!(Value::Object(read), json!({"uri": "file:///a"}));
+        let prompt: PromptBody =
+            serde_json::from_value(json!({"name": "p", "arguments": {"b": "2", "a": "1"}}))
+                .unwrap();
+        assert_eq!(
+            Value::Object(prompt.params().unwrap()),
+            json!({"name": "p", "arguments": {"a": "1", "b": "2"}})
+        );
+        let bad: PromptBody =
+            serde_json::from_value(json!({"name": "p", "arguments": {"b": 2, "a": true}})).unwrap();
+        assert!(
+            bad.params()
+                .unwrap_err()
+                .message
+                .starts_with("arguments.a:")
+        );
+        let bare: PromptBody = serde_json::from_value(json!({"name": "p"})).unwrap();
+        assert_eq!(Value::Object(bare.params().unwrap()), json!({"name": "p"}));
+    }
+}

@@ -833,3 +833,65 @@ fn watch(conn: &Arc<Connection>, journal: Journal) {
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn v(x: impl Serialize) -> Value {
+        serde_json::to_value(x).unwrap()
+    }
+
+    #[test]
+    fn events_keep_their_shape() {
+        assert_eq!(
+            v(ConnectionEvent {
+                target: Some("http://x"),
+                ..ConnectionEvent::new(1, "connecting")
+            }),
+            json!({"connection": 1, "state": "connecting", "target": "http://x"})
+        );
+        assert_eq!(
+            v(ConnectionEvent {
+                error: Some("no"),
+                ..ConnectionEvent::new(1, "failed")
+            }),
+            json!({"connection": 1, "state": "failed", "error": "no"})
+        );
+        assert_eq!(
+            v(ConnectionEvent::new(2, "closed")),
+            json!({"connection": 2, "state": "closed"})
+        );
+        assert_eq!(
+            v(ProgressEvent {
+                connection: 1,
+                call: "c",
+                progress: 5.0,
+                total: None,
+                message: None
+            }),
+            json!({"connection": 1, "call": "c", "progress": 5.0, "total": null, "message": null})
+        );
+        assert_eq!(
+            v(LogEvent {
+                connection: 1,
+                level: "info",
+                logger: None,
+                data: &json!({"a": 1})
+            }),
+            json!({"connection": 1, "level": "info", "logger": null, "data": {"a": 1}})
+        );
+        assert_eq!(
+            v(ChangedEvent::list(1, "tools")),
+            json!({"connection": 1, "what": "tools"})
+        );
+        assert_eq!(
+            v(ChangedEvent {
+                uri: Some("file:///a"),
+                ..ChangedEvent::list(1, "resource")
+            }),
+            json!({"connection": 1, "what": "resource", "uri": "file:///a"})
+        );
+    }
+}

@@ -221,6 +221,47 @@ impl Default for Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_is_written_in_name_order_and_the_journal_members_win() {
+        #[derive(Serialize)]
+        struct Body {
+            zeta: u8,
+            alpha: &'static str,
+            seq: u8,
+        }
+        let j = Journal::new();
+        let (_, _, mut live) = j.follow();
+        j.record(
+            "x",
+            Body {
+                zeta: 1,
+                alpha: "a",
+                seq: 99,
+            },
+        );
+        let text = live.try_recv().unwrap().text;
+        assert!(text.starts_with(r#"{"alpha":"a","at":"#), "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (v["seq"].clone(), v["type"].clone()),
+            (json!(1), json!("x"))
+        );
+        assert_eq!(v["zeta"], 1);
+        j.record("y", json!(5));
+        let v: Value = serde_json::from_str(&live.try_recv().unwrap().text).unwrap();
+        assert_eq!(v["value"], 5);
+        j.message(2, "in", b"not json");
+        let v: Value = serde_json::from_str(&live.try_recv().unwrap().text).unwrap();
+        assert_eq!(
+            (
+                v["connection"].clone(),
+                v["dir"].clone(),
+                v["message"].clone()
+            ),
+            (json!(2), json!("in"), json!({"unparsed": "not json"}))
+        );
+    }
     use serde_json::json;
 
     #[test]

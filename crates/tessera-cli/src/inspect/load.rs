@@ -337,3 +337,50 @@ async fn drive(
     report.latencies_us.sort_unstable();
     Ok(report.to_json(&spec.name, &origin.target.describe(), concurrency))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_keep_their_shape() {
+        let done = LoadDone {
+            connection: None,
+            run: 2,
+            summary: None,
+            error: Some("stopped".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(done).unwrap(),
+            json!({"run": 2, "error": "stopped"})
+        );
+        let done = LoadDone {
+            connection: Some(1),
+            run: 2,
+            summary: Some(json!({"ok": 1})),
+            error: None,
+        };
+        assert_eq!(
+            serde_json::to_value(done).unwrap(),
+            json!({"connection": 1, "run": 2, "summary": {"ok": 1}})
+        );
+        let errors: BTreeMap<String, u64> = [("e".to_owned(), 1)].into();
+        let tick = LoadTick {
+            connection: 1,
+            run: 2,
+            t: 0.5,
+            requests: 3,
+            req_per_sec: 6.0,
+            p50_ms: Some(1.0),
+            p95_ms: None,
+            max_ms: Some(2.0),
+            errors: &errors,
+        };
+        assert_eq!(
+            serde_json::to_value(tick).unwrap(),
+            json!({"connection": 1, "run": 2, "t": 0.5, "requests": 3, "reqPerSec": 6.0,
+                   "p50Ms": 1.0, "p95Ms": null, "maxMs": 2.0, "errors": {"e": 1}})
+        );
+    }
+}

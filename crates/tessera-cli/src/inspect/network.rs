@@ -469,6 +469,90 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_keep_their_shape() {
+        let j = Journal::new();
+        let (_, _, mut live) = j.follow();
+        let mut next = || -> Value {
+            let mut v: Value = serde_json::from_str(&live.try_recv().unwrap().text).unwrap();
+            let o = v.as_object_mut().unwrap();
+            assert!(o.remove("at").is_some() && o.remove("seq").is_some());
+            v
+        };
+        let event = HttpEvent {
+            label: Label {
+                connection: Some(3),
+                login: None,
+            },
+            oauth: None,
+            method: "POST".into(),
+            url: "http://x/mcp".into(),
+            attempt: 1,
+            ms: 1.5,
+            request_headers: vec![("accept".into(), "a".into())],
+            request_body: None,
+            checks: Checks::Headers(vec![Verdict {
+                header: "accept",
+                rule: "r",
+                ok: true,
+                detail: "d".into(),
+            }]),
+            status: Some(401),
+            response_headers: Some(Vec::new()),
+            response_body: None,
+            auth: Some("challenge"),
+            error: None,
+            exchange: Some(9),
+        };
+        j.record("http", event.clone());
+        assert_eq!(
+            next(),
+            json!({"type": "http", "connection": 3, "method": "POST", "url": "http://x/mcp",
+                   "attempt": 1, "ms": 1.5, "requestHeaders": [["accept", "a"]], "requestBody": null,
+                   "checks": [{"header": "accept", "rule": "r", "ok": true, "detail": "d"}],
+                   "status": 401, "responseHeaders": [], "auth": "challenge", "exchange": 9})
+        );
+        let sign_in = Label {
+            connection: None,
+            login: Some(4),
+        };
+        j.record(
+            "http",
+            HttpEvent {
+                label: sign_in,
+                oauth: Some("token"),
+                checks: Checks::Rules(Vec::new()),
+                status: None,
+                response_headers: None,
+                auth: None,
+                error: Some("refused".into()),
+                exchange: None,
+                request_body: Some(json!({"grant_type": "x"})),
+                ..event
+            },
+        );
+        assert_eq!(
+            next(),
+            json!({"type": "http", "connection": null, "login": 4, "oauth": "token",
+                   "method": "POST", "url": "http://x/mcp", "attempt": 1, "ms": 1.5,
+                   "requestHeaders": [["accept", "a"]], "requestBody": {"grant_type": "x"},
+                   "checks": [], "error": "refused"})
+        );
+        let bodies = ResponseBodies::default();
+        bodies.begin(9);
+        record_body(&j, &bodies, sign_in, 9, b"ab");
+        assert_eq!(
+            next(),
+            json!({"type": "http-body", "connection": null, "login": 4, "exchange": 9, "text": "ab"})
+        );
+        record_end(&j, &bodies, sign_in, 9, Err("cut"));
+        assert_eq!(
+            next(),
+            json!({"type": "http-body", "connection": null, "login": 4, "exchange": 9,
+                   "end": true, "bytes": 2, "truncated": false, "error": "cut"})
+        );
+    }
     use crate::inspect::guard::tests::headers;
     use serde_json::json;
 

@@ -118,22 +118,30 @@ impl ProblemBody {
     }
 }
 
-impl IntoResponse for Problem {
-    fn into_response(self) -> Response {
+impl Problem {
+    /// The body the page receives: the message, with the server's error
+    /// code and data when the server refused.
+    pub fn body(self) -> ProblemBody {
         let (code, data) = match self.remote {
             Some(r) => (Some(r.code), r.data),
             None => (None, None),
         };
-        let body = ProblemBody {
+        ProblemBody {
             error: ProblemError {
                 message: self.message,
                 code,
                 data,
             },
-        };
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = self.status;
         // Written as it always was: through a `Value`, in name order.
-        let body = serde_json::to_value(body).unwrap_or(Value::Null);
-        (self.status, Json(body)).into_response()
+        let body = serde_json::to_value(self.body()).unwrap_or(Value::Null);
+        (status, Json(body)).into_response()
     }
 }
 
@@ -158,5 +166,35 @@ where
                 remote: None,
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn body(p: Problem) -> Value {
+        serde_json::to_value(p.body()).unwrap()
+    }
+
+    #[test]
+    fn the_body_keeps_its_shape() {
+        assert_eq!(
+            body(Problem::bad_request("no")),
+            json!({"error": {"message": "no"}})
+        );
+        let p = Problem {
+            remote: Some(ErrorObject::new(-32602, "theirs").with_data(json!({"x": 1}))),
+            ..Problem::not_found("ours")
+        };
+        assert_eq!(
+            body(p),
+            json!({"error": {"message": "ours", "code": -32602, "data": {"x": 1}}})
+        );
+        assert_eq!(
+            serde_json::to_value(ProblemBody::message("m")).unwrap(),
+            json!({"error": {"message": "m"}})
+        );
     }
 }

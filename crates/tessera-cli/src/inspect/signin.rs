@@ -213,3 +213,57 @@ async fn run(
     };
     journal.record("login", event);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_keep_their_shape() {
+        let v = |e: LoginEvent<'_>| serde_json::to_value(e).unwrap();
+        assert_eq!(
+            v(LoginEvent {
+                token_file: Some("/t"),
+                ..LoginEvent::new(1, "http://x", "started")
+            }),
+            json!({"login": 1, "server": "http://x", "state": "started", "tokenFile": "/t"})
+        );
+        assert_eq!(
+            v(LoginEvent {
+                url: Some("http://as/a"),
+                checks: Some(Vec::new()),
+                ..LoginEvent::new(1, "http://x", "authorize")
+            }),
+            json!({"login": 1, "server": "http://x", "state": "authorize", "url": "http://as/a", "checks": []})
+        );
+        assert_eq!(
+            v(LoginEvent {
+                signed_in: Some(SignedIn {
+                    tools: 2,
+                    stored: true,
+                    dpop: false,
+                    expires_at: None
+                }),
+                ..LoginEvent::new(1, "http://x", "signedIn")
+            }),
+            json!({"login": 1, "server": "http://x", "state": "signedIn", "tools": 2,
+                   "stored": true, "dpop": false, "expiresAt": null})
+        );
+        assert_eq!(
+            v(LoginEvent {
+                error: Some("no".into()),
+                ..LoginEvent::new(1, "http://x", "failed")
+            }),
+            json!({"login": 1, "server": "http://x", "state": "failed", "error": "no"})
+        );
+        assert_eq!(
+            serde_json::to_value(Started {
+                login: 1,
+                token_file: "/t".into()
+            })
+            .unwrap(),
+            json!({"login": 1, "tokenFile": "/t"})
+        );
+    }
+}

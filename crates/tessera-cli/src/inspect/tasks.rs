@@ -166,3 +166,60 @@ impl TaskBook {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_keep_their_shape() {
+        let first = TaskEvent {
+            connection: 1,
+            task_id: "t".into(),
+            status: TaskStatus::Working,
+            status_message: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&first).unwrap(),
+            json!({"connection": 1, "taskId": "t", "status": "working"})
+        );
+        let later = TaskEvent {
+            status: TaskStatus::Completed,
+            status_message: Some(None),
+            ..first
+        };
+        assert_eq!(
+            serde_json::to_value(&later).unwrap(),
+            json!({"connection": 1, "taskId": "t", "status": "completed", "statusMessage": null})
+        );
+        let ended = |end| {
+            serde_json::to_value(TaskEnded {
+                connection: 1,
+                task_id: "t",
+                end,
+            })
+            .unwrap()
+        };
+        assert_eq!(
+            ended(End::Result {
+                result: JsonObject::new()
+            }),
+            json!({"connection": 1, "taskId": "t", "result": {}})
+        );
+        assert_eq!(
+            ended(End::Error {
+                error: "e".into(),
+                remote: Some(ErrorObject::new(-1, "m"))
+            }),
+            json!({"connection": 1, "taskId": "t", "error": "e", "remote": {"code": -1, "message": "m"}})
+        );
+        assert_eq!(
+            ended(End::Error {
+                error: "e".into(),
+                remote: None
+            }),
+            json!({"connection": 1, "taskId": "t", "error": "e", "remote": null})
+        );
+    }
+}

@@ -76,7 +76,9 @@ mod tests {
     fn params_keep_their_shape() {
         let v = |o: JsonObject| Value::Object(o);
         assert_eq!(
-            v(params_object(&call::params("add", Some(r#"{"a":1}"#)).unwrap())),
+            v(params_object(
+                &call::params("add", Some(r#"{"a":1}"#)).unwrap()
+            )),
             json!({"name": "add", "arguments": {"a": 1}})
         );
         assert_eq!(
@@ -96,7 +98,10 @@ mod tests {
                    "context": {"arguments": {"b": "y"}}})
         );
         assert_eq!(
-            v(complete::params(complete::CompleteWhat::Resource, "u/{id}", "id", "1", None).unwrap()),
+            v(
+                complete::params(complete::CompleteWhat::Resource, "u/{id}", "id", "1", None)
+                    .unwrap()
+            ),
             json!({"ref": {"type": "ref/resource", "uri": "u/{id}"}, "argument": {"name": "id", "value": "1"}})
         );
         let mut get = GetPromptRequestParams::new("p");
@@ -118,7 +123,9 @@ mod tests {
             json!({"level": "warning"})
         );
         assert_eq!(
-            v(params_object(&PaginatedRequestParams::after("c1".to_owned()))),
+            v(params_object(&PaginatedRequestParams::after(
+                "c1".to_owned()
+            ))),
             json!({"cursor": "c1"})
         );
     }
