@@ -79,7 +79,7 @@ impl std::fmt::Display for Answer {
 }
 
 /// The `error` of a recorded response: only what is compared.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct RecordedError {
     #[serde(default)]
     code: Option<Value>,
@@ -93,14 +93,14 @@ struct RecordedError {
 struct Frame {
     #[serde(default, deserialize_with = "lenient::member")]
     id: Option<RequestId>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::present")]
     method: Option<Value>,
     #[serde(default)]
     params: Option<Value>,
     #[serde(default)]
     result: Option<Value>,
-    #[serde(default, deserialize_with = "lenient::member")]
-    error: Option<RecordedError>,
+    #[serde(default, deserialize_with = "lenient::present")]
+    error: Option<Value>,
 }
 
 /// A `protocol` event of the transcript: one frame on one connection.
@@ -117,7 +117,7 @@ struct ProtocolEvent {
 struct Transcript {
     #[serde(default)]
     format: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::member")]
     events: Option<Vec<Value>>,
 }
 
@@ -141,10 +141,13 @@ impl Answer {
     /// The answer of a recorded response frame.
     fn of_frame(frame: &Frame) -> Answer {
         match &frame.error {
-            Some(e) => Answer::Error {
-                code: e.code.clone(),
-                message: e.message.clone(),
-            },
+            Some(e) => {
+                let e: RecordedError = lenient::object_or_default(e);
+                Answer::Error {
+                    code: e.code,
+                    message: e.message,
+                }
+            }
             None => Answer::of_result(frame.result.clone().unwrap_or(Value::Null)),
         }
     }
@@ -372,6 +375,42 @@ mod tests {
 
     fn ev(conn: u64, dir: &str, message: Value) -> Value {
         json!({"type": "protocol", "connection": conn, "dir": dir, "message": message})
+    }
+
+    #[test]
+    fn answers_and_the_report_keep_their_shape() {
+        let e = Answer::Error {
+            code: Some(json!(-1)),
+            message: None,
+        };
+        assert_eq!(e.to_string(), r#"{"error":{"code":-1,"message":null}}"#);
+        let r = Answer::of_result(json!({"b": 1, "_meta": {}, "a": 2}));
+        assert_eq!(r.to_string(), r#"{"result":{"a":2,"b":1}}"#);
+        let report = ReplayReport {
+            equal: false,
+            requests: vec![Replayed {
+                actual: r,
+                equal: false,
+                expected: e,
+                method: "tools/call".into(),
+                params: None,
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(report).unwrap(),
+            json!({"equal": false, "requests": [{"actual": {"result": {"a": 2, "b": 1}},
+                   "equal": false, "expected": {"error": {"code": -1, "message": null}},
+                   "method": "tools/call", "params": null}]})
+        );
+        // A recorded error of another shape compares as missing members.
+        let frame: Frame = serde_json::from_value(json!({"id": 1, "error": null})).unwrap();
+        assert_eq!(
+            Answer::of_frame(&frame),
+            Answer::Error {
+                code: None,
+                message: None
+            }
+        );
     }
 
     #[test]

@@ -235,7 +235,7 @@ fn header<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
 /// of another shape reads as missing, never as an error).
 #[derive(Debug, Default, Deserialize)]
 struct SentMessage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::present")]
     id: Option<Value>,
     #[serde(default)]
     method: Option<Value>,
