@@ -4,11 +4,11 @@
 //! into a request's params, answered `{result}`). A route is a type naming
 //! its method and what to do with the body or the list.
 
+use std::collections::BTreeMap;
+
 use axum::Json;
 use axum::extract::{Path, State};
 use futures::future::BoxFuture;
-use std::collections::BTreeMap;
-
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
