@@ -190,9 +190,16 @@ impl StateSealer {
             .map_or(u64::MAX, |d| {
                 u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
             });
-        let payload =
-            json!({"v": 1, "m": method, "d": digest, "e": exp, "p": principal, "a": answers});
-        let body = URL_SAFE_NO_PAD.encode(payload.to_string());
+        let payload = Sealed {
+            version: Sealed::VERSION,
+            method: method.into(),
+            digest: digest.into(),
+            expires_ms: exp,
+            principal: principal.map(Into::into),
+            answers: std::borrow::Cow::Borrowed(answers),
+        };
+        // A struct of strings, numbers and JSON values always serializes.
+        let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&payload).unwrap_or_default());
         let tag = self.with_ring(|keys| {
             // `with_ring` never hands out an empty ring.
             let key = keys.first().copied().unwrap_or_default();
@@ -224,34 +231,58 @@ impl StateSealer {
             return Err(bad("integrity check failed"));
         }
         let payload = URL_SAFE_NO_PAD.decode(body).map_err(|_| bad("malformed"))?;
-        let v: Value = serde_json::from_slice(&payload).map_err(|_| bad("malformed"))?;
-        if v.get("v") != Some(&json!(1)) {
+        let v: Sealed<'_> = serde_json::from_slice(&payload).map_err(|_| bad("malformed"))?;
+        if v.version != Sealed::VERSION {
             return Err(bad("unknown format"));
         }
         let now_ms = now
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        if v.get("e")
-            .and_then(Value::as_u64)
-            .is_none_or(|e| e < now_ms)
-        {
+        if v.expires_ms < now_ms {
             return Err(bad("expired"));
         }
-        if v.get("m").and_then(Value::as_str) != Some(method) {
+        if v.method != method {
             return Err(bad("issued for another method"));
         }
-        if v.get("d").and_then(Value::as_str) != Some(digest) {
+        if v.digest != digest {
             return Err(bad("issued for other parameters"));
         }
-        if v.get("p").and_then(Value::as_str) != principal {
+        if v.principal.as_deref() != principal {
             return Err(bad("issued to another principal"));
         }
-        let answers = match v.get("a") {
-            Some(Value::Object(a)) => a.clone().into_iter().collect(),
-            _ => return Err(bad("malformed")),
-        };
-        Ok(OpenedState { answers })
+        Ok(OpenedState {
+            answers: v.answers.into_owned(),
+        })
     }
+}
+
+/// The sealed record of a `requestState`: short member names, since the
+/// state travels in every retry.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sealed<'a> {
+    /// The format, [`Sealed::VERSION`].
+    #[serde(rename = "v")]
+    version: u64,
+    /// The method the state was issued for.
+    #[serde(rename = "m", borrow)]
+    method: std::borrow::Cow<'a, str>,
+    /// The digest of the request's params ([`params_digest`]).
+    #[serde(rename = "d", borrow)]
+    digest: std::borrow::Cow<'a, str>,
+    /// Expiry, milliseconds since the Unix epoch.
+    #[serde(rename = "e")]
+    expires_ms: u64,
+    /// The principal it was issued to, if the request was authenticated.
+    #[serde(rename = "p", borrow)]
+    principal: Option<std::borrow::Cow<'a, str>>,
+    /// The answers so far, by input key.
+    #[serde(rename = "a")]
+    answers: std::borrow::Cow<'a, BTreeMap<String, Value>>,
+}
+
+impl Sealed<'_> {
+    /// The only format there is.
+    const VERSION: u64 = 1;
 }
 
 /// 32 random bytes.
@@ -264,13 +295,21 @@ fn random_key() -> [u8; 32] {
 /// The digest a state is bound to: the request's params without `_meta`,
 /// `inputResponses` and `requestState` (keys sorted, so it is canonical).
 pub fn params_digest(params: Option<&JsonObject>) -> String {
-    let mut p = params.cloned().unwrap_or_default();
-    p.remove("_meta");
-    p.remove("inputResponses");
-    p.remove("requestState");
-    let text = Value::Object(p).to_string();
-    let d = Sha256::digest(text.as_bytes());
+    let kept: BTreeMap<&String, &Value> = params
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !is_round_field(k) && k.as_str() != "_meta")
+        .collect();
+    // A map of JSON values always serializes.
+    let text = serde_json::to_vec(&kept).unwrap_or_default();
+    let d = Sha256::digest(&text);
     URL_SAFE_NO_PAD.encode(&d[..16])
+}
+
+/// The members a retried 2026-07-28 request adds to its params
+/// ([`tessera_types::InputResponseRequestParams`], less `_meta`).
+fn is_round_field(name: &str) -> bool {
+    matches!(name, "inputResponses" | "requestState")
 }
 
 /// The params without the multi round-trip fields (`inputResponses`,
@@ -285,10 +324,13 @@ pub(crate) fn without_round_fields(
         if !p.may_have("inputResponses") && !p.may_have("requestState") {
             return p.clone();
         }
-        let mut o = p.object().clone();
-        o.remove("inputResponses");
-        o.remove("requestState");
-        tessera_types::Params::from(o)
+        let kept: JsonObject = p
+            .object()
+            .iter()
+            .filter(|(k, _)| !is_round_field(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        tessera_types::Params::from(kept)
     })
 }
 

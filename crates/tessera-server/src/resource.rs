@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_types::methods;
 
-use serde_json::Value;
+
 use tessera_runtime::ReplyResult;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
@@ -54,7 +54,8 @@ use crate::context::RequestContext;
 use crate::error::BuildError;
 use crate::extract::{HandlerInput, RequestParts};
 use crate::hub::ListKind;
-use crate::server::{Server, ServerBuilder, ready, to_object};
+use crate::server::{Server, ServerBuilder, done};
+use tessera_types::Cacheable as _;
 
 /// A build error about a resource. `BuildError` has no resource variants
 /// yet, so this borrows the free-form `InvalidSchema` one.
@@ -376,18 +377,20 @@ impl<S: Send + Sync + 'static> Server<S> {
         removed
     }
 
-    /// Adds the cache hints the result does not set already; results that
-    /// are not complete (`input_required`) get none.
-    fn add_cache_hints(&self, ctx: &RequestContext, result: &mut JsonObject) {
-        match result.get("resultType") {
-            None => {}
-            Some(Value::String(t)) if t == "complete" => {}
-            Some(_) => return,
+    /// Adds the cache hints a complete result does not set already (a
+    /// handler's own `ttlMs` or `cacheScope` stays).
+    fn keep_or_hint(&self, ctx: &RequestContext, result: &mut tessera_types::ReadResourceResult) {
+        if result
+            .result_type
+            .as_ref()
+            .is_some_and(|t| *t != tessera_types::ResultType::Complete)
+        {
+            return;
         }
-        let mut hints = JsonObject::new();
-        self.cache_hints(ctx, &mut hints);
-        for (k, v) in hints {
-            result.entry(k).or_insert(v);
+        if let Some((ms, scope)) = self.cache_hint(ctx) {
+            let (ttl, sc) = result.cache_fields_mut();
+            ttl.get_or_insert(ms);
+            sc.get_or_insert(scope);
         }
     }
 
@@ -441,26 +444,26 @@ impl<S: Send + Sync + 'static> Server<S> {
         crate::extension::routes::write_result(&result)
     }
 
-    pub(crate) fn read_resource(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn read_resource(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
         let params: ReadResourceRequestParams = match tessera_types::decode_params(
             crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
         ) {
             Ok(p) => p,
             Err(e) => {
-                return ready(Err(ErrorObject::invalid_params(format!(
+                return done(Err(ErrorObject::invalid_params(format!(
                     "Invalid params for resources/read: {e}"
                 ))));
             }
         };
         let uri = params.uri;
         if let Err(problem) = check_uri(&uri) {
-            return ready(Err(invalid_uri(&uri, problem)));
+            return done(Err(invalid_uri(&uri, problem)));
         }
         // 2026-07-28: the answers a retry brings (a handler may ask the client
         // for input; bad sealed state is refused before any handler runs).
         let input = match self.prepare_input(&r) {
             Ok(i) => i,
-            Err(e) => return ready(Err(e)),
+            Err(e) => return done(Err(e)),
         };
         let mut ctx = RequestContext::from_request(&r);
         ctx.input = Some(input.clone());
@@ -508,17 +511,15 @@ impl<S: Send + Sync + 'static> Server<S> {
                         }
                     }
                 };
-                let result = outcome.map_err(|e| e.into_error_object(Some(&uri), era))?;
-                let mut object = to_object(&result);
+                let mut result = outcome.map_err(|e| e.into_error_object(Some(&uri), era))?;
                 match era {
-                    Era::Modern => server.add_cache_hints(&ctx, &mut object),
+                    Era::Modern => server.keep_or_hint(&ctx, &mut result),
                     Era::Legacy => {
-                        for key in ["resultType", "ttlMs", "cacheScope"] {
-                            object.remove(key);
-                        }
+                        result.result_type = None;
+                        result.clear_cache_hint();
                     }
                 }
-                Ok(object)
+                Ok(crate::server::typed_reply(&result))
             };
             // A handler that asks the client for input is answered with an
             // InputRequiredResult in 2026-07-28 (without cache hints).

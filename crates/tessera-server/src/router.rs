@@ -17,7 +17,7 @@ use tessera_types::{Era, RequestMethod};
 
 use crate::extension::ExtensionSet;
 use crate::extension::routes::{Route, RouteFn};
-use crate::server::{Server, ready};
+use crate::server::{Server, done, ready};
 
 /// A core feature's method. A match rather than a function pointer, so
 /// that the request is handed on without another move.
@@ -46,23 +46,16 @@ impl<S: Send + Sync + 'static> Server<S> {
             Core::ListTools => Handling::Reply(done(self.list_tools(&r))),
             Core::ListResources => Handling::Reply(self.list_resources(r)),
             Core::ListResourceTemplates => Handling::Reply(done(self.list_resource_templates(&r))),
-            Core::ReadResource => Handling::Object(self.read_resource(r)),
+            Core::ReadResource => Handling::Reply(self.read_resource(r)),
             Core::Subscribe => Handling::Object(ready(self.resource_subscription(&r, true))),
             Core::Unsubscribe => Handling::Object(ready(self.resource_subscription(&r, false))),
             Core::ListPrompts => Handling::Reply(done(self.list_prompts(&r))),
-            Core::GetPrompt => Handling::Object(self.get_prompt(r)),
-            Core::Complete => Handling::Object(self.handle_completion(r)),
+            Core::GetPrompt => Handling::Reply(self.get_prompt(r)),
+            Core::Complete => Handling::Reply(self.handle_completion(r)),
             Core::Listen => Handling::Object(self.listen(r)),
             Core::LegacyTasks => Handling::Object(self.handle_tasks_legacy(r)),
         }
     }
-}
-
-/// A finished future for an answer written at once.
-fn done(
-    r: tessera_runtime::ReplyResult,
-) -> tessera_runtime::BoxFuture<'static, tessera_runtime::ReplyResult> {
-    Box::pin(std::future::ready(r))
 }
 
 /// What answers one method in one era.

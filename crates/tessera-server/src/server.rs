@@ -32,7 +32,7 @@ use crate::resource::ResourceRegistry;
 use crate::router::{MethodRouter, Target};
 use crate::tool::{ToolRegistry, ToolRoute};
 use tessera_runtime::ReplyResult;
-use tessera_types::{CacheScope, Cacheable as _, CacheableResult};
+use tessera_types::CacheScope;
 
 /// Everything a server offers. Each feature keeps its own part.
 pub(crate) struct Registry<S> {
@@ -737,21 +737,13 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// The cache hints (`ttlMs`, `cacheScope`) of this server's cacheable
     /// answers: this server's settings, in 2026-07-28 only (earlier versions
     /// have no such fields).
-    fn cache_hint(&self, ctx: &RequestContext) -> Option<(u64, CacheScope)> {
+    pub(crate) fn cache_hint(&self, ctx: &RequestContext) -> Option<(u64, CacheScope)> {
         (ctx.era() == Era::Modern).then(|| (self.cache_ttl_ms(), self.inner.settings.cache_scope))
     }
 
     /// The `ttlMs` of this server's cache hints.
     fn cache_ttl_ms(&self) -> u64 {
         u64::try_from(self.inner.settings.cache_ttl.as_millis()).unwrap_or(u64::MAX)
-    }
-
-    /// Sets the cache hints on a cacheable result held as a tree.
-    pub(crate) fn cache_hints(&self, ctx: &RequestContext, result: &mut JsonObject) {
-        if let Some((ms, scope)) = self.cache_hint(ctx) {
-            let hints = CacheableResult::default().with_cache_hint(ms, scope);
-            result.extend(crate::server::to_object(&hints));
-        }
     }
 
     /// Sets the cache hints on a typed cacheable result.
@@ -803,6 +795,26 @@ pub(crate) fn to_object<T: Serialize>(v: &T) -> JsonObject {
         Ok(Value::Object(o)) => o,
         _ => JsonObject::new(),
     }
+}
+
+/// A typed result as the answer: written straight to JSON text; a value
+/// that does not write as an object (never, for the result types) goes the
+/// tree way.
+pub(crate) fn typed_reply<T: Serialize>(result: &T) -> tessera_proto::Reply {
+    match serde_json::value::to_raw_value(result)
+        .ok()
+        .and_then(tessera_proto::RawResult::new)
+    {
+        Some(text) => tessera_proto::Reply::Raw(text),
+        None => tessera_proto::Reply::Object(to_object(result)),
+    }
+}
+
+/// A finished future for an answer written at once.
+pub(crate) fn done(
+    r: tessera_runtime::ReplyResult,
+) -> BoxFuture<'static, tessera_runtime::ReplyResult> {
+    Box::pin(std::future::ready(r))
 }
 
 /// A finished future for an immediate answer.

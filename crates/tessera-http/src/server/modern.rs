@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use http::{HeaderMap, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_proto::decode::Inbound;
 use tessera_proto::meta_keys;
 use tessera_proto::mirror::{self, ParamHeader};
@@ -244,14 +244,13 @@ pub(crate) fn internal_meta(r: &JsonRpcRequest) -> JsonObject {
             }
         }
     }
-    let mut params = JsonObject::new();
-    params.insert("_meta".into(), json!(meta));
-    params
+    meta
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn param_headers_are_read_and_decoded() {

@@ -12,13 +12,13 @@ use tessera_types::methods;
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_proto::{EngineConfig, Outbound, Transmit};
 use tessera_runtime::middleware::MessageScope;
 use tessera_runtime::{Connection, Service};
 use tessera_types::{
-    ClientCapabilities, ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest,
-    ProtocolVersion, RequestId,
+    ClientCapabilities, ErrorCode, ErrorObject, Implementation, JsonObject, JsonRpcMessage,
+    JsonRpcRequest, PaginatedRequestParams, ListToolsResult, ProtocolVersion, RequestId,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -83,29 +83,33 @@ impl<S: Service> PerRequest<S> {
     async fn tool_param_headers(&mut self, r: &JsonRpcRequest, tool: &str) -> Vec<ParamHeader> {
         let mut cursor: Option<String> = None;
         for _ in 0..32 {
-            let mut params = modern::internal_meta(r);
-            if let Some(c) = &cursor {
-                params.insert("cursor".into(), json!(c));
-            }
-            let Some(result) = self.call(methods::TOOLS_LIST, params).await else {
+            let params = PaginatedRequestParams {
+                cursor: cursor.clone(),
+                meta: Some(modern::internal_meta(r)),
+            };
+            let Some(result) = self.call(methods::TOOLS_LIST, object_of(&params)).await else {
                 return Vec::new();
             };
-            let tools = result.get("tools").and_then(|t| t.as_array());
-            for t in tools.into_iter().flatten() {
-                if t.get("name").and_then(|n| n.as_str()) == Some(tool) {
-                    return t
-                        .get("inputSchema")
-                        .and_then(|s| s.as_object())
-                        .map(mirror::param_headers)
-                        .unwrap_or_default();
-                }
+            let Ok(page) = serde_json::from_value::<ListToolsResult>(Value::Object(result)) else {
+                return Vec::new();
+            };
+            if let Some(t) = page.tools.iter().find(|t| t.name == tool) {
+                return mirror::param_headers(&t.input_schema);
             }
-            match result.get("nextCursor").and_then(|c| c.as_str()) {
-                Some(c) if Some(c) != cursor.as_deref() => cursor = Some(c.to_owned()),
+            match page.next_cursor {
+                Some(c) if Some(&c) != cursor.as_ref() => cursor = Some(c),
                 _ => break,
             }
         }
         Vec::new()
+    }
+}
+
+/// A typed value as the JSON object it writes.
+fn object_of<T: serde::Serialize>(v: &T) -> JsonObject {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
     }
 }
 
@@ -118,12 +122,10 @@ pub(crate) struct StatelessClient {
 
 impl Default for StatelessClient {
     fn default() -> Self {
-        let mut info = JsonObject::new();
-        info.insert("name".into(), json!("stateless-http-client"));
-        info.insert("version".into(), json!("0"));
+        let info = Implementation::new("stateless-http-client", "0");
         StatelessClient {
             capabilities: Arc::default(),
-            info: Arc::new(info),
+            info: Arc::new(object_of(&info)),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! providers with it.
 
 use serde_json::Value;
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_runtime::{BoxFuture, ReplyResult, Request};
 use tessera_types::methods;
 use tessera_types::{
     CompleteRequestParams, CompleteResult, CompletionReference, ErrorObject, JsonObject,
@@ -21,7 +21,7 @@ use crate::error::BuildError;
 use crate::extract::{HandlerInput, RequestParts};
 use crate::prompt::PromptRegistry;
 use crate::resource::ResourceRegistry;
-use crate::server::{Server, ServerBuilder, ready, to_object};
+use crate::server::{Server, ServerBuilder, done, typed_reply};
 
 struct TemplateCompleter<S> {
     template: String,
@@ -192,14 +192,14 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// prompt does not declare, an unknown template or template variable.
     /// A known argument without a provider gets an empty list. A provider's
     /// answer is cut to 100 values, with `total` and `hasMore` set.
-    pub(crate) fn handle_completion(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn handle_completion(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
         if let Err(e) = check_reference_type(r.params.as_ref().map(tessera_types::Params::object)) {
-            return ready(Err(e));
+            return done(Err(e));
         }
         let params: CompleteRequestParams = match tessera_types::decode_params(r.params.as_ref()) {
             Ok(p) => p,
             Err(e) => {
-                return ready(Err(ErrorObject::invalid_params(format!(
+                return done(Err(ErrorObject::invalid_params(format!(
                     "Invalid params for completion/complete: {e}"
                 ))));
             }
@@ -210,13 +210,13 @@ impl<S: Send + Sync + 'static> Server<S> {
             match params.reference {
                 CompletionReference::Prompt(p) => {
                     if !reg.prompts.contains(&p.name) {
-                        return ready(Err(ErrorObject::invalid_params(format!(
+                        return done(Err(ErrorObject::invalid_params(format!(
                             "Unknown prompt: {}",
                             p.name
                         ))));
                     }
                     if !reg.prompts.has_argument(&p.name, &argument) {
-                        return ready(Err(ErrorObject::invalid_params(format!(
+                        return done(Err(ErrorObject::invalid_params(format!(
                             "Prompt {} has no argument {argument}",
                             p.name
                         ))));
@@ -227,7 +227,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 CompletionReference::ResourceTemplate(t) => {
                     // The template must exist now: it may have been removed while serving.
                     if !reg.resources.has_template_variable(&t.uri, &argument) {
-                        return ready(Err(ErrorObject::invalid_params(format!(
+                        return done(Err(ErrorObject::invalid_params(format!(
                             "Unknown resource template variable: {argument} of {}",
                             t.uri
                         ))));
@@ -238,7 +238,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             }
         };
         let Some(handler) = handler else {
-            return ready(Ok(to_object(&limit(CompleteResult::new(Vec::new())))));
+            return done(Ok(typed_reply(&limit(CompleteResult::new(Vec::new())))));
         };
         let input = HandlerInput {
             parts: RequestParts::new(self, RequestContext::from_request(&r)),
@@ -250,7 +250,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             },
         };
         let fut = handler(input);
-        Box::pin(async move { Ok(to_object(&limit(fut.await?))) })
+        Box::pin(async move { Ok(typed_reply(&limit(fut.await?))) })
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tessera_types::methods;
 
 use tessera_runtime::ReplyResult;
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
+use tessera_runtime::{BoxFuture, Request};
 use tessera_types::{
     ErrorObject, GetPromptRequestParams, Prompt, PromptsCapability, ServerCapabilities,
 };
@@ -21,7 +21,7 @@ use crate::prompt::extract::PromptGet;
 use crate::prompt::handler::ErasedPromptHandler;
 use crate::prompt::message::{check_messages, fit_to_version};
 use crate::prompt::prompt_error;
-use crate::server::{Server, ServerBuilder, ready, to_object};
+use crate::server::{Server, ServerBuilder, done};
 
 /// The longest prompt or argument name accepted, in characters.
 const MAX_NAME_CHARS: usize = 128;
@@ -398,32 +398,32 @@ impl<S: Send + Sync + 'static> Server<S> {
         crate::extension::routes::write_result(&result)
     }
 
-    pub(crate) fn get_prompt(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn get_prompt(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
         let params: GetPromptRequestParams = match tessera_types::decode_params(
             crate::mrtr::without_round_fields(r.params.as_ref()).as_ref(),
         ) {
             Ok(p) => p,
             Err(e) => {
-                return ready(Err(ErrorObject::invalid_params(format!(
+                return done(Err(ErrorObject::invalid_params(format!(
                     "Invalid params for prompts/get: {e}"
                 ))));
             }
         };
         let Some(prompt) = self.read().prompts.get(&params.name) else {
-            return ready(Err(ErrorObject::invalid_params(format!(
+            return done(Err(ErrorObject::invalid_params(format!(
                 "Unknown prompt: {}",
                 params.name
             ))));
         };
         let arguments = params.arguments.unwrap_or_default();
         if let Err(e) = prompt.check_arguments(&arguments) {
-            return ready(Err(e));
+            return done(Err(e));
         }
         // 2026-07-28: the answers a retry brings (refused before the handler
         // runs when the sealed state is bad).
         let input = match self.prepare_input(&r) {
             Ok(i) => i,
-            Err(e) => return ready(Err(e)),
+            Err(e) => return done(Err(e)),
         };
         let mut context = RequestContext::from_request(&r);
         context.input = Some(input.clone());
@@ -453,7 +453,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 if result.description.is_none() {
                     result.description = prompt.prompt.description.clone();
                 }
-                Ok(to_object(&result))
+                Ok(crate::server::typed_reply(&result))
             };
             // A handler that asks the client for input (elicitation, sampling,
             // roots) is answered with an InputRequiredResult in 2026-07-28.

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tessera_proto::{RawResult, Reply};
+use tessera_proto::Reply;
 use tessera_runtime::{BoxFuture, Request};
 use tessera_types::{CallToolResult, ErrorObject, JsonObject, Params};
 
@@ -31,15 +31,7 @@ impl ToolOutput for JsonObject {
 
 impl ToolOutput for Reply {
     fn from_result(result: &CallToolResult) -> Self {
-        // Written straight to text; a result that cannot be (never, for
-        // these types) goes the tree way.
-        match serde_json::value::to_raw_value(result)
-            .ok()
-            .and_then(RawResult::new)
-        {
-            Some(text) => Reply::Raw(text),
-            None => Reply::Object(to_object(result)),
-        }
+        crate::server::typed_reply(result)
     }
 }
 
