@@ -22,6 +22,7 @@ use crate::connect::{Conn, Connector};
 use crate::error::ClientError;
 use crate::events::{ClientEvent, EventStream};
 use crate::input::to_object;
+use crate::members::{WithMeta, take, write};
 use crate::options::{CallOptions, ReconnectPolicy};
 use crate::service::Shared;
 
@@ -390,25 +391,17 @@ impl Client {
         if level.is_none() && options.meta.is_empty() {
             return params;
         }
-        let mut p = params.unwrap_or_default();
-        let meta = p
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(JsonObject::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(JsonObject::new());
+        let mut p: WithMeta = params.map(take).unwrap_or_default();
+        for (k, v) in &options.meta {
+            p.set_meta(k.clone(), v.clone());
         }
-        if let Value::Object(m) = meta {
-            for (k, v) in &options.meta {
-                m.insert(k.clone(), v.clone());
-            }
-            if let Some(l) = level {
-                m.insert(
-                    meta_keys::LOG_LEVEL.into(),
-                    Value::String(l.as_str().into()),
-                );
-            }
+        if let Some(l) = level {
+            p.set_meta(
+                meta_keys::LOG_LEVEL.into(),
+                Value::String(l.as_str().into()),
+            );
         }
-        Some(p)
+        Some(write(&p))
     }
 
     async fn send_on(
