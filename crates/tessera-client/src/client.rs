@@ -13,7 +13,7 @@ use tessera_proto::{ConnectMode, Connected, EngineConfig, meta_keys};
 use tessera_runtime::{ConnectionOptions, Peer};
 use tessera_types::{
     ClientCapabilities, Era, Implementation, JsonObject, LoggingLevel, ProgressNotificationParams,
-    ProtocolVersion, ServerCapabilities,
+    ProtocolVersion, ServerCapabilities, WithMeta,
 };
 use tokio::sync::mpsc;
 
@@ -22,7 +22,6 @@ use crate::connect::{Conn, Connector};
 use crate::error::ClientError;
 use crate::events::{ClientEvent, EventStream};
 use crate::input::to_object;
-use crate::members::{WithMeta, take, write};
 use crate::options::{CallOptions, ReconnectPolicy};
 use crate::service::Shared;
 
@@ -391,17 +390,19 @@ impl Client {
         if level.is_none() && options.meta.is_empty() {
             return params;
         }
-        let mut p: WithMeta = params.map(take).unwrap_or_default();
-        for (k, v) in &options.meta {
-            p.set_meta(k.clone(), v.clone());
-        }
-        if let Some(l) = level {
-            p.set_meta(
-                meta_keys::LOG_LEVEL.into(),
-                Value::String(l.as_str().into()),
-            );
-        }
-        Some(write(&p))
+        let mut p = WithMeta::split_option(params);
+        p.edit_meta(|m| {
+            for (k, v) in &options.meta {
+                m.insert(k.clone(), v.clone());
+            }
+            if let Some(l) = level {
+                m.insert(
+                    meta_keys::LOG_LEVEL.into(),
+                    Value::String(l.as_str().into()),
+                );
+            }
+        });
+        Some(p.join())
     }
 
     async fn send_on(

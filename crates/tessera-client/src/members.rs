@@ -24,29 +24,6 @@ pub(crate) fn write<T: Serialize>(value: &T) -> JsonObject {
     crate::input::to_object(value)
 }
 
-/// Params or a result: `_meta` and the rest.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub(crate) struct WithMeta {
-    /// `_meta`.
-    #[serde(rename = "_meta", skip_serializing_if = "Loose::is_absent")]
-    pub meta: Loose<JsonObject>,
-    /// Everything else, as it came.
-    #[serde(flatten)]
-    pub rest: JsonObject,
-}
-
-impl WithMeta {
-    /// Sets `_meta` member `key` (a `_meta` of another shape is replaced).
-    pub fn set_meta(&mut self, key: String, value: Value) {
-        let mut m = std::mem::take(&mut self.meta)
-            .into_valid()
-            .unwrap_or_default();
-        m.insert(key, value);
-        self.meta = Loose::Valid(m);
-    }
-}
-
 /// The resource a request or notification names.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]

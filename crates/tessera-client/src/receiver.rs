@@ -30,11 +30,11 @@ use tessera_types::tasks::legacy::{
     LegacyCreateTaskResult, LegacyGetTaskResult, LegacyTask, LegacyTaskStatusNotification,
     LegacyTaskStatusNotificationParams, ListTasksResult,
 };
-use tessera_types::{ErrorObject, JsonObject, Loose, NotificationMethod};
+use tessera_types::{ErrorObject, JsonObject, Loose, NotificationMethod, WithMeta};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use crate::members::{CursorOf, TaskIdOf, WithMeta, read, take, write};
+use crate::members::{CursorOf, TaskIdOf, read, take};
 
 /// The `_meta` key tying a message to a task.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -423,11 +423,11 @@ impl TaskReceiver {
         };
         match done {
             Some(Ok(result)) => {
-                let mut result: WithMeta = take(result);
+                let mut result = WithMeta::split(result);
                 let related =
                     serde_json::to_value(RelatedTask { task_id: &id }).unwrap_or(Value::Null);
-                result.set_meta(RELATED_TASK.into(), related);
-                Ok(write(&result))
+                result.edit_meta(|m| m.insert(RELATED_TASK.into(), related));
+                Ok(result.join())
             }
             Some(Err(e)) => Err(e),
             None => Err(unknown(&id)),

@@ -36,7 +36,7 @@ use crate::policy::{ItemKind, Policy};
 use crate::ratelimit::RateLimits;
 use crate::shapes::{
     Addressed, Content, Linking, ListKind, ListPage, ListedItem, ListenParams, Loose, ReadHints,
-    read, write,
+    read, take, write,
 };
 use crate::upstream::UpstreamOptions;
 
@@ -429,7 +429,7 @@ async fn upstream_page(
         Some(c) => Some(write(&PaginatedRequestParams::after(c)).ok()?),
         None => None,
     };
-    let mut page: ListPage = read(&m.page(r, method, params).await?);
+    let mut page: ListPage = take(m.page(r, method, params).await?);
     let name = &m.entry.name;
     let items = page
         .take_items(kind)
@@ -687,7 +687,7 @@ impl Inner {
         ) {
             return Ok(result);
         }
-        let mut linking: Linking = read(&result);
+        let mut linking: Linking = take(result);
         prefix_result(&name, method, &mut linking);
         write(&linking)
     }

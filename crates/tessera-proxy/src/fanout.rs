@@ -20,8 +20,9 @@ use tessera_types::{
 };
 use tokio::sync::watch;
 
-use crate::shapes::{Loose, WithMeta, take, write};
+use crate::shapes::{Loose, write};
 use crate::upstream::Upstream;
+use tessera_types::WithMeta;
 
 /// How long a session arriving while the proxy's listen stream is being
 /// opened waits for the server to acknowledge it.
@@ -170,14 +171,14 @@ pub(crate) fn listen_params(caps: &ServerCapabilities) -> Option<JsonObject> {
 
 /// The params without the listen stream's subscription id.
 fn untag(params: Option<&JsonObject>) -> Option<JsonObject> {
-    let mut p: WithMeta = take(params?.clone());
+    let mut p = WithMeta::split(params?.clone());
     if let Loose::Valid(m) = &mut p.meta {
         m.remove(meta_keys::SUBSCRIPTION_ID);
         if m.is_empty() {
             p.meta = Loose::Absent;
         }
     }
-    write(&p).ok().filter(|p| !p.is_empty())
+    Some(p.join()).filter(|p| !p.is_empty())
 }
 
 #[cfg(test)]

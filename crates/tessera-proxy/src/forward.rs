@@ -43,7 +43,7 @@ pub(crate) fn prepare(
     upstream: Era,
     tag: Option<u64>,
 ) -> Option<JsonObject> {
-    let mut p: WithMeta = params.map(shapes::take).unwrap_or_default();
+    let mut p = WithMeta::split_option(params);
     // A `_meta` that is not an object is passed on as it is.
     if !matches!(p.meta, Loose::Malformed(_)) {
         let mut m = std::mem::take(&mut p.meta).into_valid().unwrap_or_default();
@@ -96,7 +96,7 @@ pub(crate) fn prepare(
             p.meta = Loose::Valid(m);
         }
     }
-    shapes::write(&p).ok().filter(|p| !p.is_empty())
+    Some(p.join()).filter(|p| !p.is_empty())
 }
 
 /// A client's capabilities: their `experimental` member, which the proxy

@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 
 use crate::fanout::Fanout;
 use crate::forward::{peer_error, prepare};
-use crate::shapes::{ListenParams, Loose, MetaOf, UriOf, WithMeta, read, take, write};
+use crate::shapes::{ListenParams, Loose, MetaOf, UriOf, WithMeta, read, write};
 use crate::upstream::Upstream;
 
 /// Tagged notifications that arrived before their listener was registered
@@ -99,15 +99,14 @@ impl Drop for ListenerGuard {
 
 /// Sets `_meta` subscription id of notification params to `id`.
 pub(crate) fn tag(id: &RequestId, params: Option<&JsonObject>) -> JsonObject {
-    let mut p: WithMeta = params.cloned().map(take).unwrap_or_default();
-    let mut m = std::mem::take(&mut p.meta).into_valid().unwrap_or_default();
-    m.insert(
-        meta_keys::SUBSCRIPTION_ID.into(),
-        serde_json::to_value(id).unwrap_or(Value::Null),
-    );
-    p.meta = Loose::Valid(m);
-    // Strings, numbers and objects: always written.
-    write(&p).unwrap_or_default()
+    let mut p = WithMeta::split_option(params.cloned());
+    p.edit_meta(|m| {
+        m.insert(
+            meta_keys::SUBSCRIPTION_ID.into(),
+            serde_json::to_value(id).unwrap_or(Value::Null),
+        )
+    });
+    p.join()
 }
 
 fn subscription_of(params: Option<&JsonObject>) -> Option<RequestId> {

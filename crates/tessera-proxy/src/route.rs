@@ -28,7 +28,7 @@ use tessera_types::{Era, ErrorObject, JsonObject};
 use crate::calls::{Call, Calls};
 use crate::forward::peer_error;
 use crate::listen::Listeners;
-use crate::shapes::{Loose, MetaOf, WithMeta, read, take, write};
+use crate::shapes::{Loose, MetaOf, WithMeta, read};
 use crate::upstream::Sink;
 
 /// The members of a `notifications/message` the proxy passes on.
@@ -56,14 +56,14 @@ fn tagged(calls: &Calls, params: Option<&JsonObject>) -> Option<Call> {
 
 /// `params` without the proxy's tag (what the client gets).
 fn untagged(params: Option<JsonObject>) -> Option<JsonObject> {
-    let mut p: WithMeta = take(params?);
+    let mut p = WithMeta::split(params?);
     if let Loose::Valid(m) = &mut p.meta {
         m.remove(tessera_proto::meta_keys::REQUEST_TAG);
         if m.is_empty() {
             p.meta = Loose::Absent;
         }
     }
-    write(&p).ok()
+    Some(p.join())
 }
 
 /// Hands a server-to-client request on a connection that several clients

@@ -8,8 +8,8 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-pub(crate) use tessera_types::Loose;
 use tessera_types::{CacheScope, ErrorObject, JsonObject};
+pub(crate) use tessera_types::{Loose, WithMeta};
 
 /// Reads a message's object into `T` (never fails for the types here,
 /// whose members are all [`Loose`] or kept in `rest`; the default
@@ -28,18 +28,6 @@ pub(crate) fn take<T: DeserializeOwned + Default>(object: JsonObject) -> T {
 pub(crate) fn write<T: Serialize>(value: &T) -> Result<JsonObject, ErrorObject> {
     tessera_types::encode_params(value)
         .map_err(|e| ErrorObject::internal(format!("cannot write a message: {e}")))
-}
-
-/// Params or a result: the `_meta` the proxy rewrites, and the rest.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub(crate) struct WithMeta {
-    /// `_meta`.
-    #[serde(rename = "_meta", skip_serializing_if = "Loose::is_absent")]
-    pub meta: Loose<JsonObject>,
-    /// Everything else, as it came.
-    #[serde(flatten)]
-    pub rest: JsonObject,
 }
 
 /// The `_meta` of a message, read as `T` (the other members are skipped).

@@ -137,6 +137,7 @@ pub mod subscriptions;
 pub mod tasks;
 pub mod tool;
 pub mod version;
+pub mod with_meta;
 
 pub use apps::*;
 pub use cache::*;
@@ -177,6 +178,7 @@ pub use tasks::{
 };
 pub use tool::*;
 pub use version::{Era, ProtocolVersion, UnknownVersion};
+pub use with_meta::WithMeta;
 
 /// A JSON object: the shape of every `params` and `result`.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
