@@ -912,3 +912,50 @@ impl Drop for Inner {
         self.stop.cancel();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn linked(method: &str, v: Value) -> Value {
+        let mut l: Linking = read(v.as_object().unwrap());
+        prefix_result("up", method, &mut l);
+        Value::Object(write(&l).unwrap())
+    }
+
+    #[test]
+    fn only_linked_resource_uris_are_prefixed() {
+        assert_eq!(
+            linked(
+                methods::TOOLS_CALL,
+                json!({"content": [
+                    {"type": "resource_link", "uri": "f://a", "name": "a"},
+                    {"type": "resource", "resource": {"uri": "f://b", "text": "t"}},
+                    {"type": "text", "text": "f://c", "uri": "f://c"},
+                    3
+                ], "structuredContent": {"uri": "f://d"}, "isError": false})
+            ),
+            json!({"content": [
+                {"type": "resource_link", "uri": "up+f://a", "name": "a"},
+                {"type": "resource", "resource": {"uri": "up+f://b", "text": "t"}},
+                {"type": "text", "text": "f://c", "uri": "f://c"},
+                3
+            ], "structuredContent": {"uri": "f://d"}, "isError": false})
+        );
+        assert_eq!(
+            linked(
+                methods::PROMPTS_GET,
+                json!({"messages": [{"role": "user", "content": {"type": "resource_link", "uri": "f://a"}}]})
+            ),
+            json!({"messages": [{"role": "user", "content": {"type": "resource_link", "uri": "up+f://a"}}]})
+        );
+        assert_eq!(
+            linked(
+                methods::RESOURCES_READ,
+                json!({"contents": [{"uri": "f://a", "blob": "AA=="}], "ttlMs": 5})
+            ),
+            json!({"contents": [{"uri": "up+f://a", "blob": "AA=="}], "ttlMs": 5})
+        );
+    }
+}

@@ -394,6 +394,24 @@ mod tests {
     }
 
     #[test]
+    fn a_combined_page_is_written_with_its_list_member() {
+        let item: ListedItem = read(&obj(
+            json!({"name": "a__t", "inputSchema": {"type": "object"}}),
+        ));
+        let mut page = ListPage::of(ListKind::Templates, vec![item]);
+        page.next_cursor = Loose::Valid("c".into());
+        page.ttl_ms = Loose::Valid(0);
+        page.cache_scope = Loose::Valid(CacheScope::Private);
+        assert_eq!(
+            Value::Object(write(&page).unwrap()),
+            json!({"resourceTemplates": [{"name": "a__t", "inputSchema": {"type": "object"}}],
+                "nextCursor": "c", "ttlMs": 0, "cacheScope": "private"})
+        );
+        let legacy = ListPage::of(ListKind::Tools, Vec::new());
+        assert_eq!(Value::Object(write(&legacy).unwrap()), json!({"tools": []}));
+    }
+
+    #[test]
     fn a_page_keeps_its_hints_and_cursor() {
         let sent = obj(
             json!({"tools": [{"name": "a"}, 1], "nextCursor": "c", "ttlMs": 5,
