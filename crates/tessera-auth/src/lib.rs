@@ -13,6 +13,8 @@
 #![forbid(unsafe_code)]
 
 pub mod challenge;
+#[cfg(any(feature = "client", feature = "server"))]
+mod lenient;
 pub mod metadata;
 
 #[cfg(feature = "client")]

@@ -17,8 +17,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tessera_types::methods;
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
-use tessera_types::{CacheScope, JsonObject};
+use tessera_types::{CacheScope, JsonObject, Loose, decode_object_params};
+
+use crate::members::{UriOf, read};
 use tokio::time::Instant;
 
 /// Methods whose results may be cached.
@@ -64,13 +68,38 @@ pub(crate) fn key(method: &str, params: Option<&JsonObject>) -> Option<String> {
     if !CACHEABLE_METHODS.contains(&method) {
         return None;
     }
-    let mut p = params.cloned().unwrap_or_default();
-    if p.contains_key("inputResponses") || p.contains_key("requestState") {
+    let p: Keyed = params
+        .map(|p| decode_object_params(Some(p)))
+        .transpose()
+        .ok()?
+        .unwrap_or_default();
+    if !p.input_responses.is_absent() || !p.request_state.is_absent() {
         return None;
     }
-    p.remove("_meta");
     // `JsonObject` keeps keys sorted, so this text is canonical.
-    Some(format!("{method}\n{}", Value::Object(p)))
+    Some(format!("{method}\n{}", Value::Object(p.rest)))
+}
+
+/// A request's params as its cache key sees them: `_meta` left out, and
+/// a multi round-trip retry never cached.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Keyed {
+    #[serde(rename = "_meta")]
+    _meta: IgnoredAny,
+    input_responses: Loose<Value>,
+    request_state: Loose<Value>,
+    #[serde(flatten)]
+    rest: JsonObject,
+}
+
+/// What a result says of its caching.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Hints {
+    result_type: Loose<String>,
+    ttl_ms: Loose<u64>,
+    cache_scope: Loose<CacheScope>,
 }
 
 impl ResponseCache {
@@ -109,24 +138,16 @@ impl ResponseCache {
         params: Option<&JsonObject>,
         result: &JsonObject,
     ) {
-        if result.get("resultType").and_then(Value::as_str) != Some("complete") {
+        let hints: Hints = decode_object_params(Some(result)).unwrap_or_default();
+        if hints.result_type.valid().map(String::as_str) != Some("complete") {
             return;
         }
         // A negative or missing ttlMs counts as 0: immediately stale.
-        let Some(ttl) = result
-            .get("ttlMs")
-            .and_then(Value::as_u64)
-            .filter(|t| *t > 0)
-        else {
+        let Some(ttl) = hints.ttl_ms.into_valid().filter(|t| *t > 0) else {
             return;
         };
-        let scope = result
-            .get("cacheScope")
-            .and_then(|s| serde_json::from_value(s.clone()).ok());
-        let uri = params
-            .and_then(|p| p.get("uri"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let scope = hints.cache_scope.into_valid();
+        let uri = read::<UriOf>(params).uri.into_valid();
         let expires = Instant::now()
             .checked_add(Duration::from_millis(ttl))
             .unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
@@ -178,8 +199,8 @@ impl ResponseCache {
                 self.invalidate_method(methods::RESOURCES_TEMPLATES_LIST);
             }
             methods::NOTIFICATIONS_RESOURCES_UPDATED => {
-                if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
-                    self.invalidate_uri(uri);
+                if let Some(uri) = read::<UriOf>(params).uri.into_valid() {
+                    self.invalidate_uri(&uri);
                 }
             }
             _ => {}

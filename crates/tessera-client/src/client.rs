@@ -13,7 +13,7 @@ use tessera_proto::{ConnectMode, Connected, EngineConfig, meta_keys};
 use tessera_runtime::{ConnectionOptions, Peer};
 use tessera_types::{
     ClientCapabilities, Era, Implementation, JsonObject, LoggingLevel, ProgressNotificationParams,
-    ProtocolVersion, ServerCapabilities,
+    ProtocolVersion, ServerCapabilities, WithMeta,
 };
 use tokio::sync::mpsc;
 
@@ -390,14 +390,8 @@ impl Client {
         if level.is_none() && options.meta.is_empty() {
             return params;
         }
-        let mut p = params.unwrap_or_default();
-        let meta = p
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(JsonObject::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(JsonObject::new());
-        }
-        if let Value::Object(m) = meta {
+        let mut p = WithMeta::split_option(params);
+        p.edit_meta(|m| {
             for (k, v) in &options.meta {
                 m.insert(k.clone(), v.clone());
             }
@@ -407,8 +401,8 @@ impl Client {
                     Value::String(l.as_str().into()),
                 );
             }
-        }
-        Some(p)
+        });
+        Some(p.join())
     }
 
     async fn send_on(

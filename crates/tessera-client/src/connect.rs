@@ -26,12 +26,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
 use tessera_proto::RequestOptions;
 use tessera_runtime::{
     BoxFuture, ChildCommand, ChildProcess, ConnectionOptions, Peer, PeerError, Transport,
 };
-use tessera_types::{Era, JsonObject};
+use tessera_types::{Era, ResourceRequestParams, SetLevelRequestParams};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -39,6 +38,7 @@ use tokio::task::JoinHandle;
 use crate::client::{Client, Settings};
 use crate::error::ClientError;
 use crate::events::ClientEvent;
+use crate::members::write;
 use crate::service::{ClientService, Shared};
 
 /// Everything needed to start one connection; hand it a transport with
@@ -306,8 +306,10 @@ impl Client {
             (r.log_level, r.subscriptions.clone())
         };
         if let Some(l) = level {
-            let mut p = JsonObject::new();
-            p.insert("level".into(), json!(l.as_str()));
+            let p = write(&SetLevelRequestParams {
+                meta: None,
+                level: l,
+            });
             if let Err(e) = peer
                 .request(
                     methods::LOGGING_SET_LEVEL,
@@ -320,8 +322,7 @@ impl Client {
             }
         }
         for uri in uris {
-            let mut p = JsonObject::new();
-            p.insert("uri".into(), Value::String(uri.clone()));
+            let p = write(&ResourceRequestParams::new(uri.as_str()));
             if let Err(e) = peer
                 .request(
                     methods::RESOURCES_SUBSCRIBE,

@@ -5,25 +5,54 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
+use serde::Deserialize;
 use serde_json::Value;
 use tessera_types::{
-    ElicitAction, ElicitRequestURLParams, ElicitResult, ErrorObject, JsonObject, McpError,
+    ElicitAction, ElicitRequestURLParams, ElicitResult, ErrorObject, JsonObject, Loose, McpError,
     URLElicitationRequiredError,
 };
 use tokio::sync::watch;
 
+use crate::members::read;
+
 /// The `default` of each property of a form schema that has one.
 pub(crate) fn schema_defaults(schema: &JsonObject) -> BTreeMap<String, Value> {
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|props| {
-            props
-                .iter()
-                .filter_map(|(k, p)| p.get("default").map(|d| (k.clone(), d.clone())))
-                .collect()
-        })
+    let form: FormSchema = read(Some(schema));
+    form.properties
+        .into_valid()
         .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(k, p)| match p.into_valid()?.default {
+            // A `default` member, whatever its value (`null` included).
+            Loose::Valid(d) => Some((k, d)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A form's schema: each property's `default`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct FormSchema {
+    properties: Loose<BTreeMap<String, Loose<PropertyDefault>>>,
+}
+
+/// Whether a schema names its dialect (`$schema`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Dialect {
+    #[serde(rename = "$schema")]
+    dialect: Loose<Value>,
+}
+
+/// A property's `default`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PropertyDefault {
+    default: Loose<Value>,
+    /// Other members (ignored; they make only objects read as properties).
+    #[serde(flatten)]
+    _others: JsonObject,
 }
 
 /// Completes an accepted answer with the schema's defaults for the properties
@@ -62,7 +91,7 @@ pub(crate) fn finish_form_answer(
 pub(crate) fn check_form(schema: &JsonObject, content: &Value) -> Result<(), ErrorObject> {
     let schema_value = Value::Object(schema.clone());
     let mut options = jsonschema::options().should_validate_formats(true);
-    if schema.get("$schema").is_none() {
+    if read::<Dialect>(Some(schema)).dialect.is_absent() {
         options = options.with_draft(jsonschema::Draft::Draft202012);
     }
     let validator = options.build(&schema_value).map_err(|e| {

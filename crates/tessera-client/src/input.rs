@@ -11,7 +11,8 @@ use std::sync::{Arc, RwLock};
 use tessera_types::methods;
 
 use futures::future::join_all;
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::Value;
 use tessera_proto::RequestInfo;
 use tessera_runtime::middleware::{self, McpService};
 use tessera_runtime::{Extensions, Peer, Request};
@@ -21,7 +22,7 @@ use tessera_types::capabilities::{
 use tessera_types::{
     ClientCapabilities, CreateMessageRequestParams, ElicitAction, ElicitRequestFormParams,
     ElicitResult, ErrorCode, ErrorObject, InputResponse, InputResponses, JsonObject,
-    ListRootsResult, Root,
+    ListRootsResult, Loose, Root, decode_object_params,
 };
 use tessera_types::{Era, ProtocolVersion, RequestId, ServerCapabilities};
 use tokio_util::sync::CancellationToken;
@@ -165,7 +166,53 @@ fn not_supported(method: &str, capability: &str) -> ErrorObject {
             "Method not found: {method} (the client did not declare the {capability} capability)"
         ),
     )
-    .with_data(json!({"reason": format!("Client does not have {capability} capability")}))
+    .with_data(Value::Object(to_object(&Reason {
+        reason: format!("Client does not have {capability} capability"),
+    })))
+}
+
+/// The `data` of a refused server request: why.
+#[derive(Debug, serde::Serialize)]
+struct Reason {
+    reason: String,
+}
+
+/// The members of `elicitation/create` params the client reads before
+/// decoding them as a form or a URL request.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ElicitShape {
+    mode: Loose<String>,
+    message: Loose<String>,
+    url: Loose<String>,
+    elicitation_id: Loose<String>,
+    requested_schema: Loose<JsonObject>,
+}
+
+impl ElicitShape {
+    fn of(params: Option<&JsonObject>) -> Self {
+        params
+            .and_then(|p| decode_object_params(Some(p)).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// One request of an `input_required` result.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct AskedInput {
+    method: Loose<String>,
+    params: Loose<JsonObject>,
+    /// Other members (ignored; they make only objects read as requests).
+    #[serde(flatten)]
+    _others: JsonObject,
+}
+
+/// The string `member` (named `name` in the error when it is not one).
+fn required(member: Loose<String>, name: &str) -> Result<String, ErrorObject> {
+    member.into_valid().ok_or_else(|| {
+        ErrorObject::invalid_params(format!("Invalid params: {name} must be a string"))
+    })
 }
 
 impl Inputs {
@@ -253,12 +300,17 @@ impl Inputs {
                         not_supported(method, "elicitation"),
                     ));
                 };
-                let mode = params.and_then(|p| p.get("mode"));
-                let (declared, name) = match mode {
-                    None => (e.supports_form(), "form"),
-                    Some(Value::String(m)) if m == "form" => (e.supports_form(), "form"),
-                    Some(Value::String(m)) if m == "url" => (e.supports_url(), "url"),
-                    Some(other) => {
+                let (declared, name) = match ElicitShape::of(params).mode {
+                    Loose::Absent => (e.supports_form(), "form"),
+                    Loose::Valid(m) if m == "form" => (e.supports_form(), "form"),
+                    Loose::Valid(m) if m == "url" => (e.supports_url(), "url"),
+                    Loose::Valid(m) => {
+                        let other = Value::String(m);
+                        return Err(Refusal::invalid(ErrorObject::invalid_params(format!(
+                            "Invalid params: unknown elicitation mode {other}"
+                        ))));
+                    }
+                    Loose::Malformed(other) => {
                         return Err(Refusal::invalid(ErrorObject::invalid_params(format!(
                             "Invalid params: unknown elicitation mode {other}"
                         ))));
@@ -350,14 +402,12 @@ impl Inputs {
     }
 
     async fn elicit(&self, params: JsonObject) -> Result<JsonObject, ErrorObject> {
-        if params.get("mode").and_then(Value::as_str) == Some("url") {
+        let shape = ElicitShape::of(Some(&params));
+        if shape.mode.valid().map(String::as_str) == Some("url") {
             let req = UrlRequest {
-                message: str_field(&params, "message")?,
-                url: str_field(&params, "url")?,
-                elicitation_id: params
-                    .get("elicitationId")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                message: required(shape.message, "message")?,
+                url: required(shape.url, "url")?,
+                elicitation_id: shape.elicitation_id.into_valid(),
             };
             let consent = self.url.clone().ok_or_else(|| {
                 ErrorObject::internal("Internal error: this client has no URL consent handler")
@@ -371,11 +421,7 @@ impl Inputs {
         }
         let typed: ElicitRequestFormParams = serde_json::from_value(Value::Object(params.clone()))
             .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))?;
-        let raw_schema = params
-            .get("requestedSchema")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
+        let raw_schema = shape.requested_schema.into_valid().unwrap_or_default();
         let handler = self.form.clone().ok_or_else(|| {
             ErrorObject::internal("Internal error: this client has no form elicitation handler")
         })?;
@@ -400,23 +446,22 @@ impl Inputs {
     ) -> Result<InputResponses, ClientError> {
         let mut calls = Vec::new();
         for (key, request) in requests {
+            let asked: AskedInput = AskedInput::deserialize(request).unwrap_or_default();
             let malformed = |why: &str| ClientError::Input {
                 key: key.clone(),
-                method: request
-                    .get("method")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_owned(),
+                method: asked.method.valid().map_or("?", String::as_str).to_owned(),
                 error: ErrorObject::invalid_params(format!("Invalid params: {why}")),
             };
-            let method = request
-                .get("method")
-                .and_then(Value::as_str)
+            let method = asked
+                .method
+                .valid()
                 .ok_or_else(|| malformed("an input request needs a method"))?;
-            let params = match request.get("params") {
-                None | Some(Value::Null) => None,
-                Some(Value::Object(p)) => Some(p.clone()),
-                Some(_) => return Err(malformed("input request params must be an object")),
+            let params = match &asked.params {
+                Loose::Absent | Loose::Malformed(Value::Null) => None,
+                Loose::Valid(p) => Some(p.clone()),
+                Loose::Malformed(_) => {
+                    return Err(malformed("input request params must be an object"));
+                }
             };
             if let Err(r) = self.check(method, params.as_ref()) {
                 return Err(match r.undeclared {
@@ -469,15 +514,6 @@ impl Inputs {
 fn parse_sampling(params: Option<&JsonObject>) -> Result<CreateMessageRequestParams, ErrorObject> {
     serde_json::from_value(Value::Object(params.cloned().unwrap_or_default()))
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params: {e}")))
-}
-
-fn str_field(p: &JsonObject, name: &str) -> Result<String, ErrorObject> {
-    p.get(name)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            ErrorObject::invalid_params(format!("Invalid params: {name} must be a string"))
-        })
 }
 
 pub(crate) fn to_object<T: serde::Serialize>(v: &T) -> JsonObject {

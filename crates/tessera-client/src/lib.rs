@@ -91,6 +91,7 @@ mod extension;
 mod handler;
 mod input;
 mod listen;
+mod members;
 pub mod mrtr;
 mod options;
 mod pagination;

@@ -17,8 +17,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tessera_types::{
     CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult,
-    InputRequiredResult, InputResponses, JsonObject, MrtrResult, ReadResourceRequestParams,
-    ReadResourceResult, ResultType,
+    InputRequiredResult, InputResponseRequestParams, InputResponses, JsonObject, Loose, MrtrResult,
+    ReadResourceRequestParams, ReadResourceResult, ResultType,
 };
 
 use crate::client::{Client, decode};
@@ -26,7 +26,16 @@ use crate::error::ClientError;
 use std::sync::Arc;
 
 use crate::input::{InputLayers, to_object};
+use crate::members::read;
 use crate::options::CallOptions;
+
+/// The members of an `input_required` result the client acts on.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Round {
+    input_requests: Loose<JsonObject>,
+    request_state: Loose<String>,
+}
 
 impl Client {
     /// Runs the input rounds of one request.
@@ -67,32 +76,25 @@ impl Client {
                 method: method.to_owned(),
                 reason: reason.to_owned(),
             };
-            let requests = raw.get("inputRequests");
-            let state = raw.get("requestState");
-            if requests.is_none() && state.is_none() {
+            let round: Round = read(Some(&raw));
+            if round.input_requests.is_absent() && round.request_state.is_absent() {
                 return Err(protocol(
                     "an input_required result has neither inputRequests nor requestState",
                 ));
             }
-            match requests {
-                None => {}
-                Some(Value::Object(r)) => {
-                    let responses = self.fulfil_inputs(r).await?;
-                    params.insert(
-                        "inputResponses".into(),
-                        Value::Object(to_object(&responses)),
-                    );
-                }
-                Some(_) => return Err(protocol("inputRequests is not an object")),
+            let mut retry = InputResponseRequestParams::default();
+            match &round.input_requests {
+                Loose::Absent => {}
+                Loose::Valid(r) => retry.input_responses = Some(self.fulfil_inputs(r).await?),
+                Loose::Malformed(_) => return Err(protocol("inputRequests is not an object")),
             }
-            match state {
-                None => {}
+            match round.request_state {
+                Loose::Absent => {}
                 // Echoed exactly, never inspected.
-                Some(s @ Value::String(_)) => {
-                    params.insert("requestState".into(), s.clone());
-                }
-                Some(_) => return Err(protocol("requestState is not a string")),
+                Loose::Valid(s) => retry.request_state = Some(s),
+                Loose::Malformed(_) => return Err(protocol("requestState is not a string")),
             }
+            params.extend(to_object(&retry));
         }
     }
 

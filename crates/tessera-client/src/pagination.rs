@@ -11,14 +11,14 @@ use std::collections::HashSet;
 use tessera_types::methods;
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use tessera_types::{
-    Cursor, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, Prompt, Resource, ResourceTemplate, Tool,
+    Cursor, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool,
 };
 
 use crate::client::{Client, decode};
 use crate::error::ClientError;
+use crate::members::write;
 use crate::options::CallOptions;
 
 impl Client {
@@ -27,10 +27,10 @@ impl Client {
         method: &str,
         cursor: Option<&str>,
     ) -> Result<P, ClientError> {
-        let mut params = JsonObject::new();
-        if let Some(c) = cursor {
-            params.insert("cursor".into(), Value::String(c.to_owned()));
-        }
+        let params = write(&PaginatedRequestParams {
+            meta: None,
+            cursor: cursor.map(str::to_owned),
+        });
         let raw = self
             .send(method, Some(params), &CallOptions::default())
             .await?;

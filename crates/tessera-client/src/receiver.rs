@@ -22,16 +22,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tessera_types::methods;
 
 use rand::RngCore as _;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tessera_runtime::{BoxFuture, Peer};
 use tessera_types::tasks::TaskStatus;
 use tessera_types::tasks::legacy::{
     LegacyCreateTaskResult, LegacyGetTaskResult, LegacyTask, LegacyTaskStatusNotification,
     LegacyTaskStatusNotificationParams, ListTasksResult,
 };
-use tessera_types::{ErrorObject, JsonObject, NotificationMethod};
+use tessera_types::{ErrorObject, JsonObject, Loose, NotificationMethod, WithMeta};
 use tokio::sync::watch;
 use tokio::time::Instant;
+
+use crate::members::{CursorOf, TaskIdOf, read, take};
 
 /// The `_meta` key tying a message to a task.
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -107,10 +110,9 @@ fn unknown(id: &str) -> ErrorObject {
 }
 
 fn task_id(params: Option<&JsonObject>) -> Result<String, ErrorObject> {
-    params
-        .and_then(|p| p.get("taskId"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+    read::<TaskIdOf>(params)
+        .task_id
+        .into_valid()
         .ok_or_else(|| ErrorObject::invalid_params("Invalid params: taskId must be a string"))
 }
 
@@ -157,26 +159,51 @@ pub(crate) struct TaskAsk {
 /// Takes the `task` member out of `params`: `Some` when the request asks to
 /// be run as a task.
 pub(crate) fn take_task(params: &mut Option<JsonObject>) -> Result<Option<TaskAsk>, ErrorObject> {
-    let Some(p) = params.as_mut() else {
+    let Some(p) = params.take() else {
         return Ok(None);
     };
-    match p.remove("task") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(t)) => match t.get("ttl") {
-            None | Some(Value::Null) => Ok(Some(TaskAsk { ttl_ms: None })),
-            Some(v) => v
-                .as_u64()
-                .map(|ms| Some(TaskAsk { ttl_ms: Some(ms) }))
-                .ok_or_else(|| {
-                    ErrorObject::invalid_params(
-                        "Invalid params: task.ttl must be a whole number of milliseconds",
-                    )
-                }),
+    let asked: WithTask = take(p);
+    *params = Some(asked.rest);
+    match asked.task {
+        Loose::Absent | Loose::Malformed(Value::Null) => Ok(None),
+        Loose::Valid(t) => match t.ttl {
+            Loose::Absent | Loose::Malformed(Value::Null) => Ok(Some(TaskAsk { ttl_ms: None })),
+            Loose::Valid(ms) => Ok(Some(TaskAsk { ttl_ms: Some(ms) })),
+            Loose::Malformed(_) => Err(ErrorObject::invalid_params(
+                "Invalid params: task.ttl must be a whole number of milliseconds",
+            )),
         },
-        Some(_) => Err(ErrorObject::invalid_params(
+        Loose::Malformed(_) => Err(ErrorObject::invalid_params(
             "Invalid params: task must be an object",
         )),
     }
+}
+
+/// Request params: the `task` member (the request asks to be run as a
+/// task), and the rest.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct WithTask {
+    task: Loose<TaskMember>,
+    #[serde(flatten)]
+    rest: JsonObject,
+}
+
+/// The `task` member of request params.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct TaskMember {
+    ttl: Loose<u64>,
+    /// Other members (ignored; they make only objects read as a task).
+    #[serde(flatten)]
+    _others: JsonObject,
+}
+
+/// The `_meta` member naming the task a result belongs to.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RelatedTask<'a> {
+    task_id: &'a str,
 }
 
 impl TaskReceiver {
@@ -313,10 +340,10 @@ impl TaskReceiver {
     /// come and go (it marks a position in creation order); one this
     /// receiver did not make is `-32602`.
     pub fn list(&self, params: Option<&JsonObject>) -> Result<JsonObject, ErrorObject> {
-        let after = match params.and_then(|p| p.get("cursor")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(c)) => Some(self.parse_cursor(c).ok_or_else(invalid_cursor)?),
-            Some(_) => {
+        let after = match read::<CursorOf>(params).cursor {
+            Loose::Absent | Loose::Malformed(Value::Null) => None,
+            Loose::Valid(c) => Some(self.parse_cursor(&c).ok_or_else(invalid_cursor)?),
+            Loose::Malformed(_) => {
                 return Err(ErrorObject::invalid_params(
                     "Invalid params: cursor must be a string",
                 ));
@@ -394,16 +421,13 @@ impl TaskReceiver {
             r = outcome.wait_for(Option::is_some) => r.ok().and_then(|v| (*v).clone()),
             _ = tokio::time::sleep_until(expires) => None,
         };
-        let related = json!({ "taskId": id });
         match done {
-            Some(Ok(mut result)) => {
-                let meta = result
-                    .entry("_meta")
-                    .or_insert_with(|| Value::Object(JsonObject::new()));
-                if let Value::Object(m) = meta {
-                    m.insert(RELATED_TASK.into(), related);
-                }
-                Ok(result)
+            Some(Ok(result)) => {
+                let mut result = WithMeta::split(result);
+                let related =
+                    serde_json::to_value(RelatedTask { task_id: &id }).unwrap_or(Value::Null);
+                result.edit_meta(|m| m.insert(RELATED_TASK.into(), related));
+                Ok(result.join())
             }
             Some(Err(e)) => Err(e),
             None => Err(unknown(&id)),
@@ -414,6 +438,7 @@ impl TaskReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn params(v: Value) -> Option<JsonObject> {
         v.as_object().cloned()

@@ -4,11 +4,10 @@
 use std::time::Duration;
 use tessera_types::methods;
 
-use serde_json::json;
 use tessera_proto::RequestOptions;
 use tessera_types::{
     CompleteRequestParams, CompleteResult, DiscoverResult, ElicitAction, ElicitRequestURLParams,
-    Era, JsonObject, LoggingLevel, Root,
+    Era, LoggingLevel, ResourceRequestParams, Root, SetLevelRequestParams, decode_object_params,
 };
 
 use crate::client::{Client, decode};
@@ -16,6 +15,12 @@ use crate::error::ClientError;
 use crate::handler::UrlRequest;
 use crate::input::to_object;
 use crate::options::CallOptions;
+
+/// The user's answer to an elicitation, as far as its action.
+#[derive(Debug, serde::Deserialize)]
+struct Answered {
+    action: Option<ElicitAction>,
+}
 
 impl Client {
     /// Asks for completions of a prompt argument or resource template variable.
@@ -50,8 +55,7 @@ impl Client {
         if !subscribable {
             return Err(ClientError::Unsupported("resource subscriptions".into()));
         }
-        let mut p = JsonObject::new();
-        p.insert("uri".into(), json!(uri));
+        let p = to_object(&ResourceRequestParams::new(uri));
         self.send(
             methods::RESOURCES_SUBSCRIBE,
             Some(p),
@@ -66,8 +70,7 @@ impl Client {
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
         self.require_legacy(methods::RESOURCES_UNSUBSCRIBE, "dropping the ListenStream")?;
         self.inner.remembered().subscriptions.remove(uri);
-        let mut p = JsonObject::new();
-        p.insert("uri".into(), json!(uri));
+        let p = to_object(&ResourceRequestParams::new(uri));
         self.send(
             methods::RESOURCES_UNSUBSCRIBE,
             Some(p),
@@ -99,8 +102,7 @@ impl Client {
         if self.connected().server_capabilities.logging.is_none() {
             return Err(ClientError::Unsupported("logging".into()));
         }
-        let mut p = JsonObject::new();
-        p.insert("level".into(), json!(level.as_str()));
+        let p = to_object(&SetLevelRequestParams { meta: None, level });
         self.send(methods::LOGGING_SET_LEVEL, Some(p), &CallOptions::default())
             .await?;
         Ok(())
@@ -173,8 +175,8 @@ impl Client {
     ) -> Result<Vec<ElicitAction>, ClientError> {
         let mut actions = Vec::with_capacity(elicitations.len());
         for e in elicitations {
-            let mut params = to_object(e);
-            params.insert("mode".into(), json!("url"));
+            // The URL form writes its `mode`.
+            let params = to_object(e);
             if let Some(id) = &e.elicitation_id {
                 self.inner.shared.inputs.tracker.register(id);
             }
@@ -201,9 +203,9 @@ impl Client {
                     method: methods::ELICITATION_CREATE.into(),
                     error,
                 })?;
-            let action = answer
-                .get("action")
-                .and_then(|a| serde_json::from_value(a.clone()).ok())
+            let action = decode_object_params::<Answered>(Some(&answer))
+                .ok()
+                .and_then(|a| a.action)
                 .unwrap_or(ElicitAction::Cancel);
             actions.push(action);
         }

@@ -12,13 +12,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_http::ServiceFactory;
 use tessera_proto::{EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
 use tessera_types::{
-    Era, ErrorObject, Implementation, JsonObject, PromptsCapability, ProtocolVersion,
-    ResourcesCapability, ServerCapabilities, ToolsCapability,
+    Era, ErrorObject, Implementation, JsonObject, PaginatedRequestParams, PromptsCapability,
+    ProtocolVersion, ResourceRequestParams, ResourcesCapability, ServerCapabilities,
+    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, ToolsCapability,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +34,10 @@ use crate::member::{Member, supervise};
 use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
 use crate::policy::{ItemKind, Policy};
 use crate::ratelimit::RateLimits;
+use crate::shapes::{
+    Addressed, Content, Linking, ListKind, ListPage, ListedItem, ListenParams, Loose, ReadHints,
+    read, take, write,
+};
 use crate::upstream::UpstreamOptions;
 
 /// The separator between an upstream's name and a tool or prompt name.
@@ -299,7 +304,7 @@ impl Aggregator {
         for m in self.inner.members().iter() {
             let state = m.state();
             ready |= state == "connected" || state == "per-caller";
-            upstreams.insert(m.entry.name.clone(), json!(state));
+            upstreams.insert(m.entry.name.clone(), Value::from(state));
         }
         crate::Readiness { ready, upstreams }
     }
@@ -356,23 +361,42 @@ fn prefix_uri(name: &str, uri: &str) -> String {
     format!("{name}{URI_SEPARATOR}{uri}")
 }
 
-/// Prefixes the URI of a resource link or an embedded resource.
-fn prefix_block(name: &str, b: &mut Value) {
-    let uri = match b.get("type").and_then(Value::as_str) {
-        Some("resource_link") => b.get_mut("uri"),
-        Some("resource") => b.get_mut("resource").and_then(|r| r.get_mut("uri")),
-        _ => None,
+/// Prefixes the resource URIs in content: the URI of a resource link or
+/// of an embedded resource.
+fn prefix_content(name: &str, content: &mut Loose<Content>) {
+    let Loose::Valid(content) = content else {
+        return;
     };
-    if let Some(Value::String(u)) = uri {
-        *u = prefix_uri(name, u);
+    for b in content.blocks_mut() {
+        let uri = match b.kind.valid().map(String::as_str) {
+            Some("resource_link") => b.uri.valid_mut(),
+            Some("resource") => b.resource.valid_mut().and_then(|r| r.uri.valid_mut()),
+            _ => None,
+        };
+        if let Some(u) = uri {
+            *u = prefix_uri(name, u);
+        }
     }
 }
 
-/// Prefixes the resource URIs in content: one block or an array of them.
-fn prefix_content(name: &str, content: Option<&mut Value>) {
-    match content {
-        Some(Value::Array(blocks)) => blocks.iter_mut().for_each(|b| prefix_block(name, b)),
-        Some(b @ Value::Object(_)) => prefix_block(name, b),
+/// Prefixes the resource URIs a `method` result links to.
+fn prefix_result(name: &str, method: &str, result: &mut Linking) {
+    match method {
+        methods::TOOLS_CALL => prefix_content(name, &mut result.content),
+        methods::PROMPTS_GET => {
+            for m in result.messages.valid_mut().into_iter().flatten() {
+                if let Loose::Valid(m) = m {
+                    prefix_content(name, &mut m.content);
+                }
+            }
+        }
+        methods::RESOURCES_READ => {
+            for c in result.contents.valid_mut().into_iter().flatten() {
+                if let Some(u) = c.valid_mut().and_then(|c| c.uri.valid_mut()) {
+                    *u = prefix_uri(name, u);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -389,7 +413,7 @@ impl std::fmt::Debug for AggregatorService {
     }
 }
 
-/// One page of an upstream's `key` list (from its `cursor`), filtered by
+/// One page of an upstream's `kind` list (from its `cursor`), filtered by
 /// the tool allow/deny lists and prefixed, with the upstream's next cursor
 /// and its caching hints (`ttlMs`, `cacheScope`); `None` when the upstream
 /// is down or the request failed.
@@ -397,83 +421,62 @@ async fn upstream_page(
     m: &Member,
     r: &Request,
     method: &str,
-    key: &str,
+    kind: ListKind,
     cursor: Option<String>,
     visible: &Visible<'_>,
-) -> Option<(Vec<Value>, Option<String>, JsonObject)> {
-    let params = cursor.map(|c| {
-        let mut p = JsonObject::new();
-        p.insert("cursor".into(), json!(c));
-        p
-    });
-    let mut page = m.page(r, method, params).await?;
-    let next = match page.remove("nextCursor") {
-        Some(Value::String(c)) => Some(c),
-        _ => None,
+) -> Option<(Vec<ListedItem>, Option<String>, ReadHints)> {
+    let params = match cursor {
+        Some(c) => Some(write(&PaginatedRequestParams::after(c)).ok()?),
+        None => None,
     };
-    let items = match page.remove(key) {
-        Some(Value::Array(a)) => a,
-        _ => Vec::new(),
-    };
+    let mut page: ListPage = take(m.page(r, method, params).await?);
     let name = &m.entry.name;
-    let items = items
+    let items = page
+        .take_items(kind)
         .into_iter()
         .filter_map(|mut item| {
-            let o = item.as_object_mut()?;
-            let original = o.get("name").and_then(Value::as_str)?.to_owned();
-            if key == "tools" && !m.entry.allows(&original) {
+            let original = item.name.valid()?.clone();
+            if kind == ListKind::Tools && !m.entry.allows(&original) {
                 return None;
             }
             // The name callers see (a tool may be renamed or hidden).
-            let offered = if key == "tools" {
+            let offered = if kind == ListKind::Tools {
                 m.entry.overrides.offered(&original)?.to_owned()
             } else {
                 original.clone()
             };
-            let (kind, id) = match key {
-                "tools" => (ItemKind::Tool, original.as_str()),
-                "prompts" => (ItemKind::Prompt, original.as_str()),
+            let (item_kind, id) = match kind {
+                ListKind::Tools => (ItemKind::Tool, original.as_str()),
+                ListKind::Prompts => (ItemKind::Prompt, original.as_str()),
                 _ => (
                     ItemKind::Resource,
-                    ["uri", "uriTemplate"]
-                        .iter()
-                        .find_map(|k| o.get(*k).and_then(Value::as_str))?,
+                    item.uri.valid().or(item.uri_template.valid())?.as_str(),
                 ),
             };
-            if !visible.allows(name, kind, id) {
+            if !visible.allows(name, item_kind, id) {
                 return None;
             }
-            if key == "tools" {
-                m.entry.overrides.present(&original, o);
+            if kind == ListKind::Tools {
+                m.entry.overrides.present(&original, &mut item);
             }
-            o.insert(
-                "name".into(),
-                json!(format!("{name}{NAME_SEPARATOR}{offered}")),
-            );
-            for k in ["uri", "uriTemplate"] {
-                if let Some(Value::String(u)) = o.get_mut(k) {
+            item.name = Loose::Valid(format!("{name}{NAME_SEPARATOR}{offered}"));
+            for u in [&mut item.uri, &mut item.uri_template] {
+                if let Loose::Valid(u) = u {
                     *u = prefix_uri(name, u);
                 }
             }
             Some(item)
         })
         .collect();
-    let mut hints = JsonObject::new();
-    for k in ["ttlMs", "cacheScope"] {
-        if let Some(v) = page.remove(k) {
-            hints.insert(k.into(), v);
-        }
-    }
-    Some((items, next, hints))
+    let hints = page.hints();
+    Some((items, page.next_cursor.into_valid(), hints))
 }
 
-fn param_str<'a>(params: Option<&'a JsonObject>, key: &str) -> Result<&'a str, ErrorObject> {
-    params
-        .and_then(|p| p.get(key))
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            ErrorObject::invalid_params(format!("Invalid params: {key} must be a string"))
-        })
+/// The string `what`, or the error telling it must be one.
+fn required_str<'a>(value: &'a Loose<String>, what: &str) -> Result<&'a str, ErrorObject> {
+    value.valid().map(String::as_str).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("Invalid params: {what} must be a string"))
+    })
 }
 
 impl Inner {
@@ -507,17 +510,17 @@ impl Inner {
         Some((self.named(n)?, rest))
     }
 
-    /// One page of the combined `key` list: the connected upstreams' items
+    /// One page of the combined `kind` list: the connected upstreams' items
     /// in configuration order, prefixed (see [`crate::pages`]). An upstream
     /// that is down or fails is left out, and the page goes on with the next.
-    async fn list(&self, r: &Request, method: &str, key: &str) -> HandlerResult {
+    async fn list(&self, r: &Request, method: &str, kind: ListKind) -> HandlerResult {
         let size = self.page_size.load(Ordering::Relaxed).max(1);
         let members = self.members();
         let (mut index, mut cursor, mut skip) =
             match requested_cursor(r.params.as_ref().map(tessera_types::Params::object))? {
                 None => (0, None, 0),
                 Some(c) => {
-                    let p = Position::open(method, c)?;
+                    let p = Position::open(method, &c)?;
                     let i = members
                         .iter()
                         .position(|m| m.entry.name == p.upstream)
@@ -530,7 +533,7 @@ impl Inner {
                 }
             };
         let visible = Visible::of(&self.policy, &self.limits, r);
-        let mut items: Vec<Value> = Vec::new();
+        let mut items: Vec<ListedItem> = Vec::new();
         let mut hints = Hints::default();
         // Upstream pages read for this page, bounded so that upstreams
         // answering empty pages cannot keep one request going.
@@ -539,7 +542,7 @@ impl Inner {
             let m = &members[index];
             reads += 1;
             let Some((page, next, page_hints)) =
-                upstream_page(m, r, method, key, cursor.clone(), &visible).await
+                upstream_page(m, r, method, kind, cursor.clone(), &visible).await
             else {
                 (index, cursor, skip) = (index + 1, None, 0);
                 continue;
@@ -556,10 +559,11 @@ impl Inner {
                 None => (index, cursor, skip) = (index + 1, None, 0),
             }
         }
-        let mut out = JsonObject::new();
-        out.insert(key.into(), Value::Array(items));
+        let mut out = ListPage::of(kind, items);
         if r.context.era == Era::Modern {
-            hints.write(&mut out);
+            let written = hints.written();
+            out.ttl_ms = Loose::Valid(written.ttl_ms);
+            out.cache_scope = Loose::Valid(written.cache_scope);
         }
         if let Some(m) = members.get(index) {
             let next = Position {
@@ -568,18 +572,18 @@ impl Inner {
                 cursor,
                 skip,
             };
-            out.insert("nextCursor".into(), json!(next.seal()));
+            out.next_cursor = Loose::Valid(next.seal());
         }
-        Ok(out)
+        write(&out)
     }
 
     /// Forwards a request addressed by a prefixed name or URI.
     async fn routed(&self, r: &Request) -> HandlerResult {
         let method = r.method.as_str();
-        let mut params = r
+        let mut params: Addressed = r
             .params
             .as_ref()
-            .map(|p| p.object().clone())
+            .map(|p| read(p.object()))
             .unwrap_or_default();
         let visible = Visible::of(&self.policy, &self.limits, r);
         // Unknown and denied read the same, so that a refusal tells nothing
@@ -596,14 +600,14 @@ impl Inner {
             "prompt" => ItemKind::Prompt,
             _ => ItemKind::Resource,
         };
-        let member = match method {
+        let (member, kind, item) = match method {
             methods::TOOLS_CALL | methods::PROMPTS_GET => {
                 let what = if method == methods::TOOLS_CALL {
                     "tool"
                 } else {
                     "prompt"
                 };
-                let full = param_str(Some(&params), "name")?.to_owned();
+                let full = required_str(&params.name, "name")?.to_owned();
                 let (m, rest) = self.by_name(&full).ok_or_else(|| unknown(what, &full))?;
                 // A tool is called by the name callers see; the upstream's own.
                 let rest = if what == "tool" {
@@ -619,97 +623,84 @@ impl Inner {
                 {
                     return Err(unknown(what, &full));
                 }
-                params.insert("name".into(), json!(rest));
+                params.name = Loose::Valid(rest.to_owned());
                 if what == "tool" {
-                    m.entry.overrides.fix_arguments(rest, &mut params);
+                    m.entry.overrides.fix_arguments(rest, &mut params.arguments);
                 }
-                m
+                let item = rest.to_owned();
+                (m, kind_of(what), item)
             }
             methods::RESOURCES_READ
             | methods::RESOURCES_SUBSCRIBE
             | methods::RESOURCES_UNSUBSCRIBE => {
-                let full = param_str(Some(&params), "uri")?.to_owned();
+                let full = required_str(&params.uri, "uri")?.to_owned();
                 let (m, rest) = self
                     .by_uri(&full)
                     .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
                     .ok_or_else(|| unknown("resource", &full))?;
-                params.insert("uri".into(), json!(rest));
-                m
+                params.uri = Loose::Valid(rest.to_owned());
+                (m, ItemKind::Resource, rest.to_owned())
             }
             methods::COMPLETION_COMPLETE => {
-                let reference = params
-                    .get_mut("ref")
-                    .and_then(Value::as_object_mut)
-                    .ok_or_else(|| {
-                        ErrorObject::invalid_params("Invalid params: ref must be an object")
-                    })?;
-                let key = match reference.get("type").and_then(Value::as_str) {
-                    Some("ref/prompt") => "name",
-                    Some("ref/resource") => "uri",
+                let Loose::Valid(reference) = &mut params.reference else {
+                    return Err(ErrorObject::invalid_params(
+                        "Invalid params: ref must be an object",
+                    ));
+                };
+                let by_name = match reference.kind.valid().map(String::as_str) {
+                    Some("ref/prompt") => true,
+                    Some("ref/resource") => false,
                     _ => {
                         return Err(ErrorObject::invalid_params(
                             "Invalid params: unknown ref type",
                         ));
                     }
                 };
-                let full = param_str(Some(reference), key)?.to_owned();
-                let found = if key == "name" {
+                let (full, what) = if by_name {
+                    (required_str(&reference.name, "name")?.to_owned(), "prompt")
+                } else {
+                    (required_str(&reference.uri, "uri")?.to_owned(), "resource")
+                };
+                let found = if by_name {
                     self.by_name(&full)
                 } else {
                     self.by_uri(&full)
                 };
-                let what = if key == "name" { "prompt" } else { "resource" };
                 let (m, rest) = found
                     .filter(|(m, rest)| visible.allows(&m.entry.name, kind_of(what), rest))
                     .ok_or_else(|| unknown(what, &full))?;
-                reference.insert(key.into(), json!(rest));
-                m
+                if by_name {
+                    reference.name = Loose::Valid(rest.to_owned());
+                } else {
+                    reference.uri = Loose::Valid(rest.to_owned());
+                }
+                (m, kind_of(what), rest.to_owned())
             }
             other => return Err(ErrorObject::method_not_found(other)),
         };
         let name = member.entry.name.clone();
-        let (kind, item) = match method {
-            methods::TOOLS_CALL => (ItemKind::Tool, params.get("name")),
-            methods::PROMPTS_GET => (ItemKind::Prompt, params.get("name")),
-            methods::COMPLETION_COMPLETE => match params.get("ref") {
-                Some(reference) if reference.get("name").is_some() => {
-                    (ItemKind::Prompt, reference.get("name"))
-                }
-                reference => (ItemKind::Resource, reference.and_then(|x| x.get("uri"))),
-            },
-            _ => (ItemKind::Resource, params.get("uri")),
-        };
-        let item = item.and_then(Value::as_str).unwrap_or_default();
-        visible.spend(r, &name, kind, item).await?;
-        let mut result = member.call(r, method, params).await?;
-        match method {
-            methods::TOOLS_CALL => prefix_content(&name, result.get_mut("content")),
-            methods::PROMPTS_GET => {
-                if let Some(Value::Array(msgs)) = result.get_mut("messages") {
-                    for m in msgs {
-                        prefix_content(&name, m.get_mut("content"));
-                    }
-                }
-            }
-            methods::RESOURCES_READ => {
-                if let Some(Value::Array(contents)) = result.get_mut("contents") {
-                    for c in contents {
-                        if let Some(Value::String(u)) = c.get_mut("uri") {
-                            *u = prefix_uri(&name, u);
-                        }
-                    }
-                }
-            }
-            _ => {}
+        visible.spend(r, &name, kind, &item).await?;
+        let result = member.call(r, method, write(&params)?).await?;
+        if !matches!(
+            method,
+            methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+        ) {
+            return Ok(result);
         }
-        Ok(result)
+        let mut linking: Linking = take(result);
+        prefix_result(&name, method, &mut linking);
+        write(&linking)
     }
 
     /// `resources/subscribe` and `resources/unsubscribe` of a legacy session:
     /// counted, so that the upstream is asked once per URI.
     async fn subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
-        let uri =
-            param_str(r.params.as_ref().map(tessera_types::Params::object), "uri")?.to_owned();
+        let params: Addressed = r
+            .params
+            .as_ref()
+            .map(|p| read(p.object()))
+            .unwrap_or_default();
+        let uri = required_str(&params.uri, "uri")?.to_owned();
         let visible = Visible::of(&self.policy, &self.limits, r);
         let known = self
             .by_uri(&uri)
@@ -746,21 +737,25 @@ impl Inner {
 
     /// `subscriptions/listen` (2026-07-28), served by the aggregator.
     async fn listen(&self, r: &Request) -> HandlerResult {
-        let requested = match r.params.as_ref().and_then(|p| p.get("notifications")) {
-            Some(Value::Object(f)) => f.clone(),
-            _ => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: subscriptions/listen needs a notifications object",
-                ));
-            }
+        let params: ListenParams = r
+            .params
+            .as_ref()
+            .map(|p| read(p.object()))
+            .unwrap_or_default();
+        let Loose::Valid(requested) = params.notifications else {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: subscriptions/listen needs a notifications object",
+            ));
         };
-        let flag = |k: &str| requested.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let lists =
-            flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged");
+        let on = |flag: &Loose<bool>| flag.valid() == Some(&true);
+        let tools = on(&requested.tools_list_changed);
+        let prompts = on(&requested.prompts_list_changed);
+        let resources = on(&requested.resources_list_changed);
+        let lists = tools || prompts || resources;
         let mut uris = BTreeSet::new();
         let visible = Visible::of(&self.policy, &self.limits, r);
-        if let Some(Value::Array(a)) = requested.get("resourceSubscriptions") {
-            for u in a.iter().filter_map(Value::as_str) {
+        if let Loose::Valid(a) = &requested.resource_subscriptions {
+            for u in a.iter().filter_map(Loose::valid) {
                 let Some((m, rest)) = self
                     .by_uri(u)
                     .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
@@ -772,8 +767,10 @@ impl Inner {
                         self.hub.unsubscribe(u);
                         continue;
                     };
-                    let mut p = JsonObject::new();
-                    p.insert("uri".into(), json!(rest));
+                    let Ok(p) = write(&ResourceRequestParams::new(rest)) else {
+                        self.hub.unsubscribe(u);
+                        continue;
+                    };
                     if up.era() == Era::Legacy
                         && up
                             .peer
@@ -792,22 +789,17 @@ impl Inner {
                 uris.insert(u.to_owned());
             }
         }
-        let mut granted = JsonObject::new();
-        for k in [
-            "toolsListChanged",
-            "promptsListChanged",
-            "resourcesListChanged",
-        ] {
-            if flag(k) {
-                granted.insert(k.into(), json!(true));
-            }
-        }
-        if !uris.is_empty() {
-            granted.insert(
-                "resourceSubscriptions".into(),
-                json!(uris.iter().collect::<Vec<_>>()),
-            );
-        }
+        let granted = SubscriptionsAcknowledgedNotificationParams {
+            meta: None,
+            notifications: SubscriptionFilter {
+                tools_list_changed: tools.then_some(true),
+                prompts_list_changed: prompts.then_some(true),
+                resources_list_changed: resources.then_some(true),
+                resource_subscriptions: (!uris.is_empty()).then(|| uris.iter().cloned().collect()),
+                task_ids: None,
+            },
+        };
+        let ack = write(&granted)?;
         let key = self
             .hub
             .next
@@ -823,8 +815,6 @@ impl Inner {
                 lists,
                 uris: uris.clone(),
             });
-        let mut ack = JsonObject::new();
-        ack.insert("notifications".into(), Value::Object(granted));
         let _ = r.peer.notify(
             methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
             Some(tag(&r.id, Some(&ack))),
@@ -839,9 +829,9 @@ impl Inner {
         for u in uris {
             if self.hub.unsubscribe(&u) {
                 if let Some((m, rest)) = self.by_uri(&u) {
-                    if let Ok(up) = m.upstream() {
-                        let mut p = JsonObject::new();
-                        p.insert("uri".into(), json!(rest));
+                    if let (Ok(up), Ok(p)) =
+                        (m.upstream(), write(&ResourceRequestParams::new(rest)))
+                    {
                         tokio::spawn(async move {
                             let _ = up
                                 .peer
@@ -869,14 +859,20 @@ impl Service for AggregatorService {
         let inner = self.inner.clone();
         Box::pin(async move {
             match r.method.as_str() {
-                methods::TOOLS_LIST => inner.list(&r, methods::TOOLS_LIST, "tools").await,
-                methods::PROMPTS_LIST => inner.list(&r, methods::PROMPTS_LIST, "prompts").await,
+                methods::TOOLS_LIST => inner.list(&r, methods::TOOLS_LIST, ListKind::Tools).await,
+                methods::PROMPTS_LIST => {
+                    inner
+                        .list(&r, methods::PROMPTS_LIST, ListKind::Prompts)
+                        .await
+                }
                 methods::RESOURCES_LIST => {
-                    inner.list(&r, methods::RESOURCES_LIST, "resources").await
+                    inner
+                        .list(&r, methods::RESOURCES_LIST, ListKind::Resources)
+                        .await
                 }
                 methods::RESOURCES_TEMPLATES_LIST => {
                     inner
-                        .list(&r, methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates")
+                        .list(&r, methods::RESOURCES_TEMPLATES_LIST, ListKind::Templates)
                         .await
                 }
                 methods::RESOURCES_SUBSCRIBE => inner.subscription(&r, true).await,
@@ -914,5 +910,52 @@ impl ServiceFactory for Aggregator {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn linked(method: &str, v: Value) -> Value {
+        let mut l: Linking = read(v.as_object().unwrap());
+        prefix_result("up", method, &mut l);
+        Value::Object(write(&l).unwrap())
+    }
+
+    #[test]
+    fn only_linked_resource_uris_are_prefixed() {
+        assert_eq!(
+            linked(
+                methods::TOOLS_CALL,
+                json!({"content": [
+                    {"type": "resource_link", "uri": "f://a", "name": "a"},
+                    {"type": "resource", "resource": {"uri": "f://b", "text": "t"}},
+                    {"type": "text", "text": "f://c", "uri": "f://c"},
+                    3
+                ], "structuredContent": {"uri": "f://d"}, "isError": false})
+            ),
+            json!({"content": [
+                {"type": "resource_link", "uri": "up+f://a", "name": "a"},
+                {"type": "resource", "resource": {"uri": "up+f://b", "text": "t"}},
+                {"type": "text", "text": "f://c", "uri": "f://c"},
+                3
+            ], "structuredContent": {"uri": "f://d"}, "isError": false})
+        );
+        assert_eq!(
+            linked(
+                methods::PROMPTS_GET,
+                json!({"messages": [{"role": "user", "content": {"type": "resource_link", "uri": "f://a"}}]})
+            ),
+            json!({"messages": [{"role": "user", "content": {"type": "resource_link", "uri": "up+f://a"}}]})
+        );
+        assert_eq!(
+            linked(
+                methods::RESOURCES_READ,
+                json!({"contents": [{"uri": "f://a", "blob": "AA=="}], "ttlMs": 5})
+            ),
+            json!({"contents": [{"uri": "up+f://a", "blob": "AA=="}], "ttlMs": 5})
+        );
     }
 }

@@ -20,6 +20,7 @@ use tessera_runtime::{BoxFuture, Principal};
 use tessera_types::JsonObject;
 
 use crate::gateway::{ApiKey, digest};
+use crate::shapes::{Subject, read};
 
 /// The header that carries an API key.
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -81,10 +82,22 @@ pub struct ApiKeyAuth<S> {
     layer: ApiKeyLayer,
 }
 
+/// The body of a `401`.
+#[derive(serde::Serialize)]
+struct Refused<'a> {
+    error: &'static str,
+    error_description: &'a str,
+}
+
 /// A `401` with a one-line JSON reason.
 fn refuse(why: &str) -> Response<Full<Bytes>> {
-    let body = serde_json::json!({"error": "unauthorized", "error_description": why});
-    let mut r = Response::new(Full::new(Bytes::from(body.to_string())));
+    let body = Refused {
+        error: "unauthorized",
+        error_description: why,
+    };
+    // Two strings: always serialised.
+    let text = serde_json::to_string(&body).unwrap_or_default();
+    let mut r = Response::new(Full::new(Bytes::from(text)));
     *r.status_mut() = StatusCode::UNAUTHORIZED;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -132,10 +145,9 @@ impl ApiKeyLayer {
         let Some(k) = keys.iter().find(|k| k.digest == d) else {
             return Err("unknown API key");
         };
-        let sub = k
-            .principal
-            .get("sub")
-            .and_then(serde_json::Value::as_str)
+        let sub = read::<Subject>(&k.principal)
+            .sub
+            .into_valid()
             .unwrap_or_default();
         let principal = Principal(format!("apikey:{sub}"));
         let ext = req.extensions_mut();

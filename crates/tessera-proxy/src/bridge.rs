@@ -32,6 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use tessera_types::methods;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera_http::{ServiceFactory, ToolHeaders};
 use tessera_proto::mirror::{self, ParamHeader};
@@ -41,7 +42,9 @@ use tessera_runtime::{
     BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, PeerError, Request,
     Service,
 };
-use tessera_types::{Era, ErrorObject, Implementation, JsonObject, ServerCapabilities};
+use tessera_types::{
+    Era, ErrorObject, Implementation, JsonObject, PaginatedRequestParams, ServerCapabilities,
+};
 
 use crate::calls::Calls;
 use crate::error::ProxyError;
@@ -49,6 +52,7 @@ use crate::fanout::{self, Fanout};
 use crate::forward::{forward, forward_reply};
 use crate::listen::{self, Listeners};
 use crate::route::{SessionSink, SharedSink, Unsolicited};
+use crate::shapes::{self, Loose};
 use crate::upstream::{
     ProcessCap, Upstream, UpstreamOptions, UpstreamSpec, all_client_capabilities, proxy_identity,
 };
@@ -74,6 +78,29 @@ pub(crate) const FORWARDED_METHODS: [&str; 15] = [
     methods::TASKS_CANCEL,
 ];
 
+/// The members of a `tools/list` page the proxy learns schemas from.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ToolsPage {
+    tools: Loose<Vec<Loose<ToolSchema>>>,
+    next_cursor: Loose<String>,
+}
+
+/// A listed tool's name and input schema.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ToolSchema {
+    name: Loose<String>,
+    input_schema: Loose<JsonObject>,
+}
+
+/// The params of `logging/setLevel` as the proxy passes the session's
+/// level on (whatever the client set).
+#[derive(Debug, Serialize)]
+struct SetLevel {
+    level: String,
+}
+
 /// The upstream's tool input schemas, for the `Mcp-Param-*` header checks
 /// of 2026-07-28 `tools/call` requests (without it, each call costs an
 /// internal `tools/list` upstream). Filled at start and by every
@@ -86,16 +113,15 @@ pub(crate) struct ToolSchemas {
 impl ToolSchemas {
     /// Records the tools of one `tools/list` page.
     pub(crate) fn learn(&self, result: &JsonObject) {
-        let Some(Value::Array(tools)) = result.get("tools") else {
+        let page: ToolsPage = shapes::read(result);
+        let Loose::Valid(tools) = page.tools else {
             return;
         };
         let mut m = self.map.write().unwrap_or_else(|e| e.into_inner());
         let map = m.get_or_insert_with(HashMap::new);
-        for t in tools {
-            let name = t.get("name").and_then(Value::as_str);
-            let schema = t.get("inputSchema").and_then(Value::as_object);
-            if let (Some(n), Some(s)) = (name, schema) {
-                map.insert(n.to_owned(), mirror::param_headers(s).into());
+        for t in tools.into_iter().filter_map(Loose::into_valid) {
+            if let (Loose::Valid(n), Loose::Valid(s)) = (t.name, t.input_schema) {
+                map.insert(n, mirror::param_headers(&s).into());
             }
         }
     }
@@ -313,13 +339,11 @@ impl Proxy {
 /// the list the proxy still serves; it learns the schemas from the first
 /// `tools/list` a client makes.
 async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
-    let mut cursor: Option<Value> = None;
+    let mut cursor: Option<String> = None;
     for _ in 0..100 {
-        let params = cursor.take().map(|c| {
-            let mut p = JsonObject::new();
-            p.insert("cursor".into(), c);
-            p
-        });
+        let params = cursor
+            .take()
+            .and_then(|c| shapes::write(&PaginatedRequestParams::after(c)).ok());
         match up
             .peer
             .request(methods::TOOLS_LIST, params, RequestOptions::default())
@@ -327,8 +351,8 @@ async fn learn_tools(up: &Upstream, schemas: &ToolSchemas) {
         {
             Ok(page) => {
                 schemas.learn(&page);
-                match page.get("nextCursor") {
-                    Some(c @ Value::String(_)) => cursor = Some(c.clone()),
+                match shapes::read::<ToolsPage>(&page).next_cursor {
+                    Loose::Valid(c) => cursor = Some(c),
                     _ => return,
                 }
             }
@@ -634,8 +658,9 @@ impl SessionLink {
             }
             *sent = Some(level.clone());
         }
-        let mut p = JsonObject::new();
-        p.insert("level".into(), Value::String(level));
+        let Ok(p) = shapes::write(&SetLevel { level }) else {
+            return;
+        };
         if let Err(e) = up
             .peer
             .request(

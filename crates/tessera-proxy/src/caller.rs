@@ -4,13 +4,13 @@
 
 use std::sync::{Arc, RwLock};
 
-use serde_json::Value;
 use tessera_runtime::Request;
 use tessera_types::{ErrorObject, JsonObject};
 
 use crate::apikey::CallerClaims;
 use crate::policy::{ItemKind, Policy};
 use crate::ratelimit::RateLimits;
+use crate::shapes::{Subject, read};
 
 /// What the caller of one request may see: the policy at its start and
 /// the caller's claims.
@@ -66,8 +66,8 @@ impl<'a> Visible<'a> {
         }
         // The subject, else the authenticated principal; callers named by
         // neither share one bucket.
-        let who = match self.claims.get("sub").and_then(Value::as_str) {
-            Some(sub) => sub.to_owned(),
+        let who = match read::<Subject>(&self.claims).sub.into_valid() {
+            Some(sub) => sub,
             None => r
                 .extensions
                 .get::<tessera_runtime::Principal>()

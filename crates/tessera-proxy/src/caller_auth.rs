@@ -33,7 +33,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
 use sha2::{Digest, Sha256};
 use tessera_auth::client::TokenExchange;
 use tessera_http::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
@@ -43,6 +42,7 @@ use tessera_types::ErrorObject;
 use tokio::time::Instant;
 
 use crate::apikey::CallerClaims;
+use crate::refusal::RefusalData;
 use crate::upstream::UpstreamSpec;
 
 /// The most exchanged tokens cached per upstream.
@@ -114,7 +114,13 @@ pub(crate) struct CallerToken {
 
 fn refusal(upstream: &str, kind: &str, why: String) -> ErrorObject {
     let mut e = ErrorObject::internal(format!("upstream {upstream}: {why}"));
-    e.data = Some(json!({"upstream": upstream, "credentials": kind}));
+    e.data = Some(
+        RefusalData {
+            credentials: Some(kind.to_owned()),
+            ..RefusalData::upstream(upstream)
+        }
+        .to_value(),
+    );
     e
 }
 

@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
 use tessera_proto::ConnectMode;
 use tessera_runtime::Request;
 use tessera_types::ErrorObject;
@@ -24,6 +23,7 @@ use crate::caller_auth::CallerCredentials;
 use crate::calls::Calls;
 use crate::hub::Hub;
 use crate::member::MemberSink;
+use crate::refusal::RefusalData;
 use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
 /// The most callers with a connection of their own to one upstream.
@@ -136,7 +136,7 @@ impl Callers {
                         "upstream {} cannot be reached for this caller: {e}",
                         self.upstream
                     ));
-                    o.data = Some(json!({"upstream": self.upstream}));
+                    o.data = Some(RefusalData::upstream(&self.upstream).to_value());
                     o
                 })?;
                 let up = Arc::new(up);
@@ -177,7 +177,10 @@ impl Callers {
                         self.upstream
                     ));
                     e.data = Some(
-                        json!({"upstream": self.upstream, "limit": "callers", "max": MAX_CALLERS}),
+                        RefusalData::upstream(&self.upstream)
+                            .limit("callers")
+                            .max(MAX_CALLERS)
+                            .to_value(),
                     );
                     return Err(e);
                 }

@@ -20,6 +20,7 @@
 
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::Value;
 use tessera_auth::client::{ClientCredentials, Grant, OAuthClient, TokenExchange};
 use tessera_http::HttpAuth;
@@ -27,6 +28,7 @@ use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::caller_auth::Kind;
 use crate::error::ProxyError;
+use crate::shapes::{Loose, read};
 
 /// What an `auth` key asks for, ready to use.
 pub(crate) enum Credentials {
@@ -38,15 +40,44 @@ pub(crate) enum Credentials {
     Caller(Kind),
 }
 
+/// The fields of an `auth` value, as written (each checked where it is
+/// used, with its name in the error).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct AuthFields {
+    #[serde(rename = "type")]
+    kind: Loose<String>,
+    header: Loose<String>,
+    value_env: Loose<String>,
+    prefix: Loose<String>,
+    client_id: Loose<String>,
+    client_secret_env: Loose<String>,
+    scope: Loose<String>,
+    acknowledge_token_passthrough: Loose<bool>,
+    audience: Loose<String>,
+    token_endpoint: Loose<String>,
+    resource: Loose<String>,
+}
+
+/// The required string field `key` (`field` its value).
+fn required<'a>(
+    field: &'a Loose<String>,
+    key: &str,
+    bad: &impl Fn(String) -> ProxyError,
+) -> Result<&'a str, ProxyError> {
+    text(field, key, bad)?.ok_or_else(|| bad(format!("auth.{key} is required")))
+}
+
+/// The optional string field `key` (`field` its value).
 fn text<'a>(
-    o: &'a serde_json::Map<String, Value>,
+    field: &'a Loose<String>,
     key: &str,
     bad: &impl Fn(String) -> ProxyError,
 ) -> Result<Option<&'a str>, ProxyError> {
-    match o.get(key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(bad(format!("auth.{key} must be a string"))),
+    match field {
+        Loose::Absent => Ok(None),
+        Loose::Valid(s) => Ok(Some(s)),
+        Loose::Malformed(_) => Err(bad(format!("auth.{key} must be a string"))),
     }
 }
 
@@ -61,16 +92,16 @@ pub(crate) fn parse_auth(
     let o = v
         .as_object()
         .ok_or_else(|| bad("auth must be an object".into()))?;
-    let need = |key: &str| text(o, key, bad)?.ok_or_else(|| bad(format!("auth.{key} is required")));
-    let secret = |key: &str| {
-        let var = need(key)?;
+    let f: AuthFields = read(o);
+    let secret = |field: &Loose<String>, key: &str| {
+        let var = required(field, key, bad)?;
         env(var).ok_or_else(|| {
             bad(format!(
                 "auth.{key}: the environment variable {var} is not set"
             ))
         })
     };
-    let known: &[&str] = match o.get("type").and_then(Value::as_str) {
+    let known: &[&str] = match f.kind.valid().map(String::as_str) {
         Some("header") => &["type", "header", "valueEnv", "prefix"],
         Some("clientCredentials") => &["type", "clientId", "clientSecretEnv", "scope"],
         Some("forward") => &["type", "acknowledgeTokenPassthrough", "audience"],
@@ -96,15 +127,15 @@ pub(crate) fn parse_auth(
             known.join(", ")
         )));
     }
-    match need("type")? {
+    match required(&f.kind, "type", bad)? {
         "header" => {
-            let name = need("header")?;
+            let name = required(&f.header, "header", bad)?;
             let name = HeaderName::try_from(name)
                 .map_err(|_| bad(format!("auth.header: bad header name {name:?}")))?;
             let value = format!(
                 "{}{}",
-                text(o, "prefix", bad)?.unwrap_or(""),
-                secret("valueEnv")?
+                text(&f.prefix, "prefix", bad)?.unwrap_or(""),
+                secret(&f.value_env, "valueEnv")?
             );
             let mut value = HeaderValue::try_from(value)
                 .map_err(|_| bad("auth.valueEnv: the value is not a valid header value".into()))?;
@@ -112,7 +143,7 @@ pub(crate) fn parse_auth(
             Ok(Credentials::Header(name, value))
         }
         "forward" => {
-            if o.get("acknowledgeTokenPassthrough") != Some(&Value::Bool(true)) {
+            if f.acknowledge_token_passthrough.valid() != Some(&true) {
                 return Err(bad(
                     "auth.acknowledgeTokenPassthrough: must be true for \"forward\": the MCP \
                      authorization specification forbids passing the caller's token on to \
@@ -122,14 +153,18 @@ pub(crate) fn parse_auth(
                         .into(),
                 ));
             }
-            let audience = text(o, "audience", bad)?.unwrap_or(url).to_owned();
+            let audience = text(&f.audience, "audience", bad)?
+                .unwrap_or(url)
+                .to_owned();
             Ok(Credentials::Caller(Kind::Forward { audience }))
         }
         "tokenExchange" => {
-            let client =
-                ClientCredentials::confidential(need("clientId")?, secret("clientSecretEnv")?);
+            let client = ClientCredentials::confidential(
+                required(&f.client_id, "clientId", bad)?,
+                secret(&f.client_secret_env, "clientSecretEnv")?,
+            );
             let mut b = TokenExchange::builder(url, client);
-            if let Some(t) = text(o, "tokenEndpoint", bad)? {
+            if let Some(t) = text(&f.token_endpoint, "tokenEndpoint", bad)? {
                 if !(t.starts_with("http://") || t.starts_with("https://")) {
                     return Err(bad(format!(
                         "auth.tokenEndpoint: must be an http:// or https:// URL, not {t:?}"
@@ -137,13 +172,13 @@ pub(crate) fn parse_auth(
                 }
                 b = b.token_endpoint(t);
             }
-            if let Some(s) = text(o, "scope", bad)? {
+            if let Some(s) = text(&f.scope, "scope", bad)? {
                 b = b.scope(s);
             }
-            if let Some(a) = text(o, "audience", bad)? {
+            if let Some(a) = text(&f.audience, "audience", bad)? {
                 b = b.audience(a);
             }
-            if let Some(r) = text(o, "resource", bad)? {
+            if let Some(r) = text(&f.resource, "resource", bad)? {
                 b = b.resource(r);
             }
             let x = b
@@ -152,10 +187,12 @@ pub(crate) fn parse_auth(
             Ok(Credentials::Caller(Kind::Exchange(Box::new(x))))
         }
         _ => {
-            let client =
-                ClientCredentials::confidential(need("clientId")?, secret("clientSecretEnv")?);
+            let client = ClientCredentials::confidential(
+                required(&f.client_id, "clientId", bad)?,
+                secret(&f.client_secret_env, "clientSecretEnv")?,
+            );
             let mut b = OAuthClient::builder(url, Grant::ClientCredentials).client(client);
-            if let Some(scope) = text(o, "scope", bad)? {
+            if let Some(scope) = text(&f.scope, "scope", bad)? {
                 b = b.scope(scope);
             }
             let oauth = b

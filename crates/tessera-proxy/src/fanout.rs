@@ -13,13 +13,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use serde_json::Value;
 use tessera_proto::meta_keys;
 use tessera_runtime::Peer;
-use tessera_types::{JsonObject, ServerCapabilities, methods};
+use tessera_types::{
+    JsonObject, ServerCapabilities, SubscriptionFilter, SubscriptionsListenRequestParams, methods,
+};
 use tokio::sync::watch;
 
+use crate::shapes::{Loose, write};
 use crate::upstream::Upstream;
+use tessera_types::WithMeta;
 
 /// How long a session arriving while the proxy's listen stream is being
 /// opened waits for the server to acknowledge it.
@@ -149,50 +152,39 @@ impl Fanout {
 /// The `subscriptions/listen` params asking for every list change the
 /// server declares; `None` when it declares none.
 pub(crate) fn listen_params(caps: &ServerCapabilities) -> Option<JsonObject> {
-    let mut n = JsonObject::new();
-    let declared = [
-        (
-            "toolsListChanged",
-            caps.tools.as_ref().and_then(|c| c.list_changed),
-        ),
-        (
-            "promptsListChanged",
-            caps.prompts.as_ref().and_then(|c| c.list_changed),
-        ),
-        (
-            "resourcesListChanged",
-            caps.resources.as_ref().and_then(|c| c.list_changed),
-        ),
-    ];
-    for (key, on) in declared {
-        if on == Some(true) {
-            n.insert(key.into(), Value::Bool(true));
-        }
-    }
-    if n.is_empty() {
+    let on = |c: Option<bool>| (c == Some(true)).then_some(true);
+    let notifications = SubscriptionFilter {
+        tools_list_changed: on(caps.tools.as_ref().and_then(|c| c.list_changed)),
+        prompts_list_changed: on(caps.prompts.as_ref().and_then(|c| c.list_changed)),
+        resources_list_changed: on(caps.resources.as_ref().and_then(|c| c.list_changed)),
+        ..SubscriptionFilter::default()
+    };
+    if notifications == SubscriptionFilter::default() {
         return None;
     }
-    let mut p = JsonObject::new();
-    p.insert("notifications".into(), Value::Object(n));
-    Some(p)
+    write(&SubscriptionsListenRequestParams {
+        meta: None,
+        notifications,
+    })
+    .ok()
 }
 
 /// The params without the listen stream's subscription id.
 fn untag(params: Option<&JsonObject>) -> Option<JsonObject> {
-    let mut p = params?.clone();
-    if let Some(Value::Object(m)) = p.get_mut("_meta") {
+    let mut p = WithMeta::split(params?.clone());
+    if let Loose::Valid(m) = &mut p.meta {
         m.remove(meta_keys::SUBSCRIPTION_ID);
         if m.is_empty() {
-            p.remove("_meta");
+            p.meta = Loose::Absent;
         }
     }
-    if p.is_empty() { None } else { Some(p) }
+    Some(p.join()).filter(|p| !p.is_empty())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn the_listen_asks_for_what_the_server_declares() {

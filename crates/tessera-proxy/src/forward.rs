@@ -7,13 +7,18 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tessera_proto::{CallError, RequestOptions, meta_keys};
 use tessera_runtime::{PeerError, RawResult, Reply, Request};
 use tessera_types::{Era, ErrorObject, JsonObject, RequestId, ResultType};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::calls::Calls;
+use crate::shapes::{self, Loose, WithMeta};
 use crate::upstream::Upstream;
 
 /// The most input rounds the proxy runs for a legacy client before giving up.
@@ -33,16 +38,15 @@ const MODERN_META: [&str; 4] = [
 /// about that request, so they reach the right client even with many
 /// requests in flight on one connection.
 pub(crate) fn prepare(
-    mut params: Option<JsonObject>,
+    params: Option<JsonObject>,
     r: &Request,
     upstream: Era,
     tag: Option<u64>,
 ) -> Option<JsonObject> {
-    let p = params.get_or_insert_with(JsonObject::new);
-    let meta = p
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if let Value::Object(m) = meta {
+    let mut p = WithMeta::split_option(params);
+    // A `_meta` that is not an object is passed on as it is.
+    if !matches!(p.meta, Loose::Malformed(_)) {
+        let mut m = std::mem::take(&mut p.meta).into_valid().unwrap_or_default();
         // The upstream engine issues its own progress token when asked.
         m.remove(meta_keys::PROGRESS_TOKEN);
         match (r.context.era, upstream) {
@@ -53,24 +57,26 @@ pub(crate) fn prepare(
             }
             (Era::Legacy, Era::Modern) => {
                 // Tell the 2026-07-28 server what the legacy client declared.
-                let mut caps = r.context.peer_capabilities.to_object();
+                let mut caps: Capabilities = shapes::take(r.context.peer_capabilities.to_object());
                 if r.extensions
                     .get::<tessera_http::http::HeaderMap>()
                     .is_some()
                 {
                     // This client is on HTTP: the upstream may ask to close
                     // its request's SSE stream (SEP-1699 polling).
-                    let experimental = caps
-                        .entry("experimental")
-                        .or_insert_with(|| Value::Object(JsonObject::new()));
-                    if let Value::Object(x) = experimental {
+                    if !matches!(caps.experimental, Loose::Valid(_)) {
+                        caps.experimental = Loose::Valid(JsonObject::new());
+                    }
+                    if let Loose::Valid(x) = &mut caps.experimental {
                         x.insert(
                             tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY.into(),
                             Value::Object(JsonObject::new()),
                         );
                     }
                 }
-                m.insert(meta_keys::CLIENT_CAPABILITIES.into(), Value::Object(caps));
+                if let Ok(caps) = shapes::write(&caps) {
+                    m.insert(meta_keys::CLIENT_CAPABILITIES.into(), Value::Object(caps));
+                }
                 if let Some(info) = &r.context.peer_info {
                     m.insert(
                         meta_keys::CLIENT_INFO.into(),
@@ -86,11 +92,79 @@ pub(crate) fn prepare(
         if let Some(tag) = tag {
             m.insert(meta_keys::REQUEST_TAG.into(), Value::from(tag));
         }
-        if m.is_empty() {
-            p.remove("_meta");
+        if !m.is_empty() {
+            p.meta = Loose::Valid(m);
         }
     }
-    if p.is_empty() { None } else { params }
+    Some(p.join()).filter(|p| !p.is_empty())
+}
+
+/// A client's capabilities: their `experimental` member, which the proxy
+/// adds to, and the rest.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(default)]
+struct Capabilities {
+    #[serde(skip_serializing_if = "Loose::is_absent")]
+    experimental: Loose<JsonObject>,
+    #[serde(flatten)]
+    rest: JsonObject,
+}
+
+/// The members of a progress notification the proxy passes back.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Progress {
+    progress: Loose<f64>,
+    total: Loose<f64>,
+    message: Loose<String>,
+}
+
+/// A 2026-07-28 result asking for input: what the proxy asks the legacy
+/// client, and the state it sends back.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct InputRound {
+    input_requests: Loose<BTreeMap<String, Loose<AskClient>>>,
+    request_state: Loose<Value>,
+}
+
+/// One request of an input round, as the client is asked it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AskClient {
+    method: Loose<String>,
+    params: Loose<JsonObject>,
+    #[serde(flatten)]
+    _others: JsonObject,
+}
+
+/// The members added to the original params to answer an input round.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InputAnswers {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_responses: Option<JsonObject>,
+    #[serde(skip_serializing_if = "Loose::is_absent")]
+    request_state: Loose<Value>,
+}
+
+/// A 2026-07-28 result: its `resultType`, and the rest.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Stamped {
+    result_type: Loose<ResultType>,
+    #[serde(flatten)]
+    rest: JsonObject,
+}
+
+/// A result member's name: `resultType` (which a legacy client does not
+/// get) or another.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum Member {
+    ResultType,
+    #[serde(untagged)]
+    Other(String),
 }
 
 /// A proxy-side failure as the JSON-RPC error the client gets.
@@ -271,12 +345,11 @@ where
 }
 
 fn pass_progress(r: &Request, p: &JsonObject) {
-    let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
+    let p: Progress = shapes::read(p);
+    let Loose::Valid(progress) = p.progress else {
         return;
     };
-    let total = p.get("total").and_then(Value::as_f64);
-    let message = p.get("message").and_then(Value::as_str).map(str::to_owned);
-    r.progress(progress, total, message);
+    r.progress(progress, p.total.into_valid(), p.message.into_valid());
 }
 
 /// Forwards `r` (as `method` with `params`) like [`forward`], answering with
@@ -322,16 +395,21 @@ pub(crate) async fn forward_reply(
 /// reads it whole.
 fn for_legacy(result: RawResult) -> Result<RawResult, RawResult> {
     let stripped = {
-        let Ok(mut members) = serde_json::from_str::<
-            std::collections::BTreeMap<String, &serde_json::value::RawValue>,
-        >(result.get()) else {
+        let Ok(mut members) = serde_json::from_str::<BTreeMap<Member, &RawValue>>(result.get())
+        else {
             return Err(result);
         };
-        match members.get("resultType").map(|v| v.get()) {
+        match members.remove(&Member::ResultType).map(RawValue::get) {
             None => None,
             Some("\"complete\"") => {
-                members.remove("resultType");
-                Some(serde_json::value::to_raw_value(&members))
+                let rest: BTreeMap<String, &RawValue> = members
+                    .into_iter()
+                    .filter_map(|(k, v)| match k {
+                        Member::Other(k) => Some((k, v)),
+                        Member::ResultType => None,
+                    })
+                    .collect();
+                Some(serde_json::value::to_raw_value(&rest))
             }
             Some(_) => return Err(result),
         }
@@ -377,44 +455,52 @@ async fn rounds(
     mut result: JsonObject,
 ) -> Result<JsonObject, Failure> {
     for round in 1..=MAX_ROUNDS {
-        if ResultType::of(&result) != ResultType::InputRequired {
-            result.remove("resultType");
-            return Ok(result);
+        let stamped: Stamped = shapes::take(result);
+        if stamped.result_type.valid() != Some(&ResultType::InputRequired) {
+            // A legacy client gets no `resultType`.
+            return Ok(stamped.rest);
         }
         if round == MAX_ROUNDS {
             break;
         }
+        let asked: InputRound = shapes::read(&stamped.rest);
         let mut next = base.clone().unwrap_or_default();
-        if let Some(reqs) = result.get("inputRequests") {
-            let Value::Object(reqs) = reqs else {
+        let mut answers = None;
+        match asked.input_requests {
+            Loose::Absent => {}
+            Loose::Malformed(_) => {
                 return Err(Failure::answered(ErrorObject::internal(
                     "the upstream server sent an inputRequests that is not an object",
                 )));
-            };
-            let mut answers = JsonObject::new();
-            for (key, req) in reqs {
-                let m = req.get("method").and_then(Value::as_str).ok_or_else(|| {
-                    Failure::answered(ErrorObject::internal(
-                        "the upstream server sent an input request without a method",
-                    ))
-                })?;
-                let p = req.get("params").and_then(Value::as_object).cloned();
-                let options = RequestOptions {
-                    related: Some(r.id.clone()),
-                    ..RequestOptions::default()
-                };
-                let answer = r
-                    .peer
-                    .request(m, p, options)
-                    .await
-                    .map_err(|e| Failure::answered(peer_error(m, e)))?;
-                answers.insert(key.clone(), Value::Object(answer));
             }
-            next.insert("inputResponses".into(), Value::Object(answers));
+            Loose::Valid(reqs) => {
+                let mut answered = JsonObject::new();
+                for (key, req) in reqs {
+                    let req = req.into_valid().unwrap_or_default();
+                    let Loose::Valid(m) = req.method else {
+                        return Err(Failure::answered(ErrorObject::internal(
+                            "the upstream server sent an input request without a method",
+                        )));
+                    };
+                    let options = RequestOptions {
+                        related: Some(r.id.clone()),
+                        ..RequestOptions::default()
+                    };
+                    let answer = r
+                        .peer
+                        .request(&m, req.params.into_valid(), options)
+                        .await
+                        .map_err(|e| Failure::answered(peer_error(&m, e)))?;
+                    answered.insert(key, Value::Object(answer));
+                }
+                answers = Some(answered);
+            }
         }
-        if let Some(state) = result.get("requestState") {
-            next.insert("requestState".into(), state.clone());
-        }
+        let added = InputAnswers {
+            input_responses: answers,
+            request_state: asked.request_state,
+        };
+        next.extend(shapes::write(&added).map_err(Failure::answered)?);
         result = send(up, r, method, Some(next))
             .await
             .map_err(Failure::after_first)?;

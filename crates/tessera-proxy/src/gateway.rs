@@ -14,6 +14,7 @@
 //!
 //! Every error names the field it is about (`gateway.rules[1].effect: …`).
 
+use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tessera_types::JsonObject;
@@ -22,6 +23,7 @@ use crate::config::{UpstreamConfig, parse_servers_with};
 use crate::error::ProxyError;
 use crate::policy::{Effect, Glob, Policy, Rule, Selector};
 use crate::ratelimit::{RateLimit, parse_limit};
+use crate::shapes::{Loose, Subject, read};
 
 /// A proxy's whole configuration: the upstreams and the gateway section.
 #[derive(Debug, Clone)]
@@ -105,10 +107,10 @@ pub fn parse_config(
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<ProxyConfig, ProxyError> {
     let servers = parse_servers_with(text, &env)?;
-    let doc: Value = serde_json::from_str(text)
+    let doc: Document = serde_json::from_str(text)
         .map_err(|e| ProxyError::Config(format!("not a JSON document: {e}")))?;
-    let gateway = match doc.get("gateway") {
-        None | Some(Value::Null) => Gateway::default(),
+    let gateway = match &doc.gateway {
+        None => Gateway::default(),
         Some(g) => parse_gateway(g, &servers, &env)?,
     };
     Ok(ProxyConfig { servers, gateway })
@@ -123,32 +125,27 @@ fn parse_gateway(
     servers: &[UpstreamConfig],
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<Gateway, ProxyError> {
-    let g = g
-        .as_object()
-        .ok_or_else(|| bad("gateway", "must be an object"))?;
-    for k in g.keys() {
-        if !["rules", "apiKeys", "rateLimits"].contains(&k.as_str()) {
-            return Err(bad(
-                &format!("gateway.{k}"),
-                "unknown field (known: rules, apiKeys, rateLimits)",
-            ));
-        }
+    let g = GatewaySection::deserialize(g).map_err(|_| bad("gateway", "must be an object"))?;
+    if let Some(k) = g.others.keys().next() {
+        return Err(bad(
+            &format!("gateway.{k}"),
+            "unknown field (known: rules, apiKeys, rateLimits)",
+        ));
     }
+    let array = |v: &Loose<Vec<Value>>, path: &str| match v {
+        Loose::Absent => Ok(None),
+        Loose::Valid(a) => Ok(Some(a.clone())),
+        Loose::Malformed(_) => Err(bad(path, "must be an array")),
+    };
     let mut out = Gateway::default();
-    if let Some(rules) = g.get("rules") {
-        let rules = rules
-            .as_array()
-            .ok_or_else(|| bad("gateway.rules", "must be an array"))?;
+    if let Some(rules) = array(&g.rules, "gateway.rules")? {
         for (i, r) in rules.iter().enumerate() {
             out.policy
                 .rules
                 .push(parse_rule(&format!("gateway.rules[{i}]"), i, r, servers)?);
         }
     }
-    if let Some(limits) = g.get("rateLimits") {
-        let limits = limits
-            .as_array()
-            .ok_or_else(|| bad("gateway.rateLimits", "must be an array"))?;
+    if let Some(limits) = array(&g.rate_limits, "gateway.rateLimits")? {
         for (i, l) in limits.iter().enumerate() {
             out.rate_limits.push(parse_limit(
                 &format!("gateway.rateLimits[{i}]"),
@@ -158,10 +155,7 @@ fn parse_gateway(
             )?);
         }
     }
-    if let Some(keys) = g.get("apiKeys") {
-        let keys = keys
-            .as_array()
-            .ok_or_else(|| bad("gateway.apiKeys", "must be an array"))?;
+    if let Some(keys) = array(&g.api_keys, "gateway.apiKeys")? {
         for (i, k) in keys.iter().enumerate() {
             let path = format!("gateway.apiKeys[{i}]");
             let key = parse_key(&path, k, env)?;
@@ -172,6 +166,75 @@ fn parse_gateway(
         }
     }
     Ok(out)
+}
+
+/// The configuration document, as far as the gateway reads it.
+#[derive(Debug, Deserialize)]
+struct Document {
+    /// The `gateway` section (absent or `null`: none).
+    #[serde(default)]
+    gateway: Option<Value>,
+    /// The other sections (`mcpServers`, read by [`parse_servers_with`]).
+    #[serde(flatten)]
+    _others: JsonObject,
+}
+
+/// The `gateway` section's fields.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct GatewaySection {
+    rules: Loose<Vec<Value>>,
+    rate_limits: Loose<Vec<Value>>,
+    api_keys: Loose<Vec<Value>>,
+    /// Unknown fields (refused).
+    #[serde(flatten)]
+    others: JsonObject,
+}
+
+/// The fields of a rule.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RuleFields {
+    effect: Loose<String>,
+    #[serde(flatten)]
+    selector: SelectorFields,
+}
+
+/// The fields a rule and a rate limit share (see [`parse_selector`]).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct SelectorFields {
+    name: Loose<String>,
+    when: Loose<JsonObject>,
+    // `null` is a value here (refused as not a glob), hence `Option<Value>`
+    // read with `present`.
+    #[serde(deserialize_with = "present")]
+    upstreams: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    tools: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    prompts: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    resources: Option<Value>,
+    /// Fields of neither (refused).
+    #[serde(flatten)]
+    others: JsonObject,
+}
+
+/// A member that is present, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// The fields of an API key.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct KeyFields {
+    key_env: Loose<String>,
+    principal: Loose<JsonObject>,
+    /// Unknown fields (refused).
+    #[serde(flatten)]
+    others: JsonObject,
 }
 
 /// A glob or an array of them.
@@ -197,11 +260,15 @@ fn parse_rule(
     r: &Value,
     servers: &[UpstreamConfig],
 ) -> Result<Rule, ProxyError> {
-    let r = r
-        .as_object()
-        .ok_or_else(|| bad(path, "must be an object"))?;
-    let selector = parse_selector(path, &format!("rules[{index}]"), r, servers, &["effect"])?;
-    let effect = match r.get("effect").and_then(Value::as_str) {
+    let r = RuleFields::deserialize(r).map_err(|_| bad(path, "must be an object"))?;
+    let selector = parse_selector(
+        path,
+        &format!("rules[{index}]"),
+        &r.selector,
+        servers,
+        &["effect"],
+    )?;
+    let effect = match r.effect.valid().map(String::as_str) {
         Some("allow") => Effect::Allow,
         Some("deny") => Effect::Deny,
         _ => {
@@ -218,41 +285,39 @@ fn parse_rule(
 pub(crate) fn parse_selector(
     path: &str,
     label: &str,
-    r: &serde_json::Map<String, Value>,
+    r: &SelectorFields,
     servers: &[UpstreamConfig],
     more: &[&str],
 ) -> Result<Selector, ProxyError> {
     const KNOWN: [&str; 6] = ["name", "when", "upstreams", "tools", "prompts", "resources"];
-    for k in r.keys() {
-        if !KNOWN.contains(&k.as_str()) && !more.contains(&k.as_str()) {
-            let all: Vec<&str> = KNOWN.iter().chain(more).copied().collect();
-            return Err(bad(
-                &format!("{path}.{k}"),
-                format!("unknown field (known: {})", all.join(", ")),
-            ));
-        }
+    if let Some(k) = r.others.keys().next() {
+        let all: Vec<&str> = KNOWN.iter().chain(more).copied().collect();
+        return Err(bad(
+            &format!("{path}.{k}"),
+            format!("unknown field (known: {})", all.join(", ")),
+        ));
     }
-    let name = match r.get("name") {
-        None => label.to_owned(),
-        Some(Value::String(s)) => format!("{label} {s:?}"),
-        Some(_) => return Err(bad(&format!("{path}.name"), "must be a string")),
+    let name = match &r.name {
+        Loose::Absent => label.to_owned(),
+        Loose::Valid(s) => format!("{label} {s:?}"),
+        Loose::Malformed(_) => return Err(bad(&format!("{path}.name"), "must be a string")),
     };
     let mut when = Vec::new();
-    match r.get("when") {
-        None => {}
-        Some(Value::Object(m)) => {
+    match &r.when {
+        Loose::Absent => {}
+        Loose::Valid(m) => {
             for (claim, v) in m {
                 when.push((claim.clone(), globs(&format!("{path}.when.{claim}"), v)?));
             }
         }
-        Some(_) => {
+        Loose::Malformed(_) => {
             return Err(bad(
                 &format!("{path}.when"),
                 "must be an object of claim: glob (or [globs])",
             ));
         }
     }
-    let upstreams = match r.get("upstreams") {
+    let upstreams = match &r.upstreams {
         None => None,
         Some(v) => {
             let p = format!("{path}.upstreams");
@@ -272,8 +337,8 @@ pub(crate) fn parse_selector(
             Some(g)
         }
     };
-    let kind = |k: &str| {
-        r.get(k)
+    let kind = |v: &Option<Value>, k: &str| {
+        v.as_ref()
             .map(|v| globs(&format!("{path}.{k}"), v))
             .transpose()
     };
@@ -281,9 +346,9 @@ pub(crate) fn parse_selector(
         name,
         when,
         upstreams,
-        tools: kind("tools")?,
-        prompts: kind("prompts")?,
-        resources: kind("resources")?,
+        tools: kind(&r.tools, "tools")?,
+        prompts: kind(&r.prompts, "prompts")?,
+        resources: kind(&r.resources, "resources")?,
     })
 }
 
@@ -292,19 +357,15 @@ fn parse_key(
     k: &Value,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<ApiKey, ProxyError> {
-    let k = k
-        .as_object()
-        .ok_or_else(|| bad(path, "must be an object"))?;
-    for f in k.keys() {
-        if !["keyEnv", "principal"].contains(&f.as_str()) {
-            return Err(bad(
-                &format!("{path}.{f}"),
-                "unknown field (known: keyEnv, principal; the key itself is read from the \
-                 environment, never from the file)",
-            ));
-        }
+    let k = KeyFields::deserialize(k).map_err(|_| bad(path, "must be an object"))?;
+    if let Some(f) = k.others.keys().next() {
+        return Err(bad(
+            &format!("{path}.{f}"),
+            "unknown field (known: keyEnv, principal; the key itself is read from the \
+             environment, never from the file)",
+        ));
     }
-    let var = k.get("keyEnv").and_then(Value::as_str).ok_or_else(|| {
+    let var = k.key_env.valid().ok_or_else(|| {
         bad(
             &format!("{path}.keyEnv"),
             "must name the environment variable that holds the key",
@@ -322,8 +383,8 @@ fn parse_key(
             format!("the key in {var} is shorter than {MIN_API_KEY_BYTES} bytes"),
         ));
     }
-    let principal = match k.get("principal") {
-        Some(Value::Object(p)) if p.get("sub").and_then(Value::as_str).is_some() => p.clone(),
+    let principal = match k.principal {
+        Loose::Valid(p) if read::<Subject>(&p).sub.valid().is_some() => p,
         _ => {
             return Err(bad(
                 &format!("{path}.principal"),

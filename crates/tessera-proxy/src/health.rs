@@ -9,6 +9,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{Either, Full};
+use serde::Serialize;
 use serde_json::Value;
 use tessera_runtime::BoxFuture;
 
@@ -17,13 +18,19 @@ pub const HEALTHZ_PATH: &str = "/healthz";
 /// The path of the readiness probe.
 pub const READYZ_PATH: &str = "/readyz";
 
-/// What `GET /readyz` reports.
-#[derive(Debug, Clone, PartialEq)]
+/// What `GET /readyz` reports (its body, as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Readiness {
     /// Whether the proxy can serve (`200`; else `503`).
     pub ready: bool,
     /// Each upstream's state, by name (`connected`, `reconnecting`, …).
     pub upstreams: serde_json::Map<String, Value>,
+}
+
+/// What `GET /healthz` reports.
+#[derive(Serialize)]
+struct Alive {
+    status: &'static str,
 }
 
 type Report = Arc<dyn Fn() -> Readiness + Send + Sync>;
@@ -75,8 +82,10 @@ impl<S: std::fmt::Debug> std::fmt::Debug for Health<S> {
     }
 }
 
-fn json(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body.to_string())));
+fn json(status: StatusCode, body: &impl Serialize) -> Response<Full<Bytes>> {
+    // Strings, booleans and maps of strings: always serialised.
+    let text = serde_json::to_string(body).unwrap_or_default();
+    let mut r = Response::new(Full::new(Bytes::from(text)));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -108,7 +117,7 @@ where
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let probe = (req.method() == Method::GET).then(|| req.uri().path());
         let answer = match probe {
-            Some(HEALTHZ_PATH) => Some(json(StatusCode::OK, &serde_json::json!({"status": "ok"}))),
+            Some(HEALTHZ_PATH) => Some(json(StatusCode::OK, &Alive { status: "ok" })),
             Some(READYZ_PATH) => {
                 let r = (self.report)();
                 let status = if r.ready {
@@ -116,10 +125,7 @@ where
                 } else {
                     StatusCode::SERVICE_UNAVAILABLE
                 };
-                Some(json(
-                    status,
-                    &serde_json::json!({"ready": r.ready, "upstreams": r.upstreams}),
-                ))
+                Some(json(status, &r))
             }
             _ => None,
         };

@@ -8,9 +8,10 @@
 //! shortest lifetime of the upstream pages it holds, and is `public` only
 //! when every one of them is.
 
-use serde_json::{Value, json};
-use tessera_types::JsonObject;
 use tessera_types::methods;
+use tessera_types::{CacheScope, JsonObject};
+
+use crate::shapes::{Loose, ReadHints, WrittenHints, read, write};
 
 /// The methods whose 2026-07-28 results carry caching hints.
 const CACHEABLE: [&str; 5] = [
@@ -41,25 +42,28 @@ impl Default for Hints {
 }
 
 impl Hints {
-    /// Narrows the hints by those of `result`.
-    pub fn add(&mut self, result: &JsonObject) {
-        let ttl = result.get("ttlMs").and_then(Value::as_u64).unwrap_or(0);
+    /// Narrows the hints by those of a result.
+    pub fn add(&mut self, result: &ReadHints) {
+        let ttl = result.ttl_ms.valid().copied().unwrap_or(0);
         self.ttl_ms = self.ttl_ms.min(ttl);
-        self.public &= result.get("cacheScope").and_then(Value::as_str) == Some("public");
+        self.public &= result.cache_scope.valid() == Some(&CacheScope::Public);
     }
 
-    /// Writes the hints on `result`.
-    pub fn write(self, result: &mut JsonObject) {
-        let ttl = if self.ttl_ms == u64::MAX {
+    /// The hints as written on a result.
+    pub fn written(self) -> WrittenHints {
+        let ttl_ms = if self.ttl_ms == u64::MAX {
             0
         } else {
             self.ttl_ms
         };
-        result.insert("ttlMs".into(), json!(ttl));
-        result.insert(
-            "cacheScope".into(),
-            json!(if self.public { "public" } else { "private" }),
-        );
+        WrittenHints {
+            ttl_ms,
+            cache_scope: if self.public {
+                CacheScope::Public
+            } else {
+                CacheScope::Private
+            },
+        }
     }
 }
 
@@ -75,21 +79,27 @@ pub(crate) fn complete(method: &str, result: &mut JsonObject) {
     if !completes(method) {
         return;
     }
-    if !result.get("ttlMs").is_some_and(Value::is_u64) {
-        result.insert("ttlMs".into(), json!(0));
+    let found: ReadHints = read(result);
+    if let (Loose::Valid(_), Loose::Valid(_)) = (&found.ttl_ms, &found.cache_scope) {
+        return;
     }
-    if !matches!(
-        result.get("cacheScope").and_then(Value::as_str),
-        Some("public" | "private")
-    ) {
-        result.insert("cacheScope".into(), json!("private"));
+    let hints = WrittenHints {
+        ttl_ms: found.ttl_ms.valid().copied().unwrap_or(0),
+        cache_scope: found
+            .cache_scope
+            .valid()
+            .copied()
+            .unwrap_or(CacheScope::Private),
+    };
+    if let Ok(members) = write(&hints) {
+        result.extend(members);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_types::methods;
+    use serde_json::{Value, json};
 
     fn obj(v: Value) -> JsonObject {
         v.as_object().cloned().unwrap_or_default()
@@ -115,22 +125,36 @@ mod tests {
     #[test]
     fn combined_hints_take_the_shortest_and_the_narrowest() {
         let mut h = Hints::default();
-        h.add(&obj(json!({"ttlMs": 5000, "cacheScope": "public"})));
-        h.add(&obj(json!({"ttlMs": 2000, "cacheScope": "public"})));
-        let mut out = JsonObject::new();
-        h.write(&mut out);
+        h.add(&read(&obj(json!({"ttlMs": 5000, "cacheScope": "public"}))));
+        h.add(&read(&obj(json!({"ttlMs": 2000, "cacheScope": "public"}))));
+        let out = write(&h.written()).unwrap();
         assert_eq!(
-            (out["ttlMs"].clone(), out["cacheScope"].clone()),
-            (json!(2000), json!("public"))
+            Value::Object(out),
+            json!({"ttlMs": 2000, "cacheScope": "public"})
         );
-        h.add(&obj(json!({})));
-        h.write(&mut out);
+        h.add(&read(&obj(json!({}))));
+        let out = write(&h.written()).unwrap();
         assert_eq!(
-            (out["ttlMs"].clone(), out["cacheScope"].clone()),
-            (json!(0), json!("private"))
+            Value::Object(out),
+            json!({"ttlMs": 0, "cacheScope": "private"})
         );
-        let mut none = JsonObject::new();
-        Hints::default().write(&mut none);
+        let none = write(&Hints::default().written()).unwrap();
         assert_eq!(none["ttlMs"], 0);
+    }
+
+    #[test]
+    fn hints_of_other_shapes_are_replaced() {
+        let mut odd = obj(json!({"tools": [], "ttlMs": -1, "cacheScope": "everyone"}));
+        complete(methods::TOOLS_LIST, &mut odd);
+        assert_eq!(
+            Value::Object(odd),
+            json!({"tools": [], "ttlMs": 0, "cacheScope": "private"})
+        );
+        let mut half = obj(json!({"ttlMs": 7}));
+        complete(methods::RESOURCES_READ, &mut half);
+        assert_eq!(
+            Value::Object(half),
+            json!({"ttlMs": 7, "cacheScope": "private"})
+        );
     }
 }

@@ -5,12 +5,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
 use tessera_runtime::Peer;
-use tessera_types::{JsonObject, RequestId, methods};
+use tessera_types::{JsonObject, RequestId, ResourceUpdatedNotificationParams, methods};
 
 use crate::aggregate::URI_SEPARATOR;
 use crate::listen::tag;
+use crate::shapes::{UriOf, read, write};
 
 /// The list-change notifications.
 const LIST_KINDS: [&str; 3] = [
@@ -62,8 +62,9 @@ impl Hub {
     }
 
     fn resource_updated(&self, uri: &str) {
-        let mut p = JsonObject::new();
-        p.insert("uri".into(), json!(uri));
+        let Ok(p) = write(&ResourceUpdatedNotificationParams::new(uri)) else {
+            return;
+        };
         let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         for (peer, subs) in s.iter().filter(|(_, subs)| subs.contains(uri)) {
             let _ = subs;
@@ -89,7 +90,7 @@ impl Hub {
         if LIST_KINDS.contains(&method) {
             self.announce_list(method);
         } else if method == methods::NOTIFICATIONS_RESOURCES_UPDATED {
-            if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
+            if let Some(uri) = params.and_then(|p| read::<UriOf>(p).uri.into_valid()) {
                 self.resource_updated(&format!("{name}{URI_SEPARATOR}{uri}"));
             }
         } else {

@@ -54,9 +54,11 @@ mod overrides;
 mod pages;
 mod policy;
 mod ratelimit;
+mod refusal;
 mod resilience;
 mod retry_after;
 mod route;
+mod shapes;
 mod upstream;
 
 pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR};

@@ -11,14 +11,18 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_proto::{RequestOptions, meta_keys};
 use tessera_runtime::{HandlerResult, Peer, Request};
-use tessera_types::{Era, ErrorObject, JsonObject, RequestId};
+use tessera_types::{
+    Era, ErrorObject, JsonObject, NotificationMeta, RequestId, ResourceRequestParams,
+    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+};
 use tokio::sync::oneshot;
 
 use crate::fanout::Fanout;
 use crate::forward::{peer_error, prepare};
+use crate::shapes::{ListenParams, Loose, MetaOf, UriOf, WithMeta, read, write};
 use crate::upstream::Upstream;
 
 /// Tagged notifications that arrived before their listener was registered
@@ -40,9 +44,9 @@ impl Filter {
             methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => self.prompts,
             methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => self.resources,
             methods::NOTIFICATIONS_RESOURCES_UPDATED => params
-                .and_then(|p| p.get("uri"))
-                .and_then(Value::as_str)
-                .is_some_and(|u| self.uris.contains(u)),
+                .map(read::<UriOf>)
+                .and_then(|p| p.uri.into_valid())
+                .is_some_and(|u| self.uris.contains(&u)),
             _ => false,
         }
     }
@@ -95,28 +99,21 @@ impl Drop for ListenerGuard {
 
 /// Sets `_meta` subscription id of notification params to `id`.
 pub(crate) fn tag(id: &RequestId, params: Option<&JsonObject>) -> JsonObject {
-    let mut p = params.cloned().unwrap_or_default();
-    let meta = p
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(JsonObject::new());
-    }
-    if let Value::Object(m) = meta {
+    let mut p = WithMeta::split_option(params.cloned());
+    p.edit_meta(|m| {
         m.insert(
             meta_keys::SUBSCRIPTION_ID.into(),
             serde_json::to_value(id).unwrap_or(Value::Null),
-        );
-    }
-    p
+        )
+    });
+    p.join()
 }
 
 fn subscription_of(params: Option<&JsonObject>) -> Option<RequestId> {
-    let v = params?
-        .get("_meta")?
-        .get(meta_keys::SUBSCRIPTION_ID)?
-        .clone();
-    serde_json::from_value(v).ok()
+    let meta = read::<MetaOf<NotificationMeta>>(params?)
+        .meta
+        .into_valid()?;
+    meta.subscription_id
 }
 
 impl Listeners {
@@ -278,11 +275,12 @@ pub(crate) async fn forward(
     }
 }
 
-fn flag(requested: &JsonObject, key: &str) -> Result<bool, ErrorObject> {
-    match requested.get(key) {
-        None => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(ErrorObject::invalid_params(format!(
+/// A requested flag (`key` names it in the error when it is not a boolean).
+fn flag(requested: &Loose<bool>, key: &str) -> Result<bool, ErrorObject> {
+    match requested {
+        Loose::Absent => Ok(false),
+        Loose::Valid(b) => Ok(*b),
+        Loose::Malformed(_) => Err(ErrorObject::invalid_params(format!(
             "Invalid params: notifications.{key} must be a boolean"
         ))),
     }
@@ -294,14 +292,19 @@ pub(crate) async fn translate(
     listeners: &Arc<Listeners>,
     r: &Request,
 ) -> HandlerResult {
-    let requested = match r.params.as_ref().and_then(|p| p.get("notifications")) {
-        Some(Value::Object(f)) => f.clone(),
-        Some(_) => {
+    let params: ListenParams = r
+        .params
+        .as_ref()
+        .map(|p| read(p.object()))
+        .unwrap_or_default();
+    let requested = match params.notifications {
+        Loose::Valid(f) => f,
+        Loose::Malformed(_) => {
             return Err(ErrorObject::invalid_params(
                 "Invalid params: notifications must be an object",
             ));
         }
-        None => {
+        Loose::Absent => {
             return Err(ErrorObject::invalid_params(
                 "Invalid params: subscriptions/listen needs a notifications filter",
             ));
@@ -309,30 +312,30 @@ pub(crate) async fn translate(
     };
     let caps = &up.connected.server_capabilities;
     let mut filter = Filter {
-        tools: flag(&requested, "toolsListChanged")?
+        tools: flag(&requested.tools_list_changed, "toolsListChanged")?
             && caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true),
-        prompts: flag(&requested, "promptsListChanged")?
+        prompts: flag(&requested.prompts_list_changed, "promptsListChanged")?
             && caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true),
-        resources: flag(&requested, "resourcesListChanged")?
+        resources: flag(&requested.resources_list_changed, "resourcesListChanged")?
             && caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true),
         uris: BTreeSet::new(),
     };
     let can_subscribe = caps.resources.as_ref().and_then(|c| c.subscribe) == Some(true);
-    match requested.get("resourceSubscriptions") {
-        None => {}
-        Some(Value::Array(uris)) => {
+    match requested.resource_subscriptions {
+        Loose::Absent => {}
+        Loose::Valid(uris) => {
             for u in uris {
-                let Some(u) = u.as_str() else {
+                let Loose::Valid(u) = u else {
                     return Err(ErrorObject::invalid_params(
                         "Invalid params: notifications.resourceSubscriptions must be strings",
                     ));
                 };
                 if can_subscribe {
-                    filter.uris.insert(u.to_owned());
+                    filter.uris.insert(u);
                 }
             }
         }
-        Some(_) => {
+        Loose::Malformed(_) => {
             return Err(ErrorObject::invalid_params(
                 "Invalid params: notifications.resourceSubscriptions must be an array",
             ));
@@ -341,8 +344,11 @@ pub(crate) async fn translate(
     let mut subscribed = Vec::new();
     for uri in filter.uris.clone() {
         if listeners.subscribe(&uri) {
-            let mut p = JsonObject::new();
-            p.insert("uri".into(), json!(uri));
+            let Ok(p) = write(&ResourceRequestParams::new(uri.as_str())) else {
+                listeners.unsubscribe(&uri);
+                filter.uris.remove(&uri);
+                continue;
+            };
             if let Err(e) = up
                 .peer
                 .request(
@@ -360,25 +366,19 @@ pub(crate) async fn translate(
         }
         subscribed.push(uri);
     }
-    let mut granted = JsonObject::new();
-    for (on, key) in [
-        (filter.tools, "toolsListChanged"),
-        (filter.prompts, "promptsListChanged"),
-        (filter.resources, "resourcesListChanged"),
-    ] {
-        if on {
-            granted.insert(key.into(), json!(true));
-        }
-    }
-    if !filter.uris.is_empty() {
-        granted.insert(
-            "resourceSubscriptions".into(),
-            json!(filter.uris.iter().collect::<Vec<_>>()),
-        );
-    }
+    let granted = SubscriptionsAcknowledgedNotificationParams {
+        meta: None,
+        notifications: SubscriptionFilter {
+            tools_list_changed: filter.tools.then_some(true),
+            prompts_list_changed: filter.prompts.then_some(true),
+            resources_list_changed: filter.resources.then_some(true),
+            resource_subscriptions: (!filter.uris.is_empty())
+                .then(|| filter.uris.iter().cloned().collect()),
+            task_ids: None,
+        },
+    };
+    let ack = write(&granted)?;
     let guard = listeners.add(r.peer.clone(), r.id.clone(), None, filter);
-    let mut ack = JsonObject::new();
-    ack.insert("notifications".into(), Value::Object(granted));
     let _ = r.peer.notify(
         methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
         Some(tag(&r.id, Some(&ack))),
@@ -391,8 +391,9 @@ pub(crate) async fn translate(
     drop(guard);
     for uri in subscribed {
         if listeners.unsubscribe(&uri) {
-            let mut p = JsonObject::new();
-            p.insert("uri".into(), json!(uri));
+            let Ok(p) = write(&ResourceRequestParams::new(uri.as_str())) else {
+                continue;
+            };
             let peer = up.peer.clone();
             tokio::spawn(async move {
                 let _ = peer

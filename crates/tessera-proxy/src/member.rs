@@ -7,10 +7,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
 use tessera_proto::{ConnectMode, RequestOptions};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
-use tessera_types::{Era, ErrorObject, JsonObject, methods};
+use tessera_types::{
+    Era, ErrorObject, JsonObject, SubscriptionFilter, SubscriptionsListenRequestParams, methods,
+};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -345,11 +346,16 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
                 // A 2026-07-28 upstream tells of changes on a listen stream.
                 let listen = async {
                     if up.era() == Era::Modern {
-                        let mut p = JsonObject::new();
-                        p.insert(
-                            "notifications".into(),
-                            json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}),
-                        );
+                        let every = SubscriptionsListenRequestParams {
+                            meta: None,
+                            notifications: SubscriptionFilter {
+                                tools_list_changed: Some(true),
+                                prompts_list_changed: Some(true),
+                                resources_list_changed: Some(true),
+                                ..SubscriptionFilter::default()
+                            },
+                        };
+                        let p = crate::shapes::write(&every).unwrap_or_default();
                         let options = RequestOptions {
                             no_timeout: true,
                             ..RequestOptions::default()

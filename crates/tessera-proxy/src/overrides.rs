@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use tessera_types::JsonObject;
 
+use crate::shapes::{ListedItem, Loose};
+
 /// What the proxy changes about one upstream tool.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolOverride {
@@ -124,43 +126,39 @@ impl ToolOverrides {
     }
 
     /// Rewrites a listed tool (upstream name `original`) as callers see it.
-    pub(crate) fn present(&self, original: &str, tool: &mut JsonObject) {
+    pub(crate) fn present(&self, original: &str, tool: &mut ListedItem) {
         let Some(t) = self.by_original.get(original) else {
             return;
         };
         if let Some(d) = &t.description {
-            tool.insert("description".into(), Value::String(d.clone()));
+            tool.description = Loose::Valid(d.clone());
         }
         if t.arguments.is_empty() {
             return;
         }
-        if let Some(Value::Object(schema)) = tool.get_mut("inputSchema") {
-            if let Some(Value::Object(props)) = schema.get_mut("properties") {
-                for k in t.arguments.keys() {
-                    props.remove(k);
-                }
+        if let Loose::Valid(schema) = &mut tool.input_schema {
+            if let Loose::Valid(props) = &mut schema.properties {
+                props.retain(|k, _| !t.arguments.contains_key(k));
             }
-            if let Some(Value::Array(req)) = schema.get_mut("required") {
+            if let Loose::Valid(req) = &mut schema.required {
                 req.retain(|r| r.as_str().is_none_or(|r| !t.arguments.contains_key(r)));
             }
         }
     }
 
-    /// Sets the fixed arguments of `original` into a call's params.
-    pub(crate) fn fix_arguments(&self, original: &str, params: &mut JsonObject) {
+    /// Sets the fixed arguments of `original` into a call's arguments
+    /// (which become an object if they were not one).
+    pub(crate) fn fix_arguments(&self, original: &str, arguments: &mut Loose<JsonObject>) {
         let Some(t) = self.by_original.get(original) else {
             return;
         };
         if t.arguments.is_empty() {
             return;
         }
-        let args = params
-            .entry("arguments")
-            .or_insert_with(|| Value::Object(JsonObject::new()));
-        if !args.is_object() {
-            *args = Value::Object(JsonObject::new());
+        if !matches!(arguments, Loose::Valid(_)) {
+            *arguments = Loose::Valid(JsonObject::new());
         }
-        if let Value::Object(a) = args {
+        if let Loose::Valid(a) = arguments {
             for (k, v) in &t.arguments {
                 a.insert(k.clone(), v.clone());
             }
@@ -171,6 +169,7 @@ impl ToolOverrides {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shapes::{read, write};
     use serde_json::json;
 
     #[test]
@@ -187,21 +186,37 @@ mod tests {
         assert_eq!(o.original("search_issues"), None, "only the new name");
         assert_eq!(o.original("delete_repo"), None);
         assert_eq!(o.original("other"), Some("other"));
-        let mut tool = json!({"name": "search_issues", "description": "theirs", "inputSchema": {
-            "type": "object", "properties": {"q": {}, "repo": {}}, "required": ["q", "repo"]}})
-        .as_object()
-        .cloned()
-        .unwrap();
+        let sent = json!({"name": "search_issues", "description": "theirs", "inputSchema": {
+            "type": "object", "properties": {"q": {}, "repo": {}}, "required": ["q", "repo"]}});
+        let mut tool: ListedItem = read(sent.as_object().unwrap());
         o.present("search_issues", &mut tool);
-        assert_eq!(tool["description"], "Ours");
-        assert_eq!(tool["inputSchema"]["properties"], json!({"q": {}}));
-        assert_eq!(tool["inputSchema"]["required"], json!(["q"]));
-        let mut p = json!({"name": "x", "arguments": {"q": "bug", "repo": "evil/x"}})
-            .as_object()
-            .cloned()
-            .unwrap();
-        o.fix_arguments("search_issues", &mut p);
-        assert_eq!(p["arguments"], json!({"q": "bug", "repo": "a/b"}));
+        assert_eq!(
+            Value::Object(write(&tool).unwrap()),
+            json!({"name": "search_issues", "description": "Ours", "inputSchema": {
+                "type": "object", "properties": {"q": {}}, "required": ["q"]}})
+        );
+        let mut args = Loose::Valid(
+            json!({"q": "bug", "repo": "evil/x"})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        );
+        o.fix_arguments("search_issues", &mut args);
+        assert_eq!(
+            args,
+            Loose::Valid(
+                json!({"q": "bug", "repo": "a/b"})
+                    .as_object()
+                    .cloned()
+                    .unwrap()
+            )
+        );
+        let mut missing = Loose::Absent;
+        o.fix_arguments("search_issues", &mut missing);
+        assert_eq!(
+            missing,
+            Loose::Valid(json!({"repo": "a/b"}).as_object().cloned().unwrap())
+        );
     }
 
     #[test]

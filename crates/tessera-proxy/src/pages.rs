@@ -15,6 +15,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use tessera_types::ErrorObject;
 
+use crate::shapes::{self, Loose};
+
 /// Items per page of a combined list unless set otherwise.
 pub(crate) const DEFAULT_PAGE_SIZE: usize = 100;
 
@@ -60,15 +62,23 @@ impl Position {
     }
 }
 
+/// The cursor member of a list request's params.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CursorParams {
+    cursor: Loose<String>,
+}
+
 /// The cursor a request carries: `None` for the first page, an error when it
 /// is not a string.
 pub(crate) fn requested_cursor(
     params: Option<&tessera_types::JsonObject>,
-) -> Result<Option<&str>, ErrorObject> {
-    match params.and_then(|p| p.get("cursor")) {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(serde_json::Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ErrorObject::invalid_params(
+) -> Result<Option<String>, ErrorObject> {
+    let read: CursorParams = params.map(shapes::read).unwrap_or_default();
+    match read.cursor {
+        Loose::Absent | Loose::Malformed(serde_json::Value::Null) => Ok(None),
+        Loose::Valid(s) => Ok(Some(s)),
+        Loose::Malformed(_) => Err(ErrorObject::invalid_params(
             "Invalid params: cursor must be a string",
         )),
     }

@@ -19,10 +19,13 @@ use std::time::{Duration, Instant};
 
 use tessera_runtime::BoxFuture;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::Value;
 use tessera_types::{ErrorObject, JsonObject};
 
 use crate::policy::{ItemKind, Selector};
+use crate::refusal::RefusalData;
+use crate::shapes::Loose;
 
 /// The most buckets kept at once; beyond it the full ones (which hold no
 /// state) are dropped first, and a new caller is refused only when every
@@ -160,7 +163,12 @@ impl RateLimits {
             Err(e) => Err(ErrorObject::internal(format!(
                 "the gateway's shared rate limiter cannot be reached ({e}); retry in a second"
             ))
-            .with_data(json!({"retryAfterMs": 1000, "limit": "shared-rate-limiter"}))),
+            .with_data(
+                RefusalData::default()
+                    .retry_after_ms(1000)
+                    .limit("shared-rate-limiter")
+                    .to_value(),
+            )),
         }
     }
 
@@ -199,7 +207,12 @@ impl RateLimits {
                      limited now; retry in a second",
                     self.max_buckets
                 ))
-                .with_data(json!({"retryAfterMs": 1000, "limit": "rate-limit-buckets"})));
+                .with_data(
+                    RefusalData::default()
+                        .retry_after_ms(1000)
+                        .limit("rate-limit-buckets")
+                        .to_value(),
+                ));
             }
         }
         let fresh = Bucket {
@@ -225,7 +238,12 @@ fn exceeded(limit: &RateLimit, upstream: &str, wait: Duration) -> ErrorObject {
         limit.selector.name,
         ms as f64 / 1000.0
     ))
-    .with_data(json!({"retryAfterMs": ms, "limit": limit.selector.name}))
+    .with_data(
+        RefusalData::default()
+            .retry_after_ms(ms)
+            .limit(&limit.selector.name)
+            .to_value(),
+    )
 }
 
 /// A bucket key part of bounded size: `s` itself when short, else its
@@ -239,6 +257,18 @@ fn compact(s: &str) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The fields of a rate limit.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct LimitFields {
+    requests: Loose<f64>,
+    per_seconds: Loose<f64>,
+    burst: Loose<f64>,
+    per_item: Loose<bool>,
+    #[serde(flatten)]
+    selector: crate::gateway::SelectorFields,
+}
+
 /// Reads `gateway.rateLimits[i]` (the selector fields and `requests`,
 /// `perSeconds`, `burst`, `perItem`).
 pub(crate) fn parse_limit(
@@ -248,33 +278,31 @@ pub(crate) fn parse_limit(
     servers: &[crate::UpstreamConfig],
 ) -> Result<RateLimit, crate::ProxyError> {
     use crate::gateway::{bad, parse_selector};
-    let o = v
-        .as_object()
-        .ok_or_else(|| bad(path, "must be an object"))?;
+    let o = LimitFields::deserialize(v).map_err(|_| bad(path, "must be an object"))?;
     let selector = parse_selector(
         path,
         &format!("rateLimits[{index}]"),
-        o,
+        &o.selector,
         servers,
         &["requests", "perSeconds", "burst", "perItem"],
     )?;
-    let positive = |k: &str, default: Option<f64>| match (o.get(k), default) {
-        (None, Some(d)) => Ok(d),
-        (Some(Value::Number(n)), _) if n.as_f64().is_some_and(|f| f > 0.0 && f.is_finite()) => {
-            Ok(n.as_f64().unwrap_or(1.0))
-        }
+    let positive = |v: &Loose<f64>, k: &str, default: Option<f64>| match (v, default) {
+        (Loose::Absent, Some(d)) => Ok(d),
+        (Loose::Valid(f), _) if *f > 0.0 && f.is_finite() => Ok(*f),
         _ => Err(bad(&format!("{path}.{k}"), "must be a positive number")),
     };
-    let requests = positive("requests", None)?;
-    let per = positive("perSeconds", Some(1.0))?;
-    let burst = positive("burst", Some(requests))?;
+    let requests = positive(&o.requests, "requests", None)?;
+    let per = positive(&o.per_seconds, "perSeconds", Some(1.0))?;
+    let burst = positive(&o.burst, "burst", Some(requests))?;
     if burst < 1.0 {
         return Err(bad(&format!("{path}.burst"), "must be at least 1"));
     }
-    let per_item = match o.get("perItem") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(bad(&format!("{path}.perItem"), "must be true or false")),
+    let per_item = match o.per_item {
+        Loose::Absent => false,
+        Loose::Valid(b) => b,
+        Loose::Malformed(_) => {
+            return Err(bad(&format!("{path}.perItem"), "must be true or false"));
+        }
     };
     Ok(RateLimit {
         selector,
@@ -287,6 +315,7 @@ pub(crate) fn parse_limit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn limits(doc: Value) -> RateLimits {
         let servers = crate::parse_servers(

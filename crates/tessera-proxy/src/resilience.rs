@@ -19,12 +19,13 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_types::ErrorObject;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use crate::forward::Fate;
+use crate::refusal::RefusalData;
 
 /// The default of an upstream's `maxConcurrent`.
 pub const DEFAULT_MAX_CONCURRENT: usize = 64;
@@ -211,7 +212,13 @@ fn refusal(upstream: &str, state: &str, settings: Breaker, wait: Duration) -> Er
         "upstream {upstream} is failing: {why}; retry in {:.1} s",
         ms as f64 / 1000.0
     ))
-    .with_data(json!({"upstream": upstream, "circuit": state, "retryAfterMs": ms}))
+    .with_data(
+        RefusalData {
+            circuit: Some(state.to_owned()),
+            ..RefusalData::upstream(upstream).retry_after_ms(ms)
+        }
+        .to_value(),
+    )
 }
 
 /// The places for requests in flight to one upstream (`maxConcurrent`).
@@ -251,7 +258,12 @@ impl Places {
                 self.max,
                 wait.unwrap_or_default().as_secs_f64()
             ))
-            .with_data(json!({"upstream": upstream, "limit": "maxConcurrent", "max": self.max}))),
+            .with_data(
+                RefusalData::upstream(upstream)
+                    .limit("maxConcurrent")
+                    .max(self.max)
+                    .to_value(),
+            )),
         }
     }
 }
@@ -319,6 +331,7 @@ pub(crate) fn parse_breaker(v: Option<&Value>) -> Result<Option<Breaker>, String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn circuit(failures: u32, cooldown_s: u64) -> Circuit {
         Circuit::new(Some(Breaker {

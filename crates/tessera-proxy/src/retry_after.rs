@@ -14,8 +14,9 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Either, Full};
-use serde_json::Value;
 use tessera_runtime::BoxFuture;
+
+use crate::refusal::ErrorResponse;
 
 /// The largest answer body inspected, in bytes (a refusal is far smaller).
 pub const MAX_INSPECTED: u64 = 4096;
@@ -41,16 +42,16 @@ pub struct RetryAfter<S> {
 
 /// The seconds to wait when `body` is one JSON-RPC error of a rate limit.
 fn refused_for(body: &[u8]) -> Option<u64> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let data = v.get("error")?.get("data")?;
-    let limit = data.get("limit")?.as_str()?;
+    let v: ErrorResponse = serde_json::from_slice(body).ok()?;
+    let data = v.error.data;
+    let limit = data.limit?;
     let rate_limit = limit.starts_with("rateLimits[")
         || limit == "rate-limit-buckets"
         || limit == "shared-rate-limiter";
     if !rate_limit {
         return None;
     }
-    let ms = data.get("retryAfterMs")?.as_u64()?;
+    let ms = data.retry_after_ms?;
     Some(ms.div_ceil(1000).max(1))
 }
 

@@ -28,7 +28,17 @@ use tessera_types::{Era, ErrorObject, JsonObject};
 use crate::calls::{Call, Calls};
 use crate::forward::peer_error;
 use crate::listen::Listeners;
+use crate::shapes::{Loose, MetaOf, WithMeta, read};
 use crate::upstream::Sink;
+
+/// The members of a `notifications/message` the proxy passes on.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct LogMessage {
+    level: Loose<String>,
+    logger: Loose<String>,
+    data: Option<Value>,
+}
 
 /// The notification a Tessera server sends a client that declared
 /// [`tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY`] to close a request's SSE
@@ -39,24 +49,21 @@ const CLOSE_SSE_STREAM: &str = tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION;
 /// The request in flight that upstream traffic with these params is about,
 /// by the tag a Tessera upstream echoes ([`crate::forward::prepare`]).
 fn tagged(calls: &Calls, params: Option<&JsonObject>) -> Option<Call> {
-    let tag = params?
-        .get("_meta")?
-        .get(tessera_proto::meta_keys::REQUEST_TAG)?
-        .as_u64()?;
+    let meta = read::<MetaOf<JsonObject>>(params?).meta.into_valid()?;
+    let tag = meta.get(tessera_proto::meta_keys::REQUEST_TAG)?.as_u64()?;
     calls.tagged(tag)
 }
 
 /// `params` without the proxy's tag (what the client gets).
-fn untagged(mut params: Option<JsonObject>) -> Option<JsonObject> {
-    if let Some(p) = params.as_mut() {
-        if let Some(Value::Object(m)) = p.get_mut("_meta") {
-            m.remove(tessera_proto::meta_keys::REQUEST_TAG);
-            if m.is_empty() {
-                p.remove("_meta");
-            }
+fn untagged(params: Option<JsonObject>) -> Option<JsonObject> {
+    let mut p = WithMeta::split(params?);
+    if let Loose::Valid(m) = &mut p.meta {
+        m.remove(tessera_proto::meta_keys::REQUEST_TAG);
+        if m.is_empty() {
+            p.meta = Loose::Absent;
         }
     }
-    params
+    Some(p.join())
 }
 
 /// Hands a server-to-client request on a connection that several clients
@@ -125,13 +132,10 @@ pub(crate) fn ask(
 /// Passes on a `notifications/message`.
 pub(crate) fn log(call: Option<&Call>, fallback: Option<&Peer>, params: Option<&JsonObject>) {
     let Some(p) = params else { return };
-    let level = p
-        .get("level")
-        .and_then(Value::as_str)
-        .unwrap_or("info")
-        .to_owned();
-    let logger = p.get("logger").and_then(Value::as_str).map(str::to_owned);
-    let data = p.get("data").cloned().unwrap_or(Value::Null);
+    let p: LogMessage = read(p);
+    let level = p.level.into_valid().unwrap_or_else(|| "info".to_owned());
+    let logger = p.logger.into_valid();
+    let data = p.data.unwrap_or(Value::Null);
     match (call, fallback) {
         (Some(c), _) => c.peer.log(level, logger, data, Some(c.id.clone())),
         (None, Some(peer)) => peer.log(level, logger, data, None),

@@ -368,7 +368,12 @@ impl ProcessCap {
                  its limit of {n} such processes (--max-upstream-processes, \
                  UpstreamOptions::max_processes); end an idle session or try again later"
             ));
-            e.data = Some(serde_json::json!({"limit": "max-upstream-processes", "max": n}));
+            e.data = Some(
+                crate::refusal::RefusalData::default()
+                    .limit("max-upstream-processes")
+                    .max(n)
+                    .to_value(),
+            );
             e
         })
     }

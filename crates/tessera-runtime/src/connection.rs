@@ -40,7 +40,7 @@ use futures::FutureExt;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Engine, EngineConfig, Event, Reply, Transmit};
-use tessera_types::{ErrorObject, JsonObject, JsonRpcMessage, ProtocolVersion, RequestId, methods};
+use tessera_types::{ErrorObject, JsonRpcMessage, ProtocolVersion, RequestId, methods};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -350,12 +350,13 @@ impl<S: Service> Connection<S> {
     /// The peer gave up on request `id` (as `notifications/cancelled` says):
     /// its handler is cancelled and its answer dropped.
     pub fn cancel(&mut self, id: &RequestId, reason: &str) {
-        let mut p = JsonObject::new();
-        p.insert(
-            "requestId".into(),
-            serde_json::to_value(id).unwrap_or_default(),
-        );
-        p.insert("reason".into(), reason.into());
+        let cancelled = tessera_types::CancelledNotificationParams {
+            meta: None,
+            request_id: Some(id.clone()),
+            reason: Some(reason.to_owned()),
+        };
+        // An id and a string: always encoded.
+        let p = tessera_types::encode_params(&cancelled).unwrap_or_default();
         let n = JsonRpcMessage::notification(methods::NOTIFICATIONS_CANCELLED, Some(p));
         self.handle_message(n, crate::Extensions::new());
     }

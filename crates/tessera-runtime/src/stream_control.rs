@@ -4,7 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tessera_types::{JsonObject, RequestId};
+use serde::{Deserialize, Serialize};
+use tessera_types::{JsonObject, RequestId, decode_object_params, encode_params};
 
 use crate::Extensions;
 use crate::peer::Peer;
@@ -55,10 +56,9 @@ impl StreamHandle {
     pub fn relay(peer: Peer) -> Self {
         StreamHandle::new(move |id, retry| {
             let params = retry.map(|r| {
-                let mut p = JsonObject::new();
-                let ms = u64::try_from(r.as_millis()).unwrap_or(u64::MAX);
-                p.insert("retryMs".into(), ms.into());
-                p
+                let retry_ms = Some(u64::try_from(r.as_millis()).unwrap_or(u64::MAX));
+                // A number: always encoded.
+                encode_params(&CloseStream { retry_ms }).unwrap_or_default()
             });
             peer.notify(CLOSE_SSE_STREAM_NOTIFICATION, params, Some(id.clone()))
                 .is_ok()
@@ -68,10 +68,17 @@ impl StreamHandle {
 
 /// The `retryMs` of a [`CLOSE_SSE_STREAM_NOTIFICATION`].
 pub fn close_retry(params: Option<&JsonObject>) -> Option<Duration> {
-    params?
-        .get("retryMs")
-        .and_then(serde_json::Value::as_u64)
-        .map(Duration::from_millis)
+    let p: CloseStream = decode_object_params(Some(params?)).ok()?;
+    p.retry_ms.map(Duration::from_millis)
+}
+
+/// The params of a [`CLOSE_SSE_STREAM_NOTIFICATION`].
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CloseStream {
+    /// When the client may reconnect, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_ms: Option<u64>,
 }
 
 /// Stream control for one request (SEP-1699 polling): over Streamable HTTP

@@ -88,8 +88,10 @@ impl OutgoingObserver for Sender {
             attrs
                 .span_only
                 .extend(era::request_attributes(|k| p.contains_key(k)));
-            if method == "tools/call" {
-                attrs.tool_arguments(p.get("arguments"), &t.options);
+            if method == "tools/call" && t.options.record_tool_payloads {
+                let call: era::CallArguments =
+                    tessera_types::decode_object_params(Some(p)).unwrap_or_default();
+                attrs.tool_arguments(call.arguments.valid(), &t.options);
             }
         }
         if let Some(id) = era::task_id_param(method, lookup) {

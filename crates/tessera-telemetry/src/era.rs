@@ -30,8 +30,9 @@
 //!   `tessera.server.name` and `tessera.server.version`.
 
 use opentelemetry::KeyValue;
+use serde::Deserialize;
 use serde_json::Value;
-use tessera_types::{Era, JsonObject};
+use tessera_types::{Era, JsonObject, Loose, decode_object_params};
 
 /// `tessera.mrtr.input_required`: the result asks the caller for input.
 pub const MRTR_INPUT_REQUIRED: &str = "tessera.mrtr.input_required";
@@ -78,12 +79,57 @@ pub fn task_id_param<'a>(
 /// Attributes read from a result: an MRTR round asking for input, a task
 /// created.
 pub fn result_attributes(result: &JsonObject) -> Vec<KeyValue> {
-    let input_required = result.get("resultType").and_then(Value::as_str) == Some("input_required");
-    let task_id = result
-        .get("task")
-        .and_then(|t| t.get("taskId"))
-        .and_then(Value::as_str);
-    result_attributes_of(input_required, task_id)
+    ResultHead::of(result).attributes()
+}
+
+/// The members of a result telemetry records (the others skipped).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct ResultHead {
+    /// `isError`.
+    pub is_error: Loose<bool>,
+    /// `resultType`.
+    pub result_type: Loose<String>,
+    /// `task`: a task created.
+    pub task: Loose<TaskRef>,
+}
+
+impl ResultHead {
+    /// The members of `result` (none when it does not read).
+    pub fn of(result: &JsonObject) -> ResultHead {
+        decode_object_params(Some(result)).unwrap_or_default()
+    }
+
+    /// Whether the result is a tool's error (`isError: true`).
+    pub fn is_error(&self) -> bool {
+        self.is_error.valid() == Some(&true)
+    }
+
+    /// The attributes of the result (see [`result_attributes_of`]).
+    pub fn attributes(self) -> Vec<KeyValue> {
+        let input_required = self.result_type.valid().map(String::as_str) == Some("input_required");
+        let task_id = self.task.into_valid().and_then(|t| t.task_id.into_valid());
+        result_attributes_of(input_required, task_id.as_deref())
+    }
+}
+
+/// The arguments of a `tools/call` (the other members skipped).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct CallArguments {
+    /// `arguments`, whatever their shape.
+    pub arguments: Loose<Value>,
+}
+
+/// The task a result created.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct TaskRef {
+    /// `taskId`.
+    pub task_id: Loose<String>,
+    /// Other members (ignored; they make only objects read as a task).
+    #[serde(flatten)]
+    _others: JsonObject,
 }
 
 /// The attributes of a result that asks for input (`input_required`) or

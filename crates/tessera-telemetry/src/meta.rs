@@ -5,8 +5,9 @@
 
 use opentelemetry::Context;
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tessera_types::JsonObject;
+use tessera_types::{JsonObject, Loose};
 
 /// The longest propagation entry read from a peer's `_meta`, in bytes: the
 /// W3C limits are 55 bytes for `traceparent`, 512 list members for
@@ -56,16 +57,28 @@ pub fn extract(
 /// Puts `cx` into `params._meta`, creating the params and the `_meta`
 /// object when missing (a `_meta` that is not an object is replaced).
 pub fn inject(propagator: &dyn TextMapPropagator, cx: &Context, params: &mut Option<JsonObject>) {
-    let p = params.get_or_insert_with(JsonObject::new);
-    let meta = p
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if !meta.is_object() {
-        *meta = Value::Object(JsonObject::new());
-    }
-    if let Value::Object(m) = meta {
-        propagator.inject_context(cx, &mut MetaWriter(m));
-    }
+    let mut p: WithMeta = params
+        .take()
+        .and_then(|p| serde_json::from_value(Value::Object(p)).ok())
+        .unwrap_or_default();
+    let mut m = std::mem::take(&mut p.meta).into_valid().unwrap_or_default();
+    propagator.inject_context(cx, &mut MetaWriter(&mut m));
+    p.meta = Loose::Valid(m);
+    *params = Some(match serde_json::to_value(&p) {
+        Ok(Value::Object(o)) => o,
+        // Objects of JSON values always write as one.
+        _ => JsonObject::new(),
+    });
+}
+
+/// Params: the `_meta` the context goes into, and the rest as it came.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(default)]
+struct WithMeta {
+    #[serde(rename = "_meta", skip_serializing_if = "Loose::is_absent")]
+    meta: Loose<JsonObject>,
+    #[serde(flatten)]
+    rest: JsonObject,
 }
 
 #[cfg(test)]

@@ -50,9 +50,10 @@ struct Peek {
 
 impl Peek {
     fn of_object(o: &JsonObject) -> Peek {
+        let head = era::ResultHead::of(o);
         Peek {
-            is_error: o.get("isError").and_then(Value::as_bool) == Some(true),
-            extra: era::result_attributes(o),
+            is_error: head.is_error(),
+            extra: head.attributes(),
         }
     }
 

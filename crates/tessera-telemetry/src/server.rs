@@ -119,8 +119,9 @@ where
             }) {
                 attrs.span_only.push(KeyValue::new(era::TASK_ID, short(id)));
             }
-            if request.method == "tools/call" {
-                attrs.tool_arguments(p.get("arguments"), &t.options);
+            if request.method == "tools/call" && t.options.record_tool_payloads {
+                let call: era::CallArguments = p.decode().unwrap_or_default();
+                attrs.tool_arguments(call.arguments.valid(), &t.options);
             }
         }
         let name = span_name(&request.method, target.as_ref(), t.options.uri_in_span_name);

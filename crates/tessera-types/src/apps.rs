@@ -58,6 +58,17 @@ pub enum UiVisibility {
     App,
 }
 
+/// The `_meta` members of a tool that say its UI: [`UI_META`], else the
+/// deprecated flat `ui/resourceUri`.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct UiKeys {
+    /// [`UI_META`].
+    ui: crate::Loose<ToolUiMeta>,
+    #[serde(rename = "ui/resourceUri")]
+    resource_uri: crate::Loose<String>,
+}
+
 /// A tool's `_meta.ui`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -102,13 +113,12 @@ impl ToolUiMeta {
     /// The `_meta.ui` of a tool, also from the deprecated flat
     /// `_meta["ui/resourceUri"]`; `None` when it has neither.
     pub fn of(tool: &Tool) -> Option<ToolUiMeta> {
-        let meta = tool.meta.as_ref()?;
-        if let Some(ui) = meta.get(UI_META) {
-            return serde_json::from_value(ui.clone()).ok();
+        let meta: UiKeys = crate::params::decode_tree(tool.meta.as_ref()?).ok()?;
+        match meta.ui {
+            crate::Loose::Valid(ui) => Some(ui),
+            crate::Loose::Malformed(_) => None,
+            crate::Loose::Absent => meta.resource_uri.into_valid().map(ToolUiMeta::view),
         }
-        meta.get("ui/resourceUri")
-            .and_then(Value::as_str)
-            .map(ToolUiMeta::view)
     }
 }
 

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::JsonObject;
 use crate::macros::{notifications, requests};
+use crate::probe::Probe;
 pub use crate::properties::{PROPERTY_ORDER, SchemaProperties, property_order};
 use crate::tasks::legacy::TaskMetadata;
 
@@ -102,7 +103,7 @@ pub enum ElicitRequestParams {
 impl<'de> Deserialize<'de> for ElicitRequestParams {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        let r = match v.get("mode").and_then(Value::as_str) {
+        let r = match Probe::of(&v).mode.valid().map(String::as_str) {
             Some("url") => serde_json::from_value(v).map(ElicitRequestParams::Url),
             Some("form") | None => serde_json::from_value(v).map(ElicitRequestParams::Form),
             Some(other) => {
@@ -466,17 +467,16 @@ enum Shape {
 }
 
 fn shape_of(v: &Value) -> Result<Shape, String> {
-    let has = |k: &str| v.get(k).is_some();
-    match v.get("type").and_then(Value::as_str) {
-        Some("string") if has("oneOf") => Ok(Shape::TitledSingle),
-        Some("string") if has("enum") && has("enumNames") => Ok(Shape::LegacyTitled),
-        Some("string") if has("enum") => Ok(Shape::UntitledSingle),
+    let p = Probe::of(v);
+    let titled_items = p.items.valid().is_some_and(|i| i.any_of.0);
+    match p.kind.valid().map(String::as_str) {
+        Some("string") if p.one_of.0 => Ok(Shape::TitledSingle),
+        Some("string") if p.enum_values.0 && p.enum_names.0 => Ok(Shape::LegacyTitled),
+        Some("string") if p.enum_values.0 => Ok(Shape::UntitledSingle),
         Some("string") => Ok(Shape::String),
         Some("number" | "integer") => Ok(Shape::Number),
         Some("boolean") => Ok(Shape::Boolean),
-        Some("array") if v.get("items").and_then(|i| i.get("anyOf")).is_some() => {
-            Ok(Shape::TitledMulti)
-        }
+        Some("array") if titled_items => Ok(Shape::TitledMulti),
         Some("array") => Ok(Shape::UntitledMulti),
         Some(t) => Err(format!("unsupported property schema type {t:?}")),
         None => Err("property schema without a string `type`".to_owned()),

@@ -117,6 +117,7 @@ pub mod extension;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod logging;
+pub mod loose;
 pub mod messages;
 pub mod meta;
 pub mod method;
@@ -124,6 +125,7 @@ pub mod methods;
 pub mod mrtr;
 pub mod pagination;
 pub mod params;
+mod probe;
 pub mod progress;
 pub mod prompt;
 pub mod resource;
@@ -135,6 +137,7 @@ pub mod subscriptions;
 pub mod tasks;
 pub mod tool;
 pub mod version;
+pub mod with_meta;
 
 pub use apps::*;
 pub use cache::*;
@@ -149,6 +152,7 @@ pub use extension::*;
 pub use jsonrpc::*;
 pub use lifecycle::*;
 pub use logging::*;
+pub use loose::{Loose, Present};
 pub use messages::*;
 pub use meta::{MetaObject, NotificationMeta, RequestMeta, ResultMeta};
 pub use method::{
@@ -174,6 +178,7 @@ pub use tasks::{
 };
 pub use tool::*;
 pub use version::{Era, ProtocolVersion, UnknownVersion};
+pub use with_meta::WithMeta;
 
 /// A JSON object: the shape of every `params` and `result`.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -239,7 +239,11 @@ pub enum MrtrResult<T> {
 impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for MrtrResult<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        let input_required = v.get("resultType").and_then(Value::as_str) == Some("input_required");
+        let input_required = crate::probe::Probe::of(&v)
+            .result_type
+            .valid()
+            .map(String::as_str)
+            == Some("input_required");
         let r = if input_required {
             serde_json::from_value(v).map(MrtrResult::InputRequired)
         } else {

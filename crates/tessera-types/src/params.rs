@@ -163,14 +163,11 @@ impl Params {
                     // tree could fail, and such text is refused when decoded.
                     serde::de::DeserializeSeed::deserialize(HeadSeed, &mut d).unwrap_or_default()
                 }
-                (None, Some(tree)) => Head {
-                    meta: match tree.get("_meta") {
-                        Some(Value::Object(m)) => Some(Arc::new(m.clone())),
-                        _ => None,
-                    },
-                    name: tree.get("name").cloned(),
-                    uri: tree.get("uri").cloned(),
-                },
+                // The same members read from the tree (which always reads).
+                (None, Some(tree)) => {
+                    serde::de::DeserializeSeed::deserialize(HeadSeed, ObjectRef(tree))
+                        .unwrap_or_default()
+                }
                 (None, None) => Head::default(),
             })
     }
@@ -281,6 +278,13 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed {
 
 /// Deserializes `T` from a borrowed tree, without copying it.
 pub(crate) fn decode_tree<T: DeserializeOwned>(tree: &JsonObject) -> Result<T, serde_json::Error> {
+    T::deserialize(ObjectRef(tree))
+}
+
+/// Deserializes `T`, which may borrow strings from it, from a borrowed tree.
+pub(crate) fn decode_tree_ref<'a, T: Deserialize<'a>>(
+    tree: &'a JsonObject,
+) -> Result<T, serde_json::Error> {
     T::deserialize(ObjectRef(tree))
 }
 

@@ -10,10 +10,11 @@
 //! `"x-property-order": [...]`, an annotation other clients ignore, and
 //! reading a schema applies it.
 
+use std::collections::BTreeMap;
+
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
 
 use crate::JsonObject;
 use crate::elicitation::PrimitiveSchemaDefinition;
@@ -171,25 +172,32 @@ impl<'de> Deserialize<'de> for SchemaProperties {
     }
 }
 
+/// The members of a raw `requestedSchema` that give its properties' order
+/// (the property schemas themselves are skipped).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Ordered {
+    properties: crate::Loose<BTreeMap<String, serde::de::IgnoredAny>>,
+    /// [`PROPERTY_ORDER`].
+    #[serde(rename = "x-property-order")]
+    order: crate::Loose<Vec<crate::Loose<String>>>,
+}
+
 /// The property names of a raw `requestedSchema` in the server's order: the
 /// [`PROPERTY_ORDER`] annotation first (names that exist), then the rest as
 /// the object holds them. For code that reads the schema as JSON (a form
 /// that also knows properties the typed schema does not model).
 pub fn property_order(schema: &JsonObject) -> Vec<String> {
-    let mut names: Vec<String> = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect())
+    let read: Ordered = crate::params::decode_tree(schema).unwrap_or_default();
+    let mut names: Vec<String> = read
+        .properties
+        .into_valid()
+        .map(|p| p.into_keys().collect())
         .unwrap_or_default();
-    let order: Vec<String> = schema
-        .get(PROPERTY_ORDER)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
+    let order: Vec<String> = read
+        .order
+        .into_valid()
+        .map(|a| a.into_iter().filter_map(crate::Loose::into_valid).collect())
         .unwrap_or_default();
     let mut out = Vec::with_capacity(names.len());
     for n in order {

@@ -196,9 +196,10 @@ impl ResourceContents {
 impl<'de> Deserialize<'de> for ResourceContents {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        let r = if v.get("blob").is_some() && v.get("text").is_none() {
+        let p = crate::probe::Probe::of(&v);
+        let r = if p.blob.0 && !p.text.0 {
             serde_json::from_value(v).map(ResourceContents::Blob)
-        } else if v.get("text").is_some() {
+        } else if p.text.0 {
             serde_json::from_value(v).map(ResourceContents::Text)
         } else {
             return Err(serde::de::Error::custom(

@@ -49,7 +49,11 @@ impl ResultType {
     /// [`ResultType::Complete`] when absent (as the spec requires for results
     /// from servers of earlier versions).
     pub fn of(result: &JsonObject) -> ResultType {
-        match result.get("resultType").and_then(|v| v.as_str()) {
+        match crate::probe::Probe::of_object(result)
+            .result_type
+            .valid()
+            .map(String::as_str)
+        {
             Some(s) => ResultType::parse(s),
             None => ResultType::Complete,
         }

@@ -102,17 +102,17 @@ pub struct Skill {
 impl Skill {
     /// The `name` of the frontmatter.
     pub fn name(&self) -> &str {
-        self.frontmatter
-            .get("name")
-            .and_then(Value::as_str)
+        crate::params::decode_tree_ref::<Names<'_>>(&self.frontmatter)
+            .ok()
+            .and_then(|n| n.name)
             .unwrap_or("")
     }
 
     /// The `description` of the frontmatter.
     pub fn description(&self) -> &str {
-        self.frontmatter
-            .get("description")
-            .and_then(Value::as_str)
+        crate::params::decode_tree_ref::<Described<'_>>(&self.frontmatter)
+            .ok()
+            .and_then(|d| d.description)
             .unwrap_or("")
     }
 
@@ -358,18 +358,42 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// The frontmatter's `name` (read where it is a string).
+#[derive(Deserialize)]
+struct Names<'a> {
+    #[serde(borrow, default)]
+    name: Option<&'a str>,
+}
+
+/// The frontmatter's `description` (read where it is a string).
+#[derive(Deserialize)]
+struct Described<'a> {
+    #[serde(borrow, default)]
+    description: Option<&'a str>,
+}
+
+/// The frontmatter's `metadata`, whatever its value.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Declared {
+    metadata: crate::Loose<JsonObject>,
+}
+
 /// Checks the Agent Skills rule on `metadata`: when present, a mapping
 /// from strings to strings.
 pub fn check_metadata(frontmatter: &JsonObject) -> Result<(), String> {
-    match frontmatter.get("metadata") {
-        None => Ok(()),
-        Some(Value::Object(m)) => match m.iter().find(|(_, v)| !v.is_string()) {
+    let declared: Declared = crate::params::decode_tree(frontmatter).unwrap_or_default();
+    match declared.metadata {
+        crate::Loose::Absent => Ok(()),
+        crate::Loose::Valid(m) => match m.iter().find(|(_, v)| !v.is_string()) {
             None => Ok(()),
             Some((k, _)) => Err(format!(
                 "frontmatter metadata must map strings to strings ({k:?} is not a string)"
             )),
         },
-        Some(_) => Err("frontmatter metadata must be a mapping of strings to strings".into()),
+        crate::Loose::Malformed(_) => {
+            Err("frontmatter metadata must be a mapping of strings to strings".into())
+        }
     }
 }
 

@@ -153,9 +153,14 @@ impl DetailedTask {
     /// result has none (the base schema requires it on `CallToolResult`).
     pub fn completed(mut task: Task, mut result: JsonObject) -> Self {
         task.status = TaskStatus::Completed;
-        result
-            .entry("resultType")
-            .or_insert_with(|| serde_json::Value::String("complete".into()));
+        if crate::probe::Probe::of_object(&result)
+            .result_type
+            .is_absent()
+        {
+            // `{"resultType": "complete"}`: always encoded.
+            result
+                .extend(crate::encode_params(&crate::EmptyResult::complete()).unwrap_or_default());
+        }
         DetailedTask {
             result: Some(result),
             ..DetailedTask::plain(task)

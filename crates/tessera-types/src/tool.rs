@@ -103,9 +103,14 @@ impl Tool {
 
     /// The schema of a tool without arguments: `{"type": "object"}`.
     pub fn empty_input_schema() -> JsonObject {
-        let mut m = JsonObject::new();
-        m.insert("type".into(), Value::String("object".into()));
-        m
+        /// A schema naming only its type.
+        #[derive(Serialize)]
+        struct Typed {
+            #[serde(rename = "type")]
+            kind: &'static str,
+        }
+        // One string: always encoded.
+        crate::encode_params(&Typed { kind: "object" }).unwrap_or_default()
     }
 
     /// Sets the title.

@@ -2,7 +2,6 @@
 //! signed with the client's private key.
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use serde_json::json;
 
 use super::error::OAuthError;
 use super::pkce::random_token;
@@ -79,15 +78,27 @@ impl ClientSigningKey {
     ) -> Result<String, OAuthError> {
         let mut header = Header::new(self.alg);
         header.kid = self.kid.clone();
-        let claims = json!({
-            "iss": client_id,
-            "sub": client_id,
-            "aud": audience,
-            "iat": now,
-            "exp": now + LIFETIME_SECS,
-            "jti": random_token(16),
-        });
+        let claims = AssertionClaims {
+            aud: audience,
+            exp: now + LIFETIME_SECS,
+            iat: now,
+            iss: client_id,
+            jti: random_token(16),
+            sub: client_id,
+        };
         jsonwebtoken::encode(&header, &claims, &self.key)
             .map_err(|e| OAuthError::Signing(e.to_string()))
     }
+}
+
+/// The claims of a client assertion (RFC 7523 §3), in the order of their
+/// names (as the JSON object they replace was written).
+#[derive(Debug, serde::Serialize)]
+struct AssertionClaims<'a> {
+    aud: &'a str,
+    exp: u64,
+    iat: u64,
+    iss: &'a str,
+    jti: String,
+    sub: &'a str,
 }

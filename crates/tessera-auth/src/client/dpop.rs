@@ -8,7 +8,6 @@ use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use p256::pkcs8::EncodePrivateKey as _;
 use rand::RngCore as _;
-use serde_json::{Value, json};
 
 use super::error::OAuthError;
 use super::pkce::{random_token, sha256_b64url};
@@ -119,27 +118,38 @@ impl DpopKey {
         let mut header = Header::new(Algorithm::ES256);
         header.typ = Some("dpop+jwt".into());
         header.jwk = Some(self.jwk.clone());
-        let mut claims = json!({
-            "jti": random_token(16),
-            "htm": method,
-            "htu": htu(url),
-            "iat": now,
-        });
-        if let Some(t) = access_token {
-            claims["ath"] = Value::String(sha256_b64url(t.as_bytes()));
-        }
-        if let Some(n) = nonce {
-            claims["nonce"] = Value::String(n.to_owned());
-        }
+        let claims = ProofClaims {
+            ath: access_token.map(|t| sha256_b64url(t.as_bytes())),
+            htm: method,
+            htu: htu(url),
+            iat: now,
+            jti: random_token(16),
+            nonce,
+        };
         jsonwebtoken::encode(&header, &claims, &self.key)
             .map_err(|e| OAuthError::Signing(e.to_string()))
     }
+}
+
+/// The claims of a DPoP proof (RFC 9449 §4.2), in the order of their names
+/// (as the JSON object they replace was written).
+#[derive(Debug, serde::Serialize)]
+struct ProofClaims<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ath: Option<String>,
+    htm: &'a str,
+    htu: String,
+    iat: u64,
+    jti: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nonce: Option<&'a str>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use base64::Engine as _;
+    use serde_json::Value;
 
     fn part(jwt: &str, i: usize) -> Value {
         let seg = jwt.split('.').nth(i).unwrap();

@@ -16,7 +16,7 @@ use super::registration::{
     AuthMethod, ClientCredentials, RegistrationRequest, register, registration_auth_method,
 };
 use super::store::{StoredCredentials, TokenStore};
-use super::token::{TokenEndpoint, TokenSet, grant_type, pair};
+use super::token::{ErrorResponse, TokenEndpoint, TokenResponse, TokenSet, grant_type, pair};
 use crate::challenge::BearerChallenge;
 
 /// The token type URIs of RFC 8693 used by enterprise-managed authorization.
@@ -749,21 +749,19 @@ impl OAuthClient {
             .await?;
             let doc = a.json().unwrap_or_default();
             if !a.status.is_success() {
+                let refused: ErrorResponse = crate::lenient::read(&doc);
                 return Err(OAuthError::Token {
-                    error: doc["error"]
-                        .as_str()
-                        .unwrap_or("token_exchange_failed")
-                        .into(),
-                    description: doc["error_description"].as_str().map(str::to_owned),
+                    error: refused
+                        .error
+                        .unwrap_or_else(|| "token_exchange_failed".into()),
+                    description: refused.error_description,
                 });
             }
-            return doc["access_token"]
-                .as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| OAuthError::BadResponse {
-                    url: idp.idp_token_endpoint.clone(),
-                    why: "no access_token in the token exchange response".into(),
-                });
+            let answer: TokenResponse = crate::lenient::read(&doc);
+            return answer.access_token.ok_or_else(|| OAuthError::BadResponse {
+                url: idp.idp_token_endpoint.clone(),
+                why: "no access_token in the token exchange response".into(),
+            });
         }
         let t = ep.request(&form, unix_now).await?;
         Ok(t.access_token)

@@ -2,10 +2,12 @@
 //! documents, and RFC 7591 dynamic client registration.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::error::OAuthError;
 use super::fetch;
+use super::token::ErrorResponse;
+use crate::lenient::{lenient, read};
 use crate::metadata::AuthorizationServerMetadata;
 
 /// How the client authenticates at the token endpoint.
@@ -163,6 +165,33 @@ pub(crate) fn registration_auth_method(metadata: &AuthorizationServerMetadata) -
     AuthMethod::None
 }
 
+/// A client registration request (RFC 7591 §2).
+#[derive(Debug, Serialize)]
+struct RegistrationBody<'a> {
+    client_name: &'a str,
+    redirect_uris: &'a [String],
+    grant_types: &'a [String],
+    response_types: &'a [&'a str],
+    token_endpoint_auth_method: &'a str,
+    application_type: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'a str>,
+}
+
+/// A client information response (RFC 7591 §3.2.1), its members read
+/// leniently; the others are kept.
+#[derive(Debug, Default, Deserialize)]
+struct Registered {
+    #[serde(default, deserialize_with = "lenient")]
+    client_id: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    client_secret: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    token_endpoint_auth_method: Option<String>,
+    #[serde(flatten)]
+    _extra: serde_json::Map<String, Value>,
+}
+
 /// Registers a client at `endpoint` (RFC 7591).
 pub(crate) async fn register(
     http: &super::fetch::Http,
@@ -170,43 +199,39 @@ pub(crate) async fn register(
     issuer: &str,
     req: &RegistrationRequest,
 ) -> Result<ClientCredentials, OAuthError> {
-    let mut body = json!({
-        "client_name": req.client_name,
-        "redirect_uris": req.redirect_uris,
-        "grant_types": req.grant_types,
-        "response_types": ["code"],
-        "token_endpoint_auth_method": req.auth_method.as_str(),
+    let body = RegistrationBody {
+        client_name: &req.client_name,
+        redirect_uris: &req.redirect_uris,
+        grant_types: &req.grant_types,
+        response_types: &["code"],
+        token_endpoint_auth_method: req.auth_method.as_str(),
         // A CLI or desktop client with a loopback redirect (SEP-837).
-        "application_type": "native",
-    });
-    if let Some(s) = &req.scope {
-        body["scope"] = Value::String(s.clone());
-    }
+        application_type: "native",
+        scope: req.scope.as_deref(),
+    };
+    let body = serde_json::to_value(&body)
+        .map_err(|e| OAuthError::Registration(format!("cannot write the request: {e}")))?;
     let a = fetch::post_json(http, endpoint, &body).await?;
     let doc = a.json().unwrap_or(Value::Null);
     if !a.status.is_success() {
-        let err = doc.get("error").and_then(Value::as_str).unwrap_or("");
-        let desc = doc
-            .get("error_description")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let refused: ErrorResponse = read(&doc);
+        let err = refused.error.unwrap_or_default();
+        let desc = refused.error_description.unwrap_or_default();
         return Err(OAuthError::Registration(format!(
             "{endpoint} answered {}: {err} {desc}",
             a.status
         )));
     }
-    let Some(client_id) = doc.get("client_id").and_then(Value::as_str) else {
+    let registered: Registered = read(&doc);
+    let Some(client_id) = registered.client_id else {
         return Err(OAuthError::Registration(format!(
             "{endpoint} returned no client_id"
         )));
     };
-    let client_secret = doc
-        .get("client_secret")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let granted = doc
-        .get("token_endpoint_auth_method")
-        .and_then(Value::as_str)
+    let client_secret = registered.client_secret;
+    let granted = registered
+        .token_endpoint_auth_method
+        .as_deref()
         .and_then(AuthMethod::parse);
     // RFC 7591 §2: without a returned method, a client given a secret
     // authenticates with client_secret_basic.
@@ -216,7 +241,7 @@ pub(crate) async fn register(
         (None, _) => req.auth_method,
     };
     Ok(ClientCredentials {
-        client_id: client_id.to_owned(),
+        client_id,
         client_secret,
         auth_method: Some(auth_method),
         issuer: Some(issuer.to_owned()),

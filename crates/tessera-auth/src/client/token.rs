@@ -14,6 +14,7 @@ use super::dpop::{DPOP_HEADER, DPOP_NONCE_HEADER, DpopKey};
 use super::error::OAuthError;
 use super::fetch;
 use super::registration::{AuthMethod, ClientCredentials};
+use crate::lenient::{lenient, read};
 
 /// Grant type names.
 pub mod grant_type {
@@ -83,21 +84,69 @@ impl TokenSet {
 
     /// Reads a successful token response, issued at `now`.
     pub(crate) fn from_response(doc: &Value, now: u64) -> Option<TokenSet> {
-        let access_token = doc.get("access_token")?.as_str()?.to_owned();
-        let expires_in = match doc.get("expires_in") {
-            Some(Value::Number(n)) => n.as_u64(),
-            Some(Value::String(s)) => s.parse().ok(),
-            _ => None,
+        let doc: TokenResponse = read(doc);
+        let expires_in = match doc.expires_in {
+            Some(ExpiresIn::Seconds(s)) => Some(s),
+            Some(ExpiresIn::Text(s)) => s.parse().ok(),
+            None => None,
         };
-        let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_owned);
         Some(TokenSet {
-            access_token,
-            token_type: text("token_type").unwrap_or_else(|| "Bearer".into()),
-            refresh_token: text("refresh_token"),
+            access_token: doc.access_token?,
+            token_type: doc.token_type.unwrap_or_else(|| "Bearer".into()),
+            refresh_token: doc.refresh_token,
             expires_at: expires_in.map(|s| now.saturating_add(s)),
-            scope: text("scope"),
+            scope: doc.scope,
         })
     }
+}
+
+/// A successful token response (RFC 6749 §5.1), its members read
+/// leniently; the others are kept.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct TokenResponse {
+    /// `access_token`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub access_token: Option<String>,
+    /// `token_type`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub token_type: Option<String>,
+    /// `refresh_token`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub refresh_token: Option<String>,
+    /// `expires_in`: seconds (some servers send them as a string).
+    #[serde(default, deserialize_with = "lenient")]
+    pub expires_in: Option<ExpiresIn>,
+    /// `scope`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub scope: Option<String>,
+    /// The other members.
+    #[serde(flatten)]
+    pub _extra: serde_json::Map<String, Value>,
+}
+
+/// A token lifetime as sent: a number of seconds, or a string of one.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum ExpiresIn {
+    /// Whole seconds.
+    Seconds(u64),
+    /// Text (parsed as whole seconds).
+    Text(String),
+}
+
+/// An error response (RFC 6749 §5.2), its members read leniently; the
+/// others are kept.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ErrorResponse {
+    /// `error`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub error: Option<String>,
+    /// `error_description`.
+    #[serde(default, deserialize_with = "lenient")]
+    pub error_description: Option<String>,
+    /// The other members.
+    #[serde(flatten)]
+    pub _extra: serde_json::Map<String, Value>,
 }
 
 /// One token endpoint and how to authenticate there.
@@ -209,10 +258,9 @@ impl TokenEndpoint<'_> {
                     why: "the token response has no access_token".into(),
                 });
             }
-            let error = doc
-                .get("error")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+            let refused: ErrorResponse = read(&doc);
+            let error = refused
+                .error
                 .unwrap_or_else(|| format!("http_{}", a.status.as_u16()));
             if error == "use_dpop_nonce"
                 && self.dpop.is_some()
@@ -224,10 +272,7 @@ impl TokenEndpoint<'_> {
             }
             return Err(OAuthError::Token {
                 error,
-                description: doc
-                    .get("error_description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                description: refused.error_description,
             });
         }
     }

@@ -2,7 +2,64 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde::Deserialize;
+use serde::de::value::MapDeserializer;
 use serde_json::{Map, Value};
+
+use crate::lenient::{lenient, present, read_map};
+
+/// The registered claims [`AuthInfo`] reads (RFC 7519 §4.1, RFC 9068,
+/// RFC 7662), leniently: a claim of another type reads as absent, except
+/// the scope and audience claims, kept as sent and read by shape.
+#[derive(Debug, Default, Deserialize)]
+struct Registered {
+    #[serde(default, deserialize_with = "lenient")]
+    iss: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    sub: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    client_id: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    azp: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    scope: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    scp: Option<Value>,
+    #[serde(default)]
+    aud: Option<Value>,
+    #[serde(default, deserialize_with = "lenient")]
+    exp: Option<u64>,
+}
+
+/// The confirmation claim of a sender-constrained token (RFC 9449 §6).
+#[derive(Debug, Deserialize)]
+struct Bound<'a> {
+    #[serde(borrow, default)]
+    cnf: Option<Confirmation<'a>>,
+}
+
+/// `cnf`: the thumbprint of the key the token is bound to.
+#[derive(Debug, Deserialize)]
+struct Confirmation<'a> {
+    #[serde(borrow, default)]
+    jkt: Option<&'a str>,
+}
+
+/// The claims as a deserializer, without copying them.
+fn borrowed(
+    claims: &Map<String, Value>,
+) -> MapDeserializer<'_, impl Iterator<Item = (&str, &Value)>, serde_json::Error> {
+    MapDeserializer::new(claims.iter().map(|(k, v)| (k.as_str(), v)))
+}
+
+/// The strings of an array (other items skipped).
+fn strings(items: &[Value]) -> Vec<String> {
+    items
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
 use tessera_runtime::Principal;
 
 /// The verified claims of an access token, as the handlers of the request
@@ -32,32 +89,24 @@ impl AuthInfo {
     /// RFC 7662 introspection answer). Scopes come from `scope` (a space
     /// separated string, RFC 9068 / RFC 7662) or `scp` (a string or an array).
     pub fn from_claims(claims: Map<String, Value>) -> AuthInfo {
-        let text = |k: &str| claims.get(k).and_then(Value::as_str).map(str::to_owned);
-        let scopes = match claims.get("scope").or_else(|| claims.get("scp")) {
+        let registered: Registered = read_map(&claims);
+        let scopes = match registered.scope.or(registered.scp) {
             Some(Value::String(s)) => s.split_ascii_whitespace().map(str::to_owned).collect(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
+            Some(Value::Array(a)) => strings(&a),
             _ => Vec::new(),
         };
-        let audience = match claims.get("aud") {
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
+        let audience = match registered.aud {
+            Some(Value::String(s)) => vec![s],
+            Some(Value::Array(a)) => strings(&a),
             _ => Vec::new(),
         };
         AuthInfo {
-            issuer: text("iss"),
-            subject: text("sub"),
-            client_id: text("client_id").or_else(|| text("azp")),
+            issuer: registered.iss,
+            subject: registered.sub,
+            client_id: registered.client_id.or(registered.azp),
             scopes,
             audience,
-            expires_at: claims.get("exp").and_then(Value::as_u64),
+            expires_at: registered.exp,
             claims,
         }
     }
@@ -71,10 +120,8 @@ impl AuthInfo {
     /// The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449
     /// §6), if it is a DPoP-bound token.
     pub fn dpop_jkt(&self) -> Option<&str> {
-        self.claims
-            .get("cnf")
-            .and_then(|c| c.get("jkt"))
-            .and_then(Value::as_str)
+        let bound = Bound::deserialize(borrowed(&self.claims)).ok()?;
+        bound.cnf?.jkt
     }
 
     /// When the token expires, if it says.

@@ -145,7 +145,12 @@ pub(crate) fn http_answer(
             "the access token cannot be verified now; try again later".to_owned(),
         ),
     };
-    let body = serde_json::json!({ "error": code, "error_description": description });
+    let body = ErrorBody {
+        error: code,
+        error_description: &description,
+    };
+    // Two strings: always serialised.
+    let body = serde_json::to_string(&body).unwrap_or_default();
     let mut h = HeaderMap::new();
     h.insert(
         header::CONTENT_TYPE,
@@ -165,5 +170,12 @@ pub(crate) fn http_answer(
     } else {
         h.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     }
-    (e.status(), h, Bytes::from(body.to_string()))
+    (e.status(), h, Bytes::from(body))
+}
+
+/// The body of a refusal (RFC 6750 §3, RFC 6749 §5.2).
+#[derive(serde::Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    error_description: &'a str,
 }

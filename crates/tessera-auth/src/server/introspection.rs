@@ -4,9 +4,23 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::auth_info::AuthInfo;
+use crate::lenient::{lenient, read_map};
+
+/// The members of an introspection answer (RFC 7662 §2.2) checked before
+/// its claims are read, leniently (a member of another type is absent).
+#[derive(Debug, Default, Deserialize)]
+struct Activity {
+    #[serde(default, deserialize_with = "lenient")]
+    active: Option<bool>,
+    #[serde(default, deserialize_with = "lenient")]
+    exp: Option<u64>,
+    #[serde(default, deserialize_with = "lenient")]
+    nbf: Option<u64>,
+}
 use super::discovery::{discover, http_client};
 use super::error::VerifyError;
 use super::resource::same_resource;
@@ -160,7 +174,8 @@ impl IntrospectionVerifier {
 
     fn accept(&self, answer: Map<String, Value>) -> Result<AuthInfo, VerifyError> {
         let inner = &self.inner;
-        if answer.get("active") != Some(&Value::Bool(true)) {
+        let state: Activity = read_map(&answer);
+        if state.active != Some(true) {
             return Err(VerifyError::Invalid("the token is not active".into()));
         }
         let now = SystemTime::now()
@@ -168,12 +183,12 @@ impl IntrospectionVerifier {
             .unwrap_or_default()
             .as_secs();
         let leeway = inner.leeway.as_secs();
-        if let Some(exp) = answer.get("exp").and_then(Value::as_u64) {
+        if let Some(exp) = state.exp {
             if exp.saturating_add(leeway) <= now {
                 return Err(VerifyError::Invalid("the token has expired".into()));
             }
         }
-        if let Some(nbf) = answer.get("nbf").and_then(Value::as_u64) {
+        if let Some(nbf) = state.nbf {
             if nbf > now.saturating_add(leeway) {
                 return Err(VerifyError::Invalid(
                     "the token is not valid yet (nbf)".into(),

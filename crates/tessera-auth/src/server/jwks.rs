@@ -190,7 +190,7 @@ impl JwksCache {
             return Err(unavailable(format!("HTTP {}", resp.status())));
         }
         let set: Value = resp.json().await.map_err(|e| unavailable(e.to_string()))?;
-        let Some(keys) = set.get("keys").and_then(Value::as_array) else {
+        let Some(keys) = crate::lenient::read::<KeySet>(&set).keys else {
             return Err(unavailable("not a JWK Set (no \"keys\" array)".into()));
         };
         // Keys of kinds we do not know are skipped, not fatal.
@@ -246,6 +246,13 @@ fn key_algorithm(alg: Algorithm) -> Option<KeyAlgorithm> {
         Algorithm::EdDSA => KeyAlgorithm::EdDSA,
         Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => return None,
     })
+}
+
+/// A JWK Set (RFC 7517 §5): its keys, each read on its own.
+#[derive(Debug, Default, serde::Deserialize)]
+struct KeySet {
+    #[serde(default, deserialize_with = "crate::lenient::lenient")]
+    keys: Option<Vec<Value>>,
 }
 
 #[cfg(test)]

@@ -2,9 +2,16 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tessera_types::{JsonObject, methods};
+use tessera_types::{JsonObject, decode_object_params, methods};
 
-use serde_json::Value;
+use crate::lenient::lenient;
+
+/// The tool a `tools/call` names.
+#[derive(Debug, Default, serde::Deserialize)]
+struct ToolName {
+    #[serde(default, deserialize_with = "lenient")]
+    name: Option<String>,
+}
 
 type ToolScopes = Arc<dyn Fn(&str) -> Option<Vec<String>> + Send + Sync>;
 
@@ -122,9 +129,11 @@ impl ScopeRules {
             add(s);
         }
         if method == methods::TOOLS_CALL {
-            let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+            let name = params
+                .and_then(|p| decode_object_params::<ToolName>(Some(p)).ok())
+                .and_then(|p| p.name);
             if let (Some(f), Some(name)) = (&self.tools, name) {
-                if let Some(s) = f(name) {
+                if let Some(s) = f(&name) {
                     add(&s);
                 }
             }

@@ -3,14 +3,58 @@
 //! the request is answered locally with `-32603` and a marker in `data`, so a
 //! caller can tell them from errors the server sent.
 
-use serde_json::{Value, json};
-use tessera_types::ErrorObject;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tessera_types::{ErrorObject, Loose, decode_object_params};
 
 /// The `data` member that marks a locally made transport error.
 pub const TRANSPORT_FAILURE_KEY: &str = tessera_runtime::TRANSPORT_FAILURE_KEY;
 
 /// The member of the marker saying the session was lost.
+#[cfg(test)]
 const SESSION_LOST_KEY: &str = tessera_runtime::SESSION_LOST_KEY;
+
+/// The `data` of a marked error: the marker under [`TRANSPORT_FAILURE_KEY`].
+#[derive(Debug, Serialize)]
+struct Marked {
+    #[serde(rename = "io.tessera/transportFailure")]
+    marker: Marker,
+}
+
+/// The marker as written: the status (`null` without one) and, when the
+/// session was lost, `sessionLost`.
+#[derive(Debug, Serialize)]
+struct Marker {
+    status: Option<u16>,
+    #[serde(rename = "sessionLost", skip_serializing_if = "std::ops::Not::not")]
+    session_lost: bool,
+}
+
+/// The `data` of an error, as far as the marker.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct MarkedData {
+    #[serde(rename = "io.tessera/transportFailure")]
+    marker: Loose<MarkerRead>,
+}
+
+/// The marker as read (members of other types are ignored).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct MarkerRead {
+    status: Loose<u16>,
+    #[serde(rename = "sessionLost")]
+    session_lost: Loose<bool>,
+    /// Other members (ignored; they make only objects read as a marker).
+    #[serde(flatten)]
+    _others: tessera_types::JsonObject,
+}
+
+/// `marker` as an error's `data`.
+fn marked(marker: Marker) -> Value {
+    // A number, a boolean and `null`: always serialised.
+    serde_json::to_value(Marked { marker }).unwrap_or_default()
+}
 
 /// What went wrong on the HTTP level, read back from a marked error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,15 +76,18 @@ impl TransportFailure {
     /// Reads the marker of an error answered by the HTTP client itself;
     /// `None` for an error the server sent.
     pub fn of(error: &ErrorObject) -> Option<TransportFailure> {
-        let marker = error.data.as_ref()?.get(TRANSPORT_FAILURE_KEY)?;
-        let status = marker
-            .get("status")
-            .and_then(Value::as_u64)
-            .and_then(|s| u16::try_from(s).ok());
-        let session_lost = marker.get(SESSION_LOST_KEY) == Some(&Value::Bool(true));
+        let Some(Value::Object(data)) = &error.data else {
+            return None;
+        };
+        let marked: MarkedData = decode_object_params(Some(data)).ok()?;
+        let marker = match marked.marker {
+            Loose::Absent => return None,
+            Loose::Valid(m) => m,
+            Loose::Malformed(_) => MarkerRead::default(),
+        };
         Some(TransportFailure {
-            status,
-            session_lost,
+            status: marker.status.into_valid(),
+            session_lost: marker.session_lost.valid() == Some(&true),
         })
     }
 }
@@ -51,7 +98,10 @@ impl TransportFailure {
 pub(crate) fn local_error(message: String) -> ErrorObject {
     let status = leading_status(&message);
     let mut e = ErrorObject::internal(message);
-    e.data = Some(json!({ TRANSPORT_FAILURE_KEY: { "status": status } }));
+    e.data = Some(marked(Marker {
+        status,
+        session_lost: false,
+    }));
     e
 }
 
@@ -59,7 +109,10 @@ pub(crate) fn local_error(message: String) -> ErrorObject {
 /// session (`404`): marked like [`local_error`], with `sessionLost: true`.
 pub(crate) fn session_lost_error(message: String) -> ErrorObject {
     let mut e = ErrorObject::internal(message);
-    e.data = Some(json!({ TRANSPORT_FAILURE_KEY: { "status": 404, SESSION_LOST_KEY: true } }));
+    e.data = Some(marked(Marker {
+        status: Some(404),
+        session_lost: true,
+    }));
     e
 }
 
@@ -96,5 +149,21 @@ mod tests {
         let e = local_error("GET /sse answered HTTP 404 Not Found without an event stream".into());
         assert_eq!(TransportFailure::of(&e).unwrap().status, Some(404));
         assert_eq!(TransportFailure::of(&ErrorObject::internal("boom")), None);
+    }
+
+    #[test]
+    fn the_marker_is_written_under_its_keys() {
+        let e = session_lost_error("gone".into());
+        let mut marker = serde_json::Map::new();
+        marker.insert("status".to_owned(), Value::from(404));
+        marker.insert(SESSION_LOST_KEY.to_owned(), Value::Bool(true));
+        let mut data = serde_json::Map::new();
+        data.insert(TRANSPORT_FAILURE_KEY.to_owned(), Value::Object(marker));
+        assert_eq!(e.data, Some(Value::Object(data)));
+        let e = local_error("no status".into());
+        assert_eq!(
+            e.data.unwrap().to_string(),
+            format!(r#"{{"{TRANSPORT_FAILURE_KEY}":{{"status":null}}}}"#)
+        );
     }
 }

@@ -32,6 +32,7 @@ use tessera_types::RequestId;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
+use super::envelope::{Envelope, object_view};
 use super::shared::{Outgoing, Shared, lock};
 use super::streamable::handle_body;
 use crate::sse::{SseDecoder, SseFrame};
@@ -226,13 +227,8 @@ async fn take(shared: &Shared, pending: &Mutex<Pending>, ev: SseFrame) {
         return;
     }
     if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
-        if v.get("method").is_none() {
-            if let Some(id) = v
-                .get("id")
-                .and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok())
-            {
-                lock(pending).ids.remove(&id);
-            }
+        if let Some(id) = object_view::<Envelope>(&v).answers() {
+            lock(pending).ids.remove(&id);
         }
     }
     shared.deliver(ev.data.as_bytes()).await;

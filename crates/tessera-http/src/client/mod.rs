@@ -47,6 +47,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 mod detect;
+mod envelope;
 mod failure;
 mod legacy;
 mod listen;

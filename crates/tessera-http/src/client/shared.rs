@@ -11,10 +11,13 @@ use http::{HeaderMap, Method, Request, StatusCode, Uri};
 use serde_json::Value;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::Incoming;
-use tessera_types::{ErrorObject, JsonRpcMessage, RequestId};
+use tessera_types::{ErrorObject, JsonRpcMessage, Loose, RequestId};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::envelope::{
+    CallArguments, Envelope, InitializeAnswer, Mirrored, ToolsAnswer, object_view,
+};
 use super::tool_headers::{ToolHeaders, headers_for};
 use crate::client_auth::{ChallengeOutcome, HttpAuth};
 use crate::client_observe::{HttpExchange, HttpObserver};
@@ -253,12 +256,13 @@ impl Shared {
 
     /// Remembers the version an `initialize` answer negotiated.
     pub(crate) fn note_version(&self, response: &Value) {
-        if let Some(v) = response
-            .get("result")
-            .and_then(|r| r.get("protocolVersion"))
-            .and_then(Value::as_str)
+        let answer: InitializeAnswer = object_view(response);
+        if let Some(v) = answer
+            .result
+            .into_valid()
+            .and_then(|r| r.protocol_version.into_valid())
         {
-            *lock(&self.version) = Some(v.to_owned());
+            *lock(&self.version) = Some(v);
         }
     }
 
@@ -279,16 +283,16 @@ impl Shared {
         if ids.is_empty() {
             return None;
         }
-        let mut v: Value = serde_json::from_slice(bytes).ok()?;
-        if v.get("method").is_some() {
-            return None;
-        }
-        let id: RequestId = serde_json::from_value(v.get("id")?.clone()).ok()?;
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let id = object_view::<Envelope>(&v).answers()?;
         if !ids.remove(&id) {
             return None;
         }
         drop(ids);
-        if lock(&self.tool_headers).absorb_list(&mut v) {
+        let mut answer: ToolsAnswer = object_view(&v);
+        if lock(&self.tool_headers).absorb_list(&mut answer) {
+            // Through a tree: its members written in order, as before.
+            let v = serde_json::to_value(&answer).ok()?;
             serde_json::to_vec(&v).ok()
         } else {
             None
@@ -437,22 +441,25 @@ impl Outgoing {
             }
             _ => (None, None, None),
         };
-        let modern_version = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(tessera_proto::meta_keys::PROTOCOL_VERSION))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let mirrored: Mirrored = params.and_then(|p| p.decode().ok()).unwrap_or_default();
+        let modern_version = mirrored
+            .meta
+            .valid()
+            .and_then(|m| m.protocol_version.valid().cloned());
         // Mcp-Name mirrors params.name or params.uri, and for the Tasks
         // extension's methods params.taskId.
-        let name_key = match method.as_deref() {
-            Some(methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL) => "taskId",
-            Some(methods::RESOURCES_READ) => "uri",
-            _ => "name",
+        let named = match method.as_deref() {
+            Some(methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL) => {
+                &mirrored.task_id
+            }
+            Some(methods::RESOURCES_READ) => &mirrored.uri,
+            _ => &mirrored.name,
         };
-        let name = params
-            .and_then(|p| p.get(name_key).or_else(|| p.get("uri")))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let name = match named {
+            Loose::Absent => mirrored.uri.valid(),
+            present => present.valid(),
+        }
+        .cloned();
         let mut param_headers = Vec::new();
         if modern_version.is_some() {
             match (method.as_deref(), &request_id) {
@@ -462,7 +469,9 @@ impl Outgoing {
                 (Some(methods::TOOLS_CALL), _) => {
                     let known = lock(&shared.tool_headers);
                     if let Some(p) = name.as_deref().and_then(|n| known.get(n)) {
-                        param_headers = headers_for(p, params.and_then(|p| p.get("arguments")));
+                        let call: CallArguments =
+                            params.and_then(|p| p.decode().ok()).unwrap_or_default();
+                        param_headers = headers_for(p, call.arguments.valid());
                     }
                 }
                 _ => {}
@@ -471,11 +480,8 @@ impl Outgoing {
         if method.as_deref() == Some(methods::NOTIFICATIONS_CANCELLED) {
             // A cancelled request may never be answered: stop waiting for it
             // (every message is read whole while a `tools/list` is awaited).
-            let cancelled = params
-                .and_then(|p| p.get("requestId"))
-                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-            if let Some(id) = cancelled {
-                lock(&shared.tools_list_ids).remove(&id);
+            if let Loose::Valid(id) = &mirrored.request_id {
+                lock(&shared.tools_list_ids).remove(id);
             }
         }
         Outgoing {

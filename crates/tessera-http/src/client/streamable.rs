@@ -12,6 +12,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tessera_types::RequestId;
 
+use super::envelope::{Envelope, object_view};
 use super::shared::{Outgoing, Shared};
 use crate::headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, encode_header_value,
@@ -176,10 +177,9 @@ pub(crate) async fn handle_body(
     body: &Bytes,
 ) {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
-    let is_rpc = parsed.as_ref().is_some_and(|v| {
-        v.is_array()
-            || v.get("jsonrpc").is_some() && (v.get("result").is_some() || v.get("error").is_some())
-    });
+    let is_rpc = parsed
+        .as_ref()
+        .is_some_and(|v| v.is_array() || object_view::<Envelope>(v).is_response());
     if is_rpc {
         if out.method.as_deref() == Some(methods::INITIALIZE) {
             if let Some(v) = &parsed {
@@ -235,10 +235,7 @@ pub(crate) async fn read_sse(
                     continue;
                 }
                 if let (Some(want), Ok(v)) = (awaited, serde_json::from_str::<Value>(&ev.data)) {
-                    let id = v
-                        .get("id")
-                        .and_then(|i| serde_json::from_value::<RequestId>(i.clone()).ok());
-                    if id.as_ref() == Some(want) && v.get("method").is_none() {
+                    if object_view::<Envelope>(&v).answers().as_ref() == Some(want) {
                         answered = true;
                         if initialize {
                             shared.note_version(&v);

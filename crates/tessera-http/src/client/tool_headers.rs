@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use http::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
+use super::envelope::{ListedTool, SchemaType, ToolsAnswer, object_view};
 use crate::headers::{MCP_PARAM_PREFIX, encode_header_value};
 
 /// The annotation keyword.
@@ -67,7 +68,8 @@ fn scan_object(
             return Err(format!("{ANNOTATION} of {} is not a string", at.join(".")));
         };
         check_name(name).map_err(|why| format!("{ANNOTATION} {name:?}: {why}"))?;
-        match obj.get("type").and_then(Value::as_str) {
+        let typed: SchemaType = tessera_types::decode_object_params(Some(obj)).unwrap_or_default();
+        match typed.kind.valid().map(String::as_str) {
             Some("string" | "integer" | "boolean") => {}
             other => {
                 return Err(format!(
@@ -175,16 +177,22 @@ impl ToolHeaders {
 
     /// Reads a `tools/list` response: records every valid tool and drops the
     /// invalid ones from it. Returns whether the response changed.
-    pub(crate) fn absorb_list(&mut self, response: &mut Value) -> bool {
-        let Some(Value::Array(tools)) = response.get_mut("result").and_then(|r| r.get_mut("tools"))
+    pub(crate) fn absorb_list(&mut self, response: &mut ToolsAnswer) -> bool {
+        let Some(tools) = response
+            .result
+            .valid_mut()
+            .and_then(|r| r.tools.valid_mut())
         else {
             return false;
         };
         let before = tools.len();
         tools.retain(|tool| {
-            let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
-            let schema = tool.get("inputSchema").and_then(Value::as_object);
-            let verdict = schema.map_or(Ok(Vec::new()), param_headers);
+            let listed: ListedTool = object_view(tool);
+            let name = listed.name.valid().map_or("", String::as_str);
+            let verdict = listed
+                .input_schema
+                .valid()
+                .map_or(Ok(Vec::new()), param_headers);
             match verdict {
                 Ok(params) => {
                     self.tools.insert(name.to_owned(), params);
@@ -289,12 +297,19 @@ mod tests {
     #[test]
     fn invalid_tools_are_dropped_from_the_list() {
         let mut h = ToolHeaders::default();
-        let mut r = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+        let sent = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
             {"name": "ok", "inputSchema": {"properties": {"r": {"type": "string", "x-mcp-header": "R"}}}},
             {"name": "bad", "inputSchema": {"properties": {"r": {"type": "number", "x-mcp-header": "R"}}}}
-        ]}});
+        ], "nextCursor": "c"}});
+        let mut r: ToolsAnswer = object_view(&sent);
         assert!(h.absorb_list(&mut r));
-        assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 1);
+        let r = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            r,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+                {"name": "ok", "inputSchema": {"properties": {"r": {"type": "string", "x-mcp-header": "R"}}}}
+            ], "nextCursor": "c"}})
+        );
         assert_eq!(h.get("ok").unwrap().len(), 1);
         assert!(h.get("bad").is_none());
     }

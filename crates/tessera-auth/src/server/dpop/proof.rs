@@ -7,10 +7,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::HeaderMap;
 use jsonwebtoken::{Algorithm, Validation};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{DPOP_HEADER, DpopSettings, htu, jwk};
+use crate::lenient::{lenient, present, read_map};
 
 /// The longest `jti` accepted, in bytes.
 const MAX_JTI_BYTES: usize = 256;
@@ -55,8 +57,39 @@ fn segment(seg: &str, what: &str) -> Result<Map<String, Value>, ProofError> {
     }
 }
 
-fn text<'a>(claims: &'a Map<String, Value>, name: &str) -> Result<&'a str, ProofError> {
-    match claims.get(name) {
+/// The header members of a DPoP proof the check reads (RFC 9449 §4.2),
+/// leniently (one of another type is absent).
+#[derive(Debug, Default, Deserialize)]
+struct ProofHeader {
+    #[serde(default, deserialize_with = "lenient")]
+    typ: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    alg: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    jwk: Option<Map<String, Value>>,
+}
+
+/// The claims of a DPoP proof, as sent (each checked by the rules of
+/// RFC 9449 §4.3, with its own error).
+#[derive(Debug, Default, Deserialize)]
+struct ProofClaims {
+    #[serde(default, deserialize_with = "present")]
+    jti: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    htm: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    htu: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    iat: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    ath: Option<Value>,
+    #[serde(default, deserialize_with = "lenient")]
+    nonce: Option<String>,
+}
+
+/// Claim `name` (`claim` its value), which must be a non-empty string.
+fn text<'a>(claim: &'a Option<Value>, name: &str) -> Result<&'a str, ProofError> {
+    match claim {
         Some(Value::String(s)) if !s.is_empty() => Ok(s),
         Some(_) => Err(invalid(format!(
             "the DPoP proof's {name} claim is not a non-empty string"
@@ -106,9 +139,9 @@ pub(crate) fn check(
     if parts.len() != 3 || parts[0].is_empty() || parts[1].is_empty() {
         return Err(invalid("the DPoP header is not a signed JWT (three parts)"));
     }
-    let header = segment(parts[0], "header")?;
+    let header: ProofHeader = read_map(&segment(parts[0], "header")?);
     // 4. typ.
-    let typ = header.get("typ").and_then(Value::as_str);
+    let typ = header.typ.as_deref();
     // RFC 7515 §4.1.9: the `application/` prefix may be left out.
     let typ = typ.map(|t| {
         t.get(..12)
@@ -119,7 +152,7 @@ pub(crate) fn check(
         return Err(invalid("the DPoP proof's typ is not \"dpop+jwt\""));
     }
     // 5. An asymmetric algorithm from the allow-list.
-    let alg_name = header.get("alg").and_then(Value::as_str).unwrap_or("");
+    let alg_name = header.alg.as_deref().unwrap_or("");
     let alg = Algorithm::from_str(alg_name)
         .ok()
         .filter(|a| settings.algorithms.contains(a))
@@ -130,7 +163,7 @@ pub(crate) fn check(
             ))
         })?;
     // 7. A public key only, of the algorithm's type.
-    let Some(Value::Object(key)) = header.get("jwk") else {
+    let Some(key) = &header.jwk else {
         return Err(invalid("the DPoP proof has no jwk header (its public key)"));
     };
     let key = jwk::proof_key(key, alg).map_err(invalid)?;
@@ -144,22 +177,23 @@ pub(crate) fn check(
     let claims = jsonwebtoken::decode::<Map<String, Value>>(proof, &key.decoding, &validation)
         .map_err(|e| invalid(format!("the DPoP proof's signature does not verify ({e})")))?
         .claims;
+    let claims: ProofClaims = read_map(&claims);
     // 3. The claims.
-    let jti = text(&claims, "jti")?;
+    let jti = text(&claims.jti, "jti")?;
     if jti.len() > MAX_JTI_BYTES {
         return Err(invalid(format!(
             "the DPoP proof's jti is longer than {MAX_JTI_BYTES} bytes"
         )));
     }
     // 8. htm.
-    let htm = text(&claims, "htm")?;
+    let htm = text(&claims.htm, "htm")?;
     if htm != method {
         return Err(invalid(format!(
             "the DPoP proof is for {htm:?} requests, this one is {method:?} (htm)"
         )));
     }
     // 9. htu.
-    let htu_claim = text(&claims, "htu")?;
+    let htu_claim = text(&claims.htu, "htu")?;
     let want = settings
         .origin
         .as_ref()
@@ -173,7 +207,7 @@ pub(crate) fn check(
         )));
     }
     // 11. iat within the window.
-    let iat = match claims.get("iat") {
+    let iat = match &claims.iat {
         Some(v) => v
             .as_i64()
             .or_else(|| v.as_f64().filter(|f| f.is_finite()).map(|f| f as i64))
@@ -195,7 +229,7 @@ pub(crate) fn check(
         )));
     }
     // 12. ath.
-    match claims.get("ath") {
+    match &claims.ath {
         None => {
             return Err(invalid(
                 "the DPoP proof has no ath claim (the access token's hash)",
@@ -211,7 +245,7 @@ pub(crate) fn check(
     // 10. The server's nonce.
     let mut current_nonce = true;
     if let Some(nonces) = &settings.nonces {
-        match claims.get("nonce").and_then(Value::as_str) {
+        match claims.nonce.as_deref() {
             None => {
                 return Err(ProofError::UseNonce(
                     "this server requires a nonce in DPoP proofs: use the DPoP-Nonce header's"
