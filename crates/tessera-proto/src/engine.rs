@@ -14,9 +14,11 @@ use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tessera_types::{
-    Era, ErrorObject, JsonObject, JsonRpcMessage, Params, ProgressToken, ProtocolVersion,
+    CancelledNotificationParams, Era, ErrorObject, JsonObject, JsonRpcMessage, Params,
+    ProgressToken, ProtocolVersion,
     RequestId, ServerCapabilities,
 };
 
@@ -480,18 +482,11 @@ impl Engine {
     fn on_notification(&mut self, now: Instant, method: String, params: Option<JsonObject>) {
         match method.as_str() {
             methods::NOTIFICATIONS_CANCELLED => {
-                let Some(id) = params
-                    .as_ref()
-                    .and_then(|p| p.get("requestId"))
-                    .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok())
+                let Some(CancelHead { id, reason }) =
+                    params.and_then(|p| CancelHead::deserialize(&p).ok())
                 else {
                     return;
                 };
-                let reason = params
-                    .as_ref()
-                    .and_then(|p| p.get("reason"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
                 if let Some(f) = self.inflight.get_mut(&id) {
                     if f.method == methods::INITIALIZE || f.cancelled {
                         return;
@@ -509,10 +504,7 @@ impl Engine {
             }
             methods::NOTIFICATIONS_PROGRESS => {
                 let Some(p) = params else { return };
-                let Some(token) = p
-                    .get("progressToken")
-                    .and_then(|v| serde_json::from_value::<ProgressToken>(v.clone()).ok())
-                else {
+                let Ok(ProgressHead { token }) = ProgressHead::deserialize(&p) else {
                     return;
                 };
                 if let Some(id) = self.pending.on_progress(&token, now) {
@@ -907,16 +899,13 @@ impl Engine {
     }
 
     fn send_cancelled(&mut self, id: &RequestId, reason: Option<&str>) {
-        let mut p = JsonObject::new();
-        p.insert(
-            "requestId".into(),
-            serde_json::to_value(id).unwrap_or_default(),
-        );
-        if let Some(r) = reason {
-            p.insert("reason".into(), json!(r));
-        }
+        let p = CancelledNotificationParams {
+            meta: None,
+            request_id: Some(id.clone()),
+            reason: reason.map(str::to_owned),
+        };
         self.transmit(
-            JsonRpcMessage::notification(methods::NOTIFICATIONS_CANCELLED, Some(p)),
+            JsonRpcMessage::notification(methods::NOTIFICATIONS_CANCELLED, Some(object_of(&p))),
             None,
         );
     }
@@ -983,6 +972,45 @@ impl Engine {
     pub(crate) fn set_connect_mode(&mut self, m: ConnectMode) {
         self.connect_mode = m;
     }
+}
+
+/// What the engine reads of a `notifications/progress`: the token that
+/// names the request (the rest goes to the application as it came).
+#[derive(serde::Deserialize)]
+struct ProgressHead {
+    /// `progressToken`.
+    #[serde(rename = "progressToken")]
+    token: ProgressToken,
+}
+
+/// A typed value as the JSON object it writes (the protocol's params and
+/// results write objects).
+pub(crate) fn object_of<T: serde::Serialize>(v: &T) -> JsonObject {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+/// What the engine reads of a `notifications/cancelled`
+/// ([`CancelledNotificationParams`]): the request, and a reason when it is a
+/// string (one of another type is left out; the cancellation stands).
+#[derive(serde::Deserialize)]
+struct CancelHead {
+    /// `requestId`.
+    #[serde(rename = "requestId")]
+    id: RequestId,
+    /// `reason`.
+    #[serde(default, deserialize_with = "text_or_none")]
+    reason: Option<String>,
+}
+
+/// A string member, or none when it holds another type.
+fn text_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
 }
 
 /// Copies the tag of the request `f` is handling, if it carried one, into

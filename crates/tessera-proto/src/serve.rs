@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tessera_types::methods;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_types::{
     CacheScope, ClientCapabilities, DiscoverResult, Era, ErrorCode, ErrorObject, InitializeResult,
     JsonObject, Params, ProtocolVersion, RequestId,
@@ -138,10 +138,13 @@ impl Engine {
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
             format!("Unsupported protocol version: {requested}"),
         )
-        .with_data(json!({
-            "supported": self.config.version_strings(),
-            "requested": requested,
-        }))
+        .with_data(
+            serde_json::to_value(tessera_types::UnsupportedProtocolVersionData {
+                supported: self.config.version_strings(),
+                requested: requested.to_owned(),
+            })
+            .unwrap_or_default(),
+        )
     }
 
     fn serve_modern(&mut self, mut r: Incoming, version: ProtocolVersion, batch: Option<u64>) {

@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 use tessera_runtime::{Bus, StoreError};
 use tokio::sync::mpsc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tessera_runtime::Peer;
-use tessera_types::{JsonObject, RequestId};
+use tessera_types::{JsonObject, RequestId, ResourceUpdatedNotificationParams};
 
 /// A list whose changes are announced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -297,8 +297,7 @@ impl Hub {
         let mut s = self.lock();
         s.sessions.retain(|x| x.peer.is_open());
         s.listeners.retain(|l| l.peer.is_open());
-        let mut params = JsonObject::new();
-        params.insert("uri".into(), json!(uri));
+        let params = crate::server::to_object(&ResourceUpdatedNotificationParams::new(uri));
         for x in s.sessions.iter().filter(|x| x.resource_uris.contains(uri)) {
             let _ = x.peer.notify(
                 methods::NOTIFICATIONS_RESOURCES_UPDATED,
