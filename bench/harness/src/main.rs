@@ -189,6 +189,12 @@ struct StdioArgs {
     /// Cold starts to time.
     #[arg(long, default_value_t = 3)]
     cold_starts: usize,
+    /// Exactly N round trips after the handshake (no warm-up, no window,
+    /// no `tools/list`), then close stdin and wait for the server to exit:
+    /// a fixed amount of work for `valgrind --tool=callgrind` on the server.
+    /// 0 is the handshake alone.
+    #[arg(long, value_name = "N")]
+    requests: Option<u64>,
     /// The server command.
     #[arg(last = true, required = true)]
     command: Vec<String>,
@@ -479,15 +485,23 @@ async fn cmd_sessions(a: SessionsArgs) -> anyhow::Result<ExitCode> {
 async fn cmd_stdio(a: StdioArgs) -> anyhow::Result<ExitCode> {
     let log = std::env::temp_dir().join(format!("mcp-bench-stdio-{}.log", std::process::id()));
     let mut cold = Vec::new();
+    let mut detail = Vec::new();
     for _ in 0..a.cold_starts {
-        cold.push(stdio::cold_start(&a.command, &log).await?);
+        let c = stdio::cold_start_detail(&a.command, &log).await?;
+        cold.push(c.tools_list_ms);
+        detail.push(c);
     }
-    let r = stdio::run(&a.command, secs(0.3), secs(a.duration), &log).await?;
+    let r = match a.requests {
+        Some(n) => stdio::run_count(&a.command, n, &log).await?,
+        None => stdio::run(&a.command, secs(0.3), secs(a.duration), &log).await?,
+    };
     println!(
         "{}",
-        serde_json::to_string_pretty(
-            &serde_json::json!({"round_trips": r, "cold_start_ms": cold})
-        )?
+        serde_json::to_string_pretty(&serde_json::json!({
+            "round_trips": r,
+            "cold_start_ms": cold,
+            "cold_starts": detail,
+        }))?
     );
     Ok(if r.errors == 0 {
         ExitCode::SUCCESS

@@ -13,6 +13,33 @@ pub fn rss_kb(pid: u32) -> Option<u64> {
         .and_then(|n| n.parse().ok())
 }
 
+/// What `/proc/PID/status` says of a process's memory and threads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Status {
+    /// `VmRSS`, KiB.
+    pub rss_kb: Option<u64>,
+    /// `VmHWM` (the peak of the RSS), KiB.
+    pub hwm_kb: Option<u64>,
+    /// `Threads`.
+    pub threads: Option<u64>,
+}
+
+/// `VmRSS`, `VmHWM` and `Threads` of `pid`.
+pub fn status(pid: u32) -> Option<Status> {
+    let text = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+    };
+    Some(Status {
+        rss_kb: field("VmRSS:"),
+        hwm_kb: field("VmHWM:"),
+        threads: field("Threads:"),
+    })
+}
+
 /// User + system CPU time of `pid` (all its threads, including the ones that
 /// exited) in clock ticks: fields 14 and 15 of /proc/PID/stat.
 pub fn cpu_ticks(pid: u32) -> Option<u64> {
@@ -75,6 +102,9 @@ mod tests {
     fn reads_own_process() {
         let me = std::process::id();
         assert!(rss_kb(me).unwrap() > 0);
+        let s = status(me).unwrap();
+        assert!(s.hwm_kb.unwrap() >= s.rss_kb.unwrap());
+        assert!(s.threads.unwrap() >= 1);
         assert!(cpu_ticks(me).is_some());
         assert!(clk_tck() > 0.0);
     }

@@ -97,6 +97,12 @@ impl StdioPeer {
 
     /// `initialize` + `notifications/initialized`.
     pub async fn handshake(&mut self) -> anyhow::Result<()> {
+        self.initialize().await?;
+        self.initialized().await
+    }
+
+    /// `initialize`, up to its answer.
+    async fn initialize(&mut self) -> anyhow::Result<()> {
         let params = format!(
             r#"{{"protocolVersion":"{LEGACY_VERSION}","capabilities":{{}},"clientInfo":{{"name":"mcp-bench","version":"0.0.0"}}}}"#
         );
@@ -107,6 +113,11 @@ impl StdioPeer {
         {
             bail!("initialize failed: {v}");
         }
+        Ok(())
+    }
+
+    /// `notifications/initialized`.
+    async fn initialized(&mut self) -> anyhow::Result<()> {
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
             .await
     }
@@ -142,6 +153,18 @@ impl StdioPeer {
             bail!("tools/call: {v}");
         }
         Ok(())
+    }
+
+    /// Closes stdin and waits up to 60 s for the server to exit (a server
+    /// under valgrind writes its profile on the way out), then kills it.
+    pub async fn shutdown_patient(mut self) {
+        drop(self.stdin.take());
+        if tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
     }
 
     /// Closes stdin and waits for the server to exit (kills it after 3 s).
@@ -238,14 +261,93 @@ pub async fn run(
     })
 }
 
+/// Exactly `requests` sequential `tools/call echo` round trips after the
+/// handshake (no `tools/list`, no warm-up), then stdin is closed and the
+/// server's exit awaited: a fixed amount of work, for counting the server's
+/// instructions (run it under `valgrind --tool=callgrind`). Zero round trips
+/// is the handshake alone.
+pub async fn run_count(cmd: &[String], requests: u64, log: &Path) -> anyhow::Result<StdioResult> {
+    let mut peer = StdioPeer::spawn(cmd, log)?;
+    peer.handshake().await.context("handshake")?;
+    let params = format!(
+        r#"{{"name":"echo","arguments":{{"text":{}}}}}"#,
+        serde_json::to_string(ECHO_TEXT)?
+    );
+    let pid = peer.pid();
+    let w0 = Instant::now();
+    let mut lat = Vec::with_capacity(usize::try_from(requests).unwrap_or(0).min(1 << 20));
+    let mut first_error = None;
+    for _ in 0..requests {
+        let t = Instant::now();
+        match peer.call_echo(&params).await {
+            Ok(()) => lat.push((Instant::now() - t).as_nanos() as u64),
+            Err(e) => {
+                first_error = Some(format!("{e:#}"));
+                break;
+            }
+        }
+    }
+    let seconds = w0.elapsed().as_secs_f64();
+    let rss_kb = pid.and_then(procfs::rss_kb);
+    peer.shutdown_patient().await;
+    lat.sort_unstable();
+    let n = lat.len() as u64;
+    Ok(StdioResult {
+        requests: n,
+        errors: u64::from(first_error.is_some()),
+        seconds,
+        rps: if seconds > 0.0 {
+            n as f64 / seconds
+        } else {
+            0.0
+        },
+        p50_us: percentile(&lat, 0.5) as f64 / 1000.0,
+        p99_us: percentile(&lat, 0.99) as f64 / 1000.0,
+        cpu_us_per_req: None,
+        rss_kb,
+        first_error,
+    })
+}
+
 /// Milliseconds from spawning `cmd` to the answer to its first `tools/list`
 /// (after the handshake).
 pub async fn cold_start(cmd: &[String], log: &Path) -> anyhow::Result<f64> {
+    Ok(cold_start_detail(cmd, log).await?.tools_list_ms)
+}
+
+/// One cold start, in detail.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ColdStart {
+    /// Spawn → the answer to `initialize`, milliseconds.
+    pub initialize_ms: f64,
+    /// Spawn → the answer to the first `tools/list` (after the handshake).
+    pub tools_list_ms: f64,
+    /// The server's `VmRSS` right after that answer, KiB.
+    pub rss_kb: Option<u64>,
+    /// Its `VmHWM` (peak RSS) then, KiB.
+    pub hwm_kb: Option<u64>,
+    /// Its threads then.
+    pub threads: Option<u64>,
+}
+
+/// Spawns `cmd` and times the answers to `initialize` and to the first
+/// `tools/list`, then reads the server's memory and threads.
+pub async fn cold_start_detail(cmd: &[String], log: &Path) -> anyhow::Result<ColdStart> {
     let t = Instant::now();
     let mut peer = StdioPeer::spawn(cmd, log)?;
-    peer.handshake().await.context("handshake")?;
+    peer.initialize().await.context("handshake")?;
+    let initialize_ms = t.elapsed().as_secs_f64() * 1000.0;
+    peer.initialized().await.context("handshake")?;
     peer.list_tools().await?;
-    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let tools_list_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let pid = peer.pid();
+    let status = pid.and_then(procfs::status);
     peer.shutdown().await;
-    Ok(ms)
+    Ok(ColdStart {
+        initialize_ms,
+        tools_list_ms,
+        rss_kb: status.as_ref().and_then(|s| s.rss_kb),
+        hwm_kb: status.as_ref().and_then(|s| s.hwm_kb),
+        threads: status.as_ref().and_then(|s| s.threads),
+    })
 }

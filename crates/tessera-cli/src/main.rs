@@ -200,10 +200,16 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // `serve --stdio` serves one connection whose handlers all run in its
+    // own task: worker threads would only add thread switches per message,
+    // their stacks and allocator heaps, and start-up time.
+    let one_thread = matches!(&cli.command, Command::Serve(a) if a.is_stdio());
+    let mut builder = if one_thread {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

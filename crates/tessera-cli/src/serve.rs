@@ -200,6 +200,13 @@ pub struct ServeArgs {
     auth: Box<crate::serve_auth::AuthArgs>,
 }
 
+impl ServeArgs {
+    /// Whether this serves on stdio (`--stdio` without `--http`).
+    pub(crate) fn is_stdio(&self) -> bool {
+        self.stdio && self.http.is_none()
+    }
+}
+
 /// Opens the task store named by `--task-store`.
 fn task_store(spec: &str) -> Result<std::sync::Arc<dyn tessera::server::task::TaskStore>, Failure> {
     use tessera::server::task::{MemoryTaskStore, SqliteTaskStore};
