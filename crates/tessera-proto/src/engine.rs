@@ -18,8 +18,7 @@ use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tessera_types::{
     CancelledNotificationParams, Era, ErrorObject, JsonObject, JsonRpcMessage, Params,
-    ProgressToken, ProtocolVersion,
-    RequestId, ServerCapabilities,
+    ProgressToken, ProtocolVersion, RequestId, ServerCapabilities,
 };
 
 use crate::config::{EngineConfig, Side};

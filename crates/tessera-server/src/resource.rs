@@ -28,7 +28,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tessera_types::methods;
 
-
 use tessera_runtime::ReplyResult;
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{

@@ -18,7 +18,7 @@ use tessera_runtime::middleware::MessageScope;
 use tessera_runtime::{Connection, Service};
 use tessera_types::{
     ClientCapabilities, ErrorCode, ErrorObject, Implementation, JsonObject, JsonRpcMessage,
-    JsonRpcRequest, PaginatedRequestParams, ListToolsResult, ProtocolVersion, RequestId,
+    JsonRpcRequest, ListToolsResult, PaginatedRequestParams, ProtocolVersion, RequestId,
 };
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
