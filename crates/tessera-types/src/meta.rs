@@ -18,6 +18,10 @@ use crate::version::ProtocolVersion;
 /// The contents of a `_meta` member (schema `MetaObject`).
 pub type MetaObject = JsonObject;
 
+/// The member of params, results and notifications that holds their
+/// metadata.
+pub const META: &str = "_meta";
+
 /// `progressToken`: asks for progress notifications for a request.
 pub const PROGRESS_TOKEN: &str = "progressToken";
 /// The protocol version of a request. 2026-07-28 (required on client requests).

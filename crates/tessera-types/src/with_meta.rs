@@ -1,12 +1,11 @@
 //! [`WithMeta`]: a params or result object split into its `_meta` and the
 //! other members, for code that rewrites `_meta` and passes the rest on
-//! untouched (a proxy, telemetry). Splitting and joining move the members;
-//! nothing is copied but `_meta` itself when it is written back.
+//! untouched (a proxy, telemetry). Splitting and joining move the members:
+//! nothing is copied.
 
-use serde::de::IntoDeserializer;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::meta::META;
 use crate::{JsonObject, Loose};
 
 /// A params or result object: its `_meta`, and the other members as they
@@ -19,43 +18,15 @@ pub struct WithMeta {
     pub rest: JsonObject,
 }
 
-/// The name of a member: `_meta`, or another.
-#[derive(Debug, PartialEq, Eq, Deserialize)]
-enum MemberName {
-    #[serde(rename = "_meta")]
-    Meta,
-    #[serde(untagged)]
-    Other(String),
-}
-
-/// `_meta` alone, as written back.
-#[derive(Serialize)]
-struct MetaOnly<'a> {
-    #[serde(rename = "_meta")]
-    meta: &'a Loose<JsonObject>,
-}
-
 impl WithMeta {
     /// Splits `object`, moving its members.
-    pub fn split(object: JsonObject) -> WithMeta {
-        let mut out = WithMeta::default();
-        for (key, value) in object {
-            let name = MemberName::deserialize(
-                IntoDeserializer::<serde::de::value::Error>::into_deserializer(key.as_str()),
-            );
-            match name {
-                Ok(MemberName::Meta) => {
-                    out.meta = match value {
-                        Value::Object(m) => Loose::Valid(m),
-                        other => Loose::Malformed(other),
-                    };
-                }
-                _ => {
-                    out.rest.insert(key, value);
-                }
-            }
-        }
-        out
+    pub fn split(mut object: JsonObject) -> WithMeta {
+        let meta = match object.remove(META) {
+            None => Loose::Absent,
+            Some(Value::Object(m)) => Loose::Valid(m),
+            Some(other) => Loose::Malformed(other),
+        };
+        WithMeta { meta, rest: object }
     }
 
     /// Splits `object`, or gives an empty one for `None`.
@@ -78,10 +49,13 @@ impl WithMeta {
     /// absent).
     pub fn join(self) -> JsonObject {
         let mut out = self.rest;
-        if !self.meta.is_absent() {
-            // An object of JSON values, or a JSON value: always written.
-            if let Ok(Value::Object(m)) = serde_json::to_value(MetaOnly { meta: &self.meta }) {
-                out.extend(m);
+        match self.meta {
+            Loose::Absent => {}
+            Loose::Valid(m) => {
+                out.insert(META.to_owned(), Value::Object(m));
+            }
+            Loose::Malformed(v) => {
+                out.insert(META.to_owned(), v);
             }
         }
         out
