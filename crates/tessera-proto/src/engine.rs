@@ -904,7 +904,10 @@ impl Engine {
             reason: reason.map(str::to_owned),
         };
         self.transmit(
-            JsonRpcMessage::notification(methods::NOTIFICATIONS_CANCELLED, Some(object_of(&p))),
+            JsonRpcMessage::notification(
+                methods::NOTIFICATIONS_CANCELLED,
+                Some(crate::serve::to_object(&p)),
+            ),
             None,
         );
     }
@@ -980,15 +983,6 @@ struct ProgressHead {
     /// `progressToken`.
     #[serde(rename = "progressToken")]
     token: ProgressToken,
-}
-
-/// A typed value as the JSON object it writes (the protocol's params and
-/// results write objects).
-pub(crate) fn object_of<T: serde::Serialize>(v: &T) -> JsonObject {
-    match serde_json::to_value(v) {
-        Ok(Value::Object(o)) => o,
-        _ => JsonObject::new(),
-    }
 }
 
 /// What the engine reads of a `notifications/cancelled`

@@ -405,7 +405,7 @@ fn progress_token(meta: Option<&JsonObject>) -> Result<Option<RequestId>, ErrorO
 }
 
 /// A typed result as the JSON object it is on the wire.
-fn to_object<T: serde::Serialize>(result: &T) -> JsonObject {
+pub(crate) fn to_object<T: serde::Serialize>(result: &T) -> JsonObject {
     match serde_json::to_value(result) {
         Ok(Value::Object(o)) => o,
         // The result types serialise to objects with string keys.
