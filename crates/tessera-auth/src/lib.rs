@@ -14,7 +14,6 @@
 
 pub mod challenge;
 #[cfg(any(feature = "client", feature = "server"))]
-mod lenient;
 pub mod metadata;
 
 #[cfg(feature = "client")]

@@ -10,7 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use tessera::types::{ElicitAction, ElicitResult, ElicitValue, JsonObject, property_order};
 
-use crate::{lenient, peer_text};
+use crate::peer_text;
+use tessera::types::loose;
 
 /// How many times a question is asked before the form is cancelled.
 const MAX_TRIES: usize = 5;
@@ -44,10 +45,7 @@ pub fn ask(
     // In the server's order: a sorted JSON object carries it in the
     // schema's `x-property-order` annotation.
     for name in &property_order(schema) {
-        let prop: Property = props
-            .get(name)
-            .and_then(lenient::object)
-            .unwrap_or_default();
+        let prop: Property = props.get(name).and_then(loose::view).unwrap_or_default();
         let is_required = required.contains(&name.as_str());
         match ask_property(name, &prop, is_required, input, out)? {
             Asked::Value(v) => {
@@ -80,9 +78,9 @@ fn question(input: &mut dyn BufRead, out: &mut dyn Write, q: &str) -> io::Result
 /// The members of a `requestedSchema` the form reads.
 #[derive(Debug, Default, Deserialize)]
 struct FormSchema {
-    #[serde(default, deserialize_with = "lenient::member")]
+    #[serde(default, deserialize_with = "tessera::types::loose::lenient")]
     properties: Option<BTreeMap<String, Value>>,
-    #[serde(default, deserialize_with = "lenient::member")]
+    #[serde(default, deserialize_with = "tessera::types::loose::lenient")]
     required: Option<Vec<Value>>,
 }
 
@@ -97,7 +95,7 @@ struct Property {
     title: Option<Value>,
     #[serde(default)]
     description: Option<Value>,
-    #[serde(default, deserialize_with = "lenient::present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     default: Option<Value>,
     #[serde(default)]
     items: Option<Value>,
@@ -105,7 +103,7 @@ struct Property {
     values: Option<Value>,
     #[serde(default)]
     enum_names: Option<Value>,
-    #[serde(default, deserialize_with = "lenient::present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     one_of: Option<Value>,
     #[serde(default)]
     any_of: Option<Value>,
@@ -141,7 +139,7 @@ fn text(v: &Option<Value>) -> Option<&str> {
 
 /// The choices of an enum property: (value, label).
 fn choices(prop: &Property) -> Option<Vec<(String, String)>> {
-    let items: Option<Property> = prop.items.as_ref().and_then(lenient::object);
+    let items: Option<Property> = prop.items.as_ref().and_then(loose::view);
     let source = items.as_ref().unwrap_or(prop);
     if let Some(values) = source.values.as_ref().and_then(Value::as_array) {
         let names = source.enum_names.as_ref().and_then(Value::as_array);
@@ -170,7 +168,7 @@ fn choices(prop: &Property) -> Option<Vec<(String, String)>> {
         titled
             .iter()
             .filter_map(|o| {
-                let o: Titled = lenient::object(o)?;
+                let o: Titled = loose::view(o)?;
                 let v = text(&o.value)?.to_owned();
                 let label = text(&o.title)
                     .map(|t| format!("{t} ({v})"))

@@ -13,7 +13,6 @@ mod exit;
 mod form;
 mod http_opts;
 mod inspect;
-mod lenient;
 mod login;
 mod notices;
 mod output;

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera::types::JsonObject;
 
-use crate::{lenient, peer_text};
+use crate::peer_text;
+use tessera::types::loose;
 
 /// Prints one JSON document on stdout.
 /// DEL and C1 characters in strings are written as `\u007f`…`\u009f`
@@ -122,7 +123,7 @@ struct ToolResult {
     is_error: Option<Value>,
     #[serde(default)]
     content: Option<Value>,
-    #[serde(default, deserialize_with = "crate::lenient::present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     structured_content: Option<Value>,
 }
 
@@ -217,7 +218,7 @@ pub fn listing(key: &str, items_listed: &[Value]) -> String {
     let rows: Vec<Vec<String>> = items_listed
         .iter()
         .map(|i| {
-            let i: Item = lenient::object_or_default(i);
+            let i: Item = loose::view_or_default(i);
             let raw = text(&i.description).unwrap_or("");
             let desc = peer_text::line(first_line(raw)).into_owned();
             match key {
@@ -238,7 +239,7 @@ pub fn listing(key: &str, items_listed: &[Value]) -> String {
                         .map(|a| {
                             a.iter()
                                 .map(|a| {
-                                    let a: Argument = lenient::object_or_default(a);
+                                    let a: Argument = loose::view_or_default(a);
                                     let n = line_of(&a.name);
                                     if a.required.as_ref().and_then(Value::as_bool) == Some(true) {
                                         n.into_owned()
@@ -260,7 +261,7 @@ pub fn listing(key: &str, items_listed: &[Value]) -> String {
 
 /// Content blocks (of a tool result or a prompt message) as text.
 pub fn content_block(block: &Value) -> String {
-    let b: Block = lenient::object_or_default(block);
+    let b: Block = loose::view_or_default(block);
     match line_of(&b.kind).as_ref() {
         "text" => block_of(&b.text).into_owned(),
         "image" | "audio" => format!(
@@ -274,7 +275,7 @@ pub fn content_block(block: &Value) -> String {
             let r: Contents = b
                 .resource
                 .as_ref()
-                .map(lenient::object_or_default)
+                .map(loose::view_or_default)
                 .unwrap_or_default();
             match text(&r.text) {
                 Some(t) => format!("[resource {}]\n{}", line_of(&r.uri), peer_text::block(t)),
@@ -337,7 +338,7 @@ pub fn read_result(r: &JsonObject) -> String {
     let contents: &[Value] = items(&r.contents).map(Vec::as_slice).unwrap_or(&[]);
     let many = contents.len() > 1;
     for c in contents {
-        let c: Contents = lenient::object_or_default(c);
+        let c: Contents = loose::view_or_default(c);
         if many {
             let _ = writeln!(out, "--- {} {}", line_of(&c.uri), line_of(&c.mime_type));
         }
@@ -373,7 +374,7 @@ pub fn prompt_result(r: &JsonObject) -> String {
         let _ = writeln!(out, "# {}", peer_text::block(d));
     }
     for m in items(&r.messages).into_iter().flatten() {
-        let m: Message = lenient::object_or_default(m);
+        let m: Message = loose::view_or_default(m);
         let content = m.content.clone().unwrap_or(Value::Null);
         let text = match &content {
             Value::Array(blocks) => blocks
@@ -395,7 +396,7 @@ pub fn completion_result(r: &JsonObject) -> String {
     let c: Completion = r
         .completion
         .as_ref()
-        .map(lenient::object_or_default)
+        .map(loose::view_or_default)
         .unwrap_or_default();
     let values: Vec<&str> = items(&c.values)
         .map(|v| v.iter().filter_map(Value::as_str).collect())

@@ -31,12 +31,12 @@ fn servers_of(text: &str) -> Option<Value> {
         #[serde(
             rename = "mcpServers",
             default,
-            deserialize_with = "crate::lenient::present"
+            deserialize_with = "tessera::types::loose::present_value"
         )]
         servers: Option<Value>,
     }
     let v = serde_json::from_str::<Value>(text).ok()?;
-    crate::lenient::object::<Servers>(&v)?.servers
+    tessera::types::loose::view::<Servers>(&v)?.servers
 }
 
 /// Starts watching `path`; the task runs until aborted.

@@ -22,7 +22,7 @@ use tessera::types::{JsonObject, RequestId, methods};
 
 use crate::connect::ClientOptions;
 use crate::exit::{Exit, Failure};
-use crate::lenient;
+use tessera::types::loose;
 
 /// The largest transcript read.
 const MAX_FILE: u64 = 64 * 1024 * 1024;
@@ -91,15 +91,15 @@ struct RecordedError {
 /// may be missing).
 #[derive(Debug, Deserialize)]
 struct Frame {
-    #[serde(default, deserialize_with = "lenient::member")]
+    #[serde(default, deserialize_with = "tessera::types::loose::lenient")]
     id: Option<RequestId>,
-    #[serde(default, deserialize_with = "lenient::present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     method: Option<Value>,
     #[serde(default)]
     params: Option<Value>,
     #[serde(default)]
     result: Option<Value>,
-    #[serde(default, deserialize_with = "lenient::present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     error: Option<Value>,
 }
 
@@ -117,7 +117,7 @@ struct ProtocolEvent {
 struct Transcript {
     #[serde(default)]
     format: Option<Value>,
-    #[serde(default, deserialize_with = "lenient::member")]
+    #[serde(default, deserialize_with = "tessera::types::loose::lenient")]
     events: Option<Vec<Value>>,
 }
 
@@ -142,7 +142,7 @@ impl Answer {
     fn of_frame(frame: &Frame) -> Answer {
         match &frame.error {
             Some(e) => {
-                let e: RecordedError = lenient::object_or_default(e);
+                let e: RecordedError = loose::view_or_default(e);
                 Answer::Error {
                     code: e.code,
                     message: e.message,
@@ -154,7 +154,7 @@ impl Answer {
 
     /// The answer of a result, without its `_meta`.
     fn of_result(result: Value) -> Answer {
-        match lenient::object::<WithoutMeta>(&result) {
+        match loose::view::<WithoutMeta>(&result) {
             Some(o) => Answer::Result(Value::Object(o.rest)),
             None => Answer::Result(result),
         }
@@ -177,17 +177,17 @@ fn protocol_events(events: &[Value]) -> Vec<ProtocolEvent> {
     events
         .iter()
         .filter(|e| {
-            lenient::object::<EventKind>(e)
+            loose::view::<EventKind>(e)
                 .is_some_and(|k| k.kind.as_ref().and_then(Value::as_str) == Some("protocol"))
         })
-        .filter_map(lenient::object::<ProtocolEvent>)
+        .filter_map(loose::view::<ProtocolEvent>)
         .collect()
 }
 
 /// The requests of connection `conn` (or the first with one) in a
 /// transcript, each with its recorded answer.
 pub fn requests(transcript: &Value, conn: Option<u64>) -> Result<Vec<Recorded>, String> {
-    let transcript: Transcript = lenient::object_or_default(transcript);
+    let transcript: Transcript = loose::view_or_default(transcript);
     if transcript.format.as_ref().and_then(Value::as_str) != Some("tessera-inspect-transcript") {
         return Err("not a transcript exported by `tessera inspect` (no \"format\": \"tessera-inspect-transcript\")".into());
     }
@@ -246,7 +246,7 @@ pub fn requests(transcript: &Value, conn: Option<u64>) -> Result<Vec<Recorded>, 
             name: m
                 .params
                 .as_ref()
-                .and_then(lenient::object::<Named>)
+                .and_then(loose::view::<Named>)
                 .and_then(|n| n.name.or(n.uri))
                 .and_then(|n| n.as_str().map(str::to_owned)),
             params,

@@ -749,7 +749,7 @@ impl OAuthClient {
             .await?;
             let doc = a.json().unwrap_or_default();
             if !a.status.is_success() {
-                let refused: ErrorResponse = crate::lenient::read(&doc);
+                let refused: ErrorResponse = tessera_types::loose::view_or_default(&doc);
                 return Err(OAuthError::Token {
                     error: refused
                         .error
@@ -757,7 +757,7 @@ impl OAuthClient {
                     description: refused.error_description,
                 });
             }
-            let answer: TokenResponse = crate::lenient::read(&doc);
+            let answer: TokenResponse = tessera_types::loose::view_or_default(&doc);
             return answer.access_token.ok_or_else(|| OAuthError::BadResponse {
                 url: idp.idp_token_endpoint.clone(),
                 why: "no access_token in the token exchange response".into(),

@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::error::OAuthError;
 use super::fetch;
 use super::token::ErrorResponse;
-use crate::lenient::{lenient, read};
 use crate::metadata::AuthorizationServerMetadata;
+use tessera_types::loose::{lenient, view_or_default};
 
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -214,7 +214,7 @@ pub(crate) async fn register(
     let a = fetch::post_json(http, endpoint, &body).await?;
     let doc = a.json().unwrap_or(Value::Null);
     if !a.status.is_success() {
-        let refused: ErrorResponse = read(&doc);
+        let refused: ErrorResponse = view_or_default(&doc);
         let err = refused.error.unwrap_or_default();
         let desc = refused.error_description.unwrap_or_default();
         return Err(OAuthError::Registration(format!(
@@ -222,7 +222,7 @@ pub(crate) async fn register(
             a.status
         )));
     }
-    let registered: Registered = read(&doc);
+    let registered: Registered = view_or_default(&doc);
     let Some(client_id) = registered.client_id else {
         return Err(OAuthError::Registration(format!(
             "{endpoint} returned no client_id"

@@ -14,7 +14,7 @@ use super::dpop::{DPOP_HEADER, DPOP_NONCE_HEADER, DpopKey};
 use super::error::OAuthError;
 use super::fetch;
 use super::registration::{AuthMethod, ClientCredentials};
-use crate::lenient::{lenient, read};
+use tessera_types::loose::{lenient, view_or_default};
 
 /// Grant type names.
 pub mod grant_type {
@@ -84,7 +84,7 @@ impl TokenSet {
 
     /// Reads a successful token response, issued at `now`.
     pub(crate) fn from_response(doc: &Value, now: u64) -> Option<TokenSet> {
-        let doc: TokenResponse = read(doc);
+        let doc: TokenResponse = view_or_default(doc);
         let expires_in = match doc.expires_in {
             Some(ExpiresIn::Seconds(s)) => Some(s),
             Some(ExpiresIn::Text(s)) => s.parse().ok(),
@@ -258,7 +258,7 @@ impl TokenEndpoint<'_> {
                     why: "the token response has no access_token".into(),
                 });
             }
-            let refused: ErrorResponse = read(&doc);
+            let refused: ErrorResponse = view_or_default(&doc);
             let error = refused
                 .error
                 .unwrap_or_else(|| format!("http_{}", a.status.as_u16()));

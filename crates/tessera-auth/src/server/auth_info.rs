@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde::de::value::MapDeserializer;
 use serde_json::{Map, Value};
 
-use crate::lenient::{lenient, present, read_map};
+use tessera_types::loose::{lenient, present_value, view_map};
 
 /// The registered claims [`AuthInfo`] reads (RFC 7519 §4.1, RFC 9068,
 /// RFC 7662), leniently: a claim of another type reads as absent, except
@@ -21,9 +21,9 @@ struct Registered {
     client_id: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     azp: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "present_value")]
     scope: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "present_value")]
     scp: Option<Value>,
     #[serde(default)]
     aud: Option<Value>,
@@ -89,7 +89,7 @@ impl AuthInfo {
     /// RFC 7662 introspection answer). Scopes come from `scope` (a space
     /// separated string, RFC 9068 / RFC 7662) or `scp` (a string or an array).
     pub fn from_claims(claims: Map<String, Value>) -> AuthInfo {
-        let registered: Registered = read_map(&claims);
+        let registered: Registered = view_map(&claims).unwrap_or_default();
         let scopes = match registered.scope.or(registered.scp) {
             Some(Value::String(s)) => s.split_ascii_whitespace().map(str::to_owned).collect(),
             Some(Value::Array(a)) => strings(&a),

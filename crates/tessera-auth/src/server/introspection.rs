@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::auth_info::AuthInfo;
-use crate::lenient::{lenient, read_map};
+use tessera_types::loose::{lenient, view_map};
 
 /// The members of an introspection answer (RFC 7662 §2.2) checked before
 /// its claims are read, leniently (a member of another type is absent).
@@ -174,7 +174,7 @@ impl IntrospectionVerifier {
 
     fn accept(&self, answer: Map<String, Value>) -> Result<AuthInfo, VerifyError> {
         let inner = &self.inner;
-        let state: Activity = read_map(&answer);
+        let state: Activity = view_map(&answer).unwrap_or_default();
         if state.active != Some(true) {
             return Err(VerifyError::Invalid("the token is not active".into()));
         }

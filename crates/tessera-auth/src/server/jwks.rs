@@ -190,7 +190,7 @@ impl JwksCache {
             return Err(unavailable(format!("HTTP {}", resp.status())));
         }
         let set: Value = resp.json().await.map_err(|e| unavailable(e.to_string()))?;
-        let Some(keys) = crate::lenient::read::<KeySet>(&set).keys else {
+        let Some(keys) = tessera_types::loose::view_or_default::<KeySet>(&set).keys else {
             return Err(unavailable("not a JWK Set (no \"keys\" array)".into()));
         };
         // Keys of kinds we do not know are skipped, not fatal.
@@ -251,7 +251,7 @@ fn key_algorithm(alg: Algorithm) -> Option<KeyAlgorithm> {
 /// A JWK Set (RFC 7517 §5): its keys, each read on its own.
 #[derive(Debug, Default, serde::Deserialize)]
 struct KeySet {
-    #[serde(default, deserialize_with = "crate::lenient::lenient")]
+    #[serde(default, deserialize_with = "tessera_types::loose::lenient")]
     keys: Option<Vec<Value>>,
 }
 

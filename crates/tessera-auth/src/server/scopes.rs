@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tessera_types::{JsonObject, decode_object_params, methods};
 
-use crate::lenient::lenient;
+use tessera_types::loose::lenient;
 
 /// The tool a `tools/call` names.
 #[derive(Debug, Default, serde::Deserialize)]

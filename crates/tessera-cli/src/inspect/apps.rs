@@ -83,7 +83,7 @@ struct View<M, P, R> {
 /// The members of a `resources/read` result a document is taken from.
 #[derive(Deserialize)]
 struct Read {
-    #[serde(default, deserialize_with = "crate::lenient::member")]
+    #[serde(default, deserialize_with = "tessera::types::loose::lenient")]
     contents: Option<Vec<Value>>,
 }
 
@@ -134,7 +134,7 @@ pub async fn document(
         .contents
         .into_iter()
         .flatten()
-        .filter_map(|c| crate::lenient::object::<Content>(&c))
+        .filter_map(|c| tessera::types::loose::view::<Content>(&c))
         .find(|c| c.mime_type.as_ref().and_then(Value::as_str) == Some("application/pdf"));
     let blob = pdf
         .as_ref()

@@ -305,7 +305,7 @@ impl Asks {
                         },
                     )
                     .await?;
-                crate::lenient::object::<UrlAnswer>(&answer)
+                tessera::types::loose::view::<UrlAnswer>(&answer)
                     .map(|a| a.action)
                     .ok_or_else(|| {
                         ErrorObject::new(
@@ -392,7 +392,7 @@ mod tests {
                    "content": {"type": "text", "text": "hi"}})
         );
         assert!(serde_json::from_value::<CreateMessageResult>(v).is_ok());
-        let answer: Option<UrlAnswer> = crate::lenient::object(&json!({"action": "accept"}));
+        let answer: Option<UrlAnswer> = tessera::types::loose::view(&json!({"action": "accept"}));
         assert_eq!(answer.map(|a| a.action), Some(ElicitAction::Accept));
     }
     use serde_json::json;

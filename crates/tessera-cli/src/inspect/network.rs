@@ -235,18 +235,22 @@ fn header<'h>(h: &'h HeaderMap, name: &str) -> Option<&'h str> {
 /// of another shape reads as missing, never as an error).
 #[derive(Debug, Default, Deserialize)]
 struct SentMessage {
-    #[serde(default, deserialize_with = "crate::lenient::present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     id: Option<Value>,
     #[serde(default)]
     method: Option<Value>,
-    #[serde(default, deserialize_with = "crate::lenient::member")]
+    #[serde(default, deserialize_with = "tessera::types::loose::lenient")]
     params: Option<SentParams>,
 }
 
 /// The members of a sent message's params the headers mirror.
 #[derive(Debug, Default, Deserialize)]
 struct SentParams {
-    #[serde(rename = "_meta", default, deserialize_with = "crate::lenient::member")]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "tessera::types::loose::lenient"
+    )]
     meta: Option<SentMeta>,
     #[serde(default)]
     name: Option<Value>,
@@ -282,7 +286,7 @@ pub fn check(
     };
     let message = body
         .filter(|b| b.is_object())
-        .map(crate::lenient::object_or_default::<SentMessage>);
+        .map(tessera::types::loose::view_or_default::<SentMessage>);
     let rpc_method = message
         .as_ref()
         .and_then(|m| m.method.as_ref())

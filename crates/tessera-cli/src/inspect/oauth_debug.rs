@@ -12,7 +12,7 @@ use tessera_http::{HttpExchange, HttpObserver, http};
 
 use super::journal::Journal;
 use super::network::{self, Checks, HttpEvent, Label};
-use crate::lenient;
+use tessera::types::loose;
 
 /// Form fields and JSON members whose values are secrets.
 const SECRETS: &[&str] = &[
@@ -144,7 +144,7 @@ pub fn step_checks(
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     };
-    let b: Answered = body.map(lenient::object_or_default).unwrap_or_default();
+    let b: Answered = body.map(loose::view_or_default).unwrap_or_default();
     let mut out = Vec::new();
     match phase {
         OAuthPhase::Discovery if status != 200 => {}
@@ -200,7 +200,7 @@ pub fn step_checks(
                 format!("client_id {:?}", text(&b.client_id)),
             ));
             let sent: Option<Value> = field("json").and_then(|j| serde_json::from_str(j).ok());
-            let sent: Option<Registration> = sent.as_ref().and_then(lenient::object);
+            let sent: Option<Registration> = sent.as_ref().and_then(loose::view);
             out.push(rule(
                 "RFC 7591: the client registers its redirect URIs",
                 sent.and_then(|s| s.redirect_uris)

@@ -30,7 +30,7 @@ impl Verdict {
 struct Checked {
     #[serde(default)]
     is_error: Option<Value>,
-    #[serde(default, deserialize_with = "crate::lenient::present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     structured_content: Option<Value>,
 }
 

@@ -325,7 +325,13 @@ impl Shared {
     /// and the transport reports its end once the answers already delivered
     /// are read. A transport never sets up a session by itself: the client
     /// reconnects, negotiates again and restores what the old session had.
+    ///
+    /// The connection is marked lost before the session is cleared, so a
+    /// POST that reads no session after this began (see
+    /// [`streamable::post`](super::streamable::post)) always finds it lost and
+    /// is never sent without its session.
     pub(crate) fn lose_session(&self, stale: &str) {
+        let was_lost = self.lost.send_replace(true);
         {
             let mut session = lock(&self.session);
             if session.as_deref() == Some(stale) {
@@ -334,7 +340,7 @@ impl Shared {
             }
         }
         self.stop_listen();
-        if !self.lost.send_replace(true) {
+        if !was_lost {
             tracing::info!("the server forgot session {stale}; the connection ends");
         }
     }

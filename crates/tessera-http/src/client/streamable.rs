@@ -79,6 +79,9 @@ pub(crate) async fn send_post(
 /// session, never the transport.
 pub(crate) async fn post(shared: Arc<Shared>, out: Outgoing) {
     let _in_flight = shared.post_started();
+    // The session is read before the lost flag: `lose_session` sets the flag
+    // first, so a session cleared by a loss is never sent as "no session".
+    let session = shared.session();
     if shared.is_lost() {
         // Not sent: the session it belongs to is gone.
         if let Some(id) = &out.request_id {
@@ -87,7 +90,6 @@ pub(crate) async fn post(shared: Arc<Shared>, out: Outgoing) {
         }
         return;
     }
-    let session = shared.session();
     let response = match send_post(&shared, &out, session.as_deref()).await {
         Ok(r) => r,
         Err(e) => return fail(&shared, &out, e).await,

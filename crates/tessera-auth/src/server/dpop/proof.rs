@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{DPOP_HEADER, DpopSettings, htu, jwk};
-use crate::lenient::{lenient, present, read_map};
+use tessera_types::loose::{lenient, present_value, view_map};
 
 /// The longest `jti` accepted, in bytes.
 const MAX_JTI_BYTES: usize = 256;
@@ -73,15 +73,15 @@ struct ProofHeader {
 /// RFC 9449 §4.3, with its own error).
 #[derive(Debug, Default, Deserialize)]
 struct ProofClaims {
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "present_value")]
     jti: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "present_value")]
     htm: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "present_value")]
     htu: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "present_value")]
     iat: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "present_value")]
     ath: Option<Value>,
     #[serde(default, deserialize_with = "lenient")]
     nonce: Option<String>,
@@ -139,7 +139,7 @@ pub(crate) fn check(
     if parts.len() != 3 || parts[0].is_empty() || parts[1].is_empty() {
         return Err(invalid("the DPoP header is not a signed JWT (three parts)"));
     }
-    let header: ProofHeader = read_map(&segment(parts[0], "header")?);
+    let header: ProofHeader = view_map(&segment(parts[0], "header")?).unwrap_or_default();
     // 4. typ.
     let typ = header.typ.as_deref();
     // RFC 7515 §4.1.9: the `application/` prefix may be left out.
@@ -177,7 +177,7 @@ pub(crate) fn check(
     let claims = jsonwebtoken::decode::<Map<String, Value>>(proof, &key.decoding, &validation)
         .map_err(|e| invalid(format!("the DPoP proof's signature does not verify ({e})")))?
         .claims;
-    let claims: ProofClaims = read_map(&claims);
+    let claims: ProofClaims = view_map(&claims).unwrap_or_default();
     // 3. The claims.
     let jti = text(&claims.jti, "jti")?;
     if jti.len() > MAX_JTI_BYTES {

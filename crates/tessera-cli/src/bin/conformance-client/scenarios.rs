@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tessera::client::{Client, ClientBuilder, ClientError};
 use tessera::http::HttpClientTransport;
+use tessera::types::loose::view;
 use tessera::types::{ElicitResult, JsonObject, ProtocolVersion, Tool};
 
 /// The arguments of a tool that takes none: `{}`.
@@ -39,7 +40,7 @@ struct Context {
 struct ToolCall {
     #[serde(default)]
     name: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "tessera::types::loose::present_value")]
     arguments: Option<Value>,
 }
 
@@ -55,16 +56,6 @@ struct InputSchema {
 struct Property {
     #[serde(rename = "type", default)]
     kind: Option<Value>,
-}
-
-/// A member that is there, even as `null`.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
-}
-
-/// `v` read as `T` when it is an object of that shape.
-fn object<'a, T: Deserialize<'a>>(v: &'a Value) -> Option<T> {
-    v.is_object().then(|| T::deserialize(v).ok()).flatten()
 }
 
 /// The client every scenario starts from: the suite's protocol version (if
@@ -111,7 +102,7 @@ fn context_tool_calls() -> Vec<(String, Value)> {
     let Ok(ctx) = serde_json::from_str::<Value>(&text) else {
         return Vec::new();
     };
-    let Some(ctx) = object::<Context>(&ctx) else {
+    let Some(ctx) = view::<Context>(&ctx) else {
         return Vec::new();
     };
     ctx.tool_calls
@@ -121,7 +112,7 @@ fn context_tool_calls() -> Vec<(String, Value)> {
             calls
                 .iter()
                 .filter_map(|c| {
-                    let c: ToolCall = object(c)?;
+                    let c: ToolCall = view(c)?;
                     let name = c.name.as_ref()?.as_str()?.to_owned();
                     let arguments = c.arguments.unwrap_or_else(|| Value::Object(Map::new()));
                     Some((name, arguments))
@@ -140,7 +131,7 @@ fn sample_arguments(tool: &Tool) -> Value {
         .and_then(|s| s.properties)
         .and_then(|p| serde_json::from_value(p).ok());
     for (name, prop) in props.into_iter().flatten() {
-        let kind = object::<Property>(&prop).and_then(|p| p.kind);
+        let kind = view::<Property>(&prop).and_then(|p| p.kind);
         let v = match kind.as_ref().and_then(Value::as_str) {
             Some("integer") => Value::from(1),
             Some("number") => Value::from(1.5),
