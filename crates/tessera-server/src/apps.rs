@@ -33,19 +33,18 @@
 //! # let _ = server;
 //! ```
 
-use std::sync::{Arc, OnceLock};
-use tessera_types::methods;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tessera_runtime::BoxFuture;
 use tessera_types::{
-    APP_MIME_TYPE, ErrorObject, JsonObject, ListToolsResult, Params, ReadResourceResult, Resource,
-    ResourceContents, TextResourceContents, ToolUiMeta, UI_EXTENSION, UiResourceMeta, UiSettings,
-    UiVisibility,
+    APP_MIME_TYPE, ErrorObject, JsonObject, ListToolsResult, ReadResourceResult, Resource,
+    ResourceContents, TextResourceContents, Tool, ToolUiMeta, UI_EXTENSION, UiResourceMeta,
+    UiSettings, UiVisibility,
 };
 
 use crate::context::RequestContext;
-use crate::extension::{ExtensionHost, ServerExtension};
+use crate::extension::ServerExtension;
 use crate::resource::{ResourceError, ResourceProvider};
 use crate::tool::ToolBuilder;
 
@@ -102,7 +101,6 @@ impl UiView {
 #[derive(Debug, Default)]
 pub struct Apps {
     views: Arc<Vec<UiView>>,
-    host: OnceLock<ExtensionHost>,
 }
 
 impl Apps {
@@ -145,39 +143,16 @@ impl ServerExtension for Apps {
         }
     }
 
-    fn guarded_methods(&self) -> Vec<String> {
-        vec![methods::TOOLS_CALL.into()]
-    }
-
-    fn check_request(
-        &self,
-        _method: &str,
-        context: &RequestContext,
-        params: Option<&Params>,
-    ) -> Result<(), ErrorObject> {
-        if client_renders_apps(context) {
+    fn check_tool_call(&self, context: &RequestContext, tool: &Tool) -> Result<(), ErrorObject> {
+        if !app_only(ToolUiMeta::of(tool)) || client_renders_apps(context) {
             return Ok(());
         }
-        let Some(name) = params.and_then(Params::name).and_then(Value::as_str) else {
-            return Ok(()); // the core answers malformed calls
-        };
-        // Read in place: this runs on every call of every tool.
-        let only_app = self
-            .host
-            .get()
-            .and_then(|h| h.inspect_tool(name, |t| app_only(ToolUiMeta::of(t))));
-        if only_app == Some(true) {
-            return Err(ErrorObject::invalid_params(format!(
-                "Tool {name} is only callable from an app view (visibility [\"app\"]); this \
-                 client did not declare {UI_EXTENSION} with {APP_MIME_TYPE}"
-            ))
-            .with_data(serde_json::to_value(RefusedTool { name }).unwrap_or_default()));
-        }
-        Ok(())
-    }
-
-    fn attach(&self, host: ExtensionHost) {
-        let _ = self.host.set(host);
+        let name = tool.name.as_str();
+        Err(ErrorObject::invalid_params(format!(
+            "Tool {name} is only callable from an app view (visibility [\"app\"]); this \
+             client did not declare {UI_EXTENSION} with {APP_MIME_TYPE}"
+        ))
+        .with_data(serde_json::to_value(RefusedTool { name }).unwrap_or_default()))
     }
 }
 

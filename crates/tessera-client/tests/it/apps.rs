@@ -99,6 +99,16 @@ async fn metadata_round_trip_and_visibility_in_both_eras() {
         assert_eq!(names, ["show_counter"], "{version}");
         let e = plain.call_tool("increment", json!({})).await.unwrap_err();
         assert_eq!(e.remote().map(|r| r.code), Some(-32602), "{version}");
+        let refusal = e.remote().unwrap();
+        assert!(
+            refusal.message.contains("only callable from an app view"),
+            "{version}: {refusal:?}"
+        );
+        assert_eq!(
+            refusal.data.as_ref().and_then(|d| d.get("name")),
+            Some(&json!("increment")),
+            "{version}"
+        );
         // Tools for the model still work, with their text fallback.
         plain.call_tool("show_counter", json!({})).await.unwrap();
         plain.close().await;

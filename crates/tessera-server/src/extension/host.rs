@@ -55,16 +55,10 @@ impl ExtensionHost {
 
     /// The current definition of tool `name`, if the server has it.
     pub fn tool(&self, name: &str) -> Option<Tool> {
-        self.inspect_tool(name, Tool::clone)
-    }
-
-    /// What `f` reads from tool `name`'s definition, without copying the
-    /// definition (for checks that run on every call).
-    pub(crate) fn inspect_tool<R>(&self, name: &str, f: impl FnOnce(&Tool) -> R) -> Option<R> {
-        let (mut f, mut out) = (Some(f), None);
+        let mut out = None;
         self.notifier
             .upgrade()?
-            .with_tool(name, &mut |t| out = f.take().map(|f| f(t)));
+            .with_tool(name, &mut |t| out = Some(t.clone()));
         out
     }
 

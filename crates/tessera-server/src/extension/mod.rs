@@ -77,6 +77,7 @@ use std::sync::Arc;
 
 use tessera_types::{
     DeclaredSettings, ErrorObject, ExtensionSettings, ListToolsResult, Params, ServerCapabilities,
+    Tool,
 };
 
 use crate::context::RequestContext;
@@ -126,6 +127,16 @@ pub trait ServerExtension: Send + Sync + 'static {
     /// extension's identifier. Runs for every `tools/list` request.
     fn on_tools_list(&self, context: &RequestContext, result: &mut ListToolsResult) {
         let _ = (context, result);
+    }
+
+    /// Refuses a `tools/call` of `tool` (the registered tool the call
+    /// names, found by the core) before its arguments are checked and its
+    /// handler runs; the error is the answer. Runs for every call of every
+    /// tool, after the core found the tool: a call of an unknown tool or
+    /// with malformed params never gets here (the core answers it).
+    fn check_tool_call(&self, context: &RequestContext, tool: &Tool) -> Result<(), ErrorObject> {
+        let _ = (context, tool);
+        Ok(())
     }
 
     /// The methods (core or other extensions') whose requests

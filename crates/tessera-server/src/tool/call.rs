@@ -212,6 +212,12 @@ impl<S: Send + Sync + 'static> Server<S> {
                 tessera_types::excerpt(&name)
             ))));
         };
+        let mut context = RequestContext::from_request(&r);
+        for e in &self.inner.extensions.list {
+            if let Err(refused) = e.check_tool_call(&context, &tool.tool) {
+                return ready(Err(refused));
+            }
+        }
         let missing: Vec<&String> = tool
             .requires
             .iter()
@@ -260,7 +266,6 @@ impl<S: Send + Sync + 'static> Server<S> {
             Ok(p) => p,
             Err(e) => return ready(Err(e)),
         };
-        let mut context = RequestContext::from_request(&r);
         context.input = Some(input.clone());
         let task =
             (plan != TaskPlan::Inline).then(|| TaskCall::new(self.tasks().clone(), &r, plan));
