@@ -224,41 +224,64 @@ pub async fn run(
     let c0 = pid.and_then(procfs::cpu_seconds);
     let w0 = Instant::now();
     let end = w0 + duration;
-    let mut lat = Vec::with_capacity(1 << 16);
-    let mut first_error = None;
-    loop {
-        let t = Instant::now();
-        if t >= end {
-            break;
-        }
-        match peer.call_echo(&params).await {
-            Ok(()) => lat.push((Instant::now() - t).as_nanos() as u64),
-            Err(e) => {
-                first_error = Some(format!("{e:#}"));
-                break;
-            }
-        }
-    }
+    let (lat, first_error) =
+        round_trips(&mut peer, &params, 1 << 16, |_| Instant::now() < end).await;
     let seconds = w0.elapsed().as_secs_f64();
-    let c1 = pid.and_then(procfs::cpu_seconds);
+    let cpu_seconds = match (c0, pid.and_then(procfs::cpu_seconds)) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
     let rss_kb = pid.and_then(procfs::rss_kb);
     peer.shutdown().await;
+    Ok(summary(lat, first_error, seconds, cpu_seconds, rss_kb))
+}
+
+/// Sequential `tools/call echo` round trips while `more(done)` holds (`done`
+/// counts the round trips so far), stopping at the first failed call: each
+/// round trip's latency in nanoseconds, and the error that stopped them.
+async fn round_trips(
+    peer: &mut StdioPeer,
+    params: &str,
+    capacity: usize,
+    mut more: impl FnMut(u64) -> bool,
+) -> (Vec<u64>, Option<String>) {
+    let mut lat = Vec::with_capacity(capacity);
+    while more(lat.len() as u64) {
+        let t = Instant::now();
+        match peer.call_echo(params).await {
+            Ok(()) => lat.push((Instant::now() - t).as_nanos() as u64),
+            Err(e) => return (lat, Some(format!("{e:#}"))),
+        }
+    }
+    (lat, None)
+}
+
+/// The result of a run: `lat` (nanoseconds, in any order) over `seconds`,
+/// with the server's CPU seconds over the run when they were read.
+fn summary(
+    mut lat: Vec<u64>,
+    first_error: Option<String>,
+    seconds: f64,
+    cpu_seconds: Option<f64>,
+    rss_kb: Option<u64>,
+) -> StdioResult {
     lat.sort_unstable();
     let n = lat.len() as u64;
-    Ok(StdioResult {
+    StdioResult {
         requests: n,
         errors: u64::from(first_error.is_some()),
         seconds,
-        rps: n as f64 / seconds,
+        rps: if seconds > 0.0 {
+            n as f64 / seconds
+        } else {
+            0.0
+        },
         p50_us: percentile(&lat, 0.5) as f64 / 1000.0,
         p99_us: percentile(&lat, 0.99) as f64 / 1000.0,
-        cpu_us_per_req: match (c0, c1) {
-            (Some(a), Some(b)) if n > 0 => Some((b - a) * 1e6 / n as f64),
-            _ => None,
-        },
+        cpu_us_per_req: cpu_seconds.filter(|_| n > 0).map(|c| c * 1e6 / n as f64),
         rss_kb,
         first_error,
-    })
+    }
 }
 
 /// Exactly `requests` sequential `tools/call echo` round trips after the
@@ -275,38 +298,13 @@ pub async fn run_count(cmd: &[String], requests: u64, log: &Path) -> anyhow::Res
     );
     let pid = peer.pid();
     let w0 = Instant::now();
-    let mut lat = Vec::with_capacity(usize::try_from(requests).unwrap_or(0).min(1 << 20));
-    let mut first_error = None;
-    for _ in 0..requests {
-        let t = Instant::now();
-        match peer.call_echo(&params).await {
-            Ok(()) => lat.push((Instant::now() - t).as_nanos() as u64),
-            Err(e) => {
-                first_error = Some(format!("{e:#}"));
-                break;
-            }
-        }
-    }
+    let capacity = usize::try_from(requests).unwrap_or(0).min(1 << 20);
+    let (lat, first_error) =
+        round_trips(&mut peer, &params, capacity, |done| done < requests).await;
     let seconds = w0.elapsed().as_secs_f64();
     let rss_kb = pid.and_then(procfs::rss_kb);
     peer.shutdown_patient().await;
-    lat.sort_unstable();
-    let n = lat.len() as u64;
-    Ok(StdioResult {
-        requests: n,
-        errors: u64::from(first_error.is_some()),
-        seconds,
-        rps: if seconds > 0.0 {
-            n as f64 / seconds
-        } else {
-            0.0
-        },
-        p50_us: percentile(&lat, 0.5) as f64 / 1000.0,
-        p99_us: percentile(&lat, 0.99) as f64 / 1000.0,
-        cpu_us_per_req: None,
-        rss_kb,
-        first_error,
-    })
+    Ok(summary(lat, first_error, seconds, None, rss_kb))
 }
 
 /// Milliseconds from spawning `cmd` to the answer to its first `tools/list`
