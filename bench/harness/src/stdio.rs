@@ -157,20 +157,20 @@ impl StdioPeer {
 
     /// Closes stdin and waits up to 60 s for the server to exit (a server
     /// under valgrind writes its profile on the way out), then kills it.
-    pub async fn shutdown_patient(mut self) {
-        drop(self.stdin.take());
-        if tokio::time::timeout(Duration::from_secs(60), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
+    pub async fn shutdown_patient(self) {
+        self.shutdown_within(Duration::from_secs(60)).await;
     }
 
     /// Closes stdin and waits for the server to exit (kills it after 3 s).
-    pub async fn shutdown(mut self) {
+    pub async fn shutdown(self) {
+        self.shutdown_within(Duration::from_secs(3)).await;
+    }
+
+    /// Closes stdin and waits up to `patience` for the server to exit, then
+    /// kills it.
+    async fn shutdown_within(mut self, patience: Duration) {
         drop(self.stdin.take());
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
+        if tokio::time::timeout(patience, self.child.wait())
             .await
             .is_err()
         {
