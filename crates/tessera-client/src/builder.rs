@@ -404,8 +404,8 @@ impl ClientBuilder {
         let (events, _) = broadcast::channel(self.event_capacity);
         let (generation, _) = watch::channel(1);
         let inputs = Arc::new(Inputs::new(self.handlers.clone(), caps));
-        let shared = Arc::new(Shared {
-            stacks: crate::service::Stacks::new(&self.middleware, &inputs),
+        let shared = Arc::new_cyclic(|weak| Shared {
+            stacks: crate::service::Stacks::new(&self.middleware, &inputs, weak),
             inputs,
             events,
             cache: self.cache.then(ResponseCache::default),

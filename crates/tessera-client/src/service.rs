@@ -3,12 +3,12 @@
 //! (cache invalidation, URL elicitation completions, subscription streams,
 //! typed events).
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Weak};
 
 use tessera_runtime::Reply;
 use tessera_runtime::middleware::{self, BoxError, McpService, MiddlewareStack};
-use tessera_runtime::{BoxFuture, HandlerResult, Notification, Request, Service};
+use tessera_runtime::{BoxFuture, HandlerResult, Message, Notification, Request, Service};
 use tessera_types::JsonObject;
 use tokio::sync::{broadcast, watch};
 
@@ -37,7 +37,8 @@ pub(crate) struct Shared {
 /// The client's middleware, built over its two ways of answering.
 #[derive(Clone)]
 pub(crate) struct Stacks {
-    /// Over the requests a legacy server sends.
+    /// Over the requests a legacy server sends, and the notifications any
+    /// server sends.
     pub legacy: McpService,
     /// Over the input requests of a 2026-07-28 result.
     pub input: McpService,
@@ -49,30 +50,52 @@ impl std::fmt::Debug for Stacks {
     }
 }
 
-/// The endpoint answering each request with `answer` over `inputs`.
+/// The endpoint answering each request with `answer` over `inputs`, and
+/// taking each notification into the client `shared` (when it is still there).
 fn answering(
     inputs: &Arc<Inputs>,
+    shared: &Weak<Shared>,
     answer: fn(Arc<Inputs>, Request) -> BoxFuture<'static, HandlerResult>,
 ) -> McpService {
     let inputs = inputs.clone();
-    McpService::new(tower::service_fn(move |request: Request| {
-        let answered = answer(inputs.clone(), request);
+    let shared = shared.clone();
+    McpService::new(tower::service_fn(move |message: Message| {
+        let answered = match message {
+            Message::Request(request) => answer(inputs.clone(), request),
+            Message::Notification(n) => {
+                if let Some(shared) = shared.upgrade() {
+                    shared.take_notification(n);
+                }
+                Box::pin(std::future::ready(Ok(JsonObject::new())))
+            }
+        };
         async move { answered.await.map(Reply::Object).map_err(BoxError::from) }
     }))
 }
 
+/// The connection generation a notification arrived on, attached for the
+/// client's own endpoint below its middleware.
+#[derive(Debug, Clone, Copy)]
+struct Generation(u64);
+
 impl Stacks {
-    /// `middleware` over `inputs`' answers; `None` without layers.
-    pub fn new(middleware: &MiddlewareStack, inputs: &Arc<Inputs>) -> Option<Stacks> {
+    /// `middleware` over `inputs`' answers and the notifications the client
+    /// `shared` takes; `None` without layers.
+    pub fn new(
+        middleware: &MiddlewareStack,
+        inputs: &Arc<Inputs>,
+        shared: &Weak<Shared>,
+    ) -> Option<Stacks> {
         if middleware.is_empty() {
             return None;
         }
         // Undeclared requests are refused inside `answer`, before any handler runs.
-        let legacy = answering(inputs, |inputs, request| {
+        let legacy = answering(inputs, shared, |inputs, request| {
             let params = request.params.map(tessera_types::Params::into_object);
             Box::pin(inputs.answer(request.method, params, Some(request.peer)))
         });
-        let input = answering(inputs, |inputs, request| {
+        // Notifications never reach this one: they all go through `legacy`.
+        let input = answering(inputs, &Weak::new(), |inputs, request| {
             let params = request.params.map(tessera_types::Params::into_object);
             Box::pin(inputs.answer_now(request.method, params))
         });
@@ -80,6 +103,36 @@ impl Stacks {
             legacy: middleware.wrap(legacy),
             input: middleware.wrap(input),
         })
+    }
+}
+
+impl Shared {
+    /// Takes in a notification (below the middleware, if any): unless the
+    /// connection core already acted on it, it updates the cache, completes
+    /// elicitations, feeds subscriptions and becomes a [`ClientEvent`].
+    fn take_notification(&self, n: Notification) {
+        if n.handled_by_core {
+            return;
+        }
+        let Some(&Generation(generation)) = n.extension::<Generation>() else {
+            return;
+        };
+        let (method, params) = (n.method.as_str(), n.params);
+        self.inputs.extensions.notify(method, params.as_ref());
+        if let Some(c) = &self.cache {
+            c.on_notification(method, params.as_ref());
+        }
+        let event = ClientEvent::from_notification(method, params);
+        if let ClientEvent::ElicitationComplete(p) = &event {
+            // Only completions of elicitations this client is waiting on.
+            if !self.inputs.tracker.complete(&p.elicitation_id) {
+                return;
+            }
+        }
+        if let Some(sub) = event.subscription_id() {
+            self.subscriptions.route(generation, sub, event.clone());
+        }
+        let _ = self.events.send(event);
     }
 }
 
@@ -93,25 +146,6 @@ pub(crate) struct ClientService {
 impl ClientService {
     pub fn new(shared: Arc<Shared>, generation: u64) -> Self {
         ClientService { shared, generation }
-    }
-
-    fn on_notification(&self, method: &str, params: Option<JsonObject>) {
-        let s = &self.shared;
-        s.inputs.extensions.notify(method, params.as_ref());
-        if let Some(c) = &s.cache {
-            c.on_notification(method, params.as_ref());
-        }
-        let event = ClientEvent::from_notification(method, params);
-        if let ClientEvent::ElicitationComplete(p) = &event {
-            // Only completions of elicitations this client is waiting on.
-            if !s.inputs.tracker.complete(&p.elicitation_id) {
-                return;
-            }
-        }
-        if let Some(sub) = event.subscription_id() {
-            s.subscriptions.route(self.generation, sub, event.clone());
-        }
-        let _ = s.events.send(event);
     }
 }
 
@@ -138,8 +172,20 @@ impl Service for ClientService {
         })
     }
 
-    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
-        self.on_notification(&n.method, n.params);
+    fn handle_notification(&self, mut n: Notification) -> BoxFuture<'static, ()> {
+        n.extensions.insert(Generation(self.generation));
+        self.shared.take_notification(n);
         Box::pin(async {})
+    }
+
+    fn notify(&self, mut n: Notification) -> BoxFuture<'static, ()> {
+        n.extensions.insert(Generation(self.generation));
+        match &self.shared.stacks {
+            Some(stacks) => middleware::notify(&stacks.legacy, n),
+            None => {
+                self.shared.take_notification(n);
+                Box::pin(async {})
+            }
+        }
     }
 }

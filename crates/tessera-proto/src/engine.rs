@@ -14,7 +14,6 @@ use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tessera_types::{
     CancelledNotificationParams, Era, ErrorObject, JsonObject, JsonRpcMessage, Params,
@@ -59,6 +58,7 @@ pub mod meta_keys {
 pub const MAX_REQUEST_TAG: usize = 64;
 use meta_keys as mk;
 
+mod notice;
 mod refusal;
 
 /// An incoming request being handled.
@@ -131,6 +131,9 @@ pub struct Engine {
     client_wire: ClientWire,
     /// Frames answered with an error and a null id so far.
     unattributed: u32,
+    /// Whether the notifications the engine acts on itself are reported
+    /// too ([`Event::NotificationHandled`]).
+    report_handled: bool,
 }
 
 /// The client's capabilities and `clientInfo` in their wire form, serialised
@@ -179,6 +182,7 @@ impl Engine {
             connect_mode: ConnectMode::Auto,
             closed: false,
             unattributed: 0,
+            report_handled: false,
         }
     }
 
@@ -255,6 +259,15 @@ impl Engine {
     /// own range, so the peer never sees two requests with one id.
     pub fn set_request_id_base(&mut self, base: i64) {
         self.pending.set_base(base);
+    }
+
+    /// Reports every notification the engine acts on itself
+    /// (`notifications/cancelled`, a server's `notifications/initialized`,
+    /// the `notifications/progress` of a request in flight) as an
+    /// [`Event::NotificationHandled`] after the events of that action: for a
+    /// driver whose middleware sees every notification. Off by default.
+    pub fn report_handled_notifications(&mut self, on: bool) {
+        self.report_handled = on;
     }
 
     /// The negotiated legacy version (after `initialize`), if any.
@@ -475,59 +488,6 @@ impl Engine {
                     e.error
                 ))),
             },
-        }
-    }
-
-    fn on_notification(&mut self, now: Instant, method: String, params: Option<JsonObject>) {
-        match method.as_str() {
-            methods::NOTIFICATIONS_CANCELLED => {
-                let Some(CancelHead { id, reason }) =
-                    params.and_then(|p| CancelHead::deserialize(&p).ok())
-                else {
-                    return;
-                };
-                if let Some(f) = self.inflight.get_mut(&id) {
-                    if f.method == methods::INITIALIZE || f.cancelled {
-                        return;
-                    }
-                    f.cancelled = true;
-                    let batch = f.batch;
-                    // A cancelled request gets no response; a batch stops waiting for it.
-                    if let Some(b) = batch.and_then(|b| self.batches.get_mut(&b).map(|x| (b, x))) {
-                        b.1.waiting.remove(&id);
-                        let b = b.0;
-                        self.flush_batch(b);
-                    }
-                    self.push_event(Event::Cancelled { id, reason });
-                }
-            }
-            methods::NOTIFICATIONS_PROGRESS => {
-                let Some(p) = params else { return };
-                let Ok(ProgressHead { token }) = ProgressHead::deserialize(&p) else {
-                    return;
-                };
-                if let Some(id) = self.pending.on_progress(&token, now) {
-                    self.push_event(Event::Progress { id, params: p });
-                } else {
-                    // Not for a request in flight: a task's progress token
-                    // outlives the request that created the task (2025-11-25),
-                    // so the application decides what the token names.
-                    self.push_event(Event::Notification {
-                        method: methods::NOTIFICATIONS_PROGRESS.into(),
-                        params: Some(p),
-                    });
-                }
-            }
-            methods::NOTIFICATIONS_INITIALIZED if self.config.side == Side::Server => {
-                if let Some(version) = self.session.version {
-                    if !self.session.initialized {
-                        self.session.initialized = true;
-                        self.session.revision += 1;
-                        self.push_event(Event::Initialized { version });
-                    }
-                }
-            }
-            _ => self.push_event(Event::Notification { method, params }),
         }
     }
 
@@ -974,36 +934,6 @@ impl Engine {
     pub(crate) fn set_connect_mode(&mut self, m: ConnectMode) {
         self.connect_mode = m;
     }
-}
-
-/// What the engine reads of a `notifications/progress`: the token that
-/// names the request (the rest goes to the application as it came).
-#[derive(serde::Deserialize)]
-struct ProgressHead {
-    /// `progressToken`.
-    #[serde(rename = "progressToken")]
-    token: ProgressToken,
-}
-
-/// What the engine reads of a `notifications/cancelled`
-/// ([`CancelledNotificationParams`]): the request, and a reason when it is a
-/// string (one of another type is left out; the cancellation stands).
-#[derive(serde::Deserialize)]
-struct CancelHead {
-    /// `requestId`.
-    #[serde(rename = "requestId")]
-    id: RequestId,
-    /// `reason`.
-    #[serde(default, deserialize_with = "text_or_none")]
-    reason: Option<String>,
-}
-
-/// A string member, or none when it holds another type.
-fn text_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(match Value::deserialize(d)? {
-        Value::String(s) => Some(s),
-        _ => None,
-    })
 }
 
 /// Copies the tag of the request `f` is handling, if it carried one, into

@@ -149,6 +149,17 @@ pub enum Event {
         /// The params.
         params: Option<JsonObject>,
     },
+    /// The peer sent a notification the engine acted on itself
+    /// (`notifications/cancelled`, a server's `notifications/initialized`,
+    /// the `notifications/progress` of a request in flight), after the
+    /// events of that action: for middleware that observes every
+    /// notification. No application handler takes it.
+    NotificationHandled {
+        /// The method.
+        method: String,
+        /// The params.
+        params: Option<JsonObject>,
+    },
     /// The peer cancelled one of its requests: stop the handler; its answer will be dropped.
     Cancelled {
         /// The cancelled request.

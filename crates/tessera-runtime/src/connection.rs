@@ -182,6 +182,8 @@ impl<S: Service> Connection<S> {
         let (info_tx, info_rx) = watch::channel(PeerInfo::default());
         let mut engine = Engine::new(config);
         engine.set_request_id_base(options.request_id_base);
+        // Middleware sees every notification, the engine's own included.
+        engine.report_handled_notifications(true);
         let exported = engine.session_revision();
         Connection {
             engine,
@@ -560,14 +562,10 @@ impl<S: Service> Connection<S> {
             match ev {
                 Event::Request(r) => self.start_handler(r),
                 Event::Notification { method, params } => {
-                    self.notifications.push_back(Notification {
-                        method,
-                        params,
-                        peer: self.peer.clone(),
-                    });
-                    if self.notifying.is_none() {
-                        self.next_notification();
-                    }
+                    self.queue_notification(method, params, false)
+                }
+                Event::NotificationHandled { method, params } => {
+                    self.queue_notification(method, params, true)
                 }
                 Event::Cancelled { id, reason } => {
                     tracing::debug!(%id, ?reason, "peer cancelled a request");
@@ -622,10 +620,39 @@ impl<S: Service> Connection<S> {
         }
     }
 
-    /// Starts handling the next waiting notification, if any.
+    /// Queues a notification of the peer's for the service (behind the one
+    /// being handled).
+    fn queue_notification(
+        &mut self,
+        method: String,
+        params: Option<tessera_types::JsonObject>,
+        handled_by_core: bool,
+    ) {
+        self.notifications.push_back(Notification {
+            method,
+            params,
+            peer: self.peer.clone(),
+            extensions: self.frame_extensions.clone(),
+            handled_by_core,
+        });
+        if self.notifying.is_none() {
+            self.next_notification();
+        }
+    }
+
+    /// Starts handling the next waiting notification, if any: through the
+    /// layers the transport attached to its message, then the service's own
+    /// ([`Service::notify`]).
     fn next_notification(&mut self) {
         self.notifying = self.notifications.pop_front().map(|n| {
-            let fut = AssertUnwindSafe(self.service.handle_notification(n)).catch_unwind();
+            let taken = match n.extensions.get::<crate::middleware::RequestLayers>() {
+                Some(layers) if !layers.0.is_empty() => {
+                    let endpoint = crate::middleware::endpoint(self.service.clone());
+                    crate::middleware::notify(&layers.0.wrap(endpoint), n)
+                }
+                _ => self.service.notify(n),
+            };
+            let fut = AssertUnwindSafe(taken).catch_unwind();
             Box::pin(async move {
                 let _ = fut.await;
             }) as BoxFuture<'static, ()>

@@ -99,7 +99,8 @@ pub type OneShot<S> = Connection<S>;
 pub use link::{Link, LinkState};
 pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
 pub use service::{
-    BoxFuture, HandlerResult, Handling, NoService, Notification, ReplyResult, Request, Service,
+    BoxFuture, HandlerResult, Handling, Message, NoService, Notification, ReplyResult, Request,
+    Service,
 };
 pub use shared::{
     Bus, BusSubscription, LocalBus, MemorySessionStore, SessionCaps, SessionExport, SessionState,

@@ -63,10 +63,24 @@ pub trait Service: Send + Sync + 'static {
         Handling::Object(self.handle_request(request))
     }
 
-    /// Handles one notification.
+    /// Handles one notification meant for the application (never one the
+    /// connection core already acted on: see
+    /// [`Notification::handled_by_core`]).
     fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
         let _ = notification;
         Box::pin(async {})
+    }
+
+    /// Takes in one notification; this is what a connection calls, for
+    /// every notification the peer sends. The default hands those meant for
+    /// the application to [`Service::handle_notification`]. A service with
+    /// middleware runs the notification through it first
+    /// ([`middleware::notify`](crate::middleware::notify)).
+    fn notify(&self, notification: Notification) -> BoxFuture<'static, ()> {
+        if notification.handled_by_core {
+            return Box::pin(async {});
+        }
+        self.handle_notification(notification)
     }
 
     /// Called when a legacy client completes the handshake (server role).
@@ -160,6 +174,38 @@ pub struct Notification {
     pub params: Option<JsonObject>,
     /// The connection.
     pub peer: Peer,
+    /// What the transport attached to the message that carried this
+    /// notification (HTTP headers, claims…).
+    pub extensions: crate::Extensions,
+    /// Whether the connection core already acted on this notification
+    /// itself (`notifications/cancelled`, the server's
+    /// `notifications/initialized`, the `notifications/progress` of a request
+    /// in flight). Such a notification goes through the middleware, so
+    /// layers see every notification, but no application handler gets it.
+    pub handled_by_core: bool,
+}
+
+/// What the peer sends that the middleware sees: a request (answered) or a
+/// notification (never answered).
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A request: its answer is written back to the peer.
+    Request(Request),
+    /// A notification: it gets no answer; whatever the middleware answers
+    /// it with (a result or an error) is dropped.
+    Notification(Notification),
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Self {
+        Message::Request(r)
+    }
+}
+
+impl From<Notification> for Message {
+    fn from(n: Notification) -> Self {
+        Message::Notification(n)
+    }
 }
 
 /// A service that serves nothing (every request gets `-32601`).
@@ -188,6 +234,9 @@ impl<S: Service + ?Sized> Service for Arc<S> {
     }
     fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
         (**self).handle_notification(notification)
+    }
+    fn notify(&self, notification: Notification) -> BoxFuture<'static, ()> {
+        (**self).notify(notification)
     }
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         (**self).on_initialized(peer, version)

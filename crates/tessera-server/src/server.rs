@@ -11,7 +11,8 @@ use tessera_proto::mirror::ParamHeader;
 use tessera_proto::{EngineConfig, Reply, ServerIdentity};
 use tessera_runtime::middleware::{BoxError, McpLayer, McpService, MiddlewareStack};
 use tessera_runtime::{
-    BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, Peer, Request, Service,
+    BoxFuture, ConnectionOptions, HandlerResult, Handling, Message, Notification, Peer, Request,
+    Service,
 };
 use tessera_types::{
     Era, ErrorObject, Implementation, JsonObject, ProtocolVersion, ServerCapabilities,
@@ -426,12 +427,23 @@ pub(crate) struct Inner<S> {
     stacked: std::sync::OnceLock<McpService>,
 }
 
-/// The endpoint of a server's middleware: the server's answering below it.
+/// The endpoint of a server's middleware: the server's answering below it,
+/// and its taking of notifications.
 fn below_middleware<S: Send + Sync + 'static>(server: std::sync::Weak<Inner<S>>) -> McpService {
-    McpService::new(tower::service_fn(move |request: Request| {
-        let handling = server
-            .upgrade()
-            .map(|inner| Server { inner }.handle_below(request));
+    McpService::new(tower::service_fn(move |message: Message| {
+        let handling = server.upgrade().map(|inner| {
+            let server = Server { inner };
+            match message {
+                Message::Request(request) => server.handle_below(request),
+                Message::Notification(n) => {
+                    let taken = server.take_notification(n);
+                    Handling::Reply(Box::pin(async move {
+                        taken.await;
+                        Ok(tessera_runtime::middleware::notified())
+                    }))
+                }
+            }
+        });
         async move {
             match handling {
                 Some(Handling::Object(f)) => f.await.map(Reply::Object),
@@ -847,6 +859,15 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
     }
 
+    /// Takes a notification below the middleware: the extensions that take
+    /// its method get it, unless the connection core already acted on it.
+    fn take_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        if n.handled_by_core {
+            return Box::pin(async {});
+        }
+        self.handle_notification(n)
+    }
+
     /// Calls an extension route.
     fn route(&self, handler: &RouteFn, request: Request) -> BoxFuture<'static, ReplyResult> {
         let settings = &self.inner.settings;
@@ -881,6 +902,13 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
             Handling::Reply(f) => {
                 Box::pin(async move { tessera_runtime::middleware::reply_object(f.await) })
             }
+        }
+    }
+
+    fn notify(&self, n: Notification) -> BoxFuture<'static, ()> {
+        match self.inner.stacked.get() {
+            Some(stack) => tessera_runtime::middleware::notify(stack, n),
+            None => self.take_notification(n),
         }
     }
 

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::task::{Context as TaskContext, Poll};
 
 use tessera_runtime::middleware::BoxError;
-use tessera_runtime::{BoxFuture, HttpVersion, PeerAddr, Reply, Request, SessionId};
+use tessera_runtime::{BoxFuture, HttpVersion, Message, PeerAddr, Reply, SessionId};
 use tessera_types::ErrorObject;
 
 use crate::Telemetry;
@@ -47,9 +47,9 @@ pub struct TelemetryService<S> {
     inner: S,
 }
 
-impl<S> tower::Service<Request> for TelemetryService<S>
+impl<S> tower::Service<Message> for TelemetryService<S>
 where
-    S: tower::Service<Request, Response = Reply, Error = BoxError>,
+    S: tower::Service<Message, Response = Reply, Error = BoxError>,
     S::Future: Send + 'static,
 {
     type Response = Reply;
@@ -60,10 +60,13 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
-        if !self.telemetry.is_active() {
-            return Box::pin(self.inner.call(request));
-        }
+    /// Records requests; notifications pass unrecorded (the conventions
+    /// measure operations, and a notification has no outcome to measure).
+    fn call(&mut self, message: Message) -> Self::Future {
+        let request = match message {
+            Message::Request(request) if self.telemetry.is_active() => request,
+            other => return Box::pin(self.inner.call(other)),
+        };
         let t = &self.telemetry.inner;
         let ambient = Context::current();
         let parent = meta::extract(
@@ -143,7 +146,7 @@ where
             &request.method,
             &t.options,
         );
-        let answer = self.inner.call(request).with_context(cx);
+        let answer = self.inner.call(Message::Request(request)).with_context(cx);
         Box::pin(async move {
             let result = answer.await;
             match &result {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tessera_runtime::middleware::{BoxError, McpService, Refusal};
-use tessera_runtime::{BoxFuture, Reply, Request};
+use tessera_runtime::{BoxFuture, Message, Reply, Request};
 use tessera_types::{ErrorCode, ErrorObject};
 
 use super::auth_info::AuthInfo;
@@ -182,7 +182,7 @@ impl ScopeService {
     }
 }
 
-impl tower::Service<Request> for ScopeService {
+impl tower::Service<Message> for ScopeService {
     type Response = Reply;
     type Error = BoxError;
     type Future = BoxFuture<'static, Result<Reply, BoxError>>;
@@ -191,10 +191,16 @@ impl tower::Service<Request> for ScopeService {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
-        match self.check(&request) {
+    /// Checks requests; notifications pass (scopes guard what a request
+    /// asks for, and a notification asks for nothing).
+    fn call(&mut self, message: Message) -> Self::Future {
+        let refused = match &message {
+            Message::Request(request) => self.check(request),
+            Message::Notification(_) => None,
+        };
+        match refused {
             Some(refused) => Box::pin(std::future::ready(Err(BoxError::from(refused)))),
-            None => Box::pin(self.inner.call(request)),
+            None => Box::pin(self.inner.call(message)),
         }
     }
 }

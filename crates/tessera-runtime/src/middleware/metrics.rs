@@ -1,4 +1,5 @@
-//! [`MetricsLayer`]: a hook called with what each request did.
+//! [`MetricsLayer`]: a hook called with what each request and notification
+//! did.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -9,9 +10,9 @@ use tessera_types::ErrorCode;
 use tokio::time::Instant;
 use tower::BoxError;
 
-use crate::service::{BoxFuture, Request};
+use crate::service::{BoxFuture, Message};
 
-/// How a request ended.
+/// How a request or a notification ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// A result.
@@ -21,10 +22,16 @@ pub enum Outcome {
     /// The request was cancelled (by the peer or the connection closing)
     /// before it was answered.
     Cancelled,
+    /// A notification, taken by the rest of the stack (a notification gets
+    /// no response).
+    Notified,
+    /// A notification that a layer below refused, with this code: it was
+    /// dropped, and nothing was sent back.
+    Dropped(ErrorCode),
 }
 
 impl Outcome {
-    /// The outcome of a stack's result.
+    /// The outcome of a stack's result for a request.
     pub fn of(result: &Result<Reply, BoxError>) -> Outcome {
         match result {
             Ok(_) => Outcome::Ok,
@@ -32,35 +39,57 @@ impl Outcome {
         }
     }
 
-    /// A short label: `ok`, `error` or `cancelled`.
+    /// The outcome of a stack's result for a notification.
+    pub fn of_notification(result: &Result<Reply, BoxError>) -> Outcome {
+        match result {
+            Ok(_) => Outcome::Notified,
+            Err(e) => Outcome::Dropped(super::error_code(e)),
+        }
+    }
+
+    /// A short label: `ok`, `error`, `cancelled`, `notified` or `dropped`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::Error(_) => "error",
             Outcome::Cancelled => "cancelled",
+            Outcome::Notified => "notified",
+            Outcome::Dropped(_) => "dropped",
         }
     }
 }
 
-/// What one request did, as the metrics hook sees it.
+/// What one request or notification did, as the metrics hook sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestRecord {
     /// The method.
     pub method: String,
-    /// The tool or prompt name, or the resource URI ([`Request::target`]).
+    /// The tool or prompt name, or the resource URI of a request
+    /// ([`Request::target`](crate::Request::target)); `None` for a notification.
     pub target: Option<String>,
     /// From the request reaching this layer to its answer.
     pub duration: Duration,
-    /// How it ended.
+    /// How it ended: [`Outcome::Notified`] or [`Outcome::Dropped`] for a
+    /// notification (or [`Outcome::Cancelled`] when the connection closed
+    /// first).
     pub outcome: Outcome,
+}
+
+impl RequestRecord {
+    /// Whether this records a notification.
+    pub fn is_notification(&self) -> bool {
+        matches!(self.outcome, Outcome::Notified | Outcome::Dropped(_))
+    }
 }
 
 type Hook = Arc<dyn Fn(&RequestRecord) + Send + Sync>;
 
-/// Calls a hook with a [`RequestRecord`] for every request: wire it to the
-/// metrics library of your choice (a counter by method and outcome, a
-/// histogram of durations). The hook runs on the request's task; keep it
-/// quick.
+/// Calls a hook with a [`RequestRecord`] for every request and every
+/// notification: wire it to the metrics library of your choice (a counter
+/// by method and outcome, a histogram of durations). A notification is
+/// recorded as its own kind of outcome ([`Outcome::Notified`],
+/// [`Outcome::Dropped`]): it has no response or error. The hook runs on the
+/// connection's task; keep it quick.
 #[derive(Clone)]
 pub struct MetricsLayer {
     hook: Hook,
@@ -73,7 +102,8 @@ impl std::fmt::Debug for MetricsLayer {
 }
 
 impl MetricsLayer {
-    /// A layer calling `hook` once per request, when it ends.
+    /// A layer calling `hook` once per request or notification, when it
+    /// ends.
     pub fn new(hook: impl Fn(&RequestRecord) + Send + Sync + 'static) -> Self {
         MetricsLayer {
             hook: Arc::new(hook),
@@ -92,10 +122,14 @@ pub(super) struct Watch<F: FnOnce(RequestRecord)> {
 }
 
 impl<F: FnOnce(RequestRecord)> Watch<F> {
-    pub(super) fn start(request: &Request, done: F) -> Self {
+    pub(super) fn start(message: &Message, done: F) -> Self {
+        let target = match message {
+            Message::Request(r) => r.target().map(str::to_owned),
+            Message::Notification(_) => None,
+        };
         Watch {
-            method: request.method.clone(),
-            target: request.target().map(str::to_owned),
+            method: message.method().to_owned(),
+            target,
             started: Instant::now(),
             outcome: Outcome::Cancelled,
             done: Some(done),
@@ -147,9 +181,9 @@ impl<S> std::fmt::Debug for MetricsService<S> {
     }
 }
 
-impl<S> tower::Service<Request> for MetricsService<S>
+impl<S> tower::Service<Message> for MetricsService<S>
 where
-    S: tower::Service<Request, Response = Reply, Error = BoxError>,
+    S: tower::Service<Message, Response = Reply, Error = BoxError>,
     S::Future: Send + 'static,
 {
     type Response = Reply;
@@ -160,13 +194,18 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, message: Message) -> Self::Future {
         let hook = self.hook.clone();
-        let watch = Watch::start(&request, move |r: RequestRecord| hook(&r));
-        let answer = self.inner.call(request);
+        let watch = Watch::start(&message, move |r: RequestRecord| hook(&r));
+        let notification = message.is_notification();
+        let answer = self.inner.call(message);
         Box::pin(async move {
             let result = answer.await;
-            watch.finish(Outcome::of(&result));
+            watch.finish(if notification {
+                Outcome::of_notification(&result)
+            } else {
+                Outcome::of(&result)
+            });
             result
         })
     }

@@ -82,7 +82,7 @@ use tower::util::BoxCloneSyncService;
 
 use crate::peer::Peer;
 use crate::service::{
-    BoxFuture, HandlerResult, Handling, Notification, ReplyResult, Request, Service,
+    BoxFuture, HandlerResult, Handling, Message, Notification, ReplyResult, Request, Service,
 };
 use tessera_proto::Reply;
 use tessera_types::{JsonObject, ProtocolVersion};
@@ -93,18 +93,21 @@ pub use refusal::{HttpRefusal, MessageScope, Refusal, RequestLayers};
 pub use tower::BoxError;
 pub use trace::{TraceLayer, TraceService};
 
-/// The service every layer wraps: a request in, a result out (as JSON text
-/// or a tree, see [`Reply`]); a JSON-RPC error is an
-/// [`ErrorObject`](tessera_types::ErrorObject) inside the [`BoxError`], and
-/// tower's own errors (a timeout, load shed) become JSON-RPC errors at the
-/// bottom of the stack ([`error_object`]).
-pub type McpService = BoxCloneSyncService<Request, Reply, BoxError>;
+/// The service every layer wraps: a [`Message`] in (a request or a
+/// notification), a result out (as JSON text or a tree, see [`Reply`]); a
+/// JSON-RPC error is an [`ErrorObject`](tessera_types::ErrorObject) inside
+/// the [`BoxError`], and tower's own errors (a timeout, load shed) become
+/// JSON-RPC errors at the bottom of the stack ([`error_object`]). A
+/// notification's answer is dropped: the stack's endpoint answers it with an
+/// empty result once the application took it, and a layer that fails it
+/// (refuses it) drops it; nothing is ever written back for one.
+pub type McpService = BoxCloneSyncService<Message, Reply, BoxError>;
 
 /// A boxed layer: wraps the rest of the stack.
 type Wrap = Arc<dyn McpLayer>;
 
 /// A layer that fits a middleware stack: any `tower::Layer` over
-/// [`McpService`] whose service answers a [`Request`] with a [`Reply`]
+/// [`McpService`] whose service answers a [`Message`] with a [`Reply`]
 /// (its error turned into a [`BoxError`]), such as tower's limit, load
 /// shedding and timeout layers, [`TraceLayer`], [`MetricsLayer`] and
 /// [`from_fn`]'s layers. Implemented for every such layer; there is nothing
@@ -117,9 +120,9 @@ pub trait McpLayer: Send + Sync + 'static {
 impl<L> McpLayer for L
 where
     L: tower::Layer<McpService> + Send + Sync + 'static,
-    L::Service: tower::Service<Request, Response = Reply> + Clone + Send + Sync + 'static,
-    <L::Service as tower::Service<Request>>::Error: Into<BoxError> + 'static,
-    <L::Service as tower::Service<Request>>::Future: Send + 'static,
+    L::Service: tower::Service<Message, Response = Reply> + Clone + Send + Sync + 'static,
+    <L::Service as tower::Service<Message>>::Error: Into<BoxError> + 'static,
+    <L::Service as tower::Service<Message>>::Future: Send + 'static,
 {
     fn wrap(&self, inner: McpService) -> McpService {
         BoxCloneSyncService::new(self.layer(inner).map_err(Into::into))
@@ -154,7 +157,7 @@ impl MiddlewareStack {
 
     /// Adds `layer` inside the layers already added: the first layer added
     /// sees each request first and its result last. Any tower layer whose
-    /// service answers a [`Request`] with a [`Reply`] fits ([`McpLayer`]).
+    /// service answers a [`Message`] with a [`Reply`] fits ([`McpLayer`]).
     pub fn layer(self, layer: impl McpLayer) -> Self {
         let mut v: Vec<Wrap> = self.layers.iter().cloned().collect();
         v.push(Arc::new(layer));
@@ -223,7 +226,7 @@ pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, Reply
     let ready = tower::Service::poll_ready(&mut service, &mut Context::from_waker(&waker));
     match ready {
         Poll::Ready(Ok(())) => {
-            let call = tower::Service::call(&mut service, request);
+            let call = tower::Service::call(&mut service, Message::Request(request));
             Box::pin(async move {
                 call.await
                     .map_err(|e| errors::answer(e, frame.as_ref(), id))
@@ -236,18 +239,44 @@ pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, Reply
         // Waits for readiness with the answer's own waker.
         Poll::Pending => Box::pin(async move {
             service
-                .oneshot(request)
+                .oneshot(Message::Request(request))
                 .await
                 .map_err(|e| errors::answer(e, frame.as_ref(), id))
         }),
     }
 }
 
-/// The endpoint of a stack: `service`'s own way of answering, as an
-/// [`McpService`].
+/// Runs `notification` through `service` (a stack from
+/// [`MiddlewareStack::wrap`]), waiting for the stack to be ready (a full
+/// limit holds it back). Whatever the stack answers is dropped: a
+/// notification that a layer refuses (an error, a shed load) is dropped, and
+/// nothing is sent back for it, nor recorded as a refusal for the transport.
+pub fn notify(service: &McpService, notification: Notification) -> BoxFuture<'static, ()> {
+    let method = notification.method.clone();
+    let service = service.clone();
+    Box::pin(async move {
+        if let Err(e) = service.oneshot(Message::Notification(notification)).await {
+            let error = error_object(e);
+            tracing::debug!(%method, code = error.code, message = %error.message, "notification dropped by a layer");
+        }
+    })
+}
+
+/// The endpoint of a stack: `service`'s own way of answering a request
+/// ([`Service::handle`]) and of taking a notification ([`Service::notify`]),
+/// as an [`McpService`].
 pub fn endpoint<S: Service>(service: Arc<S>) -> McpService {
-    BoxCloneSyncService::new(tower::service_fn(move |request: Request| {
-        let handling = service.handle(request);
+    BoxCloneSyncService::new(tower::service_fn(move |message: Message| {
+        let handling = match message {
+            Message::Request(request) => service.handle(request),
+            Message::Notification(n) => {
+                let taken = service.notify(n);
+                Handling::Reply(Box::pin(async move {
+                    taken.await;
+                    Ok(notified())
+                }))
+            }
+        };
         async move {
             match handling {
                 Handling::Object(f) => f.await.map(Reply::Object),
@@ -256,6 +285,12 @@ pub fn endpoint<S: Service>(service: Arc<S>) -> McpService {
             .map_err(BoxError::from)
         }
     }))
+}
+
+/// What the endpoint of a stack answers a notification with once the
+/// application took it: an empty result, which is dropped.
+pub fn notified() -> Reply {
+    Reply::Object(JsonObject::new())
 }
 
 /// A layer made from an async function of the request and the rest of the
@@ -271,7 +306,9 @@ impl<F> std::fmt::Debug for FromFnLayer<F> {
 
 /// Turns `f(request, next)` into a layer: `f` answers by awaiting
 /// [`Next::run`] (possibly with a rewritten request, possibly rewriting the
-/// result) or with its own result without calling it (a refusal).
+/// result) or with its own result without calling it (a refusal). The layer
+/// sees requests only: notifications pass it untouched, on to the rest of
+/// the stack (write a `tower::Layer` over [`Message`] to see both).
 pub fn from_fn<F, Fut>(f: F) -> FromFnLayer<F>
 where
     F: Fn(Request, Next) -> Fut + Clone + Send + Sync + 'static,
@@ -304,7 +341,7 @@ impl<F> std::fmt::Debug for FromFn<F> {
     }
 }
 
-impl<F, Fut> tower::Service<Request> for FromFn<F>
+impl<F, Fut> tower::Service<Message> for FromFn<F>
 where
     F: Fn(Request, Next) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = ReplyResult> + Send + 'static,
@@ -318,12 +355,15 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
-        let next = Next {
-            inner: self.inner.clone(),
-        };
-        let answer = (self.f)(request, next);
-        Box::pin(async move { answer.await.map_err(BoxError::from) })
+    fn call(&mut self, message: Message) -> Self::Future {
+        let inner = self.inner.clone();
+        match message {
+            Message::Request(request) => {
+                let answer = (self.f)(request, Next { inner });
+                Box::pin(async move { answer.await.map_err(BoxError::from) })
+            }
+            Message::Notification(n) => Box::pin(inner.oneshot(Message::Notification(n))),
+        }
     }
 }
 
@@ -346,9 +386,9 @@ impl Next {
     }
 }
 
-/// A [`Service`] whose requests go through a [`MiddlewareStack`] first;
-/// everything else (methods, notifications, session hooks) is the inner
-/// service's.
+/// A [`Service`] whose requests and notifications go through a
+/// [`MiddlewareStack`] first; everything else (methods, session hooks) is the
+/// inner service's.
 pub struct Layered<S> {
     inner: Arc<S>,
     stack: MiddlewareStack,
@@ -408,6 +448,13 @@ impl<S: Service> Service for Layered<S> {
 
     fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
         self.inner.handle_notification(notification)
+    }
+
+    fn notify(&self, notification: Notification) -> BoxFuture<'static, ()> {
+        match &self.service {
+            Some(service) => notify(service, notification),
+            None => self.inner.notify(notification),
+        }
     }
 
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {

@@ -1,10 +1,10 @@
-//! What a layer reads from a request: its target, typed params, headers and
-//! principal.
+//! What a layer reads from a request or a notification: its target, typed
+//! params, headers and principal.
 
 use tessera_types::{ClientRequest, DecodeError, ServerRequest, methods};
 
 use crate::Principal;
-use crate::service::Request;
+use crate::service::{Message, Notification, Request};
 
 impl Request {
     /// What the request is about: the tool or prompt name of `tools/call`
@@ -53,5 +53,70 @@ impl Request {
     /// A value the transport (or an outer layer) attached to the request.
     pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
         self.extensions.get::<T>()
+    }
+}
+
+impl Notification {
+    /// Decodes the params as those of notification `N` (the method name is
+    /// not checked).
+    pub fn params_as<N: tessera_types::NotificationMethod>(
+        &self,
+    ) -> Result<N::Params, serde_json::Error> {
+        serde_json::from_value(serde_json::Value::Object(
+            self.params.clone().unwrap_or_default(),
+        ))
+    }
+
+    /// The HTTP headers the notification came with, over HTTP.
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        self.extensions.get::<http::HeaderMap>()
+    }
+
+    /// Who sent the notification, when the transport authenticated it.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.extensions.get::<Principal>()
+    }
+
+    /// A value the transport (or an outer layer) attached to the notification.
+    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
+    }
+}
+
+impl Message {
+    /// The method.
+    pub fn method(&self) -> &str {
+        match self {
+            Message::Request(r) => &r.method,
+            Message::Notification(n) => &n.method,
+        }
+    }
+
+    /// Whether this is a notification (it gets no answer).
+    pub fn is_notification(&self) -> bool {
+        matches!(self, Message::Notification(_))
+    }
+
+    /// What the transport attached to the message.
+    pub fn extensions(&self) -> &crate::Extensions {
+        match self {
+            Message::Request(r) => &r.extensions,
+            Message::Notification(n) => &n.extensions,
+        }
+    }
+
+    /// The HTTP headers the message came with, over HTTP.
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        self.extensions().get::<http::HeaderMap>()
+    }
+
+    /// Who sent the message, when the transport authenticated it.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.extensions().get::<Principal>()
+    }
+
+    /// A value the transport (or an outer layer) attached to the message.
+    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions().get::<T>()
     }
 }

@@ -1,4 +1,4 @@
-//! [`TraceLayer`]: a tracing span per request.
+//! [`TraceLayer`]: a tracing span per request and per notification.
 
 use std::task::{Context, Poll};
 
@@ -7,13 +7,16 @@ use tower::BoxError;
 use tracing::Instrument;
 
 use super::metrics::{Outcome, Watch};
-use crate::service::{BoxFuture, Request};
+use crate::service::{BoxFuture, Message};
 
 /// Runs each request in an `INFO` span named `mcp.request` with the fields
 /// `method`, `target` (tool or prompt name, resource URI), `id`, `era` and
 /// `version`, and ends it with one event carrying `duration_ms` and
 /// `outcome` (`ok`, `error` with its `code`, or `cancelled`): an `INFO`
-/// event for a result, `WARN` for an error.
+/// event for a result, `WARN` for an error. Each notification runs in an
+/// `INFO` span named `mcp.notification` with the field `method`, ended by
+/// one event with `duration_ms` and `outcome`: `notified` (`DEBUG`), or
+/// `dropped` with the `code` of the layer's refusal (`INFO`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TraceLayer;
 
@@ -38,9 +41,9 @@ pub struct TraceService<S> {
     inner: S,
 }
 
-impl<S> tower::Service<Request> for TraceService<S>
+impl<S> tower::Service<Message> for TraceService<S>
 where
-    S: tower::Service<Request, Response = Reply, Error = BoxError>,
+    S: tower::Service<Message, Response = Reply, Error = BoxError>,
     S::Future: Send + 'static,
 {
     type Response = Reply;
@@ -51,17 +54,26 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
-        let span = tracing::info_span!(
-            "mcp.request",
-            method = %request.method,
-            target = request.target(),
-            id = %request.id,
-            era = ?request.context.era,
-            version = %request.context.version.as_str(),
-        );
+    fn call(&mut self, message: Message) -> Self::Future {
+        let (span, notification) = match &message {
+            Message::Request(request) => (
+                tracing::info_span!(
+                    "mcp.request",
+                    method = %request.method,
+                    target = request.target(),
+                    id = %request.id,
+                    era = ?request.context.era,
+                    version = %request.context.version.as_str(),
+                ),
+                false,
+            ),
+            Message::Notification(n) => (
+                tracing::info_span!("mcp.notification", method = %n.method),
+                true,
+            ),
+        };
         let in_span = span.clone();
-        let watch = Watch::start(&request, move |r| {
+        let watch = Watch::start(&message, move |r| {
             let _entered = in_span.enter();
             let ms = r.duration.as_secs_f64() * 1000.0;
             match r.outcome {
@@ -75,13 +87,26 @@ where
                 Outcome::Cancelled => {
                     tracing::info!(duration_ms = ms, outcome = "cancelled", "request cancelled")
                 }
+                Outcome::Notified => {
+                    tracing::debug!(duration_ms = ms, outcome = "notified", "notification taken")
+                }
+                Outcome::Dropped(code) => tracing::info!(
+                    duration_ms = ms,
+                    outcome = "dropped",
+                    code = code.0,
+                    "notification dropped"
+                ),
             }
         });
-        let answer = self.inner.call(request);
+        let answer = self.inner.call(message);
         Box::pin(
             async move {
                 let result = answer.await;
-                watch.finish(Outcome::of(&result));
+                watch.finish(if notification {
+                    Outcome::of_notification(&result)
+                } else {
+                    Outcome::of(&result)
+                });
                 result
             }
             .instrument(span),
