@@ -5,6 +5,7 @@ mod completion;
 mod extractors;
 mod flooding_peer;
 mod middleware;
+mod middleware_notifications;
 mod mrtr;
 mod prompts;
 mod resources;
