@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use serde_json::Value;
 use tessera_runtime::Peer;
-use tessera_types::{JsonObject, RequestId, ResourceUpdatedNotificationParams};
+use tessera_types::{JsonObject, NotificationParams, RequestId, ResourceUpdatedNotificationParams};
 
 /// A list whose changes are announced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,9 +278,12 @@ impl Hub {
             let _ = x.peer.notify(kind.method(), None, None);
         }
         for l in s.listeners.iter().filter(|l| l.filter.wants(kind)) {
+            let params = NotificationParams {
+                meta: Some(subscription_meta(&l.request)),
+            };
             let _ = l.peer.notify(
                 kind.method(),
-                Some(tagged(&l.request, JsonObject::new())),
+                tessera_types::encode_params(&params).ok(),
                 Some(l.request.clone()),
             );
         }
@@ -297,11 +300,12 @@ impl Hub {
         let mut s = self.lock();
         s.sessions.retain(|x| x.peer.is_open());
         s.listeners.retain(|l| l.peer.is_open());
-        let params = crate::server::to_object(&ResourceUpdatedNotificationParams::new(uri));
+        let updated = ResourceUpdatedNotificationParams::new(uri);
+        let params = tessera_types::encode_params(&updated).ok();
         for x in s.sessions.iter().filter(|x| x.resource_uris.contains(uri)) {
             let _ = x.peer.notify(
                 methods::NOTIFICATIONS_RESOURCES_UPDATED,
-                Some(params.clone()),
+                params.clone(),
                 None,
             );
         }
@@ -310,9 +314,13 @@ impl Hub {
             .iter()
             .filter(|l| l.filter.resource_uris.contains(uri))
         {
+            let tagged = ResourceUpdatedNotificationParams {
+                meta: Some(subscription_meta(&l.request)),
+                ..updated.clone()
+            };
             let _ = l.peer.notify(
                 methods::NOTIFICATIONS_RESOURCES_UPDATED,
-                Some(tagged(&l.request, params.clone())),
+                tessera_types::encode_params(&tagged).ok(),
                 Some(l.request.clone()),
             );
         }
@@ -325,16 +333,13 @@ impl Hub {
     }
 }
 
-/// Adds `_meta.io.modelcontextprotocol/subscriptionId` to notification params.
-pub fn tagged(request: &RequestId, mut params: JsonObject) -> JsonObject {
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if let Value::Object(m) = meta {
-        m.insert(
-            tessera_proto::meta_keys::SUBSCRIPTION_ID.into(),
-            serde_json::to_value(request).unwrap_or(Value::Null),
-        );
-    }
-    params
+/// The `_meta` that ties a notification to the `subscriptions/listen`
+/// stream `request` opened: `io.modelcontextprotocol/subscriptionId`.
+pub fn subscription_meta(request: &RequestId) -> JsonObject {
+    let mut meta = JsonObject::new();
+    meta.insert(
+        tessera_types::meta::SUBSCRIPTION_ID.into(),
+        serde_json::to_value(request).unwrap_or(Value::Null),
+    );
+    meta
 }

@@ -4,26 +4,31 @@
 use std::collections::BTreeSet;
 use tessera_types::methods;
 
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
-use tessera_types::{Era, ErrorObject, JsonObject, SubscriptionFilter};
+use tessera_runtime::{BoxFuture, ReplyResult, Request};
+use tessera_types::{
+    Era, ErrorObject, SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult,
+};
 
-use crate::hub::{Filter, tagged};
-use crate::server::{Server, ready};
+use crate::hub::{Filter, subscription_meta};
+use crate::server::{Server, done, typed_reply};
 
 impl<S: Send + Sync + 'static> Server<S> {
     /// Serves `subscriptions/listen`: acknowledges with the granted filter,
     /// then forwards matching notifications, each tagged with the
     /// subscription id, until the client cancels.
-    pub(crate) fn listen(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    pub(crate) fn listen(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
         if r.context.era != Era::Modern {
-            return ready(Err(ErrorObject::method_not_found(
+            return done(Err(ErrorObject::method_not_found(
                 methods::SUBSCRIPTIONS_LISTEN,
             )));
         }
-        let requested = match tessera_types::decode_params::<ListenParams>(r.params.as_ref()) {
+        let requested = match tessera_types::decode_params::<SubscriptionsListenRequestParams>(
+            r.params.as_ref(),
+        ) {
             Ok(p) => p.notifications,
             Err(e) => {
-                return ready(Err(ErrorObject::invalid_params(format!(
+                return done(Err(ErrorObject::invalid_params(format!(
                     "Invalid params for subscriptions/listen: {e}"
                 ))));
             }
@@ -31,7 +36,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         let (filter, mut granted) = self.grant(&requested);
         let task_ids = match self.grant_tasks(&r, &requested) {
             Ok(ids) => ids,
-            Err(e) => return ready(Err(e)),
+            Err(e) => return done(Err(e)),
         };
         if !task_ids.is_empty() {
             granted.task_ids = Some(task_ids.iter().cloned().collect());
@@ -40,17 +45,19 @@ impl<S: Send + Sync + 'static> Server<S> {
         let owner = crate::task::hub::owner_of(&r);
         Box::pin(async move {
             let mut changes = server.tasks().watch();
-            let ack = tessera_types::encode_params(&Granted {
+            let ack = SubscriptionsAcknowledgedNotificationParams {
+                meta: Some(subscription_meta(&r.id)),
                 notifications: granted,
-            })
-            .unwrap_or_default();
+            };
+            // Strings, booleans and an id: always encoded.
+            let ack = tessera_types::encode_params(&ack).unwrap_or_default();
             let id = r.id.clone();
             let key = server
                 .hub()
                 .add_listener(r.peer.clone(), r.id.clone(), filter, |peer| {
                     let _ = peer.notify(
                         methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
-                        Some(tagged(&id, ack)),
+                        Some(ack),
                         Some(id.clone()),
                     );
                 });
@@ -67,9 +74,11 @@ impl<S: Send + Sync + 'static> Server<S> {
                     _ = r.cancel.cancelled() => break,
                     change = changes.recv(), if !task_ids.is_empty() => match change {
                         Ok(t) if task_ids.contains(&t.task_id) && t.owner == owner => {
+                            let status =
+                                crate::task::wire::notification(&t, subscription_meta(&r.id));
                             let _ = r.peer.notify(
                                 methods::NOTIFICATIONS_TASKS,
-                                Some(tagged(&r.id, crate::task::wire::notification(&t))),
+                                tessera_types::encode_params(&status).ok(),
                                 Some(r.id.clone()),
                             );
                         }
@@ -84,7 +93,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             drop(registration);
             // Only a server-initiated end is answered; a cancelled request gets
             // no response (the engine drops it).
-            Ok(tagged(&r.id, JsonObject::new()))
+            Ok(typed_reply(&SubscriptionsListenResult::new(&r.id)))
         })
     }
 
@@ -130,19 +139,6 @@ impl<S: Send + Sync + 'static> Server<S> {
         };
         (filter, granted)
     }
-}
-
-/// The params of `subscriptions/listen` as this server reads them (`_meta`
-/// is read by the engine and skipped here).
-#[derive(serde::Deserialize)]
-struct ListenParams {
-    notifications: SubscriptionFilter,
-}
-
-/// The acknowledgement's params: the granted filter.
-#[derive(serde::Serialize)]
-struct Granted {
-    notifications: SubscriptionFilter,
 }
 
 /// A `subscriptions/listen` registration in the hub, removed when dropped.

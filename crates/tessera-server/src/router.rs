@@ -52,8 +52,8 @@ impl<S: Send + Sync + 'static> Server<S> {
             Core::ListPrompts => Handling::Reply(done(self.list_prompts(&r))),
             Core::GetPrompt => Handling::Reply(self.get_prompt(r)),
             Core::Complete => Handling::Reply(self.handle_completion(r)),
-            Core::Listen => Handling::Object(self.listen(r)),
-            Core::LegacyTasks => Handling::Object(self.handle_tasks_legacy(r)),
+            Core::Listen => Handling::Reply(self.listen(r)),
+            Core::LegacyTasks => Handling::Reply(self.handle_tasks_legacy(r)),
         }
     }
 }

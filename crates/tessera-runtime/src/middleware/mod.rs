@@ -1,14 +1,19 @@
-//! MCP-level middleware: [tower] layers over the requests a connection
-//! serves.
+//! MCP-level middleware: [tower] layers over the requests and notifications
+//! a connection takes in.
 //!
-//! Every request the peer sends reaches the application through one tower
-//! service, [`McpService`]: a [`Request`] in (method, params typed on demand
-//! with [`Request::params_as`], era and version, and the request's
-//! [`Extensions`](crate::Extensions) with the HTTP headers and the
-//! authenticated [`Principal`](crate::Principal)), a [`Reply`] out. Layers
-//! see each request after the connection core checked it (JSON-RPC envelope,
-//! era, version, capabilities) and before the handler runs. Any
-//! `tower::Layer` whose service speaks `Request → Reply` stacks there, so
+//! Every request and notification the peer sends reaches the application
+//! through one tower service, [`McpService`]: a [`Message`] in — a
+//! [`Request`] (method, params typed on demand with [`Request::params_as`],
+//! era and version, and the request's [`Extensions`](crate::Extensions) with
+//! the HTTP headers and the authenticated [`Principal`](crate::Principal))
+//! or a [`Notification`] (method, params, the same extensions) — and a
+//! [`Reply`] out. Layers see each request after the connection core checked
+//! it (JSON-RPC envelope, era, version, capabilities) and before the handler
+//! runs, and each notification in arrival order (the core acts on the
+//! protocol's own, such as `notifications/cancelled`, before the stack sees
+//! them). A notification is never answered: what the stack answers it with
+//! is dropped, and a layer that refuses it drops it ([`notify`]). Any
+//! `tower::Layer` whose service speaks `Message → Reply` stacks there, so
 //! tower's own layers work as they are:
 //!
 //! - `tower::limit::ConcurrencyLimitLayer`: requests beyond the limit wait
@@ -21,10 +26,11 @@
 //! - `tower::timeout::TimeoutLayer`: a request not answered in time gets
 //!   `-32603` "Request timed out", and its handler is dropped.
 //!
-//! Ready layers of this crate: [`TraceLayer`] (a tracing span per request)
-//! and [`MetricsLayer`] (a hook called with each request's
-//! [`RequestRecord`]). [`from_fn`] turns an async function of the request
-//! and the rest of the stack ([`Next`]) into a layer. Results stay as they
+//! Ready layers of this crate: [`TraceLayer`] (a tracing span per request
+//! and per notification) and [`MetricsLayer`] (a hook called with each
+//! request's and notification's [`RequestRecord`]). [`from_fn`] turns an
+//! async function of the request and the rest of the stack ([`Next`]) into
+//! a layer (notifications pass it untouched). Results stay as they
 //! came ([`Reply::Raw`] JSON text passes through untouched) unless a layer
 //! reads them ([`Reply::into_object`]).
 //!

@@ -7,7 +7,7 @@
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
-use tessera_runtime::{HandlerResult, Request};
+use tessera_runtime::Request;
 use tessera_types::tasks::TASKS_EXTENSION;
 use tessera_types::{
     EmptyResult, Era, ErrorObject, JsonObject, ServerCapabilities, TaskIdParams, methods,
@@ -159,7 +159,11 @@ async fn record(hub: &TaskHub, r: &ExtensionRequest, id: &str) -> Result<TaskRec
 }
 
 /// `tasks/get`: the detailed task, with its outcome once it is terminal.
-async fn get(hub: Arc<TaskHub>, r: ExtensionRequest, p: TaskIdParams) -> HandlerResult {
+async fn get(
+    hub: Arc<TaskHub>,
+    r: ExtensionRequest,
+    p: TaskIdParams,
+) -> Result<wire::WithInputs<tessera_types::tasks::GetTaskResult>, ErrorObject> {
     Ok(wire::get_result(&record(&hub, &r, &p.task_id).await?))
 }
 

@@ -448,7 +448,7 @@ impl TaskHub {
         if let Some(peer) = notify {
             let _ = peer.notify(
                 methods::NOTIFICATIONS_TASKS_STATUS,
-                Some(wire::legacy_task(r)),
+                tessera_types::encode_params(&wire::legacy_notification(r)).ok(),
                 None,
             );
         }

@@ -4,24 +4,27 @@
 use std::time::Duration;
 use tessera_types::methods;
 
+use serde::Serialize;
 use serde_json::Value;
-use tessera_runtime::{BoxFuture, HandlerResult, Request};
-use tessera_types::tasks::TaskStatus;
+use tessera_runtime::{BoxFuture, ReplyResult, Request};
+use tessera_types::tasks::{TaskStatus, legacy};
 use tessera_types::{ErrorObject, JsonObject, ProtocolVersion};
 
 use super::extension::{task_id_param, unknown_task};
 use super::hub::owner_of;
 use super::store::{TaskChange, TaskRecord, Transition};
 use super::wire;
-use crate::server::{Server, ready};
+use crate::server::{Server, done, typed_reply};
 
 /// The `_meta` key that ties a message to a task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 impl<S: Send + Sync + 'static> Server<S> {
-    pub(crate) fn handle_tasks_legacy(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    /// Serves a 2025-11-25 task method, with its typed result written
+    /// straight to JSON text.
+    pub(crate) fn handle_tasks_legacy(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
         if r.context.version < ProtocolVersion::V2025_11_25 || !self.offers_tasks() {
-            return ready(Err(ErrorObject::method_not_found(&r.method)));
+            return done(Err(ErrorObject::method_not_found(&r.method)));
         }
         let hub = self.tasks().clone();
         let owner = owner_of(&r);
@@ -32,7 +35,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             {
                 Ok(p) => p.cursor,
                 Err(e) => {
-                    return ready(Err(ErrorObject::invalid_params(format!(
+                    return done(Err(ErrorObject::invalid_params(format!(
                         "Invalid params: {e}"
                     ))));
                 }
@@ -40,25 +43,23 @@ impl<S: Send + Sync + 'static> Server<S> {
             let limit = self.inner.settings.page_size;
             return Box::pin(async move {
                 let page = hub.list(&owner, cursor.as_deref(), limit).await?;
-                Ok(crate::server::to_object(
-                    &tessera_types::tasks::legacy::ListTasksResult {
-                        meta: None,
-                        tasks: page.tasks.iter().map(wire::legacy_task_of).collect(),
-                        next_cursor: page.next_cursor,
-                    },
-                ))
+                Ok(typed_reply(&legacy::ListTasksResult {
+                    meta: None,
+                    tasks: page.tasks.iter().map(wire::legacy_task_of).collect(),
+                    next_cursor: page.next_cursor,
+                }))
             });
         }
         let id = match task_id_param(&r) {
             Ok(id) => id,
-            Err(e) => return ready(Err(e)),
+            Err(e) => return done(Err(e)),
         };
         Box::pin(async move {
             let Some(record) = hub.get(&owner, &id).await? else {
                 return Err(unknown_task(&id));
             };
             match r.method.as_str() {
-                methods::TASKS_GET => Ok(wire::legacy_task(&record)),
+                methods::TASKS_GET => Ok(typed_reply(&wire::legacy_get_result(&record))),
                 methods::TASKS_CANCEL => {
                     let refuse = || {
                         ErrorObject::invalid_params(format!(
@@ -76,7 +77,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                             } else if let Some(bus) = hub.bus() {
                                 super::relay::send_cancel(bus.as_ref(), &id).await;
                             }
-                            Ok(wire::legacy_task(&now))
+                            Ok(typed_reply(&wire::legacy_get_result(&now)))
                         }
                         Transition::Terminal(_) => Err(refuse()),
                         Transition::NotFound => Err(unknown_task(&id)),
@@ -84,7 +85,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 }
                 methods::TASKS_RESULT => {
                     let done = wait_terminal(&hub, &owner, record, &r).await?;
-                    payload(done)
+                    payload(done).map(|p| typed_reply(&p))
                 }
                 other => Err(ErrorObject::method_not_found(other)),
             }
@@ -140,35 +141,58 @@ async fn wait_terminal(
 /// Ties a message's params or result to a task: `_meta`'s related-task
 /// entry (2025-11-25), beside the other `_meta` entries.
 pub(crate) fn relate_to_task(message: &mut JsonObject, task_id: &str) {
-    let related = serde_json::to_value(tessera_types::tasks::legacy::RelatedTaskMetadata {
+    let meta = match message.remove(META) {
+        Some(Value::Object(m)) => m,
+        _ => JsonObject::new(),
+    };
+    message.insert(META.into(), Value::Object(related_meta(meta, task_id)));
+}
+
+/// `meta` with the related-task entry naming `task_id`.
+fn related_meta(mut meta: JsonObject, task_id: &str) -> JsonObject {
+    let related = legacy::RelatedTaskMetadata {
         task_id: task_id.to_owned(),
-    })
-    .unwrap_or_default();
-    let meta = message
-        .entry(META)
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-    if let Value::Object(m) = meta {
-        m.insert(RELATED_TASK.into(), related);
-    }
+    };
+    // A struct of one string: always serialises.
+    meta.insert(
+        RELATED_TASK.into(),
+        serde_json::to_value(related).unwrap_or_default(),
+    );
+    meta
+}
+
+/// The data of the error that answers `tasks/result` for a task cancelled
+/// before it produced a result: `_meta` naming the task.
+#[derive(Serialize)]
+struct RelatedData {
+    #[serde(rename = "_meta")]
+    meta: JsonObject,
 }
 
 /// What the original request would have returned, tied to its task.
-fn payload(record: TaskRecord) -> Result<JsonObject, ErrorObject> {
+fn payload(record: TaskRecord) -> Result<legacy::GetTaskPayloadResult, ErrorObject> {
     match (record.status, record.result, record.error) {
         (_, Some(mut result), _) => {
-            relate_to_task(&mut result, &record.task_id);
-            Ok(result)
+            let meta = match result.remove(META) {
+                Some(Value::Object(m)) => m,
+                _ => JsonObject::new(),
+            };
+            Ok(legacy::GetTaskPayloadResult {
+                meta: Some(related_meta(meta, &record.task_id)),
+                payload: result,
+            })
         }
         (_, None, Some(error)) => Err(error),
-        _ => Err(ErrorObject::internal(format!(
-            "Internal error: task {} was cancelled before it produced a result",
-            record.task_id
-        ))
-        .with_data({
-            let mut data = JsonObject::new();
-            relate_to_task(&mut data, &record.task_id);
-            Value::Object(data)
-        })),
+        _ => {
+            let data = RelatedData {
+                meta: related_meta(JsonObject::new(), &record.task_id),
+            };
+            Err(ErrorObject::internal(format!(
+                "Internal error: task {} was cancelled before it produced a result",
+                record.task_id
+            ))
+            .with_data(serde_json::to_value(data).unwrap_or_default()))
+        }
     }
 }
 

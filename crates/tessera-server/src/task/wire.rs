@@ -1,5 +1,6 @@
 //! A stored task in the wire shapes of both designs.
 
+use serde::Serialize;
 use tessera_types::JsonObject;
 use tessera_types::tasks::{self, DetailedTask, TaskStatus, legacy};
 
@@ -43,27 +44,47 @@ pub(crate) fn detailed(r: &TaskRecord) -> DetailedTask {
     }
 }
 
-/// `tasks/get` (2026-07-28): the detailed task, `resultType: "complete"`.
-pub(crate) fn get_result(r: &TaskRecord) -> JsonObject {
-    let mut o = to_object(&tasks::GetTaskResult::new(detailed(r)));
-    add_input_requests(r, &mut o);
-    o
+/// A task's typed shape and the input requests it waits on, kept as they
+/// were sent (`inputRequests`, 2026-07-28, while it is `input_required`),
+/// written after the other members.
+#[derive(Debug, Serialize)]
+pub(crate) struct WithInputs<T> {
+    /// The typed shape.
+    #[serde(flatten)]
+    pub shape: T,
+    /// `inputRequests`, as sent.
+    #[serde(rename = "inputRequests", skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<JsonObject>,
 }
 
-/// `notifications/tasks` params (2026-07-28): what `tasks/get` would say.
-pub(crate) fn notification(r: &TaskRecord) -> JsonObject {
-    let mut o = to_object(&detailed(r));
-    add_input_requests(r, &mut o);
-    o
-}
-
-fn add_input_requests(r: &TaskRecord, o: &mut JsonObject) {
-    if r.status == TaskStatus::InputRequired {
-        o.insert(
-            "inputRequests".into(),
-            serde_json::Value::Object(r.input_requests.clone().unwrap_or_default()),
-        );
+impl<T> WithInputs<T> {
+    /// `shape`, with the input requests `r` waits on.
+    fn of(r: &TaskRecord, shape: T) -> Self {
+        let input_requests = (r.status == TaskStatus::InputRequired)
+            .then(|| r.input_requests.clone().unwrap_or_default());
+        WithInputs {
+            shape,
+            input_requests,
+        }
     }
+}
+
+/// `tasks/get` (2026-07-28): the detailed task, `resultType: "complete"`.
+pub(crate) fn get_result(r: &TaskRecord) -> WithInputs<tasks::GetTaskResult> {
+    WithInputs::of(r, tasks::GetTaskResult::new(detailed(r)))
+}
+
+/// `notifications/tasks` params (2026-07-28): what `tasks/get` would say,
+/// tied to the subscription `meta` names.
+pub(crate) fn notification(
+    r: &TaskRecord,
+    meta: JsonObject,
+) -> WithInputs<tasks::TaskStatusNotificationParams> {
+    let params = tasks::TaskStatusNotificationParams {
+        meta: Some(meta),
+        task: detailed(r),
+    };
+    WithInputs::of(r, params)
 }
 
 /// `CreateTaskResult` (2026-07-28): flat, `resultType: "task"`.
@@ -71,9 +92,20 @@ pub(crate) fn create_result(r: &TaskRecord) -> JsonObject {
     to_object(&tasks::CreateTaskResult::new(task(r)))
 }
 
-/// The 2025-11-25 `Task` members.
-pub(crate) fn legacy_task(r: &TaskRecord) -> JsonObject {
-    to_object(&legacy_task_of(r))
+/// `tasks/get` and `tasks/cancel` (2025-11-25): the task's members.
+pub(crate) fn legacy_get_result(r: &TaskRecord) -> legacy::LegacyGetTaskResult {
+    legacy::LegacyGetTaskResult {
+        meta: None,
+        task: legacy_task_of(r),
+    }
+}
+
+/// `notifications/tasks/status` params (2025-11-25): the task's members.
+pub(crate) fn legacy_notification(r: &TaskRecord) -> legacy::LegacyTaskStatusNotificationParams {
+    legacy::LegacyTaskStatusNotificationParams {
+        meta: None,
+        task: legacy_task_of(r),
+    }
 }
 
 /// The 2025-11-25 `Task` of a record.
