@@ -188,6 +188,9 @@ pub struct Notification {
 /// What the peer sends that the middleware sees: a request (answered) or a
 /// notification (never answered).
 #[derive(Debug, Clone)]
+// Requests are the hot path: boxing one would cost an allocation per call,
+// for a value moved a few times down the stack.
+#[allow(clippy::large_enum_variant)]
 pub enum Message {
     /// A request: its answer is written back to the peer.
     Request(Request),
