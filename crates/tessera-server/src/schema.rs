@@ -231,14 +231,12 @@ impl std::fmt::Debug for Validator {
 impl Validator {
     /// Compiles a schema (its `$schema` picks the dialect; 2020-12 by default).
     /// Remote `$ref`s are never fetched.
+    ///
+    /// `jsonschema::Validator::new` is not generic, so its compiler is the one
+    /// copy jsonschema already holds; building through `jsonschema::options()`
+    /// would put another copy (about 1.2 MB) in every crate that calls it.
     pub fn new(schema: &JsonObject) -> Result<Validator, String> {
-        let schema = Value::Object(schema.clone());
-        let mut options = jsonschema::options();
-        if schema.get("$schema").is_none() {
-            options = options.with_draft(jsonschema::Draft::Draft202012);
-        }
-        options
-            .build(&schema)
+        jsonschema::Validator::new(&Value::Object(schema.clone()))
             .map(|inner| Validator { inner })
             .map_err(|e| e.to_string())
     }
