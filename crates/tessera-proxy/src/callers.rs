@@ -8,9 +8,13 @@
 //! recently used connection with no request in flight, and is refused (with
 //! an error naming the limit) when every connection is busy. A connection
 //! idle for [`IDLE`] is closed by [`Callers::reap`], which the upstream's
-//! supervisor runs, so nothing a caller leaves behind stays open.
+//! supervisor runs, so nothing a caller leaves behind stays open. A
+//! connection that carries a resource subscription of its caller (see
+//! [`crate::hub`]) is neither idle nor made room from: closing it would end
+//! the subscription.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,7 +25,7 @@ use tokio::time::Instant;
 
 use crate::caller_auth::CallerCredentials;
 use crate::calls::Calls;
-use crate::hub::Hub;
+use crate::hub::{Hub, Origin};
 use crate::member::MemberSink;
 use crate::refusal::RefusalData;
 use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
@@ -30,6 +34,9 @@ use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_
 pub const MAX_CALLERS: usize = 256;
 /// How long a caller's connection may stay unused before it is closed.
 pub const IDLE: Duration = Duration::from_secs(120);
+
+/// The number of the next caller's connection (see [`Origin`]).
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 /// One caller's connection.
 struct Entry {
@@ -80,6 +87,20 @@ impl Callers {
         self.entries().len()
     }
 
+    /// The key of the caller of `r`; refused, with the error its caller
+    /// gets, when it has no token this upstream may be reached with.
+    pub fn key(&self, r: &Request) -> Result<[u8; 32], ErrorObject> {
+        self.creds.caller(r, &self.upstream).map(|c| c.key)
+    }
+
+    /// The open connection of the caller `key`, if it has one now (none is
+    /// made).
+    pub fn open(&self, key: &[u8; 32]) -> Option<Arc<Upstream>> {
+        let entry = self.entries().get(key)?.clone();
+        let conn = entry.conn.try_lock().ok()?;
+        conn.as_ref().filter(|u| u.is_open()).cloned()
+    }
+
     /// The connection of the caller of `r`, made (with its upstream token
     /// obtained first) when it has none. Refused, without reaching the
     /// upstream, when the caller has no usable token or the exchange fails.
@@ -118,6 +139,10 @@ impl Callers {
                     self.upstream.clone(),
                     entry.calls.clone(),
                     self.hub.clone(),
+                    Some(Origin {
+                        conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+                        caller: key,
+                    }),
                 ));
                 let connecting = Upstream::connect(
                     &spec,
@@ -161,9 +186,10 @@ impl Callers {
         }
         if entries.len() >= MAX_CALLERS {
             // The least recently used connection that no request holds.
+            self.hub.prune();
             let idle = entries
                 .iter()
-                .filter(|(_, e)| Arc::strong_count(e) == 1)
+                .filter(|(k, e)| Arc::strong_count(e) == 1 && !self.hub.holds(k))
                 .min_by_key(|(_, e)| *e.last.lock().unwrap_or_else(|p| p.into_inner()))
                 .map(|(k, _)| *k);
             match idle {
@@ -173,7 +199,8 @@ impl Callers {
                 None => {
                     let mut e = ErrorObject::internal(format!(
                         "upstream {} already has its limit of {MAX_CALLERS} callers with requests \
-                         in flight, each on a connection of its own; try again later",
+                         in flight or resource subscriptions, each on a connection of its own; \
+                         try again later",
                         self.upstream
                     ));
                     e.data = Some(
@@ -211,12 +238,14 @@ impl Callers {
         }
     }
 
-    /// Closes the connections unused for [`IDLE`] with no request in flight;
-    /// how many are left.
+    /// Closes the connections unused for [`IDLE`] with no request in flight
+    /// and no subscription; how many are left.
     pub fn reap(&self, now: Instant) -> usize {
+        self.hub.prune();
         let mut entries = self.entries();
-        entries.retain(|_, e| {
+        entries.retain(|k, e| {
             Arc::strong_count(e) > 1
+                || self.hub.holds(k)
                 || now.duration_since(*e.last.lock().unwrap_or_else(|p| p.into_inner())) < IDLE
         });
         entries.len()
@@ -290,6 +319,23 @@ mod tests {
         tokio::time::advance(IDLE).await;
         assert_eq!(p.reap(Instant::now()), 1, "only the busy one is left");
         assert!(Arc::ptr_eq(&p.entry(key(5)).unwrap(), &held));
+        drop(held);
+        // A connection carrying its caller's subscription is never idle.
+        let topic = crate::hub::Topic {
+            caller: Some(key(7)),
+            uri: "up+mem://doc".into(),
+        };
+        assert!(p.hub.subscribe(&topic));
+        p.entry(key(7)).unwrap();
+        tokio::time::advance(IDLE).await;
+        assert_eq!(
+            p.reap(Instant::now()),
+            1,
+            "the subscriber's connection stays"
+        );
+        assert!(p.entries().contains_key(&key(7)));
+        assert!(p.hub.unsubscribe(&topic));
+        assert_eq!(p.reap(Instant::now() + IDLE), 0);
         p.clear();
         assert_eq!(p.len(), 0);
     }

@@ -41,6 +41,7 @@ mod callers;
 mod calls;
 mod config;
 mod credentials;
+mod echoes;
 mod error;
 mod fanout;
 mod forward;

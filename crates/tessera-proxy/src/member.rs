@@ -10,7 +10,8 @@ use std::time::Duration;
 use tessera_proto::{ConnectMode, RequestOptions};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
-    Era, ErrorObject, JsonObject, SubscriptionFilter, SubscriptionsListenRequestParams, methods,
+    Era, ErrorObject, JsonObject, ResourceRequestParams, SubscriptionFilter,
+    SubscriptionsListenRequestParams, methods,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +20,7 @@ use crate::callers::{Callers, IDLE, Lease};
 use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
-use crate::hub::Hub;
+use crate::hub::{Hub, Origin};
 use crate::resilience::{Circuit, CircuitState, Places, RETRY_WAIT};
 use crate::route::{ask_sole, log};
 use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
@@ -29,13 +30,21 @@ pub(crate) struct MemberSink {
     name: String,
     calls: Arc<Calls>,
     hub: Arc<Hub>,
+    /// The caller whose own connection this is (`None`: the pooled one).
+    origin: Option<Origin>,
 }
 
 impl MemberSink {
     /// The sink of a connection to upstream `name` with the requests
-    /// `calls` in flight, announcing its changes on `hub`.
-    pub fn new(name: String, calls: Arc<Calls>, hub: Arc<Hub>) -> Self {
-        MemberSink { name, calls, hub }
+    /// `calls` in flight, announcing its changes on `hub`; `origin` names
+    /// the caller whose own connection it is.
+    pub fn new(name: String, calls: Arc<Calls>, hub: Arc<Hub>, origin: Option<Origin>) -> Self {
+        MemberSink {
+            name,
+            calls,
+            hub,
+            origin,
+        }
     }
 }
 
@@ -55,7 +64,9 @@ impl Sink for MemberSink {
             }
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION => {}
-            _ => self.hub.announce(&self.name, &method, params.as_ref()),
+            _ => self
+                .hub
+                .announce(&self.name, self.origin, &method, params.as_ref()),
         }
     }
 }
@@ -262,6 +273,60 @@ impl Member {
         }
     }
 
+    /// The key of the caller of `r` for an upstream reached per caller
+    /// (`None` for the pooled connection); refused, with the error its
+    /// caller gets, when the caller has no token it may be reached with.
+    pub fn caller_key(&self, r: &Request) -> Result<Option<[u8; 32]>, ErrorObject> {
+        self.callers.as_ref().map(|c| c.key(r)).transpose()
+    }
+
+    /// Subscribes to `uri` (the upstream's own) for the caller of `r`, on
+    /// the connection its requests go through (a 2026-07-28 upstream has
+    /// no `resources/subscribe`: nothing is sent).
+    pub async fn subscribe(&self, r: &Request, uri: &str) -> Result<(), ErrorObject> {
+        let conn = self.connection(r).await?;
+        let up = conn.upstream();
+        if up.era() != Era::Legacy {
+            return Ok(());
+        }
+        let p = crate::shapes::write(&ResourceRequestParams::new(uri))?;
+        let ask = up.peer.request(
+            methods::RESOURCES_SUBSCRIBE,
+            Some(p),
+            RequestOptions::default(),
+        );
+        tokio::select! {
+            done = ask => done.map(drop).map_err(|e| crate::forward::peer_error(methods::RESOURCES_SUBSCRIBE, e)),
+            _ = r.cancel.cancelled() => Err(ErrorObject::internal("cancelled by the client")),
+        }
+    }
+
+    /// Unsubscribes from `uri` (the upstream's own) in the background, on
+    /// the connection of `caller` (`None`: the pooled one) if it is still
+    /// open (a closed one took its subscriptions with it).
+    pub fn unsubscribe(&self, caller: Option<[u8; 32]>, uri: &str) {
+        let up = match (caller, &self.callers) {
+            (Some(key), Some(callers)) => callers.open(&key),
+            _ => self.current(),
+        };
+        let (Some(up), Ok(p)) = (up, crate::shapes::write(&ResourceRequestParams::new(uri))) else {
+            return;
+        };
+        if up.era() != Era::Legacy {
+            return;
+        }
+        tokio::spawn(async move {
+            let _ = up
+                .peer
+                .request(
+                    methods::RESOURCES_UNSUBSCRIBE,
+                    Some(p),
+                    RequestOptions::default(),
+                )
+                .await;
+        });
+    }
+
     /// Whether it is reached on one connection per caller.
     pub fn per_caller(&self) -> bool {
         self.callers.is_some()
@@ -318,11 +383,12 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
     }
     let spec = member.entry.spec.clone();
     loop {
-        let sink = Arc::new(MemberSink {
-            name: member.entry.name.clone(),
-            calls: member.calls.clone(),
-            hub: hub.clone(),
-        });
+        let sink = Arc::new(MemberSink::new(
+            member.entry.name.clone(),
+            member.calls.clone(),
+            hub.clone(),
+            None,
+        ));
         let connecting = Upstream::connect(
             &spec,
             ConnectMode::Auto,

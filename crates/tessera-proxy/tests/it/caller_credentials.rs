@@ -12,9 +12,11 @@ use tessera_auth::server::{AuthInfo, BearerAuthLayer, JwtVerifier};
 use tessera_auth::testing::TestAuthorizationServer;
 use tessera_client::Client;
 use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_proto::EngineConfig;
 use tessera_proxy::{Aggregator, UpstreamOptions, parse_config};
-use tessera_server::{Extension, Server, tool};
+use tessera_server::{Extension, Server, resource, tool};
 use tessera_testkit::bounded;
+use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 use tower::Layer;
 
@@ -83,20 +85,36 @@ async fn endpoint() -> (tokio::net::TcpListener, String) {
     (listener, url)
 }
 
-struct Rig {
+pub(crate) struct Rig {
     asrv: TestAuthorizationServer,
     proxy_url: String,
     upstream_url: String,
     /// Every token the upstream received.
     upstream_saw: Arc<Mutex<Vec<String>>>,
-    aggregator: Aggregator,
+    pub(crate) aggregator: Aggregator,
+    /// The upstream server (to tell of changes).
+    pub(crate) server: Server,
     stop: CancellationToken,
+}
+
+/// Which protocol versions the upstream speaks.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Speaks {
+    All,
+    /// Those before 2026-07-28: its sessions hear of changes on their own.
+    LegacyOnly,
 }
 
 impl Rig {
     /// The upstream `up` (a `whoami` tool answering the verified claims)
     /// reached with `auth` (the upstream's URL put for `{UP}` in it).
     async fn start(auth: impl Fn(&str, &str) -> Value) -> Rig {
+        Rig::start_speaking(Speaks::All, auth).await
+    }
+
+    /// [`Rig::start`] with an upstream speaking `speaks`, which also has
+    /// the resources `mem://doc` and `mem://other`.
+    pub(crate) async fn start_speaking(speaks: Speaks, auth: impl Fn(&str, &str) -> Value) -> Rig {
         let asrv = TestAuthorizationServer::start().await.unwrap();
         asrv.register_client("gateway", SECRET);
         let stop = CancellationToken::new();
@@ -110,13 +128,28 @@ impl Rig {
                         Value::Object(auth.claims).to_string()
                     }),
             )
+            .resource(resource("mem://doc", "doc").handler(|| async { "a doc" }))
+            .resource(resource("mem://other", "other").handler(|| async { "another" }))
             .build()
             .unwrap();
         let (listener, upstream_url) = endpoint().await;
-        let mcp = McpHttp::builder(server)
-            .bind_address(listener.local_addr().unwrap())
-            .endpoint_path("/mcp")
-            .build();
+        let s2 = server.clone();
+        let mcp = McpHttp::builder(move || -> (EngineConfig, Server) {
+            let config = s2.engine_config();
+            let config = match speaks {
+                Speaks::All => config,
+                Speaks::LegacyOnly => config.with_versions(
+                    ProtocolVersion::ALL
+                        .iter()
+                        .copied()
+                        .filter(|v| *v < ProtocolVersion::V2026_07_28),
+                ),
+            };
+            (config, s2.clone())
+        })
+        .bind_address(listener.local_addr().unwrap())
+        .endpoint_path("/mcp")
+        .build();
         serve_behind_oauth(
             listener,
             mcp,
@@ -154,12 +187,13 @@ impl Rig {
             upstream_url,
             upstream_saw,
             aggregator,
+            server,
             stop,
         }
     }
 
     /// A token of `sub` for the proxy (and the other audiences given).
-    fn token(&self, sub: &str, more_audiences: &[&str]) -> String {
+    pub(crate) fn token(&self, sub: &str, more_audiences: &[&str]) -> String {
         let mut claims = self.asrv.claims(&self.proxy_url, &["mcp"]);
         claims.insert("sub".into(), json!(sub));
         if !more_audiences.is_empty() {
@@ -172,15 +206,26 @@ impl Rig {
 
     /// A client of the proxy presenting `token`.
     async fn client(&self, token: &str) -> Client {
+        self.client_speaking(token, None).await
+    }
+
+    /// A client of the proxy presenting `token`, speaking `version` (the
+    /// latest when `None`).
+    pub(crate) async fn client_speaking(
+        &self,
+        token: &str,
+        version: Option<ProtocolVersion>,
+    ) -> Client {
         let mut h = tessera_http::http::HeaderMap::new();
         h.insert("authorization", format!("Bearer {token}").parse().unwrap());
         let t = HttpClientTransport::with_headers(&self.proxy_url, h).unwrap();
-        bounded(
-            "connecting to the proxy",
-            Client::builder("caller", "1.0").connect_transport(t),
-        )
-        .await
-        .expect("connects")
+        let mut b = Client::builder("caller", "1.0");
+        if let Some(v) = version {
+            b = b.protocol_version(v);
+        }
+        bounded("connecting to the proxy", b.connect_transport(t))
+            .await
+            .expect("connects")
     }
 
     fn upstream_saw(&self) -> Vec<String> {
@@ -191,7 +236,7 @@ impl Rig {
         self.asrv.token_requests(EXCHANGE)
     }
 
-    fn close(self) {
+    pub(crate) fn close(self) {
         self.aggregator.close();
         self.stop.cancel();
     }
@@ -205,7 +250,7 @@ async fn whoami(c: &Client) -> Value {
     serde_json::from_str(r.content[0].as_text().expect("text")).expect("JSON claims")
 }
 
-fn exchange_auth(token_endpoint: Option<&str>) -> impl Fn(&str, &str) -> Value {
+pub(crate) fn exchange_auth(token_endpoint: Option<&str>) -> impl Fn(&str, &str) -> Value {
     let configured = token_endpoint.is_some();
     move |_up: &str, te: &str| {
         let mut a = json!({"type": "tokenExchange", "clientId": "gateway",

@@ -4,4 +4,5 @@
 mod aggregate_pages;
 mod bridge;
 mod caller_credentials;
+mod caller_notifications;
 mod raw;
