@@ -58,6 +58,28 @@ pub(crate) struct Lease {
     _entry: Arc<Entry>,
 }
 
+/// Why a caller's connection could not be lent: the error its request
+/// gets, and whether the upstream failed.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    /// The error the caller gets.
+    pub error: ErrorObject,
+    /// The upstream could not be reached or failed to connect: this counts
+    /// toward its circuit breaker. A refusal of the proxy's own (no token,
+    /// a failed token exchange, no room) or of the upstream's (it answered
+    /// with an error) does not.
+    pub upstream_failed: bool,
+}
+
+impl From<ErrorObject> for Refused {
+    fn from(error: ErrorObject) -> Self {
+        Refused {
+            error,
+            upstream_failed: false,
+        }
+    }
+}
+
 /// The per-caller connections of one upstream.
 pub(crate) struct Callers {
     creds: CallerCredentials,
@@ -104,18 +126,14 @@ impl Callers {
     /// The connection of the caller of `r`, made (with its upstream token
     /// obtained first) when it has none. Refused, without reaching the
     /// upstream, when the caller has no usable token or the exchange fails.
-    pub async fn lease(
-        &self,
-        r: &Request,
-        options: &UpstreamOptions,
-    ) -> Result<Lease, ErrorObject> {
+    pub async fn lease(&self, r: &Request, options: &UpstreamOptions) -> Result<Lease, Refused> {
         let caller = self.creds.caller(r, &self.upstream)?;
         let key = caller.key;
         let entry = self.entry(key)?;
         *entry.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         let mut conn = tokio::select! {
             c = entry.conn.lock() => c,
-            _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+            _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
         };
         // The upstream token first, under the caller's lock (its requests
         // arriving together exchange once): a refused exchange never
@@ -129,7 +147,7 @@ impl Callers {
                     entries.remove(&key);
                 }
             }
-            return Err(e);
+            return Err(e.into());
         }
         let up = match conn.as_ref().filter(|u| u.is_open()) {
             Some(up) => up.clone(),
@@ -154,7 +172,7 @@ impl Callers {
                 );
                 let up = tokio::select! {
                     c = connecting => c,
-                    _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+                    _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
                 }
                 .map_err(|e| {
                     let mut o = ErrorObject::internal(format!(
@@ -162,7 +180,10 @@ impl Callers {
                         self.upstream
                     ));
                     o.data = Some(RefusalData::upstream(&self.upstream).to_value());
-                    o
+                    Refused {
+                        error: o,
+                        upstream_failed: e.is_upstream_failure(),
+                    }
                 })?;
                 let up = Arc::new(up);
                 *conn = Some(up.clone());

@@ -16,7 +16,7 @@ use tessera_types::{
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::callers::{Callers, IDLE, Lease};
+use crate::callers::{Callers, IDLE, Lease, Refused};
 use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
@@ -164,12 +164,22 @@ impl Member {
         let name = &self.entry.name;
         let mut retried = false;
         loop {
-            let conn = self.connection(r).await?;
+            // Admitted first: a caller's connection made now counts, when
+            // it cannot be made, as a failure of the upstream.
+            let pass = self.circuit.admit(name, tokio::time::Instant::now())?;
+            let conn = match self.connection(r).await {
+                Ok(c) => c,
+                Err(refused) => {
+                    if refused.upstream_failed {
+                        pass.finish(Fate::Lost);
+                    }
+                    return Err(refused.error);
+                }
+            };
             let (up, calls) = match &conn {
                 Conn::Pooled(up) => (up, &self.calls),
                 Conn::Caller(l) => (&l.up, &l.calls),
             };
-            let pass = self.circuit.admit(name, tokio::time::Instant::now())?;
             let place = self.place(r).await?;
             let out = forward(up, calls, r, method, Some(params.clone())).await;
             drop(place);
@@ -209,18 +219,21 @@ impl Member {
         method: &str,
         params: Option<JsonObject>,
     ) -> Option<JsonObject> {
-        let conn = match self.connection(r).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::debug!(upstream = %self.entry.name, %method, error = %e.message, "left out of the list for this caller");
-                return None;
-            }
-        };
-        let up = conn.upstream();
         let pass = self
             .circuit
             .admit(&self.entry.name, tokio::time::Instant::now())
             .ok()?;
+        let conn = match self.connection(r).await {
+            Ok(c) => c,
+            Err(refused) => {
+                tracing::debug!(upstream = %self.entry.name, %method, error = %refused.error.message, "left out of the list for this caller");
+                if refused.upstream_failed {
+                    pass.finish(Fate::Lost);
+                }
+                return None;
+            }
+        };
+        let up = conn.upstream();
         let _place = self.place(r).await.ok()?;
         match send(up, r, method, params).await {
             Ok(page) => {
@@ -266,10 +279,10 @@ impl Member {
 
     /// The connection `r` goes through: the caller's own for an upstream
     /// with caller-dependent credentials, else the pooled one.
-    async fn connection(&self, r: &Request) -> Result<Conn, ErrorObject> {
+    async fn connection(&self, r: &Request) -> Result<Conn, Refused> {
         match &self.callers {
             Some(callers) => callers.lease(r, &self.options).await.map(Conn::Caller),
-            None => self.upstream().map(Conn::Pooled),
+            None => Ok(self.upstream().map(Conn::Pooled)?),
         }
     }
 
@@ -284,7 +297,7 @@ impl Member {
     /// the connection its requests go through (a 2026-07-28 upstream has
     /// no `resources/subscribe`: nothing is sent).
     pub async fn subscribe(&self, r: &Request, uri: &str) -> Result<(), ErrorObject> {
-        let conn = self.connection(r).await?;
+        let conn = self.connection(r).await.map_err(|r| r.error)?;
         let up = conn.upstream();
         if up.era() != Era::Legacy {
             return Ok(());

@@ -274,9 +274,11 @@ impl Upstream {
                 if let Some(c) = child {
                     let _ = c.shutdown().await;
                 }
+                let refused = e.remote().is_some_and(|o| !crate::forward::unreachable(o));
                 return Err(ProxyError::Connect {
                     upstream: name,
                     reason: e.to_string(),
+                    refused,
                 });
             }
         };

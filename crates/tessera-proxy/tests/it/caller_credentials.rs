@@ -86,7 +86,7 @@ async fn endpoint() -> (tokio::net::TcpListener, String) {
 }
 
 pub(crate) struct Rig {
-    asrv: TestAuthorizationServer,
+    pub(crate) asrv: TestAuthorizationServer,
     proxy_url: String,
     upstream_url: String,
     /// Every token the upstream received.
@@ -115,6 +115,16 @@ impl Rig {
     /// [`Rig::start`] with an upstream speaking `speaks`, which also has
     /// the resources `mem://doc` and `mem://other`.
     pub(crate) async fn start_speaking(speaks: Speaks, auth: impl Fn(&str, &str) -> Value) -> Rig {
+        Rig::start_entry(
+            speaks,
+            move |up, te| json!({"url": up, "auth": auth(up, te)}),
+        )
+        .await
+    }
+
+    /// [`Rig::start_speaking`] with the upstream's whole configuration
+    /// entry made by `entry` from the upstream's URL and the token endpoint.
+    pub(crate) async fn start_entry(speaks: Speaks, entry: impl Fn(&str, &str) -> Value) -> Rig {
         let asrv = TestAuthorizationServer::start().await.unwrap();
         asrv.register_client("gateway", SECRET);
         let stop = CancellationToken::new();
@@ -159,9 +169,7 @@ impl Rig {
             &stop,
         );
 
-        let doc = json!({"mcpServers": {"up": {
-            "url": upstream_url, "auth": auth(&upstream_url, &asrv.token_endpoint())
-        }}});
+        let doc = json!({"mcpServers": {"up": entry(&upstream_url, &asrv.token_endpoint())}});
         let config = parse_config(&doc.to_string(), |var| {
             (var == "GW_SECRET").then(|| SECRET.to_owned())
         })
@@ -232,7 +240,7 @@ impl Rig {
         self.upstream_saw.lock().unwrap().clone()
     }
 
-    fn exchanges(&self) -> u64 {
+    pub(crate) fn exchanges(&self) -> u64 {
         self.asrv.token_requests(EXCHANGE)
     }
 
