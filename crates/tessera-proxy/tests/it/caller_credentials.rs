@@ -125,8 +125,21 @@ impl Rig {
     /// [`Rig::start_speaking`] with the upstream's whole configuration
     /// entry made by `entry` from the upstream's URL and the token endpoint.
     pub(crate) async fn start_entry(speaks: Speaks, entry: impl Fn(&str, &str) -> Value) -> Rig {
+        Rig::start_with(speaks, entry, |_| Vec::new()).await
+    }
+
+    /// [`Rig::start_entry`], with the environment variables `prepare`
+    /// returns (it may register clients at the authorization server first)
+    /// beside `GW_SECRET`.
+    pub(crate) async fn start_with(
+        speaks: Speaks,
+        entry: impl Fn(&str, &str) -> Value,
+        prepare: impl FnOnce(&TestAuthorizationServer) -> Vec<(&'static str, String)>,
+    ) -> Rig {
         let asrv = TestAuthorizationServer::start().await.unwrap();
         asrv.register_client("gateway", SECRET);
+        let mut vars = prepare(&asrv);
+        vars.push(("GW_SECRET", SECRET.to_owned()));
         let stop = CancellationToken::new();
         let upstream_saw = Arc::new(Mutex::new(Vec::new()));
         let server = Server::builder()
@@ -171,7 +184,7 @@ impl Rig {
 
         let doc = json!({"mcpServers": {"up": entry(&upstream_url, &asrv.token_endpoint())}});
         let config = parse_config(&doc.to_string(), |var| {
-            (var == "GW_SECRET").then(|| SECRET.to_owned())
+            vars.iter().find(|(k, _)| *k == var).map(|(_, v)| v.clone())
         })
         .expect("a good file");
         config.check_front(true).expect("an OAuth front");
@@ -441,5 +454,53 @@ async fn forward_passes_on_only_a_token_issued_for_the_upstream() {
     assert!(!rig.upstream_saw().contains(&proxy_only));
     dave.close().await;
     erin.close().await;
+    rig.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_exchange_clients_sign_an_assertion_or_are_public() {
+    // private_key_jwt, at the token endpoint found by discovery and at a
+    // configured one; then a public client.
+    for configured in [false, true] {
+        let rig = Rig::start_with(
+            Speaks::All,
+            move |up, te| {
+                let mut auth = json!({"type": "tokenExchange", "clientId": "gw-key",
+                                      "privateKeyEnv": "GW_KEY", "privateKeyId": "k1",
+                                      "scope": "mcp"});
+                if configured {
+                    auth["tokenEndpoint"] = json!(te);
+                }
+                json!({"url": up, "auth": auth})
+            },
+            |asrv| vec![("GW_KEY", asrv.register_key_client("gw-key"))],
+        )
+        .await;
+        let alice = rig.client(&rig.token("alice", &[])).await;
+        let claims = whoami(&alice).await;
+        assert_eq!(claims["sub"], "alice");
+        assert_eq!(claims["client_id"], "gw-key", "configured: {configured}");
+        assert_eq!(claims["act"], json!({"sub": "gw-key"}));
+        assert_eq!(rig.exchanges(), 1);
+        alice.close().await;
+        rig.close();
+    }
+    let rig = Rig::start_with(
+        Speaks::All,
+        |up, _| {
+            json!({"url": up, "auth": {"type": "tokenExchange", "clientId": "gw-public",
+                                       "clientAuth": "none", "scope": "mcp"}})
+        },
+        |asrv| {
+            asrv.register_public_client("gw-public");
+            Vec::new()
+        },
+    )
+    .await;
+    let bob = rig.client(&rig.token("bob", &[])).await;
+    let claims = whoami(&bob).await;
+    assert_eq!(claims["sub"], "bob");
+    assert_eq!(claims["client_id"], "gw-public");
+    bob.close().await;
     rig.close();
 }
