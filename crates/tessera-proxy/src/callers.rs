@@ -20,13 +20,13 @@ use std::time::Duration;
 
 use tessera_proto::ConnectMode;
 use tessera_runtime::Request;
-use tessera_types::ErrorObject;
+use tessera_types::{Era, ErrorObject};
 use tokio::time::Instant;
 
 use crate::caller_auth::CallerCredentials;
 use crate::calls::Calls;
 use crate::hub::{Hub, Origin};
-use crate::member::MemberSink;
+use crate::member::{MemberSink, listen_for_lists};
 use crate::refusal::RefusalData;
 use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
@@ -34,6 +34,10 @@ use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_
 pub const MAX_CALLERS: usize = 256;
 /// How long a caller's connection may stay unused before it is closed.
 pub const IDLE: Duration = Duration::from_secs(120);
+
+/// How long a new connection to a 2026-07-28 upstream waits for its list
+/// changes' listen stream to be acknowledged, when requests have no timeout.
+const ACKNOWLEDGEMENT_WAIT: Duration = Duration::from_secs(10);
 
 /// The number of the next caller's connection (see [`Origin`]).
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
@@ -153,15 +157,19 @@ impl Callers {
             Some(up) => up.clone(),
             None => {
                 let spec = self.creds.spec_for(caller, &self.upstream);
-                let sink = Arc::new(MemberSink::new(
-                    self.upstream.clone(),
-                    entry.calls.clone(),
-                    self.hub.clone(),
-                    Some(Origin {
-                        conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
-                        caller: key,
-                    }),
-                ));
+                let acknowledged = Arc::new(tokio::sync::Notify::new());
+                let sink = Arc::new(
+                    MemberSink::new(
+                        self.upstream.clone(),
+                        entry.calls.clone(),
+                        self.hub.clone(),
+                        Some(Origin {
+                            conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+                            caller: key,
+                        }),
+                    )
+                    .with_acknowledgements(acknowledged.clone()),
+                );
                 let connecting = Upstream::connect(
                     &spec,
                     ConnectMode::Auto,
@@ -185,6 +193,20 @@ impl Callers {
                         upstream_failed: e.is_upstream_failure(),
                     }
                 })?;
+                // Its own list changes, as the pooled connection's (their
+                // repeats across callers are dropped by the hub): lent once
+                // the upstream has acknowledged the listen stream (or
+                // refused it), so that no change after the caller's first
+                // request goes unheard.
+                if up.era() == Era::Modern {
+                    let mut listening = tokio::spawn(listen_for_lists(up.era(), up.peer.clone()));
+                    let wait = options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
+                    tokio::select! {
+                        _ = tokio::time::timeout(wait, acknowledged.notified()) => {}
+                        _ = &mut listening => {}
+                        _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
+                    }
+                }
                 let up = Arc::new(up);
                 *conn = Some(up.clone());
                 up

@@ -32,6 +32,8 @@ pub(crate) struct MemberSink {
     hub: Arc<Hub>,
     /// The caller whose own connection this is (`None`: the pooled one).
     origin: Option<Origin>,
+    /// Told when a listen stream of this connection is acknowledged.
+    acknowledged: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl MemberSink {
@@ -44,7 +46,15 @@ impl MemberSink {
             calls,
             hub,
             origin,
+            acknowledged: None,
         }
+    }
+
+    /// The same sink, telling `acknowledged` (one permit per
+    /// acknowledgement) when a listen stream is acknowledged.
+    pub fn with_acknowledgements(mut self, acknowledged: Arc<tokio::sync::Notify>) -> Self {
+        self.acknowledged = Some(acknowledged);
+        self
     }
 }
 
@@ -64,6 +74,11 @@ impl Sink for MemberSink {
             }
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION => {}
+            methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => {
+                if let Some(a) = &self.acknowledged {
+                    a.notify_one();
+                }
+            }
             _ => self
                 .hub
                 .announce(&self.name, self.origin, &method, params.as_ref()),
@@ -370,6 +385,33 @@ impl Member {
     }
 }
 
+/// On a 2026-07-28 connection, which hears of changes only on a listen
+/// stream: listens on `peer` for the list changes until the stream or the
+/// connection ends (a legacy connection hears of them unasked: returns at
+/// once). The peer does not keep the connection open.
+pub(crate) async fn listen_for_lists(era: Era, peer: tessera_runtime::Peer) {
+    if era != Era::Modern {
+        return;
+    }
+    let every = SubscriptionsListenRequestParams {
+        meta: None,
+        notifications: SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            resources_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        },
+    };
+    let p = crate::shapes::write(&every).unwrap_or_default();
+    let options = RequestOptions {
+        no_timeout: true,
+        ..RequestOptions::default()
+    };
+    let _ = peer
+        .request(methods::SUBSCRIPTIONS_LISTEN, Some(p), options)
+        .await;
+}
+
 /// Keeps `member` connected until its `stop` fires: connects, and
 /// reconnects with backoff (0.2 s doubling up to 5 s) whenever the
 /// connection ends, telling `hub`'s sessions that the lists changed.
@@ -424,26 +466,7 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
                 tracing::info!(upstream = %member.entry.name, "connected");
                 // A 2026-07-28 upstream tells of changes on a listen stream.
                 let listen = async {
-                    if up.era() == Era::Modern {
-                        let every = SubscriptionsListenRequestParams {
-                            meta: None,
-                            notifications: SubscriptionFilter {
-                                tools_list_changed: Some(true),
-                                prompts_list_changed: Some(true),
-                                resources_list_changed: Some(true),
-                                ..SubscriptionFilter::default()
-                            },
-                        };
-                        let p = crate::shapes::write(&every).unwrap_or_default();
-                        let options = RequestOptions {
-                            no_timeout: true,
-                            ..RequestOptions::default()
-                        };
-                        let _ = up
-                            .peer
-                            .request(methods::SUBSCRIPTIONS_LISTEN, Some(p), options)
-                            .await;
-                    }
+                    listen_for_lists(up.era(), up.peer.clone()).await;
                     std::future::pending::<()>().await
                 };
                 tokio::select! {

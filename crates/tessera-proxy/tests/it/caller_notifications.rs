@@ -173,3 +173,50 @@ async fn one_upstream_list_change_is_heard_once_however_many_callers_connect() {
     bob.close().await;
     rig.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_upstreams_list_changes_come_through_each_callers_connection() {
+    // A 2026-07-28 upstream tells of changes only on listen streams: each
+    // caller's connection opens one before it is used.
+    let rig = Rig::start_speaking(Speaks::All, exchange_auth(None)).await;
+    let alice = rig
+        .client_speaking(&rig.token("alice", &[]), Some(ProtocolVersion::V2025_11_25))
+        .await;
+    let mut alice_events = alice.events();
+    let bob = rig.client_speaking(&rig.token("bob", &[]), None).await;
+    let filter: SubscriptionFilter =
+        serde_json::from_value(json!({"toolsListChanged": true})).unwrap();
+    let mut bob_stream = bounded("bob listens", bob.listen(filter))
+        .await
+        .expect("listens");
+    for c in [&alice, &bob] {
+        bounded("listing", c.list_tools()).await.expect("listed");
+    }
+    assert_eq!(rig.aggregator.caller_connections("up"), 2);
+
+    rig.server
+        .notify_list_changed(tessera_server::hub::ListKind::Tools);
+    bounded("alice hears of the change", async {
+        loop {
+            match alice_events.recv().await {
+                Some(ClientEvent::ToolListChanged(_)) => return,
+                Some(_) => continue,
+                None => panic!("alice's client closed"),
+            }
+        }
+    })
+    .await;
+    bounded("bob hears of the change", async {
+        loop {
+            match bob_stream.recv().await {
+                Some(ClientEvent::ToolListChanged(_)) => return,
+                Some(_) => continue,
+                None => panic!("bob's stream ended"),
+            }
+        }
+    })
+    .await;
+    alice.close().await;
+    bob.close().await;
+    rig.close();
+}
