@@ -26,7 +26,7 @@ use tokio::time::Instant;
 use crate::caller_auth::CallerCredentials;
 use crate::calls::Calls;
 use crate::hub::{Hub, Origin};
-use crate::member::{MemberSink, listen_for_lists};
+use crate::member::{MemberSink, list_changes};
 use crate::refusal::RefusalData;
 use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
@@ -35,9 +35,9 @@ pub const MAX_CALLERS: usize = 256;
 /// How long a caller's connection may stay unused before it is closed.
 pub const IDLE: Duration = Duration::from_secs(120);
 
-/// How long a new connection to a 2026-07-28 upstream waits for its list
-/// changes' listen stream to be acknowledged, when requests have no timeout.
-const ACKNOWLEDGEMENT_WAIT: Duration = Duration::from_secs(10);
+/// How long a listen stream opened on a 2026-07-28 upstream is waited for
+/// to be acknowledged, when requests have no timeout.
+pub(crate) const ACKNOWLEDGEMENT_WAIT: Duration = Duration::from_secs(10);
 
 /// The number of the next caller's connection (see [`Origin`]).
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
@@ -157,19 +157,15 @@ impl Callers {
             Some(up) => up.clone(),
             None => {
                 let spec = self.creds.spec_for(caller, &self.upstream);
-                let acknowledged = Arc::new(tokio::sync::Notify::new());
-                let sink = Arc::new(
-                    MemberSink::new(
-                        self.upstream.clone(),
-                        entry.calls.clone(),
-                        self.hub.clone(),
-                        Some(Origin {
-                            conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
-                            caller: key,
-                        }),
-                    )
-                    .with_acknowledgements(acknowledged.clone()),
-                );
+                let sink = Arc::new(MemberSink::new(
+                    self.upstream.clone(),
+                    entry.calls.clone(),
+                    self.hub.clone(),
+                    Some(Origin {
+                        conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+                        caller: key,
+                    }),
+                ));
                 let connecting = Upstream::connect(
                     &spec,
                     ConnectMode::Auto,
@@ -199,12 +195,16 @@ impl Callers {
                 // refused it), so that no change after the caller's first
                 // request goes unheard.
                 if up.era() == Era::Modern {
-                    let mut listening = tokio::spawn(listen_for_lists(up.era(), up.peer.clone()));
                     let wait = options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
-                    tokio::select! {
-                        _ = tokio::time::timeout(wait, acknowledged.notified()) => {}
-                        _ = &mut listening => {}
-                        _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
+                    let listening = up
+                        .acks
+                        .listen(up.peer.clone(), list_changes(), wait, &r.cancel)
+                        .await;
+                    if let Err(e) = listening {
+                        if r.cancel.is_cancelled() {
+                            return Err(e.into());
+                        }
+                        tracing::debug!(upstream = %self.upstream, error = %e.message, "no list changes for this caller");
                     }
                 }
                 let up = Arc::new(up);

@@ -32,6 +32,7 @@
 
 #![forbid(unsafe_code)]
 
+mod acks;
 mod aggregate;
 mod apikey;
 mod bridge;

@@ -32,8 +32,6 @@ pub(crate) struct MemberSink {
     hub: Arc<Hub>,
     /// The caller whose own connection this is (`None`: the pooled one).
     origin: Option<Origin>,
-    /// Told when a listen stream of this connection is acknowledged.
-    acknowledged: Option<Arc<tokio::sync::Notify>>,
 }
 
 impl MemberSink {
@@ -46,15 +44,7 @@ impl MemberSink {
             calls,
             hub,
             origin,
-            acknowledged: None,
         }
-    }
-
-    /// The same sink, telling `acknowledged` (one permit per
-    /// acknowledgement) when a listen stream is acknowledged.
-    pub fn with_acknowledgements(mut self, acknowledged: Arc<tokio::sync::Notify>) -> Self {
-        self.acknowledged = Some(acknowledged);
-        self
     }
 }
 
@@ -74,11 +64,7 @@ impl Sink for MemberSink {
             }
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION => {}
-            methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => {
-                if let Some(a) = &self.acknowledged {
-                    a.notify_one();
-                }
-            }
+            methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => {}
             _ => self
                 .hub
                 .announce(&self.name, self.origin, &method, params.as_ref()),
@@ -385,22 +371,27 @@ impl Member {
     }
 }
 
-/// On a 2026-07-28 connection, which hears of changes only on a listen
-/// stream: listens on `peer` for the list changes until the stream or the
-/// connection ends (a legacy connection hears of them unasked: returns at
-/// once). The peer does not keep the connection open.
-pub(crate) async fn listen_for_lists(era: Era, peer: tessera_runtime::Peer) {
+/// What a 2026-07-28 connection, which hears of changes only on a listen
+/// stream, listens for: the list changes.
+pub(crate) fn list_changes() -> SubscriptionFilter {
+    SubscriptionFilter {
+        tools_list_changed: Some(true),
+        prompts_list_changed: Some(true),
+        resources_list_changed: Some(true),
+        ..SubscriptionFilter::default()
+    }
+}
+
+/// Listens on `peer` for the list changes until the stream or the
+/// connection ends (a legacy connection, `era`, hears of them unasked:
+/// returns at once).
+async fn listen_for_lists(era: Era, peer: tessera_runtime::Peer) {
     if era != Era::Modern {
         return;
     }
     let every = SubscriptionsListenRequestParams {
         meta: None,
-        notifications: SubscriptionFilter {
-            tools_list_changed: Some(true),
-            prompts_list_changed: Some(true),
-            resources_list_changed: Some(true),
-            ..SubscriptionFilter::default()
-        },
+        notifications: list_changes(),
     };
     let p = crate::shapes::write(&every).unwrap_or_default();
     let options = RequestOptions {
