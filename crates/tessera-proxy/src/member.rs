@@ -10,13 +10,14 @@ use std::time::Duration;
 use tessera_proto::{ConnectMode, RequestOptions};
 use tessera_runtime::{BoxFuture, HandlerResult, Request};
 use tessera_types::{
-    Era, ErrorObject, JsonObject, ResourceRequestParams, SubscriptionFilter,
-    SubscriptionsListenRequestParams, methods,
+    Era, ErrorObject, JsonObject, SubscriptionFilter, SubscriptionsListenRequestParams, methods,
 };
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::callers::{Callers, IDLE, Lease, Refused};
+
+mod resources;
 use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
@@ -88,6 +89,9 @@ pub(crate) struct Member {
     /// One connection per caller instead of the pooled one, for an
     /// upstream whose credentials depend on the caller.
     callers: Option<Callers>,
+    /// The listen streams that carry resource subscriptions to it when
+    /// it speaks 2026-07-28 ([`resources`]).
+    streams: resources::Streams,
     /// Stops its supervisor (and closes its connection).
     pub stop: CancellationToken,
 }
@@ -132,6 +136,7 @@ impl Member {
             options: o,
             conn: Mutex::new(None),
             calls: Arc::new(Calls::default()),
+            streams: resources::Streams::default(),
             alive: watch::channel(false).0,
             stop,
         }
@@ -292,53 +297,6 @@ impl Member {
     /// caller gets, when the caller has no token it may be reached with.
     pub fn caller_key(&self, r: &Request) -> Result<Option<[u8; 32]>, ErrorObject> {
         self.callers.as_ref().map(|c| c.key(r)).transpose()
-    }
-
-    /// Subscribes to `uri` (the upstream's own) for the caller of `r`, on
-    /// the connection its requests go through (a 2026-07-28 upstream has
-    /// no `resources/subscribe`: nothing is sent).
-    pub async fn subscribe(&self, r: &Request, uri: &str) -> Result<(), ErrorObject> {
-        let conn = self.connection(r).await.map_err(|r| r.error)?;
-        let up = conn.upstream();
-        if up.era() != Era::Legacy {
-            return Ok(());
-        }
-        let p = crate::shapes::write(&ResourceRequestParams::new(uri))?;
-        let ask = up.peer.request(
-            methods::RESOURCES_SUBSCRIBE,
-            Some(p),
-            RequestOptions::default(),
-        );
-        tokio::select! {
-            done = ask => done.map(drop).map_err(|e| crate::forward::peer_error(methods::RESOURCES_SUBSCRIBE, e)),
-            _ = r.cancel.cancelled() => Err(ErrorObject::internal("cancelled by the client")),
-        }
-    }
-
-    /// Unsubscribes from `uri` (the upstream's own) in the background, on
-    /// the connection of `caller` (`None`: the pooled one) if it is still
-    /// open (a closed one took its subscriptions with it).
-    pub fn unsubscribe(&self, caller: Option<[u8; 32]>, uri: &str) {
-        let up = match (caller, &self.callers) {
-            (Some(key), Some(callers)) => callers.open(&key),
-            _ => self.current(),
-        };
-        let (Some(up), Ok(p)) = (up, crate::shapes::write(&ResourceRequestParams::new(uri))) else {
-            return;
-        };
-        if up.era() != Era::Legacy {
-            return;
-        }
-        tokio::spawn(async move {
-            let _ = up
-                .peer
-                .request(
-                    methods::RESOURCES_UNSUBSCRIBE,
-                    Some(p),
-                    RequestOptions::default(),
-                )
-                .await;
-        });
     }
 
     /// Whether it is reached on one connection per caller.

@@ -4,6 +4,8 @@
 //! upstream is asked once per URI, and, when it is reached on one
 //! connection per caller, once per caller and URI, through that caller's
 //! own connection (whose updates then go to that caller's streams alone).
+//! A 2026-07-28 upstream gets a listen stream per subscription instead of
+//! `resources/subscribe` (see the member's `resources` module).
 
 use std::collections::BTreeSet;
 
@@ -32,7 +34,7 @@ impl Inner {
             .unwrap_or_default();
         let uri = required_str(&params.uri, "uri")?.to_owned();
         let visible = Visible::of(&self.policy, &self.limits, r);
-        let Some((member, _)) = self
+        let Some((member, rest)) = self
             .by_uri(&uri)
             .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
         else {
@@ -40,6 +42,7 @@ impl Inner {
                 "Invalid params: no resource {uri:?} is available to this caller"
             )));
         };
+        let rest = rest.to_owned();
         let topic = Topic {
             caller: member.caller_key(r)?,
             uri,
@@ -59,7 +62,15 @@ impl Inner {
                 self.hub.unsubscribe(&topic)
             };
         if ask_upstream {
-            if let Err(e) = self.routed(r).await {
+            visible
+                .spend(r, &member.entry.name, ItemKind::Resource, &rest)
+                .await?;
+            let asked = if subscribe {
+                member.subscribe(r, topic.caller, &rest).await
+            } else {
+                member.unsubscribe_now(r, topic.caller, &rest).await
+            };
+            if let Err(e) = asked {
                 if subscribe {
                     self.hub.unsubscribe(&topic);
                     let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
@@ -102,7 +113,7 @@ impl Inner {
                 continue;
             }
             if self.hub.subscribe(&topic) {
-                if let Err(e) = m.subscribe(r, rest).await {
+                if let Err(e) = m.subscribe(r, caller, rest).await {
                     tracing::debug!(upstream = %m.entry.name, error = %e.message, "subscription refused");
                     self.hub.unsubscribe(&topic);
                     continue;

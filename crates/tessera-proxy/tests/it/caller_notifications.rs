@@ -220,3 +220,36 @@ async fn a_modern_upstreams_list_changes_come_through_each_callers_connection() 
     bob.close().await;
     rig.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_upstreams_resource_updates_come_through_each_subscribers_own_stream() {
+    // A 2026-07-28 upstream has no resources/subscribe: each subscription
+    // is a listen stream on the subscriber's own connection.
+    let rig = Rig::start_speaking(Speaks::All, exchange_auth(None)).await;
+    let (alice, mut alice_events, bob, mut bob_stream) = alice_and_bob(&rig).await;
+    rig.server.notify_resource_updated("mem://doc");
+    let seen = until_updated(&mut alice_events, "up+mem://doc").await;
+    assert_eq!(updates_of(&seen, "up+mem://doc"), 0);
+    listened_until_updated(&mut bob_stream, "up+mem://doc").await;
+    rig.server.notify_resource_updated("mem://other");
+    let seen = until_updated(&mut alice_events, "up+mem://other").await;
+    assert_eq!(
+        updates_of(&seen, "up+mem://doc"),
+        0,
+        "alice heard of the doc once, not again through bob's connection"
+    );
+
+    // Alice ends her subscription to the doc: her updates of it stop, Bob's
+    // go on.
+    bounded("alice unsubscribes", alice.unsubscribe("up+mem://doc"))
+        .await
+        .expect("unsubscribed");
+    rig.server.notify_resource_updated("mem://doc");
+    listened_until_updated(&mut bob_stream, "up+mem://doc").await;
+    rig.server.notify_resource_updated("mem://other");
+    let seen = until_updated(&mut alice_events, "up+mem://other").await;
+    assert_eq!(updates_of(&seen, "up+mem://doc"), 0, "{seen:?}");
+    alice.close().await;
+    bob.close().await;
+    rig.close();
+}
