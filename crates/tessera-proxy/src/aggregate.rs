@@ -14,12 +14,11 @@ use tessera_types::methods;
 
 use serde_json::Value;
 use tessera_http::ServiceFactory;
-use tessera_proto::{EngineConfig, RequestOptions, ServerIdentity};
+use tessera_proto::{EngineConfig, ServerIdentity};
 use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
 use tessera_types::{
     Era, ErrorObject, Implementation, JsonObject, PaginatedRequestParams, PromptsCapability,
-    ProtocolVersion, ResourceRequestParams, ResourcesCapability, ServerCapabilities,
-    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, ToolsCapability,
+    ProtocolVersion, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -28,17 +27,18 @@ use crate::caller::Visible;
 use crate::config::{UpstreamConfig, valid_name};
 use crate::error::ProxyError;
 use crate::hints::Hints;
-use crate::hub::{Hub, Listener};
-use crate::listen::tag;
+use crate::hub::Hub;
 use crate::member::{Member, supervise};
 use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
 use crate::policy::{ItemKind, Policy};
 use crate::ratelimit::RateLimits;
 use crate::shapes::{
-    Addressed, Content, Linking, ListKind, ListPage, ListedItem, ListenParams, Loose, ReadHints,
-    read, take, write,
+    Addressed, Content, Linking, ListKind, ListPage, ListedItem, Loose, ReadHints, read, take,
+    write,
 };
 use crate::upstream::UpstreamOptions;
+
+mod subscriptions;
 
 /// The separator between an upstream's name and a tool or prompt name.
 pub const NAME_SEPARATOR: &str = "__";
@@ -690,163 +690,6 @@ impl Inner {
         let mut linking: Linking = take(result);
         prefix_result(&name, method, &mut linking);
         write(&linking)
-    }
-
-    /// `resources/subscribe` and `resources/unsubscribe` of a legacy session:
-    /// counted, so that the upstream is asked once per URI.
-    async fn subscription(&self, r: &Request, subscribe: bool) -> HandlerResult {
-        let params: Addressed = r
-            .params
-            .as_ref()
-            .map(|p| read(p.object()))
-            .unwrap_or_default();
-        let uri = required_str(&params.uri, "uri")?.to_owned();
-        let visible = Visible::of(&self.policy, &self.limits, r);
-        let known = self
-            .by_uri(&uri)
-            .is_some_and(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest));
-        if !known {
-            return Err(ErrorObject::invalid_params(format!(
-                "Invalid params: no resource {uri:?} is available to this caller"
-            )));
-        }
-        let changed = {
-            let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
-            match s.iter_mut().find(|(p, _)| p.same_connection(&r.peer)) {
-                Some((_, subs)) if subscribe => subs.insert(uri.clone()),
-                Some((_, subs)) => subs.remove(&uri),
-                None => true,
-            }
-        };
-        let ask_upstream = changed
-            && if subscribe {
-                self.hub.subscribe(&uri)
-            } else {
-                self.hub.unsubscribe(&uri)
-            };
-        if ask_upstream {
-            if let Err(e) = self.routed(r).await {
-                if subscribe {
-                    self.hub.unsubscribe(&uri);
-                }
-                return Err(e);
-            }
-        }
-        Ok(JsonObject::new())
-    }
-
-    /// `subscriptions/listen` (2026-07-28), served by the aggregator.
-    async fn listen(&self, r: &Request) -> HandlerResult {
-        let params: ListenParams = r
-            .params
-            .as_ref()
-            .map(|p| read(p.object()))
-            .unwrap_or_default();
-        let Loose::Valid(requested) = params.notifications else {
-            return Err(ErrorObject::invalid_params(
-                "Invalid params: subscriptions/listen needs a notifications object",
-            ));
-        };
-        let on = |flag: &Loose<bool>| flag.valid() == Some(&true);
-        let tools = on(&requested.tools_list_changed);
-        let prompts = on(&requested.prompts_list_changed);
-        let resources = on(&requested.resources_list_changed);
-        let lists = tools || prompts || resources;
-        let mut uris = BTreeSet::new();
-        let visible = Visible::of(&self.policy, &self.limits, r);
-        if let Loose::Valid(a) = &requested.resource_subscriptions {
-            for u in a.iter().filter_map(Loose::valid) {
-                let Some((m, rest)) = self
-                    .by_uri(u)
-                    .filter(|(m, rest)| visible.allows(&m.entry.name, ItemKind::Resource, rest))
-                else {
-                    continue;
-                };
-                if self.hub.subscribe(u) {
-                    let Ok(up) = m.upstream() else {
-                        self.hub.unsubscribe(u);
-                        continue;
-                    };
-                    let Ok(p) = write(&ResourceRequestParams::new(rest)) else {
-                        self.hub.unsubscribe(u);
-                        continue;
-                    };
-                    if up.era() == Era::Legacy
-                        && up
-                            .peer
-                            .request(
-                                methods::RESOURCES_SUBSCRIBE,
-                                Some(p),
-                                RequestOptions::default(),
-                            )
-                            .await
-                            .is_err()
-                    {
-                        self.hub.unsubscribe(u);
-                        continue;
-                    }
-                }
-                uris.insert(u.to_owned());
-            }
-        }
-        let granted = SubscriptionsAcknowledgedNotificationParams {
-            meta: None,
-            notifications: SubscriptionFilter {
-                tools_list_changed: tools.then_some(true),
-                prompts_list_changed: prompts.then_some(true),
-                resources_list_changed: resources.then_some(true),
-                resource_subscriptions: (!uris.is_empty()).then(|| uris.iter().cloned().collect()),
-                task_ids: None,
-            },
-        };
-        let ack = write(&granted)?;
-        let key = self
-            .hub
-            .next
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.hub
-            .listeners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Listener {
-                key,
-                peer: r.peer.clone(),
-                id: r.id.clone(),
-                lists,
-                uris: uris.clone(),
-            });
-        let _ = r.peer.notify(
-            methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
-            Some(tag(&r.id, Some(&ack))),
-            Some(r.id.clone()),
-        );
-        r.cancel.cancelled().await;
-        self.hub
-            .listeners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|l| l.key != key);
-        for u in uris {
-            if self.hub.unsubscribe(&u) {
-                if let Some((m, rest)) = self.by_uri(&u) {
-                    if let (Ok(up), Ok(p)) =
-                        (m.upstream(), write(&ResourceRequestParams::new(rest)))
-                    {
-                        tokio::spawn(async move {
-                            let _ = up
-                                .peer
-                                .request(
-                                    methods::RESOURCES_UNSUBSCRIBE,
-                                    Some(p),
-                                    RequestOptions::default(),
-                                )
-                                .await;
-                        });
-                    }
-                }
-            }
-        }
-        Ok(tag(&r.id, None))
     }
 }
 

@@ -8,21 +8,25 @@
 //! recently used connection with no request in flight, and is refused (with
 //! an error naming the limit) when every connection is busy. A connection
 //! idle for [`IDLE`] is closed by [`Callers::reap`], which the upstream's
-//! supervisor runs, so nothing a caller leaves behind stays open.
+//! supervisor runs, so nothing a caller leaves behind stays open. A
+//! connection that carries a resource subscription of its caller (see
+//! [`crate::hub`]) is neither idle nor made room from: closing it would end
+//! the subscription.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tessera_proto::ConnectMode;
 use tessera_runtime::Request;
-use tessera_types::ErrorObject;
+use tessera_types::{Era, ErrorObject};
 use tokio::time::Instant;
 
 use crate::caller_auth::CallerCredentials;
 use crate::calls::Calls;
-use crate::hub::Hub;
-use crate::member::MemberSink;
+use crate::hub::{Hub, Origin};
+use crate::member::{MemberSink, list_changes};
 use crate::refusal::RefusalData;
 use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
@@ -30,6 +34,13 @@ use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_
 pub const MAX_CALLERS: usize = 256;
 /// How long a caller's connection may stay unused before it is closed.
 pub const IDLE: Duration = Duration::from_secs(120);
+
+/// How long a listen stream opened on a 2026-07-28 upstream is waited for
+/// to be acknowledged, when requests have no timeout.
+pub(crate) const ACKNOWLEDGEMENT_WAIT: Duration = Duration::from_secs(10);
+
+/// The number of the next caller's connection (see [`Origin`]).
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 /// One caller's connection.
 struct Entry {
@@ -49,6 +60,28 @@ pub(crate) struct Lease {
     pub calls: Arc<Calls>,
     key: [u8; 32],
     _entry: Arc<Entry>,
+}
+
+/// Why a caller's connection could not be lent: the error its request
+/// gets, and whether the upstream failed.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    /// The error the caller gets.
+    pub error: ErrorObject,
+    /// The upstream could not be reached or failed to connect: this counts
+    /// toward its circuit breaker. A refusal of the proxy's own (no token,
+    /// a failed token exchange, no room) or of the upstream's (it answered
+    /// with an error) does not.
+    pub upstream_failed: bool,
+}
+
+impl From<ErrorObject> for Refused {
+    fn from(error: ErrorObject) -> Self {
+        Refused {
+            error,
+            upstream_failed: false,
+        }
+    }
 }
 
 /// The per-caller connections of one upstream.
@@ -80,21 +113,31 @@ impl Callers {
         self.entries().len()
     }
 
+    /// The key of the caller of `r`; refused, with the error its caller
+    /// gets, when it has no token this upstream may be reached with.
+    pub fn key(&self, r: &Request) -> Result<[u8; 32], ErrorObject> {
+        self.creds.caller(r, &self.upstream).map(|c| c.key)
+    }
+
+    /// The open connection of the caller `key`, if it has one now (none is
+    /// made).
+    pub fn open(&self, key: &[u8; 32]) -> Option<Arc<Upstream>> {
+        let entry = self.entries().get(key)?.clone();
+        let conn = entry.conn.try_lock().ok()?;
+        conn.as_ref().filter(|u| u.is_open()).cloned()
+    }
+
     /// The connection of the caller of `r`, made (with its upstream token
     /// obtained first) when it has none. Refused, without reaching the
     /// upstream, when the caller has no usable token or the exchange fails.
-    pub async fn lease(
-        &self,
-        r: &Request,
-        options: &UpstreamOptions,
-    ) -> Result<Lease, ErrorObject> {
+    pub async fn lease(&self, r: &Request, options: &UpstreamOptions) -> Result<Lease, Refused> {
         let caller = self.creds.caller(r, &self.upstream)?;
         let key = caller.key;
         let entry = self.entry(key)?;
         *entry.last.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         let mut conn = tokio::select! {
             c = entry.conn.lock() => c,
-            _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+            _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
         };
         // The upstream token first, under the caller's lock (its requests
         // arriving together exchange once): a refused exchange never
@@ -108,7 +151,7 @@ impl Callers {
                     entries.remove(&key);
                 }
             }
-            return Err(e);
+            return Err(e.into());
         }
         let up = match conn.as_ref().filter(|u| u.is_open()) {
             Some(up) => up.clone(),
@@ -118,6 +161,10 @@ impl Callers {
                     self.upstream.clone(),
                     entry.calls.clone(),
                     self.hub.clone(),
+                    Some(Origin {
+                        conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+                        caller: key,
+                    }),
                 ));
                 let connecting = Upstream::connect(
                     &spec,
@@ -129,7 +176,7 @@ impl Callers {
                 );
                 let up = tokio::select! {
                     c = connecting => c,
-                    _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client")),
+                    _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
                 }
                 .map_err(|e| {
                     let mut o = ErrorObject::internal(format!(
@@ -137,8 +184,29 @@ impl Callers {
                         self.upstream
                     ));
                     o.data = Some(RefusalData::upstream(&self.upstream).to_value());
-                    o
+                    Refused {
+                        error: o,
+                        upstream_failed: e.is_upstream_failure(),
+                    }
                 })?;
+                // Its own list changes, as the pooled connection's (their
+                // repeats across callers are dropped by the hub): lent once
+                // the upstream has acknowledged the listen stream (or
+                // refused it), so that no change after the caller's first
+                // request goes unheard.
+                if up.era() == Era::Modern {
+                    let wait = options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
+                    let listening = up
+                        .acks
+                        .listen(up.peer.clone(), list_changes(), wait, &r.cancel)
+                        .await;
+                    if let Err(e) = listening {
+                        if r.cancel.is_cancelled() {
+                            return Err(e.into());
+                        }
+                        tracing::debug!(upstream = %self.upstream, error = %e.message, "no list changes for this caller");
+                    }
+                }
                 let up = Arc::new(up);
                 *conn = Some(up.clone());
                 up
@@ -161,9 +229,10 @@ impl Callers {
         }
         if entries.len() >= MAX_CALLERS {
             // The least recently used connection that no request holds.
+            self.hub.prune();
             let idle = entries
                 .iter()
-                .filter(|(_, e)| Arc::strong_count(e) == 1)
+                .filter(|(k, e)| Arc::strong_count(e) == 1 && !self.hub.holds(k))
                 .min_by_key(|(_, e)| *e.last.lock().unwrap_or_else(|p| p.into_inner()))
                 .map(|(k, _)| *k);
             match idle {
@@ -173,7 +242,8 @@ impl Callers {
                 None => {
                     let mut e = ErrorObject::internal(format!(
                         "upstream {} already has its limit of {MAX_CALLERS} callers with requests \
-                         in flight, each on a connection of its own; try again later",
+                         in flight or resource subscriptions, each on a connection of its own; \
+                         try again later",
                         self.upstream
                     ));
                     e.data = Some(
@@ -211,12 +281,14 @@ impl Callers {
         }
     }
 
-    /// Closes the connections unused for [`IDLE`] with no request in flight;
-    /// how many are left.
+    /// Closes the connections unused for [`IDLE`] with no request in flight
+    /// and no subscription; how many are left.
     pub fn reap(&self, now: Instant) -> usize {
+        self.hub.prune();
         let mut entries = self.entries();
-        entries.retain(|_, e| {
+        entries.retain(|k, e| {
             Arc::strong_count(e) > 1
+                || self.hub.holds(k)
                 || now.duration_since(*e.last.lock().unwrap_or_else(|p| p.into_inner())) < IDLE
         });
         entries.len()
@@ -290,6 +362,23 @@ mod tests {
         tokio::time::advance(IDLE).await;
         assert_eq!(p.reap(Instant::now()), 1, "only the busy one is left");
         assert!(Arc::ptr_eq(&p.entry(key(5)).unwrap(), &held));
+        drop(held);
+        // A connection carrying its caller's subscription is never idle.
+        let topic = crate::hub::Topic {
+            caller: Some(key(7)),
+            uri: "up+mem://doc".into(),
+        };
+        assert!(p.hub.subscribe(&topic));
+        p.entry(key(7)).unwrap();
+        tokio::time::advance(IDLE).await;
+        assert_eq!(
+            p.reap(Instant::now()),
+            1,
+            "the subscriber's connection stays"
+        );
+        assert!(p.entries().contains_key(&key(7)));
+        assert!(p.hub.unsubscribe(&topic));
+        assert_eq!(p.reap(Instant::now() + IDLE), 0);
         p.clear();
         assert_eq!(p.len(), 0);
     }

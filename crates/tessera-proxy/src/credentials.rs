@@ -16,13 +16,21 @@
 //!   "audience": "…", "resource": "…"}`: credentials that depend on the
 //!   caller ([`crate::caller_auth`], which says why `forward` needs the
 //!   acknowledgement); they need the proxy's OAuth front
-//!   ([`crate::ProxyConfig::check_front`]).
+//!   ([`crate::ProxyConfig::check_front`]). The token exchange client
+//!   authenticates with exactly one of: its secret (`clientSecretEnv`;
+//!   `client_secret_basic`, or `client_secret_post` with `"clientAuth":
+//!   "client_secret_post"`), a private key (`privateKeyEnv`, a PEM document
+//!   in that variable, with `privateKeyAlg`, default `ES256`, and an
+//!   optional `privateKeyId`; `private_key_jwt`), or nothing, as a public
+//!   client, which must be said: `"clientAuth": "none"`.
 
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tessera_auth::client::{ClientCredentials, Grant, OAuthClient, TokenExchange};
+use tessera_auth::client::{
+    AuthMethod, ClientCredentials, ClientSigningKey, Grant, OAuthClient, TokenExchange,
+};
 use tessera_http::HttpAuth;
 use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
@@ -57,6 +65,10 @@ struct AuthFields {
     audience: Loose<String>,
     token_endpoint: Loose<String>,
     resource: Loose<String>,
+    client_auth: Loose<String>,
+    private_key_env: Loose<String>,
+    private_key_alg: Loose<String>,
+    private_key_id: Loose<String>,
 }
 
 /// The required string field `key` (`field` its value).
@@ -108,7 +120,11 @@ pub(crate) fn parse_auth(
         Some("tokenExchange") => &[
             "type",
             "clientId",
+            "clientAuth",
             "clientSecretEnv",
+            "privateKeyEnv",
+            "privateKeyAlg",
+            "privateKeyId",
             "tokenEndpoint",
             "scope",
             "audience",
@@ -159,11 +175,7 @@ pub(crate) fn parse_auth(
             Ok(Credentials::Caller(Kind::Forward { audience }))
         }
         "tokenExchange" => {
-            let client = ClientCredentials::confidential(
-                required(&f.client_id, "clientId", bad)?,
-                secret(&f.client_secret_env, "clientSecretEnv")?,
-            );
-            let mut b = TokenExchange::builder(url, client);
+            let mut b = exchange_client(&f, url, env, bad)?;
             if let Some(t) = text(&f.token_endpoint, "tokenEndpoint", bad)? {
                 if !(t.starts_with("http://") || t.starts_with("https://")) {
                     return Err(bad(format!(
@@ -201,6 +213,98 @@ pub(crate) fn parse_auth(
             Ok(Credentials::OAuth(Arc::new(oauth)))
         }
     }
+}
+
+/// The token exchange of `tokenExchange` fields `f` for the upstream at
+/// `url`, its client authentication set: a secret, a private key, or none.
+fn exchange_client(
+    f: &AuthFields,
+    url: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    bad: &impl Fn(String) -> ProxyError,
+) -> Result<tessera_auth::client::TokenExchangeBuilder, ProxyError> {
+    let id = required(&f.client_id, "clientId", bad)?;
+    let from_env = |key: &str, var: &str| {
+        env(var).ok_or_else(|| {
+            bad(format!(
+                "auth.{key}: the environment variable {var} is not set"
+            ))
+        })
+    };
+    let secret_var = text(&f.client_secret_env, "clientSecretEnv", bad)?;
+    let key_var = text(&f.private_key_env, "privateKeyEnv", bad)?;
+    let said = text(&f.client_auth, "clientAuth", bad)?;
+    let method = match said {
+        None => None,
+        Some(m) => match AuthMethod::parse(m) {
+            Some(m) => Some(m),
+            None => {
+                return Err(bad(format!(
+                    "auth.clientAuth: {m:?} is not one of client_secret_basic, \
+                     client_secret_post, private_key_jwt, none"
+                )));
+            }
+        },
+    };
+    let client = match (secret_var, key_var, method) {
+        (Some(_), Some(_), _) => {
+            return Err(bad(
+                "auth: give clientSecretEnv or privateKeyEnv, not both".into()
+            ));
+        }
+        (
+            Some(var),
+            None,
+            None | Some(AuthMethod::ClientSecretBasic | AuthMethod::ClientSecretPost),
+        ) => {
+            let c = ClientCredentials::confidential(id, from_env("clientSecretEnv", var)?);
+            match method {
+                Some(m) => c.with_auth_method(m),
+                None => c,
+            }
+        }
+        (None, Some(var), None | Some(AuthMethod::PrivateKeyJwt)) => {
+            let pem = from_env("privateKeyEnv", var)?;
+            let alg = text(&f.private_key_alg, "privateKeyAlg", bad)?.unwrap_or("ES256");
+            let mut key = ClientSigningKey::from_pem(&pem, alg)
+                .map_err(|e| bad(format!("auth.privateKeyEnv: {e}")))?;
+            if let Some(kid) = text(&f.private_key_id, "privateKeyId", bad)? {
+                key = key.with_kid(kid);
+            }
+            let c = ClientCredentials::public(id).with_auth_method(AuthMethod::PrivateKeyJwt);
+            return Ok(TokenExchange::builder(url, c).signing_key(key));
+        }
+        (None, None, Some(AuthMethod::None)) => {
+            ClientCredentials::public(id).with_auth_method(AuthMethod::None)
+        }
+        (None, None, _) => {
+            return Err(bad(
+                "auth: the token exchange client authenticates with clientSecretEnv (a \
+                 secret), privateKeyEnv (private_key_jwt), or, as a public client, says \
+                 \"clientAuth\": \"none\""
+                    .into(),
+            ));
+        }
+        (_, _, Some(m)) => {
+            return Err(bad(format!(
+                "auth.clientAuth: {} does not go with {}",
+                m.as_str(),
+                if secret_var.is_some() {
+                    "clientSecretEnv"
+                } else {
+                    "privateKeyEnv"
+                }
+            )));
+        }
+    };
+    if key_var.is_none()
+        && (f.private_key_alg != Loose::Absent || f.private_key_id != Loose::Absent)
+    {
+        return Err(bad(
+            "auth.privateKeyAlg and auth.privateKeyId go with privateKeyEnv".into(),
+        ));
+    }
+    Ok(TokenExchange::builder(url, client))
 }
 
 /// How the transports to an upstream authenticate, once the `auth` key
@@ -258,6 +362,15 @@ mod tests {
                        "audience": "web", "resource": "http://127.0.0.1:1/mcp"}),
                 "tokenExchange",
             ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientAuth": "none"}),
+                "tokenExchange",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "clientAuth": "client_secret_post"}),
+                "tokenExchange",
+            ),
         ] {
             let c = with_auth(auth).expect("a good file");
             let web = c.servers.iter().find(|s| s.name == "web").unwrap();
@@ -309,7 +422,35 @@ mod tests {
             ),
             (
                 json!({"type": "tokenExchange", "clientId": "gw"}),
-                "auth.clientSecretEnv is required",
+                "authenticates with clientSecretEnv (a secret), privateKeyEnv",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "privateKeyEnv": "K"}),
+                "auth: give clientSecretEnv or privateKeyEnv, not both",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "S",
+                       "clientAuth": "none"}),
+                "auth.clientAuth: none does not go with clientSecretEnv",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "privateKeyEnv": "K",
+                       "clientAuth": "client_secret_post"}),
+                "auth.clientAuth: client_secret_post does not go with privateKeyEnv",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientAuth": "mtls"}),
+                "auth.clientAuth: \"mtls\" is not one of",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "privateKeyEnv": "K"}),
+                "auth.privateKeyEnv: ",
+            ),
+            (
+                json!({"type": "tokenExchange", "clientId": "gw", "clientAuth": "none",
+                       "privateKeyAlg": "ES256"}),
+                "auth.privateKeyAlg and auth.privateKeyId go with privateKeyEnv",
             ),
             (
                 json!({"type": "tokenExchange", "clientId": "gw", "clientSecretEnv": "UNSET"}),

@@ -31,8 +31,25 @@ pub enum ProxyError {
         upstream: String,
         /// What went wrong.
         reason: String,
+        /// Whether the upstream answered, and refused (a JSON-RPC error, or
+        /// an HTTP 4xx status): it is up. Otherwise it could not be
+        /// reached, or failed.
+        refused: bool,
     },
     /// The aggregation configuration is wrong.
     #[error("configuration: {0}")]
     Config(String),
+}
+
+impl ProxyError {
+    /// Whether the upstream itself failed (it could not be started or
+    /// reached, or broke off the handshake), as opposed to a refusal it
+    /// answered or a mistake of the proxy's own.
+    pub fn is_upstream_failure(&self) -> bool {
+        match self {
+            ProxyError::Spawn { .. } => true,
+            ProxyError::Connect { refused, .. } => !refused,
+            ProxyError::Http { .. } | ProxyError::Config(_) => false,
+        }
+    }
 }

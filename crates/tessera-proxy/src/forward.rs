@@ -186,6 +186,14 @@ pub(crate) fn peer_error(method: &str, e: PeerError) -> ErrorObject {
     }
 }
 
+/// Whether `error`, an error answer, was made up by the HTTP client because
+/// the upstream could not be reached or failed (no HTTP answer, or a 5xx
+/// status) rather than answered by it (a JSON-RPC error, or a 4xx status:
+/// the upstream is up, and refused).
+pub(crate) fn unreachable(error: &ErrorObject) -> bool {
+    tessera_http::TransportFailure::of(error).is_some_and(|f| f.status.is_none_or(|s| s >= 500))
+}
+
 /// How a forwarded request ended, as the circuit breaker and the retry of
 /// an aggregating proxy see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,6 +340,8 @@ where
     };
     out.map_err(|e| {
         let fate = match (&e, id.try_recv()) {
+            // The HTTP client's own answer: the upstream failed to answer.
+            (PeerError::Call(CallError::Remote(o)), _) if unreachable(o) => Fate::Lost,
             (PeerError::Call(CallError::Remote(_)), _) => Fate::Answered,
             // The engine never took it: the sender was dropped unused.
             (_, Err(oneshot::error::TryRecvError::Closed)) => Fate::Unsent,
@@ -512,6 +522,20 @@ async fn rounds(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_the_http_clients_own_failures_without_an_answer_are_unreachable() {
+        let marked = |status: serde_json::Value| {
+            ErrorObject::internal("x").with_data(serde_json::json!({
+                tessera_http::TRANSPORT_FAILURE_KEY: {"status": status}
+            }))
+        };
+        assert!(unreachable(&marked(serde_json::Value::Null)), "no answer");
+        assert!(unreachable(&marked(502.into())), "a gateway error");
+        assert!(!unreachable(&marked(401.into())), "a refusal it answered");
+        assert!(!unreachable(&marked(404.into())));
+        assert!(!unreachable(&ErrorObject::internal("the upstream's own")));
+    }
+
     use super::*;
 
     fn raw(text: &str) -> RawResult {

@@ -1,14 +1,23 @@
 //! Who hears about an aggregating proxy's changes: its legacy sessions and
 //! `subscriptions/listen` streams, and the upstream resource subscriptions
-//! they hold, counted so that each upstream is asked once per URI.
+//! they hold, counted so that each upstream is asked once per URI (once per
+//! caller and URI for an upstream reached on one connection per caller).
+//!
+//! An upstream reached per caller ([`crate::callers`]) tells each of its
+//! connections of the same change: its list changes are coalesced
+//! ([`crate::echoes`]) so that a session hears of each change once, and its
+//! resource updates go only to the streams that subscribed through the
+//! connection the update came on (the caller's own).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use tessera_runtime::Peer;
 use tessera_types::{JsonObject, RequestId, ResourceUpdatedNotificationParams, methods};
+use tokio::time::Instant;
 
 use crate::aggregate::URI_SEPARATOR;
+use crate::echoes::Echoes;
 use crate::listen::tag;
 use crate::shapes::{UriOf, read, write};
 
@@ -19,23 +28,45 @@ const LIST_KINDS: [&str; 3] = [
     methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
 ];
 
+/// One resource subscription: the prefixed URI, and the key of the caller
+/// whose connection carries it upstream (`None` on a pooled connection).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Topic {
+    /// The caller's key ([`crate::caller_auth`]), for an upstream reached
+    /// per caller.
+    pub caller: Option<[u8; 32]>,
+    /// The prefixed URI.
+    pub uri: String,
+}
+
+/// Which connection a notification came on: one caller's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Origin {
+    /// The connection, unique in the process.
+    pub conn: u64,
+    /// The caller's key.
+    pub caller: [u8; 32],
+}
+
 /// A `subscriptions/listen` stream served by the aggregator.
 pub(crate) struct Listener {
     pub key: u64,
     pub peer: Peer,
     pub id: RequestId,
     pub lists: bool,
-    pub uris: BTreeSet<String>,
+    pub topics: BTreeSet<Topic>,
 }
 
 /// Who hears about changes: legacy sessions and listen streams.
 #[derive(Default)]
 pub(crate) struct Hub {
     pub next: std::sync::atomic::AtomicU64,
-    pub sessions: Mutex<Vec<(Peer, BTreeSet<String>)>>,
+    pub sessions: Mutex<Vec<(Peer, BTreeSet<Topic>)>>,
     pub listeners: Mutex<Vec<Listener>>,
-    /// Upstream resource subscriptions, counted by prefixed URI.
-    pub subscribed: Mutex<HashMap<String, usize>>,
+    /// Upstream resource subscriptions, counted by topic.
+    subscribed: Mutex<HashMap<Topic, usize>>,
+    /// The list changes of per-caller connections lately passed on.
+    echoes: Echoes,
 }
 
 impl Hub {
@@ -46,9 +77,24 @@ impl Hub {
         }
     }
 
-    fn announce_list(&self, method: &str) {
+    /// Forgets the sessions that ended, and the subscriptions they held.
+    pub(crate) fn prune(&self) {
         let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        s.retain(|(p, _)| p.is_open());
+        let (open, ended): (Vec<_>, Vec<_>) = std::mem::take(&mut *s)
+            .into_iter()
+            .partition(|(p, _)| p.is_open());
+        *s = open;
+        drop(s);
+        for (_, topics) in ended {
+            for t in topics {
+                self.unsubscribe(&t);
+            }
+        }
+    }
+
+    fn announce_list(&self, method: &str) {
+        self.prune();
+        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         for (p, _) in s.iter() {
             let _ = p.notify(method, None, None);
         }
@@ -61,13 +107,12 @@ impl Hub {
         }
     }
 
-    fn resource_updated(&self, uri: &str) {
-        let Ok(p) = write(&ResourceUpdatedNotificationParams::new(uri)) else {
+    fn resource_updated(&self, topic: &Topic) {
+        let Ok(p) = write(&ResourceUpdatedNotificationParams::new(&topic.uri)) else {
             return;
         };
         let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        for (peer, subs) in s.iter().filter(|(_, subs)| subs.contains(uri)) {
-            let _ = subs;
+        for (peer, _) in s.iter().filter(|(_, subs)| subs.contains(topic)) {
             let _ = peer.notify(
                 methods::NOTIFICATIONS_RESOURCES_UPDATED,
                 Some(p.clone()),
@@ -76,7 +121,7 @@ impl Hub {
         }
         drop(s);
         let l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
-        for x in l.iter().filter(|x| x.uris.contains(uri)) {
+        for x in l.iter().filter(|x| x.topics.contains(topic)) {
             let _ = x.peer.notify(
                 methods::NOTIFICATIONS_RESOURCES_UPDATED,
                 Some(tag(&x.id, Some(&p))),
@@ -85,40 +130,66 @@ impl Hub {
         }
     }
 
-    /// A notification from upstream `name` that belongs to no request.
-    pub(crate) fn announce(&self, name: &str, method: &str, params: Option<&JsonObject>) {
+    /// A notification from upstream `name` that belongs to no request,
+    /// received on a caller's own connection (`origin`) or on the pooled one.
+    pub(crate) fn announce(
+        &self,
+        name: &str,
+        origin: Option<Origin>,
+        method: &str,
+        params: Option<&JsonObject>,
+    ) {
         if LIST_KINDS.contains(&method) {
-            self.announce_list(method);
+            let first =
+                origin.is_none_or(|o| self.echoes.first(name, method, o.conn, Instant::now()));
+            if first {
+                self.announce_list(method);
+            } else {
+                tracing::debug!(upstream = %name, %method, "the same change, heard on another caller's connection");
+            }
         } else if method == methods::NOTIFICATIONS_RESOURCES_UPDATED {
             if let Some(uri) = params.and_then(|p| read::<UriOf>(p).uri.into_valid()) {
-                self.resource_updated(&format!("{name}{URI_SEPARATOR}{uri}"));
+                self.resource_updated(&Topic {
+                    caller: origin.map(|o| o.caller),
+                    uri: format!("{name}{URI_SEPARATOR}{uri}"),
+                });
             }
         } else {
             tracing::debug!(upstream = %name, %method, "notification not passed on: no client to send it to");
         }
     }
 
-    /// Counts one more subscriber of `uri`; `true` for the first.
-    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+    /// Counts one more subscriber of `topic`; `true` for the first.
+    pub(crate) fn subscribe(&self, topic: &Topic) -> bool {
         let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        let n = s.entry(uri.to_owned()).or_insert(0);
+        let n = s.entry(topic.clone()).or_insert(0);
         *n += 1;
         *n == 1
     }
 
-    /// Counts one subscriber of `uri` less; `true` for the last.
-    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
+    /// Counts one subscriber of `topic` less; `true` for the last.
+    pub(crate) fn unsubscribe(&self, topic: &Topic) -> bool {
         let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        match s.get_mut(uri) {
+        match s.get_mut(topic) {
             Some(n) if *n > 1 => {
                 *n -= 1;
                 false
             }
             Some(_) => {
-                s.remove(uri);
+                s.remove(topic);
                 true
             }
             None => false,
         }
+    }
+
+    /// Whether the caller `key` holds a resource subscription (its
+    /// connection carries it, so it must stay open).
+    pub(crate) fn holds(&self, key: &[u8; 32]) -> bool {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .any(|t| t.caller.as_ref() == Some(key))
     }
 }

@@ -32,6 +32,7 @@
 
 #![forbid(unsafe_code)]
 
+mod acks;
 mod aggregate;
 mod apikey;
 mod bridge;
@@ -41,6 +42,7 @@ mod callers;
 mod calls;
 mod config;
 mod credentials;
+mod echoes;
 mod error;
 mod fanout;
 mod forward;

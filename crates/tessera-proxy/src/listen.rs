@@ -109,7 +109,8 @@ pub(crate) fn tag(id: &RequestId, params: Option<&JsonObject>) -> JsonObject {
     p.join()
 }
 
-fn subscription_of(params: Option<&JsonObject>) -> Option<RequestId> {
+/// The subscription id in the `_meta` of notification params.
+pub(crate) fn subscription_of(params: Option<&JsonObject>) -> Option<RequestId> {
     let meta = read::<MetaOf<NotificationMeta>>(params?)
         .meta
         .into_valid()?;

@@ -15,11 +15,13 @@ use tessera_types::{
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::callers::{Callers, IDLE, Lease};
+use crate::callers::{Callers, IDLE, Lease, Refused};
+
+mod resources;
 use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
-use crate::hub::Hub;
+use crate::hub::{Hub, Origin};
 use crate::resilience::{Circuit, CircuitState, Places, RETRY_WAIT};
 use crate::route::{ask_sole, log};
 use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
@@ -29,13 +31,21 @@ pub(crate) struct MemberSink {
     name: String,
     calls: Arc<Calls>,
     hub: Arc<Hub>,
+    /// The caller whose own connection this is (`None`: the pooled one).
+    origin: Option<Origin>,
 }
 
 impl MemberSink {
     /// The sink of a connection to upstream `name` with the requests
-    /// `calls` in flight, announcing its changes on `hub`.
-    pub fn new(name: String, calls: Arc<Calls>, hub: Arc<Hub>) -> Self {
-        MemberSink { name, calls, hub }
+    /// `calls` in flight, announcing its changes on `hub`; `origin` names
+    /// the caller whose own connection it is.
+    pub fn new(name: String, calls: Arc<Calls>, hub: Arc<Hub>, origin: Option<Origin>) -> Self {
+        MemberSink {
+            name,
+            calls,
+            hub,
+            origin,
+        }
     }
 }
 
@@ -55,7 +65,10 @@ impl Sink for MemberSink {
             }
             methods::NOTIFICATIONS_PROGRESS | methods::NOTIFICATIONS_CANCELLED => {}
             tessera_runtime::CLOSE_SSE_STREAM_NOTIFICATION => {}
-            _ => self.hub.announce(&self.name, &method, params.as_ref()),
+            methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => {}
+            _ => self
+                .hub
+                .announce(&self.name, self.origin, &method, params.as_ref()),
         }
     }
 }
@@ -76,6 +89,9 @@ pub(crate) struct Member {
     /// One connection per caller instead of the pooled one, for an
     /// upstream whose credentials depend on the caller.
     callers: Option<Callers>,
+    /// The listen streams that carry resource subscriptions to it when
+    /// it speaks 2026-07-28 ([`resources`]).
+    streams: resources::Streams,
     /// Stops its supervisor (and closes its connection).
     pub stop: CancellationToken,
 }
@@ -120,6 +136,7 @@ impl Member {
             options: o,
             conn: Mutex::new(None),
             calls: Arc::new(Calls::default()),
+            streams: resources::Streams::default(),
             alive: watch::channel(false).0,
             stop,
         }
@@ -153,12 +170,22 @@ impl Member {
         let name = &self.entry.name;
         let mut retried = false;
         loop {
-            let conn = self.connection(r).await?;
+            // Admitted first: a caller's connection made now counts, when
+            // it cannot be made, as a failure of the upstream.
+            let pass = self.circuit.admit(name, tokio::time::Instant::now())?;
+            let conn = match self.connection(r).await {
+                Ok(c) => c,
+                Err(refused) => {
+                    if refused.upstream_failed {
+                        pass.finish(Fate::Lost);
+                    }
+                    return Err(refused.error);
+                }
+            };
             let (up, calls) = match &conn {
                 Conn::Pooled(up) => (up, &self.calls),
                 Conn::Caller(l) => (&l.up, &l.calls),
             };
-            let pass = self.circuit.admit(name, tokio::time::Instant::now())?;
             let place = self.place(r).await?;
             let out = forward(up, calls, r, method, Some(params.clone())).await;
             drop(place);
@@ -198,18 +225,21 @@ impl Member {
         method: &str,
         params: Option<JsonObject>,
     ) -> Option<JsonObject> {
-        let conn = match self.connection(r).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::debug!(upstream = %self.entry.name, %method, error = %e.message, "left out of the list for this caller");
-                return None;
-            }
-        };
-        let up = conn.upstream();
         let pass = self
             .circuit
             .admit(&self.entry.name, tokio::time::Instant::now())
             .ok()?;
+        let conn = match self.connection(r).await {
+            Ok(c) => c,
+            Err(refused) => {
+                tracing::debug!(upstream = %self.entry.name, %method, error = %refused.error.message, "left out of the list for this caller");
+                if refused.upstream_failed {
+                    pass.finish(Fate::Lost);
+                }
+                return None;
+            }
+        };
+        let up = conn.upstream();
         let _place = self.place(r).await.ok()?;
         match send(up, r, method, params).await {
             Ok(page) => {
@@ -255,11 +285,18 @@ impl Member {
 
     /// The connection `r` goes through: the caller's own for an upstream
     /// with caller-dependent credentials, else the pooled one.
-    async fn connection(&self, r: &Request) -> Result<Conn, ErrorObject> {
+    async fn connection(&self, r: &Request) -> Result<Conn, Refused> {
         match &self.callers {
             Some(callers) => callers.lease(r, &self.options).await.map(Conn::Caller),
-            None => self.upstream().map(Conn::Pooled),
+            None => Ok(self.upstream().map(Conn::Pooled)?),
         }
+    }
+
+    /// The key of the caller of `r` for an upstream reached per caller
+    /// (`None` for the pooled connection); refused, with the error its
+    /// caller gets, when the caller has no token it may be reached with.
+    pub fn caller_key(&self, r: &Request) -> Result<Option<[u8; 32]>, ErrorObject> {
+        self.callers.as_ref().map(|c| c.key(r)).transpose()
     }
 
     /// Whether it is reached on one connection per caller.
@@ -292,6 +329,38 @@ impl Member {
     }
 }
 
+/// What a 2026-07-28 connection, which hears of changes only on a listen
+/// stream, listens for: the list changes.
+pub(crate) fn list_changes() -> SubscriptionFilter {
+    SubscriptionFilter {
+        tools_list_changed: Some(true),
+        prompts_list_changed: Some(true),
+        resources_list_changed: Some(true),
+        ..SubscriptionFilter::default()
+    }
+}
+
+/// Listens on `peer` for the list changes until the stream or the
+/// connection ends (a legacy connection, `era`, hears of them unasked:
+/// returns at once).
+async fn listen_for_lists(era: Era, peer: tessera_runtime::Peer) {
+    if era != Era::Modern {
+        return;
+    }
+    let every = SubscriptionsListenRequestParams {
+        meta: None,
+        notifications: list_changes(),
+    };
+    let p = crate::shapes::write(&every).unwrap_or_default();
+    let options = RequestOptions {
+        no_timeout: true,
+        ..RequestOptions::default()
+    };
+    let _ = peer
+        .request(methods::SUBSCRIPTIONS_LISTEN, Some(p), options)
+        .await;
+}
+
 /// Keeps `member` connected until its `stop` fires: connects, and
 /// reconnects with backoff (0.2 s doubling up to 5 s) whenever the
 /// connection ends, telling `hub`'s sessions that the lists changed.
@@ -318,11 +387,12 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
     }
     let spec = member.entry.spec.clone();
     loop {
-        let sink = Arc::new(MemberSink {
-            name: member.entry.name.clone(),
-            calls: member.calls.clone(),
-            hub: hub.clone(),
-        });
+        let sink = Arc::new(MemberSink::new(
+            member.entry.name.clone(),
+            member.calls.clone(),
+            hub.clone(),
+            None,
+        ));
         let connecting = Upstream::connect(
             &spec,
             ConnectMode::Auto,
@@ -345,26 +415,7 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
                 tracing::info!(upstream = %member.entry.name, "connected");
                 // A 2026-07-28 upstream tells of changes on a listen stream.
                 let listen = async {
-                    if up.era() == Era::Modern {
-                        let every = SubscriptionsListenRequestParams {
-                            meta: None,
-                            notifications: SubscriptionFilter {
-                                tools_list_changed: Some(true),
-                                prompts_list_changed: Some(true),
-                                resources_list_changed: Some(true),
-                                ..SubscriptionFilter::default()
-                            },
-                        };
-                        let p = crate::shapes::write(&every).unwrap_or_default();
-                        let options = RequestOptions {
-                            no_timeout: true,
-                            ..RequestOptions::default()
-                        };
-                        let _ = up
-                            .peer
-                            .request(methods::SUBSCRIPTIONS_LISTEN, Some(p), options)
-                            .await;
-                    }
+                    listen_for_lists(up.era(), up.peer.clone()).await;
                     std::future::pending::<()>().await
                 };
                 tokio::select! {

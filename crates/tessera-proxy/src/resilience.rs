@@ -11,7 +11,13 @@
 //!   circuit opens: requests are refused at once, and the upstream's items
 //!   are left out of lists, for `cooldown`. Then one request goes through
 //!   as a probe (half-open): an answer closes the circuit, a failure opens
-//!   it again. A JSON-RPC error is an answer: the upstream is alive.
+//!   it again. A JSON-RPC error is an answer: the upstream is alive, and
+//!   so is an HTTP 4xx status; an HTTP client's own error with no answer
+//!   or a 5xx status is a failure. For an upstream reached on one
+//!   connection per caller, a caller's connection that cannot be made
+//!   (unreachable, or a handshake broken off) is a failure too, while a
+//!   caller refused before the upstream is asked (no token, a refused
+//!   token exchange) counts for nothing.
 //! - **Retry**: a request is sent again (once, on the next connection)
 //!   only when it provably never reached the upstream
 //!   ([`Fate::Unsent`]); one that may have run is never sent twice.

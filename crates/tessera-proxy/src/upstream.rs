@@ -19,6 +19,7 @@ use tessera_types::{
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::acks::Acks;
 use crate::error::ProxyError;
 
 /// Builds a fresh HTTP client transport for an upstream (called for every
@@ -116,7 +117,7 @@ const SERVER_TO_CLIENT: [&str; 3] = [
     methods::ROOTS_LIST,
 ];
 
-struct UpstreamService(Arc<dyn Sink>);
+struct UpstreamService(Arc<dyn Sink>, Arc<Acks>);
 
 impl Service for UpstreamService {
     fn methods(&self) -> Vec<String> {
@@ -129,6 +130,11 @@ impl Service for UpstreamService {
         )
     }
     fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+        if n.method == methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED {
+            if let Some(id) = crate::listen::subscription_of(n.params.as_ref()) {
+                self.1.heard(id);
+            }
+        }
         self.0.notification(n.method, n.params);
         Box::pin(async {})
     }
@@ -181,6 +187,8 @@ impl Default for UpstreamOptions {
 pub(crate) struct Upstream {
     pub peer: Peer,
     pub connected: Connected,
+    /// The acknowledgements of the listen streams opened on it.
+    pub acks: Arc<Acks>,
     child: Mutex<Option<ChildProcess>>,
     /// The process's place under [`UpstreamOptions::max_processes`], given
     /// back once the process has exited.
@@ -237,7 +245,8 @@ impl Upstream {
         config.timeouts.request = options.request_timeout;
         config.timeouts.maximum = options.max_request_timeout;
         config.probe_timeout = options.probe_timeout;
-        let service = UpstreamService(sink);
+        let acks = Arc::new(Acks::default());
+        let service = UpstreamService(sink, acks.clone());
         let name = spec.describe();
         let (peer, task, child) = match spec {
             UpstreamSpec::Stdio(cmd) => {
@@ -274,15 +283,18 @@ impl Upstream {
                 if let Some(c) = child {
                     let _ = c.shutdown().await;
                 }
+                let refused = e.remote().is_some_and(|o| !crate::forward::unreachable(o));
                 return Err(ProxyError::Connect {
                     upstream: name,
                     reason: e.to_string(),
+                    refused,
                 });
             }
         };
         Ok(Upstream {
             peer,
             connected,
+            acks,
             child: Mutex::new(child),
             permit: Mutex::new(permit),
             closed: watch_end(task),

@@ -6,12 +6,15 @@
 //! The token endpoint is the one configured, else the one of the
 //! authorization server the upstream names in its protected resource
 //! metadata (RFC 9728, found once and kept). The gateway authenticates as a
-//! client ([`ClientCredentials`]), and asks for `resource` (RFC 8707; the
+//! client ([`ClientCredentials`]: with a secret, with a signed assertion,
+//! `private_key_jwt`, when given a [`ClientSigningKey`], or as a public
+//! client with neither), and asks for `resource` (RFC 8707; the
 //! upstream's resource identifier by default), and optionally `audience`
 //! and `scope`.
 
 use std::sync::Mutex;
 
+use super::assertion::ClientSigningKey;
 use super::discovery::discover_via;
 use super::error::OAuthError;
 use super::fetch;
@@ -37,6 +40,7 @@ pub struct TokenExchange {
     server_url: String,
     token_endpoint: Option<String>,
     client: ClientCredentials,
+    signing_key: Option<ClientSigningKey>,
     scope: Option<String>,
     audience: Option<String>,
     resource: Option<String>,
@@ -59,6 +63,7 @@ impl std::fmt::Debug for TokenExchange {
 pub struct TokenExchangeBuilder {
     server_url: String,
     client: ClientCredentials,
+    signing_key: Option<ClientSigningKey>,
     token_endpoint: Option<String>,
     scope: Option<String>,
     audience: Option<String>,
@@ -70,6 +75,13 @@ impl TokenExchangeBuilder {
     /// upstream's authorization server.
     pub fn token_endpoint(mut self, url: impl Into<String>) -> Self {
         self.token_endpoint = Some(url.into());
+        self
+    }
+
+    /// Authenticates with `private_key_jwt` (RFC 7523 §2.2), signing client
+    /// assertions with `key` (unless the credentials name another method).
+    pub fn signing_key(mut self, key: ClientSigningKey) -> Self {
+        self.signing_key = Some(key);
         self
     }
 
@@ -106,6 +118,7 @@ impl TokenExchangeBuilder {
             server_url: self.server_url,
             token_endpoint: self.token_endpoint,
             client: self.client,
+            signing_key: self.signing_key,
             scope: self.scope,
             audience: self.audience,
             resource: self.resource,
@@ -125,6 +138,7 @@ impl TokenExchange {
         TokenExchangeBuilder {
             server_url: server_url.into(),
             client,
+            signing_key: None,
             token_endpoint: None,
             scope: None,
             audience: None,
@@ -155,7 +169,9 @@ impl TokenExchange {
                 method: self
                     .client
                     .auth_method
-                    .unwrap_or(if self.client.client_secret.is_some() {
+                    .unwrap_or(if self.signing_key.is_some() {
+                        AuthMethod::PrivateKeyJwt
+                    } else if self.client.client_secret.is_some() {
                         AuthMethod::ClientSecretBasic
                     } else {
                         AuthMethod::None
@@ -177,7 +193,9 @@ impl TokenExchange {
                 })?;
                 Endpoint {
                     url,
-                    method: self.client.method_for(&d.metadata, false),
+                    method: self
+                        .client
+                        .method_for(&d.metadata, self.signing_key.is_some()),
                     resource: self.resource.clone().unwrap_or(d.resource),
                     issuer: d.issuer,
                 }
@@ -206,7 +224,7 @@ impl TokenExchange {
             issuer: &e.issuer,
             client: &self.client,
             method: e.method,
-            signing_key: None,
+            signing_key: self.signing_key.as_ref(),
             dpop: None,
             nonce: &self.nonce,
         };

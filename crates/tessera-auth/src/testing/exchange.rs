@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use http::StatusCode;
 use serde_json::{Map, Value, json};
 
-use super::http::{Answer, client, json_answer, server_error, verify_own};
+use super::http::{Answer, client_id_of, json_answer, server_error, verify_own};
 use super::{State, lock, now};
 
 /// The grant type.
@@ -57,7 +57,7 @@ pub(crate) fn token(
     *lock(&state.token_requests)
         .entry(TOKEN_EXCHANGE.to_owned())
         .or_insert(0) += 1;
-    let Some(client_id) = client(state, headers, form) else {
+    let Some(client_id) = client_id_of(state, headers, form) else {
         return json_answer(
             StatusCode::UNAUTHORIZED,
             &json!({"error": "invalid_client"}),

@@ -95,7 +95,7 @@ fn metadata(state: &State) -> Value {
         "introspection_endpoint": format!("{iss}/introspect"),
         "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials", super::JWT_BEARER, super::exchange::TOKEN_EXCHANGE],
-        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"],
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
         "code_challenge_methods_supported": ["S256"],
         "authorization_response_iss_parameter_supported": settings.advertise_iss,
@@ -132,12 +132,16 @@ async fn read_form(req: Request<Incoming>) -> (http::HeaderMap, HashMap<String, 
 }
 
 /// The client id of a token request: a confidential client authenticated
-/// by secret, or a registered public client naming itself.
+/// by secret or by a `private_key_jwt` assertion, or a registered public
+/// client naming itself.
 pub(crate) fn client_id_of(
     state: &State,
     headers: &http::HeaderMap,
     form: &HashMap<String, String>,
 ) -> Option<String> {
+    if form.contains_key("client_assertion") {
+        return asserted_client(state, form);
+    }
     let has_secret =
         headers.contains_key(header::AUTHORIZATION) || form.contains_key("client_secret");
     if has_secret {
@@ -145,6 +149,28 @@ pub(crate) fn client_id_of(
     }
     let id = form.get("client_id")?;
     lock(&state.public_clients).contains(id).then(|| id.clone())
+}
+
+/// The client id a `private_key_jwt` assertion (RFC 7523 §3) proves: signed
+/// with the client's registered key, issued by and about the client, for
+/// this server (its issuer or token endpoint), and unexpired.
+fn asserted_client(state: &State, form: &HashMap<String, String>) -> Option<String> {
+    if form.get("client_assertion_type").map(String::as_str)
+        != Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+    {
+        return None;
+    }
+    let id = form.get("client_id")?;
+    let pem = lock(&state.key_clients).get(id)?.clone();
+    let key = jsonwebtoken::DecodingKey::from_ec_pem(pem.as_bytes()).ok()?;
+    let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    v.set_audience(&[state.issuer.clone(), format!("{}/token", state.issuer)]);
+    v.set_issuer(&[id]);
+    v.sub = Some(id.clone());
+    v.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
+    jsonwebtoken::decode::<Map<String, Value>>(form.get("client_assertion")?, &key, &v)
+        .ok()
+        .map(|_| id.clone())
 }
 
 /// The authenticated client id, by `client_secret_basic` or `client_secret_post`.

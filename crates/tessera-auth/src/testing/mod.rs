@@ -22,7 +22,10 @@
 //! - the RFC 8693 token exchange grant (a client trades a live token of
 //!   this server for one whose `aud` is the requested `resource` and
 //!   `audience`, with the subject's `sub` and an `act` claim naming the
-//!   client; [`ExchangeSettings`] sets the lifetime or refuses);
+//!   client; [`ExchangeSettings`] sets the lifetime or refuses); the client
+//!   authenticates with its secret, with a `private_key_jwt` assertion
+//!   ([`TestAuthorizationServer::register_key_client`]), or not at all
+//!   when public ([`TestAuthorizationServer::register_public_client`]);
 //! - the RFC 7523 `jwt-bearer` grant with a workload token (SEP-1933) of
 //!   an issuer trusted with [`TestAuthorizationServer::trust_workload_issuer`]
 //!   (keys found by discovery), which another `TestAuthorizationServer`
@@ -72,6 +75,8 @@ pub(crate) struct State {
     pub next: AtomicU64,
     pub settings: Mutex<CodeFlowSettings>,
     pub public_clients: Mutex<HashSet<String>>,
+    /// The public keys (SPKI PEM, ES256) of `private_key_jwt` clients.
+    pub key_clients: Mutex<HashMap<String, String>>,
     pub codes: Mutex<HashMap<String, code_flow::CodeGrant>>,
     pub refresh: Mutex<HashMap<String, code_flow::RefreshGrant>>,
     pub authorization_requests: Mutex<Vec<HashMap<String, String>>>,
@@ -151,6 +156,7 @@ impl TestAuthorizationServer {
             next: AtomicU64::new(1),
             settings: Mutex::new(CodeFlowSettings::default()),
             public_clients: Mutex::new(HashSet::new()),
+            key_clients: Mutex::new(HashMap::new()),
             codes: Mutex::new(HashMap::new()),
             refresh: Mutex::new(HashMap::new()),
             authorization_requests: Mutex::new(Vec::new()),
@@ -248,6 +254,24 @@ impl TestAuthorizationServer {
     /// Registers a public client (token endpoint authentication `none`).
     pub fn register_public_client(&self, id: impl Into<String>) {
         lock(&self.state.public_clients).insert(id.into());
+    }
+
+    /// Registers (or replaces) a client that authenticates with
+    /// `private_key_jwt` (RFC 7523 §2.2) with a new ES256 key; returns the
+    /// private key (PKCS#8 PEM) for the client to sign with.
+    pub fn register_key_client(&self, id: impl Into<String>) -> String {
+        use p256::pkcs8::{EncodePrivateKey, EncodePublicKey};
+        let key = p256::SecretKey::random(&mut rsa::rand_core::OsRng);
+        let private = key
+            .to_pkcs8_pem(p256::pkcs8::LineEnding::LF)
+            .expect("PKCS#8 encoding")
+            .to_string();
+        let public = key
+            .public_key()
+            .to_public_key_pem(p256::pkcs8::LineEnding::LF)
+            .expect("SPKI encoding");
+        lock(&self.state.key_clients).insert(id.into(), public);
+        private
     }
 
     /// Registers (or replaces) a confidential client.

@@ -12,9 +12,11 @@ use tessera_auth::server::{AuthInfo, BearerAuthLayer, JwtVerifier};
 use tessera_auth::testing::TestAuthorizationServer;
 use tessera_client::Client;
 use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_proto::EngineConfig;
 use tessera_proxy::{Aggregator, UpstreamOptions, parse_config};
-use tessera_server::{Extension, Server, tool};
+use tessera_server::{Extension, Server, resource, tool};
 use tessera_testkit::bounded;
+use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
 use tower::Layer;
 
@@ -83,22 +85,61 @@ async fn endpoint() -> (tokio::net::TcpListener, String) {
     (listener, url)
 }
 
-struct Rig {
-    asrv: TestAuthorizationServer,
+pub(crate) struct Rig {
+    pub(crate) asrv: TestAuthorizationServer,
     proxy_url: String,
     upstream_url: String,
     /// Every token the upstream received.
     upstream_saw: Arc<Mutex<Vec<String>>>,
-    aggregator: Aggregator,
+    pub(crate) aggregator: Aggregator,
+    /// The upstream server (to tell of changes).
+    pub(crate) server: Server,
     stop: CancellationToken,
+}
+
+/// Which protocol versions the upstream speaks.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Speaks {
+    All,
+    /// Those before 2026-07-28: its sessions hear of changes on their own.
+    LegacyOnly,
 }
 
 impl Rig {
     /// The upstream `up` (a `whoami` tool answering the verified claims)
     /// reached with `auth` (the upstream's URL put for `{UP}` in it).
     async fn start(auth: impl Fn(&str, &str) -> Value) -> Rig {
+        Rig::start_speaking(Speaks::All, auth).await
+    }
+
+    /// [`Rig::start`] with an upstream speaking `speaks`, which also has
+    /// the resources `mem://doc` and `mem://other`.
+    pub(crate) async fn start_speaking(speaks: Speaks, auth: impl Fn(&str, &str) -> Value) -> Rig {
+        Rig::start_entry(
+            speaks,
+            move |up, te| json!({"url": up, "auth": auth(up, te)}),
+        )
+        .await
+    }
+
+    /// [`Rig::start_speaking`] with the upstream's whole configuration
+    /// entry made by `entry` from the upstream's URL and the token endpoint.
+    pub(crate) async fn start_entry(speaks: Speaks, entry: impl Fn(&str, &str) -> Value) -> Rig {
+        Rig::start_with(speaks, entry, |_| Vec::new()).await
+    }
+
+    /// [`Rig::start_entry`], with the environment variables `prepare`
+    /// returns (it may register clients at the authorization server first)
+    /// beside `GW_SECRET`.
+    pub(crate) async fn start_with(
+        speaks: Speaks,
+        entry: impl Fn(&str, &str) -> Value,
+        prepare: impl FnOnce(&TestAuthorizationServer) -> Vec<(&'static str, String)>,
+    ) -> Rig {
         let asrv = TestAuthorizationServer::start().await.unwrap();
         asrv.register_client("gateway", SECRET);
+        let mut vars = prepare(&asrv);
+        vars.push(("GW_SECRET", SECRET.to_owned()));
         let stop = CancellationToken::new();
         let upstream_saw = Arc::new(Mutex::new(Vec::new()));
         let server = Server::builder()
@@ -110,13 +151,28 @@ impl Rig {
                         Value::Object(auth.claims).to_string()
                     }),
             )
+            .resource(resource("mem://doc", "doc").handler(|| async { "a doc" }))
+            .resource(resource("mem://other", "other").handler(|| async { "another" }))
             .build()
             .unwrap();
         let (listener, upstream_url) = endpoint().await;
-        let mcp = McpHttp::builder(server)
-            .bind_address(listener.local_addr().unwrap())
-            .endpoint_path("/mcp")
-            .build();
+        let s2 = server.clone();
+        let mcp = McpHttp::builder(move || -> (EngineConfig, Server) {
+            let config = s2.engine_config();
+            let config = match speaks {
+                Speaks::All => config,
+                Speaks::LegacyOnly => config.with_versions(
+                    ProtocolVersion::ALL
+                        .iter()
+                        .copied()
+                        .filter(|v| *v < ProtocolVersion::V2026_07_28),
+                ),
+            };
+            (config, s2.clone())
+        })
+        .bind_address(listener.local_addr().unwrap())
+        .endpoint_path("/mcp")
+        .build();
         serve_behind_oauth(
             listener,
             mcp,
@@ -126,11 +182,9 @@ impl Rig {
             &stop,
         );
 
-        let doc = json!({"mcpServers": {"up": {
-            "url": upstream_url, "auth": auth(&upstream_url, &asrv.token_endpoint())
-        }}});
+        let doc = json!({"mcpServers": {"up": entry(&upstream_url, &asrv.token_endpoint())}});
         let config = parse_config(&doc.to_string(), |var| {
-            (var == "GW_SECRET").then(|| SECRET.to_owned())
+            vars.iter().find(|(k, _)| *k == var).map(|(_, v)| v.clone())
         })
         .expect("a good file");
         config.check_front(true).expect("an OAuth front");
@@ -154,12 +208,13 @@ impl Rig {
             upstream_url,
             upstream_saw,
             aggregator,
+            server,
             stop,
         }
     }
 
     /// A token of `sub` for the proxy (and the other audiences given).
-    fn token(&self, sub: &str, more_audiences: &[&str]) -> String {
+    pub(crate) fn token(&self, sub: &str, more_audiences: &[&str]) -> String {
         let mut claims = self.asrv.claims(&self.proxy_url, &["mcp"]);
         claims.insert("sub".into(), json!(sub));
         if !more_audiences.is_empty() {
@@ -172,26 +227,37 @@ impl Rig {
 
     /// A client of the proxy presenting `token`.
     async fn client(&self, token: &str) -> Client {
+        self.client_speaking(token, None).await
+    }
+
+    /// A client of the proxy presenting `token`, speaking `version` (the
+    /// latest when `None`).
+    pub(crate) async fn client_speaking(
+        &self,
+        token: &str,
+        version: Option<ProtocolVersion>,
+    ) -> Client {
         let mut h = tessera_http::http::HeaderMap::new();
         h.insert("authorization", format!("Bearer {token}").parse().unwrap());
         let t = HttpClientTransport::with_headers(&self.proxy_url, h).unwrap();
-        bounded(
-            "connecting to the proxy",
-            Client::builder("caller", "1.0").connect_transport(t),
-        )
-        .await
-        .expect("connects")
+        let mut b = Client::builder("caller", "1.0");
+        if let Some(v) = version {
+            b = b.protocol_version(v);
+        }
+        bounded("connecting to the proxy", b.connect_transport(t))
+            .await
+            .expect("connects")
     }
 
     fn upstream_saw(&self) -> Vec<String> {
         self.upstream_saw.lock().unwrap().clone()
     }
 
-    fn exchanges(&self) -> u64 {
+    pub(crate) fn exchanges(&self) -> u64 {
         self.asrv.token_requests(EXCHANGE)
     }
 
-    fn close(self) {
+    pub(crate) fn close(self) {
         self.aggregator.close();
         self.stop.cancel();
     }
@@ -205,7 +271,7 @@ async fn whoami(c: &Client) -> Value {
     serde_json::from_str(r.content[0].as_text().expect("text")).expect("JSON claims")
 }
 
-fn exchange_auth(token_endpoint: Option<&str>) -> impl Fn(&str, &str) -> Value {
+pub(crate) fn exchange_auth(token_endpoint: Option<&str>) -> impl Fn(&str, &str) -> Value {
     let configured = token_endpoint.is_some();
     move |_up: &str, te: &str| {
         let mut a = json!({"type": "tokenExchange", "clientId": "gateway",
@@ -388,5 +454,53 @@ async fn forward_passes_on_only_a_token_issued_for_the_upstream() {
     assert!(!rig.upstream_saw().contains(&proxy_only));
     dave.close().await;
     erin.close().await;
+    rig.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_exchange_clients_sign_an_assertion_or_are_public() {
+    // private_key_jwt, at the token endpoint found by discovery and at a
+    // configured one; then a public client.
+    for configured in [false, true] {
+        let rig = Rig::start_with(
+            Speaks::All,
+            move |up, te| {
+                let mut auth = json!({"type": "tokenExchange", "clientId": "gw-key",
+                                      "privateKeyEnv": "GW_KEY", "privateKeyId": "k1",
+                                      "scope": "mcp"});
+                if configured {
+                    auth["tokenEndpoint"] = json!(te);
+                }
+                json!({"url": up, "auth": auth})
+            },
+            |asrv| vec![("GW_KEY", asrv.register_key_client("gw-key"))],
+        )
+        .await;
+        let alice = rig.client(&rig.token("alice", &[])).await;
+        let claims = whoami(&alice).await;
+        assert_eq!(claims["sub"], "alice");
+        assert_eq!(claims["client_id"], "gw-key", "configured: {configured}");
+        assert_eq!(claims["act"], json!({"sub": "gw-key"}));
+        assert_eq!(rig.exchanges(), 1);
+        alice.close().await;
+        rig.close();
+    }
+    let rig = Rig::start_with(
+        Speaks::All,
+        |up, _| {
+            json!({"url": up, "auth": {"type": "tokenExchange", "clientId": "gw-public",
+                                       "clientAuth": "none", "scope": "mcp"}})
+        },
+        |asrv| {
+            asrv.register_public_client("gw-public");
+            Vec::new()
+        },
+    )
+    .await;
+    let bob = rig.client(&rig.token("bob", &[])).await;
+    let claims = whoami(&bob).await;
+    assert_eq!(claims["sub"], "bob");
+    assert_eq!(claims["client_id"], "gw-public");
+    bob.close().await;
     rig.close();
 }

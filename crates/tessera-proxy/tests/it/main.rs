@@ -3,5 +3,7 @@
 
 mod aggregate_pages;
 mod bridge;
+mod caller_breaker;
 mod caller_credentials;
+mod caller_notifications;
 mod raw;

@@ -1,0 +1,143 @@
+//! Resource subscriptions to one upstream, on the connection the
+//! subscriber's requests go through (its own, for an upstream reached per
+//! caller): `resources/subscribe` on a legacy connection, a listen stream
+//! naming the resource on a 2026-07-28 one (which has no
+//! `resources/subscribe`), kept until the subscription ends.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tessera_proto::RequestOptions;
+use tessera_runtime::Request;
+use tessera_types::{Era, ErrorObject, ResourceRequestParams, SubscriptionFilter, methods};
+use tokio_util::sync::CancellationToken;
+
+use super::Member;
+use crate::callers::ACKNOWLEDGEMENT_WAIT;
+use crate::refusal::RefusalData;
+use crate::shapes::write;
+
+/// The most listen streams carrying resource subscriptions to one
+/// upstream.
+pub const MAX_STREAMS: usize = 1024;
+
+/// A subscription: the caller whose connection carries it (`None`: the
+/// pooled one) and the upstream's own URI.
+type Key = (Option<[u8; 32]>, String);
+
+/// The listen streams carrying resource subscriptions, each stopped by its
+/// token.
+#[derive(Default)]
+pub(crate) struct Streams(Mutex<HashMap<Key, CancellationToken>>);
+
+impl Streams {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, CancellationToken>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stops the stream of `key`; whether there was one.
+    fn stop(&self, key: &Key) -> bool {
+        self.lock().remove(key).map(|t| t.cancel()).is_some()
+    }
+}
+
+impl Member {
+    /// Subscribes to `uri` (the upstream's own) for `caller` (the key of
+    /// the caller of `r`, `None` on the pooled connection), on the
+    /// connection its requests go through.
+    pub async fn subscribe(
+        &self,
+        r: &Request,
+        caller: Option<[u8; 32]>,
+        uri: &str,
+    ) -> Result<(), ErrorObject> {
+        let conn = self.connection(r).await.map_err(|x| x.error)?;
+        let up = conn.upstream().clone();
+        drop(conn);
+        if up.era() == Era::Legacy {
+            let p = write(&ResourceRequestParams::new(uri))?;
+            return self
+                .call(r, methods::RESOURCES_SUBSCRIBE, p)
+                .await
+                .map(drop);
+        }
+        let key = (caller, uri.to_owned());
+        {
+            let streams = self.streams.lock();
+            if streams.len() >= MAX_STREAMS && !streams.contains_key(&key) {
+                let mut e = ErrorObject::internal(format!(
+                    "upstream {} already carries its limit of {MAX_STREAMS} resource \
+                     subscriptions; try again later",
+                    self.entry.name
+                ));
+                e.data = Some(
+                    RefusalData::upstream(&self.entry.name)
+                        .limit("subscriptions")
+                        .max(MAX_STREAMS)
+                        .to_value(),
+                );
+                return Err(e);
+            }
+        }
+        let filter = SubscriptionFilter {
+            resource_subscriptions: Some(vec![uri.to_owned()]),
+            ..SubscriptionFilter::default()
+        };
+        let wait = self.options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
+        let stop = up
+            .acks
+            .listen(up.peer.clone(), filter, wait, &r.cancel)
+            .await?;
+        if let Some(old) = self.streams.lock().insert(key, stop) {
+            old.cancel();
+        }
+        Ok(())
+    }
+
+    /// Ends the subscription to `uri` (the upstream's own) of `caller`, for
+    /// the caller of `r` (a legacy session's `resources/unsubscribe`).
+    pub async fn unsubscribe_now(
+        &self,
+        r: &Request,
+        caller: Option<[u8; 32]>,
+        uri: &str,
+    ) -> Result<(), ErrorObject> {
+        if self.streams.stop(&(caller, uri.to_owned())) {
+            return Ok(());
+        }
+        let p = write(&ResourceRequestParams::new(uri))?;
+        self.call(r, methods::RESOURCES_UNSUBSCRIBE, p)
+            .await
+            .map(drop)
+    }
+
+    /// Ends the subscription to `uri` (the upstream's own) of `caller`
+    /// (`None`: the pooled connection's) in the background, if its
+    /// connection is still open (a closed one took its subscriptions with
+    /// it).
+    pub fn unsubscribe(&self, caller: Option<[u8; 32]>, uri: &str) {
+        if self.streams.stop(&(caller, uri.to_owned())) {
+            return;
+        }
+        let up = match (caller, &self.callers) {
+            (Some(key), Some(callers)) => callers.open(&key),
+            _ => self.current(),
+        };
+        let (Some(up), Ok(p)) = (up, write(&ResourceRequestParams::new(uri))) else {
+            return;
+        };
+        if up.era() != Era::Legacy {
+            return;
+        }
+        tokio::spawn(async move {
+            let _ = up
+                .peer
+                .request(
+                    methods::RESOURCES_UNSUBSCRIBE,
+                    Some(p),
+                    RequestOptions::default(),
+                )
+                .await;
+        });
+    }
+}
