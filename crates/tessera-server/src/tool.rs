@@ -24,6 +24,8 @@ use tessera_types::tool::TaskSupport;
 
 mod call;
 
+pub(crate) use call::ToolOutput;
+
 type ErasedHandler<S> = Arc<
     dyn Fn(HandlerInput<S, ToolCall>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>
         + Send

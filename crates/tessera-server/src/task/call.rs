@@ -15,6 +15,7 @@ use super::hub::{LiveTask, TaskHub, owner_of};
 use super::live::{TaskInput, TaskLink};
 use super::wire;
 use crate::mrtr::InputState;
+use crate::tool::ToolOutput;
 
 /// When a 2026-07-28 call to a task-capable tool becomes a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -149,21 +150,25 @@ impl TaskCall {
     }
 
     /// Serves the call: creates the task (now, or after the synchronous
-    /// input rounds) and answers with its handle.
-    pub async fn run<S: Send + Sync + 'static>(
+    /// input rounds) and answers with its handle, a typed `CreateTaskResult`
+    /// made into `T` (written straight to JSON text for a [`Reply`]). An
+    /// answer given inline is the handler's tree.
+    ///
+    /// [`Reply`]: tessera_proto::Reply
+    pub async fn run<S: Send + Sync + 'static, T: ToolOutput>(
         self,
         server: crate::Server<S>,
         r: &Request,
         principal: Option<String>,
         mrtr: Arc<InputState>,
         handler: BoxFuture<'static, Result<JsonObject, ErrorObject>>,
-    ) -> Result<JsonObject, ErrorObject> {
+    ) -> Result<T, ErrorObject> {
         match self.plan {
-            TaskPlan::Inline => handler.await,
+            TaskPlan::Inline => handler.await.map(T::from),
             TaskPlan::Legacy { ttl } => {
                 let ttl = self.hub.ttl_for(ttl);
                 let record = self.start(&r.method, ttl, handler, true).await?;
-                Ok(wire::legacy_create_result(&record))
+                Ok(T::from_result(&wire::legacy_create_result(&record)))
             }
             TaskPlan::Extension {
                 start: TaskStart::Immediately,
@@ -171,7 +176,7 @@ impl TaskCall {
             } => {
                 let ttl = self.hub.ttl_for(None);
                 let record = self.start(&r.method, ttl, handler, false).await?;
-                Ok(wire::create_result(&record))
+                Ok(T::from_result(&wire::create_result(&record)))
             }
             TaskPlan::Extension {
                 start: TaskStart::AfterInput,
@@ -181,28 +186,30 @@ impl TaskCall {
                 let first = std::future::poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await;
                 let ttl = self.hub.ttl_for(None);
                 match first {
-                    Poll::Ready(out) if !required => out,
+                    Poll::Ready(out) if !required => out.map(T::from),
                     Poll::Ready(out) => {
                         let record = self
                             .start(&r.method, ttl, Box::pin(async move { out }), false)
                             .await?;
-                        Ok(wire::create_result(&record))
+                        Ok(T::from_result(&wire::create_result(&record)))
                     }
                     Poll::Pending => {
                         let unanswered = mrtr.take_unanswered();
                         if !unanswered.missing_capabilities.is_empty()
                             || !unanswered.requests.is_empty()
                         {
-                            return server.input_required_result(
-                                &r.method,
-                                r.params.as_ref(),
-                                principal,
-                                &mrtr,
-                                unanswered,
-                            );
+                            return server
+                                .input_required_result(
+                                    &r.method,
+                                    r.params.as_ref(),
+                                    principal,
+                                    &mrtr,
+                                    unanswered,
+                                )
+                                .map(T::from);
                         }
                         let record = self.start(&r.method, ttl, handler, false).await?;
-                        Ok(wire::create_result(&record))
+                        Ok(T::from_result(&wire::create_result(&record)))
                     }
                 }
             }

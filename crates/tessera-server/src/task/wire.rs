@@ -6,7 +6,6 @@ use tessera_types::tasks::{self, DetailedTask, TaskStatus, legacy};
 
 use super::iso_time;
 use super::store::TaskRecord;
-use crate::server::to_object;
 
 /// The 2026-07-28 `Task` members.
 pub(crate) fn task(r: &TaskRecord) -> tasks::Task {
@@ -88,8 +87,8 @@ pub(crate) fn notification(
 }
 
 /// `CreateTaskResult` (2026-07-28): flat, `resultType: "task"`.
-pub(crate) fn create_result(r: &TaskRecord) -> JsonObject {
-    to_object(&tasks::CreateTaskResult::new(task(r)))
+pub(crate) fn create_result(r: &TaskRecord) -> tasks::CreateTaskResult {
+    tasks::CreateTaskResult::new(task(r))
 }
 
 /// `tasks/get` and `tasks/cancel` (2025-11-25): the task's members.
@@ -122,9 +121,9 @@ pub(crate) fn legacy_task_of(r: &TaskRecord) -> legacy::LegacyTask {
 }
 
 /// `CreateTaskResult` (2025-11-25): `{task}`.
-pub(crate) fn legacy_create_result(r: &TaskRecord) -> JsonObject {
-    to_object(&legacy::LegacyCreateTaskResult {
+pub(crate) fn legacy_create_result(r: &TaskRecord) -> legacy::LegacyCreateTaskResult {
+    legacy::LegacyCreateTaskResult {
         meta: None,
         task: legacy_task_of(r),
-    })
+    }
 }

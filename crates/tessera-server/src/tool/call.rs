@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tessera_proto::Reply;
@@ -19,18 +19,19 @@ use crate::task::call::{TaskCall, TaskPlan};
 /// What a tool call's answer is made into: a tree for the middleware path,
 /// JSON text ([`Reply`]) where nothing reads it before it is written.
 pub(crate) trait ToolOutput: From<JsonObject> + Send + 'static {
-    /// The answer for a tool's result.
-    fn from_result(result: &CallToolResult) -> Self;
+    /// The answer for a typed result (a tool's [`CallToolResult`], the
+    /// `CreateTaskResult` of a call that became a task).
+    fn from_result<R: Serialize>(result: &R) -> Self;
 }
 
 impl ToolOutput for JsonObject {
-    fn from_result(result: &CallToolResult) -> Self {
+    fn from_result<R: Serialize>(result: &R) -> Self {
         to_object(result)
     }
 }
 
 impl ToolOutput for Reply {
-    fn from_result(result: &CallToolResult) -> Self {
+    fn from_result<R: Serialize>(result: &R) -> Self {
         crate::server::typed_reply(result)
     }
 }
@@ -302,9 +303,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             match task {
                 Some(t) => {
                     let run = async move { checked.await.map(|result| to_object(&result)) };
-                    t.run(server, &r, principal, input, Box::pin(run))
-                        .await
-                        .map(T::from)
+                    t.run(server, &r, principal, input, Box::pin(run)).await
                 }
                 None => {
                     let run = async move { checked.await.map(|result| T::from_result(&result)) };

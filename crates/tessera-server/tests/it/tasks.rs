@@ -752,3 +752,138 @@ async fn listen_streams_task_status_notifications() {
     assert_eq!(n["params"]["status"], "completed");
     assert_eq!(n["params"]["result"]["content"][0]["text"], "done N");
 }
+
+/// The members of a JSON object, sorted.
+fn members(v: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = v
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    keys.sort_unstable();
+    keys
+}
+
+/// A call that becomes a task is answered with its `CreateTaskResult`
+/// written straight to JSON text (a layer that does not read it sees text),
+/// in both designs, with the members each design names.
+#[tokio::test(start_paused = true)]
+async fn task_creation_results_leave_the_stack_as_text() {
+    use std::sync::Mutex;
+    use tessera_runtime::middleware::{Next, from_fn};
+    use tessera_runtime::{Reply, Request};
+
+    let kinds: Arc<Mutex<Vec<bool>>> = Arc::default();
+    let seen = kinds.clone();
+    let look = from_fn(move |request: Request, next: Next| {
+        let seen = seen.clone();
+        async move {
+            let call = request.method == "tools/call";
+            let reply = next.run(request).await?;
+            if call {
+                seen.lock().unwrap().push(matches!(reply, Reply::Raw(_)));
+            }
+            Ok(reply)
+        }
+    });
+    let s = Server::with_state(Gate(Semaphore::new(0)))
+        .layer(look)
+        .tool(
+            tool("gated")
+                .task_support(TaskSupport::Optional)
+                .handler(gated),
+        )
+        .tool(
+            tool("ask_then_work")
+                .task_support(TaskSupport::Required)
+                .task_start(TaskStart::AfterInput)
+                .handler(ask_then_work),
+        )
+        .build()
+        .unwrap();
+
+    // 2026-07-28, created before the handler runs: flat, `resultType: "task"`
+    // (`_meta` is the engine's `serverInfo`).
+    let mut w = Wire::start(s.clone());
+    let r = w
+        .call(
+            "tools/call",
+            modern(json!({"name": "gated", "arguments": {"label": "m"}}), true),
+        )
+        .await;
+    let c = &r["result"];
+    assert_eq!(
+        members(c),
+        [
+            "_meta",
+            "createdAt",
+            "lastUpdatedAt",
+            "pollIntervalMs",
+            "resultType",
+            "status",
+            "taskId",
+            "ttlMs"
+        ],
+        "{r}"
+    );
+    assert_eq!(c["resultType"], "task");
+    assert_eq!(c["status"], "working");
+    let id = c["taskId"].as_str().unwrap().to_owned();
+    let got = w
+        .call("tasks/get", modern(json!({"taskId": id}), true))
+        .await;
+    for k in ["createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"] {
+        assert_eq!(got["result"][k], c[k], "{k}: {got}");
+    }
+
+    // 2026-07-28, created after an input round, once the handler waits.
+    let r = w
+        .call(
+            "tools/call",
+            modern(json!({"name": "ask_then_work", "arguments": {}}), true),
+        )
+        .await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let r = w
+        .call(
+            "tools/call",
+            modern(
+                json!({"name": "ask_then_work", "arguments": {},
+                       "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Al"}}},
+                       "requestState": r["result"]["requestState"]}),
+                true,
+            ),
+        )
+        .await;
+    assert_eq!(members(&r["result"]), members(c), "{r}");
+    assert_eq!(r["result"]["resultType"], "task");
+
+    // 2025-11-25, task-augmented: `{task}` with the asked ttl.
+    let mut w = Wire::legacy(s.clone()).await;
+    let r = w
+        .call(
+            "tools/call",
+            json!({"name": "gated", "arguments": {"label": "l"}, "task": {"ttl": 60000}}),
+        )
+        .await;
+    assert_eq!(members(&r["result"]), ["task"], "{r}");
+    let t = &r["result"]["task"];
+    assert_eq!(
+        members(t),
+        [
+            "createdAt",
+            "lastUpdatedAt",
+            "pollInterval",
+            "status",
+            "taskId",
+            "ttl"
+        ],
+        "{r}"
+    );
+    assert_eq!(
+        (&t["status"], &t["ttl"]),
+        (&json!("working"), &json!(60000))
+    );
+    // The input round's answer is built as a tree; the three tasks' are text.
+    assert_eq!(*kinds.lock().unwrap(), vec![true, false, true, true]);
+    open_gate(&s, 3);
+}
