@@ -628,9 +628,14 @@ impl<S: Service> Connection<S> {
         params: Option<tessera_types::JsonObject>,
         handled_by_core: bool,
     ) {
+        let version = self
+            .engine
+            .negotiated_version()
+            .or_else(|| self.engine.connection().map(|(_, v)| v));
         self.notifications.push_back(Notification {
             method,
             params,
+            version,
             peer: self.peer.clone(),
             extensions: self.frame_extensions.clone(),
             handled_by_core,

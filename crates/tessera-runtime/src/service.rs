@@ -172,6 +172,11 @@ pub struct Notification {
     pub method: String,
     /// The params.
     pub params: Option<JsonObject>,
+    /// The protocol version the connection speaks, once known: the version
+    /// a legacy handshake settled on, or (client role) the version the
+    /// connection turned out to speak. `None` before the handshake and for
+    /// a 2026-07-28 server, where the version belongs to each request.
+    pub version: Option<ProtocolVersion>,
     /// The connection.
     pub peer: Peer,
     /// What the transport attached to the message that carried this
