@@ -174,7 +174,9 @@ impl ConnectCall for Connecting {
                         shared.push(KeyValue::new(ERROR_TYPE, kind));
                         Status::error(crate::convention::short(&message))
                     }
-                    Ending::Object(_) | Ending::Raw(_) => Status::Unset,
+                    Ending::Object(_) | Ending::Raw(_) | Ending::Taken | Ending::Dropped { .. } => {
+                        Status::Unset
+                    }
                 };
                 (shared, status)
             }

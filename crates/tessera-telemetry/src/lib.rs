@@ -4,10 +4,10 @@
 //!
 //! A [`Telemetry`] records, in both roles and both eras:
 //!
-//! - a `SERVER` span per request a connection receives, through the
-//!   [`TelemetryLayer`] on the middleware stack, parented on the
-//!   `traceparent` the sender put in `params._meta` (and linked to the
-//!   ambient span, an HTTP server's say);
+//! - a `SERVER` span per request and per notification a connection
+//!   receives, through the [`TelemetryLayer`] on the middleware stack,
+//!   parented on the `traceparent` the sender put in `params._meta` (and
+//!   linked to the ambient span, an HTTP server's say);
 //! - a `CLIENT` span per request the process sends, whose context goes into
 //!   the request's `params._meta` (`traceparent`, `tracestate`, `baggage`),
 //!   so the receiver continues the trace and a proxy passes it on;

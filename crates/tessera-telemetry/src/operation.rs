@@ -1,6 +1,6 @@
-//! One request as telemetry records it, on either side: its span, its
-//! duration and the attributes both share, ended exactly once with how the
-//! request ended (dropped unanswered counts as cancelled).
+//! One request (or received notification) as telemetry records it, on
+//! either side: its span, its duration and the attributes both share, ended
+//! exactly once with how it ended (dropped unanswered counts as cancelled).
 
 use std::time::Instant;
 
@@ -18,7 +18,7 @@ use crate::convention::{
 use crate::era;
 use crate::options::Options;
 
-/// How a request ended, as both sides see it.
+/// How a request (or a received notification) ended, as both sides see it.
 #[derive(Debug)]
 pub(crate) enum Ending<'a> {
     /// A result object.
@@ -30,6 +30,17 @@ pub(crate) enum Ending<'a> {
         /// Its code.
         code: i64,
         /// Its message.
+        message: &'a str,
+    },
+    /// A notification the stack took (a notification gets no answer).
+    Taken,
+    /// A notification a layer refused, with this code: it was dropped and
+    /// nothing was sent back, so `error.type` is the code and no
+    /// `rpc.response.status_code` is recorded.
+    Dropped {
+        /// The refusal's code.
+        code: i64,
+        /// The refusal's message.
         message: &'a str,
     },
     /// A failure without a JSON-RPC code: `error.type` is `kind`.
@@ -79,8 +90,8 @@ pub(crate) struct Attributes {
 }
 
 impl Attributes {
-    /// The attributes of a request to `method` about `target`, in
-    /// `version`.
+    /// The attributes of a request (or notification) to `method` about
+    /// `target`, in `version`.
     pub fn of_request(
         method: &str,
         target: Option<&Target<'_>>,
@@ -135,7 +146,7 @@ pub(crate) fn bounded(mut text: String, max: usize) -> String {
     text
 }
 
-/// A request being recorded.
+/// A request or a received notification being recorded.
 pub(crate) struct Operation {
     cx: Context,
     started: Instant,
@@ -214,6 +225,11 @@ impl Operation {
             Ending::Local { kind, message } => {
                 shared.push(KeyValue::new(ERROR_TYPE, kind));
                 Status::error(short(&message))
+            }
+            Ending::Taken => Status::Unset,
+            Ending::Dropped { code, message } => {
+                shared.push(KeyValue::new(ERROR_TYPE, code.to_string()));
+                Status::error(short(message))
             }
         };
         self.metric.record(elapsed, &shared);

@@ -1,6 +1,7 @@
 //! [`TelemetryLayer`]: a `SERVER` span and `mcp.server.operation.duration`
-//! for every request a connection receives, in either role (a server's
-//! `tools/call`, a client's `sampling/createMessage`).
+//! for every request and notification a connection receives, in either role
+//! (a server's `tools/call` and `notifications/initialized`, a client's
+//! `sampling/createMessage` and `notifications/message`).
 
 use opentelemetry::trace::{FutureExt, Link, SpanKind, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue};
@@ -8,7 +9,9 @@ use std::borrow::Cow;
 use std::task::{Context as TaskContext, Poll};
 
 use tessera_runtime::middleware::BoxError;
-use tessera_runtime::{BoxFuture, HttpVersion, Message, PeerAddr, Reply, SessionId};
+use tessera_runtime::{
+    BoxFuture, HttpVersion, Message, Notification, PeerAddr, Reply, Request, SessionId,
+};
 use tessera_types::ErrorObject;
 
 use crate::Telemetry;
@@ -20,10 +23,18 @@ use crate::era;
 use crate::meta;
 use crate::operation::{Attributes, Ending, Operation};
 
-/// The middleware layer that records the requests a connection receives:
-/// add it with the server's (or client's) `layer` method. Made by
-/// [`Telemetry::layer`], which also starts recording the requests this
-/// process sends.
+/// The middleware layer that records the requests and notifications a
+/// connection receives: add it with the server's (or client's) `layer`
+/// method. Made by [`Telemetry::layer`], which also starts recording the
+/// requests this process sends.
+///
+/// A notification is recorded as the conventions record one: a `SERVER`
+/// span named for its method (`notifications/initialized`) with
+/// `mcp.method.name`, `mcp.protocol.version` once the connection's version
+/// is known and the transport's attributes, and a point of
+/// `mcp.server.operation.duration` with the same attributes. It has no
+/// `jsonrpc.request.id` and no response status; a notification a layer
+/// below refused (dropped) carries `error.type`, the refusal's code.
 #[derive(Debug, Clone)]
 pub struct TelemetryLayer {
     pub(crate) telemetry: Telemetry,
@@ -60,15 +71,26 @@ where
         self.inner.poll_ready(cx)
     }
 
-    /// Records requests; notifications pass unrecorded (the conventions
-    /// measure operations, and a notification has no outcome to measure).
+    /// Records requests and notifications (see [`TelemetryLayer`]).
     fn call(&mut self, message: Message) -> Self::Future {
-        let request = match message {
-            Message::Request(request) if self.telemetry.is_active() => request,
-            other => return Box::pin(self.inner.call(other)),
-        };
+        if !self.telemetry.is_active() {
+            return Box::pin(self.inner.call(message));
+        }
+        match message {
+            Message::Request(request) => self.request(request),
+            Message::Notification(n) => self.notification(n),
+        }
+    }
+}
+
+impl<S> TelemetryService<S>
+where
+    S: tower::Service<Message, Response = Reply, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    /// A request: a `SERVER` span and a duration, ended with its answer.
+    fn request(&mut self, request: Request) -> BoxFuture<'static, Result<Reply, BoxError>> {
         let t = &self.telemetry.inner;
-        let ambient = Context::current();
         let parent = meta::extract(
             t.propagator.as_ref(),
             request.context.meta.as_deref(),
@@ -81,39 +103,9 @@ where
             Some(&request.context.version),
             &t.options,
         );
-        let over_http = request.headers().is_some();
-        attrs.shared.push(KeyValue::new(
-            NETWORK_TRANSPORT,
-            if over_http { "tcp" } else { "pipe" },
-        ));
-        if over_http {
-            attrs
-                .shared
-                .push(KeyValue::new(NETWORK_PROTOCOL_NAME, "http"));
-            if let Some(HttpVersion(v)) = request.extension::<HttpVersion>() {
-                attrs
-                    .shared
-                    .push(KeyValue::new(NETWORK_PROTOCOL_VERSION, *v));
-            }
-        }
         attrs
             .span_only
             .push(KeyValue::new(JSONRPC_REQUEST_ID, request.id.to_string()));
-        if era::has_sessions(request.context.era) {
-            if let Some(SessionId(id)) = request.extension::<SessionId>() {
-                attrs
-                    .span_only
-                    .push(KeyValue::new(MCP_SESSION_ID, short(id)));
-            }
-        }
-        if let Some(PeerAddr(addr)) = request.extension::<PeerAddr>() {
-            attrs
-                .span_only
-                .push(KeyValue::new(CLIENT_ADDRESS, addr.ip().to_string()));
-            attrs
-                .span_only
-                .push(KeyValue::new(CLIENT_PORT, i64::from(addr.port())));
-        }
         if let Some(p) = &request.params {
             let has = |k: &str| p.may_have(k) && p.get(k).is_some();
             attrs.span_only.extend(era::request_attributes(has));
@@ -128,25 +120,10 @@ where
             }
         }
         let name = span_name(&request.method, target.as_ref(), t.options.uri_in_span_name);
-        let mut builder = t
-            .tracer
-            .span_builder(name)
-            .with_kind(SpanKind::Server)
-            .with_attributes(attrs.shared.iter().cloned().chain(attrs.span_only));
-        let ambient_span = ambient.span().span_context().clone();
-        if ambient_span.is_valid() {
-            builder = builder.with_links(vec![Link::with_context(ambient_span)]);
-        }
-        let span = builder.start_with_context(&t.tracer, &parent);
-        let cx = parent.with_span(span);
-        let op = Operation::new(
-            cx.clone(),
-            t.instruments.server_operation.clone(),
-            attrs.shared,
-            &request.method,
-            &t.options,
-        );
-        let answer = self.inner.call(Message::Request(request)).with_context(cx);
+        let sessions = era::has_sessions(request.context.era);
+        let message = Message::Request(request);
+        let (cx, op) = self.start(&message, name, sessions, &parent, attrs);
+        let answer = self.inner.call(message).with_context(cx);
         Box::pin(async move {
             let result = answer.await;
             match &result {
@@ -165,6 +142,106 @@ where
             }
             result
         })
+    }
+
+    /// A notification: a `SERVER` span named for its method and a duration,
+    /// from its arrival until the stack took it. It has no id and gets no
+    /// response: it carries `error.type` (the refusal's code) only when a
+    /// layer below dropped it.
+    fn notification(&mut self, n: Notification) -> BoxFuture<'static, Result<Reply, BoxError>> {
+        let t = &self.telemetry.inner;
+        let meta = n
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(serde_json::Value::as_object);
+        let parent = meta::extract(t.propagator.as_ref(), meta, &Context::new());
+        let attrs = Attributes::of_request(&n.method, None, n.version.as_ref(), &t.options);
+        let name = span_name(&n.method, None, false);
+        let sessions = n.version.is_some_and(|v| era::has_sessions(v.era()));
+        let message = Message::Notification(n);
+        let (cx, op) = self.start(&message, name, sessions, &parent, attrs);
+        let taken = self.inner.call(message).with_context(cx);
+        Box::pin(async move {
+            let result = taken.await;
+            match &result {
+                Ok(_) => op.finish(Ending::Taken, Vec::new()),
+                Err(e) => {
+                    let e = error_object_ref(e);
+                    op.finish(
+                        Ending::Dropped {
+                            code: e.code,
+                            message: &e.message,
+                        },
+                        Vec::new(),
+                    )
+                }
+            }
+            result
+        })
+    }
+
+    /// Adds what the transport tells about `message` to `attrs` (the
+    /// session's id when `sessions`), starts its `SERVER` span named `name`
+    /// under `parent` (linked to the ambient span), and starts measuring.
+    fn start(
+        &self,
+        message: &Message,
+        name: String,
+        sessions: bool,
+        parent: &Context,
+        mut attrs: Attributes,
+    ) -> (Context, Operation) {
+        let t = &self.telemetry.inner;
+        let over_http = message.headers().is_some();
+        attrs.shared.push(KeyValue::new(
+            NETWORK_TRANSPORT,
+            if over_http { "tcp" } else { "pipe" },
+        ));
+        if over_http {
+            attrs
+                .shared
+                .push(KeyValue::new(NETWORK_PROTOCOL_NAME, "http"));
+            if let Some(HttpVersion(v)) = message.extension::<HttpVersion>() {
+                attrs
+                    .shared
+                    .push(KeyValue::new(NETWORK_PROTOCOL_VERSION, *v));
+            }
+        }
+        if sessions {
+            if let Some(SessionId(id)) = message.extension::<SessionId>() {
+                attrs
+                    .span_only
+                    .push(KeyValue::new(MCP_SESSION_ID, short(id)));
+            }
+        }
+        if let Some(PeerAddr(addr)) = message.extension::<PeerAddr>() {
+            attrs
+                .span_only
+                .push(KeyValue::new(CLIENT_ADDRESS, addr.ip().to_string()));
+            attrs
+                .span_only
+                .push(KeyValue::new(CLIENT_PORT, i64::from(addr.port())));
+        }
+        let mut builder = t
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attrs.shared.iter().cloned().chain(attrs.span_only));
+        let ambient = Context::current().span().span_context().clone();
+        if ambient.is_valid() {
+            builder = builder.with_links(vec![Link::with_context(ambient)]);
+        }
+        let span = builder.start_with_context(&t.tracer, parent);
+        let cx = parent.with_span(span);
+        let op = Operation::new(
+            cx.clone(),
+            t.instruments.server_operation.clone(),
+            attrs.shared,
+            message.method(),
+            &t.options,
+        );
+        (cx, op)
     }
 }
 

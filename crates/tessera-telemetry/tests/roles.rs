@@ -195,9 +195,10 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
         if n.get("mcp.server.session.duration") == Some(&1)
             && n.get("mcp.client.session.duration") == Some(&1)
         {
-            // Legacy: tools/call and sampling; 2026-07-28: two rounds and
-            // the sampling input the client fulfilled.
-            assert_eq!(n.get("mcp.server.operation.duration"), Some(&5), "{n:?}");
+            // Legacy: the handshake's notifications/initialized, tools/call
+            // and sampling; 2026-07-28: two rounds and the sampling input
+            // the client fulfilled.
+            assert_eq!(n.get("mcp.server.operation.duration"), Some(&6), "{n:?}");
             break;
         }
         assert!(
