@@ -349,7 +349,7 @@ impl Engine {
                 cancelled: false,
                 batch,
                 log_level: context.log_level.clone(),
-                method: method.clone(),
+                initialize: method == methods::INITIALIZE,
                 tag,
             },
         );
