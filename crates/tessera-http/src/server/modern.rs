@@ -166,8 +166,7 @@ pub(crate) async fn post(
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::Modern,
-                    extensions: caller.request_extensions(headers.clone()),
-                    headers,
+                    extensions: caller.request_extensions(headers),
                     request: r,
                     share,
                 })

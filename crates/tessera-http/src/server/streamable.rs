@@ -379,8 +379,7 @@ async fn legacy_stateless(
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::StatelessLegacy(version),
-                    extensions: caller.request_extensions(headers.clone()),
-                    headers,
+                    extensions: caller.request_extensions(headers),
                     request: r,
                     share,
                 })
