@@ -261,7 +261,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             &name,
             tool.task_support(),
             tool.task_start,
-            self.read().tools.offers_tasks(),
+            || self.read().tools.offers_tasks(),
         ) {
             Ok(p) => p,
             Err(e) => return ready(Err(e)),
