@@ -697,13 +697,29 @@ impl<S: Service> Connection<S> {
                     Handling::Reply(f) => f.await,
                 }
             };
-            tokio::select! {
-                biased;
+            let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+            let mut cancelled = std::pin::pin!(token.cancelled());
+            // Cancellation first, as a biased select would: a cancelled
+            // handler is not polled again. The wait for it is registered only
+            // when the handler has to wait (most finish on their first poll).
+            let out = std::future::poll_fn(|cx| {
+                if token.is_cancelled() {
+                    return Poll::Ready(None);
+                }
+                if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+                    return Poll::Ready(Some(out));
+                }
+                cancelled.as_mut().poll(cx).map(|()| None)
+            })
+            .await;
+            match out {
                 // The engine sends nothing for a cancelled request; this only clears it.
-                _ = token.cancelled() => (id, Err(ErrorObject::internal("cancelled"))),
-                out = AssertUnwindSafe(fut).catch_unwind() => {
+                None => (id, Err(ErrorObject::internal("cancelled"))),
+                Some(out) => {
                     let outcome = out.unwrap_or_else(|_| {
-                        Err(ErrorObject::internal("Internal error: the request handler panicked"))
+                        Err(ErrorObject::internal(
+                            "Internal error: the request handler panicked",
+                        ))
                     });
                     (id, outcome)
                 }
