@@ -26,6 +26,24 @@ pub const MCP_PARAM_PREFIX: &str = "mcp-param-";
 /// `Last-Event-ID`: where a client resumes an SSE stream.
 pub const LAST_EVENT_ID: &str = "last-event-id";
 
+/// The names above as [`http::HeaderName`]s: a lookup by one of these skips
+/// parsing the name (a lookup by `&str` parses it every time).
+pub(crate) mod names {
+    use http::HeaderName;
+
+    /// [`MCP_SESSION_ID`](super::MCP_SESSION_ID).
+    pub(crate) static MCP_SESSION_ID: HeaderName = HeaderName::from_static(super::MCP_SESSION_ID);
+    /// [`MCP_PROTOCOL_VERSION`](super::MCP_PROTOCOL_VERSION).
+    pub(crate) static MCP_PROTOCOL_VERSION: HeaderName =
+        HeaderName::from_static(super::MCP_PROTOCOL_VERSION);
+    /// [`MCP_METHOD`](super::MCP_METHOD).
+    pub(crate) static MCP_METHOD: HeaderName = HeaderName::from_static(super::MCP_METHOD);
+    /// [`MCP_NAME`](super::MCP_NAME).
+    pub(crate) static MCP_NAME: HeaderName = HeaderName::from_static(super::MCP_NAME);
+    /// [`LAST_EVENT_ID`](super::LAST_EVENT_ID).
+    pub(crate) static LAST_EVENT_ID: HeaderName = HeaderName::from_static(super::LAST_EVENT_ID);
+}
+
 const PREFIX: &str = "=?base64?";
 const SUFFIX: &str = "?=";
 

@@ -70,7 +70,8 @@ pub(crate) struct Inflight {
     pub cancelled: bool,
     pub batch: Option<u64>,
     pub log_level: Option<String>,
-    pub method: String,
+    /// Whether the request is `initialize` (never cancelled).
+    pub initialize: bool,
     /// The request's [`meta_keys::REQUEST_TAG`], echoed on what relates to it.
     pub tag: Option<Value>,
 }

@@ -13,6 +13,7 @@ use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
+use tessera_types::borrowed::{self, BorrowedStr};
 
 /// One frame split into its messages, as text borrowed from the frame.
 #[derive(Debug)]
@@ -99,8 +100,8 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
         let mut m = Members::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            let slot = match key.as_ref() {
+        while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
+            let slot = match &*key {
                 "jsonrpc" => &mut m.jsonrpc,
                 "id" => &mut m.id,
                 "method" => &mut m.method,
@@ -154,10 +155,7 @@ pub(crate) fn kind(raw: &RawValue) -> Kind {
 
 /// The string `raw` holds, unescaped (`None` when it is not a string).
 pub(crate) fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if kind(raw) != Kind::String {
-        return None;
-    }
-    serde_json::from_str::<Cow<'_, str>>(raw.get()).ok()
+    borrowed::raw_str(raw)
 }
 
 #[cfg(test)]

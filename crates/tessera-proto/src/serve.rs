@@ -148,7 +148,8 @@ impl Engine {
     }
 
     fn serve_modern(&mut self, mut r: Incoming, version: ProtocolVersion, batch: Option<u64>) {
-        let (id, method) = (r.id.clone(), r.method.clone());
+        let id = r.id.clone();
+        let method = r.method.as_str();
         let meta = r.meta.take().unwrap_or_default();
         let Some(Value::Object(_)) = meta.get(mk::CLIENT_CAPABILITIES) else {
             let e = ErrorObject::invalid_params(format!(
@@ -179,12 +180,12 @@ impl Engine {
             self.answer(Some(id), Ok(r), batch);
             return;
         }
-        if LEGACY_ONLY.contains(&method.as_str()) {
-            self.answer(Some(id), Err(not_in_version(&method, version)), batch);
+        if LEGACY_ONLY.contains(&method) {
+            self.answer(Some(id), Err(not_in_version(method, version)), batch);
             return;
         }
-        if !self.config.methods.contains(&method) {
-            self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
+        if !self.config.methods.iter().any(|m| m == method) {
+            self.answer(Some(id), Err(ErrorObject::method_not_found(method)), batch);
             return;
         }
         let progress_token = match progress_token(Some(&meta)) {
@@ -221,8 +222,9 @@ impl Engine {
     }
 
     fn serve_legacy(&mut self, mut r: Incoming, batch: Option<u64>) {
-        let (id, method) = (r.id.clone(), r.method.clone());
-        match method.as_str() {
+        let id = r.id.clone();
+        let method = r.method.as_str();
+        match method {
             methods::INITIALIZE => {
                 let outcome = self.initialize(r.params.as_ref().map(Params::object));
                 self.answer(Some(id), outcome, batch);
@@ -244,8 +246,8 @@ impl Engine {
             self.answer(Some(id), Err(e), batch);
             return;
         };
-        if MODERN_ONLY.contains(&method.as_str()) {
-            self.answer(Some(id), Err(not_in_version(&method, version)), batch);
+        if MODERN_ONLY.contains(&method) {
+            self.answer(Some(id), Err(not_in_version(method, version)), batch);
             return;
         }
         if method == methods::LOGGING_SET_LEVEL && self.config.server.capabilities.logging.is_some()
@@ -268,8 +270,8 @@ impl Engine {
             self.answer(Some(id), outcome, batch);
             return;
         }
-        if !self.config.methods.contains(&method) {
-            self.answer(Some(id), Err(ErrorObject::method_not_found(&method)), batch);
+        if !self.config.methods.iter().any(|m| m == method) {
+            self.answer(Some(id), Err(ErrorObject::method_not_found(method)), batch);
             return;
         }
         let progress_token = match progress_token(r.meta.as_deref()) {
@@ -349,7 +351,7 @@ impl Engine {
                 cancelled: false,
                 batch,
                 log_level: context.log_level.clone(),
-                method: method.clone(),
+                initialize: method == methods::INITIALIZE,
                 tag,
             },
         );

@@ -41,10 +41,10 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Engine, EngineConfig, Event, Reply, Transmit};
 use tessera_types::{ErrorObject, JsonRpcMessage, ProtocolVersion, RequestId, methods};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::peer::{Command, OutgoingRequest, Peer, PeerError, PeerInfo, ProgressSink};
+use crate::peer::{Command, OutgoingRequest, Peer, PeerError, ProgressSink};
 use crate::service::{BoxFuture, Handling, Notification, ReplyResult, Request, Service};
 use crate::transport::Incoming;
 
@@ -125,7 +125,6 @@ pub struct Connection<S> {
     service: Arc<S>,
     peer: Peer,
     commands: mpsc::UnboundedReceiver<Command>,
-    info: watch::Sender<PeerInfo>,
     outgoing: HashMap<RequestId, Outgoing>,
     tickets: HashMap<u64, RequestId>,
     handlers: HashMap<RequestId, Handler>,
@@ -179,7 +178,6 @@ impl<S: Service> Connection<S> {
         options: &ConnectionOptions,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        let (info_tx, info_rx) = watch::channel(PeerInfo::default());
         let mut engine = Engine::new(config);
         engine.set_request_id_base(options.request_id_base);
         // Middleware sees every notification, the engine's own included.
@@ -188,9 +186,8 @@ impl<S: Service> Connection<S> {
         Connection {
             engine,
             service,
-            peer: Peer::new(tx, info_rx, options.link.clone()),
+            peer: Peer::new(tx, options.link.clone()),
             commands: rx,
-            info: info_tx,
             outgoing: HashMap::default(),
             tickets: HashMap::default(),
             handlers: HashMap::default(),
@@ -539,15 +536,18 @@ impl<S: Service> Connection<S> {
             snapshot,
             data,
         });
-        self.info.send_modify(|i| i.session = Some(export));
+        self.peer.shared.publish(|i| i.session = Some(export));
     }
 
     fn publish_outstanding(&self) {
-        self.peer.outstanding.publish(crate::peer::Outstanding {
-            sent: self.engine.pending_requests(),
-            waiting: self.outgoing.len(),
-            handling: self.engine.inflight_requests(),
-        });
+        self.peer
+            .shared
+            .outstanding
+            .publish(crate::peer::Outstanding {
+                sent: self.engine.pending_requests(),
+                waiting: self.outgoing.len(),
+                handling: self.engine.inflight_requests(),
+            });
     }
 
     fn fail_outgoing(&mut self) {
@@ -596,7 +596,7 @@ impl<S: Service> Connection<S> {
                     self.service.on_initialized(self.peer.clone(), version);
                 }
                 Event::Connected(c) => {
-                    self.info.send_modify(|i| i.connected = Some(c.clone()));
+                    self.peer.shared.publish(|i| i.connected = Some(c.clone()));
                     if let Some(r) = self.rare.as_mut().and_then(|r| r.connect_reply.take()) {
                         let _ = r.send(Ok(c));
                     }
@@ -702,13 +702,29 @@ impl<S: Service> Connection<S> {
                     Handling::Reply(f) => f.await,
                 }
             };
-            tokio::select! {
-                biased;
+            let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
+            let mut cancelled = std::pin::pin!(token.cancelled());
+            // Cancellation first, as a biased select would: a cancelled
+            // handler is not polled again. The wait for it is registered only
+            // when the handler has to wait (most finish on their first poll).
+            let out = std::future::poll_fn(|cx| {
+                if token.is_cancelled() {
+                    return Poll::Ready(None);
+                }
+                if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+                    return Poll::Ready(Some(out));
+                }
+                cancelled.as_mut().poll(cx).map(|()| None)
+            })
+            .await;
+            match out {
                 // The engine sends nothing for a cancelled request; this only clears it.
-                _ = token.cancelled() => (id, Err(ErrorObject::internal("cancelled"))),
-                out = AssertUnwindSafe(fut).catch_unwind() => {
+                None => (id, Err(ErrorObject::internal("cancelled"))),
+                Some(out) => {
                     let outcome = out.unwrap_or_else(|_| {
-                        Err(ErrorObject::internal("Internal error: the request handler panicked"))
+                        Err(ErrorObject::internal(
+                            "Internal error: the request handler panicked",
+                        ))
                     });
                     (id, outcome)
                 }
@@ -781,6 +797,8 @@ impl<S: Service> Connection<S> {
 
 impl<S> Drop for Connection<S> {
     fn drop(&mut self) {
+        // Receivers of the peer's info see the connection gone.
+        self.peer.shared.close();
         // Handlers holding a clone of their token see the request end.
         for (_, h) in self.handlers.drain() {
             h.cancel.cancel();

@@ -37,6 +37,7 @@ pub mod middleware;
 pub mod outgoing;
 mod oversized;
 mod peer;
+mod peer_shared;
 mod service;
 pub mod shared;
 mod stdio;

@@ -176,10 +176,9 @@ impl Command {
 #[derive(Clone)]
 pub struct Peer {
     pub(crate) commands: mpsc::UnboundedSender<Command>,
-    tickets: Arc<AtomicU64>,
-    pub(crate) info: watch::Receiver<PeerInfo>,
+    /// Tickets, outstanding counts and the [`PeerInfo`] channel.
+    pub(crate) shared: Arc<crate::peer_shared::PeerShared>,
     connection: u64,
-    pub(crate) outstanding: Arc<OutstandingCells>,
     link: Option<Arc<crate::Link>>,
 }
 
@@ -195,15 +194,12 @@ impl std::fmt::Debug for Peer {
 impl Peer {
     pub(crate) fn new(
         commands: mpsc::UnboundedSender<Command>,
-        info: watch::Receiver<PeerInfo>,
         link: Option<Arc<crate::Link>>,
     ) -> Self {
         Peer {
             commands,
-            tickets: Arc::new(AtomicU64::new(0)),
-            info,
+            shared: Arc::default(),
             connection: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
-            outstanding: Arc::default(),
             link,
         }
     }
@@ -213,7 +209,7 @@ impl Peer {
     /// the driver each time it waits for something to happen, and zeroed
     /// when it stops.
     pub fn outstanding(&self) -> Outstanding {
-        self.outstanding.read()
+        self.shared.outstanding.read()
     }
 
     /// A number that identifies the connection within this process (every
@@ -242,7 +238,7 @@ impl Peer {
 
     /// Client role: what the connection turned out to be, once connected.
     pub fn connected(&self) -> Option<Connected> {
-        self.info.borrow().connected.clone()
+        self.shared.read(|i| i.connected.clone())
     }
 
     /// Sends a request and waits for its result. Dropping the returned future
@@ -373,7 +369,7 @@ impl Peer {
                 });
             }
         }
-        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        let ticket = self.shared.tickets.fetch_add(1, Ordering::Relaxed);
         let (reply, rx) = oneshot::channel();
         let sent = self
             .commands
@@ -495,7 +491,7 @@ impl Peer {
     /// Server role: a receiver of [`PeerInfo`] changes (the session state
     /// exported after each change; see [`PeerInfo::session`]).
     pub fn info(&self) -> watch::Receiver<PeerInfo> {
-        self.info.clone()
+        self.shared.receiver()
     }
 
     /// Closes the connection.

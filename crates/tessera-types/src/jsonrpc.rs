@@ -23,7 +23,7 @@ impl Serialize for JsonRpcVersion {
 
 impl<'de> Deserialize<'de> for JsonRpcVersion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        let s = crate::borrowed::BorrowedStr::deserialize(d)?;
         if s == "2.0" {
             Ok(JsonRpcVersion)
         } else {

@@ -105,6 +105,7 @@ mod number;
 mod properties;
 
 pub mod apps;
+pub mod borrowed;
 pub mod cache;
 pub mod cancel;
 pub mod capabilities;

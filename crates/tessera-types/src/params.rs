@@ -225,8 +225,8 @@ impl<'de> serde::de::Visitor<'de> for MemberSeed<'_> {
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut found = None;
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            if key == self.0 {
+        while let Some(key) = map.next_key::<crate::borrowed::BorrowedStr<'de>>()? {
+            if *key == *self.0 {
                 found = Some(map.next_value::<Value>()?);
             } else {
                 map.next_value::<serde::de::IgnoredAny>()?;
@@ -257,8 +257,8 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed {
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
         let mut head = Head::default();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            match key.as_ref() {
+        while let Some(key) = map.next_key::<crate::borrowed::BorrowedStr<'de>>()? {
+            match &*key {
                 "_meta" => {
                     head.meta = match map.next_value::<Value>()? {
                         Value::Object(m) => Some(Arc::new(m)),

@@ -74,7 +74,7 @@ impl Serialize for ResultType {
 
 impl<'de> Deserialize<'de> for ResultType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        let s = crate::borrowed::BorrowedStr::deserialize(d)?;
         Ok(ResultType::parse(&s))
     }
 }

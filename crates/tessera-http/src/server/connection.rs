@@ -268,7 +268,7 @@ where
 {
     type Response = http::Response<TrackedBody<B>>;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+    type Future = TrackedFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -277,14 +277,42 @@ where
     fn call(&mut self, mut req: http::Request<ReqB>) -> Self::Future {
         req.extensions_mut().insert(RemoteAddr(self.peer));
         let guard = ActiveGuard::new(self.activity.clone());
-        let fut = self.inner.call(req);
-        Box::pin(async move {
-            let resp = fut.await?;
-            Ok(resp.map(|inner| TrackedBody {
+        TrackedFuture {
+            inner: self.inner.call(req),
+            guard: Some(guard),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The inner service's future; its response body keeps the request
+    /// counted as active (no box of its own: the inner future is one).
+    pub(crate) struct TrackedFuture<F> {
+        #[pin]
+        inner: F,
+        guard: Option<ActiveGuard>,
+    }
+}
+
+impl<F, B, E> Future for TrackedFuture<F>
+where
+    F: Future<Output = Result<http::Response<B>, E>>,
+{
+    type Output = Result<http::Response<TrackedBody<B>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let out = std::task::ready!(this.inner.poll(cx));
+        // The guard goes with the body (or now, on an error). Polled again
+        // after `Ready` only by a broken caller: the request then counts as
+        // finished already.
+        let guard = this.guard.take();
+        Poll::Ready(out.map(|resp| {
+            resp.map(|inner| TrackedBody {
                 inner,
                 _guard: guard,
-            }))
-        })
+            })
+        }))
     }
 }
 
@@ -294,7 +322,7 @@ pin_project_lite::pin_project! {
     pub(crate) struct TrackedBody<B> {
         #[pin]
         inner: B,
-        _guard: ActiveGuard,
+        _guard: Option<ActiveGuard>,
     }
 }
 

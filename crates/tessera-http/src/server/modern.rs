@@ -20,9 +20,7 @@ use tessera_types::{
 use super::reply::{self, HttpResponse};
 use super::streamable::single_header;
 use super::{Shared, single};
-use crate::headers::{
-    MCP_METHOD, MCP_NAME, MCP_PARAM_PREFIX, MCP_PROTOCOL_VERSION, decode_header_value,
-};
+use crate::headers::{MCP_PARAM_PREFIX, decode_header_value, names};
 
 /// Which era serves a POST.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,8 +63,8 @@ pub(crate) fn detect(
         Inbound::Message(JsonRpcMessage::Notification(n)) => (None, n.params.as_ref()),
         _ => (None, None),
     };
-    let header =
-        single_header(headers, MCP_PROTOCOL_VERSION).map_err(|e| header_mismatch(id.clone(), e))?;
+    let header = single_header(headers, &names::MCP_PROTOCOL_VERSION)
+        .map_err(|e| header_mismatch(id.clone(), e))?;
     let header_version = match header {
         None => None,
         Some(h) => match ProtocolVersion::parse(h).filter(|v| shared.supports(*v)) {
@@ -141,7 +139,7 @@ pub(crate) async fn post(
 ) -> HttpResponse {
     match message {
         JsonRpcMessage::Notification(n) => {
-            if let Some(h) = single_header(&headers, MCP_METHOD).ok().flatten() {
+            if let Some(h) = single_header(&headers, &names::MCP_METHOD).ok().flatten() {
                 if h != n.method {
                     return header_mismatch(
                         None,
@@ -166,8 +164,7 @@ pub(crate) async fn post(
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::Modern,
-                    extensions: caller.request_extensions(headers.clone()),
-                    headers,
+                    extensions: caller.request_extensions(headers),
                     request: r,
                     share,
                 })
@@ -186,7 +183,7 @@ pub(crate) fn check_standard_headers(
     headers: &HeaderMap,
     r: &JsonRpcRequest,
 ) -> Result<(), String> {
-    match single_header(headers, MCP_METHOD)? {
+    match single_header(headers, &names::MCP_METHOD)? {
         None => {
             return Err(format!(
                 "the Mcp-Method header is required (the body's method is '{}')",
@@ -202,7 +199,7 @@ pub(crate) fn check_standard_headers(
         Some(_) => {}
     }
     if mirror::name_key(&r.method).is_some() {
-        let header = match single_header(headers, MCP_NAME)? {
+        let header = match single_header(headers, &names::MCP_NAME)? {
             Some(h) => Some(decode_header_value(h).map_err(|e| format!("Mcp-Name: {e}"))?),
             None => None,
         };

@@ -44,9 +44,9 @@ pub(crate) enum Flavor {
 /// One request to serve with its own engine.
 pub(crate) struct Job {
     pub flavor: Flavor,
-    /// What the handlers read: the carried values and the headers.
+    /// What the handlers read: the carried values and the headers (an
+    /// [`HeaderMap`] extension, also what the `Mcp-Param-*` check reads).
     pub extensions: tessera_runtime::Extensions,
-    pub headers: HeaderMap,
     pub request: JsonRpcRequest,
     /// The request's unit of its client's share, held while its engine runs.
     pub share: ClientShare,
@@ -54,7 +54,8 @@ pub(crate) struct Job {
 
 /// An engine serving one POST, run in the request's task.
 struct PerRequest<S> {
-    engine: Connection<S>,
+    /// Boxed: the core is large, and moves from future to future.
+    engine: Box<Connection<S>>,
     internal: u64,
 }
 
@@ -142,17 +143,18 @@ pub(crate) async fn serve<S: Service>(
     let Job {
         flavor,
         extensions,
-        headers,
         request: r,
         share,
     } = job;
     let mut engine = PerRequest {
-        engine: Connection::new(config, service),
+        engine: Box::new(Connection::new(config, service)),
         internal: 0,
     };
     match flavor {
         Flavor::Modern => {
-            if let Err(response) = check_param_headers(shared, &mut engine, &headers, &r).await {
+            let none = HeaderMap::new();
+            let headers = extensions.get::<HeaderMap>().unwrap_or(&none);
+            if let Err(response) = check_param_headers(shared, &mut engine, headers, &r).await {
                 return response;
             }
         }
@@ -191,7 +193,8 @@ async fn check_param_headers<S: Service>(
         // Read from the server, as registered: no tools/list per call.
         ToolHeaders::Known(headers) => headers,
         ToolHeaders::NoSuchTool => return Ok(()),
-        ToolHeaders::Unknown => engine.tool_param_headers(r, tool).await.into(),
+        // Boxed: a rare path, kept out of the size of every request's future.
+        ToolHeaders::Unknown => Box::pin(engine.tool_param_headers(r, tool)).await.into(),
     };
     if wanted.is_empty() {
         return Ok(());
@@ -216,7 +219,7 @@ fn final_for(t: &Transmit, id: &RequestId) -> bool {
 
 async fn answer<S: Service>(
     shared: &Arc<Shared>,
-    mut engine: Connection<S>,
+    mut engine: Box<Connection<S>>,
     r: JsonRpcRequest,
     extensions: tessera_runtime::Extensions,
     flavor: Flavor,
@@ -314,7 +317,7 @@ async fn answer<S: Service>(
 /// Carries the engine's messages to the stream until the response; a closed
 /// stream cancels a 2026-07-28 request.
 async fn pump<S: Service>(
-    mut engine: Connection<S>,
+    mut engine: Box<Connection<S>>,
     id: RequestId,
     tx: mpsc::Sender<Bytes>,
     gone: CancellationToken,

@@ -25,7 +25,7 @@ use super::registry::Full;
 use super::reply::{self, HttpResponse};
 use super::session::{self, EndReason, FirstReply, RegisterError, SessionHandle, SessionKind};
 use super::{ResponseMode, Shared, single};
-use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use crate::headers::names;
 
 /// Serves one request on the MCP endpoint.
 pub(crate) async fn handle<B>(shared: &Arc<Shared>, req: http::Request<B>) -> HttpResponse
@@ -114,10 +114,10 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// One header's value as text; `Err` when it is repeated or not visible ASCII.
-pub(crate) fn single_header<'a>(
-    headers: &'a HeaderMap,
-    name: &str,
-) -> Result<Option<&'a str>, String> {
+pub(crate) fn single_header<K>(headers: &HeaderMap, name: K) -> Result<Option<&str>, String>
+where
+    K: http::header::AsHeaderName + Copy + std::fmt::Display,
+{
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else {
         return Ok(None);
@@ -132,7 +132,7 @@ pub(crate) fn single_header<'a>(
 }
 
 fn protocol_version_header(headers: &HeaderMap) -> Option<ProtocolVersion> {
-    single_header(headers, MCP_PROTOCOL_VERSION)
+    single_header(headers, &names::MCP_PROTOCOL_VERSION)
         .ok()
         .flatten()
         .and_then(ProtocolVersion::parse)
@@ -379,8 +379,7 @@ async fn legacy_stateless(
             shared
                 .serve_single(single::Job {
                     flavor: single::Flavor::StatelessLegacy(version),
-                    extensions: caller.request_extensions(headers.clone()),
-                    headers,
+                    extensions: caller.request_extensions(headers),
                     request: r,
                     share,
                 })
@@ -395,7 +394,7 @@ async fn legacy_stateless(
 }
 
 fn session_id(headers: &HeaderMap) -> Result<Option<&str>, HttpResponse> {
-    single_header(headers, MCP_SESSION_ID)
+    single_header(headers, &names::MCP_SESSION_ID)
         .map_err(|e| reply::refuse(StatusCode::BAD_REQUEST, format!("Bad Request: {e}")))
 }
 
@@ -882,7 +881,7 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
         Ok(s) => s,
         Err(r) => return r,
     };
-    let last = single_header(headers, LAST_EVENT_ID)
+    let last = single_header(headers, &names::LAST_EVENT_ID)
         .ok()
         .flatten()
         .and_then(|v| v.parse::<EventId>().ok());

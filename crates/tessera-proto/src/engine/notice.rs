@@ -69,7 +69,7 @@ impl Engine {
             return;
         };
         if let Some(f) = self.inflight.get_mut(&id) {
-            if f.method == methods::INITIALIZE || f.cancelled {
+            if f.initialize || f.cancelled {
                 return;
             }
             f.cancelled = true;

@@ -82,7 +82,7 @@ pub(crate) fn plan(
     tool: &str,
     support: TaskSupport,
     start: TaskStart,
-    server_has_tasks: bool,
+    server_has_tasks: impl FnOnce() -> bool,
 ) -> Result<TaskPlan, ErrorObject> {
     let not_found = |why: String| {
         ErrorObject::new(
@@ -110,17 +110,32 @@ pub(crate) fn plan(
         .filter(|p| p.may_have("task"))
         .and_then(|p| p.decode::<Asked>().ok())
         .and_then(|a| a.task);
-    let tasks_era = r.context.version >= ProtocolVersion::V2025_11_25 && server_has_tasks;
-    match (support, asked, tasks_era) {
-        (TaskSupport::Required, None, _) | (TaskSupport::Required, _, false) => Err(not_found(
-            format!("tool {tool} must be called as a task (execution.taskSupport is \"required\")"),
-        )),
-        (TaskSupport::Forbidden, Some(_), true) => Err(not_found(format!(
+    // Whether tasks exist here is asked only when it decides (it walks the tools).
+    let Some(t) = asked else {
+        return match support {
+            TaskSupport::Required => Err(must_be_task(tool)),
+            _ => Ok(TaskPlan::Inline),
+        };
+    };
+    let tasks_era = r.context.version >= ProtocolVersion::V2025_11_25 && server_has_tasks();
+    match (support, tasks_era) {
+        (TaskSupport::Required, false) => Err(must_be_task(tool)),
+        (TaskSupport::Forbidden, true) => Err(not_found(format!(
             "tool {tool} cannot be called as a task (execution.taskSupport is \"forbidden\")"
         ))),
-        (_, Some(t), true) => Ok(TaskPlan::Legacy { ttl: t.ttl }),
-        _ => Ok(TaskPlan::Inline),
+        (_, true) => Ok(TaskPlan::Legacy { ttl: t.ttl }),
+        (_, false) => Ok(TaskPlan::Inline),
     }
+}
+
+/// The refusal of a call without a task to a tool that needs one.
+fn must_be_task(tool: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: tool {tool} must be called as a task (execution.taskSupport is \"required\")"
+        ),
+    )
 }
 
 /// What the task path of a call needs.

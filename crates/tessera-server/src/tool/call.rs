@@ -257,16 +257,13 @@ impl<S: Send + Sync + 'static> Server<S> {
             Ok(i) => i,
             Err(e) => return ready(Err(e)),
         };
-        let plan = match crate::task::call::plan(
-            &r,
-            &name,
-            tool.task_support(),
-            tool.task_start,
-            self.read().tools.offers_tasks(),
-        ) {
-            Ok(p) => p,
-            Err(e) => return ready(Err(e)),
-        };
+        let plan =
+            match crate::task::call::plan(&r, &name, tool.task_support(), tool.task_start, || {
+                self.read().tools.offers_tasks()
+            }) {
+                Ok(p) => p,
+                Err(e) => return ready(Err(e)),
+            };
         context.input = Some(input.clone());
         let task =
             (plan != TaskPlan::Inline).then(|| TaskCall::new(self.tasks().clone(), &r, plan));
