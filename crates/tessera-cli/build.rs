@@ -1,0 +1,62 @@
+//! Links the release `tessera` smaller on glibc Linux.
+//!
+//! - Packed relative relocations. A position-independent executable carries
+//!   one 24-byte `R_X86_64_RELATIVE` entry per pointer in its read-only data
+//!   (vtables, string tables): about 0.9 MB for `tessera`.
+//!   `-z pack-relative-relocs` (GNU ld 2.38, LLD 15, mold) writes them as a
+//!   `DT_RELR` bitmap of a few kilobytes instead. The loader needs glibc 2.36;
+//!   the linker records that as a `GLIBC_ABI_DT_RELR` version need, so an
+//!   older glibc refuses to start the binary with a message instead of
+//!   crashing.
+//! - Identical code folding, when the linker is rustc's own LLD (the default
+//!   for `x86_64-unknown-linux-gnu` from Rust 1.90 on, unless a linker is
+//!   configured): functions whose machine code came out the same, such as
+//!   generic code instantiated for types of one layout, are kept once.
+//!
+//! Debug and test builds are linked as before.
+
+use std::env;
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    let release = env::var("PROFILE").is_ok_and(|p| p == "release");
+    let linux = env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
+    let gnu = env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "gnu");
+    if !(release && linux && gnu) {
+        return;
+    }
+    println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    if links_with_rusts_lld() {
+        println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
+    }
+}
+
+/// Whether rustc links this build with its bundled LLD: the target where that
+/// is the default, a rustc that has the default, and no linker chosen by
+/// configuration or flags (GNU ld has no `--icf` and would fail the link).
+fn links_with_rusts_lld() -> bool {
+    if env::var("TARGET").ok().as_deref() != Some("x86_64-unknown-linux-gnu") {
+        return false;
+    }
+    if env::var_os("RUSTC_LINKER").is_some() {
+        return false;
+    }
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    if flags.contains("linker") || flags.contains("fuse-ld") {
+        return false;
+    }
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let Ok(out) = Command::new(rustc).arg("-V").output() else {
+        return false;
+    };
+    // "rustc 1.95.0 (59807616e 2026-04-14)"
+    let version = String::from_utf8_lossy(&out.stdout);
+    let minor = version
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.split('.').nth(1))
+        .and_then(|m| m.parse::<u32>().ok());
+    minor.is_some_and(|m| m >= 90)
+}
