@@ -6,6 +6,7 @@ mod decode;
 mod harness;
 mod lifecycle;
 mod modern;
+mod notices;
 mod properties;
 mod raw;
 mod requests;

@@ -38,20 +38,72 @@ pub fn which(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// How many times a `chromedriver` that exits before naming its port is
+/// started again. Such an exit is a start-up failure of the driver (seen
+/// once in a full CI run, never alone), not a state of the page under test.
+const DRIVER_STARTS: usize = 3;
+
+/// The most bytes of a failed driver's output kept for the failure message.
+const DRIVER_OUTPUT_LIMIT: usize = 8 * 1024;
+
+/// How one start of `chromedriver` ended.
+enum Start {
+    /// It named its port.
+    Port(u16),
+    /// Its output ended without a port: it exited. Its output, bounded.
+    Exited(String),
+}
+
 impl Driver {
-    /// Starts `chromedriver --port=0` and reads the port it chose.
+    /// Starts `chromedriver --port=0` and reads the port it chose; a driver
+    /// that exits before naming one is started again, up to
+    /// [`DRIVER_STARTS`] times, and the failure names what each one said.
     pub fn start(program: &Path) -> Driver {
+        let mut failures = Vec::new();
+        for _ in 0..DRIVER_STARTS {
+            let (mut child, start) = Self::start_once(program);
+            match start {
+                Start::Port(port) => {
+                    return Driver {
+                        child,
+                        base: format!("http://127.0.0.1:{port}"),
+                    };
+                }
+                Start::Exited(output) => {
+                    let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+                    failures.push(format!("{status}: {output}"));
+                }
+            }
+        }
+        panic!(
+            "chromedriver exited before naming a port, {DRIVER_STARTS} times: {}",
+            failures.join(" | ")
+        );
+    }
+
+    /// One start: the child and how its output began.
+    fn start_once(program: &Path) -> (Child, Start) {
         let mut child = Command::new(program)
             .arg("--port=0")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("chromedriver starts");
         let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
+        let err_tx = tx.clone();
         std::thread::spawn(move || {
-            let mut tx = Some(tx);
+            let mut seen = String::new();
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                keep(&mut seen, &line);
+            }
+            let _ = err_tx.send(Err(seen));
+        });
+        std::thread::spawn(move || {
+            let mut seen = String::new();
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if let Some(port) = line
@@ -59,24 +111,40 @@ impl Driver {
                     .nth(1)
                     .and_then(|p| p.trim_end_matches('.').trim().parse::<u16>().ok())
                 {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(port);
-                    }
+                    // The loop goes on draining, so the driver never blocks
+                    // on a full pipe.
+                    let _ = tx.send(Ok(port));
+                    continue;
+                }
+                keep(&mut seen, &line);
+            }
+            let _ = tx.send(Err(seen));
+        });
+        // A port, or both streams ended (the driver exited), or a hang.
+        let mut said = Vec::new();
+        while said.len() < 2 {
+            match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(Ok(port)) => return (child, Start::Port(port)),
+                Ok(Err(output)) => said.push(output),
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("chromedriver named no port within 30 s: {e}; it said: {said:?}");
                 }
             }
-        });
-        let port = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(p) => p,
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("chromedriver named no port: {e}");
-            }
-        };
-        Driver {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
         }
+        (child, Start::Exited(said.join(" / ")))
+    }
+}
+
+/// Appends a line of a driver's output to `seen`, up to
+/// [`DRIVER_OUTPUT_LIMIT`] bytes.
+fn keep(seen: &mut String, line: &str) {
+    for c in line.chars().chain(std::iter::once('\n')) {
+        if seen.len() + c.len_utf8() > DRIVER_OUTPUT_LIMIT {
+            return;
+        }
+        seen.push(c);
     }
 }
 
