@@ -9,7 +9,6 @@
 //! test waits on those reports, never on time.
 
 use std::collections::BTreeMap;
-use std::task::{Context, Poll};
 
 use opentelemetry::trace::{SpanKind, Status};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
@@ -17,107 +16,18 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMete
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use tessera_client::Client;
-use tessera_runtime::middleware::BoxError;
-use tessera_runtime::{BoxFuture, Message, Reply};
 use tessera_server::{RequestContext, Server, tool};
 use tessera_telemetry::Telemetry;
 use tessera_testkit::deadline::bounded;
+use tessera_testkit::layers::{RefuseNotification, Seen, Tap};
 use tessera_testkit::pair::in_process;
-use tessera_types::{ErrorObject, ProtocolVersion};
+use tessera_types::ProtocolVersion;
 use tokio::sync::mpsc;
 
 /// The notification the server's stack drops.
 const DROPPED: &str = "notifications/roots/list_changed";
 /// The notification the server's tool sends the client.
 const TO_CLIENT: &str = "notifications/tessera/said";
-
-/// Reports each notification's method once the rest of the stack is done
-/// with it.
-#[derive(Clone)]
-struct Done(mpsc::UnboundedSender<String>);
-
-impl<S> tower::Layer<S> for Done {
-    type Service = DoneService<S>;
-
-    fn layer(&self, inner: S) -> DoneService<S> {
-        DoneService {
-            done: self.0.clone(),
-            inner,
-        }
-    }
-}
-
-#[derive(Clone)]
-struct DoneService<S> {
-    done: mpsc::UnboundedSender<String>,
-    inner: S,
-}
-
-impl<S> tower::Service<Message> for DoneService<S>
-where
-    S: tower::Service<Message, Response = Reply, Error = BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = Reply;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<Reply, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, message: Message) -> Self::Future {
-        let method = message
-            .is_notification()
-            .then(|| message.method().to_owned());
-        let done = self.done.clone();
-        let answer = self.inner.call(message);
-        Box::pin(async move {
-            let result = answer.await;
-            if let Some(m) = method {
-                let _ = done.send(m);
-            }
-            result
-        })
-    }
-}
-
-/// Refuses (drops) every [`DROPPED`] notification.
-#[derive(Clone)]
-struct Refuse;
-
-impl<S> tower::Layer<S> for Refuse {
-    type Service = RefuseService<S>;
-
-    fn layer(&self, inner: S) -> RefuseService<S> {
-        RefuseService(inner)
-    }
-}
-
-#[derive(Clone)]
-struct RefuseService<S>(S);
-
-impl<S> tower::Service<Message> for RefuseService<S>
-where
-    S: tower::Service<Message, Response = Reply, Error = BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = Reply;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<Reply, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, message: Message) -> Self::Future {
-        if message.is_notification() && message.method() == DROPPED {
-            let refused = ErrorObject::invalid_request("not this notification");
-            return Box::pin(std::future::ready(Err(BoxError::from(refused))));
-        }
-        Box::pin(self.0.call(message))
-    }
-}
 
 fn attr(span: &SpanData, key: &str) -> Option<String> {
     span.attributes
@@ -134,13 +44,17 @@ fn one<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
     found[0]
 }
 
-/// Waits until `done` reported each of `methods` (in any order).
-async fn wait_for(done: &mut mpsc::UnboundedReceiver<String>, methods: &[&str]) {
+/// Waits until `done` reported each of the notifications `methods` (in any
+/// order).
+async fn wait_for(done: &mut mpsc::UnboundedReceiver<Seen>, methods: &[&str]) {
     let mut left: Vec<&str> = methods.to_vec();
     while !left.is_empty() {
-        let m = bounded("a notification taken", done.recv())
+        let seen = bounded("a notification taken", done.recv())
             .await
             .expect("the layer is still there");
+        let Seen::Notification(m) = seen else {
+            continue;
+        };
         if let Some(i) = left.iter().position(|l| *l == m) {
             left.remove(i);
         }
@@ -215,9 +129,9 @@ async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
     let (server_tx, mut server_done) = mpsc::unbounded_channel();
     let server = Server::builder()
         .name_version("notes", "1.0.0")
-        .layer(Done(server_tx))
+        .layer(Tap::once_done(server_tx))
         .middleware(|s| telemetry.install(s))
-        .layer(Refuse)
+        .layer(RefuseNotification(DROPPED))
         .tool(
             tool("say")
                 .description("Tells the client something")
@@ -236,7 +150,7 @@ async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
         &server,
         Client::builder("notes-client", "1.0")
             .protocol_version(ProtocolVersion::V2025_11_25)
-            .layer(Done(client_tx))
+            .layer(Tap::once_done(client_tx))
             .layer(telemetry.layer()),
     )
     .await;

@@ -12,7 +12,8 @@
 //!   `env!("CARGO_BIN_EXE_tessera")`);
 //! - [`handlers`]: client-side handlers (sampling, elicitation, roots) with
 //!   known answers;
-//! - [`json`]: small helpers for `serde_json` values and tool results.
+//! - [`json`]: small helpers for `serde_json` values and tool results;
+//! - [`layers`]: `tower` layers that report or refuse messages.
 //!
 //! ```
 //! use tessera_client::Client;
@@ -36,6 +37,7 @@
 pub mod deadline;
 pub mod handlers;
 pub mod json;
+pub mod layers;
 pub mod pair;
 pub mod port;
 pub mod process;

@@ -5,113 +5,22 @@
 //! the wire while the server goes on serving.
 
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tessera_client::Client;
-use tessera_runtime::middleware::{BoxError, MetricsLayer, Outcome, RequestRecord};
-use tessera_runtime::{Message, Reply};
+use tessera_runtime::middleware::{MetricsLayer, Outcome, RequestRecord};
 use tessera_server::hub::ListKind;
 use tessera_server::{Args, Server, ServerBuilder, tool};
 use tessera_testkit::deadline::bounded;
+use tessera_testkit::layers::{RefuseNotification, Seen, Tap};
 use tessera_testkit::pair::{PIPE_BYTES, in_process, serve_raw};
-use tessera_types::{ErrorCode, ErrorObject, ProtocolVersion};
+use tessera_types::{ErrorCode, ProtocolVersion};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::sync::mpsc;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::load_shed::LoadShedLayer;
-
-/// What a [`Counting`] layer saw: a request's or a notification's method.
-#[derive(Debug, Clone, PartialEq)]
-enum Seen {
-    Request(String),
-    Notification(String),
-}
-
-/// A plain tower layer that reports every message it sees.
-#[derive(Clone)]
-struct Counting(mpsc::UnboundedSender<Seen>);
-
-impl<S> tower::Layer<S> for Counting {
-    type Service = CountingService<S>;
-
-    fn layer(&self, inner: S) -> CountingService<S> {
-        CountingService {
-            seen: self.0.clone(),
-            inner,
-        }
-    }
-}
-
-#[derive(Clone)]
-struct CountingService<S> {
-    seen: mpsc::UnboundedSender<Seen>,
-    inner: S,
-}
-
-impl<S: tower::Service<Message>> tower::Service<Message> for CountingService<S> {
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, message: Message) -> S::Future {
-        let seen = match &message {
-            Message::Request(r) => Seen::Request(r.method.clone()),
-            Message::Notification(n) => Seen::Notification(n.method.clone()),
-        };
-        let _ = self.seen.send(seen);
-        self.inner.call(message)
-    }
-}
-
-/// A plain tower layer that refuses every notification of one method.
-#[derive(Clone)]
-struct RefuseNotification(&'static str);
-
-impl<S> tower::Layer<S> for RefuseNotification {
-    type Service = RefuseService<S>;
-
-    fn layer(&self, inner: S) -> RefuseService<S> {
-        RefuseService {
-            method: self.0,
-            inner,
-        }
-    }
-}
-
-#[derive(Clone)]
-struct RefuseService<S> {
-    method: &'static str,
-    inner: S,
-}
-
-impl<S> tower::Service<Message> for RefuseService<S>
-where
-    S: tower::Service<Message, Response = Reply, Error = BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = Reply;
-    type Error = BoxError;
-    type Future = tessera_runtime::BoxFuture<'static, Result<Reply, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, message: Message) -> Self::Future {
-        if message.is_notification() && message.method() == self.method {
-            let refused = ErrorObject::invalid_request("not this notification");
-            return Box::pin(std::future::ready(Err(BoxError::from(refused))));
-        }
-        Box::pin(self.inner.call(message))
-    }
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Text {
@@ -192,7 +101,7 @@ async fn take(seen: &mut mpsc::UnboundedReceiver<Seen>, n: usize) -> (Vec<String
 #[tokio::test]
 async fn a_plain_tower_layer_counts_requests_and_notifications_apart() {
     let (tx, mut seen) = mpsc::unbounded_channel();
-    let server = builder().layer(Counting(tx)).build().unwrap();
+    let server = builder().layer(Tap::on_arrival(tx)).build().unwrap();
     let (mut lines, mut w) = raw(&server);
     handshake(&mut lines, &mut w).await;
 
@@ -255,7 +164,7 @@ async fn a_refused_notification_is_dropped_without_an_answer_and_the_server_serv
             kept.lock().unwrap().push(r.clone())
         }))
         .layer(RefuseNotification("notifications/roots/list_changed"))
-        .layer(Counting(tx))
+        .layer(Tap::on_arrival(tx))
         .build()
         .unwrap();
     let (mut lines, mut w) = raw(&server);
@@ -376,7 +285,7 @@ async fn a_client_layer_sees_the_servers_notifications() {
     let (tx, mut seen) = mpsc::unbounded_channel();
     let client: Client = in_process(
         &server,
-        tessera_testkit::handlers::builder(ProtocolVersion::V2025_11_25).layer(Counting(tx)),
+        tessera_testkit::handlers::builder(ProtocolVersion::V2025_11_25).layer(Tap::on_arrival(tx)),
     )
     .await;
     let mut events = client.events();
