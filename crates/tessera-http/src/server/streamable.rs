@@ -739,7 +739,7 @@ async fn answer(
                 rx,
                 None,
                 None,
-                Vec::new(),
+                None,
             ))))
         }
         Ok(FirstReply::Sse(rx)) => {
@@ -748,11 +748,11 @@ async fn answer(
                 rx,
                 c.keep_alive,
                 Some(shared.closing.clone()),
-                vec![
-                    Box::new(token),
-                    Box::new(session.stream_opened()),
-                    Box::new(shared.stats.stream()),
-                ],
+                Some(Box::new((
+                    token,
+                    session.stream_opened(),
+                    shared.stats.stream(),
+                ))),
             );
             Ok(Answer::Sse(reply::sse(body)))
         }
@@ -893,10 +893,7 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
         rx,
         c.keep_alive,
         Some(shared.closing.clone()),
-        vec![
-            Box::new(session.stream_opened()),
-            Box::new(shared.stats.stream()),
-        ],
+        Some(Box::new((session.stream_opened(), shared.stats.stream()))),
     );
     reply::with_session(reply::sse(body), &session.id)
 }
