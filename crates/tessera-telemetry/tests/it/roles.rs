@@ -10,26 +10,20 @@
 
 use opentelemetry::trace::SpanKind;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::json;
 use tessera_client::Client;
 use tessera_server::{RequestContext, Server, tool};
 use tessera_telemetry::Telemetry;
 use tessera_testkit::pair::in_process;
+
+use crate::sinks::attr;
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ErrorObject, ProtocolVersion, SamplingMessage,
 };
 
 async fn paris(_: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> {
     Ok(CreateMessageResult::text("test-model", "Paris"))
-}
-
-fn attr(span: &SpanData, key: &str) -> Option<String> {
-    span.attributes
-        .iter()
-        .find(|kv| kv.key.as_str() == key)
-        .map(|kv| kv.value.to_string())
 }
 
 fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
@@ -49,25 +43,20 @@ async fn connect(server: &Server, telemetry: &Telemetry, version: ProtocolVersio
         Client::builder("roles-client", "1.0")
             .protocol_version(version)
             .sampling(paris)
-            .layer(telemetry.layer()),
+            .middleware(|s| telemetry.install(s)),
     )
     .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_to_client_requests_are_spans_in_both_roles() {
-    let spans = InMemorySpanExporter::default();
-    let tracer = SdkTracerProvider::builder()
-        .with_simple_exporter(spans.clone())
-        .build();
-    let metrics = InMemoryMetricExporter::default();
-    let meter = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(metrics.clone()).build())
-        .build();
-    let telemetry = Telemetry::builder()
-        .tracer_provider(&tracer)
-        .meter_provider(&meter)
-        .build();
+    let crate::sinks::Sinks {
+        spans,
+        metrics,
+        meter,
+        telemetry,
+        ..
+    } = crate::sinks::in_memory();
 
     let server = Server::builder()
         .name_version("roles", "1.0.0")
