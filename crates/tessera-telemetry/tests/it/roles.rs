@@ -48,7 +48,7 @@ async fn connect(server: &Server, telemetry: &Telemetry, version: ProtocolVersio
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn server_to_client_requests_are_spans_in_both_roles() {
     let crate::sinks::Sinks {
         spans,
@@ -178,23 +178,14 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
         }
         names
     };
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let n = names();
-        if n.get("mcp.server.session.duration") == Some(&1)
-            && n.get("mcp.client.session.duration") == Some(&1)
-        {
-            // Legacy: the handshake's notifications/initialized, tools/call
-            // and sampling; 2026-07-28: two rounds and the sampling input
-            // the client fulfilled.
-            assert_eq!(n.get("mcp.server.operation.duration"), Some(&6), "{n:?}");
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "session durations: {n:?}"
-        );
-        tokio::task::yield_now().await;
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    // On the paused clock the sleep ends only once every task is idle: the
+    // two connections have ended and recorded their sessions by then.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let n = names();
+    assert_eq!(n.get("mcp.server.session.duration"), Some(&1), "{n:?}");
+    assert_eq!(n.get("mcp.client.session.duration"), Some(&1), "{n:?}");
+    // Legacy: the handshake's notifications/initialized, tools/call and
+    // sampling; 2026-07-28: two rounds and the sampling input the client
+    // fulfilled.
+    assert_eq!(n.get("mcp.server.operation.duration"), Some(&6), "{n:?}");
 }
