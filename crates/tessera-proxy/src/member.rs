@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::callers::{Callers, IDLE, Lease, Refused};
 
-mod resources;
+pub(crate) mod resources;
 use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};

@@ -42,6 +42,20 @@ impl Streams {
     }
 }
 
+/// Asks the upstream on `peer` for `method` (`resources/subscribe` or
+/// `resources/unsubscribe`) of its own `uri`; the error says why not.
+pub(crate) async fn ask_about_resource(
+    peer: &tessera_runtime::Peer,
+    method: &'static str,
+    uri: &str,
+) -> Result<(), String> {
+    let p = write(&ResourceRequestParams::new(uri)).map_err(|e| e.message)?;
+    peer.request(method, Some(p), RequestOptions::default())
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 impl Member {
     /// Subscribes to `uri` (the upstream's own) for `caller` (the key of
     /// the caller of `r`, `None` on the pooled connection), on the
@@ -118,19 +132,7 @@ impl Member {
         let cancel = CancellationToken::new();
         for uri in uris {
             let made = if up.era() == Era::Legacy {
-                match write(&ResourceRequestParams::new(&uri)) {
-                    Ok(p) => up
-                        .peer
-                        .request(
-                            methods::RESOURCES_SUBSCRIBE,
-                            Some(p),
-                            RequestOptions::default(),
-                        )
-                        .await
-                        .map(drop)
-                        .map_err(|e| e.to_string()),
-                    Err(e) => Err(e.message),
-                }
+                ask_about_resource(&up.peer, methods::RESOURCES_SUBSCRIBE, &uri).await
             } else {
                 let filter = SubscriptionFilter {
                     resource_subscriptions: Some(vec![uri.clone()]),
@@ -189,21 +191,15 @@ impl Member {
             (Some(key), Some(callers)) => callers.open(&key),
             _ => self.current(),
         };
-        let (Some(up), Ok(p)) = (up, write(&ResourceRequestParams::new(uri))) else {
+        let Some(up) = up else {
             return;
         };
         if up.era() != Era::Legacy {
             return;
         }
+        let uri = uri.to_owned();
         tokio::spawn(async move {
-            let _ = up
-                .peer
-                .request(
-                    methods::RESOURCES_UNSUBSCRIBE,
-                    Some(p),
-                    RequestOptions::default(),
-                )
-                .await;
+            let _ = ask_about_resource(&up.peer, methods::RESOURCES_UNSUBSCRIBE, &uri).await;
         });
     }
 }

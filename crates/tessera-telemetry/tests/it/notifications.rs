@@ -23,7 +23,7 @@ use tessera_testkit::deadline::bounded;
 use tessera_testkit::layers::{RefuseNotification, Seen, Tap};
 use tessera_testkit::pair::in_process;
 
-use crate::sinks::attr;
+use crate::sinks::{attr, one};
 use tessera_types::ProtocolVersion;
 use tokio::sync::mpsc;
 
@@ -31,16 +31,6 @@ use tokio::sync::mpsc;
 const DROPPED: &str = "notifications/roots/list_changed";
 /// The notification the server's tool sends the client.
 const TO_CLIENT: &str = "notifications/tessera/said";
-
-/// The one span named `name` of kind `kind`.
-fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
-    let found: Vec<&SpanData> = spans
-        .iter()
-        .filter(|s| s.name == name && s.span_kind == kind)
-        .collect();
-    assert_eq!(found.len(), 1, "one {kind:?} span {name}: {spans:#?}");
-    found[0]
-}
 
 /// Waits until `done` reported each of the notifications `methods` (in any
 /// order).

@@ -17,22 +17,13 @@ use tessera_server::{RequestContext, Server, tool};
 use tessera_telemetry::Telemetry;
 use tessera_testkit::pair::in_process;
 
-use crate::sinks::attr;
+use crate::sinks::{attr, one};
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ErrorObject, ProtocolVersion, SamplingMessage,
 };
 
 async fn paris(_: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> {
     Ok(CreateMessageResult::text("test-model", "Paris"))
-}
-
-fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
-    let found: Vec<&SpanData> = spans
-        .iter()
-        .filter(|s| s.name == name && s.span_kind == kind)
-        .collect();
-    assert_eq!(found.len(), 1, "one {kind:?} span {name}: {spans:#?}");
-    found[0]
 }
 
 /// Serves `server` in-process and connects a client speaking `version`

@@ -2,6 +2,7 @@
 //! providers of their own (never the process's global ones), and the
 //! telemetry over them.
 
+use opentelemetry::trace::SpanKind;
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use tessera_telemetry::Telemetry;
@@ -49,4 +50,15 @@ pub fn attr(span: &SpanData, key: &str) -> Option<String> {
         .iter()
         .find(|kv| kv.key.as_str() == key)
         .map(|kv| kv.value.to_string())
+}
+
+/// The one span named `name` of kind `kind` (fails the test unless there
+/// is exactly one).
+pub fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
+    let found: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| s.name == name && s.span_kind == kind)
+        .collect();
+    assert_eq!(found.len(), 1, "one {kind:?} span {name}: {spans:#?}");
+    found[0]
 }
