@@ -670,8 +670,10 @@ async fn request(
     extensions: Extensions,
 ) -> HttpResponse {
     match answer(shared, session, ids, batch, inbound, mode, extensions).await {
-        Ok(Answer::Json(b)) => reply::with_session(reply::json(StatusCode::OK, b), &session.id),
-        Ok(Answer::Sse(r)) => reply::with_session(r, &session.id),
+        Ok(Answer::Json(b)) => {
+            reply::with_session(reply::json(StatusCode::OK, b), session.id_header.as_ref())
+        }
+        Ok(Answer::Sse(r)) => reply::with_session(r, session.id_header.as_ref()),
         Err(r) => r,
     }
 }
@@ -833,13 +835,13 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) ->
                 );
                 reply::retry_after(r, 1)
             } else if ok {
-                reply::with_session(reply::json(StatusCode::OK, b), &session.id)
+                reply::with_session(reply::json(StatusCode::OK, b), session.id_header.as_ref())
             } else {
                 session.terminate();
                 reply::json(StatusCode::OK, b)
             }
         }
-        Ok(Answer::Sse(r)) => reply::with_session(r, &session.id),
+        Ok(Answer::Sse(r)) => reply::with_session(r, session.id_header.as_ref()),
         Err(r) => {
             session.terminate();
             r
@@ -895,7 +897,7 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
         Some(shared.closing.clone()),
         Some(Box::new((session.stream_opened(), shared.stats.stream()))),
     );
-    reply::with_session(reply::sse(body), &session.id)
+    reply::with_session(reply::sse(body), session.id_header.as_ref())
 }
 
 async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {

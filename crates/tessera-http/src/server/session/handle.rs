@@ -41,6 +41,9 @@ pub(crate) enum EndReason {
 /// What the HTTP handlers hold of a session.
 pub(crate) struct SessionHandle {
     pub id: Arc<str>,
+    /// The id as an `Mcp-Session-Id` value, made once (`None` when it
+    /// cannot be one).
+    pub id_header: Option<http::HeaderValue>,
     pub kind: SessionKind,
     pub(super) commands: mpsc::UnboundedSender<Command>,
     pub(super) peer: Peer,

@@ -173,6 +173,7 @@ fn start(
         let peer = core.peer().clone();
         parts = Some((core, commands_rx));
         Arc::new(SessionHandle {
+            id_header: http::HeaderValue::from_str(&id).ok(),
             id: id.clone(),
             kind,
             commands,
