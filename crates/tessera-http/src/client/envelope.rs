@@ -70,10 +70,8 @@ pub(crate) fn shape_of(text: &[u8]) -> Option<Shape> {
                 return Some(Shape::Object(e));
             }
         }
-        Some(b'[') => {
-            if serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok() {
-                return Some(Shape::Batch);
-            }
+        Some(b'[') if serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok() => {
+            return Some(Shape::Batch);
         }
         _ => {}
     }
