@@ -245,6 +245,15 @@ impl<S: Send + Sync + 'static> Server<S> {
                 names.join(", ")
             )))));
         }
+        if tool.check_input {
+            // Compiled at registration unless the server compiles schemas on
+            // first use: a schema that does not compile is the server's bug.
+            if let Err(problem) = tool.input.compiled() {
+                return ready(Err(ErrorObject::internal(format!(
+                    "Internal error: the inputSchema of tool {name} does not compile: {problem}"
+                ))));
+            }
+        }
         let arguments = match arguments.checked(&tool.input, tool.check_input) {
             Ok(a) => a,
             Err(problem) => {
@@ -286,6 +295,12 @@ impl<S: Send + Sync + 'static> Server<S> {
         let checked = async move {
             let result = fut.await?;
             if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
+                let v = v.compiled().map_err(|problem| {
+                    ErrorObject::internal(format!(
+                        "Internal error: the outputSchema of tool {} does not compile: {problem}",
+                        tool.tool.name
+                    ))
+                })?;
                 let structured = result.structured_content.clone().unwrap_or(Value::Null);
                 if let Err(problem) = v.check(&structured) {
                     return Err(ErrorObject::internal(format!(
