@@ -215,9 +215,10 @@ async fn schemas_compiled_on_first_use_fail_their_tools_calls_not_the_build() {
                 .output_schema(broken_schema())
                 .handler(raw),
         )
-        .tool(tool("book").handler(|Args(s): Args<Seats>| async move {
-            format!("{} booked", s.count)
-        }))
+        .tool(
+            tool("book")
+                .handler(|Args(s): Args<Seats>| async move { format!("{} booked", s.count) }),
+        )
         .build()
         .expect("schemas are not compiled while building");
     let client = connect(&server, ProtocolVersion::V2025_11_25).await;
