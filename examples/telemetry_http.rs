@@ -39,7 +39,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "otlp" => {
             let e = tessera_telemetry::export::init_from_env("telemetry_http", false)?
                 .ok_or("set OTEL_EXPORTER_OTLP_ENDPOINT to export")?;
-            builder = builder.layer(e.telemetry().layer());
+            let t = e.telemetry().clone();
+            builder = builder.middleware(|s| t.install(s));
             exporting = Some(e);
         }
         other => return Err(format!("--telemetry {other}: none, layer or otlp").into()),

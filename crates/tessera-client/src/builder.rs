@@ -406,6 +406,7 @@ impl ClientBuilder {
         let inputs = Arc::new(Inputs::new(self.handlers.clone(), caps));
         let shared = Arc::new_cyclic(|weak| Shared {
             stacks: crate::service::Stacks::new(&self.middleware, &inputs, weak),
+            middleware: self.middleware.clone(),
             inputs,
             events,
             cache: self.cache.then(ResponseCache::default),

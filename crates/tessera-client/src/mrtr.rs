@@ -51,16 +51,11 @@ impl Client {
         let call = tessera_runtime::outgoing::Round::next_call();
         loop {
             let send = self.send(method, Some(params), options);
-            let raw = match call {
-                Some(call) => {
-                    let round = tessera_runtime::outgoing::Round {
-                        call,
-                        round: u32::try_from(rounds).unwrap_or(u32::MAX),
-                    };
-                    round.scope(send).await?
-                }
-                None => send.await?,
+            let round = tessera_runtime::outgoing::Round {
+                call,
+                round: u32::try_from(rounds).unwrap_or(u32::MAX),
             };
+            let raw = round.scope(send).await?;
             if ResultType::of(&raw) != ResultType::InputRequired {
                 return decode(method, raw);
             }

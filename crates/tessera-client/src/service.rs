@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     /// 2026-07-28 input requests (`None` without layers), built once so
     /// what layers keep (a limit's slots) is shared.
     pub stacks: Option<Stacks>,
+    /// The stack as configured: its observer of what connections send.
+    pub middleware: MiddlewareStack,
 }
 
 /// The client's middleware, built over its two ways of answering.
@@ -152,6 +154,10 @@ impl ClientService {
 impl Service for ClientService {
     fn methods(&self) -> Vec<String> {
         self.shared.inputs.methods()
+    }
+
+    fn outgoing_observer(&self) -> Option<Arc<dyn tessera_runtime::outgoing::OutgoingObserver>> {
+        self.shared.middleware.outgoing().cloned()
     }
 
     fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {

@@ -183,6 +183,27 @@ impl Hub {
         }
     }
 
+    /// The URIs (the upstream's own) of the resources of `upstream`
+    /// subscribed to on its pooled connection.
+    pub(crate) fn pooled_topics(&self, upstream: &str) -> Vec<String> {
+        let prefix = format!("{upstream}{URI_SEPARATOR}");
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .filter(|t| t.caller.is_none())
+            .filter_map(|t| t.uri.strip_prefix(&prefix).map(str::to_owned))
+            .collect()
+    }
+
+    /// Whether `topic` has a subscriber.
+    pub(crate) fn is_subscribed(&self, topic: &Topic) -> bool {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(topic)
+    }
+
     /// Whether the caller `key` holds a resource subscription (its
     /// connection carries it, so it must stay open).
     pub(crate) fn holds(&self, key: &[u8; 32]) -> bool {

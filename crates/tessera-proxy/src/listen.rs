@@ -15,13 +15,14 @@ use serde_json::Value;
 use tessera_proto::{RequestOptions, meta_keys};
 use tessera_runtime::{HandlerResult, Peer, Request};
 use tessera_types::{
-    Era, ErrorObject, JsonObject, NotificationMeta, RequestId, ResourceRequestParams,
-    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    Era, ErrorObject, JsonObject, NotificationMeta, RequestId, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams,
 };
 use tokio::sync::oneshot;
 
 use crate::fanout::Fanout;
 use crate::forward::{peer_error, prepare};
+use crate::member::resources::ask_about_resource;
 use crate::shapes::{ListenParams, Loose, MetaOf, UriOf, WithMeta, read, write};
 use crate::upstream::Upstream;
 
@@ -345,20 +346,7 @@ pub(crate) async fn translate(
     let mut subscribed = Vec::new();
     for uri in filter.uris.clone() {
         if listeners.subscribe(&uri) {
-            let Ok(p) = write(&ResourceRequestParams::new(uri.as_str())) else {
-                listeners.unsubscribe(&uri);
-                filter.uris.remove(&uri);
-                continue;
-            };
-            if let Err(e) = up
-                .peer
-                .request(
-                    methods::RESOURCES_SUBSCRIBE,
-                    Some(p),
-                    RequestOptions::default(),
-                )
-                .await
-            {
+            if let Err(e) = ask_about_resource(&up.peer, methods::RESOURCES_SUBSCRIBE, &uri).await {
                 tracing::debug!(%uri, %e, "upstream refused a resource subscription");
                 listeners.unsubscribe(&uri);
                 filter.uris.remove(&uri);
@@ -392,18 +380,9 @@ pub(crate) async fn translate(
     drop(guard);
     for uri in subscribed {
         if listeners.unsubscribe(&uri) {
-            let Ok(p) = write(&ResourceRequestParams::new(uri.as_str())) else {
-                continue;
-            };
             let peer = up.peer.clone();
             tokio::spawn(async move {
-                let _ = peer
-                    .request(
-                        methods::RESOURCES_UNSUBSCRIBE,
-                        Some(p),
-                        RequestOptions::default(),
-                    )
-                    .await;
+                let _ = ask_about_resource(&peer, methods::RESOURCES_UNSUBSCRIBE, &uri).await;
             });
         }
     }

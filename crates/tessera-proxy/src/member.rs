@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::callers::{Callers, IDLE, Lease, Refused};
 
-mod resources;
+pub(crate) mod resources;
 use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
@@ -409,6 +409,27 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
             Ok(up) => {
                 let up = Arc::new(up);
                 *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = Some(up.clone());
+                // What the sessions subscribed to through the connection
+                // before this one is asked for again on this one, before the
+                // upstream counts as connected.
+                let uris = hub.pooled_topics(&member.entry.name);
+                if !uris.is_empty() {
+                    let prefix =
+                        format!("{}{}", member.entry.name, crate::aggregate::URI_SEPARATOR);
+                    let still = |uri: &str| {
+                        hub.is_subscribed(&crate::hub::Topic {
+                            caller: None,
+                            uri: format!("{prefix}{uri}"),
+                        })
+                    };
+                    tokio::select! {
+                        _ = member.resubscribe(&up, uris, still) => {}
+                        _ = stop.cancelled() => {
+                            up.close().await;
+                            return;
+                        }
+                    }
+                }
                 let _ = member.alive.send_replace(true);
                 hub.lists_changed();
                 delay = FIRST;

@@ -183,10 +183,11 @@ impl<S: Service> Connection<S> {
         // Middleware sees every notification, the engine's own included.
         engine.report_handled_notifications(true);
         let exported = engine.session_revision();
+        let observer = service.outgoing_observer();
         Connection {
             engine,
             service,
-            peer: Peer::new(tx, options.link.clone()),
+            peer: Peer::new(tx, options.link.clone(), observer),
             commands: rx,
             outgoing: HashMap::default(),
             tickets: HashMap::default(),
@@ -210,6 +211,7 @@ impl<S: Service> Connection<S> {
     /// nothing. What is restored is not exported back.
     pub fn restore_state(&mut self, state: &crate::SessionState) {
         self.engine.restore_session(state.snapshot());
+        let _ = self.peer.shared.session_version.set(state.protocol_version);
         self.service.on_restored(
             self.peer.clone(),
             state.protocol_version,
@@ -593,6 +595,7 @@ impl<S: Service> Connection<S> {
                     }
                 }
                 Event::Initialized { version } => {
+                    let _ = self.peer.shared.session_version.set(version);
                     self.service.on_initialized(self.peer.clone(), version);
                 }
                 Event::Connected(c) => {

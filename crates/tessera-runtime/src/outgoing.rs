@@ -6,11 +6,16 @@
 //! connection *receives*; what it sends goes through [`Peer::request`] and
 //! friends, in either role (a client's `tools/call`, a server's
 //! `sampling/createMessage`, a proxy's forwarded call). An
-//! [`OutgoingObserver`] installed once for the process with
-//! [`observe_outgoing`] is told of each such request before it is sent (and
+//! [`OutgoingObserver`] is told of each such request before it is sent (and
 //! may add entries to its `params._meta`, such as a W3C `traceparent`), and
-//! of its end. With no observer installed a request costs one atomic load
-//! more.
+//! of its end. A connection asks its service for its observer when it is
+//! made ([`Service::outgoing_observer`](crate::Service::outgoing_observer):
+//! a server's or client's middleware stack gives the one set with
+//! [`MiddlewareStack::observe_outgoing`](crate::middleware::MiddlewareStack::observe_outgoing));
+//! one without falls back to the observer installed once for the process
+//! with [`observe_outgoing`] (for a program with no stack, such as a
+//! command-line client). With no observer a request costs a pointer check
+//! and an atomic load.
 
 use std::sync::{Arc, OnceLock};
 
@@ -19,11 +24,15 @@ use tessera_types::{JsonObject, RequestId};
 
 use crate::peer::{Peer, PeerError};
 
-/// Told of every request this process sends, in either role.
+/// Told of every request, and every notification sent with
+/// [`Peer::notify`], that a connection sends, in either role. (Progress
+/// and log messages, which the connection writes itself, are not told.)
 pub trait OutgoingObserver: Send + Sync + 'static {
     /// Called on the sender's task before `method` is sent on `peer`;
     /// `params` may be changed (the observer adds its `_meta` entries).
     /// Returns what to tell when the request ends, or `None` to ignore it.
+    /// A notification ends as soon as it is handed to the connection
+    /// ([`OutgoingEnd::Sent`]) or refused by a closed one.
     fn start(
         &self,
         peer: &Peer,
@@ -66,6 +75,9 @@ pub enum OutgoingEnd<'a> {
     Failed(&'a PeerError),
     /// The caller dropped the request before its answer (it was cancelled).
     Abandoned,
+    /// A notification was handed to the connection to write (none is
+    /// answered).
+    Sent,
 }
 
 static OBSERVER: OnceLock<Arc<dyn OutgoingObserver>> = OnceLock::new();
@@ -132,10 +144,9 @@ pub struct Round {
 static NEXT_CALL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Round {
-    /// A new call's number, when an observer is installed (`None`
-    /// otherwise: nothing would read it).
-    pub fn next_call() -> Option<u64> {
-        observer().map(|_| NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    /// A new call's number, unique in the process.
+    pub fn next_call() -> u64 {
+        NEXT_CALL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The round the current task is sending, if any.

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use serde_json::Value;
 use tessera_proto::{CallError, ConnectMode, Connected, RawResult, Reply, RequestOptions};
-use tessera_types::{ErrorObject, JsonObject, RequestId};
+use tessera_types::{ErrorObject, JsonObject, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// Why a call through a [`Peer`] failed.
@@ -180,6 +180,8 @@ pub struct Peer {
     pub(crate) shared: Arc<crate::peer_shared::PeerShared>,
     connection: u64,
     link: Option<Arc<crate::Link>>,
+    /// The connection's own observer of what it sends, before the process's.
+    observer: Option<Arc<dyn crate::outgoing::OutgoingObserver>>,
 }
 
 /// The source of [`Peer::connection_id`].
@@ -195,12 +197,24 @@ impl Peer {
     pub(crate) fn new(
         commands: mpsc::UnboundedSender<Command>,
         link: Option<Arc<crate::Link>>,
+        observer: Option<Arc<dyn crate::outgoing::OutgoingObserver>>,
     ) -> Self {
         Peer {
             commands,
             shared: Arc::default(),
             connection: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
             link,
+            observer,
+        }
+    }
+
+    /// Who is told of the requests this connection sends: its service's
+    /// observer ([`Service::outgoing_observer`](crate::Service::outgoing_observer)),
+    /// else the process's ([`crate::outgoing::observe_outgoing`]).
+    fn observer(&self) -> Option<&Arc<dyn crate::outgoing::OutgoingObserver>> {
+        match &self.observer {
+            Some(o) => Some(o),
+            None => crate::outgoing::observer(),
         }
     }
 
@@ -234,6 +248,12 @@ impl Peer {
     /// Whether the connection is still running.
     pub fn is_open(&self) -> bool {
         !self.commands.is_closed()
+    }
+
+    /// Server role: the protocol version of the connection's legacy session,
+    /// once its handshake completed (or it was restored from a store).
+    pub fn session_version(&self) -> Option<ProtocolVersion> {
+        self.shared.session_version.get().copied()
     }
 
     /// Client role: what the connection turned out to be, once connected.
@@ -359,7 +379,7 @@ impl Peer {
         let mut params = params;
         let mut watched = None;
         let mut observed = None;
-        if let Some(o) = crate::outgoing::observer() {
+        if let Some(o) = self.observer() {
             if let Some(call) = o.start(self, &method, &mut params) {
                 let (tx, rx) = oneshot::channel();
                 observed = Some(tx);
@@ -411,13 +431,26 @@ impl Peer {
         params: Option<JsonObject>,
         related: Option<RequestId>,
     ) -> Result<(), PeerError> {
-        self.commands
+        let method = method.into();
+        let mut params = params;
+        let observed = self
+            .observer()
+            .and_then(|o| o.start(self, &method, &mut params));
+        let sent = self
+            .commands
             .send(Command::Notify {
-                method: method.into(),
+                method,
                 params,
                 related,
             })
-            .map_err(|_| PeerError::Closed)
+            .map_err(|_| PeerError::Closed);
+        if let Some(call) = observed {
+            match &sent {
+                Ok(()) => call.finish(None, crate::outgoing::OutgoingEnd::Sent),
+                Err(e) => call.finish(None, crate::outgoing::OutgoingEnd::Failed(e)),
+            }
+        }
+        sent
     }
 
     /// Reports progress on an incoming request.
@@ -454,7 +487,7 @@ impl Peer {
 
     /// Client role: connects (era probe, handshake) and waits for the outcome.
     pub async fn connect(&self, mode: ConnectMode) -> Result<Connected, PeerError> {
-        let watched = crate::outgoing::observer().and_then(|o| o.connecting(self));
+        let watched = self.observer().and_then(|o| o.connecting(self));
         let (reply, rx) = oneshot::channel();
         let out = match self.commands.send(Command::Connect { mode, reply }) {
             Ok(()) => rx.await.unwrap_or(Err(PeerError::Closed)),

@@ -7,7 +7,9 @@
 //! one costs more than the rest of a handle.
 
 use std::sync::atomic::AtomicU64;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use tessera_types::ProtocolVersion;
 
 use tokio::sync::watch;
 
@@ -30,6 +32,9 @@ pub(crate) struct PeerShared {
     pub(crate) tickets: AtomicU64,
     /// What the driver last published.
     pub(crate) outstanding: OutstandingCells,
+    /// Server role: the legacy session's version, once its handshake
+    /// completed or it was restored.
+    pub(crate) session_version: OnceLock<ProtocolVersion>,
     info: Mutex<Info>,
 }
 
@@ -38,6 +43,7 @@ impl Default for PeerShared {
         PeerShared {
             tickets: AtomicU64::new(0),
             outstanding: OutstandingCells::default(),
+            session_version: OnceLock::new(),
             info: Mutex::new(Info::Unborn),
         }
     }

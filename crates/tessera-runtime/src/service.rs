@@ -88,6 +88,13 @@ pub trait Service: Send + Sync + 'static {
         let _ = (peer, version);
     }
 
+    /// Who is told of the requests sent on this service's connections
+    /// ([`crate::outgoing`]): asked once per connection, when it is made.
+    /// `None` (the default) leaves them to the process-wide observer.
+    fn outgoing_observer(&self) -> Option<Arc<dyn crate::outgoing::OutgoingObserver>> {
+        None
+    }
+
     /// What this service keeps about the legacy session of `peer` that must
     /// be stored with it (the `data` of a [`SessionState`](crate::SessionState):
     /// resource subscriptions, for example), by key. Called when the
@@ -248,6 +255,9 @@ impl<S: Service + ?Sized> Service for Arc<S> {
     }
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         (**self).on_initialized(peer, version)
+    }
+    fn outgoing_observer(&self) -> Option<Arc<dyn crate::outgoing::OutgoingObserver>> {
+        (**self).outgoing_observer()
     }
     fn session_data(&self, peer: &Peer) -> JsonObject {
         (**self).session_data(peer)

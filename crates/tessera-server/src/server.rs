@@ -938,6 +938,10 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
         })
     }
 
+    fn outgoing_observer(&self) -> Option<Arc<dyn tessera_runtime::outgoing::OutgoingObserver>> {
+        self.inner.middleware.outgoing().cloned()
+    }
+
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         tracing::debug!(%version, "legacy session initialized");
         self.inner.middleware.session_started(&peer, version);

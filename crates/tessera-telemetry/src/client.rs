@@ -59,12 +59,13 @@ impl OutgoingObserver for Sender {
         let lookup = |k: &str| p.and_then(|p| p.get(k)).and_then(Value::as_str);
         let target = Target::of(method, lookup);
         let connected = peer.connected();
-        let mut attrs = Attributes::of_request(
-            method,
-            target.as_ref(),
-            connected.as_ref().map(|c| &c.version),
-            &t.options,
-        );
+        // A client knows what it connected to; a server its session's version.
+        let version = connected
+            .as_ref()
+            .map(|c| c.version)
+            .or_else(|| peer.session_version());
+        let mut attrs =
+            Attributes::of_request(method, target.as_ref(), version.as_ref(), &t.options);
         if let Some(l) = peer.link() {
             link_attributes(l, &mut attrs.shared);
             if let Some(s) = l.state.session() {
@@ -238,5 +239,6 @@ fn ending_of(end: OutgoingEnd<'_>) -> Ending<'_> {
         }
         OutgoingEnd::Failed(e) => local(OTHER, e.to_string()),
         OutgoingEnd::Abandoned => local(CANCELLED, "the caller gave up on the request".into()),
+        OutgoingEnd::Sent => Ending::Taken,
     }
 }

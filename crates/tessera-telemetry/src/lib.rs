@@ -44,8 +44,8 @@
 //!
 //! A [`Telemetry`] with nothing to record into (no tracer or meter provider
 //! given, and the global tracer provider the API's no-op one) is not
-//! active: its layer leaves the middleware stack as it was, and no observer
-//! of sent requests is installed, so a request costs what it costs without
+//! active: [`Telemetry::install`] leaves the middleware stack as it was and
+//! adds no observer of sent requests, so a request costs what it costs without
 //! the layer. A program whose only provider is a global *meter* provider
 //! passes it with [`TelemetryBuilder::meter_provider`] (the API cannot tell
 //! a global no-op meter provider from a real one).
@@ -126,10 +126,14 @@ impl Telemetry {
     }
 
     /// Adds this telemetry to a middleware stack: its [`TelemetryLayer`]
-    /// and the observer of legacy sessions (their duration histogram). An
+    /// (what the stack's connections receive), the observer of the requests
+    /// they send (`CLIENT` spans, [`MiddlewareStack::observe_outgoing`]) and
+    /// the observer of legacy sessions (their duration histogram). An
     /// inactive telemetry leaves the stack as it was, so a request costs
-    /// what it costs without it. Use it with a builder's `middleware`
-    /// method: `Server::builder().middleware(|s| telemetry.install(s))`.
+    /// what it costs without it. Use it with a server's or a client's
+    /// builder: `Server::builder().middleware(|s| telemetry.install(s))`.
+    /// Each stack records into its own telemetry, so two in one process
+    /// (two tenants' providers, say) stay apart.
     pub fn install(&self, stack: MiddlewareStack) -> MiddlewareStack {
         if !self.is_active() {
             return stack;
@@ -137,32 +141,39 @@ impl Telemetry {
         let histogram = self.inner.instruments.server_session.clone();
         stack
             .layer(self.layer())
+            .observe_outgoing(self.sender())
             .observe_sessions(move |peer, version| session::watch(peer, version, histogram.clone()))
     }
 
-    /// The middleware layer alone (a tower layer; see [`Telemetry::install`],
-    /// which also measures sessions and leaves an inactive telemetry out).
-    /// Making it also installs this telemetry as the process's observer of
-    /// the requests it sends ([`tessera_runtime::outgoing`]; the first one
-    /// installed stays), so one layer covers both directions. An inactive
+    /// The middleware layer alone: it records what a connection
+    /// *receives*. The requests the connection sends are recorded by the
+    /// observer [`Telemetry::install`] also puts on the stack; a stack
+    /// given only this layer leaves them to the process's observer
+    /// ([`Telemetry::observe_outgoing`]), if one is installed. An inactive
     /// telemetry's layer passes requests on untouched.
     pub fn layer(&self) -> TelemetryLayer {
-        self.observe_outgoing();
         TelemetryLayer {
             telemetry: self.clone(),
         }
     }
 
     /// Installs this telemetry as the process's observer of the requests
-    /// it sends, for a process that sends but has no middleware stack (a
-    /// command-line client). Returns whether this one was installed.
+    /// it sends on connections whose middleware stack has none of its own:
+    /// for a process that sends but has no middleware stack (a command-line
+    /// client, a proxy's upstream connections). Only the first call in a
+    /// process takes effect; returns whether this one did.
     pub fn observe_outgoing(&self) -> bool {
         if !self.inner.active {
             return false;
         }
-        tessera_runtime::outgoing::observe_outgoing(Arc::new(client::Sender {
+        tessera_runtime::outgoing::observe_outgoing(self.sender())
+    }
+
+    /// The observer of the requests a connection sends.
+    fn sender(&self) -> Arc<dyn tessera_runtime::outgoing::OutgoingObserver> {
+        Arc::new(client::Sender {
             telemetry: self.clone(),
-        }))
+        })
     }
 
     /// The metric instruments (for gauges and counters an application

@@ -1,7 +1,8 @@
 //! Aggregation: the reference server over stdio and an in-process server over
 //! HTTP behind one endpoint, prefixed names, a deny list, and the stdio
 //! upstream killed mid-test (its tools disappear, the other upstream keeps
-//! working, and they come back when it has been restarted). It lives with the
+//! working, and they come back when it has been restarted, with the resource
+//! subscriptions sessions made through it). It lives with the
 //! CLI so that Cargo builds the `tessera` binary it runs as the stdio upstream.
 
 use crate::common;
@@ -147,6 +148,12 @@ async fn two_upstreams_one_killed_and_back() {
     let first = serde_json::to_value(&read.contents[0]).expect("json");
     assert_eq!(first["uri"], "local+test://static-text");
 
+    // A legacy session subscribes to a resource of the stdio upstream.
+    let watched = "local+test://watched-resource";
+    bounded("resources/subscribe", legacy.subscribe(watched))
+        .await
+        .expect("subscribes");
+
     // Kill the stdio upstream, and keep it from restarting for now.
     let mut events = legacy.events();
     local.kill_and_hold();
@@ -192,6 +199,30 @@ async fn two_upstreams_one_killed_and_back() {
             .await
             .contains(&"local__echo".to_owned())
     );
+    // The subscription was made again on the new connection: an update of
+    // the resource still reaches the session.
+    assert!(
+        text_of(
+            &legacy,
+            "local__test_trigger_resource_update",
+            serde_json::json!({})
+        )
+        .await
+        .contains("test://watched-resource")
+    );
+    bounded("the resource update after the restart", async {
+        loop {
+            match events.recv().await {
+                Some(ClientEvent::ResourceUpdated(p)) => {
+                    assert_eq!(p.uri, watched);
+                    break;
+                }
+                Some(_) => continue,
+                None => panic!("event stream ended"),
+            }
+        }
+    })
+    .await;
 
     legacy.close().await;
     modern.close().await;

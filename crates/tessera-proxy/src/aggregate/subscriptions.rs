@@ -43,18 +43,34 @@ impl Inner {
             )));
         };
         let rest = rest.to_owned();
-        let topic = Topic {
-            caller: member.caller_key(r)?,
-            uri,
-        };
+        let caller = member.caller_key(r)?;
+        let mut topic = Topic { caller, uri };
         let changed = {
             let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
             match s.iter_mut().find(|(p, _)| p.same_connection(&r.peer)) {
                 Some((_, subs)) if subscribe => subs.insert(topic.clone()),
-                Some((_, subs)) => subs.remove(&topic),
+                // The session's subscription to the URI, under whichever
+                // caller key it was made: a token refreshed since changes
+                // the key, not the subscription.
+                Some((_, subs)) => match subs.iter().find(|t| t.uri == topic.uri).cloned() {
+                    Some(held) => {
+                        subs.remove(&held);
+                        topic = held;
+                        true
+                    }
+                    None => false,
+                },
                 None => true,
             }
         };
+        if !subscribe && topic.caller != caller {
+            // Made through the connection of the caller's earlier token: it
+            // ends there, whatever this request's connection is.
+            if self.hub.unsubscribe(&topic) {
+                member.unsubscribe(topic.caller, &rest);
+            }
+            return Ok(JsonObject::new());
+        }
         let ask_upstream = changed
             && if subscribe {
                 self.hub.subscribe(&topic)

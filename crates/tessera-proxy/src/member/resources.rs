@@ -5,7 +5,7 @@
 //! `resources/subscribe`), kept until the subscription ends.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tessera_proto::RequestOptions;
 use tessera_runtime::Request;
@@ -16,6 +16,7 @@ use super::Member;
 use crate::callers::ACKNOWLEDGEMENT_WAIT;
 use crate::refusal::RefusalData;
 use crate::shapes::write;
+use crate::upstream::Upstream;
 
 /// The most listen streams carrying resource subscriptions to one
 /// upstream.
@@ -39,6 +40,20 @@ impl Streams {
     fn stop(&self, key: &Key) -> bool {
         self.lock().remove(key).map(|t| t.cancel()).is_some()
     }
+}
+
+/// Asks the upstream on `peer` for `method` (`resources/subscribe` or
+/// `resources/unsubscribe`) of its own `uri`; the error says why not.
+pub(crate) async fn ask_about_resource(
+    peer: &tessera_runtime::Peer,
+    method: &'static str,
+    uri: &str,
+) -> Result<(), String> {
+    let p = write(&ResourceRequestParams::new(uri)).map_err(|e| e.message)?;
+    peer.request(method, Some(p), RequestOptions::default())
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 impl Member {
@@ -94,6 +109,59 @@ impl Member {
         Ok(())
     }
 
+    /// Makes again, on `up` (a new pooled connection, after the old one was
+    /// lost), the subscriptions to the upstream's own `uris` that the old
+    /// connection carried: `resources/subscribe` on a legacy connection, a
+    /// listen stream each on a 2026-07-28 one. The streams of the old
+    /// connection are dropped first. One the upstream refuses is logged and
+    /// left out; `still` says whether a URI is still subscribed to (one
+    /// given up while it was being made again is stopped at once).
+    pub async fn resubscribe(
+        &self,
+        up: &Arc<Upstream>,
+        uris: Vec<String>,
+        still: impl Fn(&str) -> bool,
+    ) {
+        self.streams.lock().retain(|(caller, _), t| {
+            if caller.is_some() {
+                return true;
+            }
+            t.cancel();
+            false
+        });
+        let cancel = CancellationToken::new();
+        for uri in uris {
+            let made = if up.era() == Era::Legacy {
+                ask_about_resource(&up.peer, methods::RESOURCES_SUBSCRIBE, &uri).await
+            } else {
+                let filter = SubscriptionFilter {
+                    resource_subscriptions: Some(vec![uri.clone()]),
+                    ..SubscriptionFilter::default()
+                };
+                let wait = self.options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
+                match up.acks.listen(up.peer.clone(), filter, wait, &cancel).await {
+                    Ok(stop) if still(&uri) => {
+                        if let Some(old) = self.streams.lock().insert((None, uri.clone()), stop) {
+                            old.cancel();
+                        }
+                        Ok(())
+                    }
+                    Ok(stop) => {
+                        stop.cancel();
+                        Ok(())
+                    }
+                    Err(e) => Err(e.message),
+                }
+            };
+            match made {
+                Ok(()) => tracing::debug!(upstream = %self.entry.name, %uri, "subscribed again"),
+                Err(e) => {
+                    tracing::warn!(upstream = %self.entry.name, %uri, error = %e, "subscription not made again")
+                }
+            }
+        }
+    }
+
     /// Ends the subscription to `uri` (the upstream's own) of `caller`, for
     /// the caller of `r` (a legacy session's `resources/unsubscribe`).
     pub async fn unsubscribe_now(
@@ -123,21 +191,15 @@ impl Member {
             (Some(key), Some(callers)) => callers.open(&key),
             _ => self.current(),
         };
-        let (Some(up), Ok(p)) = (up, write(&ResourceRequestParams::new(uri))) else {
+        let Some(up) = up else {
             return;
         };
         if up.era() != Era::Legacy {
             return;
         }
+        let uri = uri.to_owned();
         tokio::spawn(async move {
-            let _ = up
-                .peer
-                .request(
-                    methods::RESOURCES_UNSUBSCRIBE,
-                    Some(p),
-                    RequestOptions::default(),
-                )
-                .await;
+            let _ = ask_about_resource(&up.peer, methods::RESOURCES_UNSUBSCRIBE, &uri).await;
         });
     }
 }

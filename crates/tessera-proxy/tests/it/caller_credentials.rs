@@ -249,6 +249,21 @@ impl Rig {
             .expect("connects")
     }
 
+    /// A legacy client of the proxy whose token comes from `auth` for each
+    /// request (one that changes it, as a refreshing client does).
+    pub(crate) async fn client_authorized_by(
+        &self,
+        auth: Arc<dyn tessera_http::HttpAuth>,
+    ) -> Client {
+        let t = HttpClientTransport::new(&self.proxy_url)
+            .unwrap()
+            .with_auth(auth);
+        let b = Client::builder("caller", "1.0").protocol_version(ProtocolVersion::V2025_11_25);
+        bounded("connecting to the proxy", b.connect_transport(t))
+            .await
+            .expect("connects")
+    }
+
     fn upstream_saw(&self) -> Vec<String> {
         self.upstream_saw.lock().unwrap().clone()
     }

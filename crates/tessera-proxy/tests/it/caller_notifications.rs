@@ -7,8 +7,12 @@
 //! notifications counted, a resource update that only that caller
 //! subscribed to; once it has arrived, everything before it has too.
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::json;
 use tessera_client::{Client, ClientEvent, EventStream, ListenStream};
+use tessera_http::http::{HeaderMap, Method, StatusCode, Uri};
+use tessera_http::{AuthFuture, ChallengeOutcome, HttpAuth};
 use tessera_testkit::bounded;
 use tessera_types::{ProtocolVersion, SubscriptionFilter};
 
@@ -251,5 +255,66 @@ async fn a_modern_upstreams_resource_updates_come_through_each_subscribers_own_s
     assert_eq!(updates_of(&seen, "up+mem://doc"), 0, "{seen:?}");
     alice.close().await;
     bob.close().await;
+    rig.close();
+}
+
+/// The caller's current token, sent with every request; the test swaps it
+/// as a client refreshing its token would.
+struct Refreshing(Arc<Mutex<String>>);
+
+impl HttpAuth for Refreshing {
+    fn authorize<'a>(
+        &'a self,
+        _: &'a Method,
+        _: &'a Uri,
+        headers: &'a mut HeaderMap,
+    ) -> AuthFuture<'a, Result<(), String>> {
+        let value = format!("Bearer {}", self.0.lock().unwrap());
+        Box::pin(async move {
+            headers.insert("authorization", value.parse().map_err(|_| "bad token")?);
+            Ok(())
+        })
+    }
+
+    fn challenge<'a>(
+        &'a self,
+        _: &'a Uri,
+        _: StatusCode,
+        _: &'a HeaderMap,
+    ) -> AuthFuture<'a, ChallengeOutcome> {
+        Box::pin(async { ChallengeOutcome::Pass })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsubscribe_after_the_callers_token_was_refreshed_ends_the_subscription() {
+    let rig = Rig::start_speaking(Speaks::LegacyOnly, exchange_auth(None)).await;
+    let token = Arc::new(Mutex::new(rig.token("alice", &[])));
+    let alice = rig
+        .client_authorized_by(Arc::new(Refreshing(token.clone())))
+        .await;
+    let mut events = alice.events();
+    for uri in ["up+mem://doc", "up+mem://other"] {
+        bounded("alice subscribes", alice.subscribe(uri))
+            .await
+            .expect("subscribed");
+    }
+    // Alice's token is refreshed: the same subject, a new token, so the
+    // proxy knows her by another caller key from now on.
+    *token.lock().unwrap() = rig.token("alice", &["https://refreshed.example"]);
+    bounded("alice unsubscribes", alice.unsubscribe("up+mem://doc"))
+        .await
+        .expect("unsubscribed");
+    // The doc's update, then the other's, come on the connection her first
+    // token opened: she hears only of the one she is still subscribed to.
+    rig.server.notify_resource_updated("mem://doc");
+    rig.server.notify_resource_updated("mem://other");
+    let seen = until_updated(&mut events, "up+mem://other").await;
+    assert_eq!(
+        updates_of(&seen, "up+mem://doc"),
+        0,
+        "the subscription made under the old token ended"
+    );
+    alice.close().await;
     rig.close();
 }

@@ -86,6 +86,7 @@ use std::task::{Context, Poll};
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
+use crate::outgoing::OutgoingObserver;
 use crate::peer::Peer;
 use crate::service::{
     BoxFuture, HandlerResult, Handling, Message, Notification, ReplyResult, Request, Service,
@@ -138,12 +139,14 @@ where
 /// Called when a legacy session's handshake completes (server role).
 type SessionHook = Arc<dyn Fn(&Peer, ProtocolVersion) + Send + Sync>;
 
-/// An ordered list of tower layers, outermost first, and the observers of
-/// legacy sessions. Cheap to clone.
+/// An ordered list of tower layers, outermost first, the observers of
+/// legacy sessions, and the observer of the requests the connections it
+/// serves send. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct MiddlewareStack {
     layers: Arc<[Wrap]>,
     sessions: Arc<[SessionHook]>,
+    outgoing: Option<Arc<dyn OutgoingObserver>>,
 }
 
 impl std::fmt::Debug for MiddlewareStack {
@@ -151,6 +154,7 @@ impl std::fmt::Debug for MiddlewareStack {
         f.debug_struct("MiddlewareStack")
             .field("layers", &self.layers.len())
             .field("session_observers", &self.sessions.len())
+            .field("observes_outgoing", &self.outgoing.is_some())
             .finish()
     }
 }
@@ -169,7 +173,7 @@ impl MiddlewareStack {
         v.push(Arc::new(layer));
         MiddlewareStack {
             layers: v.into(),
-            sessions: self.sessions,
+            ..self
         }
     }
 
@@ -183,9 +187,28 @@ impl MiddlewareStack {
         let mut v: Vec<SessionHook> = self.sessions.iter().cloned().collect();
         v.push(Arc::new(hook));
         MiddlewareStack {
-            layers: self.layers,
             sessions: v.into(),
+            ..self
         }
+    }
+
+    /// Tells `observer` of every request sent on the connections this stack
+    /// serves, in either role (a client's calls, a server's requests to its
+    /// client), before the process-wide observer
+    /// ([`observe_outgoing`](crate::outgoing::observe_outgoing)), which
+    /// then sees only the connections whose stack has none. Replaces an
+    /// observer set before.
+    pub fn observe_outgoing(self, observer: Arc<dyn OutgoingObserver>) -> Self {
+        MiddlewareStack {
+            outgoing: Some(observer),
+            ..self
+        }
+    }
+
+    /// The observer of the requests sent on this stack's connections, if
+    /// one was set ([`MiddlewareStack::observe_outgoing`]).
+    pub fn outgoing(&self) -> Option<&Arc<dyn OutgoingObserver>> {
+        self.outgoing.as_ref()
     }
 
     /// The number of layers.
@@ -466,6 +489,13 @@ impl<S: Service> Service for Layered<S> {
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         self.stack.session_started(&peer, version);
         self.inner.on_initialized(peer, version)
+    }
+
+    fn outgoing_observer(&self) -> Option<Arc<dyn OutgoingObserver>> {
+        self.stack
+            .outgoing()
+            .cloned()
+            .or_else(|| self.inner.outgoing_observer())
     }
 
     fn session_data(&self, peer: &Peer) -> JsonObject {

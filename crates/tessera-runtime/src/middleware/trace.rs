@@ -14,7 +14,8 @@ use crate::service::{BoxFuture, Message};
 /// `version`, and ends it with one event carrying `duration_ms` and
 /// `outcome` (`ok`, `error` with its `code`, or `cancelled`): an `INFO`
 /// event for a result, `WARN` for an error. Each notification runs in an
-/// `INFO` span named `mcp.notification` with the field `method`, ended by
+/// `INFO` span named `mcp.notification` with the fields `method` and
+/// `version` (once the connection knows it), ended by
 /// one event with `duration_ms` and `outcome`: `notified` (`DEBUG`), or
 /// `dropped` with the `code` of the layer's refusal (`INFO`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -68,7 +69,11 @@ where
                 false,
             ),
             Message::Notification(n) => (
-                tracing::info_span!("mcp.notification", method = %n.method),
+                tracing::info_span!(
+                    "mcp.notification",
+                    method = %n.method,
+                    version = n.version.map(|v| v.as_str()),
+                ),
                 true,
             ),
         };

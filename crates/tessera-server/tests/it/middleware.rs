@@ -14,6 +14,8 @@ use tessera_runtime::middleware::{
 };
 use tessera_runtime::{Reply, ReplyResult, Request};
 use tessera_server::{Args, RequestContext, Server, ServerBuilder, tool};
+use tessera_testkit::deadline::bounded;
+use tessera_testkit::layers::{Seen as Taken, Tap};
 use tessera_testkit::pair::in_process;
 use tessera_types::{ErrorCode, ErrorObject, methods};
 use tokio::time::Instant;
@@ -365,6 +367,48 @@ async fn the_trace_layer_spans_each_request() {
         .find(|l| l.contains("request failed") && l.contains("target=\"nope\""))
         .unwrap_or_else(|| panic!("no failure for nope in:\n{log}"));
     assert!(failed.contains("outcome=\"error\""), "{failed}");
+}
+
+/// A notification's span carries the version the session speaks.
+#[tokio::test]
+async fn the_trace_layer_spans_each_notification_with_its_version() {
+    let out = Captured::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // Told once the trace layer below is done with each message.
+    let (tx, mut done) = tokio::sync::mpsc::unbounded_channel();
+    let server = builder()
+        .layer(Tap::once_done(tx))
+        .layer(TraceLayer::new())
+        .build()
+        .unwrap();
+    let _client = connect_with(
+        server,
+        Client::builder("middleware-tests", "1.0")
+            .protocol_version(tessera_types::ProtocolVersion::V2025_11_25),
+    )
+    .await;
+    loop {
+        let seen = bounded("the handshake's notification", done.recv()).await;
+        if let Some(Taken::Notification(m)) = seen {
+            if m == "notifications/initialized" {
+                break;
+            }
+        }
+    }
+    let log = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+    let taken = log
+        .lines()
+        .find(|l| l.contains("notification taken") && l.contains("notifications/initialized"))
+        .unwrap_or_else(|| panic!("no span for notifications/initialized in:\n{log}"));
+    assert!(taken.contains("mcp.notification"), "{taken}");
+    assert!(taken.contains("version=\"2025-11-25\""), "{taken}");
+    assert!(taken.contains("outcome=\"notified\""), "{taken}");
 }
 
 #[tokio::test]

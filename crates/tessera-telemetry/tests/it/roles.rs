@@ -10,35 +10,20 @@
 
 use opentelemetry::trace::SpanKind;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::json;
 use tessera_client::Client;
 use tessera_server::{RequestContext, Server, tool};
 use tessera_telemetry::Telemetry;
 use tessera_testkit::pair::in_process;
+
+use crate::sinks::{attr, one};
 use tessera_types::{
     CreateMessageRequestParams, CreateMessageResult, ErrorObject, ProtocolVersion, SamplingMessage,
 };
 
 async fn paris(_: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> {
     Ok(CreateMessageResult::text("test-model", "Paris"))
-}
-
-fn attr(span: &SpanData, key: &str) -> Option<String> {
-    span.attributes
-        .iter()
-        .find(|kv| kv.key.as_str() == key)
-        .map(|kv| kv.value.to_string())
-}
-
-fn one<'a>(spans: &'a [SpanData], name: &str, kind: SpanKind) -> &'a SpanData {
-    let found: Vec<&SpanData> = spans
-        .iter()
-        .filter(|s| s.name == name && s.span_kind == kind)
-        .collect();
-    assert_eq!(found.len(), 1, "one {kind:?} span {name}: {spans:#?}");
-    found[0]
 }
 
 /// Serves `server` in-process and connects a client speaking `version`
@@ -49,25 +34,20 @@ async fn connect(server: &Server, telemetry: &Telemetry, version: ProtocolVersio
         Client::builder("roles-client", "1.0")
             .protocol_version(version)
             .sampling(paris)
-            .layer(telemetry.layer()),
+            .middleware(|s| telemetry.install(s)),
     )
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn server_to_client_requests_are_spans_in_both_roles() {
-    let spans = InMemorySpanExporter::default();
-    let tracer = SdkTracerProvider::builder()
-        .with_simple_exporter(spans.clone())
-        .build();
-    let metrics = InMemoryMetricExporter::default();
-    let meter = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(metrics.clone()).build())
-        .build();
-    let telemetry = Telemetry::builder()
-        .tracer_provider(&tracer)
-        .meter_provider(&meter)
-        .build();
+    let crate::sinks::Sinks {
+        spans,
+        metrics,
+        meter,
+        telemetry,
+        ..
+    } = crate::sinks::in_memory();
 
     let server = Server::builder()
         .name_version("roles", "1.0.0")
@@ -189,23 +169,14 @@ async fn server_to_client_requests_are_spans_in_both_roles() {
         }
         names
     };
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let n = names();
-        if n.get("mcp.server.session.duration") == Some(&1)
-            && n.get("mcp.client.session.duration") == Some(&1)
-        {
-            // Legacy: the handshake's notifications/initialized, tools/call
-            // and sampling; 2026-07-28: two rounds and the sampling input
-            // the client fulfilled.
-            assert_eq!(n.get("mcp.server.operation.duration"), Some(&6), "{n:?}");
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "session durations: {n:?}"
-        );
-        tokio::task::yield_now().await;
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    // On the paused clock the sleep ends only once every task is idle: the
+    // two connections have ended and recorded their sessions by then.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let n = names();
+    assert_eq!(n.get("mcp.server.session.duration"), Some(&1), "{n:?}");
+    assert_eq!(n.get("mcp.client.session.duration"), Some(&1), "{n:?}");
+    // Legacy: the handshake's notifications/initialized, tools/call and
+    // sampling; 2026-07-28: two rounds and the sampling input the client
+    // fulfilled.
+    assert_eq!(n.get("mcp.server.operation.duration"), Some(&6), "{n:?}");
 }

@@ -2,7 +2,9 @@
 //! both roles: a `SERVER` span named for the method and a point of
 //! `mcp.server.operation.duration`, with `mcp.method.name`,
 //! `mcp.protocol.version` and the transport's attributes, no request id and
-//! no response status; one a layer below drops carries `error.type`.
+//! no response status; one a layer below drops carries `error.type`. Those
+//! it sends are `CLIENT` spans and points of `mcp.client.operation.duration`,
+//! whose context travels in `params._meta` to the receiver's span.
 //!
 //! Each side has an outermost layer reporting each notification once the
 //! rest of its stack (the telemetry layer included) is done with it, so the
@@ -12,15 +14,16 @@ use std::collections::BTreeMap;
 
 use opentelemetry::trace::{SpanKind, Status};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::json;
 use tessera_client::Client;
 use tessera_server::{RequestContext, Server, tool};
-use tessera_telemetry::Telemetry;
 use tessera_testkit::deadline::bounded;
 use tessera_testkit::layers::{RefuseNotification, Seen, Tap};
 use tessera_testkit::pair::in_process;
+
+use crate::sinks::{attr, one};
 use tessera_types::ProtocolVersion;
 use tokio::sync::mpsc;
 
@@ -28,21 +31,6 @@ use tokio::sync::mpsc;
 const DROPPED: &str = "notifications/roots/list_changed";
 /// The notification the server's tool sends the client.
 const TO_CLIENT: &str = "notifications/tessera/said";
-
-fn attr(span: &SpanData, key: &str) -> Option<String> {
-    span.attributes
-        .iter()
-        .find(|kv| kv.key.as_str() == key)
-        .map(|kv| kv.value.to_string())
-}
-
-/// The one span named `name`, of kind `SERVER`.
-fn one<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
-    let found: Vec<&SpanData> = spans.iter().filter(|s| s.name == name).collect();
-    assert_eq!(found.len(), 1, "one span {name}: {spans:#?}");
-    assert_eq!(found[0].span_kind, SpanKind::Server, "{name}");
-    found[0]
-}
 
 /// Waits until `done` reported each of the notifications `methods` (in any
 /// order).
@@ -61,9 +49,10 @@ async fn wait_for(done: &mut mpsc::UnboundedReceiver<Seen>, methods: &[&str]) {
     }
 }
 
-/// The points of `mcp.server.operation.duration`, each as its sorted
-/// attributes and its count, for the notification methods only.
+/// The points of the histogram `name`, each as its sorted attributes and
+/// its count, for the notification methods only.
 fn notification_points(
+    name: &str,
     meter: &SdkMeterProvider,
     metrics: &InMemoryMetricExporter,
 ) -> BTreeMap<Vec<(String, String)>, u64> {
@@ -76,7 +65,7 @@ fn notification_points(
     };
     for sm in rm.scope_metrics() {
         for m in sm.metrics() {
-            if m.name() != "mcp.server.operation.duration" {
+            if m.name() != name {
                 continue;
             }
             let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() else {
@@ -112,19 +101,14 @@ fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
-    let spans = InMemorySpanExporter::default();
-    let tracer = SdkTracerProvider::builder()
-        .with_simple_exporter(spans.clone())
-        .build();
-    let metrics = InMemoryMetricExporter::default();
-    let meter = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(metrics.clone()).build())
-        .build();
-    let telemetry = Telemetry::builder()
-        .tracer_provider(&tracer)
-        .meter_provider(&meter)
-        .build();
+async fn sent_and_received_notifications_are_spans_and_duration_points_in_both_roles() {
+    let crate::sinks::Sinks {
+        spans,
+        metrics,
+        meter,
+        telemetry,
+        ..
+    } = crate::sinks::in_memory();
 
     let (server_tx, mut server_done) = mpsc::unbounded_channel();
     let server = Server::builder()
@@ -151,7 +135,7 @@ async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
         Client::builder("notes-client", "1.0")
             .protocol_version(ProtocolVersion::V2025_11_25)
             .layer(Tap::once_done(client_tx))
-            .layer(telemetry.layer()),
+            .middleware(|s| telemetry.install(s)),
     )
     .await;
 
@@ -168,18 +152,30 @@ async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
     wait_for(&mut client_done, &[TO_CLIENT]).await;
 
     let finished = spans.get_finished_spans().unwrap();
-    let notes: Vec<&SpanData> = finished
+    let received: Vec<&SpanData> = finished
         .iter()
-        .filter(|s| s.name.starts_with("notifications/"))
+        .filter(|s| s.name.starts_with("notifications/") && s.span_kind == SpanKind::Server)
         .collect();
-    assert_eq!(notes.len(), 3, "{notes:#?}");
-    let initialized = one(&finished, "notifications/initialized");
-    let dropped = one(&finished, DROPPED);
-    let told = one(&finished, TO_CLIENT);
+    assert_eq!(received.len(), 3, "{received:#?}");
+    let initialized = one(&finished, "notifications/initialized", SpanKind::Server);
+    let dropped = one(&finished, DROPPED, SpanKind::Server);
+    let told = one(&finished, TO_CLIENT, SpanKind::Server);
+    // What was sent through `Peer::notify`: the roots change (client) and
+    // the tool's notification (server). The handshake's
+    // `notifications/initialized` is part of the `initialize` span.
+    let sent: Vec<&SpanData> = finished
+        .iter()
+        .filter(|s| s.name.starts_with("notifications/") && s.span_kind == SpanKind::Client)
+        .collect();
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    let sent_dropped = one(&finished, DROPPED, SpanKind::Client);
+    let sent_told = one(&finished, TO_CLIENT, SpanKind::Client);
     for (s, method) in [
         (initialized, "notifications/initialized"),
         (dropped, DROPPED),
         (told, TO_CLIENT),
+        (sent_dropped, DROPPED),
+        (sent_told, TO_CLIENT),
     ] {
         assert_eq!(attr(s, "mcp.method.name").as_deref(), Some(method));
         assert_eq!(
@@ -187,11 +183,14 @@ async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
             Some("2025-11-25"),
             "{s:#?}"
         );
-        assert_eq!(attr(s, "network.transport").as_deref(), Some("pipe"));
         assert_eq!(attr(s, "jsonrpc.request.id"), None, "no id: {s:#?}");
         assert_eq!(attr(s, "rpc.response.status_code"), None, "no response");
     }
-    for s in [initialized, told] {
+    // The receiving side names the transport it took the message from.
+    for s in [initialized, dropped, told] {
+        assert_eq!(attr(s, "network.transport").as_deref(), Some("pipe"));
+    }
+    for s in [initialized, told, sent_dropped, sent_told] {
         assert_eq!(attr(s, "error.type"), None, "{s:#?}");
         assert_eq!(s.status, Status::Unset);
     }
@@ -201,9 +200,14 @@ async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
         "{:?}",
         dropped.status
     );
-    // The server's notification ran inside the call's handler, but the
-    // client records it on its own: no `_meta` carried a trace context.
-    assert_eq!(told.parent_span_id, opentelemetry::trace::SpanId::INVALID);
+    // Each received notification continues the sender's trace: its context
+    // travelled in `_meta`. The server's notification was sent inside the
+    // call's handler, so it belongs to the call's trace.
+    assert_eq!(told.parent_span_id, sent_told.span_context.span_id());
+    assert_eq!(dropped.parent_span_id, sent_dropped.span_context.span_id());
+    let call = one(&finished, "tools/call say", SpanKind::Server);
+    assert_eq!(sent_told.parent_span_id, call.span_context.span_id());
+    assert_eq!(told.span_context.trace_id(), call.span_context.trace_id());
 
     let common = [
         ("mcp.protocol.version", "2025-11-25"),
@@ -224,6 +228,23 @@ async fn received_notifications_are_spans_and_duration_points_in_both_roles() {
     ]
     .into_iter()
     .collect();
-    assert_eq!(notification_points(&meter, &metrics), expected);
+    assert_eq!(
+        notification_points("mcp.server.operation.duration", &meter, &metrics),
+        expected
+    );
+    // The sender's points: the in-process pipe gives no link to name.
+    let sent = |method: &str| {
+        kv(&[
+            ("mcp.method.name", method),
+            ("mcp.protocol.version", "2025-11-25"),
+        ])
+    };
+    let expected: BTreeMap<Vec<(String, String)>, u64> = [(sent(DROPPED), 1), (sent(TO_CLIENT), 1)]
+        .into_iter()
+        .collect();
+    assert_eq!(
+        notification_points("mcp.client.operation.duration", &meter, &metrics),
+        expected
+    );
     client.close().await;
 }
