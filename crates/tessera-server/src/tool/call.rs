@@ -57,8 +57,11 @@ impl GivenArguments<'_> {
     /// The arguments as the handler gets them, checked against `input` first
     /// when the tool has a check (then as a tree: what the validator reads).
     fn checked(self, input: &LazyValidator, check: bool) -> Result<Arguments, String> {
-        let v = match input.get() {
-            Some(v) if check => v,
+        // Unchecked arguments leave a deferred schema alone: compiling it
+        // (the first one builds JSON Schema's meta-schema validator, about 5
+        // million instructions) is for explaining a call that did not decode.
+        let v = match check.then(|| input.get()).flatten() {
+            Some(v) => v,
             _ => {
                 return Ok(match self {
                     GivenArguments::None => Arguments::None,
