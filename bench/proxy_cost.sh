@@ -2,9 +2,12 @@
 # What `tessera proxy` costs per request, independent of machine load: CPU instructions
 # (valgrind --tool=callgrind, every thread of every process) per `tools/call echo` of the
 # reference server direct (`tessera serve --http`) and behind `tessera proxy --http` in front of
-# `tessera serve --stdio` (the proxy's instructions and its upstream children's, counted apart).
+# `tessera serve --stdio` (config `proxy`) or of `tessera serve --http` (config `proxy-http`; the
+# upstream server runs under callgrind too): the proxy's instructions and its upstream's, counted
+# apart.
 #
-#   bench/proxy_cost.sh [--modes "legacy-sse modern"] [--requests N] [--concurrency C] [--top K]
+#   bench/proxy_cost.sh [--modes "legacy-sse modern"] [--configs "direct proxy proxy-http"]
+#                       [--requests N] [--concurrency C] [--top K]
 #
 # Each configuration runs twice from a fresh start, with N/4 and with N calls (fresh sessions
 # each time); instructions per request = (total of the long run - total of the short one) /
@@ -36,16 +39,18 @@ if [ -z "$TESSERA_BIN" ]; then
   fi
 fi
 MODES="legacy-sse modern"
+CONFIGS="direct proxy proxy-http"
 REQUESTS=2000
 CONC=16
 TOP=25
 while [ $# -gt 0 ]; do
   case "$1" in
     --modes) MODES="$2"; shift ;;
+    --configs) CONFIGS="$2"; shift ;;
     --requests) REQUESTS="$2"; shift ;;
     --concurrency) CONC="$2"; shift ;;
     --top) TOP="$2"; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "proxy_cost.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -64,10 +69,16 @@ mkdir -p "$OUT"
 . "$BENCH/lib.sh"
 
 PID=""
-cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null || true; }
+UP=""
+cleanup() {
+  [ -n "$PID" ] && kill "$PID" 2>/dev/null
+  [ -n "$UP" ] && kill "$UP" 2>/dev/null
+  true
+}
 trap cleanup EXIT
 
-# run CONFIG MODE CALLS STEM: one fresh run under callgrind; callgrind files are STEM.<pid>.
+# run CONFIG MODE CALLS STEM: one fresh run under callgrind; callgrind files are STEM.<pid>
+# (an HTTP upstream's too: every file but the proxy's counts as its upstream).
 run() {
   local config="$1" mode="$2" calls="$3" stem="$4" era=legacy sse=()
   [ "$mode" = modern ] && era=modern
@@ -79,6 +90,14 @@ run() {
     direct) taskset -c 0 "${vg[@]}" "$TESSERA_BIN" serve --http "127.0.0.1:$port" "${sse[@]}" 2>"$stem.log" & ;;
     proxy) taskset -c 0 "${vg[@]}" --trace-children=yes "$TESSERA_BIN" proxy --http "127.0.0.1:$port" \
              --probe-timeout 120 -- "$TESSERA_BIN" serve --stdio 2>"$stem.log" & ;;
+    proxy-http)
+      local up; up="$(free_port)"
+      taskset -c 0 "${vg[@]}" "$TESSERA_BIN" serve --http "127.0.0.1:$up" "${sse[@]}" 2>"$stem.up.log" &
+      UP=$!
+      wait_port "$up" 120 || die "no upstream listener on $up (see $stem.up.log)"
+      taskset -c 0 "${vg[@]}" "$TESSERA_BIN" proxy --http "127.0.0.1:$port" \
+        --probe-timeout 120 "http://127.0.0.1:$up/mcp" 2>"$stem.log" & ;;
+    *) die "unknown config $config (direct, proxy, proxy-http)" ;;
   esac
   PID=$!
   wait_port "$port" 120 || die "no listener on $port (see $stem.log)"
@@ -93,6 +112,11 @@ PY
   wait "$PID" 2>/dev/null || true
   MAIN="$PID"
   PID=""
+  if [ -n "$UP" ]; then
+    kill -INT "$UP" 2>/dev/null || true
+    wait "$UP" 2>/dev/null || true
+    UP=""
+  fi
   local i
   for i in $(seq 1 300); do # children write their files as they exit
     pgrep -f -- "--callgrind-out-file=$stem" >/dev/null || break
@@ -128,7 +152,7 @@ DELTA=$((REQUESTS - SHORT))
 ROWS="$OUT/rows"
 : >"$ROWS"
 for mode in $MODES; do
-  for config in direct proxy; do
+  for config in $CONFIGS; do
     say "$config $mode: $SHORT then $REQUESTS calls at concurrency $CONC"
     run "$config" "$mode" "$SHORT" "$OUT/$config-$mode-short"
     read -r a1 c1 n1 < <(totals "$OUT/$config-$mode-short" "$MAIN")
@@ -141,31 +165,36 @@ done
 
 echo "# Instructions per tools/call echo (callgrind), concurrency $CONC, ($REQUESTS - $SHORT) calls"
 echo
-echo "| mode | direct server | proxy process | upstream stdio server(s) | proxied total | proxied / direct |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| mode | upstream | direct server | proxy process | proxy / direct | upstream server(s) | proxied total | proxied total / direct |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
 python3 - "$ROWS" <<'PY'
 import sys
 rows = {}
 for line in open(sys.argv[1]):
     mode, config, main, children, n = line.split()
     rows[(mode, config)] = (int(main), int(children), int(n))
+labels = {"proxy": "`tessera serve --stdio`", "proxy-http": "`tessera serve --http`"}
 for mode in dict.fromkeys(m for m, _ in rows):
     d = rows.get((mode, "direct"), (0, 0, 0))[0]
-    p, c, n = rows.get((mode, "proxy"), (0, 0, 0))
-    if n == 0:
-        ratio = p / d if d else float("nan")
-        print(f"| {mode} | {d:,} | {p:,} | not counted | — | proxy alone {ratio:.2f}× |")
-        continue
-    ratio = (p + c) / d if d else float("nan")
-    print(f"| {mode} | {d:,} | {p:,} | {c:,} ({n} process{'es' if n != 1 else ''}) | {p + c:,} | {ratio:.2f}× |")
+    ds = f"{d:,}" if d else "—"
+    for config, label in labels.items():
+        if (mode, config) not in rows:
+            continue
+        p, c, n = rows[(mode, config)]
+        alone = f"{p / d:.2f}×" if d else "—"
+        if n == 0:
+            print(f"| {mode} | {label} | {ds} | {p:,} | {alone} | not counted | — | — |")
+            continue
+        total = f"{(p + c) / d:.2f}×" if d else "—"
+        print(f"| {mode} | {label} | {ds} | {p:,} | {alone} | {c:,} ({n} process{'es' if n != 1 else ''}) | {p + c:,} | {total} |")
 PY
-for mode in $MODES; do
-  f="$OUT/proxy-$mode-long.$(cat "$OUT/proxy-$mode-long.main" 2>/dev/null)"
+for mode in $MODES; do for config in proxy proxy-http; do
+  f="$OUT/$config-$mode-long.$(cat "$OUT/$config-$mode-long.main" 2>/dev/null)"
   [ -f "$f" ] || continue
   echo
-  echo "## proxy process, $mode: top $TOP symbols (self)"
+  echo "## proxy process ($config), $mode: top $TOP symbols (self)"
   echo
   echo '```'
   { callgrind_annotate --inclusive=no "$f" 2>/dev/null || true; } | sed -n '/^Ir/,$p' | sed -n "1,$((TOP + 2))p" | short
   echo '```'
-done
+done; done

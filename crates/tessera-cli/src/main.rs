@@ -144,8 +144,34 @@ fn command() -> clap::Command {
     cmd
 }
 
+/// The command line definition with `serve` alone, for `tessera serve ...`:
+/// building every subcommand's arguments was about a sixth of the
+/// instructions `tessera serve --stdio` ran before it answered `initialize`.
+/// `serve` reads the same here (its help and errors are checked against
+/// [`command`]'s by a test).
+fn serve_command() -> clap::Command {
+    ServeOnly::command()
+}
+
+/// [`Cli`] with the `serve` subcommand alone (see [`serve_command`]).
+#[derive(Debug, Parser)]
+#[command(name = "tessera", about, long_about = None)]
+struct ServeOnly {
+    #[command(subcommand)]
+    command: ServeCommand,
+}
+
+/// [`Command::Serve`] alone.
+#[derive(Debug, Subcommand)]
+enum ServeCommand {
+    /// Run the reference MCP server.
+    Serve(serve::ServeArgs),
+}
+
 fn parse() -> Result<Cli, ExitCode> {
-    let parsed = command()
+    let serving = std::env::args_os().nth(1).is_some_and(|a| a == "serve");
+    let cmd = if serving { serve_command() } else { command() };
+    let parsed = cmd
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m));
     match parsed {
@@ -255,5 +281,51 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(f) => f.report(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tessera serve ...` is parsed against [`serve_command`]: its help and
+    /// its errors are the full command line's, and what it parses is the same.
+    #[test]
+    fn serve_parses_alone_as_in_the_whole_command() {
+        let mut whole = command();
+        let mut alone = serve_command();
+        let whole_serve = whole.find_subcommand_mut("serve").expect("serve").clone();
+        let alone_serve = alone.find_subcommand_mut("serve").expect("serve").clone();
+        assert_eq!(
+            whole_serve.clone().render_long_help().to_string(),
+            alone_serve.clone().render_long_help().to_string()
+        );
+        assert_eq!(
+            whole_serve.clone().render_help().to_string(),
+            alone_serve.clone().render_help().to_string()
+        );
+        let parse = |cmd: clap::Command, args: &[&str]| {
+            cmd.try_get_matches_from(args)
+                .and_then(|m| Cli::from_arg_matches(&m))
+                .map(|c| format!("{c:?}"))
+                .map_err(|e| (e.kind(), e.to_string()))
+        };
+        for args in [
+            &["tessera", "serve", "--stdio"][..],
+            &["tessera", "serve", "--http", "127.0.0.1:0", "--stateless"],
+            &["tessera", "serve", "--stdio", "--task-store", "sqlite:t.db"],
+            &["tessera", "serve", "--htp", "x"],
+            &["tessera", "serve", "--stdio", "--http", "127.0.0.1:0"],
+            &["tessera", "serve", "--stateless"],
+            &["tessera", "serve", "--max-batch", "many", "--http", "a"],
+            &["tessera", "serve", "extra"],
+            &["tessera", "serve", "--help"],
+            &["tessera", "serve", "-V"],
+        ] {
+            let whole = parse(command(), args);
+            let alone = parse(serve_command(), args);
+            assert_eq!(whole, alone, "{args:?}");
+        }
+        assert!(parse(serve_command(), &["tessera", "serve", "--stdio"]).is_ok());
     }
 }

@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tessera_proto::{CallError, RequestOptions, meta_keys};
 use tessera_runtime::{PeerError, RawResult, Reply, Request};
 use tessera_types::{Era, ErrorObject, JsonObject, RequestId, ResultType};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::calls::Calls;
+use crate::result_text::Stripped;
 use crate::shapes::{self, Loose, WithMeta};
 use crate::upstream::Upstream;
 
@@ -155,16 +155,6 @@ struct Stamped {
     result_type: Loose<ResultType>,
     #[serde(flatten)]
     rest: JsonObject,
-}
-
-/// A result member's name: `resultType` (which a legacy client does not
-/// get) or another.
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
-#[serde(rename_all = "camelCase")]
-enum Member {
-    ResultType,
-    #[serde(untagged)]
-    Other(String),
 }
 
 /// A proxy-side failure as the JSON-RPC error the client gets.
@@ -404,30 +394,10 @@ pub(crate) async fn forward_reply(
 /// but a complete result), or cannot be read shallowly, so that the caller
 /// reads it whole.
 fn for_legacy(result: RawResult) -> Result<RawResult, RawResult> {
-    let stripped = {
-        let Ok(mut members) = serde_json::from_str::<BTreeMap<Member, &RawValue>>(result.get())
-        else {
-            return Err(result);
-        };
-        match members.remove(&Member::ResultType).map(RawValue::get) {
-            None => None,
-            Some("\"complete\"") => {
-                let rest: BTreeMap<String, &RawValue> = members
-                    .into_iter()
-                    .filter_map(|(k, v)| match k {
-                        Member::Other(k) => Some((k, v)),
-                        Member::ResultType => None,
-                    })
-                    .collect();
-                Some(serde_json::value::to_raw_value(&rest))
-            }
-            Some(_) => return Err(result),
-        }
-    };
-    match stripped {
-        None => Ok(result),
-        Some(Ok(text)) => RawResult::new(text).ok_or(result),
-        Some(Err(_)) => Err(result),
+    match crate::result_text::strip_complete(result.get()) {
+        Stripped::Unchanged => Ok(result),
+        Stripped::Text(text) => RawResult::new(text).ok_or(result),
+        Stripped::ReadWhole => Err(result),
     }
 }
 

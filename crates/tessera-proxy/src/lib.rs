@@ -58,6 +58,7 @@ mod policy;
 mod ratelimit;
 mod refusal;
 mod resilience;
+mod result_text;
 mod retry_after;
 mod route;
 mod shapes;

@@ -42,6 +42,14 @@ pub struct RetryAfter<S> {
 
 /// The seconds to wait when `body` is one JSON-RPC error of a rate limit.
 fn refused_for(body: &[u8]) -> Option<u64> {
+    // Only a body that names `retryAfterMs` (or has a `\u` escape, which
+    // could spell it) can be a refusal: any other answer, a result above
+    // all, is not read.
+    let named = memchr::memmem::find(body, b"retryAfterMs").is_some()
+        || memchr::memmem::find(body, b"\\u").is_some();
+    if !named {
+        return None;
+    }
     let v: ErrorResponse = serde_json::from_slice(body).ok()?;
     let data = v.error.data;
     let limit = data.limit?;
@@ -120,12 +128,16 @@ mod tests {
         assert_eq!(refused_for(refusal), Some(2));
         let shared = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x","data":{"retryAfterMs":1,"limit":"shared-rate-limiter"}}}"#;
         assert_eq!(refused_for(shared), Some(1));
+        // The key spelled with an escape is the same key.
+        let escaped = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x","data":{"retry\u0041fterMs":1,"limit":"shared-rate-limiter"}}}"#;
+        assert_eq!(refused_for(escaped), Some(1));
         for other in [
             // A circuit breaker's refusal is not a rate limit.
             &br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x","data":{"retryAfterMs":1000,"circuit":"open","upstream":"a"}}}"#[..],
             br#"{"jsonrpc":"2.0","id":1,"result":{"retryAfterMs":5}}"#,
             br#"[{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x","data":{"retryAfterMs":1,"limit":"rateLimits[0]"}}}]"#,
             b"not json",
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
         ] {
             assert_eq!(refused_for(other), None, "{}", String::from_utf8_lossy(other));
         }

@@ -176,12 +176,13 @@ pub fn empty_object_schema() -> JsonObject {
     o
 }
 
-/// A tool's input schema, compiled when the tool is registered (when every
-/// call is checked against it) or on first use (when it only explains a call
-/// that did not decode: a schema derived from a Rust type compiles).
+/// A tool's schema, compiled when the tool is registered (when every call is
+/// checked against it, unless the server compiles schemas on first use) or
+/// on first use (when it only explains a call that did not decode: a schema
+/// derived from a Rust type compiles).
 pub(crate) struct LazyValidator {
     schema: Option<JsonObject>,
-    compiled: std::sync::OnceLock<Option<Validator>>,
+    compiled: std::sync::OnceLock<Result<Validator, String>>,
 }
 
 impl LazyValidator {
@@ -189,7 +190,7 @@ impl LazyValidator {
     pub(crate) fn ready(v: Validator) -> Self {
         LazyValidator {
             schema: None,
-            compiled: std::sync::OnceLock::from(Some(v)),
+            compiled: std::sync::OnceLock::from(Ok(v)),
         }
     }
 
@@ -201,11 +202,20 @@ impl LazyValidator {
         }
     }
 
+    /// The compiled schema, or why it does not compile.
+    pub(crate) fn compiled(&self) -> Result<&Validator, &str> {
+        self.compiled
+            .get_or_init(|| match &self.schema {
+                Some(s) => Validator::new(s),
+                None => Err("no schema".to_owned()),
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
     /// The compiled schema (`None` if it does not compile).
     pub(crate) fn get(&self) -> Option<&Validator> {
-        self.compiled
-            .get_or_init(|| self.schema.as_ref().and_then(|s| Validator::new(s).ok()))
-            .as_ref()
+        self.compiled().ok()
     }
 }
 

@@ -112,6 +112,19 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Compiles the JSON Schemas of the tools registered after this call (and
+    /// of tools added while serving) when a call first needs them, not when
+    /// they are registered: starting costs less (the first compilation builds
+    /// JSON Schema's meta-schema validator, about 5 million instructions), and
+    /// a schema that does not compile fails the calls of its tool with an
+    /// internal error instead of failing [`ServerBuilder::build`]. For a
+    /// server whose schemas are fixed and checked by its tests (a test can
+    /// build it without this setting).
+    pub fn compile_schemas_on_first_use(mut self) -> Self {
+        self.registry.tools.compile_on_first_use = true;
+        self
+    }
+
     /// Registers a tool (see [`tool`](crate::tool())).
     pub fn tool(mut self, route: ToolRoute<S>) -> Self {
         if let Err(e) = self.registry.tools.add(route) {

@@ -211,7 +211,8 @@ pub(crate) struct RegisteredTool<S> {
     /// runs; `false` when decoding them checks everything the schema says
     /// (the schema then only explains a call that did not decode).
     pub check_input: bool,
-    pub output: Option<Validator>,
+    /// The tool's output schema, compiled.
+    pub output: Option<LazyValidator>,
     pub handler: ErasedHandler<S>,
 }
 
@@ -240,7 +241,9 @@ pub fn check_tool_name(name: &str) -> Result<(), BuildError> {
 }
 
 impl<S> RegisteredTool<S> {
-    pub(crate) fn new(route: ToolRoute<S>) -> Result<Self, BuildError> {
+    /// Checks a route and compiles its schemas; with `on_first_use`, a
+    /// schema is compiled when a call first needs it instead.
+    pub(crate) fn new(route: ToolRoute<S>, on_first_use: bool) -> Result<Self, BuildError> {
         check_tool_name(&route.tool.name)?;
         let name = route.tool.name.clone();
         if route.tool.input_schema.get("type") != Some(&Value::String("object".into())) {
@@ -253,23 +256,24 @@ impl<S> RegisteredTool<S> {
         // A schema every call is checked against is compiled now (and a bad
         // one refused); one that decoding enforces (derived from a Rust type)
         // only when a call that did not decode needs explaining.
-        let input = if check_input {
-            LazyValidator::ready(Validator::new(&route.tool.input_schema).map_err(|problem| {
-                BuildError::InvalidSchema {
+        let compile = |s: &JsonObject| -> Result<LazyValidator, BuildError> {
+            if on_first_use {
+                return Ok(LazyValidator::deferred(s));
+            }
+            Validator::new(s)
+                .map(LazyValidator::ready)
+                .map_err(|problem| BuildError::InvalidSchema {
                     tool: name.clone(),
                     problem,
-                }
-            })?)
+                })
+        };
+        let input = if check_input {
+            compile(&route.tool.input_schema)?
         } else {
             LazyValidator::deferred(&route.tool.input_schema)
         };
         let output = match &route.tool.output_schema {
-            Some(s) => Some(
-                Validator::new(s).map_err(|problem| BuildError::InvalidSchema {
-                    tool: name.clone(),
-                    problem,
-                })?,
-            ),
+            Some(s) => Some(compile(s)?),
             None => None,
         };
         Ok(RegisteredTool {
@@ -291,6 +295,9 @@ impl<S> RegisteredTool<S> {
 pub(crate) struct ToolRegistry<S> {
     tools: Vec<Arc<RegisteredTool<S>>>,
     index: HashMap<String, usize>,
+    /// Whether the schemas of tools added from now on are compiled when a
+    /// call first needs them ([`ServerBuilder::compile_schemas_on_first_use`](crate::ServerBuilder::compile_schemas_on_first_use)).
+    pub(crate) compile_on_first_use: bool,
 }
 
 impl<S> Default for ToolRegistry<S> {
@@ -298,6 +305,7 @@ impl<S> Default for ToolRegistry<S> {
         ToolRegistry {
             tools: Vec::new(),
             index: HashMap::new(),
+            compile_on_first_use: false,
         }
     }
 }
@@ -307,7 +315,7 @@ impl<S> ToolRegistry<S> {
         if self.index.contains_key(&route.tool.name) {
             return Err(BuildError::DuplicateTool(route.tool.name));
         }
-        let t = RegisteredTool::new(route)?;
+        let t = RegisteredTool::new(route, self.compile_on_first_use)?;
         self.index.insert(t.tool.name.clone(), self.tools.len());
         self.tools.push(Arc::new(t));
         Ok(())

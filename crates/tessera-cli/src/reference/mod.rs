@@ -29,6 +29,10 @@ pub struct Options {
     pub telemetry: Option<tessera_telemetry::Telemetry>,
     /// The caps on tasks (`--max-tasks` and the like); the defaults when `None`.
     pub task_caps: Option<TaskCaps>,
+    /// Compile every tool's JSON Schema while building (a bad one fails the
+    /// build) rather than on first use. `tessera serve` compiles on first
+    /// use: its schemas are fixed, and a test builds them all this way.
+    pub compile_schemas_at_build: bool,
 }
 
 /// The caps on tasks `tessera serve` was given (see `TaskSettings`).
@@ -54,6 +58,7 @@ impl std::fmt::Debug for Options {
             .field("redis", &self.redis)
             .field("telemetry", &self.telemetry.is_some())
             .field("task_caps", &self.task_caps)
+            .field("compile_schemas_at_build", &self.compile_schemas_at_build)
             .finish()
     }
 }
@@ -63,6 +68,12 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     let mut b = Server::builder()
         .name_version("tessera-reference", env!("CARGO_PKG_VERSION"))
         .instructions("The Tessera reference server: echo, add, and the conformance fixtures.");
+    // Building JSON Schema's meta-schema validator for the first schema
+    // compiled was half of what `tessera serve --stdio` did before answering
+    // `initialize`; most sessions call none of those tools.
+    if !options.compile_schemas_at_build {
+        b = b.compile_schemas_on_first_use();
+    }
     if let Some(skills) = options.skills {
         b = b.extension_arc(skills);
     }
@@ -91,4 +102,21 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
     let b = resources::register(b);
     let b = notify::register(b);
     prompts::register(b).build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tessera serve` compiles its tools' schemas on first use: each of
+    /// them must compile, which building with every schema compiled checks
+    /// (a bad one would fail the build with `InvalidSchema`).
+    #[test]
+    fn every_schema_compiles_at_build() {
+        let built = server(Options {
+            compile_schemas_at_build: true,
+            ..Options::default()
+        });
+        assert!(built.is_ok(), "{:?}", built.err());
+    }
 }

@@ -1,7 +1,7 @@
 //! Typed views of the JSON-RPC messages the HTTP client looks into on their
 //! way through: whether a server message answers a request (and which), the
-//! version an `initialize` answer negotiated, the members of an outgoing
-//! request that its HTTP headers mirror.
+//! version an `initialize` answer negotiated, the tools of a `tools/list`
+//! answer.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -49,6 +49,40 @@ impl Envelope {
     }
 }
 
+/// What a server message's text is, as far as the client looks.
+pub(crate) enum Shape {
+    /// A JSON array (a batch).
+    Batch,
+    /// A JSON object, read as far as [`Envelope`].
+    Object(Envelope),
+    /// Other JSON.
+    Other,
+}
+
+/// Reads `text` as far as [`Shape`] without building a tree: an object's
+/// members other than the envelope's, and a batch's elements, are skipped.
+/// Text the quick reading refuses (a member given twice, say) is read
+/// through a tree, as it always was. `None` when it is not JSON.
+pub(crate) fn shape_of(text: &[u8]) -> Option<Shape> {
+    match text.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {
+            if let Ok(e) = serde_json::from_slice::<Envelope>(text) {
+                return Some(Shape::Object(e));
+            }
+        }
+        Some(b'[') if serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok() => {
+            return Some(Shape::Batch);
+        }
+        _ => {}
+    }
+    let v: Value = serde_json::from_slice(text).ok()?;
+    Some(match &v {
+        Value::Array(_) => Shape::Batch,
+        Value::Object(_) => Shape::Object(object_view(&v)),
+        _ => Shape::Other,
+    })
+}
+
 /// An `initialize` response, as far as the version it negotiated.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -66,43 +100,6 @@ pub(crate) struct Negotiated {
     /// Other members (ignored; they make only objects read as a result).
     #[serde(flatten)]
     _others: JsonObject,
-}
-
-/// The members of outgoing params that the HTTP headers mirror.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub(crate) struct Mirrored {
-    /// `_meta` (its protocol version marks a 2026-07-28 request).
-    #[serde(rename = "_meta")]
-    pub meta: Loose<VersionMeta>,
-    /// `name`.
-    pub name: Loose<String>,
-    /// `uri`.
-    pub uri: Loose<String>,
-    /// `taskId` (the Tasks extension's methods).
-    pub task_id: Loose<String>,
-    /// `requestId` (`notifications/cancelled`).
-    pub request_id: Loose<RequestId>,
-}
-
-/// The protocol version in a request's `_meta` (the other keys skipped).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub(crate) struct VersionMeta {
-    /// [`tessera_proto::meta_keys::PROTOCOL_VERSION`].
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    pub protocol_version: Loose<String>,
-    /// Other keys (ignored; they make only objects read as `_meta`).
-    #[serde(flatten)]
-    _others: JsonObject,
-}
-
-/// The arguments of an outgoing `tools/call`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub(crate) struct CallArguments {
-    /// `arguments`, whatever their shape.
-    pub arguments: Loose<Value>,
 }
 
 /// A `tools/list` response, with the tools the client checks.
@@ -153,20 +150,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_version_is_read_under_its_meta_key() {
-        let mut meta = JsonObject::new();
-        meta.insert(
-            tessera_proto::meta_keys::PROTOCOL_VERSION.to_owned(),
-            Value::from("2026-07-28"),
-        );
-        let mut params = JsonObject::new();
-        params.insert("_meta".to_owned(), Value::Object(meta));
-        let m: Mirrored = object_view(&Value::Object(params));
-        let version = m.meta.valid().and_then(|m| m.protocol_version.valid());
-        assert_eq!(version.map(String::as_str), Some("2026-07-28"));
-    }
-
-    #[test]
     fn only_a_message_without_a_method_answers() {
         let answer: Envelope =
             serde_json::from_str(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#).unwrap();
@@ -178,5 +161,28 @@ mod tests {
         assert_eq!(request.answers(), None);
         let batch: Envelope = object_view(&serde_json::json!([{"id": 1}]));
         assert_eq!(batch.answers(), None);
+    }
+
+    #[test]
+    fn a_message_is_told_apart_without_a_tree_and_repeated_members_as_before() {
+        let answers = |text: &str| match shape_of(text.as_bytes()) {
+            Some(Shape::Object(e)) => e.is_response().then(|| e.answers()),
+            _ => None,
+        };
+        assert_eq!(
+            answers(r#" {"jsonrpc":"2.0","result":{"content":[{"a":[1,2]}]},"id":"x"}"#),
+            Some(Some(RequestId::from("x")))
+        );
+        assert_eq!(answers(r#"{"jsonrpc":"2.0","method":"m","id":1}"#), None);
+        // A member given twice: read through a tree, the last one kept.
+        assert_eq!(
+            answers(r#"{"jsonrpc":"2.0","id":1,"id":2,"result":{}}"#),
+            Some(Some(RequestId::Number(2)))
+        );
+        assert!(matches!(shape_of(b"[1, {}]"), Some(Shape::Batch)));
+        assert!(matches!(shape_of(b"7"), Some(Shape::Other)));
+        for bad in [&b"[1,"[..], b"{\"a\":}", b"", b"nope"] {
+            assert!(shape_of(bad).is_none());
+        }
     }
 }

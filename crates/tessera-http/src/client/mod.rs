@@ -183,7 +183,7 @@ impl HttpClientBuilder {
         if uri.host().is_none() {
             return Err(bad("the URL has no host"));
         }
-        let client = tls::client(&self.roots)?;
+        let client = shared::HttpClient::new(tls::client(&self.roots)?);
         let (tx, rx) = mpsc::channel(256);
         let shared = Shared::new(client, uri, self.headers, tx);
         if let Some(auth) = self.auth {

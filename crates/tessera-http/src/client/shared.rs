@@ -8,23 +8,68 @@ use tessera_types::methods;
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, Method, Request, StatusCode, Uri};
+use serde::Deserialize;
 use serde_json::Value;
 use tessera_proto::{Outbound, Transmit};
 use tessera_runtime::Incoming;
-use tessera_types::{ErrorObject, JsonRpcMessage, Loose, RequestId};
+use tessera_types::{ErrorObject, JsonRpcMessage, Params, RequestId};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::envelope::{
-    CallArguments, Envelope, InitializeAnswer, Mirrored, ToolsAnswer, object_view,
-};
+use super::envelope::{Envelope, InitializeAnswer, ToolsAnswer, object_view};
 use super::tool_headers::{ToolHeaders, headers_for};
 use crate::client_auth::{ChallengeOutcome, HttpAuth};
 use crate::client_observe::{HttpExchange, HttpObserver};
 use crate::headers::MCP_SESSION_ID;
 
-/// The HTTP client of a connection (`http://` and `https://`; see `tls`).
-pub(crate) type HttpClient = reqwest::Client;
+/// The HTTP clients of a connection: for `http://`, hyper's pooled
+/// keep-alive HTTP/1.1 client itself (the one reqwest drives), without
+/// reqwest's own request type and its redirect and retry layers, which
+/// cost a forwarded call more than the rest of the exchange; reqwest for
+/// `https://` (rustls, HTTP/2 where the server offers it; see `tls`).
+#[derive(Clone)]
+pub(crate) struct HttpClient {
+    /// `https://` (and any other scheme, which it refuses with its reason).
+    pub tls: reqwest::Client,
+    /// `http://`.
+    pub plain: PlainClient,
+}
+
+/// hyper's client for `http://`.
+pub(crate) type PlainClient = hyper_util::client::legacy::Client<
+    hyper_util::client::legacy::connect::HttpConnector,
+    http_body_util::Full<Bytes>,
+>;
+
+impl HttpClient {
+    /// The clients, `tls` for `https://`.
+    pub(crate) fn new(tls: reqwest::Client) -> Self {
+        let mut connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        connector.set_nodelay(true);
+        // Idle connections kept 90 s, as reqwest does.
+        let plain =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .pool_timer(hyper_util::rt::TokioTimer::new())
+                .pool_idle_timeout(std::time::Duration::from_secs(90))
+                .build(connector);
+        HttpClient { tls, plain }
+    }
+
+    /// Sends `req` and waits for the answer's head.
+    async fn send(&self, shared: &Shared, req: Request<Bytes>) -> Result<Response, String> {
+        if req.uri().scheme_str() == Some("http") {
+            return match self.plain.request(req.map(http_body_util::Full::new)).await {
+                Ok(r) => Ok(r.map(reqwest::Body::wrap)),
+                Err(e) => Err(format!("HTTP request failed: {}", error_chain(&e))),
+            };
+        }
+        let req = shared.to_reqwest(req)?;
+        match self.tls.execute(req).await {
+            Ok(r) => Ok(r.into()),
+            Err(e) => Err(format!("HTTP request failed: {}", error_chain(&e))),
+        }
+    }
+}
 
 /// A response as the transport reads it: `http` types, the body read frame
 /// by frame.
@@ -55,6 +100,9 @@ pub(crate) struct Shared {
     /// `url` parsed once for reqwest (`None` if it does not parse as a URL;
     /// each request then parses its own and fails with the reason).
     parsed_url: Option<reqwest::Url>,
+    /// The `Host` header of requests to `url` over `http://` (HTTP/1.1),
+    /// written once rather than by the HTTP client for every request.
+    host: Option<http::HeaderValue>,
     pub session: Mutex<Option<String>>,
     pub version: Mutex<Option<String>>,
     pub extra_headers: HeaderMap,
@@ -88,6 +136,7 @@ impl Shared {
         Shared {
             client,
             parsed_url: reqwest::Url::parse(&url.to_string()).ok(),
+            host: host_header(&url),
             url,
             session: Mutex::new(None),
             version: Mutex::new(None),
@@ -136,6 +185,9 @@ impl Shared {
         }
         if let Some(s) = session {
             b = b.header(MCP_SESSION_ID, s);
+        }
+        if let (Some(host), true) = (&self.host, *uri == self.url) {
+            b = b.header(http::header::HOST, host.clone());
         }
         let mut req = b
             .body(body.unwrap_or_default())
@@ -187,12 +239,7 @@ impl Shared {
                 let id = crate::client_observe::next_exchange_id();
                 (o, parts, req.body().clone(), std::time::Instant::now(), id)
             });
-            let req = self.to_reqwest(req)?;
-            let answer = self
-                .client
-                .execute(req)
-                .await
-                .map_err(|e| format!("HTTP request failed: {}", error_chain(&e)));
+            let answer = self.client.send(self, req).await;
             if let Some((observer, (method, uri, headers), body, started, id)) = &seen {
                 observer.exchange(&HttpExchange {
                     id: *id,
@@ -208,7 +255,7 @@ impl Shared {
                     attempt,
                 });
             }
-            let mut response: Response = answer?.into();
+            let mut response = answer?;
             self.link.set_http_version(response.version());
             if let Some((observer, _, _, _, id)) = seen {
                 response = response.map(|body| {
@@ -402,6 +449,22 @@ impl Drop for InFlight {
     }
 }
 
+/// The `Host` header an HTTP/1.1 client writes for `url` (its host, and
+/// its port unless the scheme's default), for `http://` URLs only: over
+/// `https://` the connection may speak HTTP/2, which names the host
+/// otherwise.
+fn host_header(url: &Uri) -> Option<http::HeaderValue> {
+    if url.scheme_str() != Some("http") {
+        return None;
+    }
+    let host = url.host()?;
+    let value = match url.port_u16() {
+        Some(port) if port != 80 => format!("{host}:{port}"),
+        _ => host.to_owned(),
+    };
+    http::HeaderValue::from_str(&value).ok()
+}
+
 /// An error with its sources (the HTTP client's own message is terse).
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
@@ -447,25 +510,26 @@ impl Outgoing {
             }
             _ => (None, None, None),
         };
-        let mirrored: Mirrored = params.and_then(|p| p.decode().ok()).unwrap_or_default();
-        let modern_version = mirrored
-            .meta
-            .valid()
-            .and_then(|m| m.protocol_version.valid().cloned());
+        let modern_version = params.and_then(modern_version);
         // Mcp-Name mirrors params.name or params.uri, and for the Tasks
         // extension's methods params.taskId.
-        let named = match method.as_deref() {
+        let named = params.and_then(|p| match method.as_deref() {
             Some(methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL) => {
-                &mirrored.task_id
+                Some(member(p, "taskId")).filter(Option::is_some)
             }
-            Some(methods::RESOURCES_READ) => &mirrored.uri,
-            _ => &mirrored.name,
-        };
+            Some(methods::RESOURCES_READ) => Some(member(p, "uri")).filter(Option::is_some),
+            _ => Some(member(p, "name")).filter(Option::is_some),
+        });
         let name = match named {
-            Loose::Absent => mirrored.uri.valid(),
-            present => present.valid(),
+            // Absent: the uri, if any.
+            None => params.and_then(|p| member(p, "uri")),
+            Some(present) => present,
         }
-        .cloned();
+        .and_then(|v| match v {
+            MemberRef::Borrowed(Value::String(s)) => Some(s.clone()),
+            MemberRef::Owned(Value::String(s)) => Some(s),
+            _ => None,
+        });
         let mut param_headers = Vec::new();
         if modern_version.is_some() {
             match (method.as_deref(), &request_id) {
@@ -474,10 +538,10 @@ impl Outgoing {
                 }
                 (Some(methods::TOOLS_CALL), _) => {
                     let known = lock(&shared.tool_headers);
-                    if let Some(p) = name.as_deref().and_then(|n| known.get(n)) {
-                        let call: CallArguments =
-                            params.and_then(|p| p.decode().ok()).unwrap_or_default();
-                        param_headers = headers_for(p, call.arguments.valid());
+                    let mirrored = name.as_deref().and_then(|n| known.get(n));
+                    if let Some(p) = mirrored.filter(|p| !p.is_empty()) {
+                        let arguments = params.and_then(|p| member(p, "arguments"));
+                        param_headers = headers_for(p, arguments.as_ref().map(MemberRef::get));
                     }
                 }
                 _ => {}
@@ -486,8 +550,11 @@ impl Outgoing {
         if method.as_deref() == Some(methods::NOTIFICATIONS_CANCELLED) {
             // A cancelled request may never be answered: stop waiting for it
             // (every message is read whole while a `tools/list` is awaited).
-            if let Loose::Valid(id) = &mirrored.request_id {
-                lock(&shared.tools_list_ids).remove(id);
+            let id = params
+                .and_then(|p| member(p, "requestId"))
+                .and_then(|v| RequestId::deserialize(v.get()).ok());
+            if let Some(id) = id {
+                lock(&shared.tools_list_ids).remove(&id);
             }
         }
         Outgoing {
@@ -501,6 +568,50 @@ impl Outgoing {
     }
 }
 
+/// A member of params: borrowed from their tree, or read on its own from
+/// their text.
+enum MemberRef<'a> {
+    Borrowed(&'a Value),
+    Owned(Value),
+}
+
+impl MemberRef<'_> {
+    fn get(&self) -> &Value {
+        match self {
+            MemberRef::Borrowed(v) => v,
+            MemberRef::Owned(v) => v,
+        }
+    }
+}
+
+/// The member `key` of `params` (any type, `null` included), read without
+/// copying the others: looked up in the tree when the params are one (a
+/// proxy's rewritten params), read from the text otherwise (`name` and
+/// `uri` read once, with `_meta`).
+fn member<'a>(params: &'a Params, key: &str) -> Option<MemberRef<'a>> {
+    if params.raw().is_none() {
+        return params.object().get(key).map(MemberRef::Borrowed);
+    }
+    match key {
+        "name" => params.name().map(MemberRef::Borrowed),
+        "uri" => params.uri().map(MemberRef::Borrowed),
+        _ => params.member(key).map(MemberRef::Owned),
+    }
+}
+
+/// The protocol version in the `_meta` of a 2026-07-28 message's params
+/// (`_meta` an object, the version a string).
+fn modern_version(params: &Params) -> Option<String> {
+    let meta = match params.raw() {
+        None => params.object().get("_meta").and_then(Value::as_object),
+        Some(_) => params.meta().map(|m| &**m),
+    };
+    meta?
+        .get(tessera_proto::meta_keys::PROTOCOL_VERSION)?
+        .as_str()
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,7 +621,7 @@ mod tests {
         let (inbound, _rx) = mpsc::channel(1);
         let url: Uri = "http://127.0.0.1:8000/mcp?x=1".parse().unwrap();
         let s = Shared::new(
-            reqwest::Client::new(),
+            HttpClient::new(reqwest::Client::new()),
             url.clone(),
             HeaderMap::new(),
             inbound,
@@ -533,6 +644,13 @@ mod tests {
             assert_eq!(out.method(), Method::POST);
             assert_eq!(out.url().as_str(), uri.to_string());
             assert_eq!(out.headers()[MCP_SESSION_ID], "sid");
+            // The connection's own URL gets its Host header made once;
+            // another is left to the HTTP client.
+            let host = out.headers().get(http::header::HOST);
+            assert_eq!(
+                host.map(|h| h.to_str().unwrap()),
+                (uri == s.url).then_some("127.0.0.1:8000")
+            );
             assert_eq!(out.headers()[http::header::ACCEPT], "text/event-stream");
             assert_eq!(
                 out.headers()[http::header::CONTENT_TYPE],
@@ -543,10 +661,50 @@ mod tests {
     }
 
     #[test]
+    fn the_host_header_names_a_port_only_when_not_the_default() {
+        let host =
+            |u: &str| host_header(&u.parse().unwrap()).map(|h| h.to_str().unwrap().to_owned());
+        assert_eq!(
+            host("http://example.com/mcp").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            host("http://example.com:80/mcp").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(host("http://[::1]:8000/mcp").as_deref(), Some("[::1]:8000"));
+        assert_eq!(host("https://example.com/mcp"), None);
+    }
+
+    #[test]
+    fn mirrored_members_are_read_from_a_tree_and_from_text_alike() {
+        let text = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","x":[1]},"name":"echo","arguments":{"a":1},"requestId":"r"}"#;
+        let from_text =
+            Params::from_raw(serde_json::value::RawValue::from_string(text.into()).unwrap())
+                .unwrap();
+        let from_tree =
+            Params::from(serde_json::from_str::<tessera_types::JsonObject>(text).unwrap());
+        for p in [&from_text, &from_tree] {
+            assert_eq!(modern_version(p).as_deref(), Some("2026-07-28"));
+            assert_eq!(member(p, "name").unwrap().get(), "echo");
+            assert_eq!(member(p, "arguments").unwrap().get()["a"], 1);
+            assert_eq!(member(p, "requestId").unwrap().get(), "r");
+            assert!(member(p, "uri").is_none());
+        }
+        let legacy = Params::from(
+            serde_json::from_str::<tessera_types::JsonObject>(
+                r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}"#,
+            )
+            .unwrap(),
+        );
+        assert_eq!(modern_version(&legacy), None, "not a string");
+    }
+
+    #[test]
     fn a_cancelled_tools_list_is_no_longer_awaited() {
         let (inbound, _rx) = mpsc::channel(1);
         let s = Shared::new(
-            reqwest::Client::new(),
+            HttpClient::new(reqwest::Client::new()),
             "http://127.0.0.1:8000/mcp".parse().unwrap(),
             HeaderMap::new(),
             inbound,

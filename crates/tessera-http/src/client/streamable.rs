@@ -12,7 +12,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tessera_types::RequestId;
 
-use super::envelope::{Envelope, object_view};
+use super::envelope::{Shape, shape_of};
 use super::shared::{Outgoing, Shared};
 use crate::headers::{
     LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, encode_header_value,
@@ -178,14 +178,15 @@ pub(crate) async fn handle_body(
     status: StatusCode,
     body: &Bytes,
 ) {
-    let parsed: Option<Value> = serde_json::from_slice(body).ok();
-    let is_rpc = parsed
-        .as_ref()
-        .is_some_and(|v| v.is_array() || object_view::<Envelope>(v).is_response());
+    let is_rpc = match shape_of(body) {
+        Some(Shape::Batch) => true,
+        Some(Shape::Object(e)) => e.is_response(),
+        Some(Shape::Other) | None => false,
+    };
     if is_rpc {
         if out.method.as_deref() == Some(methods::INITIALIZE) {
-            if let Some(v) = &parsed {
-                shared.note_version(v);
+            if let Ok(v) = serde_json::from_slice::<Value>(body) {
+                shared.note_version(&v);
             }
         }
         shared.deliver(body).await;
@@ -236,11 +237,15 @@ pub(crate) async fn read_sse(
                 if ev.data.is_empty() {
                     continue;
                 }
-                if let (Some(want), Ok(v)) = (awaited, serde_json::from_str::<Value>(&ev.data)) {
-                    if object_view::<Envelope>(&v).answers().as_ref() == Some(want) {
+                if let (Some(want), Some(Shape::Object(e))) =
+                    (awaited, shape_of(ev.data.as_bytes()))
+                {
+                    if e.answers().as_ref() == Some(want) {
                         answered = true;
                         if initialize {
-                            shared.note_version(&v);
+                            if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+                                shared.note_version(&v);
+                            }
                         }
                     }
                 }

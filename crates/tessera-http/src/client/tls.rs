@@ -43,11 +43,15 @@ fn config(
             .add(cert.clone())
             .map_err(|e| HttpClientError::Tls(format!("bad root certificate: {e}")))?;
     }
-    Ok(rustls::ClientConfig::builder_with_provider(provider())
+    let mut config = rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| HttpClientError::Tls(e.to_string()))?
         .with_root_certificates(roots)
-        .with_no_client_auth())
+        .with_no_client_auth();
+    // HTTP/2 when the server offers it (one connection for every request
+    // in flight), HTTP/1.1 otherwise.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
 }
 
 /// The crypto provider: the one the application installed for the process
@@ -66,9 +70,10 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(ring)
 }
 
-/// A client for `http://` and `https://` URLs. Like a bare hyper client it
-/// follows no redirects, reads no proxy settings from the environment and
-/// speaks HTTP/1.1.
+/// A client for `https://` URLs (`http://` ones go to hyper's client: see
+/// `shared::HttpClient`). Like a bare hyper client it follows no redirects
+/// and reads no proxy settings from the environment; it speaks HTTP/2 with
+/// servers that choose it by ALPN, HTTP/1.1 with the others.
 pub(crate) fn client(
     extra_roots: &[CertificateDer<'static>],
 ) -> Result<reqwest::Client, HttpClientError> {
@@ -87,7 +92,6 @@ pub(crate) fn client(
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .tcp_nodelay(true)
-        .http1_only()
         .build()
         .map_err(|e| HttpClientError::Tls(format!("cannot set up the HTTP client: {e}")))
 }

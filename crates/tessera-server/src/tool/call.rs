@@ -57,8 +57,11 @@ impl GivenArguments<'_> {
     /// The arguments as the handler gets them, checked against `input` first
     /// when the tool has a check (then as a tree: what the validator reads).
     fn checked(self, input: &LazyValidator, check: bool) -> Result<Arguments, String> {
-        let v = match input.get() {
-            Some(v) if check => v,
+        // Unchecked arguments leave a deferred schema alone: compiling it
+        // (the first one builds JSON Schema's meta-schema validator, about 5
+        // million instructions) is for explaining a call that did not decode.
+        let v = match check.then(|| input.get()).flatten() {
+            Some(v) => v,
             _ => {
                 return Ok(match self {
                     GivenArguments::None => Arguments::None,
@@ -245,6 +248,15 @@ impl<S: Send + Sync + 'static> Server<S> {
                 names.join(", ")
             )))));
         }
+        if tool.check_input {
+            // Compiled at registration unless the server compiles schemas on
+            // first use: a schema that does not compile is the server's bug.
+            if let Err(problem) = tool.input.compiled() {
+                return ready(Err(ErrorObject::internal(format!(
+                    "Internal error: the inputSchema of tool {name} does not compile: {problem}"
+                ))));
+            }
+        }
         let arguments = match arguments.checked(&tool.input, tool.check_input) {
             Ok(a) => a,
             Err(problem) => {
@@ -286,6 +298,12 @@ impl<S: Send + Sync + 'static> Server<S> {
         let checked = async move {
             let result = fut.await?;
             if let (Some(v), false) = (&tool.output, result.is_error == Some(true)) {
+                let v = v.compiled().map_err(|problem| {
+                    ErrorObject::internal(format!(
+                        "Internal error: the outputSchema of tool {} does not compile: {problem}",
+                        tool.tool.name
+                    ))
+                })?;
                 let structured = result.structured_content.clone().unwrap_or(Value::Null);
                 if let Err(problem) = v.check(&structured) {
                     return Err(ErrorObject::internal(format!(

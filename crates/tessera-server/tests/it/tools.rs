@@ -180,3 +180,63 @@ fn an_extension_reads_the_servers_current_tool_definitions() {
         "a detached host knows no tools"
     );
 }
+
+/// A hand-written schema that does not compile (`minimum` must be a number).
+fn broken_schema() -> tessera_types::JsonObject {
+    match json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": "one"}}}) {
+        Value::Object(o) => o,
+        _ => unreachable!(),
+    }
+}
+
+async fn raw(tessera_server::RawArgs(_): tessera_server::RawArgs) -> String {
+    "ran".into()
+}
+
+/// By default a schema that does not compile fails the build. With
+/// `compile_schemas_on_first_use` the server builds and serves, the other
+/// tools' schemas still check their calls, and each call of the tool with
+/// the broken schema (input or output) fails with an internal error naming
+/// it, without running the handler's result past it.
+#[tokio::test]
+async fn schemas_compiled_on_first_use_fail_their_tools_calls_not_the_build() {
+    let built = Server::builder()
+        .tool(tool("broken").input_schema(broken_schema()).handler(raw))
+        .build();
+    assert!(
+        matches!(built, Err(tessera_server::BuildError::InvalidSchema { ref tool, .. }) if tool == "broken"),
+        "{built:?}"
+    );
+    let server = Server::builder()
+        .compile_schemas_on_first_use()
+        .tool(tool("broken").input_schema(broken_schema()).handler(raw))
+        .tool(
+            tool("broken_output")
+                .output_schema(broken_schema())
+                .handler(raw),
+        )
+        .tool(
+            tool("book")
+                .handler(|Args(s): Args<Seats>| async move { format!("{} booked", s.count) }),
+        )
+        .build()
+        .expect("schemas are not compiled while building");
+    let client = connect(&server, ProtocolVersion::V2025_11_25).await;
+    for name in ["broken", "broken_output"] {
+        for _ in 0..2 {
+            let e = client.call_tool(name, json!({"n": 1})).await.unwrap_err();
+            let e = e.remote().expect("an error answer");
+            assert_eq!(e.code, -32603, "{e:?}");
+            assert!(
+                e.message.contains(name) && e.message.contains("does not compile"),
+                "{e:?}"
+            );
+        }
+    }
+    // A schema that compiles is compiled on the first call and checks it.
+    let zero = client.call_tool("book", json!({"count": 0})).await.unwrap();
+    assert_eq!(zero.is_error, Some(true));
+    assert!(zero.content[0].as_text().unwrap().contains("minimum"));
+    let two = client.call_tool("book", json!({"count": 2})).await.unwrap();
+    assert_eq!(two.content[0].as_text(), Some("2 booked"));
+}
