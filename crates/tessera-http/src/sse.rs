@@ -101,7 +101,11 @@ impl<'a> SseEvent<'a> {
 
     /// The encoded event.
     pub fn to_bytes(&self) -> Bytes {
-        let mut out = Vec::with_capacity(self.data.len() + 32);
+        // Room for one data line and every field (a longer one grows it).
+        let fields = self.id.map_or(0, |i| i.len() + 5)
+            + self.event.map_or(0, |e| e.len() + 8)
+            + self.retry.map_or(0, |_| 48);
+        let mut out = Vec::with_capacity(self.data.len() + fields + 9);
         self.encode_into(&mut out);
         Bytes::from(out)
     }
@@ -128,9 +132,24 @@ fn push_single_line(out: &mut Vec<u8>, s: &str) {
     out.extend(s.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
 }
 
+/// The lines of `data`, split at `\n` (a `\r` before it dropped); found
+/// with `memchr` (a message is one long line, nearly always).
 fn split_lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
-    data.split(|b| *b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+    let mut rest = Some(data);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        let line = match memchr::memchr(b'\n', text) {
+            Some(at) => {
+                rest = Some(&text[at + 1..]);
+                &text[..at]
+            }
+            None => {
+                rest = None;
+                text
+            }
+        };
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
 }
 
 /// One decoded block of fields, ended by a blank line.
@@ -265,6 +284,11 @@ mod tests {
             Bytes::from_static(b"id: 0-0\ndata: \n\n")
         );
         assert_eq!(comment(""), Bytes::from_static(b":\n\n"));
+        // A line break at the end leaves an empty last line.
+        assert_eq!(
+            SseEvent::data(b"a\r\n").to_bytes(),
+            Bytes::from_static(b"data: a\ndata: \n\n")
+        );
     }
 
     #[test]

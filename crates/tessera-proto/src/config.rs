@@ -1,6 +1,9 @@
 //! How an engine is set up: its role, the versions it speaks, who it is.
 
+use std::sync::OnceLock;
 use std::time::Duration;
+
+use serde_json::value::RawValue;
 
 use tessera_types::{ClientCapabilities, Implementation, ProtocolVersion, ServerCapabilities};
 
@@ -85,6 +88,25 @@ pub struct EngineConfig {
     /// (a server logging to stdout) is not sent a flood it may never read.
     /// Default: 64 for a client, no limit for a server.
     pub max_unattributed_errors: u32,
+    /// `server.info` as JSON text, written on first use.
+    server_info_text: InfoText,
+}
+
+/// `serverInfo` as JSON text with the identity it was written from (it is
+/// used only while `server.info` is still that). A clone starts empty.
+#[derive(Default)]
+struct InfoText(OnceLock<Option<(Implementation, Box<RawValue>)>>);
+
+impl Clone for InfoText {
+    fn clone(&self) -> Self {
+        InfoText::default()
+    }
+}
+
+impl std::fmt::Debug for InfoText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InfoText")
+    }
 }
 
 impl EngineConfig {
@@ -101,6 +123,22 @@ impl EngineConfig {
             cancelled_memory: 1024,
             // A server answers every bad frame (its client is waiting).
             max_unattributed_errors: u32::MAX,
+            server_info_text: InfoText::default(),
+        }
+    }
+
+    /// `server.info` as JSON text: written once and reused (every
+    /// 2026-07-28 result carries it), as long as `server.info` is what it
+    /// was written from. `None` when it is not (it changed since).
+    pub(crate) fn server_info_text(&self) -> Option<&RawValue> {
+        let written = self.server_info_text.0.get_or_init(|| {
+            serde_json::value::to_raw_value(&self.server.info)
+                .ok()
+                .map(|text| (self.server.info.clone(), text))
+        });
+        match written {
+            Some((info, text)) if *info == self.server.info => Some(text),
+            _ => None,
         }
     }
 
@@ -153,5 +191,30 @@ impl EngineConfig {
         v.sort();
         v.dedup();
         v.into_iter().rev().map(|v| v.as_str().to_owned()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_info_is_written_once_and_only_used_while_unchanged() {
+        let mut config = EngineConfig::server(ServerIdentity {
+            info: Implementation::new("s", "1"),
+            ..ServerIdentity::default()
+        });
+        assert_eq!(
+            config.server_info_text().map(RawValue::get),
+            Some(r#"{"name":"s","version":"1"}"#)
+        );
+        // Changed after it was written: the text is not used.
+        config.server.info.version = "2".into();
+        assert_eq!(config.server_info_text().map(RawValue::get), None);
+        // A clone writes its own.
+        assert_eq!(
+            config.clone().server_info_text().map(RawValue::get),
+            Some(r#"{"name":"s","version":"2"}"#)
+        );
     }
 }

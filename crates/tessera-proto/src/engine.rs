@@ -14,6 +14,7 @@ use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tessera_types::{
     CancelledNotificationParams, Era, ErrorObject, JsonObject, JsonRpcMessage, Params,
@@ -783,8 +784,13 @@ impl Engine {
         let shaped = if batch {
             Err(result)
         } else if era == Era::Modern {
-            let info = self.adds_server_info().then_some(&self.config.server.info);
-            raw::shape_modern(result, info)
+            if !self.adds_server_info() {
+                raw::shape_modern::<RawValue>(result, None)
+            } else if let Some(text) = self.config.server_info_text() {
+                raw::shape_modern(result, Some(text))
+            } else {
+                raw::shape_modern(result, Some(&self.config.server.info))
+            }
         } else {
             Ok(result)
         };

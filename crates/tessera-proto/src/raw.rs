@@ -12,7 +12,12 @@
 //! has something to add (a 2026-07-28 result without `resultType` or the
 //! server's identity), in which case it reads it into an object first.
 
-use serde::de::{Deserialize, Deserializer, IgnoredAny};
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use tessera_types::{JsonObject, RequestId};
@@ -177,23 +182,52 @@ pub(crate) fn result_response(bytes: &[u8]) -> Option<(RequestId, RawResult)> {
     Some((id, RawResult(result.to_owned())))
 }
 
-/// A member's text, when present (`null` included).
-#[derive(Default)]
-struct Member<'a>(Option<&'a RawValue>);
+/// A member name as it was read: borrowed from the text unless it had
+/// escapes.
+struct Key<'a>(Cow<'a, str>);
 
-impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        <&'a RawValue>::deserialize(d).map(|r| Member(Some(r)))
+        struct KeyVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for KeyVisitor<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor(PhantomData))
     }
 }
 
-/// The members of a 2026-07-28 result the engine adds when missing.
-#[derive(serde::Deserialize)]
-struct Shape<'a> {
-    #[serde(rename = "resultType", default)]
-    result_type: Seen,
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Member<'a>,
+/// The members of a result object in their order, each value as its text
+/// (read in one pass; nothing becomes a tree).
+struct Members<'a>(Vec<(Key<'a>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MembersVisitor<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for MembersVisitor<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some(key) = map.next_key::<Key<'a>>()? {
+                    let value: &'a RawValue = map.next_value()?;
+                    members.push((key, value));
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(MembersVisitor(PhantomData))
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -202,20 +236,73 @@ struct MetaShape {
     server_info: Seen,
 }
 
+/// A shaped result as the serializer writes it: what the engine adds first,
+/// then the result's own members, their values as they were.
+struct Shaped<'a, I: ?Sized> {
+    result_type: bool,
+    server_info: Option<&'a I>,
+    members: &'a [(Key<'a>, &'a RawValue)],
+}
+
+/// `_meta` holding only the server's identity.
+struct MetaWithInfo<'a, I: ?Sized>(&'a I);
+
+impl<I: Serialize + ?Sized> Serialize for MetaWithInfo<'_, I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("io.modelcontextprotocol/serverInfo", self.0)?;
+        m.end()
+    }
+}
+
+impl<I: Serialize + ?Sized> Serialize for Shaped<'_, I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        if self.result_type {
+            m.serialize_entry("resultType", "complete")?;
+        }
+        if let Some(info) = self.server_info {
+            m.serialize_entry("_meta", &MetaWithInfo(info))?;
+        }
+        for (key, value) in self.members {
+            m.serialize_entry(key.0.as_ref(), value)?;
+        }
+        m.end()
+    }
+}
+
 /// A 2026-07-28 result with what the engine adds when missing: `resultType`
 /// (`"complete"`) and, when `server_info` is given, `_meta` with the
 /// server's identity. Read and written as text, without a tree: unchanged
-/// when both are there; the missing ones written in front of the other
-/// members when that is all it takes. `Err` gives the result back when
-/// only a tree will do (a `_meta` without the identity, or not an object).
-pub(crate) fn shape_modern<I: Serialize>(
+/// when both are there; else the missing ones are written in front of the
+/// other members, whose values are copied as they are (read once; the text
+/// written is not read again). `Err` gives the result back when only a tree
+/// will do (a `_meta` without the identity, a repeated `resultType` or
+/// `_meta`, or not an object).
+pub(crate) fn shape_modern<I: Serialize + ?Sized>(
     result: RawResult,
     server_info: Option<&I>,
 ) -> Result<RawResult, RawResult> {
-    let Ok(shape) = serde_json::from_str::<Shape<'_>>(result.get()) else {
+    let text = result.get();
+    let Ok(Members(members)) = serde_json::from_str::<Members<'_>>(text) else {
         return Err(result);
     };
-    let add_meta = match (server_info, shape.meta.0) {
+    let (mut result_type, mut meta) = (0usize, None);
+    let mut metas = 0usize;
+    for (key, value) in &members {
+        match key.0.as_ref() {
+            "resultType" => result_type += 1,
+            "_meta" => {
+                metas += 1;
+                meta = Some(*value);
+            }
+            _ => {}
+        }
+    }
+    if result_type > 1 || metas > 1 {
+        return Err(result);
+    }
+    let add_meta = match (server_info, meta) {
         (None, _) => None,
         (Some(info), None) => Some(info),
         (Some(_), Some(meta)) => {
@@ -227,33 +314,18 @@ pub(crate) fn shape_modern<I: Serialize>(
             None
         }
     };
-    if shape.result_type.0 && add_meta.is_none() {
+    if result_type == 1 && add_meta.is_none() {
         return Ok(result);
     }
-    let text = result.get();
-    // The members after the opening brace (the text is an object).
-    let rest = &text[1..];
-    let mut out = String::with_capacity(text.len() + 160);
-    out.push('{');
-    if !shape.result_type.0 {
-        out.push_str(r#""resultType":"complete""#);
-    }
-    if let Some(info) = add_meta {
-        if !shape.result_type.0 {
-            out.push(',');
-        }
-        out.push_str(r#""_meta":{"io.modelcontextprotocol/serverInfo":"#);
-        let Ok(info) = serde_json::to_string(info) else {
-            return Err(result);
-        };
-        out.push_str(&info);
-        out.push('}');
-    }
-    if !rest.trim_start().starts_with('}') {
-        out.push(',');
-    }
-    out.push_str(rest);
-    match RawValue::from_string(out).ok().and_then(RawResult::new) {
+    let shaped = Shaped {
+        result_type: result_type == 0,
+        server_info: add_meta,
+        members: &members,
+    };
+    match serde_json::value::to_raw_value(&shaped)
+        .ok()
+        .and_then(RawResult::new)
+    {
         Some(shaped) => Ok(shaped),
         None => Err(result),
     }
@@ -328,7 +400,7 @@ mod tests {
         );
         assert_eq!(
             shaped(r#"{ "content" : [] }"#, true),
-            Ok(r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}}, "content" : [] }"#.to_owned())
+            Ok(r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"content":[]}"#.to_owned())
         );
         assert_eq!(
             shaped(r#"{"resultType":"complete"}"#, true),
@@ -336,11 +408,16 @@ mod tests {
         );
         assert_eq!(
             shaped("{ }", false),
-            Ok(r#"{"resultType":"complete" }"#.to_owned())
+            Ok(r#"{"resultType":"complete"}"#.to_owned())
         );
         assert_eq!(
             shaped(r#"{"a":1}"#, false),
             Ok(r#"{"resultType":"complete","a":1}"#.to_owned())
+        );
+        // Values are copied as they are; a name with escapes is written plainly.
+        assert_eq!(
+            shaped(r#"{"a\u0062" : [1, {"c" : "\n"}] ,"d":null}"#, true),
+            Ok(r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"ab":[1, {"c" : "\n"}],"d":null}"#.to_owned())
         );
         // Only a tree can add the identity to an existing `_meta`.
         for s in [
@@ -348,6 +425,7 @@ mod tests {
             r#"{"resultType":"complete","_meta":[{}]}"#,
             r#"{"resultType":"complete","_meta":{"other":1}}"#,
             r#"{"_meta":{},"_meta":{}}"#,
+            r#"{"resultType":"complete","resultType":"complete"}"#,
         ] {
             assert_eq!(shaped(s, true), Err(s.to_owned()), "{s}");
         }

@@ -58,8 +58,9 @@ pub(crate) struct SseStream {
     rx: mpsc::Receiver<Bytes>,
     keep_alive: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
     closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
-    /// Kept until the body is dropped: drop hooks and tracker tokens.
-    _guards: Vec<Box<dyn Send + Sync>>,
+    /// Kept until the body is dropped: drop hooks and tracker tokens (one
+    /// box of all of them).
+    _guards: Option<Box<dyn Send + Sync>>,
     done: bool,
 }
 
@@ -86,7 +87,7 @@ impl McpBody {
         rx: mpsc::Receiver<Bytes>,
         keep_alive: Option<Duration>,
         closing: Option<CancellationToken>,
-        guards: Vec<Box<dyn Send + Sync>>,
+        guards: Option<Box<dyn Send + Sync>>,
     ) -> Self {
         let keep_alive = keep_alive
             .filter(|d| !d.is_zero())
@@ -344,7 +345,7 @@ mod tests {
             rx,
             Some(Duration::from_secs(5)),
             Some(closing.clone()),
-            Vec::new(),
+            None,
         );
         tx.send(Bytes::from_static(b"data: 1\n\n")).await.unwrap();
         assert_eq!(next_data(&mut body).await.unwrap(), "data: 1\n\n");

@@ -256,7 +256,13 @@ impl EventStore for InMemoryEventStore {
         // The total budget: other sessions go first, least recently written first.
         while g.bytes + w > self.bytes_total && g.evict_oldest_except(session) {}
         let inner = &mut *g;
-        let log = inner.logs.entry(session.to_owned()).or_default();
+        // The session's id is copied only for its first event.
+        if !inner.logs.contains_key(session) {
+            inner.logs.insert(session.to_owned(), Log::default());
+        }
+        let Some(log) = inner.logs.get_mut(session) else {
+            return Box::pin(async {});
+        };
         log.written = clock;
         while !log.events.is_empty()
             && (log.events.len() >= self.per_session

@@ -47,7 +47,7 @@ pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> Http
                 rx,
                 shared.config.keep_alive,
                 Some(shared.closing.clone()),
-                vec![Box::new(s.stream_opened()), Box::new(shared.stats.stream())],
+                Some(Box::new((s.stream_opened(), shared.stats.stream()))),
             );
             reply::sse(body)
         }

@@ -75,10 +75,11 @@ pub(crate) fn sse(body: McpBody) -> HttpResponse {
     r
 }
 
-/// Adds `Mcp-Session-Id`.
-pub(crate) fn with_session(mut r: HttpResponse, session: &str) -> HttpResponse {
-    if let Ok(v) = HeaderValue::from_str(session) {
-        r.headers_mut().insert(MCP_SESSION_ID, v);
+/// Adds `Mcp-Session-Id` (the session's id as a header value, made once
+/// per session; `None` when the id cannot be one).
+pub(crate) fn with_session(mut r: HttpResponse, session: Option<&HeaderValue>) -> HttpResponse {
+    if let Some(v) = session {
+        r.headers_mut().insert(MCP_SESSION_ID, v.clone());
     }
     r
 }

@@ -293,13 +293,12 @@ async fn answer<S: Service>(
         let _ = tx.try_send(SseEvent::data(&p).to_bytes());
     }
     let gone = CancellationToken::new();
-    let mut guards: Vec<Box<dyn Send + Sync>> = Vec::new();
     let g = gone.clone();
-    guards.push(Box::new(OnDrop::new(move || g.cancel())));
-    if let Some(t) = token {
-        guards.push(Box::new(t));
-    }
-    guards.push(Box::new(shared.stats.stream()));
+    let guards = (
+        OnDrop::new(move || g.cancel()),
+        token,
+        shared.stats.stream(),
+    );
     tokio::spawn(async move {
         // The client's share is given back when the engine stops.
         let _share = share;
@@ -309,7 +308,7 @@ async fn answer<S: Service>(
         rx,
         shared.config.keep_alive,
         Some(shared.closing.clone()),
-        guards,
+        Some(Box::new(guards)),
     );
     reply::sse(body)
 }

@@ -670,8 +670,10 @@ async fn request(
     extensions: Extensions,
 ) -> HttpResponse {
     match answer(shared, session, ids, batch, inbound, mode, extensions).await {
-        Ok(Answer::Json(b)) => reply::with_session(reply::json(StatusCode::OK, b), &session.id),
-        Ok(Answer::Sse(r)) => reply::with_session(r, &session.id),
+        Ok(Answer::Json(b)) => {
+            reply::with_session(reply::json(StatusCode::OK, b), session.id_header.as_ref())
+        }
+        Ok(Answer::Sse(r)) => reply::with_session(r, session.id_header.as_ref()),
         Err(r) => r,
     }
 }
@@ -739,7 +741,7 @@ async fn answer(
                 rx,
                 None,
                 None,
-                Vec::new(),
+                None,
             ))))
         }
         Ok(FirstReply::Sse(rx)) => {
@@ -748,11 +750,11 @@ async fn answer(
                 rx,
                 c.keep_alive,
                 Some(shared.closing.clone()),
-                vec![
-                    Box::new(token),
-                    Box::new(session.stream_opened()),
-                    Box::new(shared.stats.stream()),
-                ],
+                Some(Box::new((
+                    token,
+                    session.stream_opened(),
+                    shared.stats.stream(),
+                ))),
             );
             Ok(Answer::Sse(reply::sse(body)))
         }
@@ -833,13 +835,13 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) ->
                 );
                 reply::retry_after(r, 1)
             } else if ok {
-                reply::with_session(reply::json(StatusCode::OK, b), &session.id)
+                reply::with_session(reply::json(StatusCode::OK, b), session.id_header.as_ref())
             } else {
                 session.terminate();
                 reply::json(StatusCode::OK, b)
             }
         }
-        Ok(Answer::Sse(r)) => reply::with_session(r, &session.id),
+        Ok(Answer::Sse(r)) => reply::with_session(r, session.id_header.as_ref()),
         Err(r) => {
             session.terminate();
             r
@@ -893,12 +895,9 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
         rx,
         c.keep_alive,
         Some(shared.closing.clone()),
-        vec![
-            Box::new(session.stream_opened()),
-            Box::new(shared.stats.stream()),
-        ],
+        Some(Box::new((session.stream_opened(), shared.stats.stream()))),
     );
-    reply::with_session(reply::sse(body), &session.id)
+    reply::with_session(reply::sse(body), session.id_header.as_ref())
 }
 
 async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {

@@ -41,6 +41,9 @@ pub(crate) enum EndReason {
 /// What the HTTP handlers hold of a session.
 pub(crate) struct SessionHandle {
     pub id: Arc<str>,
+    /// The id as an `Mcp-Session-Id` value, made once (`None` when it
+    /// cannot be one).
+    pub id_header: Option<http::HeaderValue>,
     pub kind: SessionKind,
     pub(super) commands: mpsc::UnboundedSender<Command>,
     pub(super) peer: Peer,
@@ -114,6 +117,10 @@ impl SessionHandle {
     /// `None` when the session stayed at its limit for that long.
     pub(crate) async fn reserve(&self, n: usize, wait: Duration) -> Option<OwnedSemaphorePermit> {
         let n = u32::try_from(n.clamp(1, self.max_inflight)).unwrap_or(u32::MAX);
+        // Room at once (nearly always): no timer is built.
+        if let Ok(p) = self.permits.clone().try_acquire_many_owned(n) {
+            return Some(p);
+        }
         tokio::time::timeout(wait, self.permits.clone().acquire_many_owned(n))
             .await
             .ok()?

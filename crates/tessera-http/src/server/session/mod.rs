@@ -19,6 +19,7 @@
 //! instances (`link`: its stored state, its bus topic, who holds its
 //! standalone stream); see [`super::cluster`] for how state moves.
 
+mod alarm;
 mod backlog;
 mod core;
 mod handle;
@@ -172,6 +173,7 @@ fn start(
         let peer = core.peer().clone();
         parts = Some((core, commands_rx));
         Arc::new(SessionHandle {
+            id_header: http::HeaderValue::from_str(&id).ok(),
             id: id.clone(),
             kind,
             commands,
@@ -342,6 +344,11 @@ impl Router {
         if let Some(link) = &mut self.link {
             link.subscribe(&self.session).await;
         }
+        // Kept across turns (built on every turn, each registered with the
+        // runtime and taken out again): the end of the session, and one
+        // timer for the idle and relay deadlines.
+        let mut ended = std::pin::pin!(self.ended.clone().cancelled_owned());
+        let mut alarm = alarm::Alarm::default();
         'serve: loop {
             // What the core wrote goes to its streams first (a change of
             // the session's state it made is stored before, in `route`).
@@ -369,9 +376,13 @@ impl Router {
             }
             let idle_at = self.idle_deadline();
             let relay_at = self.relay_waits.iter().map(|(_, d)| *d).min();
+            let due = earliest(idle_at, relay_at);
+            if let Some(at) = due {
+                alarm.set(at);
+            }
             tokio::select! {
                 biased;
-                _ = self.ended.cancelled() => break,
+                () = ended.as_mut() => break,
                 _ = closed(legacy_sink.as_ref()), if legacy_sink.is_some() => {
                     tracing::debug!(session = %self.session, "HTTP+SSE client went away");
                     break;
@@ -391,8 +402,9 @@ impl Router {
                         break;
                     }
                 }
-                // One timer for both deadlines (a timer is large, and built every turn).
-                _ = sleep_until(earliest(idle_at, relay_at)), if idle_at.is_some() || relay_at.is_some() => {
+                // One timer for both deadlines; it may go off early (a
+                // deadline moved later), and every deadline is checked here.
+                () = alarm.rung(), if due.is_some() => {
                     if relay_at.is_some_and(|d| d <= Instant::now()) {
                         self.expire_relays();
                     }
