@@ -18,24 +18,13 @@
 # --server custom runs SERVER_CMD (words; {ADDR} is replaced by the listening address) as the
 # server: a program built on the library, such as bench/telemetry_cost.sh's.
 #
-# Environment: TESSERA_BIN (default: bench/target/tessera/profiling/tessera,
+# Environment: TESSERA_BIN (--server tessera only; default: bench/target/tessera/profiling/tessera,
 #              built with `cargo build --profile profiling` when missing),
 #              BENCH_TARGET_DIR (default: bench/target).
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BENCH_TARGET_DIR="${BENCH_TARGET_DIR:-$BENCH/target}"
-TESSERA_BIN="${TESSERA_BIN:-}"
-if [ -z "$TESSERA_BIN" ]; then
-  # The profiling profile: the release build with line tables and symbols (the
-  # release profile has no debug info), built here when missing.
-  TESSERA_BIN="$BENCH/target/tessera/profiling/tessera"
-  if [ ! -x "$TESSERA_BIN" ]; then
-    echo "building tessera (cargo build --profile profiling -p tessera-cli) into $BENCH/target/tessera" >&2
-    (cd "$BENCH/.." && CARGO_TARGET_DIR="$BENCH/target/tessera" cargo build --profile profiling -p tessera-cli) \
-      || { echo "building tessera failed" >&2; exit 2; }
-  fi
-fi
 SERVER=tessera
 MODE=legacy-json
 REQUESTS=10000
@@ -57,6 +46,19 @@ while [ $# -gt 0 ]; do
 done
 
 die() { printf 'profile: ERROR: %s\n' "$*" >&2; exit 2; }
+TESSERA_BIN="${TESSERA_BIN:-}"
+# Only a tessera server needs the binary: profiling the floor, rmcp or a custom
+# server builds nothing.
+if [ -z "$TESSERA_BIN" ] && [ "$SERVER" = tessera ]; then
+  # The profiling profile: the release build with line tables and symbols (the
+  # release profile has no debug info), built here when missing.
+  TESSERA_BIN="$BENCH/target/tessera/profiling/tessera"
+  if [ ! -x "$TESSERA_BIN" ]; then
+    echo "building tessera (cargo build --profile profiling -p tessera-cli) into $BENCH/target/tessera" >&2
+    (cd "$BENCH/.." && CARGO_TARGET_DIR="$BENCH/target/tessera" cargo build --profile profiling -p tessera-cli) \
+      || { echo "building tessera failed" >&2; exit 2; }
+  fi
+fi
 LOAD="$BENCH_TARGET_DIR/release/mcp-bench"
 [ -x "$LOAD" ] || die "$LOAD missing: run bench/run.sh once (or cargo build --release in bench/)"
 
