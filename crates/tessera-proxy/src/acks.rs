@@ -74,9 +74,10 @@ impl Acks {
     /// Opens a listen stream for `notifications` on `peer`, and waits until
     /// the upstream acknowledges it (at most `wait`, and no longer than
     /// `cancel`). The stream lasts until the returned token is cancelled or
-    /// the connection ends; `peer` does not keep the connection open. A
-    /// stream the upstream refuses or ends before acknowledging is an
-    /// error.
+    /// the connection ends; `peer` does not keep the connection open. The
+    /// token is cancelled too when the stream ends by itself (the upstream
+    /// ended it or went away), so its holder can tell. A stream the
+    /// upstream refuses or ends before acknowledging is an error.
     pub(crate) async fn listen(
         &self,
         peer: Peer,
@@ -105,10 +106,12 @@ impl Acks {
                 assigned,
                 false,
             );
-            tokio::select! {
+            let out = tokio::select! {
                 out = ask => out.map(drop).map_err(|e| crate::forward::peer_error(methods::SUBSCRIPTIONS_LISTEN, e)),
                 _ = ended.cancelled() => Ok(()),
-            }
+            };
+            ended.cancel();
+            out
         });
         let ended_early = |out: Result<Result<(), ErrorObject>, tokio::task::JoinError>| {
             out.ok().and_then(Result::err).unwrap_or_else(|| {

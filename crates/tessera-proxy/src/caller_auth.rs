@@ -112,6 +112,18 @@ pub(crate) struct CallerToken {
     pub key: [u8; 32],
 }
 
+impl CallerToken {
+    /// A caller known by `token` alone, for tests of what keeps its
+    /// connections.
+    #[cfg(test)]
+    pub(crate) fn of(token: &str) -> CallerToken {
+        CallerToken {
+            key: Sha256::digest(token.as_bytes()).into(),
+            token: token.into(),
+        }
+    }
+}
+
 fn refusal(upstream: &str, kind: &str, why: String) -> ErrorObject {
     let mut e = ErrorObject::internal(format!("upstream {upstream}: {why}"));
     e.data = Some(

@@ -12,6 +12,13 @@
 //! connection that carries a resource subscription of its caller (see
 //! [`crate::hub`]) is neither idle nor made room from: closing it would end
 //! the subscription.
+//!
+//! Such a connection that ends (the upstream restarted, forgot the
+//! session, or ended its list stream) is made again by the upstream's
+//! supervisor with the same caller's credentials, and its subscriptions
+//! with it ([`Callers::lost`], [`Callers::restore`]); a caller whose
+//! credentials no longer work gets a new connection, and its subscriptions
+//! again, with its next request.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,9 +28,11 @@ use std::time::Duration;
 use tessera_proto::ConnectMode;
 use tessera_runtime::Request;
 use tessera_types::{Era, ErrorObject};
+use tokio::sync::Notify;
 use tokio::time::Instant;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::caller_auth::CallerCredentials;
+use crate::caller_auth::{CallerCredentials, CallerToken};
 use crate::calls::Calls;
 use crate::hub::{Hub, Origin};
 use crate::member::{MemberSink, list_changes};
@@ -42,13 +51,63 @@ pub(crate) const ACKNOWLEDGEMENT_WAIT: Duration = Duration::from_secs(10);
 /// The number of the next caller's connection (see [`Origin`]).
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
+/// The first wait before a lost connection is made again; it doubles up
+/// to [`MOST_RETRY`].
+const FIRST_RETRY: Duration = Duration::from_millis(200);
+/// The longest wait between two tries to make a lost connection again.
+const MOST_RETRY: Duration = Duration::from_secs(5);
+
 /// One caller's connection.
-struct Entry {
+pub(crate) struct Entry {
     /// The connection, once made; connecting holds the lock, so one caller
     /// connects once however many of its requests arrive together.
     conn: tokio::sync::Mutex<Option<Arc<Upstream>>>,
     calls: Arc<Calls>,
     last: Mutex<Instant>,
+    /// How the connection was made, to make it again.
+    kept: Mutex<Kept>,
+    /// Cancelled when the entry goes: ends the watch on its connection.
+    gone: CancellationToken,
+    _gone_on_drop: DropGuard,
+}
+
+/// What a caller's connection needs to be made again once lost.
+#[derive(Default)]
+struct Kept {
+    /// The caller's token it was made with (`None` once it no longer
+    /// works: the caller's next request brings another).
+    caller: Option<CallerToken>,
+    /// Its list stream (2026-07-28): cancelled when the stream ended.
+    lists: Option<CancellationToken>,
+    /// When to try again after a failed try, and the wait after the next.
+    retry_at: Option<Instant>,
+    delay: Duration,
+    /// A connection was made for this caller before.
+    made: bool,
+}
+
+impl Entry {
+    fn new() -> Entry {
+        let gone = CancellationToken::new();
+        Entry {
+            conn: tokio::sync::Mutex::new(None),
+            calls: Arc::new(Calls::default()),
+            last: Mutex::new(Instant::now()),
+            kept: Mutex::new(Kept::default()),
+            _gone_on_drop: gone.clone().drop_guard(),
+            gone,
+        }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `up`, its connection, still serves: open, and its list
+    /// stream (if it has one) not ended.
+    fn usable(&self, up: &Upstream) -> bool {
+        up.is_open() && !self.kept().lists.as_ref().is_some_and(|t| t.is_cancelled())
+    }
 }
 
 /// A caller's connection, lent to one request (the connection counts as
@@ -58,7 +117,12 @@ pub(crate) struct Lease {
     pub up: Arc<Upstream>,
     /// Its requests in flight.
     pub calls: Arc<Calls>,
-    key: [u8; 32],
+    /// The caller's key.
+    pub key: [u8; 32],
+    /// The connection was made again for this request, after the caller's
+    /// earlier one was lost (the caller's subscriptions are then made again
+    /// on it).
+    pub again: bool,
     _entry: Arc<Entry>,
 }
 
@@ -90,6 +154,8 @@ pub(crate) struct Callers {
     upstream: String,
     hub: Arc<Hub>,
     entries: Mutex<HashMap<[u8; 32], Arc<Entry>>>,
+    /// Told when a connection ends.
+    lost: Arc<Notify>,
 }
 
 impl Callers {
@@ -101,7 +167,19 @@ impl Callers {
             upstream,
             hub,
             entries: Mutex::new(HashMap::new()),
+            lost: Arc::new(Notify::new()),
         }
+    }
+
+    /// Where it announces its changes.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+
+    /// Completes when a caller's connection has ended since the last time
+    /// (see [`Callers::lost`]).
+    pub async fn one_lost(&self) {
+        self.lost.notified().await
     }
 
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Arc<Entry>>> {
@@ -153,63 +231,13 @@ impl Callers {
             }
             return Err(e.into());
         }
-        let up = match conn.as_ref().filter(|u| u.is_open()) {
-            Some(up) => up.clone(),
+        let (up, again) = match conn.as_ref().filter(|u| entry.usable(u)) {
+            Some(up) => (up.clone(), false),
             None => {
-                let spec = self.creds.spec_for(caller, &self.upstream);
-                let sink = Arc::new(MemberSink::new(
-                    self.upstream.clone(),
-                    entry.calls.clone(),
-                    self.hub.clone(),
-                    Some(Origin {
-                        conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
-                        caller: key,
-                    }),
-                ));
-                let connecting = Upstream::connect(
-                    &spec,
-                    ConnectMode::Auto,
-                    proxy_identity(all_client_capabilities()),
-                    sink,
-                    options,
-                    None,
-                );
-                let up = tokio::select! {
-                    c = connecting => c,
-                    _ = r.cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
-                }
-                .map_err(|e| {
-                    let mut o = ErrorObject::internal(format!(
-                        "upstream {} cannot be reached for this caller: {e}",
-                        self.upstream
-                    ));
-                    o.data = Some(RefusalData::upstream(&self.upstream).to_value());
-                    Refused {
-                        error: o,
-                        upstream_failed: e.is_upstream_failure(),
-                    }
-                })?;
-                // Its own list changes, as the pooled connection's (their
-                // repeats across callers are dropped by the hub): lent once
-                // the upstream has acknowledged the listen stream (or
-                // refused it), so that no change after the caller's first
-                // request goes unheard.
-                if up.era() == Era::Modern {
-                    let wait = options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
-                    let listening = up
-                        .acks
-                        .listen(up.peer.clone(), list_changes(), wait, &r.cancel)
-                        .await;
-                    if let Err(e) = listening {
-                        if r.cancel.is_cancelled() {
-                            return Err(e.into());
-                        }
-                        tracing::debug!(upstream = %self.upstream, error = %e.message, "no list changes for this caller");
-                    }
-                }
-                let up = Arc::new(up);
+                let again = entry.kept().made;
+                let up = self.connect(&entry, caller, options, &r.cancel).await?;
                 *conn = Some(up.clone());
-                up
+                (up, again)
             }
         };
         drop(conn);
@@ -217,8 +245,173 @@ impl Callers {
             up,
             calls: entry.calls.clone(),
             key,
+            again,
             _entry: entry,
         })
+    }
+
+    /// Makes `entry`'s connection as `caller` (whose upstream token was
+    /// obtained), and watches it: its end is told to [`Callers::one_lost`].
+    /// Given up when `cancel` fires.
+    async fn connect(
+        &self,
+        entry: &Arc<Entry>,
+        caller: CallerToken,
+        options: &UpstreamOptions,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<Upstream>, Refused> {
+        let spec = self.creds.spec_for(caller.clone(), &self.upstream);
+        let sink = Arc::new(MemberSink::new(
+            self.upstream.clone(),
+            entry.calls.clone(),
+            self.hub.clone(),
+            Some(Origin {
+                conn: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
+                caller: caller.key,
+            }),
+        ));
+        let connecting = Upstream::connect(
+            &spec,
+            ConnectMode::Auto,
+            proxy_identity(all_client_capabilities()),
+            sink,
+            options,
+            None,
+        );
+        let up = tokio::select! {
+            c = connecting => c,
+            _ = cancel.cancelled() => return Err(ErrorObject::internal("cancelled by the client").into()),
+        }
+        .map_err(|e| {
+            let mut o = ErrorObject::internal(format!(
+                "upstream {} cannot be reached for this caller: {e}",
+                self.upstream
+            ));
+            o.data = Some(RefusalData::upstream(&self.upstream).to_value());
+            Refused {
+                error: o,
+                upstream_failed: e.is_upstream_failure(),
+            }
+        })?;
+        // Its own list changes, as the pooled connection's (their repeats
+        // across callers are dropped by the hub): lent once the upstream
+        // has acknowledged the listen stream (or refused it), so that no
+        // change after the caller's first request goes unheard.
+        let mut lists = None;
+        if up.era() == Era::Modern {
+            let wait = options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
+            match up
+                .acks
+                .listen(up.peer.clone(), list_changes(), wait, cancel)
+                .await
+            {
+                Ok(stop) => lists = Some(stop),
+                Err(e) => {
+                    if cancel.is_cancelled() {
+                        return Err(e.into());
+                    }
+                    tracing::debug!(upstream = %self.upstream, error = %e.message, "no list changes for this caller");
+                }
+            }
+        }
+        let up = Arc::new(up);
+        let watched = (up.closed_token(), lists.clone());
+        *entry.kept() = Kept {
+            caller: Some(caller),
+            lists,
+            retry_at: None,
+            delay: FIRST_RETRY,
+            made: true,
+        };
+        let (lost, gone) = (self.lost.clone(), entry.gone.clone());
+        tokio::spawn(async move {
+            let (closed, lists) = watched;
+            let lists_ended = async {
+                match lists {
+                    Some(t) => t.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = closed.cancelled() => lost.notify_one(),
+                _ = lists_ended => lost.notify_one(),
+                _ = gone.cancelled() => {}
+            }
+        });
+        Ok(up)
+    }
+
+    /// The callers whose connection ended while it carried one of their
+    /// subscriptions, and who are due for another try at `now`.
+    pub fn lost(&self, now: Instant) -> Vec<([u8; 32], Arc<Entry>)> {
+        self.hub.prune();
+        self.entries()
+            .iter()
+            .filter(|(k, e)| {
+                let due = {
+                    let kept = e.kept();
+                    kept.caller.is_some() && kept.retry_at.is_none_or(|at| at <= now)
+                };
+                // A connection being made (its lock held) is not lost.
+                due && self.hub.holds(k)
+                    && e.conn
+                        .try_lock()
+                        .is_ok_and(|c| c.as_ref().is_none_or(|u| !e.usable(u)))
+            })
+            .map(|(k, e)| (*k, e.clone()))
+            .collect()
+    }
+
+    /// When the next lost connection is due for another try, if any is
+    /// waiting.
+    pub fn next_retry(&self) -> Option<Instant> {
+        self.entries()
+            .values()
+            .filter_map(|e| e.kept().retry_at)
+            .min()
+    }
+
+    /// Makes the lost connection of `entry` again with the credentials it
+    /// was made with; `None` when it no longer needs it (made meanwhile,
+    /// or its caller's credentials were given up). A failed try is tried
+    /// again later when the upstream failed; credentials that no longer
+    /// work are given up (the caller's next request brings new ones).
+    pub async fn restore(
+        &self,
+        entry: &Arc<Entry>,
+        options: &UpstreamOptions,
+        stop: &CancellationToken,
+    ) -> Result<Option<Arc<Upstream>>, Refused> {
+        let mut conn = entry.conn.lock().await;
+        if conn.as_ref().is_some_and(|u| entry.usable(u)) {
+            return Ok(None);
+        }
+        let Some(caller) = entry.kept().caller.clone() else {
+            return Ok(None);
+        };
+        let made = match self.creds.upstream_token(&caller, &self.upstream).await {
+            Ok(_) => self.connect(entry, caller, options, stop).await,
+            Err(e) => Err(e.into()),
+        };
+        match made {
+            Ok(up) => {
+                *conn = Some(up.clone());
+                Ok(Some(up))
+            }
+            Err(refused) => {
+                *conn = None;
+                let mut kept = entry.kept();
+                if refused.upstream_failed {
+                    let now = Instant::now();
+                    kept.retry_at = Some(now + kept.delay);
+                    kept.delay = (kept.delay * 2).min(MOST_RETRY);
+                } else {
+                    kept.caller = None;
+                    kept.retry_at = None;
+                }
+                Err(refused)
+            }
+        }
     }
 
     /// The entry of `key`, made room for when new.
@@ -256,28 +449,23 @@ impl Callers {
                 }
             }
         }
-        let e = Arc::new(Entry {
-            conn: tokio::sync::Mutex::new(None),
-            calls: Arc::new(Calls::default()),
-            last: Mutex::new(Instant::now()),
-        });
+        let e = Arc::new(Entry::new());
         entries.insert(key, e.clone());
         Ok(e)
     }
 
     /// Drops the connection `lease` used when it is still the caller's (it
-    /// died: the next request of that caller connects again).
+    /// died: the next request of that caller connects again, or the
+    /// supervisor does when it carried subscriptions).
     pub fn forget(&self, lease: &Lease) {
-        let mut entries = self.entries();
-        let same = entries.get(&lease.key).is_some_and(|e| {
-            e.conn
-                .try_lock()
-                .ok()
-                .and_then(|c| c.as_ref().map(|u| Arc::ptr_eq(u, &lease.up)))
-                .unwrap_or(false)
-        });
-        if same {
-            entries.remove(&lease.key);
+        let Some(entry) = self.entries().get(&lease.key).cloned() else {
+            return;
+        };
+        if let Ok(mut c) = entry.conn.try_lock() {
+            if c.as_ref().is_some_and(|u| Arc::ptr_eq(u, &lease.up)) {
+                *c = None;
+                self.lost.notify_one();
+            }
         }
     }
 
@@ -381,5 +569,43 @@ mod tests {
         assert_eq!(p.reap(Instant::now() + IDLE), 0);
         p.clear();
         assert_eq!(p.len(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_lost_connections_carrying_subscriptions_are_made_again_with_backoff() {
+        let p = pool();
+        let caller = CallerToken::of("alice's token");
+        let key = caller.key;
+        let entry = p.entry(key).unwrap();
+        // Never connected: nothing to make again, subscribed or not.
+        assert!(p.lost(Instant::now()).is_empty());
+        entry.kept().caller = Some(caller);
+        entry.kept().delay = FIRST_RETRY;
+        assert!(p.lost(Instant::now()).is_empty(), "no subscription");
+        let topic = crate::hub::Topic {
+            caller: Some(key),
+            uri: "up+mem://doc".into(),
+        };
+        assert!(p.hub.subscribe(&topic));
+        let lost = p.lost(Instant::now());
+        assert_eq!(lost.len(), 1);
+        assert!(Arc::ptr_eq(&lost[0].1, &entry));
+        // The upstream cannot be reached: tried again after 200 ms, then
+        // 400 ms, never sooner.
+        let options = UpstreamOptions::default();
+        let stop = CancellationToken::new();
+        let refused = p.restore(&entry, &options, &stop).await.err().unwrap();
+        assert!(refused.upstream_failed, "{}", refused.error.message);
+        let first = p.next_retry().expect("a retry");
+        assert_eq!(first - Instant::now(), FIRST_RETRY);
+        assert!(p.lost(Instant::now()).is_empty(), "not due yet");
+        tokio::time::advance(FIRST_RETRY).await;
+        assert_eq!(p.lost(Instant::now()).len(), 1);
+        p.restore(&entry, &options, &stop).await.err().unwrap();
+        assert_eq!(p.next_retry().unwrap() - Instant::now(), FIRST_RETRY * 2);
+        // The subscription ends: nothing is made again.
+        tokio::time::advance(MOST_RETRY).await;
+        assert!(p.hub.unsubscribe(&topic));
+        assert!(p.lost(Instant::now()).is_empty());
     }
 }

@@ -184,14 +184,15 @@ impl Hub {
     }
 
     /// The URIs (the upstream's own) of the resources of `upstream`
-    /// subscribed to on its pooled connection.
-    pub(crate) fn pooled_topics(&self, upstream: &str) -> Vec<String> {
+    /// subscribed to on the connection of `caller` (`None`: the pooled
+    /// one).
+    pub(crate) fn topics(&self, upstream: &str, caller: Option<[u8; 32]>) -> Vec<String> {
         let prefix = format!("{upstream}{URI_SEPARATOR}");
         self.subscribed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .keys()
-            .filter(|t| t.caller.is_none())
+            .filter(|t| t.caller == caller)
             .filter_map(|t| t.uri.strip_prefix(&prefix).map(str::to_owned))
             .collect()
     }

@@ -287,8 +287,35 @@ impl Member {
     /// with caller-dependent credentials, else the pooled one.
     async fn connection(&self, r: &Request) -> Result<Conn, Refused> {
         match &self.callers {
-            Some(callers) => callers.lease(r, &self.options).await.map(Conn::Caller),
+            Some(callers) => {
+                let lease = callers.lease(r, &self.options).await?;
+                if lease.again {
+                    // A connection made again for a caller whose earlier
+                    // one was lost: its subscriptions come with it.
+                    self.resubscribe(&lease.up, Some(lease.key), callers.hub())
+                        .await;
+                }
+                Ok(Conn::Caller(lease))
+            }
             None => Ok(self.upstream().map(Conn::Pooled)?),
+        }
+    }
+
+    /// Makes again the lost connections of callers that carried their
+    /// subscriptions, and the subscriptions on them (see
+    /// [`Callers::restore`]).
+    async fn restore_callers(&self, callers: &Callers, hub: &Hub) {
+        for (key, entry) in callers.lost(tokio::time::Instant::now()) {
+            match callers.restore(&entry, &self.options, &self.stop).await {
+                Ok(Some(up)) => {
+                    self.resubscribe(&up, Some(key), hub).await;
+                    tracing::info!(upstream = %self.entry.name, "a caller's connection made again, with its subscriptions");
+                }
+                Ok(None) => {}
+                Err(refused) => {
+                    tracing::warn!(upstream = %self.entry.name, error = %refused.error.message, retried = refused.upstream_failed, "a caller's lost connection not made again")
+                }
+            }
         }
     }
 
@@ -371,18 +398,32 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
     let mut delay = FIRST;
     if let Some(callers) = &member.callers {
         // Connected to per caller, on demand: usable at once; close what
-        // callers left idle.
+        // callers left idle, and make again the lost connections that
+        // carried subscriptions.
         let _ = member.alive.send_replace(true);
         hub.lists_changed();
         loop {
+            let now = tokio::time::Instant::now();
+            let wake = callers
+                .next_retry()
+                .map_or(IDLE / 4, |at| at.saturating_duration_since(now))
+                .min(IDLE / 4);
             tokio::select! {
-                _ = tokio::time::sleep(IDLE / 4) => {}
+                _ = tokio::time::sleep(wake) => {}
+                _ = callers.one_lost() => {}
                 _ = stop.cancelled() => {
                     callers.clear();
                     return;
                 }
             }
             callers.reap(tokio::time::Instant::now());
+            tokio::select! {
+                _ = member.restore_callers(callers, &hub) => {}
+                _ = stop.cancelled() => {
+                    callers.clear();
+                    return;
+                }
+            }
         }
     }
     let spec = member.entry.spec.clone();
@@ -412,22 +453,11 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
                 // What the sessions subscribed to through the connection
                 // before this one is asked for again on this one, before the
                 // upstream counts as connected.
-                let uris = hub.pooled_topics(&member.entry.name);
-                if !uris.is_empty() {
-                    let prefix =
-                        format!("{}{}", member.entry.name, crate::aggregate::URI_SEPARATOR);
-                    let still = |uri: &str| {
-                        hub.is_subscribed(&crate::hub::Topic {
-                            caller: None,
-                            uri: format!("{prefix}{uri}"),
-                        })
-                    };
-                    tokio::select! {
-                        _ = member.resubscribe(&up, uris, still) => {}
-                        _ = stop.cancelled() => {
-                            up.close().await;
-                            return;
-                        }
+                tokio::select! {
+                    _ = member.resubscribe(&up, None, &hub) => {}
+                    _ = stop.cancelled() => {
+                        up.close().await;
+                        return;
                     }
                 }
                 let _ = member.alive.send_replace(true);

@@ -311,6 +311,12 @@ impl Upstream {
         self.peer.is_open() && !self.closed.is_cancelled()
     }
 
+    /// A token cancelled when the connection has ended (holding it does
+    /// not keep the connection).
+    pub fn closed_token(&self) -> CancellationToken {
+        self.closed.clone()
+    }
+
     /// Completes when the connection has ended.
     pub async fn peer_closed(&self) {
         self.closed.cancelled().await

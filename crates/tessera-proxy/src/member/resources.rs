@@ -13,7 +13,9 @@ use tessera_types::{Era, ErrorObject, ResourceRequestParams, SubscriptionFilter,
 use tokio_util::sync::CancellationToken;
 
 use super::Member;
+use crate::aggregate::URI_SEPARATOR;
 use crate::callers::ACKNOWLEDGEMENT_WAIT;
+use crate::hub::{Hub, Topic};
 use crate::refusal::RefusalData;
 use crate::shapes::write;
 use crate::upstream::Upstream;
@@ -109,21 +111,27 @@ impl Member {
         Ok(())
     }
 
-    /// Makes again, on `up` (a new pooled connection, after the old one was
-    /// lost), the subscriptions to the upstream's own `uris` that the old
-    /// connection carried: `resources/subscribe` on a legacy connection, a
-    /// listen stream each on a 2026-07-28 one. The streams of the old
-    /// connection are dropped first. One the upstream refuses is logged and
-    /// left out; `still` says whether a URI is still subscribed to (one
-    /// given up while it was being made again is stopped at once).
-    pub async fn resubscribe(
-        &self,
-        up: &Arc<Upstream>,
-        uris: Vec<String>,
-        still: impl Fn(&str) -> bool,
-    ) {
-        self.streams.lock().retain(|(caller, _), t| {
-            if caller.is_some() {
+    /// Makes again, on `up` (a new connection of `caller`, `None` for the
+    /// pooled one, after the old one was lost), the subscriptions that
+    /// `hub` says the old connection carried: `resources/subscribe` on a
+    /// legacy connection, a listen stream each on a 2026-07-28 one. The
+    /// streams of the old connection are dropped first. One the upstream
+    /// refuses is logged and left out; one given up while it was being
+    /// made again is stopped at once.
+    pub async fn resubscribe(&self, up: &Arc<Upstream>, caller: Option<[u8; 32]>, hub: &Hub) {
+        let uris = hub.topics(&self.entry.name, caller);
+        if uris.is_empty() {
+            return;
+        }
+        let prefix = format!("{}{URI_SEPARATOR}", self.entry.name);
+        let still = |uri: &str| {
+            hub.is_subscribed(&Topic {
+                caller,
+                uri: format!("{prefix}{uri}"),
+            })
+        };
+        self.streams.lock().retain(|(c, _), t| {
+            if *c != caller {
                 return true;
             }
             t.cancel();
@@ -141,7 +149,7 @@ impl Member {
                 let wait = self.options.request_timeout.unwrap_or(ACKNOWLEDGEMENT_WAIT);
                 match up.acks.listen(up.peer.clone(), filter, wait, &cancel).await {
                     Ok(stop) if still(&uri) => {
-                        if let Some(old) = self.streams.lock().insert((None, uri.clone()), stop) {
+                        if let Some(old) = self.streams.lock().insert((caller, uri.clone()), stop) {
                             old.cancel();
                         }
                         Ok(())
@@ -154,7 +162,9 @@ impl Member {
                 }
             };
             match made {
-                Ok(()) => tracing::debug!(upstream = %self.entry.name, %uri, "subscribed again"),
+                Ok(()) => {
+                    tracing::debug!(upstream = %self.entry.name, %uri, per_caller = caller.is_some(), "subscribed again")
+                }
                 Err(e) => {
                     tracing::warn!(upstream = %self.entry.name, %uri, error = %e, "subscription not made again")
                 }

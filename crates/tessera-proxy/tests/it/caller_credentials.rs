@@ -16,7 +16,9 @@ use tessera_proto::EngineConfig;
 use tessera_proxy::{Aggregator, UpstreamOptions, parse_config};
 use tessera_server::{Extension, Server, resource, tool};
 use tessera_testkit::bounded;
+use tessera_testkit::layers::{Seen, Tap};
 use tessera_types::ProtocolVersion;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower::Layer;
 
@@ -61,7 +63,7 @@ fn serve_behind_oauth(
     asrv: &TestAuthorizationServer,
     seen: Arc<Mutex<Vec<String>>>,
     stop: &CancellationToken,
-) {
+) -> tokio::task::JoinHandle<()> {
     let verifier = JwtVerifier::builder(asrv.issuer(), resource)
         .min_refresh_interval(std::time::Duration::ZERO)
         .build();
@@ -75,7 +77,29 @@ fn serve_behind_oauth(
     let stop = stop.clone();
     tokio::spawn(async move {
         let _ = tessera_http::serve_with(listener, mcp, service, stop.cancelled_owned()).await;
-    });
+    })
+}
+
+/// The upstream's MCP endpoint for `server`, at `addr`, speaking `speaks`:
+/// a new one has no sessions.
+fn upstream_endpoint(server: &Server, speaks: Speaks, addr: std::net::SocketAddr) -> McpHttp {
+    let server = server.clone();
+    McpHttp::builder(move || -> (EngineConfig, Server) {
+        let config = server.engine_config();
+        let config = match speaks {
+            Speaks::All => config,
+            Speaks::LegacyOnly => config.with_versions(
+                ProtocolVersion::ALL
+                    .iter()
+                    .copied()
+                    .filter(|v| *v < ProtocolVersion::V2026_07_28),
+            ),
+        };
+        (config, server.clone())
+    })
+    .bind_address(addr)
+    .endpoint_path("/mcp")
+    .build()
 }
 
 /// An address to serve on, and its endpoint URL.
@@ -94,6 +118,11 @@ pub(crate) struct Rig {
     pub(crate) aggregator: Aggregator,
     /// The upstream server (to tell of changes).
     pub(crate) server: Server,
+    /// What the upstream server has handled, reported once handled.
+    handled: tokio::sync::Mutex<mpsc::UnboundedReceiver<Seen>>,
+    speaks: Speaks,
+    /// Stops the upstream's endpoint, and its serving task.
+    upstream: Mutex<(CancellationToken, tokio::task::JoinHandle<()>)>,
     stop: CancellationToken,
 }
 
@@ -142,7 +171,9 @@ impl Rig {
         vars.push(("GW_SECRET", SECRET.to_owned()));
         let stop = CancellationToken::new();
         let upstream_saw = Arc::new(Mutex::new(Vec::new()));
+        let (handled_tx, handled) = mpsc::unbounded_channel();
         let server = Server::builder()
+            .middleware(|s| s.layer(Tap::once_done(handled_tx)))
             .name_version("recorder", "1.0.0")
             .tool(
                 tool("whoami")
@@ -156,30 +187,15 @@ impl Rig {
             .build()
             .unwrap();
         let (listener, upstream_url) = endpoint().await;
-        let s2 = server.clone();
-        let mcp = McpHttp::builder(move || -> (EngineConfig, Server) {
-            let config = s2.engine_config();
-            let config = match speaks {
-                Speaks::All => config,
-                Speaks::LegacyOnly => config.with_versions(
-                    ProtocolVersion::ALL
-                        .iter()
-                        .copied()
-                        .filter(|v| *v < ProtocolVersion::V2026_07_28),
-                ),
-            };
-            (config, s2.clone())
-        })
-        .bind_address(listener.local_addr().unwrap())
-        .endpoint_path("/mcp")
-        .build();
-        serve_behind_oauth(
+        let mcp = upstream_endpoint(&server, speaks, listener.local_addr().unwrap());
+        let upstream_stop = stop.child_token();
+        let serving = serve_behind_oauth(
             listener,
             mcp,
             &upstream_url,
             &asrv,
             upstream_saw.clone(),
-            &stop,
+            &upstream_stop,
         );
 
         let doc = json!({"mcpServers": {"up": entry(&upstream_url, &asrv.token_endpoint())}});
@@ -209,8 +225,64 @@ impl Rig {
             upstream_saw,
             aggregator,
             server,
+            handled: tokio::sync::Mutex::new(handled),
+            speaks,
+            upstream: Mutex::new((upstream_stop, serving)),
             stop,
         }
+    }
+
+    /// Stops the upstream's endpoint and serves it again on the same
+    /// address, with none of its sessions (as a restarted server would).
+    pub(crate) async fn restart_upstream(&self) {
+        let (stop, serving) = {
+            let mut up = self.upstream.lock().unwrap();
+            let fresh = (self.stop.child_token(), tokio::spawn(async {}));
+            std::mem::replace(&mut *up, fresh)
+        };
+        stop.cancel();
+        bounded("the upstream stops", serving).await.unwrap();
+        let addr: std::net::SocketAddr = self
+            .upstream_url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        let mcp = upstream_endpoint(&self.server, self.speaks, addr);
+        let stop = self.upstream.lock().unwrap().0.clone();
+        let serving = serve_behind_oauth(
+            listener,
+            mcp,
+            &self.upstream_url,
+            &self.asrv,
+            self.upstream_saw.clone(),
+            &stop,
+        );
+        self.upstream.lock().unwrap().1 = serving;
+    }
+
+    /// Waits until the upstream server has handled `n` requests of
+    /// `method` (counted from the last call; other messages are skipped).
+    pub(crate) async fn handled(&self, method: &str, n: usize) {
+        let mut handled = self.handled.lock().await;
+        let mut seen = 0;
+        bounded("the upstream handles the requests", async {
+            while seen < n {
+                match handled.recv().await {
+                    Some(Seen::Request(m)) if m == method => seen += 1,
+                    Some(_) => {}
+                    None => panic!("the upstream server is gone"),
+                }
+            }
+        })
+        .await
+    }
+
+    /// Forgets what the upstream server handled so far.
+    pub(crate) async fn forget_handled(&self) {
+        let mut handled = self.handled.lock().await;
+        while handled.try_recv().is_ok() {}
     }
 
     /// A token of `sub` for the proxy (and the other audiences given).

@@ -318,3 +318,29 @@ async fn an_unsubscribe_after_the_callers_token_was_refreshed_ends_the_subscript
     alice.close().await;
     rig.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_lost_connection_is_made_again_with_its_subscriptions() {
+    let rig = Rig::start_speaking(Speaks::LegacyOnly, exchange_auth(None)).await;
+    let alice = rig
+        .client_speaking(&rig.token("alice", &[]), Some(ProtocolVersion::V2025_11_25))
+        .await;
+    let mut events = alice.events();
+    for uri in ["up+mem://doc", "up+mem://other"] {
+        bounded("alice subscribes", alice.subscribe(uri))
+            .await
+            .expect("subscribed");
+    }
+    rig.forget_handled().await;
+    // The upstream restarts and forgets its sessions: the proxy's session
+    // for Alice is lost with her two subscriptions. Alice sends nothing;
+    // the proxy makes her connection again and subscribes once more.
+    rig.restart_upstream().await;
+    rig.handled("resources/subscribe", 2).await;
+    rig.server.notify_resource_updated("mem://doc");
+    let seen = until_updated(&mut events, "up+mem://doc").await;
+    assert_eq!(updates_of(&seen, "up+mem://other"), 0, "{seen:?}");
+    assert_eq!(rig.aggregator.caller_connections("up"), 1);
+    alice.close().await;
+    rig.close();
+}
