@@ -62,19 +62,30 @@ fn updates_of(events: &[ClientEvent], uri: &str) -> usize {
         .count()
 }
 
-/// Alice, a legacy session subscribed to `up+mem://doc` and
-/// `up+mem://other`, and Bob, listening (2026-07-28) to the tool list and
-/// `up+mem://doc`: each with a connection of their own upstream.
-async fn alice_and_bob(rig: &Rig) -> (Client, EventStream, Client, ListenStream) {
+/// Alice, a legacy session presenting `token`, subscribed to
+/// `up+mem://doc` and `up+mem://other`, and her events.
+async fn alice_subscribed_to_both(rig: &Rig, token: &str) -> (Client, EventStream) {
     let alice = rig
-        .client_speaking(&rig.token("alice", &[]), Some(ProtocolVersion::V2025_11_25))
+        .client_speaking(token, Some(ProtocolVersion::V2025_11_25))
         .await;
-    let alice_events = alice.events();
+    let events = alice.events();
+    subscribe_to_both(&alice).await;
+    (alice, events)
+}
+
+async fn subscribe_to_both(alice: &Client) {
     for uri in ["up+mem://doc", "up+mem://other"] {
         bounded("alice subscribes", alice.subscribe(uri))
             .await
             .expect("subscribed");
     }
+}
+
+/// Alice, a legacy session subscribed to `up+mem://doc` and
+/// `up+mem://other`, and Bob, listening (2026-07-28) to the tool list and
+/// `up+mem://doc`: each with a connection of their own upstream.
+async fn alice_and_bob(rig: &Rig) -> (Client, EventStream, Client, ListenStream) {
+    let (alice, alice_events) = alice_subscribed_to_both(rig, &rig.token("alice", &[])).await;
     let bob = rig.client_speaking(&rig.token("bob", &[]), None).await;
     let filter: SubscriptionFilter = serde_json::from_value(json!({
         "toolsListChanged": true,
@@ -294,11 +305,7 @@ async fn an_unsubscribe_after_the_callers_token_was_refreshed_ends_the_subscript
         .client_authorized_by(Arc::new(Refreshing(token.clone())))
         .await;
     let mut events = alice.events();
-    for uri in ["up+mem://doc", "up+mem://other"] {
-        bounded("alice subscribes", alice.subscribe(uri))
-            .await
-            .expect("subscribed");
-    }
+    subscribe_to_both(&alice).await;
     // Alice's token is refreshed: the same subject, a new token, so the
     // proxy knows her by another caller key from now on.
     *token.lock().unwrap() = rig.token("alice", &["https://refreshed.example"]);
@@ -322,15 +329,7 @@ async fn an_unsubscribe_after_the_callers_token_was_refreshed_ends_the_subscript
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_callers_lost_connection_is_made_again_with_its_subscriptions() {
     let rig = Rig::start_speaking(Speaks::LegacyOnly, exchange_auth(None)).await;
-    let alice = rig
-        .client_speaking(&rig.token("alice", &[]), Some(ProtocolVersion::V2025_11_25))
-        .await;
-    let mut events = alice.events();
-    for uri in ["up+mem://doc", "up+mem://other"] {
-        bounded("alice subscribes", alice.subscribe(uri))
-            .await
-            .expect("subscribed");
-    }
+    let (alice, mut events) = alice_subscribed_to_both(&rig, &rig.token("alice", &[])).await;
     rig.forget_handled().await;
     // The upstream restarts and forgets its sessions: the proxy's session
     // for Alice is lost with her two subscriptions. Alice sends nothing;
