@@ -329,6 +329,21 @@ impl Aggregator {
         }
     }
 
+    /// Waits until `n` lost connections of callers to upstream `name`
+    /// (one reached per caller) have been made again with their
+    /// subscriptions, counted since the start (`false` if there is no such
+    /// upstream or the aggregator was closed).
+    pub async fn wait_callers_restored(&self, name: &str, n: u64) -> bool {
+        let Some(m) = self.member(name) else {
+            return false;
+        };
+        let mut rx = m.restored.subscribe();
+        tokio::select! {
+            r = rx.wait_for(|k| *k >= n) => r.is_ok(),
+            _ = m.stop.cancelled() => false,
+        }
+    }
+
     /// How many callers have a connection of their own to upstream `name`
     /// (one whose credentials depend on the caller; at most
     /// [`crate::MAX_CALLERS`], idle ones closed after

@@ -84,6 +84,9 @@ pub(crate) struct Member {
     pub calls: Arc<Calls>,
     /// Whether it is connected now.
     pub alive: watch::Sender<bool>,
+    /// How many lost caller connections were made again, with their
+    /// subscriptions.
+    pub restored: watch::Sender<u64>,
     circuit: Circuit,
     places: Places,
     /// One connection per caller instead of the pooled one, for an
@@ -138,6 +141,7 @@ impl Member {
             calls: Arc::new(Calls::default()),
             streams: resources::Streams::default(),
             alive: watch::channel(false).0,
+            restored: watch::channel(0).0,
             stop,
         }
     }
@@ -294,6 +298,7 @@ impl Member {
                     // one was lost: its subscriptions come with it.
                     self.resubscribe(&lease.up, Some(lease.key), callers.hub())
                         .await;
+                    self.restored.send_modify(|n| *n += 1);
                 }
                 Ok(Conn::Caller(lease))
             }
@@ -309,6 +314,7 @@ impl Member {
             match callers.restore(&entry, &self.options, &self.stop).await {
                 Ok(Some(up)) => {
                     self.resubscribe(&up, Some(key), hub).await;
+                    self.restored.send_modify(|n| *n += 1);
                     tracing::info!(upstream = %self.entry.name, "a caller's connection made again, with its subscriptions");
                 }
                 Ok(None) => {}

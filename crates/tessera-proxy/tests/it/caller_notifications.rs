@@ -343,3 +343,28 @@ async fn a_callers_lost_connection_is_made_again_with_its_subscriptions() {
     alice.close().await;
     rig.close();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callers_lost_listen_streams_are_opened_again_on_a_modern_upstream() {
+    // A 2026-07-28 upstream keeps no session: its restart shows as the end
+    // of the caller's list stream and of each subscription's stream.
+    let rig = Rig::start_speaking(Speaks::All, exchange_auth(None)).await;
+    let bob = rig.client_speaking(&rig.token("bob", &[]), None).await;
+    let filter: SubscriptionFilter =
+        serde_json::from_value(json!({"resourceSubscriptions": ["up+mem://doc"]})).unwrap();
+    let mut stream = bounded("bob listens", bob.listen(filter))
+        .await
+        .expect("listens");
+    rig.restart_upstream().await;
+    assert!(
+        bounded(
+            "bob's connection made again",
+            rig.aggregator.wait_callers_restored("up", 1)
+        )
+        .await
+    );
+    rig.server.notify_resource_updated("mem://doc");
+    listened_until_updated(&mut stream, "up+mem://doc").await;
+    bob.close().await;
+    rig.close();
+}
