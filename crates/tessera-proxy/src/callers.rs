@@ -84,6 +84,8 @@ struct Kept {
     delay: Duration,
     /// A connection was made for this caller before.
     made: bool,
+    /// When the connection now held was made.
+    since: Option<Instant>,
 }
 
 impl Entry {
@@ -316,13 +318,16 @@ impl Callers {
         }
         let up = Arc::new(up);
         let watched = (up.closed_token(), lists.clone());
-        *entry.kept() = Kept {
-            caller: Some(caller),
-            lists,
-            retry_at: None,
-            delay: FIRST_RETRY,
-            made: true,
-        };
+        {
+            // The wait before another try, after a restore, stays: a
+            // connection that ends as soon as it is made is not made again
+            // at once, over and over.
+            let mut kept = entry.kept();
+            kept.caller = Some(caller);
+            kept.lists = lists;
+            kept.made = true;
+            kept.since = Some(Instant::now());
+        }
         let (lost, gone) = (self.lost.clone(), entry.gone.clone());
         tokio::spawn(async move {
             let (closed, lists) = watched;
@@ -386,13 +391,29 @@ impl Callers {
         if conn.as_ref().is_some_and(|u| entry.usable(u)) {
             return Ok(None);
         }
-        let Some(caller) = entry.kept().caller.clone() else {
-            return Ok(None);
+        let caller = {
+            let mut kept = entry.kept();
+            let Some(caller) = kept.caller.clone() else {
+                return Ok(None);
+            };
+            // A connection that served a while starts the waits afresh.
+            let now = Instant::now();
+            if kept.since.take().is_some_and(|at| now - at >= MOST_RETRY) {
+                kept.delay = FIRST_RETRY;
+            }
+            kept.delay = kept.delay.max(FIRST_RETRY);
+            caller
         };
         let made = match self.creds.upstream_token(&caller, &self.upstream).await {
             Ok(_) => self.connect(entry, caller, options, stop).await,
             Err(e) => Err(e.into()),
         };
+        // Whatever came of it, the next try waits (doubling up to
+        // MOST_RETRY): a failed one, or a loss right after this one.
+        let mut kept = entry.kept();
+        let now = Instant::now();
+        kept.retry_at = Some(now + kept.delay);
+        kept.delay = (kept.delay * 2).min(MOST_RETRY);
         match made {
             Ok(up) => {
                 *conn = Some(up.clone());
@@ -400,12 +421,7 @@ impl Callers {
             }
             Err(refused) => {
                 *conn = None;
-                let mut kept = entry.kept();
-                if refused.upstream_failed {
-                    let now = Instant::now();
-                    kept.retry_at = Some(now + kept.delay);
-                    kept.delay = (kept.delay * 2).min(MOST_RETRY);
-                } else {
+                if !refused.upstream_failed {
                     kept.caller = None;
                     kept.retry_at = None;
                 }
@@ -580,7 +596,6 @@ mod tests {
         // Never connected: nothing to make again, subscribed or not.
         assert!(p.lost(Instant::now()).is_empty());
         entry.kept().caller = Some(caller);
-        entry.kept().delay = FIRST_RETRY;
         assert!(p.lost(Instant::now()).is_empty(), "no subscription");
         let topic = crate::hub::Topic {
             caller: Some(key),
@@ -603,6 +618,16 @@ mod tests {
         assert_eq!(p.lost(Instant::now()).len(), 1);
         p.restore(&entry, &options, &stop).await.err().unwrap();
         assert_eq!(p.next_retry().unwrap() - Instant::now(), FIRST_RETRY * 2);
+        // A connection lost soon after it was made keeps the waits
+        // growing; one that served a while starts them afresh.
+        tokio::time::advance(MOST_RETRY).await;
+        entry.kept().since = Some(Instant::now() - Duration::from_secs(1));
+        p.restore(&entry, &options, &stop).await.err().unwrap();
+        assert_eq!(p.next_retry().unwrap() - Instant::now(), FIRST_RETRY * 4);
+        tokio::time::advance(MOST_RETRY).await;
+        entry.kept().since = Some(Instant::now() - MOST_RETRY);
+        p.restore(&entry, &options, &stop).await.err().unwrap();
+        assert_eq!(p.next_retry().unwrap() - Instant::now(), FIRST_RETRY);
         // The subscription ends: nothing is made again.
         tokio::time::advance(MOST_RETRY).await;
         assert!(p.hub.unsubscribe(&topic));
