@@ -15,7 +15,7 @@ use tessera_runtime::Extensions;
 use tessera_runtime::middleware::MessageScope;
 use tessera_types::{ErrorObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId};
 
-use super::body::{BODY_RATE_GRACE, BodyTimeouts, McpBody, ReadError, read_limited};
+use super::body::{BODY_RATE_GRACE, BodyTimeouts, McpBody, ReadError, read_message_body};
 use super::carried::Caller;
 use super::client_share::{InFlight, client_busy};
 use super::cluster::{self, Note};
@@ -139,7 +139,9 @@ fn protocol_version_header(headers: &HeaderMap) -> Option<ProtocolVersion> {
 }
 
 /// Reads and decodes a POST body: 413 past the limit, 400 (`-32700`) for bad
-/// JSON, 400 with the decoder's error for an invalid message.
+/// JSON, 400 with the decoder's error for an invalid message. A batch over
+/// the limit is refused (400, `-32600`) as soon as its element past the
+/// limit arrives, before the rest of the body is read.
 pub(crate) async fn read_message<B>(
     shared: &Shared,
     headers: &HeaderMap,
@@ -185,9 +187,12 @@ where
         );
         r
     };
-    let bytes = match read_limited(body, limit, timeouts).await {
+    let bytes = match read_message_body(body, limit, timeouts, shared.config.max_batch).await {
         Ok(b) => b,
         Err(ReadError::TooLarge) => return Err(too_large()),
+        Err(ReadError::BatchTooLarge { seen, whole }) => {
+            return Err(refuse_batch(shared, seen, !whole));
+        }
         Err(ReadError::Stalled(after)) => {
             return Err(timed_out(
                 super::limit::BODY_READ_TIMEOUT,
@@ -336,17 +341,22 @@ pub(crate) fn sessions_full(shared: &Shared, full: Full) -> HttpResponse {
 
 /// The refusal of a batch larger than the limit (nothing of it runs).
 pub(crate) fn batch_too_large(shared: &Shared, len: usize) -> Option<HttpResponse> {
+    (len > shared.config.max_batch).then(|| refuse_batch(shared, len, false))
+}
+
+/// The refusal of a batch of `len` messages, or of at least `len` when its
+/// body was not read to the end.
+fn refuse_batch(shared: &Shared, len: usize, at_least: bool) -> HttpResponse {
     let max = shared.config.max_batch;
-    (len > max).then(|| {
-        shared.stats.refuse(super::limit::MAX_BATCH);
-        reply::refuse(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "Invalid Request: a batch of {len} messages exceeds the limit of {max} \
-                 (tessera serve --max-batch, or McpHttpBuilder::max_batch)"
-            ),
-        )
-    })
+    shared.stats.refuse(super::limit::MAX_BATCH);
+    let at_least = if at_least { "at least " } else { "" };
+    reply::refuse(
+        StatusCode::BAD_REQUEST,
+        format!(
+            "Invalid Request: a batch of {at_least}{len} messages exceeds the limit of {max} \
+             (tessera serve --max-batch, or McpHttpBuilder::max_batch)"
+        ),
+    )
 }
 
 /// The refusal of a request when its session has too many in progress.
