@@ -37,6 +37,10 @@ impl Drop for Dropped {
     }
 }
 
+/// A request body fed by a stream.
+type Streamed =
+    StreamBody<futures::stream::BoxStream<'static, Result<Frame<Bytes>, std::io::Error>>>;
+
 /// A request body that yields `first`, then nothing until `release` fires,
 /// then elements for ever. Every byte it yields is added to `pulled`; the
 /// returned receiver fires when the body is dropped.
@@ -44,10 +48,7 @@ fn endless_batch(
     first: String,
     release: oneshot::Receiver<()>,
     pulled: Arc<AtomicUsize>,
-) -> (
-    StreamBody<futures::stream::BoxStream<'static, Result<Frame<Bytes>, std::io::Error>>>,
-    oneshot::Receiver<()>,
-) {
+) -> (Streamed, oneshot::Receiver<()>) {
     let (dropped_tx, dropped_rx) = oneshot::channel();
     let guard = Dropped(Some(dropped_tx));
     let chunk = Bytes::from(ELEMENT.repeat(16));
