@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::batch_scan::BatchScan;
+use super::connection::ConnectionBusy;
 use crate::sse;
 
 /// The response body of every [`McpHttp`](super::McpHttp) response.
@@ -263,7 +264,7 @@ where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    read_message_body(body, limit, timeouts, usize::MAX).await
+    read_message_body(body, limit, timeouts, usize::MAX, None).await
 }
 
 /// Reads a whole body as [`read_limited`] does, and counts the elements of a
@@ -272,12 +273,15 @@ where
 /// without keeping what arrived or reading the rest itself. The rest is
 /// then read and dropped by a task of its own, within the same limits (the
 /// client gets its answer and the connection can serve the next request);
-/// past them the body is dropped, which closes the connection.
+/// past them the body is dropped, which closes the connection. Meanwhile
+/// `busy` (the request's connection, under [`serve`](super::serve)) counts
+/// as busy.
 pub(crate) async fn read_message_body<B>(
     body: B,
     limit: usize,
     timeouts: BodyTimeouts,
     max_batch: usize,
+    busy: Option<&ConnectionBusy>,
 ) -> Result<Bytes, ReadError>
 where
     B: Body<Data = Bytes> + Send + 'static,
@@ -298,7 +302,11 @@ where
             };
             drop((buf, data));
             if !reader.ended() {
-                tokio::spawn(reader.drain());
+                let held = busy.map(ConnectionBusy::hold);
+                tokio::spawn(async move {
+                    reader.drain().await;
+                    drop(held);
+                });
             }
             return Err(refused);
         }
@@ -472,7 +480,7 @@ mod tests {
     async fn a_batch_over_the_limit_stops_the_read() {
         let read = |text: &'static str, max| {
             let body = http_body_util::Full::new(Bytes::from_static(text.as_bytes()));
-            read_message_body(body, 100, BodyTimeouts::default(), max)
+            read_message_body(body, 100, BodyTimeouts::default(), max, None)
         };
         assert!(matches!(
             read("[1, 2, 3]", 2).await,

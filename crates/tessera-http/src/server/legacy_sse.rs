@@ -103,7 +103,7 @@ where
         );
     }
     let (parts, body) = req.into_parts();
-    let inbound = match read_message(shared, &parts.headers, body).await {
+    let inbound = match read_message(shared, &parts.headers, &parts.extensions, body).await {
         Ok(i) => i,
         Err(r) => return r,
     };

@@ -19,6 +19,7 @@ use super::body::{BODY_RATE_GRACE, BodyTimeouts, McpBody, ReadError, read_messag
 use super::carried::Caller;
 use super::client_share::{InFlight, client_busy};
 use super::cluster::{self, Note};
+use super::connection::ConnectionBusy;
 use super::event_store::EventId;
 use super::modern::{self, Era};
 use super::registry::Full;
@@ -145,6 +146,7 @@ fn protocol_version_header(headers: &HeaderMap) -> Option<ProtocolVersion> {
 pub(crate) async fn read_message<B>(
     shared: &Shared,
     headers: &HeaderMap,
+    extensions: &http::Extensions,
     body: B,
 ) -> Result<Inbound, HttpResponse>
 where
@@ -187,7 +189,9 @@ where
         );
         r
     };
-    let bytes = match read_message_body(body, limit, timeouts, shared.config.max_batch).await {
+    let busy = extensions.get::<ConnectionBusy>();
+    let bytes = match read_message_body(body, limit, timeouts, shared.config.max_batch, busy).await
+    {
         Ok(b) => b,
         Err(ReadError::TooLarge) => return Err(too_large()),
         Err(ReadError::BatchTooLarge { seen, whole }) => {
@@ -286,7 +290,7 @@ where
             "Unsupported Media Type: the body must be JSON (Content-Type: application/json)",
         );
     }
-    let inbound = match read_message(shared, &headers, body).await {
+    let inbound = match read_message(shared, &headers, &parts.extensions, body).await {
         Ok(i) => i,
         Err(r) => return r,
     };

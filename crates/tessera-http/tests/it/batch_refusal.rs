@@ -250,3 +250,53 @@ async fn an_endless_refused_batch_is_cut_off_at_the_body_limit() {
     let sent = within(writer).await.unwrap();
     assert!(sent.is_some(), "the server kept reading an endless body");
 }
+
+/// Over a socket: the rest of a refused body arriving slowly, after its
+/// answer, is a request in progress, not a slow request head: the header
+/// timeout does not close the connection under it.
+#[tokio::test]
+async fn a_slowly_drained_body_is_not_taken_for_a_slow_head() {
+    let server = TestServer::start(|b| {
+        b.max_batch(3)
+            .header_read_timeout(Some(Duration::from_millis(200)))
+    })
+    .await;
+    let elements = ELEMENT.repeat(64);
+    let body = format!("[{}]", elements.trim_end_matches(','));
+    let (first, rest) = body.split_at(ELEMENT.len() * 8);
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    s.write_all(head(&server, body.len()).as_bytes())
+        .await
+        .unwrap();
+    s.write_all(first.as_bytes()).await.unwrap();
+    let refused = within(read_response(&mut s)).await;
+    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    // The rest in eight pieces over four header timeouts (the client's
+    // pace, not a wait for the server).
+    for piece in rest.as_bytes().chunks(rest.len().div_ceil(8)) {
+        s.write_all(piece).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let next = serde_json::to_vec(&common::initialize(1, common::LEGACY)).unwrap();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        server.host(),
+        next.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&next);
+    s.write_all(&request).await.unwrap();
+    let answered = within(read_response(&mut s)).await;
+    assert!(
+        answered.starts_with("HTTP/1.1 200"),
+        "the same connection: {answered}"
+    );
+    assert_eq!(
+        server
+            .mcp
+            .stats()
+            .refused_by(tessera_http::limit::HEADER_READ_TIMEOUT),
+        0
+    );
+}
