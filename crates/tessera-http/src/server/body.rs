@@ -249,11 +249,8 @@ impl BodyTimeouts {
     }
 }
 
-/// Reads a whole body, refusing more than `limit` bytes (without buffering
-/// past the limit) and giving up when no data arrives for `timeouts.stall`,
-/// when the whole body takes longer than `timeouts.total`, or when it
-/// arrives slower than `timeouts.min_rate` (a body trickling in a byte at a
-/// time holds a connection no longer than these allow).
+/// [`read_message_body`] without a batch limit (tests of the limits and
+/// timeouts).
 #[cfg(test)]
 pub(crate) async fn read_limited<B>(
     body: B,
@@ -267,15 +264,20 @@ where
     read_message_body(body, limit, timeouts, usize::MAX, None).await
 }
 
-/// Reads a whole body as [`read_limited`] does, and counts the elements of a
-/// JSON array (a batch) as the body arrives: as soon as more than
-/// `max_batch` are seen, it stops with [`ReadError::BatchTooLarge`],
-/// without keeping what arrived or reading the rest itself. The rest is
-/// then read and dropped by a task of its own, within the same limits (the
-/// client gets its answer and the connection can serve the next request);
-/// past them the body is dropped, which closes the connection. Meanwhile
-/// `busy` (the request's connection, under [`serve`](super::serve)) counts
-/// as busy.
+/// Reads a whole body, refusing more than `limit` bytes (without buffering
+/// past the limit) and giving up when no data arrives for `timeouts.stall`,
+/// when the whole body takes longer than `timeouts.total`, or when it
+/// arrives slower than `timeouts.min_rate` (a body trickling in a byte at a
+/// time holds a connection no longer than these allow).
+///
+/// The elements of a JSON array (a batch) are counted as the body arrives:
+/// as soon as more than `max_batch` are seen, it stops with
+/// [`ReadError::BatchTooLarge`], without keeping what arrived or reading
+/// the rest itself. The rest is then read and dropped by a task of its
+/// own, within the same limits and at most [`DRAIN_TIME`] (the client gets
+/// its answer and the connection can serve the next request); past them
+/// the body is dropped, which closes the connection. Meanwhile `busy` (the
+/// request's connection, under [`serve`](super::serve)) counts as busy.
 pub(crate) async fn read_message_body<B>(
     body: B,
     limit: usize,
