@@ -52,6 +52,7 @@ mod connection;
 mod dangerous;
 mod event_store;
 mod guard;
+mod inbound;
 mod layered;
 mod legacy_sse;
 mod modern;
