@@ -12,6 +12,8 @@ use http_body_util::BodyExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
+use super::batch_scan::BatchScan;
+use super::connection::ConnectionBusy;
 use crate::sse;
 
 /// The response body of every [`McpHttp`](super::McpHttp) response.
@@ -173,6 +175,14 @@ impl SseStream {
 pub(crate) enum ReadError {
     /// More than the limit.
     TooLarge,
+    /// A JSON array with more elements than allowed: `seen` so far, all of
+    /// them when `whole` (the array's end was seen).
+    BatchTooLarge {
+        /// Elements seen before the read stopped.
+        seen: usize,
+        /// Whether `seen` is the array's whole length.
+        whole: bool,
+    },
     /// The connection failed mid-body.
     Io(String),
     /// Nothing arrived for this long.
@@ -239,56 +249,155 @@ impl BodyTimeouts {
     }
 }
 
-/// Reads a whole body, refusing more than `limit` bytes (without buffering
-/// past the limit) and giving up when no data arrives for `timeouts.stall`,
-/// when the whole body takes longer than `timeouts.total`, or when it
-/// arrives slower than `timeouts.min_rate` (a body trickling in a byte at a
-/// time holds a connection no longer than these allow).
+/// [`read_message_body`] without a batch limit (tests of the limits and
+/// timeouts).
+#[cfg(test)]
 pub(crate) async fn read_limited<B>(
     body: B,
     limit: usize,
     timeouts: BodyTimeouts,
 ) -> Result<Bytes, ReadError>
 where
-    B: Body<Data = Bytes>,
+    B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let mut body = std::pin::pin!(body);
+    read_message_body(body, limit, timeouts, usize::MAX, None).await
+}
+
+/// Reads a whole body, refusing more than `limit` bytes (without buffering
+/// past the limit) and giving up when no data arrives for `timeouts.stall`,
+/// when the whole body takes longer than `timeouts.total`, or when it
+/// arrives slower than `timeouts.min_rate` (a body trickling in a byte at a
+/// time holds a connection no longer than these allow).
+///
+/// The elements of a JSON array (a batch) are counted as the body arrives:
+/// as soon as more than `max_batch` are seen, it stops with
+/// [`ReadError::BatchTooLarge`], without keeping what arrived or reading
+/// the rest itself. The rest is then read and dropped by a task of its
+/// own, within the same limits and at most [`DRAIN_TIME`] (the client gets
+/// its answer and the connection can serve the next request); past them
+/// the body is dropped, which closes the connection. Meanwhile `busy` (the
+/// request's connection, under [`serve`](super::serve)) counts as busy.
+pub(crate) async fn read_message_body<B>(
+    body: B,
+    limit: usize,
+    timeouts: BodyTimeouts,
+    max_batch: usize,
+    busy: Option<&ConnectionBusy>,
+) -> Result<Bytes, ReadError>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut reader = Reader::new(body, limit, timeouts);
     // The chunks are kept as they arrive and joined once at the end into a
     // buffer of the exact size: a growing buffer would double past the
     // body's length and copy on the way. Nothing is reserved on the word of
     // a Content-Length header alone.
     let mut buf = Chunks::default();
-    let start = tokio::time::Instant::now();
-    loop {
-        let now = tokio::time::Instant::now();
-        let next = match timeouts.next_deadline(start, now, buf.len()) {
-            Some((at, bound)) => match tokio::time::timeout_at(at, body.frame()).await {
-                Ok(next) => next,
-                Err(_) => {
-                    return Err(match bound {
-                        Bound::Stall => ReadError::Stalled(timeouts.stall.unwrap_or_default()),
-                        Bound::Total => ReadError::Deadline(timeouts.total.unwrap_or_default()),
-                        Bound::Rate => ReadError::TooSlow {
-                            min_rate: timeouts.min_rate.unwrap_or_default(),
-                            received: buf.len(),
-                            elapsed: start.elapsed(),
-                        },
-                    });
-                }
-            },
-            None => body.frame().await,
-        };
-        let Some(frame) = next else { break };
-        let frame = frame.map_err(|e| ReadError::Io(e.into().to_string()))?;
-        if let Ok(data) = frame.into_data() {
-            if buf.len() + data.len() > limit {
-                return Err(ReadError::TooLarge);
+    let mut scan = BatchScan::default();
+    while let Some(data) = reader.next().await? {
+        if scan.feed(&data) > max_batch {
+            let refused = ReadError::BatchTooLarge {
+                seen: scan.elements(),
+                whole: scan.closed(),
+            };
+            drop((buf, data));
+            if !reader.ended() {
+                let held = busy.map(ConnectionBusy::hold);
+                tokio::spawn(async move {
+                    reader.drain().await;
+                    drop(held);
+                });
             }
-            buf.push(data);
+            return Err(refused);
         }
+        buf.push(data);
     }
     Ok(buf.join())
+}
+
+/// How long the rest of a refused body may take to arrive, at most (the
+/// body timeouts still apply).
+pub(crate) const DRAIN_TIME: Duration = Duration::from_secs(30);
+
+/// A request body read frame by frame under a size limit and the body
+/// timeouts.
+struct Reader<B> {
+    body: Pin<Box<B>>,
+    limit: usize,
+    timeouts: BodyTimeouts,
+    start: tokio::time::Instant,
+    received: usize,
+}
+
+impl<B> Reader<B>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn new(body: B, limit: usize, timeouts: BodyTimeouts) -> Self {
+        Reader {
+            body: Box::pin(body),
+            limit,
+            timeouts,
+            start: tokio::time::Instant::now(),
+            received: 0,
+        }
+    }
+
+    /// Whether the body has ended (nothing more to read).
+    fn ended(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    /// The next chunk of data (`None` at the end of the body); an error
+    /// past the limit or a timeout.
+    async fn next(&mut self) -> Result<Option<Bytes>, ReadError> {
+        loop {
+            let now = tokio::time::Instant::now();
+            let timeouts = self.timeouts;
+            let next = match timeouts.next_deadline(self.start, now, self.received) {
+                Some((at, bound)) => {
+                    match tokio::time::timeout_at(at, self.body.as_mut().frame()).await {
+                        Ok(next) => next,
+                        Err(_) => {
+                            return Err(match bound {
+                                Bound::Stall => {
+                                    ReadError::Stalled(timeouts.stall.unwrap_or_default())
+                                }
+                                Bound::Total => {
+                                    ReadError::Deadline(timeouts.total.unwrap_or_default())
+                                }
+                                Bound::Rate => ReadError::TooSlow {
+                                    min_rate: timeouts.min_rate.unwrap_or_default(),
+                                    received: self.received,
+                                    elapsed: self.start.elapsed(),
+                                },
+                            });
+                        }
+                    }
+                }
+                None => self.body.as_mut().frame().await,
+            };
+            let Some(frame) = next else { return Ok(None) };
+            let frame = frame.map_err(|e| ReadError::Io(e.into().to_string()))?;
+            if let Ok(data) = frame.into_data() {
+                if self.received + data.len() > self.limit {
+                    return Err(ReadError::TooLarge);
+                }
+                self.received += data.len();
+                return Ok(Some(data));
+            }
+        }
+    }
+
+    /// Reads the rest of the body and drops it, until it ends, passes the
+    /// limit or a timeout, or [`DRAIN_TIME`] has passed; then drops the body.
+    async fn drain(mut self) {
+        let rest = async { while let Ok(Some(_)) = self.next().await {} };
+        let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
+    }
 }
 
 /// A body as the chunks it arrived in.
@@ -299,10 +408,6 @@ struct Chunks {
 }
 
 impl Chunks {
-    fn len(&self) -> usize {
-        self.len
-    }
-
     fn push(&mut self, data: Bytes) {
         self.len += data.len();
         if !data.is_empty() {
@@ -371,6 +476,36 @@ mod tests {
                 .len(),
             10
         );
+    }
+
+    #[tokio::test]
+    async fn a_batch_over_the_limit_stops_the_read() {
+        let read = |text: &'static str, max| {
+            let body = http_body_util::Full::new(Bytes::from_static(text.as_bytes()));
+            read_message_body(body, 100, BodyTimeouts::default(), max, None)
+        };
+        assert!(matches!(
+            read("[1, 2, 3]", 2).await,
+            Err(ReadError::BatchTooLarge {
+                seen: 3,
+                whole: true
+            })
+        ));
+        assert!(matches!(
+            read("[1, 2, 3", 2).await,
+            Err(ReadError::BatchTooLarge {
+                seen: 3,
+                whole: false
+            })
+        ));
+        assert_eq!(read("[1, 2]", 2).await.unwrap(), "[1, 2]");
+        assert_eq!(read("[1, 2, 3]", 3).await.unwrap(), "[1, 2, 3]");
+        // Not a batch, or not JSON: read whole, for the parser to judge.
+        assert_eq!(
+            read("{\"a\": [1, 2, 3]}", 1).await.unwrap(),
+            "{\"a\": [1, 2, 3]}"
+        );
+        assert_eq!(read("[1 2 3 4", 1).await.unwrap(), "[1 2 3 4");
     }
 
     #[tokio::test(start_paused = true)]

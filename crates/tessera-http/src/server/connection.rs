@@ -252,8 +252,23 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for WatchedIo<T> {
     }
 }
 
-/// The service of one connection: adds [`RemoteAddr`] to each request and
-/// counts requests until their response body is finished.
+/// Keeps the connection of a request busy while work on the request goes
+/// on after its response (the rest of a refused body being read and
+/// dropped): not idle, and not awaiting a request head, whatever it reads.
+/// [`serve`](super::serve) puts one in each request's extensions.
+#[derive(Clone)]
+pub(crate) struct ConnectionBusy(Arc<Activity>);
+
+impl ConnectionBusy {
+    /// Counts the connection's work as in progress until the guard is dropped.
+    pub(crate) fn hold(&self) -> ActiveGuard {
+        ActiveGuard::new(self.0.clone())
+    }
+}
+
+/// The service of one connection: adds [`RemoteAddr`] and a
+/// [`ConnectionBusy`] to each request and counts requests until their
+/// response body is finished.
 #[derive(Clone)]
 pub(crate) struct Tracked<S> {
     pub(crate) inner: S,
@@ -276,6 +291,8 @@ where
 
     fn call(&mut self, mut req: http::Request<ReqB>) -> Self::Future {
         req.extensions_mut().insert(RemoteAddr(self.peer));
+        req.extensions_mut()
+            .insert(ConnectionBusy(self.activity.clone()));
         let guard = ActiveGuard::new(self.activity.clone());
         TrackedFuture {
             inner: self.inner.call(req),

@@ -17,12 +17,10 @@ use super::Shared;
 use super::body::McpBody;
 use super::carried::Caller;
 use super::client_share::{InFlight, client_busy};
+use super::inbound::{batch_too_large, read_message};
 use super::reply::{self, HttpResponse};
 use super::session::{self, SessionKind};
-use super::streamable::{
-    accepts, batch_too_large, completes_handshake, is_json, read_message, session_busy,
-    sessions_full,
-};
+use super::streamable::{accepts, completes_handshake, is_json, session_busy, sessions_full};
 
 /// `GET /sse`: opens a session and its stream.
 pub(crate) async fn open<B>(shared: &Arc<Shared>, req: http::Request<B>) -> HttpResponse {
@@ -103,7 +101,7 @@ where
         );
     }
     let (parts, body) = req.into_parts();
-    let inbound = match read_message(shared, &parts.headers, body).await {
+    let inbound = match read_message(shared, &parts.headers, &parts.extensions, body).await {
         Ok(i) => i,
         Err(r) => return r,
     };

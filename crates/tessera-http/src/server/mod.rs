@@ -43,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 mod addr_slots;
+mod batch_scan;
 mod body;
 mod carried;
 mod client_share;
@@ -51,6 +52,7 @@ mod connection;
 mod dangerous;
 mod event_store;
 mod guard;
+mod inbound;
 mod layered;
 mod legacy_sse;
 mod modern;
@@ -747,7 +749,11 @@ impl McpHttpBuilder {
     }
 
     /// The most messages in one JSON-RPC batch (default 100); a larger batch
-    /// gets 400 with `-32600` and none of it runs.
+    /// gets 400 with `-32600` and none of it runs. The elements are counted
+    /// as the body arrives: the answer goes out as soon as the one past the
+    /// limit is in, and the rest of the body is read and dropped (within
+    /// [`max_body_bytes`](Self::max_body_bytes) and the body timeouts, past
+    /// which the connection is closed), never kept.
     pub fn max_batch(mut self, messages: usize) -> Self {
         self.config.max_batch = messages.max(1);
         self

@@ -104,7 +104,7 @@ async fn a_silent_connection_is_closed_at_the_header_timeout() {
 }
 
 /// Reads one HTTP/1.1 response with a `content-length` off `s`.
-async fn read_response(s: &mut TcpStream) -> String {
+pub(crate) async fn read_response(s: &mut TcpStream) -> String {
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
     loop {

@@ -2,6 +2,7 @@
 //! its own binary once (`cargo test -p tessera-http --test it MODULE::`).
 
 mod axum;
+mod batch_refusal;
 mod client_h2;
 mod client_share;
 mod client_streams;
