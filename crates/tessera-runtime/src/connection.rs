@@ -37,15 +37,15 @@ use std::time::Duration;
 
 use foldhash::HashMap;
 use futures::FutureExt;
-use futures::stream::{FuturesUnordered, StreamExt};
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Engine, EngineConfig, Event, Reply, Transmit};
 use tessera_types::{ErrorObject, JsonRpcMessage, ProtocolVersion, RequestId, methods};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::handlers::{HandlerRun, Running};
 use crate::peer::{Command, OutgoingRequest, Peer, PeerError, ProgressSink};
-use crate::service::{BoxFuture, Handling, Notification, ReplyResult, Request, Service};
+use crate::service::{BoxFuture, Handling, Notification, Request, Service};
 use crate::transport::Incoming;
 
 /// Limits and timing of a connection.
@@ -129,7 +129,7 @@ pub struct Connection<S> {
     tickets: HashMap<u64, RequestId>,
     handlers: HashMap<RequestId, Handler>,
     /// The request handlers in progress.
-    running: FuturesUnordered<BoxFuture<'static, (RequestId, ReplyResult)>>,
+    running: Running,
     /// Notifications waiting for the one being handled (one at a time, in
     /// arrival order).
     notifications: VecDeque<Notification>,
@@ -192,7 +192,7 @@ impl<S: Service> Connection<S> {
             outgoing: HashMap::default(),
             tickets: HashMap::default(),
             handlers: HashMap::default(),
-            running: FuturesUnordered::new(),
+            running: Running::default(),
             notifications: VecDeque::new(),
             notifying: None,
             frame_extensions: crate::Extensions::default(),
@@ -384,7 +384,7 @@ impl<S: Service> Connection<S> {
         for (_, h) in self.handlers.drain() {
             h.cancel.cancel();
         }
-        self.running = FuturesUnordered::new();
+        self.running.clear();
         self.fail_outgoing();
         if let Some(r) = self.rare.as_mut().and_then(|r| r.connect_reply.take()) {
             let _ = r.send(Err(PeerError::Closed));
@@ -424,8 +424,8 @@ impl<S: Service> Connection<S> {
             }
         }
         while !self.running.is_empty() {
-            match self.running.poll_next_unpin(cx) {
-                Poll::Ready(Some((id, outcome))) => {
+            match self.running.poll_next(cx) {
+                Poll::Ready((id, outcome)) => {
                     // What the handler sent through its peer (progress,
                     // logs) goes out before its answer.
                     while let Ok(c) = self.commands.try_recv() {
@@ -436,7 +436,7 @@ impl<S: Service> Connection<S> {
                     self.process_events();
                     progressed = true;
                 }
-                Poll::Ready(None) | Poll::Pending => break,
+                Poll::Pending => break,
             }
         }
         if let Some(n) = self.notifying.as_mut() {
@@ -698,41 +698,7 @@ impl<S: Service> Connection<S> {
             }
             _ => self.service.handle(request),
         };
-        self.running.push(Box::pin(async move {
-            let fut = async move {
-                match handling {
-                    Handling::Object(f) => f.await.map(Reply::Object),
-                    Handling::Reply(f) => f.await,
-                }
-            };
-            let mut fut = std::pin::pin!(AssertUnwindSafe(fut).catch_unwind());
-            let mut cancelled = std::pin::pin!(token.cancelled());
-            // Cancellation first, as a biased select would: a cancelled
-            // handler is not polled again. The wait for it is registered only
-            // when the handler has to wait (most finish on their first poll).
-            let out = std::future::poll_fn(|cx| {
-                if token.is_cancelled() {
-                    return Poll::Ready(None);
-                }
-                if let Poll::Ready(out) = fut.as_mut().poll(cx) {
-                    return Poll::Ready(Some(out));
-                }
-                cancelled.as_mut().poll(cx).map(|()| None)
-            })
-            .await;
-            match out {
-                // The engine sends nothing for a cancelled request; this only clears it.
-                None => (id, Err(ErrorObject::internal("cancelled"))),
-                Some(out) => {
-                    let outcome = out.unwrap_or_else(|_| {
-                        Err(ErrorObject::internal(
-                            "Internal error: the request handler panicked",
-                        ))
-                    });
-                    (id, outcome)
-                }
-            }
-        }));
+        self.running.push(HandlerRun::new(id, handling, token));
     }
 
     fn apply(&mut self, c: Command) {

@@ -15,6 +15,10 @@ pub struct Extensions {
 
 type Entry = (TypeId, Arc<dyn Any + Send + Sync>);
 
+/// The room made for further entries when a map's list is first made or
+/// copied: a request's map gets a few (headers, address, scope) in a row.
+const SPARE: usize = 4;
+
 impl std::fmt::Debug for Extensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Extensions")
@@ -33,7 +37,18 @@ impl Extensions {
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
         let key = TypeId::of::<T>();
         let value: Arc<dyn Any + Send + Sync> = Arc::new(value);
-        let entries = Arc::make_mut(self.entries.get_or_insert_with(Default::default));
+        let shared = self.entries.get_or_insert_with(Default::default);
+        if Arc::get_mut(shared).is_none() {
+            // Copied for this map, with room for the few entries a transport
+            // adds to a request (one growth, not one per entry).
+            let mut own = Vec::with_capacity(shared.len() + SPARE);
+            own.extend(shared.iter().cloned());
+            *shared = Arc::new(own);
+        }
+        let entries = Arc::make_mut(shared);
+        if entries.capacity() == 0 {
+            entries.reserve(SPARE);
+        }
         match entries.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
             None => entries.push((key, value)),
@@ -139,5 +154,27 @@ mod tests {
         d.extend(&c);
         assert_eq!(d.get::<u64>(), Some(&1));
         assert_eq!(d.get::<u32>(), Some(&9));
+    }
+
+    #[test]
+    fn a_copied_list_has_room_for_a_request_s_entries() {
+        let mut carried = Extensions::new();
+        carried.insert(1u8);
+        let mut e = carried.clone();
+        e.insert(2u16);
+        let room = |e: &Extensions| e.entries.as_ref().map_or(0, |v| v.capacity());
+        assert!(room(&e) > SPARE, "copied with room: {}", room(&e));
+        let before = e.entries.as_ref().map(|v| v.as_ptr());
+        e.insert(3u32);
+        e.insert(4u64);
+        e.insert(5i8);
+        assert_eq!(
+            e.entries.as_ref().map(|v| v.as_ptr()),
+            before,
+            "no growth for the next entries"
+        );
+        assert_eq!(carried.get::<u16>(), None);
+        assert_eq!(e.get::<u8>(), Some(&1));
+        assert_eq!(e.get::<i8>(), Some(&5));
     }
 }

@@ -31,6 +31,7 @@ mod child;
 mod connection;
 mod driver;
 mod extensions;
+mod handlers;
 pub mod lines;
 mod link;
 pub mod middleware;

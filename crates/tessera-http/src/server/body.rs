@@ -55,10 +55,54 @@ impl Drop for OnDrop {
     }
 }
 
+/// The keep-alive of an SSE stream: its timer is made only once the stream
+/// has nothing to send (a response stream that never waits never has one),
+/// and moved on after traffic only when the stream waits again (not once per
+/// event).
+struct KeepAlive {
+    every: Duration,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Something was sent since the timer was last set.
+    traffic: bool,
+}
+
+impl KeepAlive {
+    fn new(every: Duration) -> Self {
+        KeepAlive {
+            every,
+            timer: None,
+            traffic: false,
+        }
+    }
+
+    /// The stream waits: whether a keep-alive comment is due (`every` since
+    /// the stream last sent something, or since it started waiting).
+    fn poll_due(&mut self, cx: &mut Context<'_>) -> bool {
+        let every = self.every;
+        let timer = match &mut self.timer {
+            Some(t) => {
+                if std::mem::take(&mut self.traffic) {
+                    t.as_mut().reset(tokio::time::Instant::now() + every);
+                }
+                t
+            }
+            None => {
+                self.traffic = false;
+                self.timer.insert(Box::pin(tokio::time::sleep(every)))
+            }
+        };
+        if timer.as_mut().poll(cx).is_ready() {
+            timer.as_mut().reset(tokio::time::Instant::now() + every);
+            return true;
+        }
+        false
+    }
+}
+
 /// An SSE response stream fed by a bounded channel of encoded events.
 pub(crate) struct SseStream {
     rx: mpsc::Receiver<Bytes>,
-    keep_alive: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
+    keep_alive: Option<KeepAlive>,
     closing: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     /// Kept until the body is dropped: drop hooks and tracker tokens (one
     /// box of all of them).
@@ -91,9 +135,7 @@ impl McpBody {
         closing: Option<CancellationToken>,
         guards: Option<Box<dyn Send + Sync>>,
     ) -> Self {
-        let keep_alive = keep_alive
-            .filter(|d| !d.is_zero())
-            .map(|d| (d, Box::pin(tokio::time::sleep(d))));
+        let keep_alive = keep_alive.filter(|d| !d.is_zero()).map(KeepAlive::new);
         McpBody {
             kind: Kind::Stream(Box::new(SseStream {
                 rx,
@@ -143,8 +185,8 @@ impl SseStream {
         }
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(b)) => {
-                if let Some((d, sleep)) = &mut self.keep_alive {
-                    sleep.as_mut().reset(tokio::time::Instant::now() + *d);
+                if let Some(k) = &mut self.keep_alive {
+                    k.traffic = true;
                 }
                 return Poll::Ready(Some(b));
             }
@@ -160,9 +202,8 @@ impl SseStream {
                 return Poll::Ready(None);
             }
         }
-        if let Some((d, sleep)) = &mut self.keep_alive {
-            if sleep.as_mut().poll(cx).is_ready() {
-                sleep.as_mut().reset(tokio::time::Instant::now() + *d);
+        if let Some(k) = &mut self.keep_alive {
+            if k.poll_due(cx) {
                 return Poll::Ready(Some(sse::comment("")));
             }
         }
@@ -459,6 +500,38 @@ mod tests {
         closing.cancel();
         assert!(next_data(&mut body).await.is_none());
         assert!(body.is_end_stream());
+    }
+
+    /// The stream of `body`, to look at its keep-alive.
+    fn stream(body: &McpBody) -> &SseStream {
+        match &body.kind {
+            Kind::Stream(s) => s,
+            Kind::Full(_) => panic!("not a stream"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_keep_alive_timer_is_made_when_the_stream_waits_and_counts_from_traffic() {
+        let (tx, rx) = mpsc::channel(4);
+        let mut body = McpBody::sse(rx, Some(Duration::from_secs(5)), None, None);
+        tx.send(Bytes::from_static(b"data: 1\n\n")).await.unwrap();
+        tx.send(Bytes::from_static(b"data: 2\n\n")).await.unwrap();
+        assert_eq!(next_data(&mut body).await.unwrap(), "data: 1\n\n");
+        assert_eq!(next_data(&mut body).await.unwrap(), "data: 2\n\n");
+        let ka = stream(&body).keep_alive.as_ref().unwrap();
+        assert!(ka.timer.is_none(), "no timer while the stream has data");
+        // Waits from 0 s: the comment comes at 5 s.
+        let start = tokio::time::Instant::now();
+        assert_eq!(next_data(&mut body).await.unwrap(), ":\n\n");
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
+        // Traffic at 7 s moves the next comment to 12 s, not 10 s.
+        tokio::time::advance(Duration::from_secs(2)).await;
+        tx.send(Bytes::from_static(b"data: 3\n\n")).await.unwrap();
+        assert_eq!(next_data(&mut body).await.unwrap(), "data: 3\n\n");
+        assert_eq!(next_data(&mut body).await.unwrap(), ":\n\n");
+        assert_eq!(start.elapsed(), Duration::from_secs(12));
+        drop(tx);
+        assert!(next_data(&mut body).await.is_none());
     }
 
     #[tokio::test]

@@ -115,18 +115,29 @@ fn object_of<T: serde::Serialize>(v: &T) -> JsonObject {
 }
 
 /// The client of a stateless legacy request, as the skipped handshake would
-/// have introduced it.
+/// have introduced it: the session every such request's engine starts
+/// from, made once (each request copies it, at its own version).
 pub(crate) struct StatelessClient {
-    capabilities: Arc<ClientCapabilities>,
-    info: Arc<JsonObject>,
+    session: tessera_proto::SessionSnapshot,
+}
+
+impl StatelessClient {
+    /// The session a stateless request at `version` carries on.
+    fn session_at(&self, version: ProtocolVersion) -> tessera_proto::SessionSnapshot {
+        let mut s = self.session.clone();
+        s.version = version;
+        s
+    }
 }
 
 impl Default for StatelessClient {
     fn default() -> Self {
         let info = Implementation::new("stateless-http-client", "0");
         StatelessClient {
-            capabilities: Arc::default(),
-            info: Arc::new(object_of(&info)),
+            session: tessera_proto::SessionSnapshot::new(ProtocolVersion::LATEST_LEGACY).with_peer(
+                Arc::<ClientCapabilities>::default(),
+                Some(Arc::new(object_of(&info))),
+            ),
         }
     }
 }
@@ -160,11 +171,8 @@ pub(crate) async fn serve<S: Service>(
         }
         Flavor::StatelessLegacy(version) => {
             if r.method != methods::INITIALIZE {
-                let c = &shared.stateless_client;
-                engine.engine.restore_session(
-                    tessera_proto::SessionSnapshot::new(version)
-                        .with_peer(c.capabilities.clone(), Some(c.info.clone())),
-                );
+                let session = shared.stateless_client.session_at(version);
+                engine.engine.restore_session(session);
             }
         }
     }
@@ -359,6 +367,25 @@ async fn pump<S: Service>(
 mod tests {
     use super::*;
     use tessera_types::JsonRpcMessage;
+
+    #[test]
+    fn a_stateless_session_is_copied_at_the_request_s_version() {
+        let c = StatelessClient::default();
+        let a = c.session_at(ProtocolVersion::V2025_03_26);
+        let b = c.session_at(ProtocolVersion::LATEST_LEGACY);
+        assert_eq!(a.version, ProtocolVersion::V2025_03_26);
+        assert_eq!(b.version, ProtocolVersion::LATEST_LEGACY);
+        assert!(a.initialized && b.initialized);
+        assert!(a.log_level.is_none());
+        // Shared, not made per request.
+        assert!(Arc::ptr_eq(&a.peer_capabilities, &b.peer_capabilities));
+        let info = a.peer_info.as_ref().expect("clientInfo");
+        assert_eq!(
+            info.get("name"),
+            Some(&Value::from("stateless-http-client"))
+        );
+        assert!(Arc::ptr_eq(info, b.peer_info.as_ref().unwrap()));
+    }
 
     #[test]
     fn finals() {
