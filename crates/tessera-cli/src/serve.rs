@@ -452,7 +452,7 @@ async fn serve_http(
                     None
                 };
             Some(crate::serve_auth::SharedDpop {
-                replay: Box::new(r.dpop_replay_cache()),
+                replay: r.dpop_replay_cache(),
                 nonce_secret,
             })
         }
