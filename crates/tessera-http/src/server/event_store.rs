@@ -207,15 +207,11 @@ impl EventStore for dyn DynEventStore {
     ) -> impl Future<Output = ()> + Send + 'static {
         self.store_boxed(session, event)
     }
-    fn replay_after(
-        &self,
-        session: &str,
-        after: EventId,
-    ) -> impl Future<Output = Vec<StoredEvent>> + Send {
-        async move { self.replay_after_boxed(session, after).await }
+    async fn replay_after(&self, session: &str, after: EventId) -> Vec<StoredEvent> {
+        self.replay_after_boxed(session, after).await
     }
-    fn remove_session(&self, session: &str) -> impl Future<Output = ()> + Send {
-        async move { self.remove_session_boxed(session).await }
+    async fn remove_session(&self, session: &str) {
+        self.remove_session_boxed(session).await
     }
 }
 

@@ -135,18 +135,11 @@ impl dyn DynBus {
 /// A held bus is used through [`Bus`] like any other (one box per call,
 /// made by [`DynBus`]).
 impl Bus for dyn DynBus {
-    fn publish(
-        &self,
-        topic: &str,
-        payload: Bytes,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send {
-        async move { self.publish_boxed(topic, payload).await }
+    async fn publish(&self, topic: &str, payload: Bytes) -> Result<(), StoreError> {
+        self.publish_boxed(topic, payload).await
     }
-    fn subscribe(
-        &self,
-        topic: &str,
-    ) -> impl Future<Output = Result<BusSubscription, StoreError>> + Send {
-        async move { self.subscribe_boxed(topic).await }
+    async fn subscribe(&self, topic: &str) -> Result<BusSubscription, StoreError> {
+        self.subscribe_boxed(topic).await
     }
 }
 

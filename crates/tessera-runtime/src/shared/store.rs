@@ -282,37 +282,26 @@ impl dyn DynSessionStore {
 /// A held store is used through [`SessionStore`] like any other (one box
 /// per call, made by [`DynSessionStore`]).
 impl SessionStore for dyn DynSessionStore {
-    fn load(
-        &self,
-        id: &str,
-    ) -> impl Future<Output = Result<Option<SessionState>, StoreError>> + Send {
-        async move { self.load_boxed(id).await }
+    async fn load(&self, id: &str) -> Result<Option<SessionState>, StoreError> {
+        self.load_boxed(id).await
     }
-    fn save(
-        &self,
-        state: &SessionState,
-        ttl: Duration,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send {
-        async move { self.save_boxed(state, ttl).await }
+    async fn save(&self, state: &SessionState, ttl: Duration) -> Result<(), StoreError> {
+        self.save_boxed(state, ttl).await
     }
-    fn touch(
-        &self,
-        id: &str,
-        ttl: Duration,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
-        async move { self.touch_boxed(id, ttl).await }
+    async fn touch(&self, id: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.touch_boxed(id, ttl).await
     }
-    fn remove(&self, id: &str) -> impl Future<Output = Result<(), StoreError>> + Send {
-        async move { self.remove_boxed(id).await }
+    async fn remove(&self, id: &str) -> Result<(), StoreError> {
+        self.remove_boxed(id).await
     }
-    fn admit(
+    async fn admit(
         &self,
         id: &str,
         client: &str,
         caps: SessionCaps,
         ttl: Duration,
-    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send {
-        async move { self.admit_boxed(id, client, caps, ttl).await }
+    ) -> Result<Vec<String>, StoreError> {
+        self.admit_boxed(id, client, caps, ttl).await
     }
 }
 

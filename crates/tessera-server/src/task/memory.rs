@@ -46,7 +46,7 @@ impl MemoryTaskStore {
 impl TaskStore for MemoryTaskStore {
     async fn create(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
         let mut t = self.tables();
-        let out = if t.tasks.contains_key(&record.task_id) {
+        if t.tasks.contains_key(&record.task_id) {
             Err(TaskStoreError::Duplicate(record.task_id))
         } else {
             t.by_owner.insert((
@@ -56,8 +56,7 @@ impl TaskStore for MemoryTaskStore {
             ));
             t.tasks.insert(record.task_id.clone(), record);
             Ok(())
-        };
-        out
+        }
     }
 
     async fn get(
@@ -101,41 +100,38 @@ impl TaskStore for MemoryTaskStore {
         limit: usize,
         now_ms: u64,
     ) -> Result<TaskPage, TaskStoreError> {
-        let out = (|| {
-            let start = match cursor {
-                Some(c) => {
-                    let (t, id) = decode_cursor(c)?;
-                    std::ops::Bound::Excluded((owner.to_owned(), t, id))
-                }
-                None => std::ops::Bound::Included((owner.to_owned(), 0, String::new())),
-            };
-            let tables = self.tables();
-            let mut tasks = Vec::new();
-            let mut more = false;
-            let range = tables
-                .by_owner
-                .range((start, std::ops::Bound::Unbounded))
-                .take_while(|(o, _, _)| o == owner);
-            for (_, _, id) in range {
-                let Some(r) = tables.tasks.get(id).filter(|r| !r.is_expired(now_ms)) else {
-                    continue;
-                };
-                if tasks.len() == limit.max(1) {
-                    more = true;
-                    break;
-                }
-                tasks.push(r.clone());
+        let start = match cursor {
+            Some(c) => {
+                let (t, id) = decode_cursor(c)?;
+                std::ops::Bound::Excluded((owner.to_owned(), t, id))
             }
-            let next_cursor = if more {
-                tasks
-                    .last()
-                    .map(|r: &TaskRecord| encode_cursor(r.created_at_ms, &r.task_id))
-            } else {
-                None
+            None => std::ops::Bound::Included((owner.to_owned(), 0, String::new())),
+        };
+        let tables = self.tables();
+        let mut tasks = Vec::new();
+        let mut more = false;
+        let range = tables
+            .by_owner
+            .range((start, std::ops::Bound::Unbounded))
+            .take_while(|(o, _, _)| o == owner);
+        for (_, _, id) in range {
+            let Some(r) = tables.tasks.get(id).filter(|r| !r.is_expired(now_ms)) else {
+                continue;
             };
-            Ok(TaskPage { tasks, next_cursor })
-        })();
-        out
+            if tasks.len() == limit.max(1) {
+                more = true;
+                break;
+            }
+            tasks.push(r.clone());
+        }
+        let next_cursor = if more {
+            tasks
+                .last()
+                .map(|r: &TaskRecord| encode_cursor(r.created_at_ms, &r.task_id))
+        } else {
+            None
+        };
+        Ok(TaskPage { tasks, next_cursor })
     }
 
     async fn sweep(&self, now_ms: u64) -> Result<usize, TaskStoreError> {

@@ -484,56 +484,45 @@ impl<T: TaskStore> DynTaskStore for T {
 /// A held [`DynTaskStore`] is used through [`TaskStore`] like any other (one box
 /// per call).
 impl TaskStore for dyn DynTaskStore {
-    fn create(
-        &self,
-        record: TaskRecord,
-    ) -> impl Future<Output = Result<(), TaskStoreError>> + Send {
-        async move { self.create_boxed(record).await }
+    async fn create(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
+        self.create_boxed(record).await
     }
-    fn get(
+    async fn get(
         &self,
         owner: &str,
         task_id: &str,
         now_ms: u64,
-    ) -> impl Future<Output = Result<Option<TaskRecord>, TaskStoreError>> + Send {
-        async move { self.get_boxed(owner, task_id, now_ms).await }
+    ) -> Result<Option<TaskRecord>, TaskStoreError> {
+        self.get_boxed(owner, task_id, now_ms).await
     }
-    fn update(
+    async fn update(
         &self,
         task_id: &str,
         change: TaskChange,
         now_ms: u64,
-    ) -> impl Future<Output = Result<Transition, TaskStoreError>> + Send {
-        async move { self.update_boxed(task_id, change, now_ms).await }
+    ) -> Result<Transition, TaskStoreError> {
+        self.update_boxed(task_id, change, now_ms).await
     }
-    fn list(
+    async fn list(
         &self,
         owner: &str,
         cursor: Option<&str>,
         limit: usize,
         now_ms: u64,
-    ) -> impl Future<Output = Result<TaskPage, TaskStoreError>> + Send {
-        async move { self.list_boxed(owner, cursor, limit, now_ms).await }
+    ) -> Result<TaskPage, TaskStoreError> {
+        self.list_boxed(owner, cursor, limit, now_ms).await
     }
-    fn sweep(&self, now_ms: u64) -> impl Future<Output = Result<usize, TaskStoreError>> + Send {
-        async move { self.sweep_boxed(now_ms).await }
+    async fn sweep(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
+        self.sweep_boxed(now_ms).await
     }
-    fn fail_unfinished(
-        &self,
-        message: &str,
-        now_ms: u64,
-    ) -> impl Future<Output = Result<usize, TaskStoreError>> + Send {
-        async move { self.fail_unfinished_boxed(message, now_ms).await }
+    async fn fail_unfinished(&self, message: &str, now_ms: u64) -> Result<usize, TaskStoreError> {
+        self.fail_unfinished_boxed(message, now_ms).await
     }
-    fn count(
-        &self,
-        owner: &str,
-        now_ms: u64,
-    ) -> impl Future<Output = Result<TaskCount, TaskStoreError>> + Send {
-        async move { self.count_boxed(owner, now_ms).await }
+    async fn count(&self, owner: &str, now_ms: u64) -> Result<TaskCount, TaskStoreError> {
+        self.count_boxed(owner, now_ms).await
     }
-    fn check(&self) -> impl Future<Output = Result<(), TaskStoreError>> + Send {
-        async move { self.check_boxed().await }
+    async fn check(&self) -> Result<(), TaskStoreError> {
+        self.check_boxed().await
     }
 }
 
