@@ -14,7 +14,6 @@
 use std::path::PathBuf;
 
 use tessera::client::{Client, ClientError, VerificationProblem};
-use tessera::runtime::BoxFuture;
 use tessera::server::skills::{DynamicSkill, SkillFile, Skills};
 use tessera::server::{ResourceError, Server};
 use tessera::types::JsonObject;
@@ -31,18 +30,16 @@ impl DynamicSkill for Today {
         f
     }
 
-    fn files(&self) -> BoxFuture<'static, Result<Vec<SkillFile>, ResourceError>> {
-        Box::pin(async {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            let text = format!(
-                "---\nname: today\ndescription: What day it is on the server\n---\n\n\
-                 Day {} since 1970-01-01.\n",
-                now / 86_400
-            );
-            Ok(vec![SkillFile::new("SKILL.md", text)])
-        })
+    async fn files(&self) -> Result<Vec<SkillFile>, ResourceError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let text = format!(
+            "---\nname: today\ndescription: What day it is on the server\n---\n\n\
+             Day {} since 1970-01-01.\n",
+            now / 86_400
+        );
+        Ok(vec![SkillFile::new("SKILL.md", text)])
     }
 }
 

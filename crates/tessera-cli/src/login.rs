@@ -14,7 +14,7 @@ use tessera_auth::client::{
     CallbackParams, ClientCredentials, FileTokenStore, Grant, LoopbackBrowser, OAuthClient,
     OAuthError, OAuthObserver, TokenStore, UserAgent,
 };
-use tessera_http::{AuthFuture, HttpClientTransport, HttpObserver};
+use tessera_http::{HttpClientTransport, HttpObserver};
 
 use crate::Failure;
 
@@ -242,15 +242,11 @@ impl UserAgent for LoginRequired {
         "http://127.0.0.1/callback".into()
     }
 
-    fn authorize<'a>(
-        &'a self,
-        _url: &'a str,
-    ) -> AuthFuture<'a, Result<CallbackParams, OAuthError>> {
-        let msg = format!(
+    async fn authorize(&self, _url: &str) -> Result<CallbackParams, OAuthError> {
+        Err(OAuthError::UserAgent(format!(
             "the stored authorization is no longer valid: run `tessera login {}`",
             self.0
-        );
-        Box::pin(async move { Err(OAuthError::UserAgent(msg)) })
+        )))
     }
 }
 

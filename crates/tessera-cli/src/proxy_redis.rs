@@ -5,32 +5,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use tessera::runtime::BoxFuture;
 use tessera_proxy::{RateLimit, RateLimits, SharedBuckets};
 
 use crate::Failure;
 
 /// [`SharedBuckets`] in Redis ([`tessera_redis::Redis::take_token`]).
-struct RedisBuckets(tessera_redis::Redis);
+pub struct RedisBuckets(tessera_redis::Redis);
 
 impl SharedBuckets for RedisBuckets {
-    fn take<'a>(
-        &'a self,
-        name: &'a str,
-        rate: f64,
-        burst: f64,
-    ) -> BoxFuture<'a, Result<Option<Duration>, String>> {
-        Box::pin(async move {
-            self.0
-                .take_token(name, rate, burst)
-                .await
-                .map_err(|e| e.to_string())
-        })
+    async fn take(&self, name: &str, rate: f64, burst: f64) -> Result<Option<Duration>, String> {
+        self.0
+            .take_token(name, rate, burst)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
 /// Connects to Redis for `--redis URL`.
-pub async fn connect(url: &str, prefix: &str) -> Result<Arc<dyn SharedBuckets>, Failure> {
+pub async fn connect(url: &str, prefix: &str) -> Result<Arc<RedisBuckets>, Failure> {
     let redis = tessera_redis::Redis::options(url)
         .prefix(prefix)
         .connect()
@@ -40,7 +32,7 @@ pub async fn connect(url: &str, prefix: &str) -> Result<Arc<dyn SharedBuckets>, 
 }
 
 /// `limits`, with their buckets in `shared` when given.
-pub fn limits(limits: Vec<RateLimit>, shared: Option<&Arc<dyn SharedBuckets>>) -> RateLimits {
+pub fn limits(limits: Vec<RateLimit>, shared: Option<&Arc<RedisBuckets>>) -> RateLimits {
     let limits = RateLimits::new(limits);
     match shared {
         Some(s) => limits.shared(s.clone()),

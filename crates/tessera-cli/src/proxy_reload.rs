@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 use std::sync::Arc;
 
-use tessera_proxy::{Aggregator, ApiKeyLayer, SharedBuckets, parse_config};
+use tessera_proxy::{Aggregator, ApiKeyLayer, parse_config};
 use tokio::task::JoinHandle;
 
 /// What the file looks like from outside: its modification time and size.
@@ -45,7 +45,7 @@ pub fn spawn(
     text: &str,
     aggregator: Aggregator,
     keys: ApiKeyLayer,
-    buckets: Option<Arc<dyn SharedBuckets>>,
+    buckets: Option<Arc<crate::proxy_redis::RedisBuckets>>,
     oauth_front: bool,
 ) -> JoinHandle<()> {
     let mut running_servers = servers_of(text);
@@ -98,7 +98,7 @@ struct Running<'a> {
     aggregator: &'a Aggregator,
     keys: &'a ApiKeyLayer,
     /// Where the rate-limit buckets live when shared (`--redis`).
-    buckets: Option<&'a Arc<dyn SharedBuckets>>,
+    buckets: Option<&'a Arc<crate::proxy_redis::RedisBuckets>>,
     /// Whether the proxy verifies OAuth tokens (`--auth-issuer`).
     oauth_front: bool,
 }

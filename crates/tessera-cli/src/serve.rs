@@ -208,7 +208,9 @@ impl ServeArgs {
 }
 
 /// Opens the task store named by `--task-store`.
-fn task_store(spec: &str) -> Result<std::sync::Arc<dyn tessera::server::task::TaskStore>, Failure> {
+fn task_store(
+    spec: &str,
+) -> Result<std::sync::Arc<dyn tessera::server::task::DynTaskStore>, Failure> {
     use tessera::server::task::{MemoryTaskStore, SqliteTaskStore};
     if spec == "memory" {
         return Ok(std::sync::Arc::new(MemoryTaskStore::new()));
@@ -450,7 +452,7 @@ async fn serve_http(
                     None
                 };
             Some(crate::serve_auth::SharedDpop {
-                replay: Box::new(r.dpop_replay_cache()),
+                replay: r.dpop_replay_cache(),
                 nonce_secret,
             })
         }

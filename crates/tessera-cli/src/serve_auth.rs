@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use clap::Args;
 use tessera_auth::server::dpop::{
-    DEFAULT_NONCE_PERIOD_SECS, DEFAULT_REPLAY_ENTRIES, ENTRY_BYTES, MemoryReplayCache, ReplayCache,
+    DEFAULT_NONCE_PERIOD_SECS, DEFAULT_REPLAY_ENTRIES, ENTRY_BYTES, MemoryReplayCache,
 };
 use tessera_auth::server::{
     BearerAuthLayer, ClientAuth, DpopMode, DpopNonces, DpopSettings, IntrospectionVerifier,
@@ -253,7 +253,7 @@ async fn resolve(a: &AuthArgs, issuer: &str, client: &reqwest::Client) -> anyhow
 /// What the instances of one endpoint share for DPoP (through Redis).
 pub struct SharedDpop {
     /// The replay cache.
-    pub replay: Box<dyn ReplayCache>,
+    pub replay: tessera_redis::RedisReplayCache,
     /// The secret nonces are derived from, when nonces are on.
     pub nonce_secret: Option<[u8; 32]>,
 }

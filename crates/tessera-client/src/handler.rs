@@ -2,8 +2,9 @@
 //! sampling, form-mode elicitation and consent to URL-mode elicitation.
 //!
 //! Each handler is a trait with a blanket implementation for async closures,
-//! so a plain `|request| async move { … }` works. A handler answers with the
-//! result or with the JSON-RPC error to report (for example
+//! so a plain `|request| async move { … }` works; a type of the
+//! application's implements the trait with an `async fn`. A handler answers
+//! with the result or with the JSON-RPC error to report (for example
 //! [`user_rejected`] when the user declines a sampling request).
 
 use std::collections::BTreeMap;
@@ -28,24 +29,64 @@ pub fn user_rejected(message: impl Into<String>) -> ErrorObject {
 /// paired with tool uses, tools only when `sampling.tools` is declared) and
 /// checks the handler's answer against the request (no tool use unless tools
 /// were offered and allowed).
+///
+/// A closure `|request| async move { … }` is one; so is a type with an
+/// `async fn`:
+///
+/// ```
+/// use tessera_client::{Client, SamplingHandler, user_rejected};
+/// use tessera_types::{CreateMessageRequestParams, CreateMessageResult, ErrorObject};
+///
+/// /// Declines every request (a user who never consents).
+/// struct AlwaysNo;
+///
+/// impl SamplingHandler for AlwaysNo {
+///     async fn create_message(
+///         &self,
+///         _request: CreateMessageRequestParams,
+///     ) -> Result<CreateMessageResult, ErrorObject> {
+///         Err(user_rejected("the user declined"))
+///     }
+/// }
+///
+/// let builder = Client::builder("demo", "1.0.0").sampling(AlwaysNo);
+/// # let _ = builder;
+/// ```
 pub trait SamplingHandler: Send + Sync + 'static {
     /// Produces the model's reply.
     fn create_message(
         &self,
         request: CreateMessageRequestParams,
-    ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorObject>>;
+    ) -> impl Future<Output = Result<CreateMessageResult, ErrorObject>> + Send;
 }
 
 impl<F, Fut> SamplingHandler for F
 where
     F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send,
 {
     fn create_message(
         &self,
         request: CreateMessageRequestParams,
-    ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorObject>> {
-        Box::pin(self(request))
+    ) -> impl Future<Output = Result<CreateMessageResult, ErrorObject>> + Send {
+        self(request)
+    }
+}
+
+/// [`SamplingHandler`] as the client holds it (behind a trait object).
+pub(crate) trait HeldSampling: Send + Sync + 'static {
+    fn create_message_boxed(
+        &self,
+        request: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>>;
+}
+
+impl<T: SamplingHandler> HeldSampling for T {
+    fn create_message_boxed(
+        &self,
+        request: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        Box::pin(self.create_message(request))
     }
 }
 
@@ -83,22 +124,61 @@ impl FormRequest {
 /// does not match is not sent (the request fails with `-32603`, or
 /// [`ClientError::Input`](crate::ClientError::Input) in a multi round-trip
 /// request), so the application should check its form before returning.
+///
+/// A closure `|request| async move { … }` is one; so is a type with an
+/// `async fn`:
+///
+/// ```
+/// use tessera_client::{Client, FormHandler, FormRequest};
+/// use tessera_types::{ElicitAction, ElicitResult, ErrorObject};
+///
+/// /// Dismisses every form (a client with no user at hand).
+/// struct Unattended;
+///
+/// impl FormHandler for Unattended {
+///     async fn elicit(&self, _request: FormRequest) -> Result<ElicitResult, ErrorObject> {
+///         Ok(ElicitResult::action(ElicitAction::Cancel))
+///     }
+/// }
+///
+/// let builder = Client::builder("demo", "1.0.0").elicitation(Unattended);
+/// # let _ = builder;
+/// ```
 pub trait FormHandler: Send + Sync + 'static {
     /// Asks the user.
-    fn elicit(&self, request: FormRequest)
-    -> BoxFuture<'static, Result<ElicitResult, ErrorObject>>;
+    fn elicit(
+        &self,
+        request: FormRequest,
+    ) -> impl Future<Output = Result<ElicitResult, ErrorObject>> + Send;
 }
 
 impl<F, Fut> FormHandler for F
 where
     F: Fn(FormRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
+    Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send,
 {
     fn elicit(
         &self,
         request: FormRequest,
-    ) -> BoxFuture<'static, Result<ElicitResult, ErrorObject>> {
-        Box::pin(self(request))
+    ) -> impl Future<Output = Result<ElicitResult, ErrorObject>> + Send {
+        self(request)
+    }
+}
+
+/// [`FormHandler`] as the client holds it (behind a trait object).
+pub(crate) trait HeldForm: Send + Sync + 'static {
+    fn elicit_boxed(
+        &self,
+        request: FormRequest,
+    ) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>>;
+}
+
+impl<T: FormHandler> HeldForm for T {
+    fn elicit_boxed(
+        &self,
+        request: FormRequest,
+    ) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(self.elicit(request))
     }
 }
 
@@ -150,22 +230,64 @@ impl UrlRequest {
 /// content away from the client and the model (a system browser), and returns
 /// [`ElicitAction::Accept`]. `Decline` and `Cancel` are the user's refusal or
 /// dismissal.
+///
+/// A closure `|request| async move { … }` is one; so is a type with an
+/// `async fn`:
+///
+/// ```
+/// use tessera_client::{Client, UrlConsent, UrlRequest};
+/// use tessera_types::{ElicitAction, ErrorObject};
+///
+/// /// Refuses URLs that look suspicious, and leaves the others to the user.
+/// struct Careful;
+///
+/// impl UrlConsent for Careful {
+///     async fn consent(&self, request: UrlRequest) -> Result<ElicitAction, ErrorObject> {
+///         if request.looks_suspicious() {
+///             return Ok(ElicitAction::Decline);
+///         }
+///         Ok(ElicitAction::Cancel)
+///     }
+/// }
+///
+/// let builder = Client::builder("demo", "1.0.0").url_elicitation(Careful);
+/// # let _ = builder;
+/// ```
 pub trait UrlConsent: Send + Sync + 'static {
     /// Shows the URL and asks.
-    fn consent(&self, request: UrlRequest)
-    -> BoxFuture<'static, Result<ElicitAction, ErrorObject>>;
+    fn consent(
+        &self,
+        request: UrlRequest,
+    ) -> impl Future<Output = Result<ElicitAction, ErrorObject>> + Send;
 }
 
 impl<F, Fut> UrlConsent for F
 where
     F: Fn(UrlRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<ElicitAction, ErrorObject>> + Send + 'static,
+    Fut: Future<Output = Result<ElicitAction, ErrorObject>> + Send,
 {
     fn consent(
         &self,
         request: UrlRequest,
-    ) -> BoxFuture<'static, Result<ElicitAction, ErrorObject>> {
-        Box::pin(self(request))
+    ) -> impl Future<Output = Result<ElicitAction, ErrorObject>> + Send {
+        self(request)
+    }
+}
+
+/// [`UrlConsent`] as the client holds it (behind a trait object).
+pub(crate) trait HeldConsent: Send + Sync + 'static {
+    fn consent_boxed(
+        &self,
+        request: UrlRequest,
+    ) -> BoxFuture<'_, Result<ElicitAction, ErrorObject>>;
+}
+
+impl<T: UrlConsent> HeldConsent for T {
+    fn consent_boxed(
+        &self,
+        request: UrlRequest,
+    ) -> BoxFuture<'_, Result<ElicitAction, ErrorObject>> {
+        Box::pin(self.consent(request))
     }
 }
 

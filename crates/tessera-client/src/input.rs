@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::elicitation::{ElicitationTracker, finish_form_answer};
 use crate::error::ClientError;
 use crate::extension::ClientExtensions;
-use crate::handler::{FormHandler, FormRequest, SamplingHandler, UrlConsent, UrlRequest};
+use crate::handler::{FormRequest, HeldConsent, HeldForm, HeldSampling, UrlRequest};
 use crate::receiver::{TaskReceiver, take_task};
 use crate::sampling;
 
@@ -63,9 +63,9 @@ impl Refusal {
 pub(crate) struct Inputs {
     pub caps: ClientCapabilities,
     roots: RwLock<Vec<Root>>,
-    sampling: Option<Arc<dyn SamplingHandler>>,
-    form: Option<Arc<dyn FormHandler>>,
-    url: Option<Arc<dyn UrlConsent>>,
+    sampling: Option<Arc<dyn HeldSampling>>,
+    form: Option<Arc<dyn HeldForm>>,
+    url: Option<Arc<dyn HeldConsent>>,
     pub tracker: ElicitationTracker,
     pub extensions: ClientExtensions,
     /// The tasks run for the server, when the client is a task receiver.
@@ -84,10 +84,10 @@ impl std::fmt::Debug for Inputs {
 #[derive(Clone, Default)]
 pub(crate) struct HandlerSet {
     pub roots: Option<Vec<Root>>,
-    pub sampling: Option<Arc<dyn SamplingHandler>>,
+    pub sampling: Option<Arc<dyn HeldSampling>>,
     pub sampling_tools: bool,
-    pub form: Option<Arc<dyn FormHandler>>,
-    pub url: Option<Arc<dyn UrlConsent>>,
+    pub form: Option<Arc<dyn HeldForm>>,
+    pub url: Option<Arc<dyn HeldConsent>>,
     pub extensions: ClientExtensions,
     /// Whether sampling and elicitation requests may be sent as tasks
     /// (2025-11-25).
@@ -393,7 +393,7 @@ impl Inputs {
                 let handler = self.sampling.clone().ok_or_else(|| {
                     ErrorObject::internal("Internal error: this client has no sampling handler")
                 })?;
-                let r = handler.create_message(p.clone()).await?;
+                let r = handler.create_message_boxed(p.clone()).await?;
                 sampling::check_result(&p, &r)?;
                 Ok(to_object(&r))
             }
@@ -413,7 +413,7 @@ impl Inputs {
                 ErrorObject::internal("Internal error: this client has no URL consent handler")
             })?;
             let id = req.elicitation_id.clone();
-            let action = consent.consent(req).await?;
+            let action = consent.consent_boxed(req).await?;
             if let (ElicitAction::Accept, Some(id)) = (action, id) {
                 self.tracker.register(&id);
             }
@@ -426,7 +426,7 @@ impl Inputs {
             ErrorObject::internal("Internal error: this client has no form elicitation handler")
         })?;
         let answer = handler
-            .elicit(FormRequest {
+            .elicit_boxed(FormRequest {
                 message: typed.message,
                 requested_schema: typed.requested_schema,
                 raw_schema: raw_schema.clone(),

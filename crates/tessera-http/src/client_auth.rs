@@ -10,12 +10,10 @@
 //! to be sent again. `tessera-auth` provides the OAuth 2.1 implementation.
 
 use std::future::Future;
-use std::pin::Pin;
+use std::sync::Arc;
 
 use http::{HeaderMap, Method, StatusCode, Uri};
-
-/// A boxed, sendable future, as [`HttpAuth`] methods return.
-pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use tessera_runtime::BoxFuture;
 
 /// What to do after an authorization challenge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,24 +28,114 @@ pub enum ChallengeOutcome {
 }
 
 /// Supplies credentials to the HTTP client transport and answers challenges.
+///
+/// Implement it with `async fn`s:
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+/// use tessera_http::{ChallengeOutcome, HttpAuth};
+///
+/// /// Sends a fixed API key; a refusal is final.
+/// struct ApiKey(HeaderValue);
+///
+/// impl HttpAuth for ApiKey {
+///     async fn authorize(
+///         &self,
+///         _method: &Method,
+///         _uri: &Uri,
+///         headers: &mut HeaderMap,
+///     ) -> Result<(), String> {
+///         headers.insert("x-api-key", self.0.clone());
+///         Ok(())
+///     }
+///
+///     async fn challenge(
+///         &self,
+///         _uri: &Uri,
+///         status: StatusCode,
+///         _headers: &HeaderMap,
+///     ) -> ChallengeOutcome {
+///         ChallengeOutcome::Fail(format!("the API key was refused ({status})"))
+///     }
+/// }
+///
+/// let builder = tessera_http::HttpClientTransport::builder("https://mcp.example.com/mcp")
+///     .auth(ApiKey(HeaderValue::from_static("k")));
+/// # let _ = builder;
+/// ```
 pub trait HttpAuth: Send + Sync + 'static {
     /// Adds the credentials for a request (`method` to `uri`) to `headers`.
     /// Called for every request the transport sends, so an implementation
     /// can refresh an expiring token here. An `Err` fails the request with
     /// that message.
-    fn authorize<'a>(
+    fn authorize(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &mut HeaderMap,
+    ) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// The server answered `status` (401 or 403) with `headers` to a request
+    /// sent to `uri`. Returns whether to send the request again.
+    fn challenge(
+        &self,
+        uri: &Uri,
+        status: StatusCode,
+        headers: &HeaderMap,
+    ) -> impl Future<Output = ChallengeOutcome> + Send;
+}
+
+impl<A: HttpAuth + ?Sized> HttpAuth for Arc<A> {
+    fn authorize(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &mut HeaderMap,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        (**self).authorize(method, uri, headers)
+    }
+    fn challenge(
+        &self,
+        uri: &Uri,
+        status: StatusCode,
+        headers: &HeaderMap,
+    ) -> impl Future<Output = ChallengeOutcome> + Send {
+        (**self).challenge(uri, status, headers)
+    }
+}
+
+/// [`HttpAuth`] as the transport holds it (behind a trait object, one box
+/// per call).
+pub(crate) trait HeldAuth: Send + Sync + 'static {
+    fn authorize_boxed<'a>(
         &'a self,
         method: &'a Method,
         uri: &'a Uri,
         headers: &'a mut HeaderMap,
-    ) -> AuthFuture<'a, Result<(), String>>;
-
-    /// The server answered `status` (401 or 403) with `headers` to a request
-    /// sent to `uri`. Returns whether to send the request again.
-    fn challenge<'a>(
+    ) -> BoxFuture<'a, Result<(), String>>;
+    fn challenge_boxed<'a>(
         &'a self,
         uri: &'a Uri,
         status: StatusCode,
         headers: &'a HeaderMap,
-    ) -> AuthFuture<'a, ChallengeOutcome>;
+    ) -> BoxFuture<'a, ChallengeOutcome>;
+}
+
+impl<A: HttpAuth> HeldAuth for A {
+    fn authorize_boxed<'a>(
+        &'a self,
+        method: &'a Method,
+        uri: &'a Uri,
+        headers: &'a mut HeaderMap,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(self.authorize(method, uri, headers))
+    }
+    fn challenge_boxed<'a>(
+        &'a self,
+        uri: &'a Uri,
+        status: StatusCode,
+        headers: &'a HeaderMap,
+    ) -> BoxFuture<'a, ChallengeOutcome> {
+        Box::pin(self.challenge(uri, status, headers))
+    }
 }

@@ -55,7 +55,7 @@ pub use client::{
     LegacySseClientTransport, TRANSPORT_FAILURE_KEY, TransportFailure, known_transport,
 };
 #[cfg(feature = "client")]
-pub use client_auth::{AuthFuture, ChallengeOutcome, HttpAuth};
+pub use client_auth::{ChallengeOutcome, HttpAuth};
 #[cfg(feature = "client")]
 pub use client_observe::{HttpExchange, HttpObserver};
 

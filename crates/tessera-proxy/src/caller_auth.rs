@@ -36,7 +36,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use tessera_auth::client::TokenExchange;
 use tessera_http::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
-use tessera_http::{AuthFuture, ChallengeOutcome, HttpAuth, HttpClientTransport};
+use tessera_http::{ChallengeOutcome, HttpAuth, HttpClientTransport};
 use tessera_runtime::Request;
 use tessera_types::ErrorObject;
 use tokio::time::Instant;
@@ -266,7 +266,7 @@ impl CallerCredentials {
     /// How to reach the upstream as `caller`: its transports send the
     /// caller's upstream token on every request.
     pub(crate) fn spec_for(&self, caller: CallerToken, upstream: &str) -> UpstreamSpec {
-        let auth: Arc<dyn HttpAuth> = Arc::new(CallerAuth {
+        let auth = Arc::new(CallerAuth {
             creds: self.clone(),
             caller,
             upstream: upstream.to_owned(),
@@ -290,50 +290,46 @@ struct CallerAuth {
 }
 
 impl HttpAuth for CallerAuth {
-    fn authorize<'a>(
-        &'a self,
-        _method: &'a Method,
-        _uri: &'a Uri,
-        headers: &'a mut HeaderMap,
-    ) -> AuthFuture<'a, Result<(), String>> {
-        Box::pin(async move {
-            let token = self
-                .creds
-                .upstream_token(&self.caller, &self.upstream)
-                .await
-                .map_err(|e| e.message)?;
-            let mut v = HeaderValue::try_from(format!("Bearer {token}"))
-                .map_err(|_| "the upstream token is not a valid header value".to_owned())?;
-            v.set_sensitive(true);
-            headers.insert(header::AUTHORIZATION, v);
-            Ok(())
-        })
+    async fn authorize(
+        &self,
+        _method: &Method,
+        _uri: &Uri,
+        headers: &mut HeaderMap,
+    ) -> Result<(), String> {
+        let token = self
+            .creds
+            .upstream_token(&self.caller, &self.upstream)
+            .await
+            .map_err(|e| e.message)?;
+        let mut v = HeaderValue::try_from(format!("Bearer {token}"))
+            .map_err(|_| "the upstream token is not a valid header value".to_owned())?;
+        v.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, v);
+        Ok(())
     }
 
-    fn challenge<'a>(
-        &'a self,
-        _uri: &'a Uri,
+    async fn challenge(
+        &self,
+        _uri: &Uri,
         status: StatusCode,
-        _headers: &'a HeaderMap,
-    ) -> AuthFuture<'a, ChallengeOutcome> {
-        Box::pin(async move {
-            if status != StatusCode::UNAUTHORIZED || self.creds.kind() == "forward" {
-                return ChallengeOutcome::Pass;
-            }
-            // The exchanged token was refused (revoked, say): exchange
-            // again once, not in a loop.
-            let now = Instant::now();
-            let mut last = self.refused_at.lock().unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|t| now.duration_since(t) < RETRY_PAUSE) {
-                return ChallengeOutcome::Fail(format!(
-                    "upstream {} refused the exchanged token twice in a row",
-                    self.upstream
-                ));
-            }
-            *last = Some(now);
-            self.creds.forget(&self.caller.key);
-            ChallengeOutcome::Retry
-        })
+        _headers: &HeaderMap,
+    ) -> ChallengeOutcome {
+        if status != StatusCode::UNAUTHORIZED || self.creds.kind() == "forward" {
+            return ChallengeOutcome::Pass;
+        }
+        // The exchanged token was refused (revoked, say): exchange
+        // again once, not in a loop.
+        let now = Instant::now();
+        let mut last = self.refused_at.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| now.duration_since(t) < RETRY_PAUSE) {
+            return ChallengeOutcome::Fail(format!(
+                "upstream {} refused the exchanged token twice in a row",
+                self.upstream
+            ));
+        }
+        *last = Some(now);
+        self.creds.forget(&self.caller.key);
+        ChallengeOutcome::Retry
     }
 }
 

@@ -31,7 +31,6 @@ use serde_json::Value;
 use tessera_auth::client::{
     AuthMethod, ClientCredentials, ClientSigningKey, Grant, OAuthClient, TokenExchange,
 };
-use tessera_http::HttpAuth;
 use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::caller_auth::Kind;
@@ -43,7 +42,7 @@ pub(crate) enum Credentials {
     /// A header added to every request.
     Header(HeaderName, HeaderValue),
     /// An OAuth client for the upstream.
-    OAuth(Arc<dyn HttpAuth>),
+    OAuth(Arc<OAuthClient>),
     /// Credentials that depend on the caller.
     Caller(Kind),
 }
@@ -313,7 +312,7 @@ pub(crate) enum Installed {
     /// Nothing more than the headers.
     Headers,
     /// Through this OAuth client.
-    OAuth(Arc<dyn HttpAuth>),
+    OAuth(Arc<OAuthClient>),
     /// With the caller's credentials.
     Caller(Kind),
 }

@@ -64,17 +64,69 @@ impl Bucket {
 
 /// A store of token buckets shared by several proxy instances (Redis, in
 /// `tessera proxy --redis`: `tessera_redis::Redis::take_token` does this).
+///
+/// Implement it with an `async fn`:
+///
+/// ```
+/// use std::time::Duration;
+/// use tessera_proxy::{RateLimits, SharedBuckets};
+///
+/// /// Never limits (a stand-in for a store being set up).
+/// struct Unlimited;
+///
+/// impl SharedBuckets for Unlimited {
+///     async fn take(&self, _name: &str, _rate: f64, _burst: f64) -> Result<Option<Duration>, String> {
+///         Ok(None)
+///     }
+/// }
+///
+/// let limits = RateLimits::new(Vec::new()).shared(Unlimited);
+/// # let _ = limits;
+/// ```
 pub trait SharedBuckets: Send + Sync + 'static {
     /// Takes one token from the bucket `name` (at most 512 bytes), refilled
     /// at `rate` tokens a second up to `burst` and full when new: `None`
     /// when taken, else how long until the next token; an error when the
     /// store cannot be reached.
-    fn take<'a>(
+    fn take(
+        &self,
+        name: &str,
+        rate: f64,
+        burst: f64,
+    ) -> impl Future<Output = Result<Option<Duration>, String>> + Send;
+}
+
+impl<T: SharedBuckets + ?Sized> SharedBuckets for Arc<T> {
+    fn take(
+        &self,
+        name: &str,
+        rate: f64,
+        burst: f64,
+    ) -> impl Future<Output = Result<Option<Duration>, String>> + Send {
+        (**self).take(name, rate, burst)
+    }
+}
+
+/// [`SharedBuckets`] as the limits hold it (behind a trait object, one box
+/// per call).
+trait HeldBuckets: Send + Sync + 'static {
+    fn take_boxed<'a>(
         &'a self,
         name: &'a str,
         rate: f64,
         burst: f64,
     ) -> BoxFuture<'a, Result<Option<Duration>, String>>;
+}
+
+impl<T: SharedBuckets> HeldBuckets for T {
+    fn take_boxed<'a>(
+        &'a self,
+        name: &'a str,
+        rate: f64,
+        burst: f64,
+    ) -> BoxFuture<'a, Result<Option<Duration>, String>> {
+        Box::pin(self.take(name, rate, burst))
+    }
 }
 
 /// The limits and their buckets.
@@ -83,7 +135,7 @@ pub struct RateLimits {
     limits: Vec<RateLimit>,
     buckets: Mutex<HashMap<(usize, String, String, String), Bucket>>,
     max_buckets: usize,
-    shared: Option<Arc<dyn SharedBuckets>>,
+    shared: Option<Arc<dyn HeldBuckets>>,
 }
 
 impl std::fmt::Debug for RateLimits {
@@ -107,9 +159,10 @@ impl RateLimits {
     }
 
     /// The same limits with their buckets in `store`, shared with every
-    /// instance using it (the buckets in this process are not used).
-    pub fn shared(mut self, store: Arc<dyn SharedBuckets>) -> Self {
-        self.shared = Some(store);
+    /// instance using it (the buckets in this process are not used). An
+    /// `Arc` of a store is a store too, to share one.
+    pub fn shared(mut self, store: impl SharedBuckets) -> Self {
+        self.shared = Some(Arc::new(store));
         self
     }
 
@@ -157,7 +210,7 @@ impl RateLimits {
             bucket.push(':');
             bucket.push_str(&compact(&format!("{}:{name}", kind.word())));
         }
-        match store.take(&bucket, limit.rate, limit.burst).await {
+        match store.take_boxed(&bucket, limit.rate, limit.burst).await {
             Ok(None) => Ok(()),
             Ok(Some(wait)) => Err(exceeded(limit, upstream, wait)),
             Err(e) => Err(ErrorObject::internal(format!(

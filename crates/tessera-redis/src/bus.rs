@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::StreamExt;
-use tessera_runtime::BoxFuture;
 use tessera_runtime::{Bus, BusSubscription, StoreError};
 use tokio::sync::{mpsc, oneshot};
 
@@ -144,66 +143,55 @@ fn store_error(e: Error) -> StoreError {
 }
 
 impl Bus for RedisBus {
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        payload: Bytes,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let channel = self.channel(topic);
-            self.inner
-                .conn
-                .run(|mut c| async move {
-                    redis::cmd("PUBLISH")
-                        .arg(&channel)
-                        .arg(payload.as_ref())
-                        .exec_async(&mut c)
-                        .await
-                })
-                .await
-                .map_err(store_error)
-        })
+    async fn publish(&self, topic: &str, payload: Bytes) -> Result<(), StoreError> {
+        let channel = self.channel(topic);
+        self.inner
+            .conn
+            .run(|mut c| async move {
+                redis::cmd("PUBLISH")
+                    .arg(&channel)
+                    .arg(payload.as_ref())
+                    .exec_async(&mut c)
+                    .await
+            })
+            .await
+            .map_err(store_error)
     }
 
-    fn subscribe<'a>(
-        &'a self,
-        topic: &'a str,
-    ) -> BoxFuture<'a, Result<BusSubscription, StoreError>> {
-        Box::pin(async move {
-            let channel = self.channel(topic);
-            let local = self.inner.local.clone();
-            let id = local.next.fetch_add(1, Ordering::Relaxed);
-            let (tx, rx) = mpsc::channel(QUEUE);
-            local
-                .lock()
-                .entry(channel.clone())
-                .or_default()
-                .push((id, tx));
-            let commands = self.inner.commands.clone();
-            // From here on, dropping the subscription unsubscribes.
-            let unsubscribe = {
-                let (local, channel, commands) = (local.clone(), channel.clone(), commands.clone());
-                move || {
-                    if local.remove(&channel, id) {
-                        let _ = commands.send(Command::Unsubscribe(channel));
-                    }
+    async fn subscribe(&self, topic: &str) -> Result<BusSubscription, StoreError> {
+        let channel = self.channel(topic);
+        let local = self.inner.local.clone();
+        let id = local.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel(QUEUE);
+        local
+            .lock()
+            .entry(channel.clone())
+            .or_default()
+            .push((id, tx));
+        let commands = self.inner.commands.clone();
+        // From here on, dropping the subscription unsubscribes.
+        let unsubscribe = {
+            let (local, channel, commands) = (local.clone(), channel.clone(), commands.clone());
+            move || {
+                if local.remove(&channel, id) {
+                    let _ = commands.send(Command::Unsubscribe(channel));
                 }
-            };
-            let subscription = BusSubscription::from_channel(rx, unsubscribe);
-            let (ack, answer) = oneshot::channel();
-            commands
-                .send(Command::Subscribe(channel, ack))
-                .map_err(|_| StoreError::Unavailable("the bus task has stopped".into()))?;
-            let timeout = self.inner.timeout;
-            match tokio::time::timeout(timeout, answer).await {
-                Ok(Ok(Ok(()))) => Ok(subscription),
-                Ok(Ok(Err(e))) => Err(store_error(e)),
-                Ok(Err(_)) => Err(StoreError::Unavailable("the bus task has stopped".into())),
-                Err(_) => Err(StoreError::Unavailable(format!(
-                    "no subscription within {timeout:?}"
-                ))),
             }
-        })
+        };
+        let subscription = BusSubscription::from_channel(rx, unsubscribe);
+        let (ack, answer) = oneshot::channel();
+        commands
+            .send(Command::Subscribe(channel, ack))
+            .map_err(|_| StoreError::Unavailable("the bus task has stopped".into()))?;
+        let timeout = self.inner.timeout;
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(Ok(()))) => Ok(subscription),
+            Ok(Ok(Err(e))) => Err(store_error(e)),
+            Ok(Err(_)) => Err(StoreError::Unavailable("the bus task has stopped".into())),
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "no subscription within {timeout:?}"
+            ))),
+        }
     }
 }
 

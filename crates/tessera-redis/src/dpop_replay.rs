@@ -10,7 +10,7 @@
 //! [`Redis::dpop_nonce_secret`] gives every instance the same secret for
 //! its DPoP nonces, so a nonce handed out by one is accepted by the others.
 
-use tessera_auth::server::dpop::{ReplayCache, ReplayError, ReplayFuture};
+use tessera_auth::server::dpop::{ReplayCache, ReplayError};
 
 use crate::connection::Redis;
 use crate::error::Error;
@@ -82,25 +82,28 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 impl ReplayCache for RedisReplayCache {
-    fn first_use<'a>(&'a self, key: &'a [u8; 32], expires_at: u64, now: u64) -> ReplayFuture<'a> {
-        Box::pin(async move {
-            let k = self.redis.key(&format!("dpop:jti:{}", hex(key)));
-            let ttl = expires_at.saturating_sub(now).max(1);
-            let set: Option<String> = self
-                .redis
-                .run(|mut c| async move {
-                    redis::cmd("SET")
-                        .arg(&k)
-                        .arg(1)
-                        .arg("NX")
-                        .arg("EX")
-                        .arg(ttl)
-                        .query_async(&mut c)
-                        .await
-                })
-                .await
-                .map_err(|e| ReplayError::Unavailable(e.to_string()))?;
-            Ok(set.is_some())
-        })
+    async fn first_use(
+        &self,
+        key: &[u8; 32],
+        expires_at: u64,
+        now: u64,
+    ) -> Result<bool, ReplayError> {
+        let k = self.redis.key(&format!("dpop:jti:{}", hex(key)));
+        let ttl = expires_at.saturating_sub(now).max(1);
+        let set: Option<String> = self
+            .redis
+            .run(|mut c| async move {
+                redis::cmd("SET")
+                    .arg(&k)
+                    .arg(1)
+                    .arg("NX")
+                    .arg("EX")
+                    .arg(ttl)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await
+            .map_err(|e| ReplayError::Unavailable(e.to_string()))?;
+        Ok(set.is_some())
     }
 }

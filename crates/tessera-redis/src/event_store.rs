@@ -29,7 +29,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use redis::{Script, Value};
 use tessera_http::{EventId, EventStore, StoredEvent};
-use tessera_runtime::BoxFuture;
 
 use crate::connection::Redis;
 use crate::error::Error;
@@ -267,32 +266,30 @@ fn decode_range(stream: u64, reply: Value) -> Result<Vec<StoredEvent>, Error> {
 }
 
 impl EventStore for RedisEventStore {
-    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
+    fn store(
+        &self,
+        session: &str,
+        event: StoredEvent,
+    ) -> impl Future<Output = ()> + Send + 'static {
         // Queued now; the writer logs a failed batch once.
         let done = self.queue(session, &event);
-        Box::pin(async move {
+        async move {
             let _ = done.await;
-        })
+        }
     }
 
-    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
-        let session = session.to_owned();
-        Box::pin(async move {
-            self.try_replay_after(&session, after)
-                .await
-                .unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, after = %after, "SSE replay failed");
-                    Vec::new()
-                })
-        })
+    async fn replay_after(&self, session: &str, after: EventId) -> Vec<StoredEvent> {
+        self.try_replay_after(session, after)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, after = %after, "SSE replay failed");
+                Vec::new()
+            })
     }
 
-    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
-        let session = session.to_owned();
-        Box::pin(async move {
-            if let Err(e) = self.try_remove_session(&session).await {
-                tracing::warn!(error = %e, "SSE streams of an ended session not deleted");
-            }
-        })
+    async fn remove_session(&self, session: &str) {
+        if let Err(e) = self.try_remove_session(session).await {
+            tracing::warn!(error = %e, "SSE streams of an ended session not deleted");
+        }
     }
 }

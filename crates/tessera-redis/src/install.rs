@@ -1,7 +1,5 @@
 //! [`Install`]: one call puts a builder's state on Redis.
 
-use std::sync::Arc;
-
 use tessera_http::McpHttpBuilder;
 use tessera_server::ServerBuilder;
 
@@ -27,17 +25,17 @@ pub trait Install: Sized {
 
 impl<S: Send + Sync + 'static> Install for ServerBuilder<S> {
     fn install_redis(self, redis: &Redis) -> Self {
-        self.task_store(Arc::new(redis.task_store()))
-            .task_bus(Arc::new(redis.bus()))
+        self.task_store(redis.task_store())
+            .task_bus(redis.bus())
             .request_state_key_source(redis.key_ring(), redis.settings().state_ttl)
     }
 }
 
 impl Install for McpHttpBuilder {
     fn install_redis(self, redis: &Redis) -> Self {
-        self.event_store(Some(Arc::new(redis.event_store())))
-            .session_store(Arc::new(redis.session_store()))
-            .bus(Arc::new(redis.bus()))
+        self.event_store(redis.event_store())
+            .session_store(redis.session_store())
+            .bus(redis.bus())
     }
 }
 

@@ -18,7 +18,6 @@
 use std::time::Duration;
 
 use redis::Script;
-use tessera_runtime::BoxFuture;
 use tessera_runtime::{SessionCaps, SessionState, SessionStore, StoreError};
 
 use crate::connection::Redis;
@@ -182,123 +181,109 @@ fn px(ttl: Duration) -> u64 {
 }
 
 impl SessionStore for RedisSessionStore {
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>> {
-        Box::pin(async move {
-            let key = self.key(id);
-            let bytes: Option<Vec<u8>> = self
-                .redis
-                .run(|mut c| async move { redis::cmd("GET").arg(&key).query_async(&mut c).await })
-                .await?;
-            bytes.map(|b| SessionState::from_bytes(&b)).transpose()
-        })
+    async fn load(&self, id: &str) -> Result<Option<SessionState>, StoreError> {
+        let key = self.key(id);
+        let bytes: Option<Vec<u8>> = self
+            .redis
+            .run(|mut c| async move { redis::cmd("GET").arg(&key).query_async(&mut c).await })
+            .await?;
+        bytes.map(|b| SessionState::from_bytes(&b)).transpose()
     }
 
-    fn save<'a>(
-        &'a self,
-        state: &'a SessionState,
-        ttl: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let (key, gone) = (self.key(&state.id), self.gone_key(&state.id));
-            let bytes = state.to_bytes();
-            let saved: i64 = self
-                .redis
-                .run(|mut c| async move {
-                    scripts()
-                        .save
-                        .key(&key)
-                        .key(&gone)
-                        .arg(bytes)
-                        .arg(px(ttl))
-                        .invoke_async(&mut c)
-                        .await
-                })
-                .await?;
-            if saved == 0 {
-                tracing::debug!(session = %state.id, "state not saved: the session was ended to make room for another");
-            }
-            Ok(())
-        })
+    async fn save(&self, state: &SessionState, ttl: Duration) -> Result<(), StoreError> {
+        let (key, gone) = (self.key(&state.id), self.gone_key(&state.id));
+        let bytes = state.to_bytes();
+        let saved: i64 = self
+            .redis
+            .run(|mut c| async move {
+                scripts()
+                    .save
+                    .key(&key)
+                    .key(&gone)
+                    .arg(bytes)
+                    .arg(px(ttl))
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        if saved == 0 {
+            tracing::debug!(session = %state.id, "state not saved: the session was ended to make room for another");
+        }
+        Ok(())
     }
 
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(async move {
-            let (key, index, clients) = (self.key(id), self.index_key(), self.clients_key());
-            let prefix = self.client_prefix();
-            let n: i64 = self
-                .redis
-                .run(|mut c| async move {
-                    scripts()
-                        .touch
-                        .key(&key)
-                        .key(&index)
-                        .key(&clients)
-                        .arg(id)
-                        .arg(px(ttl))
-                        .arg(&prefix)
-                        .invoke_async(&mut c)
-                        .await
-                })
-                .await?;
-            Ok(n == 1)
-        })
+    async fn touch(&self, id: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let (key, index, clients) = (self.key(id), self.index_key(), self.clients_key());
+        let prefix = self.client_prefix();
+        let n: i64 = self
+            .redis
+            .run(|mut c| async move {
+                scripts()
+                    .touch
+                    .key(&key)
+                    .key(&index)
+                    .key(&clients)
+                    .arg(id)
+                    .arg(px(ttl))
+                    .arg(&prefix)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(n == 1)
     }
 
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let (key, index, clients) = (self.key(id), self.index_key(), self.clients_key());
-            let prefix = self.client_prefix();
-            self.redis
-                .run(|mut c| async move {
-                    scripts()
-                        .remove
-                        .key(&key)
-                        .key(&index)
-                        .key(&clients)
-                        .arg(id)
-                        .arg(&prefix)
-                        .invoke_async::<i64>(&mut c)
-                        .await
-                })
-                .await?;
-            Ok(())
-        })
+    async fn remove(&self, id: &str) -> Result<(), StoreError> {
+        let (key, index, clients) = (self.key(id), self.index_key(), self.clients_key());
+        let prefix = self.client_prefix();
+        self.redis
+            .run(|mut c| async move {
+                scripts()
+                    .remove
+                    .key(&key)
+                    .key(&index)
+                    .key(&clients)
+                    .arg(id)
+                    .arg(&prefix)
+                    .invoke_async::<i64>(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(())
     }
 
-    fn admit<'a>(
-        &'a self,
-        id: &'a str,
-        client: &'a str,
+    async fn admit(
+        &self,
+        id: &str,
+        client: &str,
         caps: SessionCaps,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
-        Box::pin(async move {
-            let (index, clients) = (self.index_key(), self.clients_key());
-            let prefix = self.client_prefix();
-            let mine = format!("{prefix}{client}");
-            let state_prefix = self.redis.key("sess:");
-            let gone_prefix = self.redis.key("sessgone:");
-            let forgotten: Vec<String> = self
-                .redis
-                .run(|mut c| async move {
-                    scripts()
-                        .admit
-                        .key(&index)
-                        .key(&clients)
-                        .key(&mine)
-                        .arg(id)
-                        .arg(client)
-                        .arg(caps.max.max(1))
-                        .arg(caps.per_client.max(1))
-                        .arg(px(ttl))
-                        .arg(&state_prefix)
-                        .arg(&prefix)
-                        .arg(&gone_prefix)
-                        .invoke_async(&mut c)
-                        .await
-                })
-                .await?;
-            Ok(forgotten)
-        })
+    ) -> Result<Vec<String>, StoreError> {
+        let (index, clients) = (self.index_key(), self.clients_key());
+        let prefix = self.client_prefix();
+        let mine = format!("{prefix}{client}");
+        let state_prefix = self.redis.key("sess:");
+        let gone_prefix = self.redis.key("sessgone:");
+        let forgotten: Vec<String> = self
+            .redis
+            .run(|mut c| async move {
+                scripts()
+                    .admit
+                    .key(&index)
+                    .key(&clients)
+                    .key(&mine)
+                    .arg(id)
+                    .arg(client)
+                    .arg(caps.max.max(1))
+                    .arg(caps.per_client.max(1))
+                    .arg(px(ttl))
+                    .arg(&state_prefix)
+                    .arg(&prefix)
+                    .arg(&gone_prefix)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(forgotten)
     }
 }

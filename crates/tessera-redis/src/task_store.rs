@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use futures::future::BoxFuture;
 use redis::{Script, Value};
 use tessera_server::task::{
     TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
@@ -222,306 +221,282 @@ fn backend(e: Error) -> TaskStoreError {
 }
 
 impl TaskStore for RedisTaskStore {
-    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
-        Box::pin(async move {
-            let id = record.task_id.clone();
-            let lifetime = record.ttl_ms.map_or(self.unbounded, Duration::from_millis);
-            let px = u64::try_from(lifetime.saturating_add(GRACE).as_millis()).unwrap_or(u64::MAX);
-            let member = index_member(record.created_at_ms, &id);
-            let expires = record
-                .ttl_ms
-                .map(|t| record.created_at_ms.saturating_add(t).to_string())
-                .unwrap_or_default();
-            let mut fields: Vec<(&str, String)> = vec![
-                ("o", record.owner.clone()),
-                ("m", record.method.clone()),
-                ("c", record.created_at_ms.to_string()),
-                ("t", opt_ms(record.ttl_ms)),
-                ("p", opt_ms(record.poll_interval_ms)),
-                ("s", status_text(record.status).to_owned()),
-                ("u", record.updated_at_ms.to_string()),
-                ("i", self.redis.instance_id().to_owned()),
-                ("x", member.clone()),
-            ];
-            for (k, v) in [
-                ("sm", record.status_message.clone()),
-                ("ir", json_text(&record.input_requests)),
-                ("r", json_text(&record.result)),
-                ("e", json_text(&record.error)),
-            ] {
-                if let Some(v) = v {
-                    fields.push((k, v));
+    async fn create(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
+        let id = record.task_id.clone();
+        let lifetime = record.ttl_ms.map_or(self.unbounded, Duration::from_millis);
+        let px = u64::try_from(lifetime.saturating_add(GRACE).as_millis()).unwrap_or(u64::MAX);
+        let member = index_member(record.created_at_ms, &id);
+        let expires = record
+            .ttl_ms
+            .map(|t| record.created_at_ms.saturating_add(t).to_string())
+            .unwrap_or_default();
+        let mut fields: Vec<(&str, String)> = vec![
+            ("o", record.owner.clone()),
+            ("m", record.method.clone()),
+            ("c", record.created_at_ms.to_string()),
+            ("t", opt_ms(record.ttl_ms)),
+            ("p", opt_ms(record.poll_interval_ms)),
+            ("s", status_text(record.status).to_owned()),
+            ("u", record.updated_at_ms.to_string()),
+            ("i", self.redis.instance_id().to_owned()),
+            ("x", member.clone()),
+        ];
+        for (k, v) in [
+            ("sm", record.status_message.clone()),
+            ("ir", json_text(&record.input_requests)),
+            ("r", json_text(&record.result)),
+            ("e", json_text(&record.error)),
+        ] {
+            if let Some(v) = v {
+                fields.push((k, v));
+            }
+        }
+        let keys = [
+            self.task_key(&id),
+            self.redis.key(&format!("owner:{}", record.owner)),
+            self.redis.key("expiry"),
+            self.redis
+                .key(&format!("running:{}", self.redis.instance_id())),
+            self.redis.key("unfinished"),
+            self.redis.key(&format!("unfinished:{}", record.owner)),
+        ];
+        let unfinished = if record.status.is_terminal() {
+            "0"
+        } else {
+            "1"
+        };
+        let script = &self.scripts.create;
+        let created: i64 = self
+            .redis
+            .run(|mut c| async move {
+                let mut inv = script.prepare_invoke();
+                for k in &keys {
+                    inv.key(k);
                 }
-            }
-            let keys = [
-                self.task_key(&id),
-                self.redis.key(&format!("owner:{}", record.owner)),
-                self.redis.key("expiry"),
-                self.redis
-                    .key(&format!("running:{}", self.redis.instance_id())),
-                self.redis.key("unfinished"),
-                self.redis.key(&format!("unfinished:{}", record.owner)),
-            ];
-            let unfinished = if record.status.is_terminal() {
-                "0"
-            } else {
-                "1"
-            };
-            let script = &self.scripts.create;
-            let created: i64 = self
-                .redis
-                .run(|mut c| async move {
-                    let mut inv = script.prepare_invoke();
-                    for k in &keys {
-                        inv.key(k);
-                    }
-                    inv.arg(px)
-                        .arg(&member)
-                        .arg(&expires)
-                        .arg(&id)
-                        .arg(unfinished);
-                    for (k, v) in &fields {
-                        inv.arg(*k).arg(v);
-                    }
-                    inv.invoke_async(&mut c).await
-                })
-                .await
-                .map_err(backend)?;
-            if created == 0 {
-                return Err(TaskStoreError::Duplicate(record.task_id));
-            }
-            Ok(())
-        })
+                inv.arg(px)
+                    .arg(&member)
+                    .arg(&expires)
+                    .arg(&id)
+                    .arg(unfinished);
+                for (k, v) in &fields {
+                    inv.arg(*k).arg(v);
+                }
+                inv.invoke_async(&mut c).await
+            })
+            .await
+            .map_err(backend)?;
+        if created == 0 {
+            return Err(TaskStoreError::Duplicate(record.task_id));
+        }
+        Ok(())
     }
 
-    fn get<'a>(
-        &'a self,
-        owner: &'a str,
-        task_id: &'a str,
+    async fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        Box::pin(async move {
-            let key = self.task_key(task_id);
-            let fields: HashMap<String, String> =
-                self.redis
-                    .run(|mut c| async move {
-                        redis::cmd("HGETALL").arg(&key).query_async(&mut c).await
-                    })
-                    .await
-                    .map_err(backend)?;
-            if fields.is_empty() || fields.get("o").map(String::as_str) != Some(owner) {
-                return Ok(None);
-            }
-            let r = decode(task_id, &fields).map_err(backend)?;
-            Ok((!r.is_expired(now_ms)).then_some(r))
-        })
+    ) -> Result<Option<TaskRecord>, TaskStoreError> {
+        let key = self.task_key(task_id);
+        let fields: HashMap<String, String> = self
+            .redis
+            .run(|mut c| async move { redis::cmd("HGETALL").arg(&key).query_async(&mut c).await })
+            .await
+            .map_err(backend)?;
+        if fields.is_empty() || fields.get("o").map(String::as_str) != Some(owner) {
+            return Ok(None);
+        }
+        let r = decode(task_id, &fields).map_err(backend)?;
+        Ok((!r.is_expired(now_ms)).then_some(r))
     }
 
-    fn update<'a>(
-        &'a self,
-        task_id: &'a str,
+    async fn update(
+        &self,
+        task_id: &str,
         change: TaskChange,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Transition, TaskStoreError>> {
-        Box::pin(async move {
-            let key = self.task_key(task_id);
-            let running = self.redis.key("running:");
-            let unfinished = self.redis.key("unfinished");
-            let script = &self.scripts.update;
-            let reply: Value = self
-                .redis
-                .run(|mut c| async move {
-                    script
-                        .key(&key)
-                        .arg(now_ms.to_string())
-                        .arg(status_text(change.status))
-                        .arg(optional(change.status_message.clone()))
-                        .arg(optional(json_text(&change.input_requests)))
-                        .arg(optional(json_text(&change.result)))
-                        .arg(optional(json_text(&change.error)))
-                        .arg(&running)
-                        .arg(task_id)
-                        .arg(&unfinished)
-                        .invoke_async(&mut c)
-                        .await
-                })
-                .await
-                .map_err(backend)?;
-            let items = array(reply).map_err(backend)?;
-            let Some((tag, rest)) = items.split_first() else {
-                return Err(backend(Error::Corrupt("empty reply".into())));
-            };
-            let tag = text_of(tag).map_err(backend)?;
-            if tag == "none" {
-                return Ok(Transition::NotFound);
-            }
-            let record = decode(task_id, &pairs(rest).map_err(backend)?).map_err(backend)?;
-            Ok(match tag.as_str() {
-                "applied" => Transition::Applied(record),
-                _ => Transition::Terminal(record),
+    ) -> Result<Transition, TaskStoreError> {
+        let key = self.task_key(task_id);
+        let running = self.redis.key("running:");
+        let unfinished = self.redis.key("unfinished");
+        let script = &self.scripts.update;
+        let reply: Value = self
+            .redis
+            .run(|mut c| async move {
+                script
+                    .key(&key)
+                    .arg(now_ms.to_string())
+                    .arg(status_text(change.status))
+                    .arg(optional(change.status_message.clone()))
+                    .arg(optional(json_text(&change.input_requests)))
+                    .arg(optional(json_text(&change.result)))
+                    .arg(optional(json_text(&change.error)))
+                    .arg(&running)
+                    .arg(task_id)
+                    .arg(&unfinished)
+                    .invoke_async(&mut c)
+                    .await
             })
+            .await
+            .map_err(backend)?;
+        let items = array(reply).map_err(backend)?;
+        let Some((tag, rest)) = items.split_first() else {
+            return Err(backend(Error::Corrupt("empty reply".into())));
+        };
+        let tag = text_of(tag).map_err(backend)?;
+        if tag == "none" {
+            return Ok(Transition::NotFound);
+        }
+        let record = decode(task_id, &pairs(rest).map_err(backend)?).map_err(backend)?;
+        Ok(match tag.as_str() {
+            "applied" => Transition::Applied(record),
+            _ => Transition::Terminal(record),
         })
     }
 
-    fn list<'a>(
-        &'a self,
-        owner: &'a str,
-        cursor: Option<&'a str>,
+    async fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
         limit: usize,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>> {
-        Box::pin(async move {
-            let from = match cursor {
-                Some(c) => format!("({}", decode_cursor(c)?),
-                None => "-".to_owned(),
+    ) -> Result<TaskPage, TaskStoreError> {
+        let from = match cursor {
+            Some(c) => format!("({}", decode_cursor(c)?),
+            None => "-".to_owned(),
+        };
+        let limit = limit.max(1);
+        let index = self.redis.key(&format!("owner:{owner}"));
+        let task_prefix = self.redis.key("task:");
+        let script = &self.scripts.list;
+        let reply: Value = self
+            .redis
+            .run(|mut c| async move {
+                script
+                    .key(&index)
+                    .arg(&task_prefix)
+                    .arg(&from)
+                    .arg(now_ms.to_string())
+                    .arg(limit + 1)
+                    .arg(owner)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await
+            .map_err(backend)?;
+        let items = array(reply).map_err(backend)?;
+        let mut tasks = Vec::with_capacity(items.len() / 2);
+        for pair in items.chunks(2) {
+            let [id, fields] = pair else {
+                return Err(backend(Error::Corrupt("odd task list".into())));
             };
-            let limit = limit.max(1);
-            let index = self.redis.key(&format!("owner:{owner}"));
-            let task_prefix = self.redis.key("task:");
-            let script = &self.scripts.list;
-            let reply: Value = self
+            let id = text_of(id).map_err(backend)?;
+            let fields = pairs(&array(fields.clone()).map_err(backend)?).map_err(backend)?;
+            tasks.push(decode(&id, &fields).map_err(backend)?);
+        }
+        let next_cursor = if tasks.len() > limit {
+            tasks.truncate(limit);
+            tasks
+                .last()
+                .map(|r| encode_cursor(r.created_at_ms, &r.task_id))
+        } else {
+            None
+        };
+        Ok(TaskPage { tasks, next_cursor })
+    }
+
+    async fn sweep(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
+        let expiry = self.redis.key("expiry");
+        let prefixes = [
+            self.redis.key("task:"),
+            self.redis.key("owner:"),
+            self.redis.key("running:"),
+            self.redis.key("unfinished"),
+        ];
+        let mut total = 0usize;
+        loop {
+            let script = &self.scripts.sweep;
+            let (expiry, prefixes) = (&expiry, &prefixes);
+            let (deleted, looked): (usize, usize) = self
                 .redis
                 .run(|mut c| async move {
                     script
-                        .key(&index)
-                        .arg(&task_prefix)
-                        .arg(&from)
+                        .key(expiry)
+                        .arg(&prefixes[0])
+                        .arg(&prefixes[1])
+                        .arg(&prefixes[2])
                         .arg(now_ms.to_string())
-                        .arg(limit + 1)
-                        .arg(owner)
+                        .arg(SWEEP_BATCH)
+                        .arg(&prefixes[3])
                         .invoke_async(&mut c)
                         .await
                 })
                 .await
                 .map_err(backend)?;
-            let items = array(reply).map_err(backend)?;
-            let mut tasks = Vec::with_capacity(items.len() / 2);
-            for pair in items.chunks(2) {
-                let [id, fields] = pair else {
-                    return Err(backend(Error::Corrupt("odd task list".into())));
-                };
-                let id = text_of(id).map_err(backend)?;
-                let fields = pairs(&array(fields.clone()).map_err(backend)?).map_err(backend)?;
-                tasks.push(decode(&id, &fields).map_err(backend)?);
+            total += deleted;
+            if looked < SWEEP_BATCH {
+                return Ok(total);
             }
-            let next_cursor = if tasks.len() > limit {
-                tasks.truncate(limit);
-                tasks
-                    .last()
-                    .map(|r| encode_cursor(r.created_at_ms, &r.task_id))
-            } else {
-                None
-            };
-            Ok(TaskPage { tasks, next_cursor })
-        })
+        }
     }
 
-    fn sweep(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
-        Box::pin(async move {
-            let expiry = self.redis.key("expiry");
-            let prefixes = [
-                self.redis.key("task:"),
-                self.redis.key("owner:"),
-                self.redis.key("running:"),
-                self.redis.key("unfinished"),
-            ];
-            let mut total = 0usize;
-            loop {
-                let script = &self.scripts.sweep;
-                let (expiry, prefixes) = (&expiry, &prefixes);
-                let (deleted, looked): (usize, usize) = self
-                    .redis
-                    .run(|mut c| async move {
-                        script
-                            .key(expiry)
-                            .arg(&prefixes[0])
-                            .arg(&prefixes[1])
-                            .arg(&prefixes[2])
-                            .arg(now_ms.to_string())
-                            .arg(SWEEP_BATCH)
-                            .arg(&prefixes[3])
-                            .invoke_async(&mut c)
-                            .await
-                    })
+    async fn fail_unfinished(&self, message: &str, now_ms: u64) -> Result<usize, TaskStoreError> {
+        // The same record the other stores write for a task cut short by
+        // a restart.
+        let error = ErrorObject::internal(format!("Internal error: {message}"));
+        let error = serde_json::to_string(&error).unwrap_or_default();
+        let running = self
+            .redis
+            .key(&format!("running:{}", self.redis.instance_id()));
+        let task_prefix = self.redis.key("task:");
+        let unfinished = self.redis.key("unfinished");
+        let script = &self.scripts.fail_unfinished;
+        self.redis
+            .run(|mut c| async move {
+                script
+                    .key(&running)
+                    .arg(&task_prefix)
+                    .arg(now_ms.to_string())
+                    .arg(message)
+                    .arg(&error)
+                    .arg(&unfinished)
+                    .invoke_async(&mut c)
                     .await
-                    .map_err(backend)?;
-                total += deleted;
-                if looked < SWEEP_BATCH {
-                    return Ok(total);
-                }
-            }
-        })
-    }
-
-    fn fail_unfinished<'a>(
-        &'a self,
-        message: &'a str,
-        now_ms: u64,
-    ) -> BoxFuture<'a, Result<usize, TaskStoreError>> {
-        Box::pin(async move {
-            // The same record the other stores write for a task cut short by
-            // a restart.
-            let error = ErrorObject::internal(format!("Internal error: {message}"));
-            let error = serde_json::to_string(&error).unwrap_or_default();
-            let running = self
-                .redis
-                .key(&format!("running:{}", self.redis.instance_id()));
-            let task_prefix = self.redis.key("task:");
-            let unfinished = self.redis.key("unfinished");
-            let script = &self.scripts.fail_unfinished;
-            self.redis
-                .run(|mut c| async move {
-                    script
-                        .key(&running)
-                        .arg(&task_prefix)
-                        .arg(now_ms.to_string())
-                        .arg(message)
-                        .arg(&error)
-                        .arg(&unfinished)
-                        .invoke_async(&mut c)
-                        .await
-                })
-                .await
-                .map_err(backend)
-        })
+            })
+            .await
+            .map_err(backend)
     }
 
     /// The owner's index and the expiry index, by `ZCARD` (tasks past their
     /// lifetime count until the next sweep deletes them).
-    fn count<'a>(
-        &'a self,
-        owner: &'a str,
-        _now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>> {
-        Box::pin(async move {
-            let index = self.redis.key(&format!("owner:{owner}"));
-            let expiry = self.redis.key("expiry");
-            let unfinished = self.redis.key("unfinished");
-            let mine = self.redis.key(&format!("unfinished:{owner}"));
-            let keys = (&index, &expiry, &unfinished, &mine);
-            let (owned, total, running, running_mine): (usize, usize, usize, usize) = self
-                .redis
-                .run(|mut c| async move {
-                    redis::pipe()
-                        .cmd("ZCARD")
-                        .arg(keys.0)
-                        .cmd("ZCARD")
-                        .arg(keys.1)
-                        .cmd("SCARD")
-                        .arg(keys.2)
-                        .cmd("SCARD")
-                        .arg(keys.3)
-                        .query_async(&mut c)
-                        .await
-                })
-                .await
-                .map_err(backend)?;
-            Ok(TaskCount {
-                owner: owned,
-                total,
-                running_of_owner: Some(running_mine),
-                running: Some(running),
+    async fn count(&self, owner: &str, _now_ms: u64) -> Result<TaskCount, TaskStoreError> {
+        let index = self.redis.key(&format!("owner:{owner}"));
+        let expiry = self.redis.key("expiry");
+        let unfinished = self.redis.key("unfinished");
+        let mine = self.redis.key(&format!("unfinished:{owner}"));
+        let keys = (&index, &expiry, &unfinished, &mine);
+        let (owned, total, running, running_mine): (usize, usize, usize, usize) = self
+            .redis
+            .run(|mut c| async move {
+                redis::pipe()
+                    .cmd("ZCARD")
+                    .arg(keys.0)
+                    .cmd("ZCARD")
+                    .arg(keys.1)
+                    .cmd("SCARD")
+                    .arg(keys.2)
+                    .cmd("SCARD")
+                    .arg(keys.3)
+                    .query_async(&mut c)
+                    .await
             })
+            .await
+            .map_err(backend)?;
+        Ok(TaskCount {
+            owner: owned,
+            total,
+            running_of_owner: Some(running_mine),
+            running: Some(running),
         })
     }
 }

@@ -105,8 +105,8 @@ pub use service::{
     Service,
 };
 pub use shared::{
-    Bus, BusSubscription, LocalBus, MemorySessionStore, SessionCaps, SessionExport, SessionState,
-    SessionStore, StoreError,
+    Bus, BusSubscription, DynBus, DynSessionStore, LocalBus, MemorySessionStore, SessionCaps,
+    SessionExport, SessionState, SessionStore, StoreError,
 };
 pub use stdio::{STDIO_PIPES_ENV, serve_stdio};
 pub use tessera_proto::{RawResult, Reply};

@@ -36,7 +36,6 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tessera_runtime::BoxFuture;
 use tessera_types::{
     APP_MIME_TYPE, ErrorObject, JsonObject, ListToolsResult, ReadResourceResult, Resource,
     ResourceContents, TextResourceContents, Tool, ToolUiMeta, UI_EXTENSION, UiResourceMeta,
@@ -45,7 +44,7 @@ use tessera_types::{
 
 use crate::context::RequestContext;
 use crate::extension::ServerExtension;
-use crate::resource::{ResourceError, ResourceProvider};
+use crate::resource::{ResourceError, ResourceProvider, SharedProvider};
 use crate::tool::ToolBuilder;
 
 /// One HTML view.
@@ -132,8 +131,8 @@ impl ServerExtension for Apps {
         UI_EXTENSION
     }
 
-    fn resources(&self) -> Option<Arc<dyn ResourceProvider>> {
-        Some(Arc::new(Views(self.views.clone())))
+    fn resources(&self) -> Option<SharedProvider> {
+        Some(SharedProvider::new(Views(self.views.clone())))
     }
 
     fn on_tools_list(&self, context: &RequestContext, result: &mut ListToolsResult) {
@@ -159,7 +158,7 @@ impl ServerExtension for Apps {
 struct Views(Arc<Vec<UiView>>);
 
 impl ResourceProvider for Views {
-    fn list(&self) -> BoxFuture<'static, Result<Vec<Resource>, ResourceError>> {
+    async fn list(&self) -> Result<Vec<Resource>, ResourceError> {
         let listed = self
             .0
             .iter()
@@ -172,27 +171,27 @@ impl ResourceProvider for Views {
                 ..Resource::default()
             })
             .collect();
-        Box::pin(async move { Ok(listed) })
+        Ok(listed)
     }
 
-    fn read(
+    async fn read(
         &self,
         uri: &str,
         _context: &RequestContext,
-    ) -> Option<BoxFuture<'static, Result<ReadResourceResult, ResourceError>>> {
-        let view = self.0.iter().find(|v| v.uri == uri)?.clone();
-        Some(Box::pin(async move {
-            if !view.uri.starts_with("ui://") {
-                return Err(ResourceError::internal(format!(
-                    "view {} does not use the ui:// scheme",
-                    view.uri
-                )));
-            }
-            let mut text = TextResourceContents::new(&view.uri, view.html.clone())
-                .with_mime_type(APP_MIME_TYPE);
-            text.meta = Some(view.ui_meta());
-            Ok(ReadResourceResult::new(vec![ResourceContents::Text(text)]))
-        }))
+    ) -> Option<Result<ReadResourceResult, ResourceError>> {
+        let view = self.0.iter().find(|v| v.uri == uri)?;
+        if !view.uri.starts_with("ui://") {
+            return Some(Err(ResourceError::internal(format!(
+                "view {} does not use the ui:// scheme",
+                view.uri
+            ))));
+        }
+        let mut text =
+            TextResourceContents::new(&view.uri, view.html.clone()).with_mime_type(APP_MIME_TYPE);
+        text.meta = Some(view.ui_meta());
+        Some(Ok(ReadResourceResult::new(vec![ResourceContents::Text(
+            text,
+        )])))
     }
 }
 

@@ -14,7 +14,7 @@ use tessera_types::methods;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
-use tessera_runtime::{Bus, StoreError};
+use tessera_runtime::{Bus, DynBus, StoreError};
 use tokio::sync::mpsc;
 
 use serde_json::Value;
@@ -219,7 +219,7 @@ impl Hub {
     /// linking twice does nothing.
     pub async fn link(
         self: &std::sync::Arc<Self>,
-        bus: std::sync::Arc<dyn Bus>,
+        bus: std::sync::Arc<dyn DynBus>,
     ) -> Result<(), StoreError> {
         if self.link.get().is_some() {
             return Ok(());

@@ -77,8 +77,8 @@ pub use prompt::{
 pub use resource::{
     Blob, FsResources, IntoResourceContents, JsonContents, MAX_ECHOED_URI, MAX_MATCH_LEN,
     ResourceBuilder, ResourceError, ResourceHandler, ResourceProvider, ResourceRead, ResourceRoute,
-    ResourceTemplateBuilder, ResourceTemplateRoute, TemplateError, Uri, UriTemplate, UriVars,
-    VarValue, Vars, guess_mime_type, resource, resource_template,
+    ResourceTemplateBuilder, ResourceTemplateRoute, SharedProvider, TemplateError, Uri,
+    UriTemplate, UriVars, VarValue, Vars, guess_mime_type, resource, resource_template,
 };
 pub use response::{IntoToolResult, ProtocolError, Structured};
 pub use server::{SUBSCRIPTIONS_KEY, Server, ServerBuilder};

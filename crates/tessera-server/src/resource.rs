@@ -42,7 +42,7 @@ pub use builder::{
 pub use extract::{ResourceRead, Uri, UriVars, Vars};
 pub use fs::{FsResources, guess_mime_type};
 pub use handler::ResourceHandler;
-pub use provider::ResourceProvider;
+pub use provider::{ResourceProvider, SharedProvider};
 pub use response::{Blob, IntoResourceContents, JsonContents, MAX_ECHOED_URI, ResourceError};
 pub use template::{MAX_MATCH_LEN, TemplateError, UriTemplate, VarValue};
 
@@ -77,7 +77,7 @@ struct RegisteredTemplate<S> {
 }
 
 struct RegisteredProvider {
-    provider: Arc<dyn ResourceProvider>,
+    provider: Arc<dyn provider::HeldProvider>,
     templates: Vec<(ResourceTemplate, Option<UriTemplate>)>,
 }
 
@@ -219,7 +219,8 @@ impl<S> ResourceRegistry<S> {
         self.templates.len() != before
     }
 
-    pub fn add_provider(&mut self, provider: Arc<dyn ResourceProvider>) {
+    pub fn add_provider(&mut self, provider: SharedProvider) {
+        let provider = provider.0;
         let templates = provider
             .templates()
             .into_iter()
@@ -301,7 +302,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
 
     /// Registers a source of many resources, such as [`FsResources`].
     pub fn resources_from(mut self, provider: impl ResourceProvider) -> Self {
-        self.registry.resources.add_provider(Arc::new(provider));
+        self.registry
+            .resources
+            .add_provider(SharedProvider::new(provider));
         self
     }
 
@@ -408,7 +411,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             for p in providers {
                 let listed = p
                     .provider
-                    .list()
+                    .list_boxed()
                     .await
                     .map_err(|e| e.into_error_object(None, ctx.era()))?;
                 all.extend(listed);
@@ -485,9 +488,15 @@ impl<S: Send + Sync + 'static> Server<S> {
                         (res.handler)(input).await
                     }
                     Source::Chain(providers, templates) => {
-                        let claimed = providers.iter().find_map(|p| p.provider.read(&uri, &ctx));
+                        let mut claimed = None;
+                        for p in providers.iter() {
+                            claimed = p.provider.read_boxed(&uri, &ctx).await;
+                            if claimed.is_some() {
+                                break;
+                            }
+                        }
                         match claimed {
-                            Some(fut) => fut.await,
+                            Some(read) => read,
                             None => {
                                 let matched = templates
                                     .iter()

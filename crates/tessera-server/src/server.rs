@@ -222,16 +222,18 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Where tasks live ([`MemoryTaskStore`](crate::task::MemoryTaskStore) by
     /// default; [`SqliteTaskStore`](crate::task::SqliteTaskStore) keeps them
     /// across restarts).
-    pub fn task_store(mut self, store: std::sync::Arc<dyn crate::task::TaskStore>) -> Self {
-        self.tasks.store = store;
+    /// An `Arc` of a store is a store too, to share one.
+    pub fn task_store(mut self, store: impl crate::task::TaskStore) -> Self {
+        self.tasks.store = std::sync::Arc::new(store);
         self
     }
 
     /// The bus over which instances sharing one task store relay task
     /// input, cancellation and status changes (see
     /// [`TaskSettings::bus`](crate::task::TaskSettings::bus)).
-    pub fn task_bus(mut self, bus: std::sync::Arc<dyn tessera_runtime::Bus>) -> Self {
-        self.tasks.bus = Some(bus);
+    /// An `Arc` of a bus is a bus too, to share one.
+    pub fn task_bus(mut self, bus: impl tessera_runtime::Bus) -> Self {
+        self.tasks.bus = Some(std::sync::Arc::new(bus));
         self
     }
 
@@ -569,7 +571,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// its builder is given a bus.
     pub fn share_events(
         &self,
-        bus: Arc<dyn tessera_runtime::Bus>,
+        bus: Arc<dyn tessera_runtime::DynBus>,
     ) -> impl std::future::Future<Output = Result<(), tessera_runtime::StoreError>> + Send + 'static
     {
         let hub = self.inner.hub.clone();

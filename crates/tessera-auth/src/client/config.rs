@@ -6,15 +6,16 @@ use std::sync::Arc;
 use super::assertion::ClientSigningKey;
 use super::registration::ClientCredentials;
 use super::store::{MemoryTokenStore, TokenStore};
-use super::user_agent::UserAgent;
+use super::user_agent::DynUserAgent;
 use super::workload::WorkloadToken;
 
 /// The grant used to obtain tokens.
 #[derive(Clone)]
 #[non_exhaustive]
 pub enum Grant {
-    /// The authorization code grant with PKCE, through a user agent.
-    AuthorizationCode(Arc<dyn UserAgent>),
+    /// The authorization code grant with PKCE, through a user agent
+    /// (`Arc::new(agent)` of any [`UserAgent`](super::UserAgent)).
+    AuthorizationCode(Arc<dyn DynUserAgent>),
     /// The client credentials grant (the client acts on its own behalf).
     ClientCredentials,
     /// RFC 7523 JWT bearer grant with an assertion the client was given,

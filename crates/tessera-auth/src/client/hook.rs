@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
-use tessera_http::{AuthFuture, ChallengeOutcome, HttpAuth};
+use tessera_http::{ChallengeOutcome, HttpAuth};
 
 use super::dpop::{DPOP_HEADER, DPOP_NONCE_HEADER};
 use super::error::OAuthError;
@@ -153,30 +153,26 @@ fn insert(headers: &mut HeaderMap, name: http::HeaderName, value: &str) -> Resul
 }
 
 impl HttpAuth for OAuthClient {
-    fn authorize<'a>(
-        &'a self,
-        method: &'a Method,
-        uri: &'a Uri,
-        headers: &'a mut HeaderMap,
-    ) -> AuthFuture<'a, Result<(), String>> {
-        Box::pin(async move {
-            self.add_credentials(method, uri, headers)
-                .await
-                .map_err(|e| e.to_string())
-        })
+    async fn authorize(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &mut HeaderMap,
+    ) -> Result<(), String> {
+        self.add_credentials(method, uri, headers)
+            .await
+            .map_err(|e| e.to_string())
     }
 
-    fn challenge<'a>(
-        &'a self,
-        _uri: &'a Uri,
+    async fn challenge(
+        &self,
+        _uri: &Uri,
         status: StatusCode,
-        headers: &'a HeaderMap,
-    ) -> AuthFuture<'a, ChallengeOutcome> {
-        Box::pin(async move {
-            match self.answer(status, headers).await {
-                Ok(o) => o,
-                Err(e) => ChallengeOutcome::Fail(format!("authorization failed: {e}")),
-            }
-        })
+        headers: &HeaderMap,
+    ) -> ChallengeOutcome {
+        match self.answer(status, headers).await {
+            Ok(o) => o,
+            Err(e) => ChallengeOutcome::Fail(format!("authorization failed: {e}")),
+        }
     }
 }

@@ -64,5 +64,5 @@ pub use pkce::Pkce;
 pub use registration::{AuthMethod, ClientCredentials};
 pub use store::{FileTokenStore, MemoryTokenStore, StoreLock, StoredCredentials, TokenStore};
 pub use token::{TokenSet, grant_type};
-pub use user_agent::{CallbackParams, HeadlessUserAgent, LoopbackBrowser, UserAgent};
+pub use user_agent::{CallbackParams, DynUserAgent, HeadlessUserAgent, LoopbackBrowser, UserAgent};
 pub use workload::{MAX_WORKLOAD_TOKEN_BYTES, WorkloadToken};

@@ -503,7 +503,7 @@ impl OAuthClient {
         }
         let req = RegistrationRequest {
             client_name: self.config.client_name.clone(),
-            redirect_uris: user_agent.iter().map(|u| u.redirect_uri()).collect(),
+            redirect_uris: user_agent.iter().map(|u| u.redirect_uri_dyn()).collect(),
             grant_types,
             auth_method: registration_auth_method(&d.metadata),
             scope: None,
@@ -638,7 +638,7 @@ impl OAuthClient {
                         None => "offline_access".into(),
                     });
                 }
-                let redirect_uri = ua.redirect_uri();
+                let redirect_uri = ua.redirect_uri_dyn();
                 let pending = begin(&AuthorizationParams {
                     endpoint: &endpoint,
                     client_id: &ep.client.client_id,
@@ -649,7 +649,7 @@ impl OAuthClient {
                     iss_required: d.metadata.authorization_response_iss_parameter_supported
                         == Some(true),
                 })?;
-                let params = ua.authorize(&pending.url).await?;
+                let params = ua.authorize_boxed(&pending.url).await?;
                 let code = pending.validate(&params)?;
                 let form = [
                     pair("grant_type", grant_type::AUTHORIZATION_CODE),

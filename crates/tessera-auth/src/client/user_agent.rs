@@ -14,7 +14,6 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use tessera_http::AuthFuture;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -23,20 +22,81 @@ use url::Url;
 use super::error::OAuthError;
 use super::fetch::error_chain;
 
+/// A boxed future of [`DynUserAgent::authorize_boxed`].
+type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// The query parameters of an authorization response.
 pub type CallbackParams = Vec<(String, String)>;
 
 /// Takes the user through the authorization endpoint.
+///
+/// [`authorize`](UserAgent::authorize) is an `async fn` in an
+/// implementation:
+///
+/// ```
+/// use std::sync::Arc;
+/// use tessera_auth::client::{CallbackParams, Grant, OAuthError, UserAgent};
+///
+/// /// Asks the user to paste the redirect URL back.
+/// struct Paste;
+///
+/// impl UserAgent for Paste {
+///     fn redirect_uri(&self) -> String {
+///         "http://127.0.0.1:8976/callback".into()
+///     }
+///
+///     async fn authorize(&self, authorization_url: &str) -> Result<CallbackParams, OAuthError> {
+///         println!("open {authorization_url}, then paste where it took you");
+///         let mut line = String::new();
+///         std::io::stdin()
+///             .read_line(&mut line)
+///             .map_err(|e| OAuthError::UserAgent(e.to_string()))?;
+///         let url = url::Url::parse(line.trim()).map_err(|e| OAuthError::UserAgent(e.to_string()))?;
+///         Ok(url.query_pairs().into_owned().collect())
+///     }
+/// }
+///
+/// let grant = Grant::AuthorizationCode(Arc::new(Paste));
+/// # let _ = grant;
+/// ```
 pub trait UserAgent: Send + Sync + 'static {
     /// The redirect URI to register and send (`redirect_uri`).
     fn redirect_uri(&self) -> String;
 
     /// Sends the user to `authorization_url` and returns the parameters of
     /// the redirect back to [`redirect_uri`](UserAgent::redirect_uri).
-    fn authorize<'a>(
+    fn authorize(
+        &self,
+        authorization_url: &str,
+    ) -> impl Future<Output = Result<CallbackParams, OAuthError>> + Send;
+}
+
+/// The object-safe form of [`UserAgent`] that [`Grant::AuthorizationCode`]
+/// holds (`Arc::new(agent)` makes one of any `UserAgent`). Not for
+/// implementing or naming in user code; implement [`UserAgent`].
+///
+/// [`Grant::AuthorizationCode`]: super::Grant::AuthorizationCode
+#[doc(hidden)]
+pub trait DynUserAgent: Send + Sync + 'static {
+    /// [`UserAgent::redirect_uri`].
+    fn redirect_uri_dyn(&self) -> String;
+    /// [`UserAgent::authorize`], boxed.
+    fn authorize_boxed<'a>(
         &'a self,
         authorization_url: &'a str,
-    ) -> AuthFuture<'a, Result<CallbackParams, OAuthError>>;
+    ) -> BoxFuture<'a, Result<CallbackParams, OAuthError>>;
+}
+
+impl<T: UserAgent> DynUserAgent for T {
+    fn redirect_uri_dyn(&self) -> String {
+        self.redirect_uri()
+    }
+    fn authorize_boxed<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<CallbackParams, OAuthError>> {
+        Box::pin(self.authorize(authorization_url))
+    }
 }
 
 fn query_params(u: &Url) -> CallbackParams {
@@ -71,41 +131,36 @@ impl UserAgent for HeadlessUserAgent {
         self.redirect_uri.clone()
     }
 
-    fn authorize<'a>(
-        &'a self,
-        authorization_url: &'a str,
-    ) -> AuthFuture<'a, Result<CallbackParams, OAuthError>> {
-        Box::pin(async move {
-            let r =
-                self.http
-                    .get(authorization_url)
-                    .send()
-                    .await
-                    .map_err(|e| OAuthError::Http {
-                        url: authorization_url.to_owned(),
-                        why: error_chain(&e),
-                    })?;
-            if !r.status().is_redirection() {
-                return Err(OAuthError::UserAgent(format!(
-                    "the authorization endpoint answered {} instead of a redirect",
-                    r.status()
-                )));
-            }
-            let location = r
-                .headers()
-                .get(reqwest::header::LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .ok_or_else(|| OAuthError::UserAgent("redirect without Location".into()))?;
-            let base = Url::parse(authorization_url).map_err(|e| OAuthError::BadUrl {
+    async fn authorize(&self, authorization_url: &str) -> Result<CallbackParams, OAuthError> {
+        let r = self
+            .http
+            .get(authorization_url)
+            .send()
+            .await
+            .map_err(|e| OAuthError::Http {
                 url: authorization_url.to_owned(),
-                why: e.to_string(),
+                why: error_chain(&e),
             })?;
-            let target = base.join(location).map_err(|e| OAuthError::BadUrl {
-                url: location.to_owned(),
-                why: e.to_string(),
-            })?;
-            Ok(query_params(&target))
-        })
+        if !r.status().is_redirection() {
+            return Err(OAuthError::UserAgent(format!(
+                "the authorization endpoint answered {} instead of a redirect",
+                r.status()
+            )));
+        }
+        let location = r
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| OAuthError::UserAgent("redirect without Location".into()))?;
+        let base = Url::parse(authorization_url).map_err(|e| OAuthError::BadUrl {
+            url: authorization_url.to_owned(),
+            why: e.to_string(),
+        })?;
+        let target = base.join(location).map_err(|e| OAuthError::BadUrl {
+            url: location.to_owned(),
+            why: e.to_string(),
+        })?;
+        Ok(query_params(&target))
     }
 }
 
@@ -271,24 +326,19 @@ impl UserAgent for LoopbackBrowser {
         format!("http://127.0.0.1:{}/callback", self.port)
     }
 
-    fn authorize<'a>(
-        &'a self,
-        authorization_url: &'a str,
-    ) -> AuthFuture<'a, Result<CallbackParams, OAuthError>> {
-        Box::pin(async move {
-            (self.announce)(authorization_url);
-            if self.open {
-                Self::open_system_browser(authorization_url);
-            }
-            tokio::time::timeout(self.timeout, self.receive())
-                .await
-                .map_err(|_| {
-                    OAuthError::Timeout(format!(
-                        "no authorization redirect within {} s",
-                        self.timeout.as_secs()
-                    ))
-                })?
-        })
+    async fn authorize(&self, authorization_url: &str) -> Result<CallbackParams, OAuthError> {
+        (self.announce)(authorization_url);
+        if self.open {
+            Self::open_system_browser(authorization_url);
+        }
+        tokio::time::timeout(self.timeout, self.receive())
+            .await
+            .map_err(|_| {
+                OAuthError::Timeout(format!(
+                    "no authorization redirect within {} s",
+                    self.timeout.as_secs()
+                ))
+            })?
     }
 }
 

@@ -24,7 +24,7 @@ struct Activity {
 use super::discovery::{discover, http_client};
 use super::error::VerifyError;
 use super::resource::same_resource;
-use super::verifier::{TokenVerifier, VerifyFuture};
+use super::verifier::TokenVerifier;
 
 /// How this resource server authenticates to the introspection endpoint
 /// (RFC 7662 §2.1 requires it to).
@@ -221,8 +221,8 @@ fn form_encode(s: &str) -> String {
 }
 
 impl TokenVerifier for IntrospectionVerifier {
-    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(self.check(token))
+    fn verify(&self, token: &str) -> impl Future<Output = Result<AuthInfo, VerifyError>> + Send {
+        self.check(token)
     }
 }
 

@@ -12,7 +12,7 @@ use super::auth_info::AuthInfo;
 use super::error::VerifyError;
 use super::jwks::{JwksCache, JwksSource};
 use super::resource::same_resource;
-use super::verifier::{TokenVerifier, VerifyFuture};
+use super::verifier::TokenVerifier;
 
 /// The asymmetric algorithms accepted by default. `none` is never accepted
 /// and HMAC (`HS*`) cannot be enabled: a resource server that only knows the
@@ -168,8 +168,8 @@ fn describe(kind: &ErrorKind) -> String {
 }
 
 impl TokenVerifier for JwtVerifier {
-    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(self.check(token))
+    fn verify(&self, token: &str) -> impl Future<Output = Result<AuthInfo, VerifyError>> + Send {
+        self.check(token)
     }
 }
 

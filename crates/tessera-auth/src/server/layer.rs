@@ -19,7 +19,7 @@ use super::prm::{metadata_document, metadata_paths, metadata_url};
 use super::resource::canonical_resource;
 use super::scope_layer::ScopeLayer;
 use super::scopes::ScopeRules;
-use super::verifier::TokenVerifier;
+use super::verifier::{HeldVerifier, TokenVerifier};
 use crate::metadata::ProtectedResourceMetadata;
 use tessera_runtime::middleware::RequestLayers;
 
@@ -35,7 +35,7 @@ struct Config {
     metadata_url: String,
     metadata_paths: Vec<String>,
     serve_metadata: bool,
-    verifier: Arc<dyn TokenVerifier>,
+    verifier: Arc<dyn HeldVerifier>,
     rules: ScopeRules,
     scope_layer: Option<Arc<ScopeLayer>>,
     dpop: DpopSettings,
@@ -96,7 +96,7 @@ pub struct BearerAuthLayerBuilder {
     metadata: ProtectedResourceMetadata,
     metadata_url: Option<String>,
     serve_metadata: bool,
-    verifier: Arc<dyn TokenVerifier>,
+    verifier: Arc<dyn HeldVerifier>,
     rules: ScopeRules,
     dpop: DpopSettings,
 }
@@ -407,7 +407,7 @@ async fn admit_bearer(config: &Config, token: &str) -> Result<AuthInfo, Response
     let scheme = TokenScheme::Bearer;
     let info = config
         .verifier
-        .verify(token)
+        .verify_boxed(token)
         .await
         .map_err(|e| refuse(config, &e.into(), scheme))?;
     let refusal = if info.dpop_jkt().is_some() {
@@ -448,13 +448,13 @@ async fn admit_dpop(
     })?;
     let info = config
         .verifier
-        .verify(token)
+        .verify_boxed(token)
         .await
         .map_err(|e| refuse(config, &e.into(), scheme))?;
     bind(&info, &proof).map_err(|e| refuse(config, &e, scheme))?;
     let e = match dpop
         .replay
-        .first_use(&proof.replay_key, proof.expires_at, now)
+        .first_use_boxed(&proof.replay_key, proof.expires_at, now)
         .await
     {
         Ok(true) => return Ok((info, !proof.current_nonce)),

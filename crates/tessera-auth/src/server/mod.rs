@@ -76,4 +76,4 @@ pub use prm::{METADATA_WELL_KNOWN, metadata_document, metadata_paths, metadata_u
 pub use resource::{canonical_resource, same_resource};
 pub use scope_layer::ScopeLayer;
 pub use scopes::ScopeRules;
-pub use verifier::{TokenVerifier, VerifyFuture};
+pub use verifier::TokenVerifier;

@@ -22,7 +22,7 @@ pub struct Options {
     /// The Skills extension, when `--skills DIR` is given.
     pub skills: Option<Arc<Skills>>,
     /// Where tasks live (`--task-store`; in memory when `None`).
-    pub task_store: Option<Arc<dyn tessera::server::task::TaskStore>>,
+    pub task_store: Option<Arc<dyn tessera::server::task::DynTaskStore>>,
     /// Shared state on Redis (`--redis`): tasks and the requestState key ring.
     pub redis: Option<tessera_redis::Redis>,
     /// The telemetry recording the requests served, when telemetry is on.
@@ -78,7 +78,7 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
         b = b.extension_arc(skills);
     }
     if let Some(store) = options.task_store {
-        b = b.task_store(store);
+        b = b.configure_tasks(|t| t.store = store);
     }
     if let Some(redis) = &options.redis {
         b = redis.install(b);

@@ -61,7 +61,7 @@ pub use detect::{HttpTransportKind, known_transport};
 pub use failure::{TRANSPORT_FAILURE_KEY, TransportFailure};
 pub use legacy::LegacySseClientTransport;
 
-use crate::client_auth::HttpAuth;
+use crate::client_auth::{HeldAuth, HttpAuth};
 use detect::{cached, forget, remember, suggests_legacy};
 use legacy::LegacyConn;
 use shared::{Outgoing, Shared};
@@ -107,7 +107,7 @@ pub struct HttpClientBuilder {
     url: String,
     headers: HeaderMap,
     roots: Vec<CertificateDer<'static>>,
-    auth: Option<Arc<dyn HttpAuth>>,
+    auth: Option<Arc<dyn HeldAuth>>,
     mode: HttpTransportMode,
 }
 
@@ -157,8 +157,9 @@ impl HttpClientBuilder {
 
     /// Sends every request through `auth` for credentials, and lets it
     /// answer `401`/`403` challenges (see [`HttpAuth`]).
-    pub fn auth(mut self, auth: Arc<dyn HttpAuth>) -> Self {
-        self.auth = Some(auth);
+    /// An `Arc` of a hook is a hook too, to share one.
+    pub fn auth(mut self, auth: impl HttpAuth) -> Self {
+        self.auth = Some(Arc::new(auth));
         self
     }
 
@@ -265,8 +266,9 @@ impl HttpClientTransport {
     /// Sends every request through `auth` for credentials, and lets it
     /// answer `401`/`403` challenges (see [`HttpAuth`]). Set it before the
     /// transport is used; a second call is ignored.
-    pub fn with_auth(self, auth: Arc<dyn HttpAuth>) -> Self {
-        let _ = self.shared.auth.set(auth);
+    /// An `Arc` of a hook is a hook too, to share one.
+    pub fn with_auth(self, auth: impl HttpAuth) -> Self {
+        let _ = self.shared.auth.set(Arc::new(auth));
         self
     }
 

@@ -18,7 +18,7 @@ use tokio::task::AbortHandle;
 
 use super::envelope::{Envelope, InitializeAnswer, ToolsAnswer, object_view};
 use super::tool_headers::{ToolHeaders, headers_for};
-use crate::client_auth::{ChallengeOutcome, HttpAuth};
+use crate::client_auth::{ChallengeOutcome, HeldAuth};
 use crate::client_observe::{HttpExchange, HttpObserver};
 use crate::headers::MCP_SESSION_ID;
 
@@ -106,7 +106,7 @@ pub(crate) struct Shared {
     pub session: Mutex<Option<String>>,
     pub version: Mutex<Option<String>>,
     pub extra_headers: HeaderMap,
-    pub auth: OnceLock<Arc<dyn HttpAuth>>,
+    pub auth: OnceLock<Arc<dyn HeldAuth>>,
     /// Sees every exchange, if set.
     pub observer: OnceLock<Arc<dyn HttpObserver>>,
     pub inbound: mpsc::Sender<Incoming>,
@@ -227,7 +227,8 @@ impl Shared {
             let mut req = build();
             if let Some(auth) = self.auth.get() {
                 let (method, uri) = (req.method().clone(), req.uri().clone());
-                auth.authorize(&method, &uri, req.headers_mut()).await?;
+                auth.authorize_boxed(&method, &uri, req.headers_mut())
+                    .await?;
             }
             // What the observer is shown: a copy of the request as sent.
             let seen = self.observer.get().map(|o| {
@@ -274,7 +275,10 @@ impl Shared {
             if attempt >= MAX_AUTH_ATTEMPTS {
                 return Ok(response);
             }
-            match auth.challenge(&self.url, status, response.headers()).await {
+            match auth
+                .challenge_boxed(&self.url, status, response.headers())
+                .await
+            {
                 ChallengeOutcome::Retry => continue,
                 ChallengeOutcome::Pass => return Ok(response),
                 ChallengeOutcome::Fail(why) => {

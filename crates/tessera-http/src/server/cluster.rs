@@ -90,7 +90,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use tessera_runtime::{Bus, SessionState, SessionStore, StoreError};
+use tessera_runtime::{Bus, DynBus, DynSessionStore, SessionState, StoreError};
 use tessera_types::{NotificationMethod, RequestId};
 
 /// The key of the standalone stream's holder in the session's stored data.
@@ -101,8 +101,8 @@ const SESSION_TOPIC: &str = "tessera/session/";
 
 /// This instance's place among those serving one endpoint.
 pub(crate) struct Cluster {
-    pub store: Arc<dyn SessionStore>,
-    pub bus: Option<Arc<dyn Bus>>,
+    pub store: Arc<dyn DynSessionStore>,
+    pub bus: Option<Arc<dyn DynBus>>,
     /// Whether session state is stored at all: with a bus, or a store the
     /// builder was given. A lone instance with the default in-memory store
     /// would only write what nobody can read (every local end of a session
@@ -135,8 +135,8 @@ fn fresh_tag() -> u32 {
 impl Cluster {
     /// `store`: the one the builder was given, if any.
     pub(crate) fn new(
-        store: Option<Arc<dyn SessionStore>>,
-        bus: Option<Arc<dyn Bus>>,
+        store: Option<Arc<dyn DynSessionStore>>,
+        bus: Option<Arc<dyn DynBus>>,
         ttl: Duration,
     ) -> Self {
         let tag = if bus.is_some() { fresh_tag() } else { 0 };

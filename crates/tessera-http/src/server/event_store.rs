@@ -81,6 +81,51 @@ pub struct StoredEvent {
 ///
 /// Implementations must be bounded: a store that grows without limit lets a
 /// client that never reconnects consume memory.
+///
+/// [`replay_after`](Self::replay_after) and
+/// [`remove_session`](Self::remove_session) are `async fn`s in an
+/// implementation. [`store`](Self::store) takes the event when it is called
+/// (the order of calls is the order of events), so it is a plain `fn` that
+/// does that and returns an `async` block owning what it still waits for:
+///
+/// ```
+/// use tessera_http::{EventId, EventStore, InMemoryEventStore, StoredEvent};
+///
+/// /// Keeps events in memory and counts replays.
+/// #[derive(Default)]
+/// struct Counted {
+///     inner: InMemoryEventStore,
+///     replays: std::sync::atomic::AtomicUsize,
+/// }
+///
+/// impl EventStore for Counted {
+///     fn store(
+///         &self,
+///         session: &str,
+///         event: StoredEvent,
+///     ) -> impl Future<Output = ()> + Send + 'static {
+///         // Taken now; the returned future resolves once it is kept.
+///         let kept = self.inner.store(session, event);
+///         async move { kept.await }
+///     }
+///
+///     async fn replay_after(&self, session: &str, after: EventId) -> Vec<StoredEvent> {
+///         self.replays.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+///         self.inner.replay_after(session, after).await
+///     }
+///
+///     async fn remove_session(&self, session: &str) {
+///         self.inner.remove_session(session).await
+///     }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = tessera_server::Server::builder().build()?;
+/// let builder = tessera_http::McpHttp::builder(server).event_store(Counted::default());
+/// # let _ = builder;
+/// # Ok(())
+/// # }
+/// ```
 pub trait EventStore: Send + Sync + 'static {
     /// Records an event sent (or to be sent) on a stream of `session`.
     ///
@@ -90,15 +135,84 @@ pub trait EventStore: Send + Sync + 'static {
     /// to be). A session writes the event to its client without waiting for
     /// the future, and ends the event's stream only after it resolved; it
     /// waits for every pending future of the session before it replays.
-    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()>;
+    fn store(&self, session: &str, event: StoredEvent)
+    -> impl Future<Output = ()> + Send + 'static;
 
     /// The events of `after.stream` with a sequence number above `after.seq`,
     /// oldest first, among them every event whose [`store`](Self::store)
     /// future has resolved. Events already evicted are simply missing.
-    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>>;
+    fn replay_after(
+        &self,
+        session: &str,
+        after: EventId,
+    ) -> impl Future<Output = Vec<StoredEvent>> + Send;
 
     /// Forgets everything about a session (it ended).
-    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()>;
+    fn remove_session(&self, session: &str) -> impl Future<Output = ()> + Send;
+}
+
+impl<S: EventStore + ?Sized> EventStore for std::sync::Arc<S> {
+    fn store(
+        &self,
+        session: &str,
+        event: StoredEvent,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        (**self).store(session, event)
+    }
+    fn replay_after(
+        &self,
+        session: &str,
+        after: EventId,
+    ) -> impl Future<Output = Vec<StoredEvent>> + Send {
+        (**self).replay_after(session, after)
+    }
+    fn remove_session(&self, session: &str) -> impl Future<Output = ()> + Send {
+        (**self).remove_session(session)
+    }
+}
+
+/// The object-safe form of [`EventStore`] that a session holds (one box
+/// per call); every `EventStore` is one.
+pub(crate) trait DynEventStore: Send + Sync + 'static {
+    fn store_boxed(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()>;
+    fn replay_after_boxed<'a>(
+        &'a self,
+        session: &'a str,
+        after: EventId,
+    ) -> BoxFuture<'a, Vec<StoredEvent>>;
+    fn remove_session_boxed<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()>;
+}
+
+impl<S: EventStore> DynEventStore for S {
+    fn store_boxed(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
+        Box::pin(self.store(session, event))
+    }
+    fn replay_after_boxed<'a>(
+        &'a self,
+        session: &'a str,
+        after: EventId,
+    ) -> BoxFuture<'a, Vec<StoredEvent>> {
+        Box::pin(self.replay_after(session, after))
+    }
+    fn remove_session_boxed<'a>(&'a self, session: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(self.remove_session(session))
+    }
+}
+
+impl EventStore for dyn DynEventStore {
+    fn store(
+        &self,
+        session: &str,
+        event: StoredEvent,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        self.store_boxed(session, event)
+    }
+    async fn replay_after(&self, session: &str, after: EventId) -> Vec<StoredEvent> {
+        self.replay_after_boxed(session, after).await
+    }
+    async fn remove_session(&self, session: &str) {
+        self.remove_session_boxed(session).await
+    }
 }
 
 /// The bytes an event is counted for: its data plus a fixed overhead (id,
@@ -237,7 +351,11 @@ impl Inner {
 }
 
 impl EventStore for InMemoryEventStore {
-    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
+    fn store(
+        &self,
+        session: &str,
+        event: StoredEvent,
+    ) -> impl Future<Output = ()> + Send + 'static {
         let w = weight(&event);
         let mut g = self.lock();
         if w > self.bytes_per_session.min(self.bytes_total) {
@@ -246,7 +364,7 @@ impl EventStore for InMemoryEventStore {
                 bytes = event.data.len(),
                 "an event over the store's byte budget is not kept"
             );
-            return Box::pin(async {});
+            return std::future::ready(());
         }
         g.clock += 1;
         let clock = g.clock;
@@ -261,7 +379,7 @@ impl EventStore for InMemoryEventStore {
             inner.logs.insert(session.to_owned(), Log::default());
         }
         let Some(log) = inner.logs.get_mut(session) else {
-            return Box::pin(async {});
+            return std::future::ready(());
         };
         log.written = clock;
         while !log.events.is_empty()
@@ -278,10 +396,10 @@ impl EventStore for InMemoryEventStore {
         log.bytes += w;
         inner.bytes += w;
         log.events.push_back(event);
-        Box::pin(async {})
+        std::future::ready(())
     }
 
-    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
+    async fn replay_after(&self, session: &str, after: EventId) -> Vec<StoredEvent> {
         let out: Vec<StoredEvent> = self
             .lock()
             .logs
@@ -294,15 +412,14 @@ impl EventStore for InMemoryEventStore {
                     .collect()
             })
             .unwrap_or_default();
-        Box::pin(async move { out })
+        out
     }
 
-    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
+    async fn remove_session(&self, session: &str) {
         let mut g = self.lock();
         if let Some(log) = g.logs.remove(session) {
             g.bytes -= log.bytes;
         }
-        Box::pin(async {})
     }
 }
 

@@ -8,7 +8,7 @@ use tessera_runtime::BoxFuture;
 use tessera_runtime::middleware::{Layered, MiddlewareStack};
 
 use super::{ServiceFactory, ToolHeaders};
-use tessera_runtime::{Bus, StoreError};
+use tessera_runtime::{DynBus, StoreError};
 
 /// A [`ServiceFactory`] whose services' requests go through `stack` first;
 /// everything else is the inner factory's.
@@ -53,7 +53,7 @@ impl<F: ServiceFactory> ServiceFactory for LayeredFactory<F> {
         self.inner.tool_param_headers(name)
     }
 
-    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
         self.inner.share_events(bus)
     }
 }

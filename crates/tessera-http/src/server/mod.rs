@@ -36,7 +36,8 @@ use bytes::Bytes;
 use tessera_proto::EngineConfig;
 use tessera_proto::mirror::ParamHeader;
 use tessera_runtime::{
-    BoxFuture, Bus, Connection, ConnectionOptions, Service, SessionState, SessionStore, StoreError,
+    BoxFuture, Bus, Connection, ConnectionOptions, DynBus, DynSessionStore, Service, SessionState,
+    SessionStore, StoreError,
 };
 use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
@@ -124,7 +125,7 @@ pub trait ServiceFactory: Send + Sync + 'static {
     /// changed) with the other instances on `bus`; resolves once this
     /// instance listens. Called once, when the endpoint is given a bus
     /// ([`McpHttpBuilder::bus`]); the default shares nothing.
-    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
         let _ = bus;
         Box::pin(std::future::ready(Ok(())))
     }
@@ -159,7 +160,7 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
         }
     }
 
-    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
         Box::pin(tessera_server::Server::share_events(self, bus))
     }
 }
@@ -191,7 +192,7 @@ trait Spawner: Send + Sync {
         job: single::Job,
     ) -> BoxFuture<'a, reply::HttpResponse>;
     fn tool_param_headers(&self, name: &str) -> ToolHeaders;
-    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>>;
+    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>>;
 }
 
 struct FactorySpawner<F>(F);
@@ -223,7 +224,7 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
         self.0.tool_param_headers(name)
     }
 
-    fn share_events(&self, bus: Arc<dyn Bus>) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
         self.0.share_events(bus)
     }
 }
@@ -284,11 +285,11 @@ pub(crate) struct Config {
     pub standalone_backlog_total_bytes: usize,
     pub keep_alive: Option<Duration>,
     pub retry: Option<Duration>,
-    pub event_store: Option<Arc<dyn EventStore>>,
+    pub event_store: Option<Arc<dyn event_store::DynEventStore>>,
     pub drain_timeout: Duration,
     pub validate_param_headers: bool,
-    pub session_store: Option<Arc<dyn SessionStore>>,
-    pub bus: Option<Arc<dyn Bus>>,
+    pub session_store: Option<Arc<dyn DynSessionStore>>,
+    pub bus: Option<Arc<dyn DynBus>>,
     /// The versions the engine speaks (from the factory's configuration).
     pub versions: Vec<ProtocolVersion>,
 }
@@ -876,9 +877,16 @@ impl McpHttpBuilder {
     }
 
     /// Where sent events are kept for replay (default: a bounded
-    /// [`InMemoryEventStore`]); `None` turns resumability off (no event ids).
-    pub fn event_store(mut self, store: Option<Arc<dyn EventStore>>) -> Self {
-        self.config.event_store = store;
+    /// [`InMemoryEventStore`]). An `Arc` of a store is a store too, to share
+    /// one.
+    pub fn event_store(mut self, store: impl EventStore) -> Self {
+        self.config.event_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Turns resumability off: no event is kept, SSE events get no ids.
+    pub fn no_event_store(mut self) -> Self {
+        self.config.event_store = None;
         self
     }
 
@@ -890,8 +898,9 @@ impl McpHttpBuilder {
     /// sessions outlive a restart.
     /// When the store is down, requests that need it get `503` with a
     /// JSON-RPC error, and 2026-07-28 requests (which need none) go on.
-    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
-        self.config.session_store = Some(store);
+    /// An `Arc` of a store is a store too, to share one.
+    pub fn session_store(mut self, store: impl SessionStore) -> Self {
+        self.config.session_store = Some(Arc::new(store));
         self
     }
 
@@ -901,9 +910,10 @@ impl McpHttpBuilder {
     /// messages for a standalone stream held elsewhere, session deletion and
     /// server-wide events travel over it. Use the same
     /// [`session_store`](Self::session_store) and
-    /// [`event_store`](Self::event_store) on every instance.
-    pub fn bus(mut self, bus: Arc<dyn Bus>) -> Self {
-        self.config.bus = Some(bus);
+    /// [`event_store`](Self::event_store) on every instance. An `Arc` of
+    /// a bus is a bus too, to share one (with the tasks of a server, say).
+    pub fn bus(mut self, bus: impl Bus) -> Self {
+        self.config.bus = Some(Arc::new(bus));
         self
     }
 

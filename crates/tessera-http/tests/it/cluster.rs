@@ -12,10 +12,8 @@ use bytes::Bytes;
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
-use tessera_http::{EventStore, InMemoryEventStore, McpBody, McpHttp};
-use tessera_runtime::{
-    BoxFuture, LocalBus, MemorySessionStore, SessionState, SessionStore, StoreError,
-};
+use tessera_http::{InMemoryEventStore, McpBody, McpHttp};
+use tessera_runtime::{LocalBus, MemorySessionStore, SessionState, SessionStore, StoreError};
 use tessera_server::{RequestContext, Server, resource, tool};
 use tower::ServiceExt;
 
@@ -40,38 +38,22 @@ impl Flaky {
 }
 
 impl SessionStore for Flaky {
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>> {
+    async fn load(&self, id: &str) -> Result<Option<SessionState>, StoreError> {
         self.loads.fetch_add(1, Ordering::SeqCst);
-        match self.check() {
-            Ok(()) => self.inner.load(id),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+        self.check()?;
+        self.inner.load(id).await
     }
-    fn save<'a>(
-        &'a self,
-        state: &'a SessionState,
-        ttl: std::time::Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        match self.check() {
-            Ok(()) => self.inner.save(state, ttl),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+    async fn save(&self, state: &SessionState, ttl: std::time::Duration) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.save(state, ttl).await
     }
-    fn touch<'a>(
-        &'a self,
-        id: &'a str,
-        ttl: std::time::Duration,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        match self.check() {
-            Ok(()) => self.inner.touch(id, ttl),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+    async fn touch(&self, id: &str, ttl: std::time::Duration) -> Result<bool, StoreError> {
+        self.check()?;
+        self.inner.touch(id, ttl).await
     }
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        match self.check() {
-            Ok(()) => self.inner.remove(id),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+    async fn remove(&self, id: &str) -> Result<(), StoreError> {
+        self.check()?;
+        self.inner.remove(id).await
     }
 }
 
@@ -188,12 +170,9 @@ impl Trio {
         let mut marks = Vec::new();
         for _ in 0..3 {
             let m = Arc::new(Marks::default());
-            let shared_events: Arc<dyn EventStore> = events.clone();
-            let (store, bus, events) = (store.clone(), bus.clone(), shared_events);
+            let (store, bus, events) = (store.clone(), bus.clone(), events.clone());
             let node = TestServer::start_with(server(m.clone()), move |b| {
-                b.session_store(store)
-                    .bus(Arc::new(bus))
-                    .event_store(Some(events))
+                b.session_store(store).bus(bus).event_store(events)
             })
             .await;
             node.mcp.ready().await;

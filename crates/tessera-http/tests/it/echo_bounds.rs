@@ -11,7 +11,7 @@ use std::sync::Arc;
 use common::*;
 use http::StatusCode;
 use serde_json::{Value, json};
-use tessera_http::{EventStore, InMemoryEventStore, ResponseMode};
+use tessera_http::{InMemoryEventStore, ResponseMode};
 use tessera_server::{RequestContext, Server, resource, tool};
 
 /// A server with `count`: `to` progress notifications, then the count.
@@ -59,10 +59,9 @@ async fn read_all(r: http::Response<hyper::body::Incoming>) -> (usize, Value) {
 #[tokio::test]
 async fn a_huge_progress_token_is_refused_and_nothing_is_kept() {
     let store = Arc::new(InMemoryEventStore::default());
-    let dyn_store: Arc<dyn EventStore> = store.clone();
+    let shared = store.clone();
     let s = TestServer::start_with(counting_server(), move |b| {
-        b.event_store(Some(dyn_store))
-            .response_mode(ResponseMode::Sse)
+        b.event_store(shared).response_mode(ResponseMode::Sse)
     })
     .await;
     let sid = s.session(LEGACY).await;
@@ -105,10 +104,9 @@ async fn many_large_events_stay_within_the_session_and_total_budgets() {
         64 << 10,
         160 << 10,
     ));
-    let dyn_store: Arc<dyn EventStore> = store.clone();
+    let shared = store.clone();
     let s = TestServer::start_with(counting_server(), move |b| {
-        b.event_store(Some(dyn_store))
-            .response_mode(ResponseMode::Sse)
+        b.event_store(shared).response_mode(ResponseMode::Sse)
     })
     .await;
     // A token at the limit: each progress event is over 1 KiB.
@@ -162,10 +160,9 @@ async fn an_unknown_uri_is_not_echoed_whole() {
 #[tokio::test]
 async fn a_huge_id_is_refused_with_a_null_id_and_not_echoed() {
     let store = Arc::new(InMemoryEventStore::default());
-    let dyn_store: Arc<dyn EventStore> = store.clone();
+    let shared = store.clone();
     let s = TestServer::start_with(counting_server(), move |b| {
-        b.event_store(Some(dyn_store))
-            .response_mode(ResponseMode::Sse)
+        b.event_store(shared).response_mode(ResponseMode::Sse)
     })
     .await;
     let sid = s.session(LEGACY).await;

@@ -11,7 +11,6 @@ use common::*;
 use http::StatusCode;
 use serde_json::json;
 use tessera_http::{EventId, EventStore, InMemoryEventStore, ResponseMode, StoredEvent};
-use tessera_runtime::BoxFuture;
 use tokio::sync::watch;
 
 /// Keeps events only once its gate is open; until then each store waits.
@@ -36,31 +35,34 @@ impl GatedStore {
 struct Shared(Arc<GatedStore>);
 
 impl EventStore for Shared {
-    fn store(&self, session: &str, event: StoredEvent) -> BoxFuture<'static, ()> {
+    fn store(
+        &self,
+        session: &str,
+        event: StoredEvent,
+    ) -> impl Future<Output = ()> + Send + 'static {
         self.0.taken.lock().unwrap().push(event.id);
         let (store, session) = (self.0.clone(), session.to_owned());
         let mut open = self.0.gate.subscribe();
-        Box::pin(async move {
+        async move {
             let _ = open.wait_for(|o| *o).await;
             store.kept.store(&session, event).await;
-        })
+        }
     }
 
-    fn replay_after(&self, session: &str, after: EventId) -> BoxFuture<'_, Vec<StoredEvent>> {
-        self.0.kept.replay_after(session, after)
+    async fn replay_after(&self, session: &str, after: EventId) -> Vec<StoredEvent> {
+        self.0.kept.replay_after(session, after).await
     }
 
-    fn remove_session(&self, session: &str) -> BoxFuture<'_, ()> {
-        self.0.kept.remove_session(session)
+    async fn remove_session(&self, session: &str) {
+        self.0.kept.remove_session(session).await
     }
 }
 
 #[tokio::test]
 async fn events_go_out_and_streams_end_before_the_store_keeps_them() {
     let gated = GatedStore::new();
-    let store: Arc<dyn EventStore> = Arc::new(Shared(gated.clone()));
-    let s = TestServer::start(move |b| b.event_store(Some(store)).response_mode(ResponseMode::Sse))
-        .await;
+    let store = Shared(gated.clone());
+    let s = TestServer::start(move |b| b.event_store(store).response_mode(ResponseMode::Sse)).await;
     let sid = s.session(LEGACY).await;
     let r = s
         .send_json(

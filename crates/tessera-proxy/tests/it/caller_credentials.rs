@@ -323,10 +323,7 @@ impl Rig {
 
     /// A legacy client of the proxy whose token comes from `auth` for each
     /// request (one that changes it, as a refreshing client does).
-    pub(crate) async fn client_authorized_by(
-        &self,
-        auth: Arc<dyn tessera_http::HttpAuth>,
-    ) -> Client {
+    pub(crate) async fn client_authorized_by(&self, auth: impl tessera_http::HttpAuth) -> Client {
         let t = HttpClientTransport::new(&self.proxy_url)
             .unwrap()
             .with_auth(auth);

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use tessera_client::{Client, ClientEvent, EventStream, ListenStream};
 use tessera_http::http::{HeaderMap, Method, StatusCode, Uri};
-use tessera_http::{AuthFuture, ChallengeOutcome, HttpAuth};
+use tessera_http::{ChallengeOutcome, HttpAuth};
 use tessera_testkit::bounded;
 use tessera_types::{ProtocolVersion, SubscriptionFilter};
 
@@ -274,26 +274,14 @@ async fn a_modern_upstreams_resource_updates_come_through_each_subscribers_own_s
 struct Refreshing(Arc<Mutex<String>>);
 
 impl HttpAuth for Refreshing {
-    fn authorize<'a>(
-        &'a self,
-        _: &'a Method,
-        _: &'a Uri,
-        headers: &'a mut HeaderMap,
-    ) -> AuthFuture<'a, Result<(), String>> {
+    async fn authorize(&self, _: &Method, _: &Uri, headers: &mut HeaderMap) -> Result<(), String> {
         let value = format!("Bearer {}", self.0.lock().unwrap());
-        Box::pin(async move {
-            headers.insert("authorization", value.parse().map_err(|_| "bad token")?);
-            Ok(())
-        })
+        headers.insert("authorization", value.parse().map_err(|_| "bad token")?);
+        Ok(())
     }
 
-    fn challenge<'a>(
-        &'a self,
-        _: &'a Uri,
-        _: StatusCode,
-        _: &'a HeaderMap,
-    ) -> AuthFuture<'a, ChallengeOutcome> {
-        Box::pin(async { ChallengeOutcome::Pass })
+    async fn challenge(&self, _: &Uri, _: StatusCode, _: &HeaderMap) -> ChallengeOutcome {
+        ChallengeOutcome::Pass
     }
 }
 

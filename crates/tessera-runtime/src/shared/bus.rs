@@ -1,6 +1,7 @@
 //! [`Bus`]: messages between the instances serving one endpoint; [`LocalBus`]
 //! for one process.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
@@ -21,36 +22,124 @@ use crate::BoxFuture;
 /// was in flight may get it too. Payloads are opaque
 /// bytes; topics are short strings (the users of a bus namespace them). The
 /// rules are checked by `shared::bus_contract` (feature `testing`).
+///
+/// Implement it with `async fn`s; here a bus that wraps another and counts
+/// what it publishes:
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use bytes::Bytes;
+/// use tessera_runtime::{Bus, BusSubscription, LocalBus, StoreError};
+///
+/// struct Counting {
+///     inner: LocalBus,
+///     published: AtomicUsize,
+/// }
+///
+/// impl Bus for Counting {
+///     async fn publish(&self, topic: &str, payload: Bytes) -> Result<(), StoreError> {
+///         self.published.fetch_add(1, Ordering::Relaxed);
+///         self.inner.publish(topic, payload).await
+///     }
+///     async fn subscribe(&self, topic: &str) -> Result<BusSubscription, StoreError> {
+///         self.inner.subscribe(topic).await
+///     }
+/// }
+/// ```
 pub trait Bus: Send + Sync + 'static {
     /// Sends `payload` to every current subscription of `topic`. Returns once
     /// the bus has taken the message (not when subscribers have read it).
-    fn publish<'a>(
+    fn publish(
+        &self,
+        topic: &str,
+        payload: Bytes,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Subscribes to `topic`. Every message published after this returns is
+    /// delivered to the subscription; dropping it unsubscribes.
+    fn subscribe(
+        &self,
+        topic: &str,
+    ) -> impl Future<Output = Result<BusSubscription, StoreError>> + Send;
+}
+
+impl<B: Bus + ?Sized> Bus for Arc<B> {
+    fn publish(
+        &self,
+        topic: &str,
+        payload: Bytes,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        (**self).publish(topic, payload)
+    }
+    fn subscribe(
+        &self,
+        topic: &str,
+    ) -> impl Future<Output = Result<BusSubscription, StoreError>> + Send {
+        (**self).subscribe(topic)
+    }
+}
+
+/// The object-safe form of [`Bus`] that the library holds
+/// (`Arc<dyn DynBus>`): every `Bus` is one. Not for implementing or naming
+/// in user code; implement [`Bus`].
+#[doc(hidden)]
+pub trait DynBus: Send + Sync + 'static {
+    /// [`Bus::publish`], boxed.
+    fn publish_boxed<'a>(
         &'a self,
         topic: &'a str,
         payload: Bytes,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
-
-    /// Subscribes to `topic`. Every message published after this returns is
-    /// delivered to the subscription; dropping it unsubscribes.
-    fn subscribe<'a>(
+    /// [`Bus::subscribe`], boxed.
+    fn subscribe_boxed<'a>(
         &'a self,
         topic: &'a str,
     ) -> BoxFuture<'a, Result<BusSubscription, StoreError>>;
 }
 
-impl<B: Bus + ?Sized> Bus for Arc<B> {
-    fn publish<'a>(
+impl<B: Bus> DynBus for B {
+    fn publish_boxed<'a>(
         &'a self,
         topic: &'a str,
         payload: Bytes,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        (**self).publish(topic, payload)
+        Box::pin(self.publish(topic, payload))
     }
-    fn subscribe<'a>(
+    fn subscribe_boxed<'a>(
         &'a self,
         topic: &'a str,
     ) -> BoxFuture<'a, Result<BusSubscription, StoreError>> {
-        (**self).subscribe(topic)
+        Box::pin(self.subscribe(topic))
+    }
+}
+
+/// The calls of a held bus, as [`Bus`]'s (no import needed).
+impl dyn DynBus {
+    /// [`Bus::publish`].
+    pub fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Bytes,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.publish_boxed(topic, payload)
+    }
+    /// [`Bus::subscribe`].
+    pub fn subscribe<'a>(
+        &'a self,
+        topic: &'a str,
+    ) -> BoxFuture<'a, Result<BusSubscription, StoreError>> {
+        self.subscribe_boxed(topic)
+    }
+}
+
+/// A held bus is used through [`Bus`] like any other (one box per call,
+/// made by [`DynBus`]).
+impl Bus for dyn DynBus {
+    async fn publish(&self, topic: &str, payload: Bytes) -> Result<(), StoreError> {
+        self.publish_boxed(topic, payload).await
+    }
+    async fn subscribe(&self, topic: &str) -> Result<BusSubscription, StoreError> {
+        self.subscribe_boxed(topic).await
     }
 }
 
@@ -183,11 +272,11 @@ impl Default for LocalBus {
 }
 
 impl Bus for LocalBus {
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
+    fn publish(
+        &self,
+        topic: &str,
         payload: Bytes,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
         let mut g = self.inner.lock();
         if let Some(subs) = g.topics.get_mut(topic) {
             subs.retain(|(_, tx)| match tx.try_send(payload.clone()) {
@@ -202,13 +291,13 @@ impl Bus for LocalBus {
                 g.topics.remove(topic);
             }
         }
-        Box::pin(std::future::ready(Ok(())))
+        std::future::ready(Ok(()))
     }
 
-    fn subscribe<'a>(
-        &'a self,
-        topic: &'a str,
-    ) -> BoxFuture<'a, Result<BusSubscription, StoreError>> {
+    fn subscribe(
+        &self,
+        topic: &str,
+    ) -> impl Future<Output = Result<BusSubscription, StoreError>> + Send {
         let (tx, rx) = mpsc::channel(self.inner.capacity);
         let key = {
             let mut g = self.inner.lock();
@@ -234,7 +323,7 @@ impl Bus for LocalBus {
                 }
             }
         });
-        Box::pin(std::future::ready(Ok(sub)))
+        std::future::ready(Ok(sub))
     }
 }
 

@@ -52,6 +52,6 @@ pub mod session_contract;
 mod state;
 mod store;
 
-pub use bus::{Bus, BusSubscription, LocalBus};
+pub use bus::{Bus, BusSubscription, DynBus, LocalBus};
 pub use state::{SessionExport, SessionState};
-pub use store::{MemorySessionStore, SessionCaps, SessionStore, StoreError};
+pub use store::{DynSessionStore, MemorySessionStore, SessionCaps, SessionStore, StoreError};

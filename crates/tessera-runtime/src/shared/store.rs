@@ -1,5 +1,6 @@
 //! [`SessionStore`]: where session states live; [`MemorySessionStore`], the default.
 
+use std::future::{Future, ready};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -38,25 +39,70 @@ pub enum StoreError {
 /// - a state is gone once its TTL has passed without a save or touch;
 /// - `touch` of a missing id changes nothing and says so; `remove` of a
 ///   missing id is not an error.
+///
+/// Implement it with `async fn`s (the library boxes the futures where it
+/// holds the store behind a trait object):
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::time::Duration;
+/// use tessera_runtime::{SessionState, SessionStore, StoreError};
+/// use tokio::sync::Mutex;
+///
+/// /// Never expires anything: a sketch, not a store to deploy.
+/// #[derive(Default)]
+/// struct Forever(Mutex<HashMap<String, SessionState>>);
+///
+/// impl SessionStore for Forever {
+///     async fn load(&self, id: &str) -> Result<Option<SessionState>, StoreError> {
+///         Ok(self.0.lock().await.get(id).cloned())
+///     }
+///     async fn save(&self, state: &SessionState, _ttl: Duration) -> Result<(), StoreError> {
+///         self.0.lock().await.insert(state.id.clone(), state.clone());
+///         Ok(())
+///     }
+///     async fn touch(&self, id: &str, _ttl: Duration) -> Result<bool, StoreError> {
+///         Ok(self.0.lock().await.contains_key(id))
+///     }
+///     async fn remove(&self, id: &str) -> Result<(), StoreError> {
+///         self.0.lock().await.remove(id);
+///         Ok(())
+///     }
+/// }
+/// # tokio_test_block_on(async {
+/// # let store = Forever::default();
+/// # assert_eq!(store.load("nope").await, Ok(None));
+/// # });
+/// # fn tokio_test_block_on(f: impl std::future::Future<Output = ()>) {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
 pub trait SessionStore: Send + Sync + 'static {
     /// The state of session `id`, `None` when there is none (never saved,
     /// expired or removed).
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>>;
+    fn load(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<SessionState>, StoreError>> + Send;
 
     /// Stores `state` under `state.id`, replacing what was there, to expire
     /// after `ttl` unless saved or touched again.
-    fn save<'a>(
-        &'a self,
-        state: &'a SessionState,
+    fn save(
+        &self,
+        state: &SessionState,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Pushes the expiry of session `id` to `ttl` from now. `false` when
     /// there is no such session.
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>>;
+    fn touch(
+        &self,
+        id: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Forgets session `id`.
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn remove(&self, id: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Counts the new session `id` of `client` against caps that every
     /// instance sharing the store keeps (`client` is empty when unknown: no
@@ -66,15 +112,15 @@ pub trait SessionStore: Send + Sync + 'static {
     ///
     /// The default counts nothing: a store of one process leaves the caps
     /// to the process's own table of sessions.
-    fn admit<'a>(
-        &'a self,
-        id: &'a str,
-        client: &'a str,
+    fn admit(
+        &self,
+        id: &str,
+        client: &str,
         caps: SessionCaps,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send {
         let _ = (id, client, caps, ttl);
-        Box::pin(async { Ok(Vec::new()) })
+        std::future::ready(Ok(Vec::new()))
     }
 }
 
@@ -89,30 +135,173 @@ pub struct SessionCaps {
 }
 
 impl<S: SessionStore + ?Sized> SessionStore for std::sync::Arc<S> {
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>> {
+    fn load(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<SessionState>, StoreError>> + Send {
         (**self).load(id)
     }
-    fn save<'a>(
+    fn save(
+        &self,
+        state: &SessionState,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        (**self).save(state, ttl)
+    }
+    fn touch(
+        &self,
+        id: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        (**self).touch(id, ttl)
+    }
+    fn remove(&self, id: &str) -> impl Future<Output = Result<(), StoreError>> + Send {
+        (**self).remove(id)
+    }
+    fn admit(
+        &self,
+        id: &str,
+        client: &str,
+        caps: SessionCaps,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send {
+        (**self).admit(id, client, caps, ttl)
+    }
+}
+
+/// The object-safe form of [`SessionStore`] that the library holds
+/// (`Arc<dyn DynSessionStore>`): every `SessionStore` is one. Not for
+/// implementing or naming in user code; implement [`SessionStore`].
+#[doc(hidden)]
+pub trait DynSessionStore: Send + Sync + 'static {
+    /// [`SessionStore::load`], boxed.
+    fn load_boxed<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>>;
+    /// [`SessionStore::save`], boxed.
+    fn save_boxed<'a>(
+        &'a self,
+        state: &'a SessionState,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// [`SessionStore::touch`], boxed.
+    fn touch_boxed<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// [`SessionStore::remove`], boxed.
+    fn remove_boxed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// [`SessionStore::admit`], boxed.
+    fn admit_boxed<'a>(
+        &'a self,
+        id: &'a str,
+        client: &'a str,
+        caps: SessionCaps,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
+}
+
+impl<S: SessionStore> DynSessionStore for S {
+    fn load_boxed<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>> {
+        Box::pin(self.load(id))
+    }
+    fn save_boxed<'a>(
         &'a self,
         state: &'a SessionState,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        (**self).save(state, ttl)
+        Box::pin(self.save(state, ttl))
     }
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
-        (**self).touch(id, ttl)
+    fn touch_boxed<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.touch(id, ttl))
     }
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        (**self).remove(id)
+    fn remove_boxed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.remove(id))
     }
-    fn admit<'a>(
+    fn admit_boxed<'a>(
         &'a self,
         id: &'a str,
         client: &'a str,
         caps: SessionCaps,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
-        (**self).admit(id, client, caps, ttl)
+        Box::pin(self.admit(id, client, caps, ttl))
+    }
+}
+
+/// The calls of a held store, as [`SessionStore`]'s (no import needed).
+impl dyn DynSessionStore {
+    /// [`SessionStore::load`].
+    pub fn load<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>> {
+        self.load_boxed(id)
+    }
+    /// [`SessionStore::save`].
+    pub fn save<'a>(
+        &'a self,
+        state: &'a SessionState,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.save_boxed(state, ttl)
+    }
+    /// [`SessionStore::touch`].
+    pub fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.touch_boxed(id, ttl)
+    }
+    /// [`SessionStore::remove`].
+    pub fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.remove_boxed(id)
+    }
+    /// [`SessionStore::admit`].
+    pub fn admit<'a>(
+        &'a self,
+        id: &'a str,
+        client: &'a str,
+        caps: SessionCaps,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        self.admit_boxed(id, client, caps, ttl)
+    }
+}
+
+/// A held store is used through [`SessionStore`] like any other (one box
+/// per call, made by [`DynSessionStore`]).
+impl SessionStore for dyn DynSessionStore {
+    async fn load(&self, id: &str) -> Result<Option<SessionState>, StoreError> {
+        self.load_boxed(id).await
+    }
+    async fn save(&self, state: &SessionState, ttl: Duration) -> Result<(), StoreError> {
+        self.save_boxed(state, ttl).await
+    }
+    async fn touch(&self, id: &str, ttl: Duration) -> Result<bool, StoreError> {
+        self.touch_boxed(id, ttl).await
+    }
+    async fn remove(&self, id: &str) -> Result<(), StoreError> {
+        self.remove_boxed(id).await
+    }
+    async fn admit(
+        &self,
+        id: &str,
+        client: &str,
+        caps: SessionCaps,
+        ttl: Duration,
+    ) -> Result<Vec<String>, StoreError> {
+        self.admit_boxed(id, client, caps, ttl).await
     }
 }
 
@@ -176,12 +365,11 @@ impl Default for MemorySessionStore {
     }
 }
 
-fn ready<'a, T: Send + 'a>(v: T) -> BoxFuture<'a, T> {
-    Box::pin(std::future::ready(v))
-}
-
 impl SessionStore for MemorySessionStore {
-    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionState>, StoreError>> {
+    fn load(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<SessionState>, StoreError>> + Send {
         let now = Instant::now();
         let mut g = self.lock();
         let out = match Self::live(&mut g, id, now) {
@@ -191,11 +379,11 @@ impl SessionStore for MemorySessionStore {
         ready(out)
     }
 
-    fn save<'a>(
-        &'a self,
-        state: &'a SessionState,
+    fn save(
+        &self,
+        state: &SessionState,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
         let now = Instant::now();
         let expires = now + ttl;
         let bytes = state.to_bytes().into_boxed_slice();
@@ -227,7 +415,11 @@ impl SessionStore for MemorySessionStore {
         ready(Ok(()))
     }
 
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> BoxFuture<'a, Result<bool, StoreError>> {
+    fn touch(
+        &self,
+        id: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
         let now = Instant::now();
         let mut g = self.lock();
         let live = Self::live(&mut g, id, now);
@@ -237,7 +429,7 @@ impl SessionStore for MemorySessionStore {
         ready(Ok(live))
     }
 
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn remove(&self, id: &str) -> impl Future<Output = Result<(), StoreError>> + Send {
         self.lock().remove(id);
         ready(Ok(()))
     }

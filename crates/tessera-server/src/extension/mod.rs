@@ -73,15 +73,13 @@ mod request;
 pub(crate) mod routes;
 mod set;
 
-use std::sync::Arc;
-
 use tessera_types::{
     DeclaredSettings, ErrorObject, ExtensionSettings, ListToolsResult, Params, ServerCapabilities,
     Tool,
 };
 
 use crate::context::RequestContext;
-use crate::resource::ResourceProvider;
+use crate::resource::SharedProvider;
 
 pub use host::ExtensionHost;
 pub(crate) use host::Notifier;
@@ -118,7 +116,7 @@ pub trait ServerExtension: Send + Sync + 'static {
 
     /// Resources the extension serves through the core `resources/*`
     /// methods (listed after the registered ones).
-    fn resources(&self) -> Option<Arc<dyn ResourceProvider>> {
+    fn resources(&self) -> Option<SharedProvider> {
         None
     }
 

@@ -18,7 +18,6 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use tessera_runtime::BoxFuture;
 use tessera_types::{
     BlobResourceContents, ReadResourceResult, Resource, ResourceTemplate, TextResourceContents,
 };
@@ -356,11 +355,9 @@ fn joined<T: Send + 'static>(
 }
 
 impl ResourceProvider for FsResources {
-    fn list(&self) -> BoxFuture<'static, Result<Vec<Resource>, ResourceError>> {
+    async fn list(&self) -> Result<Vec<Resource>, ResourceError> {
         let this = self.clone();
-        Box::pin(
-            async move { joined(tokio::task::spawn_blocking(move || this.list_blocking()).await) },
-        )
+        joined(tokio::task::spawn_blocking(move || this.list_blocking()).await)
     }
 
     fn templates(&self) -> Vec<ResourceTemplate> {
@@ -369,17 +366,17 @@ impl ResourceProvider for FsResources {
         vec![t]
     }
 
-    fn read(
+    async fn read(
         &self,
         uri: &str,
         _context: &RequestContext,
-    ) -> Option<BoxFuture<'static, Result<ReadResourceResult, ResourceError>>> {
+    ) -> Option<Result<ReadResourceResult, ResourceError>> {
         let relative = uri.strip_prefix(self.base.as_str())?.to_owned();
         let this = self.clone();
         let uri = uri.to_owned();
-        Some(Box::pin(async move {
-            joined(tokio::task::spawn_blocking(move || this.read_blocking(&uri, &relative)).await)
-        }))
+        Some(joined(
+            tokio::task::spawn_blocking(move || this.read_blocking(&uri, &relative)).await,
+        ))
     }
 }
 

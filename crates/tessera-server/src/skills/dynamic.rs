@@ -37,13 +37,53 @@ impl SkillFile {
 /// A skill whose content is generated. Its entry carries
 /// [`frontmatter`](DynamicSkill::frontmatter), which must be what the
 /// generated `SKILL.md` begins with (hosts compare the two).
+///
+/// [`files`](DynamicSkill::files) is an `async fn` in implementations:
+///
+/// ```
+/// use serde_json::json;
+/// use tessera_server::ResourceError;
+/// use tessera_server::skills::{DynamicSkill, SkillFile, Skills};
+/// use tessera_types::JsonObject;
+///
+/// struct Hello;
+///
+/// impl DynamicSkill for Hello {
+///     fn frontmatter(&self) -> JsonObject {
+///         let v = json!({"name": "hello", "description": "Says hello."});
+///         v.as_object().cloned().unwrap_or_default()
+///     }
+///     async fn files(&self) -> Result<Vec<SkillFile>, ResourceError> {
+///         let md = "---\nname: hello\ndescription: Says hello.\n---\nSay hello.\n";
+///         Ok(vec![SkillFile::new("SKILL.md", md)])
+///     }
+/// }
+///
+/// let skills = Skills::empty().dynamic("hello", Hello).unwrap();
+/// # let _ = skills;
+/// ```
 pub trait DynamicSkill: Send + Sync + 'static {
     /// The frontmatter (`name` equal to the last segment of the skill
     /// path, a non-empty `description`).
     fn frontmatter(&self) -> JsonObject;
 
     /// The skill's files as they are now, `SKILL.md` included.
-    fn files(&self) -> BoxFuture<'static, Result<Vec<SkillFile>, ResourceError>>;
+    fn files(&self) -> impl Future<Output = Result<Vec<SkillFile>, ResourceError>> + Send;
+}
+
+/// [`DynamicSkill`] as the server holds it (behind a trait object).
+trait HeldSkill: Send + Sync + 'static {
+    fn frontmatter(&self) -> JsonObject;
+    fn files_boxed(&self) -> BoxFuture<'_, Result<Vec<SkillFile>, ResourceError>>;
+}
+
+impl<T: DynamicSkill> HeldSkill for T {
+    fn frontmatter(&self) -> JsonObject {
+        DynamicSkill::frontmatter(self)
+    }
+    fn files_boxed(&self) -> BoxFuture<'_, Result<Vec<SkillFile>, ResourceError>> {
+        Box::pin(self.files())
+    }
 }
 
 /// A registered dynamic skill.
@@ -52,11 +92,12 @@ pub(crate) struct DynamicEntry {
     root: String,
     segments: Vec<String>,
     frontmatter: JsonObject,
-    skill: Arc<dyn DynamicSkill>,
+    skill: Arc<dyn HeldSkill>,
 }
 
 impl DynamicEntry {
-    pub fn new(skill_path: &str, skill: Arc<dyn DynamicSkill>) -> Result<Self, SkillsError> {
+    pub fn new(skill_path: &str, skill: impl DynamicSkill) -> Result<Self, SkillsError> {
+        let skill: Arc<dyn HeldSkill> = Arc::new(skill);
         let invalid = |problem: String| SkillsError::Invalid {
             skill: skill_path.to_owned(),
             problem,
@@ -118,7 +159,7 @@ impl DynamicEntry {
     /// The files as they are now, by URI.
     async fn generate(&self) -> Result<BTreeMap<String, (SkillFile, String)>, ResourceError> {
         let mut out = BTreeMap::new();
-        for f in self.skill.files().await? {
+        for f in self.skill.files_boxed().await? {
             let mut segments = self.segments.clone();
             segments.extend(f.path.split('/').map(str::to_owned));
             let mime = f

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use tessera_types::methods;
 
-use tessera_runtime::BoxFuture;
 use tessera_types::{
     BlobResourceContents, ErrorObject, GetSkillRequest, GetSkillRequestParams, GetSkillResult,
     ListSkillsRequest, ListSkillsResult, PaginatedRequestParams, ReadResourceDirectoryRequest,
@@ -117,6 +116,25 @@ async fn directory(
 /// The skill files as resources: every `SKILL.md` listed, every file read.
 pub(crate) struct SkillFiles(pub Arc<Shared>);
 
+/// Reads a file of a skill directory, confined to the skill's root: a link
+/// swapped in since the load is refused, not followed.
+async fn read_file(
+    uri: &str,
+    file: super::catalog::FileEntry,
+) -> Result<ReadResourceResult, ResourceError> {
+    let (root, rel) = (file.root.clone(), file.rel.clone());
+    let bytes = tokio::task::spawn_blocking(move || {
+        super::confined::read(&root, &rel, tessera_types::MAX_SKILL_BYTES)
+    })
+    .await
+    .map_err(ResourceError::internal)?
+    .map_err(|e| {
+        tracing::warn!("skill file {uri} not served: {e}");
+        ResourceError::NotFound
+    })?;
+    Ok(contents(uri, file.mime_type, bytes))
+}
+
 fn contents(uri: &str, mime: String, bytes: Vec<u8>) -> ReadResourceResult {
     let part = match String::from_utf8(bytes) {
         Ok(text) => {
@@ -132,43 +150,27 @@ fn contents(uri: &str, mime: String, bytes: Vec<u8>) -> ReadResourceResult {
 }
 
 impl ResourceProvider for SkillFiles {
-    fn list(&self) -> BoxFuture<'static, Result<Vec<Resource>, ResourceError>> {
+    async fn list(&self) -> Result<Vec<Resource>, ResourceError> {
         let mut listed = self.0.catalog().listed.clone();
         listed.extend(self.0.dynamic().iter().map(|d| d.listed()));
         listed.sort_by(|a, b| a.uri.cmp(&b.uri));
-        Box::pin(async move { Ok(listed) })
+        Ok(listed)
     }
 
-    fn read(
+    async fn read(
         &self,
         uri: &str,
         _context: &RequestContext,
-    ) -> Option<BoxFuture<'static, Result<ReadResourceResult, ResourceError>>> {
+    ) -> Option<Result<ReadResourceResult, ResourceError>> {
         let file = self.0.catalog().files.get(uri).cloned();
-        let uri = uri.to_owned();
         if let Some(file) = file {
-            return Some(Box::pin(async move {
-                // Read confined to the skill's root: a link swapped in since
-                // the load is refused, not followed.
-                let (root, rel) = (file.root.clone(), file.rel.clone());
-                let bytes = tokio::task::spawn_blocking(move || {
-                    super::confined::read(&root, &rel, tessera_types::MAX_SKILL_BYTES)
-                })
-                .await
-                .map_err(ResourceError::internal)?
-                .map_err(|e| {
-                    tracing::warn!("skill file {uri} not served: {e}");
-                    ResourceError::NotFound
-                })?;
-                Ok(contents(&uri, file.mime_type, bytes))
-            }));
+            return Some(read_file(uri, file).await);
         }
-        let owner = self.0.dynamic().into_iter().find(|d| d.owns(&uri))?;
-        Some(Box::pin(async move {
-            match owner.read(&uri).await? {
-                Some((bytes, mime)) => Ok(contents(&uri, mime, bytes)),
-                None => Err(ResourceError::NotFound),
-            }
-        }))
+        let owner = self.0.dynamic().into_iter().find(|d| d.owns(uri))?;
+        Some(match owner.read(uri).await {
+            Ok(Some((bytes, mime))) => Ok(contents(uri, mime, bytes)),
+            Ok(None) => Err(ResourceError::NotFound),
+            Err(e) => Err(e),
+        })
     }
 }

@@ -39,7 +39,7 @@ pub use dynamic::{DynamicSkill, SkillFile};
 
 use crate::extension::{ExtensionHost, ExtensionRoutes, ServerExtension};
 use crate::hub::ListKind;
-use crate::resource::ResourceProvider;
+use crate::resource::SharedProvider;
 use catalog::Catalog;
 use dynamic::DynamicEntry;
 use tessera_types::DeclaredSettings;
@@ -155,7 +155,7 @@ impl Skills {
     /// says `"resources": "dynamic"` and its files are produced on every
     /// read. The last segment must be the frontmatter's `name`.
     pub fn dynamic(self, skill_path: &str, skill: impl DynamicSkill) -> Result<Self, SkillsError> {
-        let entry = DynamicEntry::new(skill_path, Arc::new(skill))?;
+        let entry = DynamicEntry::new(skill_path, skill)?;
         let taken = self.shared.entries().iter().any(|s| s.uri == entry.uri);
         if taken {
             return Err(SkillsError::Duplicate(entry.uri.clone()));
@@ -289,8 +289,10 @@ impl ServerExtension for Skills {
         methods::route(&self.shared, routes);
     }
 
-    fn resources(&self) -> Option<Arc<dyn ResourceProvider>> {
-        Some(Arc::new(methods::SkillFiles(self.shared.clone())))
+    fn resources(&self) -> Option<SharedProvider> {
+        Some(SharedProvider::new(methods::SkillFiles(
+            self.shared.clone(),
+        )))
     }
 
     fn attach(&self, host: ExtensionHost) {

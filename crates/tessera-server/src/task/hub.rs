@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tessera_types::methods;
 
-use tessera_runtime::{Bus, Peer, Request};
+use tessera_runtime::{DynBus, Peer, Request};
 use tessera_types::{ErrorObject, JsonObject};
 use tokio::sync::{OnceCell, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use super::live::TaskInput;
 use super::relay;
-use super::store::{TaskChange, TaskRecord, TaskStore, TaskStoreError, Transition};
+use super::store::{DynTaskStore, TaskChange, TaskRecord, TaskStore, TaskStoreError, Transition};
 use super::wire;
 
 /// The message of tasks that were running when their server stopped.
@@ -24,7 +24,7 @@ pub const RESTART_MESSAGE: &str =
 #[derive(Clone)]
 pub struct TaskSettings {
     /// Where tasks live.
-    pub store: Arc<dyn TaskStore>,
+    pub store: Arc<dyn DynTaskStore>,
     /// The lifetime given to a task whose client asked for none (default 1 hour).
     pub default_ttl: Duration,
     /// The longest lifetime a client may ask for (default 24 hours).
@@ -38,7 +38,7 @@ pub struct TaskSettings {
     /// that reaches an instance other than the one running the task is
     /// relayed to it, and every status change reaches the `tasks/result`
     /// waiters and `subscriptions/listen` streams of every instance.
-    pub bus: Option<Arc<dyn Bus>>,
+    pub bus: Option<Arc<dyn DynBus>>,
     /// The most tasks one owner (principal, session or client) may have
     /// running in this process at once (default 16); more are refused.
     pub max_running_per_owner: usize,
@@ -181,7 +181,7 @@ impl TaskHub {
         }
     }
 
-    fn store(&self) -> &dyn TaskStore {
+    fn store(&self) -> &dyn DynTaskStore {
         self.settings.store.as_ref()
     }
 
@@ -370,7 +370,7 @@ impl TaskHub {
     }
 
     /// The bus shared with other instances, if any.
-    pub fn bus(&self) -> Option<&Arc<dyn Bus>> {
+    pub fn bus(&self) -> Option<&Arc<dyn DynBus>> {
         self.settings.bus.as_ref()
     }
 

@@ -3,8 +3,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
-use futures::future::BoxFuture;
-
 use super::store::{
     TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
     decode_cursor, encode_cursor,
@@ -46,9 +44,9 @@ impl MemoryTaskStore {
 }
 
 impl TaskStore for MemoryTaskStore {
-    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+    async fn create(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
         let mut t = self.tables();
-        let out = if t.tasks.contains_key(&record.task_id) {
+        if t.tasks.contains_key(&record.task_id) {
             Err(TaskStoreError::Duplicate(record.task_id))
         } else {
             t.by_owner.insert((
@@ -58,31 +56,30 @@ impl TaskStore for MemoryTaskStore {
             ));
             t.tasks.insert(record.task_id.clone(), record);
             Ok(())
-        };
-        Box::pin(async move { out })
+        }
     }
 
-    fn get<'a>(
-        &'a self,
-        owner: &'a str,
-        task_id: &'a str,
+    async fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+    ) -> Result<Option<TaskRecord>, TaskStoreError> {
         let found = self
             .tables()
             .tasks
             .get(task_id)
             .filter(|r| r.owner == owner && !r.is_expired(now_ms))
             .cloned();
-        Box::pin(async move { Ok(found) })
+        Ok(found)
     }
 
-    fn update<'a>(
-        &'a self,
-        task_id: &'a str,
+    async fn update(
+        &self,
+        task_id: &str,
         change: TaskChange,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Transition, TaskStoreError>> {
+    ) -> Result<Transition, TaskStoreError> {
         let mut t = self.tables();
         let out = match t.tasks.get_mut(task_id) {
             None => Transition::NotFound,
@@ -93,54 +90,51 @@ impl TaskStore for MemoryTaskStore {
                 Transition::Applied(r.clone())
             }
         };
-        Box::pin(async move { Ok(out) })
+        Ok(out)
     }
 
-    fn list<'a>(
-        &'a self,
-        owner: &'a str,
-        cursor: Option<&'a str>,
+    async fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
         limit: usize,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>> {
-        let out = (|| {
-            let start = match cursor {
-                Some(c) => {
-                    let (t, id) = decode_cursor(c)?;
-                    std::ops::Bound::Excluded((owner.to_owned(), t, id))
-                }
-                None => std::ops::Bound::Included((owner.to_owned(), 0, String::new())),
-            };
-            let tables = self.tables();
-            let mut tasks = Vec::new();
-            let mut more = false;
-            let range = tables
-                .by_owner
-                .range((start, std::ops::Bound::Unbounded))
-                .take_while(|(o, _, _)| o == owner);
-            for (_, _, id) in range {
-                let Some(r) = tables.tasks.get(id).filter(|r| !r.is_expired(now_ms)) else {
-                    continue;
-                };
-                if tasks.len() == limit.max(1) {
-                    more = true;
-                    break;
-                }
-                tasks.push(r.clone());
+    ) -> Result<TaskPage, TaskStoreError> {
+        let start = match cursor {
+            Some(c) => {
+                let (t, id) = decode_cursor(c)?;
+                std::ops::Bound::Excluded((owner.to_owned(), t, id))
             }
-            let next_cursor = if more {
-                tasks
-                    .last()
-                    .map(|r: &TaskRecord| encode_cursor(r.created_at_ms, &r.task_id))
-            } else {
-                None
+            None => std::ops::Bound::Included((owner.to_owned(), 0, String::new())),
+        };
+        let tables = self.tables();
+        let mut tasks = Vec::new();
+        let mut more = false;
+        let range = tables
+            .by_owner
+            .range((start, std::ops::Bound::Unbounded))
+            .take_while(|(o, _, _)| o == owner);
+        for (_, _, id) in range {
+            let Some(r) = tables.tasks.get(id).filter(|r| !r.is_expired(now_ms)) else {
+                continue;
             };
-            Ok(TaskPage { tasks, next_cursor })
-        })();
-        Box::pin(async move { out })
+            if tasks.len() == limit.max(1) {
+                more = true;
+                break;
+            }
+            tasks.push(r.clone());
+        }
+        let next_cursor = if more {
+            tasks
+                .last()
+                .map(|r: &TaskRecord| encode_cursor(r.created_at_ms, &r.task_id))
+        } else {
+            None
+        };
+        Ok(TaskPage { tasks, next_cursor })
     }
 
-    fn sweep(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
+    async fn sweep(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
         let mut t = self.tables();
         let expired: Vec<String> = t
             .tasks
@@ -152,14 +146,10 @@ impl TaskStore for MemoryTaskStore {
             t.remove(id);
         }
         let n = expired.len();
-        Box::pin(async move { Ok(n) })
+        Ok(n)
     }
 
-    fn fail_unfinished<'a>(
-        &'a self,
-        message: &'a str,
-        now_ms: u64,
-    ) -> BoxFuture<'a, Result<usize, TaskStoreError>> {
+    async fn fail_unfinished(&self, message: &str, now_ms: u64) -> Result<usize, TaskStoreError> {
         let mut t = self.tables();
         let mut n = 0;
         for r in t.tasks.values_mut() {
@@ -168,14 +158,10 @@ impl TaskStore for MemoryTaskStore {
                 n += 1;
             }
         }
-        Box::pin(async move { Ok(n) })
+        Ok(n)
     }
 
-    fn count<'a>(
-        &'a self,
-        owner: &'a str,
-        now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>> {
+    async fn count(&self, owner: &str, now_ms: u64) -> Result<TaskCount, TaskStoreError> {
         let t = self.tables();
         let live = |id: &String| t.tasks.get(id).is_some_and(|r| !r.is_expired(now_ms));
         let start = (owner.to_owned(), 0, String::new());
@@ -191,6 +177,6 @@ impl TaskStore for MemoryTaskStore {
             total,
             ..TaskCount::default()
         };
-        Box::pin(async move { Ok(out) })
+        Ok(out)
     }
 }

@@ -42,7 +42,8 @@ pub use memory::MemoryTaskStore;
 pub use sqlite::SqliteTaskStore;
 pub use stats::{TaskStats, limit, status_name};
 pub use store::{
-    TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError, Transition,
+    DynTaskStore, TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError,
+    Transition,
 };
 
 /// Whether a tool can run as a task (re-exported for the `#[tool]` macro).

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
-use tessera_runtime::Bus;
+use tessera_runtime::{Bus, DynBus};
 use tessera_types::JsonObject;
 
 use super::hub::{LiveTask, TaskHub};
@@ -42,7 +42,7 @@ const ANSWER_RECORDED_WITHIN: Duration = Duration::from_secs(2);
 
 /// Asks the instance running task `id` to deliver `responses`, and waits
 /// (bounded) until it has recorded them.
-pub(crate) async fn send_answer(bus: &dyn Bus, id: &str, responses: &JsonObject) {
+pub(crate) async fn send_answer(bus: &dyn DynBus, id: &str, responses: &JsonObject) {
     let reply = format!("tessera/task-reply/{}", super::new_task_id());
     let mut done = match bus.subscribe(&reply).await {
         Ok(s) => Some(s),
@@ -74,7 +74,7 @@ pub(crate) async fn send_answer(bus: &dyn Bus, id: &str, responses: &JsonObject)
 }
 
 /// Asks the instance running task `id` to stop its handler.
-pub(crate) async fn send_cancel(bus: &dyn Bus, id: &str) {
+pub(crate) async fn send_cancel(bus: &dyn DynBus, id: &str) {
     let msg = wire(&TaskRequest::<&JsonObject, &str> {
         cancel: true,
         answer: None,
@@ -87,7 +87,7 @@ pub(crate) async fn send_cancel(bus: &dyn Bus, id: &str) {
 
 /// Tells the other instances that task `id` of `owner` changed (`origin`:
 /// the announcing hub, which skips its own message).
-pub(crate) async fn send_changed(bus: &dyn Bus, origin: &str, id: &str, owner: &str) {
+pub(crate) async fn send_changed(bus: &dyn DynBus, origin: &str, id: &str, owner: &str) {
     let msg = wire(&Changed {
         id,
         owner,
@@ -101,7 +101,7 @@ pub(crate) async fn send_changed(bus: &dyn Bus, origin: &str, id: &str, owner: &
 /// Listens for requests about a task this instance runs, until the task is
 /// forgotten (the returned handle is aborted) or the bus ends.
 pub(crate) async fn serve_task(
-    bus: Arc<dyn Bus>,
+    bus: Arc<dyn DynBus>,
     hub: Weak<TaskHub>,
     id: String,
     live: Weak<LiveTask>,
@@ -139,7 +139,7 @@ pub(crate) async fn serve_task(
 
 /// Feeds the transitions announced by other instances to this hub's
 /// watchers, for as long as the hub lives.
-pub(crate) async fn watch_changes(bus: Arc<dyn Bus>, hub: Weak<TaskHub>) {
+pub(crate) async fn watch_changes(bus: Arc<dyn DynBus>, hub: Weak<TaskHub>) {
     let mut sub = match bus.subscribe(CHANGED).await {
         Ok(s) => s,
         Err(e) => {

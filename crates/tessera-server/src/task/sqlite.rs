@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use tessera_types::tasks::TaskStatus;
 
@@ -152,22 +151,20 @@ impl SqliteTaskStore {
     }
 
     /// Runs `f` with the connection on the blocking pool.
-    fn with<T, F>(&self, f: F) -> BoxFuture<'static, Result<T, TaskStoreError>>
+    async fn with<T, F>(&self, f: F) -> Result<T, TaskStoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, TaskStoreError> + Send + 'static,
     {
         let conn = self.conn.clone();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                let mut c = conn
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                f(&mut c)
-            })
-            .await
-            .map_err(backend)?
+        tokio::task::spawn_blocking(move || {
+            let mut c = conn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            f(&mut c)
         })
+        .await
+        .map_err(backend)?
     }
 }
 
@@ -190,7 +187,7 @@ fn write_change(c: &Connection, task_id: &str, r: &TaskRecord) -> Result<(), Tas
 }
 
 impl TaskStore for SqliteTaskStore {
-    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+    async fn create(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
         self.with(move |c| {
             let expires = record
                 .ttl_ms
@@ -223,14 +220,15 @@ impl TaskStore for SqliteTaskStore {
             }
             Ok(())
         })
+        .await
     }
 
-    fn get<'a>(
-        &'a self,
-        owner: &'a str,
-        task_id: &'a str,
+    async fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+    ) -> Result<Option<TaskRecord>, TaskStoreError> {
         let (owner, task_id) = (owner.to_owned(), task_id.to_owned());
         self.with(move |c| {
             let r = c
@@ -245,14 +243,15 @@ impl TaskStore for SqliteTaskStore {
                 .map_err(backend)?;
             Ok(r.filter(|r| !r.is_expired(now_ms)))
         })
+        .await
     }
 
-    fn update<'a>(
-        &'a self,
-        task_id: &'a str,
+    async fn update(
+        &self,
+        task_id: &str,
         change: TaskChange,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Transition, TaskStoreError>> {
+    ) -> Result<Transition, TaskStoreError> {
         let task_id = task_id.to_owned();
         self.with(move |c| {
             let tx = c
@@ -279,19 +278,20 @@ impl TaskStore for SqliteTaskStore {
             tx.commit().map_err(backend)?;
             Ok(out)
         })
+        .await
     }
 
-    fn list<'a>(
-        &'a self,
-        owner: &'a str,
-        cursor: Option<&'a str>,
+    async fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
         limit: usize,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>> {
+    ) -> Result<TaskPage, TaskStoreError> {
         let owner = owner.to_owned();
         let after = match cursor.map(decode_cursor).transpose() {
             Ok(a) => a,
-            Err(e) => return Box::pin(async move { Err(e) }),
+            Err(e) => return Err(e),
         };
         let limit = limit.max(1);
         self.with(move |c| {
@@ -329,9 +329,10 @@ impl TaskStore for SqliteTaskStore {
             };
             Ok(TaskPage { tasks, next_cursor })
         })
+        .await
     }
 
-    fn sweep(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
+    async fn sweep(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
         self.with(move |c| {
             c.execute(
                 "DELETE FROM tessera_tasks WHERE expires_at_ms IS NOT NULL AND expires_at_ms <= ?1",
@@ -339,13 +340,10 @@ impl TaskStore for SqliteTaskStore {
             )
             .map_err(backend)
         })
+        .await
     }
 
-    fn fail_unfinished<'a>(
-        &'a self,
-        message: &'a str,
-        now_ms: u64,
-    ) -> BoxFuture<'a, Result<usize, TaskStoreError>> {
+    async fn fail_unfinished(&self, message: &str, now_ms: u64) -> Result<usize, TaskStoreError> {
         let change = super::restart_failure(message);
         self.with(move |c| {
             c.execute(
@@ -360,13 +358,10 @@ impl TaskStore for SqliteTaskStore {
             )
             .map_err(backend)
         })
+        .await
     }
 
-    fn count<'a>(
-        &'a self,
-        owner: &'a str,
-        now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>> {
+    async fn count(&self, owner: &str, now_ms: u64) -> Result<TaskCount, TaskStoreError> {
         let owner = owner.to_owned();
         self.with(move |c| {
             let live = "(expires_at_ms IS NULL OR expires_at_ms > ?1)";
@@ -390,12 +385,13 @@ impl TaskStore for SqliteTaskStore {
                 ..TaskCount::default()
             })
         })
+        .await
     }
 
     /// The file must still be the one opened (not deleted nor replaced:
     /// writes to a deleted file are lost at the restart they are meant to
     /// survive), and `PRAGMA quick_check` must find it sound.
-    fn check(&self) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+    async fn check(&self) -> Result<(), TaskStoreError> {
         let file = self.file.clone();
         self.with(move |c| {
             if let Some((path, id)) = &file {
@@ -427,6 +423,7 @@ impl TaskStore for SqliteTaskStore {
             }
             Ok(())
         })
+        .await
     }
 }
 

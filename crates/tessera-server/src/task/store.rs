@@ -1,6 +1,8 @@
 //! The [`TaskStore`] trait: where tasks live between the request that
 //! created them and the last `tasks/get` before they expire.
 
+use std::future::Future;
+
 use futures::future::BoxFuture;
 use tessera_types::tasks::TaskStatus;
 use tessera_types::{ErrorObject, JsonObject};
@@ -206,68 +208,321 @@ pub enum TaskStoreError {
 /// - [`list`](TaskStore::list) pages one owner's live tasks, oldest first,
 ///   with opaque cursors.
 ///
-/// Methods return boxed futures, so networked stores (Redis) fit and the trait
-/// can be used as `Arc<dyn TaskStore>`.
+/// Methods are asynchronous, so networked stores (Redis) fit; implement
+/// them with `async fn` (the server boxes the futures where it holds the
+/// store behind a trait object). A store that wraps another and logs each
+/// task created:
+///
+/// ```
+/// use tessera_server::task::{
+///     MemoryTaskStore, TaskChange, TaskCount, TaskPage, TaskRecord, TaskStore, TaskStoreError,
+///     Transition,
+/// };
+///
+/// struct Logged(MemoryTaskStore);
+///
+/// impl TaskStore for Logged {
+///     async fn create(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
+///         println!("task {} created", record.task_id);
+///         self.0.create(record).await
+///     }
+///     async fn get(
+///         &self,
+///         owner: &str,
+///         task_id: &str,
+///         now_ms: u64,
+///     ) -> Result<Option<TaskRecord>, TaskStoreError> {
+///         self.0.get(owner, task_id, now_ms).await
+///     }
+///     async fn update(
+///         &self,
+///         task_id: &str,
+///         change: TaskChange,
+///         now_ms: u64,
+///     ) -> Result<Transition, TaskStoreError> {
+///         self.0.update(task_id, change, now_ms).await
+///     }
+///     async fn list(
+///         &self,
+///         owner: &str,
+///         cursor: Option<&str>,
+///         limit: usize,
+///         now_ms: u64,
+///     ) -> Result<TaskPage, TaskStoreError> {
+///         self.0.list(owner, cursor, limit, now_ms).await
+///     }
+///     async fn sweep(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
+///         self.0.sweep(now_ms).await
+///     }
+///     async fn fail_unfinished(&self, message: &str, now_ms: u64) -> Result<usize, TaskStoreError> {
+///         self.0.fail_unfinished(message, now_ms).await
+///     }
+///     async fn count(&self, owner: &str, now_ms: u64) -> Result<TaskCount, TaskStoreError> {
+///         self.0.count(owner, now_ms).await
+///     }
+/// }
+///
+/// let server = tessera_server::Server::builder().task_store(Logged(MemoryTaskStore::new()));
+/// # let _ = server;
+/// ```
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task. Fails with [`TaskStoreError::Duplicate`] when the id
     /// is taken.
-    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>>;
+    fn create(&self, record: TaskRecord)
+    -> impl Future<Output = Result<(), TaskStoreError>> + Send;
 
     /// The task `task_id` of `owner`, unless it does not exist, belongs to
     /// someone else or has expired at `now_ms`.
-    fn get<'a>(
-        &'a self,
-        owner: &'a str,
-        task_id: &'a str,
+    fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+    ) -> impl Future<Output = Result<Option<TaskRecord>, TaskStoreError>> + Send;
 
     /// Applies `change` to task `task_id` unless it is terminal or gone.
-    fn update<'a>(
-        &'a self,
-        task_id: &'a str,
+    fn update(
+        &self,
+        task_id: &str,
         change: TaskChange,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<Transition, TaskStoreError>>;
+    ) -> impl Future<Output = Result<Transition, TaskStoreError>> + Send;
 
     /// One page of `owner`'s live tasks (at most `limit`), after `cursor`.
-    fn list<'a>(
-        &'a self,
-        owner: &'a str,
-        cursor: Option<&'a str>,
+    fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
         limit: usize,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>>;
+    ) -> impl Future<Output = Result<TaskPage, TaskStoreError>> + Send;
 
     /// Deletes every task expired at `now_ms`; returns how many.
-    fn sweep(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
+    fn sweep(&self, now_ms: u64) -> impl Future<Output = Result<usize, TaskStoreError>> + Send;
 
     /// Marks every task that is not terminal as `failed` with `message` (an
     /// internal error): called when a server starts, because the tasks a
     /// previous process was running died with it. Returns how many. A store
     /// shared by several live servers must scope this to the restarted one.
-    fn fail_unfinished<'a>(
-        &'a self,
-        message: &'a str,
+    fn fail_unfinished(
+        &self,
+        message: &str,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<usize, TaskStoreError>>;
+    ) -> impl Future<Output = Result<usize, TaskStoreError>> + Send;
 
     /// How many tasks not expired at `now_ms` the store holds: of `owner`,
     /// and in all (the server's caps on stored tasks), and, for a store
     /// shared by several instances, how many are unfinished (the caps on
     /// running tasks, then held across instances). A store may count tasks
     /// that expired but were not swept yet.
-    fn count<'a>(
-        &'a self,
-        owner: &'a str,
+    fn count(
+        &self,
+        owner: &str,
         now_ms: u64,
-    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>>;
+    ) -> impl Future<Output = Result<TaskCount, TaskStoreError>> + Send;
 
     /// Whether the store still works: a file store checks that its file is
     /// still the one it opened and is not corrupted. The server runs it at
     /// every sweep and logs a failure; the default does nothing.
-    fn check(&self) -> BoxFuture<'_, Result<(), TaskStoreError>> {
-        Box::pin(async { Ok(()) })
+    fn check(&self) -> impl Future<Output = Result<(), TaskStoreError>> + Send {
+        std::future::ready(Ok(()))
+    }
+}
+
+impl<T: TaskStore + ?Sized> TaskStore for std::sync::Arc<T> {
+    fn create(
+        &self,
+        record: TaskRecord,
+    ) -> impl Future<Output = Result<(), TaskStoreError>> + Send {
+        (**self).create(record)
+    }
+    fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Option<TaskRecord>, TaskStoreError>> + Send {
+        (**self).get(owner, task_id, now_ms)
+    }
+    fn update(
+        &self,
+        task_id: &str,
+        change: TaskChange,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Transition, TaskStoreError>> + Send {
+        (**self).update(task_id, change, now_ms)
+    }
+    fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<TaskPage, TaskStoreError>> + Send {
+        (**self).list(owner, cursor, limit, now_ms)
+    }
+    fn sweep(&self, now_ms: u64) -> impl Future<Output = Result<usize, TaskStoreError>> + Send {
+        (**self).sweep(now_ms)
+    }
+    fn fail_unfinished(
+        &self,
+        message: &str,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<usize, TaskStoreError>> + Send {
+        (**self).fail_unfinished(message, now_ms)
+    }
+    fn count(
+        &self,
+        owner: &str,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<TaskCount, TaskStoreError>> + Send {
+        (**self).count(owner, now_ms)
+    }
+    fn check(&self) -> impl Future<Output = Result<(), TaskStoreError>> + Send {
+        (**self).check()
+    }
+}
+
+/// The object-safe form of [`TaskStore`] that the library holds
+/// (`Arc<dyn DynTaskStore>`): every `TaskStore` is one. Not for implementing or naming
+/// in user code; implement [`TaskStore`].
+#[doc(hidden)]
+pub trait DynTaskStore: Send + Sync + 'static {
+    /// [`TaskStore::create`], boxed.
+    fn create_boxed<'a>(&'a self, record: TaskRecord) -> BoxFuture<'a, Result<(), TaskStoreError>>;
+    /// [`TaskStore::get`], boxed.
+    fn get_boxed<'a>(
+        &'a self,
+        owner: &'a str,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+    /// [`TaskStore::update`], boxed.
+    fn update_boxed<'a>(
+        &'a self,
+        task_id: &'a str,
+        change: TaskChange,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Transition, TaskStoreError>>;
+    /// [`TaskStore::list`], boxed.
+    fn list_boxed<'a>(
+        &'a self,
+        owner: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>>;
+    /// [`TaskStore::sweep`], boxed.
+    fn sweep_boxed<'a>(&'a self, now_ms: u64) -> BoxFuture<'a, Result<usize, TaskStoreError>>;
+    /// [`TaskStore::fail_unfinished`], boxed.
+    fn fail_unfinished_boxed<'a>(
+        &'a self,
+        message: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<usize, TaskStoreError>>;
+    /// [`TaskStore::count`], boxed.
+    fn count_boxed<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>>;
+    /// [`TaskStore::check`], boxed.
+    fn check_boxed<'a>(&'a self) -> BoxFuture<'a, Result<(), TaskStoreError>>;
+}
+
+impl<T: TaskStore> DynTaskStore for T {
+    fn create_boxed<'a>(&'a self, record: TaskRecord) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+        Box::pin(self.create(record))
+    }
+    fn get_boxed<'a>(
+        &'a self,
+        owner: &'a str,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        Box::pin(self.get(owner, task_id, now_ms))
+    }
+    fn update_boxed<'a>(
+        &'a self,
+        task_id: &'a str,
+        change: TaskChange,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Transition, TaskStoreError>> {
+        Box::pin(self.update(task_id, change, now_ms))
+    }
+    fn list_boxed<'a>(
+        &'a self,
+        owner: &'a str,
+        cursor: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>> {
+        Box::pin(self.list(owner, cursor, limit, now_ms))
+    }
+    fn sweep_boxed<'a>(&'a self, now_ms: u64) -> BoxFuture<'a, Result<usize, TaskStoreError>> {
+        Box::pin(self.sweep(now_ms))
+    }
+    fn fail_unfinished_boxed<'a>(
+        &'a self,
+        message: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<usize, TaskStoreError>> {
+        Box::pin(self.fail_unfinished(message, now_ms))
+    }
+    fn count_boxed<'a>(
+        &'a self,
+        owner: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskCount, TaskStoreError>> {
+        Box::pin(self.count(owner, now_ms))
+    }
+    fn check_boxed<'a>(&'a self) -> BoxFuture<'a, Result<(), TaskStoreError>> {
+        Box::pin(self.check())
+    }
+}
+
+/// A held [`DynTaskStore`] is used through [`TaskStore`] like any other (one box
+/// per call).
+impl TaskStore for dyn DynTaskStore {
+    async fn create(&self, record: TaskRecord) -> Result<(), TaskStoreError> {
+        self.create_boxed(record).await
+    }
+    async fn get(
+        &self,
+        owner: &str,
+        task_id: &str,
+        now_ms: u64,
+    ) -> Result<Option<TaskRecord>, TaskStoreError> {
+        self.get_boxed(owner, task_id, now_ms).await
+    }
+    async fn update(
+        &self,
+        task_id: &str,
+        change: TaskChange,
+        now_ms: u64,
+    ) -> Result<Transition, TaskStoreError> {
+        self.update_boxed(task_id, change, now_ms).await
+    }
+    async fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> Result<TaskPage, TaskStoreError> {
+        self.list_boxed(owner, cursor, limit, now_ms).await
+    }
+    async fn sweep(&self, now_ms: u64) -> Result<usize, TaskStoreError> {
+        self.sweep_boxed(now_ms).await
+    }
+    async fn fail_unfinished(&self, message: &str, now_ms: u64) -> Result<usize, TaskStoreError> {
+        self.fail_unfinished_boxed(message, now_ms).await
+    }
+    async fn count(&self, owner: &str, now_ms: u64) -> Result<TaskCount, TaskStoreError> {
+        self.count_boxed(owner, now_ms).await
+    }
+    async fn check(&self) -> Result<(), TaskStoreError> {
+        self.check_boxed().await
     }
 }
 

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use base64::Engine as _;
 use serde_json::{Value, json};
 use tessera_client::{Client, ClientError};
-use tessera_runtime::BoxFuture;
 use tessera_server::skills::{DynamicSkill, SkillFile, Skills, SkillsError};
 use tessera_server::{ResourceError, Server};
 use tessera_testkit::pair::{ERAS, in_process};
@@ -551,16 +550,14 @@ impl DynamicSkill for Daily {
     fn frontmatter(&self) -> JsonObject {
         obj(json!({"name": "daily", "description": "Today's report"}))
     }
-    fn files(&self) -> BoxFuture<'static, Result<Vec<SkillFile>, ResourceError>> {
-        Box::pin(async {
-            Ok(vec![
-                SkillFile::new(
-                    "SKILL.md",
-                    "---\nname: daily\ndescription: Today's report\n---\nRead data/today.csv\n",
-                ),
-                SkillFile::new("data/today.csv", "a,b\n1,2\n"),
-            ])
-        })
+    async fn files(&self) -> Result<Vec<SkillFile>, ResourceError> {
+        Ok(vec![
+            SkillFile::new(
+                "SKILL.md",
+                "---\nname: daily\ndescription: Today's report\n---\nRead data/today.csv\n",
+            ),
+            SkillFile::new("data/today.csv", "a,b\n1,2\n"),
+        ])
     }
 }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tessera_runtime::{Bus, LocalBus};
-use tessera_server::task::{MemoryTaskStore, TaskSettings, TaskStore};
+use tessera_runtime::LocalBus;
+use tessera_server::task::{MemoryTaskStore, TaskSettings};
 use tessera_server::{RequestContext, Server, tool};
 use tessera_testkit::pair::serve_raw;
 use tessera_types::tool::TaskSupport;
@@ -23,7 +23,7 @@ impl Drop for Dropped {
     }
 }
 
-fn build(store: Arc<dyn TaskStore>, bus: Arc<dyn Bus>, dropped: Arc<Notify>) -> Server {
+fn build(store: Arc<MemoryTaskStore>, bus: Arc<LocalBus>, dropped: Arc<Notify>) -> Server {
     let ask =
         tool("ask")
             .task_support(TaskSupport::Required)
@@ -125,8 +125,8 @@ impl Wire {
 /// Two servers on one store and one bus, both started (the in-memory
 /// store's restart recovery is not per instance, so it runs before any task).
 async fn pair() -> (Wire, Wire, Arc<Notify>) {
-    let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::new());
-    let bus: Arc<dyn Bus> = Arc::new(LocalBus::default());
+    let store = Arc::new(MemoryTaskStore::new());
+    let bus = Arc::new(LocalBus::default());
     let dropped = Arc::new(Notify::new());
     let a = build(store.clone(), bus.clone(), dropped.clone());
     let b = build(store, bus, dropped.clone());

@@ -37,7 +37,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use nonce::{DEFAULT_NONCE_PERIOD_SECS, DpopNonces};
 pub use replay::{
     DEFAULT_REPLAY_BYTES, DEFAULT_REPLAY_ENTRIES, ENTRY_BYTES, MemoryReplayCache, ReplayCache,
-    ReplayError, ReplayFuture,
+    ReplayError,
 };
 
 pub(crate) use proof::{CheckedProof, ProofError, check};
@@ -108,7 +108,7 @@ pub struct DpopSettings {
     pub(crate) iat_window: Duration,
     pub(crate) max_proof_bytes: usize,
     pub(crate) origin: Option<url::Url>,
-    pub(crate) replay: Arc<dyn ReplayCache>,
+    pub(crate) replay: Arc<dyn replay::HeldReplayCache>,
     pub(crate) nonces: Option<DpopNonces>,
     pub(crate) clock: Arc<dyn Clock>,
 }

@@ -18,18 +18,71 @@ pub enum ReplayError {
     Unavailable(String),
 }
 
-/// The future of [`ReplayCache::first_use`].
-pub type ReplayFuture<'a> = Pin<Box<dyn Future<Output = Result<bool, ReplayError>> + Send + 'a>>;
-
 /// A set of used proof identifiers, each kept until it expires.
 ///
 /// The key is a 32-byte digest of the proof's key thumbprint, `htu` and
 /// `jti` (so it is fixed-size whatever the client sent).
+///
+/// Implement it with an `async fn`:
+///
+/// ```
+/// use tessera_auth::server::dpop::{DpopSettings, MemoryReplayCache, ReplayCache, ReplayError};
+///
+/// /// Logs every proof, keeping them in memory.
+/// #[derive(Default)]
+/// struct Logged(MemoryReplayCache);
+///
+/// impl ReplayCache for Logged {
+///     async fn first_use(
+///         &self,
+///         key: &[u8; 32],
+///         expires_at: u64,
+///         now: u64,
+///     ) -> Result<bool, ReplayError> {
+///         let first = self.0.first_use(key, expires_at, now).await;
+///         println!("proof {:02x?}: first use {first:?}", &key[..4]);
+///         first
+///     }
+/// }
+///
+/// let dpop = DpopSettings::default().replay_cache(Logged::default());
+/// # let _ = dpop;
+/// ```
 pub trait ReplayCache: Send + Sync + 'static {
     /// Records `key` until `expires_at` (Unix seconds) and answers `true`,
     /// or answers `false` if it was already recorded and has not expired.
     /// `now` is the current time of the caller's clock.
-    fn first_use<'a>(&'a self, key: &'a [u8; 32], expires_at: u64, now: u64) -> ReplayFuture<'a>;
+    fn first_use(
+        &self,
+        key: &[u8; 32],
+        expires_at: u64,
+        now: u64,
+    ) -> impl Future<Output = Result<bool, ReplayError>> + Send;
+}
+
+/// A boxed future of [`HeldReplayCache::first_use_boxed`].
+type ReplayFuture<'a> = Pin<Box<dyn Future<Output = Result<bool, ReplayError>> + Send + 'a>>;
+
+/// [`ReplayCache`] as the settings hold it (behind a trait object, one box
+/// per call).
+pub(crate) trait HeldReplayCache: Send + Sync + 'static {
+    fn first_use_boxed<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        expires_at: u64,
+        now: u64,
+    ) -> ReplayFuture<'a>;
+}
+
+impl<T: ReplayCache> HeldReplayCache for T {
+    fn first_use_boxed<'a>(
+        &'a self,
+        key: &'a [u8; 32],
+        expires_at: u64,
+        now: u64,
+    ) -> ReplayFuture<'a> {
+        Box::pin(self.first_use(key, expires_at, now))
+    }
 }
 
 /// What one entry costs in memory, counted against the byte limit: the key,
@@ -122,20 +175,34 @@ impl MemoryReplayCache {
 }
 
 impl ReplayCache for MemoryReplayCache {
-    fn first_use<'a>(&'a self, key: &'a [u8; 32], expires_at: u64, now: u64) -> ReplayFuture<'a> {
-        let r = self.record(key, expires_at, now);
-        Box::pin(std::future::ready(r))
+    fn first_use(
+        &self,
+        key: &[u8; 32],
+        expires_at: u64,
+        now: u64,
+    ) -> impl Future<Output = Result<bool, ReplayError>> + Send {
+        std::future::ready(self.record(key, expires_at, now))
     }
 }
 
 impl<T: ReplayCache + ?Sized> ReplayCache for std::sync::Arc<T> {
-    fn first_use<'a>(&'a self, key: &'a [u8; 32], expires_at: u64, now: u64) -> ReplayFuture<'a> {
+    fn first_use(
+        &self,
+        key: &[u8; 32],
+        expires_at: u64,
+        now: u64,
+    ) -> impl Future<Output = Result<bool, ReplayError>> + Send {
         (**self).first_use(key, expires_at, now)
     }
 }
 
 impl<T: ReplayCache + ?Sized> ReplayCache for Box<T> {
-    fn first_use<'a>(&'a self, key: &'a [u8; 32], expires_at: u64, now: u64) -> ReplayFuture<'a> {
+    fn first_use(
+        &self,
+        key: &[u8; 32],
+        expires_at: u64,
+        now: u64,
+    ) -> impl Future<Output = Result<bool, ReplayError>> + Send {
         (**self).first_use(key, expires_at, now)
     }
 }

@@ -46,7 +46,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::cluster::Note;
-use super::event_store::{EventId, EventStore, StoredEvent};
+use super::event_store::{DynEventStore, EventId, StoredEvent};
 use super::registry::{ClientKey, Full};
 use super::{ResponseMode, Shared};
 use crate::sse::{self, SseEvent};
@@ -300,7 +300,7 @@ struct Router {
     kind: SessionKind,
     shared: Weak<Shared>,
     handle: Weak<SessionHandle>,
-    store: Option<Arc<dyn EventStore>>,
+    store: Option<Arc<dyn DynEventStore>>,
     retry: Option<Duration>,
     stream_buffer: usize,
     idle_timeout: Option<Duration>,
@@ -461,7 +461,7 @@ impl Router {
         }
         self.unstored.settle().await;
         if let (true, Some(store)) = (over, &self.store) {
-            store.remove_session(&self.session).await;
+            store.remove_session_boxed(&self.session).await;
         }
         // Dropping the sinks and the pending answers ends every stream.
         self.streams.clear();
@@ -818,7 +818,7 @@ impl Router {
             Some(store) => {
                 let id = EventId { stream, seq: s.seq };
                 s.seq += 1;
-                let stored = unstored::Pending::start(store.store(
+                let stored = unstored::Pending::start(store.store_boxed(
                     &self.session,
                     StoredEvent {
                         id,

@@ -54,7 +54,7 @@ impl Router {
         self.unstored.settle().await;
         let target = match (last, &self.store) {
             (Some(last), Some(store)) => {
-                replay = store.replay_after(&self.session, last).await;
+                replay = store.replay_after_boxed(&self.session, last).await;
                 Some(last.stream)
             }
             _ => None,
@@ -146,7 +146,7 @@ impl Router {
         let missed = match &self.store {
             Some(store) => {
                 store
-                    .replay_after(&self.session, EventId { stream, seq: after })
+                    .replay_after_boxed(&self.session, EventId { stream, seq: after })
                     .await
             }
             None => Vec::new(),
