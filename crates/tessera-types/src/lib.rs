@@ -121,6 +121,7 @@ pub mod logging;
 pub mod loose;
 pub mod messages;
 pub mod meta;
+pub mod meta_edit;
 pub mod method;
 pub mod methods;
 pub mod mrtr;
@@ -162,6 +163,7 @@ pub use method::{
 };
 pub use mrtr::*;
 pub use pagination::*;
+pub use meta_edit::{MetaEdit, NotObject, edit_meta_of};
 pub use params::Params;
 pub use progress::*;
 pub use prompt::*;
