@@ -157,13 +157,13 @@ pub use logging::*;
 pub use loose::{Loose, Present};
 pub use messages::*;
 pub use meta::{MetaObject, NotificationMeta, RequestMeta, ResultMeta};
+pub use meta_edit::{MetaChanges, MetaEdit, NotObject, edit_meta_of};
 pub use method::{
     NotificationMethod, NotificationParams, RequestMethod, RequestParams, decode_object_params,
     decode_params, encode_params,
 };
 pub use mrtr::*;
 pub use pagination::*;
-pub use meta_edit::{MetaEdit, NotObject, edit_meta_of};
 pub use params::Params;
 pub use progress::*;
 pub use prompt::*;

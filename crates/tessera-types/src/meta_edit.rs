@@ -36,6 +36,9 @@ pub enum NotObject {
 pub struct MetaEdit<'a> {
     /// Keys taken out of `_meta`.
     pub remove: &'a [&'a str],
+    /// Members written first, replacing any of the same key, unless
+    /// `_meta` is there and is not an object (see [`MetaChanges`]).
+    pub set_if_object: &'a [(&'a str, Cow<'a, Value>)],
     /// Members written, replacing any of the same key (in this order).
     pub set: &'a [(&'a str, Cow<'a, Value>)],
     /// Members written only when `_meta` has no member of that key.
@@ -49,8 +52,23 @@ pub struct MetaEdit<'a> {
 impl MetaEdit<'_> {
     /// Whether the edit adds anything (else it can only remove).
     fn adds(&self) -> bool {
-        !self.set.is_empty() || !self.fill.is_empty()
+        !self.set_if_object.is_empty() || !self.set.is_empty() || !self.fill.is_empty()
     }
+}
+
+/// Changes of `_meta` a sender hands the engine with a request (in
+/// `RequestOptions`), made in one edit of the params together with the
+/// members the engine stamps itself: a proxy's changes of a forwarded
+/// request. They apply when `_meta` is an object or absent; a `_meta` that
+/// is not an object is left as it is (or replaced by the engine's own
+/// members, when it has some). A `_meta` left empty is taken out, and so
+/// are params left empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetaChanges {
+    /// Keys taken out.
+    pub remove: &'static [&'static str],
+    /// Members written, replacing any of the same key.
+    pub set: Vec<(&'static str, Value)>,
 }
 
 impl Params {
@@ -104,6 +122,7 @@ pub fn edit_meta_of(params: &mut Option<Params>, edit: &MetaEdit<'_>) {
 
 /// The same edit on a tree.
 fn edit_tree(params: &mut JsonObject, edit: &MetaEdit<'_>) {
+    let replaced = matches!(params.get(META), Some(m) if !m.is_object());
     let meta = match params.get_mut(META) {
         Some(Value::Object(m)) => m,
         Some(_) if edit.not_object == NotObject::Keep => return,
@@ -118,8 +137,13 @@ fn edit_tree(params: &mut JsonObject, edit: &MetaEdit<'_>) {
             .as_object_mut()
             .expect("just made an object"),
     };
-    for k in edit.remove {
-        meta.remove(*k);
+    if !replaced {
+        for k in edit.remove {
+            meta.remove(*k);
+        }
+        for (k, v) in edit.set_if_object {
+            meta.insert((*k).to_owned(), v.clone().into_owned());
+        }
     }
     for (k, v) in edit.set {
         meta.insert((*k).to_owned(), v.clone().into_owned());
@@ -177,17 +201,26 @@ fn edit_text(text: &str, edit: &MetaEdit<'_>) -> Option<Box<RawValue>> {
     let top: Members<'_> = serde_json::from_str(text).ok()?;
     let at = top.0.iter().position(|(k, _)| *k == META);
     let mut meta: Vec<(Cow<'_, str>, Out<'_>)> = Vec::new();
+    let mut replaced = false;
     match at.map(|i| top.0[i].1) {
         Some(m) if m.get().starts_with('{') => {
             let Members(members) = serde_json::from_str(m.get()).ok()?;
             meta.extend(members.into_iter().map(|(k, v)| (k.0, Out::Raw(v))));
         }
         Some(_) if edit.not_object == NotObject::Keep => return None,
-        Some(_) => {}
+        Some(_) => replaced = true,
         None if !edit.adds() => return None,
         None => {}
     }
-    meta.retain(|e| !edit.remove.contains(&&*e.0));
+    if !replaced {
+        meta.retain(|e| !edit.remove.contains(&&*e.0));
+        for (k, v) in edit.set_if_object {
+            match meta.iter_mut().find(|e| e.0 == *k) {
+                Some(slot) => slot.1 = Out::Value(&**v),
+                None => meta.push((Cow::Borrowed(*k), Out::Value(&**v))),
+            }
+        }
+    }
     for (k, v) in edit.set {
         match meta.iter_mut().find(|e| e.0 == *k) {
             Some(slot) => slot.1 = Out::Value(&**v),

@@ -18,6 +18,7 @@ fn value(p: &Params) -> Value {
 fn proxy<'a>(set: &'a [(&'a str, Cow<'a, Value>)]) -> MetaEdit<'a> {
     MetaEdit {
         remove: &["progressToken", "gone"],
+        set_if_object: &[],
         set,
         fill: &[],
         not_object: NotObject::Keep,
@@ -39,7 +40,8 @@ fn same_both_ways(input: &str, edit: &MetaEdit<'_>) -> Value {
 #[test]
 fn only_meta_changes_and_the_other_members_stay_as_written() {
     let set = [("tag", Cow::Owned(json!(7)))];
-    let input = r#"{"name":"a\"b","arguments":{ "x" : [1, 2.50] },"_meta":{"progressToken":3,"k":"v"}}"#;
+    let input =
+        r#"{"name":"a\"b","arguments":{ "x" : [1, 2.50] },"_meta":{"progressToken":3,"k":"v"}}"#;
     let mut p = text(input);
     p.edit_meta(&proxy(&set));
     assert_eq!(
@@ -94,9 +96,13 @@ fn a_meta_that_is_not_an_object_is_kept_or_replaced() {
 fn set_replaces_and_fill_only_adds() {
     let set = [("v", Cow::Owned(json!("new")))];
     let caps = json!({"x": {}});
-    let fill = [("caps", Cow::Borrowed(&caps)), ("info", Cow::Owned(json!("i")))];
+    let fill = [
+        ("caps", Cow::Borrowed(&caps)),
+        ("info", Cow::Owned(json!("i"))),
+    ];
     let edit = MetaEdit {
         remove: &[],
+        set_if_object: &[],
         set: &set,
         fill: &fill,
         not_object: NotObject::Replace,
@@ -123,7 +129,10 @@ fn absent_and_empty_params() {
     p.edit_meta(&proxy(&[]));
     assert_eq!(p.raw().unwrap().get(), "{ }");
     assert!(p.is_empty_object());
-    assert_eq!(same_both_ways("{}", &proxy(&set)), json!({"_meta": {"tag": 2}}));
+    assert_eq!(
+        same_both_ways("{}", &proxy(&set)),
+        json!({"_meta": {"tag": 2}})
+    );
     // A `_meta` emptied by the edit goes, leaving empty params.
     let mut p = text(r#"{"_meta":{"progressToken":"x"}}"#);
     p.edit_meta(&proxy(&[]));
@@ -147,4 +156,30 @@ fn params_without_meta_are_not_rewritten_when_nothing_is_added() {
     });
     assert!(p.meta().is_none());
     assert_eq!(p.name(), Some(&json!("x")));
+}
+
+#[test]
+fn a_senders_changes_apply_to_an_object_or_absent_meta_only() {
+    let mine = [("tag", Cow::Owned(json!(1)))];
+    let engine = [("v", Cow::Owned(json!("x")))];
+    let edit = MetaEdit {
+        remove: &["progressToken"],
+        set_if_object: &mine,
+        set: &engine,
+        fill: &[],
+        not_object: NotObject::Replace,
+        drop_empty: true,
+    };
+    let out = same_both_ways(r#"{"a":1,"_meta":{"progressToken":1,"k":2}}"#, &edit);
+    assert_eq!(out, json!({"a": 1, "_meta": {"k": 2, "tag": 1, "v": "x"}}));
+    assert_eq!(
+        same_both_ways(r#"{"a":1}"#, &edit),
+        json!({"a": 1, "_meta": {"tag": 1, "v": "x"}})
+    );
+    // Not an object: the engine's members replace it, the sender's do not
+    // apply (as when the sender left it as it was and the engine replaced it).
+    assert_eq!(
+        same_both_ways(r#"{"_meta":"odd"}"#, &edit),
+        json!({"_meta": {"v": "x"}})
+    );
 }
