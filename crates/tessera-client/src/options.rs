@@ -124,6 +124,7 @@ impl CallOptions {
             reset_on_progress: self.reset_on_progress.unwrap_or(true),
             progress: self.wants_progress(),
             related: None,
+            meta: None,
         }
     }
 }

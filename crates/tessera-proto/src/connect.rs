@@ -55,7 +55,7 @@ impl Engine {
         let _ = self.send_request_kind(
             now,
             methods::SERVER_DISCOVER,
-            Some(params),
+            Some(tessera_types::Params::from(params)),
             options,
             PendingKind::Probe,
         );
@@ -96,7 +96,7 @@ impl Engine {
         let _ = self.send_request_kind(
             now,
             methods::INITIALIZE,
-            Some(params),
+            Some(tessera_types::Params::from(params)),
             RequestOptions::default(),
             PendingKind::Initialize,
         );

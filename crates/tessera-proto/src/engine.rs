@@ -61,6 +61,7 @@ use meta_keys as mk;
 
 mod notice;
 mod refusal;
+mod stamp;
 
 /// An incoming request being handled.
 #[derive(Debug, Clone)]
@@ -528,6 +529,37 @@ impl Engine {
         params: Option<JsonObject>,
         options: RequestOptions,
     ) -> Result<RequestId, SendError> {
+        self.send_request_params(now, method, params.map(Params::from), options, false)
+    }
+
+    /// Like [`Engine::send_request`], for a result to pass on without reading
+    /// it: a result answer that arrives as bytes ([`Engine::handle_bytes`])
+    /// is checked (JSON-RPC envelope, id, an object result) and handed over
+    /// as JSON text in [`Event::RawResponse`], not parsed into a tree. An
+    /// answer fed already decoded, an error, a timeout or a closed
+    /// connection arrive as [`Event::Response`] as usual.
+    pub fn send_request_raw(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<JsonObject>,
+        options: RequestOptions,
+    ) -> Result<RequestId, SendError> {
+        self.send_request_params(now, method, params.map(Params::from), options, true)
+    }
+
+    /// [`Engine::send_request`] (or, with `raw`, [`Engine::send_request_raw`])
+    /// with params that may be JSON text, such as a request's params a proxy
+    /// passes on: the engine's own `_meta` members are stamped on the text,
+    /// and the other members are written as they are.
+    pub fn send_request_params(
+        &mut self,
+        now: Instant,
+        method: &str,
+        params: Option<Params>,
+        options: RequestOptions,
+        raw: bool,
+    ) -> Result<RequestId, SendError> {
         if self.closed {
             return Err(SendError::Closed);
         }
@@ -546,24 +578,10 @@ impl Engine {
                 return Err(SendError::NotReady("the client has not initialized"));
             }
         }
-        self.send_request_kind(now, method, params, options, PendingKind::User)
-    }
-
-    /// Like [`Engine::send_request`], for a result to pass on without reading
-    /// it: a result answer that arrives as bytes ([`Engine::handle_bytes`])
-    /// is checked (JSON-RPC envelope, id, an object result) and handed over
-    /// as JSON text in [`Event::RawResponse`], not parsed into a tree. An
-    /// answer fed already decoded, an error, a timeout or a closed
-    /// connection arrive as [`Event::Response`] as usual.
-    pub fn send_request_raw(
-        &mut self,
-        now: Instant,
-        method: &str,
-        params: Option<JsonObject>,
-        options: RequestOptions,
-    ) -> Result<RequestId, SendError> {
-        let id = self.send_request(now, method, params, options)?;
-        self.pending.mark_raw(&id);
+        let id = self.send_request_kind(now, method, params, options, PendingKind::User)?;
+        if raw {
+            self.pending.mark_raw(&id);
+        }
         Ok(id)
     }
 
@@ -571,35 +589,33 @@ impl Engine {
         &mut self,
         now: Instant,
         method: &str,
-        params: Option<JsonObject>,
+        params: Option<Params>,
         options: RequestOptions,
         kind: PendingKind,
     ) -> Result<RequestId, SendError> {
         let id = self.pending.next_id();
         let mut params = params;
-        echo_tag(
-            &mut params,
-            options.related.as_ref().and_then(|r| self.inflight.get(r)),
-        );
-        if self.config.side == Side::Client {
-            if let Connect::Connected {
+        let tag = options
+            .related
+            .as_ref()
+            .and_then(|r| self.inflight.get(r))
+            .and_then(|f| f.tag.as_ref());
+        let modern = match self.connect {
+            Connect::Connected {
                 era: Era::Modern,
                 version,
-            } = self.connect
-            {
-                self.add_modern_meta(params.get_or_insert_with(JsonObject::new), version);
-            }
-        }
-        let progress_token = if options.progress {
-            let token = id.clone();
-            meta_of(params.get_or_insert_with(JsonObject::new)).insert(
-                mk::PROGRESS_TOKEN.into(),
-                serde_json::to_value(&token).unwrap_or_default(),
-            );
-            Some(token)
-        } else {
-            None
+            } if self.config.side == Side::Client => Some(version),
+            _ => None,
         };
+        self.stamp(
+            &mut params,
+            &id,
+            tag,
+            modern,
+            options.progress,
+            options.meta.as_ref(),
+        );
+        let progress_token = options.progress.then(|| id.clone());
         let t = self.config.timeouts;
         let (timeout, max) = if options.no_timeout {
             (None, None)
@@ -623,10 +639,13 @@ impl Engine {
                 raw: false,
             },
         );
-        self.transmit(
-            JsonRpcMessage::request(id.clone(), method, params),
-            options.related,
-        );
+        let request = JsonRpcMessage::Request(tessera_types::JsonRpcRequest {
+            jsonrpc: tessera_types::JsonRpcVersion,
+            id: id.clone(),
+            method: method.to_owned(),
+            params,
+        });
+        self.transmit(request, options.related);
         Ok(id)
     }
 

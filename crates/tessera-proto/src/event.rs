@@ -37,11 +37,25 @@ pub enum Outbound {
 impl Outbound {
     /// Serialises to bytes without a trailing newline.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.size_hint());
         // Serialising these types cannot fail: every map key is a string.
+        match self.write_to(&mut out) {
+            Ok(()) => out,
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// About how many bytes this message takes written: enough for a
+    /// request whose params are text (a forwarded request) to be written
+    /// without growing the buffer; a small start for the rest.
+    fn size_hint(&self) -> usize {
         match self {
-            Outbound::Single(m) => serde_json::to_vec(m).unwrap_or_default(),
-            Outbound::Batch(b) => serde_json::to_vec(b).unwrap_or_default(),
-            Outbound::Raw(r) => serde_json::to_vec(r).unwrap_or_default(),
+            Outbound::Single(JsonRpcMessage::Request(r)) => {
+                let params = r.params.as_ref().and_then(Params::raw);
+                r.method.len() + params.map_or(128, |t| t.get().len() + 64)
+            }
+            Outbound::Raw(r) => r.result.get().len() + 64,
+            _ => 128,
         }
     }
 

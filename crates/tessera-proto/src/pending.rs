@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use foldhash::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use tessera_types::{ProgressToken, RequestId};
+use tessera_types::{MetaChanges, ProgressToken, RequestId};
 
 /// Per-request options for [`Engine::send_request`](crate::Engine::send_request).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +24,10 @@ pub struct RequestOptions {
     /// The incoming request on whose behalf this one is sent (server-to-client
     /// requests made by a handler); used to route it on per-request streams.
     pub related: Option<RequestId>,
+    /// Changes of `params._meta` made together with the engine's own
+    /// members, in one edit of the params (a proxy's changes of a request it
+    /// forwards as the text it received).
+    pub meta: Option<MetaChanges>,
 }
 
 impl Default for RequestOptions {
@@ -35,6 +39,7 @@ impl Default for RequestOptions {
             reset_on_progress: true,
             progress: false,
             related: None,
+            meta: None,
         }
     }
 }

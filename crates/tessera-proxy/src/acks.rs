@@ -100,7 +100,7 @@ impl Acks {
         let mut task = tokio::spawn(async move {
             let ask = peer.request_tracked(
                 methods::SUBSCRIPTIONS_LISTEN,
-                Some(p),
+                Some(p.into()),
                 options,
                 None,
                 assigned,

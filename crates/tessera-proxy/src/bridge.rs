@@ -741,7 +741,8 @@ impl Service for ProxyService {
         let me = self.clone();
         Handling::Reply(Box::pin(async move {
             let (up, calls) = me.upstream_for(&r).await?;
-            let params = r.params.take().map(tessera_types::Params::into_object);
+            // The params go on as the text the client sent, `_meta` edited.
+            let params = r.params.take();
             Ok(forward_reply(&up, &calls, &r, &r.method, params).await?)
         }))
     }

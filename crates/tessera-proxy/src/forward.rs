@@ -7,96 +7,146 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tessera_proto::{CallError, RequestOptions, meta_keys};
 use tessera_runtime::{PeerError, RawResult, Reply, Request};
-use tessera_types::{Era, ErrorObject, JsonObject, RequestId, ResultType};
+use tessera_types::{
+    Era, ErrorObject, JsonObject, MetaChanges, MetaEdit, NotObject, Params, RequestId, ResultType,
+    edit_meta_of,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::calls::Calls;
 use crate::result_text::Stripped;
-use crate::shapes::{self, Loose, WithMeta};
+use crate::shapes::{self, Loose};
 use crate::upstream::Upstream;
 
 /// The most input rounds the proxy runs for a legacy client before giving up.
 const MAX_ROUNDS: usize = 16;
 
-/// The `_meta` keys only 2026-07-28 requests carry.
-const MODERN_META: [&str; 4] = [
-    meta_keys::PROTOCOL_VERSION,
-    meta_keys::CLIENT_CAPABILITIES,
-    meta_keys::CLIENT_INFO,
-    meta_keys::LOG_LEVEL,
-];
-
 /// Rewrites a downstream request's params for the upstream connection,
 /// with the call's `tag` ([`crate::calls::CallGuard::tag`]) in `_meta`: a
 /// Tessera upstream echoes it on the logs, stream control and requests
 /// about that request, so they reach the right client even with many
-/// requests in flight on one connection.
+/// requests in flight on one connection. A tree in, a tree out (see
+/// [`prepare_params`]).
 pub(crate) fn prepare(
     params: Option<JsonObject>,
     r: &Request,
     upstream: Era,
     tag: Option<u64>,
 ) -> Option<JsonObject> {
-    let mut p = WithMeta::split_option(params);
-    // A `_meta` that is not an object is passed on as it is.
-    if !matches!(p.meta, Loose::Malformed(_)) {
-        let mut m = std::mem::take(&mut p.meta).into_valid().unwrap_or_default();
-        // The upstream engine issues its own progress token when asked.
-        m.remove(meta_keys::PROGRESS_TOKEN);
-        match (r.context.era, upstream) {
-            (_, Era::Legacy) => {
-                for k in MODERN_META {
-                    m.remove(k);
-                }
-            }
-            (Era::Legacy, Era::Modern) => {
-                // Tell the 2026-07-28 server what the legacy client declared.
-                let mut caps: Capabilities = shapes::take(r.context.peer_capabilities.to_object());
-                if r.extensions
-                    .get::<tessera_http::http::HeaderMap>()
-                    .is_some()
-                {
-                    // This client is on HTTP: the upstream may ask to close
-                    // its request's SSE stream (SEP-1699 polling).
-                    if !matches!(caps.experimental, Loose::Valid(_)) {
-                        caps.experimental = Loose::Valid(JsonObject::new());
-                    }
-                    if let Loose::Valid(x) = &mut caps.experimental {
-                        x.insert(
-                            tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY.into(),
-                            Value::Object(JsonObject::new()),
-                        );
-                    }
-                }
-                if let Ok(caps) = shapes::write(&caps) {
-                    m.insert(meta_keys::CLIENT_CAPABILITIES.into(), Value::Object(caps));
-                }
-                if let Some(info) = &r.context.peer_info {
-                    m.insert(
-                        meta_keys::CLIENT_INFO.into(),
-                        Value::Object((**info).clone()),
-                    );
-                }
-                if let Some(level) = &r.context.log_level {
-                    m.insert(meta_keys::LOG_LEVEL.into(), Value::String(level.clone()));
-                }
-            }
-            (Era::Modern, Era::Modern) => {}
+    prepare_params(params.map(Params::from), r, upstream, tag).map(Params::into_object)
+}
+
+/// [`prepare`] on params that may be the JSON text the client sent: only
+/// `_meta` is read and written again (the progress token the upstream
+/// engine issues anew taken out, the 2026-07-28 members dropped for a
+/// legacy upstream or added for a legacy client of a 2026-07-28 one, the
+/// tag added); the other members are passed on as the text they are. A
+/// `_meta` that is not an object is passed on as it is; one left empty, and
+/// params left empty, are left out.
+pub(crate) fn prepare_params(
+    params: Option<Params>,
+    r: &Request,
+    upstream: Era,
+    tag: Option<u64>,
+) -> Option<Params> {
+    let changes = changes_for(r, upstream, tag);
+    let set: Vec<(&str, Cow<'_, Value>)> = changes
+        .set
+        .iter()
+        .map(|(k, v)| (*k, Cow::Borrowed(v)))
+        .collect();
+    rewrite(params, changes.remove, &set)
+}
+
+/// What [`prepare_params`] changes in `_meta`, to hand to the upstream
+/// connection's engine with the request ([`RequestOptions::meta`]): it makes
+/// them in the same edit of the params' text as its own members.
+fn changes_for(r: &Request, upstream: Era, tag: Option<u64>) -> MetaChanges {
+    let mut set = Vec::new();
+    let remove: &'static [&'static str] = match (r.context.era, upstream) {
+        (_, Era::Legacy) => &LEGACY_UPSTREAM_DROPS,
+        (Era::Legacy, Era::Modern) => {
+            declare_client(r, &mut set);
+            &[meta_keys::PROGRESS_TOKEN]
         }
-        if let Some(tag) = tag {
-            m.insert(meta_keys::REQUEST_TAG.into(), Value::from(tag));
+        (Era::Modern, Era::Modern) => &[meta_keys::PROGRESS_TOKEN],
+    };
+    if let Some(tag) = tag {
+        set.push((meta_keys::REQUEST_TAG, Value::from(tag)));
+    }
+    MetaChanges { remove, set }
+}
+
+/// Takes the keys `remove` out of `_meta` and sets the members `set`, on
+/// the text when the params are text; a `_meta` that is not an object is
+/// left as it is, and an emptied `_meta` or empty params are left out.
+fn rewrite(
+    mut params: Option<Params>,
+    remove: &[&str],
+    set: &[(&str, Cow<'_, Value>)],
+) -> Option<Params> {
+    edit_meta_of(
+        &mut params,
+        &MetaEdit {
+            remove,
+            set_if_object: &[],
+            set,
+            fill: &[],
+            not_object: NotObject::Keep,
+            drop_empty: true,
+        },
+    );
+    params.filter(|p| !p.is_empty_object())
+}
+
+/// The `_meta` keys a request to a legacy upstream loses: the progress
+/// token (the upstream engine issues its own) and the members only
+/// 2026-07-28 requests carry.
+const LEGACY_UPSTREAM_DROPS: [&str; 5] = [
+    meta_keys::PROGRESS_TOKEN,
+    meta_keys::PROTOCOL_VERSION,
+    meta_keys::CLIENT_CAPABILITIES,
+    meta_keys::CLIENT_INFO,
+    meta_keys::LOG_LEVEL,
+];
+
+/// The members that tell a 2026-07-28 server what a legacy client declared
+/// in its handshake: its capabilities (with the SSE stream closing of an
+/// HTTP client), identity and log level.
+fn declare_client(r: &Request, set: &mut Vec<(&'static str, Value)>) {
+    let mut caps: Capabilities = shapes::take(r.context.peer_capabilities.to_object());
+    if r.extensions
+        .get::<tessera_http::http::HeaderMap>()
+        .is_some()
+    {
+        // This client is on HTTP: the upstream may ask to close
+        // its request's SSE stream (SEP-1699 polling).
+        if !matches!(caps.experimental, Loose::Valid(_)) {
+            caps.experimental = Loose::Valid(JsonObject::new());
         }
-        if !m.is_empty() {
-            p.meta = Loose::Valid(m);
+        if let Loose::Valid(x) = &mut caps.experimental {
+            x.insert(
+                tessera_runtime::CLOSE_SSE_STREAM_CAPABILITY.into(),
+                Value::Object(JsonObject::new()),
+            );
         }
     }
-    Some(p.join()).filter(|p| !p.is_empty())
+    if let Ok(caps) = shapes::write(&caps) {
+        set.push((meta_keys::CLIENT_CAPABILITIES, Value::Object(caps)));
+    }
+    if let Some(info) = &r.context.peer_info {
+        set.push((meta_keys::CLIENT_INFO, Value::Object((**info).clone())));
+    }
+    if let Some(level) = &r.context.log_level {
+        set.push((meta_keys::LOG_LEVEL, Value::String(level.clone())));
+    }
 }
 
 /// A client's capabilities: their `experimental` member, which the proxy
@@ -244,19 +294,21 @@ pub(crate) async fn send(
     method: &str,
     params: Option<JsonObject>,
 ) -> Result<JsonObject, Failure> {
-    let reply = request(up, r, method, params, false).await?;
+    let reply = request(up, r, method, params.map(Params::from), None, false).await?;
     reply.into_object().map_err(unreadable)
 }
 
-/// [`send`], with the answer's result kept as the JSON text the upstream
-/// wrote.
+/// [`send`] with params that may be text, and the `_meta` `changes` the
+/// upstream engine makes in them, the answer's result kept as the JSON text
+/// the upstream wrote.
 async fn send_raw(
     up: &Upstream,
     r: &Request,
     method: &str,
-    params: Option<JsonObject>,
+    params: Option<Params>,
+    changes: MetaChanges,
 ) -> Result<RawResult, Failure> {
-    let reply = request(up, r, method, params, true).await?;
+    let reply = request(up, r, method, params, Some(changes), true).await?;
     reply.into_raw().map_err(unreadable)
 }
 
@@ -266,14 +318,18 @@ async fn request(
     up: &Upstream,
     r: &Request,
     method: &str,
-    params: Option<JsonObject>,
+    params: Option<Params>,
+    changes: Option<MetaChanges>,
     raw: bool,
 ) -> Result<Reply, Failure> {
     exchange(r, method, raw, |progress, assigned, raw| {
         up.peer.request_tracked(
             method,
             params,
-            RequestOptions::default(),
+            RequestOptions {
+                meta: changes,
+                ..RequestOptions::default()
+            },
             progress,
             assigned,
             raw,
@@ -365,28 +421,37 @@ pub(crate) async fn forward_reply(
     calls: &Arc<Calls>,
     r: &Request,
     method: &str,
-    params: Option<JsonObject>,
+    params: Option<Params>,
 ) -> Result<Reply, Failure> {
     let era = r.context.era;
     if era == Era::Modern && crate::hints::completes(method) {
+        let params = params.map(Params::into_object);
         return forward(up, calls, r, method, params)
             .await
             .map(Reply::Object);
     }
     let guard = calls.enter(r);
+    // The params go on as their text; the `_meta` changes are made by the
+    // upstream engine together with its own members.
+    let changes = changes_for(r, up.era(), Some(guard.tag()));
     if era == Era::Legacy && up.era() == Era::Modern {
-        let base = prepare(params, r, Era::Modern, Some(guard.tag()));
-        let first = send_raw(up, r, method, base.clone()).await?;
+        // Kept (as text) for the input rounds, which are rare.
+        let kept = params.as_ref().map(Params::to_raw);
+        let first = send_raw(up, r, method, params, changes).await?;
         return match for_legacy(first) {
             Ok(text) => Ok(Reply::Raw(text)),
             Err(first) => {
                 let first = first.to_object().map_err(unreadable)?;
+                let params = kept.and_then(Params::from_checked_raw);
+                let base = prepare_params(params, r, Era::Modern, Some(guard.tag()));
+                let base = base.map(Params::into_object);
                 rounds(up, r, method, base, first).await.map(Reply::Object)
             }
         };
     }
-    let params = prepare(params, r, up.era(), Some(guard.tag()));
-    send_raw(up, r, method, params).await.map(Reply::Raw)
+    send_raw(up, r, method, params, changes)
+        .await
+        .map(Reply::Raw)
 }
 
 /// A 2026-07-28 result as the JSON text a legacy client gets (without
@@ -526,6 +591,62 @@ mod tests {
         // Nothing to take off: the very text.
         let plain = r#"{"tools":[]}"#;
         assert_eq!(for_legacy(raw(plain)).expect("as it is").get(), plain);
+    }
+
+    fn text(s: &str) -> Option<Params> {
+        Params::from_raw(serde_json::value::RawValue::from_string(s.into()).unwrap())
+    }
+
+    fn written(p: &Option<Params>) -> Option<String> {
+        p.as_ref().map(|p| serde_json::to_string(p).unwrap())
+    }
+
+    #[test]
+    fn a_legacy_upstream_gets_the_callers_text_without_modern_meta_and_with_the_tag() {
+        let tag = [(meta_keys::REQUEST_TAG, Cow::Owned(Value::from(9u64)))];
+        let p = text(
+            r#"{"name":"ec\u0068o \"x\"","arguments":{"text":"\u00e9"},"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c"},"k":true}}"#,
+        );
+        let out = rewrite(p, &LEGACY_UPSTREAM_DROPS, &tag);
+        assert_eq!(
+            written(&out).unwrap(),
+            format!(
+                r#"{{"name":"ec\u0068o \"x\"","arguments":{{"text":"\u00e9"}},"_meta":{{"k":true,"{}":9}}}}"#,
+                meta_keys::REQUEST_TAG
+            ),
+            "the name and arguments as the caller wrote them"
+        );
+    }
+
+    #[test]
+    fn absent_empty_and_odd_params() {
+        let drops = [meta_keys::PROGRESS_TOKEN];
+        // Nothing in, nothing to add: nothing out; `{}` and an emptied
+        // `_meta` are left out.
+        assert!(rewrite(None, &drops, &[]).is_none());
+        assert!(rewrite(text("{ }"), &drops, &[]).is_none());
+        assert!(rewrite(text(r#"{"_meta":{"progressToken":"p"}}"#), &drops, &[]).is_none());
+        // The tag alone makes params.
+        let tag = [(meta_keys::REQUEST_TAG, Cow::Owned(Value::from(1u64)))];
+        let out = rewrite(None, &drops, &tag);
+        assert_eq!(
+            serde_json::to_value(out.unwrap()).unwrap(),
+            serde_json::json!({"_meta": {(meta_keys::REQUEST_TAG): 1}})
+        );
+        // A `_meta` that is not an object goes on as it is, untagged.
+        let odd = r#"{"_meta":"x","a":[]}"#;
+        assert_eq!(written(&rewrite(text(odd), &drops, &tag)).unwrap(), odd);
+        // A tree is edited the same way.
+        let tree: JsonObject =
+            serde_json::from_str(r#"{"a":1,"_meta":{"progressToken":2}}"#).unwrap();
+        let out = rewrite(Some(Params::from(tree)), &drops, &tag).unwrap();
+        assert_eq!(
+            out.into_object(),
+            serde_json::from_value::<JsonObject>(
+                serde_json::json!({"a": 1, "_meta": {(meta_keys::REQUEST_TAG): 1}})
+            )
+            .unwrap()
+        );
     }
 
     #[test]

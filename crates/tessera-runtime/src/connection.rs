@@ -715,12 +715,9 @@ impl<S: Service> Connection<S> {
                     observed,
                     raw,
                 } = *r;
-                let sent = if raw {
-                    self.engine
-                        .send_request_raw(now(), &method, params, options)
-                } else {
-                    self.engine.send_request(now(), &method, params, options)
-                };
+                let sent = self
+                    .engine
+                    .send_request_params(now(), &method, params, options, raw);
                 match sent {
                     Ok(id) => {
                         if let Some(a) = assigned {

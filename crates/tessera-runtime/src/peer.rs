@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use serde_json::Value;
 use tessera_proto::{CallError, ConnectMode, Connected, RawResult, Reply, RequestOptions};
-use tessera_types::{ErrorObject, JsonObject, ProtocolVersion, RequestId};
+use tessera_types::{ErrorObject, JsonObject, Params, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// Why a call through a [`Peer`] failed.
@@ -87,7 +87,8 @@ pub(crate) type ProgressSink = mpsc::UnboundedSender<JsonObject>;
 pub(crate) struct OutgoingRequest {
     pub ticket: u64,
     pub method: String,
-    pub params: Option<JsonObject>,
+    /// Tree or text (a proxy's forwarded params stay text).
+    pub params: Option<Params>,
     pub options: RequestOptions,
     pub reply: oneshot::Sender<Result<Reply, PeerError>>,
     pub progress: Option<ProgressSink>,
@@ -270,8 +271,15 @@ impl Peer {
         options: RequestOptions,
     ) -> Result<JsonObject, PeerError> {
         object(
-            self.request_inner(method.into(), params, options, None, None, false)
-                .await,
+            self.request_inner(
+                method.into(),
+                params.map(Params::from),
+                options,
+                None,
+                None,
+                false,
+            )
+            .await,
         )
     }
 
@@ -287,7 +295,14 @@ impl Peer {
         options: RequestOptions,
     ) -> Result<RawResult, PeerError> {
         raw(self
-            .request_inner(method.into(), params, options, None, None, true)
+            .request_inner(
+                method.into(),
+                params.map(Params::from),
+                options,
+                None,
+                None,
+                true,
+            )
             .await)
     }
 
@@ -302,7 +317,14 @@ impl Peer {
     ) -> Result<RawResult, PeerError> {
         options.progress = true;
         raw(self
-            .request_inner(method.into(), params, options, Some(progress), None, true)
+            .request_inner(
+                method.into(),
+                params.map(Params::from),
+                options,
+                Some(progress),
+                None,
+                true,
+            )
             .await)
     }
 
@@ -318,8 +340,15 @@ impl Peer {
         assigned: oneshot::Sender<RequestId>,
     ) -> Result<JsonObject, PeerError> {
         object(
-            self.request_inner(method.into(), params, options, None, Some(assigned), false)
-                .await,
+            self.request_inner(
+                method.into(),
+                params.map(Params::from),
+                options,
+                None,
+                Some(assigned),
+                false,
+            )
+            .await,
         )
     }
 
@@ -329,11 +358,12 @@ impl Peer {
     /// request. When the call fails and `assigned` was never told, the
     /// request never reached the engine, so nothing of it was written: a
     /// proxy may send it again on another connection without running it
-    /// twice.
+    /// twice. The params may be JSON text (a request's params passed on as
+    /// they arrived): the engine stamps its `_meta` members on the text.
     pub async fn request_tracked(
         &self,
         method: impl Into<String>,
-        params: Option<JsonObject>,
+        params: Option<Params>,
         mut options: RequestOptions,
         progress: Option<mpsc::UnboundedSender<JsonObject>>,
         assigned: oneshot::Sender<RequestId>,
@@ -362,15 +392,22 @@ impl Peer {
     ) -> Result<JsonObject, PeerError> {
         options.progress = true;
         object(
-            self.request_inner(method.into(), params, options, Some(progress), None, false)
-                .await,
+            self.request_inner(
+                method.into(),
+                params.map(Params::from),
+                options,
+                Some(progress),
+                None,
+                false,
+            )
+            .await,
         )
     }
 
     async fn request_inner(
         &self,
         method: String,
-        params: Option<JsonObject>,
+        params: Option<Params>,
         options: RequestOptions,
         progress: Option<ProgressSink>,
         assigned: Option<oneshot::Sender<RequestId>>,
@@ -380,7 +417,11 @@ impl Peer {
         let mut watched = None;
         let mut observed = None;
         if let Some(o) = self.observer() {
-            if let Some(call) = o.start(self, &method, &mut params) {
+            // An observer changes params as a tree.
+            let mut tree = params.map(Params::into_object);
+            let started = o.start(self, &method, &mut tree);
+            params = tree.map(Params::from);
+            if let Some(call) = started {
                 let (tx, rx) = oneshot::channel();
                 observed = Some(tx);
                 watched = Some(crate::outgoing::Watched {

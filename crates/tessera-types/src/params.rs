@@ -70,6 +70,23 @@ impl Params {
         })
     }
 
+    /// Empty params (`{}`) as text, for an edit to write into.
+    pub(crate) fn empty_text() -> Self {
+        Params {
+            text: Some(RawValue::from_string("{}".to_owned()).expect("valid JSON")),
+            tree: OnceLock::new(),
+            head: OnceLock::new(),
+        }
+    }
+
+    /// Takes `text` (an object, written by this crate) as the params; what
+    /// was read of the old text is forgotten.
+    pub(crate) fn set_text(&mut self, text: Box<RawValue>) {
+        self.text = Some(text);
+        self.tree = OnceLock::new();
+        self.head = OnceLock::new();
+    }
+
     /// The received text, when the params arrived as text and nothing
     /// changed them since.
     pub fn raw(&self) -> Option<&RawValue> {

@@ -52,6 +52,7 @@ mod failure;
 mod legacy;
 mod listen;
 mod observed_body;
+mod params_head;
 mod shared;
 mod streamable;
 mod tls;

@@ -514,7 +514,17 @@ impl Outgoing {
             }
             _ => (None, None, None),
         };
-        let modern_version = params.and_then(modern_version);
+        // Params text (a forwarded request's) is read for these members
+        // alone, in one pass.
+        let mut head = params
+            .and_then(Params::raw)
+            .and_then(|t| super::params_head::ParamsHead::read(t.get()));
+        let modern_version = match &mut head {
+            Some(h) => h.version.take(),
+            None => params.and_then(modern_version),
+        };
+        let head = head.as_ref();
+        let member = |p, key| member_of(head, p, key);
         // Mcp-Name mirrors params.name or params.uri, and for the Tasks
         // extension's methods params.taskId.
         let named = params.and_then(|p| match method.as_deref() {
@@ -569,6 +579,20 @@ impl Outgoing {
             name,
             param_headers,
         }
+    }
+}
+
+/// [`member`], `name` and `uri` taken from `head` when the text was read
+/// for them.
+fn member_of<'a>(
+    head: Option<&super::params_head::ParamsHead>,
+    params: &'a Params,
+    key: &str,
+) -> Option<MemberRef<'a>> {
+    match (head, key) {
+        (Some(h), "name") => h.name.clone().map(MemberRef::Owned),
+        (Some(h), "uri") => h.uri.clone().map(MemberRef::Owned),
+        _ => member(params, key),
     }
 }
 

@@ -512,6 +512,7 @@ impl World {
                     reset_on_progress: *reset,
                     progress: *progress,
                     related: None,
+                    meta: None,
                 };
                 let id = self
                     .client

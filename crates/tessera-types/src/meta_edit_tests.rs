@@ -1,0 +1,185 @@
+use super::*;
+use serde_json::json;
+
+fn text(s: &str) -> Params {
+    Params::from_raw(RawValue::from_string(s.to_owned()).unwrap()).unwrap()
+}
+
+fn tree(s: &str) -> Params {
+    Params::from(serde_json::from_str::<JsonObject>(s).unwrap())
+}
+
+fn value(p: &Params) -> Value {
+    serde_json::to_value(p).unwrap()
+}
+
+/// A proxy's edit: drops the progress token, stamps a tag, keeps a
+/// malformed `_meta`, drops an emptied one.
+fn proxy<'a>(set: &'a [(&'a str, Cow<'a, Value>)]) -> MetaEdit<'a> {
+    MetaEdit {
+        remove: &["progressToken", "gone"],
+        set_if_object: &[],
+        set,
+        fill: &[],
+        not_object: NotObject::Keep,
+        drop_empty: true,
+    }
+}
+
+/// The same edit, on the text and on the tree, gives the same params.
+fn same_both_ways(input: &str, edit: &MetaEdit<'_>) -> Value {
+    let mut t = text(input);
+    t.edit_meta(edit);
+    let mut o = tree(input);
+    o.edit_meta(edit);
+    assert!(t.raw().is_some(), "{input}: still text");
+    assert_eq!(value(&t), value(&o), "{input}");
+    value(&t)
+}
+
+#[test]
+fn only_meta_changes_and_the_other_members_stay_as_written() {
+    let set = [("tag", Cow::Owned(json!(7)))];
+    let input =
+        r#"{"name":"a\"b","arguments":{ "x" : [1, 2.50] },"_meta":{"progressToken":3,"k":"v"}}"#;
+    let mut p = text(input);
+    p.edit_meta(&proxy(&set));
+    assert_eq!(
+        p.raw().unwrap().get(),
+        r#"{"name":"a\"b","arguments":{ "x" : [1, 2.50] },"_meta":{"k":"v","tag":7}}"#
+    );
+    same_both_ways(input, &proxy(&set));
+}
+
+#[test]
+fn escaped_keys_are_read_as_what_they_spell() {
+    let set = [("tag", Cow::Owned(json!(1)))];
+    let out = same_both_ways(
+        r#"{"n\u0061me":"caf\u00e9 \"x\"","\u005fmeta":{"progress\u0054oken":"t","k":1}}"#,
+        &proxy(&set),
+    );
+    assert_eq!(
+        out,
+        json!({"name": "café \"x\"", "_meta": {"k": 1, "tag": 1}})
+    );
+    // Nothing to add, and `_meta` only spelled with an escape: still removed.
+    let out = same_both_ways(r#"{"\u005fmeta":{"progressToken":1}}"#, &proxy(&[]));
+    assert_eq!(out, json!({}));
+}
+
+#[test]
+fn a_key_given_twice_keeps_its_last_value() {
+    let out = same_both_ways(
+        r#"{"a":1,"_meta":{"x":1},"a":2,"_meta":{"y":2,"y":3}}"#,
+        &proxy(&[]),
+    );
+    assert_eq!(out, json!({"a": 2, "_meta": {"y": 3}}));
+}
+
+#[test]
+fn a_meta_that_is_not_an_object_is_kept_or_replaced() {
+    let set = [("tag", Cow::Owned(json!(1)))];
+    for input in [r#"{"_meta":null,"a":1}"#, r#"{"_meta":[1],"a":1}"#] {
+        let mut p = text(input);
+        p.edit_meta(&proxy(&set));
+        assert_eq!(p.raw().unwrap().get(), input, "kept as it is");
+        let replace = MetaEdit {
+            not_object: NotObject::Replace,
+            ..proxy(&set)
+        };
+        let out = same_both_ways(input, &replace);
+        assert_eq!(out, json!({"_meta": {"tag": 1}, "a": 1}));
+    }
+}
+
+#[test]
+fn set_replaces_and_fill_only_adds() {
+    let set = [("v", Cow::Owned(json!("new")))];
+    let caps = json!({"x": {}});
+    let fill = [
+        ("caps", Cow::Borrowed(&caps)),
+        ("info", Cow::Owned(json!("i"))),
+    ];
+    let edit = MetaEdit {
+        remove: &[],
+        set_if_object: &[],
+        set: &set,
+        fill: &fill,
+        not_object: NotObject::Replace,
+        drop_empty: false,
+    };
+    let out = same_both_ways(r#"{"_meta":{"v":"old","info":"mine"}}"#, &edit);
+    assert_eq!(
+        out,
+        json!({"_meta": {"v": "new", "info": "mine", "caps": {"x": {}}}})
+    );
+}
+
+#[test]
+fn absent_and_empty_params() {
+    let set = [("tag", Cow::Owned(json!(2)))];
+    // Absent params get a `_meta` only when something is added.
+    let mut none = None;
+    edit_meta_of(&mut none, &proxy(&[]));
+    assert!(none.is_none());
+    edit_meta_of(&mut none, &proxy(&set));
+    assert_eq!(value(none.as_ref().unwrap()), json!({"_meta": {"tag": 2}}));
+    // Empty params: untouched without additions, and still empty.
+    let mut p = text("{ }");
+    p.edit_meta(&proxy(&[]));
+    assert_eq!(p.raw().unwrap().get(), "{ }");
+    assert!(p.is_empty_object());
+    assert_eq!(
+        same_both_ways("{}", &proxy(&set)),
+        json!({"_meta": {"tag": 2}})
+    );
+    // A `_meta` emptied by the edit goes, leaving empty params.
+    let mut p = text(r#"{"_meta":{"progressToken":"x"}}"#);
+    p.edit_meta(&proxy(&[]));
+    assert!(p.is_empty_object());
+    assert!(!text(r#"{"a":1}"#).is_empty_object());
+    assert!(tree("{}").is_empty_object());
+}
+
+#[test]
+fn params_without_meta_are_not_rewritten_when_nothing_is_added() {
+    let input = r#"{"name":"x", "arguments":{}}"#;
+    let mut p = text(input);
+    p.edit_meta(&proxy(&[]));
+    assert_eq!(p.raw().unwrap().get(), input);
+    // What was read of the old text is forgotten after an edit.
+    let mut p = text(r#"{"name":"x","_meta":{"k":1}}"#);
+    assert_eq!(p.meta().unwrap().get("k"), Some(&json!(1)));
+    p.edit_meta(&MetaEdit {
+        remove: &["k"],
+        ..proxy(&[])
+    });
+    assert!(p.meta().is_none());
+    assert_eq!(p.name(), Some(&json!("x")));
+}
+
+#[test]
+fn a_senders_changes_apply_to_an_object_or_absent_meta_only() {
+    let mine = [("tag", Cow::Owned(json!(1)))];
+    let engine = [("v", Cow::Owned(json!("x")))];
+    let edit = MetaEdit {
+        remove: &["progressToken"],
+        set_if_object: &mine,
+        set: &engine,
+        fill: &[],
+        not_object: NotObject::Replace,
+        drop_empty: true,
+    };
+    let out = same_both_ways(r#"{"a":1,"_meta":{"progressToken":1,"k":2}}"#, &edit);
+    assert_eq!(out, json!({"a": 1, "_meta": {"k": 2, "tag": 1, "v": "x"}}));
+    assert_eq!(
+        same_both_ways(r#"{"a":1}"#, &edit),
+        json!({"a": 1, "_meta": {"tag": 1, "v": "x"}})
+    );
+    // Not an object: the engine's members replace it, the sender's do not
+    // apply (as when the sender left it as it was and the engine replaced it).
+    assert_eq!(
+        same_both_ways(r#"{"_meta":"odd"}"#, &edit),
+        json!({"_meta": {"v": "x"}})
+    );
+}
