@@ -216,20 +216,20 @@ fn edit_text(text: &str, edit: &MetaEdit<'_>) -> Option<Box<RawValue>> {
         meta.retain(|e| !edit.remove.contains(&&*e.0));
         for (k, v) in edit.set_if_object {
             match meta.iter_mut().find(|e| e.0 == *k) {
-                Some(slot) => slot.1 = Out::Value(&**v),
-                None => meta.push((Cow::Borrowed(*k), Out::Value(&**v))),
+                Some(slot) => slot.1 = Out::Value(v),
+                None => meta.push((Cow::Borrowed(*k), Out::Value(v))),
             }
         }
     }
     for (k, v) in edit.set {
         match meta.iter_mut().find(|e| e.0 == *k) {
-            Some(slot) => slot.1 = Out::Value(&**v),
-            None => meta.push((Cow::Borrowed(*k), Out::Value(&**v))),
+            Some(slot) => slot.1 = Out::Value(v),
+            None => meta.push((Cow::Borrowed(*k), Out::Value(v))),
         }
     }
     for (k, v) in edit.fill {
         if !meta.iter().any(|e| e.0 == *k) {
-            meta.push((Cow::Borrowed(*k), Out::Value(&**v)));
+            meta.push((Cow::Borrowed(*k), Out::Value(v)));
         }
     }
     let meta = (!(edit.drop_empty && meta.is_empty())).then_some(meta);
