@@ -165,15 +165,7 @@ fn head(server: &TestServer, len: usize) -> String {
 async fn a_refused_batch_leaves_its_connection_usable() {
     let server = TestServer::start(|b| b.max_batch(3)).await;
     let elements = ELEMENT.repeat(2_000);
-    let body = format!("[{}]", elements.trim_end_matches(','));
-    let (first, rest) = body.split_at(ELEMENT.len() * 8);
-    let mut s = TcpStream::connect(server.addr).await.unwrap();
-    s.write_all(head(&server, body.len()).as_bytes())
-        .await
-        .unwrap();
-    s.write_all(first.as_bytes()).await.unwrap();
-    let refused = within(read_response(&mut s)).await;
-    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    let (mut s, refused, rest) = refused_after_eight(&server, &elements).await;
     assert!(refused.contains("--max-batch"), "{refused}");
     s.write_all(rest.as_bytes()).await.unwrap();
 
@@ -248,15 +240,7 @@ async fn a_slowly_drained_body_is_not_taken_for_a_slow_head() {
     })
     .await;
     let elements = ELEMENT.repeat(64);
-    let body = format!("[{}]", elements.trim_end_matches(','));
-    let (first, rest) = body.split_at(ELEMENT.len() * 8);
-    let mut s = TcpStream::connect(server.addr).await.unwrap();
-    s.write_all(head(&server, body.len()).as_bytes())
-        .await
-        .unwrap();
-    s.write_all(first.as_bytes()).await.unwrap();
-    let refused = within(read_response(&mut s)).await;
-    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    let (mut s, _, rest) = refused_after_eight(&server, &elements).await;
     // The rest in eight pieces over four header timeouts (the client's
     // pace, not a wait for the server).
     for piece in rest.as_bytes().chunks(rest.len().div_ceil(8)) {
@@ -291,4 +275,20 @@ async fn initialize_on(s: &mut TcpStream, server: &TestServer) {
         answered.starts_with("HTTP/1.1 200"),
         "the same connection: {answered}"
     );
+}
+
+/// Posts a batch of `elements` over a socket, sending only its first eight
+/// elements, and reads the refusal (400): the socket, the refusal, and the
+/// rest of the body, not yet sent.
+async fn refused_after_eight(server: &TestServer, elements: &str) -> (TcpStream, String, String) {
+    let body = format!("[{}]", elements.trim_end_matches(','));
+    let (first, rest) = body.split_at(ELEMENT.len() * 8);
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    s.write_all(head(server, body.len()).as_bytes())
+        .await
+        .unwrap();
+    s.write_all(first.as_bytes()).await.unwrap();
+    let refused = within(read_response(&mut s)).await;
+    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    (s, refused, rest.to_owned())
 }
