@@ -2,7 +2,8 @@
 //!
 //! Names are prefixed with the upstream's name: tools and prompts become
 //! `NAME__tool`, resource URIs `NAME+scheme:…` (a valid URI scheme, since a
-//! name is a letter followed by letters, digits and `-`). Each upstream has
+//! name is a letter followed by letters, digits and `-`); the only upstream
+//! may be shown under its own names instead ([`crate::Naming`]). Each upstream has
 //! one pooled connection, watched by a supervisor task: when it dies its
 //! tools, prompts and resources disappear (clients are told the lists
 //! changed), and it is reconnected with backoff until it comes back.
@@ -24,11 +25,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bridge::FORWARDED_METHODS;
 use crate::caller::Visible;
-use crate::config::{UpstreamConfig, valid_name};
+use crate::config::{UpstreamConfig, check_prefixes, valid_name};
 use crate::error::ProxyError;
 use crate::hints::Hints;
 use crate::hub::Hub;
 use crate::member::{Member, supervise};
+use crate::naming::{NAME_SEPARATOR, Naming, URI_SEPARATOR};
 use crate::pages::{DEFAULT_PAGE_SIZE, Position, requested_cursor};
 use crate::policy::{ItemKind, Policy};
 use crate::ratelimit::RateLimits;
@@ -39,11 +41,9 @@ use crate::shapes::{
 use crate::upstream::UpstreamOptions;
 
 mod subscriptions;
+mod upstreams;
 
-/// The separator between an upstream's name and a tool or prompt name.
-pub const NAME_SEPARATOR: &str = "__";
-/// The separator between an upstream's name and a resource URI.
-pub const URI_SEPARATOR: char = '+';
+pub use upstreams::Reconfigured;
 
 /// The most upstream pages read to serve one page of a combined list.
 const MAX_PAGES: usize = 100;
@@ -102,8 +102,9 @@ impl std::fmt::Debug for Aggregator {
     }
 }
 
-/// The engine configuration of an aggregator of upstreams `names`.
-fn engine_config(names: &[&str]) -> Arc<EngineConfig> {
+/// The engine configuration of an aggregator of the upstreams named by
+/// `namings`.
+fn engine_config(namings: &[&Naming]) -> Arc<EngineConfig> {
     let info = Implementation::new("tessera-proxy", env!("CARGO_PKG_VERSION"));
     let capabilities = ServerCapabilities {
         tools: Some(ToolsCapability {
@@ -126,11 +127,23 @@ fn engine_config(names: &[&str]) -> Arc<EngineConfig> {
     let identity = ServerIdentity {
         info,
         capabilities,
-        instructions: Some(format!(
-            "This endpoint aggregates the MCP servers {}. Tool and prompt names are prefixed \
-             with the server name and '__'; resource URIs with the server name and '+'.",
-            names.join(", ")
-        )),
+        instructions: Some(match namings {
+            [only] if !only.is_prefixed() => format!(
+                "This endpoint fronts the MCP server {}; its tools, prompts and resources keep \
+                 their own names and URIs.",
+                only.upstream()
+            ),
+            _ => format!(
+                "This endpoint aggregates the MCP servers {}. Tool and prompt names are \
+                 prefixed with the server name and '__'; resource URIs with the server name \
+                 and '+'.",
+                namings
+                    .iter()
+                    .map(|n| n.upstream())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
         ..ServerIdentity::default()
     };
     Arc::new(EngineConfig::server(identity).with_methods(FORWARDED_METHODS.iter().copied()))
@@ -167,14 +180,15 @@ impl Aggregator {
         if servers.is_empty() {
             return Err(ProxyError::Config("no upstream server".into()));
         }
+        check_prefixes(&servers)?;
         let hub = Arc::new(Hub::default());
         let stop = CancellationToken::new();
         let members: Vec<Arc<Member>> = servers
             .into_iter()
             .map(|entry| Arc::new(Member::new(entry, &options, stop.child_token(), &hub)))
             .collect();
-        let names: Vec<&str> = members.iter().map(|m| m.entry.name.as_str()).collect();
-        let config = engine_config(&names);
+        let namings: Vec<&Naming> = members.iter().map(|m| &m.naming).collect();
+        let config = engine_config(&namings);
         for m in &members {
             tokio::spawn(supervise(m.clone(), hub.clone()));
         }
@@ -192,77 +206,6 @@ impl Aggregator {
             inner: inner.clone(),
         });
         Ok(Aggregator { inner, service })
-    }
-
-    /// Adds an upstream after the others, or replaces the one of the same
-    /// name (whose connection is closed; requests in flight on it fail,
-    /// sessions go on). Its items appear once it has connected, and every
-    /// session is told the lists changed.
-    pub fn add_upstream(&self, entry: UpstreamConfig) -> Result<(), ProxyError> {
-        check_name(&entry.name)?;
-        let member = Arc::new(Member::new(
-            entry,
-            &self.inner.options,
-            self.inner.stop.child_token(),
-            &self.inner.hub,
-        ));
-        let old = {
-            let mut members = self
-                .inner
-                .members
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            let mut list: Vec<Arc<Member>> = members.as_ref().clone();
-            let old = match list.iter().position(|m| m.entry.name == member.entry.name) {
-                Some(i) => Some(std::mem::replace(&mut list[i], member.clone())),
-                None => {
-                    list.push(member.clone());
-                    None
-                }
-            };
-            *members = Arc::new(list);
-            old
-        };
-        if let Some(old) = old {
-            old.stop.cancel();
-        }
-        self.renamed();
-        tokio::spawn(supervise(member, self.inner.hub.clone()));
-        Ok(())
-    }
-
-    /// Removes upstream `name` (its connection is closed; requests in flight
-    /// on it fail, sessions go on and are told the lists changed); `false`
-    /// when there is none, or it is the last one.
-    pub fn remove_upstream(&self, name: &str) -> bool {
-        let gone = {
-            let mut members = self
-                .inner
-                .members
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
-            if members.len() < 2 {
-                return false;
-            }
-            let Some(i) = members.iter().position(|m| m.entry.name == name) else {
-                return false;
-            };
-            let mut list: Vec<Arc<Member>> = members.as_ref().clone();
-            let gone = list.remove(i);
-            *members = Arc::new(list);
-            gone
-        };
-        gone.stop.cancel();
-        self.renamed();
-        self.inner.hub.lists_changed();
-        true
-    }
-
-    /// The engine configuration for the upstreams now.
-    fn renamed(&self) {
-        let members = self.inner.members();
-        let names: Vec<&str> = members.iter().map(|m| m.entry.name.as_str()).collect();
-        *self.inner.config.write().unwrap_or_else(|e| e.into_inner()) = engine_config(&names);
     }
 
     /// Sets how many items a page of a combined list holds (at least 1;
@@ -371,14 +314,9 @@ impl Aggregator {
     }
 }
 
-/// Prefixes `uri` with upstream `name`.
-fn prefix_uri(name: &str, uri: &str) -> String {
-    format!("{name}{URI_SEPARATOR}{uri}")
-}
-
-/// Prefixes the resource URIs in content: the URI of a resource link or
-/// of an embedded resource.
-fn prefix_content(name: &str, content: &mut Loose<Content>) {
+/// Shows the resource URIs in content as `naming` says: the URI of a
+/// resource link or of an embedded resource.
+fn prefix_content(naming: &Naming, content: &mut Loose<Content>) {
     let Loose::Valid(content) = content else {
         return;
     };
@@ -389,26 +327,30 @@ fn prefix_content(name: &str, content: &mut Loose<Content>) {
             _ => None,
         };
         if let Some(u) = uri {
-            *u = prefix_uri(name, u);
+            *u = naming.uri(u);
         }
     }
 }
 
-/// Prefixes the resource URIs a `method` result links to.
-fn prefix_result(name: &str, method: &str, result: &mut Linking) {
+/// Shows the resource URIs a `method` result links to as `naming` says
+/// (prefixed, or left as they are).
+fn prefix_result(naming: &Naming, method: &str, result: &mut Linking) {
+    if !naming.is_prefixed() {
+        return;
+    }
     match method {
-        methods::TOOLS_CALL => prefix_content(name, &mut result.content),
+        methods::TOOLS_CALL => prefix_content(naming, &mut result.content),
         methods::PROMPTS_GET => {
             for m in result.messages.valid_mut().into_iter().flatten() {
                 if let Loose::Valid(m) = m {
-                    prefix_content(name, &mut m.content);
+                    prefix_content(naming, &mut m.content);
                 }
             }
         }
         methods::RESOURCES_READ => {
             for c in result.contents.valid_mut().into_iter().flatten() {
                 if let Some(u) = c.valid_mut().and_then(|c| c.uri.valid_mut()) {
-                    *u = prefix_uri(name, u);
+                    *u = naming.uri(u);
                 }
             }
         }
@@ -474,10 +416,10 @@ async fn upstream_page(
             if kind == ListKind::Tools {
                 m.entry.overrides.present(&original, &mut item);
             }
-            item.name = Loose::Valid(format!("{name}{NAME_SEPARATOR}{offered}"));
+            item.name = Loose::Valid(m.naming.name(&offered));
             for u in [&mut item.uri, &mut item.uri_template] {
                 if let Loose::Valid(u) = u {
-                    *u = prefix_uri(name, u);
+                    *u = m.naming.uri(u);
                 }
             }
             Some(item)
@@ -511,18 +453,33 @@ impl Inner {
             .clone()
     }
 
-    fn named(&self, n: &str) -> Option<Arc<Member>> {
-        self.members().iter().find(|m| m.entry.name == n).cloned()
-    }
-
+    /// The upstream whose tool or prompt clients see as `name`, and its
+    /// own name of it.
     fn by_name<'a>(&self, name: &'a str) -> Option<(Arc<Member>, &'a str)> {
-        let (n, rest) = name.split_once(NAME_SEPARATOR)?;
-        Some((self.named(n)?, rest))
+        self.members()
+            .iter()
+            .find_map(|m| Some((m.clone(), m.naming.own_name(name)?)))
     }
 
+    /// The upstream whose resource clients see as `uri`, and its own URI.
     fn by_uri<'a>(&self, uri: &'a str) -> Option<(Arc<Member>, &'a str)> {
-        let (n, rest) = uri.split_once(URI_SEPARATOR)?;
-        Some((self.named(n)?, rest))
+        self.members()
+            .iter()
+            .find_map(|m| Some((m.clone(), m.naming.own_uri(uri)?)))
+    }
+
+    /// How names are formed, for error messages.
+    fn naming_help(&self) -> String {
+        match self.members().as_slice() {
+            [only] if !only.naming.is_prefixed() => format!(
+                "names and URIs are those of the upstream {}",
+                only.entry.name
+            ),
+            _ => format!(
+                "names are NAME{NAME_SEPARATOR}ITEM, URIs NAME{URI_SEPARATOR}URI, with NAME one \
+                 of the upstreams"
+            ),
+        }
     }
 
     /// One page of the combined `kind` list: the connected upstreams' items
@@ -603,11 +560,11 @@ impl Inner {
         let visible = Visible::of(&self.policy, &self.limits, r);
         // Unknown and denied read the same, so that a refusal tells nothing
         // of what the caller may not see.
+        let help = self.naming_help();
         let unknown = |what: &str, v: &str| {
             ErrorObject::invalid_params(format!(
-                "Invalid params: no {what} {v:?} is available to this caller (names are \
-                 NAME{NAME_SEPARATOR}{what}, URIs NAME{URI_SEPARATOR}URI, with NAME one of the \
-                 upstreams; an item the gateway's rules deny is not available either)"
+                "Invalid params: no {what} {v:?} is available to this caller ({help}; an item \
+                 the gateway's rules deny is not available either)"
             ))
         };
         let kind_of = |what: &str| match what {
@@ -695,6 +652,7 @@ impl Inner {
         };
         let name = member.entry.name.clone();
         visible.spend(r, &name, kind, &item).await?;
+        let naming = member.naming.clone();
         let result = member.call(r, method, write(&params)?).await?;
         if !matches!(
             method,
@@ -703,7 +661,7 @@ impl Inner {
             return Ok(result);
         }
         let mut linking: Linking = take(result);
-        prefix_result(&name, method, &mut linking);
+        prefix_result(&naming, method, &mut linking);
         write(&linking)
     }
 }
@@ -778,8 +736,19 @@ mod tests {
 
     fn linked(method: &str, v: Value) -> Value {
         let mut l: Linking = read(v.as_object().unwrap());
-        prefix_result("up", method, &mut l);
+        prefix_result(&Naming::prefixed("up"), method, &mut l);
         Value::Object(write(&l).unwrap())
+    }
+
+    #[test]
+    fn an_unprefixed_upstreams_links_are_left_as_they_are() {
+        let v = json!({"content": [
+            {"type": "resource_link", "uri": "f://a", "name": "a"},
+            {"type": "resource", "resource": {"uri": "f://b", "text": "t"}}
+        ]});
+        let mut l: Linking = read(v.as_object().unwrap());
+        prefix_result(&Naming::unprefixed("up"), methods::TOOLS_CALL, &mut l);
+        assert_eq!(Value::Object(write(&l).unwrap()), v);
     }
 
     #[test]

@@ -36,6 +36,7 @@ use crate::caller_auth::{CallerCredentials, CallerToken};
 use crate::calls::Calls;
 use crate::hub::{Hub, Origin};
 use crate::member::{MemberSink, list_changes};
+use crate::naming::Naming;
 use crate::refusal::RefusalData;
 use crate::upstream::{Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
@@ -154,6 +155,8 @@ impl From<ErrorObject> for Refused {
 pub(crate) struct Callers {
     creds: CallerCredentials,
     upstream: String,
+    /// How the upstream's names are shown (its notifications' URIs).
+    naming: Naming,
     hub: Arc<Hub>,
     entries: Mutex<HashMap<[u8; 32], Arc<Entry>>>,
     /// Told when a connection ends.
@@ -161,12 +164,13 @@ pub(crate) struct Callers {
 }
 
 impl Callers {
-    /// A pool for `upstream`, reached with `creds`; its connections tell
-    /// `hub` of the upstream's changes.
-    pub fn new(creds: CallerCredentials, upstream: String, hub: Arc<Hub>) -> Self {
+    /// A pool for the upstream named by `naming`, reached with `creds`;
+    /// its connections tell `hub` of the upstream's changes.
+    pub fn new(creds: CallerCredentials, naming: Naming, hub: Arc<Hub>) -> Self {
         Callers {
             creds,
-            upstream,
+            upstream: naming.upstream().to_owned(),
+            naming,
             hub,
             entries: Mutex::new(HashMap::new()),
             lost: Arc::new(Notify::new()),
@@ -264,7 +268,7 @@ impl Callers {
     ) -> Result<Arc<Upstream>, Refused> {
         let spec = self.creds.spec_for(caller.clone(), &self.upstream);
         let sink = Arc::new(MemberSink::new(
-            self.upstream.clone(),
+            self.naming.clone(),
             entry.calls.clone(),
             self.hub.clone(),
             Some(Origin {
@@ -517,7 +521,11 @@ mod tests {
                 audience: "http://127.0.0.1:1/mcp".into(),
             },
         );
-        Callers::new(creds, "up".into(), Arc::new(Hub::default()))
+        Callers::new(
+            creds,
+            crate::Naming::prefixed("up"),
+            Arc::new(Hub::default()),
+        )
     }
 
     fn key(i: usize) -> [u8; 32] {

@@ -13,9 +13,11 @@
 //! Streamable HTTP one (`url`, optional `headers`). The proxy also reads
 //! `timeout` (seconds per forwarded request), `allowTools` and `denyTools`
 //! (exact tool names, before prefixing), `maxConcurrent` and
-//! `circuitBreaker` ([`crate::resilience`]), and for a URL `auth` (how the
-//! proxy authenticates to it, perhaps as the caller: [`crate::credentials`]); other keys are
-//! ignored, so the file other clients use works as it is.
+//! `circuitBreaker` ([`crate::resilience`]), `prefix` (`false`: the only
+//! upstream's names are shown as its own, [`crate::Naming`]), and for a URL
+//! `auth` (how the proxy authenticates to it, perhaps as the caller:
+//! [`crate::credentials`]); other keys are ignored, so the file other
+//! clients use works as it is.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -26,6 +28,7 @@ use tessera_http::http::{HeaderMap, HeaderName, HeaderValue};
 use crate::caller_auth::CallerCredentials;
 use crate::credentials::{Installed, parse_auth};
 use crate::error::ProxyError;
+use crate::naming::Naming;
 use crate::overrides::ToolOverrides;
 use crate::resilience::{Breaker, DEFAULT_MAX_CONCURRENT, parse_breaker, parse_max_concurrent};
 use crate::upstream::UpstreamSpec;
@@ -56,14 +59,19 @@ struct Entry {
     tool_overrides: Option<serde_json::Value>,
     max_concurrent: Option<serde_json::Value>,
     circuit_breaker: Option<serde_json::Value>,
+    prefix: Option<serde_json::Value>,
 }
 
 /// One upstream of an aggregating proxy.
 #[derive(Debug, Clone)]
 pub struct UpstreamConfig {
     /// Its name: the prefix of its tools and prompts (`NAME__tool`) and of
-    /// its resource URIs (`NAME+scheme:…`).
+    /// its resource URIs (`NAME+scheme:…`), unless `prefix` is `false`.
     pub name: String,
+    /// Whether its names are shown prefixed with `name` (`true` by
+    /// default); `false` shows them as the upstream's own, which only the
+    /// sole upstream of an aggregator may do ([`crate::Naming`]).
+    pub prefix: bool,
     /// How to reach it.
     pub spec: UpstreamSpec,
     /// The limit of each forwarded request (restarted by progress).
@@ -90,6 +98,7 @@ impl UpstreamConfig {
     pub fn new(name: impl Into<String>, spec: UpstreamSpec) -> Self {
         UpstreamConfig {
             name: name.into(),
+            prefix: true,
             spec,
             timeout: None,
             allow_tools: None,
@@ -98,6 +107,15 @@ impl UpstreamConfig {
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             breaker: Some(Breaker::default()),
             caller: None,
+        }
+    }
+
+    /// How its names are shown to clients.
+    pub fn naming(&self) -> Naming {
+        if self.prefix {
+            Naming::prefixed(&self.name)
+        } else {
+            Naming::unprefixed(&self.name)
         }
     }
 
@@ -116,6 +134,24 @@ pub(crate) fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// Checks that an upstream shown without prefix is the only one (two
+/// upstreams' names could collide otherwise); the error names the field.
+pub(crate) fn check_prefixes<'a>(
+    servers: impl IntoIterator<Item = &'a UpstreamConfig>,
+) -> Result<(), ProxyError> {
+    let servers: Vec<&UpstreamConfig> = servers.into_iter().collect();
+    match servers.iter().find(|s| !s.prefix) {
+        Some(s) if servers.len() > 1 => Err(ProxyError::Config(format!(
+            "server {:?}: prefix: false is allowed only for the only server (its names are \
+             shown as its own, and could collide with another server's); there are {} servers: \
+             remove the others or the \"prefix\" field",
+            s.name,
+            servers.len()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Reads an `mcpServers` document (secrets named by `auth` keys are read
@@ -212,8 +248,19 @@ pub(crate) fn parse_servers_with(
             .map_err(bad)?
             .unwrap_or(DEFAULT_MAX_CONCURRENT);
         let breaker = parse_breaker(e.circuit_breaker.as_ref()).map_err(bad)?;
+        let prefix = match e.prefix {
+            None => true,
+            Some(serde_json::Value::Bool(b)) => b,
+            Some(other) => {
+                return Err(bad(format!(
+                    "prefix: must be true or false (whether names are shown as NAME__tool), \
+                     not {other}"
+                )));
+            }
+        };
         out.push(UpstreamConfig {
             name,
+            prefix,
             spec,
             timeout,
             allow_tools: e.allow_tools,
@@ -224,6 +271,7 @@ pub(crate) fn parse_servers_with(
             caller,
         });
     }
+    check_prefixes(&out)?;
     Ok(out)
 }
 
@@ -259,6 +307,20 @@ mod tests {
         assert!(!s[1].allows("b"), "deny wins");
         assert!(!s[1].allows("c"), "not in the allow list");
         assert!(s[0].allows("anything"));
+        assert!(s[0].prefix && s[1].prefix, "prefixed by default");
+    }
+
+    #[test]
+    fn the_only_server_may_go_unprefixed() {
+        let s = parse_servers(r#"{"mcpServers": {"a": {"command": "x", "prefix": false}}}"#)
+            .expect("parses");
+        assert!(!s[0].prefix);
+        assert_eq!(s[0].naming(), Naming::unprefixed("a"));
+        let s = parse_servers(
+            r#"{"mcpServers": {"a": {"command": "x", "prefix": true}, "b": {"command": "y"}}}"#,
+        )
+        .expect("parses");
+        assert_eq!(s[0].naming(), Naming::prefixed("a"));
     }
 
     #[test]
@@ -290,6 +352,14 @@ mod tests {
             (
                 r#"{"mcpServers": {"a": {"command": "x", "timeout": -1}}}"#,
                 "positive",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "prefix": "no"}}}"#,
+                "server \"a\": prefix: must be true or false",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x", "prefix": false}, "b": {"command": "y"}}}"#,
+                "server \"a\": prefix: false is allowed only for the only server",
             ),
         ] {
             let e = parse_servers(doc).expect_err(doc).to_string();

@@ -16,9 +16,9 @@ use tessera_runtime::Peer;
 use tessera_types::{JsonObject, RequestId, ResourceUpdatedNotificationParams, methods};
 use tokio::time::Instant;
 
-use crate::aggregate::URI_SEPARATOR;
 use crate::echoes::Echoes;
 use crate::listen::tag;
+use crate::naming::Naming;
 use crate::shapes::{UriOf, read, write};
 
 /// The list-change notifications.
@@ -28,14 +28,14 @@ const LIST_KINDS: [&str; 3] = [
     methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
 ];
 
-/// One resource subscription: the prefixed URI, and the key of the caller
+/// One resource subscription: the URI clients see, and the key of the caller
 /// whose connection carries it upstream (`None` on a pooled connection).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Topic {
     /// The caller's key ([`crate::caller_auth`]), for an upstream reached
     /// per caller.
     pub caller: Option<[u8; 32]>,
-    /// The prefixed URI.
+    /// The URI clients see ([`Naming::uri`]).
     pub uri: String,
 }
 
@@ -130,15 +130,17 @@ impl Hub {
         }
     }
 
-    /// A notification from upstream `name` that belongs to no request,
-    /// received on a caller's own connection (`origin`) or on the pooled one.
+    /// A notification from the upstream named by `naming` that belongs to
+    /// no request, received on a caller's own connection (`origin`) or on
+    /// the pooled one.
     pub(crate) fn announce(
         &self,
-        name: &str,
+        naming: &Naming,
         origin: Option<Origin>,
         method: &str,
         params: Option<&JsonObject>,
     ) {
+        let name = naming.upstream();
         if LIST_KINDS.contains(&method) {
             let first =
                 origin.is_none_or(|o| self.echoes.first(name, method, o.conn, Instant::now()));
@@ -151,7 +153,7 @@ impl Hub {
             if let Some(uri) = params.and_then(|p| read::<UriOf>(p).uri.into_valid()) {
                 self.resource_updated(&Topic {
                     caller: origin.map(|o| o.caller),
-                    uri: format!("{name}{URI_SEPARATOR}{uri}"),
+                    uri: naming.uri(&uri),
                 });
             }
         } else {
@@ -183,17 +185,16 @@ impl Hub {
         }
     }
 
-    /// The URIs (the upstream's own) of the resources of `upstream`
-    /// subscribed to on the connection of `caller` (`None`: the pooled
-    /// one).
-    pub(crate) fn topics(&self, upstream: &str, caller: Option<[u8; 32]>) -> Vec<String> {
-        let prefix = format!("{upstream}{URI_SEPARATOR}");
+    /// The URIs (the upstream's own) of the resources of the upstream
+    /// named by `naming` subscribed to on the connection of `caller`
+    /// (`None`: the pooled one).
+    pub(crate) fn topics(&self, naming: &Naming, caller: Option<[u8; 32]>) -> Vec<String> {
         self.subscribed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .keys()
             .filter(|t| t.caller == caller)
-            .filter_map(|t| t.uri.strip_prefix(&prefix).map(str::to_owned))
+            .filter_map(|t| naming.own_uri(&t.uri).map(str::to_owned))
             .collect()
     }
 

@@ -17,7 +17,9 @@
 //!   (`NAME__tool`), with per-upstream timeouts, allow/deny lists for tools,
 //!   and reconnection: a dead upstream's tools disappear and come back.
 //!   Its lists are paginated: the upstreams' lists one after the other,
-//!   [`Aggregator::set_page_size`] items a page.
+//!   [`Aggregator::set_page_size`] items a page. The only upstream may be
+//!   shown under its own names instead (`"prefix": false`, [`Naming`]),
+//!   for a gateway in front of one server.
 //!
 //! ```no_run
 //! use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
@@ -52,6 +54,7 @@ mod hints;
 mod hub;
 mod listen;
 mod member;
+mod naming;
 mod overrides;
 mod pages;
 mod policy;
@@ -64,7 +67,7 @@ mod route;
 mod shapes;
 mod upstream;
 
-pub use aggregate::{Aggregator, AggregatorService, NAME_SEPARATOR, URI_SEPARATOR};
+pub use aggregate::{Aggregator, AggregatorService, Reconfigured};
 pub use apikey::{API_KEY_HEADER, ApiKeyAuth, ApiKeyLayer, CallerClaims};
 pub use bridge::{Proxy, ProxyService};
 pub use caller_auth::{CallerCredentials, MAX_CACHED, MAX_CACHED_BYTES};
@@ -73,6 +76,7 @@ pub use config::{UpstreamConfig, parse_servers};
 pub use error::ProxyError;
 pub use gateway::{ApiKey, Gateway, MIN_API_KEY_BYTES, ProxyConfig, parse_config};
 pub use health::{HEALTHZ_PATH, Health, HealthLayer, READYZ_PATH, Readiness};
+pub use naming::{NAME_SEPARATOR, Naming, URI_SEPARATOR};
 pub use overrides::{ToolOverride, ToolOverrides};
 pub use policy::{Decision, Effect, ItemKind, Policy, Rule, Selector};
 pub use ratelimit::{MAX_BUCKETS, RateLimit, RateLimits, SharedBuckets};

@@ -22,13 +22,14 @@ use crate::calls::Calls;
 use crate::config::UpstreamConfig;
 use crate::forward::{Failure, Fate, forward, send};
 use crate::hub::{Hub, Origin};
+use crate::naming::Naming;
 use crate::resilience::{Circuit, CircuitState, Places, RETRY_WAIT};
 use crate::route::{ask_sole, log};
 use crate::upstream::{Sink, Upstream, UpstreamOptions, all_client_capabilities, proxy_identity};
 
 /// The traffic of one upstream's pooled connection.
 pub(crate) struct MemberSink {
-    name: String,
+    naming: Naming,
     calls: Arc<Calls>,
     hub: Arc<Hub>,
     /// The caller whose own connection this is (`None`: the pooled one).
@@ -36,12 +37,12 @@ pub(crate) struct MemberSink {
 }
 
 impl MemberSink {
-    /// The sink of a connection to upstream `name` with the requests
-    /// `calls` in flight, announcing its changes on `hub`; `origin` names
-    /// the caller whose own connection it is.
-    pub fn new(name: String, calls: Arc<Calls>, hub: Arc<Hub>, origin: Option<Origin>) -> Self {
+    /// The sink of a connection to the upstream named by `naming` with the
+    /// requests `calls` in flight, announcing its changes on `hub`;
+    /// `origin` names the caller whose own connection it is.
+    pub fn new(naming: Naming, calls: Arc<Calls>, hub: Arc<Hub>, origin: Option<Origin>) -> Self {
         MemberSink {
-            name,
+            naming,
             calls,
             hub,
             origin,
@@ -68,7 +69,7 @@ impl Sink for MemberSink {
             methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => {}
             _ => self
                 .hub
-                .announce(&self.name, self.origin, &method, params.as_ref()),
+                .announce(&self.naming, self.origin, &method, params.as_ref()),
         }
     }
 }
@@ -77,6 +78,8 @@ impl Sink for MemberSink {
 pub(crate) struct Member {
     /// Its configuration entry.
     pub entry: UpstreamConfig,
+    /// How its names are shown to clients (from the entry).
+    pub naming: Naming,
     /// The options of its connection (the entry's timeout applied).
     pub options: UpstreamOptions,
     conn: Mutex<Option<Arc<Upstream>>>,
@@ -132,9 +135,10 @@ impl Member {
             callers: entry
                 .caller
                 .clone()
-                .map(|c| Callers::new(c, entry.name.clone(), hub.clone())),
+                .map(|c| Callers::new(c, entry.naming(), hub.clone())),
             circuit: Circuit::new(entry.breaker),
             places: Places::new(entry.max_concurrent),
+            naming: entry.naming(),
             entry,
             options: o,
             conn: Mutex::new(None),
@@ -435,7 +439,7 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
     let spec = member.entry.spec.clone();
     loop {
         let sink = Arc::new(MemberSink::new(
-            member.entry.name.clone(),
+            member.naming.clone(),
             member.calls.clone(),
             hub.clone(),
             None,

@@ -13,7 +13,6 @@ use tessera_types::{Era, ErrorObject, ResourceRequestParams, SubscriptionFilter,
 use tokio_util::sync::CancellationToken;
 
 use super::Member;
-use crate::aggregate::URI_SEPARATOR;
 use crate::callers::ACKNOWLEDGEMENT_WAIT;
 use crate::hub::{Hub, Topic};
 use crate::refusal::RefusalData;
@@ -119,15 +118,14 @@ impl Member {
     /// refuses is logged and left out; one given up while it was being
     /// made again is stopped at once.
     pub async fn resubscribe(&self, up: &Arc<Upstream>, caller: Option<[u8; 32]>, hub: &Hub) {
-        let uris = hub.topics(&self.entry.name, caller);
+        let uris = hub.topics(&self.naming, caller);
         if uris.is_empty() {
             return;
         }
-        let prefix = format!("{}{URI_SEPARATOR}", self.entry.name);
         let still = |uri: &str| {
             hub.is_subscribed(&Topic {
                 caller,
-                uri: format!("{prefix}{uri}"),
+                uri: self.naming.uri(uri),
             })
         };
         self.streams.lock().retain(|(c, _), t| {
