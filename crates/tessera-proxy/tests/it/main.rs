@@ -7,3 +7,4 @@ mod caller_breaker;
 mod caller_credentials;
 mod caller_notifications;
 mod raw;
+mod unprefixed;
