@@ -33,7 +33,8 @@ endpoint is http://ADDR/mcp, plus the 2024-11-05 HTTP+SSE pair at /sse and /mess
 --config FILE aggregates the servers of an mcpServers file ({\"mcpServers\": {NAME: {\"command\", \
 \"args\", \"env\"} | {\"url\", \"headers\"}}}, plus optional \"timeout\" seconds, \"allowTools\", \
 \"denyTools\", \"maxConcurrent\" and \"circuitBreaker\" per server): tools and prompts are offered as \
-NAME__name, resource URIs as NAME+URI. \
+NAME__name, resource URIs as NAME+URI (\"prefix\": false on the only server keeps its own names, \
+for a gateway in front of one server). \
 A server that dies loses its tools until it is reconnected (with backoff); the others go on. \
 A \"gateway\" section beside mcpServers names API keys and rules over principal x upstream x \
 tool/prompt/resource (the guide: tessera::guide::proxy); `tessera proxy check` explains a decision.")]

@@ -16,8 +16,9 @@ Example:
   tessera proxy check --config servers.json --principal '{\"sub\":\"alice\",\"groups\":[\"eng\"]}' \\
       --tool files__read_file
 
-Prints whether the item is allowed and which rule decided (the first that matches), or that \
-none matched. Exits 0 when allowed, 4 when denied, 2 for a bad file or arguments. API keys' \
+Give the name a client sees: UPSTREAM__NAME, or the server's own name when the file's only server \
+has \"prefix\": false. Prints whether the item is allowed and which rule decided (the first that \
+matches), or that none matched. Exits 0 when allowed, 4 when denied, 2 for a bad file or arguments. API keys' \
 environment variables need not be set.")]
 pub struct CheckArgs {
     /// The configuration file (mcpServers plus a gateway section).
@@ -28,15 +29,15 @@ pub struct CheckArgs {
     #[arg(long, value_name = "JSON", default_value = "{}")]
     principal: String,
 
-    /// A tool, as the proxy offers it: UPSTREAM__NAME.
+    /// A tool, as the proxy offers it: UPSTREAM__NAME (NAME alone for an unprefixed server).
     #[arg(long, value_name = "NAME", group = "item")]
     tool: Option<String>,
 
-    /// A prompt, as the proxy offers it: UPSTREAM__NAME.
+    /// A prompt, as the proxy offers it: UPSTREAM__NAME (NAME alone for an unprefixed server).
     #[arg(long, value_name = "NAME", group = "item")]
     prompt: Option<String>,
 
-    /// A resource, as the proxy offers it: UPSTREAM+URI.
+    /// A resource, as the proxy offers it: UPSTREAM+URI (URI alone for an unprefixed server).
     #[arg(long, value_name = "URI", group = "item")]
     resource: Option<String>,
 }
@@ -57,18 +58,27 @@ pub fn run(a: CheckArgs) -> Result<ExitCode, Failure> {
             ));
         }
     };
-    let (kind, full, split) = match (&a.tool, &a.prompt, &a.resource) {
-        (Some(t), _, _) => (ItemKind::Tool, t, t.split_once(NAME_SEPARATOR)),
-        (_, Some(p), _) => (ItemKind::Prompt, p, p.split_once(NAME_SEPARATOR)),
-        (_, _, Some(r)) => (ItemKind::Resource, r, r.split_once(URI_SEPARATOR)),
+    let (kind, full) = match (&a.tool, &a.prompt, &a.resource) {
+        (Some(t), _, _) => (ItemKind::Tool, t),
+        (_, Some(p), _) => (ItemKind::Prompt, p),
+        (_, _, Some(r)) => (ItemKind::Resource, r),
         _ => {
             return Err(Failure::Usage(
                 "name what to check: --tool NAME, --prompt NAME or --resource URI".into(),
             ));
         }
     };
-    let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
-    let Some((upstream, name)) = split.filter(|(u, _)| names.contains(u)) else {
+    // The name a client sees, as the server the proxy shows it from names it.
+    let located = config.servers.iter().find_map(|s| {
+        let naming = s.naming();
+        let own = match kind {
+            ItemKind::Resource => naming.own_uri(full),
+            _ => naming.own_name(full),
+        }?;
+        Some((s, own))
+    });
+    let Some((server, shown_own)) = located else {
+        let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
         let form = match kind {
             ItemKind::Resource => format!("UPSTREAM{URI_SEPARATOR}URI"),
             _ => format!("UPSTREAM{NAME_SEPARATOR}NAME"),
@@ -79,25 +89,25 @@ pub fn run(a: CheckArgs) -> Result<ExitCode, Failure> {
             names.join(", ")
         )));
     };
-    let entry = config.servers.iter().find(|s| s.name == upstream);
+    let upstream = server.name.as_str();
     // Callers name a tool as it is offered; the rules speak of the upstream's name.
-    let name = match (kind, entry) {
-        (ItemKind::Tool, Some(e)) => match e.overrides.original(name) {
+    let name = match kind {
+        ItemKind::Tool => match server.overrides.original(shown_own) {
             Some(original) => original,
             None => {
                 println!(
-                    "denied: upstream {upstream:?} offers no tool {name:?} (its toolOverrides \
+                    "denied: upstream {upstream:?} offers no tool {shown_own:?} (its toolOverrides \
                      hide it or give it another name)"
                 );
                 return Ok(Exit::Auth.into());
             }
         },
-        _ => name,
+        _ => shown_own,
     };
-    if name != split.map_or("", |(_, n)| n) {
+    if name != shown_own {
         println!("tool {full:?} is the upstream's {name:?}");
     }
-    if kind == ItemKind::Tool && entry.is_some_and(|e| !e.allows(name)) {
+    if kind == ItemKind::Tool && !server.allows(name) {
         println!(
             "denied: tool {name:?} is left out by the allowTools/denyTools lists of upstream \
              {upstream:?}"

@@ -133,48 +133,38 @@ fn reload(path: &Path, why: &str, running: &Running<'_>) -> Option<Value> {
         }
     };
     let entry_of = |all: Option<&Value>, name: &str| all.and_then(|s| s.get(name)).cloned();
-    let (mut added, mut changed) = (Vec::new(), Vec::new());
-    let mut wanted = Vec::new();
-    // New and changed upstreams first, so that the list is never empty.
-    for entry in config.servers {
-        let name = entry.name.clone();
-        let before = entry_of(running_servers, &name);
-        wanted.push(name.clone());
-        if before.is_some() && before == entry_of(servers.as_ref(), &name) {
-            continue;
+    let unchanged = |name: &str| {
+        let before = entry_of(running_servers, name);
+        before.is_some() && before == entry_of(servers.as_ref(), name)
+    };
+    // The upstreams in one step: going from several to one shown without
+    // prefix (or back) never passes through a list that mixes them.
+    let said = match aggregator.reconfigure(config.servers, unchanged) {
+        Ok(said) => said,
+        Err(e) => {
+            eprintln!(
+                "tessera: {shown} not reloaded ({why}): {}; the running configuration stays",
+                crate::peer_text::line(&e.to_string())
+            );
+            return None;
         }
-        if let Err(e) = aggregator.add_upstream(entry) {
-            eprintln!("tessera: {shown}: upstream {name}: {e}");
-            continue;
-        }
-        if before.is_some() {
-            changed.push(name);
-        } else {
-            added.push(name);
-        }
-    }
+    };
     aggregator.set_policy(config.gateway.policy);
     aggregator.set_rate_limits(crate::proxy_redis::limits(
         config.gateway.rate_limits,
         buckets,
     ));
     keys.set_keys(config.gateway.api_keys);
-    let mut removed = Vec::new();
-    for name in aggregator.names() {
-        if !wanted.contains(&name) && aggregator.remove_upstream(&name) {
-            removed.push(name);
-        }
-    }
-    let mut said = String::from("gateway rules, rate limits and API keys");
+    let mut line = String::from("gateway rules, rate limits and API keys");
     for (what, names) in [
-        ("upstreams added", &added),
-        ("reconnected", &changed),
-        ("removed", &removed),
+        ("upstreams added", &said.added),
+        ("reconnected", &said.changed),
+        ("removed", &said.removed),
     ] {
         if !names.is_empty() {
-            said.push_str(&format!("; {what}: {}", names.join(", ")));
+            line.push_str(&format!("; {what}: {}", names.join(", ")));
         }
     }
-    eprintln!("tessera: {shown} reloaded ({why}): {said}");
+    eprintln!("tessera: {shown} reloaded ({why}): {line}");
     servers
 }

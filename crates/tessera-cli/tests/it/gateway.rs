@@ -283,6 +283,50 @@ fn check_explains_the_deciding_rule() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn check_takes_an_unprefixed_servers_own_names() {
+    let dir = std::env::temp_dir().join(format!(
+        "tessera-gateway-check-plain-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gateway.json");
+    let doc = json!({
+        "mcpServers": {"alpha": {"command": TESSERA, "args": ["serve", "--stdio"],
+                                 "prefix": false, "toolOverrides": {"echo": {"name": "say"}}}},
+        "gateway": {"rules": [
+            {"name": "no test triggers", "tools": "test_*", "effect": "deny"},
+            {"effect": "allow"}
+        ]}
+    });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let check = |item: &[&str]| {
+        let out = std::process::Command::new(TESSERA)
+            .args(["proxy", "check", "--config"])
+            .arg(&file)
+            .args(item)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = check(&["--tool", "test_trigger_tool_change"]);
+    assert_eq!(code, Some(4), "{out}");
+    assert!(
+        out.contains("denied by rule rules[0] \"no test triggers\""),
+        "{out}"
+    );
+    // A renamed tool by the name clients see; the rules speak of the upstream's.
+    let (code, out) = check(&["--tool", "say"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("the upstream's \"echo\""), "{out}");
+    let (code, out) = check(&["--resource", "test://static-text"]);
+    assert_eq!(code, Some(0), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `GET /healthz` and `GET /readyz` answer without an API key; `/readyz`
 /// gives each upstream's state, and is 200 while one is connected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

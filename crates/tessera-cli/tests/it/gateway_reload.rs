@@ -3,7 +3,8 @@
 //! with the field at fault and the running rules stay, and a reload that
 //! adds an upstream connects it (an open session sees its tools and calls
 //! them), one that removes an upstream closes it, and a broken file keeps
-//! the upstreams running.
+//! the upstreams running. A reload that would put a server shown without
+//! prefix beside another is refused; going to two prefixed servers works.
 
 #![cfg(unix)]
 
@@ -213,5 +214,110 @@ async fn rules_reload_on_sighup_and_a_broken_file_keeps_them() {
     assert!(!left.is_empty(), "{left:?}");
     assert!(left.iter().all(|n| n.starts_with("beta__")), "{left:?}");
     alice.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file of the servers `servers` (each `tessera serve --stdio`), those
+/// in `unprefixed` with `"prefix": false`.
+fn servers_file(servers: &[&str], unprefixed: &[&str]) -> String {
+    let servers: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|s| {
+            let mut up = json!({"command": TESSERA, "args": ["serve", "--stdio"]});
+            if unprefixed.contains(s) {
+                up["prefix"] = json!(false);
+            }
+            (s.to_string(), up)
+        })
+        .collect();
+    json!({ "mcpServers": servers }).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_that_puts_an_unprefixed_server_beside_another_is_refused() {
+    let dir = std::env::temp_dir().join(format!("tessera-gw-prefix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("gateway.json");
+    std::fs::write(&file, servers_file(&["alpha"], &["alpha"])).unwrap();
+
+    let mut child = Command::new(TESSERA)
+        .args(["proxy", "--http", "127.0.0.1:0", "--config"])
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let _proxy = common::Running(child);
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines() {
+            let Ok(l) = l else { break };
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let first = lines.recv_timeout(BOUND).expect("the proxy starts");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .to_owned();
+    let c = bounded(
+        "connecting",
+        Client::builder("prefix-reload-test", "1.0")
+            .protocol_version(ProtocolVersion::V2025_11_25)
+            .connect_transport(HttpClientTransport::new(&url).unwrap()),
+    )
+    .await
+    .unwrap();
+    let alone = bounded("alpha connected", async {
+        loop {
+            let t = tools(&c).await;
+            if !t.is_empty() {
+                break t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    // Its own names, no prefix.
+    assert!(alone.contains(&"echo".to_owned()), "{alone:?}");
+    assert!(!alone.iter().any(|t| t.contains("__")), "{alone:?}");
+
+    // Beside another server it would be refused: the reload is, whole.
+    replace(&file, servers_file(&["alpha", "beta"], &["alpha"]));
+    let refused = line_with(&lines, "not reloaded");
+    assert!(
+        refused.contains("server \"alpha\": prefix: false is allowed only for the only server"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("the running configuration stays"),
+        "{refused}"
+    );
+    assert_eq!(tools(&c).await, alone);
+
+    // Both prefixed: one step from one unprefixed server to two.
+    replace(&file, servers_file(&["alpha", "beta"], &[]));
+    let said = line_with(&lines, "reloaded (");
+    assert!(said.contains("upstreams added: beta"), "{said}");
+    assert!(said.contains("reconnected: alpha"), "{said}");
+    let both = bounded("both servers' tools", async {
+        loop {
+            let t = tools(&c).await;
+            if t.iter().any(|n| n.starts_with("alpha__"))
+                && t.iter().any(|n| n.starts_with("beta__"))
+            {
+                break t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(both.iter().all(|n| n.contains("__")), "{both:?}");
+    c.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
