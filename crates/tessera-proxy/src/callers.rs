@@ -578,6 +578,7 @@ mod tests {
         // A connection carrying its caller's subscription is never idle.
         let topic = crate::hub::Topic {
             caller: Some(key(7)),
+            naming: crate::Naming::prefixed("up"),
             uri: "up+mem://doc".into(),
         };
         assert!(p.hub.subscribe(&topic));
@@ -607,6 +608,7 @@ mod tests {
         assert!(p.lost(Instant::now()).is_empty(), "no subscription");
         let topic = crate::hub::Topic {
             caller: Some(key),
+            naming: crate::Naming::prefixed("up"),
             uri: "up+mem://doc".into(),
         };
         assert!(p.hub.subscribe(&topic));

@@ -35,6 +35,9 @@ pub(crate) struct Topic {
     /// The caller's key ([`crate::caller_auth`]), for an upstream reached
     /// per caller.
     pub caller: Option<[u8; 32]>,
+    /// How the upstream showed the URI: a subscription made before its
+    /// names changed (a reload) is not its own after.
+    pub naming: Naming,
     /// The URI clients see ([`Naming::uri`]).
     pub uri: String,
 }
@@ -153,6 +156,7 @@ impl Hub {
             if let Some(uri) = params.and_then(|p| read::<UriOf>(p).uri.into_valid()) {
                 self.resource_updated(&Topic {
                     caller: origin.map(|o| o.caller),
+                    naming: naming.clone(),
                     uri: naming.uri(&uri),
                 });
             }
@@ -193,7 +197,7 @@ impl Hub {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .keys()
-            .filter(|t| t.caller == caller)
+            .filter(|t| t.caller == caller && t.naming == *naming)
             .filter_map(|t| naming.own_uri(&t.uri).map(str::to_owned))
             .collect()
     }
@@ -214,5 +218,29 @@ impl Hub {
             .unwrap_or_else(|e| e.into_inner())
             .keys()
             .any(|t| t.caller.as_ref() == Some(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_upstreams_topics_are_those_made_under_its_naming_now() {
+        // A subscription made while upstream `a` was prefixed is not one
+        // of its own once it is shown unprefixed (after a reload).
+        let hub = Hub::default();
+        let old = Naming::prefixed("a");
+        let new = Naming::unprefixed("a");
+        for (naming, uri) in [(&old, "a+mem://x"), (&new, "mem://y")] {
+            assert!(hub.subscribe(&Topic {
+                caller: None,
+                naming: naming.clone(),
+                uri: uri.into(),
+            }));
+        }
+        assert_eq!(hub.topics(&new, None), ["mem://y"]);
+        assert_eq!(hub.topics(&old, None), ["mem://x"]);
+        assert!(hub.topics(&new, Some([0; 32])).is_empty());
     }
 }

@@ -15,7 +15,7 @@ pub const URI_SEPARATOR: char = '+';
 
 /// How one upstream's tools, prompts, resources and resource templates are
 /// shown to clients.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Naming {
     upstream: String,
     prefixed: bool,

@@ -44,7 +44,11 @@ impl Inner {
         };
         let rest = rest.to_owned();
         let caller = member.caller_key(r)?;
-        let mut topic = Topic { caller, uri };
+        let mut topic = Topic {
+            caller,
+            naming: member.naming.clone(),
+            uri,
+        };
         let changed = {
             let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
             match s.iter_mut().find(|(p, _)| p.same_connection(&r.peer)) {
@@ -52,7 +56,11 @@ impl Inner {
                 // The session's subscription to the URI, under whichever
                 // caller key it was made: a token refreshed since changes
                 // the key, not the subscription.
-                Some((_, subs)) => match subs.iter().find(|t| t.uri == topic.uri).cloned() {
+                Some((_, subs)) => match subs
+                    .iter()
+                    .find(|t| t.uri == topic.uri && t.naming == topic.naming)
+                    .cloned()
+                {
                     Some(held) => {
                         subs.remove(&held);
                         topic = held;
@@ -123,6 +131,7 @@ impl Inner {
             };
             let topic = Topic {
                 caller,
+                naming: m.naming.clone(),
                 uri: u.to_owned(),
             };
             if topics.contains(&topic) {

@@ -125,6 +125,7 @@ impl Member {
         let still = |uri: &str| {
             hub.is_subscribed(&Topic {
                 caller,
+                naming: self.naming.clone(),
                 uri: self.naming.uri(uri),
             })
         };
