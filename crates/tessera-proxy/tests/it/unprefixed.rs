@@ -1,8 +1,8 @@
 //! An aggregator's only upstream configured with `"prefix": false`: its
-//! tools, prompts, resources and templates are listed, called, read and
-//! subscribed to under their own names and URIs, its resource updates name
-//! the upstream's URI, the gateway's rules and tool overrides apply to
-//! those names, and a configuration that would put it beside another
+//! tools, prompts, resources and templates are listed, called, read,
+//! completed and subscribed to under their own names and URIs, its resource
+//! updates name the upstream's URI, the gateway's rules, rate limits and
+//! tool overrides apply to those names, and a configuration that would put it beside another
 //! upstream is refused (at start, on `add_upstream`, on `reconfigure`)
 //! while going from several upstreams to it in one step works.
 
@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tessera_client::{Client, ClientEvent, EventStream};
 use tessera_http::{HttpClientTransport, McpHttp};
-use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec, parse_config};
+use tessera_proxy::{
+    Aggregator, RateLimits, UpstreamConfig, UpstreamOptions, UpstreamSpec, parse_config,
+};
 use tessera_server::{Server, prompt, resource, resource_template, tool};
 use tessera_testkit::bounded;
 use tessera_types::{ProtocolVersion, SubscriptionFilter};
@@ -31,6 +33,10 @@ async fn item(uri: tessera_server::Uri) -> String {
     format!("item {}", uri.0)
 }
 
+async fn ids(req: tessera_server::CompletionRequest) -> Vec<String> {
+    req.complete_from(["7", "70", "8"])
+}
+
 /// Serves a server with tools `greet` and `secret`, prompt `hello`,
 /// resource `mem://doc` and template `mem://items/{id}`; its URL, and the
 /// server (to tell of changes).
@@ -42,6 +48,7 @@ async fn serve(stop: &CancellationToken) -> (String, Server) {
         .prompt(prompt("hello").handler(hi))
         .resource(resource("mem://doc", "doc").handler(|| async { "a doc" }))
         .resource_template(resource_template("mem://items/{id}", "item").handler(item))
+        .complete_template_variable("mem://items/{id}", "id", ids)
         .build()
         .expect("builds");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -82,7 +89,8 @@ async fn client(url: &str, version: ProtocolVersion) -> Client {
 }
 
 /// The aggregator of the upstream at `url` as `up` with `"prefix": false`,
-/// `greet` renamed `wave`, and a rule denying `secret`.
+/// `greet` renamed `wave`, a rule denying `secret`, and a limit of two
+/// `prompts/get` of `hello` an hour.
 async fn start(url: &str) -> Aggregator {
     let doc = json!({
         "mcpServers": {"up": {"url": url, "prefix": false,
@@ -90,11 +98,14 @@ async fn start(url: &str) -> Aggregator {
         "gateway": {"rules": [
             {"name": "no secrets", "tools": "secret", "effect": "deny"},
             {"effect": "allow"}
+        ], "rateLimits": [
+            {"name": "hello twice", "prompts": "hello", "requests": 2, "perSeconds": 3600}
         ]}
     });
     let config = parse_config(&doc.to_string(), |_| None).expect("a good file");
     let agg = Aggregator::start(config.servers, UpstreamOptions::default()).expect("starts");
     agg.set_policy(config.gateway.policy);
+    agg.set_rate_limits(RateLimits::new(config.gateway.rate_limits));
     assert!(bounded("up connects", agg.wait_connected("up", true)).await);
     agg
 }
@@ -160,8 +171,26 @@ async fn the_only_upstream_is_listed_and_used_under_its_own_names() {
         let read = serde_json::to_value(&read.contents[0]).expect("serialises");
         assert_eq!(read["uri"], json!("mem://items/7"), "{version}");
         assert_eq!(read["text"], json!("item mem://items/7"), "{version}");
+        let asked: tessera_types::CompleteRequestParams = serde_json::from_value(json!({
+            "ref": {"type": "ref/resource", "uri": "mem://items/{id}"},
+            "argument": {"name": "id", "value": "7"}
+        }))
+        .unwrap();
+        let done = bounded("completion/complete", c.complete(asked))
+            .await
+            .expect("completed");
+        assert_eq!(done.completion.values, ["7", "70"], "{version}");
         c.close().await;
     }
+    // The limit on the unprefixed prompt: twice allowed (once per version
+    // above), then refused.
+    let c = client(&proxy, ProtocolVersion::V2025_11_25).await;
+    let e = bounded("prompts/get", c.get_prompt("hello", BTreeMap::new()))
+        .await
+        .expect_err("over the limit");
+    let data = e.remote().and_then(|r| r.data.clone()).expect("data");
+    assert_eq!(data["limit"], json!("rateLimits[0] \"hello twice\""), "{e}");
+    c.close().await;
     agg.close();
     stop.cancel();
 }
