@@ -654,10 +654,13 @@ impl Inner {
         visible.spend(r, &name, kind, &item).await?;
         let naming = member.naming.clone();
         let result = member.call(r, method, write(&params)?).await?;
-        if !matches!(
-            method,
-            methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
-        ) {
+        // An unprefixed upstream's links are already the URIs clients see.
+        if !naming.is_prefixed()
+            || !matches!(
+                method,
+                methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ
+            )
+        {
             return Ok(result);
         }
         let mut linking: Linking = take(result);
