@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tessera_proto::{ClientIdentity, ConnectMode, EngineConfig};
 use tessera_runtime::middleware::{McpLayer, MiddlewareStack};
-use tessera_runtime::{BoxFuture, ChildCommand, ConnectionOptions, Transport};
+use tessera_runtime::{ChildCommand, ConnectionOptions, Transport};
 use tessera_types::{
     ClientCapabilities, Era, ExtensionSettings, Implementation, LoggingLevel, ProtocolVersion, Root,
 };
@@ -15,7 +15,9 @@ use tokio::sync::{broadcast, watch};
 
 use crate::cache::ResponseCache;
 use crate::client::{Client, ClientInner, Remembered, Settings};
-use crate::connect::{ChildConnector, Connector, Launch, Started, TransportConnector, establish};
+use crate::connect::{
+    ChildConnector, Connector, DynConnector, Launch, Started, TransportConnector, establish,
+};
 use crate::error::ClientError;
 use crate::extension::ClientExtension;
 use crate::handler::{FormHandler, SamplingHandler, UrlConsent};
@@ -343,10 +345,12 @@ impl ClientBuilder {
 
     /// Connects with a [`Connector`], which also serves reconnections.
     pub async fn connect_with(self, connector: impl Connector) -> Result<Client, ClientError> {
-        let connector: Arc<dyn Connector> = Arc::new(connector);
+        let connector: Arc<dyn DynConnector> = Arc::new(connector);
         let first = connector.clone();
-        self.open(Some(connector), move |launch| first.start(launch))
-            .await
+        self.open(Some(connector), move |launch| async move {
+            first.start_boxed(launch).await
+        })
+        .await
     }
 
     /// Connects over transports made by `make`, one per connection: the
@@ -371,7 +375,7 @@ impl ClientBuilder {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         self.open(None, move |launch| {
-            Box::pin(async move { Ok(launch.run_io(reader, writer)) })
+            std::future::ready(Ok(launch.run_io(reader, writer)))
         })
         .await
     }
@@ -383,18 +387,19 @@ impl ClientBuilder {
         transport: T,
     ) -> Result<Client, ClientError> {
         self.open(None, move |launch| {
-            Box::pin(async move { Ok(launch.run(transport)) })
+            std::future::ready(Ok(launch.run(transport)))
         })
         .await
     }
 
-    async fn open<F>(
+    async fn open<F, Fut>(
         self,
-        connector: Option<Arc<dyn Connector>>,
+        connector: Option<Arc<dyn DynConnector>>,
         first: F,
     ) -> Result<Client, ClientError>
     where
-        F: FnOnce(Launch) -> BoxFuture<'static, std::io::Result<Started>>,
+        F: FnOnce(Launch) -> Fut,
+        Fut: Future<Output = std::io::Result<Started>>,
     {
         if let Some(e) = self.errors.first() {
             return Err(ClientError::Config(e.clone()));
@@ -432,7 +437,9 @@ impl ClientBuilder {
                              starting it again with the initialize handshake ({v})"
                         );
                         settings.mode = ConnectMode::Legacy(v);
-                        let started = connector.start(Launch::new(&shared, &settings, 1)).await?;
+                        let started = connector
+                            .start_boxed(Launch::new(&shared, &settings, 1))
+                            .await?;
                         establish(&shared, &settings, 1, started).await?
                     }
                     _ => return Err(e),

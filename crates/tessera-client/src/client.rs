@@ -18,7 +18,7 @@ use tessera_types::{
 use tokio::sync::mpsc;
 
 use crate::cache::{self, CacheStats};
-use crate::connect::{Conn, Connector};
+use crate::connect::{Conn, DynConnector};
 use crate::error::ClientError;
 use crate::events::{ClientEvent, EventStream};
 use crate::input::to_object;
@@ -63,7 +63,7 @@ pub(crate) struct ClientInner {
     pub shared: Arc<Shared>,
     pub conn: Mutex<Conn>,
     pub reconnecting: tokio::sync::Mutex<()>,
-    pub connector: Option<Arc<dyn Connector>>,
+    pub connector: Option<Arc<dyn DynConnector>>,
     pub settings: Settings,
     pub remembered: Mutex<Remembered>,
 }

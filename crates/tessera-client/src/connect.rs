@@ -103,9 +103,63 @@ impl Started {
 }
 
 /// Opens connections, for the first connection and every reconnection.
+///
+/// Implement it with an `async fn`: open a transport, then hand it to
+/// [`Launch::run`] (any [`Transport`]) or [`Launch::run_io`] (a
+/// reader/writer pair). Here a connector that counts its connections and
+/// serves each from an in-process server over a fresh in-memory pipe:
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use tessera_client::{Client, Connector, Launch, Started};
+///
+/// struct InMemory {
+///     opened: AtomicUsize,
+/// }
+///
+/// impl Connector for InMemory {
+///     async fn start(&self, launch: Launch) -> std::io::Result<Started> {
+///         self.opened.fetch_add(1, Ordering::Relaxed);
+///         let (ours, theirs) = tokio::io::duplex(64 * 1024);
+///         let (server_read, server_write) = tokio::io::split(theirs);
+///         let server = tessera_server::Server::builder()
+///             .name_version("in-memory", "1.0.0")
+///             .build()
+///             .map_err(std::io::Error::other)?;
+///         let _ = server.serve_io(server_read, server_write);
+///         let (read, write) = tokio::io::split(ours);
+///         Ok(launch.run_io(read, write))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let client = Client::builder("example", "1.0.0")
+///     .connect_with(InMemory { opened: AtomicUsize::new(0) })
+///     .await
+///     .unwrap();
+/// client.reconnect().await.unwrap();
+/// # }
+/// ```
+///
+/// The future may borrow `self`: the client keeps the connector for as long
+/// as it can reconnect.
 pub trait Connector: Send + Sync + 'static {
     /// Opens a new transport and starts `launch` on it.
-    fn start(&self, launch: Launch) -> BoxFuture<'static, std::io::Result<Started>>;
+    fn start(&self, launch: Launch) -> impl Future<Output = std::io::Result<Started>> + Send;
+}
+
+/// The object-safe form of [`Connector`] that the client holds
+/// (`Arc<dyn DynConnector>`); every `Connector` is one.
+pub(crate) trait DynConnector: Send + Sync + 'static {
+    /// [`Connector::start`], boxed.
+    fn start_boxed(&self, launch: Launch) -> BoxFuture<'_, std::io::Result<Started>>;
+}
+
+impl<C: Connector> DynConnector for C {
+    fn start_boxed(&self, launch: Launch) -> BoxFuture<'_, std::io::Result<Started>> {
+        Box::pin(self.start(launch))
+    }
 }
 
 /// Starts a server as a child process and speaks to it over its stdio.
@@ -122,12 +176,9 @@ impl ChildConnector {
 }
 
 impl Connector for ChildConnector {
-    fn start(&self, launch: Launch) -> BoxFuture<'static, std::io::Result<Started>> {
-        let command = self.command.clone();
-        Box::pin(async move {
-            let (child, pipes) = ChildProcess::spawn(&command)?;
-            Ok(launch.run_io(pipes.stdout, pipes.stdin).with_child(child))
-        })
+    async fn start(&self, launch: Launch) -> std::io::Result<Started> {
+        let (child, pipes) = ChildProcess::spawn(&self.command)?;
+        Ok(launch.run_io(pipes.stdout, pipes.stdin).with_child(child))
     }
 }
 
@@ -160,9 +211,8 @@ where
     F: Fn() -> std::io::Result<T> + Send + Sync + 'static,
     T: Transport,
 {
-    fn start(&self, launch: Launch) -> BoxFuture<'static, std::io::Result<Started>> {
-        let started = (self.make)().map(|t| launch.run(t));
-        Box::pin(std::future::ready(started))
+    async fn start(&self, launch: Launch) -> std::io::Result<Started> {
+        (self.make)().map(|t| launch.run(t))
     }
 }
 
@@ -260,7 +310,7 @@ impl Client {
         let mut last = ClientError::NotReconnectable;
         for attempt in 1..=attempts {
             let launch = Launch::new(&inner.shared, &inner.settings, next);
-            let result = match connector.start(launch).await {
+            let result = match connector.start_boxed(launch).await {
                 Ok(started) => establish(&inner.shared, &inner.settings, next, started).await,
                 Err(e) => Err(ClientError::Io(e)),
             };

@@ -172,17 +172,12 @@ async fn console(mut stderr: tokio::process::ChildStderr, journal: Journal, conn
 const MAX_LINE: usize = 16 * 1024 * 1024;
 
 impl Connector for TappedChild {
-    fn start(
-        &self,
-        launch: Launch,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<Started>> + Send>> {
-        let command = self.command.clone();
-        let (journal, conn) = (self.journal.clone(), self.conn);
-        Box::pin(async move {
-            let (child, pipes, stderr) = ChildProcess::spawn_with_stderr(&command)?;
-            tokio::spawn(console(stderr, journal.clone(), conn));
-            let lines = LineTransport::new(pipes.stdout, pipes.stdin, MAX_LINE);
-            Ok(launch.run(Tap::new(lines, journal, conn)).with_child(child))
-        })
+    async fn start(&self, launch: Launch) -> std::io::Result<Started> {
+        let (child, pipes, stderr) = ChildProcess::spawn_with_stderr(&self.command)?;
+        tokio::spawn(console(stderr, self.journal.clone(), self.conn));
+        let lines = LineTransport::new(pipes.stdout, pipes.stdin, MAX_LINE);
+        Ok(launch
+            .run(Tap::new(lines, self.journal.clone(), self.conn))
+            .with_child(child))
     }
 }

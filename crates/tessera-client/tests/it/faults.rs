@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::json;
 use tessera_client::{Client, ClientError, ConnectMode, Connector, Launch, Started};
 use tessera_runtime::testing::faults::{Direction, Fault, FaultLog, FaultPlan, faulty_pipe};
-use tessera_runtime::{BoxFuture, Outstanding, Peer};
+use tessera_runtime::{Outstanding, Peer};
 use tessera_server::{RawArgs, RequestContext, Server, tool};
 use tessera_types::ProtocolVersion;
 
@@ -252,7 +252,7 @@ async fn a_connection_cut_mid_message_fails_calls_at_once_and_the_client_reconne
         server_peers: Arc<std::sync::Mutex<Vec<Peer>>>,
     }
     impl Connector for Flaky {
-        fn start(&self, launch: Launch) -> BoxFuture<'static, std::io::Result<Started>> {
+        async fn start(&self, launch: Launch) -> std::io::Result<Started> {
             let n = self.starts.fetch_add(1, Ordering::SeqCst);
             let to_client = if n == 0 {
                 FaultPlan::new().at(1, Fault::CloseMidMessage)
@@ -263,10 +263,8 @@ async fn a_connection_cut_mid_message_fails_calls_at_once_and_the_client_reconne
             let (sr, sw) = tokio::io::split(server_io);
             let (peer, _task) = server(&self.seen).serve_io(sr, sw);
             self.server_peers.lock().unwrap().push(peer);
-            Box::pin(async move {
-                let (r, w) = tokio::io::split(client_io);
-                Ok(launch.run_io(r, w))
-            })
+            let (r, w) = tokio::io::split(client_io);
+            Ok(launch.run_io(r, w))
         }
     }
     let flaky = Flaky::default();

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 use tessera_client::{Client, Connector, Launch, Started};
-use tessera_runtime::BoxFuture;
 use tessera_server::{Server, tool};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -29,43 +28,41 @@ fn server() -> Server {
 }
 
 impl Connector for ExitsOnProbe {
-    fn start(&self, launch: Launch) -> BoxFuture<'static, std::io::Result<Started>> {
+    async fn start(&self, launch: Launch) -> std::io::Result<Started> {
         self.starts.fetch_add(1, Ordering::SeqCst);
         let probes = self.probes.clone();
-        Box::pin(async move {
-            let (client_side, filter_side) = tokio::io::duplex(64 * 1024);
-            let (server_side, inner_side) = tokio::io::duplex(64 * 1024);
-            let (srv_r, srv_w) = tokio::io::split(inner_side);
-            let _ = server().serve_io(srv_r, srv_w);
-            tokio::spawn(async move {
-                let (from_client, mut to_client) = tokio::io::split(filter_side);
-                let (from_server, mut to_server) = tokio::io::split(server_side);
-                let mut lines = BufReader::new(from_client).lines();
-                let mut answers = BufReader::new(from_server).lines();
-                loop {
-                    tokio::select! {
-                        line = lines.next_line() => {
-                            let Ok(Some(line)) = line else { return };
-                            if line.contains("\"server/discover\"") {
-                                probes.fetch_add(1, Ordering::SeqCst);
-                                return; // exits: both directions close
-                            }
-                            if to_server.write_all(format!("{line}\n").as_bytes()).await.is_err() {
-                                return;
-                            }
+        let (client_side, filter_side) = tokio::io::duplex(64 * 1024);
+        let (server_side, inner_side) = tokio::io::duplex(64 * 1024);
+        let (srv_r, srv_w) = tokio::io::split(inner_side);
+        let _ = server().serve_io(srv_r, srv_w);
+        tokio::spawn(async move {
+            let (from_client, mut to_client) = tokio::io::split(filter_side);
+            let (from_server, mut to_server) = tokio::io::split(server_side);
+            let mut lines = BufReader::new(from_client).lines();
+            let mut answers = BufReader::new(from_server).lines();
+            loop {
+                tokio::select! {
+                    line = lines.next_line() => {
+                        let Ok(Some(line)) = line else { return };
+                        if line.contains("\"server/discover\"") {
+                            probes.fetch_add(1, Ordering::SeqCst);
+                            return; // exits: both directions close
                         }
-                        line = answers.next_line() => {
-                            let Ok(Some(line)) = line else { return };
-                            if to_client.write_all(format!("{line}\n").as_bytes()).await.is_err() {
-                                return;
-                            }
+                        if to_server.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                    line = answers.next_line() => {
+                        let Ok(Some(line)) = line else { return };
+                        if to_client.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                            return;
                         }
                     }
                 }
-            });
-            let (r, w) = tokio::io::split(client_side);
-            Ok(launch.run_io(r, w))
-        })
+            }
+        });
+        let (r, w) = tokio::io::split(client_side);
+        Ok(launch.run_io(r, w))
     }
 }
 

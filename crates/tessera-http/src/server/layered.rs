@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use tessera_proto::EngineConfig;
-use tessera_runtime::BoxFuture;
 use tessera_runtime::middleware::{Layered, MiddlewareStack};
 
 use super::{ServiceFactory, ToolHeaders};
@@ -53,7 +52,10 @@ impl<F: ServiceFactory> ServiceFactory for LayeredFactory<F> {
         self.inner.tool_param_headers(name)
     }
 
-    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn share_events(
+        &self,
+        bus: Arc<dyn DynBus>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
         self.inner.share_events(bus)
     }
 }

@@ -86,6 +86,29 @@ pub use stats::{HttpStats, limit};
 ///
 /// Implemented for closures `Fn() -> (EngineConfig, S)` and, with the
 /// `tessera-server` feature, for [`tessera_server::Server`] (cloned).
+/// Implement it for anything else; [`ServiceFactory::share_events`] is an
+/// `async fn`. Here a factory that wraps another and says when it joins a bus:
+///
+/// ```
+/// use std::sync::Arc;
+/// use tessera_http::ServiceFactory;
+/// use tessera_proto::EngineConfig;
+/// use tessera_runtime::{DynBus, StoreError};
+///
+/// struct Announced<F>(F);
+///
+/// impl<F: ServiceFactory> ServiceFactory for Announced<F> {
+///     type Service = F::Service;
+///     fn make(&self) -> (EngineConfig, F::Service) {
+///         self.0.make()
+///     }
+///     async fn share_events(&self, bus: Arc<dyn DynBus>) -> Result<(), StoreError> {
+///         self.0.share_events(bus).await?;
+///         eprintln!("sharing server-wide events");
+///         Ok(())
+///     }
+/// }
+/// ```
 pub trait ServiceFactory: Send + Sync + 'static {
     /// The service type.
     type Service: Service;
@@ -125,9 +148,12 @@ pub trait ServiceFactory: Send + Sync + 'static {
     /// changed) with the other instances on `bus`; resolves once this
     /// instance listens. Called once, when the endpoint is given a bus
     /// ([`McpHttpBuilder::bus`]); the default shares nothing.
-    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn share_events(
+        &self,
+        bus: Arc<dyn DynBus>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
         let _ = bus;
-        Box::pin(std::future::ready(Ok(())))
+        std::future::ready(Ok(()))
     }
 }
 
@@ -160,8 +186,11 @@ impl<St: Send + Sync + 'static> ServiceFactory for tessera_server::Server<St> {
         }
     }
 
-    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
-        Box::pin(tessera_server::Server::share_events(self, bus))
+    fn share_events(
+        &self,
+        bus: Arc<dyn DynBus>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        tessera_server::Server::share_events(self, bus)
     }
 }
 
@@ -192,7 +221,7 @@ trait Spawner: Send + Sync {
         job: single::Job,
     ) -> BoxFuture<'a, reply::HttpResponse>;
     fn tool_param_headers(&self, name: &str) -> ToolHeaders;
-    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>>;
+    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'_, Result<(), StoreError>>;
 }
 
 struct FactorySpawner<F>(F);
@@ -224,8 +253,8 @@ impl<F: ServiceFactory> Spawner for FactorySpawner<F> {
         self.0.tool_param_headers(name)
     }
 
-    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'static, Result<(), StoreError>> {
-        self.0.share_events(bus)
+    fn share_events(&self, bus: Arc<dyn DynBus>) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(self.0.share_events(bus))
     }
 }
 
