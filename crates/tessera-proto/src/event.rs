@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tessera_types::{
     Era, Implementation, JsonObject, JsonRpcMessage, Params, ProgressToken, ProtocolVersion,
-    RequestId, ServerCapabilities,
+    ReceivedMeta, RequestId, ServerCapabilities,
 };
 
 use crate::error::CallError;
@@ -110,8 +110,10 @@ pub struct RequestInfo {
     pub peer_capabilities: PeerCapabilities,
     /// The peer's `Implementation` info, when known.
     pub peer_info: Option<Arc<JsonObject>>,
-    /// The request's `_meta`, if any (shared: handlers' contexts copy it often).
-    pub meta: Option<Arc<JsonObject>>,
+    /// The request's `_meta`, if any: kept as the text it came in, read
+    /// member by member, a tree only when asked (shared: handlers' contexts
+    /// copy it often).
+    pub meta: Option<ReceivedMeta>,
     /// The minimum log level asked for this request (modern: `_meta`
     /// `io.modelcontextprotocol/logLevel`; legacy: the session's `logging/setLevel`).
     pub log_level: Option<String>,

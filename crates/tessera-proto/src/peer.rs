@@ -3,7 +3,7 @@
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde_json::Value;
-use tessera_types::{ClientCapabilities, JsonObject, ServerCapabilities};
+use tessera_types::{ClientCapabilities, JsonObject, ReceivedMeta, ServerCapabilities};
 
 use crate::engine::meta_keys;
 
@@ -26,20 +26,23 @@ enum Repr {
     Request(Arc<RequestCapabilities>),
 }
 
-/// A modern request's client capabilities: its `_meta`, typed once if asked.
+/// A modern request's client capabilities: its `_meta` (text), read into
+/// an object once if asked, and typed once if asked.
 struct RequestCapabilities {
-    meta: Arc<JsonObject>,
+    meta: ReceivedMeta,
+    raw: OnceLock<JsonObject>,
     typed: OnceLock<ClientCapabilities>,
 }
 
 impl RequestCapabilities {
     /// The capabilities object as sent (the engine checked it is one).
     fn raw(&self) -> &JsonObject {
-        static NONE: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
-        match self.meta.get(meta_keys::CLIENT_CAPABILITIES) {
-            Some(Value::Object(o)) => o,
-            _ => &NONE,
-        }
+        self.raw.get_or_init(
+            || match self.meta.member::<Value>(meta_keys::CLIENT_CAPABILITIES) {
+                Some(Ok(Value::Object(o))) => o,
+                _ => JsonObject::new(),
+            },
+        )
     }
 
     fn typed(&self) -> &ClientCapabilities {
@@ -79,10 +82,11 @@ impl PartialEq for PeerCapabilities {
 impl PeerCapabilities {
     /// The client capabilities in a 2026-07-28 request's `_meta`
     /// (`io.modelcontextprotocol/clientCapabilities`), shared with it, not
-    /// copied.
-    pub fn from_request_meta(meta: Arc<JsonObject>) -> Self {
+    /// copied, and read from its text on first use.
+    pub fn from_request_meta(meta: ReceivedMeta) -> Self {
         PeerCapabilities(Repr::Request(Arc::new(RequestCapabilities {
             meta,
+            raw: OnceLock::new(),
             typed: OnceLock::new(),
         })))
     }
@@ -194,7 +198,7 @@ mod tests {
                           "extensions": {"io.modelcontextprotocol/tasks": {}}});
         let mut meta = JsonObject::new();
         meta.insert(meta_keys::CLIENT_CAPABILITIES.into(), caps.clone());
-        let lazy = PeerCapabilities::from_request_meta(Arc::new(meta));
+        let lazy = PeerCapabilities::from_request_meta(ReceivedMeta::from(meta));
         let Value::Object(raw) = caps else {
             unreachable!()
         };

@@ -10,7 +10,7 @@
 //! changed them, else their tree.
 
 use std::fmt;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{LazyLock, OnceLock};
 
 use memchr::memmem::Finder;
 
@@ -20,6 +20,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::JsonObject;
+use crate::received_meta::{ReceivedMeta, ReceivedMetaSeed};
 
 /// The deepest nesting of arrays and objects serde_json reads into a tree
 /// (its recursion limit of 128 is reached at the 128th level).
@@ -39,10 +40,10 @@ pub struct Params {
 }
 
 /// The members of params that routing reads before any handler: `_meta`
-/// (when an object), `name` and `uri`.
+/// (when an object, kept as text), `name` and `uri`.
 #[derive(Debug, Clone, Default)]
 struct Head {
-    meta: Option<Arc<JsonObject>>,
+    meta: Option<ReceivedMeta>,
     name: Option<Value>,
     uri: Option<Value>,
 }
@@ -145,8 +146,8 @@ impl Params {
 
     /// `_meta`, when it is an object. Read on first use from the text
     /// together with `name` and `uri` (the other members are skipped), then
-    /// kept.
-    pub fn meta(&self) -> Option<&Arc<JsonObject>> {
+    /// kept; `_meta` stays text (see [`ReceivedMeta`]).
+    pub fn meta(&self) -> Option<&ReceivedMeta> {
         // Text that neither names `_meta` nor has a `\\u` escape (which
         // could spell it) has none: nothing is read.
         if let Some(t) = &self.text {
@@ -180,11 +181,15 @@ impl Params {
                     // tree could fail, and such text is refused when decoded.
                     serde::de::DeserializeSeed::deserialize(HeadSeed, &mut d).unwrap_or_default()
                 }
-                // The same members read from the tree (which always reads).
-                (None, Some(tree)) => {
-                    serde::de::DeserializeSeed::deserialize(HeadSeed, ObjectRef(tree))
-                        .unwrap_or_default()
-                }
+                // The same members taken from the tree.
+                (None, Some(tree)) => Head {
+                    meta: match tree.get("_meta") {
+                        Some(Value::Object(m)) => Some(ReceivedMeta::from(m.clone())),
+                        _ => None,
+                    },
+                    name: tree.get("name").cloned(),
+                    uri: tree.get("uri").cloned(),
+                },
                 (None, None) => Head::default(),
             })
     }
@@ -276,12 +281,7 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed {
         let mut head = Head::default();
         while let Some(key) = map.next_key::<crate::borrowed::BorrowedStr<'de>>()? {
             match &*key {
-                "_meta" => {
-                    head.meta = match map.next_value::<Value>()? {
-                        Value::Object(m) => Some(Arc::new(m)),
-                        _ => None,
-                    }
-                }
+                "_meta" => head.meta = map.next_value_seed(ReceivedMetaSeed)?,
                 "name" => head.name = Some(map.next_value::<Value>()?),
                 "uri" => head.uri = Some(map.next_value::<Value>()?),
                 _ => {
@@ -454,7 +454,11 @@ mod tests {
         for text in texts {
             let p = Params::from_raw(raw(text)).unwrap();
             let tree = Params::from(serde_json::from_str::<JsonObject>(text).unwrap());
-            assert_eq!(p.meta().map(|m| &**m), tree.meta().map(|m| &**m), "{text}");
+            assert_eq!(
+                p.meta().map(ReceivedMeta::object),
+                tree.meta().map(ReceivedMeta::object),
+                "{text}"
+            );
             assert_eq!(p.name(), tree.name(), "{text}");
             assert_eq!(p.uri(), tree.uri(), "{text}");
             // Read from the text, member by member: no tree was built.
