@@ -8,7 +8,7 @@ use tessera_types::{
 };
 
 use crate::error::CallError;
-use crate::peer::PeerCapabilities;
+use crate::peer::{PeerCapabilities, PeerInfo};
 use crate::raw::{RawResponse, RawResult};
 
 /// A message (or batch) to write to the transport.
@@ -109,7 +109,7 @@ pub struct RequestInfo {
     /// The peer's capabilities: from `initialize` (legacy) or from this request's `_meta` (modern).
     pub peer_capabilities: PeerCapabilities,
     /// The peer's `Implementation` info, when known.
-    pub peer_info: Option<Arc<JsonObject>>,
+    pub peer_info: Option<PeerInfo>,
     /// The request's `_meta`, if any: kept as the text it came in, read
     /// member by member, a tree only when asked (shared: handlers' contexts
     /// copy it often).

@@ -15,7 +15,7 @@ use crate::config::Side;
 use crate::decode;
 use crate::engine::{Engine, Inflight, meta_keys as mk};
 use crate::event::{Event, IncomingRequest, RequestInfo};
-use crate::peer::PeerCapabilities;
+use crate::peer::{PeerCapabilities, PeerInfo};
 use crate::session::level_rank;
 
 /// Methods that exist only in the legacy era and are refused in a modern request.
@@ -98,7 +98,7 @@ impl Engine {
             version,
             progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
-            peer_info: self.session.peer_info.clone(),
+            peer_info: self.session.peer_info.clone().map(PeerInfo::from),
             meta: r.meta.take(),
             log_level: None,
         };
@@ -167,11 +167,7 @@ impl Engine {
             self.answer(Some(id), Err(e), batch);
             return;
         };
-        let info = meta
-            .member_text(mk::CLIENT_INFO)
-            .filter(|t| t.starts_with('{'))
-            .and_then(|t| serde_json::from_str::<JsonObject>(t).ok())
-            .map(Arc::new);
+        let info = PeerInfo::from_request_meta(&meta);
         let log_level = match meta.str_member(mk::LOG_LEVEL) {
             None => None,
             Some(Ok(l)) if level_rank(&l).is_some() => Some(l.into_owned()),
@@ -296,7 +292,7 @@ impl Engine {
             version,
             progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
-            peer_info: self.session.peer_info.clone(),
+            peer_info: self.session.peer_info.clone().map(PeerInfo::from),
             meta: r.meta.take(),
             log_level: self.session.log_level.clone(),
         };

@@ -49,6 +49,8 @@ struct Inner {
     /// The value of each [`WELL_KNOWN`] key, when present (the last one
     /// when a key is given twice, as a tree keeps it).
     known: [Option<Span>; WELL_KNOWN.len()],
+    /// Each [`WELL_KNOWN`] member's value as a tree, built on first use.
+    values: [OnceLock<Value>; WELL_KNOWN.len()],
     /// The whole object, built on first use.
     tree: OnceLock<JsonObject>,
 }
@@ -66,6 +68,7 @@ impl ReceivedMeta {
         Some(ReceivedMeta(Arc::new(Inner {
             text,
             known,
+            values: Default::default(),
             tree: OnceLock::new(),
         })))
     }
@@ -111,11 +114,24 @@ impl ReceivedMeta {
         Some(json_str(text).ok_or_else(|| serde_json::from_str(text).unwrap_or_default()))
     }
 
-    /// One member as a tree value (builds the whole tree on first use, like
-    /// [`ReceivedMeta::object`]); [`ReceivedMeta::member`] reads one member
-    /// alone.
+    /// One member as a tree value. A [`WELL_KNOWN`] member is read alone
+    /// (on first use, then kept); any other builds the whole tree, like
+    /// [`ReceivedMeta::object`] ([`ReceivedMeta::member`] reads one member
+    /// alone without keeping it).
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.object().get(key)
+        if let Some(tree) = self.0.tree.get() {
+            return tree.get(key);
+        }
+        match WELL_KNOWN.iter().position(|k| *k == key) {
+            Some(i) => {
+                let (start, end) = self.0.known[i]?;
+                let text = self.0.text.get(start..end)?;
+                Some(
+                    self.0.values[i].get_or_init(|| serde_json::from_str(text).unwrap_or_default()),
+                )
+            }
+            None => self.object().get(key),
+        }
     }
 }
 
@@ -141,6 +157,7 @@ impl From<JsonObject> for ReceivedMeta {
         ReceivedMeta(Arc::new(Inner {
             text,
             known,
+            values: Default::default(),
             tree: OnceLock::from(tree),
         }))
     }
@@ -277,6 +294,9 @@ mod tests {
                 other => Err(other.clone()),
             });
             assert_eq!(s, expected, "{key} in {text}");
+        }
+        for key in WELL_KNOWN {
+            assert_eq!(m.get(key), tree.get(key), "{key} in {text}");
         }
         assert!(m.0.tree.get().is_none(), "no tree for {text}");
         assert_eq!(m.object(), &tree);
