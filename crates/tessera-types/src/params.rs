@@ -124,10 +124,7 @@ impl Params {
     /// `true` says "maybe"; [`Params::get`] tells for sure.
     pub fn may_have(&self, key: &str) -> bool {
         match &self.text {
-            Some(t) => {
-                memchr::memmem::find(t.get().as_bytes(), key.as_bytes()).is_some()
-                    || has_escape(t.get())
-            }
+            Some(t) => contains(t.get().as_bytes(), key.as_bytes()) || has_escape(t.get()),
             None => self.object().contains_key(key),
         }
     }
@@ -217,6 +214,22 @@ impl Params {
                 .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("valid JSON")),
         }
     }
+}
+
+/// Texts up to this long are searched by their needle's first byte (a
+/// searcher costs more to make than such a search); longer ones by a
+/// searcher, whose time does not grow with the needle.
+const SHORT_TEXT: usize = 4096;
+
+/// Whether `needle` occurs in `text`.
+fn contains(text: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    if text.len() > SHORT_TEXT {
+        return memchr::memmem::find(text, needle).is_some();
+    }
+    memchr::memchr_iter(first, text).any(|i| text[i + 1..].starts_with(rest))
 }
 
 /// Whether JSON text has a `\\u` escape (which could spell any key).
@@ -519,6 +532,28 @@ mod tests {
         assert!(within_depth(&strings));
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(!within_depth(&deep));
+    }
+
+    #[test]
+    fn may_have_finds_a_key_in_short_and_long_texts() {
+        let long = format!(
+            r#"{{"pad":"{}","requestState":"s"}}"#,
+            "r".repeat(SHORT_TEXT)
+        );
+        for text in [
+            r#"{"arguments":{"x":"requestStat"},"requestState":"s"}"#,
+            &long,
+        ] {
+            let p = Params::from_raw(raw(text)).unwrap();
+            assert!(p.may_have("requestState"), "{text}");
+            assert!(!p.may_have("inputResponses"), "{text}");
+            assert!(p.may_have(""));
+        }
+        let p = Params::from_raw(raw(r#"{"a":"requestStat"}"#)).unwrap();
+        assert!(!p.may_have("requestState"));
+        // An escape could spell any key.
+        let p = Params::from_raw(raw(r#"{"\u0061":1}"#)).unwrap();
+        assert!(p.may_have("inputResponses"));
     }
 
     #[test]
