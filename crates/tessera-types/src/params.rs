@@ -20,7 +20,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::JsonObject;
-use crate::received_meta::{ReceivedMeta, ReceivedMetaSeed};
+use crate::received_meta::{MetaRead, ReceivedMeta, ReceivedMetaSeed};
 
 /// The deepest nesting of arrays and objects serde_json reads into a tree
 /// (its recursion limit of 128 is reached at the 128th level).
@@ -44,6 +44,9 @@ pub struct Params {
 #[derive(Debug, Clone, Default)]
 struct Head {
     meta: Option<ReceivedMeta>,
+    /// `_meta` is an object the head's pass could not take (see
+    /// [`MetaRead::Again`]).
+    meta_again: bool,
     name: Option<Value>,
     uri: Option<Value>,
 }
@@ -176,7 +179,17 @@ impl Params {
                     let mut d = serde_json::Deserializer::from_str(t.get());
                     // The text is a valid object: only a member too deep for a
                     // tree could fail, and such text is refused when decoded.
-                    serde::de::DeserializeSeed::deserialize(HeadSeed, &mut d).unwrap_or_default()
+                    let mut head =
+                        serde::de::DeserializeSeed::deserialize(HeadSeed { base: t.get() }, &mut d)
+                            .unwrap_or_default();
+                    if head.meta_again {
+                        // `_meta`'s first key has escapes: read on its own.
+                        head.meta = match self.member("_meta") {
+                            Some(Value::Object(m)) => Some(ReceivedMeta::from(m)),
+                            _ => None,
+                        };
+                    }
+                    head
                 }
                 // The same members taken from the tree.
                 (None, Some(tree)) => Head {
@@ -184,6 +197,7 @@ impl Params {
                         Some(Value::Object(m)) => Some(ReceivedMeta::from(m.clone())),
                         _ => None,
                     },
+                    meta_again: false,
                     name: tree.get("name").cloned(),
                     uri: tree.get("uri").cloned(),
                 },
@@ -271,11 +285,13 @@ impl<'de> serde::de::Visitor<'de> for MemberSeed<'_> {
     }
 }
 
-/// Reads the [`Head`] members of an object, skipping the others (the last
-/// one when a key is given twice, as a tree would keep it).
-struct HeadSeed;
+/// Reads the [`Head`] members of an object's text `base`, skipping the
+/// others (the last one when a key is given twice, as a tree would keep it).
+struct HeadSeed<'b> {
+    base: &'b str,
+}
 
-impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed {
+impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed<'de> {
     type Value = Head;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -283,7 +299,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for HeadSeed {
+impl<'de> serde::de::Visitor<'de> for HeadSeed<'de> {
     type Value = Head;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -294,7 +310,14 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed {
         let mut head = Head::default();
         while let Some(key) = map.next_key::<crate::borrowed::BorrowedStr<'de>>()? {
             match &*key {
-                "_meta" => head.meta = map.next_value_seed(ReceivedMetaSeed)?,
+                "_meta" => {
+                    let read = map.next_value_seed(ReceivedMetaSeed { base: self.base })?;
+                    (head.meta, head.meta_again) = match read {
+                        MetaRead::Object(m) => (Some(m), false),
+                        MetaRead::NotObject => (None, false),
+                        MetaRead::Again => (None, true),
+                    };
+                }
                 "name" => head.name = Some(map.next_value::<Value>()?),
                 "uri" => head.uri = Some(map.next_value::<Value>()?),
                 _ => {
@@ -462,6 +485,9 @@ mod tests {
             r#"{"name":"first","name":"last","_meta":{"a":1},"_meta":{"b":2}}"#,
             r#"{"\u005fmeta":{"hidden":true},"n\u0061me":"spelled"}"#,
             r#"{"other":"_meta","x":{"name":"nested"}}"#,
+            r#"{"_meta":{"\u0070rogressToken":1,"k":{"a":2}},"name":"x"}"#,
+            r#"{"_meta" : { } , "_meta" : { "k" : [ "}" ] } }"#,
+            r#"{"_meta":{"k":1},"_meta":"not an object"}"#,
             r#"{}"#,
         ];
         for text in texts {

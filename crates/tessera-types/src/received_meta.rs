@@ -254,16 +254,135 @@ impl<'de> Visitor<'de> for SpansVisitor<'de, '_> {
     }
 }
 
-/// Reads a `_meta` value off a params' text as a [`ReceivedMeta`] (`None`
-/// when it is not an object), without building anything else.
-pub(crate) struct ReceivedMetaSeed;
+impl ReceivedMeta {
+    /// `_meta` as the slice `start..end` of `base`, with the well-known
+    /// members' places given in `base`.
+    fn from_slice(
+        base: &str,
+        (start, end): Span,
+        in_base: [Option<Span>; WELL_KNOWN.len()],
+    ) -> Option<Self> {
+        let text: Box<str> = base.get(start..end)?.into();
+        let mut known = [None; WELL_KNOWN.len()];
+        for (k, b) in known.iter_mut().zip(in_base) {
+            if let Some((s, e)) = b {
+                *k = Some((s.checked_sub(start)?, e.checked_sub(start)?));
+            }
+        }
+        Some(ReceivedMeta(Arc::new(Inner {
+            text,
+            known,
+            values: Default::default(),
+            tree: OnceLock::new(),
+        })))
+    }
+}
 
-impl<'de> DeserializeSeed<'de> for ReceivedMetaSeed {
-    type Value = Option<ReceivedMeta>;
+/// A `_meta` value as read off a params' text by [`ReceivedMetaSeed`].
+pub(crate) enum MetaRead {
+    /// Not an object: no `_meta`.
+    NotObject,
+    /// An object, read.
+    Object(ReceivedMeta),
+    /// An object whose bounds the one pass could not tell (its first key
+    /// has escapes): to be read again on its own.
+    Again,
+}
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        let raw: &'de RawValue = serde::Deserialize::deserialize(d)?;
-        Ok(ReceivedMeta::from_text(raw.get()))
+/// Reads a params' `_meta` value off the params' text `base` in the same
+/// pass as the params' other members: the well-known members' places are
+/// noted as the object goes by, and the object's own text is found from
+/// its first key and its last value (no second pass over it).
+pub(crate) struct ReceivedMetaSeed<'b> {
+    /// The params' whole text, which the deserializer reads.
+    pub(crate) base: &'b str,
+}
+
+impl<'de> DeserializeSeed<'de> for ReceivedMetaSeed<'de> {
+    type Value = MetaRead;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<MetaRead, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ReceivedMetaSeed<'de> {
+    type Value = MetaRead;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_unit<E>(self) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_none<E>(self) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<MetaRead, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MetaRead::NotObject)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaRead, A::Error> {
+        let base = self.base;
+        let mut known = [None; WELL_KNOWN.len()];
+        // The first key as borrowed from the text (`None`: it had escapes).
+        let mut first: Option<Option<&'de str>> = None;
+        let mut last: Option<&'de str> = None;
+        while let Some(k) = map.next_key::<BorrowedStr<'de>>()? {
+            if first.is_none() {
+                first = Some(match k.0 {
+                    Cow::Borrowed(s) => Some(s),
+                    Cow::Owned(_) => None,
+                });
+            }
+            let v: &'de RawValue = map.next_value()?;
+            if let Some(i) = WELL_KNOWN.iter().position(|w| *k == **w) {
+                known[i] = span_in(base, v.get());
+            }
+            last = Some(v.get());
+        }
+        let (Some(first), Some(last)) = (first, last) else {
+            // No member: an empty object.
+            return Ok(ReceivedMeta::from_text("{}").map_or(MetaRead::Again, MetaRead::Object));
+        };
+        let bounds = first.and_then(|first| {
+            // `{`, whitespace, `"`, then the first key.
+            let (key, _) = span_in(base, first)?;
+            let open = base.get(..key)?.strip_suffix('"')?.trim_end();
+            let start = open.len().checked_sub(1)?;
+            // The last value, whitespace, then `}`.
+            let (_, value_end) = span_in(base, last)?;
+            let after = base.get(value_end..)?.trim_start();
+            let end = base.len() - after.len() + 1;
+            (open.ends_with('{') && after.starts_with('}')).then_some((start, end))
+        });
+        Ok(bounds
+            .and_then(|b| ReceivedMeta::from_slice(base, b, known))
+            .map_or(MetaRead::Again, MetaRead::Object))
     }
 }
 
@@ -335,6 +454,63 @@ mod tests {
         let m = meta(text);
         assert_eq!(m.str_member(meta::PROTOCOL_VERSION).unwrap(), Err(json!(2)));
         assert_eq!(m.str_member("x").unwrap().unwrap(), "last");
+    }
+
+    /// `_meta` read in the params' pass is the same as read on its own.
+    fn read_in_params(params: &str) -> Option<ReceivedMeta> {
+        struct Outer<'b>(&'b str);
+        impl<'de> Visitor<'de> for Outer<'de> {
+            type Value = Option<MetaRead>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut found = None;
+                while let Some(k) = map.next_key::<BorrowedStr<'de>>()? {
+                    if *k == *"_meta" {
+                        found = Some(map.next_value_seed(ReceivedMetaSeed { base: self.0 })?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(found)
+            }
+        }
+        let mut d = serde_json::Deserializer::from_str(params);
+        match d.deserialize_map(Outer(params)).unwrap()? {
+            MetaRead::NotObject => None,
+            MetaRead::Object(m) => Some(m),
+            MetaRead::Again => panic!("read again: {params}"),
+        }
+    }
+
+    #[test]
+    fn meta_read_in_the_params_pass_is_its_text() {
+        for meta in [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#,
+            r#"{ "progressToken" : [1, {"a" : "}"}] , "x" : "\"}" }"#,
+            "{\n\t\"k\" :\r 1\n}",
+            r#"{"a":{"b":{"c":[]}},"io.tessera/requestTag":7}"#,
+        ] {
+            let params = format!(r#"{{"name":"n","_meta" : {meta} ,"arguments":{{"_meta":1}}}}"#);
+            let m = read_in_params(&params).expect("an object");
+            assert_eq!(m.text(), meta);
+            let alone = ReceivedMeta::from_text(meta).unwrap();
+            for key in WELL_KNOWN {
+                assert_eq!(
+                    m.member_text(key),
+                    alone.member_text(key),
+                    "{key} in {meta}"
+                );
+            }
+            agrees_with_the_tree(m.text());
+        }
+        let empty = read_in_params(r#"{"_meta":{ }}"#).unwrap();
+        assert!(empty.object().is_empty());
+        for not in ["[{}]", "\"{}\"", "null", "1.5", "-2", "true"] {
+            let params = format!(r#"{{"_meta":{not},"x":1}}"#);
+            assert!(read_in_params(&params).is_none(), "{not}");
+        }
     }
 
     #[test]
