@@ -555,7 +555,7 @@ impl InputLayers {
                 version: self.version,
                 progress_token: None,
                 peer_capabilities: self.server_capabilities.clone().into(),
-                peer_info: Some(self.server_info.clone()),
+                peer_info: Some(self.server_info.clone().into()),
                 meta: None,
                 log_level: None,
             },

@@ -22,8 +22,6 @@
 //! Whether a batch is *allowed* depends on the negotiated version; that is the
 //! engine's decision, not the decoder's.
 
-use std::sync::Arc;
-
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -32,7 +30,7 @@ use crate::envelope::{self, Kind, kind};
 use tessera_types::params::MAX_NESTING;
 use tessera_types::{
     ErrorObject, JsonObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
-    JsonRpcRequest, JsonRpcResultResponse, JsonRpcVersion, Params, RequestId,
+    JsonRpcRequest, JsonRpcResultResponse, JsonRpcVersion, Params, ReceivedMeta, RequestId,
 };
 
 /// What one frame (a stdio line, an HTTP body) decoded into.
@@ -525,8 +523,8 @@ fn decode_members(m: envelope::Members<'_>) -> Decoded {
 }
 
 /// `params._meta` when it is an object: read once from the params' text,
-/// without reading their other members, and kept with them.
-pub fn params_meta(params: Option<&Params>) -> Option<Arc<JsonObject>> {
+/// without reading their other members, kept as text, and kept with them.
+pub fn params_meta(params: Option<&Params>) -> Option<ReceivedMeta> {
     params?.meta().cloned()
 }
 

@@ -52,7 +52,7 @@ pub mod meta_keys {
     /// requests of a legacy session), so that a client with many requests
     /// in flight on one stdio connection (a proxy) knows which one each
     /// belongs to. Other values are ignored.
-    pub const REQUEST_TAG: &str = "io.tessera/requestTag";
+    pub const REQUEST_TAG: &str = tessera_types::meta::REQUEST_TAG;
 }
 
 /// The longest string [`meta_keys::REQUEST_TAG`] a server echoes.

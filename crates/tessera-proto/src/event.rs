@@ -4,11 +4,11 @@ use std::sync::Arc;
 
 use tessera_types::{
     Era, Implementation, JsonObject, JsonRpcMessage, Params, ProgressToken, ProtocolVersion,
-    RequestId, ServerCapabilities,
+    ReceivedMeta, RequestId, ServerCapabilities,
 };
 
 use crate::error::CallError;
-use crate::peer::PeerCapabilities;
+use crate::peer::{PeerCapabilities, PeerInfo};
 use crate::raw::{RawResponse, RawResult};
 
 /// A message (or batch) to write to the transport.
@@ -109,9 +109,11 @@ pub struct RequestInfo {
     /// The peer's capabilities: from `initialize` (legacy) or from this request's `_meta` (modern).
     pub peer_capabilities: PeerCapabilities,
     /// The peer's `Implementation` info, when known.
-    pub peer_info: Option<Arc<JsonObject>>,
-    /// The request's `_meta`, if any (shared: handlers' contexts copy it often).
-    pub meta: Option<Arc<JsonObject>>,
+    pub peer_info: Option<PeerInfo>,
+    /// The request's `_meta`, if any: kept as the text it came in, read
+    /// member by member, a tree only when asked (shared: handlers' contexts
+    /// copy it often).
+    pub meta: Option<ReceivedMeta>,
     /// The minimum log level asked for this request (modern: `_meta`
     /// `io.modelcontextprotocol/logLevel`; legacy: the session's `logging/setLevel`).
     pub log_level: Option<String>,

@@ -53,7 +53,7 @@ pub use decode::MAX_ID_BYTES;
 pub use engine::{ConnectMode, Engine, MAX_REQUEST_TAG, meta_keys};
 pub use error::{CallError, SendError};
 pub use event::{Connected, Event, IncomingRequest, Outbound, RequestInfo, Transmit};
-pub use peer::PeerCapabilities;
+pub use peer::{PeerCapabilities, PeerInfo};
 pub use pending::RequestOptions;
 pub use raw::{RawResponse, RawResult, Reply};
 pub use serve::MAX_PROGRESS_TOKEN;

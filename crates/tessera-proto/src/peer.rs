@@ -3,7 +3,7 @@
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde_json::Value;
-use tessera_types::{ClientCapabilities, JsonObject, ServerCapabilities};
+use tessera_types::{ClientCapabilities, JsonObject, ReceivedMeta, ServerCapabilities};
 
 use crate::engine::meta_keys;
 
@@ -26,20 +26,22 @@ enum Repr {
     Request(Arc<RequestCapabilities>),
 }
 
-/// A modern request's client capabilities: its `_meta`, typed once if asked.
+/// A modern request's client capabilities: its `_meta` (text), the member
+/// read into an object once if asked, and typed once if asked.
 struct RequestCapabilities {
-    meta: Arc<JsonObject>,
+    meta: ReceivedMeta,
     typed: OnceLock<ClientCapabilities>,
 }
+
+static EMPTY_OBJECT: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
 
 impl RequestCapabilities {
     /// The capabilities object as sent (the engine checked it is one).
     fn raw(&self) -> &JsonObject {
-        static NONE: LazyLock<JsonObject> = LazyLock::new(JsonObject::new);
-        match self.meta.get(meta_keys::CLIENT_CAPABILITIES) {
-            Some(Value::Object(o)) => o,
-            _ => &NONE,
-        }
+        self.meta
+            .get(meta_keys::CLIENT_CAPABILITIES)
+            .and_then(Value::as_object)
+            .unwrap_or(&EMPTY_OBJECT)
     }
 
     fn typed(&self) -> &ClientCapabilities {
@@ -79,8 +81,8 @@ impl PartialEq for PeerCapabilities {
 impl PeerCapabilities {
     /// The client capabilities in a 2026-07-28 request's `_meta`
     /// (`io.modelcontextprotocol/clientCapabilities`), shared with it, not
-    /// copied.
-    pub fn from_request_meta(meta: Arc<JsonObject>) -> Self {
+    /// copied, and read from its text on first use.
+    pub fn from_request_meta(meta: ReceivedMeta) -> Self {
         PeerCapabilities(Repr::Request(Arc::new(RequestCapabilities {
             meta,
             typed: OnceLock::new(),
@@ -158,6 +160,67 @@ impl PeerCapabilities {
     }
 }
 
+/// The peer's `Implementation` info (`name`, `version`, …) as a JSON
+/// object: the session's (legacy), or the `clientInfo` in a 2026-07-28
+/// request's `_meta`, read from its text on first use. Derefs to the object.
+#[derive(Clone)]
+pub struct PeerInfo(InfoRepr);
+
+#[derive(Clone)]
+enum InfoRepr {
+    Shared(Arc<JsonObject>),
+    /// A `_meta` whose [`meta_keys::CLIENT_INFO`] is an object.
+    Request(ReceivedMeta),
+}
+
+impl PeerInfo {
+    /// The `io.modelcontextprotocol/clientInfo` of a 2026-07-28 request's
+    /// `_meta`, when it is an object (not read until used).
+    pub fn from_request_meta(meta: &ReceivedMeta) -> Option<Self> {
+        meta.member_text(meta_keys::CLIENT_INFO)
+            .is_some_and(|t| t.starts_with('{'))
+            .then(|| PeerInfo(InfoRepr::Request(meta.clone())))
+    }
+}
+
+impl std::ops::Deref for PeerInfo {
+    type Target = JsonObject;
+
+    fn deref(&self) -> &JsonObject {
+        match &self.0 {
+            InfoRepr::Shared(o) => o,
+            InfoRepr::Request(m) => m
+                .get(meta_keys::CLIENT_INFO)
+                .and_then(Value::as_object)
+                .unwrap_or(&EMPTY_OBJECT),
+        }
+    }
+}
+
+impl From<Arc<JsonObject>> for PeerInfo {
+    fn from(o: Arc<JsonObject>) -> Self {
+        PeerInfo(InfoRepr::Shared(o))
+    }
+}
+
+impl From<JsonObject> for PeerInfo {
+    fn from(o: JsonObject) -> Self {
+        PeerInfo(InfoRepr::Shared(Arc::new(o)))
+    }
+}
+
+impl PartialEq for PeerInfo {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for PeerInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PeerInfo").field(&**self).finish()
+    }
+}
+
 impl From<ClientCapabilities> for PeerCapabilities {
     fn from(c: ClientCapabilities) -> Self {
         PeerCapabilities(Repr::Client(Arc::new(c)))
@@ -194,7 +257,7 @@ mod tests {
                           "extensions": {"io.modelcontextprotocol/tasks": {}}});
         let mut meta = JsonObject::new();
         meta.insert(meta_keys::CLIENT_CAPABILITIES.into(), caps.clone());
-        let lazy = PeerCapabilities::from_request_meta(Arc::new(meta));
+        let lazy = PeerCapabilities::from_request_meta(ReceivedMeta::from(meta));
         let Value::Object(raw) = caps else {
             unreachable!()
         };
@@ -213,5 +276,32 @@ mod tests {
         let server = PeerCapabilities::from(ServerCapabilities::default());
         assert_ne!(server, eager);
         assert_eq!(server.client_or_none(), &ClientCapabilities::default());
+    }
+
+    #[test]
+    fn request_client_info_is_read_from_the_meta_text_when_used() {
+        let meta = ReceivedMeta::from_text(
+            r#"{"io.modelcontextprotocol/clientInfo":{"name":"c","version":"\u0031"},"x":1}"#,
+        )
+        .unwrap();
+        let info = PeerInfo::from_request_meta(&meta).unwrap();
+        assert_eq!(info.get("version"), Some(&json!("1")));
+        assert_eq!(
+            info,
+            PeerInfo::from(
+                json!({"name": "c", "version": "1"})
+                    .as_object()
+                    .unwrap()
+                    .clone()
+            )
+        );
+        for text in [
+            r#"{"io.modelcontextprotocol/clientInfo":"c"}"#,
+            r#"{"io.modelcontextprotocol/clientInfo":null}"#,
+            r#"{}"#,
+        ] {
+            let meta = ReceivedMeta::from_text(text).unwrap();
+            assert!(PeerInfo::from_request_meta(&meta).is_none(), "{text}");
+        }
     }
 }

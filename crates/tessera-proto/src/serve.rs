@@ -8,14 +8,14 @@ use tessera_types::methods;
 use serde_json::Value;
 use tessera_types::{
     CacheScope, ClientCapabilities, DiscoverResult, Era, ErrorCode, ErrorObject, InitializeResult,
-    JsonObject, Params, ProtocolVersion, RequestId,
+    JsonObject, Params, ProtocolVersion, ReceivedMeta, RequestId,
 };
 
 use crate::config::Side;
 use crate::decode;
 use crate::engine::{Engine, Inflight, meta_keys as mk};
 use crate::event::{Event, IncomingRequest, RequestInfo};
-use crate::peer::PeerCapabilities;
+use crate::peer::{PeerCapabilities, PeerInfo};
 use crate::session::level_rank;
 
 /// Methods that exist only in the legacy era and are refused in a modern request.
@@ -60,7 +60,8 @@ impl Engine {
             );
             return;
         }
-        // `_meta` is read once, on its own; the rest of the params stays text.
+        // `_meta` is read once, on its own, and stays text; the rest of the
+        // params is not read.
         let meta = decode::params_meta(params.as_ref());
         let request = Incoming {
             id,
@@ -88,7 +89,7 @@ impl Engine {
         let (era, version) = self
             .connection()
             .unwrap_or((Era::Legacy, ProtocolVersion::LATEST_LEGACY));
-        let progress_token = match progress_token(r.meta.as_deref()) {
+        let progress_token = match progress_token(r.meta.as_ref()) {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
@@ -97,7 +98,7 @@ impl Engine {
             version,
             progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
-            peer_info: self.session.peer_info.clone(),
+            peer_info: self.session.peer_info.clone().map(PeerInfo::from),
             meta: r.meta.take(),
             log_level: None,
         };
@@ -106,8 +107,12 @@ impl Engine {
 
     fn on_request_as_server(&mut self, r: Incoming, batch: Option<u64>) {
         let id = r.id.clone();
-        if let Some(v) = r.meta.as_ref().and_then(|m| m.get(mk::PROTOCOL_VERSION)) {
-            let Some(requested) = v.as_str() else {
+        if let Some(v) = r
+            .meta
+            .as_ref()
+            .and_then(|m| m.str_member(mk::PROTOCOL_VERSION))
+        {
+            let Ok(requested) = v else {
                 let e = ErrorObject::invalid_params(format!(
                     "_meta {} must be a string",
                     mk::PROTOCOL_VERSION
@@ -115,9 +120,9 @@ impl Engine {
                 self.answer(Some(id), Err(e), batch);
                 return;
             };
-            match ProtocolVersion::parse(requested).filter(|v| self.config.supports(*v)) {
+            match ProtocolVersion::parse(&requested).filter(|v| self.config.supports(*v)) {
                 None => {
-                    let e = self.unsupported_version(requested);
+                    let e = self.unsupported_version(&requested);
                     self.answer(Some(id), Err(e), batch);
                     return;
                 }
@@ -150,8 +155,11 @@ impl Engine {
     fn serve_modern(&mut self, mut r: Incoming, version: ProtocolVersion, batch: Option<u64>) {
         let id = r.id.clone();
         let method = r.method.as_str();
-        let meta = r.meta.take().unwrap_or_default();
-        let Some(Value::Object(_)) = meta.get(mk::CLIENT_CAPABILITIES) else {
+        let meta = r.meta.take().filter(|m| {
+            m.member_text(mk::CLIENT_CAPABILITIES)
+                .is_some_and(|t| t.starts_with('{'))
+        });
+        let Some(meta) = meta else {
             let e = ErrorObject::invalid_params(format!(
                 "Invalid params: _meta {} is required (an object) on every {version} request",
                 mk::CLIENT_CAPABILITIES
@@ -159,14 +167,15 @@ impl Engine {
             self.answer(Some(id), Err(e), batch);
             return;
         };
-        let info = meta
-            .get(mk::CLIENT_INFO)
-            .and_then(Value::as_object)
-            .map(|o| Arc::new(o.clone()));
-        let log_level = match meta.get(mk::LOG_LEVEL) {
+        let info = PeerInfo::from_request_meta(&meta);
+        let log_level = match meta.str_member(mk::LOG_LEVEL) {
             None => None,
-            Some(Value::String(l)) if level_rank(l).is_some() => Some(l.clone()),
+            Some(Ok(l)) if level_rank(&l).is_some() => Some(l.into_owned()),
             Some(other) => {
+                let other = match other {
+                    Ok(l) => Value::String(l.into_owned()),
+                    Err(v) => v,
+                };
                 let e = ErrorObject::invalid_params(format!(
                     "Invalid params: _meta {} must be a logging level, got {other}",
                     mk::LOG_LEVEL
@@ -274,7 +283,7 @@ impl Engine {
             self.answer(Some(id), Err(ErrorObject::method_not_found(method)), batch);
             return;
         }
-        let progress_token = match progress_token(r.meta.as_deref()) {
+        let progress_token = match progress_token(r.meta.as_ref()) {
             Ok(t) => t,
             Err(e) => return self.answer(Some(id), Err(e), batch),
         };
@@ -283,7 +292,7 @@ impl Engine {
             version,
             progress_token,
             peer_capabilities: self.session.peer_capabilities.clone(),
-            peer_info: self.session.peer_info.clone(),
+            peer_info: self.session.peer_info.clone().map(PeerInfo::from),
             meta: r.meta.take(),
             log_level: self.session.log_level.clone(),
         };
@@ -341,7 +350,7 @@ impl Engine {
         let Incoming {
             id, method, params, ..
         } = r;
-        let tag = request_tag(context.meta.as_deref());
+        let tag = request_tag(context.meta.as_ref());
         self.inflight.insert(
             id.clone(),
             Inflight {
@@ -370,14 +379,14 @@ struct Incoming {
     id: RequestId,
     method: String,
     params: Option<Params>,
-    meta: Option<Arc<JsonObject>>,
+    meta: Option<ReceivedMeta>,
 }
 
 /// The request's tag to echo ([`mk::REQUEST_TAG`]), when it is one.
-fn request_tag(meta: Option<&JsonObject>) -> Option<Value> {
-    match meta?.get(mk::REQUEST_TAG)? {
-        v @ Value::String(s) if s.len() <= crate::engine::MAX_REQUEST_TAG => Some(v.clone()),
-        v @ Value::Number(n) if n.is_i64() || n.is_u64() => Some(v.clone()),
+fn request_tag(meta: Option<&ReceivedMeta>) -> Option<Value> {
+    match meta?.member::<Value>(mk::REQUEST_TAG)?.ok()? {
+        Value::String(s) if s.len() <= crate::engine::MAX_REQUEST_TAG => Some(Value::String(s)),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(Value::Number(n)),
         _ => None,
     }
 }
@@ -390,20 +399,19 @@ pub const MAX_PROGRESS_TOKEN: usize = 1024;
 
 /// The request's progress token, if any; a string token longer than
 /// [`MAX_PROGRESS_TOKEN`] is refused with an error that names the limit.
-fn progress_token(meta: Option<&JsonObject>) -> Result<Option<RequestId>, ErrorObject> {
-    let Some(v) = meta.and_then(|m| m.get(mk::PROGRESS_TOKEN)) else {
+fn progress_token(meta: Option<&ReceivedMeta>) -> Result<Option<RequestId>, ErrorObject> {
+    let Some(v) = meta.and_then(|m| m.str_member(mk::PROGRESS_TOKEN)) else {
         return Ok(None);
     };
-    if let Value::String(s) = v {
-        if s.len() > MAX_PROGRESS_TOKEN {
-            return Err(ErrorObject::invalid_params(format!(
-                "Invalid params: _meta {} is {} bytes; the limit is {MAX_PROGRESS_TOKEN}",
-                mk::PROGRESS_TOKEN,
-                s.len()
-            )));
-        }
+    match v {
+        Ok(s) if s.len() > MAX_PROGRESS_TOKEN => Err(ErrorObject::invalid_params(format!(
+            "Invalid params: _meta {} is {} bytes; the limit is {MAX_PROGRESS_TOKEN}",
+            mk::PROGRESS_TOKEN,
+            s.len()
+        ))),
+        Ok(s) => Ok(Some(RequestId::String(s.into_owned()))),
+        Err(other) => Ok(serde_json::from_value(other).ok()),
     }
-    Ok(serde_json::from_value(v.clone()).ok())
 }
 
 /// A typed result as the JSON object it is on the wire.

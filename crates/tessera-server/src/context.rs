@@ -9,7 +9,8 @@ use tessera_proto::RequestOptions;
 use tessera_runtime::{Peer, PeerError};
 use tessera_types::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, Era, JsonObject, ListRootsResult, LoggingLevel, ProtocolVersion, RequestId,
+    ElicitResult, Era, JsonObject, ListRootsResult, LoggingLevel, ProtocolVersion, ReceivedMeta,
+    RequestId,
 };
 
 use crate::mrtr::{InputError, InputState};
@@ -109,9 +110,17 @@ impl RequestContext {
         self.proto.version
     }
 
-    /// The request's `_meta`, if any.
+    /// The request's `_meta`, if any, as a tree (built from the text it
+    /// came in on first use); [`RequestContext::received_meta`] reads single
+    /// members without building one.
     pub fn meta(&self) -> Option<&JsonObject> {
-        self.proto.meta.as_deref()
+        self.proto.meta.as_ref().map(ReceivedMeta::object)
+    }
+
+    /// The request's `_meta`, if any, as the text it came in: single
+    /// members are read from it ([`ReceivedMeta::member`]) without a tree.
+    pub fn received_meta(&self) -> Option<&ReceivedMeta> {
+        self.proto.meta.as_ref()
     }
 
     /// The client's declared capabilities (from `initialize` in the legacy era,

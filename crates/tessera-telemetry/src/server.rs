@@ -93,7 +93,11 @@ where
         let t = &self.telemetry.inner;
         let parent = meta::extract(
             t.propagator.as_ref(),
-            request.context.meta.as_deref(),
+            request
+                .context
+                .meta
+                .as_ref()
+                .map(tessera_types::ReceivedMeta::object),
             &Context::new(),
         );
         let target = request.target().map(|s| target_of(&request.method, s));

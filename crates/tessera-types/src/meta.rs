@@ -33,6 +33,10 @@ pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The lowest log level wanted for a request; without it the server sends
 /// no log messages for the request. 2026-07-28.
 pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// A tag a client puts in a request's `_meta` (a short string or an
+/// integer) for the server to copy onto what it sends about that request.
+/// A Tessera key.
+pub const REQUEST_TAG: &str = "io.tessera/requestTag";
 /// The id of the `subscriptions/listen` request a notification belongs to. 2026-07-28.
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// The server's identity on a result. 2026-07-28.

@@ -10,7 +10,7 @@
 //! changed them, else their tree.
 
 use std::fmt;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{LazyLock, OnceLock};
 
 use memchr::memmem::Finder;
 
@@ -20,6 +20,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::JsonObject;
+use crate::received_meta::{MetaRead, ReceivedMeta, ReceivedMetaSeed};
 
 /// The deepest nesting of arrays and objects serde_json reads into a tree
 /// (its recursion limit of 128 is reached at the 128th level).
@@ -39,12 +40,17 @@ pub struct Params {
 }
 
 /// The members of params that routing reads before any handler: `_meta`
-/// (when an object), `name` and `uri`.
+/// (when an object, kept as text), `name` and `uri`.
 #[derive(Debug, Clone, Default)]
 struct Head {
-    meta: Option<Arc<JsonObject>>,
+    meta: Option<ReceivedMeta>,
+    /// `_meta` is an object the head's pass could not take (see
+    /// [`MetaRead::Again`]).
+    meta_again: bool,
     name: Option<Value>,
     uri: Option<Value>,
+    /// Bit `i` set: the member [`FLAGGED`]`[i]` is there.
+    seen: u8,
 }
 
 impl Params {
@@ -124,6 +130,10 @@ impl Params {
     pub fn may_have(&self, key: &str) -> bool {
         match &self.text {
             Some(t) => {
+                // Read already with the head: the answer is known.
+                if let (Some(head), Some(i)) = (self.head.get(), flag_of(key)) {
+                    return head.seen & (1 << i) != 0;
+                }
                 memchr::memmem::find(t.get().as_bytes(), key.as_bytes()).is_some()
                     || has_escape(t.get())
             }
@@ -145,8 +155,8 @@ impl Params {
 
     /// `_meta`, when it is an object. Read on first use from the text
     /// together with `name` and `uri` (the other members are skipped), then
-    /// kept.
-    pub fn meta(&self) -> Option<&Arc<JsonObject>> {
+    /// kept; `_meta` stays text (see [`ReceivedMeta`]).
+    pub fn meta(&self) -> Option<&ReceivedMeta> {
         // Text that neither names `_meta` nor has a `\\u` escape (which
         // could spell it) has none: nothing is read.
         if let Some(t) = &self.text {
@@ -178,13 +188,33 @@ impl Params {
                     let mut d = serde_json::Deserializer::from_str(t.get());
                     // The text is a valid object: only a member too deep for a
                     // tree could fail, and such text is refused when decoded.
-                    serde::de::DeserializeSeed::deserialize(HeadSeed, &mut d).unwrap_or_default()
+                    let mut head =
+                        serde::de::DeserializeSeed::deserialize(HeadSeed { base: t.get() }, &mut d)
+                            .unwrap_or_default();
+                    if head.meta_again {
+                        // `_meta`'s first key has escapes: read on its own.
+                        head.meta = match self.member("_meta") {
+                            Some(Value::Object(m)) => Some(ReceivedMeta::from(m)),
+                            _ => None,
+                        };
+                    }
+                    head
                 }
-                // The same members read from the tree (which always reads).
-                (None, Some(tree)) => {
-                    serde::de::DeserializeSeed::deserialize(HeadSeed, ObjectRef(tree))
-                        .unwrap_or_default()
-                }
+                // The same members taken from the tree.
+                (None, Some(tree)) => Head {
+                    meta: match tree.get("_meta") {
+                        Some(Value::Object(m)) => Some(ReceivedMeta::from(m.clone())),
+                        _ => None,
+                    },
+                    meta_again: false,
+                    seen: FLAGGED
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, k)| tree.contains_key(**k))
+                        .fold(0, |bits, (i, _)| bits | (1 << i)),
+                    name: tree.get("name").cloned(),
+                    uri: tree.get("uri").cloned(),
+                },
                 (None, None) => Head::default(),
             })
     }
@@ -212,6 +242,16 @@ impl Params {
                 .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("valid JSON")),
         }
     }
+}
+
+/// Members whose presence the head's pass notes (a 2026-07-28 server asks
+/// for them on every request, through [`Params::may_have`]): the
+/// multi-round-trip `requestState` and `inputResponses`.
+const FLAGGED: [&str; 2] = ["requestState", "inputResponses"];
+
+/// `key`'s bit in [`Head::seen`], when it is one of [`FLAGGED`].
+fn flag_of(key: &str) -> Option<usize> {
+    FLAGGED.iter().position(|k| *k == key)
 }
 
 /// Whether JSON text has a `\\u` escape (which could spell any key).
@@ -253,11 +293,13 @@ impl<'de> serde::de::Visitor<'de> for MemberSeed<'_> {
     }
 }
 
-/// Reads the [`Head`] members of an object, skipping the others (the last
-/// one when a key is given twice, as a tree would keep it).
-struct HeadSeed;
+/// Reads the [`Head`] members of an object's text `base`, skipping the
+/// others (the last one when a key is given twice, as a tree would keep it).
+struct HeadSeed<'b> {
+    base: &'b str,
+}
 
-impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed {
+impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed<'de> {
     type Value = Head;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -265,7 +307,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for HeadSeed {
+impl<'de> serde::de::Visitor<'de> for HeadSeed<'de> {
     type Value = Head;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -277,14 +319,19 @@ impl<'de> serde::de::Visitor<'de> for HeadSeed {
         while let Some(key) = map.next_key::<crate::borrowed::BorrowedStr<'de>>()? {
             match &*key {
                 "_meta" => {
-                    head.meta = match map.next_value::<Value>()? {
-                        Value::Object(m) => Some(Arc::new(m)),
-                        _ => None,
-                    }
+                    let read = map.next_value_seed(ReceivedMetaSeed { base: self.base })?;
+                    (head.meta, head.meta_again) = match read {
+                        MetaRead::Object(m) => (Some(m), false),
+                        MetaRead::NotObject => (None, false),
+                        MetaRead::Again => (None, true),
+                    };
                 }
                 "name" => head.name = Some(map.next_value::<Value>()?),
                 "uri" => head.uri = Some(map.next_value::<Value>()?),
-                _ => {
+                other => {
+                    if let Some(i) = flag_of(other) {
+                        head.seen |= 1 << i;
+                    }
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
             }
@@ -449,12 +496,19 @@ mod tests {
             r#"{"name":"first","name":"last","_meta":{"a":1},"_meta":{"b":2}}"#,
             r#"{"\u005fmeta":{"hidden":true},"n\u0061me":"spelled"}"#,
             r#"{"other":"_meta","x":{"name":"nested"}}"#,
+            r#"{"_meta":{"\u0070rogressToken":1,"k":{"a":2}},"name":"x"}"#,
+            r#"{"_meta" : { } , "_meta" : { "k" : [ "}" ] } }"#,
+            r#"{"_meta":{"k":1},"_meta":"not an object"}"#,
             r#"{}"#,
         ];
         for text in texts {
             let p = Params::from_raw(raw(text)).unwrap();
             let tree = Params::from(serde_json::from_str::<JsonObject>(text).unwrap());
-            assert_eq!(p.meta().map(|m| &**m), tree.meta().map(|m| &**m), "{text}");
+            assert_eq!(
+                p.meta().map(ReceivedMeta::object),
+                tree.meta().map(ReceivedMeta::object),
+                "{text}"
+            );
             assert_eq!(p.name(), tree.name(), "{text}");
             assert_eq!(p.uri(), tree.uri(), "{text}");
             // Read from the text, member by member: no tree was built.
@@ -515,6 +569,41 @@ mod tests {
         assert!(within_depth(&strings));
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(!within_depth(&deep));
+    }
+
+    #[test]
+    fn may_have_answers_from_the_head_once_it_was_read() {
+        for (text, state, responses) in [
+            (
+                r#"{"arguments":{"requestState":1},"name":"n"}"#,
+                false,
+                false,
+            ),
+            (
+                r#"{"requestState":"s","_meta":{"inputResponses":{}}}"#,
+                true,
+                false,
+            ),
+            (
+                r#"{"inputResp\u006fnses":{},"requestState":null}"#,
+                true,
+                true,
+            ),
+            (r#"{"x":1}"#, false, false),
+        ] {
+            let p = Params::from_raw(raw(text)).unwrap();
+            let tree = Params::from(p.object().clone());
+            let p = Params::from_raw(raw(text)).unwrap();
+            // Before the head: a search of the text ("maybe").
+            assert!(p.may_have("requestState") || !state, "{text}");
+            p.name();
+            assert_eq!(p.may_have("requestState"), state, "{text}");
+            assert_eq!(p.may_have("inputResponses"), responses, "{text}");
+            tree.name();
+            assert_eq!(tree.may_have("requestState"), state, "{text}");
+            assert_eq!(tree.may_have("inputResponses"), responses, "{text}");
+            assert!(p.tree.get().is_none(), "{text}");
+        }
     }
 
     #[test]

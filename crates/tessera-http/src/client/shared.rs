@@ -630,14 +630,18 @@ fn member<'a>(params: &'a Params, key: &str) -> Option<MemberRef<'a>> {
 /// The protocol version in the `_meta` of a 2026-07-28 message's params
 /// (`_meta` an object, the version a string).
 fn modern_version(params: &Params) -> Option<String> {
-    let meta = match params.raw() {
-        None => params.object().get("_meta").and_then(Value::as_object),
-        Some(_) => params.meta().map(|m| &**m),
-    };
-    meta?
-        .get(tessera_proto::meta_keys::PROTOCOL_VERSION)?
-        .as_str()
-        .map(str::to_owned)
+    let key = tessera_proto::meta_keys::PROTOCOL_VERSION;
+    match params.raw() {
+        None => params
+            .object()
+            .get("_meta")?
+            .as_object()?
+            .get(key)?
+            .as_str()
+            .map(str::to_owned),
+        // Read from `_meta`'s text, no tree built.
+        Some(_) => params.meta()?.str_member(key)?.ok().map(|v| v.into_owned()),
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@ use tessera_proto::decode::Inbound;
 use tessera_proto::meta_keys;
 use tessera_proto::mirror::{self, ParamHeader};
 use tessera_types::{
-    ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId,
+    ErrorCode, ErrorObject, JsonObject, JsonRpcMessage, JsonRpcRequest, Params, ProtocolVersion,
+    RequestId,
 };
 
 use super::reply::{self, HttpResponse};
@@ -78,14 +79,14 @@ pub(crate) fn detect(
             }
         },
     };
-    let meta = tessera_proto::decode::params_meta(params);
-    let meta_version = meta
-        .as_ref()
-        .and_then(|m| m.get(meta_keys::PROTOCOL_VERSION));
+    // `_meta` stays text: only its protocol version is read here.
+    let meta_version = params
+        .and_then(Params::meta)
+        .and_then(|m| m.str_member(meta_keys::PROTOCOL_VERSION));
     let meta_version = match meta_version {
         None => None,
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(other) => {
+        Some(Ok(s)) => Some(s),
+        Some(Err(other)) => {
             return Err(invalid_params(
                 id,
                 format!(
@@ -95,7 +96,7 @@ pub(crate) fn detect(
             ));
         }
     };
-    match (header_version, meta_version) {
+    match (header_version, meta_version.as_deref()) {
         (Some(h), None) if h.era() == tessera_types::Era::Modern => {
             if matches!(inbound, Inbound::Batch(_)) {
                 return Ok(Era::Modern(h));
@@ -230,14 +231,14 @@ pub(crate) fn check_param_headers(
 /// `_meta` for an internal request on behalf of `r` (same version and capabilities).
 pub(crate) fn internal_meta(r: &JsonRpcRequest) -> JsonObject {
     let mut meta = JsonObject::new();
-    if let Some(m) = tessera_proto::decode::params_meta(r.params.as_ref()) {
+    if let Some(m) = r.params.as_ref().and_then(Params::meta) {
         for key in [
             meta_keys::PROTOCOL_VERSION,
             meta_keys::CLIENT_CAPABILITIES,
             meta_keys::CLIENT_INFO,
         ] {
-            if let Some(v) = m.get(key) {
-                meta.insert(key.into(), v.clone());
+            if let Some(Ok(v)) = m.member::<Value>(key) {
+                meta.insert(key.into(), v);
             }
         }
     }

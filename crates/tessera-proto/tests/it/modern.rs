@@ -699,3 +699,93 @@ fn a_request_tag_comes_back_on_what_relates_to_the_request() {
         json!({"_meta": {"io.tessera/requestTag": 7}})
     );
 }
+
+/// Feeds `text` as it is (key order, escapes and repeated keys kept) and
+/// returns what the engine transmitted.
+fn exchange_text(s: &mut Engine, now: Instant, text: &str) -> Vec<Value> {
+    s.handle_bytes(now, text.as_bytes());
+    drain(s)
+}
+
+#[test]
+fn meta_read_from_its_text_answers_as_a_tree_would() {
+    let (mut s, now) = server();
+    // Escaped keys are the keys they spell: a modern request, served.
+    let escaped = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t",
+        "_meta":{"io.modelcontextprotocol\u002fprotocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/client\u0043apabilities":{"sampling":{}},
+        "io.modelcontextprotocol/clientInfo":{"name":"c\u0031","version":"1"},
+        "\u0070rogressToken":"p\u0031","io.modelcontextprotocol/logLevel":"warning"}}}"#;
+    assert!(exchange_text(&mut s, now, escaped).is_empty());
+    let r = match events(&mut s).as_slice() {
+        [Event::Request(r)] => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    let c = &r.context;
+    assert_eq!(c.era, Era::Modern);
+    assert_eq!(c.progress_token, Some(RequestId::from("p1")));
+    assert_eq!(c.peer_info.as_ref().unwrap()["name"], json!("c1"));
+    assert_eq!(c.log_level.as_deref(), Some("warning"));
+    assert!(c.peer_capabilities.declares("sampling"));
+    assert_eq!(
+        c.meta.as_ref().unwrap().object()["io.modelcontextprotocol/clientInfo"],
+        json!({"name": "c1", "version": "1"})
+    );
+
+    // A repeated key counts with its last value, as in a tree: here the
+    // capabilities end up a string, refused.
+    let repeated = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{},
+        "io.modelcontextprotocol/clientCapabilities":"all"}}}"#;
+    let answer = only(exchange_text(&mut s, now, repeated));
+    assert_eq!(error_code(&answer), ErrorCode::INVALID_PARAMS.0);
+    let repeated = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":1,
+        "io.modelcontextprotocol/protocolVersion":"1900-01-01",
+        "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let answer = only(exchange_text(&mut s, now, repeated));
+    assert_eq!(error_code(&answer), -32022);
+    assert_eq!(answer["error"]["data"]["requested"], json!("1900-01-01"));
+
+    // A `_meta` that is not an object is no `_meta`: a legacy request before
+    // initialize.
+    for meta in ["[]", "\"2026-07-28\"", "null", "7"] {
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{"_meta":{meta}}}}}"#
+        );
+        let answer = only(exchange_text(&mut s, now, &text));
+        assert_eq!(error_code(&answer), ErrorCode::INVALID_PARAMS.0, "{meta}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("before initialization"),
+            "{answer}"
+        );
+    }
+
+    // A huge `_meta`: its well-known members found among many others.
+    let mut text = String::from(
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","_meta":{"#,
+    );
+    for i in 0..3_000 {
+        text.push_str(&format!(r#""com.example/k{i}":{{"v":[{i},"x"]}},"#));
+    }
+    text.push_str(
+        r#""io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{},"progressToken":9}}}"#,
+    );
+    assert!(exchange_text(&mut s, now, &text).is_empty());
+    let r = match events(&mut s).as_slice() {
+        [Event::Request(r)] => r.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(r.context.progress_token, Some(RequestId::Number(9)));
+    let meta = r.context.meta.as_ref().unwrap();
+    assert_eq!(meta.object().len(), 3_003);
+    assert_eq!(
+        meta.member::<Value>("com.example/k2999").unwrap().unwrap(),
+        json!({"v": [2999, "x"]})
+    );
+}
