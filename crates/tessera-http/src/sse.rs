@@ -108,9 +108,7 @@ impl<'a> SseEvent<'a> {
             + self.retry.map_or(0, |_| 48);
         let mut out = Vec::with_capacity(self.data.len() + fields + 9);
         self.encode_into(&mut out);
-        // Spare room given back (in place for the usual slack): the bytes
-        // then own the buffer with no share count allocated beside it.
-        Bytes::from(out.into_boxed_slice())
+        Bytes::from(out)
     }
 }
 

@@ -27,14 +27,6 @@ pub(crate) fn json(status: StatusCode, body: impl Into<Bytes>) -> HttpResponse {
     r
 }
 
-/// A body written into a `Vec`, as [`Bytes`] that own its buffer: the spare
-/// room is given back first (in place, by the allocator, for the usual
-/// slack), so the bytes need no separately allocated share count, as a
-/// `Vec` with spare room would.
-pub(crate) fn body_of(written: Vec<u8>) -> Bytes {
-    Bytes::from(written.into_boxed_slice())
-}
-
 /// A JSON-RPC error response carried with an HTTP error status.
 pub(crate) fn rpc_error(
     status: StatusCode,
@@ -158,21 +150,4 @@ pub(crate) fn retry_after(mut r: HttpResponse, secs: u64) -> HttpResponse {
     r.headers_mut()
         .insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
     r
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_written_body_keeps_its_bytes_whatever_its_spare_room() {
-        for (text, room) in [("", 0), ("{}", 0), ("{\"a\":1}", 128), ("x", 1000)] {
-            let mut v = Vec::with_capacity(text.len() + room);
-            v.extend_from_slice(text.as_bytes());
-            let b = body_of(v);
-            assert_eq!(&b[..], text.as_bytes());
-            // The bytes share their buffer as any other.
-            assert_eq!(b.clone(), b);
-        }
-    }
 }

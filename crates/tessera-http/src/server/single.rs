@@ -257,7 +257,7 @@ async fn answer<S: Service>(
                     }
                     _ => StatusCode::OK,
                 };
-                return reply::json(status, reply::body_of(t.message.to_bytes()));
+                return reply::json(status, t.message.to_bytes());
             }
         }
         return reply::refuse(
@@ -285,7 +285,7 @@ async fn answer<S: Service>(
                     }
                     _ => StatusCode::OK,
                 };
-                return reply::json(status, reply::body_of(t.message.to_bytes()));
+                return reply::json(status, t.message.to_bytes());
             }
             if t.related.as_ref() != Some(&id) || mode == ResponseMode::Json {
                 tracing::debug!("no stream to carry a message of a per-request engine: dropped");
