@@ -73,9 +73,10 @@ impl<'a> SseEvent<'a> {
         }
         if let Some(retry) = self.retry {
             out.extend_from_slice(b"retry: ");
-            let mut digits = [0u8; 39];
+            let mut digits = [0u8; 20];
             let mut at = digits.len();
-            let mut n = retry.as_millis();
+            // In 64 bits: dividing the `u128` of `as_millis` is a call per digit.
+            let mut n = u64::try_from(retry.as_millis()).unwrap_or(u64::MAX);
             loop {
                 at -= 1;
                 digits[at] = b'0' + (n % 10) as u8;
@@ -129,7 +130,11 @@ pub fn retry_field(retry: Duration) -> Bytes {
 }
 
 fn push_single_line(out: &mut Vec<u8>, s: &str) {
-    out.extend(s.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
+    if memchr::memchr2(b'\n', b'\r', s.as_bytes()).is_none() {
+        out.extend_from_slice(s.as_bytes());
+    } else {
+        out.extend(s.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
+    }
 }
 
 /// The lines of `data`, split at `\n` (a `\r` before it dropped); found
@@ -288,6 +293,30 @@ mod tests {
         assert_eq!(
             SseEvent::data(b"a\r\n").to_bytes(),
             Bytes::from_static(b"data: a\ndata: \n\n")
+        );
+    }
+
+    #[test]
+    fn fields_keep_to_one_line_and_long_delays_are_written_in_full() {
+        // A line break in an id or event name is dropped, not let through.
+        assert_eq!(
+            SseEvent::data(b"x").id("a\nb\rc").event("m\r\n").to_bytes(),
+            Bytes::from_static(b"id: abc\nevent: m\ndata: x\n\n")
+        );
+        assert_eq!(
+            SseEvent::data(b"")
+                .retry(Duration::from_millis(1_234_567_890_123))
+                .to_bytes(),
+            Bytes::from_static(b"retry: 1234567890123\ndata: \n\n")
+        );
+        assert_eq!(
+            SseEvent::data(b"").retry(Duration::ZERO).to_bytes(),
+            Bytes::from_static(b"retry: 0\ndata: \n\n")
+        );
+        // Beyond 64 bits of milliseconds (never set in practice): the largest.
+        assert_eq!(
+            SseEvent::data(b"").retry(Duration::MAX).to_bytes(),
+            Bytes::from_static(b"retry: 18446744073709551615\ndata: \n\n")
         );
     }
 

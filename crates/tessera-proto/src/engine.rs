@@ -6,7 +6,6 @@
 //! (work for the application). [`Engine::poll_timeout`] is the next instant at
 //! which [`Engine::handle_timeout`] must be called.
 
-use std::collections::VecDeque;
 use tessera_types::methods;
 
 // Seeded per process, like std's hasher, but several times faster on request ids.
@@ -59,9 +58,14 @@ pub mod meta_keys {
 pub const MAX_REQUEST_TAG: usize = 64;
 use meta_keys as mk;
 
+mod inflight;
 mod notice;
+mod queue;
 mod refusal;
 mod stamp;
+
+use inflight::InflightTable;
+use queue::Queue;
 
 /// An incoming request being handled.
 #[derive(Debug, Clone)]
@@ -120,10 +124,10 @@ pub enum ConnectMode {
 #[derive(Debug)]
 pub struct Engine {
     pub(crate) config: Arc<EngineConfig>,
-    transmits: VecDeque<Transmit>,
-    events: VecDeque<Event>,
+    transmits: Queue<Transmit>,
+    events: Queue<Event>,
     pending: PendingTable,
-    pub(crate) inflight: HashMap<RequestId, Inflight>,
+    pub(crate) inflight: InflightTable,
     pub(crate) session: Session,
     batches: HashMap<u64, Batch>,
     next_batch: u64,
@@ -174,10 +178,10 @@ impl Engine {
         Engine {
             client_wire: ClientWire::of(&config),
             config,
-            transmits: VecDeque::new(),
-            events: VecDeque::new(),
+            transmits: Queue::default(),
+            events: Queue::default(),
             pending: PendingTable::default(),
-            inflight: HashMap::default(),
+            inflight: InflightTable::default(),
             session,
             batches: HashMap::default(),
             next_batch: 0,

@@ -64,7 +64,7 @@ impl Outbound {
         match self {
             Outbound::Single(m) => serde_json::to_writer(out, m),
             Outbound::Batch(b) => serde_json::to_writer(out, b),
-            Outbound::Raw(r) => serde_json::to_writer(out, r),
+            Outbound::Raw(r) => r.write_to(out),
         }
     }
 

@@ -109,6 +109,21 @@ pub struct RawResponse {
     pub result: RawResult,
 }
 
+impl RawResponse {
+    /// Writes the response as JSON text into `out`: the same text as its
+    /// [`Serialize`] implementation writes with `serde_json`'s compact
+    /// formatter, without going through a serializer (the result is text
+    /// already; only the id is serialised).
+    pub(crate) fn write_to(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut *out, &self.id)?;
+        out.extend_from_slice(br#","result":"#);
+        out.extend_from_slice(self.result.0.get().as_bytes());
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 impl Serialize for RawResponse {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
@@ -337,6 +352,34 @@ mod tests {
 
     fn read(s: &str) -> Option<(RequestId, String)> {
         result_response(s.as_bytes()).map(|(id, r)| (id, r.get().to_owned()))
+    }
+
+    #[test]
+    fn a_raw_response_is_written_as_serde_writes_it() {
+        let ids = [
+            RequestId::Number(-12),
+            RequestId::Number(i64::MAX),
+            RequestId::from("a \"quoted\" \u{1} id"),
+        ];
+        let results = [
+            "{}",
+            r#"{"content":[{"type":"text","text":"h\u00e9"}],"n":1.5}"#,
+        ];
+        for id in ids {
+            for text in results {
+                let raw = RawValue::from_string(text.to_owned()).expect("json");
+                let r = RawResponse {
+                    id: id.clone(),
+                    result: RawResult::new(raw).expect("an object"),
+                };
+                let mut out = Vec::new();
+                r.write_to(&mut out).expect("written");
+                assert_eq!(
+                    String::from_utf8(out).expect("utf-8"),
+                    serde_json::to_string(&r).expect("serialised")
+                );
+            }
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ use futures::FutureExt;
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Engine, EngineConfig, Event, Reply, Transmit};
 use tessera_types::{ErrorObject, JsonRpcMessage, ProtocolVersion, RequestId, methods};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::handlers::{HandlerRun, Running};
@@ -90,13 +90,6 @@ struct Outgoing {
     progress: Option<ProgressSink>,
 }
 
-/// A request handler in progress: its cancellation token, and whether it
-/// lives as long as the connection (`subscriptions/listen`).
-struct Handler {
-    cancel: CancellationToken,
-    long_lived: bool,
-}
-
 /// What the core keeps only while it is needed (boxed: an idle connection
 /// pays one pointer for it).
 #[derive(Default)]
@@ -123,12 +116,11 @@ fn now() -> std::time::Instant {
 pub struct Connection<S> {
     engine: Engine,
     service: Arc<S>,
+    /// The core's own handle; its shared state holds the command queue.
     peer: Peer,
-    commands: mpsc::UnboundedReceiver<Command>,
     outgoing: HashMap<RequestId, Outgoing>,
     tickets: HashMap<u64, RequestId>,
-    handlers: HashMap<RequestId, Handler>,
-    /// The request handlers in progress.
+    /// The request handlers in progress (and their cancellation).
     running: Running,
     /// Notifications waiting for the one being handled (one at a time, in
     /// arrival order).
@@ -149,7 +141,7 @@ pub struct Connection<S> {
 impl<S> std::fmt::Debug for Connection<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
-            .field("handlers", &self.handlers.len())
+            .field("handlers", &self.running.len())
             .field("outgoing", &self.outgoing.len())
             .field("closed", &self.engine.is_closed())
             .finish_non_exhaustive()
@@ -177,7 +169,6 @@ impl<S: Service> Connection<S> {
         service: Arc<S>,
         options: &ConnectionOptions,
     ) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
         let mut engine = Engine::new(config);
         engine.set_request_id_base(options.request_id_base);
         // Middleware sees every notification, the engine's own included.
@@ -187,11 +178,9 @@ impl<S: Service> Connection<S> {
         Connection {
             engine,
             service,
-            peer: Peer::new(tx, options.link.clone(), observer),
-            commands: rx,
+            peer: Peer::new(options.link.clone(), observer),
             outgoing: HashMap::default(),
             tickets: HashMap::default(),
-            handlers: HashMap::default(),
             running: Running::default(),
             notifications: VecDeque::new(),
             notifying: None,
@@ -261,7 +250,7 @@ impl<S: Service> Connection<S> {
 
     /// The number of request handlers still running.
     pub fn handling(&self) -> usize {
-        self.handlers.len()
+        self.running.len()
     }
 
     /// Whether nothing runs here: no handler, no notification being handled
@@ -270,7 +259,7 @@ impl<S: Service> Connection<S> {
         self.running.is_empty()
             && self.notifying.is_none()
             && self.notifications.is_empty()
-            && self.commands.is_empty()
+            && self.peer.shared.commands.is_empty()
     }
 
     /// The engine, to read (the version, the session's state).
@@ -366,11 +355,7 @@ impl<S: Service> Connection<S> {
     /// (`subscriptions/listen`) are cancelled, and the requests this side
     /// sent fail; other handlers may still finish.
     pub fn peer_closed(&mut self) {
-        for h in self.handlers.values() {
-            if h.long_lived {
-                h.cancel.cancel();
-            }
-        }
+        self.running.cancel_long_lived();
         self.fail_outgoing();
         self.publish_outstanding();
     }
@@ -381,9 +366,7 @@ impl<S: Service> Connection<S> {
     pub fn close(&mut self) {
         self.engine.close();
         self.process_events();
-        for (_, h) in self.handlers.drain() {
-            h.cancel.cancel();
-        }
+        self.running.cancel_all();
         self.running.clear();
         self.fail_outgoing();
         if let Some(r) = self.rare.as_mut().and_then(|r| r.connect_reply.take()) {
@@ -413,14 +396,13 @@ impl<S: Service> Connection<S> {
         // Commands first: a handler's progress and logs go out in order.
         let mut budget = 128;
         while budget > 0 {
-            match self.commands.poll_recv(cx) {
-                Poll::Ready(Some(c)) => {
+            match self.peer.shared.commands.poll_recv(cx) {
+                Poll::Ready(c) => {
                     self.apply(c);
                     progressed = true;
                     budget -= 1;
                 }
-                // The core holds a sender itself: the channel never ends.
-                Poll::Ready(None) | Poll::Pending => break,
+                Poll::Pending => break,
             }
         }
         while !self.running.is_empty() {
@@ -428,10 +410,9 @@ impl<S: Service> Connection<S> {
                 Poll::Ready((id, outcome)) => {
                     // What the handler sent through its peer (progress,
                     // logs) goes out before its answer.
-                    while let Ok(c) = self.commands.try_recv() {
+                    while let Some(c) = self.peer.shared.commands.try_recv() {
                         self.apply(c);
                     }
-                    self.handlers.remove(&id);
                     self.engine.respond_reply(&id, outcome);
                     self.process_events();
                     progressed = true;
@@ -493,13 +474,13 @@ impl<S: Service> Connection<S> {
             if self.running.is_empty() && self.notifying.is_none() {
                 // Nothing can produce a message any more, except a command
                 // already queued (a late notification from a handler's peer).
-                match self.commands.try_recv() {
-                    Ok(c) => {
+                match self.peer.shared.commands.try_recv() {
+                    Some(c) => {
                         self.apply(c);
                         self.settle();
                         continue;
                     }
-                    Err(_) => return None,
+                    None => return None,
                 }
             }
             self.work().await;
@@ -571,9 +552,7 @@ impl<S: Service> Connection<S> {
                 }
                 Event::Cancelled { id, reason } => {
                     tracing::debug!(%id, ?reason, "peer cancelled a request");
-                    if let Some(h) = self.handlers.get(&id) {
-                        h.cancel.cancel();
-                    }
+                    self.running.cancel(&id);
                 }
                 Event::Response { id, outcome } => {
                     if let Some(o) = self.outgoing.remove(&id) {
@@ -670,13 +649,6 @@ impl<S: Service> Connection<S> {
     fn start_handler(&mut self, r: tessera_proto::IncomingRequest) {
         let token = CancellationToken::new();
         let long_lived = r.method == methods::SUBSCRIPTIONS_LISTEN;
-        self.handlers.insert(
-            r.id.clone(),
-            Handler {
-                cancel: token.clone(),
-                long_lived,
-            },
-        );
         let id = r.id.clone();
         let request = Request::new(
             r,
@@ -698,7 +670,8 @@ impl<S: Service> Connection<S> {
             }
             _ => self.service.handle(request),
         };
-        self.running.push(HandlerRun::new(id, handling, token));
+        self.running
+            .push(HandlerRun::new(id, handling, token, long_lived));
     }
 
     fn apply(&mut self, c: Command) {
@@ -763,11 +736,10 @@ impl<S: Service> Connection<S> {
 
 impl<S> Drop for Connection<S> {
     fn drop(&mut self) {
-        // Receivers of the peer's info see the connection gone.
+        // Handles see the connection gone: their commands are refused, and
+        // receivers of the peer's info see the channel closed.
         self.peer.shared.close();
         // Handlers holding a clone of their token see the request end.
-        for (_, h) in self.handlers.drain() {
-            h.cancel.cancel();
-        }
+        self.running.cancel_all();
     }
 }

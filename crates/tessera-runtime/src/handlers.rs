@@ -5,7 +5,8 @@
 //! Most connections that serve HTTP run one handler at a time (a
 //! per-request engine runs exactly one): [`Running`] keeps the first in a
 //! slot of its own and makes the set for the others only when a second one
-//! runs beside it.
+//! runs beside it. It is also where a handler is found to be cancelled (by
+//! its request's id): a connection keeps no table of its handlers besides.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -27,20 +28,35 @@ pub(crate) struct HandlerRun {
     id: Option<RequestId>,
     handling: Handling,
     token: CancellationToken,
+    /// Whether it lives as long as the connection (`subscriptions/listen`).
+    long_lived: bool,
     /// The wait for cancellation, registered only once the handler has had
     /// to wait (most finish on their first poll).
     cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
 }
 
 impl HandlerRun {
-    /// The handler of request `id`, cancelled by `token`.
-    pub(crate) fn new(id: RequestId, handling: Handling, token: CancellationToken) -> Self {
+    /// The handler of request `id`, cancelled by `token`; `long_lived`
+    /// when it runs as long as the connection (see
+    /// [`Running::cancel_long_lived`]).
+    pub(crate) fn new(
+        id: RequestId,
+        handling: Handling,
+        token: CancellationToken,
+        long_lived: bool,
+    ) -> Self {
         HandlerRun {
             id: Some(id),
             handling,
             token,
+            long_lived,
             cancelled: None,
         }
+    }
+
+    /// Whether this is the (unfinished) handler of request `id`.
+    fn serves(&self, id: &RequestId) -> bool {
+        self.id.as_ref() == Some(id)
     }
 
     fn finish(&mut self, outcome: ReplyResult) -> Poll<(RequestId, ReplyResult)> {
@@ -105,6 +121,41 @@ impl Running {
         }
     }
 
+    /// How many handlers run.
+    pub(crate) fn len(&self) -> usize {
+        usize::from(self.one.is_some()) + self.many.as_ref().map_or(0, FuturesUnordered::len)
+    }
+
+    /// Every handler running.
+    fn iter(&self) -> impl Iterator<Item = &HandlerRun> {
+        self.one
+            .iter()
+            .chain(self.many.iter().flat_map(|m| m.iter()))
+    }
+
+    /// Cancels the handler of request `id`, if it runs (its token fires; it
+    /// finishes at its next poll). A walk over the handlers: cancellations
+    /// are rare, and a connection seldom runs many handlers at once.
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        if let Some(h) = self.iter().find(|h| h.serves(id)) {
+            h.token.cancel();
+        }
+    }
+
+    /// Cancels the handlers that live as long as the connection.
+    pub(crate) fn cancel_long_lived(&self) {
+        for h in self.iter().filter(|h| h.long_lived) {
+            h.token.cancel();
+        }
+    }
+
+    /// Cancels every handler (their tokens fire; they are not dropped).
+    pub(crate) fn cancel_all(&self) {
+        for h in self.iter() {
+            h.token.cancel();
+        }
+    }
+
     /// Whether no handler runs.
     pub(crate) fn is_empty(&self) -> bool {
         self.one.is_none() && self.many.as_ref().is_none_or(FuturesUnordered::is_empty)
@@ -146,6 +197,7 @@ mod tests {
             RequestId::Number(n),
             Handling::Object(f),
             CancellationToken::new(),
+            false,
         )
     }
 
@@ -158,7 +210,7 @@ mod tests {
             let _ = rx.await;
             Ok(Reply::Object(JsonObject::new()))
         });
-        HandlerRun::new(RequestId::Number(n), Handling::Reply(f), token)
+        HandlerRun::new(RequestId::Number(n), Handling::Reply(f), token, false)
     }
 
     fn id_of(p: Poll<(RequestId, ReplyResult)>) -> Option<(RequestId, bool)> {
@@ -202,6 +254,47 @@ mod tests {
     }
 
     #[test]
+    fn handlers_are_cancelled_by_id_by_lifetime_or_all_at_once() {
+        let mut cx = Context::from_waker(noop_waker_ref());
+        let mut r = Running::default();
+        let tokens: Vec<CancellationToken> = (0..3).map(|_| CancellationToken::new()).collect();
+        let mut senders = Vec::new();
+        for (n, t) in tokens.iter().enumerate() {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            senders.push(tx);
+            let mut h = waiting(n as i64, rx, t.clone());
+            // The second is a long-lived one (`subscriptions/listen`).
+            h.long_lived = n == 1;
+            r.push(h);
+        }
+        assert_eq!(r.len(), 3);
+        // The one in the slot and one in the set, by id.
+        r.cancel(&RequestId::Number(0));
+        assert!(tokens[0].is_cancelled() && !tokens[1].is_cancelled());
+        r.cancel(&RequestId::Number(2));
+        assert!(tokens[2].is_cancelled() && !tokens[1].is_cancelled());
+        r.cancel(&RequestId::Number(9));
+        assert!(!tokens[1].is_cancelled());
+        r.cancel_long_lived();
+        assert!(tokens[1].is_cancelled());
+        // Cancelled handlers finish at their next poll.
+        for _ in 0..3 {
+            assert!(matches!(r.poll_next(&mut cx), Poll::Ready((_, Err(_)))));
+        }
+        assert_eq!(r.len(), 0);
+        assert!(r.is_empty());
+
+        let t = CancellationToken::new();
+        let (_tx, rx) = tokio::sync::oneshot::channel();
+        r.push(waiting(5, rx, t.clone()));
+        r.push(ready(6));
+        r.cancel_long_lived();
+        assert!(!t.is_cancelled(), "not long-lived");
+        r.cancel_all();
+        assert!(t.is_cancelled());
+    }
+
+    #[test]
     fn a_cancelled_handler_is_not_polled_again() {
         let mut cx = Context::from_waker(noop_waker_ref());
         let token = CancellationToken::new();
@@ -222,7 +315,7 @@ mod tests {
         token.cancel();
         let f: crate::service::BoxFuture<'static, _> =
             Box::pin(async { panic!("a cancelled handler ran") });
-        let mut h = HandlerRun::new(RequestId::Number(8), Handling::Object(f), token);
+        let mut h = HandlerRun::new(RequestId::Number(8), Handling::Object(f), token, false);
         assert_eq!(
             id_of(Pin::new(&mut h).poll(&mut cx)),
             Some((RequestId::Number(8), false))
@@ -237,6 +330,7 @@ mod tests {
             RequestId::Number(9),
             Handling::Object(f),
             CancellationToken::new(),
+            false,
         );
         match Pin::new(&mut h).poll(&mut cx) {
             Poll::Ready((id, Err(e))) => {

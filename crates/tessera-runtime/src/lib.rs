@@ -28,6 +28,7 @@
 //! ```
 
 mod child;
+mod command_queue;
 mod connection;
 mod driver;
 mod extensions;

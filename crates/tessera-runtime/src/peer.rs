@@ -100,7 +100,7 @@ pub(crate) struct OutgoingRequest {
 }
 
 /// What a [`Peer`] asks of its connection. Kept small (the large request
-/// variant is boxed): every connection's channel holds a block of these.
+/// variant is boxed): a connection's queue holds a buffer of these.
 pub(crate) enum Command {
     Request(Box<OutgoingRequest>),
     CancelRequest {
@@ -176,8 +176,8 @@ impl Command {
 /// notifications, report progress, log, close.
 #[derive(Clone)]
 pub struct Peer {
-    pub(crate) commands: mpsc::UnboundedSender<Command>,
-    /// Tickets, outstanding counts and the [`PeerInfo`] channel.
+    /// The command queue, tickets, outstanding counts and the [`PeerInfo`]
+    /// channel.
     pub(crate) shared: Arc<crate::peer_shared::PeerShared>,
     connection: u64,
     link: Option<Arc<crate::Link>>,
@@ -196,12 +196,10 @@ impl std::fmt::Debug for Peer {
 
 impl Peer {
     pub(crate) fn new(
-        commands: mpsc::UnboundedSender<Command>,
         link: Option<Arc<crate::Link>>,
         observer: Option<Arc<dyn crate::outgoing::OutgoingObserver>>,
     ) -> Self {
         Peer {
-            commands,
             shared: Arc::default(),
             connection: NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed),
             link,
@@ -243,12 +241,12 @@ impl Peer {
 
     /// Whether two handles lead to the same connection.
     pub fn same_connection(&self, other: &Peer) -> bool {
-        self.commands.same_channel(&other.commands)
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Whether the connection is still running.
     pub fn is_open(&self) -> bool {
-        !self.commands.is_closed()
+        !self.shared.commands.is_closed()
     }
 
     /// Server role: the protocol version of the connection's legacy session,
@@ -432,20 +430,17 @@ impl Peer {
         }
         let ticket = self.shared.tickets.fetch_add(1, Ordering::Relaxed);
         let (reply, rx) = oneshot::channel();
-        let sent = self
-            .commands
-            .send(Command::Request(Box::new(OutgoingRequest {
-                ticket,
-                method,
-                params,
-                options,
-                reply,
-                progress,
-                assigned,
-                observed,
-                raw,
-            })))
-            .map_err(|_| PeerError::Closed);
+        let sent = self.send(Command::Request(Box::new(OutgoingRequest {
+            ticket,
+            method,
+            params,
+            options,
+            reply,
+            progress,
+            assigned,
+            observed,
+            raw,
+        })));
         if let Err(e) = sent {
             if let Some(w) = watched {
                 w.finish(&Err(e.clone()));
@@ -453,7 +448,7 @@ impl Peer {
             return Err(e);
         }
         let mut guard = CancelOnDrop {
-            commands: &self.commands,
+            peer: self,
             ticket,
             armed: true,
         };
@@ -477,14 +472,11 @@ impl Peer {
         let observed = self
             .observer()
             .and_then(|o| o.start(self, &method, &mut params));
-        let sent = self
-            .commands
-            .send(Command::Notify {
-                method,
-                params,
-                related,
-            })
-            .map_err(|_| PeerError::Closed);
+        let sent = self.send(Command::Notify {
+            method,
+            params,
+            related,
+        });
         if let Some(call) = observed {
             match &sent {
                 Ok(()) => call.finish(None, crate::outgoing::OutgoingEnd::Sent),
@@ -502,7 +494,7 @@ impl Peer {
         total: Option<f64>,
         message: Option<String>,
     ) {
-        let _ = self.commands.send(Command::Progress {
+        let _ = self.send(Command::Progress {
             id,
             progress,
             total,
@@ -518,7 +510,7 @@ impl Peer {
         data: Value,
         related: Option<RequestId>,
     ) {
-        let _ = self.commands.send(Command::Log {
+        let _ = self.send(Command::Log {
             level: level.into(),
             logger,
             data,
@@ -530,7 +522,7 @@ impl Peer {
     pub async fn connect(&self, mode: ConnectMode) -> Result<Connected, PeerError> {
         let watched = self.observer().and_then(|o| o.connecting(self));
         let (reply, rx) = oneshot::channel();
-        let out = match self.commands.send(Command::Connect { mode, reply }) {
+        let out = match self.send(Command::Connect { mode, reply }) {
             Ok(()) => rx.await.unwrap_or(Err(PeerError::Closed)),
             Err(_) => Err(PeerError::Closed),
         };
@@ -540,10 +532,14 @@ impl Peer {
         out
     }
 
-    /// Completes when the connection has stopped (its driver dropped the
-    /// command queue).
+    /// Completes when the connection has stopped (its core was dropped).
     pub async fn closed(&self) {
-        self.commands.closed().await
+        self.shared.commands.closed().await
+    }
+
+    /// Queues `c` for the connection; `Err` once it stopped.
+    fn send(&self, c: Command) -> Result<(), PeerError> {
+        self.shared.commands.send(c).map_err(|_| PeerError::Closed)
     }
 
     /// Server role: tells the connection that what the service keeps about
@@ -551,7 +547,7 @@ impl Peer {
     /// changed, so that the session's stored state is brought up to date
     /// before the answer of the request being handled is sent.
     pub fn session_changed(&self) {
-        let _ = self.commands.send(Command::SessionChanged);
+        let _ = self.send(Command::SessionChanged);
     }
 
     /// Server role: takes `state` as the legacy session's state (it changed
@@ -559,7 +555,7 @@ impl Peer {
     /// service's part ([`Service::on_restored`](crate::Service::on_restored)).
     /// Requests in progress are kept.
     pub fn apply_session_state(&self, state: crate::SessionState) {
-        let _ = self.commands.send(Command::ApplySession(Box::new(state)));
+        let _ = self.send(Command::ApplySession(Box::new(state)));
     }
 
     /// Server role: a receiver of [`PeerInfo`] changes (the session state
@@ -570,7 +566,7 @@ impl Peer {
 
     /// Closes the connection.
     pub fn close(&self) {
-        let _ = self.commands.send(Command::Close);
+        let _ = self.send(Command::Close);
     }
 }
 
@@ -592,7 +588,7 @@ fn unreadable(e: serde_json::Error) -> PeerError {
 }
 
 struct CancelOnDrop<'a> {
-    commands: &'a mpsc::UnboundedSender<Command>,
+    peer: &'a Peer,
     ticket: u64,
     armed: bool,
 }
@@ -600,7 +596,7 @@ struct CancelOnDrop<'a> {
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         if self.armed {
-            let _ = self.commands.send(Command::CancelRequest {
+            let _ = self.peer.send(Command::CancelRequest {
                 ticket: self.ticket,
                 reason: Some("the caller stopped waiting".into()),
             });

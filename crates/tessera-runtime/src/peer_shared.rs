@@ -1,5 +1,5 @@
-//! What every handle of one connection shares besides its command channel:
-//! the request ticket counter, the published [`Outstanding`] counts and the
+//! What every handle of one connection shares: its command queue, the
+//! request ticket counter, the published [`Outstanding`] counts and the
 //! [`PeerInfo`] channel, in one allocation.
 //!
 //! The [`PeerInfo`] watch channel is made on first use: most connections (a
@@ -13,6 +13,7 @@ use tessera_types::ProtocolVersion;
 
 use tokio::sync::watch;
 
+use crate::command_queue::CommandQueue;
 use crate::peer::{OutstandingCells, PeerInfo};
 
 /// The state of the [`PeerInfo`] channel.
@@ -28,6 +29,8 @@ enum Info {
 
 /// The state shared by a connection and all its [`Peer`](crate::Peer) handles.
 pub(crate) struct PeerShared {
+    /// What the handles ask of the connection.
+    pub(crate) commands: CommandQueue,
     /// The source of request tickets.
     pub(crate) tickets: AtomicU64,
     /// What the driver last published.
@@ -41,6 +44,7 @@ pub(crate) struct PeerShared {
 impl Default for PeerShared {
     fn default() -> Self {
         PeerShared {
+            commands: CommandQueue::default(),
             tickets: AtomicU64::new(0),
             outstanding: OutstandingCells::default(),
             session_version: OnceLock::new(),
@@ -95,8 +99,10 @@ impl PeerShared {
         }
     }
 
-    /// The connection stopped: the channel's sender is dropped.
+    /// The connection stopped: its command queue is closed and the
+    /// [`PeerInfo`] channel's sender dropped.
     pub(crate) fn close(&self) {
+        self.commands.close();
         let mut info = self.info();
         let was = std::mem::replace(&mut *info, Info::Closed(None));
         if let Info::Open(_, rx) | Info::Closed(Some(rx)) = was {
