@@ -316,6 +316,7 @@ impl Engine {
         self.transmits.push_back(Transmit {
             message: Outbound::Single(message),
             related,
+            mirrored: None,
         });
     }
 
@@ -442,6 +443,7 @@ impl Engine {
                     self.transmits.push_back(Transmit {
                         message: Outbound::Batch(b.responses),
                         related: None,
+                        mirrored: None,
                     });
                 }
             }
@@ -607,7 +609,7 @@ impl Engine {
             } if self.config.side == Side::Client => Some(version),
             _ => None,
         };
-        self.stamp(
+        let mirrored = self.stamp(
             &mut params,
             &id,
             tag,
@@ -645,7 +647,11 @@ impl Engine {
             method: method.to_owned(),
             params,
         });
-        self.transmit(request, options.related);
+        self.transmits.push_back(Transmit {
+            message: Outbound::Single(request),
+            related: options.related,
+            mirrored: mirrored.map(Box::new),
+        });
         Ok(id)
     }
 
@@ -834,6 +840,7 @@ impl Engine {
                 result,
             }),
             related: Some(id.clone()),
+            mirrored: None,
         });
         true
     }

@@ -520,6 +520,7 @@ mod tests {
             let mut out = vec![Transmit {
                 message: Outbound::Single(request),
                 related: None,
+                mirrored: None,
             }];
             t.send(&mut out).await.unwrap();
             // The exchange of this request, and at most the one before it

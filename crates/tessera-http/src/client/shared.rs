@@ -514,11 +514,13 @@ impl Outgoing {
             }
             _ => (None, None, None),
         };
-        // Params text (a forwarded request's) is read for these members
-        // alone, in one pass.
-        let mut head = params
-            .and_then(Params::raw)
-            .and_then(|t| super::params_head::ParamsHead::read(t.get()));
+        // The members the engine noted when it wrote the params text (a
+        // forwarded request's); else params text is read for them alone, in
+        // one pass.
+        let mut head = match (&t.mirrored, params.and_then(Params::raw)) {
+            (Some(m), Some(_)) => Some(super::params_head::ParamsHead::from(&**m)),
+            (_, text) => text.and_then(|t| super::params_head::ParamsHead::read(t.get())),
+        };
         let modern_version = match &mut head {
             Some(h) => h.version.take(),
             None => params.and_then(modern_version),
@@ -729,6 +731,59 @@ mod tests {
     }
 
     #[test]
+    fn the_members_the_engine_noted_are_taken_without_reading_the_text() {
+        let (inbound, _rx) = mpsc::channel(1);
+        let s = Shared::new(
+            HttpClient::new(reqwest::Client::new()),
+            "http://127.0.0.1:8000/mcp".parse().unwrap(),
+            HeaderMap::new(),
+            inbound,
+        );
+        let text =
+            r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
+        let request = |params: Params| {
+            JsonRpcMessage::Request(tessera_types::JsonRpcRequest {
+                jsonrpc: tessera_types::JsonRpcVersion,
+                id: RequestId::Number(1),
+                method: methods::TOOLS_CALL.into(),
+                params: Some(params),
+            })
+        };
+        let as_text =
+            || Params::from_raw(serde_json::value::RawValue::from_string(text.into()).unwrap());
+        // Noted members that differ from the text tell which was used.
+        let noted = tessera_types::EditedHead {
+            version: Some("noted".into()),
+            name: Some(Value::String("noted-name".into())),
+            uri: None,
+        };
+        let describe = |params: Params, mirrored: Option<&tessera_types::EditedHead>| {
+            let t = Transmit {
+                message: Outbound::Single(request(params)),
+                related: None,
+                mirrored: mirrored.cloned().map(Box::new),
+            };
+            let o = Outgoing::describe(&t, &s);
+            (o.modern_version, o.name)
+        };
+        assert_eq!(
+            describe(as_text().unwrap(), Some(&noted)),
+            (Some("noted".into()), Some("noted-name".into()))
+        );
+        // Nothing noted: the text is read.
+        assert_eq!(
+            describe(as_text().unwrap(), None),
+            (Some("2026-07-28".into()), Some("echo".into()))
+        );
+        // Params that are a tree are looked up in the tree.
+        let tree = Params::from(serde_json::from_str::<tessera_types::JsonObject>(text).unwrap());
+        assert_eq!(
+            describe(tree, Some(&noted)),
+            (Some("2026-07-28".into()), Some("echo".into()))
+        );
+    }
+
+    #[test]
     fn a_cancelled_tools_list_is_no_longer_awaited() {
         let (inbound, _rx) = mpsc::channel(1);
         let s = Shared::new(
@@ -745,6 +800,7 @@ mod tests {
             let t = Transmit {
                 message: Outbound::Single(m),
                 related: None,
+                mirrored: None,
             };
             Outgoing::describe(&t, &s);
         };
