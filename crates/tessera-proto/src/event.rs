@@ -24,6 +24,7 @@ pub struct Transmit {
     /// `_meta` members): the members an HTTP transport mirrors in headers,
     /// as written, so that it need not read the text again. `None` when the
     /// engine did not write the params (the transport reads them itself).
+    /// Whoever changes `message` afterwards must set it to `None`.
     pub mirrored: Option<Box<EditedHead>>,
 }
 
