@@ -320,6 +320,7 @@ impl Engine {
         self.transmits.push_back(Transmit {
             message: Outbound::Single(message),
             related,
+            mirrored: None,
         });
     }
 
@@ -446,6 +447,7 @@ impl Engine {
                     self.transmits.push_back(Transmit {
                         message: Outbound::Batch(b.responses),
                         related: None,
+                        mirrored: None,
                     });
                 }
             }
@@ -611,7 +613,7 @@ impl Engine {
             } if self.config.side == Side::Client => Some(version),
             _ => None,
         };
-        self.stamp(
+        let mirrored = self.stamp(
             &mut params,
             &id,
             tag,
@@ -649,7 +651,11 @@ impl Engine {
             method: method.to_owned(),
             params,
         });
-        self.transmit(request, options.related);
+        self.transmits.push_back(Transmit {
+            message: Outbound::Single(request),
+            related: options.related,
+            mirrored: mirrored.map(Box::new),
+        });
         Ok(id)
     }
 
@@ -838,6 +844,7 @@ impl Engine {
                 result,
             }),
             related: Some(id.clone()),
+            mirrored: None,
         });
         true
     }

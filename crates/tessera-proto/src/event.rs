@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use tessera_types::{
-    Era, Implementation, JsonObject, JsonRpcMessage, Params, ProgressToken, ProtocolVersion,
-    ReceivedMeta, RequestId, ServerCapabilities,
+    EditedHead, Era, Implementation, JsonObject, JsonRpcMessage, Params, ProgressToken,
+    ProtocolVersion, ReceivedMeta, RequestId, ServerCapabilities,
 };
 
 use crate::error::CallError;
@@ -20,6 +20,12 @@ pub struct Transmit {
     /// progress/log notification or server-to-client request issued while handling
     /// it. Transports with per-request streams (Streamable HTTP) route on it.
     pub related: Option<RequestId>,
+    /// For a request whose params text the engine edited (stamping its
+    /// `_meta` members): the members an HTTP transport mirrors in headers,
+    /// as written, so that it need not read the text again. `None` when the
+    /// engine did not write the params (the transport reads them itself).
+    /// Whoever changes `message` afterwards must set it to `None`.
+    pub mirrored: Option<Box<EditedHead>>,
 }
 
 /// One message or a batch of them.

@@ -1,7 +1,7 @@
 //! Requests this side has sent and not yet seen answered: id allocation,
 //! deadlines, progress routing and the memory of cancelled ids.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use foldhash::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -79,6 +79,18 @@ pub(crate) struct PendingTable {
     cancelled_order: VecDeque<RequestId>,
     /// How many pending requests want their result as JSON text.
     raw: usize,
+    /// Each pending request that has a deadline, keyed by the earlier of its
+    /// two ([`due`]): the earliest deadline is the first key, and the
+    /// requests due are a prefix, found without looking at the others.
+    due: BTreeSet<(Instant, RequestId)>,
+}
+
+/// When request `p` is due: the earlier of its deadlines, if it has one.
+fn due(p: &Pending) -> Option<Instant> {
+    match (p.deadline, p.hard_deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 impl PendingTable {
@@ -103,8 +115,15 @@ impl PendingTable {
             self.by_token.insert(t.clone(), id.clone());
         }
         self.raw += usize::from(p.raw);
-        if let Some(old) = self.map.insert(id, p) {
+        let new_due = due(&p);
+        if let Some(d) = new_due {
+            self.due.insert((d, id.clone()));
+        }
+        if let Some(old) = self.map.insert(id.clone(), p) {
             self.raw -= usize::from(old.raw);
+            if let Some(d) = due(&old).filter(|d| Some(*d) != new_due) {
+                self.due.remove(&(d, id));
+            }
         }
     }
 
@@ -114,6 +133,9 @@ impl PendingTable {
             self.by_token.remove(t);
         }
         self.raw -= usize::from(p.raw);
+        if let Some(d) = due(&p) {
+            self.due.remove(&(d, id.clone()));
+        }
         Some(p)
     }
 
@@ -163,7 +185,17 @@ impl PendingTable {
         if let Some(p) = self.map.get_mut(&id) {
             if p.reset_on_progress {
                 if let Some(t) = p.timeout {
+                    let before = due(p);
                     p.deadline = Some(now + t);
+                    let after = due(p);
+                    if before != after {
+                        if let Some(d) = before {
+                            self.due.remove(&(d, id.clone()));
+                        }
+                        if let Some(d) = after {
+                            self.due.insert((d, id.clone()));
+                        }
+                    }
                 }
             }
         }
@@ -172,27 +204,23 @@ impl PendingTable {
 
     /// The earliest deadline.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.map
-            .values()
-            .flat_map(|p| [p.deadline, p.hard_deadline])
-            .flatten()
-            .min()
+        self.due.first().map(|(d, _)| *d)
     }
 
     /// Removes and returns every request whose deadline has passed.
     pub fn expire(&mut self, now: Instant) -> Vec<(RequestId, Pending)> {
-        let due: Vec<RequestId> = self
-            .map
+        let mut ids: Vec<RequestId> = self
+            .due
             .iter()
-            .filter(|(_, p)| {
-                p.deadline.is_some_and(|d| d <= now) || p.hard_deadline.is_some_and(|d| d <= now)
-            })
-            .map(|(id, _)| id.clone())
+            .take_while(|(d, _)| *d <= now)
+            .map(|(_, id)| id.clone())
             .collect();
+        if ids.is_empty() {
+            return Vec::new();
+        }
         // Oldest id first, so that events come out in a reproducible order.
-        let mut due = due;
-        due.sort();
-        due.into_iter()
+        ids.sort();
+        ids.into_iter()
             .filter_map(|id| self.remove(&id).map(|p| (id, p)))
             .collect()
     }
@@ -200,6 +228,7 @@ impl PendingTable {
     /// Removes every pending request (the connection closed).
     pub fn drain(&mut self) -> Vec<(RequestId, Pending)> {
         self.by_token.clear();
+        self.due.clear();
         self.raw = 0;
         let mut all: Vec<_> = self.map.drain().collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
@@ -329,6 +358,64 @@ mod tests {
         t.insert(RequestId::Number(4), raw);
         t.drain();
         assert!(!t.has_raw());
+    }
+
+    /// The deadline index holds one key per request with a deadline, the
+    /// earlier of its two, and nothing else.
+    fn assert_index_matches(t: &PendingTable) {
+        let expected: BTreeSet<(Instant, RequestId)> = t
+            .map
+            .iter()
+            .filter_map(|(id, p)| due(p).map(|d| (d, id.clone())))
+            .collect();
+        assert_eq!(t.due, expected);
+    }
+
+    #[test]
+    fn the_earliest_deadline_follows_removals_progress_replacement_and_expiry() {
+        // A fixed instant and offsets from it: no clock is read.
+        let now = Instant::now();
+        let ms = |n: u64| now + Duration::from_millis(n);
+        let mut t = PendingTable::default();
+        t.insert(RequestId::Number(1), pending(now, Some(30), None, false));
+        t.insert(
+            RequestId::Number(2),
+            pending(now, Some(10), Some(50), false),
+        );
+        t.insert(RequestId::Number(3), pending(now, None, Some(20), false));
+        t.insert(RequestId::Number(4), pending(now, None, None, false));
+        t.insert(RequestId::from("s"), pending(now, Some(40), None, true));
+        assert_index_matches(&t);
+        assert_eq!(t.next_deadline(), Some(ms(10)));
+        // Answered: the next one comes first.
+        assert!(t.remove(&RequestId::Number(2)).is_some());
+        assert_eq!(t.next_deadline(), Some(ms(20)));
+        assert_index_matches(&t);
+        // Replaced by a request with a later deadline: the old one is gone.
+        t.insert(RequestId::Number(3), pending(now, Some(60), None, false));
+        assert_eq!(t.next_deadline(), Some(ms(30)));
+        assert_index_matches(&t);
+        // Progress moves a soft deadline later (id "s", token "tok").
+        t.remove(&RequestId::Number(1));
+        assert_eq!(t.next_deadline(), Some(ms(40)));
+        t.on_progress(&RequestId::from("tok"), ms(35));
+        assert_eq!(t.next_deadline(), Some(ms(60)));
+        assert_index_matches(&t);
+        // Expiry takes exactly those due, and the next deadline is the rest's.
+        let gone: Vec<RequestId> = t.expire(ms(60)).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(gone, [RequestId::Number(3)]);
+        assert_eq!(t.next_deadline(), Some(ms(75)));
+        assert_index_matches(&t);
+        assert_eq!(t.expire(ms(75)).len(), 1);
+        // Only the request without a deadline is left.
+        assert_eq!((t.len(), t.next_deadline()), (1, None));
+        assert_index_matches(&t);
+        // A request put back with the same deadline is indexed once.
+        t.insert(RequestId::Number(5), pending(now, Some(5), None, false));
+        t.insert(RequestId::Number(5), pending(now, Some(5), None, false));
+        assert_eq!(t.due.len(), 1);
+        t.remove(&RequestId::Number(5));
+        assert!(t.due.is_empty());
     }
 
     #[test]

@@ -158,7 +158,7 @@ pub use logging::*;
 pub use loose::{Loose, Present};
 pub use messages::*;
 pub use meta::{MetaObject, NotificationMeta, RequestMeta, ResultMeta};
-pub use meta_edit::{MetaChanges, MetaEdit, NotObject, edit_meta_of};
+pub use meta_edit::{EditedHead, MetaChanges, MetaEdit, NotObject, edit_meta_of};
 pub use method::{
     NotificationMethod, NotificationParams, RequestMethod, RequestParams, decode_object_params,
     decode_params, encode_params,

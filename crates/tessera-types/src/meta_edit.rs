@@ -71,24 +71,42 @@ pub struct MetaChanges {
     pub set: Vec<(&'static str, Value)>,
 }
 
+/// What an edit of params text saw of the members that HTTP transports
+/// mirror in headers, as the edited text has them: a transport handed this
+/// with the request need not read the text again to find them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EditedHead {
+    /// `_meta`'s protocol version (`io.modelcontextprotocol/protocolVersion`),
+    /// when `_meta` is an object and the version a string.
+    pub version: Option<String>,
+    /// `name`, whatever its type (`null` included), when present.
+    pub name: Option<Value>,
+    /// `uri`, whatever its type, when present.
+    pub uri: Option<Value>,
+}
+
 impl Params {
     /// Applies `edit` to `_meta`: on the text when the params are text (only
     /// `_meta`'s own members are looked at; every other member is copied as
     /// the text it is), on the tree otherwise. Params without `_meta` that
     /// the edit adds nothing to are left untouched.
-    pub fn edit_meta(&mut self, edit: &MetaEdit<'_>) {
+    ///
+    /// When the text was written again, returns what the edit saw of the
+    /// mirrored members ([`EditedHead`]); `None` otherwise (a tree, or text
+    /// left as it was).
+    pub fn edit_meta(&mut self, edit: &MetaEdit<'_>) -> Option<EditedHead> {
         if let Some(text) = self.raw() {
             // No `_meta` (nor a `\u` escape that could spell it): nothing to
             // remove, so only additions change anything.
             if !edit.adds() && !self.may_have(META) {
-                return;
+                return None;
             }
-            if let Some(edited) = edit_text(text.get(), edit) {
-                self.set_text(edited);
-            }
-            return;
+            let (edited, head) = edit_text(text.get(), edit)?;
+            self.set_text(edited);
+            return Some(head);
         }
         edit_tree(self.object_mut(), edit);
+        None
     }
 
     /// Whether the params are `{}` (read from the text when there is one).
@@ -107,16 +125,18 @@ impl Params {
 }
 
 /// Applies `edit` to optional params: absent params become `{"_meta": …}`
-/// when the edit adds members, and stay absent otherwise.
-pub fn edit_meta_of(params: &mut Option<Params>, edit: &MetaEdit<'_>) {
+/// when the edit adds members, and stay absent otherwise. Returns what
+/// [`Params::edit_meta`] returns.
+pub fn edit_meta_of(params: &mut Option<Params>, edit: &MetaEdit<'_>) -> Option<EditedHead> {
     match params {
         Some(p) => p.edit_meta(edit),
         None if edit.adds() => {
             let mut p = Params::empty_text();
-            p.edit_meta(edit);
+            let head = p.edit_meta(edit);
             *params = Some(p);
+            head
         }
-        None => {}
+        None => None,
     }
 }
 
@@ -197,7 +217,7 @@ impl<'de> Visitor<'de> for MembersVisitor {
 /// The edited text, or `None` when the params stay as they are (a `_meta`
 /// that is not an object, kept; text that does not read, which a checked
 /// [`Params`] never has).
-fn edit_text(text: &str, edit: &MetaEdit<'_>) -> Option<Box<RawValue>> {
+fn edit_text(text: &str, edit: &MetaEdit<'_>) -> Option<(Box<RawValue>, EditedHead)> {
     let top: Members<'_> = serde_json::from_str(text).ok()?;
     let at = top.0.iter().position(|(k, _)| *k == META);
     let mut meta: Vec<(Cow<'_, str>, Out<'_>)> = Vec::new();
@@ -233,6 +253,7 @@ fn edit_text(text: &str, edit: &MetaEdit<'_>) -> Option<Box<RawValue>> {
         }
     }
     let meta = (!(edit.drop_empty && meta.is_empty())).then_some(meta);
+    let head = head_of(&top.0, meta.as_deref());
     let written = Edited {
         top: &top.0,
         at,
@@ -240,7 +261,32 @@ fn edit_text(text: &str, edit: &MetaEdit<'_>) -> Option<Box<RawValue>> {
     };
     // Writing strings and text that was read as JSON cannot fail; the
     // result is not read again to be checked.
-    serde_json::value::to_raw_value(&written).ok()
+    let text = serde_json::value::to_raw_value(&written).ok()?;
+    Some((text, head))
+}
+
+/// The mirrored members of the params about to be written: `name` and
+/// `uri` of the top level (each key is there once), the version of the
+/// written `_meta`.
+fn head_of(top: &[Member<'_>], meta: Option<&[(Cow<'_, str>, Out<'_>)]>) -> EditedHead {
+    let top_value = |key: &str| {
+        top.iter()
+            .find(|(k, _)| **k == *key)
+            .and_then(|(_, v)| serde_json::from_str::<Value>(v.get()).ok())
+    };
+    let version = meta
+        .and_then(|m| m.iter().find(|(k, _)| k == crate::meta::PROTOCOL_VERSION))
+        .and_then(|(_, v)| match v {
+            Out::Value(Value::String(s)) => Some(s.clone()),
+            Out::Value(_) => None,
+            Out::Raw(r) if r.get().starts_with('"') => serde_json::from_str(r.get()).ok(),
+            Out::Raw(_) => None,
+        });
+    EditedHead {
+        version,
+        name: top_value("name"),
+        uri: top_value("uri"),
+    }
 }
 
 /// A `_meta` value to write: the text it was read from, or a new value.

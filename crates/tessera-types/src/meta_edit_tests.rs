@@ -183,3 +183,56 @@ fn a_senders_changes_apply_to_an_object_or_absent_meta_only() {
         json!({"_meta": {"v": "x"}})
     );
 }
+
+#[test]
+fn an_edit_of_text_notes_the_mirrored_members_as_written() {
+    const V: &str = "io.modelcontextprotocol/protocolVersion";
+    let stamp = [(V, Cow::Owned(json!("2026-07-28")))];
+    let edit = MetaEdit {
+        remove: &[],
+        set_if_object: &[],
+        set: &stamp,
+        fill: &[],
+        not_object: NotObject::Replace,
+        drop_empty: false,
+    };
+    // The head noted is what a reader of the written text finds.
+    for input in [
+        r#"{"name":"echo","arguments":{"name":"no","uri":"no"},"_meta":{"k":1}}"#,
+        r#"{"uri":"file:///a","_meta":"odd"}"#,
+        r#"{"n\u0061me":"caf\u00e9","name":"last","uri":7}"#,
+        r#"{"name":null}"#,
+    ] {
+        let mut p = text(input);
+        let head = p.edit_meta(&edit).expect("the text was written again");
+        let written = text(p.raw().unwrap().get());
+        assert_eq!(head.name.as_ref(), written.name(), "{input}");
+        assert_eq!(head.uri.as_ref(), written.uri(), "{input}");
+        assert_eq!(head.version.as_deref(), Some("2026-07-28"), "{input}");
+    }
+    let mut p = text(r#"{"name":"last","name":"echo"}"#);
+    let head = p.edit_meta(&edit).unwrap();
+    assert_eq!((head.name, head.uri), (Some(json!("echo")), None));
+    // A version the edit leaves as it was, read from the text; one that is
+    // not a string is not a version.
+    let keep = MetaEdit {
+        set: &[],
+        fill: &[("x", Cow::Owned(json!(1)))],
+        ..edit
+    };
+    let mut p = text(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"v1"}}"#);
+    assert_eq!(p.edit_meta(&keep).unwrap().version.as_deref(), Some("v1"));
+    let mut p = text(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":1}}"#);
+    assert_eq!(p.edit_meta(&keep).unwrap().version, None);
+    // Edited as a tree, or not written again: nothing noted.
+    let mut t = tree(r#"{"name":"echo"}"#);
+    assert_eq!(t.edit_meta(&edit), None);
+    let mut p = text(r#"{"name":"echo","_meta":"odd"}"#);
+    assert_eq!(
+        p.edit_meta(&MetaEdit {
+            not_object: NotObject::Keep,
+            ..keep
+        }),
+        None
+    );
+}

@@ -204,6 +204,7 @@ impl HttpClientBuilder {
             get_started: false,
             mode,
             decided: mode == HttpTransportMode::Streamable,
+            answered_late: Arc::default(),
             legacy: None,
         })
     }
@@ -226,6 +227,11 @@ pub struct HttpClientTransport {
     mode: HttpTransportMode,
     /// Whether the transport is known (no probe needed).
     decided: bool,
+    /// Set when a first POST that went on in the background (past
+    /// [`FIRST_ANSWER_WAIT`]) was answered with success: the server speaks
+    /// Streamable HTTP, and the session that answer opened, if any, is the
+    /// connection's. Read by the next [`send`](Transport::send).
+    answered_late: Arc<std::sync::atomic::AtomicBool>,
     /// The HTTP+SSE connection, when the server speaks that.
     legacy: Option<LegacyConn>,
 }
@@ -343,7 +349,8 @@ impl HttpClientTransport {
         // its answer, but not for long: a server that never answers (one that
         // ignores the `server/discover` probe) must not hold back the
         // `initialize` the client falls back to. Past the wait, the POST goes
-        // on in the background and the next message probes again.
+        // on in the background and the next message probes again, unless
+        // that answer came with success by then (`answered_late`).
         let mut first = Box::pin({
             let shared = shared.clone();
             async move { (streamable::send_post(&shared, &out, None).await, out) }
@@ -355,10 +362,20 @@ impl HttpClientTransport {
                     "no answer to the first POST to {} within {FIRST_ANSWER_WAIT:?}; going on",
                     shared.url
                 );
+                let answered_late = self.answered_late.clone();
                 self.tasks.spawn(async move {
                     let (answer, out) = first.await;
                     match answer {
-                        Ok(response) => streamable::handle_response(&shared, &out, response).await,
+                        Ok(response) => {
+                            // Decided before the answer reaches the engine,
+                            // so that what the engine sends next (after an
+                            // `initialize`, in the session it opened) is
+                            // not probed for again, without its session.
+                            if response.status().is_success() {
+                                answered_late.store(true, std::sync::atomic::Ordering::Release);
+                            }
+                            streamable::handle_response(&shared, &out, response).await
+                        }
                         Err(e) => {
                             if let Some(id) = &out.request_id {
                                 shared.fail(id, e).await;
@@ -456,6 +473,14 @@ impl Transport for HttpClientTransport {
         let mut pending = std::mem::take(out).into_iter();
         while let Some(t) = pending.next() {
             let o = Outgoing::describe(&t, &self.shared);
+            if !self.decided
+                && self
+                    .answered_late
+                    .load(std::sync::atomic::Ordering::Acquire)
+            {
+                remember(&self.shared.url, HttpTransportKind::Streamable);
+                self.decided = true;
+            }
             if !self.decided {
                 self.probe(o).await;
                 if self.legacy.is_some() {
@@ -520,6 +545,7 @@ mod tests {
             let mut out = vec![Transmit {
                 message: Outbound::Single(request),
                 related: None,
+                mirrored: None,
             }];
             t.send(&mut out).await.unwrap();
             // The exchange of this request, and at most the one before it
@@ -531,5 +557,125 @@ mod tests {
                 .unwrap();
             assert!(answer.is_some());
         }
+    }
+
+    /// A legacy endpoint whose `initialize` answer (session `s-1`) waits
+    /// for `gate`; every other POST without that session is refused as the
+    /// Tessera server refuses it (400, an error with a null id). Notes the
+    /// method and session of each POST.
+    struct SlowStart {
+        gate: tokio::sync::Notify,
+        seen: std::sync::Mutex<Vec<(String, Option<String>)>>,
+    }
+
+    async fn slow_start_endpoint(rig: Arc<SlowStart>) -> String {
+        use axum::response::IntoResponse;
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+                let rig = rig.clone();
+                async move {
+                    let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let method = v["method"].as_str().unwrap_or_default().to_owned();
+                    let session = headers
+                        .get(crate::headers::MCP_SESSION_ID)
+                        .and_then(|s| s.to_str().ok())
+                        .map(str::to_owned);
+                    rig.seen.lock().unwrap().push((method.clone(), session.clone()));
+                    if method == methods::INITIALIZE {
+                        rig.gate.notified().await;
+                        let result = serde_json::json!({
+                            "protocolVersion": "2025-06-18",
+                            "capabilities": {},
+                            "serverInfo": {"name": "slow", "version": "1"},
+                        });
+                        let answer =
+                            serde_json::json!({"jsonrpc": "2.0", "id": v["id"], "result": result});
+                        return ([("mcp-session-id", "s-1")], axum::Json(answer)).into_response();
+                    }
+                    if session.as_deref() != Some("s-1") {
+                        let refusal = serde_json::json!({"jsonrpc": "2.0", "id": null,
+                            "error": {"code": -32600, "message": "the Mcp-Session-Id header is required"}});
+                        return (http::StatusCode::BAD_REQUEST, axum::Json(refusal)).into_response();
+                    }
+                    if v.get("id").is_none() {
+                        return http::StatusCode::ACCEPTED.into_response();
+                    }
+                    axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}))
+                        .into_response()
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/mcp")
+    }
+
+    fn transmit(message: JsonRpcMessage) -> Vec<Transmit> {
+        vec![Transmit {
+            message: Outbound::Single(message),
+            related: None,
+            mirrored: None,
+        }]
+    }
+
+    async fn next_message(t: &mut HttpClientTransport) -> serde_json::Value {
+        match t.recv().await.unwrap() {
+            Some(Incoming::Bytes(b)) => serde_json::from_slice(&b).unwrap(),
+            other => panic!("not a message: {other:?}"),
+        }
+    }
+
+    /// An `initialize` answered only after the first-answer wait (a loaded
+    /// machine), at a URL another connection of this process already found
+    /// to speak Streamable HTTP: the session it opens is the connection's,
+    /// and no later message is sent without it (each used to probe again,
+    /// without the session, and be refused for good).
+    #[tokio::test(start_paused = true)]
+    async fn a_session_opened_after_the_first_answer_wait_is_used() {
+        let rig = Arc::new(SlowStart {
+            gate: tokio::sync::Notify::new(),
+            seen: Default::default(),
+        });
+        let url = slow_start_endpoint(rig.clone()).await;
+        remember(&url.parse().unwrap(), HttpTransportKind::Streamable);
+        let mut t = HttpClientTransport::builder(&url).build().unwrap();
+        let init = serde_json::json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        });
+        let init = serde_json::from_value(init).unwrap();
+        let request =
+            JsonRpcMessage::request(RequestId::Number(0), methods::INITIALIZE, Some(init));
+        // The (paused) clock runs past the wait while the answer is held.
+        t.send(&mut transmit(request)).await.unwrap();
+        rig.gate.notify_one();
+        let answer = next_message(&mut t).await;
+        assert_eq!(answer["id"], 0);
+        assert_eq!(t.session_id().as_deref(), Some("s-1"));
+        let initialized = JsonRpcMessage::notification(methods::NOTIFICATIONS_INITIALIZED, None);
+        t.send(&mut transmit(initialized)).await.unwrap();
+        let ping = JsonRpcMessage::request(RequestId::Number(1), methods::PING, None);
+        t.send(&mut transmit(ping)).await.unwrap();
+        let answer = next_message(&mut t).await;
+        assert_eq!(
+            (answer["id"].clone(), answer.get("error")),
+            (serde_json::json!(1), None),
+            "{answer}"
+        );
+        let seen = rig.seen.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            [
+                (methods::INITIALIZE.to_owned(), None),
+                (
+                    methods::NOTIFICATIONS_INITIALIZED.to_owned(),
+                    Some("s-1".into())
+                ),
+                (methods::PING.to_owned(), Some("s-1".into())),
+            ]
+        );
     }
 }

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
+use tessera_types::EditedHead;
 
 /// The members of params text the headers mirror.
 #[derive(Debug, Default, PartialEq)]
@@ -40,6 +41,17 @@ struct Meta {
 /// A member that is there, `null` included.
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+impl From<&EditedHead> for ParamsHead {
+    /// The members as the engine noted them when it wrote the params text.
+    fn from(h: &EditedHead) -> Self {
+        ParamsHead {
+            version: h.version.clone(),
+            name: h.name.clone(),
+            uri: h.uri.clone(),
+        }
+    }
 }
 
 impl ParamsHead {

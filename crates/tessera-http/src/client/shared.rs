@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use tessera_types::methods;
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, Method, Request, StatusCode, Uri};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use serde::Deserialize;
 use serde_json::Value;
 use tessera_proto::{Outbound, Transmit};
@@ -20,7 +20,7 @@ use super::envelope::{Envelope, InitializeAnswer, ToolsAnswer, object_view};
 use super::tool_headers::{ToolHeaders, headers_for};
 use crate::client_auth::{ChallengeOutcome, HeldAuth};
 use crate::client_observe::{HttpExchange, HttpObserver};
-use crate::headers::MCP_SESSION_ID;
+use crate::headers::names;
 
 /// The HTTP clients of a connection: for `http://`, hyper's pooled
 /// keep-alive HTTP/1.1 client itself (the one reqwest drives), without
@@ -167,32 +167,37 @@ impl Shared {
     }
 
     /// A request to `uri` with the user's extra headers, and `session` as
-    /// `Mcp-Session-Id`.
+    /// `Mcp-Session-Id`. Built in place (no `http::request::Builder`, which
+    /// moves the whole request at every step and parses each header again).
     pub(crate) fn request_to(
         &self,
         uri: &Uri,
         method: Method,
         body: Option<Bytes>,
-        accept: &str,
+        accept: &'static str,
         session: Option<&str>,
     ) -> Request<Bytes> {
-        let mut b = Request::builder()
-            .method(method)
-            .uri(uri.clone())
-            .header(http::header::ACCEPT, accept);
-        if body.is_some() {
-            b = b.header(http::header::CONTENT_TYPE, "application/json");
-        }
-        if let Some(s) = session {
-            b = b.header(MCP_SESSION_ID, s);
-        }
-        if let (Some(host), true) = (&self.host, *uri == self.url) {
-            b = b.header(http::header::HOST, host.clone());
-        }
-        let mut req = b
-            .body(body.unwrap_or_default())
-            .unwrap_or_else(|_| Request::new(Bytes::new()));
+        let has_body = body.is_some();
+        let mut req = Request::new(body.unwrap_or_default());
+        *req.method_mut() = method;
+        *req.uri_mut() = uri.clone();
+        // The connection's own URL is most often passed as itself.
+        let own = std::ptr::eq(uri, &self.url) || *uri == self.url;
         let h = req.headers_mut();
+        h.reserve(4 + self.extra_headers.len());
+        h.insert(http::header::ACCEPT, HeaderValue::from_static(accept));
+        if has_body {
+            h.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+        }
+        if let Some(s) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+            h.insert(names::MCP_SESSION_ID.clone(), s);
+        }
+        if let (Some(host), true) = (&self.host, own) {
+            h.insert(http::header::HOST, host.clone());
+        }
         for name in self.extra_headers.keys() {
             h.remove(name);
         }
@@ -207,7 +212,7 @@ impl Shared {
         &self,
         method: Method,
         body: Option<Bytes>,
-        accept: &str,
+        accept: &'static str,
     ) -> Request<Bytes> {
         let session = self.session();
         self.request_to(&self.url, method, body, accept, session.as_deref())
@@ -514,11 +519,13 @@ impl Outgoing {
             }
             _ => (None, None, None),
         };
-        // Params text (a forwarded request's) is read for these members
-        // alone, in one pass.
-        let mut head = params
-            .and_then(Params::raw)
-            .and_then(|t| super::params_head::ParamsHead::read(t.get()));
+        // The members the engine noted when it wrote the params text (a
+        // forwarded request's); else params text is read for them alone, in
+        // one pass.
+        let mut head = match (&t.mirrored, params.and_then(Params::raw)) {
+            (Some(m), Some(_)) => Some(super::params_head::ParamsHead::from(&**m)),
+            (_, text) => text.and_then(|t| super::params_head::ParamsHead::read(t.get())),
+        };
         let modern_version = match &mut head {
             Some(h) => h.version.take(),
             None => params.and_then(modern_version),
@@ -647,6 +654,7 @@ fn modern_version(params: &Params) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::headers::MCP_SESSION_ID;
 
     #[test]
     fn a_request_keeps_its_parts_whether_its_url_was_parsed_before_or_not() {
@@ -690,6 +698,14 @@ mod tests {
             );
             assert_eq!(out.body().and_then(|b| b.as_bytes()), Some(&body[..]));
         }
+        // The connection's URL passed as itself; no body, no session: no
+        // content type, no session header.
+        let req = s.request_to(&s.url, Method::GET, None, "text/event-stream", None);
+        assert_eq!(req.headers()[http::header::HOST], "127.0.0.1:8000");
+        assert_eq!(req.headers()[http::header::ACCEPT], "text/event-stream");
+        assert!(req.headers().get(http::header::CONTENT_TYPE).is_none());
+        assert!(req.headers().get(MCP_SESSION_ID).is_none());
+        assert_eq!(req.uri(), &s.url);
     }
 
     #[test]
@@ -733,6 +749,59 @@ mod tests {
     }
 
     #[test]
+    fn the_members_the_engine_noted_are_taken_without_reading_the_text() {
+        let (inbound, _rx) = mpsc::channel(1);
+        let s = Shared::new(
+            HttpClient::new(reqwest::Client::new()),
+            "http://127.0.0.1:8000/mcp".parse().unwrap(),
+            HeaderMap::new(),
+            inbound,
+        );
+        let text =
+            r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
+        let request = |params: Params| {
+            JsonRpcMessage::Request(tessera_types::JsonRpcRequest {
+                jsonrpc: tessera_types::JsonRpcVersion,
+                id: RequestId::Number(1),
+                method: methods::TOOLS_CALL.into(),
+                params: Some(params),
+            })
+        };
+        let as_text =
+            || Params::from_raw(serde_json::value::RawValue::from_string(text.into()).unwrap());
+        // Noted members that differ from the text tell which was used.
+        let noted = tessera_types::EditedHead {
+            version: Some("noted".into()),
+            name: Some(Value::String("noted-name".into())),
+            uri: None,
+        };
+        let describe = |params: Params, mirrored: Option<&tessera_types::EditedHead>| {
+            let t = Transmit {
+                message: Outbound::Single(request(params)),
+                related: None,
+                mirrored: mirrored.cloned().map(Box::new),
+            };
+            let o = Outgoing::describe(&t, &s);
+            (o.modern_version, o.name)
+        };
+        assert_eq!(
+            describe(as_text().unwrap(), Some(&noted)),
+            (Some("noted".into()), Some("noted-name".into()))
+        );
+        // Nothing noted: the text is read.
+        assert_eq!(
+            describe(as_text().unwrap(), None),
+            (Some("2026-07-28".into()), Some("echo".into()))
+        );
+        // Params that are a tree are looked up in the tree.
+        let tree = Params::from(serde_json::from_str::<tessera_types::JsonObject>(text).unwrap());
+        assert_eq!(
+            describe(tree, Some(&noted)),
+            (Some("2026-07-28".into()), Some("echo".into()))
+        );
+    }
+
+    #[test]
     fn a_cancelled_tools_list_is_no_longer_awaited() {
         let (inbound, _rx) = mpsc::channel(1);
         let s = Shared::new(
@@ -749,6 +818,7 @@ mod tests {
             let t = Transmit {
                 message: Outbound::Single(m),
                 related: None,
+                mirrored: None,
             };
             Outgoing::describe(&t, &s);
         };

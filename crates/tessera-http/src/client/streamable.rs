@@ -14,9 +14,7 @@ use tessera_types::RequestId;
 
 use super::envelope::{Shape, shape_of};
 use super::shared::{Outgoing, Shared};
-use crate::headers::{
-    LAST_EVENT_ID, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, encode_header_value,
-};
+use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, encode_header_value, names};
 use crate::sse::SseDecoder;
 
 /// The `Accept` header of every POST.
@@ -43,7 +41,7 @@ pub(crate) async fn send_post(
             .as_deref()
             .and_then(|v| HeaderValue::from_str(v).ok())
         {
-            h.insert(MCP_PROTOCOL_VERSION, v);
+            h.insert(names::MCP_PROTOCOL_VERSION.clone(), v);
         }
         if out.modern_version.is_some() {
             if let Some(m) = out
@@ -51,7 +49,7 @@ pub(crate) async fn send_post(
                 .as_deref()
                 .and_then(|m| HeaderValue::from_str(m).ok())
             {
-                h.insert(MCP_METHOD, m);
+                h.insert(names::MCP_METHOD.clone(), m);
             }
             let named = out
                 .method
@@ -60,7 +58,7 @@ pub(crate) async fn send_post(
                 .is_some();
             if let (true, Some(n)) = (named, &out.name) {
                 if let Ok(v) = HeaderValue::from_str(&encode_header_value(n)) {
-                    h.insert(MCP_NAME, v);
+                    h.insert(names::MCP_NAME.clone(), v);
                 }
             }
             for (name, value) in &out.param_headers {

@@ -393,6 +393,7 @@ mod tests {
         let t = Transmit {
             message: Outbound::Single(JsonRpcMessage::result(id.clone(), JsonObject::new())),
             related: Some(id.clone()),
+            mirrored: None,
         };
         assert!(final_for(&t, &id));
         assert!(!final_for(&t, &RequestId::Number(4)));
@@ -403,12 +404,14 @@ mod tests {
                 result: tessera_proto::RawResult::new(raw).unwrap(),
             }),
             related: Some(id.clone()),
+            mirrored: None,
         };
         assert!(final_for(&t, &id));
         assert!(!final_for(&t, &RequestId::Number(4)));
         let n = Transmit {
             message: Outbound::Single(JsonRpcMessage::notification("n", None)),
             related: Some(id.clone()),
+            mirrored: None,
         };
         assert!(!final_for(&n, &id));
     }

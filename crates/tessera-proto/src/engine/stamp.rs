@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 use tessera_types::{
-    MetaChanges, MetaEdit, NotObject, Params, ProtocolVersion, RequestId, edit_meta_of,
+    EditedHead, MetaChanges, MetaEdit, NotObject, Params, ProtocolVersion, RequestId, edit_meta_of,
 };
 
 use super::Engine;
@@ -21,6 +21,8 @@ impl Engine {
     /// token (the id) when `progress`. A `_meta` that is not an object is
     /// replaced; nothing is touched when there is nothing to stamp. The
     /// sender's `changes` are made in the same edit (see [`MetaChanges`]).
+    /// Returns the mirrored members noted when the params' text was written
+    /// again ([`EditedHead`]).
     pub(crate) fn stamp(
         &self,
         params: &mut Option<Params>,
@@ -29,7 +31,7 @@ impl Engine {
         modern: Option<ProtocolVersion>,
         progress: bool,
         changes: Option<&MetaChanges>,
-    ) {
+    ) -> Option<EditedHead> {
         let mut set: Vec<(&str, Cow<'_, Value>)> = Vec::new();
         let mut fill: Vec<(&str, Cow<'_, Value>)> = Vec::new();
         if let Some(tag) = tag {
@@ -59,9 +61,9 @@ impl Engine {
             .map(|c| c.set.iter().map(|(k, v)| (*k, Cow::Borrowed(v))).collect())
             .unwrap_or_default();
         if !own && changes.is_none() {
-            return;
+            return None;
         }
-        edit_meta_of(
+        let head = edit_meta_of(
             params,
             &MetaEdit {
                 remove: changes.map_or(&[], |c| c.remove),
@@ -80,6 +82,9 @@ impl Engine {
         );
         if changes.is_some() && params.as_ref().is_some_and(Params::is_empty_object) {
             *params = None;
+            // No params: nothing to mirror (and nothing to read).
+            return None;
         }
+        head
     }
 }

@@ -608,6 +608,46 @@ fn caller_supplied_meta_values_win_except_the_version() {
 }
 
 #[test]
+fn a_request_whose_text_the_engine_writes_carries_the_mirrored_members() {
+    let mut p = modern_pair();
+    let text = r#"{"arguments":{"name":"inner"},"name":"echo","_meta":{"k":1}}"#;
+    let params = tessera_types::Params::from_raw(
+        serde_json::value::RawValue::from_string(text.to_owned()).unwrap(),
+    );
+    p.client
+        .send_request_params(
+            p.now,
+            "tools/call",
+            params,
+            RequestOptions::default(),
+            false,
+        )
+        .unwrap();
+    let t = p.client.poll_transmit().expect("the request");
+    let noted = t.mirrored.as_deref().expect("the engine wrote the text");
+    assert_eq!(noted.name, Some(json!("echo")));
+    assert_eq!(noted.uri, None);
+    assert_eq!(noted.version.as_deref(), Some("2026-07-28"));
+    // As the text written has them.
+    let sent: Value = serde_json::from_slice(&t.message.to_bytes()).unwrap();
+    assert_eq!(sent["params"]["name"], json!("echo"));
+    assert_eq!(
+        sent["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        json!("2026-07-28")
+    );
+    // Params built as a tree are the transport's to look up.
+    p.client
+        .send_request(
+            p.now,
+            "tools/call",
+            Some(obj(json!({"name": "echo"}))),
+            RequestOptions::default(),
+        )
+        .unwrap();
+    assert!(p.client.poll_transmit().unwrap().mirrored.is_none());
+}
+
+#[test]
 fn legacy_client_adds_no_modern_meta() {
     let mut p = legacy_pair(ProtocolVersion::V2025_11_25);
     p.reply("tools/list", Reply::Result(obj(json!({}))));
