@@ -149,6 +149,25 @@ fn engine_config(namings: &[&Naming]) -> Arc<EngineConfig> {
     Arc::new(EngineConfig::server(identity).with_methods(FORWARDED_METHODS.iter().copied()))
 }
 
+/// Checks a whole list of upstreams: each name valid and given once, at
+/// least one upstream, and one shown without prefix only when alone.
+fn check_servers(servers: &[UpstreamConfig]) -> Result<(), ProxyError> {
+    let mut seen = BTreeSet::new();
+    for s in servers {
+        check_name(&s.name)?;
+        if !seen.insert(s.name.as_str()) {
+            return Err(ProxyError::Config(format!(
+                "upstream name {:?} given twice",
+                s.name
+            )));
+        }
+    }
+    if servers.is_empty() {
+        return Err(ProxyError::Config("no upstream server".into()));
+    }
+    check_prefixes(servers)
+}
+
 fn check_name(name: &str) -> Result<(), ProxyError> {
     if valid_name(name) {
         Ok(())
@@ -167,20 +186,7 @@ impl Aggregator {
         servers: Vec<UpstreamConfig>,
         options: UpstreamOptions,
     ) -> Result<Aggregator, ProxyError> {
-        let mut seen = BTreeSet::new();
-        for s in &servers {
-            check_name(&s.name)?;
-            if !seen.insert(s.name.clone()) {
-                return Err(ProxyError::Config(format!(
-                    "upstream name {:?} given twice",
-                    s.name
-                )));
-            }
-        }
-        if servers.is_empty() {
-            return Err(ProxyError::Config("no upstream server".into()));
-        }
-        check_prefixes(&servers)?;
+        check_servers(&servers)?;
         let hub = Arc::new(Hub::default());
         let stop = CancellationToken::new();
         let members: Vec<Arc<Member>> = servers

@@ -1,10 +1,9 @@
 //! Changing an [`Aggregator`]'s upstreams while it runs: one added or
 //! replaced, one removed, or the whole list at once (a reload).
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::{Aggregator, check_name, engine_config};
+use super::{Aggregator, check_name, check_servers, engine_config};
 use crate::config::{UpstreamConfig, check_prefixes};
 use crate::error::ProxyError;
 use crate::member::{Member, supervise};
@@ -113,20 +112,7 @@ impl Aggregator {
         servers: Vec<UpstreamConfig>,
         unchanged: impl Fn(&str) -> bool,
     ) -> Result<Reconfigured, ProxyError> {
-        let mut seen = BTreeSet::new();
-        for s in &servers {
-            check_name(&s.name)?;
-            if !seen.insert(s.name.as_str()) {
-                return Err(ProxyError::Config(format!(
-                    "upstream name {:?} given twice",
-                    s.name
-                )));
-            }
-        }
-        if servers.is_empty() {
-            return Err(ProxyError::Config("no upstream server".into()));
-        }
-        check_prefixes(&servers)?;
+        check_servers(&servers)?;
         let mut said = Reconfigured::default();
         let (fresh, gone) = {
             let mut members = self
