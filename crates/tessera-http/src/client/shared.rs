@@ -656,16 +656,23 @@ mod tests {
     use super::*;
     use crate::headers::MCP_SESSION_ID;
 
-    #[test]
-    fn a_request_keeps_its_parts_whether_its_url_was_parsed_before_or_not() {
-        let (inbound, _rx) = mpsc::channel(1);
-        let url: Uri = "http://127.0.0.1:8000/mcp?x=1".parse().unwrap();
+    /// A connection's shared state for `url`, with the receiver of its
+    /// inbound messages (kept so the channel stays open).
+    fn shared_at(url: &str) -> (Shared, mpsc::Receiver<Incoming>) {
+        let (inbound, rx) = mpsc::channel(1);
         let s = Shared::new(
             HttpClient::new(reqwest::Client::new()),
-            url.clone(),
+            url.parse().unwrap(),
             HeaderMap::new(),
             inbound,
         );
+        (s, rx)
+    }
+
+    #[test]
+    fn a_request_keeps_its_parts_whether_its_url_was_parsed_before_or_not() {
+        let url: Uri = "http://127.0.0.1:8000/mcp?x=1".parse().unwrap();
+        let (s, _rx) = shared_at("http://127.0.0.1:8000/mcp?x=1");
         // The connection's own URL (parsed once) and another one (an
         // HTTP+SSE message endpoint, parsed per request).
         let other: Uri = "http://127.0.0.1:8000/message?sessionId=abc"
@@ -750,13 +757,7 @@ mod tests {
 
     #[test]
     fn the_members_the_engine_noted_are_taken_without_reading_the_text() {
-        let (inbound, _rx) = mpsc::channel(1);
-        let s = Shared::new(
-            HttpClient::new(reqwest::Client::new()),
-            "http://127.0.0.1:8000/mcp".parse().unwrap(),
-            HeaderMap::new(),
-            inbound,
-        );
+        let (s, _rx) = shared_at("http://127.0.0.1:8000/mcp");
         let text =
             r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
         let request = |params: Params| {
@@ -803,13 +804,7 @@ mod tests {
 
     #[test]
     fn a_cancelled_tools_list_is_no_longer_awaited() {
-        let (inbound, _rx) = mpsc::channel(1);
-        let s = Shared::new(
-            HttpClient::new(reqwest::Client::new()),
-            "http://127.0.0.1:8000/mcp".parse().unwrap(),
-            HeaderMap::new(),
-            inbound,
-        );
+        let (s, _rx) = shared_at("http://127.0.0.1:8000/mcp");
         let params = |v: Value| match v {
             Value::Object(o) => Some(o),
             _ => None,
