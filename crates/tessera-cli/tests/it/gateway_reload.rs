@@ -44,6 +44,38 @@ fn replace(file: &std::path::Path, text: String) {
     std::fs::rename(&tmp, file).unwrap();
 }
 
+/// Starts `tessera proxy --http` on `file` (with the API key in its
+/// environment); returns the process, its stderr lines and its URL.
+fn start_proxy(file: &std::path::Path) -> (common::Running, mpsc::Receiver<String>, String) {
+    let mut child = Command::new(TESSERA)
+        .args(["proxy", "--http", "127.0.0.1:0", "--config"])
+        .arg(file)
+        .env("GW_RELOAD_KEY", KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let proxy = common::Running(child);
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(stderr).lines() {
+            let Ok(l) = l else { break };
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let first = lines.recv_timeout(BOUND).expect("the proxy starts");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .to_owned();
+    (proxy, lines, url)
+}
+
 /// Waits for a stderr line of the proxy holding `want` (skipping others).
 fn line_with(lines: &mpsc::Receiver<String>, want: &str) -> String {
     let deadline = std::time::Instant::now() + BOUND;
@@ -76,32 +108,7 @@ async fn rules_reload_on_sighup_and_a_broken_file_keeps_them() {
     let only_echo = json!([{"when": {"sub": "alice"}, "tools": "echo", "effect": "allow"}]);
     std::fs::write(&file, config(&["alpha"], only_echo)).unwrap();
 
-    let mut child = Command::new(TESSERA)
-        .args(["proxy", "--http", "127.0.0.1:0", "--config"])
-        .arg(&file)
-        .env("GW_RELOAD_KEY", KEY)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let proxy = common::Running(child);
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stderr).lines() {
-            let Ok(l) = l else { break };
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    let first = lines.recv_timeout(BOUND).expect("the proxy starts");
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .to_owned();
+    let (proxy, lines, url) = start_proxy(&file);
 
     let mut h = HeaderMap::new();
     h.insert("x-api-key", HeaderValue::from_static(KEY));
@@ -240,31 +247,7 @@ async fn a_reload_that_puts_an_unprefixed_server_beside_another_is_refused() {
     let file = dir.join("gateway.json");
     std::fs::write(&file, servers_file(&["alpha"], &["alpha"])).unwrap();
 
-    let mut child = Command::new(TESSERA)
-        .args(["proxy", "--http", "127.0.0.1:0", "--config"])
-        .arg(&file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let _proxy = common::Running(child);
-    let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        for l in BufReader::new(stderr).lines() {
-            let Ok(l) = l else { break };
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    let first = lines.recv_timeout(BOUND).expect("the proxy starts");
-    let url = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .to_owned();
+    let (_proxy, lines, url) = start_proxy(&file);
     let c = bounded(
         "connecting",
         Client::builder("prefix-reload-test", "1.0")
