@@ -108,7 +108,10 @@ fn upstream_server() -> Server {
 }
 
 /// Serves `factory` on a free loopback port until `stop` fires; returns the endpoint URL.
-async fn serve<F: tessera_http::ServiceFactory>(factory: F, stop: &CancellationToken) -> String {
+pub(crate) async fn serve<F: tessera_http::ServiceFactory>(
+    factory: F,
+    stop: &CancellationToken,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("binds");

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 use tessera_client::{Client, ClientEvent, EventStream};
-use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_http::HttpClientTransport;
 use tessera_proxy::{
     Aggregator, RateLimits, UpstreamConfig, UpstreamOptions, UpstreamSpec, parse_config,
 };
@@ -51,30 +51,12 @@ async fn serve(stop: &CancellationToken) -> (String, Server) {
         .complete_template_variable("mem://items/{id}", "id", ids)
         .build()
         .expect("builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(server.clone()).bind_address(addr).build();
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
-    });
-    (format!("http://{addr}/mcp"), server)
+    (crate::bridge::serve(server.clone(), stop).await, server)
 }
 
 /// Serves `agg` over HTTP; its URL.
 async fn front(agg: &Aggregator, stop: &CancellationToken) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(agg.clone()).bind_address(addr).build();
-    let s = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, s.cancelled_owned()).await;
-    });
-    format!("http://{addr}/mcp")
+    crate::bridge::serve(agg.clone(), stop).await
 }
 
 async fn client(url: &str, version: ProtocolVersion) -> Client {
