@@ -4,7 +4,7 @@
 //! they came from accepts; 2026-07-28 pages carry the combined caching hints.
 
 use tessera_client::Client;
-use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_http::HttpClientTransport;
 use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec};
 use tessera_server::{Server, tool};
 use tessera_testkit::bounded;
@@ -28,16 +28,7 @@ async fn serve(stop: &CancellationToken, prefix: &str, count: usize, page_size: 
         );
     }
     let server = b.build().expect("builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(server).bind_address(addr).build();
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
-    });
-    format!("http://{addr}/mcp")
+    crate::bridge::serve(server, stop).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,16 +47,7 @@ async fn combined_lists_come_in_pages() {
     agg.set_page_size(3);
     assert!(bounded("a connects", agg.wait_connected("a", true)).await);
     assert!(bounded("b connects", agg.wait_connected("b", true)).await);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(agg.clone()).bind_address(addr).build();
-    let s = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, s.cancelled_owned()).await;
-    });
-    let url = format!("http://{addr}/mcp");
+    let url = crate::bridge::serve(agg.clone(), &stop).await;
 
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
         let client = bounded(

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use tessera_client::Client;
-use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_http::HttpClientTransport;
 use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
 use tessera_testkit::bounded;
 use tessera_types::ProtocolVersion;
@@ -47,22 +47,6 @@ for line in sys.stdin:
         send(json.dumps({"jsonrpc": "2.0", "id": i, "error": {"code": -32601, "message": "no " + method}}))
 "#;
 
-async fn serve(proxy: Proxy, stop: &CancellationToken) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(proxy)
-        .bind_address(addr)
-        .endpoint_path("/mcp")
-        .build();
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
-    });
-    format!("http://{addr}/mcp")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_answers_pass_as_written_and_broken_ones_become_errors() {
     let stop = CancellationToken::new();
@@ -77,7 +61,7 @@ async fn upstream_answers_pass_as_written_and_broken_ones_become_errors() {
     )
     .await
     .expect("the proxy connects");
-    let url = serve(proxy.clone(), &stop).await;
+    let url = crate::bridge::serve(proxy.clone(), &stop).await;
     // A legacy client (its own upstream session, same era: passed as text)
     // and a 2026-07-28 one (a legacy upstream: read and completed).
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
