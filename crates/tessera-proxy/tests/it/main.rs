@@ -6,5 +6,6 @@ mod bridge;
 mod caller_breaker;
 mod caller_credentials;
 mod caller_notifications;
+mod late_answer;
 mod raw;
 mod unprefixed;
