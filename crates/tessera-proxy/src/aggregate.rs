@@ -474,6 +474,15 @@ impl Inner {
             .find_map(|m| Some((m.clone(), m.naming.own_uri(uri)?)))
     }
 
+    /// The upstream a subscription `topic` was made to, if it is still
+    /// shown the way it was then, and its own URI.
+    fn by_topic<'a>(&self, topic: &'a crate::hub::Topic) -> Option<(Arc<Member>, &'a str)> {
+        self.members()
+            .iter()
+            .filter(|m| m.naming == topic.naming)
+            .find_map(|m| Some((m.clone(), m.naming.own_uri(&topic.uri)?)))
+    }
+
     /// How names are formed, for error messages.
     fn naming_help(&self) -> String {
         match self.members().as_slice() {

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use tessera_runtime::Peer;
 use tessera_types::{JsonObject, RequestId, ResourceUpdatedNotificationParams, methods};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::echoes::Echoes;
 use crate::listen::tag;
@@ -58,6 +59,9 @@ pub(crate) struct Listener {
     pub id: RequestId,
     pub lists: bool,
     pub topics: BTreeSet<Topic>,
+    /// Ends the stream gracefully (the aggregator answers the request):
+    /// fired when one of its subscriptions is no longer served.
+    pub end: CancellationToken,
 }
 
 /// Who hears about changes: legacy sessions and listen streams.
@@ -163,6 +167,48 @@ impl Hub {
         } else {
             tracing::debug!(upstream = %name, %method, "notification not passed on: no client to send it to");
         }
+    }
+
+    /// Ends the subscriptions made under a naming that is not among
+    /// `serving` (their upstream was removed, renamed, or changed whether it
+    /// is prefixed: the URIs they were made under no longer name its
+    /// resources). Their upstream connection was closed with the upstream,
+    /// taking its subscriptions with it; here they are forgotten: a legacy
+    /// session is sent a last `notifications/resources/updated` of each
+    /// (reading it again tells it the resource is gone), and a listen
+    /// stream holding one is ended gracefully (its client may listen again,
+    /// and the acknowledgement says what is served now). Returns how many
+    /// subscriptions of sessions and streams ended.
+    pub(crate) fn end_unserved(&self, serving: &[&Naming]) -> usize {
+        let gone = |t: &Topic| !serving.contains(&&t.naming);
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|t, _| !gone(t));
+        let mut ended = 0;
+        let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        for (peer, subs) in s.iter_mut() {
+            let (dead, kept): (BTreeSet<Topic>, BTreeSet<Topic>) =
+                std::mem::take(subs).into_iter().partition(|t| gone(t));
+            *subs = kept;
+            for t in dead {
+                ended += 1;
+                if let Ok(p) = write(&ResourceUpdatedNotificationParams::new(&t.uri)) {
+                    let _ = peer.notify(methods::NOTIFICATIONS_RESOURCES_UPDATED, Some(p), None);
+                }
+            }
+        }
+        drop(s);
+        let mut l = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
+        for x in l.iter_mut() {
+            let before = x.topics.len();
+            x.topics.retain(|t| !gone(t));
+            if x.topics.len() < before {
+                ended += before - x.topics.len();
+                x.end.cancel();
+            }
+        }
+        ended
     }
 
     /// Counts one more subscriber of `topic`; `true` for the first.

@@ -22,6 +22,7 @@ use crate::listen::tag;
 use crate::policy::ItemKind;
 use crate::shapes::{Addressed, ListenParams, Loose, read, write};
 use tessera_runtime::HandlerResult;
+use tokio_util::sync::CancellationToken;
 
 impl Inner {
     /// `resources/subscribe` and `resources/unsubscribe` of a legacy session:
@@ -190,6 +191,7 @@ impl Inner {
             .hub
             .next
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let end = CancellationToken::new();
         self.hub
             .listeners
             .lock()
@@ -199,22 +201,30 @@ impl Inner {
                 peer: r.peer.clone(),
                 id: r.id.clone(),
                 lists,
-                topics: topics.clone(),
+                topics,
+                end: end.clone(),
             });
         let _ = r.peer.notify(
             methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
             Some(tag(&r.id, Some(&ack))),
             Some(r.id.clone()),
         );
-        r.cancel.cancelled().await;
-        self.hub
-            .listeners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|l| l.key != key);
-        for t in topics {
+        // Until the client cancels, or a reload leaves one of its
+        // subscriptions unserved ([`crate::hub::Hub::end_unserved`]).
+        tokio::select! {
+            _ = r.cancel.cancelled() => {}
+            _ = end.cancelled() => {}
+        }
+        // The topics it holds now (those a reload ended are already
+        // forgotten).
+        let held = {
+            let mut l = self.hub.listeners.lock().unwrap_or_else(|e| e.into_inner());
+            let i = l.iter().position(|l| l.key == key);
+            i.map(|i| l.remove(i).topics).unwrap_or_default()
+        };
+        for t in held {
             if self.hub.unsubscribe(&t) {
-                if let Some((m, rest)) = self.by_uri(&t.uri) {
+                if let Some((m, rest)) = self.by_topic(&t) {
                     m.unsubscribe(t.caller, rest);
                 }
             }

@@ -59,6 +59,7 @@ impl Aggregator {
             old.stop.cancel();
         }
         self.renamed();
+        self.end_unserved();
         tokio::spawn(supervise(member, self.inner.hub.clone()));
         Ok(())
     }
@@ -87,6 +88,7 @@ impl Aggregator {
         gone.stop.cancel();
         self.renamed();
         self.inner.hub.lists_changed();
+        self.end_unserved();
         true
     }
 
@@ -97,12 +99,32 @@ impl Aggregator {
         *self.inner.config.write().unwrap_or_else(|e| e.into_inner()) = engine_config(&namings);
     }
 
+    /// Ends the resource subscriptions made under names no upstream is
+    /// shown by any more ([`crate::hub::Hub::end_unserved`]).
+    fn end_unserved(&self) {
+        let members = self.inner.members();
+        let namings: Vec<&Naming> = members.iter().map(|m| &m.naming).collect();
+        let ended = self.inner.hub.end_unserved(&namings);
+        if ended > 0 {
+            tracing::info!(
+                subscriptions = ended,
+                "resource subscriptions ended: their upstream is gone or shown by other names"
+            );
+        }
+    }
+
     /// Makes the upstreams `servers`, in their order, in one step (as a
     /// reload of the configuration file does): a running upstream of the
-    /// same name that `unchanged` says is unchanged keeps its connection;
-    /// the others are connected with their entry, and running upstreams
-    /// not in `servers` (or replaced) are closed. Requests in flight on a
-    /// closed one fail; sessions go on and are told the lists changed.
+    /// same name that `unchanged` says is unchanged, and whose names are
+    /// shown the same way (prefixed or not), keeps its connection; the
+    /// others are connected with their entry, and running upstreams not in
+    /// `servers` (or replaced) are closed. Requests in flight on a closed
+    /// one fail; sessions go on and are told the lists changed. Resource
+    /// subscriptions made under URIs no upstream shows any more (its
+    /// upstream removed, renamed, or its prefix turned on or off) end: a
+    /// legacy session is sent a last `notifications/resources/updated` of
+    /// the URI, and a `subscriptions/listen` stream holding one is ended
+    /// gracefully; the others go on, on the new connections.
     ///
     /// `servers` is checked whole first (names, and an upstream shown
     /// without prefix being the only one): when it is refused nothing
@@ -126,7 +148,11 @@ impl Aggregator {
             for entry in servers {
                 let running = old.iter().find(|m| m.entry.name == entry.name);
                 match running {
-                    Some(m) if unchanged(&entry.name) => list.push(m.clone()),
+                    // Its names are shown the same way: a subscription is
+                    // made under the names of the connection carrying it.
+                    Some(m) if unchanged(&entry.name) && m.naming == entry.naming() => {
+                        list.push(m.clone())
+                    }
                     _ => {
                         let name = entry.name.clone();
                         let m = Arc::new(Member::new(
@@ -163,6 +189,7 @@ impl Aggregator {
         }
         self.renamed();
         self.inner.hub.lists_changed();
+        self.end_unserved();
         for m in fresh {
             tokio::spawn(supervise(m, self.inner.hub.clone()));
         }

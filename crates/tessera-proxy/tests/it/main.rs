@@ -8,4 +8,5 @@ mod caller_credentials;
 mod caller_notifications;
 mod late_answer;
 mod raw;
+mod reload_subscriptions;
 mod unprefixed;
