@@ -63,8 +63,9 @@ struct Inner {
     page_size: AtomicUsize,
     hub: Arc<Hub>,
     /// The engine configuration new sessions get (its instructions name
-    /// the upstreams).
-    config: RwLock<Arc<EngineConfig>>,
+    /// the upstreams, or are the only unprefixed upstream's), and the
+    /// [`Hub::told`] count it was made at.
+    config: RwLock<(u64, Arc<EngineConfig>)>,
     stop: CancellationToken,
 }
 
@@ -103,8 +104,10 @@ impl std::fmt::Debug for Aggregator {
 }
 
 /// The engine configuration of an aggregator of the upstreams named by
-/// `namings`.
-fn engine_config(namings: &[&Naming]) -> Arc<EngineConfig> {
+/// `namings`; `sole` is what the only upstream, shown unprefixed, gave as
+/// its instructions (passed on as they are: its names are the ones clients
+/// see).
+fn engine_config(namings: &[&Naming], sole: Option<String>) -> Arc<EngineConfig> {
     let info = Implementation::new("tessera-proxy", env!("CARGO_PKG_VERSION"));
     let capabilities = ServerCapabilities {
         tools: Some(ToolsCapability {
@@ -127,8 +130,9 @@ fn engine_config(namings: &[&Naming]) -> Arc<EngineConfig> {
     let identity = ServerIdentity {
         info,
         capabilities,
-        instructions: Some(match namings {
-            [only] if !only.is_prefixed() => format!(
+        instructions: Some(match (namings, sole) {
+            ([only], Some(own)) if !only.is_prefixed() => own,
+            ([only], None) if !only.is_prefixed() => format!(
                 "This endpoint fronts the MCP server {}; its tools, prompts and resources keep \
                  their own names and URIs.",
                 only.upstream()
@@ -194,7 +198,7 @@ impl Aggregator {
             .map(|entry| Arc::new(Member::new(entry, &options, stop.child_token(), &hub)))
             .collect();
         let namings: Vec<&Naming> = members.iter().map(|m| &m.naming).collect();
-        let config = engine_config(&namings);
+        let config = engine_config(&namings, None);
         for m in &members {
             tokio::spawn(supervise(m.clone(), hub.clone()));
         }
@@ -205,7 +209,7 @@ impl Aggregator {
             limits: Default::default(),
             page_size: AtomicUsize::new(DEFAULT_PAGE_SIZE),
             hub,
-            config: RwLock::new(config),
+            config: RwLock::new((0, config)),
             stop,
         });
         let service = Arc::new(AggregatorService {
@@ -451,12 +455,28 @@ impl Inner {
             .clone()
     }
 
-    /// The engine configuration for new sessions.
+    /// The engine configuration for new sessions, made again when the
+    /// upstreams or the only upstream's instructions changed since.
     fn config(&self) -> Arc<EngineConfig> {
-        self.config
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        let told = self.hub.told.load(Ordering::Acquire);
+        {
+            let held = self.config.read().unwrap_or_else(|e| e.into_inner());
+            if held.0 == told {
+                return held.1.clone();
+            }
+        }
+        let members = self.members();
+        let namings: Vec<&Naming> = members.iter().map(|m| &m.naming).collect();
+        let sole = match members.as_slice() {
+            [only] if !only.naming.is_prefixed() => only.instructions(),
+            _ => None,
+        };
+        let config = engine_config(&namings, sole);
+        let mut held = self.config.write().unwrap_or_else(|e| e.into_inner());
+        if held.0 <= told {
+            *held = (told, config.clone());
+        }
+        config
     }
 
     /// The upstream whose tool or prompt clients see as `name`, and its

@@ -74,6 +74,9 @@ pub(crate) struct Hub {
     subscribed: Mutex<HashMap<Topic, usize>>,
     /// The list changes of per-caller connections lately passed on.
     echoes: Echoes,
+    /// Counts the changes of what new sessions are told in their handshake
+    /// (the upstreams, or the only upstream's instructions).
+    pub told: std::sync::atomic::AtomicU64,
 }
 
 impl Hub {

@@ -100,6 +100,8 @@ pub(crate) struct Member {
     streams: resources::Streams,
     /// Stops its supervisor (and closes its connection).
     pub stop: CancellationToken,
+    /// The instructions it gave in its last handshake.
+    instructions: Mutex<Option<String>>,
 }
 
 /// The connection a request goes through: the pooled one, or the
@@ -147,6 +149,27 @@ impl Member {
             alive: watch::channel(false).0,
             restored: watch::channel(0).0,
             stop,
+            instructions: Mutex::new(None),
+        }
+    }
+
+    /// The instructions it gave in its last handshake, if any.
+    pub fn instructions(&self) -> Option<String> {
+        self.instructions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Keeps the instructions `up` gave in its handshake, telling `hub`
+    /// when they changed (new sessions are then told them).
+    fn learn(&self, up: &Upstream, hub: &Hub) {
+        let said = &up.connected.instructions;
+        let mut held = self.instructions.lock().unwrap_or_else(|e| e.into_inner());
+        if *held != *said {
+            held.clone_from(said);
+            drop(held);
+            hub.told.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         }
     }
 
@@ -297,6 +320,7 @@ impl Member {
         match &self.callers {
             Some(callers) => {
                 let lease = callers.lease(r, &self.options).await?;
+                self.learn(&lease.up, callers.hub());
                 if lease.again {
                     // A connection made again for a caller whose earlier
                     // one was lost: its subscriptions come with it.
@@ -460,6 +484,7 @@ pub(crate) async fn supervise(member: Arc<Member>, hub: Arc<Hub>) {
             Ok(up) => {
                 let up = Arc::new(up);
                 *member.conn.lock().unwrap_or_else(|e| e.into_inner()) = Some(up.clone());
+                member.learn(&up, &hub);
                 // What the sessions subscribed to through the connection
                 // before this one is asked for again on this one, before the
                 // upstream counts as connected.

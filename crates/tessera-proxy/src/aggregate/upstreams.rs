@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Aggregator, check_name, check_servers, engine_config};
+use super::{Aggregator, check_name, check_servers};
 use crate::config::{UpstreamConfig, check_prefixes};
 use crate::error::ProxyError;
 use crate::member::{Member, supervise};
@@ -92,11 +92,13 @@ impl Aggregator {
         true
     }
 
-    /// The engine configuration for the upstreams now.
+    /// New sessions are told of the upstreams now (the engine
+    /// configuration is made again on its next use).
     fn renamed(&self) {
-        let members = self.inner.members();
-        let namings: Vec<&Naming> = members.iter().map(|m| &m.naming).collect();
-        *self.inner.config.write().unwrap_or_else(|e| e.into_inner()) = engine_config(&namings);
+        self.inner
+            .hub
+            .told
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     /// Ends the resource subscriptions made under names no upstream is

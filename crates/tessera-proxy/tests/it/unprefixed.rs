@@ -37,12 +37,17 @@ async fn ids(req: tessera_server::CompletionRequest) -> Vec<String> {
     req.complete_from(["7", "70", "8"])
 }
 
+/// What the upstream tells its clients.
+const INSTRUCTIONS: &str = "Call greet to be greeted; read mem://doc first.";
+
 /// Serves a server with tools `greet` and `secret`, prompt `hello`,
-/// resource `mem://doc` and template `mem://items/{id}`; its URL, and the
+/// resource `mem://doc` and template `mem://items/{id}`, and instructions
+/// naming them ([`INSTRUCTIONS`]); its URL, and the
 /// server (to tell of changes).
 async fn serve(stop: &CancellationToken) -> (String, Server) {
     let server = Server::builder()
         .name_version("plain", "1.0.0")
+        .instructions(INSTRUCTIONS)
         .tool(tool("greet").description("Says hi").handler(hi))
         .tool(tool("secret").description("Denied").handler(hidden))
         .prompt(prompt("hello").handler(hi))
@@ -352,6 +357,44 @@ async fn an_unprefixed_upstream_is_only_ever_alone() {
         ["a__greet", "a__secret", "b__greet", "b__secret"]
     );
     c.close().await;
+    agg.close();
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_only_unprefixed_upstreams_instructions_are_passed_on() {
+    let stop = CancellationToken::new();
+    let (url, _server) = serve(&stop).await;
+    let instructions = |c: &Client| c.instructions().unwrap_or_default();
+    // Prefixed (two upstreams): the instructions say how names are formed
+    // (the upstreams' own name items by names clients do not see).
+    let agg = Aggregator::start(
+        vec![entry("a", &url, true), entry("b", &url, true)],
+        UpstreamOptions::default(),
+    )
+    .expect("starts");
+    assert!(bounded("a connects", agg.wait_connected("a", true)).await);
+    assert!(bounded("b connects", agg.wait_connected("b", true)).await);
+    let proxy = front(&agg, &stop).await;
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let c = client(&proxy, version).await;
+        assert!(
+            instructions(&c).starts_with("This endpoint aggregates the MCP servers a, b."),
+            "{version}: {:?}",
+            c.instructions()
+        );
+        c.close().await;
+    }
+    // The only upstream, shown by its own names: its own instructions, in
+    // `initialize` and in `server/discover`.
+    agg.reconfigure(vec![entry("a", &url, false)], |_| false)
+        .expect("one upstream");
+    assert!(bounded("a connects again", agg.wait_connected("a", true)).await);
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let c = client(&proxy, version).await;
+        assert_eq!(instructions(&c), INSTRUCTIONS, "{version}");
+        c.close().await;
+    }
     agg.close();
     stop.cancel();
 }
