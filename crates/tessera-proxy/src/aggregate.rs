@@ -40,6 +40,7 @@ use crate::shapes::{
 };
 use crate::upstream::UpstreamOptions;
 
+mod sessions;
 mod subscriptions;
 mod upstreams;
 
@@ -67,6 +68,9 @@ struct Inner {
     /// [`Hub::told`] count it was made at.
     config: RwLock<(u64, Arc<EngineConfig>)>,
     stop: CancellationToken,
+    /// Tells the watcher of the legacy sessions of one more
+    /// ([`sessions::watch`]).
+    watch: tokio::sync::mpsc::UnboundedSender<Peer>,
 }
 
 /// Several upstream servers behind one endpoint (a
@@ -202,6 +206,7 @@ impl Aggregator {
         for m in &members {
             tokio::spawn(supervise(m.clone(), hub.clone()));
         }
+        let (watch, started) = tokio::sync::mpsc::unbounded_channel();
         let inner = Arc::new(Inner {
             members: RwLock::new(Arc::new(members)),
             options,
@@ -211,7 +216,13 @@ impl Aggregator {
             hub,
             config: RwLock::new((0, config)),
             stop,
+            watch,
         });
+        tokio::spawn(sessions::watch(
+            Arc::downgrade(&inner),
+            started,
+            inner.stop.clone(),
+        ));
         let service = Arc::new(AggregatorService {
             inner: inner.clone(),
         });
@@ -738,14 +749,7 @@ impl Service for AggregatorService {
     }
 
     fn on_initialized(&self, peer: Peer, _version: ProtocolVersion) {
-        let mut s = self
-            .inner
-            .hub
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        s.retain(|(p, _)| p.is_open());
-        s.push((peer, BTreeSet::new()));
+        self.inner.session_started(&peer);
     }
 }
 

@@ -353,7 +353,6 @@ impl Callers {
     /// The callers whose connection ended while it carried one of their
     /// subscriptions, and who are due for another try at `now`.
     pub fn lost(&self, now: Instant) -> Vec<([u8; 32], Arc<Entry>)> {
-        self.hub.prune();
         self.entries()
             .iter()
             .filter(|(k, e)| {
@@ -442,7 +441,6 @@ impl Callers {
         }
         if entries.len() >= MAX_CALLERS {
             // The least recently used connection that no request holds.
-            self.hub.prune();
             let idle = entries
                 .iter()
                 .filter(|(k, e)| Arc::strong_count(e) == 1 && !self.hub.holds(k))
@@ -492,7 +490,6 @@ impl Callers {
     /// Closes the connections unused for [`IDLE`] with no request in flight
     /// and no subscription; how many are left.
     pub fn reap(&self, now: Instant) -> usize {
-        self.hub.prune();
         let mut entries = self.entries();
         entries.retain(|k, e| {
             Arc::strong_count(e) > 1

@@ -68,6 +68,8 @@ pub(crate) struct Listener {
 #[derive(Default)]
 pub(crate) struct Hub {
     pub next: std::sync::atomic::AtomicU64,
+    /// The legacy sessions and the subscriptions each holds, from their
+    /// start to their end (watched by the aggregator).
     pub sessions: Mutex<Vec<(Peer, BTreeSet<Topic>)>>,
     pub listeners: Mutex<Vec<Listener>>,
     /// Upstream resource subscriptions, counted by topic.
@@ -87,23 +89,21 @@ impl Hub {
         }
     }
 
-    /// Forgets the sessions that ended, and the subscriptions they held.
-    pub(crate) fn prune(&self) {
-        let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        let (open, ended): (Vec<_>, Vec<_>) = std::mem::take(&mut *s)
-            .into_iter()
-            .partition(|(p, _)| p.is_open());
-        *s = open;
-        drop(s);
-        for (_, topics) in ended {
-            for t in topics {
-                self.unsubscribe(&t);
+    /// Forgets the legacy session on `peer`'s connection (it ended) and
+    /// counts out the subscriptions it held; returns those that nobody
+    /// holds now, to be ended upstream.
+    pub(crate) fn session_ended(&self, peer: &Peer) -> Vec<Topic> {
+        let held = {
+            let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+            match s.iter().position(|(p, _)| p.same_connection(peer)) {
+                Some(i) => s.remove(i).1,
+                None => return Vec::new(),
             }
-        }
+        };
+        held.into_iter().filter(|t| self.unsubscribe(t)).collect()
     }
 
     fn announce_list(&self, method: &str) {
-        self.prune();
         let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         for (p, _) in s.iter() {
             let _ = p.notify(method, None, None);

@@ -50,14 +50,19 @@ impl Inner {
             naming: member.naming.clone(),
             uri,
         };
-        let changed = {
+        // Held by the session and counted under one lock, so that a
+        // session seen ended ([`super::sessions`]) counts out exactly what
+        // it held.
+        let ask_upstream = {
             let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
-            match s.iter_mut().find(|(p, _)| p.same_connection(&r.peer)) {
-                Some((_, subs)) if subscribe => subs.insert(topic.clone()),
+            let subs = self.session(&mut s, &r.peer);
+            if subscribe {
+                subs.insert(topic.clone()) && self.hub.subscribe(&topic)
+            } else {
                 // The session's subscription to the URI, under whichever
                 // caller key it was made: a token refreshed since changes
                 // the key, not the subscription.
-                Some((_, subs)) => match subs
+                match subs
                     .iter()
                     .find(|t| t.uri == topic.uri && t.naming == topic.naming)
                     .cloned()
@@ -65,46 +70,67 @@ impl Inner {
                     Some(held) => {
                         subs.remove(&held);
                         topic = held;
-                        true
+                        self.hub.unsubscribe(&topic)
                     }
                     None => false,
-                },
-                None => true,
+                }
             }
         };
         if !subscribe && topic.caller != caller {
             // Made through the connection of the caller's earlier token: it
             // ends there, whatever this request's connection is.
-            if self.hub.unsubscribe(&topic) {
+            if ask_upstream {
                 member.unsubscribe(topic.caller, &rest);
             }
             return Ok(JsonObject::new());
         }
-        let ask_upstream = changed
-            && if subscribe {
-                self.hub.subscribe(&topic)
-            } else {
-                self.hub.unsubscribe(&topic)
-            };
         if ask_upstream {
-            visible
+            let spent = visible
                 .spend(r, &member.entry.name, ItemKind::Resource, &rest)
-                .await?;
-            let asked = if subscribe {
-                member.subscribe(r, topic.caller, &rest).await
-            } else {
-                member.unsubscribe_now(r, topic.caller, &rest).await
+                .await;
+            if let (Err(e), false) = (&spent, subscribe) {
+                // Refused before the upstream was asked: the session keeps
+                // its subscription (ended with the session at the latest).
+                let kept = {
+                    let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
+                    match s.iter_mut().find(|(p, _)| p.same_connection(&r.peer)) {
+                        Some((_, subs)) => {
+                            if subs.insert(topic.clone()) {
+                                self.hub.subscribe(&topic);
+                            }
+                            true
+                        }
+                        None => false,
+                    }
+                };
+                if !kept {
+                    member.unsubscribe(topic.caller, &rest);
+                }
+                return Err(e.clone());
+            }
+            let asked = match spent {
+                Err(e) => Err(e),
+                Ok(()) if subscribe => member.subscribe(r, topic.caller, &rest).await,
+                Ok(()) => member.unsubscribe_now(r, topic.caller, &rest).await,
             };
             if let Err(e) = asked {
                 if subscribe {
-                    self.hub.unsubscribe(&topic);
                     let mut s = self.hub.sessions.lock().unwrap_or_else(|e| e.into_inner());
                     if let Some((_, subs)) = s.iter_mut().find(|(p, _)| p.same_connection(&r.peer))
                     {
-                        subs.remove(&topic);
+                        // Unless the session ended meanwhile (and was
+                        // counted out).
+                        if subs.remove(&topic) {
+                            self.hub.unsubscribe(&topic);
+                        }
                     }
                 }
                 return Err(e);
+            }
+            if subscribe && !self.hub.is_subscribed(&topic) {
+                // The session ended while the upstream was asked, and
+                // nobody else subscribed since.
+                member.unsubscribe(topic.caller, &rest);
             }
         }
         Ok(JsonObject::new())

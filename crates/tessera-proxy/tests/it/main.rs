@@ -9,4 +9,5 @@ mod caller_notifications;
 mod late_answer;
 mod raw;
 mod reload_subscriptions;
+mod session_end;
 mod unprefixed;

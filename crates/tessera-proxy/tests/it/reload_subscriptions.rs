@@ -19,7 +19,10 @@ use tokio_util::sync::CancellationToken;
 /// Serves a legacy-only server with resource `mem://doc` (subscribed to
 /// with `resources/subscribe`), telling `seen` of each message as it
 /// arrives; its URL and the server (to tell of updates).
-async fn serve(stop: &CancellationToken, seen: mpsc::UnboundedSender<Seen>) -> (String, Server) {
+pub(crate) async fn serve(
+    stop: &CancellationToken,
+    seen: mpsc::UnboundedSender<Seen>,
+) -> (String, Server) {
     let server = Server::builder()
         .name_version("docs", "1.0.0")
         .resource(resource("mem://doc", "doc").handler(|| async { "a doc" }))
@@ -38,13 +41,13 @@ async fn serve(stop: &CancellationToken, seen: mpsc::UnboundedSender<Seen>) -> (
     (crate::bridge::serve(factory, stop).await, server)
 }
 
-fn entry(url: &str, prefix: bool) -> UpstreamConfig {
+pub(crate) fn entry(url: &str, prefix: bool) -> UpstreamConfig {
     let mut e = UpstreamConfig::new("a", UpstreamSpec::http(url, Default::default()));
     e.prefix = prefix;
     e
 }
 
-async fn client(url: &str, version: ProtocolVersion) -> Client {
+pub(crate) async fn client(url: &str, version: ProtocolVersion) -> Client {
     bounded(
         "connecting",
         Client::builder("reload-test", "1.0")
