@@ -11,6 +11,7 @@ use tessera_types::{ProtocolVersion, methods};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::caller_credentials::{Rig, Speaks, exchange_auth};
 use crate::reload_subscriptions::{client, entry, serve};
 
 /// Waits until the upstream has received a request of `method`,
@@ -88,4 +89,23 @@ async fn a_deleted_legacy_session_ends_its_subscriptions_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_legacy_client_ends_its_subscriptions_upstream() {
     ends_upstream(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_per_caller_subscription_ends_on_the_callers_own_connection_with_its_session() {
+    // An upstream reached with each caller's own token: Alice's
+    // subscription is made, and ended, on her own connection.
+    let rig = Rig::start_speaking(Speaks::LegacyOnly, exchange_auth(None)).await;
+    let alice = rig
+        .client_speaking(&rig.token("alice", &[]), Some(ProtocolVersion::V2025_11_25))
+        .await;
+    bounded("alice subscribes", alice.subscribe("up+mem://doc"))
+        .await
+        .expect("subscribed");
+    rig.handled(methods::RESOURCES_SUBSCRIBE, 1).await;
+    assert_eq!(rig.aggregator.caller_connections("up"), 1);
+
+    alice.close().await;
+    rig.handled(methods::RESOURCES_UNSUBSCRIBE, 1).await;
+    rig.close();
 }
