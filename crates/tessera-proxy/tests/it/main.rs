@@ -6,5 +6,6 @@ mod bridge;
 mod caller_breaker;
 mod caller_credentials;
 mod caller_notifications;
+mod null_id_refusal;
 mod raw;
 mod unprefixed;
