@@ -199,34 +199,42 @@ impl SseDecoder {
                 bytes = rest;
             }
         }
-        self.buf.extend_from_slice(bytes);
-        let mut start = 0;
-        let mut i = 0;
-        while i < self.buf.len() {
-            let b = self.buf[i];
-            if b == b'\n' || b == b'\r' {
-                let line = self.buf[start..i].to_vec();
-                let mut next = i + 1;
-                if b == b'\r' {
-                    if next < self.buf.len() {
-                        if self.buf[next] == b'\n' {
-                            next += 1;
-                        }
-                    } else {
-                        self.pending_cr = true;
-                    }
-                }
-                if let Some(frame) = self.line(&line) {
-                    out.push(frame);
-                }
-                start = next;
-                i = next;
-            } else {
-                i += 1;
-            }
+        if self.buf.is_empty() {
+            // The usual case (a chunk of whole lines): read in place, only
+            // an unfinished last line kept.
+            let used = self.lines(bytes, &mut out);
+            self.buf.extend_from_slice(&bytes[used..]);
+        } else {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.extend_from_slice(bytes);
+            let used = self.lines(&buf, &mut out);
+            buf.drain(..used);
+            self.buf = buf;
         }
-        self.buf.drain(..start);
         out
+    }
+
+    /// Reads the complete lines of `text` (each ended by `\n`, `\r\n` or
+    /// `\r`), adding the blocks they complete to `out`; returns how many
+    /// bytes they took.
+    fn lines(&mut self, text: &[u8], out: &mut Vec<SseFrame>) -> usize {
+        let mut start = 0;
+        while let Some(at) = memchr::memchr2(b'\n', b'\r', &text[start..]) {
+            let end = start + at;
+            let mut next = end + 1;
+            if text[end] == b'\r' {
+                match text.get(next) {
+                    Some(b'\n') => next += 1,
+                    Some(_) => {}
+                    None => self.pending_cr = true,
+                }
+            }
+            if let Some(frame) = self.line(&text[start..end]) {
+                out.push(frame);
+            }
+            start = next;
+        }
+        start
     }
 
     fn line(&mut self, line: &[u8]) -> Option<SseFrame> {
@@ -248,7 +256,8 @@ impl SseDecoder {
             }
             None => (line, &b""[..]),
         };
-        let value = String::from_utf8_lossy(value).into_owned();
+        // Borrowed when it is UTF-8 (data is copied once, into the block).
+        let value = String::from_utf8_lossy(value);
         match name {
             b"data" => {
                 if self.has_data {
@@ -257,8 +266,8 @@ impl SseDecoder {
                 self.current.data.push_str(&value);
                 self.has_data = true;
             }
-            b"id" if !value.contains('\0') => self.current.id = Some(value),
-            b"event" => self.current.event = Some(value),
+            b"id" if !value.contains('\0') => self.current.id = Some(value.into_owned()),
+            b"event" => self.current.event = Some(value.into_owned()),
             b"retry" => match value.parse() {
                 Ok(ms) => self.current.retry = Some(ms),
                 Err(_) => return None,

@@ -61,6 +61,7 @@ use meta_keys as mk;
 mod inflight;
 mod notice;
 mod queue;
+mod read_ahead;
 mod refusal;
 mod stamp;
 

@@ -52,6 +52,18 @@ impl RawResult {
     pub fn into_raw(self) -> Box<RawValue> {
         self.0
     }
+
+    /// Reads `bytes` as one well-formed result response (`jsonrpc` exactly
+    /// `"2.0"`, a string or integer id, no `method`, an object `result`),
+    /// as far as its id and its result's text: what a client engine reads
+    /// of the answer to a request sent with
+    /// [`Engine::send_request_raw`](crate::Engine::send_request_raw). A
+    /// transport that reads an answer anyway hands both to
+    /// [`Engine::handle_result`](crate::Engine::handle_result) so that the
+    /// engine does not read it again. `None` for anything else.
+    pub fn read_response(bytes: &[u8]) -> Option<(RequestId, RawResult)> {
+        result_response(bytes)
+    }
 }
 
 impl PartialEq for RawResult {

@@ -275,6 +275,9 @@ impl<S: Service> Connection<S> {
         match frame {
             Incoming::Bytes(bytes) => self.engine.handle_bytes(now(), &bytes),
             Incoming::Decoded(inbound) => self.engine.handle_inbound(now(), inbound),
+            Incoming::Result { bytes, id, result } => {
+                self.engine.handle_result(now(), &bytes, id, result)
+            }
             Incoming::WithExtensions { frame, extensions } => {
                 self.frame_extensions = extensions;
                 self.handle_nested(*frame);
@@ -307,6 +310,9 @@ impl<S: Service> Connection<S> {
         match frame {
             Incoming::Bytes(bytes) => self.engine.handle_bytes(now(), &bytes),
             Incoming::Decoded(inbound) => self.engine.handle_inbound(now(), inbound),
+            Incoming::Result { bytes, id, result } => {
+                self.engine.handle_result(now(), &bytes, id, result)
+            }
             Incoming::WithExtensions { frame, extensions } => {
                 self.frame_extensions = extensions;
                 self.handle_nested(*frame);

@@ -17,6 +17,21 @@ pub enum Incoming {
     Bytes(BytesMut),
     /// An already decoded frame.
     Decoded(Inbound),
+    /// A result response the transport already read as far as its id and
+    /// its result's text
+    /// ([`RawResult::read_response`](tessera_proto::RawResult::read_response)
+    /// of `bytes`): the engine takes the answer to a request it sent for a
+    /// result as text without reading `bytes` again, and reads `bytes` as
+    /// a [`Bytes`](Incoming::Bytes) frame otherwise
+    /// ([`Engine::handle_result`](tessera_proto::Engine::handle_result)).
+    Result {
+        /// The whole message.
+        bytes: bytes::Bytes,
+        /// The id of the request it answers.
+        id: tessera_types::RequestId,
+        /// Its result, as text.
+        result: tessera_proto::RawResult,
+    },
     /// A frame with values for the handlers of the requests it carries (HTTP
     /// headers, authentication, stream control).
     WithExtensions {

@@ -54,6 +54,7 @@ impl<T: Transport> Tap<T> {
     fn record_incoming(&mut self, frame: &Incoming) {
         match frame {
             Incoming::Bytes(b) => self.journal.message(self.conn, "in", b),
+            Incoming::Result { bytes, .. } => self.journal.message(self.conn, "in", bytes),
             Incoming::Decoded(d) => {
                 self.buf.clear();
                 let written = match d {

@@ -39,6 +39,14 @@ impl Envelope {
         self.jsonrpc.0 && (self.result.0 || self.error.0)
     }
 
+    /// Whether the message is an error that names no request: its `id`
+    /// null, absent or unreadable (the spec allows that when the server
+    /// could not read the request's id). Sent as the answer to a POST, it
+    /// refuses what that POST carried.
+    pub fn is_unattributed_error(&self) -> bool {
+        self.jsonrpc.0 && self.error.0 && !self.method.0 && self.id.valid().is_none()
+    }
+
     /// The id of the request the message answers (`None` for a request or
     /// a notification, or an id that does not read).
     pub fn answers(self) -> Option<RequestId> {
@@ -81,6 +89,27 @@ pub(crate) fn shape_of(text: &[u8]) -> Option<Shape> {
         Value::Object(_) => Shape::Object(object_view(&v)),
         _ => Shape::Other,
     })
+}
+
+/// An error response, as far as its error's code and message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ErrorAnswer {
+    /// `error`.
+    pub error: Loose<ErrorHead>,
+}
+
+/// The code and message of an `error` (its `data` skipped).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ErrorHead {
+    /// `code`.
+    pub code: Loose<i64>,
+    /// `message`.
+    pub message: Loose<String>,
+    /// Other members (ignored; they make only objects read as an error).
+    #[serde(flatten)]
+    _others: JsonObject,
 }
 
 /// An `initialize` response, as far as the version it negotiated.

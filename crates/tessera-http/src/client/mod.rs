@@ -623,7 +623,65 @@ mod tests {
     async fn next_message(t: &mut HttpClientTransport) -> serde_json::Value {
         match t.recv().await.unwrap() {
             Some(Incoming::Bytes(b)) => serde_json::from_slice(&b).unwrap(),
+            Some(Incoming::Result { bytes, .. }) => serde_json::from_slice(&bytes).unwrap(),
             other => panic!("not a message: {other:?}"),
+        }
+    }
+
+    /// An endpoint that refuses every request with an error whose id is
+    /// null: as JSON with `400` (a `ping`), or as the one event of an SSE
+    /// answer (anything else).
+    async fn unattributed_refusing_endpoint() -> String {
+        use axum::response::IntoResponse;
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(|body: axum::body::Bytes| async move {
+                let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                let refusal = serde_json::json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32600, "message": "the Mcp-Session-Id header is required"}});
+                if v["method"] == methods::PING {
+                    return (http::StatusCode::BAD_REQUEST, axum::Json(refusal)).into_response();
+                }
+                let event = format!("event: message\ndata: {refusal}\n\n");
+                ([(http::header::CONTENT_TYPE, "text/event-stream")], event).into_response()
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/mcp")
+    }
+
+    /// A server that answers the POST carrying a request with an error
+    /// whose id is null (it could not read the id, or refused the POST for
+    /// a missing header) refuses that request: it fails at once with an
+    /// error naming the server's, rather than waiting for an answer with
+    /// its id until its timeout (the null-id error used to be handed on,
+    /// and dropped by the engine as naming no request).
+    #[tokio::test]
+    async fn an_error_with_a_null_id_answers_the_request_its_post_carried() {
+        let url = unattributed_refusing_endpoint().await;
+        let mut t = HttpClientTransport::builder(&url)
+            .mode(HttpTransportMode::Streamable)
+            .build()
+            .unwrap();
+        for (id, method, status) in [
+            (7, methods::PING, Some(400)),
+            (8, methods::TOOLS_LIST, None),
+        ] {
+            let request = JsonRpcMessage::request(RequestId::Number(id), method, None);
+            t.send(&mut transmit(request)).await.unwrap();
+            let answer = next_message(&mut t).await;
+            assert_eq!(answer["id"], id, "{answer}");
+            let message = answer["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("-32600") && message.contains("Mcp-Session-Id header is required"),
+                "{answer}"
+            );
+            let error: tessera_types::ErrorObject =
+                serde_json::from_value(answer["error"].clone()).unwrap();
+            let failure = TransportFailure::of(&error).expect("marked as the transport's");
+            assert_eq!(failure.status, status, "{answer}");
         }
     }
 

@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use serde::Deserialize;
 use serde_json::Value;
-use tessera_proto::{Outbound, Transmit};
+use tessera_proto::{Outbound, RawResult, Transmit};
 use tessera_runtime::Incoming;
 use tessera_types::{ErrorObject, JsonRpcMessage, Params, RequestId};
 use tokio::sync::mpsc;
@@ -331,6 +331,24 @@ impl Shared {
         let _ = self
             .inbound
             .send(Incoming::Bytes(BytesMut::from(bytes)))
+            .await;
+    }
+
+    /// Hands the engine one message the transport read as a result
+    /// response to `id` ([`RawResult::read_response`] of `bytes`), with
+    /// what it read, so that the engine does not read it again. An answer
+    /// to a `tools/list` is read whole first, as [`Shared::deliver`] does.
+    pub(crate) async fn deliver_result(&self, bytes: Bytes, id: RequestId, result: RawResult) {
+        let awaited_list = {
+            let ids = lock(&self.tools_list_ids);
+            !ids.is_empty() && ids.contains(&id)
+        };
+        if awaited_list {
+            return self.deliver(&bytes).await;
+        }
+        let _ = self
+            .inbound
+            .send(Incoming::Result { bytes, id, result })
             .await;
     }
 

@@ -10,9 +10,10 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
+use tessera_proto::RawResult;
 use tessera_types::RequestId;
 
-use super::envelope::{Shape, shape_of};
+use super::envelope::{ErrorAnswer, Shape, shape_of};
 use super::shared::{Outgoing, Shared};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION, encode_header_value, names};
 use crate::sse::SseDecoder;
@@ -176,11 +177,26 @@ pub(crate) async fn handle_body(
     status: StatusCode,
     body: &Bytes,
 ) {
-    let is_rpc = match shape_of(body) {
-        Some(Shape::Batch) => true,
-        Some(Shape::Object(e)) => e.is_response(),
-        Some(Shape::Other) | None => false,
+    if out.method.as_deref() != Some(methods::INITIALIZE) {
+        // A result (the common answer): read once, here, for the engine too.
+        if let Some((id, result)) = RawResult::read_response(body) {
+            shared.deliver_result(body.clone(), id, result).await;
+            return;
+        }
+    }
+    let (is_rpc, unattributed) = match shape_of(body) {
+        Some(Shape::Batch) => (true, false),
+        Some(Shape::Object(e)) => (e.is_response(), e.is_unattributed_error()),
+        Some(Shape::Other) | None => (false, false),
     };
+    if let (true, Some(id)) = (unattributed, &out.request_id) {
+        // The answer to the POST that carried `id` refuses it without
+        // naming it: `id` fails now rather than at its timeout.
+        shared
+            .fail(id, unattributed_refusal(Some(status), body))
+            .await;
+        return;
+    }
     if is_rpc {
         if out.method.as_deref() == Some(methods::INITIALIZE) {
             if let Ok(v) = serde_json::from_slice::<Value>(body) {
@@ -203,6 +219,33 @@ pub(crate) async fn handle_body(
         ),
     )
     .await;
+}
+
+/// Why a request failed when the server answered the POST that carried it
+/// with an error naming no request (a null or absent `id`, as for a
+/// request it could not read, or one refused for a missing header): the
+/// HTTP status, when the answer was not an event stream (which makes it a
+/// transport error with that status: see [`TransportFailure`]), and the
+/// server's code and message.
+///
+/// [`TransportFailure`]: super::failure::TransportFailure
+pub(crate) fn unattributed_refusal(status: Option<StatusCode>, body: &[u8]) -> String {
+    let answer: ErrorAnswer = serde_json::from_slice(body).unwrap_or_default();
+    let error = answer.error.into_valid().unwrap_or_default();
+    let code = error
+        .code
+        .into_valid()
+        .map_or_else(|| "no code".to_owned(), |c| c.to_string());
+    let message = error.message.into_valid().unwrap_or_default();
+    let message: String = message.chars().take(300).collect();
+    let from = match status {
+        Some(status) => format!("HTTP {status} from the server"),
+        None => "the server's event stream".to_owned(),
+    };
+    format!(
+        "{from}: an error for no request id (code {code}: {message:?}) answered the request; \
+         the server refused it"
+    )
 }
 
 /// Reads an SSE response, feeding every message to the engine; resumes with
@@ -235,9 +278,27 @@ pub(crate) async fn read_sse(
                 if ev.data.is_empty() {
                     continue;
                 }
+                if let (Some(want), false) = (awaited, initialize) {
+                    // A result: read once, here, for the engine too.
+                    if let Some((id, result)) = RawResult::read_response(ev.data.as_bytes()) {
+                        answered |= id == *want;
+                        shared
+                            .deliver_result(Bytes::from(ev.data), id, result)
+                            .await;
+                        continue;
+                    }
+                }
                 if let (Some(want), Some(Shape::Object(e))) =
                     (awaited, shape_of(ev.data.as_bytes()))
                 {
+                    if !answered && e.is_unattributed_error() {
+                        // The stream of the POST that carried `want`
+                        // refuses it without naming it (see `handle_body`).
+                        answered = true;
+                        let why = unattributed_refusal(None, ev.data.as_bytes());
+                        shared.fail(want, why).await;
+                        continue;
+                    }
                     if e.answers().as_ref() == Some(want) {
                         answered = true;
                         if initialize {

@@ -59,6 +59,50 @@ fn a_raw_request_gets_the_result_text_as_the_peer_wrote_it() {
     assert_eq!(c.pending_requests(), 0);
 }
 
+/// What a transport read of an answer ([`RawResult::read_response`]) is
+/// taken as it is for a raw request, and the same answer as bytes for any
+/// other; text that is not a well-formed result response is not read as one.
+#[test]
+fn an_answer_the_transport_read_is_taken_as_read() {
+    let now = Instant::now();
+    let mut c = client_with_requests(now);
+    let text = r#"{ "content" : [ {"type":"text","text":"hi"} ] }"#;
+    let line = format!(r#" {{"jsonrpc":"2.0","result":{text},"id":1}}"#);
+    let (id, result) = RawResult::read_response(line.as_bytes()).expect("a result response");
+    assert_eq!((&id, result.get()), (&RequestId::Number(1), text));
+    c.handle_result(now, line.as_bytes(), id, result);
+    match events(&mut c).as_slice() {
+        [Event::RawResponse { id, result }] => {
+            assert_eq!(*id, RequestId::Number(1));
+            assert_eq!(result.get(), text, "not a byte changed");
+        }
+        other => panic!("expected a raw response, got {other:?}"),
+    }
+    let line = br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#;
+    let (id, result) = RawResult::read_response(line).expect("a result response");
+    c.handle_result(now, line, id, result);
+    assert!(matches!(
+        events(&mut c).as_slice(),
+        [Event::Response { id, outcome: Ok(r) }] if *id == RequestId::Number(2) && r["tools"] == json!([])
+    ));
+    assert_eq!(c.pending_requests(), 0);
+    for not_one in [
+        &br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#[..],
+        br#"{"jsonrpc":"2.0","id":1,"result":[1]}"#,
+        br#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+        br#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+        br#"{"jsonrpc":"2.0","id":1,"method":"m","result":{}}"#,
+        br#"[{"jsonrpc":"2.0","id":1,"result":{}}]"#,
+        br#"{"jsonrpc":"2.0","id":1,"result":{"#,
+    ] {
+        assert!(
+            RawResult::read_response(not_one).is_none(),
+            "{}",
+            String::from_utf8_lossy(not_one)
+        );
+    }
+}
+
 #[test]
 fn errors_and_bad_answers_to_a_raw_request_go_the_ordinary_way() {
     let now = Instant::now();

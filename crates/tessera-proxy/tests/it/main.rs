@@ -7,6 +7,7 @@ mod caller_breaker;
 mod caller_credentials;
 mod caller_notifications;
 mod late_answer;
+mod null_id_refusal;
 mod raw;
 mod reload_subscriptions;
 mod session_end;
