@@ -171,6 +171,7 @@ fi
 
 # The functions of the binary in each dump (parts in time order, the final dump last), first
 # use first; names as the symbol table has them (callgrind adds 'N to recursive calls).
+mkdir -p "$(dirname "$ORDER")"
 python3 - "$BIN" "$ORDER" "$CALLS" "$OUT_DIR" "$HTTP" <<'PY'
 import glob, os, re, sys
 
