@@ -12,15 +12,34 @@
 //!   for `x86_64-unknown-linux-gnu` from Rust 1.90 on, unless a linker is
 //!   configured): functions whose machine code came out the same, such as
 //!   generic code instantiated for types of one layout, are kept once.
+//! - Start-up code first, also with rustc's LLD, for the `tessera` binary:
+//!   `link/start-up.order` lists the functions `tessera serve --stdio` runs
+//!   from exec to its first answers (then those one HTTP session adds), and
+//!   `--symbol-ordering-file` places them together at the front of `.text`.
+//!   The kernel maps text around each page fault (64 KB and more), so with
+//!   those ~2,400 functions spread over 22 MB a stdio server's RSS was
+//!   mostly untouched neighbours (issue 27). The names carry hashes that
+//!   change with the code, the dependencies and the compiler; LLD skips
+//!   the names it does not find (`--no-warn-symbol-ordering`), so a stale
+//!   file costs RSS, never correctness. `bench/start_order.sh` regenerates
+//!   it and says how stale it is. The names are the release profile's: a
+//!   `profiling` build names its functions differently (cargo's
+//!   `-C metadata` hashes the profile's debuginfo and strip settings), so
+//!   there most of the list misses, harmlessly.
 //!
-//! Debug and test builds are linked as before.
+//! Debug and test builds are linked as before. `PROFILE` is `release` for
+//! every profile that inherits from release (such as `profiling`).
 
 use std::env;
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    let order = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
+        .join("link")
+        .join("start-up.order");
     let release = env::var("PROFILE").is_ok_and(|p| p == "release");
     let linux = env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
     let gnu = env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "gnu");
@@ -28,8 +47,15 @@ fn main() {
         return;
     }
     println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    println!("cargo:rerun-if-changed={}", order.display());
     if links_with_rusts_lld() {
         println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
+        // `-Wl,` splits at commas, so a path with one is left out.
+        let path = order.display().to_string();
+        if order.is_file() && !path.contains(',') {
+            println!("cargo:rustc-link-arg-bin=tessera=-Wl,--symbol-ordering-file={path}");
+            println!("cargo:rustc-link-arg-bin=tessera=-Wl,--no-warn-symbol-ordering");
+        }
     }
 }
 
