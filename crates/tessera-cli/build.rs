@@ -17,7 +17,7 @@
 //!   from exec to its first answers (then those one HTTP session adds), and
 //!   `--symbol-ordering-file` places them together at the front of `.text`.
 //!   The kernel maps text around each page fault (64 KB and more), so with
-//!   those ~2,400 functions spread over 22 MB a stdio server's RSS was
+//!   those ~1,600 functions spread over 22 MB a stdio server's RSS was
 //!   mostly untouched neighbours (issue 27). The names carry hashes that
 //!   change with the code, the dependencies and the compiler; LLD skips
 //!   the names it does not find (`--no-warn-symbol-ordering`), so a stale
