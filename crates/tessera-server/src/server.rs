@@ -447,11 +447,13 @@ pub(crate) struct Inner<S> {
 /// and its taking of notifications.
 fn below_middleware<S: Send + Sync + 'static>(server: std::sync::Weak<Inner<S>>) -> McpService {
     McpService::new(tower::service_fn(move |message: Message| {
-        let answer = server.upgrade().map(|inner| {
+        let answer = server.upgrade().map(|inner| -> BoxFuture<'static, _> {
             let server = Server { inner };
             match message {
-                Message::Request(request) => Either::Left(server.handle_below(request)),
-                Message::Notification(n) => Either::Right(
+                Message::Request(request) => server.handle_below(request),
+                // Boxed, so that a request's answer is not as large as a
+                // notification's.
+                Message::Notification(n) => Box::pin(
                     server
                         .take_notification(n)
                         .map(|()| Ok(tessera_runtime::middleware::notified())),

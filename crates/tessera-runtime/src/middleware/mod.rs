@@ -260,8 +260,10 @@ pub fn serve(
         Called(C),
         /// The stack failed to become ready.
         Failed(BoxError),
-        /// The stack is not ready yet: the request waits for it.
-        Waiting(McpService, Request),
+        /// The stack is not ready yet (a full limit): the request waits for
+        /// it, boxed so that the answer of a request handed over at once,
+        /// the usual case, stays small.
+        Waiting(McpService, Box<Request>),
     }
     let frame = request.message_scope().cloned();
     let id = request.id.clone();
@@ -274,14 +276,14 @@ pub fn serve(
             Message::Request(request),
         )),
         Poll::Ready(Err(e)) => Started::Failed(e),
-        Poll::Pending => Started::Waiting(service, request),
+        Poll::Pending => Started::Waiting(service, Box::new(request)),
     };
     async move {
         let answered = match started {
             Started::Called(call) => call.await,
             Started::Failed(e) => Err(e),
             // Waits for readiness with the answer's own waker.
-            Started::Waiting(service, request) => service.oneshot(Message::Request(request)).await,
+            Started::Waiting(service, request) => service.oneshot(Message::Request(*request)).await,
         };
         answered.map_err(|e| errors::answer(e, frame.as_ref(), id))
     }
@@ -314,7 +316,11 @@ pub fn endpoint<S: Service>(service: Arc<S>) -> McpService {
         let service = service.clone();
         let answer = match message {
             Message::Request(request) => Either::Left(service.handle(request)),
-            Message::Notification(n) => Either::Right(service.notify(n).map(|()| Ok(notified()))),
+            // Boxed, so that a request's answer is not as large as a
+            // notification's.
+            Message::Notification(n) => {
+                Either::Right(Box::pin(service.notify(n).map(|()| Ok(notified()))))
+            }
         };
         answer.map_err(BoxError::from)
     }))

@@ -1,6 +1,6 @@
 //! Results passed on as JSON text through the connection core: a client's
 //! [`Peer::request_raw`] gets the peer's result as it was written, and a
-//! service answering with [`Handling::Reply`] has its text written as it
+//! service answering with a [`Reply::Raw`] has its text written as it
 //! is. A client core over a duplex pipe whose other end the test plays;
 //! a server core driven in the test's task.
 
