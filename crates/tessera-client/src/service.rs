@@ -3,8 +3,12 @@
 //! (cache invalidation, URL elicitation completions, subscription streams,
 //! typed events).
 
+use std::future::Future;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Weak};
+
+use futures::FutureExt;
+use futures::future::Either;
 
 use tessera_runtime::Reply;
 use tessera_runtime::middleware::{self, BoxError, McpService, MiddlewareStack};
@@ -160,13 +164,16 @@ impl Service for ClientService {
         self.shared.middleware.outgoing().cloned()
     }
 
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+    fn handle_request(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
         if let Some(stacks) = &self.shared.stacks {
             let answer = middleware::serve(&stacks.legacy, request);
-            return Box::pin(async move { middleware::reply_object(answer.await) });
+            return Either::Left(answer.map(middleware::reply_object));
         }
         let inputs = self.shared.inputs.clone();
-        Box::pin(async move {
+        Either::Right(async move {
             // Undeclared requests are refused inside `answer`, before any handler runs.
             inputs
                 .answer(
@@ -178,20 +185,21 @@ impl Service for ClientService {
         })
     }
 
-    fn handle_notification(&self, mut n: Notification) -> BoxFuture<'static, ()> {
+    fn handle_notification(
+        self: Arc<Self>,
+        mut n: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
         n.extensions.insert(Generation(self.generation));
         self.shared.take_notification(n);
-        Box::pin(async {})
+        std::future::ready(())
     }
 
-    fn notify(&self, mut n: Notification) -> BoxFuture<'static, ()> {
+    fn notify(self: Arc<Self>, mut n: Notification) -> impl Future<Output = ()> + Send + 'static {
         n.extensions.insert(Generation(self.generation));
-        match &self.shared.stacks {
-            Some(stacks) => middleware::notify(&stacks.legacy, n),
-            None => {
-                self.shared.take_notification(n);
-                Box::pin(async {})
-            }
+        if let Some(stacks) = &self.shared.stacks {
+            return Either::Left(middleware::notify(&stacks.legacy, n));
         }
+        self.shared.take_notification(n);
+        Either::Right(std::future::ready(()))
     }
 }

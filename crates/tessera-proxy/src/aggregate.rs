@@ -16,7 +16,7 @@ use tessera_types::methods;
 use serde_json::Value;
 use tessera_http::ServiceFactory;
 use tessera_proto::{EngineConfig, ServerIdentity};
-use tessera_runtime::{BoxFuture, HandlerResult, Peer, Request, Service};
+use tessera_runtime::{HandlerResult, Peer, Request, Service};
 use tessera_types::{
     Era, ErrorObject, Implementation, JsonObject, PaginatedRequestParams, PromptsCapability,
     ProtocolVersion, ResourcesCapability, ServerCapabilities, ToolsCapability,
@@ -720,9 +720,9 @@ impl Service for AggregatorService {
         FORWARDED_METHODS.iter().map(|m| (*m).to_owned()).collect()
     }
 
-    fn handle_request(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        let inner = self.inner.clone();
-        Box::pin(async move {
+    async fn handle_request(self: Arc<Self>, r: Request) -> HandlerResult {
+        let inner = &self.inner;
+        {
             match r.method.as_str() {
                 methods::TOOLS_LIST => inner.list(&r, methods::TOOLS_LIST, ListKind::Tools).await,
                 methods::PROMPTS_LIST => {
@@ -745,7 +745,7 @@ impl Service for AggregatorService {
                 methods::SUBSCRIPTIONS_LISTEN => inner.listen(&r).await,
                 _ => inner.routed(&r).await,
             }
-        })
+        }
     }
 
     fn on_initialized(&self, peer: Peer, _version: ProtocolVersion) {

@@ -39,8 +39,7 @@ use tessera_proto::mirror::{self, ParamHeader};
 use tessera_proto::{CallError, ConnectMode, EngineConfig, RequestOptions, ServerIdentity};
 use tessera_runtime::middleware::MiddlewareStack;
 use tessera_runtime::{
-    BoxFuture, ConnectionOptions, HandlerResult, Handling, Notification, PeerError, Request,
-    Service,
+    ConnectionOptions, HandlerResult, Notification, PeerError, Reply, ReplyResult, Request, Service,
 };
 use tessera_types::{
     Era, ErrorObject, Implementation, JsonObject, PaginatedRequestParams, ServerCapabilities,
@@ -734,55 +733,47 @@ impl Service for ProxyService {
     /// Results the proxy does not read (it learns tool schemas from
     /// `tools/list`, and serves listen streams itself) are passed on as the
     /// JSON text the upstream wrote, where nothing needs changing in them.
-    fn handle(&self, mut r: Request) -> Handling {
+    async fn handle(self: Arc<Self>, mut r: Request) -> ReplyResult {
         if r.method == methods::TOOLS_LIST || r.method == methods::SUBSCRIPTIONS_LISTEN {
-            return Handling::Object(self.handle_request(r));
+            return self.handle_request(r).await.map(Reply::Object);
         }
-        let me = self.clone();
-        Handling::Reply(Box::pin(async move {
-            let (up, calls) = me.upstream_for(&r).await?;
-            // The params go on as the text the client sent, `_meta` edited.
-            let params = r.params.take();
-            Ok(forward_reply(&up, &calls, &r, &r.method, params).await?)
-        }))
+        let (up, calls) = self.upstream_for(&r).await?;
+        // The params go on as the text the client sent, `_meta` edited.
+        let params = r.params.take();
+        Ok(forward_reply(&up, &calls, &r, &r.method, params).await?)
     }
 
-    fn handle_request(&self, mut r: Request) -> BoxFuture<'static, HandlerResult> {
-        let me = self.clone();
-        Box::pin(async move {
-            let (up, calls) = me.upstream_for(&r).await?;
-            if r.method == methods::SUBSCRIPTIONS_LISTEN {
-                let _guard = calls.enter(&r);
-                return match up.era() {
-                    Era::Modern => listen::forward(&up, &me.inner.listeners, &r).await,
-                    Era::Legacy => listen::translate(&up, &me.inner.listeners, &r).await,
-                };
-            }
-            // The params move on upstream (rewritten in place, never copied).
-            let params = r.params.take().map(tessera_types::Params::into_object);
-            let out = forward(&up, &calls, &r, &r.method, params)
-                .await
-                .map_err(ErrorObject::from);
-            if let (Ok(result), methods::TOOLS_LIST) = (&out, r.method.as_str()) {
-                me.inner.schemas.learn(result);
-            }
-            out
-        })
+    async fn handle_request(self: Arc<Self>, mut r: Request) -> HandlerResult {
+        let (up, calls) = self.upstream_for(&r).await?;
+        if r.method == methods::SUBSCRIPTIONS_LISTEN {
+            let _guard = calls.enter(&r);
+            return match up.era() {
+                Era::Modern => listen::forward(&up, &self.inner.listeners, &r).await,
+                Era::Legacy => listen::translate(&up, &self.inner.listeners, &r).await,
+            };
+        }
+        // The params move on upstream (rewritten in place, never copied).
+        let params = r.params.take().map(tessera_types::Params::into_object);
+        let out = forward(&up, &calls, &r, &r.method, params)
+            .await
+            .map_err(ErrorObject::from);
+        if let (Ok(result), methods::TOOLS_LIST) = (&out, r.method.as_str()) {
+            self.inner.schemas.learn(result);
+        }
+        out
     }
 
-    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
-        let Some(s) = self.session.clone() else {
-            return Box::pin(async {});
+    async fn handle_notification(self: Arc<Self>, n: Notification) {
+        let Some(s) = &self.session else {
+            return;
         };
-        Box::pin(async move {
-            if n.method == methods::NOTIFICATIONS_ROOTS_LIST_CHANGED {
-                if let Some(up) = s.conn.get() {
-                    if let Err(e) = up.peer.notify(n.method.clone(), n.params, None) {
-                        tracing::debug!(%e, "roots/list_changed not passed upstream");
-                    }
+        if n.method == methods::NOTIFICATIONS_ROOTS_LIST_CHANGED {
+            if let Some(up) = s.conn.get() {
+                if let Err(e) = up.peer.notify(n.method.clone(), n.params, None) {
+                    tracing::debug!(%e, "roots/list_changed not passed upstream");
                 }
             }
-        })
+        }
     }
 }
 

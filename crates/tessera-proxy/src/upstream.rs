@@ -2,6 +2,7 @@
 //! Streamable HTTP endpoint, driven by a client-role engine whose incoming
 //! traffic (the server's requests and notifications) goes to a [`Sink`].
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tessera_types::methods;
@@ -123,20 +124,26 @@ impl Service for UpstreamService {
     fn methods(&self) -> Vec<String> {
         SERVER_TO_CLIENT.iter().map(|m| (*m).to_owned()).collect()
     }
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+    fn handle_request(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
         self.0.request(
             request.method,
             request.params.map(tessera_types::Params::into_object),
         )
     }
-    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
+    fn handle_notification(
+        self: Arc<Self>,
+        n: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
         if n.method == methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED {
             if let Some(id) = crate::listen::subscription_of(n.params.as_ref()) {
                 self.1.heard(id);
             }
         }
         self.0.notification(n.method, n.params);
-        Box::pin(async {})
+        std::future::ready(())
     }
 }
 

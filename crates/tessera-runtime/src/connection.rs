@@ -37,6 +37,7 @@ use std::time::Duration;
 
 use foldhash::HashMap;
 use futures::FutureExt;
+use futures::future::Either;
 use tessera_proto::decode::Inbound;
 use tessera_proto::{Engine, EngineConfig, Event, Reply, Transmit};
 use tessera_types::{ErrorObject, JsonRpcMessage, ProtocolVersion, RequestId, methods};
@@ -45,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::handlers::{HandlerRun, Running};
 use crate::peer::{Command, OutgoingRequest, Peer, PeerError, ProgressSink};
-use crate::service::{BoxFuture, Handling, Notification, Request, Service};
+use crate::service::{BoxFuture, Notification, Request, Service, boxed};
 use crate::transport::Incoming;
 
 /// Limits and timing of a connection.
@@ -641,10 +642,11 @@ impl<S: Service> Connection<S> {
             let taken = match n.extensions.get::<crate::middleware::RequestLayers>() {
                 Some(layers) if !layers.0.is_empty() => {
                     let endpoint = crate::middleware::endpoint(self.service.clone());
-                    crate::middleware::notify(&layers.0.wrap(endpoint), n)
+                    Either::Left(crate::middleware::notify(&layers.0.wrap(endpoint), n))
                 }
-                _ => self.service.notify(n),
+                _ => Either::Right(self.service.clone().notify(n)),
             };
+            // One allocation per notification: the taker and its panic guard.
             let fut = AssertUnwindSafe(taken).catch_unwind();
             Box::pin(async move {
                 let _ = fut.await;
@@ -662,7 +664,7 @@ impl<S: Service> Connection<S> {
             token.clone(),
             self.frame_extensions.clone(),
         );
-        let handling = match self
+        let answer = match self
             .frame_extensions
             .get::<crate::middleware::RequestLayers>()
         {
@@ -672,12 +674,12 @@ impl<S: Service> Connection<S> {
             Some(layers) if !layers.0.is_empty() => {
                 let endpoint = crate::middleware::endpoint(self.service.clone());
                 let stack = layers.0.wrap(endpoint);
-                Handling::Reply(crate::middleware::serve(&stack, request))
+                boxed(crate::middleware::serve(&stack, request))
             }
-            _ => self.service.handle(request),
+            _ => boxed(self.service.clone().handle(request)),
         };
         self.running
-            .push(HandlerRun::new(id, handling, token, long_lived));
+            .push(HandlerRun::new(id, answer, token, long_lived));
     }
 
     fn apply(&mut self, c: Command) {

@@ -14,11 +14,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use tessera_proto::Reply;
 use tessera_types::{ErrorObject, RequestId};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use crate::service::{Handling, ReplyResult};
+use crate::service::{BoxFuture, ReplyResult};
 
 /// One request handler in progress. Resolves to its request's id and
 /// outcome: the handler's answer, an internal error when it panicked, or
@@ -26,7 +25,8 @@ use crate::service::{Handling, ReplyResult};
 /// the request.
 pub(crate) struct HandlerRun {
     id: Option<RequestId>,
-    handling: Handling,
+    /// The handler's answer (boxed once, by the connection).
+    answer: BoxFuture<'static, ReplyResult>,
     token: CancellationToken,
     /// Whether it lives as long as the connection (`subscriptions/listen`).
     long_lived: bool,
@@ -41,13 +41,13 @@ impl HandlerRun {
     /// [`Running::cancel_long_lived`]).
     pub(crate) fn new(
         id: RequestId,
-        handling: Handling,
+        answer: BoxFuture<'static, ReplyResult>,
         token: CancellationToken,
         long_lived: bool,
     ) -> Self {
         HandlerRun {
             id: Some(id),
-            handling,
+            answer,
             token,
             long_lived,
             cancelled: None,
@@ -79,10 +79,7 @@ impl Future for HandlerRun {
         if this.token.is_cancelled() {
             return this.finish(Err(ErrorObject::internal("cancelled")));
         }
-        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| match &mut this.handling {
-            Handling::Object(f) => f.as_mut().poll(cx).map(|r| r.map(Reply::Object)),
-            Handling::Reply(f) => f.as_mut().poll(cx),
-        }));
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| this.answer.as_mut().poll(cx)));
         match polled {
             Ok(Poll::Ready(outcome)) => return this.finish(outcome),
             Ok(Poll::Pending) => {}
@@ -189,16 +186,12 @@ impl Running {
 mod tests {
     use super::*;
     use futures::task::noop_waker_ref;
+    use tessera_proto::Reply;
     use tessera_types::JsonObject;
 
     fn ready(n: i64) -> HandlerRun {
-        let f: crate::service::BoxFuture<'static, _> = Box::pin(async { Ok(JsonObject::new()) });
-        HandlerRun::new(
-            RequestId::Number(n),
-            Handling::Object(f),
-            CancellationToken::new(),
-            false,
-        )
+        let f: BoxFuture<'static, _> = Box::pin(async { Ok(Reply::Object(JsonObject::new())) });
+        HandlerRun::new(RequestId::Number(n), f, CancellationToken::new(), false)
     }
 
     fn waiting(
@@ -206,11 +199,11 @@ mod tests {
         rx: tokio::sync::oneshot::Receiver<()>,
         token: CancellationToken,
     ) -> HandlerRun {
-        let f: crate::service::BoxFuture<'static, _> = Box::pin(async move {
+        let f: BoxFuture<'static, _> = Box::pin(async move {
             let _ = rx.await;
             Ok(Reply::Object(JsonObject::new()))
         });
-        HandlerRun::new(RequestId::Number(n), Handling::Reply(f), token, false)
+        HandlerRun::new(RequestId::Number(n), f, token, false)
     }
 
     fn id_of(p: Poll<(RequestId, ReplyResult)>) -> Option<(RequestId, bool)> {
@@ -313,9 +306,8 @@ mod tests {
         // Cancelled before its first poll: the handler never runs.
         let token = CancellationToken::new();
         token.cancel();
-        let f: crate::service::BoxFuture<'static, _> =
-            Box::pin(async { panic!("a cancelled handler ran") });
-        let mut h = HandlerRun::new(RequestId::Number(8), Handling::Object(f), token, false);
+        let f: BoxFuture<'static, _> = Box::pin(async { panic!("a cancelled handler ran") });
+        let mut h = HandlerRun::new(RequestId::Number(8), f, token, false);
         assert_eq!(
             id_of(Pin::new(&mut h).poll(&mut cx)),
             Some((RequestId::Number(8), false))
@@ -325,13 +317,8 @@ mod tests {
     #[test]
     fn a_panicking_handler_answers_an_internal_error() {
         let mut cx = Context::from_waker(noop_waker_ref());
-        let f: crate::service::BoxFuture<'static, _> = Box::pin(async { panic!("boom") });
-        let mut h = HandlerRun::new(
-            RequestId::Number(9),
-            Handling::Object(f),
-            CancellationToken::new(),
-            false,
-        );
+        let f: BoxFuture<'static, _> = Box::pin(async { panic!("boom") });
+        let mut h = HandlerRun::new(RequestId::Number(9), f, CancellationToken::new(), false);
         match Pin::new(&mut h).poll(&mut cx) {
             Poll::Ready((id, Err(e))) => {
                 assert_eq!(id, RequestId::Number(9));

@@ -8,7 +8,9 @@
 //!   SIGTERM, SIGKILL).
 //! - A [`Service`] handles what the peer sends: requests concurrently, each with
 //!   a cancellation token that fires on `notifications/cancelled`;
-//!   notifications in order.
+//!   notifications in order. Its handling methods are written as `async fn`
+//!   (or return `impl Future`); the connection keeps each request's future in
+//!   one box of its own.
 //! - [`Connection`] is the connection core every one of these drives: the
 //!   engine, its running handlers and its command queue in one value with a
 //!   poll-style step. [`spawn`] runs it in a task of its own; a per-request
@@ -102,8 +104,7 @@ pub type OneShot<S> = Connection<S>;
 pub use link::{Link, LinkState};
 pub use peer::{Outstanding, Peer, PeerError, PeerInfo};
 pub use service::{
-    BoxFuture, HandlerResult, Handling, Message, NoService, Notification, ReplyResult, Request,
-    Service,
+    BoxFuture, HandlerResult, Message, NoService, Notification, ReplyResult, Request, Service,
 };
 pub use shared::{
     Bus, BusSubscription, DynBus, DynSessionStore, LocalBus, MemorySessionStore, SessionCaps,

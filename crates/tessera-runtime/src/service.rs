@@ -21,26 +21,36 @@ pub type HandlerResult = Result<JsonObject, ErrorObject>;
 /// [`Service::handle`]).
 pub type ReplyResult = Result<Reply, ErrorObject>;
 
-/// A request being handled, as [`Service::handle`] started it.
-pub enum Handling {
-    /// An ordinary handler, answering with a result object.
-    Object(BoxFuture<'static, HandlerResult>),
-    /// A handler that may answer with a result as JSON text ([`Reply::Raw`]),
-    /// written as it is.
-    Reply(BoxFuture<'static, ReplyResult>),
-}
-
-impl std::fmt::Debug for Handling {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Handling::Object(_) => "Handling::Object",
-            Handling::Reply(_) => "Handling::Reply",
-        })
-    }
-}
-
 /// Handles what the peer sends. Requests run concurrently, each in its own
-/// task; notifications are handed over one at a time, in arrival order.
+/// handler; notifications are handed over one at a time, in arrival order.
+///
+/// The handling methods take the service by `Arc` (the connection holds it
+/// so) and return a future that borrows nothing, so they can be written as
+/// `async fn`:
+///
+/// ```
+/// use std::sync::Arc;
+/// use tessera_runtime::{HandlerResult, Request, Service};
+/// use tessera_types::{ErrorObject, JsonObject};
+///
+/// struct Echo;
+///
+/// impl Service for Echo {
+///     fn methods(&self) -> Vec<String> {
+///         vec!["echo".into()]
+///     }
+///     async fn handle_request(self: Arc<Self>, request: Request) -> HandlerResult {
+///         match request.method.as_str() {
+///             "echo" => Ok(JsonObject::new()),
+///             other => Err(ErrorObject::method_not_found(other)),
+///         }
+///     }
+/// }
+/// ```
+///
+/// The connection keeps each request's future in one allocation of its own
+/// (none more when the future is a [`BoxFuture`] already); a service boxes
+/// nothing itself.
 pub trait Service: Send + Sync + 'static {
     /// The request methods this service handles (beyond the lifecycle methods
     /// the engine answers itself). Anything else gets `-32601`.
@@ -48,27 +58,40 @@ pub trait Service: Send + Sync + 'static {
 
     /// Handles one request. `request.cancellation()` fires when the peer
     /// cancels it; the answer to a cancelled request is never sent.
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult>;
+    fn handle_request(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static;
 
-    /// Starts handling one request; this is what a connection calls. The
-    /// default runs [`Service::handle_request`]. A service that passes on
-    /// results it does not read (a proxy) answers some requests with
-    /// [`Handling::Reply`] and a [`Reply::Raw`] result instead, which is
-    /// written without being parsed and serialised again. Requests that go
-    /// through middleware the transport attached
-    /// ([`RequestLayers`](crate::middleware::RequestLayers)) are handled by
-    /// [`Service::handle_request`], since layers may read and rewrite
-    /// results.
-    fn handle(&self, request: Request) -> Handling {
-        Handling::Object(self.handle_request(request))
+    /// Handles one request, answering with a [`Reply`]; this is what a
+    /// connection calls. The default runs [`Service::handle_request`] and
+    /// answers with its object. A service that passes on results it does
+    /// not read (a proxy) answers some requests with a [`Reply::Raw`] result
+    /// instead, which is written without being parsed and serialised again.
+    /// Requests that go through middleware the transport attached
+    /// ([`RequestLayers`](crate::middleware::RequestLayers)) reach this
+    /// method through the layers, which may read and rewrite results.
+    ///
+    /// What this method does before its future is first polled runs when
+    /// the request is taken in (a layer's refusal is recorded then, for
+    /// example); an `async fn` does everything on the first poll.
+    fn handle(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = ReplyResult> + Send + 'static {
+        let answer = self.handle_request(request);
+        async move { answer.await.map(Reply::Object) }
     }
 
     /// Handles one notification meant for the application (never one the
     /// connection core already acted on: see
-    /// [`Notification::handled_by_core`]).
-    fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
+    /// [`Notification::handled_by_core`]). The default ignores it.
+    fn handle_notification(
+        self: Arc<Self>,
+        notification: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
         let _ = notification;
-        Box::pin(async {})
+        std::future::ready(())
     }
 
     /// Takes in one notification; this is what a connection calls, for
@@ -76,11 +99,16 @@ pub trait Service: Send + Sync + 'static {
     /// the application to [`Service::handle_notification`]. A service with
     /// middleware runs the notification through it first
     /// ([`middleware::notify`](crate::middleware::notify)).
-    fn notify(&self, notification: Notification) -> BoxFuture<'static, ()> {
-        if notification.handled_by_core {
-            return Box::pin(async {});
+    fn notify(
+        self: Arc<Self>,
+        notification: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let taken = (!notification.handled_by_core).then(|| self.handle_notification(notification));
+        async move {
+            if let Some(taken) = taken {
+                taken.await;
+            }
         }
-        self.handle_notification(notification)
     }
 
     /// Called when a legacy client completes the handshake (server role).
@@ -231,27 +259,38 @@ impl Service for NoService {
     fn methods(&self) -> Vec<String> {
         Vec::new()
     }
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        let m = request.method;
-        Box::pin(async move { Err(ErrorObject::method_not_found(&m)) })
+    async fn handle_request(self: Arc<Self>, request: Request) -> HandlerResult {
+        Err(ErrorObject::method_not_found(&request.method))
     }
 }
 
-impl<S: Service + ?Sized> Service for Arc<S> {
+impl<S: Service> Service for Arc<S> {
     fn methods(&self) -> Vec<String> {
         (**self).methods()
     }
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        (**self).handle_request(request)
+    fn handle_request(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
+        S::handle_request(Arc::clone(&*self), request)
     }
-    fn handle(&self, request: Request) -> Handling {
-        (**self).handle(request)
+    fn handle(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = ReplyResult> + Send + 'static {
+        S::handle(Arc::clone(&*self), request)
     }
-    fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
-        (**self).handle_notification(notification)
+    fn handle_notification(
+        self: Arc<Self>,
+        notification: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        S::handle_notification(Arc::clone(&*self), notification)
     }
-    fn notify(&self, notification: Notification) -> BoxFuture<'static, ()> {
-        (**self).notify(notification)
+    fn notify(
+        self: Arc<Self>,
+        notification: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        S::notify(Arc::clone(&*self), notification)
     }
     fn on_initialized(&self, peer: Peer, version: ProtocolVersion) {
         (**self).on_initialized(peer, version)
@@ -270,5 +309,43 @@ impl<S: Service + ?Sized> Service for Arc<S> {
         data: &JsonObject,
     ) {
         (**self).on_restored(peer, version, initialized, data)
+    }
+}
+
+/// `future` as a [`BoxFuture`], for a connection to keep beside others of
+/// other types: boxed once, or taken as it is when it is a [`BoxFuture`]
+/// already (a service whose handlers are type-erased returns one), so no
+/// request costs two allocations here.
+pub(crate) fn boxed<T: 'static>(
+    future: impl Future<Output = T> + Send + 'static,
+) -> BoxFuture<'static, T> {
+    let mut slot = Some(future);
+    let any: &mut dyn std::any::Any = &mut slot;
+    if let Some(boxed) = any
+        .downcast_mut::<Option<BoxFuture<'static, T>>>()
+        .and_then(Option::take)
+    {
+        return boxed;
+    }
+    // Not taken above: `slot` still holds the future.
+    Box::pin(slot.expect("the future is still in its slot"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_boxed_future_is_kept_in_its_own_box() {
+        let answer: BoxFuture<'static, u8> = Box::pin(async { 1 });
+        let at = std::ptr::from_ref(&*answer).cast::<()>();
+        let kept = boxed(answer);
+        assert_eq!(std::ptr::from_ref(&*kept).cast::<()>(), at);
+    }
+
+    #[tokio::test]
+    async fn any_other_future_is_boxed_and_runs() {
+        assert_eq!(boxed(async { 2 }).await, 2);
+        assert_eq!(boxed(std::future::ready(3)).await, 3);
     }
 }

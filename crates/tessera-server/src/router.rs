@@ -12,12 +12,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tessera_runtime::{Handling, Request};
+use tessera_runtime::{BoxFuture, ReplyResult, Request};
 use tessera_types::{Era, RequestMethod};
 
 use crate::extension::ExtensionSet;
 use crate::extension::routes::{Route, RouteFn};
-use crate::server::{Server, done, ready};
+use crate::server::{Server, done};
 
 /// A core feature's method. A match rather than a function pointer, so
 /// that the request is handed on without another move.
@@ -40,20 +40,26 @@ pub(crate) enum Core {
 impl<S: Send + Sync + 'static> Server<S> {
     /// Serves a core method.
     #[inline]
-    pub(crate) fn serve_core(&self, core: Core, r: Request) -> Handling {
+    pub(crate) fn serve_core(&self, core: Core, r: Request) -> BoxFuture<'static, ReplyResult> {
         match core {
-            Core::CallTool => Handling::Reply(self.call_tool::<tessera_proto::Reply>(r)),
-            Core::ListTools => Handling::Reply(done(self.list_tools(&r))),
-            Core::ListResources => Handling::Reply(self.list_resources(r)),
-            Core::ListResourceTemplates => Handling::Reply(done(self.list_resource_templates(&r))),
-            Core::ReadResource => Handling::Reply(self.read_resource(r)),
-            Core::Subscribe => Handling::Object(ready(self.resource_subscription(&r, true))),
-            Core::Unsubscribe => Handling::Object(ready(self.resource_subscription(&r, false))),
-            Core::ListPrompts => Handling::Reply(done(self.list_prompts(&r))),
-            Core::GetPrompt => Handling::Reply(self.get_prompt(r)),
-            Core::Complete => Handling::Reply(self.handle_completion(r)),
-            Core::Listen => Handling::Reply(self.listen(r)),
-            Core::LegacyTasks => Handling::Reply(self.handle_tasks_legacy(r)),
+            Core::CallTool => self.call_tool::<tessera_proto::Reply>(r),
+            Core::ListTools => done(self.list_tools(&r)),
+            Core::ListResources => self.list_resources(r),
+            Core::ListResourceTemplates => done(self.list_resource_templates(&r)),
+            Core::ReadResource => self.read_resource(r),
+            Core::Subscribe => done(
+                self.resource_subscription(&r, true)
+                    .map(tessera_proto::Reply::Object),
+            ),
+            Core::Unsubscribe => done(
+                self.resource_subscription(&r, false)
+                    .map(tessera_proto::Reply::Object),
+            ),
+            Core::ListPrompts => done(self.list_prompts(&r)),
+            Core::GetPrompt => self.get_prompt(r),
+            Core::Complete => self.handle_completion(r),
+            Core::Listen => self.listen(r),
+            Core::LegacyTasks => self.handle_tasks_legacy(r),
         }
     }
 }

@@ -5,14 +5,15 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 use tessera_types::methods;
 
+use futures::FutureExt;
+use futures::future::Either;
 use serde::Serialize;
 use serde_json::Value;
 use tessera_proto::mirror::ParamHeader;
-use tessera_proto::{EngineConfig, Reply, ServerIdentity};
+use tessera_proto::{EngineConfig, ServerIdentity};
 use tessera_runtime::middleware::{BoxError, McpLayer, McpService, MiddlewareStack};
 use tessera_runtime::{
-    BoxFuture, ConnectionOptions, HandlerResult, Handling, Message, Notification, Peer, Request,
-    Service,
+    BoxFuture, ConnectionOptions, HandlerResult, Message, Notification, Peer, Request, Service,
 };
 use tessera_types::{
     Era, ErrorObject, Implementation, JsonObject, ProtocolVersion, ServerCapabilities,
@@ -446,23 +447,22 @@ pub(crate) struct Inner<S> {
 /// and its taking of notifications.
 fn below_middleware<S: Send + Sync + 'static>(server: std::sync::Weak<Inner<S>>) -> McpService {
     McpService::new(tower::service_fn(move |message: Message| {
-        let handling = server.upgrade().map(|inner| {
+        let answer = server.upgrade().map(|inner| -> BoxFuture<'static, _> {
             let server = Server { inner };
             match message {
                 Message::Request(request) => server.handle_below(request),
-                Message::Notification(n) => {
-                    let taken = server.take_notification(n);
-                    Handling::Reply(Box::pin(async move {
-                        taken.await;
-                        Ok(tessera_runtime::middleware::notified())
-                    }))
-                }
+                // Boxed, so that a request's answer is not as large as a
+                // notification's.
+                Message::Notification(n) => Box::pin(
+                    server
+                        .take_notification(n)
+                        .map(|()| Ok(tessera_runtime::middleware::notified())),
+                ),
             }
         });
         async move {
-            match handling {
-                Some(Handling::Object(f)) => f.await.map(Reply::Object),
-                Some(Handling::Reply(f)) => f.await,
+            match answer {
+                Some(answer) => answer.await,
                 None => Err(ErrorObject::internal(
                     "Internal error: the server was dropped",
                 )),
@@ -844,17 +844,12 @@ pub(crate) fn done(
     Box::pin(std::future::ready(r))
 }
 
-/// A finished future for an immediate answer.
-pub(crate) fn ready(r: HandlerResult) -> BoxFuture<'static, HandlerResult> {
-    Box::pin(async move { r })
-}
-
 impl<S: Send + Sync + 'static> Server<S> {
     /// Serves one request below the middleware: one lookup in the method
     /// router, the guarding extensions' checks, then the handler. A
     /// `tools/call` or a typed route is answered with its result written
     /// straight to JSON text; the other core methods as a tree.
-    fn handle_below(&self, request: Request) -> Handling {
+    fn handle_below(&self, request: Request) -> BoxFuture<'static, ReplyResult> {
         let found = self.inner.router.find(&request.method, request.context.era);
         if !found.guards.is_empty() {
             let context = RequestContext::from_request(&request);
@@ -863,24 +858,31 @@ impl<S: Send + Sync + 'static> Server<S> {
                 if let Err(e) =
                     guard.check_request(&request.method, &context, request.params.as_ref())
                 {
-                    return Handling::Reply(Box::pin(async move { Err(e) }));
+                    return done(Err(e));
                 }
             }
         }
         match found.target {
             Some(Target::Core(core)) => self.serve_core(core, request),
-            Some(Target::Route(handler)) => Handling::Reply(self.route(handler.as_ref(), request)),
-            None => Handling::Object(ready(Err(ErrorObject::method_not_found(&request.method)))),
+            Some(Target::Route(handler)) => self.route(handler.as_ref(), request),
+            None => done(Err(ErrorObject::method_not_found(&request.method))),
         }
     }
 
     /// Takes a notification below the middleware: the extensions that take
     /// its method get it, unless the connection core already acted on it.
-    fn take_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
-        if n.handled_by_core {
-            return Box::pin(async {});
+    fn take_notification(&self, n: Notification) -> impl Future<Output = ()> + Send + use<S> {
+        let takers = if n.handled_by_core {
+            Vec::new()
+        } else {
+            tracing::debug!(method = %n.method, "notification from the client");
+            self.inner.extensions.notification_takers(&n.method)
+        };
+        async move {
+            for t in takers {
+                t(n.clone()).await;
+            }
         }
-        self.handle_notification(n)
     }
 
     /// Calls an extension route.
@@ -904,40 +906,39 @@ impl<S: Send + Sync + 'static> Service for Server<S> {
     /// A `tools/call` or an extension route that nothing reads on its way
     /// out (no middleware; guards only read the request) is answered with
     /// its result written straight to JSON text; everything else as a tree.
-    fn handle(&self, request: Request) -> Handling {
-        match self.inner.stacked.get() {
-            Some(stack) => Handling::Reply(tessera_runtime::middleware::serve(stack, request)),
+    /// The answer is the handler's own boxed future (type-erased handlers
+    /// box theirs), which the connection keeps as it is.
+    fn handle(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = ReplyResult> + Send + 'static {
+        let answer: BoxFuture<'static, ReplyResult> = match self.inner.stacked.get() {
+            Some(stack) => Box::pin(tessera_runtime::middleware::serve(stack, request)),
             None => self.handle_below(request),
-        }
+        };
+        answer
     }
 
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        match self.handle(request) {
-            Handling::Object(f) => f,
-            Handling::Reply(f) => {
-                Box::pin(async move { tessera_runtime::middleware::reply_object(f.await) })
-            }
-        }
+    fn handle_request(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
+        self.handle(request)
+            .map(tessera_runtime::middleware::reply_object)
     }
 
-    fn notify(&self, n: Notification) -> BoxFuture<'static, ()> {
+    fn notify(self: Arc<Self>, n: Notification) -> impl Future<Output = ()> + Send + 'static {
         match self.inner.stacked.get() {
-            Some(stack) => tessera_runtime::middleware::notify(stack, n),
-            None => self.take_notification(n),
+            Some(stack) => Either::Left(tessera_runtime::middleware::notify(stack, n)),
+            None => Either::Right(self.take_notification(n)),
         }
     }
 
-    fn handle_notification(&self, n: Notification) -> BoxFuture<'static, ()> {
-        tracing::debug!(method = %n.method, "notification from the client");
-        let takers = self.inner.extensions.notification_takers(&n.method);
-        if takers.is_empty() {
-            return Box::pin(async {});
-        }
-        Box::pin(async move {
-            for t in takers {
-                t(n.clone()).await;
-            }
-        })
+    fn handle_notification(
+        self: Arc<Self>,
+        n: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        self.take_notification(n)
     }
 
     fn outgoing_observer(&self) -> Option<Arc<dyn tessera_runtime::outgoing::OutgoingObserver>> {

@@ -65,12 +65,14 @@ impl Service for Scripted {
     fn methods(&self) -> Vec<String> {
         self.methods.clone()
     }
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
+    fn handle_request(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
         (self.handler)(request)
     }
-    fn handle_notification(&self, n: tessera_runtime::Notification) -> BoxFuture<'static, ()> {
+    async fn handle_notification(self: Arc<Self>, n: tessera_runtime::Notification) {
         let _ = self.notes.send((n.method, n.params));
-        Box::pin(async {})
     }
 }
 

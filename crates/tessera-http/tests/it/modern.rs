@@ -12,7 +12,7 @@ use http::StatusCode;
 use serde_json::{Value, json};
 use tessera_http::McpHttp;
 use tessera_proto::{EngineConfig, ServerIdentity};
-use tessera_runtime::{BoxFuture, HandlerResult, Request, Service};
+use tessera_runtime::{HandlerResult, Request, Service};
 use tessera_types::JsonObject;
 
 fn modern_call(id: i64, tool: &str, args: Value) -> Value {
@@ -321,9 +321,9 @@ impl Service for Listen {
         vec!["subscriptions/listen".into()]
     }
 
-    fn handle_request(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    async fn handle_request(self: Arc<Self>, r: Request) -> HandlerResult {
         let flag = self.0.clone();
-        Box::pin(async move {
+        {
             let mut p = JsonObject::new();
             p.insert(
                 "_meta".into(),
@@ -338,7 +338,7 @@ impl Service for Listen {
             let _seen = CancelledFlag(flag, r.cancel.clone());
             r.cancel.cancelled().await;
             Ok(JsonObject::new())
-        })
+        }
     }
 }
 

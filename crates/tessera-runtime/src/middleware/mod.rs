@@ -83,13 +83,16 @@ use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use futures::FutureExt;
+use futures::TryFutureExt;
+use futures::future::Either;
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
 use crate::outgoing::OutgoingObserver;
 use crate::peer::Peer;
 use crate::service::{
-    BoxFuture, HandlerResult, Handling, Message, Notification, ReplyResult, Request, Service,
+    BoxFuture, HandlerResult, Message, Notification, ReplyResult, Request, Service,
 };
 use tessera_proto::Reply;
 use tessera_types::{JsonObject, ProtocolVersion};
@@ -247,31 +250,42 @@ impl MiddlewareStack {
 /// request is handed to it here, not on the answer's first poll: a layer
 /// that refuses in `call` (the OAuth scope check) has recorded its
 /// [`Refusal`] before the transport chooses how to answer.
-pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, ReplyResult> {
+pub fn serve(
+    service: &McpService,
+    request: Request,
+) -> impl Future<Output = ReplyResult> + Send + use<> {
+    /// How far the request got before the answer is first polled.
+    enum Started<C> {
+        /// Handed to the stack: its answer.
+        Called(C),
+        /// The stack failed to become ready.
+        Failed(BoxError),
+        /// The stack is not ready yet (a full limit): the request waits for
+        /// it, boxed so that the answer of a request handed over at once,
+        /// the usual case, stays small.
+        Waiting(McpService, Box<Request>),
+    }
     let frame = request.message_scope().cloned();
     let id = request.id.clone();
     let mut service = service.clone();
     let waker = futures::task::noop_waker();
     let ready = tower::Service::poll_ready(&mut service, &mut Context::from_waker(&waker));
-    match ready {
-        Poll::Ready(Ok(())) => {
-            let call = tower::Service::call(&mut service, Message::Request(request));
-            Box::pin(async move {
-                call.await
-                    .map_err(|e| errors::answer(e, frame.as_ref(), id))
-            })
-        }
-        Poll::Ready(Err(e)) => {
-            let error = errors::answer(e, frame.as_ref(), id);
-            Box::pin(std::future::ready(Err(error)))
-        }
-        // Waits for readiness with the answer's own waker.
-        Poll::Pending => Box::pin(async move {
-            service
-                .oneshot(Message::Request(request))
-                .await
-                .map_err(|e| errors::answer(e, frame.as_ref(), id))
-        }),
+    let started = match ready {
+        Poll::Ready(Ok(())) => Started::Called(tower::Service::call(
+            &mut service,
+            Message::Request(request),
+        )),
+        Poll::Ready(Err(e)) => Started::Failed(e),
+        Poll::Pending => Started::Waiting(service, Box::new(request)),
+    };
+    async move {
+        let answered = match started {
+            Started::Called(call) => call.await,
+            Started::Failed(e) => Err(e),
+            // Waits for readiness with the answer's own waker.
+            Started::Waiting(service, request) => service.oneshot(Message::Request(*request)).await,
+        };
+        answered.map_err(|e| errors::answer(e, frame.as_ref(), id))
     }
 }
 
@@ -280,15 +294,18 @@ pub fn serve(service: &McpService, request: Request) -> BoxFuture<'static, Reply
 /// limit holds it back). Whatever the stack answers is dropped: a
 /// notification that a layer refuses (an error, a shed load) is dropped, and
 /// nothing is sent back for it, nor recorded as a refusal for the transport.
-pub fn notify(service: &McpService, notification: Notification) -> BoxFuture<'static, ()> {
+pub fn notify(
+    service: &McpService,
+    notification: Notification,
+) -> impl Future<Output = ()> + Send + use<> {
     let method = notification.method.clone();
     let service = service.clone();
-    Box::pin(async move {
+    async move {
         if let Err(e) = service.oneshot(Message::Notification(notification)).await {
             let error = error_object(e);
             tracing::debug!(%method, code = error.code, message = %error.message, "notification dropped by a layer");
         }
-    })
+    }
 }
 
 /// The endpoint of a stack: `service`'s own way of answering a request
@@ -296,23 +313,16 @@ pub fn notify(service: &McpService, notification: Notification) -> BoxFuture<'st
 /// as an [`McpService`].
 pub fn endpoint<S: Service>(service: Arc<S>) -> McpService {
     BoxCloneSyncService::new(tower::service_fn(move |message: Message| {
-        let handling = match message {
-            Message::Request(request) => service.handle(request),
+        let service = service.clone();
+        let answer = match message {
+            Message::Request(request) => Either::Left(service.handle(request)),
+            // Boxed, so that a request's answer is not as large as a
+            // notification's.
             Message::Notification(n) => {
-                let taken = service.notify(n);
-                Handling::Reply(Box::pin(async move {
-                    taken.await;
-                    Ok(notified())
-                }))
+                Either::Right(Box::pin(service.notify(n).map(|()| Ok(notified()))))
             }
         };
-        async move {
-            match handling {
-                Handling::Object(f) => f.await.map(Reply::Object),
-                Handling::Reply(f) => f.await,
-            }
-            .map_err(BoxError::from)
-        }
+        answer.map_err(BoxError::from)
     }))
 }
 
@@ -460,29 +470,38 @@ impl<S: Service> Service for Layered<S> {
         self.inner.methods()
     }
 
-    fn handle_request(&self, request: Request) -> BoxFuture<'static, HandlerResult> {
-        match self.handle(request) {
-            Handling::Object(f) => f,
-            Handling::Reply(f) => Box::pin(async move { reply_object(f.await) }),
-        }
+    fn handle_request(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
+        self.handle(request).map(reply_object)
     }
 
-    fn handle(&self, request: Request) -> Handling {
+    fn handle(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = ReplyResult> + Send + 'static {
         match &self.service {
-            Some(service) => Handling::Reply(serve(service, request)),
+            Some(service) => Either::Left(serve(service, request)),
             // No layer: the inner service's own way.
-            None => self.inner.handle(request),
+            None => Either::Right(self.inner.clone().handle(request)),
         }
     }
 
-    fn handle_notification(&self, notification: Notification) -> BoxFuture<'static, ()> {
-        self.inner.handle_notification(notification)
+    fn handle_notification(
+        self: Arc<Self>,
+        notification: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        self.inner.clone().handle_notification(notification)
     }
 
-    fn notify(&self, notification: Notification) -> BoxFuture<'static, ()> {
+    fn notify(
+        self: Arc<Self>,
+        notification: Notification,
+    ) -> impl Future<Output = ()> + Send + 'static {
         match &self.service {
-            Some(service) => notify(service, notification),
-            None => self.inner.notify(notification),
+            Some(service) => Either::Left(notify(service, notification)),
+            None => Either::Right(self.inner.clone().notify(notification)),
         }
     }
 

@@ -3,14 +3,14 @@
 //! inside the caller's task (as a per-request HTTP engine drives it).
 //! Nothing sleeps on the wall clock: time moves only when every task waits.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tessera_proto::{EngineConfig, Outbound, RequestOptions, ServerIdentity, Transmit};
 use tessera_runtime::{
-    BoxFuture, ChannelTransport, Connection, ConnectionOptions, HandlerResult, Incoming, Request,
-    Service,
+    ChannelTransport, Connection, ConnectionOptions, HandlerResult, Incoming, Request, Service,
 };
 use tessera_types::{ErrorObject, JsonObject, JsonRpcMessage, ProtocolVersion, RequestId};
 use tokio::sync::{Notify, mpsc};
@@ -58,11 +58,14 @@ impl Service for Lab {
             .to_vec()
     }
 
-    fn handle_request(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
+    fn handle_request(
+        self: Arc<Self>,
+        r: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
         // Made here, not in the future: a future dropped before its first
         // poll still tells.
         let tell = (r.method == "wait").then(|| Tell(self.cancelled.clone()));
-        Box::pin(async move {
+        async move {
             match r.method.as_str() {
                 "echo" => {
                     // Logged right before the answer: it must still go out first.
@@ -101,7 +104,7 @@ impl Service for Lab {
                 }
                 _ => panic!("boom"),
             }
-        })
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Results passed on as JSON text through the connection core: a client's
 //! [`Peer::request_raw`] gets the peer's result as it was written, and a
-//! service answering with [`Handling::Reply`] has its text written as it
+//! service answering with a [`Reply::Raw`] has its text written as it
 //! is. A client core over a duplex pipe whose other end the test plays;
 //! a server core driven in the test's task.
 
@@ -11,8 +11,8 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use tessera_proto::{ClientIdentity, EngineConfig, Outbound, RequestOptions, ServerIdentity};
 use tessera_runtime::{
-    BoxFuture, Connection, ConnectionOptions, HandlerResult, Handling, NoService, Peer, PeerError,
-    RawResult, Reply, Request, Service,
+    Connection, ConnectionOptions, HandlerResult, NoService, Peer, PeerError, RawResult, Reply,
+    ReplyResult, Request, Service,
 };
 use tessera_types::{JsonObject, JsonRpcMessage, RequestId};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -121,25 +121,23 @@ impl Service for Passer {
         vec!["tools/call".into(), "tools/list".into()]
     }
 
-    fn handle_request(&self, _r: Request) -> BoxFuture<'static, HandlerResult> {
-        Box::pin(async { Ok(JsonObject::new()) })
+    async fn handle_request(self: Arc<Self>, _r: Request) -> HandlerResult {
+        Ok(JsonObject::new())
     }
 
-    fn handle(&self, r: Request) -> Handling {
+    async fn handle(self: Arc<Self>, r: Request) -> ReplyResult {
         if r.method != "tools/call" {
-            return Handling::Object(self.handle_request(r));
+            return self.handle_request(r).await.map(Reply::Object);
         }
-        Handling::Reply(Box::pin(async move {
-            let text = r
-                .params
-                .as_ref()
-                .and_then(|p| p.get("text"))
-                .and_then(|t| t.as_str())
-                .unwrap_or("{}")
-                .to_owned();
-            let raw = RawValue::from_string(text).expect("valid JSON");
-            Ok(Reply::Raw(RawResult::new(raw).expect("an object")))
-        }))
+        let text = r
+            .params
+            .as_ref()
+            .and_then(|p| p.get("text"))
+            .and_then(|t| t.as_str())
+            .unwrap_or("{}")
+            .to_owned();
+        let raw = RawValue::from_string(text).expect("valid JSON");
+        Ok(Reply::Raw(RawResult::new(raw).expect("an object")))
     }
 }
 

@@ -3,6 +3,7 @@
 //! carries on — the client notices nothing (no new handshake, same log level,
 //! the service's per-session data back, server-to-client requests allowed).
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,8 +11,8 @@ use serde_json::{Value, json};
 use tessera_proto::decode::Inbound;
 use tessera_proto::{EngineConfig, Outbound, ServerIdentity, Transmit};
 use tessera_runtime::{
-    BoxFuture, ChannelTransport, ConnectionOptions, HandlerResult, Incoming, MemorySessionStore,
-    Peer, Request, Service, SessionState, SessionStore,
+    ChannelTransport, ConnectionOptions, HandlerResult, Incoming, MemorySessionStore, Peer,
+    Request, Service, SessionState, SessionStore,
 };
 use tessera_types::{JsonObject, JsonRpcMessage, ProtocolVersion};
 use tokio::sync::mpsc;
@@ -46,8 +47,12 @@ impl Service for Counter {
         ["add", "get", "log", "ask"].map(String::from).to_vec()
     }
 
-    fn handle_request(&self, r: Request) -> BoxFuture<'static, HandlerResult> {
-        match r.method.as_str() {
+    fn handle_request(
+        self: Arc<Self>,
+        r: Request,
+    ) -> impl Future<Output = HandlerResult> + Send + 'static {
+        // Answered as the request is taken in; only "ask" waits.
+        let answered = match r.method.as_str() {
             "add" => {
                 let by = r
                     .params
@@ -57,25 +62,26 @@ impl Service for Counter {
                 let n = self.get(&r.peer) + by;
                 self.set(&r.peer, n);
                 r.peer.session_changed();
-                Box::pin(async move { Ok(obj(json!({"n": n}))) })
+                Some(Ok(obj(json!({"n": n}))))
             }
-            "get" => {
-                let n = self.get(&r.peer);
-                Box::pin(async move { Ok(obj(json!({"n": n}))) })
-            }
+            "get" => Some(Ok(obj(json!({"n": self.get(&r.peer)})))),
             "log" => {
                 r.peer.log("info", None, json!("quiet"), None);
                 r.peer.log("error", None, json!("loud"), None);
-                Box::pin(async { Ok(JsonObject::new()) })
+                Some(Ok(JsonObject::new()))
             }
-            _ => Box::pin(async move {
-                let roots = r
-                    .peer
-                    .request("roots/list", None, Default::default())
-                    .await
-                    .map_err(|e| tessera_types::ErrorObject::internal(e.to_string()))?;
-                Ok(roots)
-            }),
+            _ => None,
+        };
+        async move {
+            if let Some(answer) = answered {
+                return answer;
+            }
+            let roots = r
+                .peer
+                .request("roots/list", None, Default::default())
+                .await
+                .map_err(|e| tessera_types::ErrorObject::internal(e.to_string()))?;
+            Ok(roots)
         }
     }
 
