@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 pub use crate::envelope::Frame;
-use crate::envelope::{self, Kind, kind};
+use crate::envelope::{self, Kind, ParamsText, kind};
 use tessera_types::params::MAX_NESTING;
 use tessera_types::{
     ErrorObject, JsonObject, JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification,
@@ -113,7 +113,7 @@ pub fn decode_frame(frame: Frame<'_>) -> Inbound {
     // Few texts have as many opening brackets as the limit: those are
     // counted (a loop the compiler vectorises), only the others walked.
     let fits = |t: &[u8], max: usize| {
-        t.iter().filter(|b| matches!(b, b'[' | b'{')).count() <= max
+        tessera_types::params::opening_brackets(t) <= max
             || tessera_types::params::nesting(t) <= max
     };
     let too_deep = match &frame {
@@ -198,6 +198,17 @@ pub fn parse(bytes: &[u8]) -> Result<Value, InvalidMessage> {
 fn suspect(bytes: &[u8]) -> bool {
     use memchr::memmem::Finder;
     use std::sync::LazyLock;
+    // Without a `\` (no escape) and without a `$`, no key can start with
+    // the reserved text: told by one pass the compiler vectorises, before
+    // the searches.
+    let maybe = bytes.chunks(255).any(|block| {
+        block.iter().fold(0u8, |seen, &b| {
+            seen | u8::from(b == b'\\') | u8::from(b == b'$')
+        }) != 0
+    });
+    if !maybe {
+        return false;
+    }
     // Built once: making a searcher costs more than searching a message.
     static KEY: LazyLock<Finder<'static>> =
         LazyLock::new(|| Finder::new(&RESERVED_KEY.as_bytes()[1..]));
@@ -453,10 +464,16 @@ fn decode_members(m: envelope::Members<'_>) -> Decoded {
         };
         // Params stay text until something reads them (the frame's depth
         // was checked when it was split: a tree can be built from them).
-        let params = match m.params.map(|p| Params::from_checked_raw(p.to_owned())) {
+        let params = match m.params {
             None => None,
-            Some(Some(p)) => Some(p),
-            Some(None) => return Err(invalid(echo_id, "params must be an object")),
+            Some(ParamsText::Object(read)) => Some(Params::from_read(read)),
+            Some(ParamsText::Raw(p)) => match Params::from_checked_raw(p.to_owned()) {
+                Some(p) => Some(p),
+                None => return Err(invalid(echo_id, "params must be an object")),
+            },
+            Some(ParamsText::NotObject) => {
+                return Err(invalid(echo_id, "params must be an object"));
+            }
         };
         let method = method.into_owned();
         return match id {
@@ -617,6 +634,128 @@ mod tests {
                 assert!(items[1].is_err());
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// The reading before the one pass: `params` kept as plain text, its
+    /// members read later.
+    fn decode_plain(bytes: &[u8]) -> Decoded {
+        match serde_json::from_slice::<envelope::Members<'_>>(bytes) {
+            Ok(m) => decode_members(m),
+            Err(e) => Err(InvalidMessage::answer(
+                None,
+                ErrorObject::parse_error(format!("Parse error: {e}")),
+            )),
+        }
+    }
+
+    #[test]
+    fn params_read_in_the_message_s_pass_decode_as_plain_text_does() {
+        for params in [
+            r#"{"name":"echo","arguments":{"text":"Hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            r#"{"name":"a\"b","arguments":{"x":"}"},"uri":"u"}"#,
+            r#"{"name":"n","name":"m","_meta":{"a":1},"_meta":null}"#,
+            r#"{"name":"n","_meta":null}"#,
+            r#"{"name":"n","_meta":{}}"#,
+            r#"{"_meta":{"a\"b":1},"name":"n"}"#,
+            "{ }",
+            "{}",
+            "[1]",
+            "\"s\"",
+            "null",
+            r#"{"a":{"b":{"c":[{"d":[]}]}}}"#,
+        ] {
+            for frame in [
+                format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{params}}}"#),
+                format!(r#"{{"params" : {params} , "method":"n","jsonrpc":"2.0"}}"#),
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{}},"params":{params}}}"#),
+            ] {
+                let one = match decode(frame.as_bytes()) {
+                    Inbound::Message(m) => Ok(m),
+                    Inbound::Invalid(r) => Err(r),
+                    Inbound::Batch(_) => panic!("{frame}"),
+                };
+                let plain = decode_plain(frame.as_bytes());
+                assert_eq!(one, plain, "{frame}");
+                let tree = match decode_value(parse(frame.as_bytes()).unwrap()) {
+                    Inbound::Message(m) => Ok(m),
+                    Inbound::Invalid(r) => Err(r),
+                    Inbound::Batch(_) => panic!("{frame}"),
+                };
+                assert_eq!(one, tree, "{frame}");
+                let params_of = |m: &Decoded| match m {
+                    Ok(JsonRpcMessage::Request(r)) => r.params.clone(),
+                    Ok(JsonRpcMessage::Notification(n)) => n.params.clone(),
+                    _ => None,
+                };
+                if let (Some(a), Some(b)) = (params_of(&one), params_of(&tree)) {
+                    assert_eq!(a.raw().map(RawValue::get), Some(params.trim()));
+                    assert_eq!(
+                        a.meta().map(ReceivedMeta::object),
+                        b.meta().map(ReceivedMeta::object),
+                        "{frame}"
+                    );
+                    assert_eq!(a.name(), b.name(), "{frame}");
+                }
+                // The same in a batch.
+                let batch = format!("[{frame}]");
+                match decode(batch.as_bytes()) {
+                    Inbound::Batch(items) => assert_eq!(items, vec![one], "{batch}"),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_frames_get_the_plain_reading_s_answer() {
+        let frames: [&[u8]; 6] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,}}"#,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}"#,
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"\xff\":1}}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":\"\xff\"}}",
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}} x"#,
+        ];
+        for frame in frames {
+            let one = match decode(frame) {
+                Inbound::Invalid(r) => Err(r),
+                Inbound::Message(m) => Ok(m),
+                Inbound::Batch(_) => panic!("a batch"),
+            };
+            assert_eq!(
+                one,
+                decode_plain(frame),
+                "{}",
+                String::from_utf8_lossy(frame)
+            );
+            let r = one.expect_err("malformed");
+            assert_eq!(r.error.code, ErrorCode::PARSE_ERROR.0);
+        }
+    }
+
+    #[test]
+    fn only_an_escape_or_a_dollar_makes_a_frame_suspect() {
+        let long = "x".repeat(600);
+        for (text, expected) in [
+            (r#"{"a":"b"}"#.to_owned(), false),
+            (
+                format!(r#"{{"{long}":"serde_json::private::RawValue"}}"#),
+                false,
+            ),
+            (format!(r#"{{"{long}":"\n"}}"#), false),
+            (format!(r#"{{"{long}":"\u0041"}}"#), true),
+            (
+                format!(r#"{{"{long}":1,"$serde_json::private::Number":1}}"#),
+                true,
+            ),
+        ] {
+            assert_eq!(suspect(text.as_bytes()), expected, "{text}");
+            // Either way, the frame reads the same.
+            if let Ok(Some(frame)) = split(text.as_bytes()) {
+                let tree = decode_value(parse(text.as_bytes()).unwrap());
+                assert_eq!(decode_frame(frame), tree, "{text}");
+            }
         }
     }
 

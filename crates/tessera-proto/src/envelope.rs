@@ -14,6 +14,7 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use tessera_types::borrowed::{self, BorrowedStr};
+use tessera_types::params::{ParamsRead, ParamsSeed, ReadObject};
 
 /// One frame split into its messages, as text borrowed from the frame.
 #[derive(Debug)]
@@ -78,20 +79,39 @@ pub(crate) struct Members<'a> {
     pub jsonrpc: Option<&'a RawValue>,
     pub id: Option<&'a RawValue>,
     pub method: Option<&'a RawValue>,
-    pub params: Option<&'a RawValue>,
+    pub params: Option<ParamsText<'a>>,
     pub result: Option<&'a RawValue>,
     pub error: Option<&'a RawValue>,
+    /// A `params` object was read whose text the pass could not bound:
+    /// the message is to be read again with `params` as plain text.
+    again: bool,
+}
+
+/// A message's `params`, as read with its envelope.
+#[derive(Debug)]
+pub(crate) enum ParamsText<'a> {
+    /// Read as plain text (its members not looked at yet).
+    Raw(&'a RawValue),
+    /// An object read member by member in the message's pass.
+    Object(ReadObject<'a>),
+    /// Read in the message's pass: not an object.
+    NotObject,
 }
 
 impl<'de> Deserialize<'de> for Members<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(MembersVisitor)
+        d.deserialize_map(MembersVisitor { base: None })
     }
 }
 
-struct MembersVisitor;
+/// Reads the envelope members; with `base`, the text being read, `params`
+/// is read member by member in the same pass ([`ParamsSeed`]), else as
+/// plain text.
+struct MembersVisitor<'b> {
+    base: Option<&'b [u8]>,
+}
 
-impl<'de> Visitor<'de> for MembersVisitor {
+impl<'de> Visitor<'de> for MembersVisitor<'de> {
     type Value = Members<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -105,7 +125,24 @@ impl<'de> Visitor<'de> for MembersVisitor {
                 "jsonrpc" => &mut m.jsonrpc,
                 "id" => &mut m.id,
                 "method" => &mut m.method,
-                "params" => &mut m.params,
+                "params" => {
+                    let seed = match (self.base, &key.0) {
+                        (Some(base), Cow::Borrowed(key)) => ParamsSeed::after_key(base, key),
+                        _ => None,
+                    };
+                    m.params = Some(match seed {
+                        None => ParamsText::Raw(map.next_value()?),
+                        Some(seed) => match map.next_value_seed(seed)? {
+                            ParamsRead::Object(o) => ParamsText::Object(o),
+                            ParamsRead::NotObject => ParamsText::NotObject,
+                            ParamsRead::Again => {
+                                m.again = true;
+                                ParamsText::NotObject
+                            }
+                        },
+                    });
+                    continue;
+                }
                 "result" => &mut m.result,
                 "error" => &mut m.error,
                 _ => {
@@ -121,13 +158,36 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
 /// Reads the envelope members of `text`, which must be a JSON object.
 pub(crate) fn members(text: &str) -> Result<Members<'_>, serde_json::Error> {
-    serde_json::from_str(text)
+    let mut d = serde_json::Deserializer::from_str(text);
+    let visitor = MembersVisitor {
+        base: Some(text.as_bytes()),
+    };
+    let read = Deserializer::deserialize_map(&mut d, visitor).and_then(|m| d.end().map(|()| m));
+    match read {
+        Ok(m) if !m.again => Ok(m),
+        // Read again with `params` as plain text: for the error of the
+        // ordinary reading, or for params the one pass could not bound.
+        _ => serde_json::from_str(text),
+    }
 }
 
 /// Reads the envelope members of `bytes`, checking them as one JSON object
 /// on the way (`Err` for anything else, with serde_json's message).
 pub(crate) fn members_of_bytes(bytes: &[u8]) -> Result<Members<'_>, serde_json::Error> {
-    serde_json::from_slice(bytes)
+    // Text that is UTF-8 as a whole (nearly every frame: checked at once,
+    // not value by value) is read as text; the rest as bytes, where only
+    // the strings kept are checked.
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return members(text);
+    }
+    let mut d = serde_json::Deserializer::from_slice(bytes);
+    let visitor = MembersVisitor { base: Some(bytes) };
+    let read = Deserializer::deserialize_map(&mut d, visitor).and_then(|m| d.end().map(|()| m));
+    match read {
+        Ok(m) if !m.again => Ok(m),
+        // As in `members`.
+        _ => serde_json::from_slice(bytes),
+    }
 }
 
 /// What kind of JSON value `raw` is, by its first character.
@@ -185,7 +245,7 @@ mod tests {
             .unwrap();
         assert_eq!(m.id.unwrap().get(), r#""b""#);
         assert_eq!(m.method.unwrap().get(), "null");
-        assert_eq!(m.params.unwrap().get(), "{}");
+        assert!(matches!(m.params, Some(ParamsText::Raw(p)) if p.get() == "{}"));
         assert!(m.jsonrpc.is_none() && m.result.is_none() && m.error.is_none());
     }
 

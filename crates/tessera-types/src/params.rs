@@ -20,7 +20,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::JsonObject;
-use crate::received_meta::{MetaRead, ReceivedMeta, ReceivedMetaSeed};
+use crate::received_meta::ReceivedMeta;
+
+mod read;
+
+use read::{HeadSeed, NOTED_LEN};
+pub use read::{NOTED, Noted, ParamsRead, ParamsSeed, ReadObject};
 
 /// The deepest nesting of arrays and objects serde_json reads into a tree
 /// (its recursion limit of 128 is reached at the 128th level).
@@ -36,21 +41,31 @@ pub struct Params {
     tree: OnceLock<JsonObject>,
     /// `_meta`, `name` and `uri`, read together on first use (the transport
     /// and the engine both look at them; the text is read once for them).
-    head: OnceLock<Head>,
+    /// Boxed: a request is moved many times on its way to its handler.
+    head: OnceLock<Box<Head>>,
 }
 
 /// The members of params that routing reads before any handler: `_meta`
-/// (when an object, kept as text), `name` and `uri`.
+/// (when an object, kept as text), `name` and `uri`; and how the [`NOTED`]
+/// members appear.
 #[derive(Debug, Clone, Default)]
 struct Head {
     meta: Option<ReceivedMeta>,
-    /// `_meta` is an object the head's pass could not take (see
-    /// [`MetaRead::Again`]).
+    /// `_meta` is an object the head's pass could not take (its first key
+    /// has escapes): read again on its own.
     meta_again: bool,
     name: Option<Value>,
     uri: Option<Value>,
     /// Bit `i` set: the member [`FLAGGED`]`[i]` is there.
     seen: u8,
+    /// How many times each [`NOTED`] key is given (at most 255).
+    counts: [u8; NOTED_LEN],
+    /// The first byte of each [`NOTED`] member's last value (see
+    /// [`Noted::opens`]); 0 when absent.
+    opens: [u8; NOTED_LEN],
+    /// Where each [`NOTED`] member's last value is in the params' text,
+    /// when noted (see [`Noted::text`]).
+    spans: [Option<(usize, usize)>; NOTED_LEN],
 }
 
 impl Params {
@@ -142,15 +157,22 @@ impl Params {
     }
 
     /// One member, read on its own from the text when there is one (the
-    /// other members are skipped, not built); from the tree otherwise.
+    /// other members are skipped, not built; a [`NOTED`] member whose place
+    /// is known is read from there); from the tree otherwise.
     pub fn member(&self, key: &str) -> Option<Value> {
-        match &self.text {
-            Some(t) => {
-                let mut d = serde_json::Deserializer::from_str(t.get());
-                serde::de::DeserializeSeed::deserialize(MemberSeed(key), &mut d).ok()?
-            }
-            None => self.object().get(key).cloned(),
+        if self.text.is_none() {
+            return self.object().get(key).cloned();
         }
+        // Read with the head already: the member's place may be known.
+        if let Some(noted) = self.head.get().and_then(|_| self.noted(key)) {
+            if noted.count == 0 {
+                return None;
+            }
+            if let Some(text) = noted.text {
+                return serde_json::from_str(text).ok();
+            }
+        }
+        self.member_of_text(key)
     }
 
     /// `_meta`, when it is an object. Read on first use from the text
@@ -181,42 +203,78 @@ impl Params {
         self.head().uri.as_ref()
     }
 
+    /// How the member `key`, one of [`NOTED`], appears in params that
+    /// arrived as text (read with the head: see [`Params::meta`]). `None`
+    /// for params built as a tree, and for other keys.
+    pub fn noted(&self, key: &str) -> Option<Noted<'_>> {
+        let i = NOTED.iter().position(|k| *k == key)?;
+        let text = self.text.as_deref()?;
+        let head = self.head();
+        let count = head.counts[i];
+        Some(Noted {
+            count,
+            opens: (count > 0).then_some(head.opens[i]),
+            text: head.spans[i].and_then(|(start, end)| text.get().get(start..end)),
+        })
+    }
+
+    /// `_meta` read on its own when the head's pass could not take it.
+    fn settle(&self, head: &mut Head) {
+        if head.meta_again {
+            // `_meta`'s first key has escapes: read on its own.
+            head.meta = match self.member_of_text("_meta") {
+                Some(Value::Object(m)) => Some(ReceivedMeta::from(m)),
+                _ => None,
+            };
+        }
+    }
+
+    /// [`Params::member`] read from the text alone.
+    fn member_of_text(&self, key: &str) -> Option<Value> {
+        let t = self.text.as_ref()?;
+        let mut d = serde_json::Deserializer::from_str(t.get());
+        serde::de::DeserializeSeed::deserialize(MemberSeed(key), &mut d).ok()?
+    }
+
     fn head(&self) -> &Head {
-        self.head
-            .get_or_init(|| match (&self.text, self.tree.get()) {
-                (Some(t), _) => {
-                    let mut d = serde_json::Deserializer::from_str(t.get());
-                    // The text is a valid object: only a member too deep for a
-                    // tree could fail, and such text is refused when decoded.
-                    let mut head =
-                        serde::de::DeserializeSeed::deserialize(HeadSeed { base: t.get() }, &mut d)
-                            .unwrap_or_default();
-                    if head.meta_again {
-                        // `_meta`'s first key has escapes: read on its own.
-                        head.meta = match self.member("_meta") {
-                            Some(Value::Object(m)) => Some(ReceivedMeta::from(m)),
-                            _ => None,
-                        };
-                    }
-                    head
-                }
-                // The same members taken from the tree.
-                (None, Some(tree)) => Head {
-                    meta: match tree.get("_meta") {
-                        Some(Value::Object(m)) => Some(ReceivedMeta::from(m.clone())),
-                        _ => None,
+        self.head.get_or_init(|| Box::new(self.read_head()))
+    }
+
+    /// The head, read from the text or taken from the tree.
+    fn read_head(&self) -> Head {
+        match (&self.text, self.tree.get()) {
+            (Some(t), _) => {
+                let mut d = serde_json::Deserializer::from_str(t.get());
+                // The text is a valid object: only a member too deep for a
+                // tree could fail, and such text is refused when decoded.
+                let mut head = serde::de::DeserializeSeed::deserialize(
+                    HeadSeed {
+                        base: t.get().as_bytes(),
                     },
-                    meta_again: false,
-                    seen: FLAGGED
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, k)| tree.contains_key(**k))
-                        .fold(0, |bits, (i, _)| bits | (1 << i)),
-                    name: tree.get("name").cloned(),
-                    uri: tree.get("uri").cloned(),
+                    &mut d,
+                )
+                .unwrap_or_default();
+                self.settle(&mut head);
+                head
+            }
+            // The same members taken from the tree.
+            (None, Some(tree)) => Head {
+                meta: match tree.get("_meta") {
+                    Some(Value::Object(m)) => Some(ReceivedMeta::from(m.clone())),
+                    _ => None,
                 },
-                (None, None) => Head::default(),
-            })
+                seen: FLAGGED
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| tree.contains_key(**k))
+                    .fold(0, |bits, (i, _)| bits | (1 << i)),
+                name: tree.get("name").cloned(),
+                uri: tree.get("uri").cloned(),
+                // Not asked of a tree (see `Params::noted`).
+                ..Head::default()
+            },
+            (None, None) => Head::default(),
+        }
     }
 
     /// One member (builds the tree on first use).
@@ -293,53 +351,6 @@ impl<'de> serde::de::Visitor<'de> for MemberSeed<'_> {
     }
 }
 
-/// Reads the [`Head`] members of an object's text `base`, skipping the
-/// others (the last one when a key is given twice, as a tree would keep it).
-struct HeadSeed<'b> {
-    base: &'b str,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for HeadSeed<'de> {
-    type Value = Head;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for HeadSeed<'de> {
-    type Value = Head;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
-        let mut head = Head::default();
-        while let Some(key) = map.next_key::<crate::borrowed::BorrowedStr<'de>>()? {
-            match &*key {
-                "_meta" => {
-                    let read = map.next_value_seed(ReceivedMetaSeed { base: self.base })?;
-                    (head.meta, head.meta_again) = match read {
-                        MetaRead::Object(m) => (Some(m), false),
-                        MetaRead::NotObject => (None, false),
-                        MetaRead::Again => (None, true),
-                    };
-                }
-                "name" => head.name = Some(map.next_value::<Value>()?),
-                "uri" => head.uri = Some(map.next_value::<Value>()?),
-                other => {
-                    if let Some(i) = flag_of(other) {
-                        head.seen |= 1 << i;
-                    }
-                    map.next_value::<serde::de::IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(head)
-    }
-}
-
 /// Deserializes `T` from a borrowed tree, without copying it.
 pub(crate) fn decode_tree<T: DeserializeOwned>(tree: &JsonObject) -> Result<T, serde_json::Error> {
     T::deserialize(ObjectRef(tree))
@@ -374,8 +385,21 @@ impl<'de> Deserializer<'de> for ObjectRef<'de> {
 /// have fewer opening brackets than that in all (a count the compiler
 /// vectorises); only the others are walked.
 pub fn within_depth(text: &str) -> bool {
-    let opening = text.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
-    opening <= MAX_NESTING || nesting(text.as_bytes()) <= MAX_NESTING
+    opening_brackets(text.as_bytes()) <= MAX_NESTING || nesting(text.as_bytes()) <= MAX_NESTING
+}
+
+/// How many `[` and `{` bytes `text` has (in strings too): a bound of its
+/// nesting. Counted in blocks of 255 bytes with a byte-wide count each, a
+/// loop the compiler vectorises.
+pub fn opening_brackets(text: &[u8]) -> usize {
+    text.chunks(255)
+        .map(|block| {
+            // `[` (0x5b) and `{` (0x7b) differ only in the bit 0x20.
+            block
+                .iter()
+                .fold(0u8, |n, &b| n.wrapping_add(u8::from(b | 0x20 == b'{'))) as usize
+        })
+        .sum()
 }
 
 /// The deepest nesting of arrays and objects in JSON `text` (for text that

@@ -179,9 +179,17 @@ impl fmt::Debug for ReceivedMeta {
 
 /// Where `value` (a slice of `base`) starts and ends in `base`.
 fn span_in(base: &str, value: &str) -> Option<Span> {
+    span_in_bytes(base.as_bytes(), value)
+}
+
+/// Where `value`, borrowed from `base`, starts and ends in `base`: `None`
+/// when it is not a slice of `base` (a copy, as an unescaped string is).
+/// Told by address, without comparing the bytes: two live values cannot
+/// share an address unless one is a slice of the other.
+pub(crate) fn span_in_bytes(base: &[u8], value: &str) -> Option<Span> {
     let start = (value.as_ptr() as usize).checked_sub(base.as_ptr() as usize)?;
     let end = start.checked_add(value.len())?;
-    (base.get(start..end) == Some(value)).then_some((start, end))
+    (end <= base.len()).then_some((start, end))
 }
 
 /// The places of the [`WELL_KNOWN`] members' values in an object's text.
@@ -258,11 +266,11 @@ impl ReceivedMeta {
     /// `_meta` as the slice `start..end` of `base`, with the well-known
     /// members' places given in `base`.
     fn from_slice(
-        base: &str,
+        base: &[u8],
         (start, end): Span,
         in_base: [Option<Span>; WELL_KNOWN.len()],
     ) -> Option<Self> {
-        let text: Box<str> = base.get(start..end)?.into();
+        let text: Box<str> = std::str::from_utf8(base.get(start..end)?).ok()?.into();
         let mut known = [None; WELL_KNOWN.len()];
         for (k, b) in known.iter_mut().zip(in_base) {
             if let Some((s, e)) = b {
@@ -280,10 +288,14 @@ impl ReceivedMeta {
 
 /// A `_meta` value as read off a params' text by [`ReceivedMetaSeed`].
 pub(crate) enum MetaRead {
-    /// Not an object: no `_meta`.
-    NotObject,
-    /// An object, read.
-    Object(ReceivedMeta),
+    /// `null`: no `_meta`.
+    Null,
+    /// Neither an object nor `null`: no `_meta`. The first byte of its
+    /// text (`[`, `"`, `t`, `f`, or `0` for any number).
+    NotObject(u8),
+    /// An object, read, and where its text ends in the text read (when
+    /// known: not for an empty object).
+    Object(ReceivedMeta, Option<usize>),
     /// An object whose bounds the one pass could not tell (its first key
     /// has escapes): to be read again on its own.
     Again,
@@ -294,8 +306,8 @@ pub(crate) enum MetaRead {
 /// noted as the object goes by, and the object's own text is found from
 /// its first key and its last value (no second pass over it).
 pub(crate) struct ReceivedMetaSeed<'b> {
-    /// The params' whole text, which the deserializer reads.
-    pub(crate) base: &'b str,
+    /// The whole text the deserializer reads (the params', or the message's).
+    pub(crate) base: &'b [u8],
 }
 
 impl<'de> DeserializeSeed<'de> for ReceivedMetaSeed<'de> {
@@ -313,37 +325,37 @@ impl<'de> Visitor<'de> for ReceivedMetaSeed<'de> {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<MetaRead, E> {
-        Ok(MetaRead::NotObject)
+    fn visit_bool<E>(self, b: bool) -> Result<MetaRead, E> {
+        Ok(MetaRead::NotObject(if b { b't' } else { b'f' }))
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<MetaRead, E> {
-        Ok(MetaRead::NotObject)
+        Ok(MetaRead::NotObject(b'0'))
     }
 
     fn visit_u64<E>(self, _: u64) -> Result<MetaRead, E> {
-        Ok(MetaRead::NotObject)
+        Ok(MetaRead::NotObject(b'0'))
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<MetaRead, E> {
-        Ok(MetaRead::NotObject)
+        Ok(MetaRead::NotObject(b'0'))
     }
 
     fn visit_str<E>(self, _: &str) -> Result<MetaRead, E> {
-        Ok(MetaRead::NotObject)
+        Ok(MetaRead::NotObject(b'"'))
     }
 
     fn visit_unit<E>(self) -> Result<MetaRead, E> {
-        Ok(MetaRead::NotObject)
+        Ok(MetaRead::Null)
     }
 
     fn visit_none<E>(self) -> Result<MetaRead, E> {
-        Ok(MetaRead::NotObject)
+        Ok(MetaRead::Null)
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<MetaRead, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(MetaRead::NotObject)
+        Ok(MetaRead::NotObject(b'['))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaRead, A::Error> {
@@ -361,28 +373,32 @@ impl<'de> Visitor<'de> for ReceivedMetaSeed<'de> {
             }
             let v: &'de RawValue = map.next_value()?;
             if let Some(i) = WELL_KNOWN.iter().position(|w| *k == **w) {
-                known[i] = span_in(base, v.get());
+                known[i] = span_in_bytes(base, v.get());
             }
             last = Some(v.get());
         }
         let (Some(first), Some(last)) = (first, last) else {
-            // No member: an empty object.
-            return Ok(ReceivedMeta::from_text("{}").map_or(MetaRead::Again, MetaRead::Object));
+            // No member: an empty object (whose end is not known here).
+            return Ok(ReceivedMeta::from_text("{}")
+                .map_or(MetaRead::Again, |m| MetaRead::Object(m, None)));
         };
         let bounds = first.and_then(|first| {
             // `{`, whitespace, `"`, then the first key.
-            let (key, _) = span_in(base, first)?;
-            let open = base.get(..key)?.strip_suffix('"')?.trim_end();
+            let (key, _) = span_in_bytes(base, first)?;
+            let open = base.get(..key)?.strip_suffix(b"\"")?.trim_ascii_end();
             let start = open.len().checked_sub(1)?;
             // The last value, whitespace, then `}`.
-            let (_, value_end) = span_in(base, last)?;
-            let after = base.get(value_end..)?.trim_start();
+            let (_, value_end) = span_in_bytes(base, last)?;
+            let after = base.get(value_end..)?.trim_ascii_start();
             let end = base.len() - after.len() + 1;
-            (open.ends_with('{') && after.starts_with('}')).then_some((start, end))
+            (open.ends_with(b"{") && after.starts_with(b"}")).then_some((start, end))
         });
         Ok(bounds
-            .and_then(|b| ReceivedMeta::from_slice(base, b, known))
-            .map_or(MetaRead::Again, MetaRead::Object))
+            .and_then(|b| {
+                let meta = ReceivedMeta::from_slice(base, b, known)?;
+                Some(MetaRead::Object(meta, Some(b.1)))
+            })
+            .unwrap_or(MetaRead::Again))
     }
 }
 
@@ -468,7 +484,9 @@ mod tests {
                 let mut found = None;
                 while let Some(k) = map.next_key::<BorrowedStr<'de>>()? {
                     if *k == *"_meta" {
-                        found = Some(map.next_value_seed(ReceivedMetaSeed { base: self.0 })?);
+                        found = Some(map.next_value_seed(ReceivedMetaSeed {
+                            base: self.0.as_bytes(),
+                        })?);
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
@@ -478,8 +496,8 @@ mod tests {
         }
         let mut d = serde_json::Deserializer::from_str(params);
         match d.deserialize_map(Outer(params)).unwrap()? {
-            MetaRead::NotObject => None,
-            MetaRead::Object(m) => Some(m),
+            MetaRead::NotObject(_) | MetaRead::Null => None,
+            MetaRead::Object(m, _) => Some(m),
             MetaRead::Again => panic!("read again: {params}"),
         }
     }

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tessera_types::JsonObject;
 
 use super::{FromRequest, HandlerInput, Rejection, RequestBody};
@@ -32,7 +31,7 @@ pub(crate) enum Arguments {
     #[default]
     None,
     /// The object's JSON text, not parsed yet.
-    Text(Box<RawValue>),
+    Text(Box<str>),
     /// The object, parsed.
     Tree(JsonObject),
 }
@@ -58,13 +57,13 @@ impl ToolCall {
         let given = std::mem::take(&mut self.arguments);
         let decoded = match &given {
             Arguments::None => serde_json::from_str("{}"),
-            Arguments::Text(text) => serde_json::from_str(text.get()),
+            Arguments::Text(text) => serde_json::from_str(text),
             Arguments::Tree(tree) => T::deserialize(tree),
         };
         decoded.map_err(|e| {
             let explained = match (&given, &self.unchecked) {
                 (Arguments::Text(text), Some(schema)) => {
-                    let value = serde_json::from_str::<Value>(text.get()).ok();
+                    let value = serde_json::from_str::<Value>(text).ok();
                     schema.get().zip(value).and_then(|(s, v)| s.check(&v).err())
                 }
                 (Arguments::None, Some(schema)) => schema
@@ -97,7 +96,7 @@ impl ToolCall {
     pub fn take_arguments<T: DeserializeOwned>(&mut self) -> Result<T, serde_json::Error> {
         match std::mem::take(&mut self.arguments) {
             Arguments::None => serde_json::from_str("{}"),
-            Arguments::Text(text) => serde_json::from_str(text.get()),
+            Arguments::Text(text) => serde_json::from_str(&text),
             Arguments::Tree(tree) => T::deserialize(&tree),
         }
     }
@@ -108,7 +107,7 @@ impl ToolCall {
         match std::mem::take(&mut self.arguments) {
             Arguments::None => JsonObject::new(),
             // The call's params were checked to hold an object here.
-            Arguments::Text(text) => serde_json::from_str(text.get()).unwrap_or_default(),
+            Arguments::Text(text) => serde_json::from_str(&text).unwrap_or_default(),
             Arguments::Tree(tree) => tree,
         }
     }

@@ -48,7 +48,7 @@ enum GivenArguments<'a> {
     /// Absent or `null`.
     None,
     /// An object's text.
-    Text(&'a RawValue),
+    Text(&'a str),
     /// An object in params built as a tree.
     Tree(&'a JsonObject),
 }
@@ -65,7 +65,7 @@ impl GivenArguments<'_> {
             _ => {
                 return Ok(match self {
                     GivenArguments::None => Arguments::None,
-                    GivenArguments::Text(t) => Arguments::Text(t.to_owned()),
+                    GivenArguments::Text(t) => Arguments::Text(t.into()),
                     GivenArguments::Tree(o) => Arguments::Tree(o.clone()),
                 });
             }
@@ -73,7 +73,7 @@ impl GivenArguments<'_> {
         let object = match self {
             GivenArguments::None => None,
             GivenArguments::Text(t) => {
-                Some(serde_json::from_str::<JsonObject>(t.get()).map_err(|e| e.to_string())?)
+                Some(serde_json::from_str::<JsonObject>(t).map_err(|e| e.to_string())?)
             }
             GivenArguments::Tree(o) => Some(o.clone()),
         };
@@ -114,7 +114,15 @@ fn call_params(params: Option<&Params>) -> Result<CallParams<'_>, String> {
     let Some(text) = p.raw() else {
         return call_params_of_tree(p.object());
     };
-    let t: CallText<'_> = serde_json::from_str(text.get()).map_err(|e| e.to_string())?;
+    match call_params_noted(p) {
+        Some(read) => Ok(read),
+        None => call_params_of_text(text.get()),
+    }
+}
+
+/// [`call_params`] for params that arrived as text, read from the text.
+fn call_params_of_text(text: &str) -> Result<CallParams<'_>, String> {
+    let t: CallText<'_> = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let object_or_null = |v: Option<&RawValue>, key: &str| -> Result<(), String> {
         match v.map(|v| v.get().trim_start().as_bytes().first().copied()) {
             None | Some(Some(b'{')) => Ok(()),
@@ -131,11 +139,41 @@ fn call_params(params: Option<&Params>) -> Result<CallParams<'_>, String> {
             .map_err(|e| e.to_string())?;
     }
     let arguments = match t.arguments {
-        Some(a) if a.get().trim_start().starts_with('{') => GivenArguments::Text(a),
+        Some(a) if a.get().trim_start().starts_with('{') => GivenArguments::Text(a.get()),
         _ => GivenArguments::None,
     };
     Ok(CallParams {
         name: t.name,
+        arguments,
+    })
+}
+
+/// [`call_params`] from what the params' head noted as it read their text
+/// (see [`Params::noted`]), without reading them again: `None` unless the
+/// params are plainly valid (one string `name`; at most one `arguments` and
+/// one `_meta`, each an object or `null`; no `task`). Anything else is
+/// read by [`CallText`], for its exact error.
+fn call_params_noted(p: &Params) -> Option<CallParams<'_>> {
+    let [name, arguments, meta, task] =
+        ["name", "arguments", "_meta", "task"].map(|key| p.noted(key));
+    let (arguments, meta) = (arguments?, meta?);
+    let object_or_null = |opens: Option<u8>| matches!(opens, None | Some(b'{' | b'n'));
+    let plain = name?.count == 1
+        && arguments.count <= 1
+        && object_or_null(arguments.opens)
+        && meta.count <= 1
+        && object_or_null(meta.opens)
+        && task?.count == 0;
+    let Some(Value::String(name)) = p.name().filter(|_| plain) else {
+        return None;
+    };
+    let arguments = match (arguments.opens, arguments.text) {
+        (Some(b'{'), Some(text)) => GivenArguments::Text(text),
+        (Some(b'{'), None) => return None,
+        _ => GivenArguments::None,
+    };
+    Some(CallParams {
+        name: Cow::Borrowed(name),
         arguments,
     })
 }
@@ -328,5 +366,63 @@ impl<S: Send + Sync + 'static> Server<S> {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call's params as read: its name and its arguments' text.
+    type Read = Result<(String, Option<String>), String>;
+
+    fn read(p: Result<CallParams<'_>, String>) -> Read {
+        p.map(|c| {
+            let arguments = match c.arguments {
+                GivenArguments::None => None,
+                GivenArguments::Text(t) => Some(t.to_owned()),
+                GivenArguments::Tree(_) => panic!("params were text"),
+            };
+            (c.name.into_owned(), arguments)
+        })
+    }
+
+    /// What the params' head noted decides a call as reading its text
+    /// does, and leaves every other call to that reading.
+    #[test]
+    fn a_call_read_from_the_head_reads_as_its_text_does() {
+        let mut fast = 0;
+        for text in [
+            r#"{"name":"echo","arguments":{"text":"hi"}}"#,
+            r#"{"arguments":{"a":{"b":[1,"}"]}},"name":"a\"b","_meta":{"k":1}}"#,
+            r#"{"name":"n"}"#,
+            r#"{"name":"n","arguments":null,"_meta":null}"#,
+            r#"{"name":"n","arguments":{ }}"#,
+            r#"{"name":"n","arguments":[1]}"#,
+            r#"{"name":"n","arguments":"{}"}"#,
+            r#"{"name":"n","arguments":1}"#,
+            r#"{"name":"n","_meta":[]}"#,
+            r#"{"name":"n","_meta":7}"#,
+            r#"{"name":7}"#,
+            r#"{"name":null}"#,
+            r#"{"arguments":{}}"#,
+            r#"{"name":"n","name":"m"}"#,
+            r#"{"name":"n","arguments":{},"arguments":{}}"#,
+            r#"{"name":"n","_meta":{},"_meta":{}}"#,
+            r#"{"name":"n","task":{"ttl":5}}"#,
+            r#"{"name":"n","task":null}"#,
+            r#"{"name":"n","task":{"ttl":"x"}}"#,
+            r#"{"n\u0061me":"escaped","\u0061rguments":{"x":1}}"#,
+            r#"{"name":"n","other":{"name":1,"arguments":2}}"#,
+        ] {
+            let p = Params::from_raw(RawValue::from_string(text.to_owned()).unwrap()).unwrap();
+            let expected = read(call_params_of_text(text));
+            if let Some(noted) = call_params_noted(&p) {
+                fast += 1;
+                assert_eq!(read(Ok(noted)), expected, "{text}");
+            }
+            assert_eq!(read(call_params(Some(&p))), expected, "{text}");
+        }
+        assert!(fast >= 6, "{fast} calls read from the head");
     }
 }
