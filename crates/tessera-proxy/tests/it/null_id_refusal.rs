@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use tessera_client::Client;
-use tessera_http::{HttpClientTransport, McpHttp};
+use tessera_http::HttpClientTransport;
 use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
 use tessera_testkit::bounded;
 use tessera_types::ProtocolVersion;
@@ -58,22 +58,6 @@ print(s.server_address[1], flush=True)
 s.serve_forever()
 "#;
 
-async fn serve(proxy: Proxy, stop: &CancellationToken) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("binds");
-    let addr = listener.local_addr().expect("address");
-    let mcp = McpHttp::builder(proxy)
-        .bind_address(addr)
-        .endpoint_path("/mcp")
-        .build();
-    let stop = stop.clone();
-    tokio::spawn(async move {
-        let _ = tessera_http::serve(listener, mcp, stop.cancelled_owned()).await;
-    });
-    format!("http://{addr}/mcp")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_with_a_null_id_fails_the_call_at_once() {
     let mut upstream = tokio::process::Command::new("python3")
@@ -103,7 +87,7 @@ async fn a_refusal_with_a_null_id_fails_the_call_at_once() {
     )
     .await
     .expect("the proxy connects");
-    let url = serve(proxy.clone(), &stop).await;
+    let url = crate::bridge::serve(proxy.clone(), &stop).await;
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
         let t = HttpClientTransport::new(&url).expect("transport");
         let c = bounded(
