@@ -5,7 +5,7 @@
 //! none is made upstream again for nobody.
 
 use serde_json::json;
-use tessera_client::{Client, ClientEvent, EventStream, ListenEnd};
+use tessera_client::{Client, ClientEvent, ListenEnd};
 use tessera_http::HttpClientTransport;
 use tessera_proto::EngineConfig;
 use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec};
@@ -15,6 +15,8 @@ use tessera_testkit::layers::{Seen, Tap};
 use tessera_types::{ProtocolVersion, SubscriptionFilter, methods};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+use crate::unprefixed::{until_streamed, until_updated};
 
 /// Serves a legacy-only server with resource `mem://doc` (subscribed to
 /// with `resources/subscribe`), telling `seen` of each message as it
@@ -69,20 +71,6 @@ async fn reload(agg: &Aggregator, url: &str, prefix: bool, unchanged: bool) {
     assert!(bounded("a connects again", agg.wait_connected("a", true)).await);
 }
 
-/// The events of `events` until the update of `uri`.
-async fn until_updated(events: &mut EventStream, uri: &str) {
-    bounded("the resource update", async {
-        loop {
-            match events.recv().await {
-                Some(ClientEvent::ResourceUpdated(p)) if p.uri == uri => return,
-                Some(_) => {}
-                None => panic!("the client closed before {uri} was updated"),
-            }
-        }
-    })
-    .await
-}
-
 /// How many `resources/subscribe` the upstream received since the last look.
 fn subscribes(seen: &mut mpsc::UnboundedReceiver<Seen>) -> usize {
     std::iter::from_fn(|| seen.try_recv().ok())
@@ -122,16 +110,7 @@ async fn subscriptions_under_names_a_reload_changed_end_and_are_not_made_again()
     assert_eq!(subscribes(&mut seen), 1);
     server.notify_resource_updated("mem://doc");
     until_updated(&mut events, "a+mem://doc").await;
-    bounded("the update on the stream", async {
-        loop {
-            match stream.recv().await {
-                Some(ClientEvent::ResourceUpdated(p)) if p.uri == "a+mem://doc" => return,
-                Some(_) => {}
-                None => panic!("the stream ended"),
-            }
-        }
-    })
-    .await;
+    until_streamed(&mut stream, "a+mem://doc").await;
 
     // Shown unprefixed: `a+mem://doc` names nothing now. The session hears
     // a last update of it (reading it again says it is gone), the stream

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use tessera_client::{Client, ClientEvent, EventStream};
+use tessera_client::{Client, ClientEvent, EventStream, ListenStream};
 use tessera_http::HttpClientTransport;
 use tessera_proxy::{
     Aggregator, RateLimits, UpstreamConfig, UpstreamOptions, UpstreamSpec, parse_config,
@@ -183,13 +183,27 @@ async fn the_only_upstream_is_listed_and_used_under_its_own_names() {
 }
 
 /// The events of `events` until the update of `uri`.
-async fn until_updated(events: &mut EventStream, uri: &str) {
+pub(crate) async fn until_updated(events: &mut EventStream, uri: &str) {
     bounded("the resource update", async {
         loop {
             match events.recv().await {
                 Some(ClientEvent::ResourceUpdated(p)) if p.uri == uri => return,
                 Some(_) => {}
                 None => panic!("the client closed before {uri} was updated"),
+            }
+        }
+    })
+    .await
+}
+
+/// The events of a listen `stream` until the update of `uri`.
+pub(crate) async fn until_streamed(stream: &mut ListenStream, uri: &str) {
+    bounded("the update on the stream", async {
+        loop {
+            match stream.recv().await {
+                Some(ClientEvent::ResourceUpdated(p)) if p.uri == uri => return,
+                Some(_) => {}
+                None => panic!("the stream ended"),
             }
         }
     })
@@ -222,16 +236,7 @@ async fn resource_updates_name_the_upstreams_own_uri() {
 
     server.notify_resource_updated("mem://doc");
     until_updated(&mut events, "mem://doc").await;
-    bounded("the update on the stream", async {
-        loop {
-            match stream.recv().await {
-                Some(ClientEvent::ResourceUpdated(p)) if p.uri == "mem://doc" => return,
-                Some(_) => {}
-                None => panic!("the stream ended"),
-            }
-        }
-    })
-    .await;
+    until_streamed(&mut stream, "mem://doc").await;
 
     legacy.close().await;
     modern.close().await;
