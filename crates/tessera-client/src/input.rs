@@ -558,6 +558,7 @@ impl InputLayers {
                 peer_info: Some(self.server_info.clone().into()),
                 meta: None,
                 log_level: None,
+                result_shape: None,
             },
             peer: self.peer.clone(),
             cancel: CancellationToken::new(),

@@ -1,6 +1,6 @@
 //! How an engine is set up: its role, the versions it speaks, who it is.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
@@ -95,7 +95,7 @@ pub struct EngineConfig {
 /// `serverInfo` as JSON text with the identity it was written from (it is
 /// used only while `server.info` is still that). A clone starts empty.
 #[derive(Default)]
-struct InfoText(OnceLock<Option<(Implementation, Box<RawValue>)>>);
+struct InfoText(OnceLock<Option<(Implementation, Arc<RawValue>)>>);
 
 impl Clone for InfoText {
     fn clone(&self) -> Self {
@@ -130,11 +130,11 @@ impl EngineConfig {
     /// `server.info` as JSON text: written once and reused (every
     /// 2026-07-28 result carries it), as long as `server.info` is what it
     /// was written from. `None` when it is not (it changed since).
-    pub(crate) fn server_info_text(&self) -> Option<&RawValue> {
+    pub(crate) fn server_info_text(&self) -> Option<&Arc<RawValue>> {
         let written = self.server_info_text.0.get_or_init(|| {
             serde_json::value::to_raw_value(&self.server.info)
                 .ok()
-                .map(|text| (self.server.info.clone(), text))
+                .map(|text| (self.server.info.clone(), Arc::from(text)))
         });
         match written {
             Some((info, text)) if *info == self.server.info => Some(text),
@@ -205,15 +205,15 @@ mod tests {
             ..ServerIdentity::default()
         });
         assert_eq!(
-            config.server_info_text().map(RawValue::get),
+            config.server_info_text().map(|t| t.get()),
             Some(r#"{"name":"s","version":"1"}"#)
         );
         // Changed after it was written: the text is not used.
         config.server.info.version = "2".into();
-        assert_eq!(config.server_info_text().map(RawValue::get), None);
+        assert_eq!(config.server_info_text().map(|t| t.get()), None);
         // A clone writes its own.
         assert_eq!(
-            config.clone().server_info_text().map(RawValue::get),
+            config.clone().server_info_text().map(|t| t.get()),
             Some(r#"{"name":"s","version":"2"}"#)
         );
     }

@@ -814,10 +814,16 @@ impl Engine {
         let shaped = if batch {
             Err(result)
         } else if era == Era::Modern {
-            if !self.adds_server_info() {
+            // Written with what this engine adds (`RawResult::shaped`).
+            if self
+                .result_shape()
+                .is_some_and(|shape| result.is_shaped_as(&shape))
+            {
+                Ok(result)
+            } else if !self.adds_server_info() {
                 raw::shape_modern::<RawValue>(result, None)
             } else if let Some(text) = self.config.server_info_text() {
-                raw::shape_modern(result, Some(text))
+                raw::shape_modern(result, Some(&**text))
             } else {
                 raw::shape_modern(result, Some(&self.config.server.info))
             }
@@ -861,7 +867,7 @@ impl Engine {
     }
 
     /// Whether 2026-07-28 results get the server's identity in `_meta`.
-    fn adds_server_info(&self) -> bool {
+    pub(crate) fn adds_server_info(&self) -> bool {
         self.config.side == Side::Server && !self.config.server.info.name.is_empty()
     }
 

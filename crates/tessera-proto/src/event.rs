@@ -9,7 +9,7 @@ use tessera_types::{
 
 use crate::error::CallError;
 use crate::peer::{PeerCapabilities, PeerInfo};
-use crate::raw::{RawResponse, RawResult};
+use crate::raw::{RawResponse, RawResult, ResultShape};
 
 /// A message (or batch) to write to the transport.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,6 +123,11 @@ pub struct RequestInfo {
     /// The minimum log level asked for this request (modern: `_meta`
     /// `io.modelcontextprotocol/logLevel`; legacy: the session's `logging/setLevel`).
     pub log_level: Option<String>,
+    /// What the engine adds to a result to this request, for a handler
+    /// that writes its typed result with it in one pass
+    /// ([`RawResult::shaped`]): given for a 2026-07-28 request to a server
+    /// that is not part of a batch; `None` otherwise.
+    pub result_shape: Option<ResultShape>,
 }
 
 /// A request from the peer for the application to handle.

@@ -55,7 +55,7 @@ pub use error::{CallError, SendError};
 pub use event::{Connected, Event, IncomingRequest, Outbound, RequestInfo, Transmit};
 pub use peer::{PeerCapabilities, PeerInfo};
 pub use pending::RequestOptions;
-pub use raw::{RawResponse, RawResult, Reply};
+pub use raw::{RawResponse, RawResult, Reply, ResultShape};
 pub use serve::MAX_PROGRESS_TOKEN;
 pub use session::{SessionSnapshot, level_passes, level_rank};
 pub use tessera_types::{Era, ProtocolVersion};

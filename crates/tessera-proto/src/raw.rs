@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -24,33 +25,110 @@ use tessera_types::{JsonObject, RequestId};
 
 /// A result object as JSON text (always an object: checked when made).
 #[derive(Debug, Clone)]
-pub struct RawResult(Box<RawValue>);
+pub struct RawResult {
+    text: Box<RawValue>,
+    /// What the text was written with, when it was written by
+    /// [`RawResult::shaped`].
+    shape: Option<ResultShape>,
+}
+
+/// What an engine adds to a 2026-07-28 result (`resultType: "complete"`,
+/// and `_meta` with the server's identity when it has one), handed to the
+/// request's handler ([`RequestInfo::result_shape`]) so that a typed result
+/// is written with them in one pass ([`RawResult::shaped`]).
+///
+/// [`RequestInfo::result_shape`]: crate::RequestInfo::result_shape
+#[derive(Debug, Clone)]
+pub struct ResultShape {
+    /// The text of `_meta`'s `io.modelcontextprotocol/serverInfo`, if added.
+    server_info: Option<Arc<RawValue>>,
+}
+
+impl ResultShape {
+    /// A shape adding `resultType` and, when given, `_meta` with
+    /// `server_info` as the server's identity (an engine writes a result
+    /// shaped so as it is only when this is what it adds itself).
+    pub fn new(server_info: Option<Arc<RawValue>>) -> Self {
+        ResultShape { server_info }
+    }
+}
+
+impl PartialEq for ResultShape {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.server_info, &other.server_info) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a.get() == b.get(),
+            _ => false,
+        }
+    }
+}
+
+/// A typed result written with what the engine adds in front of its own
+/// members (the same text [`shape_modern`] writes for it).
+#[derive(Serialize)]
+struct ShapedTyped<'a, T: ?Sized> {
+    #[serde(rename = "resultType")]
+    result_type: &'static str,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<MetaWithInfo<'a, RawValue>>,
+    #[serde(flatten)]
+    result: &'a T,
+}
 
 impl RawResult {
     /// `raw` as a result, if it is a JSON object.
     pub fn new(raw: Box<RawValue>) -> Option<Self> {
-        raw.get().starts_with('{').then_some(RawResult(raw))
+        raw.get().starts_with('{').then_some(RawResult {
+            text: raw,
+            shape: None,
+        })
+    }
+
+    /// `result` written as a 2026-07-28 result in one pass, with what the
+    /// engine adds (`shape`, from the request's
+    /// [`RequestInfo::result_shape`](crate::RequestInfo::result_shape))
+    /// in front of its members: the engine writes it as it is instead of
+    /// reading it again. `result` must write an object with neither a
+    /// `resultType` nor a `_meta` member (a result with them is written
+    /// with [`RawResult::new`], and the engine shapes it as ever). `None`
+    /// if it does not write as an object.
+    pub fn shaped<T: Serialize + ?Sized>(result: &T, shape: &ResultShape) -> Option<Self> {
+        let written = ShapedTyped {
+            result_type: "complete",
+            meta: shape.server_info.as_deref().map(MetaWithInfo),
+            result,
+        };
+        let text = serde_json::value::to_raw_value(&written).ok()?;
+        Some(RawResult {
+            text,
+            shape: Some(shape.clone()),
+        })
+    }
+
+    /// Whether the text was written by [`RawResult::shaped`] with `shape`.
+    pub(crate) fn is_shaped_as(&self, shape: &ResultShape) -> bool {
+        self.shape.as_ref() == Some(shape)
     }
 
     /// The text of `object`.
     pub fn from_object(object: &JsonObject) -> Result<Self, serde_json::Error> {
-        serde_json::value::to_raw_value(object).map(RawResult)
+        serde_json::value::to_raw_value(object).map(|text| RawResult { text, shape: None })
     }
 
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        self.text.get()
     }
 
     /// The result read into an object (fails only past serde_json's nesting
     /// limit: the text is valid JSON).
     pub fn to_object(&self) -> Result<JsonObject, serde_json::Error> {
-        serde_json::from_str(self.0.get())
+        serde_json::from_str(self.text.get())
     }
 
     /// The JSON text as a [`RawValue`].
     pub fn into_raw(self) -> Box<RawValue> {
-        self.0
+        self.text
     }
 
     /// Reads `bytes` as one well-formed result response (`jsonrpc` exactly
@@ -74,7 +152,7 @@ impl PartialEq for RawResult {
 
 impl Serialize for RawResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        self.text.serialize(s)
     }
 }
 
@@ -130,7 +208,7 @@ impl RawResponse {
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         serde_json::to_writer(&mut *out, &self.id)?;
         out.extend_from_slice(br#","result":"#);
-        out.extend_from_slice(self.result.0.get().as_bytes());
+        out.extend_from_slice(self.result.text.get().as_bytes());
         out.push(b'}');
         Ok(())
     }
@@ -147,7 +225,7 @@ impl Serialize for RawResponse {
         Wire {
             jsonrpc: "2.0",
             id: &self.id,
-            result: &self.result.0,
+            result: &self.result.text,
         }
         .serialize(s)
     }
@@ -206,7 +284,13 @@ pub(crate) fn result_response(bytes: &[u8]) -> Option<(RequestId, RawResult)> {
     if !result.get().starts_with('{') {
         return None;
     }
-    Some((id, RawResult(result.to_owned())))
+    Some((
+        id,
+        RawResult {
+            text: result.to_owned(),
+            shape: None,
+        },
+    ))
 }
 
 /// A member name as it was read: borrowed from the text unless it had

@@ -16,6 +16,7 @@ use crate::decode;
 use crate::engine::{Engine, Inflight, meta_keys as mk};
 use crate::event::{Event, IncomingRequest, RequestInfo};
 use crate::peer::{PeerCapabilities, PeerInfo};
+use crate::raw::ResultShape;
 use crate::session::level_rank;
 
 /// Methods that exist only in the legacy era and are refused in a modern request.
@@ -101,6 +102,7 @@ impl Engine {
             peer_info: self.session.peer_info.clone().map(PeerInfo::from),
             meta: r.meta.take(),
             log_level: None,
+            result_shape: None,
         };
         self.start(r, context, batch);
     }
@@ -210,8 +212,24 @@ impl Engine {
             peer_info: info,
             meta: Some(meta),
             log_level,
+            result_shape: if batch.is_some() {
+                None
+            } else {
+                self.result_shape()
+            },
         };
         self.start(r, context, batch);
+    }
+
+    /// What this engine adds to a 2026-07-28 result as a [`ResultShape`]
+    /// (`None` when the server's identity cannot be written as it is now).
+    pub(crate) fn result_shape(&self) -> Option<ResultShape> {
+        if !self.adds_server_info() {
+            return Some(ResultShape::new(None));
+        }
+        self.config
+            .server_info_text()
+            .map(|text| ResultShape::new(Some(text.clone())))
     }
 
     /// The `server/discover` result, shaped for 2026-07-28.
@@ -295,6 +313,7 @@ impl Engine {
             peer_info: self.session.peer_info.clone().map(PeerInfo::from),
             meta: r.meta.take(),
             log_level: self.session.log_level.clone(),
+            result_shape: None,
         };
         self.start(r, context, batch);
     }

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use harness::*;
 use serde_json::json;
 use serde_json::value::RawValue;
-use tessera_proto::{CallError, Engine, Event, Outbound, RawResult, RequestOptions};
+use tessera_proto::{
+    CallError, Engine, EngineConfig, Event, Outbound, RawResult, RequestOptions, ResultShape,
+};
 use tessera_types::{ErrorObject, RequestId};
 
 fn raw(s: &str) -> RawResult {
@@ -271,4 +273,99 @@ fn a_raw_result_in_a_batch_joins_the_batch() {
     assert!(matches!(t.message, Outbound::Batch(_)));
     let batch = wire(&t);
     assert_eq!(batch[0], json!({"jsonrpc":"2.0","id":1,"result":{"a":1}}));
+}
+
+/// A modern server engine with `tools/call` id 5 in progress, and what it
+/// told the handler to shape its result with.
+fn modern_server_shape(config: EngineConfig, now: Instant) -> (Engine, ResultShape) {
+    let mut s = Engine::new(config);
+    feed(&mut s, now, &modern_request(json!(5), "tools/call"));
+    let shape = match events(&mut s).as_slice() {
+        [Event::Request(r)] => r.context.result_shape.clone().expect("a shape"),
+        other => panic!("expected the request, got {other:?}"),
+    };
+    (s, shape)
+}
+
+/// The bytes an engine writes for `result` given as text (the old path:
+/// read again, `resultType` and `_meta` added when missing).
+fn written_from_text(config: EngineConfig, result: &serde_json::Value) -> Vec<u8> {
+    let (mut s, _) = modern_server_shape(config, Instant::now());
+    let text = serde_json::to_string(result).unwrap();
+    assert!(s.respond_raw(&RequestId::Number(5), raw(&text)));
+    s.poll_transmit().expect("an answer").message.to_bytes()
+}
+
+/// A typed result written with `resultType` and the server's `_meta` in one
+/// pass is written byte for byte as the engine wrote it by reading the
+/// result's text again; a result with a `_meta` or a `resultType` of its
+/// own is not written so (the server's rule), and keeps the old path.
+#[test]
+fn a_shaped_result_is_written_as_the_result_text_was_completed() {
+    let mut nameless = server_config();
+    nameless.server.info.name = String::new();
+    let plain = [
+        json!({}),
+        json!({"content": []}),
+        json!({"content": [{"type": "text", "text": "h\u{e9} \"q\" \u{1}"}], "isError": false,
+               "structuredContent": {"b": 1, "a": [null, 1.5]}}),
+    ];
+    let own = [
+        json!({"content": [], "_meta": {"k": 1}}),
+        json!({"content": [], "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "up"}}}),
+        json!({"content": [], "resultType": "complete"}),
+        json!({"resultType": "task", "task": {"taskId": "t"}}),
+    ];
+    for config in [server_config(), nameless] {
+        for result in &plain {
+            let (mut s, shape) = modern_server_shape(config.clone(), Instant::now());
+            let shaped = RawResult::shaped(result, &shape).expect("an object");
+            assert!(s.respond_raw(&RequestId::Number(5), shaped));
+            let new = s.poll_transmit().expect("an answer").message.to_bytes();
+            let old = written_from_text(config.clone(), result);
+            assert_eq!(
+                String::from_utf8(new).unwrap(),
+                String::from_utf8(old).unwrap(),
+                "{result}"
+            );
+        }
+        for result in &own {
+            // Written as text, as before: the engine completes it as ever.
+            let old = written_from_text(config.clone(), result);
+            let answer: serde_json::Value = serde_json::from_slice(&old).unwrap();
+            assert!(answer["result"]["resultType"].is_string(), "{result}");
+        }
+    }
+}
+
+/// A result shaped as the engine shapes it is written as it is, not read
+/// again: even one breaking the rule (its own `_meta`) is not merged, where
+/// the text path would have built a tree.
+#[test]
+fn a_shaped_result_is_not_read_again() {
+    let (mut s, shape) = modern_server_shape(server_config(), Instant::now());
+    let broken = json!({"_meta": {"k": 1}});
+    let shaped = RawResult::shaped(&broken, &shape).unwrap();
+    let text = shaped.get().to_owned();
+    assert_eq!(text.matches("\"_meta\"").count(), 2, "{text}");
+    assert!(s.respond_raw(&RequestId::Number(5), shaped));
+    assert_eq!(
+        String::from_utf8(s.poll_transmit().unwrap().message.to_bytes()).unwrap(),
+        format!(r#"{{"jsonrpc":"2.0","id":5,"result":{text}}}"#)
+    );
+    // Shaped for another identity: completed as a text (here: as it is, its
+    // `_meta` has an identity), never with the wrong shape taken for this one.
+    let (mut s, _) = modern_server_shape(server_config(), Instant::now());
+    let other = ResultShape::new(Some(
+        RawValue::from_string(r#"{"name":"other","version":"1"}"#.into())
+            .unwrap()
+            .into(),
+    ));
+    let shaped = RawResult::shaped(&json!({"content": []}), &other).unwrap();
+    assert!(s.respond_raw(&RequestId::Number(5), shaped));
+    let answer = only(drain(&mut s));
+    assert_eq!(
+        answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "other"
+    );
 }

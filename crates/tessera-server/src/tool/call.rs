@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tessera_proto::Reply;
+use tessera_proto::{RawResult, Reply, ResultShape};
 use tessera_runtime::{BoxFuture, Request};
 use tessera_types::{CallToolResult, ErrorObject, JsonObject, Params};
 
@@ -22,6 +22,12 @@ pub(crate) trait ToolOutput: From<JsonObject> + Send + 'static {
     /// The answer for a typed result (a tool's [`CallToolResult`], the
     /// `CreateTaskResult` of a call that became a task).
     fn from_result<R: Serialize>(result: &R) -> Self;
+
+    /// The answer for a tool's result to a request whose result is shaped
+    /// with `shape` (2026-07-28: `resultType` and the server's `_meta`).
+    fn from_call_result(result: &CallToolResult, _shape: Option<&ResultShape>) -> Self {
+        Self::from_result(result)
+    }
 }
 
 impl ToolOutput for JsonObject {
@@ -33,6 +39,19 @@ impl ToolOutput for JsonObject {
 impl ToolOutput for Reply {
     fn from_result<R: Serialize>(result: &R) -> Self {
         crate::server::typed_reply(result)
+    }
+
+    /// Written with `resultType` and `_meta` in the same pass when the
+    /// result has neither (else as [`ToolOutput::from_result`], and the
+    /// engine adds them as ever).
+    fn from_call_result(result: &CallToolResult, shape: Option<&ResultShape>) -> Self {
+        match shape {
+            Some(shape) if result.meta.is_none() && result.result_type.is_none() => {
+                RawResult::shaped(result, shape)
+                    .map_or_else(|| Self::from_result(result), Reply::Raw)
+            }
+            _ => Self::from_result(result),
+        }
     }
 }
 
@@ -359,7 +378,12 @@ impl<S: Send + Sync + 'static> Server<S> {
                     t.run(server, &r, principal, input, Box::pin(run)).await
                 }
                 None => {
-                    let run = async move { checked.await.map(|result| T::from_result(&result)) };
+                    let shape = r.context.result_shape.clone();
+                    let run = async move {
+                        checked
+                            .await
+                            .map(|result| T::from_call_result(&result, shape.as_ref()))
+                    };
                     server
                         .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
                         .await
@@ -372,6 +396,49 @@ impl<S: Send + Sync + 'static> Server<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool's result is written with `resultType` (and `_meta` when the
+    /// shape has the server's identity) in one pass only when it has
+    /// neither of its own; else as it was (the engine completes it).
+    #[test]
+    fn a_call_result_is_shaped_only_without_its_own_meta_or_result_type() {
+        let text = |r: Reply| match r {
+            Reply::Raw(t) => t.get().to_owned(),
+            Reply::Object(o) => panic!("a tree: {o:?}"),
+        };
+        let info: std::sync::Arc<RawValue> = RawValue::from_string(r#"{"name":"s"}"#.into())
+            .unwrap()
+            .into();
+        let plain = CallToolResult::text("hi");
+        assert_eq!(
+            text(Reply::from_call_result(
+                &plain,
+                Some(&ResultShape::new(None))
+            )),
+            r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}]}"#
+        );
+        assert_eq!(
+            text(Reply::from_call_result(
+                &plain,
+                Some(&ResultShape::new(Some(info.clone())))
+            )),
+            r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"content":[{"type":"text","text":"hi"}]}"#
+        );
+        let mut with_meta = plain.clone();
+        with_meta.meta = Some(JsonObject::new());
+        let mut typed = plain.clone();
+        typed.result_type = Some(tessera_types::ResultType::Complete);
+        for (result, shape) in [
+            (&plain, None),
+            (&with_meta, Some(ResultShape::new(Some(info.clone())))),
+            (&typed, Some(ResultShape::new(None))),
+        ] {
+            assert_eq!(
+                Reply::from_call_result(result, shape.as_ref()),
+                Reply::from_result(result)
+            );
+        }
+    }
 
     /// A call's params as read: its name and its arguments' text.
     type Read = Result<(String, Option<String>), String>;
