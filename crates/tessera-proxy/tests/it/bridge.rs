@@ -161,14 +161,37 @@ async fn upstream(speaks: Speaks, stop: &CancellationToken) -> String {
 /// A proxy in front of the upstream at `up`, served until `stop`; returns it
 /// and its URL.
 async fn proxy_to(up: &str, options: UpstreamOptions, stop: &CancellationToken) -> (Proxy, String) {
+    proxy_of(UpstreamSpec::http(up, Default::default()), options, stop).await
+}
+
+/// A proxy in front of the upstream `spec`, served over HTTP until `stop`;
+/// returns it and its URL.
+pub(crate) async fn proxy_of(
+    spec: UpstreamSpec,
+    options: UpstreamOptions,
+    stop: &CancellationToken,
+) -> (Proxy, String) {
     let proxy = bounded(
         "the proxy connecting upstream",
-        Proxy::connect(UpstreamSpec::http(up, Default::default()), options),
+        Proxy::connect(spec, options),
     )
     .await
     .expect("the proxy connects");
     let url = serve(proxy.clone(), stop).await;
     (proxy, url)
+}
+
+/// A client of the proxy at `url` that speaks `version` and offers nothing.
+pub(crate) async fn plain_client(url: &str, version: ProtocolVersion, name: &str) -> Client {
+    let t = HttpClientTransport::new(url).expect("transport");
+    bounded(
+        "connecting to the proxy",
+        Client::builder(name, "1.0")
+            .protocol_version(version)
+            .connect_transport(t),
+    )
+    .await
+    .expect("connects to the proxy")
 }
 
 /// An upstream speaking `speaks`, a proxy in front of it, and the proxy's URL.

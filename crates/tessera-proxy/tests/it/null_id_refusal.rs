@@ -5,9 +5,7 @@
 
 use std::time::Duration;
 
-use tessera_client::Client;
-use tessera_http::HttpClientTransport;
-use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+use tessera_proxy::{UpstreamOptions, UpstreamSpec};
 use tessera_testkit::bounded;
 use tessera_types::ProtocolVersion;
 use tokio::io::AsyncBufReadExt;
@@ -81,23 +79,9 @@ async fn a_refusal_with_a_null_id_fails_the_call_at_once() {
         format!("http://127.0.0.1:{port}/mcp"),
         tessera_http::http::HeaderMap::new(),
     );
-    let proxy = bounded(
-        "the proxy connecting upstream",
-        Proxy::connect(spec, options),
-    )
-    .await
-    .expect("the proxy connects");
-    let url = crate::bridge::serve(proxy.clone(), &stop).await;
+    let (proxy, url) = crate::bridge::proxy_of(spec, options, &stop).await;
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
-        let t = HttpClientTransport::new(&url).expect("transport");
-        let c = bounded(
-            "connecting",
-            Client::builder("refusal-test", "1.0")
-                .protocol_version(version)
-                .connect_transport(t),
-        )
-        .await
-        .expect("connects to the proxy");
+        let c = crate::bridge::plain_client(&url, version, "refusal-test").await;
         let err = bounded(
             "the refused call",
             c.call_tool("say", serde_json::json!({})),

@@ -5,9 +5,7 @@
 
 use std::time::Duration;
 
-use tessera_client::Client;
-use tessera_http::HttpClientTransport;
-use tessera_proxy::{Proxy, UpstreamOptions, UpstreamSpec};
+use tessera_proxy::{UpstreamOptions, UpstreamSpec};
 use tessera_testkit::bounded;
 use tessera_types::ProtocolVersion;
 use tokio_util::sync::CancellationToken;
@@ -55,25 +53,16 @@ async fn upstream_answers_pass_as_written_and_broken_ones_become_errors() {
         request_timeout: Some(Duration::from_secs(1)),
         ..UpstreamOptions::default()
     };
-    let proxy = bounded(
-        "the proxy connecting upstream",
-        Proxy::connect(UpstreamSpec::stdio("python3", ["-c", UPSTREAM]), options),
+    let (proxy, url) = crate::bridge::proxy_of(
+        UpstreamSpec::stdio("python3", ["-c", UPSTREAM]),
+        options,
+        &stop,
     )
-    .await
-    .expect("the proxy connects");
-    let url = crate::bridge::serve(proxy.clone(), &stop).await;
+    .await;
     // A legacy client (its own upstream session, same era: passed as text)
     // and a 2026-07-28 one (a legacy upstream: read and completed).
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
-        let t = HttpClientTransport::new(&url).expect("transport");
-        let c = bounded(
-            "connecting",
-            Client::builder("raw-test", "1.0")
-                .protocol_version(version)
-                .connect_transport(t),
-        )
-        .await
-        .expect("connects to the proxy");
+        let c = crate::bridge::plain_client(&url, version, "raw-test").await;
         let ok = bounded("say", c.call_tool("say", serde_json::json!({})))
             .await
             .expect("a result");
