@@ -445,4 +445,47 @@ mod tests {
         assert_eq!(hub.topics(&old, None), ["mem://x"]);
         assert!(hub.topics(&new, Some([0; 32])).is_empty());
     }
+
+    #[tokio::test]
+    async fn a_topic_is_kept_while_its_upstream_holds_it_and_forgotten_after() {
+        let hub = Hub::default();
+        let naming = Naming::prefixed("a");
+        let topic = Topic {
+            caller: None,
+            naming: naming.clone(),
+            uri: "a+mem://x".into(),
+        };
+        // Counted, made upstream in its turn.
+        assert!(hub.subscribe(&topic));
+        let turn = hub.turn(&topic).await;
+        let gate = tokio::sync::OwnedMutexGuard::mutex(&turn).clone();
+        assert_eq!(hub.state(&topic, &gate), Some((1, false)));
+        hub.set_upstream(&topic, &gate, true);
+        drop(turn);
+        // Its last subscriber leaves: kept until the upstream is told.
+        assert!(hub.unsubscribe(&topic));
+        assert_eq!(hub.state(&topic, &gate), Some((0, true)));
+        assert!(!hub.is_subscribed(&topic));
+        drop(gate);
+        // A new connection holds nothing of it, and is not asked for it.
+        assert!(hub.topics(&naming, None).is_empty());
+        assert!(hub.subscribed.lock().unwrap().is_empty(), "forgotten");
+        // Counted again, then told the upstream no longer holds it.
+        assert!(hub.subscribe(&topic));
+        assert_eq!(hub.topics(&naming, None), ["mem://x"]);
+        assert!(hub.unsubscribe(&topic));
+        let turn = hub.turn(&topic).await;
+        let gate = tokio::sync::OwnedMutexGuard::mutex(&turn).clone();
+        assert_eq!(hub.state(&topic, &gate), Some((0, true)));
+        hub.set_upstream(&topic, &gate, false);
+        assert_eq!(
+            hub.state(&topic, &gate),
+            Some((0, false)),
+            "still waited on"
+        );
+        drop(gate);
+        hub.set_upstream(&topic, tokio::sync::OwnedMutexGuard::mutex(&turn), false);
+        assert!(hub.subscribed.lock().unwrap().is_empty(), "forgotten");
+        assert_eq!(hub.queued("a+mem://x"), 0);
+    }
 }
