@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use tessera_types::methods;
 
 use serde_json::Value;
@@ -71,6 +71,8 @@ struct Inner {
     /// Tells the watcher of the legacy sessions of one more
     /// ([`sessions::watch`]).
     watch: tokio::sync::mpsc::UnboundedSender<Peer>,
+    /// Itself, for the work it leaves to the background.
+    me: Weak<Inner>,
 }
 
 /// Several upstream servers behind one endpoint (a
@@ -207,7 +209,7 @@ impl Aggregator {
             tokio::spawn(supervise(m.clone(), hub.clone()));
         }
         let (watch, started) = tokio::sync::mpsc::unbounded_channel();
-        let inner = Arc::new(Inner {
+        let inner = Arc::new_cyclic(|me| Inner {
             members: RwLock::new(Arc::new(members)),
             options,
             policy: Default::default(),
@@ -217,6 +219,7 @@ impl Aggregator {
             config: RwLock::new((0, config)),
             stop,
             watch,
+            me: me.clone(),
         });
         tokio::spawn(sessions::watch(
             Arc::downgrade(&inner),
@@ -314,6 +317,34 @@ impl Aggregator {
     /// [`crate::CALLER_IDLE`]).
     pub fn caller_connections(&self, name: &str) -> usize {
         self.member(name).map_or(0, |m| m.caller_connections())
+    }
+
+    /// How many legacy sessions and `subscriptions/listen` streams hold a
+    /// subscription to the resource clients see as `uri` now (through any
+    /// caller's connection).
+    pub fn subscribers(&self, uri: &str) -> usize {
+        self.inner.hub.subscribers(uri)
+    }
+
+    /// Waits until [`Aggregator::subscribers`] of `uri` is `n` (counted as
+    /// soon as a subscription is asked for, before the upstream answers);
+    /// `false` if the aggregator was closed first.
+    pub async fn wait_subscribers(&self, uri: &str, n: usize) -> bool {
+        tokio::select! {
+            () = self.inner.hub.wait_subscribers(uri, n) => true,
+            () = self.inner.stop.cancelled() => false,
+        }
+    }
+
+    /// Waits until `n` requests about the subscription to `uri` (as
+    /// clients see it) wait for their turn: those about one resource reach
+    /// its upstream one after the other, each once the one before it was
+    /// answered. `false` if the aggregator was closed first.
+    pub async fn wait_queued(&self, uri: &str, n: usize) -> bool {
+        tokio::select! {
+            () = self.inner.hub.wait_queued(uri, n) => true,
+            () = self.inner.stop.cancelled() => false,
+        }
     }
 
     fn member(&self, name: &str) -> Option<Arc<Member>> {

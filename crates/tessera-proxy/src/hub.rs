@@ -10,10 +10,11 @@
 //! connection the update came on (the caller's own).
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tessera_runtime::Peer;
 use tessera_types::{JsonObject, RequestId, ResourceUpdatedNotificationParams, methods};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -64,6 +65,56 @@ pub(crate) struct Listener {
     pub end: CancellationToken,
 }
 
+/// The subscribers of one [`Topic`] here, and what its upstream was last
+/// made to hold.
+#[derive(Default)]
+struct Counted {
+    /// The sessions and listen streams that hold it.
+    count: usize,
+    /// Whether the upstream was last asked to hold it and did (on the
+    /// connection carrying it): when it may hold it without our knowing
+    /// (an unsubscribe it refused), this says no, so that the next
+    /// subscriber asks again rather than trust it.
+    upstream: bool,
+    /// Held across each exchange with the upstream about the topic, so
+    /// that they reach it one after the other, each deciding from the
+    /// count it finds ([`Gate`]).
+    gate: Gate,
+    /// How many exchanges wait for their turn.
+    queued: usize,
+}
+
+/// One exchange counted as waiting for its turn ([`Hub::turn`]), until
+/// it has it or is given up.
+struct Queued<'a> {
+    hub: &'a Hub,
+    topic: &'a Topic,
+    gate: &'a Gate,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        {
+            let mut s = self
+                .hub
+                .subscribed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(c) = s
+                .get_mut(self.topic)
+                .filter(|c| Arc::ptr_eq(&c.gate, self.gate))
+            {
+                c.queued -= 1;
+            }
+        }
+        self.hub.counted.send_modify(|n| *n += 1);
+    }
+}
+
+/// The lock that orders a topic's `resources/subscribe` and
+/// `resources/unsubscribe` (or listen streams) to its upstream.
+pub(crate) type Gate = Arc<tokio::sync::Mutex<()>>;
+
 /// Who hears about changes: legacy sessions and listen streams.
 #[derive(Default)]
 pub(crate) struct Hub {
@@ -73,7 +124,10 @@ pub(crate) struct Hub {
     pub sessions: Mutex<Vec<(Peer, BTreeSet<Topic>)>>,
     pub listeners: Mutex<Vec<Listener>>,
     /// Upstream resource subscriptions, counted by topic.
-    subscribed: Mutex<HashMap<Topic, usize>>,
+    subscribed: Mutex<HashMap<Topic, Counted>>,
+    /// Bumped whenever a topic's count of subscribers changes
+    /// ([`Hub::wait_subscribers`]).
+    counted: watch::Sender<u64>,
     /// The list changes of per-caller connections lately passed on.
     echoes: Echoes,
     /// Counts the changes of what new sessions are told in their handshake
@@ -188,6 +242,7 @@ impl Hub {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|t, _| !gone(t));
+        self.counted.send_modify(|n| *n += 1);
         let mut ended = 0;
         let mut s = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
         for (peer, subs) in s.iter_mut() {
@@ -216,38 +271,116 @@ impl Hub {
 
     /// Counts one more subscriber of `topic`; `true` for the first.
     pub(crate) fn subscribe(&self, topic: &Topic) -> bool {
-        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        let n = s.entry(topic.clone()).or_insert(0);
-        *n += 1;
-        *n == 1
+        let first = {
+            let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+            let c = s.entry(topic.clone()).or_default();
+            c.count += 1;
+            c.count == 1
+        };
+        self.counted.send_modify(|n| *n += 1);
+        first
     }
 
     /// Counts one subscriber of `topic` less; `true` for the last.
     pub(crate) fn unsubscribe(&self, topic: &Topic) -> bool {
-        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
-        match s.get_mut(topic) {
-            Some(n) if *n > 1 => {
-                *n -= 1;
-                false
-            }
-            Some(_) => {
+        let last = {
+            let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(c) = s.get_mut(topic).filter(|c| c.count > 0) else {
+                return false;
+            };
+            c.count -= 1;
+            let last = c.count == 0;
+            if last && !c.upstream && Arc::strong_count(&c.gate) == 1 {
                 s.remove(topic);
-                true
             }
-            None => false,
+            last
+        };
+        self.counted.send_modify(|n| *n += 1);
+        last
+    }
+
+    /// Waits for the turn of an exchange with the upstream about `topic`
+    /// (after those before it), and holds it until the guard is dropped;
+    /// the guard's mutex is the topic's [`Gate`] (kept, with the topic,
+    /// until it has no subscriber, nothing upstream and no exchange under
+    /// way or waiting).
+    pub(crate) async fn turn(&self, topic: &Topic) -> tokio::sync::OwnedMutexGuard<()> {
+        let gate = {
+            let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+            let c = s.entry(topic.clone()).or_default();
+            c.queued += 1;
+            c.gate.clone()
+        };
+        self.counted.send_modify(|n| *n += 1);
+        let queued = Queued {
+            hub: self,
+            topic,
+            gate: &gate,
+        };
+        let turn = gate.clone().lock_owned().await;
+        drop(queued);
+        turn
+    }
+
+    /// How many exchanges with upstreams about the subscription to `uri`
+    /// (as clients see it) wait for their turn.
+    pub(crate) fn queued(&self, uri: &str) -> usize {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(t, _)| t.uri == uri)
+            .map(|(_, c)| c.queued)
+            .sum()
+    }
+
+    /// Waits until [`Hub::queued`] of `uri` is `n`.
+    pub(crate) async fn wait_queued(&self, uri: &str, n: usize) {
+        let mut rx = self.counted.subscribe();
+        let _ = rx.wait_for(|_| self.queued(uri) == n).await;
+    }
+
+    /// How many subscribers `topic` has, and whether its upstream holds
+    /// it, if `gate` is still its lock (`None`: the topic was ended since,
+    /// by a reload that no longer serves its names).
+    pub(crate) fn state(&self, topic: &Topic, gate: &Gate) -> Option<(usize, bool)> {
+        let s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        s.get(topic)
+            .filter(|c| Arc::ptr_eq(&c.gate, gate))
+            .map(|c| (c.count, c.upstream))
+    }
+
+    /// Records whether the upstream holds `topic` now (asked under
+    /// `gate`, which must still be its lock); the topic is forgotten when
+    /// nothing holds it any more and nobody else waits on `gate` (the
+    /// caller holds one clone of it).
+    pub(crate) fn set_upstream(&self, topic: &Topic, gate: &Gate, upstream: bool) {
+        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(c) = s.get_mut(topic).filter(|c| Arc::ptr_eq(&c.gate, gate)) else {
+            return;
+        };
+        c.upstream = upstream;
+        // This map's and the caller's.
+        if c.count == 0 && !upstream && Arc::strong_count(&c.gate) <= 2 {
+            s.remove(topic);
         }
     }
 
     /// The URIs (the upstream's own) of the resources of the upstream
-    /// named by `naming` subscribed to on the connection of `caller`
-    /// (`None`: the pooled one).
+    /// named by `naming` to be subscribed to on a new connection of
+    /// `caller` (`None`: the pooled one): those with a subscriber. The new
+    /// connection holds nothing else, and is taken to hold those.
     pub(crate) fn topics(&self, naming: &Naming, caller: Option<[u8; 32]>) -> Vec<String> {
-        self.subscribed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .filter(|t| t.caller == caller && t.naming == *naming)
-            .filter_map(|t| naming.own_uri(&t.uri).map(str::to_owned))
+        let mut s = self.subscribed.lock().unwrap_or_else(|e| e.into_inner());
+        s.retain(|t, c| {
+            if t.caller == caller && t.naming == *naming {
+                c.upstream = c.count > 0;
+            }
+            c.count > 0 || c.upstream || Arc::strong_count(&c.gate) > 1
+        });
+        s.iter()
+            .filter(|(t, c)| t.caller == caller && t.naming == *naming && c.count > 0)
+            .filter_map(|(t, _)| naming.own_uri(&t.uri).map(str::to_owned))
             .collect()
     }
 
@@ -256,17 +389,37 @@ impl Hub {
         self.subscribed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains_key(topic)
+            .get(topic)
+            .is_some_and(|c| c.count > 0)
     }
 
-    /// Whether the caller `key` holds a resource subscription (its
-    /// connection carries it, so it must stay open).
+    /// How many sessions and streams hold a subscription to `uri` (as
+    /// clients see it), on any connection.
+    pub(crate) fn subscribers(&self, uri: &str) -> usize {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(t, _)| t.uri == uri)
+            .map(|(_, c)| c.count)
+            .sum()
+    }
+
+    /// Waits until [`Hub::subscribers`] of `uri` is `n`.
+    pub(crate) async fn wait_subscribers(&self, uri: &str, n: usize) {
+        let mut rx = self.counted.subscribe();
+        // The sender lives as long as `self`: never closed while waited on.
+        let _ = rx.wait_for(|_| self.subscribers(uri) == n).await;
+    }
+
+    /// Whether the caller `key` holds a resource subscription, or its
+    /// upstream may (its connection carries it, so it must stay open).
     pub(crate) fn holds(&self, key: &[u8; 32]) -> bool {
         self.subscribed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .any(|t| t.caller.as_ref() == Some(key))
+            .iter()
+            .any(|(t, c)| t.caller.as_ref() == Some(key) && (c.count > 0 || c.upstream))
     }
 }
 
@@ -291,5 +444,48 @@ mod tests {
         assert_eq!(hub.topics(&new, None), ["mem://y"]);
         assert_eq!(hub.topics(&old, None), ["mem://x"]);
         assert!(hub.topics(&new, Some([0; 32])).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_topic_is_kept_while_its_upstream_holds_it_and_forgotten_after() {
+        let hub = Hub::default();
+        let naming = Naming::prefixed("a");
+        let topic = Topic {
+            caller: None,
+            naming: naming.clone(),
+            uri: "a+mem://x".into(),
+        };
+        // Counted, made upstream in its turn.
+        assert!(hub.subscribe(&topic));
+        let turn = hub.turn(&topic).await;
+        let gate = tokio::sync::OwnedMutexGuard::mutex(&turn).clone();
+        assert_eq!(hub.state(&topic, &gate), Some((1, false)));
+        hub.set_upstream(&topic, &gate, true);
+        drop(turn);
+        // Its last subscriber leaves: kept until the upstream is told.
+        assert!(hub.unsubscribe(&topic));
+        assert_eq!(hub.state(&topic, &gate), Some((0, true)));
+        assert!(!hub.is_subscribed(&topic));
+        drop(gate);
+        // A new connection holds nothing of it, and is not asked for it.
+        assert!(hub.topics(&naming, None).is_empty());
+        assert!(hub.subscribed.lock().unwrap().is_empty(), "forgotten");
+        // Counted again, then told the upstream no longer holds it.
+        assert!(hub.subscribe(&topic));
+        assert_eq!(hub.topics(&naming, None), ["mem://x"]);
+        assert!(hub.unsubscribe(&topic));
+        let turn = hub.turn(&topic).await;
+        let gate = tokio::sync::OwnedMutexGuard::mutex(&turn).clone();
+        assert_eq!(hub.state(&topic, &gate), Some((0, true)));
+        hub.set_upstream(&topic, &gate, false);
+        assert_eq!(
+            hub.state(&topic, &gate),
+            Some((0, false)),
+            "still waited on"
+        );
+        drop(gate);
+        hub.set_upstream(&topic, tokio::sync::OwnedMutexGuard::mutex(&turn), false);
+        assert!(hub.subscribed.lock().unwrap().is_empty(), "forgotten");
+        assert_eq!(hub.queued("a+mem://x"), 0);
     }
 }

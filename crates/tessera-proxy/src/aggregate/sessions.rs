@@ -57,10 +57,8 @@ impl Inner {
     /// are counted out, and those nobody holds now are ended upstream.
     fn session_ended(&self, peer: &Peer) {
         for t in self.hub.session_ended(peer) {
-            if let Some((m, rest)) = self.by_topic(&t) {
-                tracing::debug!(upstream = %m.entry.name, uri = %t.uri, "a session ended: its subscription ends upstream");
-                m.unsubscribe(t.caller, rest);
-            }
+            tracing::debug!(uri = %t.uri, "a session ended: its subscription ends upstream");
+            self.release(t);
         }
     }
 }

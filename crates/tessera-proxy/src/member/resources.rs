@@ -189,26 +189,26 @@ impl Member {
     }
 
     /// Ends the subscription to `uri` (the upstream's own) of `caller`
-    /// (`None`: the pooled connection's) in the background, if its
-    /// connection is still open (a closed one took its subscriptions with
-    /// it).
-    pub fn unsubscribe(&self, caller: Option<[u8; 32]>, uri: &str) {
+    /// (`None`: the pooled connection's), if its connection is still open
+    /// (a closed one took its subscriptions with it); the error says why
+    /// the upstream refused.
+    pub async fn end_subscription(
+        &self,
+        caller: Option<[u8; 32]>,
+        uri: &str,
+    ) -> Result<(), String> {
         if self.streams.stop(&(caller, uri.to_owned())) {
-            return;
+            return Ok(());
         }
         let up = match (caller, &self.callers) {
             (Some(key), Some(callers)) => callers.open(&key),
             _ => self.current(),
         };
-        let Some(up) = up else {
-            return;
-        };
-        if up.era() != Era::Legacy {
-            return;
+        match up {
+            Some(up) if up.era() == Era::Legacy => {
+                ask_about_resource(&up.peer, methods::RESOURCES_UNSUBSCRIBE, uri).await
+            }
+            _ => Ok(()),
         }
-        let uri = uri.to_owned();
-        tokio::spawn(async move {
-            let _ = ask_about_resource(&up.peer, methods::RESOURCES_UNSUBSCRIBE, &uri).await;
-        });
     }
 }

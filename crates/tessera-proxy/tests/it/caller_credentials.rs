@@ -23,6 +23,10 @@ use tokio_util::sync::CancellationToken;
 use tower::Layer;
 
 const SECRET: &str = "gateway-exchange-secret-0123456789";
+
+/// What the rig's upstream tells its clients.
+pub(crate) const RECORDER_INSTRUCTIONS: &str =
+    "Call whoami to see the claims the upstream verified.";
 const EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 
 /// Records the `Authorization` header of every request before passing it on.
@@ -175,6 +179,7 @@ impl Rig {
         let server = Server::builder()
             .middleware(|s| s.layer(Tap::once_done(handled_tx)))
             .name_version("recorder", "1.0.0")
+            .instructions(RECORDER_INSTRUCTIONS)
             .tool(
                 tool("whoami")
                     .description("The caller's verified claims")

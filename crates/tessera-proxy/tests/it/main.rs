@@ -11,4 +11,5 @@ mod null_id_refusal;
 mod raw;
 mod reload_subscriptions;
 mod session_end;
+mod subscription_order;
 mod unprefixed;

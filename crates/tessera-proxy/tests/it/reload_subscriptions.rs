@@ -9,6 +9,7 @@ use tessera_client::{Client, ClientEvent, ListenEnd};
 use tessera_http::HttpClientTransport;
 use tessera_proto::EngineConfig;
 use tessera_proxy::{Aggregator, UpstreamConfig, UpstreamOptions, UpstreamSpec};
+use tessera_runtime::middleware::McpLayer;
 use tessera_server::{Server, resource};
 use tessera_testkit::bounded;
 use tessera_testkit::layers::{Seen, Tap};
@@ -25,10 +26,18 @@ pub(crate) async fn serve(
     stop: &CancellationToken,
     seen: mpsc::UnboundedSender<Seen>,
 ) -> (String, Server) {
+    serve_layered(stop, Tap::on_arrival(seen)).await
+}
+
+/// [`serve`], with `layer` over the server's handlers instead of the tap.
+pub(crate) async fn serve_layered(
+    stop: &CancellationToken,
+    layer: impl McpLayer,
+) -> (String, Server) {
     let server = Server::builder()
         .name_version("docs", "1.0.0")
         .resource(resource("mem://doc", "doc").handler(|| async { "a doc" }))
-        .middleware(|s| s.layer(Tap::on_arrival(seen)))
+        .middleware(|s| s.layer(layer))
         .build()
         .expect("builds");
     let legacy: Vec<ProtocolVersion> = ProtocolVersion::ALL

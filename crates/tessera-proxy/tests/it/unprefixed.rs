@@ -19,7 +19,7 @@ use tessera_testkit::bounded;
 use tessera_types::{ProtocolVersion, SubscriptionFilter};
 use tokio_util::sync::CancellationToken;
 
-use crate::caller_credentials::{Rig, Speaks, exchange_auth};
+use crate::caller_credentials::{RECORDER_INSTRUCTIONS, Rig, Speaks, exchange_auth};
 
 async fn hi() -> &'static str {
     "hi"
@@ -402,4 +402,52 @@ async fn the_only_unprefixed_upstreams_instructions_are_passed_on() {
     }
     agg.close();
     stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_per_caller_unprefixed_upstreams_instructions_are_passed_on_once_learned() {
+    // Token exchange, one connection per caller, no prefixes: the
+    // upstream's instructions are learned from a caller's own connection.
+    let auth = exchange_auth(None);
+    let rig = Rig::start_entry(
+        Speaks::All,
+        move |up, te| json!({"url": up, "auth": auth(up, te), "prefix": false}),
+    )
+    .await;
+    let token = rig.token("alice", &[]);
+    // No caller has reached it yet: the proxy says whom it fronts.
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let c = rig.client_speaking(&token, Some(version)).await;
+        let said = c.instructions().unwrap_or_default();
+        assert!(
+            said.starts_with("This endpoint fronts the MCP server up;"),
+            "{version}: {said:?}"
+        );
+        c.close().await;
+    }
+    assert_eq!(rig.aggregator.caller_connections("up"), 0);
+    // Alice's use connects her own connection, whose handshake carries
+    // the upstream's instructions: sessions begun since are told them as
+    // they are (its names are the ones clients see), in `initialize` and
+    // in `server/discover`.
+    let alice = rig
+        .client_speaking(&token, Some(ProtocolVersion::V2025_11_25))
+        .await;
+    bounded("whoami", alice.call_tool("whoami", json!({})))
+        .await
+        .expect("called by its own name");
+    assert_eq!(rig.aggregator.caller_connections("up"), 1);
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let c = rig
+            .client_speaking(&rig.token("bob", &[]), Some(version))
+            .await;
+        assert_eq!(
+            c.instructions().as_deref(),
+            Some(RECORDER_INSTRUCTIONS),
+            "{version}"
+        );
+        c.close().await;
+    }
+    alice.close().await;
+    rig.close();
 }
