@@ -606,6 +606,9 @@ async fn answer(
                 None,
             ))))
         }
+        // The stream was written whole (its request answered at once):
+        // one body, like a JSON answer's.
+        Ok(FirstReply::SseDone(b)) => Ok(Answer::Sse(reply::sse(McpBody::full(b)))),
         Ok(FirstReply::Sse(rx)) => {
             let c = &shared.config;
             let body = McpBody::sse(
