@@ -180,7 +180,6 @@ fn start(
             id_header: http::HeaderValue::from_str(&id).ok(),
             id: id.clone(),
             kind,
-            commands,
             peer,
             ended: ended.clone(),
             last_activity: Mutex::new(Instant::now()),
@@ -193,6 +192,8 @@ fn start(
             stored_at: AtomicU64::new(0),
             end: AtomicU8::new(EndReason::Local as u8),
             store_error: std::sync::OnceLock::new(),
+            stream_handle: handle::stream_handle(&commands),
+            commands,
         })
     })?;
     let Some((core, commands_rx)) = parts else {
