@@ -112,6 +112,44 @@ impl<'a> SseEvent<'a> {
     }
 }
 
+/// Appends to `out` one event with `id` whose data is what `write` appends
+/// (one JSON message), and returns the whole of `out` with the data alone
+/// (a slice of it, or its own copy when the data has line breaks). Writes
+/// what [`SseEvent::encode_into`] writes for that data, without the data's
+/// own buffer and copy. A failing `write` leaves the data empty.
+pub(crate) fn encode_message<E>(
+    mut out: Vec<u8>,
+    id: Option<&str>,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> (Bytes, Bytes) {
+    let head = out.len();
+    if let Some(id) = id {
+        out.extend_from_slice(b"id: ");
+        push_single_line(&mut out, id);
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"data: ");
+    let start = out.len();
+    if write(&mut out).is_err() {
+        out.truncate(start);
+    }
+    let end = out.len();
+    if memchr::memchr2(b'\n', b'\r', &out[start..end]).is_none() {
+        out.extend_from_slice(b"\n\n");
+        let body = Bytes::from(out);
+        let data = body.slice(start..end);
+        return (body, data);
+    }
+    // A message written with line breaks (raw JSON passed through): one
+    // `data:` line per line, as the general encoder writes it.
+    let data = Bytes::from(out.split_off(start));
+    out.truncate(head);
+    let mut event = SseEvent::data(&data);
+    event.id = id;
+    event.encode_into(&mut out);
+    (Bytes::from(out), data)
+}
+
 /// A comment line (`: text`), which clients ignore; used as a keep-alive.
 pub fn comment(text: &str) -> Bytes {
     let mut out = Vec::with_capacity(text.len() + 4);
@@ -282,6 +320,31 @@ impl SseDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn message_encoded_in_place_as_the_general_encoder_writes_it() {
+        let datas: [&[u8]; 6] = [b"{\"a\":1}", b"", b"a\nb", b"a\r\nb\r", b"a\rb", b"\n"];
+        for data in datas {
+            for id in [None, Some("3-1")] {
+                let mut expected = b"id: 3-0\ndata: \n\n".to_vec();
+                let prefix = expected.len();
+                let mut event = SseEvent::data(data);
+                event.id = id;
+                event.encode_into(&mut expected);
+                let (body, stored) = encode_message(expected[..prefix].to_vec(), id, |out| {
+                    out.extend_from_slice(data);
+                    Ok::<(), ()>(())
+                });
+                assert_eq!(body, expected, "{data:?} {id:?}");
+                assert_eq!(stored, data, "{data:?}");
+            }
+        }
+        let (body, stored) = encode_message(Vec::new(), None, |out| {
+            out.extend_from_slice(b"{\"half");
+            Err(())
+        });
+        assert_eq!((&body[..], &stored[..]), (&b"data: \n\n"[..], &b""[..]));
+    }
 
     #[test]
     fn encodes_fields_and_multiline_data() {

@@ -105,10 +105,14 @@ fn zero_quality(param: &str) -> bool {
     }
 }
 
-/// Whether the `Content-Type` is JSON.
+/// Whether the `Content-Type` is JSON. The value clients send nearly
+/// always is recognised as it is, before any parsing.
 pub(crate) fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(http::header::CONTENT_TYPE)
+    let value = headers.get(http::header::CONTENT_TYPE);
+    if value.is_some_and(|v| v.as_bytes() == b"application/json") {
+        return true;
+    }
+    value
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
@@ -606,6 +610,9 @@ async fn answer(
                 None,
             ))))
         }
+        // The stream was written whole (its request answered at once):
+        // one body, like a JSON answer's.
+        Ok(FirstReply::SseDone(b)) => Ok(Answer::Sse(reply::sse(McpBody::full(b)))),
         Ok(FirstReply::Sse(rx)) => {
             let c = &shared.config;
             let body = McpBody::sse(
@@ -852,5 +859,20 @@ mod tests {
         assert!(accepts(&h("text/event-stream;q=0.5"), "text/event-stream"));
         assert!(accepts(&h("text/event-stream;q=0."), "text/event-stream"));
         assert!(!accepts(&h("textx/*"), "text/event-stream"));
+    }
+
+    #[test]
+    fn json_content_types() {
+        let ct = |v: &str| {
+            let mut m = HeaderMap::new();
+            m.insert(http::header::CONTENT_TYPE, v.parse().unwrap());
+            is_json(&m)
+        };
+        assert!(ct("application/json"));
+        assert!(ct("Application/JSON; charset=utf-8"));
+        assert!(ct(" application/json "));
+        assert!(!ct("application/json-seq"));
+        assert!(!ct("text/plain"));
+        assert!(!is_json(&HeaderMap::new()));
     }
 }

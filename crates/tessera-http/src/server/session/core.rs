@@ -60,8 +60,3 @@ impl<S: Service> SessionCore for Connection<S> {
         Connection::is_closed(self)
     }
 }
-
-/// One step of a boxed core, as a future.
-pub(crate) fn work(core: &mut Box<dyn SessionCore>) -> impl Future<Output = ()> + Send + '_ {
-    std::future::poll_fn(move |cx| core.poll_work(cx))
-}

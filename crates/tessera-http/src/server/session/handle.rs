@@ -70,6 +70,9 @@ pub(crate) struct SessionHandle {
     pub(super) end: AtomicU8,
     /// Why the state of the handshake could not be stored (it then fails).
     pub(super) store_error: std::sync::OnceLock<Box<StoreError>>,
+    /// What every request's handler gets to close its SSE connection (made
+    /// once per session, see [`stream_handle`]).
+    pub(super) stream_handle: StreamHandle,
 }
 
 /// Counts an open response stream of a session while it is alive.
@@ -249,7 +252,7 @@ impl SessionHandle {
         }
         let (first, first_rx) = oneshot::channel();
         let mut extensions = extensions;
-        extensions.insert(self.stream_handle());
+        extensions.insert(self.stream_handle.clone());
         self.commands
             .send(Command::Submit(Box::new(Submit {
                 ids,
@@ -261,18 +264,6 @@ impl SessionHandle {
             })))
             .ok()?;
         Some(first_rx)
-    }
-
-    /// What a handler's [`StreamControl`](tessera_runtime::StreamControl)
-    /// uses to close its request's SSE connection: a command to this
-    /// session's task (it does not keep the session alive).
-    fn stream_handle(&self) -> StreamHandle {
-        let commands = self.commands.downgrade();
-        StreamHandle::new(move |id, retry| {
-            commands
-                .upgrade()
-                .is_some_and(|c| c.send(Command::CloseStream(id.clone(), retry)).is_ok())
-        })
     }
 
     /// Opens the standalone stream, or resumes a stream after `last`.
@@ -383,4 +374,16 @@ pub(super) fn frame(inbound: Inbound, extensions: Extensions) -> Incoming {
             extensions,
         }
     }
+}
+
+/// What a handler's [`StreamControl`](tessera_runtime::StreamControl) uses
+/// to close its request's SSE connection: a command to the session's task
+/// on `commands` (it does not keep the session alive).
+pub(super) fn stream_handle(commands: &mpsc::UnboundedSender<Command>) -> StreamHandle {
+    let commands = commands.downgrade();
+    StreamHandle::new(move |id, retry| {
+        commands
+            .upgrade()
+            .is_some_and(|c| c.send(Command::CloseStream(id.clone(), retry)).is_ok())
+    })
 }

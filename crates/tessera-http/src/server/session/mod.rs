@@ -26,6 +26,7 @@ mod handle;
 mod link;
 mod resume;
 mod unstored;
+mod whole;
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, Weak};
@@ -66,6 +67,9 @@ pub(crate) enum FirstReply {
     Json(Bytes),
     /// An SSE stream.
     Sse(mpsc::Receiver<Bytes>),
+    /// A whole SSE stream, already ended: the request's first message was
+    /// its response (see [`whole`]).
+    SseDone(Bytes),
     /// The client cancelled the request: it gets no response.
     Cancelled,
     /// The request was refused before it reached the engine.
@@ -176,7 +180,6 @@ fn start(
             id_header: http::HeaderValue::from_str(&id).ok(),
             id: id.clone(),
             kind,
-            commands,
             peer,
             ended: ended.clone(),
             last_activity: Mutex::new(Instant::now()),
@@ -189,6 +192,8 @@ fn start(
             stored_at: AtomicU64::new(0),
             end: AtomicU8::new(EndReason::Local as u8),
             store_error: std::sync::OnceLock::new(),
+            stream_handle: handle::stream_handle(&commands),
+            commands,
         })
     })?;
     let Some((core, commands_rx)) = parts else {
@@ -242,6 +247,7 @@ fn start(
         relay_ends: Vec::new(),
         relay_waits: Vec::new(),
         unstored: unstored::Pending::default(),
+        unstarted: whole::Unstarted::default(),
     };
     tokio::spawn(router.run());
     Ok(handle)
@@ -330,6 +336,8 @@ struct Router {
     relay_waits: Vec<(u64, Instant)>,
     /// Events written before the event store kept them (see [`unstored`]).
     unstored: unstored::Pending,
+    /// SSE requests whose stream has not started (see [`whole`]).
+    unstarted: whole::Unstarted,
 }
 
 impl Router {
@@ -363,6 +371,9 @@ impl Router {
                     break 'serve;
                 }
             }
+            if !self.unstarted.is_empty() {
+                self.start_waiting();
+            }
             if self.core.is_closed() {
                 break;
             }
@@ -392,7 +403,7 @@ impl Router {
                     None => break,
                 },
                 // The handlers run as futures of this task.
-                () = self::core::work(&mut self.core) => {}
+                () = whole::counted_work(&mut self.core, &mut self.unstarted) => {}
                 () = self.unstored.next(), if !self.unstored.is_empty() => {}
                 note = link::next_note(&mut self.link) => Box::pin(self.on_note(note)).await,
                 _ = sleep_until(self.handshake_deadline), if self.handshake_deadline.is_some() => {
@@ -418,6 +429,9 @@ impl Router {
                         break;
                     }
                 }
+                // Requests waiting for the core's step got it (above): their
+                // streams start on the next turn unless they were answered.
+                () = std::future::ready(()), if !self.unstarted.is_empty() => {}
             }
         }
         drop(legacy_sink);
@@ -569,7 +583,8 @@ impl Router {
                     }
                 }
                 if mode == ResponseMode::Sse {
-                    self.start_stream(key);
+                    // Started after the core's next step, or answered whole.
+                    self.unstarted.push(key);
                 }
             }
             Command::Forward(frame, held) => {
@@ -703,6 +718,10 @@ impl Router {
                 (key, key.is_some())
             }
         };
+        if let Some(key) = key.filter(|k| is_final && self.unstarted_sse(*k)) {
+            self.answer_whole(key, &t.message).await;
+            return;
+        }
         let bytes = Bytes::from(t.message.to_bytes());
         let Some(key) = key else {
             let response = match &t.message {
