@@ -168,11 +168,31 @@ enum ServeCommand {
     Serve(serve::ServeArgs),
 }
 
+/// `tessera serve --stdio`, exactly that, with none of `serve`'s
+/// environment variables set (`env_set` says whether one is): the options
+/// clap would parse, without building its parser (see
+/// [`serve::ServeArgs::plain_stdio`]). `None` for any other command line.
+fn plain_stdio(args: &[std::ffi::OsString], env_set: impl Fn(&str) -> bool) -> Option<Cli> {
+    let [_, verb, flag] = args else {
+        return None;
+    };
+    if verb != "serve" || flag != "--stdio" || serve::ENV.iter().any(|v| env_set(v)) {
+        return None;
+    }
+    Some(Cli {
+        command: Command::Serve(serve::ServeArgs::plain_stdio()),
+    })
+}
+
 fn parse() -> Result<Cli, ExitCode> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(cli) = plain_stdio(&args, |v| std::env::var_os(v).is_some()) {
+        return Ok(cli);
+    }
     let serving = std::env::args_os().nth(1).is_some_and(|a| a == "serve");
     let cmd = if serving { serve_command() } else { command() };
     let parsed = cmd
-        .try_get_matches()
+        .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m));
     match parsed {
         Ok(c) => Ok(c),
@@ -287,6 +307,59 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`plain_stdio`] gives what clap parses from `tessera serve --stdio`
+    /// (its environment variables left out of clap's command so that the
+    /// test's environment does not matter), and applies to nothing else.
+    #[test]
+    fn plain_stdio_is_what_clap_parses() {
+        let mut cmd = serve_command();
+        let mut env: Vec<String> = Vec::new();
+        cmd = cmd.mut_subcommand("serve", |mut s| {
+            s.build();
+            let ids: Vec<String> = s
+                .get_arguments()
+                .filter(|a| a.get_env().is_some())
+                .map(|a| {
+                    env.push(a.get_env().unwrap_or_default().to_string_lossy().into());
+                    a.get_id().to_string()
+                })
+                .collect();
+            for id in ids {
+                s = s.mut_arg(id, |a| a.env(None));
+            }
+            s
+        });
+        env.sort();
+        let mut listed: Vec<String> = serve::ENV.iter().map(|v| (*v).to_owned()).collect();
+        listed.sort();
+        assert_eq!(env, listed, "serve::ENV names every `env` of `serve`");
+        let argv = ["tessera", "serve", "--stdio"];
+        let clap = cmd
+            .try_get_matches_from(argv)
+            .and_then(|m| Cli::from_arg_matches(&m))
+            .expect("clap parses `serve --stdio`");
+        let args: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+        let fast = plain_stdio(&args, |_| false).expect("plain `serve --stdio`");
+        assert_eq!(format!("{fast:?}"), format!("{clap:?}"));
+        let os = |a: &[&str]| {
+            a.iter()
+                .map(Into::into)
+                .collect::<Vec<std::ffi::OsString>>()
+        };
+        assert!(plain_stdio(&args, |v| v == "TESSERA_REDIS_URL").is_none());
+        assert!(plain_stdio(&args, |v| v == "TESSERA_AUTH_CLIENT_SECRET").is_none());
+        for other in [
+            &["tessera", "serve"][..],
+            &["tessera", "serve", "--stdio", "--skills", "d"],
+            &["tessera", "serve", "--http", "127.0.0.1:0"],
+            &["tessera", "serve", "--stdio=true"],
+            &["tessera", "list", "--stdio"],
+            &["tessera", "--stdio", "serve"],
+        ] {
+            assert!(plain_stdio(&os(other), |_| false).is_none(), "{other:?}");
+        }
+    }
 
     /// `tessera serve ...` is parsed against [`serve_command`]: its help and
     /// its errors are the full command line's, and what it parses is the same.
