@@ -9,8 +9,6 @@
 //! The two ways give the same params; this one keeps the whitespace around
 //! `_meta` as written, and writes no text that serde_json reads again.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::{EditedHead, META, MetaEdit, NotObject};
@@ -65,11 +63,11 @@ pub(super) fn splice(text: &str, edit: &MetaEdit<'_>) -> Option<Spliced> {
     if !replaced {
         meta.retain(|(k, _)| !edit.remove.contains(k));
         for (k, v) in edit.set_if_object {
-            put(&mut meta, k, v);
+            put(&mut meta, k, v.as_ref());
         }
     }
     for (k, v) in edit.set {
-        put(&mut meta, k, v);
+        put(&mut meta, k, v.as_ref());
     }
     for (k, v) in edit.fill {
         if !meta.iter().any(|(key, _)| key == k) {
@@ -115,7 +113,7 @@ pub(super) fn splice(text: &str, edit: &MetaEdit<'_>) -> Option<Spliced> {
 }
 
 /// Sets `k` to `v`, in the place of a member of that key when there is one.
-fn put<'a>(meta: &mut Vec<(&'a str, Out<'a>)>, k: &'a str, v: &'a Cow<'a, Value>) {
+fn put<'a>(meta: &mut Vec<(&'a str, Out<'a>)>, k: &'a str, v: &'a Value) {
     match meta.iter_mut().find(|(key, _)| *key == k) {
         Some(slot) => slot.1 = Out::Value(v),
         None => meta.push((k, Out::Value(v))),
