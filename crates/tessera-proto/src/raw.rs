@@ -126,6 +126,11 @@ impl RawResult {
         serde_json::from_str(self.text.get())
     }
 
+    /// The JSON text as a [`RawValue`], borrowed.
+    pub fn as_raw(&self) -> &RawValue {
+        &self.text
+    }
+
     /// The JSON text as a [`RawValue`].
     pub fn into_raw(self) -> Box<RawValue> {
         self.text
@@ -395,6 +400,9 @@ pub(crate) fn shape_modern<I: Serialize + ?Sized>(
     server_info: Option<&I>,
 ) -> Result<RawResult, RawResult> {
     let text = result.get();
+    if already_shaped(text, server_info.is_some()) == Some(true) {
+        return Ok(result);
+    }
     let Ok(Members(members)) = serde_json::from_str::<Members<'_>>(text) else {
         return Err(result);
     };
@@ -440,6 +448,34 @@ pub(crate) fn shape_modern<I: Serialize + ?Sized>(
         Some(shaped) => Ok(shaped),
         None => Err(result),
     }
+}
+
+/// Whether a result's text already has what [`shape_modern`] adds (a
+/// `resultType`, and a `_meta` with the server's identity when `info`),
+/// told by locating its members ([`tessera_types::json_scan`]) without
+/// reading them: what an upstream 2026-07-28 server's answer passed on by
+/// a proxy usually has. `None` when the scanner declines the text (keys
+/// given twice or escaped): [`shape_modern`] reads it and decides.
+fn already_shaped(text: &str, info: bool) -> Option<bool> {
+    use tessera_types::json_scan::Object;
+    let top = Object::scan(text)?;
+    if top.has_odd_keys() {
+        return None;
+    }
+    if top.find("resultType").is_none() {
+        return Some(false);
+    }
+    if !info {
+        return Some(true);
+    }
+    let Some(meta) = top.find("_meta") else {
+        return Some(false);
+    };
+    let meta = Object::scan(text.get(meta.value.0..meta.value.1)?)?;
+    if meta.has_odd_keys() {
+        return None;
+    }
+    Some(meta.find("io.modelcontextprotocol/serverInfo").is_some())
 }
 
 #[cfg(test)]
@@ -569,6 +605,29 @@ mod tests {
             assert_eq!(shaped(s, true), Err(s.to_owned()), "{s}");
         }
         assert!(RawResult::new(RawValue::from_string("[1]".into()).unwrap()).is_none());
+    }
+
+    #[test]
+    fn a_result_already_shaped_is_told_without_reading_it() {
+        let full = r#"{"content":[{"text":"}"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up"}}}"#;
+        assert_eq!(already_shaped(full, true), Some(true));
+        assert_eq!(already_shaped(r#"{"resultType":1}"#, false), Some(true));
+        assert_eq!(already_shaped(r#"{"resultType":1}"#, true), Some(false));
+        assert_eq!(already_shaped(r#"{"a":1}"#, false), Some(false));
+        assert_eq!(
+            already_shaped(r#"{"resultType":1,"_meta":{"x":1}}"#, true),
+            Some(false)
+        );
+        // Keys given twice or escaped, and a `_meta` that is no object:
+        // for the full reading to decide.
+        for s in [
+            r#"{"resultType":1,"resultType":1}"#,
+            r#"{"result\u0054ype":1}"#,
+            r#"{"resultType":1,"_meta":{"io.modelcontextprotocol/serverInfo":1,"io.modelcontextprotocol/serverInfo":1}}"#,
+            r#"{"resultType":1,"_meta":null}"#,
+        ] {
+            assert_eq!(already_shaped(s, true), None, "{s}");
+        }
     }
 
     #[test]

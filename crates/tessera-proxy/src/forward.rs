@@ -121,11 +121,70 @@ const LEGACY_UPSTREAM_DROPS: [&str; 5] = [
 /// in its handshake: its capabilities (with the SSE stream closing of an
 /// HTTP client), identity and log level.
 fn declare_client(r: &Request, set: &mut Vec<(&'static str, Value)>) {
-    let mut caps: Capabilities = shapes::take(r.context.peer_capabilities.to_object());
-    if r.extensions
+    let http = r
+        .extensions
         .get::<tessera_http::http::HeaderMap>()
-        .is_some()
-    {
+        .is_some();
+    if let Some(caps) = declared(r, http) {
+        set.push((meta_keys::CLIENT_CAPABILITIES, caps));
+    }
+    if let Some(info) = &r.context.peer_info {
+        set.push((meta_keys::CLIENT_INFO, Value::Object((**info).clone())));
+    }
+    if let Some(level) = &r.context.log_level {
+        set.push((meta_keys::LOG_LEVEL, Value::String(level.clone())));
+    }
+}
+
+/// The most distinct (capabilities, transport) pairs [`declared`] keeps.
+const DECLARED_KEPT: usize = 16;
+
+/// What [`declared_anew`] made of a legacy session's capabilities, kept:
+/// it depends only on them (which a session never changes, and which most
+/// clients declare alike) and on whether the client is on HTTP, and a
+/// legacy client's every request to a 2026-07-28 upstream carries it.
+static DECLARED: std::sync::Mutex<Vec<(tessera_types::ClientCapabilities, bool, Value)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// [`declared_anew`], from [`DECLARED`] when it was made before.
+fn declared(r: &Request, http: bool) -> Option<Value> {
+    // A legacy session's capabilities are typed from its handshake, and
+    // written from that type: the member depends on nothing else.
+    let typed = match r.context.peer_capabilities.client() {
+        Some(typed) if r.context.era == Era::Legacy => typed,
+        _ => return declared_anew(r, http),
+    };
+    kept_or_made(&DECLARED, typed, http, || declared_anew(r, http))
+}
+
+/// The value `kept` holds for (`typed`, `http`), else `make`'s, then kept
+/// (the oldest of [`DECLARED_KEPT`] let go).
+fn kept_or_made(
+    kept: &std::sync::Mutex<Vec<(tessera_types::ClientCapabilities, bool, Value)>>,
+    typed: &tessera_types::ClientCapabilities,
+    http: bool,
+    make: impl FnOnce() -> Option<Value>,
+) -> Option<Value> {
+    if let Ok(kept) = kept.lock() {
+        if let Some((_, _, v)) = kept.iter().find(|(c, h, _)| *h == http && c == typed) {
+            return Some(v.clone());
+        }
+    }
+    let made = make()?;
+    if let Ok(mut kept) = kept.lock() {
+        if kept.len() >= DECLARED_KEPT {
+            kept.remove(0);
+        }
+        kept.push((typed.clone(), http, made.clone()));
+    }
+    Some(made)
+}
+
+/// A legacy client's capabilities as the member that tells a 2026-07-28
+/// server about them (with the SSE stream closing of an HTTP client).
+fn declared_anew(r: &Request, http: bool) -> Option<Value> {
+    let mut caps: Capabilities = shapes::take(r.context.peer_capabilities.to_object());
+    if http {
         // This client is on HTTP: the upstream may ask to close
         // its request's SSE stream (SEP-1699 polling).
         if !matches!(caps.experimental, Loose::Valid(_)) {
@@ -138,15 +197,7 @@ fn declare_client(r: &Request, set: &mut Vec<(&'static str, Value)>) {
             );
         }
     }
-    if let Ok(caps) = shapes::write(&caps) {
-        set.push((meta_keys::CLIENT_CAPABILITIES, Value::Object(caps)));
-    }
-    if let Some(info) = &r.context.peer_info {
-        set.push((meta_keys::CLIENT_INFO, Value::Object((**info).clone())));
-    }
-    if let Some(level) = &r.context.log_level {
-        set.push((meta_keys::LOG_LEVEL, Value::String(level.clone())));
-    }
+    shapes::write(&caps).ok().map(Value::Object)
 }
 
 /// A client's capabilities: their `experimental` member, which the proxy
@@ -459,7 +510,7 @@ pub(crate) async fn forward_reply(
 /// but a complete result), or cannot be read shallowly, so that the caller
 /// reads it whole.
 fn for_legacy(result: RawResult) -> Result<RawResult, RawResult> {
-    match crate::result_text::strip_complete(result.get()) {
+    match crate::result_text::strip_complete_raw(result.as_raw()) {
         Stripped::Unchanged => Ok(result),
         Stripped::Text(text) => RawResult::new(text).ok_or(result),
         Stripped::ReadWhole => Err(result),
@@ -647,6 +698,32 @@ mod tests {
             )
             .unwrap()
         );
+    }
+
+    #[test]
+    fn declared_capabilities_are_kept_per_capabilities_and_transport() {
+        let kept = std::sync::Mutex::new(Vec::new());
+        let plain = tessera_types::ClientCapabilities::default();
+        let mut eliciting = plain.clone();
+        eliciting.elicitation = Some(Default::default());
+        let made = |v: &str| Some(Value::from(v));
+        let get = |c: &tessera_types::ClientCapabilities, http: bool, v: &str| {
+            kept_or_made(&kept, c, http, || made(v))
+        };
+        assert_eq!(get(&plain, false, "a"), made("a"));
+        // The same capabilities over the same transport: made once.
+        assert_eq!(get(&plain, false, "again"), made("a"));
+        // Another transport, other capabilities: made for them.
+        assert_eq!(get(&plain, true, "b"), made("b"));
+        assert_eq!(get(&eliciting, false, "c"), made("c"));
+        assert_eq!(get(&eliciting, false, "again"), made("c"));
+        // Past the limit the oldest goes.
+        for i in 0..DECLARED_KEPT {
+            let mut other = plain.clone();
+            other.experimental = Some([(i.to_string(), JsonObject::new())].into_iter().collect());
+            get(&other, false, "x");
+        }
+        assert_eq!(get(&plain, false, "made again"), made("made again"));
     }
 
     #[test]

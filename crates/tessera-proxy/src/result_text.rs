@@ -24,6 +24,21 @@ pub(crate) enum Stripped {
     ReadWhole,
 }
 
+/// [`strip_complete`] on a result's text, the members located by
+/// [`tessera_types::json_scan`] (none read) when the text is plain (no key
+/// given twice or written with an escape): the member and a comma are cut
+/// out, everything else kept as written.
+pub(crate) fn strip_complete_raw(raw: &RawValue) -> Stripped {
+    use tessera_types::json_scan::{self, Stripped as Cut};
+    match json_scan::strip_member(raw, RESULT_TYPE, "\"complete\"") {
+        Some(Cut::Absent) => Stripped::Unchanged,
+        Some(Cut::Removed(text)) => Stripped::Text(text),
+        // Another `resultType`: read whole, as the other way decides.
+        Some(Cut::Kept) => Stripped::ReadWhole,
+        None => strip_complete(raw.get()),
+    }
+}
+
 /// `text`, a result object, without its `resultType` when that is
 /// `"complete"`; the members keep their order and their text.
 pub(crate) fn strip_complete(text: &str) -> Stripped {
@@ -137,6 +152,34 @@ mod tests {
             strip_complete(r#"{"tools":[]}"#),
             Stripped::Unchanged
         ));
+    }
+
+    #[test]
+    fn the_scanned_way_agrees_with_the_read_one() {
+        for s in [
+            r#"{"content":[{"type":"text","text":"hi \u00e9"}],"resultType":"complete","isError":false}"#,
+            r#"{ "resultType" : "complete" , "a\"b" : 1 }"#,
+            r#"{"result\u0054ype":"complete","a\"b":1}"#,
+            r#"{"resultType":"complete"}"#,
+            r#"{"tools":[],"_meta":{"resultType":"complete"}}"#,
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            r#"{"resultType":"complete","a":1,"a":2}"#,
+            r#"{"resultType":"complete","resultType":"complete"}"#,
+        ] {
+            let raw = RawValue::from_string(s.to_owned()).unwrap();
+            let value = |t: &Stripped| match t {
+                Stripped::Text(t) => {
+                    Some(serde_json::from_str::<serde_json::Value>(t.get()).unwrap())
+                }
+                Stripped::Unchanged => Some(serde_json::from_str(s).unwrap()),
+                Stripped::ReadWhole => None,
+            };
+            assert_eq!(
+                value(&strip_complete_raw(&raw)),
+                value(&strip_complete(s)),
+                "{s}"
+            );
+        }
     }
 
     #[test]

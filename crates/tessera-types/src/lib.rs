@@ -115,6 +115,7 @@ pub mod discover;
 pub mod elicitation;
 pub mod error;
 pub mod extension;
+pub mod json_scan;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod logging;

@@ -101,6 +101,17 @@ impl Params {
             if !edit.adds() && !self.may_have(META) {
                 return None;
             }
+            match splice::splice(text.get(), edit) {
+                Some(splice::Spliced::Unchanged) => return None,
+                Some(splice::Spliced::Edited(edited, head)) => {
+                    if let Some(edited) = crate::params::raw_of_written(edited) {
+                        self.set_text(edited);
+                        return Some(head);
+                    }
+                }
+                // Keys given twice or escaped, or `_meta` taken out.
+                None => {}
+            }
             let (edited, head) = edit_text(text.get(), edit)?;
             self.set_text(edited);
             return Some(head);
@@ -341,6 +352,9 @@ impl Serialize for Edited<'_> {
         m.end()
     }
 }
+
+#[path = "meta_splice.rs"]
+mod splice;
 
 #[cfg(test)]
 #[path = "meta_edit_tests.rs"]

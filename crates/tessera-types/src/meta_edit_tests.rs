@@ -236,3 +236,73 @@ fn an_edit_of_text_notes_the_mirrored_members_as_written() {
         None
     );
 }
+
+/// The quick way (the members located by a scanner, `_meta` written in
+/// place) gives what reading the members with serde_json gives, and the
+/// same mirrored members; it declines keys given twice or escaped and a
+/// `_meta` taken out, which the other way does.
+#[test]
+fn the_splice_and_the_full_read_agree() {
+    const V: &str = "io.modelcontextprotocol/protocolVersion";
+    let caps = json!({"experimental": {"x": {}}});
+    let tag = [("tag", Cow::Owned(json!(7)))];
+    let modern = [
+        (V, Cow::Owned(json!("2026-07-28"))),
+        ("tag", Cow::Owned(json!("t\"q"))),
+    ];
+    let fill = [("caps", Cow::Borrowed(&caps))];
+    let edits = [
+        proxy(&tag),
+        MetaEdit {
+            remove: &["progressToken", V],
+            set_if_object: &tag,
+            set: &modern,
+            fill: &fill,
+            not_object: NotObject::Replace,
+            drop_empty: true,
+        },
+        MetaEdit {
+            fill: &fill,
+            drop_empty: false,
+            ..proxy(&[])
+        },
+    ];
+    let plain = [
+        "{}",
+        " { } ",
+        r#"{"name":"echo","arguments":{"text":"a \"}\" b","n":[1,{"_meta":2}]}}"#,
+        r#"{ "name" : "echo" , "_meta" : { "progressToken" : 1 , "k" : [ ] } , "z" : null }"#,
+        r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","tag":1},"uri":"u"}"#,
+        r#"{"name":"caf\u00e9","_meta":{}}"#,
+        r#"{"_meta":"odd","name":7}"#,
+        r#"{"_meta":null}"#,
+    ];
+    for edit in &edits {
+        for input in plain {
+            let quick = splice::splice(input, edit).expect("plain text");
+            let full = edit_text(input, edit);
+            match (quick, full) {
+                (splice::Spliced::Unchanged, None) => {}
+                (splice::Spliced::Edited(text, head), Some((raw, full_head))) => {
+                    let a: Value = serde_json::from_str(&text).expect("valid JSON");
+                    let b: Value = serde_json::from_str(raw.get()).unwrap();
+                    assert_eq!(a, b, "{input}");
+                    assert_eq!(head, full_head, "{input}");
+                }
+                (q, f) => panic!(
+                    "{input}: quick {}, full {:?}",
+                    matches!(q, splice::Spliced::Unchanged),
+                    f.map(|f| f.0)
+                ),
+            }
+        }
+    }
+    for odd in [
+        r#"{"a":1,"a":2,"_meta":{}}"#,
+        r#"{"_meta":{"k":1,"k":2}}"#,
+        r#"{"\u005fmeta":{}}"#,
+        r#"{"_meta":{"progressToken":1}}"#,
+    ] {
+        assert!(splice::splice(odd, &proxy(&[])).is_none(), "{odd}");
+    }
+}

@@ -24,6 +24,7 @@ use crate::received_meta::ReceivedMeta;
 
 mod read;
 
+pub(crate) use read::raw_of_written;
 use read::{HeadSeed, NOTED_LEN};
 pub use read::{NOTED, Noted, ParamsRead, ParamsSeed, ReadObject};
 

@@ -307,6 +307,22 @@ fn raw_of_read(text: &str) -> Box<RawValue> {
     }
 }
 
+/// `text`, JSON text this crate wrote out of pieces that were each read
+/// as JSON (or written by serde_json), as a [`RawValue`] without reading it
+/// again, the way [`raw_of_read`] does it, the string taken over without a
+/// copy. `None` should a later serde_json take it differently (the caller
+/// then writes its text the ordinary way).
+pub(crate) fn raw_of_written(text: String) -> Option<Box<RawValue>> {
+    use serde::Deserialize;
+    use serde::de::value::MapDeserializer;
+    let len = text.len();
+    let given: MapDeserializer<'_, _, serde_json::Error> =
+        MapDeserializer::new(std::iter::once((RAW_VALUE_TOKEN, text)));
+    Box::<RawValue>::deserialize(given)
+        .ok()
+        .filter(|raw| raw.get().len() == len)
+}
+
 impl Params {
     /// Params read by a [`ParamsSeed`], with their head: from a message
     /// whose frame was checked to nest at most
