@@ -110,6 +110,7 @@ async fn ask_all(version: ProtocolVersion) -> Vec<(String, Option<String>)> {
                    "argument": {"name": "who", "value": "a"}}),
         ),
     ];
+    let count = asks.len();
     for (method, params) in asks {
         let result = client
             .request_raw(method, Some(object(params)))
@@ -120,7 +121,7 @@ async fn ask_all(version: ProtocolVersion) -> Vec<(String, Option<String>)> {
         }
     }
     let seen = texts.lock().unwrap().clone();
-    assert_eq!(seen.len(), asks.len(), "{seen:?}");
+    assert_eq!(seen.len(), count, "{seen:?}");
     seen
 }
 
