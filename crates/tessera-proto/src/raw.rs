@@ -23,6 +23,8 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 use tessera_types::{JsonObject, RequestId};
 
+mod front;
+
 /// A result object as JSON text (always an object: checked when made).
 #[derive(Debug, Clone)]
 pub struct RawResult {
@@ -51,6 +53,11 @@ impl ResultShape {
     pub fn new(server_info: Option<Arc<RawValue>>) -> Self {
         ResultShape { server_info }
     }
+
+    /// Whether the shape adds `_meta` with the server's identity.
+    pub fn adds_server_info(&self) -> bool {
+        self.server_info.is_some()
+    }
 }
 
 impl PartialEq for ResultShape {
@@ -61,18 +68,6 @@ impl PartialEq for ResultShape {
             _ => false,
         }
     }
-}
-
-/// A typed result written with what the engine adds in front of its own
-/// members (the same text [`shape_modern`] writes for it).
-#[derive(Serialize)]
-struct ShapedTyped<'a, T: ?Sized> {
-    #[serde(rename = "resultType")]
-    result_type: &'static str,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<MetaWithInfo<'a, RawValue>>,
-    #[serde(flatten)]
-    result: &'a T,
 }
 
 impl RawResult {
@@ -88,17 +83,29 @@ impl RawResult {
     /// engine adds (`shape`, from the request's
     /// [`RequestInfo::result_shape`](crate::RequestInfo::result_shape))
     /// in front of its members: the engine writes it as it is instead of
-    /// reading it again. `result` must write an object with neither a
-    /// `resultType` nor a `_meta` member (a result with them is written
-    /// with [`RawResult::new`], and the engine shapes it as ever). `None`
-    /// if it does not write as an object.
+    /// reading it again. The two members are written first, then the
+    /// result's own into the same object (no buffering, no second pass).
+    /// A result with its own `resultType` (a task) keeps it, and only `_meta`
+    /// is written in front (as the engine does). `None` if `result` does not
+    /// write an object, or writes a `_meta` member of its own while the
+    /// shape adds the server's identity: such a result is written with
+    /// [`RawResult::new`] (or as a tree), and the engine merges it as ever.
     pub fn shaped<T: Serialize + ?Sized>(result: &T, shape: &ResultShape) -> Option<Self> {
-        let written = ShapedTyped {
-            result_type: "complete",
-            meta: shape.server_info.as_deref().map(MetaWithInfo),
+        let mut written = front::InFront {
             result,
+            server_info: shape.server_info.as_deref(),
+            own_type: false,
+            met_type: std::cell::Cell::new(false),
         };
-        let text = serde_json::value::to_raw_value(&written).ok()?;
+        let text = match serde_json::value::to_raw_value(&written) {
+            Ok(text) => text,
+            // Its own `resultType` (a task): kept, only `_meta` in front.
+            Err(_) if written.met_type.get() => {
+                written.own_type = true;
+                serde_json::value::to_raw_value(&written).ok()?
+            }
+            Err(_) => return None,
+        };
         Some(RawResult {
             text,
             shape: Some(shape.clone()),

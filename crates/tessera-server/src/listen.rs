@@ -93,7 +93,10 @@ impl<S: Send + Sync + 'static> Server<S> {
             drop(registration);
             // Only a server-initiated end is answered; a cancelled request gets
             // no response (the engine drops it).
-            Ok(typed_reply(&SubscriptionsListenResult::new(&r.id)))
+            Ok(typed_reply(
+                &SubscriptionsListenResult::new(&r.id),
+                r.context.result_shape.as_ref(),
+            ))
         })
     }
 

@@ -407,6 +407,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             (reg.resources.definitions(), reg.resources.providers.clone())
         };
         let server = self.clone();
+        let shape = r.context.result_shape.clone();
         Box::pin(async move {
             for p in providers {
                 let listed = p
@@ -426,7 +427,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 ..Default::default()
             };
             server.hint(&ctx, &mut result);
-            crate::extension::routes::write_result(&result)
+            crate::extension::routes::write_result(&result, shape.as_ref())
         })
     }
 
@@ -443,7 +444,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             ..Default::default()
         };
         self.hint(&ctx, &mut result);
-        crate::extension::routes::write_result(&result)
+        crate::extension::routes::write_result(&result, r.context.result_shape.as_ref())
     }
 
     pub(crate) fn read_resource(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
@@ -473,6 +474,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         let source = self.read().resources.source(&uri);
         let server = self.clone();
         let principal = crate::mrtr::principal(&r);
+        let shape = r.context.result_shape.clone();
         Box::pin(async move {
             let run = async {
                 let outcome = match source {
@@ -527,7 +529,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                         result.clear_cache_hint();
                     }
                 }
-                Ok(crate::server::typed_reply(&result))
+                Ok(crate::server::typed_reply(&result, shape.as_ref()))
             };
             // A handler that asks the client for input is answered with an
             // InputRequiredResult in 2026-07-28 (without cache hints).

@@ -404,6 +404,6 @@ impl<S: Send + Sync + 'static> Server<S> {
         listed.tools = page;
         listed.next_cursor = next;
         self.hint(&ctx, &mut listed);
-        crate::extension::routes::write_result(&listed)
+        crate::extension::routes::write_result(&listed, r.context.result_shape.as_ref())
     }
 }

@@ -10,4 +10,5 @@ mod notices;
 mod properties;
 mod raw;
 mod requests;
+mod shaped;
 mod snapshot;

@@ -238,7 +238,10 @@ impl<S: Send + Sync + 'static> Server<S> {
             }
         };
         let Some(handler) = handler else {
-            return done(Ok(typed_reply(&limit(CompleteResult::new(Vec::new())))));
+            return done(Ok(typed_reply(
+                &limit(CompleteResult::new(Vec::new())),
+                r.context.result_shape.as_ref(),
+            )));
         };
         let input = HandlerInput {
             parts: RequestParts::new(self, RequestContext::from_request(&r)),
@@ -249,8 +252,9 @@ impl<S: Send + Sync + 'static> Server<S> {
                 arguments: params.context.and_then(|c| c.arguments).unwrap_or_default(),
             },
         };
+        let shape = r.context.result_shape.clone();
         let fut = handler(input);
-        Box::pin(async move { Ok(typed_reply(&limit(fut.await?))) })
+        Box::pin(async move { Ok(typed_reply(&limit(fut.await?), shape.as_ref())) })
     }
 }
 

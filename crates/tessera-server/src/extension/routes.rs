@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tessera_proto::{RawResult, Reply};
+use tessera_proto::{RawResult, Reply, ResultShape};
 use tessera_runtime::{BoxFuture, Notification, Peer, ReplyResult};
 use tessera_types::{Era, ErrorObject, decode_object_params, decode_params};
 
@@ -189,8 +189,9 @@ impl ExtensionRoutes {
         let handler = move |request: ExtensionRequest| -> BoxFuture<'static, ReplyResult> {
             match decode_params::<P>(request.request.params.as_ref()) {
                 Ok(params) => {
+                    let shape = request.request.context.result_shape.clone();
                     let answer = handler(request, params);
-                    Box::pin(async move { write_result(&answer.await?) })
+                    Box::pin(async move { write_result(&answer.await?, shape.as_ref()) })
                 }
                 Err(e) => {
                     let e = ErrorObject::invalid_params(format!(
@@ -210,8 +211,14 @@ impl ExtensionRoutes {
     }
 }
 
-/// A route's result as JSON text.
-pub(crate) fn write_result<T: Serialize>(result: &T) -> ReplyResult {
+/// A route's result as JSON text; with the request's `shape` (2026-07-28,
+/// not in a batch) written with what the engine adds in front of its
+/// members (or as the tree the engine would read it into), as
+/// [`crate::server::typed_reply`] does.
+pub(crate) fn write_result<T: Serialize>(result: &T, shape: Option<&ResultShape>) -> ReplyResult {
+    if let Some(reply) = shape.and_then(|shape| crate::server::shaped_reply(result, shape)) {
+        return Ok(reply);
+    }
     let text = serde_json::value::to_raw_value(result).map_err(|e| {
         ErrorObject::internal(format!(
             "Internal error: the result does not serialize: {e}"

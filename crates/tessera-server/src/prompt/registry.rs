@@ -395,7 +395,7 @@ impl<S: Send + Sync + 'static> Server<S> {
             ..Default::default()
         };
         self.hint(&ctx, &mut result);
-        crate::extension::routes::write_result(&result)
+        crate::extension::routes::write_result(&result, r.context.result_shape.as_ref())
     }
 
     pub(crate) fn get_prompt(&self, r: Request) -> BoxFuture<'static, ReplyResult> {
@@ -438,6 +438,7 @@ impl<S: Send + Sync + 'static> Server<S> {
         let fut = (prompt.handler)(get);
         let server = self.clone();
         let principal = crate::mrtr::principal(&r);
+        let shape = r.context.result_shape.clone();
         Box::pin(async move {
             let run = async move {
                 let mut result = fut.await?;
@@ -453,7 +454,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 if result.description.is_none() {
                     result.description = prompt.prompt.description.clone();
                 }
-                Ok(crate::server::typed_reply(&result))
+                Ok(crate::server::typed_reply(&result, shape.as_ref()))
             };
             // A handler that asks the client for input (elicitation, sampling,
             // roots) is answered with an InputRequiredResult in 2026-07-28.

@@ -183,7 +183,10 @@ impl TaskCall {
             TaskPlan::Legacy { ttl } => {
                 let ttl = self.hub.ttl_for(ttl);
                 let record = self.start(&r.method, ttl, handler, true).await?;
-                Ok(T::from_result(&wire::legacy_create_result(&record)))
+                Ok(T::from_result(
+                    &wire::legacy_create_result(&record),
+                    r.context.result_shape.as_ref(),
+                ))
             }
             TaskPlan::Extension {
                 start: TaskStart::Immediately,
@@ -191,7 +194,10 @@ impl TaskCall {
             } => {
                 let ttl = self.hub.ttl_for(None);
                 let record = self.start(&r.method, ttl, handler, false).await?;
-                Ok(T::from_result(&wire::create_result(&record)))
+                Ok(T::from_result(
+                    &wire::create_result(&record),
+                    r.context.result_shape.as_ref(),
+                ))
             }
             TaskPlan::Extension {
                 start: TaskStart::AfterInput,
@@ -206,7 +212,10 @@ impl TaskCall {
                         let record = self
                             .start(&r.method, ttl, Box::pin(async move { out }), false)
                             .await?;
-                        Ok(T::from_result(&wire::create_result(&record)))
+                        Ok(T::from_result(
+                            &wire::create_result(&record),
+                            r.context.result_shape.as_ref(),
+                        ))
                     }
                     Poll::Pending => {
                         let unanswered = mrtr.take_unanswered();
@@ -224,7 +233,10 @@ impl TaskCall {
                                 .map(T::from);
                         }
                         let record = self.start(&r.method, ttl, handler, false).await?;
-                        Ok(T::from_result(&wire::create_result(&record)))
+                        Ok(T::from_result(
+                            &wire::create_result(&record),
+                            r.context.result_shape.as_ref(),
+                        ))
                     }
                 }
             }

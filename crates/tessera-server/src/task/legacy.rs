@@ -43,11 +43,15 @@ impl<S: Send + Sync + 'static> Server<S> {
             let limit = self.inner.settings.page_size;
             return Box::pin(async move {
                 let page = hub.list(&owner, cursor.as_deref(), limit).await?;
-                Ok(typed_reply(&legacy::ListTasksResult {
-                    meta: None,
-                    tasks: page.tasks.iter().map(wire::legacy_task_of).collect(),
-                    next_cursor: page.next_cursor,
-                }))
+                // Legacy only: nothing is added to the result.
+                Ok(typed_reply(
+                    &legacy::ListTasksResult {
+                        meta: None,
+                        tasks: page.tasks.iter().map(wire::legacy_task_of).collect(),
+                        next_cursor: page.next_cursor,
+                    },
+                    None,
+                ))
             });
         }
         let id = match task_id_param(&r) {
@@ -59,7 +63,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 return Err(unknown_task(&id));
             };
             match r.method.as_str() {
-                methods::TASKS_GET => Ok(typed_reply(&wire::legacy_get_result(&record))),
+                methods::TASKS_GET => Ok(typed_reply(&wire::legacy_get_result(&record), None)),
                 methods::TASKS_CANCEL => {
                     let refuse = || {
                         ErrorObject::invalid_params(format!(
@@ -77,7 +81,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                             } else if let Some(bus) = hub.bus() {
                                 super::relay::send_cancel(bus.as_ref(), &id).await;
                             }
-                            Ok(typed_reply(&wire::legacy_get_result(&now)))
+                            Ok(typed_reply(&wire::legacy_get_result(&now), None))
                         }
                         Transition::Terminal(_) => Err(refuse()),
                         Transition::NotFound => Err(unknown_task(&id)),
@@ -85,7 +89,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 }
                 methods::TASKS_RESULT => {
                     let done = wait_terminal(&hub, &owner, record, &r).await?;
-                    payload(done).map(|p| typed_reply(&p))
+                    payload(done).map(|p| typed_reply(&p, None))
                 }
                 other => Err(ErrorObject::method_not_found(other)),
             }

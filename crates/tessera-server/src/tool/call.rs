@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tessera_proto::{RawResult, Reply, ResultShape};
+use tessera_proto::{Reply, ResultShape};
 use tessera_runtime::{BoxFuture, Request};
 use tessera_types::{CallToolResult, ErrorObject, JsonObject, Params};
 
@@ -20,38 +20,23 @@ use crate::task::call::{TaskCall, TaskPlan};
 /// JSON text ([`Reply`]) where nothing reads it before it is written.
 pub(crate) trait ToolOutput: From<JsonObject> + Send + 'static {
     /// The answer for a typed result (a tool's [`CallToolResult`], the
-    /// `CreateTaskResult` of a call that became a task).
-    fn from_result<R: Serialize>(result: &R) -> Self;
-
-    /// The answer for a tool's result to a request whose result is shaped
-    /// with `shape` (2026-07-28: `resultType` and the server's `_meta`).
-    fn from_call_result(result: &CallToolResult, _shape: Option<&ResultShape>) -> Self {
-        Self::from_result(result)
-    }
+    /// `CreateTaskResult` of a call that became a task), to a request whose
+    /// result is shaped with `shape` (2026-07-28: `resultType` and the
+    /// server's `_meta`, written in the same pass when the result has
+    /// neither of its own).
+    fn from_result<R: Serialize>(result: &R, shape: Option<&ResultShape>) -> Self;
 }
 
 impl ToolOutput for JsonObject {
-    fn from_result<R: Serialize>(result: &R) -> Self {
+    /// A tree, without the shape: the engine completes it.
+    fn from_result<R: Serialize>(result: &R, _shape: Option<&ResultShape>) -> Self {
         to_object(result)
     }
 }
 
 impl ToolOutput for Reply {
-    fn from_result<R: Serialize>(result: &R) -> Self {
-        crate::server::typed_reply(result)
-    }
-
-    /// Written with `resultType` and `_meta` in the same pass when the
-    /// result has neither (else as [`ToolOutput::from_result`], and the
-    /// engine adds them as ever).
-    fn from_call_result(result: &CallToolResult, shape: Option<&ResultShape>) -> Self {
-        match shape {
-            Some(shape) if result.meta.is_none() && result.result_type.is_none() => {
-                RawResult::shaped(result, shape)
-                    .map_or_else(|| Self::from_result(result), Reply::Raw)
-            }
-            _ => Self::from_result(result),
-        }
+    fn from_result<R: Serialize>(result: &R, shape: Option<&ResultShape>) -> Self {
+        crate::server::typed_reply(result, shape)
     }
 }
 
@@ -300,10 +285,13 @@ impl<S: Send + Sync + 'static> Server<S> {
                 )
                 .with_data(serde_json::json!({ "requiredCapabilities": required }))));
             }
-            return ready(Ok(T::from_result(&CallToolResult::error(format!(
-                "Tool {name} needs the client capability {}, which this client did not declare",
-                names.join(", ")
-            )))));
+            return ready(Ok(T::from_result(
+                &CallToolResult::error(format!(
+                    "Tool {name} needs the client capability {}, which this client did not declare",
+                    names.join(", ")
+                )),
+                r.context.result_shape.as_ref(),
+            )));
         }
         if tool.check_input {
             // Compiled at registration unless the server compiles schemas on
@@ -317,9 +305,10 @@ impl<S: Send + Sync + 'static> Server<S> {
         let arguments = match arguments.checked(&tool.input, tool.check_input) {
             Ok(a) => a,
             Err(problem) => {
-                return ready(Ok(T::from_result(&CallToolResult::error(format!(
-                    "Invalid arguments for tool {name}: {problem}"
-                )))));
+                return ready(Ok(T::from_result(
+                    &CallToolResult::error(format!("Invalid arguments for tool {name}: {problem}")),
+                    r.context.result_shape.as_ref(),
+                )));
             }
         };
         let input = match self.prepare_input(&r) {
@@ -382,7 +371,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                     let run = async move {
                         checked
                             .await
-                            .map(|result| T::from_call_result(&result, shape.as_ref()))
+                            .map(|result| T::from_result(&result, shape.as_ref()))
                     };
                     server
                         .run_with_input(&r.method, r.params.as_ref(), principal, input, run)
@@ -398,10 +387,10 @@ mod tests {
     use super::*;
 
     /// A tool's result is written with `resultType` (and `_meta` when the
-    /// shape has the server's identity) in one pass only when it has
-    /// neither of its own; else as it was (the engine completes it).
+    /// shape has the server's identity) in one pass; its own `resultType` is
+    /// kept (only `_meta` in front); see below for its own `_meta`.
     #[test]
-    fn a_call_result_is_shaped_only_without_its_own_meta_or_result_type() {
+    fn a_call_result_is_shaped_unless_it_has_its_own_meta() {
         let text = |r: Reply| match r {
             Reply::Raw(t) => t.get().to_owned(),
             Reply::Object(o) => panic!("a tree: {o:?}"),
@@ -409,33 +398,51 @@ mod tests {
         let info: std::sync::Arc<RawValue> = RawValue::from_string(r#"{"name":"s"}"#.into())
             .unwrap()
             .into();
+        let named = ResultShape::new(Some(info));
+        let nameless = ResultShape::new(None);
         let plain = CallToolResult::text("hi");
+        let content = r#""content":[{"type":"text","text":"hi"}]"#;
+        let meta = r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}}"#;
         assert_eq!(
-            text(Reply::from_call_result(
-                &plain,
-                Some(&ResultShape::new(None))
-            )),
-            r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}]}"#
+            text(Reply::from_result(&plain, Some(&nameless))),
+            format!(r#"{{"resultType":"complete",{content}}}"#)
         );
         assert_eq!(
-            text(Reply::from_call_result(
-                &plain,
-                Some(&ResultShape::new(Some(info.clone())))
-            )),
-            r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}},"content":[{"type":"text","text":"hi"}]}"#
+            text(Reply::from_result(&plain, Some(&named))),
+            format!(r#"{{"resultType":"complete",{meta},{content}}}"#)
         );
-        let mut with_meta = plain.clone();
-        with_meta.meta = Some(JsonObject::new());
         let mut typed = plain.clone();
         typed.result_type = Some(tessera_types::ResultType::Complete);
-        for (result, shape) in [
-            (&plain, None),
-            (&with_meta, Some(ResultShape::new(Some(info.clone())))),
-            (&typed, Some(ResultShape::new(None))),
-        ] {
+        assert_eq!(
+            text(Reply::from_result(&typed, Some(&named))),
+            format!(r#"{{{meta},{content},"resultType":"complete"}}"#)
+        );
+        assert_eq!(
+            text(Reply::from_result(&typed, Some(&nameless))),
+            format!(r#"{{{content},"resultType":"complete"}}"#)
+        );
+        // Its own `_meta`: kept by a nameless shape; for a named one, the
+        // tree the engine merges the identity into (not a text to read).
+        let mut with_meta = plain.clone();
+        with_meta.meta = Some(JsonObject::from_iter([("k".into(), 1.into())]));
+        assert_eq!(
+            text(Reply::from_result(&with_meta, Some(&nameless))),
+            format!(r#"{{"resultType":"complete",{content},"_meta":{{"k":1}}}}"#)
+        );
+        assert_eq!(
+            Reply::from_result(&with_meta, Some(&named)),
+            Reply::Object(to_object(&with_meta))
+        );
+        // A `_meta` naming the server already, or no shape: the bare text.
+        let mut named_meta = plain.clone();
+        named_meta.meta = Some(JsonObject::from_iter([(
+            tessera_proto::meta_keys::SERVER_INFO.into(),
+            serde_json::json!({"name": "up"}),
+        )]));
+        for (result, shape) in [(&plain, None), (&named_meta, Some(&named))] {
             assert_eq!(
-                Reply::from_call_result(result, shape.as_ref()),
-                Reply::from_result(result)
+                text(Reply::from_result(result, shape)),
+                serde_json::to_string(result).unwrap()
             );
         }
     }

@@ -11,6 +11,7 @@ mod prompts;
 mod resources;
 mod resources_fs;
 mod routes;
+mod shaped;
 mod skills;
 mod stream_control;
 mod task_limits;
