@@ -25,8 +25,8 @@ pub(crate) struct Caller {
     pub(crate) client: ClientKey,
     /// The TCP peer, when known.
     addr: Option<std::net::SocketAddr>,
-    /// The HTTP version of the request, when known.
-    version: Option<tessera_runtime::HttpVersion>,
+    /// The HTTP version of the request.
+    version: tessera_runtime::HttpVersion,
 }
 
 impl Caller {
@@ -35,7 +35,7 @@ impl Caller {
     pub(crate) fn of(extensions: &http::Extensions, version: http::Version) -> Caller {
         let carried = extensions.get::<Extensions>().cloned().unwrap_or_default();
         let addr = extensions.get::<RemoteAddr>().map(|a| a.0);
-        let version = Some(tessera_runtime::HttpVersion::of(version));
+        let version = tessera_runtime::HttpVersion::of(version);
         let client = ClientKey::of(carried.get::<Principal>().cloned(), addr.map(|a| a.ip()));
         Caller {
             carried,
@@ -64,9 +64,82 @@ impl Caller {
         if let Some(a) = self.addr {
             e.insert(tessera_runtime::PeerAddr(a));
         }
-        if let Some(v) = self.version {
-            e.insert(v);
+        e.insert(self.version);
+        e
+    }
+
+    /// [`Self::request_extensions`] with the entries of `base` (what a
+    /// session gives each of its requests, made once) put over the carried
+    /// values; `base`'s entries are shared, not made again. An
+    /// [`HttpVersion`](tessera_runtime::HttpVersion) in `base` stands when it
+    /// is the request's.
+    pub(crate) fn request_extensions_on(
+        &self,
+        base: &Extensions,
+        headers: HeaderMap,
+    ) -> Extensions {
+        let mut e = self.carried.clone();
+        // An empty carried map takes `base`'s list as it is: the first
+        // insert below copies it once, with room for the request's entries.
+        e.extend(base);
+        e.insert(headers);
+        if let Some(a) = self.addr {
+            e.insert(tessera_runtime::PeerAddr(a));
+        }
+        if base.get::<tessera_runtime::HttpVersion>() != Some(&self.version) {
+            e.insert(self.version);
         }
         e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_runtime::{HttpVersion, PeerAddr, SessionId};
+
+    fn caller(carried: Extensions, version: http::Version) -> Caller {
+        let mut ext = http::Extensions::new();
+        ext.insert(carried);
+        ext.insert(RemoteAddr("127.0.0.1:9".parse().unwrap()));
+        Caller::of(&ext, version)
+    }
+
+    fn headers() -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("x-test", http::HeaderValue::from_static("1"));
+        h
+    }
+
+    /// A session's request sees what it did when every entry was made per
+    /// request: the carried values, the headers, the peer, the request's
+    /// version and the session's id (over a carried one).
+    #[test]
+    fn a_session_s_base_gives_the_same_entries() {
+        let base = super::super::session::request_base("s-1");
+        for (version, name) in [
+            (http::Version::HTTP_11, "1.1"),
+            (http::Version::HTTP_2, "2"),
+        ] {
+            let mut carried = Extensions::new();
+            carried.insert(7u8);
+            carried.insert(SessionId("spoofed".into()));
+            carried.insert(HttpVersion("0.9"));
+            for carried in [carried, Extensions::new()] {
+                let c = caller(carried.clone(), version);
+                let e = c.request_extensions_on(&base, headers());
+                assert_eq!(e.get::<SessionId>(), Some(&SessionId("s-1".into())));
+                assert_eq!(e.get::<HttpVersion>(), Some(&HttpVersion(name)));
+                assert_eq!(e.get::<u8>(), carried.get::<u8>());
+                assert_eq!(
+                    e.get::<PeerAddr>().map(|a| a.0),
+                    Some("127.0.0.1:9".parse().unwrap())
+                );
+                assert_eq!(e.get::<HeaderMap>(), Some(&headers()));
+            }
+        }
+        // The base itself is left as it was.
+        assert_eq!(base.get::<HeaderMap>(), None);
+        assert_eq!(base.get::<HttpVersion>(), Some(&HttpVersion("1.1")));
     }
 }

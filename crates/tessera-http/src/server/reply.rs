@@ -75,6 +75,15 @@ pub(crate) fn sse(body: McpBody) -> HttpResponse {
     r
 }
 
+/// A `200` SSE response around `body` with `headers` (a session's
+/// [`sse_headers`](super::session::SessionHandle::sse_headers): those of
+/// [`sse`] and its `Mcp-Session-Id`, made once).
+pub(crate) fn sse_with(body: McpBody, headers: &http::HeaderMap) -> HttpResponse {
+    let mut r = Response::new(body);
+    *r.headers_mut() = headers.clone();
+    r
+}
+
 /// Adds `Mcp-Session-Id` (the session's id as a header value, made once
 /// per session; `None` when the id cannot be one).
 pub(crate) fn with_session(mut r: HttpResponse, session: Option<&HeaderValue>) -> HttpResponse {

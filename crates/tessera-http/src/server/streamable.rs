@@ -539,7 +539,8 @@ async fn request(
         Ok(Answer::Json(b)) => {
             reply::with_session(reply::json(StatusCode::OK, b), session.id_header.as_ref())
         }
-        Ok(Answer::Sse(r)) => reply::with_session(r, session.id_header.as_ref()),
+        // The SSE answers of `answer` carry the session's id already.
+        Ok(Answer::Sse(r)) => r,
         Err(r) => r,
     }
 }
@@ -603,16 +604,17 @@ async fn answer(
         Ok(FirstReply::Cancelled) => {
             // No response for a cancelled request: an empty stream that ends at once.
             let (_, rx) = tokio::sync::mpsc::channel(1);
-            Ok(Answer::Sse(reply::sse(McpBody::sse(
-                rx,
-                None,
-                None,
-                None,
-            ))))
+            Ok(Answer::Sse(reply::sse_with(
+                McpBody::sse(rx, None, None, None),
+                &session.sse_headers,
+            )))
         }
         // The stream was written whole (its request answered at once):
         // one body, like a JSON answer's.
-        Ok(FirstReply::SseDone(b)) => Ok(Answer::Sse(reply::sse(McpBody::full(b)))),
+        Ok(FirstReply::SseDone(b)) => Ok(Answer::Sse(reply::sse_with(
+            McpBody::full(b),
+            &session.sse_headers,
+        ))),
         Ok(FirstReply::Sse(rx)) => {
             let c = &shared.config;
             let body = McpBody::sse(
@@ -625,7 +627,7 @@ async fn answer(
                     shared.stats.stream(),
                 ))),
             );
-            Ok(Answer::Sse(reply::sse(body)))
+            Ok(Answer::Sse(reply::sse_with(body, &session.sse_headers)))
         }
         Err(_) => Err(unknown_session(&session.id)),
     }
@@ -710,7 +712,7 @@ async fn initialize(shared: &Arc<Shared>, r: JsonRpcRequest, caller: &Caller) ->
                 reply::json(StatusCode::OK, b)
             }
         }
-        Ok(Answer::Sse(r)) => reply::with_session(r, session.id_header.as_ref()),
+        Ok(Answer::Sse(r)) => r,
         Err(r) => {
             session.terminate();
             r
@@ -766,7 +768,7 @@ async fn get(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
         Some(shared.closing.clone()),
         Some(Box::new((session.stream_opened(), shared.stats.stream()))),
     );
-    reply::with_session(reply::sse(body), session.id_header.as_ref())
+    reply::sse_with(body, &session.sse_headers)
 }
 
 async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
@@ -811,9 +813,9 @@ async fn delete(shared: &Arc<Shared>, parts: &Parts) -> HttpResponse {
 
 /// [`Caller::request_extensions`] of a request in a session, with the
 /// session's id (the same on every instance).
+/// The session's entries are made once, in [`SessionHandle::request_base`].
 fn session_extensions(session: &SessionHandle, caller: &Caller, headers: HeaderMap) -> Extensions {
-    let mut e = caller.request_extensions(headers);
-    e.insert(tessera_runtime::SessionId(session.id.to_string()));
+    let mut e = caller.request_extensions_on(&session.request_base, headers);
     e.insert(MessageScope::new());
     e
 }

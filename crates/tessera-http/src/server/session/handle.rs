@@ -1,7 +1,7 @@
 //! [`SessionHandle`]: what the HTTP handlers hold of a session.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tessera_proto::decode::Inbound;
@@ -49,7 +49,11 @@ pub(crate) struct SessionHandle {
     pub(super) peer: Peer,
     /// Fires when the session ends (DELETE, expiry, shutdown, engine gone).
     pub ended: CancellationToken,
-    pub(super) last_activity: Mutex<Instant>,
+    /// When the handle was made: [`Self::last_activity`] counts from it.
+    pub(super) born: Instant,
+    /// The last activity, in nanoseconds after `born` (an atomic: it is
+    /// written on every request and read on every turn of the session task).
+    pub(super) last_activity: AtomicU64,
     /// The principal that opened the session: every later request must be
     /// made by the same one (`None`: opened without authentication).
     pub owner: Option<Principal>,
@@ -73,6 +77,14 @@ pub(crate) struct SessionHandle {
     /// What every request's handler gets to close its SSE connection (made
     /// once per session, see [`stream_handle`]).
     pub(super) stream_handle: StreamHandle,
+    /// What every request's handlers get from the session (its
+    /// [`SessionId`](tessera_runtime::SessionId), and the HTTP version most
+    /// requests come over), made once per session (see [`request_base`]).
+    pub(crate) request_base: Extensions,
+    /// The headers of an SSE answer to a request of this session
+    /// (`Content-Type`, `Cache-Control`, `X-Accel-Buffering`,
+    /// `Mcp-Session-Id`), made once per session.
+    pub(crate) sse_headers: http::HeaderMap,
 }
 
 /// Counts an open response stream of a session while it is alive.
@@ -87,10 +99,9 @@ impl Drop for StreamCount {
 impl SessionHandle {
     /// Records activity (a request arrived).
     pub(crate) fn touch(&self) {
-        *self
-            .last_activity
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+        let since = Instant::now().saturating_duration_since(self.born);
+        let nanos = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
+        self.last_activity.store(nanos, Ordering::Relaxed);
     }
 
     /// Whether the session has neither a request in progress nor an open
@@ -140,11 +151,10 @@ impl SessionHandle {
         self.max_inflight
     }
 
+    /// When a request last arrived (or the session task last found the
+    /// session busy), or when the session was made.
     pub(crate) fn last_activity(&self) -> Instant {
-        *self
-            .last_activity
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.born + Duration::from_nanos(self.last_activity.load(Ordering::Relaxed))
     }
 
     /// Hands a frame to the engine. `false` when the session is gone.
@@ -379,6 +389,26 @@ pub(super) fn frame(inbound: Inbound, extensions: Extensions) -> Incoming {
 /// What a handler's [`StreamControl`](tessera_runtime::StreamControl) uses
 /// to close its request's SSE connection: a command to the session's task
 /// on `commands` (it does not keep the session alive).
+/// [`SessionHandle::request_base`] of the session `id`: its
+/// [`SessionId`](tessera_runtime::SessionId) and HTTP/1.1 as the version (a
+/// request over another version has its own put over it).
+pub(crate) fn request_base(id: &str) -> Extensions {
+    let mut e = Extensions::new();
+    e.insert(tessera_runtime::SessionId(id.to_owned()));
+    e.insert(tessera_runtime::HttpVersion::of(http::Version::HTTP_11));
+    e
+}
+
+/// [`SessionHandle::sse_headers`] of a session whose id, as a header value,
+/// is `id` (`None` when the id cannot be one).
+pub(super) fn sse_headers(id: Option<&http::HeaderValue>) -> http::HeaderMap {
+    let mut r = super::super::reply::sse(super::super::body::McpBody::empty());
+    if let Some(v) = id {
+        r = super::super::reply::with_session(r, Some(v));
+    }
+    std::mem::take(r.headers_mut())
+}
+
 pub(super) fn stream_handle(commands: &mpsc::UnboundedSender<Command>) -> StreamHandle {
     let commands = commands.downgrade();
     StreamHandle::new(move |id, retry| {

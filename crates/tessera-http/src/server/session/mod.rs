@@ -29,7 +29,7 @@ mod unstored;
 mod whole;
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use foldhash::{HashMap, HashSet};
@@ -123,6 +123,8 @@ pub(crate) struct Submit {
 
 pub(crate) use backlog::{BacklogBudget, DEFAULT_BACKLOG_BYTES, DEFAULT_BACKLOG_TOTAL_BYTES};
 pub(crate) use handle::{EndReason, SessionHandle};
+#[cfg(test)]
+pub(crate) use handle::request_base;
 
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
 /// session, `sse_sink` is its one stream. `client` is who it counts against;
@@ -176,13 +178,17 @@ fn start(
         let core = shared.session_core(kind, restored.as_ref());
         let peer = core.peer().clone();
         parts = Some((core, commands_rx));
+        let id_header = http::HeaderValue::from_str(&id).ok();
         Arc::new(SessionHandle {
-            id_header: http::HeaderValue::from_str(&id).ok(),
+            sse_headers: handle::sse_headers(id_header.as_ref()),
+            request_base: handle::request_base(&id),
+            id_header,
             id: id.clone(),
             kind,
             peer,
             ended: ended.clone(),
-            last_activity: Mutex::new(Instant::now()),
+            born: Instant::now(),
+            last_activity: AtomicU64::new(0),
             owner: owner.clone(),
             client: client.clone(),
             handshaken: AtomicBool::new(restored.is_some()),
