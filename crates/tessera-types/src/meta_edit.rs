@@ -101,7 +101,11 @@ impl Params {
             if !edit.adds() && !self.may_have(META) {
                 return None;
             }
-            match splice::splice(text.get(), edit) {
+            let quick = self
+                .meta_place()
+                .and_then(|place| splice::splice_placed(text.get(), &place, edit))
+                .or_else(|| splice::splice(text.get(), edit));
+            match quick {
                 Some(splice::Spliced::Unchanged) => return None,
                 Some(splice::Spliced::Edited(edited, head)) => {
                     if let Some(edited) = crate::params::raw_of_written(edited) {

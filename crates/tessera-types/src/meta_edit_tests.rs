@@ -306,3 +306,131 @@ fn the_splice_and_the_full_read_agree() {
         assert!(splice::splice(odd, &proxy(&[])).is_none(), "{odd}");
     }
 }
+
+/// The splice on the places the head's pass noted (no scan) gives the
+/// params the full read gives, for edits of well-known keys; it declines
+/// `_meta` given twice or with keys escaped or given twice.
+#[test]
+fn the_placed_splice_and_the_full_read_agree() {
+    use crate::meta::{
+        CLIENT_CAPABILITIES as C, CLIENT_INFO as I, LOG_LEVEL as L, PROGRESS_TOKEN as P,
+        PROTOCOL_VERSION as V, REQUEST_TAG as T,
+    };
+    let caps = json!({"sampling": {}});
+    let info = json!({"name": "c", "version": "1"});
+    let tag = [(T, Cow::Owned(json!(7)))];
+    let declare = [
+        (C, Cow::Borrowed(&caps)),
+        (I, Cow::Borrowed(&info)),
+        (T, Cow::Owned(json!("t\"q"))),
+    ];
+    let stamp = [
+        (V, Cow::Owned(json!("2026-07-28"))),
+        (P, Cow::Owned(json!(3))),
+    ];
+    let fill = [(C, Cow::Borrowed(&caps)), (I, Cow::Borrowed(&info))];
+    let edits = [
+        MetaEdit {
+            remove: &[P],
+            ..proxy(&tag)
+        },
+        MetaEdit {
+            remove: &[V, C, I, L, P],
+            ..proxy(&tag)
+        },
+        MetaEdit {
+            remove: &[P],
+            ..proxy(&declare)
+        },
+        MetaEdit {
+            remove: &[P, V],
+            set_if_object: &tag,
+            set: &stamp,
+            fill: &fill,
+            not_object: NotObject::Replace,
+            drop_empty: true,
+        },
+        MetaEdit {
+            remove: &[P, V],
+            ..proxy(&[])
+        },
+        MetaEdit {
+            remove: &[P],
+            fill: &fill,
+            drop_empty: false,
+            ..proxy(&[])
+        },
+    ];
+    let plain = [
+        "{}",
+        " { } ",
+        r#"{"name":"echo","arguments":{"text":"a \"}\" b","n":[1,{"_meta":2}]}}"#,
+        r#"{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"progressToken":5}}"#,
+        "{ \"_meta\" : { \"x\" : 1 ,\n\"progressToken\" : \"p\" , \"y\" : [ \",\" ] , \"io.tessera/requestTag\" : 2 } , \"uri\" : \"u\" }",
+        r#"{"_meta":{"progressToken":1}}"#,
+        r#"{"_meta":{},"name":7}"#,
+        r#"{"_meta":{ } }"#,
+        r#"{"name":"a","_meta":{"k":{"progressToken":1},"progressToken":2,"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}"#,
+        r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"x\u0041","z":null}}"#,
+    ];
+    let mut placed = 0;
+    for edit in &edits {
+        for input in plain {
+            let p = text(input);
+            assert!(p.meta_place().is_none(), "no head read yet: {input}");
+            let _ = p.name();
+            // An empty `_meta`'s end is not noted: left to the scan.
+            let Some(place) = p.meta_place() else {
+                assert!(input.replace(' ', "").contains(r#""_meta":{}"#), "{input}");
+                continue;
+            };
+            let quick = splice::splice_placed(p.raw().unwrap().get(), &place, edit);
+            let full = edit_text(input, edit);
+            match (quick, full) {
+                (Some(splice::Spliced::Unchanged), None) => placed += 1,
+                (Some(splice::Spliced::Edited(text, head)), Some((raw, full_head))) => {
+                    let a: Value = serde_json::from_str(&text).expect("valid JSON");
+                    let b: Value = serde_json::from_str(raw.get()).unwrap();
+                    assert_eq!(a, b, "{input}");
+                    assert_eq!(head, full_head, "{input}");
+                    placed += 1;
+                }
+                // `_meta` emptied and taken out: left to the other ways.
+                (None, Some((raw, _))) if edit.drop_empty => {
+                    let b: JsonObject = serde_json::from_str(raw.get()).unwrap();
+                    assert!(!b.contains_key("_meta"), "{input}");
+                }
+                (q, f) => panic!("{input}: placed {}, full {:?}", q.is_some(), f.map(|f| f.0)),
+            }
+            let mut edited = text(input);
+            let _ = edited.name();
+            edited.edit_meta(edit);
+            let mut o = tree(input);
+            o.edit_meta(edit);
+            assert_eq!(value(&edited), value(&o), "{input}");
+        }
+    }
+    assert!(placed >= 40, "{placed}");
+    // Keys not well known are left to the scan.
+    let p = text(r#"{"_meta":{"k":1}}"#);
+    let _ = p.name();
+    let place = p.meta_place().unwrap();
+    assert!(splice::splice_placed(r#"{"_meta":{"k":1}}"#, &place, &proxy(&[])).is_none());
+    for odd in [
+        r#"{"_meta":{"progressToken":1,"progressToken":2}}"#,
+        r#"{"_meta":{"k":1,"k":2}}"#,
+        r#"{"_meta":{"progress\u0054oken":1}}"#,
+        r#"{"_meta":{"\u006b":1,"progressToken":1}}"#,
+        r#"{"_meta":{"a":1},"_meta":{"progressToken":2}}"#,
+        r#"{"\u005fmeta":{"progressToken":2},"_meta":{}}"#,
+        r#"{"_meta":"odd"}"#,
+    ] {
+        let p = text(odd);
+        let _ = p.name();
+        let declined = p
+            .meta_place()
+            .is_none_or(|place| splice::splice_placed(odd, &place, &edits[0]).is_none());
+        assert!(declined, "{odd}");
+        same_both_ways(odd, &edits[0]);
+    }
+}

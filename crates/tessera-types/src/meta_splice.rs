@@ -13,6 +13,11 @@ use serde_json::Value;
 
 use super::{EditedHead, META, MetaEdit, NotObject};
 use crate::json_scan::Object;
+use crate::params::MetaPlace;
+use crate::received_meta::WELL_KNOWN;
+
+/// Where a value is in a text: `start..end`.
+type Span = (usize, usize);
 
 /// What [`splice`] made of params text.
 pub(super) enum Spliced {
@@ -159,4 +164,191 @@ fn top_value(text: &str, top: &Object<'_>, key: &str) -> Option<Value> {
         }
     }
     serde_json::from_str(value).ok()
+}
+
+/// What becomes of one [`WELL_KNOWN`] member of `_meta` in
+/// [`splice_placed`].
+#[derive(Clone, Copy)]
+enum Fate<'v> {
+    /// Not in `_meta` (or added at its end: see `added`).
+    Absent,
+    /// Kept as written.
+    Kept,
+    /// Taken out.
+    Cut,
+    /// Its value replaced, in its place.
+    Replaced(&'v Value),
+}
+
+/// The same edit as [`splice`], when the params' head was read from this
+/// text (`place`) and the edit touches only [`WELL_KNOWN`] keys of a
+/// `_meta` written plainly (no key escaped or given twice): `_meta`'s
+/// place and its well-known members' places are known, so nothing is
+/// scanned again. `None` when that is not so.
+pub(super) fn splice_placed(
+    text: &str,
+    place: &MetaPlace<'_>,
+    edit: &MetaEdit<'_>,
+) -> Option<Spliced> {
+    let slot = |k: &str| WELL_KNOWN.iter().position(|w| *w == k);
+    let sets = || edit.set_if_object.iter().chain(edit.set);
+    if edit.remove.iter().any(|k| slot(k).is_none())
+        || sets().chain(edit.fill).any(|(k, _)| slot(k).is_none())
+    {
+        return None;
+    }
+    let places = match place.at {
+        Some((meta, _)) => meta.plain_places()?,
+        None if !edit.adds() => return Some(Spliced::Unchanged),
+        None => [None; WELL_KNOWN.len()],
+    };
+    let mut fate = places.map(|p| {
+        if p.is_some() {
+            Fate::Kept
+        } else {
+            Fate::Absent
+        }
+    });
+    for k in edit.remove {
+        let i = slot(k)?;
+        if matches!(fate[i], Fate::Kept) {
+            fate[i] = Fate::Cut;
+        }
+    }
+    // Members added at the end, in the order the full way adds them.
+    let mut added: Vec<(&str, &Value)> = Vec::with_capacity(4);
+    for (k, v) in sets() {
+        let i = slot(k)?;
+        match fate[i] {
+            Fate::Kept | Fate::Replaced(_) => fate[i] = Fate::Replaced(v.as_ref()),
+            Fate::Absent | Fate::Cut => match added.iter_mut().find(|(key, _)| key == k) {
+                Some(a) => a.1 = v.as_ref(),
+                None => added.push((k, v.as_ref())),
+            },
+        }
+    }
+    for (k, v) in edit.fill {
+        let i = slot(k)?;
+        let there = matches!(fate[i], Fate::Kept | Fate::Replaced(_));
+        if !there && !added.iter().any(|(key, _)| key == k) {
+            added.push((k, v.as_ref()));
+        }
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(text.len() + 128);
+    let mut meta_out = MetaOut {
+        out: &mut out,
+        empty: true,
+    };
+    let (after, version) = match place.at {
+        Some((meta, (start, end))) => {
+            meta_out
+                .out
+                .extend_from_slice(text.get(..start)?.as_bytes());
+            let m = meta.text();
+            if text.get(start..end)? != m || !m.ends_with('}') {
+                return None;
+            }
+            meta_out.out.push(b'{');
+            let mut order: Vec<(usize, Span, usize)> = places
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.map(|(key, value)| (key, value, i)))
+                .collect();
+            order.sort_unstable_by_key(|(key, _, _)| *key);
+            let mut pos = 1;
+            for (key, (vs, ve), i) in order {
+                if key < pos || vs <= key || ve < vs {
+                    return None;
+                }
+                meta_out.piece(gap(m.get(pos..key)?));
+                match fate[i] {
+                    Fate::Kept => meta_out.piece(m.get(key..ve)?),
+                    Fate::Replaced(v) => meta_out.member(WELL_KNOWN[i], v)?,
+                    Fate::Cut | Fate::Absent => {}
+                }
+                pos = ve;
+            }
+            meta_out.piece(gap(m.get(pos..m.len() - 1)?));
+            let version = match (fate[0], places[0]) {
+                (Fate::Kept, Some((_, (vs, ve)))) => string_of(m.get(vs..ve)?),
+                (Fate::Replaced(Value::String(s)), _) => Some(s.clone()),
+                _ => None,
+            };
+            (end, version)
+        }
+        None => {
+            // Last, after the last member.
+            let body = text.trim_end_matches(JSON_SPACE).strip_suffix('}')?;
+            let at = body.trim_end_matches(JSON_SPACE).len();
+            meta_out.out.extend_from_slice(text.get(..at)?.as_bytes());
+            if !text.get(..at)?.ends_with('{') {
+                meta_out.out.push(b',');
+            }
+            meta_out.out.extend_from_slice(b"\"_meta\":{");
+            (at, None)
+        }
+    };
+    let mut version = version;
+    for (k, v) in &added {
+        meta_out.member(k, v)?;
+        if *k == crate::meta::PROTOCOL_VERSION {
+            version = v.as_str().map(str::to_owned);
+        }
+    }
+    if meta_out.empty && edit.drop_empty {
+        // `_meta` taken out: its key and a comma go too (the other way).
+        return None;
+    }
+    out.push(b'}');
+    out.extend_from_slice(text.get(after..)?.as_bytes());
+    let head = EditedHead {
+        version,
+        name: place.name.cloned(),
+        uri: place.uri.cloned(),
+    };
+    Some(Spliced::Edited(String::from_utf8(out).ok()?, head))
+}
+
+/// JSON's whitespace.
+const JSON_SPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
+/// The members between two well-known ones (or an end of the object), as
+/// written, without the commas and whitespace around them.
+fn gap(text: &str) -> &str {
+    let t = text.trim_matches(JSON_SPACE);
+    let t = t.strip_prefix(',').unwrap_or(t);
+    let t = t.strip_suffix(',').unwrap_or(t);
+    t.trim_matches(JSON_SPACE)
+}
+
+/// `_meta`'s members being written, comma-separated.
+struct MetaOut<'o> {
+    out: &'o mut Vec<u8>,
+    empty: bool,
+}
+
+impl MetaOut<'_> {
+    /// Members written as they were (nothing when empty).
+    fn piece(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
+    /// A member of a plain key and a new value.
+    fn member(&mut self, key: &str, value: &Value) -> Option<()> {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        serde_json::to_writer(&mut *self.out, value).ok()
+    }
 }

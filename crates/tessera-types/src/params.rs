@@ -46,6 +46,16 @@ pub struct Params {
     head: OnceLock<Box<Head>>,
 }
 
+/// What [`Params::meta_place`] found.
+pub(crate) struct MetaPlace<'a> {
+    /// `_meta` and where it is in the text; `None` when absent.
+    pub(crate) at: Option<(&'a ReceivedMeta, (usize, usize))>,
+    /// The `name` member, when present.
+    pub(crate) name: Option<&'a Value>,
+    /// The `uri` member, when present.
+    pub(crate) uri: Option<&'a Value>,
+}
+
 /// The members of params that routing reads before any handler: `_meta`
 /// (when an object, kept as text), `name` and `uri`; and how the [`NOTED`]
 /// members appear.
@@ -67,6 +77,9 @@ struct Head {
     /// Where each [`NOTED`] member's last value is in the params' text,
     /// when noted (see [`Noted::text`]).
     spans: [Option<(usize, usize)>; NOTED_LEN],
+    /// Where the object `meta` is in the params' text, when the head's
+    /// pass read it there.
+    meta_at: Option<(usize, usize)>,
 }
 
 impl Params {
@@ -216,6 +229,25 @@ impl Params {
             count,
             opens: (count > 0).then_some(head.opens[i]),
             text: head.spans[i].and_then(|(start, end)| text.get().get(start..end)),
+        })
+    }
+
+    /// What the head's pass, when it already ran over the text, placed of
+    /// `_meta` (given once or not at all), with `name` and `uri`: for an
+    /// edit of `_meta` that need not scan the params again. `None` when the
+    /// head was not read yet, or `_meta` is given twice or is not an object.
+    pub(crate) fn meta_place(&self) -> Option<MetaPlace<'_>> {
+        self.text.as_ref()?;
+        let head = self.head.get()?;
+        let at = match head.counts[read::META] {
+            0 => None,
+            1 if head.opens[read::META] == b'{' => Some((head.meta.as_ref()?, head.meta_at?)),
+            _ => return None,
+        };
+        Some(MetaPlace {
+            at,
+            name: head.name.as_ref(),
+            uri: head.uri.as_ref(),
         })
     }
 

@@ -49,6 +49,12 @@ struct Inner {
     /// The value of each [`WELL_KNOWN`] key, when present (the last one
     /// when a key is given twice, as a tree keeps it).
     known: [Option<Span>; WELL_KNOWN.len()],
+    /// Where each present [`WELL_KNOWN`] member's key (its opening quote)
+    /// is, when `plain`.
+    keys: [Option<usize>; WELL_KNOWN.len()],
+    /// Noted in the params' pass: no key is written with an escape or
+    /// given twice, so `known` and `keys` place every well-known member.
+    plain: bool,
     /// Each [`WELL_KNOWN`] member's value as a tree, built on first use.
     values: [OnceLock<Value>; WELL_KNOWN.len()],
     /// The whole object, built on first use.
@@ -68,9 +74,29 @@ impl ReceivedMeta {
         Some(ReceivedMeta(Arc::new(Inner {
             text,
             known,
+            keys: [None; WELL_KNOWN.len()],
+            plain: false,
             values: Default::default(),
             tree: OnceLock::new(),
         })))
+    }
+
+    /// When the params' pass found no key written with an escape or given
+    /// twice: for each [`WELL_KNOWN`] key, where its member's key (opening
+    /// quote) and value are in [`ReceivedMeta::text`].
+    pub(crate) fn plain_places(&self) -> Option<[Option<(usize, Span)>; WELL_KNOWN.len()]> {
+        if !self.0.plain {
+            return None;
+        }
+        let mut out = [None; WELL_KNOWN.len()];
+        for (o, (k, v)) in out.iter_mut().zip(self.0.keys.iter().zip(self.0.known)) {
+            *o = match (k, v) {
+                (Some(k), Some(v)) => Some((*k, v)),
+                (None, None) => None,
+                _ => return None,
+            };
+        }
+        Some(out)
     }
 
     /// The object's JSON text.
@@ -157,6 +183,8 @@ impl From<JsonObject> for ReceivedMeta {
         ReceivedMeta(Arc::new(Inner {
             text,
             known,
+            keys: [None; WELL_KNOWN.len()],
+            plain: false,
             values: Default::default(),
             tree: OnceLock::from(tree),
         }))
@@ -269,6 +297,7 @@ impl ReceivedMeta {
         base: &[u8],
         (start, end): Span,
         in_base: [Option<Span>; WELL_KNOWN.len()],
+        keys_in_base: Option<[Option<usize>; WELL_KNOWN.len()]>,
     ) -> Option<Self> {
         let text: Box<str> = std::str::from_utf8(base.get(start..end)?).ok()?.into();
         let mut known = [None; WELL_KNOWN.len()];
@@ -277,9 +306,19 @@ impl ReceivedMeta {
                 *k = Some((s.checked_sub(start)?, e.checked_sub(start)?));
             }
         }
+        let mut keys = [None; WELL_KNOWN.len()];
+        if let Some(in_base) = keys_in_base {
+            for (k, b) in keys.iter_mut().zip(in_base) {
+                if let Some(at) = b {
+                    *k = Some(at.checked_sub(start)?);
+                }
+            }
+        }
         Some(ReceivedMeta(Arc::new(Inner {
             text,
             known,
+            keys,
+            plain: keys_in_base.is_some(),
             values: Default::default(),
             tree: OnceLock::new(),
         })))
@@ -364,16 +403,29 @@ impl<'de> Visitor<'de> for ReceivedMetaSeed<'de> {
         // The first key as borrowed from the text (`None`: it had escapes).
         let mut first: Option<Option<&'de str>> = None;
         let mut last: Option<&'de str> = None;
+        // Each key's opening quote, for the well-known ones; `plain` stays
+        // true while no key has escapes or is given twice.
+        let mut keys = [None; WELL_KNOWN.len()];
+        let mut seen: Vec<&'de str> = Vec::with_capacity(8);
+        let mut plain = true;
         while let Some(k) = map.next_key::<BorrowedStr<'de>>()? {
+            let borrowed = match k.0 {
+                Cow::Borrowed(s) => Some(s),
+                Cow::Owned(_) => None,
+            };
             if first.is_none() {
-                first = Some(match k.0 {
-                    Cow::Borrowed(s) => Some(s),
-                    Cow::Owned(_) => None,
-                });
+                first = Some(borrowed);
+            }
+            match borrowed {
+                Some(s) if plain && !seen.contains(&s) => seen.push(s),
+                _ => plain = false,
             }
             let v: &'de RawValue = map.next_value()?;
             if let Some(i) = WELL_KNOWN.iter().position(|w| *k == **w) {
                 known[i] = span_in_bytes(base, v.get());
+                keys[i] = borrowed
+                    .and_then(|s| span_in_bytes(base, s))
+                    .and_then(|(at, _)| at.checked_sub(1));
             }
             last = Some(v.get());
         }
@@ -395,7 +447,7 @@ impl<'de> Visitor<'de> for ReceivedMetaSeed<'de> {
         });
         Ok(bounds
             .and_then(|b| {
-                let meta = ReceivedMeta::from_slice(base, b, known)?;
+                let meta = ReceivedMeta::from_slice(base, b, known, plain.then_some(keys))?;
                 Some(MetaRead::Object(meta, Some(b.1)))
             })
             .unwrap_or(MetaRead::Again))

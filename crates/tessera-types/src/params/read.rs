@@ -22,7 +22,7 @@ pub const NOTED: [&str; 4] = ["name", "arguments", "_meta", "task"];
 pub(super) const NOTED_LEN: usize = NOTED.len();
 
 /// `_meta`'s place in [`NOTED`].
-const META: usize = 2;
+pub(super) const META: usize = 2;
 
 /// How one [`NOTED`] member appears in params that arrived as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +73,10 @@ impl<'de> HeadReader<'de> {
                 MetaRead::NotObject(opens) => (None, false, opens, None),
             };
             h.spans[META] = None;
+            h.meta_at = match (&h.meta, self.last_end) {
+                (Some(m), Some(end)) => end.checked_sub(m.text().len()).map(|s| (s, end)),
+                _ => None,
+            };
             return Ok(());
         }
         let value: &'de RawValue = map.next_value()?;
@@ -101,7 +105,8 @@ impl<'de> HeadReader<'de> {
     /// The head, with its places moved to a text that starts at `start` in
     /// `base`: `None` when one is outside it.
     fn finish(mut self, start: usize) -> Option<Head> {
-        for span in self.head.spans.iter_mut().flatten() {
+        let meta_at = self.head.meta_at.as_mut();
+        for span in self.head.spans.iter_mut().flatten().chain(meta_at) {
             *span = (span.0.checked_sub(start)?, span.1.checked_sub(start)?);
         }
         Some(self.head)

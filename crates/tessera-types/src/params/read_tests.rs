@@ -187,3 +187,27 @@ fn read_text_becomes_a_raw_value_without_being_read_again() {
     assert_eq!(raw_of_read(text).get(), text);
     assert_eq!(serde_json::to_string(&alone(text)).unwrap(), text);
 }
+
+/// `_meta`'s place and its well-known members' places, noted in the
+/// message's pass, are those noted over the params' own text.
+#[test]
+fn the_meta_place_is_the_same_in_the_message_pass() {
+    let params =
+        r#"{"name":"n", "_meta" : {"k":1, "progressToken" : 2,"io.tessera/requestTag":"t"} }"#;
+    let message = format!(r#"{{"jsonrpc":"2.0","id":1,"params":{params}}}"#);
+    let Some(ParamsRead::Object(read)) = read_in_message(&message) else {
+        panic!("not read in one pass");
+    };
+    let one = Params::from_read(read);
+    let two = alone(params);
+    let _ = two.meta();
+    let (a, b) = (one.meta_place().unwrap(), two.meta_place().unwrap());
+    let ((ma, at_a), (mb, at_b)) = (a.at.unwrap(), b.at.unwrap());
+    assert_eq!(at_a, at_b);
+    assert_eq!(params.get(at_a.0..at_a.1), Some(ma.text()));
+    assert_eq!(ma.plain_places(), mb.plain_places());
+    let places = ma.plain_places().unwrap();
+    let (key, (vs, ve)) = places[4].unwrap();
+    assert_eq!(&ma.text()[key..ve], r#""progressToken" : 2"#);
+    assert_eq!(&ma.text()[vs..ve], "2");
+}
