@@ -1,7 +1,7 @@
 //! [`SessionHandle`]: what the HTTP handlers hold of a session.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tessera_proto::decode::Inbound;

@@ -122,9 +122,9 @@ pub(crate) struct Submit {
 }
 
 pub(crate) use backlog::{BacklogBudget, DEFAULT_BACKLOG_BYTES, DEFAULT_BACKLOG_TOTAL_BYTES};
-pub(crate) use handle::{EndReason, SessionHandle};
 #[cfg(test)]
 pub(crate) use handle::request_base;
+pub(crate) use handle::{EndReason, SessionHandle};
 
 /// Starts a session: engine, router, registry entry. For an HTTP+SSE
 /// session, `sse_sink` is its one stream. `client` is who it counts against;
