@@ -1,6 +1,6 @@
 //! The members of a JSON object found on its text, for text that was
 //! already read as JSON (a [`Params`](crate::Params)' text, a
-//! [`RawValue`](serde_json::value::RawValue)): keys and values are located,
+//! [`RawValue`]): keys and values are located,
 //! nothing is built or checked again.
 //!
 //! Cheaper than serde_json's deserializer for telling where each member is
