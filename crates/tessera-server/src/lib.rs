@@ -48,6 +48,7 @@ mod listen;
 pub mod mrtr;
 pub mod pagination;
 mod prompt;
+mod reply;
 mod resource;
 mod response;
 mod router;
