@@ -325,12 +325,18 @@ impl Hub {
     /// How many exchanges with upstreams about the subscription to `uri`
     /// (as clients see it) wait for their turn.
     pub(crate) fn queued(&self, uri: &str) -> usize {
+        self.total(uri, |c| c.queued)
+    }
+
+    /// The sum of `of` over the topics of `uri` (as clients see it), on
+    /// every connection.
+    fn total(&self, uri: &str, of: fn(&Counted) -> usize) -> usize {
         self.subscribed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
             .filter(|(t, _)| t.uri == uri)
-            .map(|(_, c)| c.queued)
+            .map(|(_, c)| of(c))
             .sum()
     }
 
@@ -396,13 +402,7 @@ impl Hub {
     /// How many sessions and streams hold a subscription to `uri` (as
     /// clients see it), on any connection.
     pub(crate) fn subscribers(&self, uri: &str) -> usize {
-        self.subscribed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|(t, _)| t.uri == uri)
-            .map(|(_, c)| c.count)
-            .sum()
+        self.total(uri, |c| c.count)
     }
 
     /// Waits until [`Hub::subscribers`] of `uri` is `n`.
