@@ -410,24 +410,47 @@ pub(crate) async fn watch<F, E>(
         }
         return;
     };
+    // One timer, moved on at each tick. It is polled (its waker registered)
+    // when set and again only when it has gone off or the task's waker
+    // changed, not on every wake of the connection (two or more per
+    // request).
+    let mut timer = std::pin::pin!(tokio::time::sleep(tick));
+    let mut registered: Option<std::task::Waker> = None;
     loop {
-        tokio::select! {
-            r = &mut conn => {
-                if let Err(e) = r {
-                    tracing::debug!(%e, %peer, "connection ended with an error");
-                }
-                return;
+        let ended = std::future::poll_fn(|cx| {
+            if let Poll::Ready(r) = conn.as_mut().poll(cx) {
+                return Poll::Ready(Some(r));
             }
-            _ = tokio::time::sleep(tick) => {
-                if let Some(why) = activity.expired(&limits, Instant::now()) {
-                    tracing::debug!(%peer, why, "closing the connection");
-                    if why == NO_HEAD {
-                        stats.refuse(super::limit::HEADER_READ_TIMEOUT);
-                    }
-                    return;
+            let stale = registered.as_ref().is_none_or(|w| !w.will_wake(cx.waker()));
+            if stale || timer.is_elapsed() {
+                // With the task's budget spent, the poll registers nothing
+                // (the task yields): it is polled again next time.
+                let counted = tokio::task::coop::has_budget_remaining();
+                if timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(None);
+                }
+                if counted {
+                    registered = Some(cx.waker().clone());
                 }
             }
+            Poll::Pending
+        })
+        .await;
+        if let Some(r) = ended {
+            if let Err(e) = r {
+                tracing::debug!(%e, %peer, "connection ended with an error");
+            }
+            return;
         }
+        if let Some(why) = activity.expired(&limits, Instant::now()) {
+            tracing::debug!(%peer, why, "closing the connection");
+            if why == NO_HEAD {
+                stats.refuse(super::limit::HEADER_READ_TIMEOUT);
+            }
+            return;
+        }
+        timer.as_mut().reset(Instant::now() + tick);
+        registered = None;
     }
 }
 

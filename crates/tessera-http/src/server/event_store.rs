@@ -293,6 +293,27 @@ impl InMemoryEventStore {
         }
     }
 
+    /// Adds an event of weight `w` to a session's log (written at `clock`),
+    /// dropping its oldest events while it is over a per-session limit or
+    /// the store over its total (`total`: the bytes of every log).
+    fn append(&self, log: &mut Log, total: &mut usize, clock: u64, event: StoredEvent, w: usize) {
+        log.written = clock;
+        while !log.events.is_empty()
+            && (log.events.len() >= self.per_session
+                || log.bytes + w > self.bytes_per_session
+                || *total + w > self.bytes_total)
+        {
+            if let Some(old) = log.events.pop_front() {
+                let ow = weight(&old);
+                log.bytes -= ow;
+                *total -= ow;
+            }
+        }
+        log.bytes += w;
+        *total += w;
+        log.events.push_back(event);
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner
             .lock()
@@ -368,12 +389,20 @@ impl EventStore for InMemoryEventStore {
         }
         g.clock += 1;
         let clock = g.clock;
-        if !g.logs.contains_key(session) && g.logs.len() >= self.sessions {
-            g.evict_oldest_except(session);
+        let inner = &mut *g;
+        // A session already kept, within the total budget (nearly every
+        // event): one lookup, nothing else to evict.
+        if inner.bytes + w <= self.bytes_total {
+            if let Some(log) = inner.logs.get_mut(session) {
+                self.append(log, &mut inner.bytes, clock, event, w);
+                return std::future::ready(());
+            }
+        }
+        if !inner.logs.contains_key(session) && inner.logs.len() >= self.sessions {
+            inner.evict_oldest_except(session);
         }
         // The total budget: other sessions go first, least recently written first.
-        while g.bytes + w > self.bytes_total && g.evict_oldest_except(session) {}
-        let inner = &mut *g;
+        while inner.bytes + w > self.bytes_total && inner.evict_oldest_except(session) {}
         // The session's id is copied only for its first event.
         if !inner.logs.contains_key(session) {
             inner.logs.insert(session.to_owned(), Log::default());
@@ -381,21 +410,7 @@ impl EventStore for InMemoryEventStore {
         let Some(log) = inner.logs.get_mut(session) else {
             return std::future::ready(());
         };
-        log.written = clock;
-        while !log.events.is_empty()
-            && (log.events.len() >= self.per_session
-                || log.bytes + w > self.bytes_per_session
-                || inner.bytes + w > self.bytes_total)
-        {
-            if let Some(old) = log.events.pop_front() {
-                let ow = weight(&old);
-                log.bytes -= ow;
-                inner.bytes -= ow;
-            }
-        }
-        log.bytes += w;
-        inner.bytes += w;
-        log.events.push_back(event);
+        self.append(log, &mut inner.bytes, clock, event, w);
         std::future::ready(())
     }
 

@@ -36,12 +36,19 @@ impl<K: Eq + Hash + Clone> Slots<K> {
     /// `cap` (nothing is taken then).
     pub(crate) fn take(self: &Arc<Self>, key: K, n: usize, cap: usize) -> Option<Slot<K>> {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = held.get(&key).copied().unwrap_or(0);
-        if now.saturating_add(n) > cap {
-            return None;
-        }
-        if n > 0 {
-            held.insert(key.clone(), now + n);
+        // One lookup when the key holds some already (the usual case).
+        if let Some(now) = held.get_mut(&key) {
+            if now.saturating_add(n) > cap {
+                return None;
+            }
+            *now += n;
+        } else {
+            if n > cap {
+                return None;
+            }
+            if n > 0 {
+                held.insert(key.clone(), n);
+            }
         }
         Some(Slot {
             slots: self.clone(),
@@ -106,6 +113,11 @@ mod tests {
         drop(one);
         assert_eq!(slots.held(&"a"), 0);
         assert_eq!(slots.keys(), 0, "empty entries go");
+        assert!(
+            slots.take("d", 5, 4).is_none(),
+            "a key holding nothing is held to the cap too"
+        );
+        assert_eq!(slots.keys(), 0, "a refused key keeps no entry");
         let none = slots.take("c", 0, 0).unwrap();
         assert_eq!(slots.keys(), 0, "taking nothing keeps no entry");
         drop(none);

@@ -299,7 +299,16 @@ async fn lookup(
     headers: &HeaderMap,
     caller: &Caller,
 ) -> Result<Arc<SessionHandle>, HttpResponse> {
-    let Some(id) = session_id(headers)? else {
+    lookup_id(shared, session_id(headers)?, caller).await
+}
+
+/// [`lookup`] of the session id the request's headers gave (read once).
+async fn lookup_id(
+    shared: &Arc<Shared>,
+    id: Option<&str>,
+    caller: &Caller,
+) -> Result<Arc<SessionHandle>, HttpResponse> {
+    let Some(id) = id else {
         return Err(missing_session());
     };
     let s = match shared.sessions.get(id) {
@@ -405,7 +414,7 @@ async fn session_post(
             return r;
         }
     }
-    let session = match lookup(shared, &headers, caller).await {
+    let session = match lookup_id(shared, sid, caller).await {
         Ok(s) => s,
         Err(r) => return r,
     };

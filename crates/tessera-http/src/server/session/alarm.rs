@@ -1,6 +1,7 @@
 //! [`Alarm`]: the one timer a session's task keeps across its turns.
 //!
-//! The task wakes for its idle deadline and its relay deadlines. Building a
+//! The task wakes for its idle deadline, its relay deadlines and (until the
+//! client has sent something after `initialize`) its handshake deadline. Building a
 //! timer on every turn of the task registered it with the runtime's timer
 //! wheel and took it out again each time (a few turns per request); this
 //! one is built once and only moved when a deadline comes *earlier* than

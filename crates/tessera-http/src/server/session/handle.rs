@@ -78,8 +78,9 @@ pub(crate) struct SessionHandle {
     /// once per session, see [`stream_handle`]).
     pub(super) stream_handle: StreamHandle,
     /// What every request's handlers get from the session (its
-    /// [`SessionId`](tessera_runtime::SessionId), and the HTTP version most
-    /// requests come over), made once per session (see [`request_base`]).
+    /// [`SessionId`](tessera_runtime::SessionId), its [`StreamHandle`], and
+    /// the HTTP version most requests come over), made once per session (see
+    /// [`request_base`]).
     pub(crate) request_base: Extensions,
     /// The headers of an SSE answer to a request of this session
     /// (`Content-Type`, `Cache-Control`, `X-Accel-Buffering`,
@@ -262,7 +263,10 @@ impl SessionHandle {
         }
         let (first, first_rx) = oneshot::channel();
         let mut extensions = extensions;
-        extensions.insert(self.stream_handle.clone());
+        // A request's extensions made on the session's base have it already.
+        if extensions.get::<StreamHandle>().is_none() {
+            extensions.insert(self.stream_handle.clone());
+        }
         self.commands
             .send(Command::Submit(Box::new(Submit {
                 ids,
@@ -304,6 +308,8 @@ impl SessionHandle {
             Ordering::Acquire,
         );
         self.ended.cancel();
+        // The session's task does not await `ended`: this wakes it.
+        let _ = self.commands.send(Command::End);
         self.peer.close();
     }
 
@@ -386,10 +392,8 @@ pub(super) fn frame(inbound: Inbound, extensions: Extensions) -> Incoming {
     }
 }
 
-/// What a handler's [`StreamControl`](tessera_runtime::StreamControl) uses
-/// to close its request's SSE connection: a command to the session's task
-/// on `commands` (it does not keep the session alive).
-/// [`SessionHandle::request_base`] of the session `id`: its
+/// [`SessionHandle::request_base`] of the session `id`, but for its
+/// [`StreamHandle`] (added by the session's start): its
 /// [`SessionId`](tessera_runtime::SessionId) and HTTP/1.1 as the version (a
 /// request over another version has its own put over it).
 pub(crate) fn request_base(id: &str) -> Extensions {
@@ -409,6 +413,9 @@ pub(super) fn sse_headers(id: Option<&http::HeaderValue>) -> http::HeaderMap {
     std::mem::take(r.headers_mut())
 }
 
+/// What a handler's [`StreamControl`](tessera_runtime::StreamControl) uses
+/// to close its request's SSE connection: a command to the session's task
+/// on `commands` (it does not keep the session alive).
 pub(super) fn stream_handle(commands: &mpsc::UnboundedSender<Command>) -> StreamHandle {
     let commands = commands.downgrade();
     StreamHandle::new(move |id, retry| {

@@ -100,6 +100,9 @@ pub(crate) enum Command {
     },
     /// The client sent `notifications/cancelled` for this request.
     Cancelled(RequestId),
+    /// The session ended (its `ended` token is cancelled): wakes its task,
+    /// which checks the token before anything else it does.
+    End,
     /// A handler asked to close its request's SSE connection (SEP-1699)
     /// through its [`StreamControl`](tessera_runtime::StreamControl).
     CloseStream(RequestId, Option<Duration>),
@@ -179,9 +182,12 @@ fn start(
         let peer = core.peer().clone();
         parts = Some((core, commands_rx));
         let id_header = http::HeaderValue::from_str(&id).ok();
+        let stream_handle = handle::stream_handle(&commands);
+        let mut request_base = handle::request_base(&id);
+        request_base.insert(stream_handle.clone());
         Arc::new(SessionHandle {
             sse_headers: handle::sse_headers(id_header.as_ref()),
-            request_base: handle::request_base(&id),
+            request_base,
             id_header,
             id: id.clone(),
             kind,
@@ -198,7 +204,7 @@ fn start(
             stored_at: AtomicU64::new(0),
             end: AtomicU8::new(EndReason::Local as u8),
             store_error: std::sync::OnceLock::new(),
-            stream_handle: handle::stream_handle(&commands),
+            stream_handle,
             commands,
         })
     })?;
@@ -358,10 +364,11 @@ impl Router {
         if let Some(link) = &mut self.link {
             link.subscribe(&self.session).await;
         }
-        // Kept across turns (built on every turn, each registered with the
-        // runtime and taken out again): the end of the session, and one
-        // timer for the idle and relay deadlines.
-        let mut ended = std::pin::pin!(self.ended.clone().cancelled_owned());
+        // Kept across turns (built on every turn, it was registered with
+        // the runtime and taken out again): one timer for the idle, relay
+        // and handshake deadlines. The end of the session is not awaited:
+        // whoever ends it sends `Command::End` after cancelling `ended`,
+        // and every turn checks `ended` first.
         let mut alarm = alarm::Alarm::default();
         'serve: loop {
             // What the core wrote goes to its streams first (a change of
@@ -391,37 +398,70 @@ impl Router {
             if !self.relay_ends.is_empty() {
                 Box::pin(self.end_relays()).await;
             }
+            // The end of the session first; then the first branches of the
+            // select below, in its order, without building it: most turns
+            // have a command waiting or a step of the core to make (a
+            // request's frame, then its handler).
+            if self.ended.is_cancelled() {
+                break;
+            }
+            if legacy_sink.as_ref().is_some_and(mpsc::Sender::is_closed) {
+                tracing::debug!(session = %self.session, "HTTP+SSE client went away");
+                break;
+            }
+            // Taken here only while the task has budget left: a command
+            // counts against it as one `recv` takes does, and with none
+            // left the select's `recv` makes the task yield (a flood of
+            // commands does not hold the thread).
+            if tokio::task::coop::has_budget_remaining() {
+                match self.commands.try_recv() {
+                    Ok(c) => {
+                        tokio::task::coop::consume_budget().await;
+                        self.command(c).await;
+                        continue;
+                    }
+                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                    Err(mpsc::error::TryRecvError::Empty) => {}
+                }
+            }
+            if whole::step(&mut self.core, &mut self.unstarted).await {
+                continue;
+            }
+            // The core has nothing to do for now (its wakers are this
+            // task's): the select steps it when it is woken again.
             let idle_at = self.idle_deadline();
             let relay_at = self.relay_waits.iter().map(|(_, d)| *d).min();
-            let due = earliest(idle_at, relay_at);
+            let due = earliest(earliest(idle_at, relay_at), self.handshake_deadline);
             if let Some(at) = due {
                 alarm.set(at);
             }
             tokio::select! {
                 biased;
-                () = ended.as_mut() => break,
                 _ = closed(legacy_sink.as_ref()), if legacy_sink.is_some() => {
                     tracing::debug!(session = %self.session, "HTTP+SSE client went away");
                     break;
                 }
                 cmd = self.commands.recv() => match cmd {
+                    Some(_) if self.ended.is_cancelled() => break,
                     Some(c) => self.command(c).await,
                     None => break,
                 },
                 // The handlers run as futures of this task.
-                () = whole::counted_work(&mut self.core, &mut self.unstarted) => {}
+                () = whole::work_after_step(&mut self.core, &mut self.unstarted) => {}
                 () = self.unstored.next(), if !self.unstored.is_empty() => {}
                 note = link::next_note(&mut self.link) => Box::pin(self.on_note(note)).await,
-                _ = sleep_until(self.handshake_deadline), if self.handshake_deadline.is_some() => {
-                    self.handshake_deadline = None;
-                    if self.handle.upgrade().is_some_and(|h| !h.is_handshaken()) {
-                        tracing::debug!(session = %self.session, "session ended: no message after initialize within the handshake timeout");
-                        break;
-                    }
-                }
-                // One timer for both deadlines; it may go off early (a
-                // deadline moved later), and every deadline is checked here.
+                // One timer for every deadline (a timer built on each turn
+                // would be registered and taken out again each time); it may
+                // go off early (a deadline moved later), and every deadline
+                // is checked here.
                 () = alarm.rung(), if due.is_some() => {
+                    if self.handshake_deadline.is_some_and(|d| d <= Instant::now()) {
+                        self.handshake_deadline = None;
+                        if self.handle.upgrade().is_some_and(|h| !h.is_handshaken()) {
+                            tracing::debug!(session = %self.session, "session ended: no message after initialize within the handshake timeout");
+                            break;
+                        }
+                    }
                     if relay_at.is_some_and(|d| d <= Instant::now()) {
                         self.expire_relays();
                     }
@@ -611,6 +651,8 @@ impl Router {
                 let retry = retry.or(self.retry);
                 self.close_stream_of(&id, retry);
             }
+            // Checked on the next turn.
+            Command::End => {}
             Command::Cancelled(id) => {
                 self.sse_held.remove(&id);
                 // The engine sends nothing for a cancelled request: end its
@@ -920,13 +962,6 @@ fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

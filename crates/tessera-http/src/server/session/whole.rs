@@ -11,7 +11,7 @@
 //! stream (and the priming event) then, before anything else it sends: the
 //! client can resume it from the start as before.
 
-use std::task::Context;
+use std::task::{Context, Poll};
 
 use tessera_proto::Outbound;
 
@@ -41,14 +41,33 @@ impl Unstarted {
     }
 }
 
-/// One step of a boxed core, counted, as a future.
-pub(super) fn counted_work<'a>(
+/// Steps of a boxed core, counted, as a future that ends after one that
+/// made progress. Its first poll does not step the core: the turn that
+/// builds it has just done so ([`step`]), with the same task's context.
+pub(super) fn work_after_step<'a>(
     core: &'a mut Box<dyn SessionCore>,
     unstarted: &'a mut Unstarted,
 ) -> impl Future<Output = ()> + Send + 'a {
+    let mut first = true;
     std::future::poll_fn(move |cx: &mut Context<'_>| {
+        if std::mem::take(&mut first) {
+            return Poll::Pending;
+        }
         unstarted.steps += 1;
         core.poll_work(cx)
+    })
+}
+
+/// One step of a boxed core, counted, with the context of the task that
+/// awaits it: whether the core made progress (`false`: it waits, and its
+/// wakers are that task's).
+pub(super) fn step<'a>(
+    core: &'a mut Box<dyn SessionCore>,
+    unstarted: &'a mut Unstarted,
+) -> impl Future<Output = bool> + Send + 'a {
+    std::future::poll_fn(move |cx: &mut Context<'_>| {
+        unstarted.steps += 1;
+        Poll::Ready(core.poll_work(cx).is_ready())
     })
 }
 
