@@ -7,7 +7,10 @@
 //!   `DT_RELR` bitmap of a few kilobytes instead. The loader needs glibc 2.36;
 //!   the linker records that as a `GLIBC_ABI_DT_RELR` version need, so an
 //!   older glibc refuses to start the binary with a message instead of
-//!   crashing.
+//!   crashing. Not every linker knows the option (GNU gold fails the link),
+//!   so an empty program is first linked with it and run, by the rustc,
+//!   linker and flags of this build; if that fails the relocations are left
+//!   unpacked, and the build goes on.
 //! - Identical code folding, when the linker is rustc's own LLD (the default
 //!   for `x86_64-unknown-linux-gnu` from Rust 1.90 on, unless a linker is
 //!   configured): functions whose machine code came out the same, such as
@@ -46,7 +49,13 @@ fn main() {
     if !(release && linux && gnu) {
         return;
     }
-    println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    if links_packed_relocations() {
+        println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    } else {
+        println!(
+            "cargo:warning=the linker refused -z pack-relative-relocs (or the program would not start): relative relocations left unpacked"
+        );
+    }
     println!("cargo:rerun-if-changed={}", order.display());
     if links_with_rusts_lld() {
         println!("cargo:rustc-link-arg-bins=-Wl,--icf=all");
@@ -85,4 +94,42 @@ fn links_with_rusts_lld() -> bool {
         .and_then(|v| v.split('.').nth(1))
         .and_then(|m| m.parse::<u32>().ok());
     minor.is_some_and(|m| m >= 90)
+}
+
+/// Whether an empty program linked with `-z pack-relative-relocs`, by this
+/// build's rustc with its flags and linker, links (and runs, when built for
+/// this machine: the loader knows `DT_RELR`).
+fn links_packed_relocations() -> bool {
+    let Some(dir) = env::var_os("OUT_DIR").map(|d| PathBuf::from(d).join("relr-probe")) else {
+        return false;
+    };
+    let source = dir.join("probe.rs");
+    let program = dir.join("probe");
+    let written =
+        std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&source, "fn main() {}\n"));
+    let packs = written.is_ok() && probe_links_and_runs(&source, &program);
+    // What a failed link leaves behind too.
+    let _ = std::fs::remove_dir_all(&dir);
+    packs
+}
+
+/// [`links_packed_relocations`] for the empty program `source`, linked to `program`.
+fn probe_links_and_runs(source: &std::path::Path, program: &std::path::Path) -> bool {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let mut cmd = Command::new(rustc);
+    cmd.arg(source).arg("-o").arg(program);
+    if let Ok(target) = env::var("TARGET") {
+        cmd.arg("--target").arg(target);
+    }
+    if let Some(linker) = env::var_os("RUSTC_LINKER") {
+        cmd.arg("-C")
+            .arg(format!("linker={}", linker.to_string_lossy()));
+    }
+    let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    cmd.arg("-C").arg("link-arg=-Wl,-z,pack-relative-relocs");
+    let linked = cmd.output().is_ok_and(|o| o.status.success());
+    linked
+        && (env::var("TARGET").ok() != env::var("HOST").ok()
+            || Command::new(program).status().is_ok_and(|s| s.success()))
 }

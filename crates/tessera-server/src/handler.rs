@@ -47,6 +47,13 @@ pub trait ToolHandler<M, S>: Clone + Send + Sync + 'static {
 
     /// The `outputSchema` implied by the return type.
     fn output_schema() -> Option<JsonObject>;
+
+    /// [`ToolHandler::input_schema`] with [`ToolHandler::input_decoded`],
+    /// deriving the schema once: what a [`ToolRoute`](crate::ToolRoute)
+    /// asks when its definition is first needed.
+    fn input_declaration() -> Option<(JsonObject, bool)> {
+        Self::input_schema().map(|s| (s, Self::input_decoded()))
+    }
 }
 
 /// A rejected tool call: an `isError` result the model can read.
@@ -122,6 +129,13 @@ macro_rules! impl_handlers {
 
             fn output_schema() -> Option<JsonObject> {
                 R::output_schema()
+            }
+
+            fn input_declaration() -> Option<(JsonObject, bool)> {
+                None$(.or_else(|| {
+                    <$t as FromRequest<S, ToolCall>>::declaration()
+                        .map(|s| (s, <$t as FromRequest<S, ToolCall>>::decodes_declaration()))
+                }))*
             }
         }
 

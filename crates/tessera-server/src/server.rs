@@ -121,6 +121,19 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// internal error instead of failing [`ServerBuilder::build`]. For a
     /// server whose schemas are fixed and checked by its tests (a test can
     /// build it without this setting).
+    ///
+    /// The schemas derived from a handler's types (its `Args<T>`, its
+    /// `Structured<T>` result) are also derived then: at the first
+    /// `tools/list`, or the first call of the tool (or
+    /// [`Server::tool_input_schema`] and the like), not while building. A
+    /// derived `inputSchema` that is not an object schema, which
+    /// [`ServerBuilder::build`] refuses without this setting, then fails
+    /// `tools/list` and the tool's calls with an internal error saying so
+    /// (the [`BuildError::InvalidSchema`] text), logged as an error once,
+    /// and [`Server::tool_input_schema`] and the like answer `None` for the
+    /// tool; the other tools are served as usual. A schema given
+    /// with [`ToolBuilder::input_schema`](crate::ToolBuilder::input_schema)
+    /// is still checked while building.
     pub fn compile_schemas_on_first_use(mut self) -> Self {
         self.registry.tools.compile_on_first_use = true;
         self
@@ -413,7 +426,7 @@ impl<S: Send + Sync + 'static> Notifier for Inner<S> {
             .registry
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(t) = reg.tools.get(name) {
+        if let Some(Ok(t)) = reg.tools.get(name) {
             f(&t.tool);
         }
     }
@@ -718,27 +731,30 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// The current `inputSchema` of tool `name`, if it is registered (read
     /// without a `tools/list` round trip; transports use it to check
-    /// `x-mcp-header` parameters).
+    /// `x-mcp-header` parameters). `None` also for a tool whose schemas were
+    /// refused when first needed
+    /// ([`ServerBuilder::compile_schemas_on_first_use`](crate::ServerBuilder::compile_schemas_on_first_use)).
     pub fn tool_input_schema(&self, name: &str) -> Option<JsonObject> {
-        self.read()
-            .tools
-            .get(name)
-            .map(|t| t.tool.input_schema.clone())
+        let tool = self.read().tools.get(name)?.ok()?;
+        Some(tool.tool.input_schema.clone())
     }
 
     /// The arguments tool `name` mirrors into `Mcp-Param-*` headers (its
-    /// input schema's `x-mcp-header` marks, read once when it was added);
-    /// `None` if there is no such tool.
+    /// input schema's `x-mcp-header` marks, read once when it was added or
+    /// its schemas first needed); `None` if there is no such tool, or its
+    /// schemas were refused.
     pub fn tool_param_headers(&self, name: &str) -> Option<Arc<[ParamHeader]>> {
-        self.read().tools.get(name).map(|t| t.param_headers.clone())
+        let tool = self.read().tools.get(name)?.ok()?;
+        Some(tool.param_headers.clone())
     }
 
     /// The OAuth scopes tool `name` was declared to need
     /// ([`ToolBuilder::scopes`](crate::ToolBuilder::scopes)); `None` if there
-    /// is no such tool. An authorization layer uses it to refuse a call whose
-    /// token lacks them.
+    /// is no such tool, or its schemas were refused. An authorization layer
+    /// uses it to refuse a call whose token lacks them.
     pub fn tool_scopes(&self, name: &str) -> Option<Vec<String>> {
-        self.read().tools.get(name).map(|t| t.scopes.clone())
+        let tool = self.read().tools.get(name)?.ok()?;
+        Some(tool.scopes.clone())
     }
 
     /// Removes a tool while serving; returns whether it existed.

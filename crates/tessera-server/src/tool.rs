@@ -1,16 +1,13 @@
 //! Tools: their definitions, checks and erased handlers.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tessera_types::methods;
-
-use std::collections::HashMap;
 
 use serde_json::Value;
 use tessera_proto::mirror::ParamHeader;
 use tessera_runtime::{BoxFuture, ReplyResult, Request};
 use tessera_types::{
-    CallToolResult, ErrorObject, JsonObject, ListToolsResult, ServerCapabilities, Tool,
-    ToolAnnotations, ToolsCapability,
+    CallToolResult, ErrorObject, JsonObject, ListToolsResult, Tool, ToolAnnotations,
 };
 
 use crate::context::RequestContext;
@@ -23,8 +20,10 @@ use crate::task::TaskStart;
 use tessera_types::tool::TaskSupport;
 
 mod call;
+mod registry;
 
 pub(crate) use call::ToolOutput;
+pub(crate) use registry::ToolRegistry;
 
 type ErasedHandler<S> = Arc<
     dyn Fn(HandlerInput<S, ToolCall>) -> BoxFuture<'static, Result<CallToolResult, ErrorObject>>
@@ -145,55 +144,135 @@ impl ToolBuilder {
     }
 
     /// Attaches the handler: an async function whose parameters are extractors.
-    pub fn handler<H, M, S>(mut self, handler: H) -> ToolRoute<S>
+    ///
+    /// The schemas the handler's types imply (its arguments', its result's)
+    /// are derived when first needed: by [`ToolRoute::definition`], or when
+    /// the route is registered (see
+    /// [`ServerBuilder::compile_schemas_on_first_use`](crate::ServerBuilder::compile_schemas_on_first_use)
+    /// for a server that derives them at its first `tools/list` or call).
+    pub fn handler<H, M, S>(self, handler: H) -> ToolRoute<S>
     where
         H: ToolHandler<M, S>,
         S: Send + Sync + 'static,
     {
-        if !self.input_schema_set {
-            if let Some(s) = H::input_schema() {
-                self.tool.input_schema = s;
-            }
-        }
-        if !self.output_schema_set && self.tool.output_schema.is_none() {
-            self.tool.output_schema = H::output_schema();
-        }
+        let derive = Derive {
+            input: (!self.input_schema_set).then_some(H::input_declaration as DeriveInput),
+            output: (!self.output_schema_set && self.tool.output_schema.is_none())
+                .then_some(H::output_schema as DeriveOutput),
+        };
         ToolRoute {
             tool: self.tool,
+            derive,
+            derived: OnceLock::new(),
             requires: self.requires,
             scopes: self.scopes,
             task_start: self.task_start,
-            input_decoded: !self.input_schema_set && H::input_decoded(),
             handler: Arc::new(move |call| handler.call(call)),
+        }
+    }
+}
+
+/// Derives a tool's `inputSchema` from its handler's parameters, with
+/// whether decoding the arguments enforces it
+/// ([`ToolHandler::input_declaration`]).
+type DeriveInput = fn() -> Option<(JsonObject, bool)>;
+/// Derives a tool's `outputSchema` from its handler's result.
+type DeriveOutput = fn() -> Option<JsonObject>;
+
+/// Where a route's schemas come from when its handler's types imply them
+/// (`None`: the builder's schema stands).
+#[derive(Clone, Copy)]
+struct Derive {
+    input: Option<DeriveInput>,
+    output: Option<DeriveOutput>,
+}
+
+/// A route's definition with its derived schemas.
+struct Derived {
+    tool: Tool,
+    /// Whether the handler's arguments extractor refuses what breaks the
+    /// schema it declared ([`ToolHandler::input_declaration`]).
+    input_decoded: bool,
+}
+
+impl Derive {
+    /// Fills `tool`'s schemas in (running schemars for the handler's types).
+    fn apply(self, mut tool: Tool) -> Derived {
+        let mut input_decoded = false;
+        if let Some((schema, decoded)) = self.input.and_then(|f| f()) {
+            tool.input_schema = schema;
+            input_decoded = decoded;
+        }
+        if let Some(f) = self.output {
+            tool.output_schema = f();
+        }
+        Derived {
+            tool,
+            input_decoded,
         }
     }
 }
 
 /// A tool ready to register: its definition and its handler.
 pub struct ToolRoute<S> {
+    /// The definition as built, without the schemas `derive` implies.
     pub(crate) tool: Tool,
+    derive: Derive,
+    /// `tool` with its derived schemas, once [`ToolRoute::definition`] asked.
+    derived: OnceLock<Derived>,
     pub(crate) requires: Vec<String>,
     pub(crate) scopes: Vec<String>,
     pub(crate) task_start: TaskStart,
-    /// Whether the handler's arguments extractor refuses what breaks the
-    /// schema it declared ([`ToolHandler::input_decoded`]).
-    pub(crate) input_decoded: bool,
     pub(crate) handler: ErasedHandler<S>,
 }
 
 impl<S> std::fmt::Debug for ToolRoute<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolRoute")
-            .field("tool", &self.tool)
+            .field("tool", self.definition())
             .finish_non_exhaustive()
     }
 }
 
 impl<S> ToolRoute<S> {
-    /// The tool's definition.
+    /// The tool's definition, with the schemas its handler's types imply
+    /// (derived on the first call).
     pub fn definition(&self) -> &Tool {
-        &self.tool
+        &self
+            .derived
+            .get_or_init(|| self.derive.apply(self.tool.clone()))
+            .tool
     }
+
+    /// Whether the schemas still have to be derived from the handler's types.
+    pub(crate) fn derives_schemas(&self) -> bool {
+        self.derived.get().is_none()
+            && (self.derive.input.is_some() || self.derive.output.is_some())
+    }
+
+    /// The definition with its derived schemas, and whether decoding the
+    /// arguments enforces the input schema.
+    fn into_derived(self) -> (Derived, RouteRest<S>) {
+        let rest = RouteRest {
+            requires: self.requires,
+            scopes: self.scopes,
+            task_start: self.task_start,
+            handler: self.handler,
+        };
+        let derived = match self.derived.into_inner() {
+            Some(d) => d,
+            None => self.derive.apply(self.tool),
+        };
+        (derived, rest)
+    }
+}
+
+/// What a route holds besides its definition.
+struct RouteRest<S> {
+    requires: Vec<String>,
+    scopes: Vec<String>,
+    task_start: TaskStart,
+    handler: ErasedHandler<S>,
 }
 
 /// A registered tool: definition, compiled validators, handler.
@@ -241,18 +320,24 @@ pub fn check_tool_name(name: &str) -> Result<(), BuildError> {
 }
 
 impl<S> RegisteredTool<S> {
-    /// Checks a route and compiles its schemas; with `on_first_use`, a
-    /// schema is compiled when a call first needs it instead.
+    /// Checks a route (deriving its schemas) and compiles its schemas; with
+    /// `on_first_use`, a schema is compiled when a call first needs it
+    /// instead.
     pub(crate) fn new(route: ToolRoute<S>, on_first_use: bool) -> Result<Self, BuildError> {
         check_tool_name(&route.tool.name)?;
-        let name = route.tool.name.clone();
-        if route.tool.input_schema.get("type") != Some(&Value::String("object".into())) {
+        let (derived, rest) = route.into_derived();
+        let Derived {
+            tool,
+            input_decoded,
+        } = derived;
+        let name = tool.name.clone();
+        if tool.input_schema.get("type") != Some(&Value::String("object".into())) {
             return Err(BuildError::InvalidSchema {
                 tool: name,
                 problem: "inputSchema must have \"type\": \"object\"".into(),
             });
         }
-        let check_input = !schema::decoding_enforces(&route.tool.input_schema, route.input_decoded);
+        let check_input = !schema::decoding_enforces(&tool.input_schema, input_decoded);
         // A schema every call is checked against is compiled now (and a bad
         // one refused); one that decoding enforces (derived from a Rust type)
         // only when a call that did not decode needs explaining.
@@ -268,100 +353,25 @@ impl<S> RegisteredTool<S> {
                 })
         };
         let input = if check_input {
-            compile(&route.tool.input_schema)?
+            compile(&tool.input_schema)?
         } else {
-            LazyValidator::deferred(&route.tool.input_schema)
+            LazyValidator::deferred(&tool.input_schema)
         };
-        let output = match &route.tool.output_schema {
+        let output = match &tool.output_schema {
             Some(s) => Some(compile(s)?),
             None => None,
         };
         Ok(RegisteredTool {
-            param_headers: tessera_proto::mirror::param_headers(&route.tool.input_schema).into(),
-            tool: route.tool,
-            requires: route.requires,
-            scopes: route.scopes,
-            task_start: route.task_start,
+            param_headers: tessera_proto::mirror::param_headers(&tool.input_schema).into(),
+            tool,
+            requires: rest.requires,
+            scopes: rest.scopes,
+            task_start: rest.task_start,
             input: Arc::new(input),
             check_input,
             output,
-            handler: route.handler,
+            handler: rest.handler,
         })
-    }
-}
-
-/// The tools of a server, in registration order (a deterministic order, so
-/// clients and model prompt caches see a stable list).
-pub(crate) struct ToolRegistry<S> {
-    tools: Vec<Arc<RegisteredTool<S>>>,
-    index: HashMap<String, usize>,
-    /// Whether the schemas of tools added from now on are compiled when a
-    /// call first needs them ([`ServerBuilder::compile_schemas_on_first_use`](crate::ServerBuilder::compile_schemas_on_first_use)).
-    pub(crate) compile_on_first_use: bool,
-}
-
-impl<S> Default for ToolRegistry<S> {
-    fn default() -> Self {
-        ToolRegistry {
-            tools: Vec::new(),
-            index: HashMap::new(),
-            compile_on_first_use: false,
-        }
-    }
-}
-
-impl<S> ToolRegistry<S> {
-    pub fn add(&mut self, route: ToolRoute<S>) -> Result<(), BuildError> {
-        if self.index.contains_key(&route.tool.name) {
-            return Err(BuildError::DuplicateTool(route.tool.name));
-        }
-        let t = RegisteredTool::new(route, self.compile_on_first_use)?;
-        self.index.insert(t.tool.name.clone(), self.tools.len());
-        self.tools.push(Arc::new(t));
-        Ok(())
-    }
-
-    pub fn remove(&mut self, name: &str) -> bool {
-        let Some(i) = self.index.remove(name) else {
-            return false;
-        };
-        self.tools.remove(i);
-        for (n, t) in self.tools.iter().enumerate().skip(i) {
-            self.index.insert(t.tool.name.clone(), n);
-        }
-        true
-    }
-
-    pub fn get(&self, name: &str) -> Option<Arc<RegisteredTool<S>>> {
-        self.index.get(name).map(|i| self.tools[*i].clone())
-    }
-
-    pub fn definitions(&self) -> Vec<Tool> {
-        self.tools.iter().map(|t| t.tool.clone()).collect()
-    }
-
-    /// Whether some tool can run as a task.
-    pub fn offers_tasks(&self) -> bool {
-        self.tools
-            .iter()
-            .any(|t| t.task_support() != TaskSupport::Forbidden)
-    }
-
-    pub fn declare(&self, caps: &mut ServerCapabilities) {
-        if !self.tools.is_empty() {
-            caps.tools = Some(ToolsCapability {
-                list_changed: Some(true),
-                ..Default::default()
-            });
-        }
-    }
-
-    pub fn methods(&self) -> Vec<&'static str> {
-        if self.tools.is_empty() {
-            Vec::new()
-        } else {
-            vec![methods::TOOLS_LIST, methods::TOOLS_CALL]
-        }
     }
 }
 
@@ -370,7 +380,13 @@ impl<S: Send + Sync + 'static> Server<S> {
     pub(crate) fn list_tools(&self, r: &Request) -> ReplyResult {
         let ctx = RequestContext::from_request(r);
         let cursor = crate::pagination::cursor_of(r.params.as_ref())?;
-        let mut all = self.read().tools.definitions();
+        // A tool whose schemas, derived on first use, were refused fails
+        // the list: the server's bug, which every listing reports.
+        let mut all = self
+            .read()
+            .tools
+            .definitions()
+            .map_err(|e| ErrorObject::internal(format!("Internal error: {e}")))?;
         // `execution` (task support) exists in 2025-11-25 only.
         if ctx.era() == tessera_types::Era::Modern
             || ctx.protocol_version() < tessera_types::ProtocolVersion::V2025_11_25

@@ -29,9 +29,10 @@ pub struct Options {
     pub telemetry: Option<tessera_telemetry::Telemetry>,
     /// The caps on tasks (`--max-tasks` and the like); the defaults when `None`.
     pub task_caps: Option<TaskCaps>,
-    /// Compile every tool's JSON Schema while building (a bad one fails the
-    /// build) rather than on first use. `tessera serve` compiles on first
-    /// use: its schemas are fixed, and a test builds them all this way.
+    /// Derive and compile every tool's JSON Schema while building (a bad one
+    /// fails the build) rather than on first use. `tessera serve` does it on
+    /// first use (its first `tools/list` or tool call): its schemas are
+    /// fixed, and a test builds them all this way.
     pub compile_schemas_at_build: bool,
 }
 
@@ -70,7 +71,9 @@ pub fn server(options: Options) -> Result<Server, BuildError> {
         .instructions("The Tessera reference server: echo, add, and the conformance fixtures.");
     // Building JSON Schema's meta-schema validator for the first schema
     // compiled was half of what `tessera serve --stdio` did before answering
-    // `initialize`; most sessions call none of those tools.
+    // `initialize`; most sessions call none of those tools. Deriving the
+    // tools' schemas from their Rust types (schemars) waits for the first
+    // `tools/list` or call too.
     if !options.compile_schemas_at_build {
         b = b.compile_schemas_on_first_use();
     }

@@ -252,11 +252,18 @@ impl<S: Send + Sync + 'static> Server<S> {
             }
         };
         let name = name.into_owned();
-        let Some(tool) = self.read().tools.get(&name) else {
-            return ready(Err(ErrorObject::invalid_params(format!(
-                "Unknown tool: {}",
-                tessera_types::excerpt(&name)
-            ))));
+        let tool = match self.read().tools.get(&name) {
+            Some(Ok(tool)) => tool,
+            // Its schemas, derived on first use, were refused: the server's bug.
+            Some(Err(e)) => {
+                return ready(Err(ErrorObject::internal(format!("Internal error: {e}"))));
+            }
+            None => {
+                return ready(Err(ErrorObject::invalid_params(format!(
+                    "Unknown tool: {}",
+                    tessera_types::excerpt(&name)
+                ))));
+            }
         };
         let mut context = RequestContext::from_request(&r);
         for e in &self.inner.extensions.list {

@@ -20,3 +20,4 @@ mod task_store;
 mod tasks;
 mod tasks_extension;
 mod tools;
+mod tools_lazy;
