@@ -101,7 +101,7 @@ pub(crate) fn resolve_endpoint(sse: &Uri, data: &str) -> Result<Uri, String> {
 /// An event stream that has named its endpoint: the body, the decoder's
 /// state and the events that came after the endpoint event.
 struct Stream {
-    body: reqwest::Body,
+    body: super::body::AnswerBody,
     decoder: SseDecoder,
     early: Vec<SseFrame>,
     endpoint: Uri,

@@ -32,6 +32,12 @@
 //!   and the connection, the same way ([`legacy`]).
 //! - **TLS** ([`tls`]): `https://` with rustls (ring), the webpki roots and
 //!   any roots given to the builder.
+//! - **Connections** ([`pool`]): `http://` requests to the server's own host
+//!   and port go on keep-alive HTTP/1.1 connections the transport pools
+//!   itself (taken back once an answer is read to its end, dropped after
+//!   90 s unused); other `http://` URLs go through hyper_util's pooled
+//!   client, `https://` through reqwest (HTTP/2 where the server offers it
+//!   by ALPN).
 //! - **Auth**: every request goes through the [`HttpAuth`] hook, if set.
 
 use std::sync::Arc;
@@ -46,6 +52,7 @@ use tessera_runtime::{Incoming, Transport};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+mod body;
 mod detect;
 mod envelope;
 mod failure;
@@ -53,6 +60,7 @@ mod legacy;
 mod listen;
 mod observed_body;
 mod params_head;
+mod pool;
 mod shared;
 mod streamable;
 mod tls;
@@ -185,7 +193,7 @@ impl HttpClientBuilder {
         if uri.host().is_none() {
             return Err(bad("the URL has no host"));
         }
-        let client = shared::HttpClient::new(tls::client(&self.roots)?);
+        let client = shared::HttpClient::new(tls::client(&self.roots)?, &uri);
         let (tx, rx) = mpsc::channel(256);
         let shared = Shared::new(client, uri, self.headers, tx);
         if let Some(auth) = self.auth {

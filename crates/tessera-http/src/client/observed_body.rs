@@ -9,12 +9,13 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
+use super::body::{AnswerBody, BodyError};
 use crate::client_observe::HttpObserver;
 
 /// An answer's body passed through unchanged, its pieces shown to the
 /// observer.
 pub(crate) struct ObservedBody {
-    inner: reqwest::Body,
+    inner: AnswerBody,
     observer: Arc<dyn HttpObserver>,
     id: u64,
     ended: bool,
@@ -22,7 +23,7 @@ pub(crate) struct ObservedBody {
 
 impl ObservedBody {
     /// Watches `inner`, the body of exchange `id`.
-    pub(crate) fn new(inner: reqwest::Body, observer: Arc<dyn HttpObserver>, id: u64) -> Self {
+    pub(crate) fn new(inner: AnswerBody, observer: Arc<dyn HttpObserver>, id: u64) -> Self {
         ObservedBody {
             inner,
             observer,
@@ -41,12 +42,12 @@ impl ObservedBody {
 
 impl Body for ObservedBody {
     type Data = Bytes;
-    type Error = reqwest::Error;
+    type Error = BodyError;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, reqwest::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         match &polled {

@@ -3,6 +3,7 @@
 //! through [`Shared::exchange`]), and the channel to the engine.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use tessera_types::methods;
 
@@ -16,22 +17,28 @@ use tessera_types::{ErrorObject, JsonRpcMessage, Params, RequestId};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::body::AnswerBody;
 use super::envelope::{Envelope, InitializeAnswer, ToolsAnswer, object_view};
+use super::pool::Pool;
 use super::tool_headers::{ToolHeaders, headers_for};
 use crate::client_auth::{ChallengeOutcome, HeldAuth};
 use crate::client_observe::{HttpExchange, HttpObserver};
 use crate::headers::names;
 
-/// The HTTP clients of a connection: for `http://`, hyper's pooled
-/// keep-alive HTTP/1.1 client itself (the one reqwest drives), without
-/// reqwest's own request type and its redirect and retry layers, which
-/// cost a forwarded call more than the rest of the exchange; reqwest for
-/// `https://` (rustls, HTTP/2 where the server offers it; see `tls`).
+/// The HTTP clients of a connection: for `http://` to the connection's own
+/// server, keep-alive HTTP/1.1 connections of hyper pooled here ([`Pool`]);
+/// for `http://` elsewhere (an HTTP+SSE message endpoint on another host),
+/// hyper_util's pooled client; reqwest for `https://` (rustls, HTTP/2 where
+/// the server offers it; see `tls`). Neither `http://` way goes through
+/// reqwest's own request type and its redirect and retry layers, which cost
+/// a forwarded call more than the rest of the exchange.
 #[derive(Clone)]
 pub(crate) struct HttpClient {
     /// `https://` (and any other scheme, which it refuses with its reason).
     pub tls: reqwest::Client,
-    /// `http://`.
+    /// `http://` to the connection's own host and port.
+    own: Option<Arc<Pool>>,
+    /// `http://` elsewhere.
     pub plain: PlainClient,
 }
 
@@ -42,30 +49,47 @@ pub(crate) type PlainClient = hyper_util::client::legacy::Client<
 >;
 
 impl HttpClient {
-    /// The clients, `tls` for `https://`.
-    pub(crate) fn new(tls: reqwest::Client) -> Self {
+    /// The clients for a connection to `url`, `tls` for `https://`.
+    pub(crate) fn new(tls: reqwest::Client, url: &Uri) -> Self {
         let mut connector = hyper_util::client::legacy::connect::HttpConnector::new();
         connector.set_nodelay(true);
         // Idle connections kept 90 s, as reqwest does.
         let plain =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
                 .pool_timer(hyper_util::rt::TokioTimer::new())
-                .pool_idle_timeout(std::time::Duration::from_secs(90))
+                .pool_idle_timeout(super::pool::IDLE_TIMEOUT)
                 .build(connector);
-        HttpClient { tls, plain }
+        HttpClient {
+            tls,
+            own: Pool::for_url(url),
+            plain,
+        }
     }
 
     /// Sends `req` and waits for the answer's head.
     async fn send(&self, shared: &Shared, req: Request<Bytes>) -> Result<Response, String> {
         if req.uri().scheme_str() == Some("http") {
-            return match self.plain.request(req.map(http_body_util::Full::new)).await {
-                Ok(r) => Ok(r.map(reqwest::Body::wrap)),
-                Err(e) => Err(format!("HTTP request failed: {}", error_chain(&e))),
+            let req = req.map(http_body_util::Full::new);
+            let answer = match &self.own {
+                Some(pool) if pool.serves(req.uri()) => {
+                    let mut req = req;
+                    if !req.headers().contains_key(http::header::HOST) {
+                        if let Some(host) = host_header(req.uri()) {
+                            req.headers_mut().insert(http::header::HOST, host);
+                        }
+                    }
+                    pool.send(req).await.map(|r| r.map(AnswerBody::Pooled))
+                }
+                _ => match self.plain.request(req).await {
+                    Ok(r) => Ok(r.map(|b| AnswerBody::Boxed(reqwest::Body::wrap(b)))),
+                    Err(e) => Err(error_chain(&e)),
+                },
             };
+            return answer.map_err(|e| format!("HTTP request failed: {e}"));
         }
         let req = shared.to_reqwest(req)?;
         match self.tls.execute(req).await {
-            Ok(r) => Ok(r.into()),
+            Ok(r) => Ok(http::Response::from(r).map(AnswerBody::Boxed)),
             Err(e) => Err(format!("HTTP request failed: {}", error_chain(&e))),
         }
     }
@@ -73,7 +97,7 @@ impl HttpClient {
 
 /// A response as the transport reads it: `http` types, the body read frame
 /// by frame.
-pub(crate) type Response = http::Response<reqwest::Body>;
+pub(crate) type Response = http::Response<AnswerBody>;
 
 /// How many times one request is sent when the server keeps challenging it
 /// (the first attempt included).
@@ -114,7 +138,9 @@ pub(crate) struct Shared {
     /// client sets up a new one (see [`Shared::lose_session`]).
     pub lost: tokio::sync::watch::Sender<bool>,
     /// How many POSTs are on their way (their answers are still to come).
-    pub in_flight: tokio::sync::watch::Sender<usize>,
+    pub in_flight: AtomicUsize,
+    /// Woken each time a POST ends (see [`Shared::next_incoming`]).
+    pub settled: tokio::sync::Notify,
     /// The standalone GET stream of the session, if one is open.
     pub listen: Mutex<Option<AbortHandle>>,
     /// The ids of `tools/list` requests whose answers are still to come.
@@ -145,7 +171,8 @@ impl Shared {
             observer: OnceLock::new(),
             inbound,
             lost: tokio::sync::watch::Sender::new(false),
-            in_flight: tokio::sync::watch::Sender::new(0),
+            in_flight: AtomicUsize::new(0),
+            settled: tokio::sync::Notify::new(),
             listen: Mutex::new(None),
             tools_list_ids: Mutex::new(HashSet::new()),
             tool_headers: Mutex::new(ToolHeaders::default()),
@@ -160,6 +187,14 @@ impl Shared {
     pub(crate) fn set_session(&self, s: Option<String>) {
         self.link.set_session(s.as_deref());
         *lock(&self.session) = s;
+    }
+
+    /// Keeps `s`, the session id an answer carried, unless it is the one
+    /// kept already (every answer of a session carries it).
+    pub(crate) fn note_session(&self, s: &str) {
+        if lock(&self.session).as_deref() != Some(s) {
+            self.set_session(Some(s.to_owned()));
+        }
     }
 
     pub(crate) fn version(&self) -> Option<String> {
@@ -265,10 +300,8 @@ impl Shared {
             self.link.set_http_version(response.version());
             if let Some((observer, _, _, _, id)) = seen {
                 response = response.map(|body| {
-                    reqwest::Body::wrap(super::observed_body::ObservedBody::new(
-                        body,
-                        observer.clone(),
-                        id,
+                    AnswerBody::Boxed(reqwest::Body::wrap(
+                        super::observed_body::ObservedBody::new(body, observer.clone(), id),
                     ))
                 });
             }
@@ -432,9 +465,13 @@ impl Shared {
             m = inbound.recv() => return Ok(m),
             _ = lost.wait_for(|l| *l) => {}
         }
-        let mut in_flight = self.in_flight.subscribe();
         loop {
-            if *in_flight.borrow_and_update() == 0 {
+            // Registered before the count is read: a POST that ends after
+            // the read wakes it.
+            let settled = self.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            if self.in_flight.load(Ordering::SeqCst) == 0 {
                 return match inbound.try_recv() {
                     Ok(m) => Ok(Some(m)),
                     Err(_) => Err(tessera_runtime::SessionLost::io_error()),
@@ -443,7 +480,7 @@ impl Shared {
             tokio::select! {
                 biased;
                 m = inbound.recv() => return Ok(m),
-                _ = in_flight.changed() => {}
+                _ = settled => {}
             }
         }
     }
@@ -455,7 +492,7 @@ impl Shared {
 
     /// Counts a POST until the guard drops.
     pub(crate) fn post_started(self: &Arc<Self>) -> InFlight {
-        self.in_flight.send_modify(|n| *n += 1);
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight(self.clone())
     }
 
@@ -472,7 +509,8 @@ pub(crate) struct InFlight(Arc<Shared>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.in_flight.send_modify(|n| *n = n.saturating_sub(1));
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.0.settled.notify_waiters();
     }
 }
 
@@ -493,7 +531,7 @@ fn host_header(url: &Uri) -> Option<http::HeaderValue> {
 }
 
 /// An error with its sources (the HTTP client's own message is terse).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();
     while let Some(inner) = source {
@@ -679,7 +717,7 @@ mod tests {
     fn shared_at(url: &str) -> (Shared, mpsc::Receiver<Incoming>) {
         let (inbound, rx) = mpsc::channel(1);
         let s = Shared::new(
-            HttpClient::new(reqwest::Client::new()),
+            HttpClient::new(reqwest::Client::new(), &url.parse().unwrap()),
             url.parse().unwrap(),
             HeaderMap::new(),
             inbound,
@@ -731,6 +769,45 @@ mod tests {
         assert!(req.headers().get(http::header::CONTENT_TYPE).is_none());
         assert!(req.headers().get(MCP_SESSION_ID).is_none());
         assert_eq!(req.uri(), &s.url);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_loss_the_end_waits_for_every_post_on_its_way() {
+        let (s, mut rx) = shared_at("http://127.0.0.1:8000/mcp");
+        let s = Arc::new(s);
+        s.set_session(Some("s1".into()));
+        let (first, second) = (s.post_started(), s.post_started());
+        s.lose_session("s1");
+        assert_eq!(s.session(), None);
+        // A message delivered meanwhile comes before the end.
+        s.deliver(b"{}").await;
+        let next = s.next_incoming(&mut rx).await.unwrap();
+        assert!(matches!(next, Some(Incoming::Bytes(_))));
+        drop(first);
+        // One POST still on its way: no end yet, and the last one that
+        // ends wakes the wait.
+        let wait = std::time::Duration::from_secs(3600);
+        let end = tokio::time::timeout(wait, async {
+            let (end, ()) = tokio::join!(s.next_incoming(&mut rx), async {
+                tokio::task::yield_now().await;
+                drop(second);
+            });
+            end
+        })
+        .await
+        .expect("the end came once the last POST ended");
+        assert!(tessera_runtime::SessionLost::is(&end.unwrap_err()));
+    }
+
+    #[tokio::test]
+    async fn a_session_id_is_kept_and_changed_by_answers() {
+        let (s, _rx) = shared_at("http://127.0.0.1:8000/mcp");
+        s.note_session("a");
+        assert_eq!(s.session().as_deref(), Some("a"));
+        s.note_session("a");
+        assert_eq!(s.session().as_deref(), Some("a"));
+        s.note_session("b");
+        assert_eq!(s.session().as_deref(), Some("b"));
     }
 
     #[test]

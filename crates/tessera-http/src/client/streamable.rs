@@ -134,7 +134,7 @@ pub(crate) async fn handle_response(
         .get(crate::headers::MCP_SESSION_ID)
         .and_then(|v| v.to_str().ok())
     {
-        shared.set_session(Some(s.to_owned()));
+        shared.note_session(s);
     }
     let is_sse = response
         .headers()
@@ -155,8 +155,8 @@ pub(crate) async fn handle_response(
         .await;
         return;
     }
-    match response.into_body().collect().await {
-        Ok(b) => handle_body(shared, out, status, &b.to_bytes()).await,
+    match response.into_body().read_whole().await {
+        Ok(b) => handle_body(shared, out, status, &b).await,
         Err(e) => {
             fail(
                 shared,
@@ -252,7 +252,7 @@ pub(crate) fn unattributed_refusal(status: Option<StatusCode>, body: &[u8]) -> S
 /// GET + Last-Event-ID when the stream ends before `awaited`'s answer.
 pub(crate) async fn read_sse(
     shared: &Arc<Shared>,
-    body: reqwest::Body,
+    body: super::body::AnswerBody,
     awaited: Option<&RequestId>,
     initialize: bool,
 ) {
