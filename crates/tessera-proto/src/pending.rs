@@ -69,16 +69,24 @@ pub(crate) struct Pending {
     pub raw: bool,
 }
 
-/// The table of outgoing requests.
+/// The table of outgoing requests. Its collections are made with the first
+/// request sent or id remembered: an engine that only answers (a server's
+/// per-request engine) never makes them.
 #[derive(Debug, Default)]
 pub(crate) struct PendingTable {
     next_id: i64,
+    /// How many pending requests want their result as JSON text.
+    raw: usize,
+    held: Option<Box<Held>>,
+}
+
+/// What a [`PendingTable`] holds once it holds anything.
+#[derive(Debug, Default)]
+struct Held {
     map: HashMap<RequestId, Pending>,
     by_token: HashMap<ProgressToken, RequestId>,
     cancelled: HashSet<RequestId>,
     cancelled_order: VecDeque<RequestId>,
-    /// How many pending requests want their result as JSON text.
-    raw: usize,
     /// Each pending request that has a deadline, keyed by the earlier of its
     /// two ([`due`]): the earliest deadline is the first key, and the
     /// requests due are a prefix, found without looking at the others.
@@ -100,48 +108,59 @@ impl PendingTable {
         self.next_id = base;
     }
 
+    /// The collections, made now if they were not.
+    fn held_mut(&mut self) -> &mut Held {
+        self.held.get_or_insert_with(Box::default)
+    }
+
     pub fn next_id(&mut self) -> RequestId {
         loop {
             self.next_id = self.next_id.wrapping_add(1);
             let id = RequestId::Number(self.next_id);
-            if !self.map.contains_key(&id) && !self.cancelled.contains(&id) {
+            let taken = self
+                .held
+                .as_ref()
+                .is_some_and(|h| h.map.contains_key(&id) || h.cancelled.contains(&id));
+            if !taken {
                 return id;
             }
         }
     }
 
     pub fn insert(&mut self, id: RequestId, p: Pending) {
-        if let Some(t) = &p.progress_token {
-            self.by_token.insert(t.clone(), id.clone());
-        }
         self.raw += usize::from(p.raw);
+        let held = self.held.get_or_insert_with(Box::default);
+        if let Some(t) = &p.progress_token {
+            held.by_token.insert(t.clone(), id.clone());
+        }
         let new_due = due(&p);
         if let Some(d) = new_due {
-            self.due.insert((d, id.clone()));
+            held.due.insert((d, id.clone()));
         }
-        if let Some(old) = self.map.insert(id.clone(), p) {
+        if let Some(old) = held.map.insert(id.clone(), p) {
             self.raw -= usize::from(old.raw);
             if let Some(d) = due(&old).filter(|d| Some(*d) != new_due) {
-                self.due.remove(&(d, id));
+                held.due.remove(&(d, id));
             }
         }
     }
 
     pub fn remove(&mut self, id: &RequestId) -> Option<Pending> {
-        let p = self.map.remove(id)?;
+        let held = self.held.as_mut()?;
+        let p = held.map.remove(id)?;
         if let Some(t) = &p.progress_token {
-            self.by_token.remove(t);
+            held.by_token.remove(t);
         }
         self.raw -= usize::from(p.raw);
         if let Some(d) = due(&p) {
-            self.due.remove(&(d, id.clone()));
+            held.due.remove(&(d, id.clone()));
         }
         Some(p)
     }
 
     /// Hands the result of pending request `id` over as JSON text.
     pub fn mark_raw(&mut self, id: &RequestId) {
-        if let Some(p) = self.map.get_mut(id) {
+        if let Some(p) = self.held.as_mut().and_then(|h| h.map.get_mut(id)) {
             if !p.raw {
                 p.raw = true;
                 self.raw += 1;
@@ -156,33 +175,38 @@ impl PendingTable {
 
     /// Whether request `id` is pending and wants its result as JSON text.
     pub fn is_raw(&self, id: &RequestId) -> bool {
-        self.map.get(id).is_some_and(|p| p.raw)
+        self.held
+            .as_ref()
+            .and_then(|h| h.map.get(id))
+            .is_some_and(|p| p.raw)
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.held.as_ref().map_or(0, |h| h.map.len())
     }
 
     /// Remembers an id whose late answer must be dropped quietly.
     pub fn remember_cancelled(&mut self, id: RequestId, capacity: usize) {
-        if self.cancelled.insert(id.clone()) {
-            self.cancelled_order.push_back(id);
+        let held = self.held_mut();
+        if held.cancelled.insert(id.clone()) {
+            held.cancelled_order.push_back(id);
         }
-        while self.cancelled_order.len() > capacity.max(1) {
-            if let Some(old) = self.cancelled_order.pop_front() {
-                self.cancelled.remove(&old);
+        while held.cancelled_order.len() > capacity.max(1) {
+            if let Some(old) = held.cancelled_order.pop_front() {
+                held.cancelled.remove(&old);
             }
         }
     }
 
     pub fn was_cancelled(&self, id: &RequestId) -> bool {
-        self.cancelled.contains(id)
+        self.held.as_ref().is_some_and(|h| h.cancelled.contains(id))
     }
 
     /// Routes a progress token to its request and restarts its timeout if asked to.
     pub fn on_progress(&mut self, token: &ProgressToken, now: Instant) -> Option<RequestId> {
-        let id = self.by_token.get(token)?.clone();
-        if let Some(p) = self.map.get_mut(&id) {
+        let held = self.held.as_mut()?;
+        let id = held.by_token.get(token)?.clone();
+        if let Some(p) = held.map.get_mut(&id) {
             if p.reset_on_progress {
                 if let Some(t) = p.timeout {
                     let before = due(p);
@@ -190,10 +214,10 @@ impl PendingTable {
                     let after = due(p);
                     if before != after {
                         if let Some(d) = before {
-                            self.due.remove(&(d, id.clone()));
+                            held.due.remove(&(d, id.clone()));
                         }
                         if let Some(d) = after {
-                            self.due.insert((d, id.clone()));
+                            held.due.insert((d, id.clone()));
                         }
                     }
                 }
@@ -204,12 +228,15 @@ impl PendingTable {
 
     /// The earliest deadline.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.due.first().map(|(d, _)| *d)
+        self.held.as_ref()?.due.first().map(|(d, _)| *d)
     }
 
     /// Removes and returns every request whose deadline has passed.
     pub fn expire(&mut self, now: Instant) -> Vec<(RequestId, Pending)> {
-        let mut ids: Vec<RequestId> = self
+        let Some(held) = &self.held else {
+            return Vec::new();
+        };
+        let mut ids: Vec<RequestId> = held
             .due
             .iter()
             .take_while(|(d, _)| *d <= now)
@@ -227,10 +254,13 @@ impl PendingTable {
 
     /// Removes every pending request (the connection closed).
     pub fn drain(&mut self) -> Vec<(RequestId, Pending)> {
-        self.by_token.clear();
-        self.due.clear();
         self.raw = 0;
-        let mut all: Vec<_> = self.map.drain().collect();
+        let Some(held) = self.held.as_mut() else {
+            return Vec::new();
+        };
+        held.by_token.clear();
+        held.due.clear();
+        let mut all: Vec<_> = held.map.drain().collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
     }
@@ -252,6 +282,23 @@ mod tests {
             progress_token: token.then(|| RequestId::from("tok")),
             raw: false,
         }
+    }
+
+    #[test]
+    fn a_table_that_holds_nothing_makes_no_collections() {
+        let now = Instant::now();
+        let mut t = PendingTable::default();
+        let id = RequestId::Number(1);
+        assert_eq!(t.next_id(), id);
+        assert!(t.remove(&id).is_none() && !t.is_raw(&id) && !t.was_cancelled(&id));
+        t.mark_raw(&id);
+        assert_eq!((t.len(), t.next_deadline(), t.has_raw()), (0, None, false));
+        assert!(t.on_progress(&RequestId::from("tok"), now).is_none());
+        assert!(t.expire(now).is_empty() && t.drain().is_empty());
+        assert!(t.held.is_none());
+        t.insert(id.clone(), pending(now, Some(10), None, false));
+        assert!(t.held.is_some());
+        assert_eq!(t.remove(&id).map(|p| p.method), Some("m".to_owned()));
     }
 
     #[test]
@@ -279,11 +326,11 @@ mod tests {
         assert!(!t.was_cancelled(&RequestId::Number(1)));
         assert!(t.was_cancelled(&RequestId::Number(2)));
         assert!(t.was_cancelled(&RequestId::Number(4)));
-        assert_eq!(t.cancelled_order.len(), 3);
+        assert_eq!(t.held.as_ref().unwrap().cancelled_order.len(), 3);
         // A capacity of zero still remembers the last one.
         t.remember_cancelled(RequestId::Number(9), 0);
         assert!(t.was_cancelled(&RequestId::Number(9)));
-        assert_eq!(t.cancelled.len(), 1);
+        assert_eq!(t.held.as_ref().unwrap().cancelled.len(), 1);
     }
 
     #[test]
@@ -363,12 +410,13 @@ mod tests {
     /// The deadline index holds one key per request with a deadline, the
     /// earlier of its two, and nothing else.
     fn assert_index_matches(t: &PendingTable) {
-        let expected: BTreeSet<(Instant, RequestId)> = t
+        let held = t.held.as_ref().unwrap();
+        let expected: BTreeSet<(Instant, RequestId)> = held
             .map
             .iter()
             .filter_map(|(id, p)| due(p).map(|d| (d, id.clone())))
             .collect();
-        assert_eq!(t.due, expected);
+        assert_eq!(held.due, expected);
     }
 
     #[test]
@@ -413,9 +461,9 @@ mod tests {
         // A request put back with the same deadline is indexed once.
         t.insert(RequestId::Number(5), pending(now, Some(5), None, false));
         t.insert(RequestId::Number(5), pending(now, Some(5), None, false));
-        assert_eq!(t.due.len(), 1);
+        assert_eq!(t.held.as_ref().unwrap().due.len(), 1);
         t.remove(&RequestId::Number(5));
-        assert!(t.due.is_empty());
+        assert!(t.held.as_ref().unwrap().due.is_empty());
     }
 
     #[test]

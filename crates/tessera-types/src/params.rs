@@ -335,10 +335,11 @@ impl Params {
     }
 }
 
-/// Members whose presence the head's pass notes (a 2026-07-28 server asks
-/// for them on every request, through [`Params::may_have`]): the
-/// multi-round-trip `requestState` and `inputResponses`.
-const FLAGGED: [&str; 2] = ["requestState", "inputResponses"];
+/// Members whose presence the head's pass notes (a server asks for them on
+/// every request, through [`Params::may_have`]): the multi-round-trip
+/// `requestState` and `inputResponses` (2026-07-28), and `task` (every
+/// `tools/call`, whether to run it as a task).
+const FLAGGED: [&str; 3] = ["requestState", "inputResponses", "task"];
 
 /// `key`'s bit in [`Head::seen`], when it is one of [`FLAGGED`].
 fn flag_of(key: &str) -> Option<usize> {
@@ -630,23 +631,26 @@ mod tests {
 
     #[test]
     fn may_have_answers_from_the_head_once_it_was_read() {
-        for (text, state, responses) in [
+        for (text, state, responses, task) in [
             (
-                r#"{"arguments":{"requestState":1},"name":"n"}"#,
+                r#"{"arguments":{"requestState":1,"task":{}},"name":"n"}"#,
                 false,
                 false,
-            ),
-            (
-                r#"{"requestState":"s","_meta":{"inputResponses":{}}}"#,
-                true,
                 false,
             ),
             (
-                r#"{"inputResp\u006fnses":{},"requestState":null}"#,
+                r#"{"requestState":"s","_meta":{"inputResponses":{}},"task":{"ttl":1}}"#,
+                true,
+                false,
+                true,
+            ),
+            (
+                r#"{"inputResp\u006fnses":{},"requestState":null,"t\u0061sk":null}"#,
+                true,
                 true,
                 true,
             ),
-            (r#"{"x":1}"#, false, false),
+            (r#"{"x":1}"#, false, false, false),
         ] {
             let p = Params::from_raw(raw(text)).unwrap();
             let tree = Params::from(p.object().clone());
@@ -656,9 +660,11 @@ mod tests {
             p.name();
             assert_eq!(p.may_have("requestState"), state, "{text}");
             assert_eq!(p.may_have("inputResponses"), responses, "{text}");
+            assert_eq!(p.may_have("task"), task, "{text}");
             tree.name();
             assert_eq!(tree.may_have("requestState"), state, "{text}");
             assert_eq!(tree.may_have("inputResponses"), responses, "{text}");
+            assert_eq!(tree.may_have("task"), task, "{text}");
             assert!(p.tree.get().is_none(), "{text}");
         }
     }

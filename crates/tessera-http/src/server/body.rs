@@ -338,6 +338,7 @@ where
     let mut buf = Chunks::default();
     let mut scan = BatchScan::default();
     while let Some(data) = reader.next().await? {
+        let last = reader.ended();
         if scan.feed(&data) > max_batch {
             let refused = ReadError::BatchTooLarge {
                 seen: scan.elements(),
@@ -354,6 +355,12 @@ where
             return Err(refused);
         }
         buf.push(data);
+        if last {
+            // The body says it has ended (its length is all in): no poll
+            // for the end, which would wait for the connection to close the
+            // body's channel.
+            break;
+        }
     }
     Ok(buf.join())
 }
@@ -396,33 +403,20 @@ where
     /// past the limit or a timeout.
     async fn next(&mut self) -> Result<Option<Bytes>, ReadError> {
         loop {
-            let now = tokio::time::Instant::now();
-            let timeouts = self.timeouts;
-            let next = match timeouts.next_deadline(self.start, now, self.received) {
-                Some((at, bound)) => {
-                    match tokio::time::timeout_at(at, self.body.as_mut().frame()).await {
-                        Ok(next) => next,
-                        Err(_) => {
-                            return Err(match bound {
-                                Bound::Stall => {
-                                    ReadError::Stalled(timeouts.stall.unwrap_or_default())
-                                }
-                                Bound::Total => {
-                                    ReadError::Deadline(timeouts.total.unwrap_or_default())
-                                }
-                                Bound::Rate => ReadError::TooSlow {
-                                    min_rate: timeouts.min_rate.unwrap_or_default(),
-                                    received: self.received,
-                                    elapsed: self.start.elapsed(),
-                                },
-                            });
-                        }
-                    }
-                }
-                None => self.body.as_mut().frame().await,
+            // A frame already in (nearly always: a small body comes with its
+            // head) needs no deadline and no timer.
+            let ready = std::future::poll_fn(|cx| {
+                Poll::Ready(match self.body.as_mut().poll_frame(cx) {
+                    Poll::Ready(frame) => Some(frame.transpose().map_err(io_error)),
+                    Poll::Pending => None,
+                })
+            })
+            .await;
+            let next = match ready {
+                Some(frame) => frame?,
+                None => self.wait().await?,
             };
             let Some(frame) = next else { return Ok(None) };
-            let frame = frame.map_err(|e| ReadError::Io(e.into().to_string()))?;
             if let Ok(data) = frame.into_data() {
                 if self.received + data.len() > self.limit {
                     return Err(ReadError::TooLarge);
@@ -433,12 +427,45 @@ where
         }
     }
 
+    /// Waits for the next frame of a body that has none ready, within the
+    /// timeouts.
+    async fn wait(&mut self) -> Result<Option<Frame<Bytes>>, ReadError> {
+        let now = tokio::time::Instant::now();
+        let timeouts = self.timeouts;
+        let Some((at, bound)) = timeouts.next_deadline(self.start, now, self.received) else {
+            return self
+                .body
+                .as_mut()
+                .frame()
+                .await
+                .transpose()
+                .map_err(io_error);
+        };
+        match tokio::time::timeout_at(at, self.body.as_mut().frame()).await {
+            Ok(next) => next.transpose().map_err(io_error),
+            Err(_) => Err(match bound {
+                Bound::Stall => ReadError::Stalled(timeouts.stall.unwrap_or_default()),
+                Bound::Total => ReadError::Deadline(timeouts.total.unwrap_or_default()),
+                Bound::Rate => ReadError::TooSlow {
+                    min_rate: timeouts.min_rate.unwrap_or_default(),
+                    received: self.received,
+                    elapsed: self.start.elapsed(),
+                },
+            }),
+        }
+    }
+
     /// Reads the rest of the body and drops it, until it ends, passes the
     /// limit or a timeout, or [`DRAIN_TIME`] has passed; then drops the body.
     async fn drain(mut self) {
         let rest = async { while let Ok(Some(_)) = self.next().await {} };
         let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
     }
+}
+
+/// A body's error as the reading's.
+fn io_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ReadError {
+    ReadError::Io(e.into().to_string())
 }
 
 /// A body as the chunks it arrived in.

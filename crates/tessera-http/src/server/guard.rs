@@ -123,12 +123,9 @@ impl HostGuard {
         let ok = match (&self.hosts, host) {
             (HostPolicy::Any, _) => true,
             (_, None) => false,
-            (HostPolicy::Loopback { port }, Some(h)) => match split_host_port(h) {
-                Some((name, p)) => {
-                    is_loopback_name(name) && (p.is_none() || port.is_none() || p == *port)
-                }
-                None => false,
-            },
+            (HostPolicy::Loopback { port }, Some(h)) => {
+                loopback_plain(h, *port).unwrap_or_else(|| loopback_host(h, *port))
+            }
             (HostPolicy::List(list), Some(h)) => host_in_list(list, h),
         };
         if ok {
@@ -185,6 +182,40 @@ fn is_loopback_name(name: &str) -> bool {
     LOOPBACK_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
 }
 
+/// Whether `h` (a `Host` value) names a loopback host, with `port` or none
+/// (any port when `port` is `None`).
+fn loopback_host(h: &str, port: Option<u16>) -> bool {
+    match split_host_port(h) {
+        Some((name, p)) => is_loopback_name(name) && (p.is_none() || port.is_none() || p == port),
+        None => false,
+    }
+}
+
+/// [`loopback_host`] for the values clients send nearly always
+/// (`127.0.0.1:PORT`, `localhost:PORT`, lower case, no spaces), read without
+/// splitting or parsing; `None` for any other value (the general reading
+/// decides), never a different answer.
+fn loopback_plain(h: &str, port: Option<u16>) -> Option<bool> {
+    let b = h.as_bytes();
+    let rest = b
+        .strip_prefix(b"127.0.0.1")
+        .or_else(|| b.strip_prefix(b"localhost"))?;
+    let digits = match rest {
+        [] => return Some(true),
+        [b':', digits @ ..] if (1..=5).contains(&digits.len()) => digits,
+        _ => return None,
+    };
+    let mut p: u32 = 0;
+    for d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        p = p * 10 + u32::from(d - b'0');
+    }
+    let p = u16::try_from(p).ok()?;
+    Some(port.is_none_or(|want| want == p))
+}
+
 /// Splits `host[:port]` (IPv6 in brackets). `None` when malformed.
 fn split_host_port(s: &str) -> Option<(&str, Option<u16>)> {
     let s = s.trim();
@@ -233,6 +264,43 @@ fn host_in_list(list: &[String], host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_reading_of_a_loopback_host_agrees_with_the_general_one() {
+        let values = [
+            "127.0.0.1",
+            "127.0.0.1:8001",
+            "127.0.0.1:08001",
+            "127.0.0.1:9",
+            "127.0.0.1:",
+            "127.0.0.1:+8001",
+            "127.0.0.1:65535",
+            "127.0.0.1:65536",
+            "127.0.0.1:123456",
+            "127.0.0.1:80a",
+            "127.0.0.10:8001",
+            "127.0.0.1.evil:8001",
+            "localhost",
+            "localhost:8001",
+            "LOCALHOST:8001",
+            "localhost.evil:8001",
+            " localhost:8001",
+            "localhost:8001 ",
+            "[::1]:8001",
+            "example.com:8001",
+            "",
+        ];
+        for h in values {
+            for port in [Some(8001), Some(9), None] {
+                if let Some(fast) = loopback_plain(h, port) {
+                    assert_eq!(fast, loopback_host(h, port), "{h:?} {port:?}");
+                }
+            }
+        }
+        assert_eq!(loopback_plain("127.0.0.1:8001", Some(8001)), Some(true));
+        assert_eq!(loopback_plain("localhost:9", Some(8001)), Some(false));
+        assert_eq!(loopback_plain("LOCALHOST:8001", Some(8001)), None);
+    }
 
     #[test]
     fn loopback_bind() {

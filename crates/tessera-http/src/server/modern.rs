@@ -26,8 +26,10 @@ use crate::headers::{MCP_PARAM_PREFIX, decode_header_value, names};
 /// Which era serves a POST.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Era {
-    /// The session world (2024-11-05 … 2025-11-25).
-    Legacy,
+    /// The session world (2024-11-05 … 2025-11-25), with the version the
+    /// `MCP-Protocol-Version` header names, if it is sent (a supported
+    /// legacy version).
+    Legacy(Option<ProtocolVersion>),
     /// Stateless, at this version.
     Modern(ProtocolVersion),
 }
@@ -60,12 +62,12 @@ pub(crate) fn detect(
     inbound: &Inbound,
 ) -> Result<Era, HttpResponse> {
     let (id, params) = match inbound {
-        Inbound::Message(JsonRpcMessage::Request(r)) => (Some(r.id.clone()), r.params.as_ref()),
+        Inbound::Message(JsonRpcMessage::Request(r)) => (Some(&r.id), r.params.as_ref()),
         Inbound::Message(JsonRpcMessage::Notification(n)) => (None, n.params.as_ref()),
         _ => (None, None),
     };
     let header = single_header(headers, &names::MCP_PROTOCOL_VERSION)
-        .map_err(|e| header_mismatch(id.clone(), e))?;
+        .map_err(|e| header_mismatch(id.cloned(), e))?;
     let header_version = match header {
         None => None,
         Some(h) => match ProtocolVersion::parse(h).filter(|v| shared.supports(*v)) {
@@ -73,7 +75,7 @@ pub(crate) fn detect(
             None => {
                 return Err(reply::rpc_error(
                     StatusCode::BAD_REQUEST,
-                    id,
+                    id.cloned(),
                     ErrorObject::unsupported_protocol_version(h, shared.version_strings()),
                 ));
             }
@@ -88,7 +90,7 @@ pub(crate) fn detect(
         Some(Ok(s)) => Some(s),
         Some(Err(other)) => {
             return Err(invalid_params(
-                id,
+                id.cloned(),
                 format!(
                     "Invalid params: _meta {} must be a string, got {other}",
                     meta_keys::PROTOCOL_VERSION
@@ -102,7 +104,7 @@ pub(crate) fn detect(
                 return Ok(Era::Modern(h));
             }
             Err(invalid_params(
-                id,
+                id.cloned(),
                 format!(
                     "Invalid params: _meta {} is required on every {h} request (the MCP-Protocol-Version header says {h})",
                     meta_keys::PROTOCOL_VERSION
@@ -110,7 +112,7 @@ pub(crate) fn detect(
             ))
         }
         (Some(h), Some(m)) if m != h.as_str() => Err(header_mismatch(
-            id,
+            id.cloned(),
             format!(
                 "MCP-Protocol-Version header value '{h}' does not match body _meta value '{m}'"
             ),
@@ -120,13 +122,13 @@ pub(crate) fn detect(
             if ProtocolVersion::parse(m).is_none_or(|v| v.era() == tessera_types::Era::Modern) =>
         {
             Err(header_mismatch(
-                id,
+                id.cloned(),
                 format!(
                     "the MCP-Protocol-Version header is required (the body's _meta says '{m}')"
                 ),
             ))
         }
-        _ => Ok(Era::Legacy),
+        _ => Ok(Era::Legacy(header_version)),
     }
 }
 

@@ -2,15 +2,19 @@
 //! [`McpHttp`], with graceful shutdown and the connection-level limits.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::GracefulConnection;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::futures::OwnedNotified;
+use tokio::sync::{Notify, Semaphore, watch};
 
 use super::McpHttp;
 use super::addr_slots::{self, AddrSlots};
@@ -54,7 +58,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     F: Future<Output = ()> + Send,
 {
-    let graceful = GracefulShutdown::new();
+    let graceful = Graceful::default();
     let config = &app.shared.config;
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -131,7 +135,7 @@ where
     drop(listener);
     let grace = app.shared.config.drain_timeout + Duration::from_secs(1);
     let connections = async {
-        if tokio::time::timeout(grace, graceful.shutdown())
+        if tokio::time::timeout(grace, graceful.shut_down())
             .await
             .is_err()
         {
@@ -140,4 +144,94 @@ where
     };
     tokio::join!(app.shutdown(), connections);
     Ok(())
+}
+
+/// The graceful shutdown of the server's connections: when it starts, each
+/// connection stops taking requests and ends once those in progress are
+/// answered; [`Graceful::shut_down`] waits for every connection to end.
+///
+/// hyper-util's `GracefulShutdown` does the same but polls its signal (a
+/// `watch` channel) on every poll of every connection, two per request; here
+/// the signal is polled once per connection, to leave the task's waker with
+/// it, and a flag is read on the later polls.
+struct Graceful {
+    started: Arc<AtomicBool>,
+    signal: Arc<Notify>,
+    /// One receiver per connection, held until it ends: the count of open
+    /// connections (none is ever sent or read).
+    open: watch::Sender<()>,
+}
+
+impl Default for Graceful {
+    fn default() -> Self {
+        Graceful {
+            started: Arc::default(),
+            signal: Arc::default(),
+            open: watch::channel(()).0,
+        }
+    }
+}
+
+impl Graceful {
+    /// `conn`, shut down gracefully with the server.
+    fn watch<C: GracefulConnection>(&self, conn: C) -> Watched<C> {
+        Watched {
+            conn,
+            signal: self.signal.clone().notified_owned(),
+            started: self.started.clone(),
+            state: WatchState::Fresh,
+            _open: self.open.subscribe(),
+        }
+    }
+
+    /// Starts the shutdown of every connection and waits until all have ended.
+    async fn shut_down(self) {
+        self.started.store(true, Ordering::Release);
+        self.signal.notify_waiters();
+        self.open.closed().await;
+    }
+}
+
+/// Where a watched connection is in its watch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WatchState {
+    /// Not polled yet: the signal does not know the task.
+    Fresh,
+    /// The signal will wake the task: the flag tells.
+    Armed,
+    /// Its graceful shutdown has started.
+    Told,
+}
+
+pin_project_lite::pin_project! {
+    /// A connection watched by [`Graceful`].
+    struct Watched<C> {
+        #[pin]
+        conn: C,
+        #[pin]
+        signal: OwnedNotified,
+        started: Arc<AtomicBool>,
+        state: WatchState,
+        _open: watch::Receiver<()>,
+    }
+}
+
+impl<C: GracefulConnection> Future for Watched<C> {
+    type Output = C::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if *this.state == WatchState::Fresh {
+            // Registers the task's waker: the shutdown wakes it (the flag is
+            // set before the signal, so a shutdown begun before this poll is
+            // seen below).
+            let _ = this.signal.poll(cx);
+            *this.state = WatchState::Armed;
+        }
+        if *this.state == WatchState::Armed && this.started.load(Ordering::Acquire) {
+            *this.state = WatchState::Told;
+            this.conn.as_mut().graceful_shutdown();
+        }
+        this.conn.poll(cx)
+    }
 }

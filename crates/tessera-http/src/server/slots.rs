@@ -36,20 +36,24 @@ impl<K: Eq + Hash + Clone> Slots<K> {
     /// `cap` (nothing is taken then).
     pub(crate) fn take(self: &Arc<Self>, key: K, n: usize, cap: usize) -> Option<Slot<K>> {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        // One lookup when the key holds some already (the usual case).
-        if let Some(now) = held.get_mut(&key) {
-            if now.saturating_add(n) > cap {
-                return None;
+        // One lookup when the key holds some already (a busy client).
+        match held.get_mut(&key) {
+            Some(now) => {
+                if now.saturating_add(n) > cap {
+                    return None;
+                }
+                *now += n;
             }
-            *now += n;
-        } else {
-            if n > cap {
-                return None;
-            }
-            if n > 0 {
-                held.insert(key.clone(), n);
+            None => {
+                if n > cap {
+                    return None;
+                }
+                if n > 0 {
+                    held.insert(key.clone(), n);
+                }
             }
         }
+        drop(held);
         Some(Slot {
             slots: self.clone(),
             key,

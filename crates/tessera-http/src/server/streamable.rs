@@ -176,11 +176,11 @@ where
                 "Bad Request: protocol version 2026-07-28 has no JSON-RPC batches",
             ),
         },
-        Ok(Era::Legacy) if shared.config.stateless => {
-            let version = protocol_version_header(&headers).unwrap_or(ProtocolVersion::V2025_03_26);
+        Ok(Era::Legacy(header)) if shared.config.stateless => {
+            let version = header.unwrap_or(ProtocolVersion::V2025_03_26);
             legacy_stateless(shared, headers, inbound, version, &caller).await
         }
-        Ok(Era::Legacy) => session_post(shared, headers, inbound, &caller).await,
+        Ok(Era::Legacy(_)) => session_post(shared, headers, inbound, &caller).await,
     }
 }
 

@@ -304,3 +304,108 @@ async fn one_address_cannot_hold_every_connection() {
     let mut rest = [0u8; 1];
     again.read_exact(&mut rest).await.unwrap();
 }
+
+/// A stateless server's connection serves one POST after another, whether
+/// the body comes with its head, after it in a second write, or chunked
+/// (no length: its end is read from the connection), and the connection
+/// stays open for the next request each time.
+#[tokio::test]
+async fn a_stateless_connection_serves_posts_one_after_another() {
+    let server = TestServer::start(|b| {
+        b.stateless(true)
+            .response_mode(tessera_http::ResponseMode::Json)
+    })
+    .await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    let body = |id: i64| {
+        serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": format!("call {id}")}}
+        }))
+        .unwrap()
+    };
+    let head = |extra: String| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMcp-Protocol-Version: 2025-06-18\r\n{extra}\r\n",
+            server.host()
+        )
+    };
+    let answered = |text: &str, id: i64| {
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        let (_, json) = text.split_once("\r\n\r\n").unwrap();
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["id"], id, "{text}");
+        assert_eq!(
+            v["result"]["content"][0]["text"],
+            format!("call {id}"),
+            "{text}"
+        );
+    };
+    for id in 1..=6 {
+        let b = body(id);
+        match id % 3 {
+            // Head and body in one write.
+            1 => {
+                let mut r = head(format!("Content-Length: {}\r\n", b.len())).into_bytes();
+                r.extend_from_slice(&b);
+                s.write_all(&r).await.unwrap();
+            }
+            // The body in two writes after the head.
+            2 => {
+                let r = head(format!("Content-Length: {}\r\n", b.len()));
+                s.write_all(r.as_bytes()).await.unwrap();
+                s.write_all(&b[..10]).await.unwrap();
+                s.flush().await.unwrap();
+                s.write_all(&b[10..]).await.unwrap();
+            }
+            // Chunked, in two chunks.
+            _ => {
+                let r = head("Transfer-Encoding: chunked\r\n".to_owned());
+                s.write_all(r.as_bytes()).await.unwrap();
+                for part in [&b[..10], &b[10..]] {
+                    s.write_all(format!("{:x}\r\n", part.len()).as_bytes())
+                        .await
+                        .unwrap();
+                    s.write_all(part).await.unwrap();
+                    s.write_all(b"\r\n").await.unwrap();
+                }
+                s.write_all(b"0\r\n\r\n").await.unwrap();
+            }
+        }
+        let text = within(read_response(&mut s)).await;
+        answered(&text, id);
+    }
+    assert_eq!(server.mcp.stats().connections_open(), 1);
+}
+
+/// Graceful shutdown reaches a keep-alive connection that has served a
+/// request and waits for the next: it is closed, and the server's task ends
+/// without waiting for the drain timeout.
+#[tokio::test]
+async fn shutdown_closes_an_idle_keep_alive_connection_at_once() {
+    let mut server = TestServer::start(|b| {
+        b.stateless(true)
+            .response_mode(tessera_http::ResponseMode::Json)
+            .drain_timeout(Duration::from_secs(60))
+            .connection_idle_timeout(None)
+    })
+    .await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).unwrap();
+    let mut r = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        server.host(),
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(&body);
+    s.write_all(&r).await.unwrap();
+    let first = within(read_response(&mut s)).await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    let serve = server.begin_shutdown();
+    let rest = within(read_to_close(&mut s)).await;
+    assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest));
+    within(serve).await.unwrap().unwrap();
+}

@@ -5,7 +5,6 @@
 //! a transport attaches to the requests it hands over.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -163,10 +162,12 @@ impl Refusal {
     }
 }
 
+/// Made for every message: small, and nothing allocated until a layer
+/// refuses or leaves a note (a message has few notes: a list, no hashing).
 #[derive(Default)]
 struct MessageScopeState {
-    refusal: Option<Refusal>,
-    notes: HashMap<TypeId, Box<dyn Any + Send>>,
+    refusal: Option<Box<Refusal>>,
+    notes: Vec<(TypeId, Box<dyn Any + Send>)>,
 }
 
 /// What the requests of one transport message (an HTTP POST: one request or
@@ -200,12 +201,12 @@ impl MessageScope {
     /// layer that refuses several requests of a batch combines them itself,
     /// reading the earlier one with [`MessageScope::refusal`]).
     pub fn refuse(&self, refusal: Refusal) {
-        self.state().refusal = Some(refusal);
+        self.state().refusal = Some(Box::new(refusal));
     }
 
     /// The refusal recorded, if any.
     pub fn refusal(&self) -> Option<Refusal> {
-        self.state().refusal.clone()
+        self.state().refusal.as_deref().cloned()
     }
 
     /// Whether a request of this frame was refused.
@@ -217,13 +218,17 @@ impl MessageScope {
     /// on first use).
     pub fn note<T: Any + Send + Default, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         let mut state = self.state();
-        let note = state
-            .notes
-            .entry(TypeId::of::<T>())
-            .or_insert_with(|| Box::new(T::default()));
-        match note.downcast_mut::<T>() {
+        let key = TypeId::of::<T>();
+        let at = match state.notes.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                state.notes.push((key, Box::new(T::default())));
+                state.notes.len() - 1
+            }
+        };
+        match state.notes[at].1.downcast_mut::<T>() {
             Some(t) => f(t),
-            // The map is keyed by the type: unreachable, but harmless.
+            // The list is keyed by the type: unreachable, but harmless.
             None => f(&mut T::default()),
         }
     }

@@ -82,7 +82,9 @@ impl<S> Slot<S> {
 /// clients and model prompt caches see a stable list).
 pub(crate) struct ToolRegistry<S> {
     tools: Vec<Arc<Slot<S>>>,
-    index: HashMap<String, usize>,
+    /// By name; hashed with foldhash (names are the server's own, and a
+    /// call looks one up: SipHash cost more than the rest of the lookup).
+    index: HashMap<String, usize, foldhash::fast::RandomState>,
     /// Whether the schemas of tools added from now on are derived and
     /// compiled when first needed ([`ServerBuilder::compile_schemas_on_first_use`](crate::ServerBuilder::compile_schemas_on_first_use)).
     pub(crate) compile_on_first_use: bool,
@@ -92,7 +94,7 @@ impl<S> Default for ToolRegistry<S> {
     fn default() -> Self {
         ToolRegistry {
             tools: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             compile_on_first_use: false,
         }
     }
