@@ -7,9 +7,10 @@
 //! let mut wire = Vec::new();
 //! SseEvent::data(br#"{"jsonrpc":"2.0","method":"ping"}"#).id("3-1").encode_into(&mut wire);
 //! let mut decoder = SseDecoder::new();
-//! let frames = decoder.feed(&wire);
+//! let frames = decoder.feed(&wire)?;
 //! assert_eq!(frames[0].id.as_deref(), Some("3-1"));
 //! assert_eq!(frames[0].data, r#"{"jsonrpc":"2.0","method":"ping"}"#);
+//! # Ok::<(), tessera_http::sse::SseTooLarge>(())
 //! ```
 
 use std::time::Duration;
@@ -208,10 +209,32 @@ pub struct SseFrame {
     pub retry: Option<u64>,
 }
 
+/// The most bytes an [`SseDecoder`] holds for one block by default (its
+/// unfinished line and the data read so far): 16 MiB, the largest message
+/// a connection takes by default.
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// A block of an event stream grew past its decoder's limit
+/// ([`SseDecoder::with_limit`]); the decoder dropped what it held of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseTooLarge {
+    /// The limit, in bytes.
+    pub limit: usize,
+}
+
+impl std::fmt::Display for SseTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "an event of the stream is over {} bytes", self.limit)
+    }
+}
+
+impl std::error::Error for SseTooLarge {}
+
 /// An incremental event-stream parser: feed it bytes as they arrive, get back
 /// every complete block. Comment lines are skipped; a block with no field at
-/// all is not reported.
-#[derive(Debug, Default)]
+/// all is not reported. What it holds of an unfinished block is bounded
+/// ([`SseDecoder::with_limit`]).
+#[derive(Debug)]
 pub struct SseDecoder {
     buf: Vec<u8>,
     current: SseFrame,
@@ -219,16 +242,43 @@ pub struct SseDecoder {
     has_data: bool,
     /// A `\r` ended the last chunk: a `\n` starting the next one belongs to it.
     pending_cr: bool,
+    /// The most bytes held for one block.
+    limit: usize,
+    /// A block read since the last [`SseDecoder::feed`] began went past
+    /// `limit`.
+    over: bool,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        SseDecoder::with_limit(DEFAULT_MAX_EVENT_BYTES)
+    }
 }
 
 impl SseDecoder {
-    /// A new decoder.
+    /// A new decoder holding at most [`DEFAULT_MAX_EVENT_BYTES`] of a block.
     pub fn new() -> Self {
         SseDecoder::default()
     }
 
-    /// Feeds bytes; returns the blocks they complete.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseFrame> {
+    /// A new decoder holding at most `limit` bytes of a block (its
+    /// unfinished line and the data lines read so far).
+    pub fn with_limit(limit: usize) -> Self {
+        SseDecoder {
+            buf: Vec::new(),
+            current: SseFrame::default(),
+            has_field: false,
+            has_data: false,
+            pending_cr: false,
+            limit,
+            over: false,
+        }
+    }
+
+    /// Feeds bytes; returns the blocks they complete, or [`SseTooLarge`]
+    /// when the block being read grew past the limit (what was held of it
+    /// is dropped; the stream should be given up).
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseFrame>, SseTooLarge> {
         let mut out = Vec::new();
         let mut bytes = bytes;
         if self.pending_cr {
@@ -249,7 +299,15 @@ impl SseDecoder {
             buf.drain(..used);
             self.buf = buf;
         }
-        out
+        if self.over || self.buf.len().saturating_add(self.current.data.len()) > self.limit {
+            self.over = false;
+            self.buf = Vec::new();
+            self.current = SseFrame::default();
+            self.has_field = false;
+            self.has_data = false;
+            return Err(SseTooLarge { limit: self.limit });
+        }
+        Ok(out)
     }
 
     /// Reads the complete lines of `text` (each ended by `\n`, `\r\n` or
@@ -303,6 +361,7 @@ impl SseDecoder {
                 }
                 self.current.data.push_str(&value);
                 self.has_data = true;
+                self.over |= self.current.data.len() > self.limit;
             }
             b"id" if !value.contains('\0') => self.current.id = Some(value.into_owned()),
             b"event" => self.current.event = Some(value.into_owned()),
@@ -395,11 +454,12 @@ mod tests {
     #[test]
     fn decodes_across_chunks_and_line_endings() {
         let mut d = SseDecoder::new();
-        assert!(d.feed(b"id: 7\r").is_empty());
-        assert!(d.feed(b"\ndata: {\"a\"").is_empty());
+        assert!(d.feed(b"id: 7\r").unwrap().is_empty());
+        assert!(d.feed(b"\ndata: {\"a\"").unwrap().is_empty());
         let f = d.feed(
             b":1}\r\n\r\n: keep-alive\n\nretry: 300\ndata:\n\nevent: endpoint\ndata: /m?x=1\n\n",
-        );
+        )
+        .unwrap();
         assert_eq!(f.len(), 3);
         assert_eq!(f[0].id.as_deref(), Some("7"));
         assert_eq!(f[0].data, "{\"a\":1}");
@@ -413,7 +473,33 @@ mod tests {
     fn round_trips() {
         let mut wire = Vec::new();
         SseEvent::data(b"x\r\ny").id("a").encode_into(&mut wire);
-        let f = SseDecoder::new().feed(&wire);
+        let f = SseDecoder::new().feed(&wire).unwrap();
         assert_eq!(f[0].data, "x\ny");
+    }
+
+    /// A block is held up to the limit, whether it grows by one long line or
+    /// by many data lines, and refused past it; the decoder then drops what
+    /// it held (bounded memory) and reads the blocks that follow.
+    #[test]
+    fn a_block_past_the_limit_is_refused_and_dropped() {
+        let mut d = SseDecoder::with_limit(16);
+        assert_eq!(d.feed(b"data: 0123456789").unwrap(), []);
+        assert_eq!(d.feed(b"abcdef"), Err(SseTooLarge { limit: 16 }));
+        assert!(d.buf.capacity() == 0 && d.current.data.is_empty());
+        let mut d = SseDecoder::with_limit(16);
+        assert_eq!(d.feed(b"data: 01234567\ndata: 89\n").unwrap(), []);
+        assert_eq!(d.feed(b"data: abcdef\n"), Err(SseTooLarge { limit: 16 }));
+        let f = d.feed(b"\ndata: ok\n\n").unwrap();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].data, "ok");
+        // A whole block past the limit in one chunk, blocks before it too.
+        let mut d = SseDecoder::with_limit(4);
+        assert_eq!(
+            d.feed(b"data: ok\n\ndata: abcde\n\n"),
+            Err(SseTooLarge { limit: 4 })
+        );
+        // A block of exactly the limit is read.
+        let f = SseDecoder::with_limit(4).feed(b"data: abcd\n\n").unwrap();
+        assert_eq!(f[0].data, "abcd");
     }
 }

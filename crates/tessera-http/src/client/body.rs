@@ -24,15 +24,32 @@ pub(crate) enum AnswerBody {
 }
 
 impl AnswerBody {
-    /// Reads the whole body. A body that comes in one piece (an answer of
-    /// one write, the common case) is handed on as it came, without a copy.
-    pub(crate) async fn read_whole(mut self) -> Result<Bytes, BodyError> {
+    /// Reads the whole body, refusing it once it is over `limit` bytes
+    /// (what was read is dropped). A body that comes in one piece (an
+    /// answer of one write, the common case) is handed on as it came,
+    /// without a copy.
+    pub(crate) async fn read_whole(mut self, limit: usize) -> Result<Bytes, BodyError> {
+        let too_large = || -> BodyError {
+            format!(
+                "the answer is over {limit} bytes (the client's limit: \
+                 HttpClientBuilder::max_message_bytes)"
+            )
+            .into()
+        };
+        if self.size_hint().lower() > limit as u64 {
+            return Err(too_large());
+        }
         let mut first: Option<Bytes> = None;
         let mut rest: Option<BytesMut> = None;
+        let mut read = 0usize;
         while let Some(frame) = self.frame().await {
             let Ok(data) = frame?.into_data() else {
                 continue;
             };
+            read = read.saturating_add(data.len());
+            if read > limit {
+                return Err(too_large());
+            }
             match (&mut first, &mut rest) {
                 (_, Some(all)) => all.extend_from_slice(&data),
                 (None, None) => first = Some(data),
@@ -96,13 +113,16 @@ mod tests {
 
     #[tokio::test]
     async fn a_whole_body_is_its_pieces_in_order() {
-        assert_eq!(of(&[]).read_whole().await.unwrap(), Bytes::new());
-        assert_eq!(of(&[b"one"]).read_whole().await.unwrap(), "one");
+        assert_eq!(of(&[]).read_whole(usize::MAX).await.unwrap(), Bytes::new());
+        assert_eq!(of(&[b"one"]).read_whole(usize::MAX).await.unwrap(), "one");
         assert_eq!(
-            of(&[b"a", b"", b"bc", b"d"]).read_whole().await.unwrap(),
+            of(&[b"a", b"", b"bc", b"d"])
+                .read_whole(usize::MAX)
+                .await
+                .unwrap(),
             "abcd"
         );
-        assert_eq!(of(&[b"", b"x"]).read_whole().await.unwrap(), "x");
+        assert_eq!(of(&[b"", b"x"]).read_whole(usize::MAX).await.unwrap(), "x");
     }
 
     #[tokio::test]
@@ -114,6 +134,20 @@ mod tests {
         let body = AnswerBody::Boxed(reqwest::Body::wrap(http_body_util::StreamBody::new(
             futures::stream::iter(frames),
         )));
-        assert!(body.read_whole().await.is_err());
+        assert!(body.read_whole(usize::MAX).await.is_err());
+    }
+
+    /// A body is read up to the limit and refused past it, whether it
+    /// comes in one piece or many.
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_refused() {
+        assert_eq!(of(&[b"ab", b"cd"]).read_whole(4).await.unwrap(), "abcd");
+        for pieces in [&[&b"abcde"[..]][..], &[b"ab", b"cd", b"e"]] {
+            let e = of(pieces).read_whole(4).await.unwrap_err().to_string();
+            assert!(
+                e.contains("over 4 bytes") && e.contains("max_message_bytes"),
+                "{e}"
+            );
+        }
     }
 }

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{Method, Uri};
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use tessera_proto::Transmit;
 use tessera_runtime::{Incoming, Transport};
@@ -128,7 +128,7 @@ async fn connect_stream(shared: &Arc<Shared>, wait: Duration) -> Result<Stream, 
         ));
     }
     let mut body = r.into_body();
-    let mut decoder = SseDecoder::new();
+    let mut decoder = SseDecoder::with_limit(shared.max_message);
     let mut early = Vec::new();
     let mut endpoint = None;
     while endpoint.is_none() {
@@ -140,7 +140,10 @@ async fn connect_stream(shared: &Arc<Shared>, wait: Duration) -> Result<Stream, 
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        for ev in decoder.feed(&data) {
+        let events = decoder.feed(&data).map_err(|e| {
+            format!("{e} (the client's limit: HttpClientBuilder::max_message_bytes)")
+        })?;
+        for ev in events {
             if endpoint.is_some() {
                 early.push(ev);
             } else if ev.event.as_deref() == Some("endpoint") {
@@ -216,8 +219,20 @@ async fn read(shared: &Shared, stream: Stream, pending: &Mutex<Pending>) {
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        for ev in decoder.feed(&data) {
-            take(shared, pending, ev).await;
+        match decoder.feed(&data) {
+            Ok(events) => {
+                for ev in events {
+                    take(shared, pending, ev).await;
+                }
+            }
+            Err(e) => {
+                // The stream ends here, as when the server closes it.
+                tracing::warn!(
+                    "{e} (the client's limit: HttpClientBuilder::max_message_bytes): \
+                     the HTTP+SSE event stream is given up"
+                );
+                return;
+            }
         }
     }
 }
@@ -290,12 +305,16 @@ impl LegacyConn {
                     }
                 }
                 Ok(r) if r.status().is_success() => {
-                    let _ = r.into_body().collect().await;
+                    let _ = Limited::new(r.into_body(), shared.max_message)
+                        .collect()
+                        .await;
                 }
                 // The server does not know the session: not served.
                 Ok(r) if r.status() == http::StatusCode::NOT_FOUND => {
                     forget();
-                    let _ = r.into_body().collect().await;
+                    let _ = Limited::new(r.into_body(), shared.max_message)
+                        .collect()
+                        .await;
                     if let Some(id) = &out.request_id {
                         let why = format!("POST {endpoint} answered HTTP 404: {SESSION_OVER}");
                         shared.fail_lost(id, why).await;
@@ -305,8 +324,7 @@ impl LegacyConn {
                 Ok(r) => {
                     forget();
                     let status = r.status();
-                    let body = r
-                        .into_body()
+                    let body = Limited::new(r.into_body(), shared.max_message)
                         .collect()
                         .await
                         .map(|b| b.to_bytes())

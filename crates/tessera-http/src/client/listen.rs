@@ -17,7 +17,7 @@ use http_body_util::BodyExt;
 
 use super::shared::{Shared, lock};
 use crate::headers::{LAST_EVENT_ID, MCP_PROTOCOL_VERSION};
-use crate::sse::SseDecoder;
+use crate::sse::{SseDecoder, SseTooLarge};
 
 /// How many times in a row the stream may be reopened without an event
 /// arriving before the client stops reopening it.
@@ -101,13 +101,18 @@ async fn keep_open(shared: Arc<Shared>, session: String, first: Response) {
     };
     loop {
         match response {
-            Ok(r) if r.status().is_success() => {
-                if read(&shared, r, &mut p).await {
-                    quiet = 0;
-                } else {
-                    quiet += 1;
+            Ok(r) if r.status().is_success() => match read(&shared, r, &mut p).await {
+                Ok(true) => quiet = 0,
+                Ok(false) => quiet += 1,
+                Err(e) => {
+                    // Not reopened: the server would send the same event.
+                    tracing::warn!(
+                        "{e} (the client's limit: HttpClientBuilder::max_message_bytes): \
+                         the GET stream is closed"
+                    );
+                    return;
                 }
-            }
+            },
             Ok(r) if r.status() == StatusCode::NOT_FOUND => {
                 shared.lose_session(&session);
                 return;
@@ -142,16 +147,17 @@ fn backoff(retry: Duration, quiet: u32) -> Duration {
 }
 
 /// Reads one GET stream to its end, handing every message to the engine and
-/// noting event ids and `retry:`; whether any event arrived.
-async fn read(shared: &Shared, r: Response, p: &mut Progress) -> bool {
+/// noting event ids and `retry:`; whether any event arrived, or the event
+/// past the client's limit that ended it.
+async fn read(shared: &Shared, r: Response, p: &mut Progress) -> Result<bool, SseTooLarge> {
     let mut body = r.into_body();
-    let mut decoder = SseDecoder::new();
+    let mut decoder = SseDecoder::with_limit(shared.max_message);
     let mut any = false;
     while let Some(Ok(frame)) = body.frame().await {
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        for ev in decoder.feed(&data) {
+        for ev in decoder.feed(&data)? {
             any = true;
             if let Some(id) = ev.id {
                 p.last_id = Some(id);
@@ -164,7 +170,7 @@ async fn read(shared: &Shared, r: Response, p: &mut Progress) -> bool {
             }
         }
     }
-    any
+    Ok(any)
 }
 
 #[cfg(test)]

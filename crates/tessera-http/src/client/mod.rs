@@ -118,7 +118,13 @@ pub struct HttpClientBuilder {
     roots: Vec<CertificateDer<'static>>,
     auth: Option<Arc<dyn HeldAuth>>,
     mode: HttpTransportMode,
+    max_message: usize,
 }
+
+/// The most bytes a client reads of one answer body or one event of a
+/// stream by default: 16 MiB, the largest message a connection takes by
+/// default.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 impl std::fmt::Debug for HttpClientBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -178,6 +184,15 @@ impl HttpClientBuilder {
         self
     }
 
+    /// The most bytes read of one answer body or of one event of an event
+    /// stream (default [`DEFAULT_MAX_MESSAGE_BYTES`]). A larger answer fails
+    /// its request with an error naming this limit, and a larger event ends
+    /// its stream, so a server cannot make the client hold more.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message = bytes.max(1);
+        self
+    }
+
     fn shared(
         self,
     ) -> Result<(Arc<Shared>, mpsc::Receiver<Incoming>, HttpTransportMode), HttpClientError> {
@@ -195,7 +210,8 @@ impl HttpClientBuilder {
         }
         let client = shared::HttpClient::new(tls::client(&self.roots)?, &uri);
         let (tx, rx) = mpsc::channel(256);
-        let shared = Shared::new(client, uri, self.headers, tx);
+        let mut shared = Shared::new(client, uri, self.headers, tx);
+        shared.max_message = self.max_message;
         if let Some(auth) = self.auth {
             let _ = shared.auth.set(auth);
         }
@@ -269,6 +285,7 @@ impl HttpClientTransport {
             roots: Vec::new(),
             auth: None,
             mode: HttpTransportMode::Auto,
+            max_message: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 
@@ -406,8 +423,7 @@ impl HttpClientTransport {
         let status = response.status();
         if suggests_legacy(status) && known != Some(HttpTransportKind::Streamable) {
             let headers = response.headers().clone();
-            let body = response
-                .into_body()
+            let body = http_body_util::Limited::new(response.into_body(), shared.max_message)
                 .collect()
                 .await
                 .map(|b| b.to_bytes())
@@ -658,6 +674,66 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await });
         format!("http://{addr}/mcp")
+    }
+
+    /// An endpoint whose answer to any request is `size` bytes of JSON: as
+    /// an event of an SSE answer for `tools/list`, as a JSON body otherwise.
+    async fn oversize_answering_endpoint(size: usize) -> String {
+        use axum::response::IntoResponse;
+        let app = axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(move |body: axum::body::Bytes| async move {
+                let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                let pad = "x".repeat(size);
+                let answer = serde_json::json!({"jsonrpc": "2.0", "id": v["id"],
+                    "result": {"pad": pad}});
+                if v["method"] == methods::TOOLS_LIST {
+                    let event = format!("event: message\ndata: {answer}\n\n");
+                    return ([(http::header::CONTENT_TYPE, "text/event-stream")], event)
+                        .into_response();
+                }
+                axum::Json(answer).into_response()
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/mcp")
+    }
+
+    /// An answer over the client's limit, as a JSON body or as an event of
+    /// an SSE answer, fails its request with an error naming the limit (the
+    /// client used to read any size); within the limit it is delivered.
+    #[tokio::test]
+    async fn an_answer_over_the_clients_limit_fails_its_request() {
+        let url = oversize_answering_endpoint(4096).await;
+        let mut t = HttpClientTransport::builder(&url)
+            .mode(HttpTransportMode::Streamable)
+            .max_message_bytes(1024)
+            .build()
+            .unwrap();
+        for (id, method) in [(1, methods::PING), (2, methods::TOOLS_LIST)] {
+            let request = JsonRpcMessage::request(RequestId::Number(id), method, None);
+            t.send(&mut transmit(request)).await.unwrap();
+            let answer = next_message(&mut t).await;
+            assert_eq!(answer["id"], id, "{answer}");
+            let message = answer["error"]["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("over 1024 bytes") && message.contains("max_message_bytes"),
+                "{method}: {answer}"
+            );
+        }
+        let mut t = HttpClientTransport::builder(&url)
+            .mode(HttpTransportMode::Streamable)
+            .max_message_bytes(8192)
+            .build()
+            .unwrap();
+        for (id, method) in [(3, methods::PING), (4, methods::TOOLS_LIST)] {
+            let request = JsonRpcMessage::request(RequestId::Number(id), method, None);
+            t.send(&mut transmit(request)).await.unwrap();
+            let answer = next_message(&mut t).await;
+            assert_eq!(answer["result"]["pad"].as_str().map(str::len), Some(4096));
+        }
     }
 
     /// A server that answers the POST carrying a request with an error

@@ -150,6 +150,9 @@ pub(crate) struct Shared {
     /// The HTTP version and session id, for telemetry (shared with the
     /// connection's [`Link`](tessera_runtime::Link)).
     pub link: Arc<tessera_runtime::LinkState>,
+    /// The most bytes read of one answer body or one event of a stream
+    /// ([`HttpClientBuilder::max_message_bytes`](super::HttpClientBuilder::max_message_bytes)).
+    pub max_message: usize,
 }
 
 impl Shared {
@@ -177,6 +180,7 @@ impl Shared {
             tools_list_ids: Mutex::new(HashSet::new()),
             tool_headers: Mutex::new(ToolHeaders::default()),
             link: Arc::default(),
+            max_message: super::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 

@@ -155,7 +155,7 @@ pub(crate) async fn handle_response(
         .await;
         return;
     }
-    match response.into_body().read_whole().await {
+    match response.into_body().read_whole(shared.max_message).await {
         Ok(b) => handle_body(shared, out, status, &b).await,
         Err(e) => {
             fail(
@@ -259,7 +259,7 @@ pub(crate) async fn read_sse(
     let mut body = body;
     let mut attempts = 0;
     loop {
-        let mut decoder = SseDecoder::new();
+        let mut decoder = SseDecoder::with_limit(shared.max_message);
         let mut last_id: Option<String> = None;
         let mut retry = Duration::from_secs(1);
         let mut answered = awaited.is_none();
@@ -268,7 +268,22 @@ pub(crate) async fn read_sse(
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            for ev in decoder.feed(&data) {
+            let events = match decoder.feed(&data) {
+                Ok(events) => events,
+                Err(e) => {
+                    // Not resumed: the server would send the same event.
+                    tracing::warn!("{e}: the answer stream is given up");
+                    if let (Some(id), false) = (awaited, answered) {
+                        let why = format!(
+                            "the server's answer stream: {e} (the client's limit: \
+                             HttpClientBuilder::max_message_bytes)"
+                        );
+                        shared.fail(id, why).await;
+                    }
+                    return;
+                }
+            };
+            for ev in events {
                 if let Some(id) = ev.id {
                     last_id = Some(id);
                 }

@@ -486,7 +486,11 @@ impl Sse {
                 Some(Ok(f)) => {
                     if let Ok(d) = f.into_data() {
                         self.raw.extend_from_slice(&d);
-                        self.queue.extend(self.decoder.feed(&d));
+                        self.queue.extend(
+                            self.decoder
+                                .feed(&d)
+                                .expect("an event within the decoder's limit"),
+                        );
                         return true;
                     }
                 }
