@@ -51,8 +51,9 @@ mod server;
 
 #[cfg(feature = "client")]
 pub use client::{
-    HttpClientBuilder, HttpClientError, HttpClientTransport, HttpTransportKind, HttpTransportMode,
-    LegacySseClientTransport, TRANSPORT_FAILURE_KEY, TransportFailure, known_transport,
+    DEFAULT_MAX_MESSAGE_BYTES, HttpClientBuilder, HttpClientError, HttpClientTransport,
+    HttpTransportKind, HttpTransportMode, LegacySseClientTransport, TRANSPORT_FAILURE_KEY,
+    TransportFailure, known_transport,
 };
 #[cfg(feature = "client")]
 pub use client_auth::{ChallengeOutcome, HttpAuth};
