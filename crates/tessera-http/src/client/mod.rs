@@ -542,6 +542,14 @@ mod tests {
     use tessera_proto::Outbound;
     use tessera_types::{JsonRpcMessage, RequestId};
 
+    /// Serves `app` on a free loopback port; the URL of its `/mcp`.
+    async fn serve_at_mcp(app: axum::Router) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/mcp")
+    }
+
     /// An endpoint that answers every POST with an empty result for its id.
     async fn answering_endpoint() -> String {
         let app = axum::Router::new().route(
@@ -551,10 +559,7 @@ mod tests {
                 axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}))
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        format!("http://{addr}/mcp")
+        serve_at_mcp(app).await
     }
 
     #[tokio::test]
@@ -630,10 +635,7 @@ mod tests {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        format!("http://{addr}/mcp")
+        serve_at_mcp(app).await
     }
 
     fn transmit(message: JsonRpcMessage) -> Vec<Transmit> {
@@ -670,10 +672,7 @@ mod tests {
                 ([(http::header::CONTENT_TYPE, "text/event-stream")], event).into_response()
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        format!("http://{addr}/mcp")
+        serve_at_mcp(app).await
     }
 
     /// An endpoint whose answer to any request is `size` bytes of JSON: as
@@ -695,10 +694,7 @@ mod tests {
                 axum::Json(answer).into_response()
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        format!("http://{addr}/mcp")
+        serve_at_mcp(app).await
     }
 
     /// An answer over the client's limit, as a JSON body or as an event of
