@@ -261,15 +261,7 @@ async fn a_slowly_drained_body_is_not_taken_for_a_slow_head() {
 /// the connection still serves.
 async fn initialize_on(s: &mut TcpStream, server: &TestServer) {
     let next = serde_json::to_vec(&common::initialize(1, common::LEGACY)).unwrap();
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        server.host(),
-        next.len()
-    )
-    .into_bytes();
-    request.extend_from_slice(&next);
-    s.write_all(&request).await.unwrap();
+    s.write_all(&server.raw_post(&next)).await.unwrap();
     let answered = within(read_response(s)).await;
     assert!(
         answered.starts_with("HTTP/1.1 200"),

@@ -146,15 +146,7 @@ async fn an_idle_keep_alive_connection_outlives_the_header_timeout() {
     let mut s = TcpStream::connect(server.addr).await.unwrap();
     let request = |id: i64| {
         let body = serde_json::to_vec(&common::initialize(id, common::LEGACY)).unwrap();
-        let mut r = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            server.host(),
-            body.len()
-        )
-        .into_bytes();
-        r.extend_from_slice(&body);
-        r
+        server.raw_post(&body)
     };
     s.write_all(&request(1)).await.unwrap();
     let first = within(read_response(&mut s)).await;
@@ -275,14 +267,7 @@ async fn one_address_cannot_hold_every_connection() {
     // Another address gets in and is served.
     let mut other = connect_from("127.0.0.4", server.addr).await;
     let body = serde_json::to_vec(&common::initialize(1, common::LEGACY)).unwrap();
-    let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        server.host(),
-        body.len()
-    )
-    .into_bytes();
-    request.extend_from_slice(&body);
+    let request = server.raw_post(&body);
     other.write_all(&request).await.unwrap();
     let answer = within(read_response(&mut other)).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
@@ -393,15 +378,7 @@ async fn shutdown_closes_an_idle_keep_alive_connection_at_once() {
     .await;
     let mut s = TcpStream::connect(server.addr).await.unwrap();
     let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).unwrap();
-    let mut r = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        server.host(),
-        body.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(&body);
-    s.write_all(&r).await.unwrap();
+    s.write_all(&server.raw_post(&body)).await.unwrap();
     let first = within(read_response(&mut s)).await;
     assert!(first.starts_with("HTTP/1.1 200"), "{first}");
     let serve = server.begin_shutdown();

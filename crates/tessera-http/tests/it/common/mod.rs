@@ -264,6 +264,20 @@ impl TestServer {
         format!("127.0.0.1:{}", self.addr.port())
     }
 
+    /// The bytes of a plain HTTP/1.1 POST of `body` to /mcp (JSON, with its
+    /// `Content-Length`), to write on a raw socket.
+    pub fn raw_post(&self, body: &[u8]) -> Vec<u8> {
+        let mut r = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            self.host(),
+            body.len()
+        )
+        .into_bytes();
+        r.extend_from_slice(body);
+        r
+    }
+
     /// A POST to /mcp with the usual headers.
     pub fn post(&self) -> http::request::Builder {
         Request::post("/mcp")
